@@ -1,0 +1,1 @@
+export { run, serve, openEngine, type Served } from './cli.js';

@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+import { run } from './cli.js';
+
+run(process.argv.slice(2), process.env).then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (e) => {
+    console.error(`gristlite: ${e instanceof Error ? e.message : e}`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,91 @@
+import Database from 'better-sqlite3';
+import {existsSync} from 'node:fs';
+import {META_DDL, SCHEMA_VERSION, STORAGE_VERSION} from './schema.js';
+
+export interface CreateDocOptions {
+  /** Document timezone (`_grist_DocInfo.timezone`). Grist's default for API-created docs: UTC. */
+  timezone?: string;
+  /** Locale stored in `_grist_DocInfo.documentSettings`. Default `en-US`. */
+  locale?: string;
+  /** Stored in `_gristsys_FileInfo.docId` (Grist leaves it empty in fixtures). */
+  docId?: string;
+}
+
+/**
+ * Writes a new document as Grist's "new document" does: the metadata schema, the initial rows
+ * of InitNewDoc (DocInfo, the obsolete-but-kept ACL rows) and the starter table `Table1` made by
+ * AddEmptyTable, i.e. empty columns A, B, C (Any, formula ""), a hidden `manualSort`, a page with
+ * its view, tab bar item and record section, the raw data section and the record-card section.
+ * Throws if the file exists.
+ */
+export function createDocFile(path: string, options: CreateDocOptions = {}): void {
+  if (existsSync(path)) { throw new Error(`createDocFile: ${path} already exists`); }
+  const db = new Database(path);
+  try {
+    db.transaction(() => {
+      for (const sql of META_DDL) { db.exec(sql); }
+      writeInitialRows(db, options);
+      db.pragma(`user_version = ${STORAGE_VERSION}`);
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+function writeInitialRows(db: Database.Database, options: CreateDocOptions): void {
+  // better-sqlite3 binds every JS number as REAL; these columns are declared BLOB, where SQLite
+  // keeps what it is given, so integers are bound as BigInt to be stored as INTEGER like Grist does.
+  const run = (sql: string, ...params: unknown[]) =>
+    db.prepare(sql).run(...params.map((p) => (Number.isInteger(p) ? BigInt(p as number) : p)));
+  const settings = JSON.stringify({locale: options.locale ?? 'en-US'});
+  run(`INSERT INTO _grist_DocInfo (id, docId, peers, schemaVersion, basketId, timezone, documentSettings)
+       VALUES (1, '', '', ?, '', ?, ?)`, SCHEMA_VERSION, options.timezone ?? 'UTC', settings);
+  run(`INSERT INTO _gristsys_FileInfo (id, docId, ownerInstanceId) VALUES (0, ?, '')`, options.docId ?? '');
+  for (const name of ['shared', 'local_sent', 'local_unsent']) {
+    run(`INSERT INTO _gristsys_ActionHistoryBranch (name) VALUES (?)`, name);
+  }
+  const groups = ['Owners', 'Admins', 'Editors', 'Viewers'];
+  groups.forEach((g, i) => run(
+    `INSERT INTO _grist_ACLPrincipals (id, userName, groupName, userEmail, instanceId, type)
+     VALUES (?, '', ?, '', '', 'group')`, i + 1, g));
+  run(`INSERT INTO _grist_ACLResources (id, colIds, tableId) VALUES (1, '', '')`);
+  run(`INSERT INTO _grist_ACLRules (id, aclFormula, principals, resource, aclColumn, permissions,
+       aclFormulaParsed, permissionsText, rulePos, userAttributes, memo)
+       VALUES (1, '', '[1]', 1, 0, 63, '', '', 1e999, '', '')`);
+
+  // Table1, as AddEmptyTable creates it (same row ids and positions as Grist's initial doc SQL).
+  db.exec(`CREATE TABLE "Table1" (id INTEGER PRIMARY KEY, "manualSort" NUMERIC DEFAULT 1e999,
+           "A" BLOB DEFAULT NULL, "B" BLOB DEFAULT NULL, "C" BLOB DEFAULT NULL)`);
+  run(`INSERT INTO _grist_Tables (id, tableId, primaryViewId, summarySourceTable, onDemand,
+       rawViewSectionRef, recordCardViewSectionRef) VALUES (1, 'Table1', 1, 0, 0, 2, 3)`);
+  const cols: Array<[string, string, number]> = [
+    ['manualSort', 'ManualSortPos', 0], ['A', 'Any', 1], ['B', 'Any', 1], ['C', 'Any', 1],
+  ];
+  cols.forEach(([colId, type, isFormula], i) => run(
+    `INSERT INTO _grist_Tables_column (id, parentId, parentPos, colId, type, widgetOptions, isFormula,
+     formula, label, summarySourceCol, untieColIdFromLabel, displayCol, visibleCol, recalcWhen,
+     recalcDeps, rules, description, reverseCol)
+     VALUES (?, 1, ?, ?, ?, '', ?, '', ?, 0, 0, 0, 0, 0, NULL, NULL, '', 0)`,
+    i + 1, i + 1, colId, type, isFormula, colId));
+  run(`INSERT INTO _grist_Views (id, name, type, layoutSpec) VALUES (1, 'Table1', 'raw_data', '')`);
+  run(`INSERT INTO _grist_TabBar (id, viewRef, tabPos) VALUES (1, 1, 1)`);
+  run(`INSERT INTO _grist_Pages (id, viewRef, pagePos, indentation, shareRef, options)
+       VALUES (1, 1, 1, 0, 0, '')`);
+  // Section 1: the page's record widget; 2: the raw data section; 3: the record card.
+  const sections: Array<[number, string, string]> = [[1, 'record', '[]'], [0, 'record', ''], [0, 'single', '']];
+  sections.forEach(([viewRef, parentKey, sortColRefs], i) => run(
+    `INSERT INTO _grist_Views_section (id, tableRef, parentId, parentKey, title, defaultWidth,
+     borderWidth, theme, chartType, layoutSpec, filterSpec, sortColRefs, linkSrcSectionRef,
+     linkSrcColRef, linkTargetColRef, embedId, options, rules, description, shareOptions)
+     VALUES (?, 1, ?, ?, '', 100, 1, '', '', '', '', ?, 0, 0, 0, '', '', NULL, '', '')`,
+    i + 1, viewRef, parentKey, sortColRefs));
+  let fieldId = 0;
+  for (const section of [1, 2, 3]) {
+    for (const colRef of [2, 3, 4]) {
+      fieldId++;
+      run(`INSERT INTO _grist_Views_section_field (id, parentId, parentPos, colRef, width,
+           widgetOptions, displayCol, filter, visibleCol, rules)
+           VALUES (?, ?, ?, ?, 0, '', 0, '', 0, NULL)`, fieldId, section, fieldId, colRef);
+    }
+  }
+}

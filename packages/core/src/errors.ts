@@ -1,0 +1,54 @@
+/**
+ * Typed errors thrown by core. The http layer maps `status` to the HTTP status and sends
+ * Grist's body `{"error": message, "details"?: details}`. Anything else thrown is a bug (500).
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequest extends ApiError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super(400, message, details);
+  }
+}
+export class Unauthorized extends ApiError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super(401, message, details);
+  }
+}
+export class Forbidden extends ApiError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super(403, message, details);
+  }
+}
+export class NotFound extends ApiError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super(404, message, details);
+  }
+}
+export class PayloadTooLarge extends ApiError {
+  constructor(message = 'request entity too large') {
+    super(413, message);
+  }
+}
+export class TooManyRequests extends ApiError {
+  constructor(message: string) {
+    super(429, message);
+  }
+}
+
+/** Grist's wording for errors raised by its data engine. */
+export function engineError(excName: string, message: string): BadRequest {
+  return new BadRequest(`Error manipulating data: [Sandbox] ${excName} ${message}`);
+}
+
+export function isApiError(e: unknown): e is ApiError {
+  return e instanceof ApiError;
+}

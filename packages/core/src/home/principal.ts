@@ -1,0 +1,19 @@
+import type { User } from './types.js';
+
+export const ANON_EMAIL = 'anon@getgrist.com';
+export const EVERYONE_EMAIL = 'everyone@getgrist.com';
+
+/** Who is calling, and which user ids count for them. */
+export interface Principal {
+  user: User;
+  anonymous: boolean;
+  /** Explicit credentials (an API key) were presented; exempts the caller from the CSRF rule. */
+  viaApiKey: boolean;
+  /** Ids whose roles grant access: the user, everyone@, and anon@ for the anonymous caller. */
+  accessIds: number[];
+  /** Ids whose roles make things listed: the user itself (everyone@ shares are not listed). */
+  listIds: number[];
+}
+
+/** The org named by the request (subdomain or `/o/<domain>/`), or null for none. */
+export type OrgContext = string | null;

@@ -1,0 +1,541 @@
+import Database from 'better-sqlite3';
+import { makeId, nowIso } from '../ids.js';
+import {
+  Conflict,
+  type AclChange,
+  type AclEntry,
+  type Doc,
+  type DocPatch,
+  type HomeStore,
+  type NewDoc,
+  type Org,
+  type OrgPatch,
+  type ResourceKind,
+  type User,
+  type Workspace,
+  type WorkspacePatch,
+} from './types.js';
+
+/** Versioned migrations; index + 1 is the schema version recorded in `user_version`. */
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE users (
+    id INTEGER PRIMARY KEY,
+    email TEXT NOT NULL,
+    email_norm TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL DEFAULT '',
+    ref TEXT NOT NULL,
+    picture TEXT,
+    api_key_hash TEXT UNIQUE,
+    api_key_prefix TEXT,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE orgs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    domain TEXT UNIQUE,
+    owner_id INTEGER UNIQUE REFERENCES users(id) ON DELETE CASCADE,
+    host TEXT,
+    org_prefs TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE TABLE prefs (
+    org_id INTEGER NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    user_id INTEGER NOT NULL DEFAULT 0,
+    prefs TEXT NOT NULL,
+    PRIMARY KEY (org_id, user_id)
+  );
+  CREATE TABLE workspaces (
+    id INTEGER PRIMARY KEY,
+    org_id INTEGER NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    max_inherited_role TEXT DEFAULT 'owners',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    removed_at TEXT
+  );
+  CREATE INDEX workspaces_org ON workspaces(org_id);
+  CREATE TABLE docs (
+    id TEXT PRIMARY KEY,
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    url_id TEXT,
+    is_pinned INTEGER NOT NULL DEFAULT 0,
+    options TEXT,
+    type TEXT,
+    max_inherited_role TEXT DEFAULT 'owners',
+    created_by INTEGER,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    removed_at TEXT
+  );
+  CREATE INDEX docs_ws ON docs(workspace_id);
+  CREATE TABLE aliases (
+    org_id INTEGER NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    url_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL REFERENCES docs(id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, url_id)
+  );
+  CREATE INDEX aliases_doc ON aliases(doc_id);
+  CREATE TABLE acl (
+    kind TEXT NOT NULL CHECK (kind IN ('org', 'ws', 'doc')),
+    resource_id TEXT NOT NULL,
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    role TEXT NOT NULL,
+    PRIMARY KEY (kind, resource_id, user_id)
+  );
+  CREATE INDEX acl_user ON acl(user_id);
+  `,
+];
+
+type Row = Record<string, any>;
+
+function toUser(r: Row): User {
+  return {
+    id: r.id,
+    email: r.email,
+    name: r.name,
+    ref: r.ref,
+    picture: r.picture ?? null,
+    apiKeyPrefix: r.api_key_prefix ?? null,
+    createdAt: r.created_at,
+  };
+}
+function toOrg(r: Row): Org {
+  return {
+    id: r.id,
+    name: r.name,
+    domain: r.domain ?? null,
+    ownerId: r.owner_id ?? null,
+    host: r.host ?? null,
+    orgPrefs: r.org_prefs ? JSON.parse(r.org_prefs) : null,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+function toWorkspace(r: Row): Workspace {
+  return {
+    id: r.id,
+    orgId: r.org_id,
+    name: r.name,
+    maxInheritedRole: r.max_inherited_role ?? null,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    removedAt: r.removed_at ?? null,
+  };
+}
+function toDoc(r: Row): Doc {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    name: r.name,
+    urlId: r.url_id ?? null,
+    isPinned: Boolean(r.is_pinned),
+    options: r.options ? JSON.parse(r.options) : null,
+    type: r.type ?? null,
+    maxInheritedRole: r.max_inherited_role ?? null,
+    createdBy: r.created_by ?? null,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    removedAt: r.removed_at ?? null,
+  };
+}
+function toAcl(r: Row): AclEntry {
+  return { kind: r.kind, resourceId: r.resource_id, userId: r.user_id, role: r.role };
+}
+
+function isUnique(e: unknown, column: string): boolean {
+  return e instanceof Error && /UNIQUE constraint failed/.test(e.message) && e.message.includes(column);
+}
+
+/** The embedded home store: one SQLite file, WAL, foreign keys on. Safe for several processes. */
+export class SqliteHomeStore implements HomeStore {
+  private db: Database.Database;
+
+  constructor(path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('busy_timeout = 5000');
+    this.migrate();
+  }
+
+  private migrate(): void {
+    // IMMEDIATE so that two processes starting at once do not both migrate.
+    this.db.transaction(() => {
+      const version = this.db.pragma('user_version', { simple: true }) as number;
+      for (let v = version; v < MIGRATIONS.length; v++) this.db.exec(MIGRATIONS[v]);
+      if (version < MIGRATIONS.length) this.db.pragma(`user_version = ${MIGRATIONS.length}`);
+    }).immediate();
+  }
+
+  private get(sql: string, ...args: unknown[]): Row | undefined {
+    return this.db.prepare(sql).get(...args) as Row | undefined;
+  }
+  private all(sql: string, ...args: unknown[]): Row[] {
+    return this.db.prepare(sql).all(...args) as Row[];
+  }
+  private run(sql: string, ...args: unknown[]): Database.RunResult {
+    return this.db.prepare(sql).run(...args);
+  }
+  private tx<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  async getUser(id: number) {
+    const r = this.get('SELECT * FROM users WHERE id = ?', id);
+    return r ? toUser(r) : null;
+  }
+  async getUsers(ids: number[]) {
+    if (ids.length === 0) return [];
+    return this.all(`SELECT * FROM users WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(ids)).map(toUser);
+  }
+  async getUserByEmail(email: string) {
+    const r = this.get('SELECT * FROM users WHERE email_norm = ?', email.toLowerCase());
+    return r ? toUser(r) : null;
+  }
+  async getUserByApiKeyHash(hash: string) {
+    const r = this.get('SELECT * FROM users WHERE api_key_hash = ?', hash);
+    return r ? toUser(r) : null;
+  }
+  async createUser(u: { email: string; name: string; personalOrg: boolean }) {
+    return this.tx(() => {
+      let id: number;
+      try {
+        id = Number(
+          this.run(
+            'INSERT INTO users (email, email_norm, name, ref, created_at) VALUES (?, ?, ?, ?, ?)',
+            u.email,
+            u.email.toLowerCase(),
+            u.name,
+            makeId(),
+            nowIso(),
+          ).lastInsertRowid,
+        );
+      } catch (e) {
+        if (isUnique(e, 'email_norm')) throw new Conflict('email');
+        throw e;
+      }
+      if (u.personalOrg) this.createOrgSync({ name: 'Personal', domain: null, ownerUserId: id, personal: true });
+      return toUser(this.get('SELECT * FROM users WHERE id = ?', id)!);
+    });
+  }
+  async updateUser(id: number, patch: { name?: string }) {
+    if (patch.name !== undefined) this.run('UPDATE users SET name = ? WHERE id = ?', patch.name, id);
+  }
+  async setApiKey(id: number, hash: string | null, prefix: string | null) {
+    try {
+      this.run('UPDATE users SET api_key_hash = ?, api_key_prefix = ? WHERE id = ?', hash, prefix, id);
+    } catch (e) {
+      if (isUnique(e, 'api_key_hash')) throw new Conflict('apiKey');
+      throw e;
+    }
+  }
+  async deleteUser(id: number) {
+    return this.tx(() => {
+      const org = this.get('SELECT id FROM orgs WHERE owner_id = ?', id);
+      const docIds = org ? this.deleteOrgSync(org.id) : [];
+      this.run('UPDATE docs SET created_by = NULL WHERE created_by = ?', id);
+      this.run('DELETE FROM prefs WHERE user_id = ?', id);
+      this.run('DELETE FROM acl WHERE user_id = ?', id);
+      this.run('DELETE FROM users WHERE id = ?', id);
+      return { docIds };
+    });
+  }
+
+  private createOrgSync(o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }): Org {
+    const now = nowIso();
+    let id: number;
+    try {
+      id = Number(
+        this.run(
+          'INSERT INTO orgs (name, domain, owner_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+          o.name,
+          o.domain,
+          o.personal ? o.ownerUserId : null,
+          now,
+          now,
+        ).lastInsertRowid,
+      );
+    } catch (e) {
+      if (isUnique(e, 'orgs.domain')) throw new Conflict('domain');
+      throw e;
+    }
+    this.run("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('org', ?, ?, 'owners')", String(id), o.ownerUserId);
+    this.run('INSERT INTO workspaces (org_id, name, created_at, updated_at) VALUES (?, ?, ?, ?)', id, 'Home', now, now);
+    return toOrg(this.get('SELECT * FROM orgs WHERE id = ?', id)!);
+  }
+  async createOrg(o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }) {
+    return this.tx(() => this.createOrgSync(o));
+  }
+  async getOrg(id: number) {
+    const r = this.get('SELECT * FROM orgs WHERE id = ?', id);
+    return r ? toOrg(r) : null;
+  }
+  async getOrgByDomain(domain: string) {
+    const r = this.get('SELECT * FROM orgs WHERE domain = ?', domain);
+    return r ? toOrg(r) : null;
+  }
+  async getPersonalOrg(userId: number) {
+    const r = this.get('SELECT * FROM orgs WHERE owner_id = ?', userId);
+    return r ? toOrg(r) : null;
+  }
+  async updateOrg(id: number, patch: OrgPatch) {
+    const sets: string[] = [];
+    const args: unknown[] = [];
+    if (patch.name !== undefined) (sets.push('name = ?'), args.push(patch.name));
+    if (patch.domain !== undefined) (sets.push('domain = ?'), args.push(patch.domain));
+    if (patch.orgPrefs !== undefined) (sets.push('org_prefs = ?'), args.push(patch.orgPrefs ? JSON.stringify(patch.orgPrefs) : null));
+    sets.push('updated_at = ?');
+    args.push(nowIso(), id);
+    try {
+      this.run(`UPDATE orgs SET ${sets.join(', ')} WHERE id = ?`, ...args);
+    } catch (e) {
+      if (isUnique(e, 'orgs.domain')) throw new Conflict('domain');
+      throw e;
+    }
+  }
+  private deleteOrgSync(id: number): string[] {
+    const docIds = this.all(
+      'SELECT d.id FROM docs d JOIN workspaces w ON d.workspace_id = w.id WHERE w.org_id = ?',
+      id,
+    ).map((r) => r.id as string);
+    const wsIds = this.all('SELECT id FROM workspaces WHERE org_id = ?', id).map((r) => String(r.id));
+    this.deleteAclFor('doc', docIds);
+    this.deleteAclFor('ws', wsIds);
+    this.deleteAclFor('org', [String(id)]);
+    this.run('DELETE FROM orgs WHERE id = ?', id);
+    return docIds;
+  }
+  private deleteAclFor(kind: ResourceKind, ids: string[]) {
+    if (ids.length) {
+      this.run('DELETE FROM acl WHERE kind = ? AND resource_id IN (SELECT value FROM json_each(?))', kind, JSON.stringify(ids));
+    }
+  }
+  async deleteOrg(id: number) {
+    return this.tx(() => ({ docIds: this.deleteOrgSync(id) }));
+  }
+  async listOrgsForUsers(userIds: number[]) {
+    const ids = JSON.stringify(userIds);
+    return this.all(
+      `SELECT * FROM orgs WHERE id IN (
+         SELECT CAST(resource_id AS INTEGER) FROM acl WHERE kind = 'org' AND user_id IN (SELECT value FROM json_each(@ids))
+         UNION SELECT w.org_id FROM acl a JOIN workspaces w ON a.kind = 'ws' AND w.id = CAST(a.resource_id AS INTEGER)
+           WHERE a.user_id IN (SELECT value FROM json_each(@ids))
+         UNION SELECT w.org_id FROM acl a JOIN docs d ON a.kind = 'doc' AND d.id = a.resource_id
+           JOIN workspaces w ON w.id = d.workspace_id WHERE a.user_id IN (SELECT value FROM json_each(@ids)))
+       ORDER BY id`,
+      { ids },
+    ).map(toOrg);
+  }
+  async getPrefs(orgId: number, userId: number | null) {
+    const r = this.get('SELECT prefs FROM prefs WHERE org_id = ? AND user_id = ?', orgId, userId ?? 0);
+    return r ? JSON.parse(r.prefs) : null;
+  }
+  async setPrefs(orgId: number, userId: number | null, prefs: Record<string, unknown> | null) {
+    if (prefs === null) this.run('DELETE FROM prefs WHERE org_id = ? AND user_id = ?', orgId, userId ?? 0);
+    else {
+      this.run(
+        'INSERT INTO prefs (org_id, user_id, prefs) VALUES (?, ?, ?) ON CONFLICT (org_id, user_id) DO UPDATE SET prefs = excluded.prefs',
+        orgId,
+        userId ?? 0,
+        JSON.stringify(prefs),
+      );
+    }
+  }
+
+  async createWorkspace(w: { orgId: number; name: string; ownerUserId: number }) {
+    return this.tx(() => {
+      const now = nowIso();
+      const id = Number(
+        this.run('INSERT INTO workspaces (org_id, name, created_at, updated_at) VALUES (?, ?, ?, ?)', w.orgId, w.name, now, now)
+          .lastInsertRowid,
+      );
+      this.run("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('ws', ?, ?, 'owners')", String(id), w.ownerUserId);
+      return toWorkspace(this.get('SELECT * FROM workspaces WHERE id = ?', id)!);
+    });
+  }
+  async getWorkspace(id: number) {
+    const r = this.get('SELECT * FROM workspaces WHERE id = ?', id);
+    return r ? toWorkspace(r) : null;
+  }
+  async listWorkspaces(orgId: number) {
+    return this.all('SELECT * FROM workspaces WHERE org_id = ? ORDER BY id', orgId).map(toWorkspace);
+  }
+  async updateWorkspace(id: number, patch: WorkspacePatch) {
+    const sets: string[] = [];
+    const args: unknown[] = [];
+    if (patch.name !== undefined) (sets.push('name = ?'), args.push(patch.name));
+    if (patch.maxInheritedRole !== undefined) (sets.push('max_inherited_role = ?'), args.push(patch.maxInheritedRole));
+    if (patch.removedAt !== undefined) (sets.push('removed_at = ?'), args.push(patch.removedAt));
+    sets.push('updated_at = ?');
+    args.push(nowIso(), id);
+    this.run(`UPDATE workspaces SET ${sets.join(', ')} WHERE id = ?`, ...args);
+  }
+  async deleteWorkspace(id: number) {
+    return this.tx(() => {
+      const docIds = this.all('SELECT id FROM docs WHERE workspace_id = ?', id).map((r) => r.id as string);
+      this.deleteAclFor('doc', docIds);
+      this.deleteAclFor('ws', [String(id)]);
+      this.run('DELETE FROM workspaces WHERE id = ?', id);
+      return { docIds };
+    });
+  }
+
+  private orgOfWorkspace(wsId: number): number {
+    return this.get('SELECT org_id FROM workspaces WHERE id = ?', wsId)!.org_id;
+  }
+  /** Records `urlId` as the doc's alias in its org; Conflict when another doc uses it as its urlId. */
+  private claimUrlId(docId: string, orgId: number, urlId: string) {
+    const holder = this.get(
+      `SELECT d.id FROM docs d JOIN workspaces w ON w.id = d.workspace_id WHERE w.org_id = ? AND d.url_id = ? AND d.id != ?`,
+      orgId,
+      urlId,
+      docId,
+    );
+    if (holder) throw new Conflict('urlId');
+    this.run(
+      `INSERT INTO aliases (org_id, url_id, doc_id, created_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (org_id, url_id) DO UPDATE SET doc_id = excluded.doc_id`,
+      orgId,
+      urlId,
+      docId,
+      nowIso(),
+    );
+  }
+  async createDoc(d: NewDoc) {
+    return this.tx(() => {
+      const now = nowIso();
+      this.run(
+        `INSERT INTO docs (id, workspace_id, name, url_id, is_pinned, options, type, created_by, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        d.id,
+        d.workspaceId,
+        d.name,
+        d.urlId,
+        d.isPinned ? 1 : 0,
+        d.options ? JSON.stringify(d.options) : null,
+        d.type ?? null,
+        d.ownerUserId,
+        now,
+        now,
+      );
+      if (d.urlId) this.claimUrlId(d.id, this.orgOfWorkspace(d.workspaceId), d.urlId);
+      this.run("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('doc', ?, ?, 'owners')", d.id, d.ownerUserId);
+      return toDoc(this.get('SELECT * FROM docs WHERE id = ?', d.id)!);
+    });
+  }
+  async getDoc(id: string) {
+    const r = this.get('SELECT * FROM docs WHERE id = ?', id);
+    return r ? toDoc(r) : null;
+  }
+  async getDocByUrlId(urlId: string, orgId: number | null) {
+    const r =
+      orgId === null
+        ? this.get('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = ? ORDER BY a.created_at DESC', urlId)
+        : this.get('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = ? AND a.org_id = ?', urlId, orgId);
+    return r ? toDoc(r) : null;
+  }
+  async listDocs(workspaceIds: number[]) {
+    if (workspaceIds.length === 0) return [];
+    return this.all(
+      'SELECT * FROM docs WHERE workspace_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id',
+      JSON.stringify(workspaceIds),
+    ).map(toDoc);
+  }
+  async updateDoc(id: string, patch: DocPatch) {
+    this.tx(() => {
+      const sets: string[] = [];
+      const args: unknown[] = [];
+      const put = (col: string, v: unknown) => (sets.push(`${col} = ?`), args.push(v));
+      if (patch.name !== undefined) put('name', patch.name);
+      if (patch.urlId !== undefined) {
+        put('url_id', patch.urlId);
+        if (patch.urlId) {
+          const doc = this.get('SELECT workspace_id FROM docs WHERE id = ?', id)!;
+          this.claimUrlId(id, this.orgOfWorkspace(doc.workspace_id), patch.urlId);
+        }
+      }
+      if (patch.isPinned !== undefined) put('is_pinned', patch.isPinned ? 1 : 0);
+      if (patch.options !== undefined) put('options', patch.options ? JSON.stringify(patch.options) : null);
+      if (patch.type !== undefined) put('type', patch.type);
+      if (patch.maxInheritedRole !== undefined) put('max_inherited_role', patch.maxInheritedRole);
+      if (patch.removedAt !== undefined) put('removed_at', patch.removedAt);
+      if (patch.workspaceId !== undefined) put('workspace_id', patch.workspaceId);
+      put('updated_at', nowIso());
+      args.push(id);
+      this.run(`UPDATE docs SET ${sets.join(', ')} WHERE id = ?`, ...args);
+    });
+  }
+  async moveDoc(id: string, workspaceId: number) {
+    this.tx(() => {
+      const doc = this.get('SELECT workspace_id FROM docs WHERE id = ?', id)!;
+      const crossOrg = this.orgOfWorkspace(doc.workspace_id) !== this.orgOfWorkspace(workspaceId);
+      if (crossOrg) {
+        this.run('DELETE FROM aliases WHERE doc_id = ?', id);
+        this.run('UPDATE docs SET url_id = NULL WHERE id = ?', id);
+      }
+      this.run('UPDATE docs SET workspace_id = ?, updated_at = ? WHERE id = ?', workspaceId, nowIso(), id);
+    });
+  }
+  async deleteDoc(id: string) {
+    this.tx(() => {
+      this.deleteAclFor('doc', [id]);
+      this.run('DELETE FROM docs WHERE id = ?', id);
+    });
+  }
+
+  async getAcl(kind: ResourceKind, resourceIds: string[]) {
+    if (resourceIds.length === 0) return [];
+    return this.all(
+      'SELECT * FROM acl WHERE kind = ? AND resource_id IN (SELECT value FROM json_each(?)) ORDER BY user_id',
+      kind,
+      JSON.stringify(resourceIds),
+    ).map(toAcl);
+  }
+  async getAclInOrg(orgId: number, userIds: number[] | null) {
+    const users = userIds === null ? null : JSON.stringify(userIds);
+    return this.all(
+      `SELECT * FROM acl a WHERE (@users IS NULL OR a.user_id IN (SELECT value FROM json_each(@users))) AND (
+         (a.kind = 'org' AND a.resource_id = CAST(@org AS TEXT))
+         OR (a.kind = 'ws' AND CAST(a.resource_id AS INTEGER) IN (SELECT id FROM workspaces WHERE org_id = @org))
+         OR (a.kind = 'doc' AND a.resource_id IN (SELECT d.id FROM docs d JOIN workspaces w ON w.id = d.workspace_id WHERE w.org_id = @org)))
+       ORDER BY a.user_id`,
+      { org: orgId, users },
+    ).map(toAcl);
+  }
+  async updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts: { cascade?: boolean } = {}) {
+    this.tx(() => {
+      for (const c of changes) {
+        if (c.role === null) {
+          this.run('DELETE FROM acl WHERE kind = ? AND resource_id = ? AND user_id = ?', kind, resourceId, c.userId);
+          if (opts.cascade && kind === 'org') {
+            this.run(
+              `DELETE FROM acl WHERE user_id = ? AND (
+                 (kind = 'ws' AND CAST(resource_id AS INTEGER) IN (SELECT id FROM workspaces WHERE org_id = ?))
+                 OR (kind = 'doc' AND resource_id IN (SELECT d.id FROM docs d JOIN workspaces w ON w.id = d.workspace_id WHERE w.org_id = ?)))`,
+              c.userId,
+              Number(resourceId),
+              Number(resourceId),
+            );
+          }
+        } else {
+          this.run(
+            `INSERT INTO acl (kind, resource_id, user_id, role) VALUES (?, ?, ?, ?)
+             ON CONFLICT (kind, resource_id, user_id) DO UPDATE SET role = excluded.role`,
+            kind,
+            resourceId,
+            c.userId,
+            c.role,
+          );
+        }
+      }
+    });
+  }
+
+  async close() {
+    this.db.close();
+  }
+}

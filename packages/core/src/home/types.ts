@@ -1,0 +1,158 @@
+/** Data kept in the home database: who exists, what exists, and who may reach it. */
+
+/** Roles in strength order. `members` exists on orgs only; `guests` is derived, never stored. */
+export type Role = 'owners' | 'editors' | 'viewers' | 'members' | 'guests';
+/** Roles that can be inherited and capped by `maxInheritedRole`. */
+export type BasicRole = 'owners' | 'editors' | 'viewers';
+export type ResourceKind = 'org' | 'ws' | 'doc';
+
+export interface User {
+  id: number;
+  /** Email as first given (display form); lookups compare lower-cased. */
+  email: string;
+  name: string;
+  ref: string;
+  picture: string | null;
+  /** First characters of the API key, for the masked display; null when no key. */
+  apiKeyPrefix: string | null;
+  createdAt: string;
+}
+
+export interface Org {
+  id: number;
+  name: string;
+  /** Stored domain of a team site; null for personal orgs. */
+  domain: string | null;
+  /** Owner of a personal org; null for team sites. */
+  ownerId: number | null;
+  host: string | null;
+  orgPrefs: Record<string, unknown> | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Workspace {
+  id: number;
+  orgId: number;
+  name: string;
+  maxInheritedRole: BasicRole | null;
+  createdAt: string;
+  updatedAt: string;
+  removedAt: string | null;
+}
+
+export interface Doc {
+  id: string;
+  workspaceId: number;
+  name: string;
+  urlId: string | null;
+  isPinned: boolean;
+  options: Record<string, unknown> | null;
+  type: string | null;
+  maxInheritedRole: BasicRole | null;
+  createdBy: number | null;
+  createdAt: string;
+  updatedAt: string;
+  removedAt: string | null;
+}
+
+export interface AclEntry {
+  kind: ResourceKind;
+  /** Org and workspace ids as decimal strings, doc ids as they are. */
+  resourceId: string;
+  userId: number;
+  role: Role;
+}
+
+export interface AclChange {
+  userId: number;
+  role: Role | null;
+}
+
+export type OrgPatch = Partial<Pick<Org, 'name' | 'domain' | 'orgPrefs'>>;
+export type WorkspacePatch = Partial<Pick<Workspace, 'name' | 'maxInheritedRole' | 'removedAt'>>;
+export type DocPatch = Partial<
+  Pick<Doc, 'name' | 'urlId' | 'isPinned' | 'options' | 'type' | 'maxInheritedRole' | 'removedAt' | 'workspaceId'>
+>;
+
+export interface NewDoc {
+  id: string;
+  workspaceId: number;
+  name: string;
+  /** Wanted urlId; the store answers Conflict when it is taken in the org. */
+  urlId: string | null;
+  isPinned?: boolean;
+  options?: Record<string, unknown> | null;
+  type?: string | null;
+  ownerUserId: number;
+}
+
+/** Raised by stores when a unique value (email, domain, urlId) is already taken. */
+export class Conflict extends Error {
+  constructor(readonly what: 'email' | 'domain' | 'urlId' | 'apiKey') {
+    super(`${what} already in use`);
+  }
+}
+
+/**
+ * The home store. Asynchronous so that a networked database fits behind it unchanged. Methods that
+ * touch several rows are atomic. Stores hold data only: access decisions live in `access/`.
+ */
+export interface HomeStore {
+  // Users
+  getUser(id: number): Promise<User | null>;
+  getUsers(ids: number[]): Promise<User[]>;
+  getUserByEmail(email: string): Promise<User | null>;
+  getUserByApiKeyHash(hash: string): Promise<User | null>;
+  /** Creates a user; with `personalOrg`, also its personal org "Personal" and workspace "Home". */
+  createUser(u: { email: string; name: string; personalOrg: boolean }): Promise<User>;
+  updateUser(id: number, patch: { name?: string }): Promise<void>;
+  /** Sets (or clears with null) the API key hash; Conflict('apiKey') if the hash is taken. */
+  setApiKey(id: number, hash: string | null, prefix: string | null): Promise<void>;
+  /** Deletes the user, their personal org with its workspaces and docs, and every ACL entry. */
+  deleteUser(id: number): Promise<{ docIds: string[] }>;
+
+  // Orgs
+  /** Creates an org with workspace "Home"; the owner gets `owners` on the org. */
+  createOrg(o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }): Promise<Org>;
+  getOrg(id: number): Promise<Org | null>;
+  getOrgByDomain(domain: string): Promise<Org | null>;
+  getPersonalOrg(userId: number): Promise<Org | null>;
+  updateOrg(id: number, patch: OrgPatch): Promise<void>;
+  deleteOrg(id: number): Promise<{ docIds: string[] }>;
+  /** Orgs in which any of the users has an ACL entry on the org or on anything inside it. */
+  listOrgsForUsers(userIds: number[]): Promise<Org[]>;
+  getPrefs(orgId: number, userId: number | null): Promise<Record<string, unknown> | null>;
+  setPrefs(orgId: number, userId: number | null, prefs: Record<string, unknown> | null): Promise<void>;
+
+  // Workspaces
+  createWorkspace(w: { orgId: number; name: string; ownerUserId: number }): Promise<Workspace>;
+  getWorkspace(id: number): Promise<Workspace | null>;
+  listWorkspaces(orgId: number): Promise<Workspace[]>;
+  updateWorkspace(id: number, patch: WorkspacePatch): Promise<void>;
+  deleteWorkspace(id: number): Promise<{ docIds: string[] }>;
+
+  // Docs
+  createDoc(d: NewDoc): Promise<Doc>;
+  getDoc(id: string): Promise<Doc | null>;
+  /** Resolves a urlId (current or former alias) within an org; with orgId null, in any org. */
+  getDocByUrlId(urlId: string, orgId: number | null): Promise<Doc | null>;
+  listDocs(workspaceIds: number[]): Promise<Doc[]>;
+  /** Updates a doc. Setting `urlId` records an alias; Conflict('urlId') when another doc holds it. */
+  updateDoc(id: string, patch: DocPatch): Promise<void>;
+  /** Moves a doc to another workspace; across orgs its urlId and aliases are dropped. */
+  moveDoc(id: string, workspaceId: number): Promise<void>;
+  deleteDoc(id: string): Promise<void>;
+
+  // Access lists
+  getAcl(kind: ResourceKind, resourceIds: string[]): Promise<AclEntry[]>;
+  /** All entries of the users on an org and on every workspace and doc inside it. */
+  getAclInOrg(orgId: number, userIds: number[] | null): Promise<AclEntry[]>;
+  /**
+   * Applies role changes (null removes) atomically. With `cascade`, removing a user from an org
+   * also removes them from every workspace and doc in it.
+   */
+  updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts?: { cascade?: boolean }): Promise<void>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,80 @@
+import type * as v from 'valibot';
+import { BadRequest } from '@gristlite/core';
+import type { HandlerResult, RequestContext } from './types.js';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** One entry of the route table. Every adapter and the OpenAPI document are fed from it. */
+export interface Route {
+  method: Method;
+  /** Path pattern with `:name` parameters, e.g. `/api/orgs/:oid/workspaces`. */
+  path: string;
+  summary: string;
+  tag: string;
+  /** JSON body schema, when the route takes one (used for validation and the OpenAPI document). */
+  body?: v.GenericSchema;
+  /** Query parameters the route reads, for the OpenAPI document. */
+  query?: string[];
+  handler(ctx: RequestContext): Promise<HandlerResult>;
+}
+
+export interface CompiledRoute extends Route {
+  regex: RegExp;
+  keys: string[];
+}
+
+export function compileRoute(r: Route): CompiledRoute {
+  const keys: string[] = [];
+  const pattern = r.path
+    .split('/')
+    .map((seg) => {
+      if (seg.startsWith(':')) {
+        keys.push(seg.slice(1));
+        return '([^/]+)';
+      }
+      return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
+  // Express defaults: case-insensitive, an optional trailing slash.
+  return { ...r, regex: new RegExp(`^${pattern}/?$`, 'i'), keys };
+}
+
+export function matchRoute(
+  routes: readonly CompiledRoute[],
+  method: string,
+  path: string,
+): { route: CompiledRoute; params: Record<string, string> } | null {
+  for (const route of routes) {
+    if (route.method !== method) continue;
+    const m = route.regex.exec(path);
+    if (!m) continue;
+    const params: Record<string, string> = {};
+    route.keys.forEach((k, i) => {
+      params[k] = decodeURIComponent(m[i + 1]);
+    });
+    return { route, params };
+  }
+  return null;
+}
+
+/** Grist's integer parameter check (`parseInt`, so `12abc` reads as 12 as in Grist). */
+export function intParam(name: string, value: string | null | undefined): number {
+  const n = value == null ? NaN : parseInt(value, 10);
+  if (Number.isNaN(n)) throw new BadRequest(`${name} parameter cannot be understood as an integer: ${value}`);
+  return n;
+}
+
+/** Grist's flag parameter: affirmative when `1`, `on`, `true` or `yes` (any case). */
+export function flag(query: URLSearchParams, name: string): boolean {
+  const v = query.get(name);
+  return v !== null && ['1', 'on', 'true', 'yes'].includes(v.toLowerCase());
+}
+
+/** Grist's check of a string parameter against an allowed list. */
+export function oneOf<T extends string>(name: string, value: string | null, allowed: readonly T[], dflt: T): T {
+  if (value === null || value === '') return dflt;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new BadRequest(`${name} parameter ${value} should be one of ${allowed.join(',')}`);
+  }
+  return value as T;
+}

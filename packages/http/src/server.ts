@@ -1,0 +1,164 @@
+/**
+ * The request pipeline shared by every adapter: org resolution, CORS, authentication, the CSRF
+ * rule, routing, body parsing and error mapping. Input and output are plain objects.
+ */
+import { ApiError, BadRequest, Forbidden, Unauthorized, type Engine, type OrgContext } from '@gristlite/core';
+import { isJsonContentType, parseJsonBody, readBody } from './body.js';
+import { compileRoute, matchRoute, type CompiledRoute, type Route } from './route.js';
+import { allRoutes } from './routes/index.js';
+import { RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions } from './types.js';
+
+export function optionsFromEnv(env: Record<string, string | undefined> = process.env): ServerOptions {
+  const num = (name: string, dflt: number) => {
+    const n = Number(env[name]);
+    return env[name] && Number.isFinite(n) && n > 0 ? n : dflt;
+  };
+  return {
+    baseDomain: env.GRISTLITE_BASE_DOMAIN || undefined,
+    maxBodyBytes: num('GRISTLITE_MAX_BODY_BYTES', 1024 * 1024),
+    maxUploadBytes: num('GRISTLITE_MAX_UPLOAD_BYTES', num('GRIST_MAX_UPLOAD_ATTACHMENT_MB', 0) * 1024 * 1024 || 100 * 1024 * 1024),
+    env,
+  };
+}
+
+const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8' };
+
+export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): HttpResponse {
+  return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(value) };
+}
+
+export function errorBody(e: ApiError): Record<string, unknown> {
+  const details = e.details && Object.keys(e.details).length ? e.details : undefined;
+  return details ? { error: e.message, details } : { error: e.message };
+}
+
+/** Splits `/o/<org>/` and `/dw/<w>/v/<t>/` prefixes off a path. */
+function splitPath(path: string): { path: string; org: string | null } {
+  path = path.replace(/^\/dw\/[^/]+\/v\/[^/]+(?=\/)/, '');
+  const m = /^\/o\/([^/]+)(\/.*)?$/.exec(path);
+  return m ? { path: m[2] ?? '/', org: decodeURIComponent(m[1]) } : { path, org: null };
+}
+
+function orgFromHost(host: string | undefined, baseDomain: string | undefined): string | null {
+  if (!host || !baseDomain) return null;
+  const hostname = host.replace(/:\d+$/, '').toLowerCase();
+  const base = baseDomain.toLowerCase().replace(/^\./, '');
+  if (!hostname.endsWith(`.${base}`)) return null;
+  const sub = hostname.slice(0, -(base.length + 1));
+  return sub && !sub.includes('.') ? sub : null;
+}
+
+/** CORS as SPEC §1.2: trusted origins are the base domain and its subdomains. */
+function corsHeaders(req: HttpRequest, opts: ServerOptions): Record<string, string> {
+  const headers: Record<string, string> = { 'Access-Control-Allow-Methods': 'GET, PATCH, PUT, POST, DELETE, OPTIONS' };
+  const origin = req.headers.origin;
+  if (!origin) return headers;
+  let host: string | null = null;
+  if (origin !== 'null') {
+    try {
+      host = new URL(origin).hostname.toLowerCase();
+    } catch {
+      throw new BadRequest(`Invalid origin: ${origin}`);
+    }
+  }
+  const reqHost = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+  const base = opts.baseDomain?.toLowerCase();
+  const trusted = host !== null && (host === reqHost || (base !== undefined && (host === base || host.endsWith(`.${base}`))));
+  if (trusted) {
+    Object.assign(headers, {
+      'Access-Control-Allow-Origin': origin,
+      Vary: 'Origin',
+      'Access-Control-Allow-Credentials': 'true',
+      'Access-Control-Allow-Headers': 'Authorization, Content-Type, X-Requested-With',
+    });
+  } else {
+    if (req.headers.cookie !== undefined || req.headers.authorization !== undefined) {
+      throw new Forbidden('Credentials not supported for cross-origin requests');
+    }
+    Object.assign(headers, { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Content-Type, X-Requested-With' });
+  }
+  return headers;
+}
+
+export type Handler = (req: HttpRequest) => Promise<HttpResponse>;
+
+export interface ApiHandlerOptions extends Partial<ServerOptions> {
+  /** Extra routes (tests, embedding apps); matched before the built-in table. */
+  routes?: Route[];
+  /** Called with unexpected errors (500s). Defaults to console.error. */
+  onError?: (e: unknown) => void;
+}
+
+/** Builds the transport-neutral handler that every adapter wraps. */
+export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}): Handler {
+  const opts: ServerOptions = { ...optionsFromEnv(options.env ?? process.env), ...stripUndefined(options) };
+  const routes: CompiledRoute[] = [...(options.routes ?? []), ...allRoutes()].map(compileRoute);
+  const onError = options.onError ?? ((e: unknown) => console.error('gristlite: unexpected error', e));
+
+  return async function handle(req: HttpRequest): Promise<HttpResponse> {
+    let cors: Record<string, string> = {};
+    const baseHeaders = { 'Cache-Control': 'no-cache' };
+    try {
+      cors = corsHeaders(req, opts);
+      const q = req.url.indexOf('?');
+      const rawPath = q < 0 ? req.url : req.url.slice(0, q);
+      const query = new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1));
+      const split = splitPath(rawPath);
+      const hostOrg = orgFromHost(req.headers.host, opts.baseDomain);
+      if (hostOrg && split.org && hostOrg !== split.org) {
+        throw new BadRequest(`Wrong org for this domain: '${split.org}' does not match '${hostOrg}'`);
+      }
+      const org: OrgContext = split.org ?? hostOrg;
+      const method = req.method.toUpperCase();
+      if (method === 'OPTIONS') return { status: 200, headers: { ...baseHeaders, ...cors }, body: '' };
+      const match = matchRoute(routes, method === 'HEAD' ? 'GET' : method, split.path);
+      if (!match) return jsonResponse(404, { error: `not found: ${req.url}` }, { ...baseHeaders, ...cors });
+
+      const principal = await engine.home.authenticate(req.headers.authorization);
+      if (!principal.viaApiKey && !['GET', 'HEAD'].includes(method)) {
+        const ct = req.headers['content-type'];
+        if (req.headers['x-requested-with'] !== 'XMLHttpRequest' && ct !== 'application/json') {
+          throw new Unauthorized(
+            "Unauthenticated requests require one of the headers'Content-Type: application/json' or 'X-Requested-With: XMLHttpRequest'",
+          );
+        }
+      }
+      let parsed: Promise<unknown> | null = null;
+      const ctx: RequestContext = {
+        engine,
+        principal,
+        org,
+        method,
+        path: split.path,
+        originalUrl: req.url,
+        params: match.params,
+        query,
+        headers: req.headers,
+        rawBody: req.body,
+        options: opts,
+        json() {
+          parsed ??= (async () => {
+            const declared = Number(req.headers['content-length']);
+            if (Number.isFinite(declared) && declared > opts.maxBodyBytes) throw new ApiError(413, 'request entity too large');
+            const buf = await readBody(req.body, opts.maxBodyBytes);
+            return isJsonContentType(req.headers['content-type']) ? parseJsonBody(buf) : {};
+          })();
+          return parsed;
+        },
+      };
+      const result = await match.route.handler(ctx);
+      if (result instanceof RawResponse) {
+        return { status: result.status, headers: { ...baseHeaders, ...cors, ...result.headers }, body: method === 'HEAD' ? null : result.body };
+      }
+      return jsonResponse(200, result === undefined ? null : result, { ...baseHeaders, ...cors });
+    } catch (e) {
+      if (e instanceof ApiError) return jsonResponse(e.status, errorBody(e), { ...baseHeaders, ...cors });
+      onError(e);
+      return jsonResponse(500, { error: 'internal error' }, { ...baseHeaders, ...cors });
+    }
+  };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([k, v]) => v !== undefined && k !== 'routes' && k !== 'onError')) as Partial<T>;
+}

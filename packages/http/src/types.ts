@@ -1,0 +1,62 @@
+import type { Engine, OrgContext, Principal } from '@gristlite/core';
+
+/** Request body as an adapter hands it over: bytes already read, or a stream to read on demand. */
+export type RequestBody = Uint8Array | AsyncIterable<Uint8Array> | null | undefined;
+
+/** The transport-neutral request every adapter builds. Header names are lower-case. */
+export interface HttpRequest {
+  method: string;
+  /** Path and query string as received, e.g. `/o/acme/api/orgs?merged=1`. */
+  url: string;
+  headers: Record<string, string | undefined>;
+  body?: RequestBody;
+}
+
+/** The response every adapter writes. `body` may be a stream for downloads. */
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Uint8Array | AsyncIterable<Uint8Array> | null;
+}
+
+/** Everything a route handler gets. */
+export interface RequestContext {
+  engine: Engine;
+  principal: Principal;
+  org: OrgContext;
+  method: string;
+  /** Path after the `/o/<org>` prefix, without the query string. */
+  path: string;
+  /** The original URL (for `not found: <url>` and absolute links). */
+  originalUrl: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: Record<string, string | undefined>;
+  /** Parsed JSON body (`{}` when the request is not JSON), read with the size limit. */
+  json(): Promise<unknown>;
+  /** The raw body stream (uploads); consumed once. */
+  rawBody: RequestBody;
+  options: ServerOptions;
+}
+
+/** What a handler returns: a JSON value (sent with 200), or a full response. */
+export type HandlerResult = unknown | RawResponse;
+
+export class RawResponse {
+  constructor(
+    readonly status: number,
+    readonly body: HttpResponse['body'],
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+export interface ServerOptions {
+  /** Base domain for org subdomains (`acme.example.com` when this is `example.com`). */
+  baseDomain?: string;
+  /** Largest JSON body accepted, in bytes (default 1 MB). */
+  maxBodyBytes: number;
+  /** Largest upload accepted, in bytes. */
+  maxUploadBytes: number;
+  /** Environment-derived settings read once by `optionsFromEnv`. */
+  env: Record<string, string | undefined>;
+}

@@ -1,0 +1,42 @@
+// Runs every package's uvu suite in its own process and prints one "N passed, N failed" line.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const only = process.argv.slice(2);
+const dirs = [];
+for (const group of ['packages', 'adapters']) {
+  for (const name of readdirSync(join(root, group)).sort()) {
+    const dir = join(root, group, name, 'dist', 'test');
+    if (existsSync(dir) && (only.length === 0 || only.some((o) => dir.includes(o)))) dirs.push(dir);
+  }
+}
+let passed = 0;
+let failed = 0;
+let crashed = 0;
+for (const dir of dirs) {
+  console.log(`\n### ${dir.slice(root.length)}`);
+  const r = spawnSync(process.execPath, [join(root, 'node_modules/uvu/bin.js'), dir, '\\.test\\.js$'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+  });
+  process.stdout.write(r.stdout ?? '');
+  const total = Number(/Total:\s+(\d+)/.exec(r.stdout ?? '')?.[1] ?? NaN);
+  const ok = Number(/Passed:\s+(\d+)/.exec(r.stdout ?? '')?.[1] ?? NaN);
+  if (Number.isNaN(total) || Number.isNaN(ok)) {
+    crashed++;
+    failed++;
+    console.log(`!! ${dir}: suite crashed (exit ${r.status})`);
+    continue;
+  }
+  passed += ok;
+  failed += total - ok;
+  if (r.status !== 0 && total === ok) {
+    failed++;
+    console.log(`!! ${dir}: exited ${r.status} although all tests passed`);
+  }
+}
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(failed > 0 || crashed > 0 ? 1 : 0);
