@@ -1,5 +1,5 @@
 /** `gristlite serve | user add | org add`: the command line around the engine. */
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import { BadRequest, Engine, checkDomain, isValidEmail, type HomeStore } from '@gristlite/core';
 import { createApiHandler } from '@gristlite/http';
@@ -29,33 +29,67 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** Starts the API over node:http; used by `serve` and by the end-to-end tests. */
-export async function serve(opts: { dataDir: string; port: number; host: string; env: Env }): Promise<Served> {
-  const engine = await openEngine(opts.dataDir, opts.env);
-  const email = opts.env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com';
-  const name = opts.env.GRISTLITE_DEFAULT_NAME ?? 'You';
-  const { apiKey } = await engine.ensureDefaultUser(email, name, opts.env.GRISTLITE_API_KEY || undefined);
-  const server = createServer(toNodeHandler(createApiHandler(engine, { env: opts.env })));
+/**
+ * Opens the engine for `serve`-style settings and makes sure the default user exists. Returns the
+ * API key when it was created or set now (to be printed once). Shared by every example server.
+ */
+export async function prepareEngine(dataDir: string, env: Env): Promise<{ engine: Engine; apiKey: string | null; email: string }> {
+  const engine = await openEngine(dataDir, env);
+  const email = env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com';
+  const name = env.GRISTLITE_DEFAULT_NAME ?? 'You';
+  const { apiKey } = await engine.ensureDefaultUser(email, name, env.GRISTLITE_API_KEY || undefined);
+  return { engine, apiKey, email };
+}
+
+/** Listens with a node:http request listener; returns the server and its URL. */
+export async function listen(listener: RequestListener, port: number, host: string): Promise<{ server: Server; url: string }> {
+  const server = createServer(listener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host, resolve);
+    server.listen(port, host, resolve);
   });
   const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : opts.port;
+  const actual = typeof addr === 'object' && addr ? addr.port : port;
+  return { server, url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}` };
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** Settings every server takes from the environment (as `gristlite serve` does). */
+export function serverSettings(env: Env, args: { data?: string; port?: string; host?: string } = {}) {
+  return {
+    dataDir: dataDir(args, env),
+    port: Number(args.port ?? env.PORT ?? 8484),
+    host: args.host ?? env.HOST ?? '127.0.0.1',
+  };
+}
+
+/** Starts the API over node:http; used by `serve` and by the end-to-end tests. */
+export async function serve(opts: { dataDir: string; port: number; host: string; env: Env }): Promise<Served> {
+  const { engine, apiKey } = await prepareEngine(opts.dataDir, opts.env);
+  const { server, url } = await listen(toNodeHandler(createApiHandler(engine, { env: opts.env })), opts.port, opts.host);
   return {
     server,
     engine,
-    url: `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`,
+    url,
     apiKey,
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await closeServer(server);
       await engine.close();
     },
   };
+}
+
+/** Prints the start-up lines (URL, and the key the first time). */
+export function announce(what: string, url: string, dataDir: string, email: string, apiKey: string | null): void {
+  console.log(`${what} listening on ${url} (data: ${dataDir})`);
+  if (apiKey) console.log(`API key for ${email}: ${apiKey}`);
 }
 
 export async function run(argv: string[], env: Env): Promise<number | undefined> {
@@ -65,14 +99,9 @@ export async function run(argv: string[], env: Env): Promise<number | undefined>
       args: argv.slice(1),
       options: { data: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' } },
     });
-    const served = await serve({
-      dataDir: dataDir(values, env),
-      port: Number(values.port ?? env.PORT ?? 8484),
-      host: values.host ?? env.HOST ?? '127.0.0.1',
-      env,
-    });
-    console.log(`gristlite listening on ${served.url} (data: ${dataDir(values, env)})`);
-    if (served.apiKey) console.log(`API key for ${env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com'}: ${served.apiKey}`);
+    const settings = serverSettings(env, values);
+    const served = await serve({ ...settings, env });
+    announce('gristlite', served.url, settings.dataDir, env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com', served.apiKey);
     const stop = () => void served.close().then(() => process.exit(0));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -1,7 +1,20 @@
+import { openApiDocument } from '../openapi.js';
 import type { Route } from '../route.js';
 import { homeRoutes } from './home.js';
 
+const VERSION = '1.0.1';
+
 /** The one route table. Order matters only where two patterns overlap (first match wins). */
 export function allRoutes(): Route[] {
-  return [...homeRoutes];
+  const routes: Route[] = [...homeRoutes];
+  const openapi: Route = {
+    method: 'GET',
+    path: '/api/openapi.json',
+    tag: 'meta',
+    summary: 'This OpenAPI document',
+    handler: async () => doc,
+  };
+  routes.unshift(openapi);
+  const doc = openApiDocument(routes, VERSION);
+  return routes;
 }
