@@ -152,7 +152,11 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       }
       return jsonResponse(200, result === undefined ? null : result, { ...baseHeaders, ...cors });
     } catch (e) {
-      if (e instanceof ApiError) return jsonResponse(e.status, errorBody(e), { ...baseHeaders, ...cors });
+      if (e instanceof ApiError) {
+        // A body refused half-read leaves the connection unusable for the next request: close it.
+        const close: Record<string, string> = e.status === 413 ? { Connection: 'close' } : {};
+        return jsonResponse(e.status, errorBody(e), { ...baseHeaders, ...cors, ...close });
+      }
       onError(e);
       return jsonResponse(500, { error: 'internal error' }, { ...baseHeaders, ...cors });
     }

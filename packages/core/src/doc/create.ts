@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import {existsSync} from 'node:fs';
+import {ChangeSet, DocEngine} from './engine.js';
 import {META_DDL, SCHEMA_VERSION, STORAGE_VERSION} from './schema.js';
 
 export interface CreateDocOptions {
@@ -26,6 +27,10 @@ export function createDocFile(path: string, options: CreateDocOptions = {}): voi
       for (const sql of META_DDL) { db.exec(sql); }
       writeInitialRows(db, options);
       db.pragma(`user_version = ${STORAGE_VERSION}`);
+      // Table1, as AddEmptyTable makes it.
+      const engine = new DocEngine(db);
+      engine.changes = new ChangeSet();
+      engine.addTable(null, [1, 2, 3].map(() => ({id: null, isFormula: true})));
     })();
   } finally {
     db.close();
@@ -52,40 +57,4 @@ function writeInitialRows(db: Database.Database, options: CreateDocOptions): voi
   run(`INSERT INTO _grist_ACLRules (id, aclFormula, principals, resource, aclColumn, permissions,
        aclFormulaParsed, permissionsText, rulePos, userAttributes, memo)
        VALUES (1, '', '[1]', 1, 0, 63, '', '', 1e999, '', '')`);
-
-  // Table1, as AddEmptyTable creates it (same row ids and positions as Grist's initial doc SQL).
-  db.exec(`CREATE TABLE "Table1" (id INTEGER PRIMARY KEY, "manualSort" NUMERIC DEFAULT 1e999,
-           "A" BLOB DEFAULT NULL, "B" BLOB DEFAULT NULL, "C" BLOB DEFAULT NULL)`);
-  run(`INSERT INTO _grist_Tables (id, tableId, primaryViewId, summarySourceTable, onDemand,
-       rawViewSectionRef, recordCardViewSectionRef) VALUES (1, 'Table1', 1, 0, 0, 2, 3)`);
-  const cols: Array<[string, string, number]> = [
-    ['manualSort', 'ManualSortPos', 0], ['A', 'Any', 1], ['B', 'Any', 1], ['C', 'Any', 1],
-  ];
-  cols.forEach(([colId, type, isFormula], i) => run(
-    `INSERT INTO _grist_Tables_column (id, parentId, parentPos, colId, type, widgetOptions, isFormula,
-     formula, label, summarySourceCol, untieColIdFromLabel, displayCol, visibleCol, recalcWhen,
-     recalcDeps, rules, description, reverseCol)
-     VALUES (?, 1, ?, ?, ?, '', ?, '', ?, 0, 0, 0, 0, 0, NULL, NULL, '', 0)`,
-    i + 1, i + 1, colId, type, isFormula, colId));
-  run(`INSERT INTO _grist_Views (id, name, type, layoutSpec) VALUES (1, 'Table1', 'raw_data', '')`);
-  run(`INSERT INTO _grist_TabBar (id, viewRef, tabPos) VALUES (1, 1, 1)`);
-  run(`INSERT INTO _grist_Pages (id, viewRef, pagePos, indentation, shareRef, options)
-       VALUES (1, 1, 1, 0, 0, '')`);
-  // Section 1: the page's record widget; 2: the raw data section; 3: the record card.
-  const sections: Array<[number, string, string]> = [[1, 'record', '[]'], [0, 'record', ''], [0, 'single', '']];
-  sections.forEach(([viewRef, parentKey, sortColRefs], i) => run(
-    `INSERT INTO _grist_Views_section (id, tableRef, parentId, parentKey, title, defaultWidth,
-     borderWidth, theme, chartType, layoutSpec, filterSpec, sortColRefs, linkSrcSectionRef,
-     linkSrcColRef, linkTargetColRef, embedId, options, rules, description, shareOptions)
-     VALUES (?, 1, ?, ?, '', 100, 1, '', '', '', '', ?, 0, 0, 0, '', '', NULL, '', '')`,
-    i + 1, viewRef, parentKey, sortColRefs));
-  let fieldId = 0;
-  for (const section of [1, 2, 3]) {
-    for (const colRef of [2, 3, 4]) {
-      fieldId++;
-      run(`INSERT INTO _grist_Views_section_field (id, parentId, parentPos, colRef, width,
-           widgetOptions, displayCol, filter, visibleCol, rules)
-           VALUES (?, ?, ?, ?, 0, '', 0, '', 0, NULL)`, fieldId, section, fieldId, colRef);
-    }
-  }
 }

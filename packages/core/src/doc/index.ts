@@ -1,3 +1,11 @@
 export {createDocFile} from './create.js';
 export type {CreateDocOptions} from './create.js';
+export {GristDoc} from './gristdoc.js';
+export type {
+  ApiRecord, ApplyResult, ChangeListener, ColumnInfo, ColumnSpec, OpenOptions, RecordQuery,
+  TableChange, TableInfo, TableSpec, UpsertOptions, UpsertRecord, UpsertResult,
+} from './gristdoc.js';
+export type {CellValue} from './types.js';
 export {SCHEMA_VERSION, STORAGE_VERSION, META_DDL, META_TYPES} from './schema.js';
+export {dumps as marshalDumps, loads as marshalLoads} from './marshal.js';
+export {pickColIdent, pickColIdentList, pickTableIdent} from './identifiers.js';

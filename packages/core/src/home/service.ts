@@ -480,6 +480,10 @@ export class HomeService {
 
   async getWorkspace(wid: number, p: Principal, showRemoved: boolean) {
     const { ws, org, role } = await this.workspaceFor(wid, p, 'view');
+    // A soft-deleted workspace exists only for showRemoved, which shows a live one only if it
+    // holds soft-deleted docs (SPEC §4.1, Grist's removedAt test).
+    const hasRemoved = showRemoved && !ws.removedAt && (await this.store.listDocs([ws.id])).some((d) => d.removedAt);
+    if (Boolean(ws.removedAt) !== showRemoved && !hasRemoved) throw new NotFound('workspace not found');
     const all = await this.workspacesOf(org, p, showRemoved);
     const listed = all.find((w) => w.id === ws.id);
     const owner = org.ownerId !== null ? this.userRef(await this.store.getUser(org.ownerId)) : null;
@@ -505,7 +509,8 @@ export class HomeService {
 
   async updateWorkspace(wid: number, p: Principal, body: Record<string, unknown>) {
     for (const k of Object.keys(body)) if (!['name', 'createdAt', 'updatedAt'].includes(k)) throw new BadRequest(`unrecognized property ${k}`);
-    await this.workspaceFor(wid, p, 'schemaEdit');
+    // Grist lets editors rename workspaces (UPDATE, not SCHEMA_EDIT; see its ApiServerAccess test).
+    await this.workspaceFor(wid, p, 'update');
     if ('name' in body) {
       if (typeof body.name !== 'string' || !body.name) throw new BadRequest('Bad request: name required');
       await this.store.updateWorkspace(wid, { name: body.name });
@@ -606,7 +611,8 @@ export class HomeService {
   async docAccess(key: string, p: Principal, ctx: OrgContext, need: 'viewers' | 'editors' | 'owners', opts: { allowRemoved?: boolean } = {}) {
     const doc = await this.findDoc(key, p, ctx);
     const role = await this.docRole(doc, p);
-    if (doc.removedAt && !opts.allowRemoved) throw new NotFound('Document is deleted');
+    const removed = doc.removedAt || (await this.store.getWorkspace(doc.workspaceId))?.removedAt;
+    if (removed && !opts.allowRemoved) throw new NotFound('Document is deleted');
     if (!role) throw new Forbidden('No view access');
     if (need !== 'viewers' && role === 'viewers') throw new Forbidden('No write access');
     if (need === 'owners' && role !== 'owners') throw new Forbidden('No owner access');
@@ -615,8 +621,9 @@ export class HomeService {
 
   async getDoc(key: string, p: Principal, ctx: OrgContext, showRemoved: boolean) {
     const doc = await this.findDoc(key, p, ctx);
-    if (Boolean(doc.removedAt) !== showRemoved) throw new NotFound('document not found');
     const { org, ws, chain } = await this.docChain(doc, p);
+    // A doc in a soft-deleted workspace counts as removed too.
+    if (Boolean(doc.removedAt || ws.removedAt) !== showRemoved) throw new NotFound('document not found');
     const roles = effectiveRoles(chain, p.accessIds).roles;
     const role = roles[2] === 'members' || roles[2] === 'guests' ? 'viewers' : roles[2];
     if (!role) throw new Forbidden('access denied');
@@ -736,7 +743,7 @@ export class HomeService {
     const { org } = await this.resolveOrg(key, p, ctx);
     const role = await this.orgRole(org, p);
     if (!can(role, 'view')) throw new Forbidden('access denied');
-    if (!can(role, 'aclEdit')) return this.personalView(p, null, role);
+    if (!can(role, 'aclEdit')) return this.personalView(p, undefined, role, (await this.orgRole(org, this.own(p))) === null);
     const all = await this.store.getAclInOrg(org.id, null);
     const direct = new Map<number, Role>();
     for (const e of all) if (e.kind === 'org') direct.set(e.userId, e.role);
@@ -749,11 +756,17 @@ export class HomeService {
     };
   }
 
-  private async personalView(p: Principal, maxInheritedRole: BasicRole | null | undefined, role: Role | null) {
+  /** The caller without public shares: tells whether their access is only public. */
+  private own(p: Principal): Principal {
+    return { ...p, accessIds: p.listIds };
+  }
+
+  /** What non-owners get from GET .../access: themselves only; `public` when only public shares let them in. */
+  private async personalView(p: Principal, maxInheritedRole: BasicRole | null | undefined, role: Role | null, onlyPublic: boolean) {
     const direct = p.anonymous ? [] : [p.user];
     return {
       personal: true,
-      public: !p.anonymous && role !== null ? false : true,
+      public: p.anonymous || onlyPublic,
       ...(maxInheritedRole !== undefined ? { maxInheritedRole } : {}),
       users: direct.map((u) => this.userAccessOut(u, { access: role, isMember: false })),
     };
@@ -761,7 +774,10 @@ export class HomeService {
 
   async getWorkspaceAccess(wid: number, p: Principal) {
     const { ws, org, chain, role } = await this.workspaceFor(wid, p, 'view');
-    if (!can(role, 'aclEdit')) return this.personalView(p, ws.maxInheritedRole, role);
+    if (!can(role, 'aclEdit')) {
+      const own = effectiveRoles((await this.wsChain(ws, this.own(p))).chain, p.listIds).roles[1];
+      return this.personalView(p, ws.maxInheritedRole, role, own === null);
+    }
     const all = await this.store.getAclInOrg(org.id, null);
     const docs = new Set((await this.store.listDocs([ws.id])).map((d) => d.id));
     const ids = new Set<number>();
@@ -793,7 +809,10 @@ export class HomeService {
     const { roles } = effectiveRoles(chain, p.accessIds);
     const role = roles[2];
     if (!can(role, 'view')) throw new Forbidden('access denied');
-    if (!can(role, 'aclEdit')) return this.personalView(p, doc.maxInheritedRole, role === 'members' || role === 'guests' ? 'viewers' : role);
+    if (!can(role, 'aclEdit')) {
+      const own = effectiveRoles((await this.docChain(doc, this.own(p))).chain, p.listIds).roles[2];
+      return this.personalView(p, doc.maxInheritedRole, role === 'members' || role === 'guests' ? 'viewers' : role, own === null);
+    }
     const all = await this.store.getAclInOrg(org.id, null);
     const ids = new Set<number>();
     for (const e of all) {

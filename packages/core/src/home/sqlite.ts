@@ -17,7 +17,7 @@ import {
 } from './types.js';
 
 /** Versioned migrations; index + 1 is the schema version recorded in `user_version`. */
-const MIGRATIONS: string[] = [
+export const MIGRATIONS: string[] = [
   `
   CREATE TABLE users (
     id INTEGER PRIMARY KEY,
@@ -87,6 +87,54 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (kind, resource_id, user_id)
   );
   CREATE INDEX acl_user ON acl(user_id);
+  `,
+  // 2: AUTOINCREMENT on users, orgs and workspaces, so that the id of a deleted row (the newest
+  // one, in particular) is never given to a new one. Rebuilt as SQLite documents it (new table,
+  // copy, drop, rename), with foreign keys off during the migration.
+  `
+  CREATE TABLE users_new (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    email TEXT NOT NULL,
+    email_norm TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL DEFAULT '',
+    ref TEXT NOT NULL,
+    picture TEXT,
+    api_key_hash TEXT UNIQUE,
+    api_key_prefix TEXT,
+    created_at TEXT NOT NULL
+  );
+  INSERT INTO users_new (id, email, email_norm, name, ref, picture, api_key_hash, api_key_prefix, created_at)
+    SELECT id, email, email_norm, name, ref, picture, api_key_hash, api_key_prefix, created_at FROM users;
+  DROP TABLE users;
+  ALTER TABLE users_new RENAME TO users;
+  CREATE TABLE orgs_new (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    domain TEXT UNIQUE,
+    owner_id INTEGER UNIQUE REFERENCES users(id) ON DELETE CASCADE,
+    host TEXT,
+    org_prefs TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  INSERT INTO orgs_new (id, name, domain, owner_id, host, org_prefs, created_at, updated_at)
+    SELECT id, name, domain, owner_id, host, org_prefs, created_at, updated_at FROM orgs;
+  DROP TABLE orgs;
+  ALTER TABLE orgs_new RENAME TO orgs;
+  CREATE TABLE workspaces_new (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    org_id INTEGER NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    max_inherited_role TEXT DEFAULT 'owners',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    removed_at TEXT
+  );
+  INSERT INTO workspaces_new (id, org_id, name, max_inherited_role, created_at, updated_at, removed_at)
+    SELECT id, org_id, name, max_inherited_role, created_at, updated_at, removed_at FROM workspaces;
+  DROP TABLE workspaces;
+  ALTER TABLE workspaces_new RENAME TO workspaces;
+  CREATE INDEX workspaces_org ON workspaces(org_id);
   `,
 ];
 
@@ -163,12 +211,24 @@ export class SqliteHomeStore implements HomeStore {
   }
 
   private migrate(): void {
-    // IMMEDIATE so that two processes starting at once do not both migrate.
-    this.db.transaction(() => {
-      const version = this.db.pragma('user_version', { simple: true }) as number;
-      for (let v = version; v < MIGRATIONS.length; v++) this.db.exec(MIGRATIONS[v]);
-      if (version < MIGRATIONS.length) this.db.pragma(`user_version = ${MIGRATIONS.length}`);
-    }).immediate();
+    if ((this.db.pragma('user_version', { simple: true }) as number) >= MIGRATIONS.length) return;
+    // Table rebuilds need foreign keys off, which SQLite only allows outside a transaction; the
+    // migration checks them itself before committing.
+    this.db.pragma('foreign_keys = OFF');
+    try {
+      // IMMEDIATE so that two processes starting at once do not both migrate.
+      this.db.transaction(() => {
+        const version = this.db.pragma('user_version', { simple: true }) as number;
+        for (let v = version; v < MIGRATIONS.length; v++) this.db.exec(MIGRATIONS[v]);
+        if (version < MIGRATIONS.length) {
+          const broken = this.db.pragma('foreign_key_check') as unknown[];
+          if (broken.length) throw new Error(`home database migration broke ${broken.length} foreign keys`);
+          this.db.pragma(`user_version = ${MIGRATIONS.length}`);
+        }
+      }).immediate();
+    } finally {
+      this.db.pragma('foreign_keys = ON');
+    }
   }
 
   private get(sql: string, ...args: unknown[]): Row | undefined {
@@ -398,7 +458,7 @@ export class SqliteHomeStore implements HomeStore {
     if (holder) throw new Conflict('urlId');
     this.run(
       `INSERT INTO aliases (org_id, url_id, doc_id, created_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (org_id, url_id) DO UPDATE SET doc_id = excluded.doc_id`,
+       ON CONFLICT (org_id, url_id) DO UPDATE SET doc_id = excluded.doc_id, created_at = excluded.created_at`,
       orgId,
       urlId,
       docId,
@@ -499,11 +559,12 @@ export class SqliteHomeStore implements HomeStore {
     const users = userIds === null ? null : JSON.stringify(userIds);
     return this.all(
       `SELECT * FROM acl a WHERE (@users IS NULL OR a.user_id IN (SELECT value FROM json_each(@users))) AND (
-         (a.kind = 'org' AND a.resource_id = CAST(@org AS TEXT))
+         (a.kind = 'org' AND a.resource_id = @orgText)
          OR (a.kind = 'ws' AND CAST(a.resource_id AS INTEGER) IN (SELECT id FROM workspaces WHERE org_id = @org))
          OR (a.kind = 'doc' AND a.resource_id IN (SELECT d.id FROM docs d JOIN workspaces w ON w.id = d.workspace_id WHERE w.org_id = @org)))
        ORDER BY a.user_id`,
-      { org: orgId, users },
+      // better-sqlite3 binds JS numbers as REAL, so CAST(@org AS TEXT) would be '1.0': pass the text form.
+      { org: orgId, orgText: String(orgId), users },
     ).map(toAcl);
   }
   async updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts: { cascade?: boolean } = {}) {

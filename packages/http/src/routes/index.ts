@@ -1,12 +1,14 @@
 import { openApiDocument } from '../openapi.js';
 import type { Route } from '../route.js';
+import { downloadRoutes } from './download.js';
 import { homeRoutes } from './home.js';
+import { sqlRoutes } from './sql.js';
 
 const VERSION = '1.0.1';
 
 /** The one route table. Order matters only where two patterns overlap (first match wins). */
 export function allRoutes(): Route[] {
-  const routes: Route[] = [...homeRoutes];
+  const routes: Route[] = [...homeRoutes, ...sqlRoutes, ...downloadRoutes];
   const openapi: Route = {
     method: 'GET',
     path: '/api/openapi.json',

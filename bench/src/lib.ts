@@ -1,0 +1,100 @@
+/** Shared pieces of the benchmark suite: timing, data, reporting. */
+import { readFileSync } from 'node:fs';
+
+export interface Result {
+  scenario: string;
+  /** What is measured, e.g. "rows/s" or "req/s". */
+  unit: string;
+  rate: number;
+  /** The physical limit measured in the same run, in the same unit (null when not applicable). */
+  limit: number | null;
+  /** rate / limit. */
+  ratio: number | null;
+  /** Target as text, e.g. ">= 0.5 of raw" or "p50 < 5 ms". */
+  target: string;
+  /** Whether the target holds in this run. */
+  met: boolean;
+  p50Ms?: number;
+  p99Ms?: number;
+  peakRssMb?: number;
+  note?: string;
+}
+
+export function now(): number {
+  return performance.now();
+}
+
+/** Runs `fn` `n` times and returns per-call latencies in ms. */
+export async function latencies(n: number, fn: () => Promise<unknown> | unknown): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = now();
+    await fn();
+    out.push(now() - t);
+  }
+  return out;
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Deterministic rows of the five benchmark columns: Text, Int, Numeric, Bool, Date. */
+export function makeRows(count: number, offset = 0): { Name: string; Qty: number; Price: number; Active: boolean; Day: number }[] {
+  const rows = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const n = i + offset;
+    rows[i] = {
+      Name: `name-${(n * 7919) % 1000003}`,
+      Qty: n % 1000,
+      Price: Math.round(((n * 31) % 100000) * 1.25) / 100,
+      Active: n % 3 === 0,
+      Day: 1_600_000_000 - (1_600_000_000 % 86400) + (n % 3650) * 86400,
+    };
+  }
+  return rows;
+}
+
+export const COLUMNS = [
+  { id: 'Name', fields: { type: 'Text' } },
+  { id: 'Qty', fields: { type: 'Int' } },
+  { id: 'Price', fields: { type: 'Numeric' } },
+  { id: 'Active', fields: { type: 'Bool' } },
+  { id: 'Day', fields: { type: 'Date' } },
+];
+
+/** Peak resident set of a process (VmHWM), in MB; Linux only. */
+export function peakRssMb(pid: number = process.pid): number | undefined {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function fmt(n: number | null | undefined, digits = 0): string {
+  if (n === null || n === undefined || Number.isNaN(n)) return '-';
+  return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+export function printTable(results: Result[]): void {
+  const rows = results.map((r) => [
+    r.scenario,
+    `${fmt(r.rate)} ${r.unit}`,
+    r.limit === null ? '-' : `${fmt(r.limit)} ${r.unit}`,
+    r.ratio === null ? '-' : fmt(r.ratio, 2),
+    r.p50Ms === undefined ? '-' : fmt(r.p50Ms, 2),
+    r.p99Ms === undefined ? '-' : fmt(r.p99Ms, 2),
+    r.peakRssMb === undefined ? '-' : fmt(r.peakRssMb),
+    r.target,
+    r.met ? 'ok' : 'MISSED',
+  ]);
+  const head = ['scenario', 'rate', 'limit', 'ratio', 'p50 ms', 'p99 ms', 'peak MB', 'target', ''];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
+  console.log(line(head));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of rows) console.log(line(r));
+}

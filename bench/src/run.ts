@@ -1,0 +1,41 @@
+/** `pnpm bench [--json [FILE]]`: runs every scenario and prints a table (or writes JSON). */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import os from 'node:os';
+import { Engine } from '@gristlite/core';
+import { printTable, type Result } from './lib.js';
+import { inProcess, overHttp, sqlInProcess, tempDir } from './scenarios.js';
+
+const args = process.argv.slice(2);
+const jsonAt = args.indexOf('--json');
+// BENCH_ONLY=engine skips the HTTP half (quick runs while profiling the engine).
+const engineOnly = process.env.BENCH_ONLY === 'engine';
+
+const { dir, cleanup } = tempDir();
+const results: Result[] = [];
+try {
+  {
+    const engine = await Engine.open({ dataDir: join(dir, 'engine') });
+    const user = await engine.home.ensureUser('bench@example.com', 'Bench');
+    const principal = engine.home.principalFor(user, true);
+    const ws = (await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id))[0];
+    const docId = await engine.createDoc(ws.id, principal, { name: 'bench' });
+    const { results: r, raw } = await inProcess(dir, engine.openDoc(docId).grist);
+    results.push(...r, ...(await sqlInProcess(engine, docId, raw)));
+    if (!engineOnly) results.push(...(await overHttp(dir, raw)));
+    await engine.close();
+  }
+} finally {
+  cleanup();
+}
+
+const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGb: Math.round(os.totalmem() / 2 ** 30), node: process.version };
+if (jsonAt >= 0) {
+  const out = JSON.stringify({ date: new Date().toISOString(), machine, results }, null, 2);
+  const file = args[jsonAt + 1];
+  if (file && !file.startsWith('--')) writeFileSync(file, out);
+  else console.log(out);
+} else {
+  console.log(`gristlite benchmarks: ${machine.cpus} x ${machine.model}, ${machine.memGb} GB, Node ${machine.node}\n`);
+  printTable(results);
+}

@@ -1,0 +1,81 @@
+/**
+ * A small HTTP client for the conformance suite: undici against a real server, or a fetch-style
+ * handler called in-process. Every call returns status, headers and the body (parsed when JSON).
+ */
+import { request } from 'undici';
+
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** Parsed JSON when the response is JSON, the text otherwise. */
+  body: any;
+  text: string;
+}
+
+export interface CallOptions {
+  /** API key sent as `Authorization: Bearer <key>`; omit for an anonymous call. */
+  key?: string;
+  /** A JSON value sent with `Content-Type: application/json`. */
+  json?: unknown;
+  /** A raw body sent as is (set the content type in `headers`). */
+  body?: string | Uint8Array | AsyncIterable<Uint8Array>;
+  headers?: Record<string, string>;
+}
+
+export type FetchHandler = (req: Request) => Promise<Response>;
+
+export class Client {
+  constructor(
+    readonly baseUrl: string,
+    private readonly fetchHandler?: FetchHandler,
+  ) {}
+
+  async call(method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse> {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.key !== undefined) headers.authorization ??= `Bearer ${opts.key}`;
+    let body = opts.body;
+    if (opts.json !== undefined) {
+      body = JSON.stringify(opts.json);
+      headers['content-type'] ??= 'application/json';
+    }
+    const url = this.baseUrl + path;
+    let status: number;
+    let outHeaders: Record<string, string> = {};
+    let text: string;
+    if (this.fetchHandler) {
+      const init: RequestInit & { duplex?: 'half' } = { method, headers, body: body as any };
+      if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array)) init.duplex = 'half';
+      const res = await this.fetchHandler(new Request(url, init));
+      status = res.status;
+      res.headers.forEach((v, k) => (outHeaders[k] = v));
+      text = await res.text();
+    } else {
+      const res = await request(url, { method: method as any, headers, body: body as any });
+      status = res.statusCode;
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) outHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
+      text = await res.body.text();
+    }
+    let parsed: unknown = text;
+    if ((outHeaders['content-type'] ?? '').includes('json') && text !== '') {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+    }
+    return { status, headers: outHeaders, body: parsed, text };
+  }
+
+  get(path: string, opts?: CallOptions) {
+    return this.call('GET', path, opts);
+  }
+  post(path: string, json: unknown, opts: CallOptions = {}) {
+    return this.call('POST', path, { ...opts, json });
+  }
+  patch(path: string, json: unknown, opts: CallOptions = {}) {
+    return this.call('PATCH', path, { ...opts, json });
+  }
+  del(path: string, opts: CallOptions = {}) {
+    return this.call('DELETE', path, opts);
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * Attachments stored as Grist stores them (SPEC §12): one `_grist_Attachments` row per upload, the
+ * bytes once per unique content in `_gristsys_Files`, keyed by `sha1hex + ext`. Works on a
+ * better-sqlite3 handle, independent of the document engine.
+ */
+import { createHash } from 'node:crypto';
+import { basename, extname } from 'node:path/posix';
+import type Database from 'better-sqlite3';
+import { imageSize } from 'image-size';
+import { ApiError, BadRequest, NotFound } from '../errors.js';
+import { META_TYPES } from '../doc/schema.js';
+import { makeDecoder } from '../doc/types.js';
+import { contentTypeForExt, guessExt } from './ext.js';
+import { compileFilter, sortAndLimit, type TableQuery } from './query.js';
+
+/** One uploaded file, as the multipart parser hands it over. */
+export interface UploadedFile {
+  /** The original file name of the part. */
+  fileName: string;
+  /** The part's Content-Type, or null when it had none. */
+  mimeType: string | null;
+  data: Buffer;
+}
+
+export interface AddAttachmentsOptions {
+  /** Largest accepted file, in bytes (0 or absent: unlimited). */
+  maxBytes?: number;
+  /** Clock for `timeUploaded` (milliseconds). */
+  now?: () => number;
+}
+
+/** Metadata the API shows for an attachment (SPEC §12.3-12.4). */
+export interface AttachmentInfo {
+  fileName: string;
+  fileSize: number;
+  timeUploaded?: string;
+}
+
+export interface AttachmentDownload {
+  data: Buffer;
+  /** Content-Type, Content-Disposition, Cache-Control, Content-Security-Policy, Content-Length. */
+  headers: Record<string, string>;
+}
+
+/** Grist's `byteString`: `512B`, `4.1KB`, `100.0MB`. */
+export function byteString(bytes: number): string {
+  if (bytes < 1024) return `${bytes}B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)}MB`;
+}
+
+/** The 413 Grist answers for a file over the limit. */
+export function attachmentTooLarge(maxBytes: number): ApiError {
+  return new ApiError(413, `Attachments must not exceed ${byteString(maxBytes)}`);
+}
+
+interface PreparedFile {
+  fileIdent: string;
+  fileName: string;
+  fileExt: string;
+  fileSize: number;
+  imageWidth: number;
+  imageHeight: number;
+  data: Buffer;
+}
+
+function imageDimensions(data: Buffer): { width: number; height: number } {
+  try {
+    const d = imageSize(data);
+    return { width: d.width ?? 0, height: d.height ?? 0 };
+  } catch {
+    return { width: 0, height: 0 }; // Not an image (or not one image-size knows).
+  }
+}
+
+/**
+ * Stores uploaded files and returns the new `_grist_Attachments` row ids, in upload order. All the
+ * files go in one transaction: an upload that fails leaves nothing behind. Identical content with
+ * the same extension is stored once.
+ */
+export async function addAttachments(
+  db: Database.Database,
+  files: readonly UploadedFile[],
+  opts: AddAttachmentsOptions = {},
+): Promise<number[]> {
+  if (opts.maxBytes) {
+    for (const f of files) if (f.data.byteLength > opts.maxBytes) throw attachmentTooLarge(opts.maxBytes);
+  }
+  const prepared: PreparedFile[] = [];
+  for (const f of files) {
+    const fileExt = await guessExt(f.data, f.fileName, f.mimeType);
+    const checksum = createHash('sha1').update(f.data).digest('hex');
+    const { width, height } = imageDimensions(f.data);
+    prepared.push({
+      fileIdent: checksum + fileExt,
+      fileName: f.fileName,
+      fileExt,
+      fileSize: f.data.byteLength,
+      imageWidth: width,
+      imageHeight: height,
+      data: f.data,
+    });
+  }
+  const now = opts.now ?? Date.now;
+  const findFile = db.prepare('SELECT data IS NOT NULL OR storageId IS NOT NULL AS present FROM _gristsys_Files WHERE ident = ?');
+  const insertFile = db.prepare('INSERT INTO _gristsys_Files (ident, data) VALUES (?, ?)');
+  const fillFile = db.prepare('UPDATE _gristsys_Files SET data = ? WHERE ident = ?');
+  // Integers bound as BigInt: the metadata columns are declared BLOB, where SQLite keeps a JS
+  // number as REAL; Grist stores these as INTEGER.
+  const insertRow = db.prepare(
+    `INSERT INTO _grist_Attachments (fileIdent, fileName, fileType, fileSize, imageHeight, imageWidth, timeUploaded, fileExt)
+     VALUES (?, ?, '', ?, ?, ?, ?, ?)`,
+  );
+  return db.transaction(() => {
+    const ids: number[] = [];
+    for (const p of prepared) {
+      const existing = findFile.get(p.fileIdent) as { present: number } | undefined;
+      if (!existing) insertFile.run(p.fileIdent, p.data);
+      else if (!existing.present) fillFile.run(p.data, p.fileIdent);
+      const info = insertRow.run(
+        p.fileIdent, p.fileName, BigInt(p.fileSize), BigInt(p.imageHeight), BigInt(p.imageWidth),
+        BigInt(Math.trunc(now())), p.fileExt,
+      );
+      ids.push(Number(info.lastInsertRowid));
+    }
+    return ids;
+  })();
+}
+
+const ATTACHMENT_TYPES = META_TYPES._grist_Attachments;
+const DECODERS = Object.fromEntries(Object.entries(ATTACHMENT_TYPES).map(([col, type]) => [col, makeDecoder(type)]));
+const COLUMNS = new Set(['id', ...Object.keys(ATTACHMENT_TYPES)]);
+
+function decodeRow(raw: Record<string, unknown>): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (const [col, value] of Object.entries(raw)) {
+    row[col] = col === 'id' ? value : (DECODERS[col]?.(value) ?? value);
+  }
+  return row;
+}
+
+/** Grist's `cleanAttachmentRecord`: only three fields, `timeUploaded` as ISO when it is a number. */
+function cleanRecord(row: Record<string, unknown>): AttachmentInfo {
+  const time = row.timeUploaded;
+  const timeUploaded = typeof time === 'number' ? new Date(time).toISOString() : undefined;
+  const info = { fileName: row.fileName, fileSize: row.fileSize } as AttachmentInfo;
+  if (timeUploaded !== undefined) info.timeUploaded = timeUploaded;
+  return info;
+}
+
+/**
+ * GET /attachments: every `_grist_Attachments` row (soft-deleted ones included), filtered, sorted
+ * and limited on its columns as GET /records does, showing three fields.
+ */
+export function listAttachments(
+  db: Database.Database,
+  query: TableQuery = {},
+): { records: { id: number; fields: AttachmentInfo }[] } {
+  const { where, params } = compileFilter(query.filter, COLUMNS);
+  const useSqlLimit = !query.sort?.length && query.limit !== undefined && query.limit > 0;
+  const sql = `SELECT * FROM _grist_Attachments ${where} ORDER BY id${useSqlLimit ? ' LIMIT ?' : ''}`;
+  const raw = db.prepare(sql).all(...params, ...(useSqlLimit ? [query.limit!] : [])) as Record<string, unknown>[];
+  const rows = sortAndLimit(raw.map(decodeRow), query, COLUMNS);
+  return { records: rows.map((r) => ({ id: r.id as number, fields: cleanRecord(r) })) };
+}
+
+function attachmentRow(db: Database.Database, attId: number): Record<string, unknown> {
+  const raw = db.prepare('SELECT * FROM _grist_Attachments WHERE id = ?').get(attId) as Record<string, unknown> | undefined;
+  if (!raw) throw new NotFound(`Attachment not found: ${attId}`);
+  return decodeRow(raw);
+}
+
+/** GET /attachments/{id}: `{fileName, fileSize, timeUploaded}`, or 404 `Attachment not found: N`. */
+export function getAttachmentMetadata(db: Database.Database, attId: number): AttachmentInfo {
+  return cleanRecord(attachmentRow(db, attId));
+}
+
+const TEXT_RE = /^[\x20-\x7e\x80-\xff]+$/;
+const NON_LATIN1_RE = /[^\x20-\x7e\xa0-\xff]/g;
+const HEX_ESCAPE_RE = /%[0-9A-Fa-f]{2}/;
+
+/**
+ * The Content-Disposition header Grist builds with the `content-disposition` package:
+ * `attachment; filename="a.jpg"`, plus `filename*=UTF-8''...` (and a `?`-substituted fallback)
+ * for names outside ISO-8859-1.
+ */
+export function contentDisposition(fileName: string, type: 'attachment' | 'inline' = 'attachment'): string {
+  const name = basename(fileName);
+  const quoted = (s: string) => `"${s.replace(/([\\"])/g, '\\$1')}"`;
+  const extended = (s: string) =>
+    "UTF-8''" + encodeURIComponent(s).replace(/[\x00-\x20"'()*,/:;<=>?@[\\\]{}\x7f]/g,
+      (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  if (!name) return type;
+  const isQuotedString = TEXT_RE.test(name);
+  const fallback = name.replace(NON_LATIN1_RE, '?');
+  const hasFallback = fallback !== name;
+  let out = type;
+  if (isQuotedString || hasFallback) out += `; filename=${quoted(hasFallback ? fallback : name)}`;
+  if (hasFallback || !isQuotedString || HEX_ESCAPE_RE.test(name)) out += `; filename*=${extended(name)}`;
+  return out;
+}
+
+export interface DownloadOptions {
+  /** `?inline=1`: `Content-Disposition: inline` (never for `text/html`). */
+  inline?: boolean;
+  /** `?name=`: the file name to offer instead of the stored one. */
+  name?: string;
+}
+
+/**
+ * GET /attachments/{id}/download: the bytes with the headers Grist sends. 404 `Attachment not
+ * found: N` for an unknown id, 404 `Invalid attachment identifier` when the file is missing.
+ */
+export function getAttachmentDownload(db: Database.Database, attId: number, opts: DownloadOptions = {}): AttachmentDownload {
+  const row = attachmentRow(db, attId);
+  const fileIdent = String(row.fileIdent ?? '');
+  const file = db.prepare('SELECT data FROM _gristsys_Files WHERE ident = ?').get(fileIdent) as { data: Buffer | null } | undefined;
+  if (!file || file.data === null) throw new NotFound('Invalid attachment identifier');
+  const ext = extname(fileIdent);
+  const origName = String(row.fileName ?? '');
+  const fileName = opts.name || (ext ? basename(origName, extname(origName)) + ext : origName);
+  const contentType = contentTypeForExt(ext);
+  const inline = opts.inline && !contentType.startsWith('text/html');
+  const data = Buffer.isBuffer(file.data) ? file.data : Buffer.from(file.data as Uint8Array);
+  return {
+    data,
+    headers: {
+      'Content-Type': contentType,
+      'Content-Disposition': contentDisposition(fileName, inline ? 'inline' : 'attachment'),
+      'Cache-Control': 'private, max-age=3600',
+      'Content-Security-Policy': "sandbox; default-src 'none'",
+      'Content-Length': String(data.byteLength),
+    },
+  };
+}
+
+/** Grist's integer parameter check for `attId`. */
+export function parseAttId(value: string): number {
+  const n = parseInt(value, 10);
+  if (Number.isNaN(n)) throw new BadRequest(`attId parameter cannot be understood as an integer: ${value}`);
+  return n;
+}

@@ -1,0 +1,945 @@
+/**
+ * The write side of a document: what Grist's data engine (useractions.py) does for record and
+ * schema actions, applied directly to SQLite. Every method here runs inside a transaction opened
+ * by GristDoc, and keeps `_grist_Tables`, `_grist_Tables_column`, views, sections and fields
+ * consistent with the user tables.
+ */
+import type Database from 'better-sqlite3';
+import {BadRequest, engineError, NotFound} from '../errors.js';
+import {pickColIdent, pickTableIdent} from './identifiers.js';
+import {type ColumnMeta, type DocMeta, loadMeta, readMetaRows, type TableMeta} from './meta.js';
+import {guessColumn, parseChoiceList, parseCsvLine, parseDateStrict, parseDateTime, parseNumber} from './parse.js';
+import {equalityCondition, quoteIdent} from './query.js';
+import {META_TYPES} from './schema.js';
+import {dateTimeZone} from './datetime.js';
+import {pyStr} from './pyformat.js';
+import {
+  baseType, type CellValue, converterFor, convertsToNumeric, holdsFloats, isRefListType,
+  makeEncoder, refTarget, type SqlValue, sqlDefaultFor, sqlTypeFor,
+} from './types.js';
+
+/** What one write changed in one table (metadata tables included). */
+export interface TableChange {
+  tableId: string;
+  added: number[];
+  updated: number[];
+  removed: number[];
+}
+
+/**
+ * Changes made during one write, per table. Operations are recorded as they happen (cheap on bulk
+ * paths) and merged when listed: a row added then updated is reported as added, a row added then
+ * removed is not reported at all.
+ */
+export class ChangeSet {
+  private readonly ops = new Map<string, Array<['a' | 'u' | 'r', number[]]>>();
+
+  private record(tableId: string, kind: 'a' | 'u' | 'r', ids: number[]): void {
+    let t = this.ops.get(tableId);
+    if (!t) {
+      t = [];
+      this.ops.set(tableId, t);
+    }
+    t.push([kind, ids]);
+  }
+
+  add(tableId: string, ids: number[]): void { this.record(tableId, 'a', ids); }
+  update(tableId: string, ids: number[]): void { this.record(tableId, 'u', ids); }
+  remove(tableId: string, ids: number[]): void { this.record(tableId, 'r', ids); }
+
+  /** Follows a table rename, so that changes are reported under the table's final id. */
+  rename(from: string, to: string): void {
+    const t = this.ops.get(from);
+    if (t) {
+      this.ops.delete(from);
+      this.ops.set(to, t);
+    }
+  }
+
+  drop(tableId: string): void {
+    this.ops.delete(tableId);
+  }
+
+  list(): TableChange[] {
+    const out: TableChange[] = [];
+    for (const [tableId, ops] of this.ops) {
+      const added = new Set<number>();
+      const updated = new Set<number>();
+      const removed = new Set<number>();
+      for (const [kind, ids] of ops) {
+        for (const id of ids) {
+          if (kind === 'a') {
+            added.add(id);
+            removed.delete(id);
+          } else if (kind === 'u') {
+            if (!added.has(id)) { updated.add(id); }
+          } else {
+            updated.delete(id);
+            if (!added.delete(id)) { removed.add(id); }
+          }
+        }
+      }
+      if (added.size || updated.size || removed.size) {
+        out.push({tableId, added: [...added], updated: [...updated], removed: [...removed]});
+      }
+    }
+    return out;
+  }
+
+  get isEmpty(): boolean {
+    return this.list().length === 0;
+  }
+}
+
+/** Column properties accepted by AddTable / AddColumn. */
+export interface ColInfo {
+  type?: string;
+  isFormula?: boolean;
+  formula?: string;
+  label?: string;
+  widgetOptions?: string;
+  [field: string]: CellValue | undefined;
+}
+
+export interface AddTableResult {
+  id: number;
+  table_id: string;
+  columns: string[];
+  views?: Array<{id: number, sections: number[]}>;
+}
+
+export interface WriteOptions {
+  /** Parse strings by column type and format (false = Grist's `noparse`). */
+  parse: boolean;
+}
+
+const MAX_ROW_ID = 1000000;
+const CHUNK = 500;
+
+/** Fields of `_grist_Tables_column` that are not user-editable through column updates. */
+const FIELD_TYPES = META_TYPES._grist_Tables_column;
+
+function chunks<T>(arr: T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < arr.length; i += size) { out.push(arr.slice(i, i + size)); }
+  return out;
+}
+
+function sameStored(a: SqlValue | unknown, b: SqlValue): boolean {
+  if (Buffer.isBuffer(a) || Buffer.isBuffer(b) || a instanceof Uint8Array) {
+    return Buffer.isBuffer(b) && a instanceof Uint8Array && Buffer.compare(Buffer.from(a), b) === 0;
+  }
+  if (typeof b === 'bigint') { return Number(b) === a; }
+  return a === b || (Number.isNaN(a) && Number.isNaN(b));
+}
+
+/** The column ids of RefList metadata values, e.g. `["L", 2, 3]` or JSON text. */
+function refListIds(v: CellValue): number[] {
+  if (Array.isArray(v) && v[0] === 'L') { return v.slice(1).filter((x): x is number => typeof x === 'number'); }
+  return [];
+}
+
+export class DocEngine {
+  meta: DocMeta;
+  changes: ChangeSet | null = null;
+  private readonly stmts = new Map<string, Database.Statement>();
+
+  constructor(readonly db: Database.Database) {
+    this.meta = loadMeta(db);
+  }
+
+  reloadMeta(): void {
+    this.meta = loadMeta(this.db, this.meta.version);
+    this.stmts.clear();
+  }
+
+  stmt(sql: string): Database.Statement {
+    let s = this.stmts.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  private changeSet(): ChangeSet {
+    if (!this.changes) { throw new Error('DocEngine: write outside of a transaction'); }
+    return this.changes;
+  }
+
+  getTable(tableId: string): TableMeta {
+    const t = this.meta.tables.get(tableId);
+    if (!t) { throw new NotFound(`Table not found "${tableId}"`); }
+    return t;
+  }
+
+  getColumn(table: TableMeta, colId: string): ColumnMeta {
+    const c = table.byId.get(colId);
+    if (!c) { throw new BadRequest(`Invalid column "${colId}"`); }
+    return c;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Metadata tables
+
+  private maxId(tableId: string): number {
+    const row = this.stmt(`SELECT max(id) AS m FROM ${quoteIdent(tableId)}`).get() as {m: number | null};
+    return row.m ?? 0;
+  }
+
+  /** Next position after every existing one in a PositionNumber column (Grist appends at the end). */
+  private nextPos(tableId: string, colId: string): number {
+    const c = quoteIdent(colId);
+    const row = this.stmt(`SELECT max(+${c}) AS m FROM ${quoteIdent(tableId)}
+      WHERE typeof(${c}) IN ('integer', 'real') AND ${c} < 1e308`).get() as {m: number | null};
+    return Math.floor(row.m ?? 0) + 1;
+  }
+
+  metaAdd(tableId: string, rows: Array<Record<string, CellValue>>): number[] {
+    const table = this.getTable(tableId);
+    let next = this.maxId(tableId) + 1;
+    const ids: number[] = [];
+    for (const row of rows) {
+      const cols = Object.keys(row).filter((k) => table.byId.has(k));
+      const sql = `INSERT INTO ${quoteIdent(tableId)} (id${cols.map((c) => ', ' + quoteIdent(c)).join('')})
+        VALUES (?${', ?'.repeat(cols.length)})`;
+      this.stmt(sql).run(next, ...cols.map((c) => table.byId.get(c)!.encode(row[c])));
+      ids.push(next++);
+    }
+    this.changeSet().add(tableId, ids);
+    return ids;
+  }
+
+  metaUpdate(tableId: string, id: number, values: Record<string, CellValue>): void {
+    const table = this.getTable(tableId);
+    const cols = Object.keys(values).filter((k) => table.byId.has(k));
+    if (!cols.length) { return; }
+    const sql = `UPDATE ${quoteIdent(tableId)} SET ${cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')} WHERE id = ?`;
+    this.stmt(sql).run(...cols.map((c) => table.byId.get(c)!.encode(values[c])), id);
+    this.changeSet().update(tableId, [id]);
+  }
+
+  metaRemove(tableId: string, ids: number[]): void {
+    if (!ids.length) { return; }
+    for (const part of chunks(ids)) {
+      this.db.prepare(`DELETE FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
+    }
+    this.changeSet().remove(tableId, ids);
+  }
+
+  metaRows(tableId: string): Array<Record<string, CellValue>> {
+    return readMetaRows(this.db, tableId);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Records: conversion
+
+  /** JS-side parsing of a string for a column (Grist's ValueParser), when parsing is on. */
+  private parseString(col: ColumnMeta, text: string): CellValue {
+    const opts = col.options;
+    switch (baseType(col.type)) {
+      case 'Numeric': case 'Int': {
+        const p = parseNumber(text, this.meta.settings, typeof opts.currency === 'string' ? opts.currency : undefined);
+        return p ? p.value : text;
+      }
+      case 'Date':
+        return parseDateStrict(text, opts.dateFormat as string | undefined) ?? text;
+      case 'DateTime':
+        return parseDateTime(text, opts.dateFormat as string | undefined, dateTimeZone(col.type)) ?? text;
+      case 'ChoiceList':
+        return parseChoiceList(text);
+      case 'Ref': {
+        if (text === '') { return 0; }
+        return this.refLookupOf(col, [text], text, false);
+      }
+      case 'RefList': case 'Attachments': {
+        const s = text.trim();
+        if (!s) { return null; }
+        let items: string[] | null = null;
+        if (s.startsWith('[')) {
+          try {
+            const parsed = JSON.parse(s);
+            if (Array.isArray(parsed)) { items = parsed.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))); }
+          } catch {
+            // Read as CSV below.
+          }
+        }
+        items ??= parseCsvLine(s).map((x) => x.trim()).filter((x) => x !== '');
+        return items.length ? this.refLookupOf(col, items, text, true) : null;
+      }
+      default:
+        return text;
+    }
+  }
+
+  /** The `["l", value, {column, raw}]` lookup Grist's ReferenceParser makes of display values. */
+  private refLookupOf(col: ColumnMeta, texts: string[], raw: string, list: boolean): CellValue {
+    const visible = this.meta.colsByRef.get(Number(col.fields.visibleCol) || 0);
+    const values: CellValue[] = [];
+    for (const t of texts) {
+      if (!visible) {
+        // Without a visible column, only integer-looking strings can be row ids.
+        if (!/^\s*\d+\s*$/.test(t)) { return raw; }
+        values.push(Number(t));
+      } else {
+        values.push(typeof t === 'string' ? this.parseString(visible.col, t) : t);
+      }
+    }
+    const column = visible ? visible.col.colId : 'id';
+    return ['l', list ? ['L', ...values] : values[0], {column, raw}];
+  }
+
+  /** Resolves a `["l", value, options]` lookup to a row id (or ids), else to alt-text. */
+  private resolveLookup(col: ColumnMeta, v: CellValue[]): CellValue {
+    const target = refTarget(col.type);
+    const options = (v[2] && typeof v[2] === 'object' && !Array.isArray(v[2]) ? v[2] : {}) as Record<string, CellValue>;
+    const value = v[1] ?? null;
+    const isList = isRefListType(col.type);
+    const wanted = isList && Array.isArray(value) && value[0] === 'L' ? value.slice(1) : [value];
+    const altText = typeof options.raw === 'string' ? options.raw : wanted.map((w) => pyStr(w)).join(', ');
+    const table = target ? this.meta.tables.get(target) : undefined;
+    const visible = this.meta.colsByRef.get(Number(col.fields.visibleCol) || 0);
+    const colId = typeof options.column === 'string' && options.column ? options.column : (visible?.col.colId ?? 'id');
+    if (!table || (colId !== 'id' && !table.byId.has(colId))) { return altText; }
+    const ids: number[] = [];
+    for (const w of wanted) {
+      const cond = equalityCondition(quoteIdent(colId), [w]);
+      const row = this.db.prepare(`SELECT id FROM ${quoteIdent(table.tableId)} WHERE ${cond.sql} ORDER BY id LIMIT 1`)
+        .get(...cond.params) as {id: number} | undefined;
+      if (!row) { return altText; }
+      ids.push(row.id);
+    }
+    return isList ? ['L', ...ids] : ids[0];
+  }
+
+  /** Parses (if asked), resolves lookups and converts values for one column. */
+  convertColumnValues(col: ColumnMeta, values: CellValue[], opts: WriteOptions): CellValue[] {
+    const convert = converterFor(col.type);
+    const isRef = refTarget(col.type) !== null;
+    const parse = opts.parse && !['Text', 'Choice', 'Bool', 'Any'].includes(baseType(col.type));
+    const out = new Array<CellValue>(values.length);
+    for (let i = 0; i < values.length; i++) {
+      let v = values[i];
+      if (v === undefined) { v = null; }
+      if (parse && typeof v === 'string') { v = this.parseString(col, v); }
+      if (isRef && Array.isArray(v) && v[0] === 'l') { v = this.resolveLookup(col, v); }
+      out[i] = convert(v);
+    }
+    return out;
+  }
+
+  /**
+   * `_ensure_column_accepts_data`: a real formula column refuses values; an empty column (formula
+   * "") becomes a data column, its type guessed from the values when it is Any. Returns the values
+   * to write, or null when the column must stay empty (every value blank).
+   */
+  private ensureAcceptsData(table: TableMeta, colId: string, values: CellValue[]): CellValue[] | null {
+    const col = this.getColumn(table, colId);
+    if (!col.isFormula || table.isMeta) { return values; }
+    if (col.formula) { throw engineError('ValueError', `Can't save value to formula column ${colId}`); }
+    let out = values;
+    if (col.type === 'Any') {
+      const guess: Record<string, CellValue> = {};
+      if (values.every((v) => v === null || typeof v === 'string')) {
+        const g = guessColumn(values as Array<string | null>, this.meta.settings, this.meta.timezone);
+        if (!g) { return null; }
+        guess.type = g.type;
+        if (g.widgetOptions) { guess.widgetOptions = JSON.stringify(g.widgetOptions); }
+        out = g.values;
+      } else {
+        const nonBlank = values.filter((v) => v !== '' && v !== null);
+        const numeric = nonBlank.filter(convertsToNumeric).length;
+        guess.type = nonBlank.length && numeric >= nonBlank.length * 0.9 ? 'Numeric' : 'Text';
+      }
+      this.updateColumns(table, [{colId, values: guess}]);
+    }
+    this.updateColumns(this.getTable(table.tableId), [{colId, values: {isFormula: false}}]);
+    return out;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Records: writes
+
+  private existingIds(tableId: string, ids: number[]): Set<number> {
+    const found = new Set<number>();
+    for (const part of chunks([...new Set(ids)])) {
+      const rows = this.db.prepare(`SELECT id FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`)
+        .raw(true).all(...part) as Array<[number]>;
+      for (const [id] of rows) { found.add(id); }
+    }
+    return found;
+  }
+
+  /** Validates columns and prepares them for data: returns the table (reloaded) and kept columns. */
+  private prepareColumns(table: TableMeta, colValues: Map<string, CellValue[]>): {table: TableMeta, cols: Map<string, CellValue[]>} {
+    for (const colId of colValues.keys()) { this.getColumn(table, colId); }
+    const cols = new Map<string, CellValue[]>();
+    for (const [colId, values] of colValues) {
+      const accepted = this.ensureAcceptsData(table, colId, values);
+      if (accepted) { cols.set(colId, accepted); }
+      table = this.getTable(table.tableId);
+    }
+    return {table, cols};
+  }
+
+  addRecords(table: TableMeta, rowIds: Array<number | null>, colValues: Map<string, CellValue[]>,
+             opts: WriteOptions): number[] {
+    colValues.delete('id');
+    const prepared = this.prepareColumns(table, colValues);
+    table = prepared.table;
+    let next = this.maxId(table.tableId) + 1;
+    const ids = rowIds.map((id) => {
+      const filled = id === null || id === undefined || id < 0 ? next : id;
+      if (!Number.isInteger(filled)) { throw engineError('TypeError', `Invalid row id ${String(id)}`); }
+      if (filled > MAX_ROW_ID) { throw engineError('ValueError', 'Row ID too high'); }
+      next = Math.max(next, filled) + 1;
+      return filled;
+    });
+    const cols = [...prepared.cols.keys()];
+    const converted = cols.map((c) => this.convertColumnValues(table.byId.get(c)!, prepared.cols.get(c)!, opts));
+    if (table.hasManualSort && !prepared.cols.has('manualSort')) {
+      cols.push('manualSort');
+      converted.push(ids);
+    }
+    const encoders = cols.map((c) => table.byId.get(c)!.encode);
+    const stmt = this.stmt(`INSERT INTO ${quoteIdent(table.tableId)} ("id"${cols.map((c) => ', ' + quoteIdent(c)).join('')})
+      VALUES (?${', ?'.repeat(cols.length)})`);
+    const params = new Array<SqlValue>(cols.length + 1);
+    const n = cols.length;
+    try {
+      for (let i = 0; i < ids.length; i++) {
+        params[0] = ids[i];
+        for (let j = 0; j < n; j++) { params[j + 1] = encoders[j](converted[j][i]); }
+        stmt.run(params);
+      }
+    } catch (e) {
+      if ((e as {code?: string}).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+        throw engineError('ValueError', 'Row ID already exists');
+      }
+      throw e;
+    }
+    this.changeSet().add(table.tableId, ids);
+    return ids;
+  }
+
+  updateRecords(table: TableMeta, rowIds: number[], colValues: Map<string, CellValue[]>, opts: WriteOptions): void {
+    colValues.delete('id');
+    for (const colId of colValues.keys()) { this.getColumn(table, colId); }
+    const existing = this.existingIds(table.tableId, rowIds);
+    const missing = rowIds.find((id) => !existing.has(id));
+    if (missing !== undefined) { throw new BadRequest(`Invalid row id ${missing}`); }
+    if (!rowIds.length || !colValues.size) { return; }
+    const prepared = this.prepareColumns(table, colValues);
+    table = prepared.table;
+    const cols = [...prepared.cols.keys()];
+    if (!cols.length) { return; }
+    const converted = cols.map((c) => this.convertColumnValues(table.byId.get(c)!, prepared.cols.get(c)!, opts));
+    const encoders = cols.map((c) => table.byId.get(c)!.encode);
+    const stmt = this.stmt(`UPDATE ${quoteIdent(table.tableId)} SET ${cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')}
+      WHERE id = ?`);
+    const params = new Array<SqlValue>(cols.length + 1);
+    for (let i = 0; i < rowIds.length; i++) {
+      for (let j = 0; j < cols.length; j++) { params[j] = encoders[j](converted[j][i]); }
+      params[cols.length] = rowIds[i];
+      stmt.run(params);
+    }
+    this.changeSet().update(table.tableId, rowIds);
+  }
+
+  removeRecords(table: TableMeta, rowIds: CellValue[]): void {
+    for (const id of rowIds) {
+      if (typeof id !== 'number' || !Number.isInteger(id)) {
+        throw engineError('TypeError', `Invalid row id ${JSON.stringify(id)}`);
+      }
+    }
+    const existing = [...this.existingIds(table.tableId, rowIds as number[])];
+    if (!existing.length) { return; }
+    for (const part of chunks(existing)) {
+      this.stmt(`DELETE FROM ${quoteIdent(table.tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
+    }
+    this.changeSet().remove(table.tableId, existing);
+    this.clearReferencesTo(table.tableId, existing);
+  }
+
+  /** Ref cells pointing at removed rows become 0; removed ids leave RefList cells. */
+  private clearReferencesTo(tableId: string, removed: number[]): void {
+    const removedSet = new Set(removed);
+    for (const t of this.meta.userTables) {
+      for (const col of t.columns) {
+        if (refTarget(col.type) !== tableId || (col.isFormula && col.formula)) { continue; }
+        const c = quoteIdent(col.colId);
+        const tq = quoteIdent(t.tableId);
+        const updates: Array<[number, CellValue]> = [];
+        for (const part of chunks(removed)) {
+          const marks = part.map(() => '?').join(',');
+          if (isRefListType(col.type)) {
+            const rows = this.db.prepare(`SELECT t.id, t.${c} FROM ${tq} t WHERE typeof(t.${c}) = 'text'
+              AND json_valid(t.${c}) AND EXISTS (SELECT 1 FROM json_each(t.${c}) j WHERE j.value IN (${marks}))`)
+              .raw(true).all(...part) as Array<[number, unknown]>;
+            for (const [id, raw] of rows) {
+              const v = col.decode(raw);
+              const ids = Array.isArray(v) ? v.slice(1).filter((x) => !removedSet.has(x as number)) : [];
+              updates.push([id, ids.length ? ['L', ...ids] : null]);
+            }
+          } else {
+            const rows = this.db.prepare(`SELECT id FROM ${tq} WHERE +${c} IN (${marks})`).raw(true).all(...part) as Array<[number]>;
+            for (const [id] of rows) { updates.push([id, 0]); }
+          }
+        }
+        if (!updates.length) { continue; }
+        const stmt = this.stmt(`UPDATE ${tq} SET ${c} = ? WHERE id = ?`);
+        for (const [id, v] of updates) { stmt.run(col.encode(v), id); }
+        this.changeSet().update(t.tableId, updates.map(([id]) => id));
+      }
+    }
+  }
+
+  /** ReplaceTableData: all rows replaced by the given ones. */
+  replaceTableData(table: TableMeta, rowIds: Array<number | null>, colValues: Map<string, CellValue[]>, opts: WriteOptions): void {
+    const all = (this.db.prepare(`SELECT id FROM ${quoteIdent(table.tableId)}`).raw(true).all() as Array<[number]>).map(([id]) => id);
+    if (all.length) {
+      this.db.prepare(`DELETE FROM ${quoteIdent(table.tableId)}`).run();
+      this.changeSet().remove(table.tableId, all);
+    }
+    this.addRecords(table, rowIds, colValues, opts);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Schema: tables
+
+  private allTableIds(): string[] {
+    return [...this.meta.tables.keys()];
+  }
+
+  private createSqlTable(tableId: string, cols: Array<{colId: string, type: string}>): void {
+    const defs = cols.map((c) => `, ${quoteIdent(c.colId)} ${sqlTypeFor(c.type)} DEFAULT ${sqlDefaultFor(c.type)}`);
+    this.db.exec(`CREATE TABLE ${quoteIdent(tableId)} (id INTEGER PRIMARY KEY${defs.join('')})`);
+  }
+
+  addTable(tableIdIn: string | null | undefined, columns: Array<{id?: string | null} & ColInfo>,
+           opts: {primaryView: boolean} = {primaryView: true}): AddTableResult {
+    const specs = columns.map((c) => ({...c, isFormula: c.isFormula ?? Boolean(c.formula)}));
+    specs.unshift({id: 'manualSort', type: 'ManualSortPos', formula: '', isFormula: false});
+    const tableId = pickTableIdent(tableIdIn, this.allTableIds());
+    const title = tableIdIn || tableId;
+    const avoid = new Set(['ID']);
+    const colIds = specs.map((c) => {
+      const picked = pickColIdent(c.id, avoid);
+      avoid.add(picked.toUpperCase());
+      return picked;
+    });
+    const clean = specs.map((c, i) => ({
+      colId: colIds[i],
+      isFormula: c.isFormula !== false,
+      type: String(c.type ?? (c.isFormula !== false ? 'Any' : 'Text')),
+      formula: String(c.formula ?? ''),
+      label: c.label !== undefined ? String(c.label) : colIds[i],
+      widgetOptions: c.widgetOptions !== undefined ? String(c.widgetOptions) : '',
+    }));
+    this.createSqlTable(tableId, clean);
+    const [tableRef] = this.metaAdd('_grist_Tables', [{tableId, primaryViewId: 0}]);
+    let pos = this.nextPos('_grist_Tables_column', 'parentPos');
+    this.metaAdd('_grist_Tables_column', clean.map((c) => ({parentId: tableRef, parentPos: pos++, ...c})));
+    this.reloadMeta();
+
+    const result: AddTableResult = {id: tableRef, table_id: tableId, columns: colIds.slice(1)};
+    let primaryViewId = 0;
+    if (opts.primaryView) {
+      const view = this.addView(tableRef, tableId, title);
+      result.views = [view];
+      primaryViewId = view.id;
+    }
+    const rawSection = this.addSection(tableRef, 0, 'record', title === tableId ? '' : title);
+    const [cardSection] = this.metaAdd('_grist_Views_section', [{
+      tableRef, parentId: 0, parentKey: 'single', title: '', borderWidth: 1, defaultWidth: 100,
+    }]);
+    this.metaUpdate('_grist_Tables', tableRef, {recordCardViewSectionRef: cardSection});
+    this.addSectionFields(tableRef, cardSection);
+    this.metaUpdate('_grist_Tables', tableRef, {primaryViewId, rawViewSectionRef: rawSection});
+    this.reloadMeta();
+    return result;
+  }
+
+  private addView(tableRef: number, tableId: string, name: string): {id: number, sections: number[]} {
+    const [viewRef] = this.metaAdd('_grist_Views', [{name, type: 'raw_data'}]);
+    if (!tableId.startsWith('GristHidden_')) {
+      this.metaAdd('_grist_TabBar', [{viewRef, tabPos: this.nextPos('_grist_TabBar', 'tabPos')}]);
+    }
+    this.metaAdd('_grist_Pages', [{viewRef, indentation: 0, pagePos: this.nextPos('_grist_Pages', 'pagePos')}]);
+    const section = this.addSection(tableRef, viewRef, 'record', '', '[]');
+    return {id: viewRef, sections: [section]};
+  }
+
+  private addSection(tableRef: number, parentId: number, parentKey: string, title: string, sortColRefs?: string): number {
+    const [section] = this.metaAdd('_grist_Views_section', [{
+      tableRef, parentId, parentKey, title, borderWidth: 1, defaultWidth: 100,
+      ...(sortColRefs !== undefined ? {sortColRefs} : {}),
+    }]);
+    this.addSectionFields(tableRef, section);
+    return section;
+  }
+
+  /** Fields for every visible column of the table, in column order (_RebuildViewFields). */
+  private addSectionFields(tableRef: number, section: number): void {
+    const table = this.meta.byRef.get(tableRef)!;
+    const cols = table.columns.filter((c) => !c.hidden && !c.colId.startsWith('#'))
+      .sort((a, b) => Number(a.fields.parentPos) - Number(b.fields.parentPos));
+    let pos = this.nextPos('_grist_Views_section_field', 'parentPos');
+    this.metaAdd('_grist_Views_section_field', cols.map((c) => ({parentId: section, parentPos: pos++, colRef: c.colRef})));
+  }
+
+  renameTable(table: TableMeta, newIdIn: string): string {
+    if (table.fields.summarySourceTable) { throw engineError('ValueError', 'RenameTable: cannot rename a summary table'); }
+    const oldId = table.tableId;
+    const newId = pickTableIdent(newIdIn, this.allTableIds().filter((t) => t !== oldId));
+    if (newId === oldId) { return newId; }
+    if (newId.toLowerCase() === oldId.toLowerCase()) {
+      const tmp = `_tmp_${oldId}`;
+      this.db.exec(`ALTER TABLE ${quoteIdent(oldId)} RENAME TO ${quoteIdent(tmp)}`);
+      this.db.exec(`ALTER TABLE ${quoteIdent(tmp)} RENAME TO ${quoteIdent(newId)}`);
+    } else {
+      this.db.exec(`ALTER TABLE ${quoteIdent(oldId)} RENAME TO ${quoteIdent(newId)}`);
+    }
+    this.changeSet().rename(oldId, newId);
+    this.metaUpdate('_grist_Tables', table.tableRef, {tableId: newId});
+    // Columns referring to the table follow it; formulas mentioning it are rewritten.
+    const mention = new RegExp(`(?<![\\w$.])${oldId}\\b`, 'g');
+    for (const t of this.meta.userTables) {
+      for (const col of t.columns) {
+        const values: Record<string, CellValue> = {};
+        if (refTarget(col.type) === oldId) { values.type = `${col.type.split(':')[0]}:${newId}`; }
+        if (col.formula && mention.test(col.formula)) { values.formula = col.formula.replace(mention, newId); }
+        mention.lastIndex = 0;
+        if (Object.keys(values).length) { this.metaUpdate('_grist_Tables_column', col.colRef, values); }
+      }
+    }
+    for (const r of this.metaRows('_grist_ACLResources')) {
+      if (r.tableId === oldId) { this.metaUpdate('_grist_ACLResources', Number(r.id), {tableId: newId}); }
+    }
+    this.reloadMeta();
+    return newId;
+  }
+
+  removeTables(tableRefs: number[]): void {
+    const tables = tableRefs.map((ref) => {
+      const t = this.meta.byRef.get(ref);
+      if (!t) { throw engineError('KeyError', `Table ${ref} not found`); }
+      return t;
+    });
+    for (const t of this.meta.userTables) {
+      if (tableRefs.includes(Number(t.fields.summarySourceTable)) && !tables.includes(t)) { tables.push(t); }
+    }
+    const ids = new Set(tables.map((t) => t.tableId));
+    const refs = new Set(tables.map((t) => t.tableRef));
+    // Columns of other tables referring to removed tables go too.
+    const backRefs = this.meta.userTables.filter((t) => !refs.has(t.tableRef))
+      .flatMap((t) => t.columns.filter((c) => ids.has(refTarget(c.type) ?? '')).map((c) => c.colRef));
+    if (backRefs.length) { this.removeColumns(backRefs); }
+
+    const sections = this.metaRows('_grist_Views_section');
+    const doomedSections = sections.filter((s) => refs.has(Number(s.tableRef)));
+    const touchedViews = new Set(doomedSections.map((s) => Number(s.parentId)).filter(Boolean));
+    this.removeSections(doomedSections.map((s) => Number(s.id)));
+    const remaining = new Set(this.metaRows('_grist_Views_section').map((s) => Number(s.parentId)));
+    const views = new Set([...touchedViews].filter((v) => !remaining.has(v)));
+    for (const t of tables) {
+      const pv = Number(t.fields.primaryViewId);
+      if (pv) { views.add(pv); }
+    }
+    this.removeViews([...views]);
+    const colRefs = tables.flatMap((t) => this.metaRows('_grist_Tables_column')
+      .filter((c) => Number(c.parentId) === t.tableRef).map((c) => Number(c.id)));
+    this.metaRemove('_grist_Tables_column', colRefs);
+    this.metaRemove('_grist_Tables', [...refs]);
+    for (const t of tables) {
+      this.db.exec(`DROP TABLE ${quoteIdent(t.tableId)}`);
+      this.changeSet().drop(t.tableId);
+    }
+    this.reloadMeta();
+  }
+
+  removeSections(sectionIds: number[]): void {
+    const set = new Set(sectionIds);
+    const fields = this.metaRows('_grist_Views_section_field').filter((f) => set.has(Number(f.parentId)));
+    this.metaRemove('_grist_Views_section_field', fields.map((f) => Number(f.id)));
+    this.metaRemove('_grist_Views_section', sectionIds);
+  }
+
+  removeViews(viewIds: number[]): void {
+    if (!viewIds.length) { return; }
+    const set = new Set(viewIds);
+    this.metaRemove('_grist_TabBar', this.metaRows('_grist_TabBar').filter((r) => set.has(Number(r.viewRef))).map((r) => Number(r.id)));
+    this.removeSections(this.metaRows('_grist_Views_section').filter((s) => set.has(Number(s.parentId))).map((s) => Number(s.id)));
+    // Removing a page promotes its children one level up (treeview.fix_indents, simplified).
+    const pages = this.metaRows('_grist_Pages').sort((a, b) => Number(a.pagePos) - Number(b.pagePos));
+    const removedPages: number[] = [];
+    for (let i = 0; i < pages.length; i++) {
+      if (!set.has(Number(pages[i].viewRef))) { continue; }
+      removedPages.push(Number(pages[i].id));
+      const indent = Number(pages[i].indentation);
+      for (let j = i + 1; j < pages.length && Number(pages[j].indentation) > indent; j++) {
+        if (set.has(Number(pages[j].viewRef))) { continue; }
+        const newIndent = Math.max(0, Number(pages[j].indentation) - 1);
+        pages[j].indentation = newIndent;
+        this.metaUpdate('_grist_Pages', Number(pages[j].id), {indentation: newIndent});
+      }
+    }
+    this.metaRemove('_grist_Pages', removedPages);
+    this.metaRemove('_grist_Views', viewIds);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Schema: columns
+
+  private avoidColIds(table: TableMeta): Set<string> {
+    const avoid = new Set(['id', ...table.columns.map((c) => c.colId)]);
+    for (const t of this.meta.userTables) {
+      if (Number(t.fields.summarySourceTable) === table.tableRef) { t.columns.forEach((c) => avoid.add(c.colId)); }
+    }
+    return avoid;
+  }
+
+  /**
+   * AddColumn (and AddVisibleColumn with `visible`): the column, its metadata, and its fields in
+   * the raw section, the record card (unless customised), and with `visible` every record widget.
+   */
+  addColumn(table: TableMeta, colIdIn: string | null | undefined, info: ColInfo, opts: {visible: boolean}): {colRef: number, colId: string} {
+    if (table.fields.onDemand && info.isFormula === undefined) { info = {...info, isFormula: false}; }
+    const isFormula = info.isFormula !== false;
+    if (table.fields.summarySourceTable && !isFormula) {
+      throw engineError('ValueError', 'AddColumn: cannot add a non-formula column to a summary table');
+    }
+    const colId = pickColIdent(colIdIn, this.avoidColIds(table));
+    const type = String(info.type ?? (isFormula ? 'Any' : 'Text'));
+    this.db.exec(`ALTER TABLE ${quoteIdent(table.tableId)} ADD COLUMN ${quoteIdent(colId)} ${sqlTypeFor(type)} DEFAULT ${sqlDefaultFor(type)}`);
+    const values: Record<string, CellValue> = {
+      parentId: table.tableRef,
+      parentPos: typeof info._position === 'number' ? info._position : this.nextPos('_grist_Tables_column', 'parentPos'),
+      colId, type, isFormula, formula: String(info.formula ?? ''),
+      widgetOptions: info.widgetOptions !== undefined ? String(info.widgetOptions) : '',
+      label: info.label !== undefined ? String(info.label) : colId,
+    };
+    for (const k of ['rules', 'recalcWhen', 'recalcDeps'] as const) {
+      if (info[k] !== undefined) { values[k] = info[k]!; }
+    }
+    if (info.visibleCol) { values.visibleCol = info.visibleCol; }
+    const [colRef] = this.metaAdd('_grist_Tables_column', [values]);
+    const isTransform = /^gristHelper_(Transform|Converted)/.test(colId);
+    if (!isTransform) {
+      const sections = this.metaRows('_grist_Views_section').filter((s) => Number(s.tableRef) === table.tableRef);
+      const fields = this.metaRows('_grist_Views_section_field');
+      const raw = Number(table.fields.rawViewSectionRef);
+      const card = Number(table.fields.recordCardViewSectionRef);
+      const targets: number[] = [];
+      if (raw) { targets.push(raw); }
+      const cardRec = sections.find((s) => Number(s.id) === card);
+      if (cardRec) {
+        const cardFields = fields.filter((f) => Number(f.parentId) === card);
+        const modified = cardRec.layoutSpec || cardRec.options || (cardRec.rules && refListIds(cardRec.rules).length) ||
+          cardRec.theme || cardFields.some((f) => f.widgetOptions);
+        if (!modified) { targets.push(card); }
+      }
+      if (opts.visible) {
+        targets.push(...sections.filter((s) => s.parentKey === 'record' && Number(s.id) !== raw).map((s) => Number(s.id)));
+      }
+      let pos = this.nextPos('_grist_Views_section_field', 'parentPos');
+      this.metaAdd('_grist_Views_section_field', targets.map((parentId) => ({parentId, parentPos: pos++, colRef})));
+    }
+    this.reloadMeta();
+    return {colRef, colId};
+  }
+
+  /**
+   * Updates of `_grist_Tables_column` records (PATCH /columns, ModifyColumn, RenameColumn), with
+   * Grist's adjustments: label renames the colId unless untied, colIds are sanitised and made
+   * unique, a type change converts the data and resets widgetOptions/displayCol, and turning an
+   * Any formula column into data guesses its type.
+   */
+  updateColumns(table: TableMeta, updates: Array<{colId: string, values: Record<string, CellValue>}>): void {
+    const avoidExtra = new Set<string>();
+    const planned: Array<{col: ColumnMeta, values: Record<string, CellValue>}> = [];
+    for (const {colId, values: input} of updates) {
+      const col = table.byId.get(colId);
+      if (!col) { throw new NotFound(`Column not found "${colId}"`); }
+      const values: Record<string, CellValue> = {};
+      for (const [k, v] of Object.entries(input)) {
+        if (k === 'id') { continue; }
+        if (!(k in FIELD_TYPES)) { throw new BadRequest(`Invalid column "${k}"`); }
+        values[k] = converterFor(FIELD_TYPES[k])(v);
+      }
+      if ('parentId' in values && values.parentId !== table.tableRef) {
+        throw engineError('ValueError', `Cannot move column ${colId} to another table`);
+      }
+      const untie = 'untieColIdFromLabel' in values ? values.untieColIdFromLabel : col.fields.untieColIdFromLabel;
+      if ('label' in values && !untie && !('colId' in values)) { values.colId = values.label; }
+      if (values.untieColIdFromLabel === false && !('colId' in values)) {
+        values.colId = 'label' in values ? values.label : col.fields.label;
+      }
+      if ('colId' in values && values.colId !== col.colId) {
+        const avoid = this.avoidColIds(table);
+        avoid.delete(col.colId);
+        avoidExtra.forEach((a) => avoid.add(a));
+        values.colId = pickColIdent(values.colId === null ? null : String(values.colId), avoid);
+        avoidExtra.add(values.colId);
+      }
+      if (col.isFormula && values.isFormula === false && col.type === 'Any' && !('type' in values)) {
+        const data = this.columnValues(table, col).map(([, v]) => v).filter((v) => v !== '' && v !== null);
+        values.type = data.length && data.filter((v) => typeof v === 'number').length >= data.length * 0.9 ? 'Numeric' : 'Text';
+      }
+      if ('type' in values) {
+        if (!('widgetOptions' in values)) { values.widgetOptions = ''; }
+        if (!('displayCol' in values)) { values.displayCol = 0; }
+        const newTarget = refTarget(String(values.type));
+        if (!('visibleCol' in values) && (!newTarget || newTarget !== refTarget(col.type))) { values.visibleCol = 0; }
+      }
+      planned.push({col, values});
+    }
+    for (const {col, values} of planned) {
+      const schema: {type?: string, isFormula?: boolean, formula?: string} = {};
+      if ('type' in values) { schema.type = String(values.type); }
+      if ('isFormula' in values) { schema.isFormula = Boolean(values.isFormula); }
+      if ('formula' in values) { schema.formula = String(values.formula ?? ''); }
+      this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schema);
+      if ('colId' in values && values.colId !== col.colId) {
+        this.renameSqlColumn(this.getTable(table.tableId), col.colId, String(values.colId));
+      }
+      if ('type' in values && values.type !== col.type) {
+        for (const f of this.metaRows('_grist_Views_section_field')) {
+          if (Number(f.colRef) === col.colRef) {
+            this.metaUpdate('_grist_Views_section_field', Number(f.id), {widgetOptions: '', displayCol: 0});
+          }
+        }
+      }
+      this.metaUpdate('_grist_Tables_column', col.colRef, values);
+    }
+    this.reloadMeta();
+  }
+
+  private columnValues(table: TableMeta, col: ColumnMeta): Array<[number, CellValue, unknown]> {
+    const rows = this.db.prepare(`SELECT id, ${quoteIdent(col.colId)} FROM ${quoteIdent(table.tableId)} ORDER BY id`)
+      .raw(true).all() as Array<[number, unknown]>;
+    return rows.map(([id, raw]) => [id, col.decode(raw), raw]);
+  }
+
+  /**
+   * doModifyColumn: the column's type/formula change. The SQL column is redeclared when its SQL
+   * type or default changes, and stored values are converted to the new type (what converts is
+   * converted, what does not becomes alt-text). Formulas are not evaluated: a column turned into
+   * a formula column keeps its values, except that an empty formula holds nulls.
+   */
+  private modifyColumnSchema(table: TableMeta, colId: string, change: {type?: string, isFormula?: boolean, formula?: string}): void {
+    const col = this.getColumn(table, colId);
+    const type = change.type ?? col.type;
+    const isFormula = change.isFormula ?? col.isFormula;
+    const formula = change.formula ?? col.formula;
+    if (type === col.type && isFormula === col.isFormula && formula === col.formula) { return; }
+    const rows = this.columnValues(table, col);
+    const info = this.db.prepare(`SELECT type, dflt_value AS dflt FROM pragma_table_info(?) WHERE name = ?`)
+      .get(table.tableId, colId) as {type: string, dflt: string | null};
+    let declType = info.type;
+    if (sqlTypeFor(type) !== info.type || sqlDefaultFor(type) !== (info.dflt ?? 'NULL')) {
+      this.rebuildTable(table.tableId, colId, sqlTypeFor(type), sqlDefaultFor(type));
+      declType = sqlTypeFor(type);
+    }
+    const convert = converterFor(type, {sourceIsFloat: holdsFloats(col.type), sourceIsTuple: col.type === 'ChoiceList'});
+    const emptyFormula = isFormula && !formula;
+    // Built here: the metadata still describes the old type.
+    const encode = makeEncoder(type, declType);
+    const stmt = this.db.prepare(`UPDATE ${quoteIdent(table.tableId)} SET ${quoteIdent(colId)} = ? WHERE id = ?`);
+    const changed: number[] = [];
+    for (const [id, value, raw] of rows) {
+      const next = emptyFormula ? null : (type !== col.type ? convert(value) : value);
+      const stored = encode(next);
+      if (!sameStored(raw, stored)) {
+        stmt.run(stored, id);
+        changed.push(id);
+      }
+    }
+    if (changed.length) { this.changeSet().update(table.tableId, changed); }
+  }
+
+  /** Redeclares one column of a user table (SQLite cannot alter a column's type in place). */
+  private rebuildTable(tableId: string, colId: string, sqlType: string, dflt: string): void {
+    const info = this.db.prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`).all(tableId) as
+      Array<{name: string, type: string, dflt: string | null}>;
+    const cols = info.filter((c) => c.name !== 'id');
+    const defs = cols.map((c) => (c.name === colId ? {...c, type: sqlType, dflt} : c))
+      .map((c) => `, ${quoteIdent(c.name)} ${c.type} DEFAULT ${c.dflt ?? 'NULL'}`).join('');
+    const names = cols.map((c) => ', ' + quoteIdent(c.name)).join('');
+    const tmp = quoteIdent(`_tmp_${tableId}`);
+    this.db.exec(`CREATE TABLE ${tmp} (id INTEGER PRIMARY KEY${defs});
+      INSERT INTO ${tmp} (id${names}) SELECT id${names} FROM ${quoteIdent(tableId)};
+      DROP TABLE ${quoteIdent(tableId)};
+      ALTER TABLE ${tmp} RENAME TO ${quoteIdent(tableId)};`);
+    this.stmts.clear();
+  }
+
+  private renameSqlColumn(table: TableMeta, from: string, to: string): void {
+    if (from === 'id' || from === 'manualSort') { throw engineError('ValueError', 'Cannot rename internal Grist column'); }
+    const t = quoteIdent(table.tableId);
+    if (from.toLowerCase() === to.toLowerCase()) {
+      const tmp = `_tmp_${from}`;
+      this.db.exec(`ALTER TABLE ${t} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(tmp)}`);
+      this.db.exec(`ALTER TABLE ${t} RENAME COLUMN ${quoteIdent(tmp)} TO ${quoteIdent(to)}`);
+    } else {
+      this.db.exec(`ALTER TABLE ${t} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(to)}`);
+    }
+    this.stmts.clear();
+    // Formulas of the table mentioning $from follow the rename.
+    const mention = new RegExp(`\\$${from}\\b`, 'g');
+    for (const c of table.columns) {
+      if (c.formula && mention.test(c.formula)) {
+        this.metaUpdate('_grist_Tables_column', c.colRef, {formula: c.formula.replace(mention, `$${to}`)});
+      }
+      mention.lastIndex = 0;
+    }
+  }
+
+  /** RemoveColumn (or removal of `_grist_Tables_column` records), with their fields and helpers. */
+  removeColumns(colRefs: number[]): void {
+    const cols = colRefs.map((ref) => {
+      const c = this.meta.colsByRef.get(ref);
+      if (!c) { throw engineError('KeyError', `Column ${ref} not found`); }
+      return c;
+    });
+    if (cols.some((c) => c.col.fields.summarySourceCol)) {
+      throw engineError('ValueError', 'RemoveColumn: cannot remove a group-by column from a summary table');
+    }
+    const removed = new Set(colRefs);
+    // Drop the columns from section sort specs.
+    const tableRefs = new Set(cols.map((c) => c.table.tableRef));
+    for (const s of this.metaRows('_grist_Views_section')) {
+      if (!tableRefs.has(Number(s.tableRef)) || !s.sortColRefs) { continue; }
+      let sort: unknown[];
+      try {
+        sort = JSON.parse(String(s.sortColRefs));
+      } catch {
+        continue;
+      }
+      if (!Array.isArray(sort)) { continue; }
+      const kept = sort.filter((spec) => !removed.has(Math.abs(parseInt(String(spec), 10))));
+      if (kept.length !== sort.length) { this.metaUpdate('_grist_Views_section', Number(s.id), {sortColRefs: JSON.stringify(kept)}); }
+    }
+    const fields = this.metaRows('_grist_Views_section_field');
+    const more = new Set<number>();
+    for (const f of fields) {
+      if (removed.has(Number(f.colRef))) { refListIds(f.rules).forEach((r) => more.add(r)); }
+      if (removed.has(Number(f.visibleCol)) && Number(f.displayCol)) { more.add(Number(f.displayCol)); }
+    }
+    this.metaRemove('_grist_Views_section_field', fields.filter((f) => removed.has(Number(f.colRef))).map((f) => Number(f.id)));
+    for (const {col} of cols) {
+      if (Number(col.fields.displayCol)) { more.add(Number(col.fields.displayCol)); }
+      if (!/^gristHelper_(Transform|Converted)/.test(col.colId)) { refListIds(col.fields.rules).forEach((r) => more.add(r)); }
+    }
+    for (const {col} of this.meta.colsByRef.values()) {
+      if (removed.has(Number(col.fields.visibleCol)) && Number(col.fields.displayCol)) { more.add(Number(col.fields.displayCol)); }
+    }
+    const all = [...cols, ...[...more].filter((r) => !removed.has(r)).sort((a, b) => a - b)
+      .map((r) => this.meta.colsByRef.get(r)).filter((c): c is {table: TableMeta, col: ColumnMeta} => Boolean(c))];
+    this.metaRemove('_grist_Tables_column', all.map((c) => c.col.colRef));
+    for (const {table, col} of all) {
+      this.db.exec(`ALTER TABLE ${quoteIdent(table.tableId)} DROP COLUMN ${quoteIdent(col.colId)}`);
+    }
+    this.reloadMeta();
+  }
+}

@@ -1,0 +1,859 @@
+/**
+ * GristDoc: one open `.grist` document. Synchronous (better-sqlite3, WAL mode); every public write
+ * runs in one SQLite transaction and reports what it changed to `onChange` listeners inside that
+ * transaction. Formulas are not evaluated: formula columns serve the values stored in the file.
+ */
+import Database from 'better-sqlite3';
+import {createHash} from 'node:crypto';
+import {BadRequest, engineError, NotFound} from '../errors.js';
+import {createDocFile, type CreateDocOptions} from './create.js';
+import {type AddTableResult, ChangeSet, type ColInfo, DocEngine, type TableChange, type WriteOptions} from './engine.js';
+import type {ColumnMeta, TableMeta} from './meta.js';
+import {compileFilter, compileSort, equalityCondition, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
+import {SCHEMA_VERSION} from './schema.js';
+import {type CellValue, converterFor} from './types.js';
+
+export type {TableChange} from './engine.js';
+
+export interface RecordQuery {
+  /** `{colId: [allowed values]}`; every value list must be an array. */
+  filter?: Record<string, unknown> | null;
+  /** `"A,-B:naturalSort"` or `["A", "-B"]`. */
+  sort?: string | string[];
+  /** 0 or undefined: no limit; negative: drop that many rows from the end (Grist's quirk). */
+  limit?: number;
+  /** Include manualSort and gristHelper_* columns (records form only; /data has them always). */
+  hidden?: boolean;
+  cellFormat?: 'normal' | 'typed';
+}
+
+export interface ApiRecord {
+  id: number;
+  fields: Record<string, CellValue>;
+  errors?: Record<string, string>;
+}
+
+export interface TableInfo {
+  id: string;
+  fields: {
+    tableRef: number, primaryViewId: number, summarySourceTable: number, onDemand: boolean,
+    rawViewSectionRef: number, recordCardViewSectionRef: number,
+  };
+}
+
+export interface ColumnInfo {
+  id: string;
+  fields: Record<string, CellValue>;
+}
+
+export interface ColumnSpec {
+  id?: string | null;
+  fields?: Record<string, CellValue>;
+}
+
+export interface TableSpec {
+  id?: string | null;
+  columns: ColumnSpec[];
+}
+
+export interface UpsertRecord {
+  require: Record<string, CellValue>;
+  fields?: Record<string, CellValue>;
+}
+
+export interface UpsertOptions extends Partial<WriteOptions> {
+  onmany?: 'first' | 'none' | 'all';
+  noadd?: boolean;
+  noupdate?: boolean;
+  allowEmptyRequire?: boolean;
+}
+
+export interface UpsertResult {
+  recordIds: number[][];
+  addRecordIds: number[];
+  updateRecordIds: number[][];
+}
+
+export interface ApplyResult {
+  actionNum: number;
+  actionHash: string;
+  retValues: unknown[];
+  isModification: boolean;
+}
+
+export interface OpenOptions {
+  readonly?: boolean;
+}
+
+export type ChangeListener = (change: TableChange) => void;
+
+/** Column fields accepted at creation by POST /tables (AddTable ignores the others). */
+const ADD_TABLE_FIELDS = ['type', 'isFormula', 'formula', 'label', 'widgetOptions'];
+/** Column fields accepted at creation by POST /columns (AddVisibleColumn). */
+const ADD_COLUMN_FIELDS = ['type', 'isFormula', 'formula', 'label', 'widgetOptions', 'rules',
+  'recalcWhen', 'recalcDeps', 'visibleCol', '_position'];
+
+const COLUMN_FIELD_ORDER = ['parentId', 'parentPos', 'type', 'widgetOptions', 'isFormula', 'formula',
+  'label', 'description', 'untieColIdFromLabel', 'summarySourceCol', 'displayCol', 'visibleCol',
+  'rules', 'recalcWhen', 'recalcDeps', 'reverseCol'];
+
+function pick(obj: Record<string, CellValue> | undefined, keys: string[]): ColInfo {
+  const out: ColInfo = {};
+  for (const k of keys) {
+    if (obj && obj[k] !== undefined) { out[k] = obj[k]; }
+  }
+  return out;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export class GristDoc {
+  private readonly engine: DocEngine;
+  private readonly listeners = new Set<ChangeListener>();
+  private actionNum: number;
+  private closed = false;
+
+  static open(path: string, options: OpenOptions = {}): GristDoc {
+    const db = new Database(path, {readonly: options.readonly ?? false, fileMustExist: true});
+    try {
+      if (!options.readonly) { db.pragma('journal_mode = WAL'); }
+      db.pragma('trusted_schema = OFF');
+      return new GristDoc(path, db);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+
+  /** Creates a new document (as Grist does: Table1 with columns A, B, C) and opens it. */
+  static create(path: string, options: CreateDocOptions = {}): GristDoc {
+    createDocFile(path, options);
+    return GristDoc.open(path);
+  }
+
+  private constructor(readonly path: string, readonly db: Database.Database) {
+    db.function(NATURAL_KEY_FN, {deterministic: true}, naturalKey);
+    this.engine = new DocEngine(db);
+    const hist = db.prepare(`SELECT max(actionNum) AS n FROM _gristsys_ActionHistory`).get() as {n: number | null} | undefined;
+    this.actionNum = hist?.n ?? 0;
+  }
+
+  close(): void {
+    if (this.closed) { return; }
+    this.closed = true;
+    this.db.close();
+  }
+
+  get schemaVersion(): number { return this.engine.meta.schemaVersion; }
+  get timezone(): string { return this.engine.meta.timezone; }
+  /** Writes need the current schema (46): older documents are read-only here. */
+  get isWritable(): boolean { return !this.db.readonly && this.schemaVersion === SCHEMA_VERSION; }
+
+  /** Registers a listener called, inside the write's transaction, once per changed table. */
+  onChange(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => { this.listeners.delete(listener); };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Transactions
+
+  private write<T>(fn: () => T): T {
+    if (this.db.readonly) { throw new BadRequest('Document is open read-only'); }
+    if (this.schemaVersion !== SCHEMA_VERSION) {
+      throw new BadRequest(`Document has schema version ${this.schemaVersion}; gristlite writes only ` +
+        `schema version ${SCHEMA_VERSION} (open and save it in Grist to upgrade it)`);
+    }
+    if (this.engine.changes) { return fn(); }   // Already inside a write.
+    const changes = new ChangeSet();
+    this.engine.changes = changes;
+    const metaVersion = this.engine.meta.version;
+    try {
+      return this.db.transaction(() => {
+        const result = fn();
+        for (const change of changes.list()) {
+          for (const listener of this.listeners) { listener(change); }
+        }
+        return result;
+      })();
+    } catch (e) {
+      // The transaction rolled back: metadata read during it may describe undone changes.
+      if (this.engine.meta.version !== metaVersion) { this.engine.reloadMeta(); }
+      throw e;
+    } finally {
+      this.engine.changes = null;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Tables
+
+  private table(tableId: string): TableMeta {
+    const t = this.engine.meta.tables.get(tableId);
+    if (!t) { throw new NotFound(`Table not found "${tableId}"`); }
+    return t;
+  }
+
+  /** A `{tableId}` path parameter: a tableId, or a numeric tableRef of an existing table. */
+  resolveTableId(idOrRef: string): string {
+    const meta = this.engine.meta;
+    if (meta.tables.has(idOrRef)) { return idOrRef; }
+    const ref = parseInt(idOrRef, 10);
+    const byRef = ref ? meta.byRef.get(ref) : undefined;
+    if (byRef) { return byRef.tableId; }
+    throw new NotFound(`Table not found "${idOrRef}"`);
+  }
+
+  listTables(): TableInfo[] {
+    return this.engine.meta.userTables.map((t) => ({
+      id: t.tableId,
+      fields: {
+        tableRef: t.tableRef,
+        primaryViewId: Number(t.fields.primaryViewId),
+        summarySourceTable: Number(t.fields.summarySourceTable),
+        onDemand: Boolean(t.fields.onDemand),
+        rawViewSectionRef: Number(t.fields.rawViewSectionRef),
+        recordCardViewSectionRef: Number(t.fields.recordCardViewSectionRef),
+      },
+    }));
+  }
+
+  /** POST /tables: one AddTable per entry, all in one transaction. */
+  addTables(tables: TableSpec[]): Array<{id: string}> {
+    return this.write(() => tables.map((t) => {
+      const cols = t.columns.map((c) => ({id: c.id, ...pick(c.fields, ADD_TABLE_FIELDS)}));
+      return {id: this.engine.addTable(t.id, cols).table_id};
+    }));
+  }
+
+  /** PATCH /tables: updates of `_grist_Tables` records by tableId (in practice, renames). */
+  updateTables(tables: Array<{id: string, fields: Record<string, CellValue>}>): void {
+    for (const t of tables) {
+      const table = this.engine.meta.tables.get(t.id);
+      if (!table || table.isMeta) { throw new NotFound(`Table not found "${t.id}"`); }
+    }
+    this.write(() => {
+      for (const t of tables) { this.updateTableRecord(this.table(t.id).tableRef, t.fields); }
+    });
+  }
+
+  private updateTableRecord(tableRef: number, fields: Record<string, CellValue>): void {
+    const table = this.engine.meta.byRef.get(tableRef);
+    if (!table) { throw new BadRequest(`Invalid row id ${tableRef}`); }
+    const {tableId, ...rest} = fields;
+    if (tableId !== undefined && tableId !== table.tableId) {
+      this.engine.renameTable(table, String(tableId));
+    }
+    const meta = this.table('_grist_Tables');
+    for (const k of Object.keys(rest)) { this.engine.getColumn(meta, k); }
+    if (Object.keys(rest).length) {
+      const converted: Record<string, CellValue> = {};
+      for (const [k, v] of Object.entries(rest)) { converted[k] = converterFor(meta.byId.get(k)!.type)(v); }
+      this.engine.metaUpdate('_grist_Tables', tableRef, converted);
+      this.engine.reloadMeta();
+    }
+  }
+
+  removeTable(tableId: string): void {
+    const table = this.table(tableId);
+    if (table.isMeta) { throw new BadRequest(`Cannot remove metadata table ${tableId}`); }
+    this.write(() => this.engine.removeTables([table.tableRef]));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Columns
+
+  private userTable(tableId: string): TableMeta {
+    const t = this.table(tableId);
+    if (t.isMeta) { throw new BadRequest('getTableCols not available for meta tables'); }
+    return t;
+  }
+
+  listColumns(tableId: string, options: {hidden?: boolean} = {}): ColumnInfo[] {
+    const table = this.userTable(tableId);
+    return table.columns.filter((c) => options.hidden || !c.hidden).map((c) => columnInfo(c));
+  }
+
+  /** POST /columns: AddVisibleColumn per entry. */
+  addColumns(tableId: string, columns: ColumnSpec[]): Array<{id: string}> {
+    this.userTable(tableId);
+    return this.write(() => columns.map((c) => {
+      const info = pick(c.fields, ADD_COLUMN_FIELDS);
+      return {id: this.engine.addColumn(this.table(tableId), c.id, info, {visible: true}).colId};
+    }));
+  }
+
+  /** PATCH /columns: one update of `_grist_Tables_column` records (all columns checked first). */
+  updateColumns(tableId: string, columns: Array<{id: string, fields: Record<string, CellValue>}>): void {
+    const table = this.userTable(tableId);
+    for (const c of columns) {
+      if (!table.byId.has(c.id)) { throw new NotFound(`Column not found "${c.id}"`); }
+    }
+    this.write(() => this.engine.updateColumns(table, columns.map((c) => ({colId: c.id, values: c.fields}))));
+  }
+
+  /** PUT /columns: updates, then adds, then (with replaceall) removal of the unlisted columns. */
+  replaceColumns(tableId: string, columns: Array<{id: string, fields?: Record<string, CellValue>}>,
+                 options: {noadd?: boolean, noupdate?: boolean, replaceall?: boolean} = {}): void {
+    const table = this.userTable(tableId);
+    const listed = new Set<number>();
+    const updates: Array<{colId: string, values: Record<string, CellValue>}> = [];
+    const adds: ColumnSpec[] = [];
+    for (const c of columns) {
+      const existing = table.byId.get(c.id);
+      if (existing) {
+        listed.add(existing.colRef);
+        if (!options.noupdate) { updates.push({colId: c.id, values: c.fields ?? {}}); }
+      } else if (!options.noadd) {
+        adds.push({id: c.id, fields: c.fields});
+      }
+    }
+    const removals = options.replaceall ?
+      table.columns.filter((c) => !c.hidden && !listed.has(c.colRef)).map((c) => c.colRef) : [];
+    this.write(() => {
+      for (const u of updates) { this.engine.updateColumns(this.table(tableId), [u]); }
+      for (const a of adds) {
+        this.engine.addColumn(this.table(tableId), a.id, pick(a.fields, ADD_COLUMN_FIELDS), {visible: true});
+      }
+      if (removals.length) { this.engine.removeColumns(removals); }
+    });
+  }
+
+  removeColumn(tableId: string, colId: string): void {
+    const table = this.engine.meta.tables.get(tableId);
+    const col = table && !table.isMeta ? table.byId.get(colId) : undefined;
+    if (!col) { throw new NotFound(`Table or column not found "${tableId}.${colId}"`); }
+    this.write(() => this.engine.removeColumns([col.colRef]));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reading records
+
+  private buildQuery(table: TableMeta, cols: ColumnMeta[], q: RecordQuery): {sql: string, params: unknown[]} {
+    const params: unknown[] = [];
+    let where = '';
+    if (q.filter !== undefined && q.filter !== null) {
+      if (!isPlainObject(q.filter)) { throw new BadRequest('Invalid query: filter must be an object'); }
+      const f = compileFilter(table, q.filter);
+      if (f.sql) {
+        where = ` WHERE ${f.sql}`;
+        params.push(...f.params);
+      }
+    }
+    const specs = parseSortParam(q.sort);
+    let order = ' ORDER BY "id"';
+    if (specs.length) {
+      const s = compileSort(table, specs);
+      order = ` ORDER BY ${s.sql}`;
+      params.push(...s.params);
+    }
+    let limit = '';
+    const n = q.limit ?? 0;
+    if (!Number.isInteger(n)) { throw new BadRequest(`Invalid limit: ${String(q.limit)}`); }
+    const from = ` FROM ${quoteIdent(table.tableId)}${where}`;
+    if (n > 0) {
+      limit = ' LIMIT ?';
+      params.push(n);
+    } else if (n < 0) {
+      // Array.splice(limit) semantics: a negative limit drops rows from the end.
+      const countParams = params.slice(0, params.length - (specs.length ? compileSort(table, specs).params.length : 0));
+      const {c} = this.db.prepare(`SELECT count(*) AS c${from}`).get(...countParams) as {c: number};
+      limit = ' LIMIT ?';
+      params.push(Math.max(0, c + n));
+    }
+    const colSql = cols.map((c) => ', ' + quoteIdent(c.colId)).join('');
+    return {sql: `SELECT "id"${colSql}${from}${order}${limit}`, params};
+  }
+
+  /** GET /records (and POST /records/list). */
+  fetchRecords(tableId: string, q: RecordQuery = {}): {records: ApiRecord[]} {
+    const table = this.readableTable(tableId);
+    const cols = table.columns.filter((c) => q.hidden || !c.hidden);
+    const {sql, params} = this.buildQuery(table, cols, q);
+    const rows = this.engine.stmt(sql).raw(true).all(...params) as unknown[][];
+    const typed = q.cellFormat === 'typed';
+    const n = cols.length;
+    const ids = cols.map((c) => c.colId);
+    const decoders = cols.map((c) => c.decode);
+    const formatters = cols.map((c) => (typed ? c.typed : null));
+    const records = new Array<ApiRecord>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      const fields: Record<string, CellValue> = {};
+      let errors: Record<string, string> | undefined;
+      for (let j = 0; j < n; j++) {
+        let v = decoders[j](row[j + 1]);
+        if (Array.isArray(v)) {
+          if (v[0] === 'E') {
+            if (!typed) {
+              (errors ??= {})[ids[j]] = String(v[1]);
+              v = null;
+            }
+          } else if (formatters[j]) {
+            v = formatters[j]!(v);
+          }
+        } else if (formatters[j]) {
+          v = formatters[j]!(v);
+        }
+        fields[ids[j]] = v;
+      }
+      records[i] = errors ? {id: row[0] as number, fields, errors} : {id: row[0] as number, fields};
+    }
+    return {records};
+  }
+
+  /** GET /data: column-oriented, always with every column; errors stay raw. */
+  fetchColumns(tableId: string, q: RecordQuery = {}): Record<string, CellValue[]> {
+    const table = this.readableTable(tableId);
+    const cols = table.columns;
+    const {sql, params} = this.buildQuery(table, cols, q);
+    const rows = this.engine.stmt(sql).raw(true).all(...params) as unknown[][];
+    const typed = q.cellFormat === 'typed';
+    const out: Record<string, CellValue[]> = {id: rows.map((r) => r[0] as number)};
+    cols.forEach((c, j) => {
+      const fmt = typed ? c.typed : null;
+      out[c.colId] = rows.map((r) => {
+        const v = c.decode(r[j + 1]);
+        return fmt && !(Array.isArray(v) && v[0] === 'E') ? fmt(v) : v;
+      });
+    });
+    return out;
+  }
+
+  private readableTable(tableId: string): TableMeta {
+    if (tableId.startsWith('_gristsys_')) { throw new NotFound(`Table not found "${tableId}"`); }
+    return this.table(tableId);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Writing records
+
+  private opts(o: Partial<WriteOptions> | undefined): WriteOptions {
+    return {parse: o?.parse ?? true};
+  }
+
+  /** POST /records: one BulkAddRecord over the union of the records' keys (missing ones null). */
+  addRecords(tableId: string, records: Array<Record<string, CellValue>>, options?: Partial<WriteOptions>): number[] {
+    const colValues = toColumns(records);
+    return this.write(() => this.bulkAdd(tableId, new Array(records.length).fill(null), colValues, this.opts(options)));
+  }
+
+  /** POST /data: `{colId: [values...]}`, the row count being the first column's length. */
+  addColumnar(tableId: string, data: Record<string, CellValue[]>, options?: Partial<WriteOptions>): number[] {
+    const keys = Object.keys(data);
+    if (!keys.length) { throw new BadRequest('Invalid payload: at least one column is required'); }
+    const count = columnArray(data, keys[0]).length;
+    const colValues = new Map(keys.filter((k) => k !== 'id').map((k) => [k, padTo(columnArray(data, k), count)]));
+    return this.write(() => this.bulkAdd(tableId, new Array(count).fill(null), colValues, this.opts(options)));
+  }
+
+  /** PATCH /records: one BulkUpdateRecord (the same-fields rule is checked by the caller). */
+  updateRecords(tableId: string, records: Array<{id: number, fields: Record<string, CellValue>}>,
+                options?: Partial<WriteOptions>): void {
+    const colValues = toColumns(records.map((r) => r.fields));
+    this.write(() => this.bulkUpdate(tableId, records.map((r) => r.id), colValues, this.opts(options)));
+  }
+
+  /** PATCH /data: `{id: [...], colId: [...]}`. */
+  updateColumnar(tableId: string, data: Record<string, CellValue[]>, options?: Partial<WriteOptions>): void {
+    const ids = columnArray(data, 'id') as number[];
+    const colValues = new Map(Object.keys(data).filter((k) => k !== 'id').map((k) => [k, padTo(columnArray(data, k), ids.length)]));
+    this.write(() => this.bulkUpdate(tableId, ids, colValues, this.opts(options)));
+  }
+
+  /** POST /records/delete, /data/delete: missing ids are ignored. */
+  removeRecords(tableId: string, ids: unknown[]): void {
+    this.write(() => this.bulkRemove(tableId, ids as CellValue[]));
+  }
+
+  private bulkAdd(tableId: string, rowIds: Array<number | null>, colValues: Map<string, CellValue[]>, opts: WriteOptions): number[] {
+    const table = this.table(tableId);
+    if (table.isMeta) {
+      if (tableId === '_grist_Tables' || tableId === '_grist_Tables_column') {
+        throw new BadRequest(`Adding records to ${tableId} is not supported; use AddTable or AddColumn`);
+      }
+      for (const k of colValues.keys()) { this.engine.getColumn(table, k); }
+      const rows = rowIds.map((_, i) => {
+        const row: Record<string, CellValue> = {};
+        for (const [k, vals] of colValues) { row[k] = converterFor(table.byId.get(k)!.type)(vals[i]); }
+        return row;
+      });
+      return this.engine.metaAdd(tableId, rows);
+    }
+    return this.engine.addRecords(table, rowIds, colValues, opts);
+  }
+
+  private bulkUpdate(tableId: string, rowIds: number[], colValues: Map<string, CellValue[]>, opts: WriteOptions): void {
+    const table = this.table(tableId);
+    if (!table.isMeta) {
+      this.engine.updateRecords(table, rowIds, colValues, opts);
+      return;
+    }
+    for (const k of colValues.keys()) { if (k !== 'id') { this.engine.getColumn(table, k); } }
+    const rows = new Map(this.engine.metaRows(tableId).map((r) => [Number(r.id), r]));
+    const missing = rowIds.find((id) => !rows.has(id));
+    if (missing !== undefined) { throw new BadRequest(`Invalid row id ${missing}`); }
+    rowIds.forEach((id, i) => {
+      const values: Record<string, CellValue> = {};
+      for (const [k, vals] of colValues) { if (k !== 'id') { values[k] = vals[i]; } }
+      if (tableId === '_grist_Tables') {
+        this.updateTableRecord(id, values);
+      } else if (tableId === '_grist_Tables_column') {
+        const found = this.engine.meta.colsByRef.get(id);
+        if (found) { this.engine.updateColumns(found.table, [{colId: found.col.colId, values}]); }
+      } else {
+        const converted: Record<string, CellValue> = {};
+        for (const [k, v] of Object.entries(values)) { converted[k] = converterFor(table.byId.get(k)!.type)(v); }
+        this.engine.metaUpdate(tableId, id, converted);
+      }
+    });
+  }
+
+  private bulkRemove(tableId: string, rowIds: CellValue[]): void {
+    const table = this.table(tableId);
+    if (!table.isMeta) {
+      this.engine.removeRecords(table, rowIds);
+      return;
+    }
+    if (rowIds.some((id) => typeof id !== 'number' || !Number.isInteger(id))) {
+      throw engineError('TypeError', 'row ids must be integers');
+    }
+    const existing = new Set(this.engine.metaRows(tableId).map((r) => Number(r.id)));
+    const ids = (rowIds as number[]).filter((id) => existing.has(id));
+    switch (tableId) {
+      case '_grist_Tables': this.engine.removeTables(ids); break;
+      case '_grist_Tables_column': this.engine.removeColumns(ids); break;
+      case '_grist_Views': this.engine.removeViews(ids); break;
+      case '_grist_Views_section': this.engine.removeSections(ids); break;
+      default: this.engine.metaRemove(tableId, ids);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Add-or-update
+
+  /**
+   * PUT /records. Records are grouped by their sorted `require` keys and sorted `fields` keys; the
+   * groups run in order of first appearance (Grist's lodash groupBy + Object.values), each as one
+   * BulkAddOrUpdateRecord, all in one transaction (a later group sees what an earlier one did).
+   */
+  upsertRecords(tableId: string, records: UpsertRecord[], options: UpsertOptions = {}): UpsertResult {
+    const groups = new Map<string, number[]>();
+    records.forEach((r, i) => {
+      const key = `${Object.keys(r.require).sort().join(',')}:${Object.keys(r.fields ?? {}).sort().join(',')}`;
+      let g = groups.get(key);
+      if (!g) {
+        g = [];
+        groups.set(key, g);
+      }
+      g.push(i);
+    });
+    const result: UpsertResult = {recordIds: [], addRecordIds: [], updateRecordIds: []};
+    this.write(() => {
+      for (const indexes of groups.values()) {
+        const outcome = this.bulkAddOrUpdate(tableId, indexes.map((i) => records[i]), options);
+        outcome.recordIds.forEach((ids, j) => {
+          if (ids) { result.recordIds[indexes[j]] = ids; }
+        });
+        result.addRecordIds.push(...outcome.added);
+        result.updateRecordIds.push(...outcome.updated);
+      }
+    });
+    return result;
+  }
+
+  private bulkAddOrUpdate(tableId: string, records: UpsertRecord[], options: UpsertOptions):
+      {recordIds: Array<number[] | undefined>, added: number[], updated: number[][]} {
+    const opts = this.opts(options);
+    let table = this.table(tableId);
+    const requireCols = Object.keys(records[0].require);
+    const fieldCols = Object.keys(records[0].fields ?? {});
+    if (!requireCols.length && !options.allowEmptyRequire) {
+      throw engineError('ValueError', "require is empty but allow_empty_require isn't set");
+    }
+    for (const c of [...requireCols, ...fieldCols]) {
+      if (c !== 'id') { this.engine.getColumn(table, c); }
+    }
+    const recordIds: Array<number[] | undefined> = new Array(records.length);
+    if (!requireCols.length && !fieldCols.length) { return {recordIds, added: [], updated: []}; }
+
+    // Require values are parsed and converted like written values, then matched with equality.
+    const requireValues = new Map<string, CellValue[]>();
+    for (const c of requireCols) {
+      const values = records.map((r) => r.require[c]);
+      requireValues.set(c, c === 'id' ? values : this.engine.convertColumnValues(table.byId.get(c)!, values, opts));
+    }
+    const seen = new Set<string>();
+    for (let i = 0; i < records.length; i++) {
+      const key = JSON.stringify(requireCols.map((c) => requireValues.get(c)![i]));
+      if (seen.has(key)) { throw engineError('ValueError', 'require values must be unique'); }
+      seen.add(key);
+    }
+    const onmany = options.onmany ?? 'first';
+    const addIdx: number[] = [];
+    const addIds: Array<number | null> = [];
+    const updates: Array<{index: number, rows: number[]}> = [];
+    for (let i = 0; i < records.length; i++) {
+      const conds: string[] = [];
+      const params: unknown[] = [];
+      for (const c of requireCols) {
+        const v = requireValues.get(c)![i];
+        if (c === 'id') {
+          conds.push('id = ?');
+          params.push(v);
+        } else {
+          const e = equalityCondition(quoteIdent(c), [v]);
+          conds.push(e.sql);
+          params.push(...e.params);
+        }
+      }
+      const where = conds.length ? ` WHERE ${conds.join(' AND ')}` : '';
+      const matches = (this.db.prepare(`SELECT id FROM ${quoteIdent(tableId)}${where} ORDER BY id`).raw(true)
+        .all(...params) as Array<[number]>).map(([id]) => id);
+      if (matches.length) {
+        if (options.noupdate || (onmany === 'none' && matches.length > 1)) {
+          recordIds[i] = [];
+          continue;
+        }
+        const rows = onmany === 'all' ? matches : matches.slice(0, 1);
+        updates.push({index: i, rows});
+        recordIds[i] = rows;
+      } else if (options.noadd) {
+        recordIds[i] = [];
+      } else {
+        addIdx.push(i);
+        const id = requireValues.get('id')?.[i];
+        addIds.push(typeof id === 'number' ? id : null);
+      }
+    }
+    const updated: number[][] = [];
+    if (fieldCols.length && updates.length) {
+      const rowIds = updates.flatMap((u) => u.rows);
+      const colValues = new Map(fieldCols.map((c) => [c, updates.flatMap((u) => u.rows.map(() => records[u.index].fields![c]))]));
+      this.engine.updateRecords(table, rowIds, colValues, opts);
+      table = this.table(tableId);
+    }
+    updated.push(...updates.map((u) => u.rows));
+    let added: number[] = [];
+    if (addIdx.length) {
+      // New rows take the require values (except formula columns, used only to match), then fields.
+      const colValues = new Map<string, CellValue[]>();
+      for (const c of requireCols) {
+        const col = table.byId.get(c);
+        if (c === 'id' || fieldCols.includes(c) || (col && col.isFormula && col.formula)) { continue; }
+        colValues.set(c, addIdx.map((i) => records[i].require[c]));
+      }
+      for (const c of fieldCols) { colValues.set(c, addIdx.map((i) => records[i].fields![c])); }
+      added = this.engine.addRecords(table, addIds, colValues, opts);
+      addIdx.forEach((i, j) => { recordIds[i] = [added[j]]; });
+    }
+    return {recordIds, added, updated};
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // User actions
+
+  /** POST /apply: a bundle of user actions, applied atomically. */
+  applyUserActions(actions: unknown[], options?: Partial<WriteOptions>): ApplyResult {
+    if (!Array.isArray(actions)) { throw new BadRequest('Invalid payload: expected an array of user actions'); }
+    const opts = this.opts(options);
+    let isModification = false;
+    const retValues = this.write(() => {
+      const values = actions.map((a) => this.applyAction(a, opts));
+      isModification = !this.engine.changes!.isEmpty;
+      return values;
+    });
+    this.actionNum += 1;
+    const actionHash = createHash('sha256').update(JSON.stringify([this.actionNum, actions])).digest('hex');
+    return {actionNum: this.actionNum, actionHash, retValues, isModification};
+  }
+
+  private actionTable(tableId: unknown): string {
+    if (typeof tableId !== 'string' || !this.engine.meta.tables.has(tableId)) {
+      throw engineError('KeyError', `'${String(tableId)}'`);
+    }
+    return tableId;
+  }
+
+  private applyAction(action: unknown, opts: WriteOptions): unknown {
+    if (!Array.isArray(action) || typeof action[0] !== 'string') {
+      throw new BadRequest(`Invalid user action: ${JSON.stringify(action)}`);
+    }
+    const [name, ...args] = action as [string, ...unknown[]];
+    const obj = (v: unknown, what: string): Record<string, CellValue> => {
+      if (!isPlainObject(v)) { throw engineError('TypeError', `${name}: ${what} must be an object`); }
+      return v as Record<string, CellValue>;
+    };
+    const bulk = (v: unknown, n: number): Map<string, CellValue[]> => {
+      const cols = new Map<string, CellValue[]>();
+      for (const [k, vals] of Object.entries(obj(v, 'column values'))) {
+        if (!Array.isArray(vals) || vals.length !== n) {
+          throw engineError('ValueError', `${name}: column ${k} must have ${n} values`);
+        }
+        cols.set(k, vals);
+      }
+      return cols;
+    };
+    const ids = (v: unknown): Array<number | null> => {
+      if (!Array.isArray(v)) { throw engineError('TypeError', `${name}: row ids must be a list`); }
+      return v as Array<number | null>;
+    };
+    const userTable = (v: unknown): TableMeta => {
+      const t = this.table(this.actionTable(v));
+      if (t.isMeta) { throw engineError('ValueError', `${name}: ${String(v)} is a metadata table`); }
+      return t;
+    };
+    switch (name) {
+      case 'AddRecord': {
+        const values = obj(args[2] ?? {}, 'column values');
+        const cols = new Map(Object.entries(values).map(([k, v]) => [k, [v]]));
+        return this.bulkAdd(this.actionTable(args[0]), [args[1] as number | null], cols, opts)[0];
+      }
+      case 'BulkAddRecord': {
+        const rowIds = ids(args[1]);
+        return this.bulkAdd(this.actionTable(args[0]), rowIds, bulk(args[2] ?? {}, rowIds.length), opts);
+      }
+      case 'ReplaceTableData': {
+        const rowIds = ids(args[1]);
+        this.engine.replaceTableData(userTable(args[0]), rowIds, bulk(args[2] ?? {}, rowIds.length), opts);
+        return null;
+      }
+      case 'UpdateRecord': {
+        const values = obj(args[2], 'column values');
+        this.bulkUpdate(this.actionTable(args[0]), [args[1] as number], new Map(Object.entries(values).map(([k, v]) => [k, [v]])), opts);
+        return null;
+      }
+      case 'BulkUpdateRecord': {
+        const rowIds = ids(args[1]) as number[];
+        this.bulkUpdate(this.actionTable(args[0]), rowIds, bulk(args[2], rowIds.length), opts);
+        return null;
+      }
+      case 'RemoveRecord':
+        this.bulkRemove(this.actionTable(args[0]), [args[1] as CellValue]);
+        return null;
+      case 'BulkRemoveRecord':
+        this.bulkRemove(this.actionTable(args[0]), ids(args[1]));
+        return null;
+      case 'AddOrUpdateRecord': case 'BulkAddOrUpdateRecord': {
+        const tableId = userTable(args[0]).tableId;
+        const options = isPlainObject(args[3]) ? args[3] : {};
+        const upsertOpts: UpsertOptions = {
+          ...opts,
+          onmany: (options.on_many as UpsertOptions['onmany']) ?? 'first',
+          noadd: options.add === false,
+          noupdate: options.update === false,
+          allowEmptyRequire: Boolean(options.allow_empty_require),
+        };
+        let records: UpsertRecord[];
+        if (name === 'AddOrUpdateRecord') {
+          records = [{require: obj(args[1], 'require'), fields: obj(args[2] ?? {}, 'column values')}];
+        } else {
+          const req = obj(args[1], 'require');
+          const fields = obj(args[2] ?? {}, 'column values');
+          const n = Array.isArray(Object.values(req)[0]) ? (Object.values(req)[0] as unknown[]).length :
+            (Object.values(fields)[0] as unknown[] | undefined)?.length ?? 0;
+          const r = bulk(req, n);
+          const f = bulk(fields, n);
+          records = Array.from({length: n}, (_, i) => ({
+            require: Object.fromEntries([...r].map(([k, v]) => [k, v[i]])),
+            fields: Object.fromEntries([...f].map(([k, v]) => [k, v[i]])),
+          }));
+        }
+        const outcome = this.bulkAddOrUpdate(tableId, records, upsertOpts);
+        if (name === 'AddOrUpdateRecord') { return null; }
+        return {recordIds: outcome.recordIds, addRecordIds: outcome.added, updateRecordIds: outcome.updated};
+      }
+      case 'AddTable': case 'AddEmptyTable': {
+        const cols = name === 'AddEmptyTable' ? [{}, {}, {}].map(() => ({id: null, isFormula: true})) :
+          (Array.isArray(args[1]) ? args[1] : []).map((c) => {
+            const spec = obj(c, 'column');
+            return {...spec, id: spec.id as string | null} as {id: string | null} & ColInfo;
+          });
+        const result: AddTableResult = this.engine.addTable(args[0] as string | null, cols);
+        return result;
+      }
+      case 'RemoveTable':
+        this.engine.removeTables([userTable(args[0]).tableRef]);
+        return null;
+      case 'RenameTable':
+        return this.engine.renameTable(userTable(args[0]), String(args[1]));
+      case 'AddColumn': case 'AddVisibleColumn': case 'AddHiddenColumn': {
+        const table = userTable(args[0]);
+        const info = obj(args[2] ?? {}, 'column info') as ColInfo;
+        if (name === 'AddHiddenColumn') {
+          return this.engine.addColumn(table, args[1] as string | null, info, {visible: false});
+        }
+        return this.engine.addColumn(table, args[1] as string | null, info, {visible: name === 'AddVisibleColumn'});
+      }
+      case 'RemoveColumn': {
+        const table = userTable(args[0]);
+        const col = table.byId.get(String(args[1]));
+        if (!col) { throw engineError('KeyError', `'${String(args[1])}'`); }
+        this.engine.removeColumns([col.colRef]);
+        return null;
+      }
+      case 'RenameColumn': {
+        const table = userTable(args[0]);
+        if (!table.byId.has(String(args[1]))) { throw engineError('KeyError', `'${String(args[1])}'`); }
+        this.engine.updateColumns(table, [{colId: String(args[1]), values: {colId: String(args[2])}}]);
+        const col = this.engine.meta.colsByRef.get(table.byId.get(String(args[1]))!.colRef);
+        return col?.col.colId ?? null;
+      }
+      case 'ModifyColumn': {
+        const table = userTable(args[0]);
+        if (!table.byId.has(String(args[1]))) { throw engineError('KeyError', `'${String(args[1])}'`); }
+        const info = {...obj(args[2], 'column info')};
+        delete info.colId;
+        delete info.id;
+        delete info.parentId;
+        if ('_position' in info) {
+          info.parentPos = info._position;
+          delete info._position;
+        }
+        this.engine.updateColumns(table, [{colId: String(args[1]), values: info}]);
+        return null;
+      }
+      default:
+        throw new BadRequest(`Unsupported user action: ${name}`);
+    }
+  }
+}
+
+/** Records to columns over the union of their keys; a record missing a key gets null. */
+function toColumns(records: Array<Record<string, CellValue>>): Map<string, CellValue[]> {
+  const colValues = new Map<string, CellValue[]>();
+  const n = records.length;
+  for (let i = 0; i < n; i++) {
+    const rec = records[i];
+    for (const k in rec) {
+      let arr = colValues.get(k);
+      if (!arr) {
+        arr = new Array<CellValue>(n).fill(null);
+        colValues.set(k, arr);
+      }
+      arr[i] = rec[k];
+    }
+  }
+  return colValues;
+}
+
+function columnInfo(c: ColumnMeta): ColumnInfo {
+  const fields: Record<string, CellValue> = {colRef: c.colRef};
+  for (const k of COLUMN_FIELD_ORDER) { fields[k] = c.fields[k]; }
+  return {id: c.colId, fields};
+}
+
+function columnArray(data: Record<string, CellValue[]>, key: string): CellValue[] {
+  const v = data[key];
+  if (!Array.isArray(v)) { throw new BadRequest(`Invalid payload: "${key}" must be an array`); }
+  return v;
+}
+
+function padTo(values: CellValue[], n: number): CellValue[] {
+  if (values.length === n) { return values; }
+  const out = values.slice(0, n);
+  while (out.length < n) { out.push(null); }
+  return out;
+}

@@ -1,0 +1,84 @@
+import {BadRequest} from '../errors.js';
+
+/** Values a statement parameter may take. JSON booleans are bound as 1/0, as Grist's binding does. */
+export type SqlParam = number | bigint | string | Uint8Array | null;
+
+export const INTERRUPT_MESSAGE = 'a slow statement resulted in a database interrupt';
+export const NOT_SELECT_MESSAGE = 'only select statements are supported';
+
+/**
+ * Grist's statement checks (SPEC §14.3): drop one trailing `;`, require `select` somewhere,
+ * wrap as `select * from (...)` so SQLite can only parse a SELECT, and keep the first statement.
+ * Returns the text to prepare.
+ */
+export function selectText(sql: string): string {
+  const body = sql.replace(/;$/, '');
+  if (!body.toLowerCase().includes('select')) { throw new BadRequest(NOT_SELECT_MESSAGE); }
+  const wrapped = `select * from (${body})`;
+  const end = firstStatementEnd(wrapped);
+  return end < 0 ? wrapped : wrapped.slice(0, end);
+}
+
+/**
+ * Index of the first `;` that SQLite's tokenizer reads as a statement end (outside quotes,
+ * bracketed identifiers and comments), or -1. Grist's binding runs only the first statement and
+ * ignores the rest; better-sqlite3 refuses multi-statement text, so the tail is cut off here.
+ */
+export function firstStatementEnd(text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === ';') { return i; }
+    let close: string | undefined;
+    if (c === "'" || c === '"' || c === '`') {
+      close = c;  // a doubled quote inside reads as two adjacent quoted runs: same outcome
+    } else if (c === '[') {
+      close = ']';
+    } else if (c === '-' && text[i + 1] === '-') {
+      close = '\n';
+    } else if (c === '/' && text[i + 1] === '*') {
+      close = '*/';
+      i++;
+    }
+    if (close !== undefined) {
+      const j = text.indexOf(close, i + 1);
+      if (j < 0) { return -1; }  // unterminated: SQLite reports the error on the whole text
+      i = j + close.length - 1;
+    }
+  }
+  return -1;
+}
+
+/** Checks and converts the `args` of a request into bindable values. */
+export function sqlParams(args: unknown[] | null | undefined): SqlParam[] {
+  if (args == null) { return []; }
+  if (!Array.isArray(args)) { throw new BadRequest('args must be an array or null'); }
+  return args.map((a, i) => {
+    if (typeof a === 'boolean') { return a ? 1 : 0; }
+    if (a === null || typeof a === 'number' || typeof a === 'bigint' || typeof a === 'string' ||
+        a instanceof Uint8Array) {
+      return a;
+    }
+    throw new BadRequest(`args[${i}] must be a number, string, boolean or null`);
+  });
+}
+
+/**
+ * SPEC §14.4: a request can only lower the configured timeout, and 0 (or none) means the default.
+ */
+export function effectiveTimeoutMs(defaultMs: number, requestedMs?: number): number {
+  return Math.max(0, Math.min(defaultMs, requestedMs || defaultMs));
+}
+
+/** GRISTLITE_SQL_TIMEOUT_MSEC, else GRIST_SQL_TIMEOUT_MSEC, else 1000 ms. */
+export function sqlTimeoutFromEnv(env: NodeJS.ProcessEnv): number {
+  for (const name of ['GRISTLITE_SQL_TIMEOUT_MSEC', 'GRIST_SQL_TIMEOUT_MSEC']) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') { continue; }
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 0) {
+      throw new Error(`${name} must be a non-negative integer (milliseconds), got ${JSON.stringify(raw)}`);
+    }
+    return value;
+  }
+  return 1000;
+}

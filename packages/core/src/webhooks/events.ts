@@ -1,0 +1,226 @@
+/**
+ * Webhook events (SPEC §13.7, decision 6), written to the outbox in the same SQLite transaction as
+ * the change that causes them: an event can neither be lost by a crash nor sent for a change that
+ * rolled back.
+ *
+ * The document engine calls, inside its write transaction:
+ *   const before = captureBefore(db, tableId, updatedIds, removedIds);   // before writing
+ *   ...apply the change...
+ *   recordEvents(db, {tableId, added, updated, removed, before});        // after writing
+ * `captureBefore` returns undefined (and costs one indexed query) when no enabled webhook watches
+ * the table. Without `before`, ready-column and watched-column logic cannot see old values: an
+ * updated ready row then counts as "ready before" (an `update`, never an `add`), and `remove`
+ * events carry only the row id.
+ */
+import type Database from 'better-sqlite3';
+import { makeDecoder, type CellValue } from '../doc/types.js';
+import { columnTypes, decodeTrigger, type EventType, type TriggerRow } from './meta.js';
+import { OUTBOX_TABLE, SECRETS_TABLE, hasTable } from './schema.js';
+
+export type RowValues = Record<string, CellValue>;
+/** Values of rows before a change, by row id: the full row (`id` and every column). */
+export type BeforeRows = ReadonlyMap<number, Readonly<RowValues>>;
+
+/** What one write did to one table. */
+export interface RowChange {
+  tableId: string;
+  added?: readonly number[];
+  updated?: readonly number[];
+  removed?: readonly number[];
+  /** Rows as they were before the write (from `captureBefore`), for updated and removed rows. */
+  before?: BeforeRows;
+}
+
+export interface OutboxEvent {
+  webhookId: string;
+  eventType: EventType;
+  row: RowValues;
+}
+
+interface Statements {
+  triggers: Database.Statement;
+}
+const statements = new WeakMap<Database.Database, Statements>();
+
+function stmts(db: Database.Database): Statements | null {
+  let s = statements.get(db);
+  if (!s) {
+    try {
+      s = {
+        triggers: db.prepare(
+          `SELECT t.* FROM _grist_Triggers t JOIN _grist_Tables tb ON tb.id = t.tableRef WHERE tb.tableId = ? ORDER BY t.id`,
+        ),
+      };
+    } catch {
+      return null; // No trigger metadata in this document (yet).
+    }
+    statements.set(db, s);
+  }
+  return s;
+}
+
+interface ActiveTrigger extends TriggerRow {
+  readyColId: string | null;
+  watchedColIds: string[];
+}
+
+/** Enabled triggers of a table whose webhooks have a secret (a URL to deliver to). */
+function activeTriggers(db: Database.Database, tableId: string): { tableRef: number; triggers: ActiveTrigger[] } | null {
+  const s = stmts(db);
+  if (!s) return null;
+  const raw = s.triggers.all(tableId) as Record<string, unknown>[];
+  if (!raw.length) return null;
+  const triggers = raw.map(decodeTrigger).filter((t) => t.enabled && t.webhookIds.length);
+  if (!triggers.length || !hasTable(db, SECRETS_TABLE)) return null;
+  const known = new Set(db.prepare(`SELECT webhookId FROM ${SECRETS_TABLE}`).pluck().all() as string[]);
+  const colIds = new Map(
+    (db.prepare('SELECT c.id, c.colId FROM _grist_Tables_column c WHERE c.parentId = ?').all(triggers[0].tableRef) as {
+      id: number;
+      colId: unknown;
+    }[]).map((r) => [r.id, String(r.colId)]),
+  );
+  const active: ActiveTrigger[] = [];
+  for (const t of triggers) {
+    const webhookIds = t.webhookIds.filter((id) => known.has(id));
+    if (!webhookIds.length) continue;
+    // Grist ignores a trigger whose ready or watched columns are not (any more) in its table.
+    if (t.isReadyColRef && !colIds.has(t.isReadyColRef)) continue;
+    if (t.watchedColRefs.some((ref) => !colIds.has(ref))) continue;
+    active.push({
+      ...t,
+      webhookIds,
+      readyColId: t.isReadyColRef ? colIds.get(t.isReadyColRef)! : null,
+      watchedColIds: t.watchedColRefs.map((ref) => colIds.get(ref)!),
+    });
+  }
+  return active.length ? { tableRef: triggers[0].tableRef, triggers: active } : null;
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** Full rows (`id` first, then every column in table order), decoded as Grist serves raw values. */
+export function readRows(db: Database.Database, tableId: string, tableRef: number, ids: Iterable<number>): Map<number, RowValues> {
+  const list = [...new Set(ids)];
+  const out = new Map<number, RowValues>();
+  if (!list.length) return out;
+  const types = columnTypes(db, tableRef);
+  const decoders = new Map<string, (raw: unknown) => CellValue>();
+  const anyDecoder = makeDecoder('Any');
+  const rows = db
+    .prepare(`SELECT * FROM ${quoteIdent(tableId)} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`)
+    .all(JSON.stringify(list)) as Record<string, unknown>[];
+  for (const raw of rows) {
+    const row: RowValues = {};
+    for (const [col, value] of Object.entries(raw)) {
+      if (col === 'id') {
+        row.id = Number(value);
+        continue;
+      }
+      let dec = decoders.get(col);
+      if (!dec) {
+        const type = types.get(col);
+        dec = type ? makeDecoder(type) : anyDecoder;
+        decoders.set(col, dec);
+      }
+      row[col] = dec(value);
+    }
+    out.set(Number(raw.id), row);
+  }
+  return out;
+}
+
+/**
+ * Reads the rows a write is about to update or remove, when an enabled webhook watches the table
+ * (undefined otherwise). Call it inside the write transaction, before the write; pass the result
+ * as `before` to `recordEvents`.
+ */
+export function captureBefore(
+  db: Database.Database,
+  tableId: string,
+  updated: readonly number[] = [],
+  removed: readonly number[] = [],
+): BeforeRows | undefined {
+  if (!updated.length && !removed.length) return undefined;
+  const active = activeTriggers(db, tableId);
+  if (!active) return undefined;
+  return readRows(db, tableId, active.tableRef, [...updated, ...removed]);
+}
+
+const sameValue = (a: CellValue | undefined, b: CellValue | undefined) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The events a change produces for one trigger, in row-id order: adds and updates, then removals. */
+function eventsFor(t: ActiveTrigger, change: RowChange, current: Map<number, RowValues>): { type: EventType; row: RowValues }[] {
+  const removed = new Set(change.removed ?? []);
+  const added = new Set(change.added ?? []);
+  const out: { type: EventType; row: RowValues }[] = [];
+  const touched = [...new Set([...(change.added ?? []), ...(change.updated ?? [])])].sort((a, b) => a - b);
+  for (const rowId of touched) {
+    if (removed.has(rowId)) continue; // Added (or updated) then removed in the same write.
+    const row = current.get(rowId);
+    if (!row) continue;
+    const existedBefore = !added.has(rowId);
+    const before = existedBefore ? change.before?.get(rowId) : undefined;
+    let readyBefore: boolean;
+    if (!t.readyColId) {
+      readyBefore = existedBefore;
+    } else {
+      if (row[t.readyColId] !== true) continue; // Must be exactly the boolean true.
+      readyBefore = !existedBefore ? false : before ? before[t.readyColId] === true : true;
+    }
+    let type: EventType;
+    if (readyBefore) {
+      const changed = !t.watchedColIds.length || !before || t.watchedColIds.some((c) => !sameValue(before[c], row[c]));
+      if (!changed) continue;
+      type = 'update';
+    } else {
+      type = 'add';
+    }
+    if (t.eventTypes.includes(type)) out.push({ type, row });
+  }
+  if (t.eventTypes.includes('remove')) {
+    for (const rowId of [...removed].sort((a, b) => a - b)) {
+      if (added.has(rowId)) continue; // Never existed outside this write.
+      const before = change.before?.get(rowId);
+      // With a ready column, only rows the receiver was told about (ready ones) are announced.
+      if (t.readyColId && before && before[t.readyColId] !== true) continue;
+      out.push({ type: 'remove', row: before ? { ...before } : { id: rowId } });
+    }
+  }
+  return out;
+}
+
+type Waker = (db: Database.Database) => void;
+let waker: Waker | null = null;
+/** Set by the delivery module: called (after the current synchronous write) when events were added. */
+export function setWaker(fn: Waker): void {
+  waker = fn;
+}
+
+/**
+ * Computes the webhook events of a change and appends them to the outbox. Call it inside the
+ * write transaction, after the write (so the rows read are the new ones). Returns the events
+ * recorded (empty, after one indexed query, when no enabled webhook watches the table).
+ */
+export function recordEvents(db: Database.Database, change: RowChange): OutboxEvent[] {
+  if (!change.added?.length && !change.updated?.length && !change.removed?.length) return [];
+  const active = activeTriggers(db, change.tableId);
+  if (!active) return [];
+  const removed = new Set(change.removed ?? []);
+  const wanted = [...(change.added ?? []), ...(change.updated ?? [])].filter((id) => !removed.has(id));
+  const current = readRows(db, change.tableId, active.tableRef, wanted);
+  const events: OutboxEvent[] = [];
+  for (const t of active.triggers) {
+    const rows = eventsFor(t, change, current);
+    for (const webhookId of t.webhookIds) {
+      for (const { type, row } of rows) events.push({ webhookId, eventType: type, row });
+    }
+  }
+  if (!events.length) return events;
+  const insert = db.prepare(`INSERT INTO ${OUTBOX_TABLE} (webhookId, eventType, payload, createdAt) VALUES (?, ?, ?, ?)`);
+  const now = Date.now();
+  for (const e of events) insert.run(e.webhookId, e.eventType, JSON.stringify(e.row), now);
+  waker?.(db);
+  return events;
+}

@@ -1,0 +1,77 @@
+/**
+ * gristlite's private tables for webhooks, kept inside the document (docs/decisions-webhooks.md).
+ * Grist keeps webhook secrets in its home database and its queue in memory (or Redis); gristlite
+ * keeps both in the document so that they travel with it and commit with the changes that cause
+ * events. Every private table is named `_gristlite_*`; exports drop them (`dropPrivateTables`).
+ */
+import type Database from 'better-sqlite3';
+
+export const SECRETS_TABLE = '_gristlite_webhook_secrets';
+export const OUTBOX_TABLE = '_gristlite_webhook_outbox';
+export const STATS_TABLE = '_gristlite_webhook_stats';
+
+const DDL = [
+  `CREATE TABLE IF NOT EXISTS ${SECRETS_TABLE} (
+     webhookId TEXT PRIMARY KEY,
+     url TEXT NOT NULL,
+     authorization TEXT NOT NULL DEFAULT '',
+     unsubscribeKey TEXT NOT NULL,
+     signingSecret TEXT
+   )`,
+  // One row per event, in the order the events happened. Rows of one webhook are delivered in id
+  // order; a delivered (or dropped) batch is deleted.
+  `CREATE TABLE IF NOT EXISTS ${OUTBOX_TABLE} (
+     id INTEGER PRIMARY KEY,
+     webhookId TEXT NOT NULL,
+     eventType TEXT NOT NULL,
+     payload TEXT NOT NULL,
+     createdAt INTEGER NOT NULL
+   )`,
+  `CREATE INDEX IF NOT EXISTS ${OUTBOX_TABLE}_webhook ON ${OUTBOX_TABLE} (webhookId, id)`,
+  // The usage fields of GET /webhooks, persisted so that they survive a restart.
+  `CREATE TABLE IF NOT EXISTS ${STATS_TABLE} (
+     webhookId TEXT PRIMARY KEY,
+     status TEXT,
+     updatedTime INTEGER,
+     lastSuccessTime INTEGER,
+     lastFailureTime INTEGER,
+     lastErrorMessage TEXT,
+     lastHttpStatus INTEGER,
+     batchStatus TEXT,
+     batchHttpStatus INTEGER,
+     batchErrorMessage TEXT,
+     batchSize INTEGER,
+     batchAttempts INTEGER
+   )`,
+];
+
+const ensured = new WeakSet<Database.Database>();
+
+/** Creates the private webhook tables if they are missing (idempotent, cheap after the first call). */
+export function ensureWebhookTables(db: Database.Database): void {
+  if (ensured.has(db) && hasTable(db, OUTBOX_TABLE)) return;
+  db.transaction(() => {
+    for (const sql of DDL) db.exec(sql);
+  })();
+  ensured.add(db);
+}
+
+export function hasTable(db: Database.Database, name: string): boolean {
+  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
+}
+
+/**
+ * Drops every private `_gristlite_*` table (and their indexes) from a document: call it on the
+ * copy made for a `.grist` download, so that webhook URLs, credentials and queued events never
+ * leave with an exported file.
+ */
+export function dropPrivateTables(db: Database.Database): void {
+  const names = db
+    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_gristlite\\_%' ESCAPE '\\'`)
+    .pluck()
+    .all() as string[];
+  if (!names.length) return;
+  db.transaction(() => {
+    for (const name of names) db.exec(`DROP TABLE IF EXISTS "${name.replace(/"/g, '""')}"`);
+  })();
+}

@@ -1,0 +1,402 @@
+/**
+ * Document data endpoints (SPEC §8-§11): tables, columns, records, the deprecated columnar /data
+ * form, and POST /apply. Handlers check access, parse parameters as Grist does, and call the
+ * open document's GristDoc.
+ *
+ * Record bodies are checked by hand rather than with valibot: the messages must be Grist's
+ * (ts-interface-checker's wording, SPEC §10/§19) and the check runs on 500-record bodies, where
+ * a plain loop costs little next to the insert itself.
+ */
+import * as v from 'valibot';
+import {BadRequest, type CellValue, type GristDoc, type RecordQuery} from '@gristlite/core';
+import {flag, oneOf, type Route} from '../route.js';
+import type {RequestContext} from '../types.js';
+import {validate} from '../validate.js';
+import {openDocFor, type Need} from './doc-common.js';
+
+// ---------------------------------------------------------------------------------------------
+// Record bodies, with Grist's error texts.
+
+const GRIST_OBJ_CODES = new Set(['L', 'l', 'O', 'D', 'd', 'S', 'C', 'R', 'r', 'E', 'P', 'U', 'V']);
+
+/** A failed check: `<path> <message>`, then the nested reasons (one: "; ", several: lines). */
+interface Failure {
+  path: string;
+  msg: string;
+  nested: Failure[];
+}
+
+function render(f: Failure, depth = 1): string {
+  const head = `${f.path} ${f.msg}`;
+  if (f.nested.length === 1) { return `${head}; ${render(f.nested[0], depth)}`; }
+  return head + f.nested.map((n) => `\n${'    '.repeat(depth)}${render(n, depth + 1)}`).join('');
+}
+
+function invalidPayload(f: Failure): BadRequest {
+  return new BadRequest('Invalid payload', {userError: `Error: ${render(f)}`});
+}
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+function checkCellValue(path: string, value: unknown): Failure | null {
+  if (value === null || ['number', 'string', 'boolean'].includes(typeof value)) { return null; }
+  const tuple: Failure = Array.isArray(value) ?
+    {path: `${path}[0]`, msg: 'is not a GristObjCode', nested: [{path: `${path}[0]`, msg: 'is not a valid enum value', nested: []}]} :
+    {path, msg: 'is not an array', nested: []};
+  if (Array.isArray(value) && GRIST_OBJ_CODES.has(value[0] as string)) { return null; }
+  return {path, msg: 'is not a CellValue', nested: [
+    {path, msg: 'is none of number, string, boolean, null, 1 more', nested: [tuple]},
+  ]};
+}
+
+function checkColValues(path: string, value: unknown, failures: Failure[]): void {
+  if (!isObject(value)) {
+    failures.push({path, msg: 'is not an object', nested: []});
+    return;
+  }
+  for (const [k, cell] of Object.entries(value)) {
+    const f = checkCellValue(`${path}.${k}`, cell);
+    if (f) {
+      failures.push(f);
+      return;
+    }
+  }
+}
+
+type RecordKind = 'NewRecord' | 'Record' | 'AddOrUpdateRecord';
+
+function checkRecord(kind: RecordKind, path: string, rec: unknown): Failure | null {
+  const failures: Failure[] = [];
+  if (!isObject(rec)) {
+    failures.push({path, msg: 'is not an object', nested: []});
+  } else if (kind === 'NewRecord') {
+    if (rec.fields !== undefined) { checkColValues(`${path}.fields`, rec.fields, failures); }
+  } else if (kind === 'Record') {
+    if (rec.id === undefined) {
+      failures.push({path: `${path}.id`, msg: 'is missing', nested: []});
+    } else if (typeof rec.id !== 'number') {
+      failures.push({path: `${path}.id`, msg: 'is not a number', nested: []});
+    }
+    if (rec.fields === undefined) {
+      failures.push({path: `${path}.fields`, msg: 'is missing', nested: []});
+    } else {
+      checkColValues(`${path}.fields`, rec.fields, failures);
+    }
+  } else {
+    if (rec.require === undefined) {
+      failures.push({path: `${path}.require`, msg: 'is missing', nested: []});
+    } else if (isObject(rec.require) && rec.require.id !== undefined && typeof rec.require.id !== 'number') {
+      failures.push({path: `${path}.require.id`, msg: 'is not a number', nested: []});
+    } else {
+      checkColValues(`${path}.require`, rec.require, failures);
+    }
+    if (rec.fields !== undefined) { checkColValues(`${path}.fields`, rec.fields, failures); }
+  }
+  return failures.length ? {path, msg: `is not a ${kind}`, nested: failures} : null;
+}
+
+/** `{records: [...]}` with at least one record of the given kind. */
+function recordsBody<T>(kind: RecordKind, body: unknown): T[] {
+  if (!isObject(body) || body.records === undefined) {
+    throw invalidPayload({path: 'body.records', msg: 'is missing', nested: []});
+  }
+  const records = body.records;
+  if (!Array.isArray(records)) { throw invalidPayload({path: 'body.records', msg: 'is not an array', nested: []}); }
+  if (!records.length) { throw invalidPayload(checkRecord(kind, 'body.records[0]', undefined)!); }
+  for (let i = 0; i < records.length; i++) {
+    const f = checkRecord(kind, `body.records[${i}]`, records[i]);
+    if (f) { throw invalidPayload(f); }
+  }
+  return records as T[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Other bodies (valibot; also documents the routes in the OpenAPI output).
+
+const Fields = v.record(v.string(), v.unknown());
+const TablesPost = v.looseObject({
+  tables: v.pipe(v.array(v.looseObject({
+    id: v.optional(v.string()),
+    columns: v.pipe(v.array(v.looseObject({id: v.optional(v.string()), fields: v.optional(Fields)})), v.minLength(1, 'must be a non-empty array')),
+  })), v.minLength(1, 'must be a non-empty array')),
+});
+const TablesPatch = v.looseObject({
+  tables: v.pipe(v.array(v.looseObject({id: v.string(), fields: Fields})), v.minLength(1, 'must be a non-empty array')),
+});
+const ColumnsPost = v.looseObject({
+  columns: v.pipe(v.array(v.looseObject({id: v.optional(v.string()), fields: v.optional(Fields)})), v.minLength(1, 'must be a non-empty array')),
+});
+const ColumnsPatch = v.looseObject({
+  columns: v.pipe(v.array(v.looseObject({id: v.string(), fields: Fields})), v.minLength(1, 'must be a non-empty array')),
+});
+const RecordsListPost = v.looseObject({
+  filter: v.optional(v.record(v.string(), v.array(v.unknown()))),
+  sort: v.optional(v.array(v.string())),
+  limit: v.optional(v.number()),
+  hidden: v.optional(v.boolean()),
+  immediate: v.optional(v.boolean()),
+  cellFormat: v.optional(v.picklist(['normal', 'typed'])),
+});
+const CellValues = v.record(v.string(), v.unknown());
+const RecordsBody = v.looseObject({records: v.array(v.looseObject({id: v.optional(v.number()), fields: v.optional(CellValues)}))});
+const UpsertBody = v.looseObject({records: v.array(v.looseObject({require: CellValues, fields: v.optional(CellValues)}))});
+const ColumnarBody = v.record(v.string(), v.array(v.unknown()));
+const RowIds = v.array(v.unknown());
+const UserActions = v.array(v.array(v.unknown()));
+
+// ---------------------------------------------------------------------------------------------
+// Parameters
+
+/** The document, after the access check. */
+async function gristFor(ctx: RequestContext, need: Need): Promise<GristDoc> {
+  return (await openDocFor(ctx, need)).grist;
+}
+
+function tableParam(ctx: RequestContext, doc: GristDoc): string {
+  return doc.resolveTableId(ctx.params.tableId);
+}
+
+/** filter/sort/limit from the query string (or X-Sort/X-Limit headers, the query winning). */
+function readQuery(ctx: RequestContext): RecordQuery {
+  const q: RecordQuery = {};
+  const filter = ctx.query.get('filter');
+  if (filter !== null && filter !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(filter);
+    } catch (e) {
+      throw new BadRequest(`Invalid query: filter is not valid JSON (${(e as Error).message})`);
+    }
+    if (!isObject(parsed)) { throw new BadRequest('Invalid query: filter must be a JSON object'); }
+    q.filter = parsed;
+  }
+  const sort = ctx.query.get('sort') ?? ctx.headers['x-sort'];
+  if (sort) { q.sort = sort; }
+  const limit = ctx.query.get('limit') ?? ctx.headers['x-limit'];
+  if (limit !== null && limit !== undefined && limit !== '') {
+    const n = Number(limit);
+    if (Number.isNaN(n)) { throw new BadRequest('limit is not a number'); }
+    q.limit = Math.trunc(n);
+  }
+  q.hidden = flag(ctx.query, 'hidden');
+  q.cellFormat = oneOf('cellFormat', ctx.query.get('cellFormat'), ['normal', 'typed'] as const, 'normal');
+  return q;
+}
+
+function parseOpts(ctx: RequestContext): {parse: boolean} {
+  return {parse: !flag(ctx.query, 'noparse')};
+}
+
+/** PATCH bodies must give every record the same set of fields (one BulkUpdateRecord). */
+function requireSameFields(items: Array<{fields: Record<string, unknown>}>): void {
+  const keys = (f: Record<string, unknown>) => Object.keys(f).sort().join('\u0000');
+  const first = keys(items[0].fields);
+  if (items.some((r) => keys(r.fields) !== first)) { throw new BadRequest('PATCH requires all records to have same fields'); }
+}
+
+const DATA = '/api/docs/:docId/tables/:tableId';
+
+export const docDataRoutes: Route[] = [
+  // Tables (§8)
+  {
+    method: 'GET', path: '/api/docs/:docId/tables', tag: 'tables', summary: 'List tables', query: ['expand'],
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'viewers');
+      const expand = ctx.query.get('expand');
+      if (expand !== null && expand !== 'column') { throw new BadRequest(`expand parameter ${expand} should be one of column`); }
+      const tables = doc.listTables();
+      if (!expand) { return {tables}; }
+      return {tables: tables.map((t) => ({...t, columns: doc.listColumns(t.id)}))};
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/tables', tag: 'tables', summary: 'Add tables', body: TablesPost,
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      const body = validate(TablesPost, await ctx.json());
+      return {tables: doc.addTables(body.tables as Parameters<GristDoc['addTables']>[0])};
+    },
+  },
+  {
+    method: 'PATCH', path: '/api/docs/:docId/tables', tag: 'tables', summary: 'Update tables (rename)', body: TablesPatch,
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      const body = validate(TablesPatch, await ctx.json());
+      requireSameFields(body.tables);
+      doc.updateTables(body.tables as Array<{id: string, fields: Record<string, CellValue>}>);
+      return null;
+    },
+  },
+
+  // Columns (§9)
+  {
+    method: 'GET', path: `${DATA}/columns`, tag: 'columns', summary: 'List columns', query: ['hidden'],
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'viewers');
+      return {columns: doc.listColumns(tableParam(ctx, doc), {hidden: flag(ctx.query, 'hidden')})};
+    },
+  },
+  {
+    method: 'POST', path: `${DATA}/columns`, tag: 'columns', summary: 'Add columns', body: ColumnsPost,
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      const body = validate(ColumnsPost, await ctx.json());
+      return {columns: doc.addColumns(tableParam(ctx, doc), body.columns as Parameters<GristDoc['addColumns']>[1])};
+    },
+  },
+  {
+    method: 'PATCH', path: `${DATA}/columns`, tag: 'columns', summary: 'Update columns', body: ColumnsPatch,
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      const body = validate(ColumnsPatch, await ctx.json());
+      const tableId = tableParam(ctx, doc);
+      requireSameFields(body.columns);
+      doc.updateColumns(tableId, body.columns as Array<{id: string, fields: Record<string, CellValue>}>);
+      return null;
+    },
+  },
+  {
+    method: 'PUT', path: `${DATA}/columns`, tag: 'columns', summary: 'Add or update columns',
+    body: ColumnsPatch, query: ['noadd', 'noupdate', 'replaceall'],
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      const body = validate(ColumnsPatch, await ctx.json(), 'value');
+      doc.replaceColumns(tableParam(ctx, doc), body.columns as Array<{id: string, fields: Record<string, CellValue>}>, {
+        noadd: flag(ctx.query, 'noadd'), noupdate: flag(ctx.query, 'noupdate'), replaceall: flag(ctx.query, 'replaceall'),
+      });
+      return null;
+    },
+  },
+  {
+    method: 'DELETE', path: `${DATA}/columns/:colId`, tag: 'columns', summary: 'Remove a column',
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      let tableId = ctx.params.tableId;
+      try {
+        tableId = doc.resolveTableId(tableId);
+      } catch {
+        // Reported below, with the column, in Grist's "table or column" wording.
+      }
+      doc.removeColumn(tableId, ctx.params.colId);
+      return null;
+    },
+  },
+
+  // Records (§10)
+  {
+    method: 'GET', path: `${DATA}/records`, tag: 'records', summary: 'Fetch records',
+    query: ['filter', 'sort', 'limit', 'hidden', 'cellFormat', 'immediate'],
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'viewers');
+      return doc.fetchRecords(tableParam(ctx, doc), readQuery(ctx));
+    },
+  },
+  {
+    method: 'POST', path: `${DATA}/records/list`, tag: 'records', summary: 'Fetch records (parameters in the body)',
+    body: RecordsListPost,
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'viewers');
+      const body = validate(RecordsListPost, await ctx.json());
+      const tableId = tableParam(ctx, doc);
+      return doc.fetchRecords(tableId, {
+        filter: body.filter, sort: body.sort, limit: body.limit, hidden: body.hidden, cellFormat: body.cellFormat,
+      });
+    },
+  },
+  {
+    method: 'POST', path: `${DATA}/records`, tag: 'records', summary: 'Add records', body: RecordsBody,
+    query: ['noparse', 'flat'],
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      let body = await ctx.json();
+      if (flag(ctx.query, 'flat') && Array.isArray(body)) {
+        body = {records: body.map((item) => (isObject(item) && item.fields !== undefined ? item : {fields: dropId(item)}))};
+      }
+      const records = recordsBody<{fields?: Record<string, CellValue>}>('NewRecord', body);
+      const tableId = tableParam(ctx, doc);
+      const ids = doc.addRecords(tableId, records.map((r) => r.fields ?? {}), parseOpts(ctx));
+      return {records: ids.map((id) => ({id}))};
+    },
+  },
+  {
+    method: 'PATCH', path: `${DATA}/records`, tag: 'records', summary: 'Update records', body: RecordsBody, query: ['noparse'],
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      const records = recordsBody<{id: number, fields: Record<string, CellValue>}>('Record', await ctx.json());
+      const tableId = tableParam(ctx, doc);
+      requireSameFields(records);
+      doc.updateRecords(tableId, records, parseOpts(ctx));
+      return null;
+    },
+  },
+  {
+    method: 'PUT', path: `${DATA}/records`, tag: 'records', summary: 'Add or update records', body: UpsertBody,
+    query: ['onmany', 'noadd', 'noupdate', 'allow_empty_require', 'noparse'],
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      const onmany = oneOf('onmany', ctx.query.get('onmany'), ['first', 'none', 'all'] as const, 'first');
+      const records = recordsBody<{require: Record<string, CellValue>, fields?: Record<string, CellValue>}>(
+        'AddOrUpdateRecord', await ctx.json());
+      return doc.upsertRecords(tableParam(ctx, doc), records, {
+        onmany, noadd: flag(ctx.query, 'noadd'), noupdate: flag(ctx.query, 'noupdate'),
+        allowEmptyRequire: flag(ctx.query, 'allow_empty_require'), ...parseOpts(ctx),
+      });
+    },
+  },
+  ...['records', 'data'].map((form): Route => ({
+    method: 'POST', path: `${DATA}/${form}/delete`, tag: form, summary: 'Remove records by id', body: RowIds,
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      const ids = validate(RowIds, await ctx.json());
+      doc.removeRecords(tableParam(ctx, doc), ids);
+      return null;
+    },
+  })),
+
+  // Deprecated column-oriented form (§11)
+  {
+    method: 'GET', path: `${DATA}/data`, tag: 'data', summary: 'Fetch columns (deprecated form)',
+    query: ['filter', 'sort', 'limit', 'cellFormat', 'immediate'],
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'viewers');
+      return doc.fetchColumns(tableParam(ctx, doc), readQuery(ctx));
+    },
+  },
+  {
+    method: 'POST', path: `${DATA}/data`, tag: 'data', summary: 'Add rows (deprecated form)', body: ColumnarBody, query: ['noparse'],
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      const body = validate(ColumnarBody, await ctx.json());
+      return doc.addColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, parseOpts(ctx));
+    },
+  },
+  {
+    method: 'PATCH', path: `${DATA}/data`, tag: 'data', summary: 'Update rows (deprecated form)', body: ColumnarBody, query: ['noparse'],
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      const body = validate(ColumnarBody, await ctx.json());
+      if (!Array.isArray(body.id)) { throw new BadRequest('Invalid payload', {userError: 'Error: body.id is missing'}); }
+      doc.updateColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, parseOpts(ctx));
+      return null;
+    },
+  },
+
+  // User actions (§10.7)
+  {
+    method: 'POST', path: '/api/docs/:docId/apply', tag: 'records', summary: 'Apply user actions', body: UserActions,
+    query: ['noparse'],
+    handler: async (ctx) => {
+      const doc = await gristFor(ctx, 'editors');
+      const actions = validate(UserActions, await ctx.json());
+      return doc.applyUserActions(actions, parseOpts(ctx));
+    },
+  },
+];
+
+function dropId(item: unknown): unknown {
+  if (!isObject(item)) { return item; }
+  const {id: _id, ...rest} = item;
+  return rest;
+}

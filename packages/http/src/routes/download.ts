@@ -1,0 +1,47 @@
+/** Downloads of the whole document (SPEC §6.1). */
+import { createReadStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { backupDoc, makeId } from '@gristlite/core';
+import { flag, type Route } from '../route.js';
+import { RawResponse } from '../types.js';
+import { openDocFor } from './doc-common.js';
+
+/** Streams a temporary file and removes it once sent (or abandoned). */
+async function* streamAndRemove(path: string): AsyncIterable<Uint8Array> {
+  try {
+    yield* createReadStream(path);
+  } finally {
+    await rm(path, { force: true });
+  }
+}
+
+export function contentDisposition(filename: string, disposition = 'attachment'): string {
+  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+export const downloadRoutes: Route[] = [
+  {
+    method: 'GET', path: '/api/docs/:docId/download', tag: 'downloads', summary: 'Download the document as a .grist file',
+    query: ['nohistory', 'template', 'title', 'dryrun'],
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'viewers');
+      if (flag(ctx.query, 'dryrun') || flag(ctx.query, 'dryRun')) return { dryRun: 'allowed' };
+      const tmpDir = join(ctx.engine.dataDir, 'tmp');
+      await mkdir(tmpDir, { recursive: true });
+      const tmp = join(tmpDir, `${makeId()}.grist`);
+      try {
+        await backupDoc(doc.db, tmp, { nohistory: flag(ctx.query, 'nohistory'), template: flag(ctx.query, 'template') });
+      } catch (e) {
+        await rm(tmp, { force: true });
+        throw e;
+      }
+      const title = ctx.query.get('title') || doc.meta.name;
+      return new RawResponse(200, streamAndRemove(tmp), {
+        'Content-Type': 'application/x-sqlite3',
+        'Content-Disposition': contentDisposition(`${title}.grist`),
+      });
+    },
+  },
+];

@@ -1,0 +1,33 @@
+/** Read-only SQL (SPEC §14): runs in the engine's sandboxed worker pool. */
+import * as v from 'valibot';
+import { BadRequest } from '@gristlite/core';
+import type { Route } from '../route.js';
+import { validate } from '../validate.js';
+import { docFor } from './doc-common.js';
+
+const SqlPost = v.looseObject({
+  sql: v.string(),
+  args: v.optional(v.nullable(v.array(v.unknown()))),
+  timeout: v.optional(v.number()),
+});
+
+export const sqlRoutes: Route[] = [
+  {
+    method: 'GET', path: '/api/docs/:docId/sql', tag: 'sql', summary: 'Run a read-only SELECT', query: ['q'],
+    handler: async (ctx) => {
+      const { meta } = await docFor(ctx, 'viewers');
+      const q = ctx.query.get('q');
+      if (q === null) throw new BadRequest('q parameter is required');
+      return ctx.engine.runSql(meta.id, q, null);
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/sql', tag: 'sql', summary: 'Run a read-only SELECT with arguments and a timeout',
+    body: SqlPost,
+    handler: async (ctx) => {
+      const { meta } = await docFor(ctx, 'viewers');
+      const body = validate(SqlPost, await ctx.json());
+      return ctx.engine.runSql(meta.id, body.sql, body.args ?? null, body.timeout);
+    },
+  },
+];

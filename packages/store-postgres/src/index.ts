@@ -1,0 +1,16 @@
+import type { HomeStore } from '@gristlite/core';
+import { PostgresHomeStore } from './store.js';
+
+export { PostgresHomeStore, connectionConfig, migrate, LOCK_CLASS_MIGRATE, LOCK_CLASS_DOC_LEASE, type PostgresHomeStoreOptions } from './store.js';
+export { MIGRATIONS, type Migration } from './migrations.js';
+
+/**
+ * Opens the home store named by a URL: `postgres://` or `postgresql://` (an optional `schema`
+ * query parameter picks the schema, default `public`). Used by `gristlite serve --home URL` and
+ * `GRISTLITE_HOME_URL`.
+ */
+export async function homeStoreFromUrl(url: string): Promise<HomeStore> {
+  if (/^postgres(ql)?:\/\//i.test(url)) return PostgresHomeStore.connect(url);
+  throw new Error(`unsupported home store URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: expected postgres://...`);
+}
+export { PgDocLeases, type DocLeases, type PgDocLeasesOptions } from './leases.js';

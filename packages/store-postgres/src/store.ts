@@ -1,0 +1,523 @@
+import pg from 'pg';
+import {
+  Conflict,
+  makeId,
+  type AclChange,
+  type AclEntry,
+  type Doc,
+  type DocPatch,
+  type HomeStore,
+  type NewDoc,
+  type Org,
+  type OrgPatch,
+  type ResourceKind,
+  type User,
+  type Workspace,
+  type WorkspacePatch,
+} from '@gristlite/core';
+import { MIGRATIONS } from './migrations.js';
+
+type Row = Record<string, any>;
+type Queryable = pg.Pool | pg.PoolClient;
+
+export interface PostgresHomeStoreOptions {
+  /**
+   * Schema holding the tables (created if missing). Default: the `schema` query parameter of the
+   * URL, else `public`. Lower-case letters, digits and `_` only.
+   */
+  schema?: string;
+  /** Maximum connections in the pool (default 10). */
+  max?: number;
+}
+
+/** Advisory lock class ids (the first key of the two-key form), "gl" + a number. */
+export const LOCK_CLASS_MIGRATE = 0x676c0001;
+export const LOCK_CLASS_DOC_LEASE = 0x676c0002;
+
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Splits a connection URL into the URL for `pg` (with `search_path` set through the startup
+ * `options`) and the schema. A `schema` query parameter is ours and is removed.
+ */
+export function connectionConfig(url: string, schemaOpt?: string): { connectionString: string; schema: string } {
+  const u = new URL(url);
+  const fromUrl = u.searchParams.get('schema');
+  u.searchParams.delete('schema');
+  const schema = schemaOpt ?? fromUrl ?? 'public';
+  if (!SCHEMA_RE.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}: use lower-case letters, digits and _`);
+  const existing = u.searchParams.get('options');
+  u.searchParams.set('options', [existing, `-c search_path=${schema}`].filter(Boolean).join(' '));
+  return { connectionString: u.toString(), schema };
+}
+
+const iso = (v: unknown): string | null => (v === null || v === undefined ? null : v instanceof Date ? v.toISOString() : String(v));
+
+function toUser(r: Row): User {
+  return {
+    id: r.id,
+    email: r.email,
+    name: r.name,
+    ref: r.ref,
+    picture: r.picture ?? null,
+    apiKeyPrefix: r.api_key_prefix ?? null,
+    createdAt: iso(r.created_at)!,
+  };
+}
+function toOrg(r: Row): Org {
+  return {
+    id: r.id,
+    name: r.name,
+    domain: r.domain ?? null,
+    ownerId: r.owner_id ?? null,
+    host: r.host ?? null,
+    orgPrefs: r.org_prefs ?? null,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+  };
+}
+function toWorkspace(r: Row): Workspace {
+  return {
+    id: r.id,
+    orgId: r.org_id,
+    name: r.name,
+    maxInheritedRole: r.max_inherited_role ?? null,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+    removedAt: iso(r.removed_at),
+  };
+}
+function toDoc(r: Row): Doc {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    name: r.name,
+    urlId: r.url_id ?? null,
+    isPinned: r.is_pinned,
+    options: r.options ?? null,
+    type: r.type ?? null,
+    maxInheritedRole: r.max_inherited_role ?? null,
+    createdBy: r.created_by ?? null,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+    removedAt: iso(r.removed_at),
+  };
+}
+function toAcl(r: Row): AclEntry {
+  return { kind: r.kind, resourceId: r.resource_id, userId: r.user_id, role: r.role };
+}
+
+const UNIQUE_CONSTRAINTS: Record<string, Conflict['what']> = {
+  users_email_norm_key: 'email',
+  users_api_key_hash_key: 'apiKey',
+  orgs_domain_key: 'domain',
+  docs_org_url_id_key: 'urlId',
+};
+
+/** Maps a unique violation of one of our named constraints to `Conflict`; anything else is returned as is. */
+function mapError(e: unknown): unknown {
+  const err = e as { code?: string; constraint?: string };
+  if (err && err.code === '23505' && err.constraint && UNIQUE_CONSTRAINTS[err.constraint]) {
+    return new Conflict(UNIQUE_CONSTRAINTS[err.constraint]);
+  }
+  return e;
+}
+
+/** JSON values go to jsonb columns as text, so that arrays are not turned into PostgreSQL arrays. */
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+
+/**
+ * The home store on PostgreSQL. Every method that touches several rows runs in one transaction;
+ * uniqueness (emails, API keys, domains, one urlId per org) is enforced by constraints.
+ */
+export class PostgresHomeStore implements HomeStore {
+  private closed = false;
+
+  private constructor(
+    readonly pool: pg.Pool,
+    readonly schema: string,
+  ) {}
+
+  /** Connects, creates the schema if needed and applies pending migrations (once, under a lock). */
+  static async connect(url: string, opts: PostgresHomeStoreOptions = {}): Promise<PostgresHomeStore> {
+    const { connectionString, schema } = connectionConfig(url, opts.schema);
+    const pool = new pg.Pool({ connectionString, max: opts.max ?? 10 });
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    pool.on('error', () => {});
+    const store = new PostgresHomeStore(pool, schema);
+    try {
+      await migrate(pool, schema);
+    } catch (e) {
+      await pool.end();
+      throw e;
+    }
+    return store;
+  }
+
+  private async q(sql: string, args: unknown[] = [], db: Queryable = this.pool): Promise<Row[]> {
+    try {
+      return (await db.query(sql, args)).rows;
+    } catch (e) {
+      throw mapError(e);
+    }
+  }
+  private async one(sql: string, args: unknown[] = [], db: Queryable = this.pool): Promise<Row | undefined> {
+    return (await this.q(sql, args, db))[0];
+  }
+  private async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      const result = await fn(c);
+      await c.query('COMMIT');
+      return result;
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => {});
+      throw mapError(e);
+    } finally {
+      c.release();
+    }
+  }
+
+  // ---------------------------------------------------------------- users
+
+  async getUser(id: number) {
+    const r = await this.one('SELECT * FROM users WHERE id = $1', [id]);
+    return r ? toUser(r) : null;
+  }
+  async getUsers(ids: number[]) {
+    if (ids.length === 0) return [];
+    return (await this.q('SELECT * FROM users WHERE id = ANY($1::int[]) ORDER BY id', [ids])).map(toUser);
+  }
+  async getUserByEmail(email: string) {
+    const r = await this.one('SELECT * FROM users WHERE email_norm = $1', [email.toLowerCase()]);
+    return r ? toUser(r) : null;
+  }
+  async getUserByApiKeyHash(hash: string) {
+    const r = await this.one('SELECT * FROM users WHERE api_key_hash = $1', [hash]);
+    return r ? toUser(r) : null;
+  }
+  async createUser(u: { email: string; name: string; personalOrg: boolean }) {
+    return this.tx(async (c) => {
+      const r = (await this.one(
+        'INSERT INTO users (email, email_norm, name, ref) VALUES ($1, $2, $3, $4) RETURNING *',
+        [u.email, u.email.toLowerCase(), u.name, makeId()],
+        c,
+      ))!;
+      if (u.personalOrg) await this.createOrgIn(c, { name: 'Personal', domain: null, ownerUserId: r.id, personal: true });
+      return toUser(r);
+    });
+  }
+  async updateUser(id: number, patch: { name?: string }) {
+    if (patch.name !== undefined) await this.q('UPDATE users SET name = $1 WHERE id = $2', [patch.name, id]);
+  }
+  async setApiKey(id: number, hash: string | null, prefix: string | null) {
+    await this.q('UPDATE users SET api_key_hash = $1, api_key_prefix = $2 WHERE id = $3', [hash, prefix, id]);
+  }
+  async deleteUser(id: number) {
+    return this.tx(async (c) => {
+      const org = await this.one('SELECT id FROM orgs WHERE owner_id = $1', [id], c);
+      const docIds = org ? await this.deleteOrgIn(c, org.id) : [];
+      await this.q('UPDATE docs SET created_by = NULL WHERE created_by = $1', [id], c);
+      await this.q('DELETE FROM prefs WHERE user_id = $1', [id], c);
+      await this.q('DELETE FROM acl WHERE user_id = $1', [id], c);
+      await this.q('DELETE FROM users WHERE id = $1', [id], c);
+      return { docIds };
+    });
+  }
+
+  // ---------------------------------------------------------------- orgs
+
+  private async createOrgIn(c: pg.PoolClient, o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }): Promise<Org> {
+    const org = (await this.one(
+      'INSERT INTO orgs (name, domain, owner_id) VALUES ($1, $2, $3) RETURNING *',
+      [o.name, o.domain, o.personal ? o.ownerUserId : null],
+      c,
+    ))!;
+    await this.q("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('org', $1, $2, 'owners')", [String(org.id), o.ownerUserId], c);
+    await this.q("INSERT INTO workspaces (org_id, name) VALUES ($1, 'Home')", [org.id], c);
+    return toOrg(org);
+  }
+  async createOrg(o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }) {
+    return this.tx((c) => this.createOrgIn(c, o));
+  }
+  async getOrg(id: number) {
+    const r = await this.one('SELECT * FROM orgs WHERE id = $1', [id]);
+    return r ? toOrg(r) : null;
+  }
+  async getOrgByDomain(domain: string) {
+    const r = await this.one('SELECT * FROM orgs WHERE domain = $1', [domain]);
+    return r ? toOrg(r) : null;
+  }
+  async getPersonalOrg(userId: number) {
+    const r = await this.one('SELECT * FROM orgs WHERE owner_id = $1', [userId]);
+    return r ? toOrg(r) : null;
+  }
+  async updateOrg(id: number, patch: OrgPatch) {
+    const sets: string[] = [];
+    const args: unknown[] = [];
+    const put = (col: string, v: unknown) => (args.push(v), sets.push(`${col} = $${args.length}`));
+    if (patch.name !== undefined) put('name', patch.name);
+    if (patch.domain !== undefined) put('domain', patch.domain);
+    if (patch.orgPrefs !== undefined) put('org_prefs', json(patch.orgPrefs));
+    sets.push('updated_at = now()');
+    args.push(id);
+    await this.q(`UPDATE orgs SET ${sets.join(', ')} WHERE id = $${args.length}`, args);
+  }
+  private async deleteOrgIn(c: pg.PoolClient, id: number): Promise<string[]> {
+    // Lock the org row first so that concurrent changes inside it wait for the delete.
+    await this.q('SELECT id FROM orgs WHERE id = $1 FOR UPDATE', [id], c);
+    const docIds = (await this.q('SELECT id FROM docs WHERE org_id = $1 ORDER BY id', [id], c)).map((r) => r.id as string);
+    const wsIds = (await this.q('SELECT id FROM workspaces WHERE org_id = $1', [id], c)).map((r) => String(r.id));
+    await this.deleteAclFor(c, 'doc', docIds);
+    await this.deleteAclFor(c, 'ws', wsIds);
+    await this.deleteAclFor(c, 'org', [String(id)]);
+    await this.q('DELETE FROM orgs WHERE id = $1', [id], c);
+    return docIds;
+  }
+  private async deleteAclFor(c: pg.PoolClient, kind: ResourceKind, ids: string[]) {
+    if (ids.length) await this.q('DELETE FROM acl WHERE kind = $1 AND resource_id = ANY($2::text[])', [kind, ids], c);
+  }
+  async deleteOrg(id: number) {
+    return this.tx(async (c) => ({ docIds: await this.deleteOrgIn(c, id) }));
+  }
+  async listOrgsForUsers(userIds: number[]) {
+    if (userIds.length === 0) return [];
+    return (
+      await this.q(
+        `SELECT * FROM orgs WHERE id IN (
+           SELECT o.id FROM acl a JOIN orgs o ON a.kind = 'org' AND a.resource_id = o.id::text WHERE a.user_id = ANY($1::int[])
+           UNION SELECT w.org_id FROM acl a JOIN workspaces w ON a.kind = 'ws' AND a.resource_id = w.id::text WHERE a.user_id = ANY($1::int[])
+           UNION SELECT d.org_id FROM acl a JOIN docs d ON a.kind = 'doc' AND a.resource_id = d.id WHERE a.user_id = ANY($1::int[]))
+         ORDER BY id`,
+        [userIds],
+      )
+    ).map(toOrg);
+  }
+  async getPrefs(orgId: number, userId: number | null) {
+    const r = await this.one('SELECT prefs FROM prefs WHERE org_id = $1 AND user_id = $2', [orgId, userId ?? 0]);
+    return r ? r.prefs : null;
+  }
+  async setPrefs(orgId: number, userId: number | null, prefs: Record<string, unknown> | null) {
+    if (prefs === null) await this.q('DELETE FROM prefs WHERE org_id = $1 AND user_id = $2', [orgId, userId ?? 0]);
+    else {
+      await this.q(
+        `INSERT INTO prefs (org_id, user_id, prefs) VALUES ($1, $2, $3)
+         ON CONFLICT (org_id, user_id) DO UPDATE SET prefs = excluded.prefs`,
+        [orgId, userId ?? 0, json(prefs)],
+      );
+    }
+  }
+
+  // ---------------------------------------------------------------- workspaces
+
+  async createWorkspace(w: { orgId: number; name: string; ownerUserId: number }) {
+    return this.tx(async (c) => {
+      const r = (await this.one('INSERT INTO workspaces (org_id, name) VALUES ($1, $2) RETURNING *', [w.orgId, w.name], c))!;
+      await this.q("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('ws', $1, $2, 'owners')", [String(r.id), w.ownerUserId], c);
+      return toWorkspace(r);
+    });
+  }
+  async getWorkspace(id: number) {
+    const r = await this.one('SELECT * FROM workspaces WHERE id = $1', [id]);
+    return r ? toWorkspace(r) : null;
+  }
+  async listWorkspaces(orgId: number) {
+    return (await this.q('SELECT * FROM workspaces WHERE org_id = $1 ORDER BY id', [orgId])).map(toWorkspace);
+  }
+  async updateWorkspace(id: number, patch: WorkspacePatch) {
+    const sets: string[] = [];
+    const args: unknown[] = [];
+    const put = (col: string, v: unknown) => (args.push(v), sets.push(`${col} = $${args.length}`));
+    if (patch.name !== undefined) put('name', patch.name);
+    if (patch.maxInheritedRole !== undefined) put('max_inherited_role', patch.maxInheritedRole);
+    if (patch.removedAt !== undefined) put('removed_at', patch.removedAt);
+    sets.push('updated_at = now()');
+    args.push(id);
+    await this.q(`UPDATE workspaces SET ${sets.join(', ')} WHERE id = $${args.length}`, args);
+  }
+  async deleteWorkspace(id: number) {
+    return this.tx(async (c) => {
+      await this.q('SELECT id FROM workspaces WHERE id = $1 FOR UPDATE', [id], c);
+      const docIds = (await this.q('SELECT id FROM docs WHERE workspace_id = $1 ORDER BY id', [id], c)).map((r) => r.id as string);
+      await this.deleteAclFor(c, 'doc', docIds);
+      await this.deleteAclFor(c, 'ws', [String(id)]);
+      await this.q('DELETE FROM workspaces WHERE id = $1', [id], c);
+      return { docIds };
+    });
+  }
+
+  // ---------------------------------------------------------------- docs
+
+  /**
+   * Records `urlId` as an alias of the doc in its org (taking it over from a doc that held it
+   * before). The doc's own `url_id` has been set in the same transaction, so a doc that holds it
+   * as its current urlId has already made that statement fail with Conflict('urlId').
+   */
+  private async recordAlias(c: pg.PoolClient, docId: string, orgId: number, urlId: string) {
+    await this.q(
+      `INSERT INTO aliases (org_id, url_id, doc_id) VALUES ($1, $2, $3)
+       ON CONFLICT (org_id, url_id) DO UPDATE SET doc_id = excluded.doc_id, created_at = clock_timestamp()`,
+      [orgId, urlId, docId],
+      c,
+    );
+  }
+  async createDoc(d: NewDoc) {
+    return this.tx(async (c) => {
+      const r = await this.one(
+        `INSERT INTO docs (id, workspace_id, org_id, name, url_id, is_pinned, options, type, created_by)
+         SELECT $1, w.id, w.org_id, $3, $4, $5, $6, $7, $8 FROM workspaces w WHERE w.id = $2
+         RETURNING *`,
+        [d.id, d.workspaceId, d.name, d.urlId, Boolean(d.isPinned), json(d.options), d.type ?? null, d.ownerUserId],
+        c,
+      );
+      if (!r) throw new Error(`workspace ${d.workspaceId} does not exist`);
+      if (d.urlId) await this.recordAlias(c, d.id, r.org_id, d.urlId);
+      await this.q("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('doc', $1, $2, 'owners')", [d.id, d.ownerUserId], c);
+      return toDoc(r);
+    });
+  }
+  async getDoc(id: string) {
+    const r = await this.one('SELECT * FROM docs WHERE id = $1', [id]);
+    return r ? toDoc(r) : null;
+  }
+  async getDocByUrlId(urlId: string, orgId: number | null) {
+    const r =
+      orgId === null
+        ? await this.one('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = $1 ORDER BY a.created_at DESC LIMIT 1', [urlId])
+        : await this.one('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = $1 AND a.org_id = $2', [urlId, orgId]);
+    return r ? toDoc(r) : null;
+  }
+  async listDocs(workspaceIds: number[]) {
+    if (workspaceIds.length === 0) return [];
+    return (await this.q('SELECT * FROM docs WHERE workspace_id = ANY($1::int[]) ORDER BY created_at, id', [workspaceIds])).map(toDoc);
+  }
+  async updateDoc(id: string, patch: DocPatch) {
+    await this.tx(async (c) => {
+      const sets: string[] = [];
+      const args: unknown[] = [];
+      const put = (col: string, v: unknown) => (args.push(v), sets.push(`${col} = $${args.length}`));
+      if (patch.name !== undefined) put('name', patch.name);
+      if (patch.urlId !== undefined) put('url_id', patch.urlId);
+      if (patch.isPinned !== undefined) put('is_pinned', patch.isPinned);
+      if (patch.options !== undefined) put('options', json(patch.options));
+      if (patch.type !== undefined) put('type', patch.type);
+      if (patch.maxInheritedRole !== undefined) put('max_inherited_role', patch.maxInheritedRole);
+      if (patch.removedAt !== undefined) put('removed_at', patch.removedAt);
+      if (patch.workspaceId !== undefined) {
+        put('workspace_id', patch.workspaceId);
+        sets.push(`org_id = (SELECT org_id FROM workspaces WHERE id = $${args.length})`);
+      }
+      sets.push('updated_at = now()');
+      args.push(id);
+      const r = await this.one(`UPDATE docs SET ${sets.join(', ')} WHERE id = $${args.length} RETURNING org_id`, args, c);
+      if (r && patch.urlId) await this.recordAlias(c, id, r.org_id, patch.urlId);
+    });
+  }
+  async moveDoc(id: string, workspaceId: number) {
+    await this.tx(async (c) => {
+      const doc = await this.one('SELECT org_id FROM docs WHERE id = $1 FOR UPDATE', [id], c);
+      const dest = await this.one('SELECT org_id FROM workspaces WHERE id = $1', [workspaceId], c);
+      if (!doc || !dest) throw new Error(`moveDoc: no doc ${id} or workspace ${workspaceId}`);
+      if (doc.org_id !== dest.org_id) {
+        await this.q('DELETE FROM aliases WHERE doc_id = $1', [id], c);
+        await this.q('UPDATE docs SET url_id = NULL WHERE id = $1', [id], c);
+      }
+      await this.q('UPDATE docs SET workspace_id = $1, org_id = $2, updated_at = now() WHERE id = $3', [workspaceId, dest.org_id, id], c);
+    });
+  }
+  async deleteDoc(id: string) {
+    await this.tx(async (c) => {
+      await this.deleteAclFor(c, 'doc', [id]);
+      await this.q('DELETE FROM docs WHERE id = $1', [id], c);
+    });
+  }
+
+  // ---------------------------------------------------------------- access lists
+
+  async getAcl(kind: ResourceKind, resourceIds: string[]) {
+    if (resourceIds.length === 0) return [];
+    return (
+      await this.q('SELECT * FROM acl WHERE kind = $1 AND resource_id = ANY($2::text[]) ORDER BY user_id, kind, resource_id', [kind, resourceIds])
+    ).map(toAcl);
+  }
+  async getAclInOrg(orgId: number, userIds: number[] | null) {
+    if (userIds !== null && userIds.length === 0) return [];
+    return (
+      await this.q(
+        `SELECT a.* FROM acl a WHERE ($2::int[] IS NULL OR a.user_id = ANY($2::int[])) AND (
+           (a.kind = 'org' AND a.resource_id = $1::int::text)
+           OR (a.kind = 'ws' AND a.resource_id IN (SELECT id::text FROM workspaces WHERE org_id = $1::int))
+           OR (a.kind = 'doc' AND a.resource_id IN (SELECT id FROM docs WHERE org_id = $1::int)))
+         ORDER BY a.user_id, a.kind, a.resource_id`,
+        [orgId, userIds],
+      )
+    ).map(toAcl);
+  }
+  async updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts: { cascade?: boolean } = {}) {
+    if (changes.length === 0) return;
+    await this.tx(async (c) => {
+      for (const ch of changes) {
+        if (ch.role === null) {
+          await this.q('DELETE FROM acl WHERE kind = $1 AND resource_id = $2 AND user_id = $3', [kind, resourceId, ch.userId], c);
+          if (opts.cascade && kind === 'org' && /^\d+$/.test(resourceId)) {
+            await this.q(
+              `DELETE FROM acl WHERE user_id = $1 AND (
+                 (kind = 'ws' AND resource_id IN (SELECT id::text FROM workspaces WHERE org_id = $2))
+                 OR (kind = 'doc' AND resource_id IN (SELECT id FROM docs WHERE org_id = $2)))`,
+              [ch.userId, Number(resourceId)],
+              c,
+            );
+          }
+        } else {
+          await this.q(
+            `INSERT INTO acl (kind, resource_id, user_id, role) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (kind, resource_id, user_id) DO UPDATE SET role = excluded.role`,
+            [kind, resourceId, ch.userId, ch.role],
+            c,
+          );
+        }
+      }
+    });
+  }
+
+  async close() {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+/**
+ * Applies pending migrations in one transaction, under a transaction-scoped advisory lock keyed by
+ * the schema, so that processes starting together migrate once and the others wait, then see it done.
+ */
+export async function migrate(pool: pg.Pool, schema: string): Promise<number> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    await c.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS_MIGRATE, schema]);
+    await c.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(schema)}`);
+    await c.query(`CREATE TABLE IF NOT EXISTS ${pg.escapeIdentifier(schema)}.gristlite_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const { rows } = await c.query(`SELECT COALESCE(max(version), 0) AS v FROM ${pg.escapeIdentifier(schema)}.gristlite_migrations`);
+    const current = Number(rows[0].v);
+    if (current > MIGRATIONS.length) {
+      throw new Error(`home schema ${schema} is at version ${current}, newer than this gristlite (${MIGRATIONS.length})`);
+    }
+    for (let v = current; v < MIGRATIONS.length; v++) {
+      await c.query(MIGRATIONS[v].sql);
+      await c.query(`INSERT INTO ${pg.escapeIdentifier(schema)}.gristlite_migrations (version, name) VALUES ($1, $2)`, [v + 1, MIGRATIONS[v].name]);
+    }
+    await c.query('COMMIT');
+    return MIGRATIONS.length - current;
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw e;
+  } finally {
+    c.release();
+  }
+}
