@@ -1,6 +1,6 @@
 /**
- * gristlite on a caller's itty-router: registers the whole API under `/api/*` and
- * `/o/:org/api/*`, so the caller's own routes sit beside it. Routing, validation and error
+ * gristlite on a caller's itty-router: registers the whole API (paths under `/api` and
+ * `/o/<org>/api`, in any case), so the caller's own routes sit beside it. Routing, validation and error
  * mapping stay in @gristlite/http; this only hands the Request over.
  */
 import type { Handler } from '@gristlite/http';
@@ -11,9 +11,12 @@ export interface IttyLikeRouter {
   all(path: string, ...handlers: ((request: Request, ...args: any[]) => unknown)[]): unknown;
 }
 
+// Matched here rather than by itty patterns: Grist's paths are case-insensitive (Express defaults).
+const API_PATH = /^(?:\/o\/[^/]+)?(?:\/dw\/[^/]+\/v\/[^/]+)?\/api(?:\/|$)/i;
+
 export function registerGristlite<R extends IttyLikeRouter>(router: R, handler: Handler): R {
   const fetchHandler = toFetchHandler(handler);
-  const forward = (request: Request) => fetchHandler(request);
-  for (const path of ['/api', '/api/*', '/o/:org/api', '/o/:org/api/*', '/dw/:w/v/:t/api/*']) router.all(path, forward);
+  // Returning undefined lets itty try the caller's later routes for everything outside the API.
+  router.all('*', (request: Request) => (API_PATH.test(new URL(request.url).pathname) ? fetchHandler(request) : undefined));
   return router;
 }

@@ -23,7 +23,7 @@ function toRequest(req: IncomingMessage): HttpRequest {
   return { method: req.method ?? 'GET', url: req.url ?? '/', headers, body: req };
 }
 
-const API_PATH = /^(?:\/o\/[^/]+)?(?:\/dw\/[^/]+\/v\/[^/]+)?\/api(?:\/|$|\?)/;
+const API_PATH = /^(?:\/o\/[^/]+)?(?:\/dw\/[^/]+\/v\/[^/]+)?\/api(?:\/|$|\?)/i;
 
 export function toNodeHandler(handler: Handler, opts: NodeAdapterOptions = {}): NodeHandler {
   const apiOnly = opts.apiOnly ?? true;

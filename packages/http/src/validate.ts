@@ -18,7 +18,8 @@ function describe(prefix: string, issue: v.BaseIssue<unknown>): string {
   const where = pathOf(prefix, issue);
   if (issue.input === undefined && issue.kind === 'schema') return `${where} is missing`;
   if (issue.message && !issue.message.startsWith('Invalid ')) return `${where} ${issue.message}`;
-  const expected = issue.expected ?? issue.type;
+  // valibot says "Array"/"Object"; Grist's checker says "array"/"object".
+  const expected = String(issue.expected ?? issue.type).replace(/^(Array|Object)$/, (m) => m.toLowerCase());
   return `${where} is not ${/^[aeiou]/i.test(String(expected)) ? 'an' : 'a'} ${expected}`;
 }
 
