@@ -2,7 +2,7 @@
  * The request pipeline shared by every adapter: org resolution, CORS, authentication, the CSRF
  * rule, routing, body parsing and error mapping. Input and output are plain objects.
  */
-import { ApiError, BadRequest, Forbidden, Unauthorized, type Engine, type OrgContext } from '@gristlite/core';
+import { ApiError, BadRequest, Forbidden, TooManyRequests, Unauthorized, type Engine, type OrgContext } from '@gristlite/core';
 import { isJsonContentType, parseJsonBody, readBody } from './body.js';
 import { compileRoute, matchRoute, type CompiledRoute, type Route } from './route.js';
 import { allRoutes } from './routes/index.js';
@@ -16,6 +16,7 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
   return {
     baseDomain: env.GRISTLITE_BASE_DOMAIN || undefined,
     maxBodyBytes: num('GRISTLITE_MAX_BODY_BYTES', 1024 * 1024),
+    maxParallelPerDoc: num('GRISTLITE_MAX_PARALLEL_REQUESTS_PER_DOC', 0),
     maxUploadBytes: num('GRISTLITE_MAX_UPLOAD_BYTES', num('GRIST_MAX_UPLOAD_ATTACHMENT_MB', 0) * 1024 * 1024 || 100 * 1024 * 1024),
     env,
   };
@@ -95,6 +96,25 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
   const routes: CompiledRoute[] = [...(options.routes ?? []), ...allRoutes()].map(compileRoute);
   const onError = options.onError ?? ((e: unknown) => console.error('gristlite: unexpected error', e));
 
+  // Decision 3: Grist refuses an 11th concurrent request per document; we only do when configured.
+  const inFlight = new Map<string, number>();
+  async function withDocSlot<T>(path: string, docKey: string | undefined, fn: () => Promise<T>): Promise<T> {
+    const limited = opts.maxParallelPerDoc > 0 && docKey !== undefined && path.startsWith('/api/docs/:docId/');
+    if (!limited) return fn();
+    const n = inFlight.get(docKey) ?? 0;
+    if (n >= opts.maxParallelPerDoc) {
+      throw new TooManyRequests(`Too many backlogged requests for document ${docKey} - try again later?`);
+    }
+    inFlight.set(docKey, n + 1);
+    try {
+      return await fn();
+    } finally {
+      const left = (inFlight.get(docKey) ?? 1) - 1;
+      if (left) inFlight.set(docKey, left);
+      else inFlight.delete(docKey);
+    }
+  }
+
   return async function handle(req: HttpRequest): Promise<HttpResponse> {
     let cors: Record<string, string> = {};
     const baseHeaders = { 'Cache-Control': 'no-cache' };
@@ -146,7 +166,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
           return parsed;
         },
       };
-      const result = await match.route.handler(ctx);
+      const result = await withDocSlot(match.route.path, match.params.docId, () => match.route.handler(ctx));
       if (result instanceof RawResponse) {
         return { status: result.status, headers: { ...baseHeaders, ...cors, ...result.headers }, body: method === 'HEAD' ? null : result.body };
       }

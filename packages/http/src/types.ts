@@ -57,6 +57,8 @@ export interface ServerOptions {
   maxBodyBytes: number;
   /** Largest upload accepted, in bytes. */
   maxUploadBytes: number;
+  /** Decision 3: concurrent requests per document (doc endpoints); 0 = no cap (the default). */
+  maxParallelPerDoc: number;
   /** Environment-derived settings read once by `optionsFromEnv`. */
   env: Record<string, string | undefined>;
 }
