@@ -221,6 +221,17 @@ test('deleting rows clears references: Ref to 0, ids leave RefLists', () => {
   doc.close();
 });
 
+test('removing attachment metadata rows clears them from Attachments cells', () => {
+  const doc = GristDoc.create(tempPath());
+  doc.addTables([{id: 'T', columns: [{id: 'Files', fields: {type: 'Attachments'}}]}]);
+  doc.addRecords('_grist_Attachments', [{fileName: 'a.txt', fileSize: 1}, {fileName: 'b.txt', fileSize: 2}]);
+  doc.addRecords('T', [{Files: ['L', 1, 2]}, {Files: ['L', 2]}]);
+  doc.removeRecords('_grist_Attachments', [2]);
+  assert.equal(doc.fetchColumns('T').Files, [['L', 1], null]);
+  assert.equal(doc.fetchColumns('_grist_Attachments').fileName, ['a.txt']);
+  doc.close();
+});
+
 test('/data columnar add and update', () => {
   const doc = GristDoc.create(tempPath());
   doc.addTables([{id: 'T', columns: [{id: 'A'}, {id: 'B', fields: {type: 'Int'}}]}]);

@@ -23,7 +23,7 @@ function formatterFor(tz: string): Intl.DateTimeFormat | null {
 }
 
 /** Offset of `tz` from UTC, in seconds, at the instant `epochSec`. */
-export function tzOffsetSeconds(tz: string, epochSec: number): number {
+function tzOffsetSeconds(tz: string, epochSec: number): number {
   const f = formatterFor(tz);
   if (!f) { return 0; }
   const parts: Record<string, number> = {};

@@ -116,7 +116,7 @@ export interface WriteOptions {
 const MAX_ROW_ID = 1000000;
 const CHUNK = 500;
 
-/** Fields of `_grist_Tables_column` that are not user-editable through column updates. */
+/** Grist types of the `_grist_Tables_column` fields (what column updates may set). */
 const FIELD_TYPES = META_TYPES._grist_Tables_column;
 
 function chunks<T>(arr: T[], size = CHUNK): T[][] {
@@ -153,9 +153,11 @@ export class DocEngine {
     this.stmts.clear();
   }
 
+  /** A prepared statement, reused while the metadata stays the same (the cache is bounded). */
   stmt(sql: string): Database.Statement {
     let s = this.stmts.get(sql);
     if (!s) {
+      if (this.stmts.size >= 256) { this.stmts.clear(); }
       s = this.db.prepare(sql);
       this.stmts.set(sql, s);
     }
@@ -462,7 +464,7 @@ export class DocEngine {
   }
 
   /** Ref cells pointing at removed rows become 0; removed ids leave RefList cells. */
-  private clearReferencesTo(tableId: string, removed: number[]): void {
+  clearReferencesTo(tableId: string, removed: number[]): void {
     const removedSet = new Set(removed);
     for (const t of this.meta.userTables) {
       for (const col of t.columns) {

@@ -332,39 +332,27 @@ export class GristDoc {
   // Reading records
 
   private buildQuery(table: TableMeta, cols: ColumnMeta[], q: RecordQuery): {sql: string, params: unknown[]} {
-    const params: unknown[] = [];
-    let where = '';
+    let where: {sql: string, params: unknown[]} = {sql: '', params: []};
     if (q.filter !== undefined && q.filter !== null) {
       if (!isPlainObject(q.filter)) { throw new BadRequest('Invalid query: filter must be an object'); }
-      const f = compileFilter(table, q.filter);
-      if (f.sql) {
-        where = ` WHERE ${f.sql}`;
-        params.push(...f.params);
-      }
+      where = compileFilter(table, q.filter);
     }
+    const from = ` FROM ${quoteIdent(table.tableId)}${where.sql ? ` WHERE ${where.sql}` : ''}`;
     const specs = parseSortParam(q.sort);
-    let order = ' ORDER BY "id"';
-    if (specs.length) {
-      const s = compileSort(table, specs);
-      order = ` ORDER BY ${s.sql}`;
-      params.push(...s.params);
-    }
-    let limit = '';
+    const sort = specs.length ? compileSort(table, specs) : {sql: '"id"', params: []};
     const n = q.limit ?? 0;
     if (!Number.isInteger(n)) { throw new BadRequest(`Invalid limit: ${String(q.limit)}`); }
-    const from = ` FROM ${quoteIdent(table.tableId)}${where}`;
-    if (n > 0) {
-      limit = ' LIMIT ?';
-      params.push(n);
-    } else if (n < 0) {
+    let limit: number | null = n > 0 ? n : null;
+    if (n < 0) {
       // Array.splice(limit) semantics: a negative limit drops rows from the end.
-      const countParams = params.slice(0, params.length - (specs.length ? compileSort(table, specs).params.length : 0));
-      const {c} = this.db.prepare(`SELECT count(*) AS c${from}`).get(...countParams) as {c: number};
-      limit = ' LIMIT ?';
-      params.push(Math.max(0, c + n));
+      const {c} = this.db.prepare(`SELECT count(*) AS c${from}`).get(...where.params) as {c: number};
+      limit = Math.max(0, c + n);
     }
     const colSql = cols.map((c) => ', ' + quoteIdent(c.colId)).join('');
-    return {sql: `SELECT "id"${colSql}${from}${order}${limit}`, params};
+    return {
+      sql: `SELECT "id"${colSql}${from} ORDER BY ${sort.sql}${limit === null ? '' : ' LIMIT ?'}`,
+      params: [...where.params, ...sort.params, ...(limit === null ? [] : [limit])],
+    };
   }
 
   /** GET /records (and POST /records/list). */
@@ -527,7 +515,10 @@ export class GristDoc {
       case '_grist_Tables_column': this.engine.removeColumns(ids); break;
       case '_grist_Views': this.engine.removeViews(ids); break;
       case '_grist_Views_section': this.engine.removeSections(ids); break;
-      default: this.engine.metaRemove(tableId, ids);
+      default:
+        this.engine.metaRemove(tableId, ids);
+        // Attachments cells refer to _grist_Attachments rows.
+        this.engine.clearReferencesTo(tableId, ids);
     }
   }
 

@@ -58,7 +58,7 @@ const TABLE_FIELD_TYPES = META_TYPES._grist_Tables;
 const COLUMN_FIELD_TYPES = META_TYPES._grist_Tables_column;
 
 /** Default values of `_grist_Tables_column` fields (for documents that predate some of them). */
-export const COLUMN_FIELD_DEFAULTS: Record<string, CellValue> = {
+const COLUMN_FIELD_DEFAULTS: Record<string, CellValue> = {
   parentId: 0, parentPos: 0, colId: '', type: 'Any', widgetOptions: '', isFormula: false,
   formula: '', label: '', description: '', untieColIdFromLabel: false, summarySourceCol: 0,
   displayCol: 0, visibleCol: 0, rules: null, recalcWhen: 0, recalcDeps: null, reverseCol: 0,

@@ -35,7 +35,7 @@ function numberSymbols(locale: string, currency: string): NumberSymbols {
   return s;
 }
 
-export function defaultCurrency(locale: string): string {
+function defaultCurrency(locale: string): string {
   const region = /[-_]([A-Z]{2})\b/.exec(locale)?.[1];
   return REGION_CURRENCY[region ?? ''] ?? 'USD';
 }

@@ -58,7 +58,8 @@ export function pyStringRepr(s: string): string {
 }
 
 function isoDate(ts: number): string {
-  return new Date(ts * 1000).toISOString().slice(0, 10);
+  const d = new Date(ts * 1000);
+  return Number.isNaN(d.getTime()) ? String(ts) : d.toISOString().slice(0, 10);
 }
 
 /**
@@ -67,7 +68,7 @@ function isoDate(ts: number): string {
  */
 export function pyStr(v: CellValue, opts: {tuples?: boolean, isFloat?: boolean} = {}): string {
   if (typeof v === 'string') { return v; }
-  if (Array.isArray(v) && v[0] === 'd' && typeof v[1] === 'number') { return isoDate(v[1]); }
+  if (Array.isArray(v) && v[0] === 'd' && typeof v[1] === 'number' && Number.isFinite(v[1])) { return isoDate(v[1]); }
   if (Array.isArray(v) && v[0] === 'R') { return `${String(v[1])}[${String(v[2])}]`; }
   return pyRepr(v, opts);
 }
@@ -91,7 +92,8 @@ export function pyRepr(v: CellValue, opts: {tuples?: boolean, isFloat?: boolean}
         return `{${Object.entries(obj).map(([k, x]) => `${pyStringRepr(k)}: ${pyRepr(x, inner)}`).join(', ')}}`;
       }
       case 'd': {
-        const [y, m, d] = isoDate(Number(args[0])).split('-').map(Number);
+        if (typeof args[0] !== 'number' || !Number.isFinite(args[0])) { return JSON.stringify(v); }
+        const [y, m, d] = isoDate(args[0]).split('-').map(Number);
         return `datetime.date(${y}, ${m}, ${d})`;
       }
       case 'R': return `${String(args[0])}[${String(args[1])}]`;

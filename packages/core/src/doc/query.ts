@@ -37,7 +37,7 @@ function floatBytes(n: number): Buffer {
 }
 
 /** The stored forms of values equal (in Python) to `v`. */
-export function storedCandidates(v: CellValue): unknown[] {
+function storedCandidates(v: CellValue): unknown[] {
   const out: unknown[] = [];
   if (typeof v === 'boolean') {
     const n = v ? 1 : 0;

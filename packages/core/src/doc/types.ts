@@ -48,23 +48,19 @@ export function sqlTypeFor(type: string): string {
   return 'BLOB';
 }
 
-const DEFAULTS: Record<string, [CellValue, string]> = {
-  Any: [null, 'NULL'], Attachments: [null, 'NULL'], Blob: [null, 'NULL'], Bool: [false, '0'],
-  Choice: ['', "''"], ChoiceList: [null, 'NULL'], Date: [null, 'NULL'], DateTime: [null, 'NULL'],
-  Id: [0, '0'], Int: [0, '0'], ManualSortPos: [Infinity, '1e999'], Numeric: [0, '0'],
-  PositionNumber: [Infinity, '1e999'], Ref: [0, '0'], RefList: [null, 'NULL'], Text: ['', "''"],
+/** SQL DEFAULT of each Grist type (gristTypes.getDefaultForType with sqlFormatted). */
+const SQL_DEFAULTS: Record<string, string> = {
+  Any: 'NULL', Attachments: 'NULL', Blob: 'NULL', Bool: '0', Choice: "''", ChoiceList: 'NULL',
+  Date: 'NULL', DateTime: 'NULL', Id: '0', Int: '0', ManualSortPos: '1e999', Numeric: '0',
+  PositionNumber: '1e999', Ref: '0', RefList: 'NULL', Text: "''",
 };
 
-export function defaultValueFor(type: string): CellValue {
-  return (DEFAULTS[baseType(type)] ?? DEFAULTS.Any)[0];
-}
-
 export function sqlDefaultFor(type: string): string {
-  return (DEFAULTS[baseType(type)] ?? DEFAULTS.Any)[1];
+  return SQL_DEFAULTS[baseType(type)] ?? 'NULL';
 }
 
 /** SQLite's affinity rules for a declared column type. */
-export function affinityOf(declType: string): 'INTEGER' | 'TEXT' | 'BLOB' | 'REAL' | 'NUMERIC' {
+function affinityOf(declType: string): 'INTEGER' | 'TEXT' | 'BLOB' | 'REAL' | 'NUMERIC' {
   const t = declType.toUpperCase();
   if (t.includes('INT')) { return 'INTEGER'; }
   if (t.includes('CHAR') || t.includes('CLOB') || t.includes('TEXT')) { return 'TEXT'; }
@@ -156,7 +152,7 @@ export function makeDecoder(type: string): Decoder {
 }
 
 /** An error cell, `["E", "ExcName", ...]`. */
-export function isErrorValue(v: CellValue): v is CellValue[] {
+function isErrorValue(v: CellValue): v is CellValue[] {
   return Array.isArray(v) && v[0] === 'E';
 }
 

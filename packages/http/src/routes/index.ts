@@ -1,5 +1,6 @@
 import { openApiDocument } from '../openapi.js';
 import type { Route } from '../route.js';
+import { docDataRoutes } from './docdata.js';
 import { downloadRoutes } from './download.js';
 import { homeRoutes } from './home.js';
 import { sqlRoutes } from './sql.js';
@@ -8,7 +9,7 @@ const VERSION = '1.0.1';
 
 /** The one route table. Order matters only where two patterns overlap (first match wins). */
 export function allRoutes(): Route[] {
-  const routes: Route[] = [...homeRoutes, ...sqlRoutes, ...downloadRoutes];
+  const routes: Route[] = [...homeRoutes, ...docDataRoutes, ...sqlRoutes, ...downloadRoutes];
   const openapi: Route = {
     method: 'GET',
     path: '/api/openapi.json',
