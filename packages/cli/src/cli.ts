@@ -1,24 +1,30 @@
 /** `gristlite serve | user add | org add`: the command line around the engine. */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { parseArgs } from 'node:util';
-import { BadRequest, Engine, checkDomain, isValidEmail, type HomeStore } from '@gristlite/core';
+import { BadRequest, Engine, checkDomain, isValidEmail, type DocLeases, type HomeStore } from '@gristlite/core';
+import { PgDocLeases, homeStoreFromUrl } from '@gristlite/store-postgres';
 import { createApiHandler } from '@gristlite/http';
 import { toNodeHandler } from '@gristlite/node';
 
 type Env = Record<string, string | undefined>;
 
 const USAGE = `usage:
-  gristlite serve [--data DIR] [--port N] [--host H]
-  gristlite user add EMAIL [--name NAME] [--key KEY] [--data DIR]
-  gristlite org add NAME --domain DOMAIN --owner EMAIL [--data DIR]`;
+  gristlite serve [--data DIR] [--port N] [--host H] [--home postgres://...]
+  gristlite user add EMAIL [--name NAME] [--key KEY] [--data DIR] [--home URL]
+  gristlite org add NAME --domain DOMAIN --owner EMAIL [--data DIR] [--home URL]`;
 
 function dataDir(values: { data?: string }, env: Env): string {
   return values.data ?? env.GRISTLITE_DATA_DIR ?? './data';
 }
 
-/** Opens the engine for a data directory. A home store factory can be plugged in for other stores. */
-export async function openEngine(dir: string, env: Env, makeHome?: (env: Env) => Promise<HomeStore | undefined>): Promise<Engine> {
-  return Engine.open({ dataDir: dir, home: makeHome ? await makeHome(env) : undefined });
+/**
+ * Opens the engine for a data directory: the embedded SQLite home store, or PostgreSQL when
+ * `GRISTLITE_HOME_URL` (or `--home`) names one. Documents always stay files in the data directory.
+ */
+export async function openEngine(dir: string, env: Env, leases?: Promise<DocLeases>): Promise<Engine> {
+  const homeUrl = env.GRISTLITE_HOME_URL;
+  const home: HomeStore | undefined = homeUrl ? await homeStoreFromUrl(homeUrl) : undefined;
+  return Engine.open({ dataDir: dir, home, leases, env });
 }
 
 export interface Served {
@@ -33,8 +39,12 @@ export interface Served {
  * Opens the engine for `serve`-style settings and makes sure the default user exists. Returns the
  * API key when it was created or set now (to be printed once). Shared by every example server.
  */
-export async function prepareEngine(dataDir: string, env: Env): Promise<{ engine: Engine; apiKey: string | null; email: string }> {
-  const engine = await openEngine(dataDir, env);
+export async function prepareEngine(
+  dataDir: string,
+  env: Env,
+  leases?: Promise<DocLeases>,
+): Promise<{ engine: Engine; apiKey: string | null; email: string }> {
+  const engine = await openEngine(dataDir, env, leases);
   const email = env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com';
   const name = env.GRISTLITE_DEFAULT_NAME ?? 'You';
   const { apiKey } = await engine.ensureDefaultUser(email, name, env.GRISTLITE_API_KEY || undefined);
@@ -72,8 +82,26 @@ export function serverSettings(env: Env, args: { data?: string; port?: string; h
 
 /** Starts the API over node:http; used by `serve` and by the end-to-end tests. */
 export async function serve(opts: { dataDir: string; port: number; host: string; env: Env }): Promise<Served> {
-  const { engine, apiKey } = await prepareEngine(opts.dataDir, opts.env);
+  // With a shared (PostgreSQL) home, several processes may serve one data directory: documents are
+  // leased, and the lease names this process's URL, known only once it listens.
+  const homeUrl = opts.env.GRISTLITE_HOME_URL;
+  let setLeases!: (l: DocLeases) => void;
+  let failLeases!: (e: unknown) => void;
+  const leases = homeUrl
+    ? new Promise<DocLeases>((resolve, reject) => ((setLeases = resolve), (failLeases = reject)))
+    : undefined;
+  const { engine, apiKey } = await prepareEngine(opts.dataDir, opts.env, leases);
   const { server, url } = await listen(toNodeHandler(createApiHandler(engine, { env: opts.env })), opts.port, opts.host);
+  if (homeUrl) {
+    await PgDocLeases.connect(homeUrl, {
+      holderId: opts.env.GRISTLITE_SELF_URL || url,
+      onLost: (e) => {
+        // Without the lease connection this process can no longer prove it is the only writer.
+        console.error(`gristlite: document leases lost (${e.message}); exiting`);
+        process.exit(1);
+      },
+    }).then(setLeases, failLeases);
+  }
   return {
     server,
     engine,
@@ -97,8 +125,9 @@ export async function run(argv: string[], env: Env): Promise<number | undefined>
   if (cmd === 'serve') {
     const { values } = parseArgs({
       args: argv.slice(1),
-      options: { data: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' } },
+      options: { data: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, home: { type: 'string' } },
     });
+    if (values.home) env = { ...env, GRISTLITE_HOME_URL: values.home };
     const settings = serverSettings(env, values);
     const served = await serve({ ...settings, env });
     announce('gristlite', served.url, settings.dataDir, env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com', served.apiKey);
@@ -111,14 +140,14 @@ export async function run(argv: string[], env: Env): Promise<number | undefined>
     const { values, positionals } = parseArgs({
       args: argv.slice(2),
       allowPositionals: true,
-      options: { name: { type: 'string' }, key: { type: 'string' }, data: { type: 'string' } },
+      options: { name: { type: 'string' }, key: { type: 'string' }, data: { type: 'string' }, home: { type: 'string' } },
     });
     const email = positionals[0];
     if (!email || !isValidEmail(email)) throw new BadRequest(`a valid EMAIL is required\n${USAGE}`);
     if (values.key !== undefined && !/^[0-9a-f]{40}$/.test(values.key) && values.key.length < 16) {
       throw new BadRequest('--key must be at least 16 characters');
     }
-    const engine = await openEngine(dataDir(values, env), env);
+    const engine = await openEngine(dataDir(values, env), values.home ? { ...env, GRISTLITE_HOME_URL: values.home } : env);
     try {
       const user = await engine.home.ensureUser(email, values.name ?? '');
       if (values.name !== undefined && user.name !== values.name) await engine.store.updateUser(user.id, { name: values.name });
@@ -132,12 +161,12 @@ export async function run(argv: string[], env: Env): Promise<number | undefined>
     const { values, positionals } = parseArgs({
       args: argv.slice(2),
       allowPositionals: true,
-      options: { domain: { type: 'string' }, owner: { type: 'string' }, data: { type: 'string' } },
+      options: { domain: { type: 'string' }, owner: { type: 'string' }, data: { type: 'string' }, home: { type: 'string' } },
     });
     const name = positionals[0];
     if (!name || !values.domain || !values.owner) throw new BadRequest(USAGE);
     checkDomain(values.domain);
-    const engine = await openEngine(dataDir(values, env), env);
+    const engine = await openEngine(dataDir(values, env), values.home ? { ...env, GRISTLITE_HOME_URL: values.home } : env);
     try {
       const owner = await engine.home.ensureUser(values.owner);
       const org = await engine.store.createOrg({ name, domain: values.domain, ownerUserId: owner.id, personal: false });

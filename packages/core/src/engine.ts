@@ -4,10 +4,12 @@
  */
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { createDocFile } from './doc/index.js';
 import { GristDoc } from './doc/gristdoc.js';
-import { Forbidden } from './errors.js';
+import { ApiError, Forbidden } from './errors.js';
+import type { DocLeases } from './leases.js';
+import { attachWebhooks, deliveryOptionsFromEnv, webhookPolicyFromEnv } from './webhooks/index.js';
 import { SqlPool, sqlTimeoutFromEnv, type SqlResult } from './sql/index.js';
 import type { OrgContext, Principal } from './home/principal.js';
 import { HomeService } from './home/service.js';
@@ -23,6 +25,10 @@ export interface EngineOptions {
   sqlTimeoutMs?: number;
   /** SQL worker processes (default 2). */
   sqlWorkers?: number;
+  /** Settings read from the environment (webhook delivery, SQL timeout); core reads no process globals. */
+  env?: Record<string, string | undefined>;
+  /** Document leases, when several processes share the data directory (may resolve later). */
+  leases?: DocLeases | Promise<DocLeases>;
 }
 
 /** An open document: its file and the one read-write connection this process keeps to it. */
@@ -31,6 +37,8 @@ export interface OpenDoc {
   path: string;
   db: Database.Database;
   grist: GristDoc;
+  /** Webhook events are recorded on every change and delivered while the doc is open here. */
+  webhooks: { detach(): Promise<void> };
 }
 
 /** Something cached per open document that must be released when the document goes away. */
@@ -59,6 +67,22 @@ export class Engine {
     return new Engine(opts.dataDir, store, await HomeService.create(store), opts);
   }
 
+  /**
+   * Makes sure this process may open the document. Returns null when it may (it holds the lease, or
+   * there are no leases), otherwise the URL of the process that holds it.
+   */
+  async claimDoc(docId: string): Promise<string | null> {
+    if (!this.opts.leases || this.openDocs.has(docId)) return null;
+    const leases = await this.opts.leases;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (await leases.acquire(docId)) return null;
+      const holder = (await leases.holder?.(docId)) ?? null;
+      if (holder) return holder;
+      // The holder let go between the two calls: try again.
+    }
+    throw new ApiError(503, 'Document in flux - try again later');
+  }
+
   /** The document's connection, opened on first use and kept (WAL, so SQL readers never block it). */
   openDoc(docId: string): OpenDoc {
     let doc = this.openDocs.get(docId);
@@ -66,7 +90,9 @@ export class Engine {
       const path = this.docPath(docId);
       const grist = GristDoc.open(path);
       grist.db.pragma('busy_timeout = 5000');
-      doc = { id: docId, path, db: grist.db, grist };
+      const env = this.opts.env ?? {};
+      const webhooks = attachWebhooks(grist.db, grist, { policy: webhookPolicyFromEnv(env), ...deliveryOptionsFromEnv(env), docId });
+      doc = { id: docId, path, db: grist.db, grist, webhooks };
       this.openDocs.set(docId, doc);
     }
     return doc;
@@ -75,8 +101,10 @@ export class Engine {
   private async closeDoc(docId: string): Promise<void> {
     const doc = this.openDocs.get(docId);
     this.openDocs.delete(docId);
+    await doc?.webhooks.detach();
     doc?.grist.close();
     await this.sqlPool?.forget(this.docPath(docId));
+    if (doc && this.opts.leases) await (await this.opts.leases).release(docId);
   }
 
   /**
@@ -92,20 +120,24 @@ export class Engine {
   }
 
   private hasAccessRules(docId: string): boolean {
-    const row = this.openDoc(docId)
-      .db.prepare(
-        `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
-           OR coalesce(permissionsText, '') != '' LIMIT 1`,
-      )
-      .get();
-    return row !== undefined;
+    const sql = `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
+                   OR coalesce(permissionsText, '') != '' LIMIT 1`;
+    const open = this.openDocs.get(docId);
+    if (open) return open.db.prepare(sql).get() !== undefined;
+    // Not open here (perhaps leased by another process): a short read-only look at the file.
+    const db = new Database(this.docPath(docId), { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare(sql).get() !== undefined;
+    } finally {
+      db.close();
+    }
   }
 
   /** Runs read-only SQL on a document in the sandboxed worker pool (see sql/). */
   runSql(docId: string, sql: string, args: unknown[] | null, timeoutMs?: number): Promise<SqlResult> {
     this.sqlPool ??= new SqlPool({
       size: this.opts.sqlWorkers,
-      defaultTimeoutMs: this.opts.sqlTimeoutMs ?? sqlTimeoutFromEnv(process.env),
+      defaultTimeoutMs: this.opts.sqlTimeoutMs ?? sqlTimeoutFromEnv(this.opts.env ?? {}),
     });
     return this.sqlPool.run(this.docPath(docId), sql, args, timeoutMs);
   }
@@ -185,6 +217,7 @@ export class Engine {
     for (const id of [...this.openDocs.keys()]) await this.closeDoc(id);
     await this.sqlPool?.close();
     this.sqlPool = null;
+    if (this.opts.leases) await (await this.opts.leases).close?.();
     await this.store.close();
   }
 }

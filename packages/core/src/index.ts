@@ -7,7 +7,9 @@ export { HomeService, hashApiKey, isValidEmail, checkDomain, type AccessDelta } 
 export { SqliteHomeStore } from './home/sqlite.js';
 export { Engine, type EngineOptions, type Closeable, type OpenDoc } from './engine.js';
 export * from './sql/index.js';
-export { backupDoc, type BackupOptions } from './export/backup.js';
+export * from './export/index.js';
+export * from './import/index.js';
 export * from './doc/index.js';
 export * from './attachments/index.js';
 export * from './webhooks/index.js';
+export type { DocLeases } from './leases.js';

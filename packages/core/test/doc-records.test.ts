@@ -341,11 +341,11 @@ test('onChange reports added, updated and removed ids inside the transaction', (
   });
   doc.addRecords('Table1', [{A: 'x'}, {A: 'y'}]);
   assert.ok(inTransaction);
-  assert.equal(seen.find((c) => c.tableId === 'Table1'), {tableId: 'Table1', added: [1, 2], updated: [], removed: []});
+  assert.equal(seen.find((c) => c.tableId === 'Table1'), {tableId: 'Table1', added: [1, 2], updated: [], removed: [], writeSeq: 1});
   seen.length = 0;
   doc.applyUserActions([['UpdateRecord', 'Table1', 1, {A: 'z'}], ['RemoveRecord', 'Table1', 2], ['AddRecord', 'Table1', null, {A: 'w'}],
     ['UpdateRecord', 'Table1', 2, {A: 'v'}]]);
-  assert.equal(seen, [{tableId: 'Table1', added: [2], updated: [1], removed: []}]);
+  assert.equal(seen, [{tableId: 'Table1', added: [2], updated: [1], removed: [], writeSeq: 2}]);
   // A listener that throws aborts the write.
   const off = doc.onChange(() => { throw new Error('outbox full'); });
   assert.throws(() => doc.addRecords('Table1', [{}]), /outbox full/);
@@ -362,6 +362,27 @@ test('a failing bundle changes nothing', () => {
     ['UpdateRecord', 'Table1', 99, {A: 'z'}]]), /Invalid row id 99/);
   assert.equal(doc.fetchColumns('Table1'), before);
   assert.equal(doc.listTables().map((t) => t.id), ['Table1']);
+  doc.close();
+});
+
+
+test('onBeforeRows sees rows before they are updated or removed, in the same write as onChange', () => {
+  const doc = GristDoc.create(tempPath());
+  doc.addRecords('Table1', [{A: 'x'}, {A: 'y'}, {A: 'z'}]);
+  const before: Array<[string, number[], unknown[]]> = [];
+  const seqs: number[] = [];
+  doc.onBeforeRows((tableId, ids, seq) => {
+    // The old values are still in the table when the hook runs.
+    before.push([tableId, ids, ids.map((id) => doc.db.prepare('SELECT A FROM Table1 WHERE id = ?').pluck().get(id))]);
+    seqs.push(seq);
+  });
+  doc.onChange((c) => { seqs.push(c.writeSeq); });
+  doc.updateRecords('Table1', [{id: 2, fields: {A: 'Y'}}]);
+  doc.removeRecords('Table1', [3, 99]);
+  assert.equal(before, [['Table1', [2], ['y']], ['Table1', [3], ['z']]]);
+  assert.is(seqs[0], seqs[1], 'before and change hooks of one write share its number');
+  assert.is(seqs[2], seqs[3]);
+  assert.ok(seqs[2] > seqs[0]);
   doc.close();
 });
 

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   addWebhook, clearWebhookQueue, listWebhooks, queueSize, startWebhookDelivery, updateWebhook, webhookUsage,
-  type DeliveryOptions, type WebhookDelivery, type WebhookUrlPolicy,
+  type DeliveryOptions, type LookupAll, type WebhookDelivery, type WebhookUrlPolicy,
 } from '../src/webhooks/index.js';
 import { addRows, newDoc, Receiver, removeRows, sleep, updateRows, waitFor } from './webhooks-helpers.js';
 
@@ -345,6 +345,29 @@ test('a receiver that cannot be reached is a failure with the error message', as
     assert.is(usage.lastEventBatch!.httpStatus, null);
     assert.is(usage.numWaiting, 1);
     ctx.receiver = await new Receiver().start(); // for teardown
+  } finally {
+    await teardown(ctx);
+  }
+});
+
+test('a name allowed as public that resolves to loopback when connecting is refused', async () => {
+  const ctx = await setup();
+  try {
+    const publicLookup = { entries: ['*'], lookup: ((_h, cb) => cb(null, [{ address: '93.184.216.34', family: 4 }])) as LookupAll };
+    const url = `http://rebind.test:${ctx.receiver.port}/hook`;
+    const id = (await addWebhook(ctx.db, { url, eventTypes: ['add'], tableId: 'Table1' }, publicLookup)).webhookId;
+    // By the time of delivery the name points at 127.0.0.1.
+    const rebound = { entries: ['*'], lookup: ((_h, cb) => cb(null, [{ address: '127.0.0.1', family: 4 }])) as LookupAll };
+    start(ctx, { policy: rebound, maxAttempts: 1 });
+    addRows(ctx.db, [{ A: 1 }]);
+    await waitFor(() => webhookUsage(ctx.db, id).lastEventBatch?.status === 'failure');
+    assert.is(webhookUsage(ctx.db, id).lastErrorMessage, 'Provided url is forbidden');
+    assert.is(ctx.receiver.requests.length, 0);
+    // Named explicitly, the same loopback receiver is fine.
+    await ctx.delivery!.stop();
+    start(ctx, { policy: { entries: ['*', 'rebind.test'], lookup: rebound.lookup } });
+    await waitFor(() => queueSize(ctx.db) === 0);
+    assert.is(ctx.receiver.requests.length, 1);
   } finally {
     await teardown(ctx);
   }

@@ -2,13 +2,17 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ApiError } from '../src/errors.js';
 import {
-  addWebhook, addWebhooks, checkWebhookUrl, classifyUrl, dropPrivateTables, isPrivateAddress, listWebhooks,
+  addWebhook, addWebhooks, BeforeCapture, checkWebhookUrl, readsPrivateTables, recordEvents, classifyUrl, dropPrivateTables, isPrivateAddress, listWebhooks,
   removeWebhook, unsubscribeWebhook, updateWebhook, webhookPolicyFromEnv, type LookupAll, type WebhookUrlPolicy,
 } from '../src/webhooks/index.js';
+import { GristDoc } from '../src/doc/index.js';
+import { tempPath } from './doc-helpers.js';
 import { addRows, newDoc, outbox, removeRows, updateRows, write } from './webhooks-helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const policy: WebhookUrlPolicy = { entries: ['example.com', 'localhost:34365'] };
+// No test resolves real names: every lookup answers "not found" at once.
+const noDns: LookupAll = (_h, cb) => cb(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' }), []);
+const policy: WebhookUrlPolicy = { entries: ['example.com', 'localhost:34365'], lookup: noDns };
 
 async function rejects(p: Promise<unknown> | (() => unknown), status: number, message: RegExp): Promise<void> {
   try {
@@ -80,7 +84,7 @@ test('URL check resolves names: a public name resolving to loopback is refused u
   await rejects(checkWebhookUrl('https://rebind.example.org/x', star), 403, /^Provided url is forbidden$/);
   await rejects(checkWebhookUrl('https://internal.corp/x', star), 403, /^Provided url is forbidden$/);
   await checkWebhookUrl('https://internal.corp/x', { entries: ['*', 'internal.corp'], lookup });
-  await rejects(checkWebhookUrl('https://x.internal.corp/x', { entries: ['internal.corp'], lookup: (h, cb) => lookup('internal.corp', cb) }), 403, /forbidden/);
+  await rejects(checkWebhookUrl('https://x.internal.corp/x', { entries: ['internal.corp'], lookup: (_h, cb) => lookup('internal.corp', cb) }), 403, /forbidden/);
   await rejects(checkWebhookUrl('http://127.0.0.1:9/', star), 403, /forbidden/);
 });
 
@@ -188,6 +192,24 @@ test('delete and unsubscribe', async () => {
   db.close();
 });
 
+test('SQL readers can be kept away from the private tables', async () => {
+  const { db } = newDoc();
+  assert.not.ok(readsPrivateTables(db, 'select * from Table1'));
+  await addWebhook(db, { url: 'https://example.com/a', eventTypes: ['add'], tableId: 'Table1', authorization: 'Bearer x' }, policy);
+  for (const sql of [
+    'select * from _gristlite_webhook_secrets',
+    'select * from (select url from main._gristlite_webhook_secrets)',
+    'with s as (select authorization from _gristlite_webhook_secrets) select * from s',
+    'select count(*) from _gristlite_webhook_outbox where webhookId = ?',
+    'select * from Table1 where A in (select url from "_GRISTLITE_WEBHOOK_SECRETS")',
+  ]) {
+    assert.ok(readsPrivateTables(db, sql, sql.includes('?') ? ['x'] : []), sql);
+  }
+  assert.not.ok(readsPrivateTables(db, 'select * from Table1 where A = ?', [1]));
+  assert.not.ok(readsPrivateTables(db, "select name from sqlite_master where name like '_gristlite%'"));
+  db.close();
+});
+
 test('exports can drop the private tables', async () => {
   const { db } = newDoc();
   await addWebhook(db, { url: 'https://example.com/a', eventTypes: ['add'], tableId: 'Table1' }, policy);
@@ -209,7 +231,7 @@ test('events: the ready-column sequence of Grist\'s tests', async () => {
     (await addWebhook(db, { url: 'https://example.com/x', eventTypes, tableId: 'Table1', isReadyColumn: 'B' }, policy)).webhookId;
   const add = await hook(['add']);
   const upd = await hook(['update']);
-  const both = await hook(['add', 'update']);
+  await hook(['add', 'update']);
   const seen: [string, string, unknown][] = [];
   let last = 0;
   const step = () => {
@@ -312,6 +334,42 @@ test('events: a table without webhooks costs nothing and records nothing', () =>
   updateRows(db, [{ id: 1, A: 2 }]);
   assert.equal(db.prepare(`SELECT name FROM sqlite_master WHERE name LIKE '_gristlite%'`).all(), []);
   db.close();
+});
+
+test('events: BeforeCapture keeps the row as it was when a multi-step write began', async () => {
+  const { db } = newDoc();
+  const id = (await addWebhook(db, { url: 'https://example.com/x', eventTypes: ['add', 'update'], tableId: 'Table1', isReadyColumn: 'B' }, policy)).webhookId;
+  addRows(db, [{ A: 1, B: true }]);
+  db.exec('DELETE FROM _gristlite_webhook_outbox');
+  db.transaction(() => {
+    const capture = new BeforeCapture(db);
+    capture.capture('Table1', [1]);
+    db.prepare('UPDATE Table1 SET B = 0 WHERE id = 1').run();
+    capture.capture('Table1', [1]);
+    db.prepare('UPDATE Table1 SET B = 1, A = 2 WHERE id = 1').run();
+    capture.capture('Table2', [1]); // a table without webhooks (not even existing) is ignored
+    recordEvents(db, { tableId: 'Table1', updated: [1], before: capture.get('Table1') });
+  })();
+  // Ready before the write and ready after it: an update, not an add.
+  assert.equal(outbox(db).map((e) => [e.webhookId === id, e.eventType, e.row.A]), [[true, 'update', 2]]);
+  db.close();
+});
+
+test('events: wired to GristDoc\'s onChange, inside its write transactions', async () => {
+  const doc = GristDoc.create(tempPath());
+  try {
+    doc.onChange((change) => recordEvents(doc.db, change));
+    const id = (await addWebhook(doc.db, { url: 'https://example.com/x', eventTypes: ['add', 'update'], tableId: 'Table1' }, policy)).webhookId;
+    const [r1, r2] = doc.addRecords('Table1', [{ A: 'one' }, { A: 'two' }]);
+    doc.updateRecords('Table1', [{ id: r2, fields: { B: 'bee' } }]);
+    doc.removeRecords('Table1', [r1]);
+    const events = outbox(doc.db);
+    assert.ok(events.every((e) => e.webhookId === id));
+    assert.equal(events.map((e) => [e.eventType, e.row.id, e.row.A, e.row.B]), [['add', r1, 'one', null], ['add', r2, 'two', null], ['update', r2, 'two', 'bee']]);
+    assert.equal(Object.keys(events[0].row), ['id', 'manualSort', 'A', 'B', 'C']);
+  } finally {
+    doc.close();
+  }
 });
 
 test.run();

@@ -4,6 +4,7 @@
  */
 import { ApiError, BadRequest, Forbidden, TooManyRequests, Unauthorized, type Engine, type OrgContext } from '@gristlite/core';
 import { isJsonContentType, parseJsonBody, readBody } from './body.js';
+import { forward, ForwardTo } from './forward.js';
 import { compileRoute, matchRoute, type CompiledRoute, type Route } from './route.js';
 import { allRoutes } from './routes/index.js';
 import { RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions } from './types.js';
@@ -144,6 +145,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         }
       }
       let parsed: Promise<unknown> | null = null;
+      let bodyBytes: Uint8Array | null = null;
       const ctx: RequestContext = {
         engine,
         principal,
@@ -161,12 +163,19 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
             const declared = Number(req.headers['content-length']);
             if (Number.isFinite(declared) && declared > opts.maxBodyBytes) throw new ApiError(413, 'request entity too large');
             const buf = await readBody(req.body, opts.maxBodyBytes);
+            bodyBytes = buf;
             return isJsonContentType(req.headers['content-type']) ? parseJsonBody(buf) : {};
           })();
           return parsed;
         },
       };
-      const result = await withDocSlot(match.route.path, match.params.docId, () => match.route.handler(ctx));
+      let result;
+      try {
+        result = await withDocSlot(match.route.path, match.params.docId, () => match.route.handler(ctx));
+      } catch (e) {
+        if (e instanceof ForwardTo) return await forward(e.target, req, bodyBytes);
+        throw e;
+      }
       if (result instanceof RawResponse) {
         return { status: result.status, headers: { ...baseHeaders, ...cors, ...result.headers }, body: method === 'HEAD' ? null : result.body };
       }

@@ -13,4 +13,5 @@ export async function homeStoreFromUrl(url: string): Promise<HomeStore> {
   if (/^postgres(ql)?:\/\//i.test(url)) return PostgresHomeStore.connect(url);
   throw new Error(`unsupported home store URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: expected postgres://...`);
 }
-export { PgDocLeases, type DocLeases, type PgDocLeasesOptions } from './leases.js';
+export { PgDocLeases, type PgDocLeasesOptions } from './leases.js';
+export type { DocLeases } from '@gristlite/core';

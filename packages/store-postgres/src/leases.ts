@@ -14,16 +14,8 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import type { DocLeases } from '@gristlite/core';
 import { connectionConfig } from './store.js';
-
-export interface DocLeases {
-  /** Takes the lease on a doc; true when this process holds it (already or now), false when another does. */
-  acquire(docId: string): Promise<boolean>;
-  /** Gives the lease up; a no-op when this process does not hold it. */
-  release(docId: string): Promise<void>;
-  /** The holder id of the process holding the lease, or null when nobody does. */
-  holder?(docId: string): Promise<string | null>;
-}
 
 export interface PgDocLeasesOptions {
   /** Schema of the deployment (leases are per schema); default as for PostgresHomeStore. */

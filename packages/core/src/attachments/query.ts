@@ -1,9 +1,12 @@
 /**
  * Filter, sort and limit for a metadata table read (GET /attachments), with Grist's semantics
- * (SPEC §10.1): the filter is compiled to SQL with bound parameters; sorting uses Grist's typed
- * compare with an en-US collator (which SQLite cannot do), then the limit is applied.
+ * (SPEC §10.1): the filter is compiled to SQL with bound parameters (the document engine's
+ * equality); sorting uses Grist's exact typed compare with an en-US collator in JS (the metadata
+ * table is small, and SQLite cannot collate as Intl does), then the limit is applied.
  */
-import { BadRequest } from '../errors.js';
+import { BadRequest, engineError } from '../errors.js';
+import { equalityCondition, quoteIdent } from '../doc/query.js';
+import type { CellValue } from '../doc/types.js';
 
 export interface TableQuery {
   /** `{colId: [allowed values]}`: a row is kept when every listed column holds one of its values. */
@@ -14,42 +17,27 @@ export interface TableQuery {
   limit?: number;
 }
 
-type SqlParam = string | number | bigint | null;
-
 /**
- * SQL `WHERE` clause for a filter (Python equality on stored values: `1` matches `1.0` and `true`,
- * `null` matches NULL; list and object values can never match). Throws 400 for an unknown column
- * or a value that is not an array.
+ * SQL `WHERE` clause for a filter, with the document engine's Python-equality matching (`1`
+ * matches `1.0` and `true`, `null` matches NULL). Throws 400 for an unknown column or a value
+ * that is not an array, worded as for GET /records.
  */
 export function compileFilter(
   filter: Record<string, unknown> | undefined,
   columns: ReadonlySet<string>,
-): { where: string; params: SqlParam[] } {
+): { where: string; params: unknown[] } {
   const clauses: string[] = [];
-  const params: SqlParam[] = [];
+  const params: unknown[] = [];
   if (!filter) return { where: '', params };
   const entries = Object.entries(filter);
   if (!entries.every(([, values]) => Array.isArray(values))) {
     throw new BadRequest('Invalid query: filter values must be arrays');
   }
-  for (const [colId, values] of entries as [string, unknown[]][]) {
-    if (!columns.has(colId)) throw new BadRequest(`Error manipulating data: [Sandbox] KeyError '${colId}'`);
-    const ident = `"${colId.replace(/"/g, '""')}"`;
-    const alternatives: string[] = [];
-    const bound: SqlParam[] = [];
-    let matchNull = false;
-    for (const value of values) {
-      if (value === null) matchNull = true;
-      else if (typeof value === 'boolean') bound.push(value ? 1 : 0);
-      else if (typeof value === 'number' || typeof value === 'string') bound.push(value);
-      // Arrays and objects never equal a stored scalar.
-    }
-    if (bound.length) {
-      alternatives.push(`${ident} IN (${bound.map(() => '?').join(', ')})`);
-      params.push(...bound);
-    }
-    if (matchNull) alternatives.push(`${ident} IS NULL`);
-    clauses.push(alternatives.length ? `(${alternatives.join(' OR ')})` : '0');
+  for (const [colId, values] of entries) {
+    if (!columns.has(colId)) throw engineError('KeyError', `'${colId}'`);
+    const f = equalityCondition(quoteIdent(colId), values as CellValue[]);
+    clauses.push(f.sql);
+    params.push(...f.params);
   }
   return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
 }
@@ -98,6 +86,8 @@ function naturalCompare(a: unknown, b: unknown): number {
 
 const isEmpty = (v: unknown) => v === '' || v === null || v === false || v === undefined;
 
+const SORT_FLAGS = new Set(['naturalSort', 'emptyLast', 'orderByChoice']);
+
 interface SortKey {
   colId: string;
   desc: boolean;
@@ -107,9 +97,13 @@ interface SortKey {
 
 function parseSortKey(spec: string, columns: ReadonlySet<string>): SortKey {
   const m = /^(-?)([^:]+)(?::(.*))?$/.exec(spec);
-  const colId = m?.[2] ?? spec;
-  if (!m || !columns.has(colId)) throw new BadRequest(`unknown key ${colId}`);
+  if (!m) throw new BadRequest(`Invalid sort: ${JSON.stringify(spec)}`);
+  const colId = m[2];
+  if (!columns.has(colId)) throw new BadRequest(`Invalid sort: unknown column "${colId}"`);
   const flags = (m[3] ?? '').split(';').filter(Boolean);
+  for (const f of flags) {
+    if (!SORT_FLAGS.has(f)) throw new BadRequest(`Invalid sort: unknown flag "${f}" in ${JSON.stringify(spec)}`);
+  }
   return { colId, desc: m[1] === '-', natural: flags.includes('naturalSort'), emptyLast: flags.includes('emptyLast') };
 }
 

@@ -9,6 +9,7 @@ import {BadRequest, engineError, NotFound} from '../errors.js';
 import {pickColIdent, pickTableIdent} from './identifiers.js';
 import {type ColumnMeta, type DocMeta, loadMeta, readMetaRows, type TableMeta} from './meta.js';
 import {guessColumn, parseChoiceList, parseCsvLine, parseDateStrict, parseDateTime, parseNumber} from './parse.js';
+import {classOf, ColumnClasses} from './colstats.js';
 import {equalityCondition, quoteIdent} from './query.js';
 import {META_TYPES} from './schema.js';
 import {dateTimeZone} from './datetime.js';
@@ -31,6 +32,9 @@ export interface TableChange {
  * paths) and merged when listed: a row added then updated is reported as added, a row added then
  * removed is not reported at all.
  */
+/** Called before user rows are updated or removed, with their ids (webhooks read old values then). */
+export type BeforeRowsHook = (tableId: string, rowIds: number[]) => void;
+
 export class ChangeSet {
   private readonly ops = new Map<string, Array<['a' | 'u' | 'r', number[]]>>();
 
@@ -142,15 +146,21 @@ function refListIds(v: CellValue): number[] {
 export class DocEngine {
   meta: DocMeta;
   changes: ChangeSet | null = null;
+  /** Set by GristDoc for the duration of a write when someone needs old row values. */
+  beforeRows: BeforeRowsHook | null = null;
+  /** Storage classes held by columns, for the SQL of filters and sorts (colstats.ts). */
+  readonly classes: ColumnClasses;
   private readonly stmts = new Map<string, Database.Statement>();
 
   constructor(readonly db: Database.Database) {
     this.meta = loadMeta(db);
+    this.classes = new ColumnClasses(db);
   }
 
   reloadMeta(): void {
     this.meta = loadMeta(this.db, this.meta.version);
     this.stmts.clear();
+    this.classes.clear();
   }
 
   /** A prepared statement, reused while the metadata stays the same (the cache is bounded). */
@@ -408,11 +418,18 @@ export class DocEngine {
       VALUES (?${', ?'.repeat(cols.length)})`);
     const params = new Array<SqlValue>(cols.length + 1);
     const n = cols.length;
+    const classes = new Array<number>(n).fill(0);
+    const tracked = this.classes.track(table.tableId, {forgetOthers: true});
     try {
       for (let i = 0; i < ids.length; i++) {
         params[0] = ids[i];
-        for (let j = 0; j < n; j++) { params[j + 1] = encoders[j](converted[j][i]); }
-        stmt.run(params);
+        for (let j = 0; j < n; j++) {
+          const v = encoders[j](converted[j][i]);
+          params[j + 1] = v;
+          classes[j] |= classOf(v);
+        }
+        // Spread, not the array itself: better-sqlite3 binds separate arguments faster.
+        stmt.run(...params);
       }
     } catch (e) {
       if ((e as {code?: string}).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
@@ -420,6 +437,7 @@ export class DocEngine {
       }
       throw e;
     }
+    tracked.done(new Map(cols.map((c, j) => [c, classes[j]])), ids.length);
     this.changeSet().add(table.tableId, ids);
     return ids;
   }
@@ -440,11 +458,20 @@ export class DocEngine {
     const stmt = this.stmt(`UPDATE ${quoteIdent(table.tableId)} SET ${cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')}
       WHERE id = ?`);
     const params = new Array<SqlValue>(cols.length + 1);
+    this.beforeRows?.(table.tableId, rowIds);
+    const n = cols.length;
+    const classes = new Array<number>(n).fill(0);
+    const tracked = this.classes.track(table.tableId, {forgetOthers: false});
     for (let i = 0; i < rowIds.length; i++) {
-      for (let j = 0; j < cols.length; j++) { params[j] = encoders[j](converted[j][i]); }
-      params[cols.length] = rowIds[i];
-      stmt.run(params);
+      for (let j = 0; j < n; j++) {
+        const v = encoders[j](converted[j][i]);
+        params[j] = v;
+        classes[j] |= classOf(v);
+      }
+      params[n] = rowIds[i];
+      stmt.run(...params);
     }
+    tracked.done(new Map(cols.map((c, j) => [c, classes[j]])), rowIds.length);
     this.changeSet().update(table.tableId, rowIds);
   }
 
@@ -456,9 +483,12 @@ export class DocEngine {
     }
     const existing = [...this.existingIds(table.tableId, rowIds as number[])];
     if (!existing.length) { return; }
+    this.beforeRows?.(table.tableId, existing);
+    const tracked = this.classes.track(table.tableId, {forgetOthers: false});
     for (const part of chunks(existing)) {
       this.stmt(`DELETE FROM ${quoteIdent(table.tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
     }
+    tracked.done(new Map(), existing.length);   // Removing rows adds no storage class.
     this.changeSet().remove(table.tableId, existing);
     this.clearReferencesTo(table.tableId, existing);
   }
@@ -489,8 +519,16 @@ export class DocEngine {
           }
         }
         if (!updates.length) { continue; }
+        this.beforeRows?.(t.tableId, updates.map(([id]) => id));
         const stmt = this.stmt(`UPDATE ${tq} SET ${c} = ? WHERE id = ?`);
-        for (const [id, v] of updates) { stmt.run(col.encode(v), id); }
+        let classes = 0;
+        const tracked = this.classes.track(t.tableId, {forgetOthers: false});
+        for (const [id, v] of updates) {
+          const stored = col.encode(v);
+          classes |= classOf(stored);
+          stmt.run(stored, id);
+        }
+        tracked.done(new Map([[col.colId, classes]]), updates.length);
         this.changeSet().update(t.tableId, updates.map(([id]) => id));
       }
     }
@@ -500,6 +538,7 @@ export class DocEngine {
   replaceTableData(table: TableMeta, rowIds: Array<number | null>, colValues: Map<string, CellValue[]>, opts: WriteOptions): void {
     const all = (this.db.prepare(`SELECT id FROM ${quoteIdent(table.tableId)}`).raw(true).all() as Array<[number]>).map(([id]) => id);
     if (all.length) {
+      this.beforeRows?.(table.tableId, all);
       this.db.prepare(`DELETE FROM ${quoteIdent(table.tableId)}`).run();
       this.changeSet().remove(table.tableId, all);
     }
@@ -849,6 +888,7 @@ export class DocEngine {
     const encode = makeEncoder(type, declType);
     const stmt = this.db.prepare(`UPDATE ${quoteIdent(table.tableId)} SET ${quoteIdent(colId)} = ? WHERE id = ?`);
     const changed: number[] = [];
+    this.beforeRows?.(table.tableId, rows.map(([id]) => id));
     for (const [id, value, raw] of rows) {
       const next = emptyFormula ? null : (type !== col.type ? convert(value) : value);
       const stored = encode(next);

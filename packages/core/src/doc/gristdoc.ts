@@ -85,7 +85,10 @@ export interface OpenOptions {
   readonly?: boolean;
 }
 
-export type ChangeListener = (change: TableChange) => void;
+/** `writeSeq` numbers the write, so that state kept between the two hooks can be matched up. */
+export type ChangeListener = (change: TableChange & { writeSeq: number }) => void;
+/** Called inside a write before user rows are updated or removed (the old values are still there). */
+export type BeforeRowsListener = (tableId: string, rowIds: number[], writeSeq: number) => void;
 
 /** Column fields accepted at creation by POST /tables (AddTable ignores the others). */
 const ADD_TABLE_FIELDS = ['type', 'isFormula', 'formula', 'label', 'widgetOptions'];
@@ -112,6 +115,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 export class GristDoc {
   private readonly engine: DocEngine;
   private readonly listeners = new Set<ChangeListener>();
+  private readonly beforeListeners = new Set<BeforeRowsListener>();
+  private writeSeq = 0;
   private actionNum: number;
   private closed = false;
 
@@ -151,6 +156,12 @@ export class GristDoc {
   /** Writes need the current schema (46): older documents are read-only here. */
   get isWritable(): boolean { return !this.db.readonly && this.schemaVersion === SCHEMA_VERSION; }
 
+  /** Registers a listener called inside a write before rows are updated or removed. */
+  onBeforeRows(listener: BeforeRowsListener): () => void {
+    this.beforeListeners.add(listener);
+    return () => { this.beforeListeners.delete(listener); };
+  }
+
   /** Registers a listener called, inside the write's transaction, once per changed table. */
   onChange(listener: ChangeListener): () => void {
     this.listeners.add(listener);
@@ -169,21 +180,28 @@ export class GristDoc {
     if (this.engine.changes) { return fn(); }   // Already inside a write.
     const changes = new ChangeSet();
     this.engine.changes = changes;
+    const seq = ++this.writeSeq;
+    this.engine.beforeRows = this.beforeListeners.size
+      ? (tableId, rowIds) => { for (const l of this.beforeListeners) { l(tableId, rowIds, seq); } }
+      : null;
     const metaVersion = this.engine.meta.version;
     try {
       return this.db.transaction(() => {
         const result = fn();
         for (const change of changes.list()) {
-          for (const listener of this.listeners) { listener(change); }
+          for (const listener of this.listeners) { listener({...change, writeSeq: seq}); }
         }
         return result;
       })();
     } catch (e) {
-      // The transaction rolled back: metadata read during it may describe undone changes.
+      // The transaction rolled back: metadata read during it may describe undone changes, and
+      // storage classes found during it may miss values the rollback restored.
       if (this.engine.meta.version !== metaVersion) { this.engine.reloadMeta(); }
+      this.engine.classes.clear();
       throw e;
     } finally {
       this.engine.changes = null;
+      this.engine.beforeRows = null;
     }
   }
 
@@ -332,14 +350,15 @@ export class GristDoc {
   // Reading records
 
   private buildQuery(table: TableMeta, cols: ColumnMeta[], q: RecordQuery): {sql: string, params: unknown[]} {
+    const classesOf = (colId: string) => this.engine.classes.of(table.tableId, colId);
     let where: {sql: string, params: unknown[]} = {sql: '', params: []};
     if (q.filter !== undefined && q.filter !== null) {
       if (!isPlainObject(q.filter)) { throw new BadRequest('Invalid query: filter must be an object'); }
-      where = compileFilter(table, q.filter);
+      where = compileFilter(table, q.filter, classesOf);
     }
     const from = ` FROM ${quoteIdent(table.tableId)}${where.sql ? ` WHERE ${where.sql}` : ''}`;
     const specs = parseSortParam(q.sort);
-    const sort = specs.length ? compileSort(table, specs) : {sql: '"id"', params: []};
+    const sort = specs.length ? compileSort(table, specs, classesOf) : {sql: '"id"', params: []};
     const n = q.limit ?? 0;
     if (!Number.isInteger(n)) { throw new BadRequest(`Invalid limit: ${String(q.limit)}`); }
     let limit: number | null = n > 0 ? n : null;

@@ -74,3 +74,8 @@ function genLetters(avoid: Set<string>): string {
     }
   }
 }
+
+/** An identifier quoted for SQL. */
+export function quoteIdent(ident: string): string {
+  return `"${ident.replace(/"/g, '""')}"`;
+}

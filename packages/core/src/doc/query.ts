@@ -18,11 +18,11 @@
 import {BadRequest, engineError} from '../errors.js';
 import {dumps} from './marshal.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
+import {ANY_CLASS, BLOB_CLASS, classOf, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from './colstats.js';
+import {quoteIdent} from './identifiers.js';
 import {baseType, type CellValue, isListType} from './types.js';
 
-export function quoteIdent(ident: string): string {
-  return `"${ident.replace(/"/g, '""')}"`;
-}
+export {quoteIdent} from './identifiers.js';
 
 export interface SqlFragment {
   sql: string;
@@ -54,8 +54,12 @@ function storedCandidates(v: CellValue): unknown[] {
   return out;
 }
 
-/** SQL for "column equals one of `values`" (Python equality on stored values). */
-export function equalityCondition(colSql: string, values: CellValue[]): SqlFragment {
+/**
+ * SQL for "column equals one of `values`" (Python equality on stored values). `classes` are the
+ * storage classes the column may hold (colstats.ts): stored forms of other classes cannot match and
+ * are left out, which keeps the usual case a single `+col = ?` or `+col IN (...)` SQLite runs fast.
+ */
+export function equalityCondition(colSql: string, values: CellValue[], classes = ANY_CLASS): SqlFragment {
   const params: unknown[] = [];
   const seen = new Set<string>();
   let hasNull = false;
@@ -65,6 +69,7 @@ export function equalityCondition(colSql: string, values: CellValue[]): SqlFragm
       continue;
     }
     for (const c of storedCandidates(v)) {
+      if (!(classOf(c) & classes)) { continue; }
       const key = Buffer.isBuffer(c) ? 'b' + c.toString('hex') : typeof c + String(c);
       if (!seen.has(key)) {
         seen.add(key);
@@ -72,19 +77,32 @@ export function equalityCondition(colSql: string, values: CellValue[]): SqlFragm
       }
     }
   }
+  // `+` keeps SQLite from applying the column's affinity ("1" would equal 1). The id column holds
+  // only integers and no candidate of another class is left, so it may use its index.
+  const lhs = colSql === '"id"' && classes === NUM_CLASS ? colSql : `+${colSql}`;
   const parts: string[] = [];
-  if (params.length) { parts.push(`+${colSql} IN (${params.map(() => '?').join(',')})`); }
-  if (hasNull) { parts.push(`${colSql} IS NULL`); }
-  return {sql: parts.length ? `(${parts.join(' OR ')})` : '0', params};
+  if (params.length === 1) {
+    parts.push(`${lhs} = ?`);
+  } else if (params.length) {
+    parts.push(`${lhs} IN (${params.map(() => '?').join(',')})`);
+  }
+  if (hasNull && (classes & NULL_CLASS)) { parts.push(`${colSql} IS NULL`); }
+  if (!parts.length) { return {sql: '0', params}; }
+  return {sql: parts.length === 1 ? parts[0] : `(${parts.join(' OR ')})`, params};
 }
 
-export function compileFilter(table: TableMeta, filter: Record<string, unknown>): SqlFragment {
+/** The storage classes of a table's column (ANY_CLASS when unknown). */
+export type ClassesOf = (colId: string) => number;
+
+const anyClasses: ClassesOf = () => ANY_CLASS;
+
+export function compileFilter(table: TableMeta, filter: Record<string, unknown>, classesOf = anyClasses): SqlFragment {
   const parts: string[] = [];
   const params: unknown[] = [];
   for (const [colId, values] of Object.entries(filter)) {
     if (!Array.isArray(values)) { throw new BadRequest('Invalid query: filter values must be arrays'); }
     if (colId !== 'id' && !table.byId.has(colId)) { throw engineError('KeyError', `'${colId}'`); }
-    const f = equalityCondition(quoteIdent(colId), values as CellValue[]);
+    const f = equalityCondition(quoteIdent(colId), values as CellValue[], colId === 'id' ? NUM_CLASS : classesOf(colId));
     parts.push(f.sql);
     params.push(...f.params);
   }
@@ -105,7 +123,25 @@ export function naturalKey(v: unknown): unknown {
   });
 }
 
-export function compileSort(table: TableMeta, specs: string[]): SqlFragment {
+/**
+ * Whether SQLite's own order of storage classes (NULL < numbers < text < blob, with NULLs movable
+ * to the end) matches Grist's rank order for the classes a column holds. When it does, the rank
+ * key (a CASE per row) is left out of the ORDER BY. Returns null when a rank key is needed, else
+ * whether NULLs must be moved last (ascending) or first (descending).
+ */
+function nativeClassOrder(classes: number, isList: boolean): {nullsLast: boolean} | null {
+  const has = (c: number) => (classes & c) !== 0;
+  const hasNull = has(NULL_CLASS);
+  const hasNum = has(NUM_CLASS);
+  // Grist ranks null after numbers but before text and blobs.
+  if (hasNull && hasNum && (has(TEXT_CLASS) || has(BLOB_CLASS))) { return null; }
+  // Grist ranks blobs (lists) before strings, SQLite after; list columns rank their JSON text with
+  // lists, compared by bytes, where SQLite's order between text and blob holds.
+  if (has(TEXT_CLASS) && has(BLOB_CLASS) && !isList) { return null; }
+  return {nullsLast: hasNull && hasNum};
+}
+
+export function compileSort(table: TableMeta, specs: string[], classesOf = anyClasses): SqlFragment {
   const keys: string[] = [];
   const params: unknown[] = [];
   for (const spec of specs) {
@@ -122,6 +158,8 @@ export function compileSort(table: TableMeta, specs: string[]): SqlFragment {
     const rdir = minus ? 'ASC' : 'DESC';
     const c = quoteIdent(colId);
     const isBool = col?.type === 'Bool';
+    const isList = Boolean(col && isListType(col.type));
+    const classes = colId === 'id' ? NUM_CLASS : classesOf(colId);
     if (flags.has('emptyLast')) {
       // Empty means falsy and not a number: "", null, false (raw in Bool columns, else marshalled).
       keys.push(`(CASE WHEN ${c} IS NULL OR +${c} = '' OR +${c} = X'46'${isBool ? ` OR +${c} = 0` : ''} THEN 1 ELSE 0 END) ASC`);
@@ -133,13 +171,20 @@ export function compileSort(table: TableMeta, specs: string[]): SqlFragment {
         params.push(...choices);
       }
     }
-    const textRank = col && isListType(col.type) ? 3 : 4;
-    keys.push(`(CASE WHEN ${c} IS NULL THEN 2 WHEN typeof(${c}) IN ('integer','real') THEN ${isBool ? 0 : 1} ` +
-      `WHEN typeof(${c}) = 'text' THEN ${textRank} ELSE 3 END) ${dir}`);
+    const native = nativeClassOrder(classes, isList);
+    if (!native) {
+      keys.push(`(CASE WHEN ${c} IS NULL THEN 2 WHEN typeof(${c}) IN ('integer','real') THEN ${isBool ? 0 : 1} ` +
+        `WHEN typeof(${c}) = 'text' THEN ${isList ? 3 : 4} ELSE 3 END) ${dir}`);
+    }
+    // Grist's descending order is its ascending order reversed, so NULLs go first there.
+    const nulls = native?.nullsLast ? (minus ? ' NULLS FIRST' : ' NULLS LAST') : '';
     if (flags.has('naturalSort')) {
-      keys.push(`${NATURAL_KEY_FN}(${c}) ${dir}`);
+      keys.push(`${NATURAL_KEY_FN}(${c}) ${dir}${nulls}`);
+    } else if (classes & TEXT_CLASS) {
+      // Case-insensitive first, lowercase first on ties; the collation affects only text.
+      keys.push(`+${c} COLLATE NOCASE ${dir}${nulls}`, `+${c} ${rdir}`);
     } else {
-      keys.push(`+${c} COLLATE NOCASE ${dir}`, `+${c} ${rdir}`);
+      keys.push(`+${c} ${dir}${nulls}`);
     }
   }
   if (table.hasManualSort) { keys.push('"manualSort" ASC'); }

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import {dropPrivateTables} from '../webhooks/schema.js';
 import {rmSync} from 'node:fs';
 
 export interface BackupOptions {
@@ -25,6 +26,7 @@ export async function backupDoc(srcDb: Database.Database, destPath: string, opts
         if (opts.template) { removeData(db); }
         if (opts.template || opts.nohistory) { removeHistory(db); }
         removeFullCopiesRule(db);
+        dropPrivateTables(db);
         disableTriggers(db);
       })();
       db.exec('VACUUM');

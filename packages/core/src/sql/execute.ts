@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import {readsPrivateTables} from '../webhooks/schema.js';
 import {NOT_SELECT_MESSAGE, type SqlParam} from './statement.js';
 
 export interface ResultCaps {
@@ -39,6 +40,8 @@ export function executeSelect(db: Database.Database, text: string, args: SqlPara
     const stmt = db.prepare(text);
     // ATTACH reports readonly and `... RETURNING` reports reader: only both together mean a pure read.
     if (!stmt.reader || !stmt.readonly) { throw new SqlUserError(NOT_SELECT_MESSAGE); }
+    // Webhook secrets and the outbox live in private tables that only owners may see (via the API).
+    if (readsPrivateTables(db, text, args)) { throw new SqlUserError('SQLITE_ERROR: gristlite private tables cannot be queried'); }
     const parts: string[] = [];
     let bytes = 2;
     for (const row of stmt.iterate(...args) as IterableIterator<Record<string, unknown>>) {

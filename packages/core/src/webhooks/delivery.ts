@@ -14,9 +14,9 @@ import { createHmac } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { Agent, request } from 'undici';
 import { getSecret } from './meta.js';
-import { setWaker } from './events.js';
+import { BeforeCapture, recordEvents, setWaker, type RowChange } from './events.js';
 import { OUTBOX_TABLE, STATS_TABLE, hasTable } from './schema.js';
-import { classifyUrl, publicOnlyLookup, type WebhookUrlPolicy } from './urls.js';
+import { classifyUrl, publicOnlyLookup, socketLookup, type WebhookUrlPolicy } from './urls.js';
 
 export type WebhookStatus = 'idle' | 'sending' | 'retrying' | 'postponed' | 'error' | 'invalid';
 export type WebhookBatchStatus = 'success' | 'failure' | 'rejected';
@@ -254,7 +254,7 @@ export class WebhookDelivery {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
     this.onError = opts.onError ?? ((e) => console.error(`gristlite: webhook delivery (doc ${opts.docId ?? '?'})`, e));
     const timeouts = { headersTimeout: this.requestTimeoutMs, bodyTimeout: this.requestTimeoutMs };
-    this.anyAgent = new Agent(timeouts);
+    this.anyAgent = new Agent(opts.policy.lookup ? { ...timeouts, connect: { lookup: socketLookup(opts.policy, false) } } : timeouts);
     this.publicAgent = new Agent({ ...timeouts, connect: { lookup: publicOnlyLookup(opts.policy) } });
   }
 
@@ -364,7 +364,8 @@ export class WebhookDelivery {
         if (!(await this.dbReady(lane.controller.signal))) return;
         const batch = this.nextBatch(webhookId);
         if (!batch.length) {
-          this.lanes.delete(webhookId); // Synchronously with the empty read: a new event wakes a new lane.
+          // Synchronously with the empty read: an event recorded after it wakes a new lane.
+          if (this.lanes.get(webhookId) === lane) this.lanes.delete(webhookId);
           return;
         }
         const secret = getSecret(this.db, webhookId);
@@ -414,7 +415,7 @@ export class WebhookDelivery {
     logStatus(this.db, webhookId, 'sending');
     let wait = 1;
     for (let attempt = 0; attempt < this.currentMaxAttempts(); attempt++) {
-      if (this.stopped) return false;
+      if (!(await this.dbReady(signal))) return false;
       if (attempt > 0) logStatus(this.db, webhookId, 'retrying');
       const headers: Record<string, string> = { 'Content-Type': 'application/json' };
       if (secret.authorization) headers.Authorization = secret.authorization;
@@ -452,4 +453,43 @@ export class WebhookDelivery {
 /** Creates and starts the delivery of a document's outbox (call once per open document). */
 export function startWebhookDelivery(db: Database.Database, opts: DeliveryOptions): WebhookDelivery {
   return new WebhookDelivery(db, opts).start();
+}
+
+/**
+ * Wires webhooks to an open document in one call: every change the document reports (inside its
+ * write transaction) records its events, and the outbox is delivered. `detach()` stops delivery
+ * and unhooks the listener; call it before closing the connection.
+ */
+export function attachWebhooks(
+  db: Database.Database,
+  doc: {
+    onChange(listener: (change: RowChange & { writeSeq?: number }) => void): () => void;
+    onBeforeRows?(listener: (tableId: string, rowIds: number[], writeSeq: number) => void): () => void;
+  },
+  opts: DeliveryOptions,
+): { delivery: WebhookDelivery; detach(): Promise<void> } {
+  // Old values of updated/removed rows, captured during the current write (ready-column and
+  // watched-column rules compare them with the new ones).
+  let capture: BeforeCapture | null = null;
+  let captureSeq = -1;
+  const unhookBefore = doc.onBeforeRows?.((tableId, rowIds, writeSeq) => {
+    if (writeSeq !== captureSeq) {
+      capture = new BeforeCapture(db);
+      captureSeq = writeSeq;
+    }
+    capture!.capture(tableId, rowIds);
+  });
+  const unhook = doc.onChange((change) => {
+    const before = change.writeSeq !== undefined && change.writeSeq === captureSeq ? capture?.get(change.tableId) : change.before;
+    recordEvents(db, { ...change, before });
+  });
+  const delivery = startWebhookDelivery(db, opts);
+  return {
+    delivery,
+    async detach() {
+      unhook();
+      unhookBefore?.();
+      await delivery.stop();
+    },
+  };
 }

@@ -148,6 +148,37 @@ export function captureBefore(
   return readRows(db, tableId, active.tableRef, [...updated, ...removed]);
 }
 
+/**
+ * Collects `before` rows over one write transaction that updates or removes rows in several steps:
+ * call `capture(tableId, ids)` before each UPDATE or DELETE (the first capture of a row wins, so
+ * it holds the row as it was when the transaction began), and pass `get(tableId)` as `before` to
+ * `recordEvents`. Tables no enabled webhook watches cost one indexed query per write, then nothing.
+ */
+export class BeforeCapture {
+  private readonly rows = new Map<string, Map<number, RowValues>>();
+  private readonly unwatched = new Set<string>();
+
+  constructor(private readonly db: Database.Database) {}
+
+  capture(tableId: string, rowIds: readonly number[]): void {
+    if (!rowIds.length || this.unwatched.has(tableId)) return;
+    let table = this.rows.get(tableId);
+    const wanted = table ? rowIds.filter((id) => !table!.has(id)) : rowIds;
+    if (!wanted.length) return;
+    const active = activeTriggers(this.db, tableId);
+    if (!active) {
+      this.unwatched.add(tableId);
+      return;
+    }
+    if (!table) this.rows.set(tableId, (table = new Map()));
+    for (const [id, row] of readRows(this.db, tableId, active.tableRef, wanted)) table.set(id, row);
+  }
+
+  get(tableId: string): BeforeRows | undefined {
+    return this.rows.get(tableId);
+  }
+}
+
 const sameValue = (a: CellValue | undefined, b: CellValue | undefined) => JSON.stringify(a) === JSON.stringify(b);
 
 /** The events a change produces for one trigger, in row-id order: adds and updates, then removals. */

@@ -61,6 +61,23 @@ export function hasTable(db: Database.Database, name: string): boolean {
 }
 
 /**
+ * True when a statement would read a private `_gristlite_*` table (or one of its indexes): the
+ * read-only SQL endpoint must refuse those, since the secrets table holds webhook URLs and
+ * credentials that only owners may see. Checked on the compiled program (`EXPLAIN`), so views,
+ * CTEs, subqueries and `main.`-qualified names are all caught.
+ */
+export function readsPrivateTables(db: Database.Database, sql: string, params: readonly unknown[] = []): boolean {
+  const privatePages = new Set(
+    db.prepare(`SELECT rootpage FROM sqlite_master WHERE rootpage > 0 AND tbl_name LIKE '\\_gristlite\\_%' ESCAPE '\\'`)
+      .pluck()
+      .all() as number[],
+  );
+  if (!privatePages.size) return false;
+  const program = db.prepare(`EXPLAIN ${sql}`).all(...params) as { opcode: string; p2: number; p3: number }[];
+  return program.some((op) => (op.opcode === 'OpenRead' || op.opcode === 'OpenWrite') && op.p3 === 0 && privatePages.has(op.p2));
+}
+
+/**
  * Drops every private `_gristlite_*` table (and their indexes) from a document: call it on the
  * copy made for a `.grist` download, so that webhook URLs, credentials and queued events never
  * leave with an exported file.

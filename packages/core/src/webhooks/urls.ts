@@ -136,11 +136,16 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * at the moment of connecting.
  */
 export function publicOnlyLookup(policy: WebhookUrlPolicy) {
+  return socketLookup(policy, true);
+}
+
+/** A socket `lookup` using the policy's resolver; with `publicOnly`, private addresses are refused. */
+export function socketLookup(policy: WebhookUrlPolicy, publicOnly: boolean) {
   const lookup: LookupAll = policy.lookup ?? ((h, cb) => dnsLookup(h, { all: true }, cb));
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
     lookup(hostname, (err, addresses) => {
       if (err) return callback(err, options.all ? [] : '', undefined);
-      if (!addresses.length || addresses.some((a) => isPrivateAddress(a.address))) {
+      if (!addresses.length || (publicOnly && addresses.some((a) => isPrivateAddress(a.address)))) {
         const e: NodeJS.ErrnoException = new Error('Provided url is forbidden');
         e.code = 'EFORBIDDEN';
         return callback(e, options.all ? [] : '', undefined);

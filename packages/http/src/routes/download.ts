@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { backupDoc, makeId } from '@gristlite/core';
+import { attachmentContentDisposition, backupDoc, makeId } from '@gristlite/core';
 import { flag, type Route } from '../route.js';
 import { RawResponse } from '../types.js';
 import { openDocFor } from './doc-common.js';
@@ -16,9 +16,9 @@ async function* streamAndRemove(path: string): AsyncIterable<Uint8Array> {
   }
 }
 
-export function contentDisposition(filename: string, disposition = 'attachment'): string {
-  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+/** Content-Disposition as Grist's `content-disposition` package writes it (`filename*` only when needed). */
+export function contentDisposition(filename: string, disposition: 'attachment' | 'inline' = 'attachment'): string {
+  return attachmentContentDisposition(filename, disposition);
 }
 
 export const downloadRoutes: Route[] = [

@@ -1,0 +1,127 @@
+// Issue 7: two `gristlite serve` processes share one PostgreSQL home store and one data directory.
+// Writes to one document through both are served by one writer (the lease holder), never two.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { request } from 'undici';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
+const KEY = 'c'.repeat(40);
+
+async function pgReachable(): Promise<boolean> {
+  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await c.connect();
+    return true;
+  } catch (e) {
+    const reason = `${(e as Error).message} (set GRISTLITE_TEST_PG_URL)`;
+    if (process.env.CI) throw new Error(`PostgreSQL multi-process test cannot run under CI: ${reason}`);
+    console.log(`SKIPPED PostgreSQL multi-process test: ${reason}`);
+    return false;
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+async function sql(q: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    await c.query(q);
+  } finally {
+    await c.end();
+  }
+}
+
+function start(dataDir: string, homeUrl: string): Promise<{ url: string; proc: ChildProcess }> {
+  const proc = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--home', homeUrl], {
+    env: { ...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: KEY },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve({ url: m[1], proc });
+    });
+    proc.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
+  });
+}
+
+async function api(base: string, method: string, path: string, body?: unknown) {
+  const res = await request(base + path, {
+    method: method as 'GET',
+    headers: { authorization: `Bearer ${KEY}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, headers: res.headers, json: text ? JSON.parse(text) : null };
+}
+
+test('two processes serve the same users and documents, with one writer per document', async () => {
+  if (!(await pgReachable())) return;
+  const schema = `gl_mp_${process.pid}_${Date.now().toString(36)}`;
+  const homeUrl = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'gl-mp-'));
+  const procs: ChildProcess[] = [];
+  try {
+    const [a, b] = await Promise.all([start(dataDir, homeUrl), start(dataDir, homeUrl)]);
+    procs.push(a.proc, b.proc);
+
+    // Same home: a workspace made through A is seen through B.
+    const orgsA = (await api(a.url, 'GET', '/api/orgs')).json;
+    assert.equal((await api(b.url, 'GET', '/api/orgs')).json, orgsA);
+    const wsId = (await api(a.url, 'POST', '/api/orgs/docs/workspaces', { name: 'Shared' })).json;
+    const docId = (await api(b.url, 'POST', `/api/workspaces/${wsId}/docs`, { name: 'Both' })).json;
+    assert.is((await api(a.url, 'GET', `/api/docs/${docId}`)).json.name, 'Both');
+
+    // The first data request takes the lease (through A); B forwards to A.
+    const first = await api(a.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: 'a0' } }] });
+    assert.is(first.status, 200);
+    assert.is(first.headers['x-gristlite-forwarded-to'], undefined);
+    const viaB = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: 'b0' } }] });
+    assert.is(viaB.status, 200);
+    assert.is(viaB.headers['x-gristlite-forwarded-to'], a.url);
+
+    // Concurrent writes through both processes: every row lands once, ids are unique.
+    const writes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api(i % 2 ? b.url : a.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: `w${i}` } }] }),
+      ),
+    );
+    assert.ok(writes.every((w) => w.status === 200));
+    const ids = writes.map((w) => w.json.records[0].id);
+    assert.is(new Set(ids).size, 20);
+    const fromA = (await api(a.url, 'GET', `/api/docs/${docId}/tables/Table1/records`)).json.records;
+    const fromB = (await api(b.url, 'GET', `/api/docs/${docId}/tables/Table1/records`)).json.records;
+    assert.equal(fromB, fromA);
+    assert.is(fromA.length, 22);
+    assert.equal(fromA.map((r: { fields: { A: string } }) => r.fields.A).sort(), ['a0', 'b0', ...Array.from({ length: 20 }, (_, i) => `w${i}`)].sort());
+
+    // When the holder dies, PostgreSQL ends its lease and the other process takes over.
+    a.proc.kill('SIGKILL');
+    await new Promise((r) => a.proc.once('exit', r));
+    let after = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: 'after' } }] });
+    for (let i = 0; i < 50 && after.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: 'after' } }] });
+    }
+    assert.is(after.status, 200);
+    assert.is(after.headers['x-gristlite-forwarded-to'], undefined);
+    const final = (await api(b.url, 'GET', `/api/docs/${docId}/tables/Table1/records`)).json.records;
+    assert.is(final.length, 23);
+  } finally {
+    for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+    await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  }
+});
+
+test.run();

@@ -1,0 +1,135 @@
+/**
+ * What an export of one table shows (Grist's Export.ts `doExportTable`): its visible columns in
+ * `parentPos` order, each with the formatter Grist would use, and references shown through the
+ * referenced table's visible column. Reference display values are looked up in the referenced
+ * table rather than read from the `gristHelper_Display` columns, because gristlite does not
+ * evaluate formulas and those stored values may be stale for rows it wrote.
+ */
+import type Database from 'better-sqlite3';
+import { NotFound } from '../errors.js';
+import { type ColumnMeta, type DocMeta, loadMeta, type TableMeta } from '../doc/meta.js';
+import { quoteIdent } from '../doc/query.js';
+import { baseType, type CellValue, isRefListType, refTarget } from '../doc/types.js';
+import { type CellFormatter, createFormatter, rowIdFormatter } from './format.js';
+
+export type ExportHeader = 'label' | 'colId';
+
+export interface ExportColumn {
+  colRef: number;
+  colId: string;
+  label: string;
+  description: string;
+  /** The column's Grist type. */
+  type: string;
+  /** Its parsed widgetOptions. */
+  options: Record<string, unknown>;
+  /** Formats the column's raw SQLite value as Grist displays it. */
+  format(raw: unknown): string;
+}
+
+export interface ExportPlan {
+  tableId: string;
+  tableRef: number;
+  /** The name of the table's raw view (its page) if it has one, else the tableId. */
+  title: string;
+  columns: ExportColumn[];
+  settings: DocMeta['settings'];
+  /** `SELECT id, <columns> FROM <table> ORDER BY id`, with the columns in `columns` order. */
+  sql: string;
+}
+
+/** What the data engine gives for a column of an empty or missing record (Grist's defaults). */
+function defaultValueFor(type: string): CellValue {
+  switch (baseType(type)) {
+    case 'Text': case 'Choice': return '';
+    case 'Numeric': case 'Int': case 'Ref': case 'Id': return 0;
+    case 'Bool': return false;
+    case 'ManualSortPos': case 'PositionNumber': return Infinity;
+  }
+  return null;
+}
+
+/** How many looked-up display values a reference column keeps before starting afresh. */
+const LOOKUP_CACHE_LIMIT = 20000;
+
+/** A lookup of the visible column's value of a referenced row (default value for a missing row). */
+function visibleLookup(db: Database.Database, table: TableMeta, col: ColumnMeta): (id: number) => CellValue {
+  const stmt = db.prepare(`SELECT ${quoteIdent(col.colId)} FROM ${quoteIdent(table.tableId)} WHERE id = ?`).pluck();
+  const dflt = defaultValueFor(col.type);
+  const cache = new Map<number, CellValue>();
+  return (id) => {
+    let v = cache.get(id);
+    if (v === undefined) {   // (a decoded cell is never undefined)
+      const raw: unknown = id > 0 ? stmt.get(id) : undefined;
+      v = raw === undefined ? dflt : col.decode(raw);
+      if (cache.size >= LOOKUP_CACHE_LIMIT) cache.clear();
+      cache.set(id, v);
+    }
+    return v as CellValue;
+  };
+}
+
+/** Grist's isHiddenTable: a missing or summary table, or one named GristHidden*. */
+function isHiddenTable(meta: DocMeta, tableId: string): boolean {
+  const t = meta.tables.get(tableId);
+  return !t || t.isMeta || Number(t.fields.summarySourceTable) !== 0 || tableId.startsWith('GristHidden');
+}
+
+function exportColumn(db: Database.Database, meta: DocMeta, col: ColumnMeta): ExportColumn {
+  const settings = meta.settings;
+  const base = {
+    colRef: col.colRef, colId: col.colId, label: String(col.fields.label ?? ''),
+    description: String(col.fields.description ?? ''), type: col.type, options: col.options,
+  };
+  const target = col.type === 'Attachments' ? null : refTarget(col.type);
+  if (target === null) {
+    const formatter = createFormatter({ type: col.type, options: col.options, settings });
+    const decode = col.decode;
+    return { ...base, format: (raw) => formatter(decode(raw)) };
+  }
+  const visible = meta.colsByRef.get(Number(col.fields.visibleCol) || 0);
+  let visibleFormatter: CellFormatter;
+  let show: (v: CellValue) => CellValue = (v) => v;
+  if (visible) {
+    visibleFormatter = createFormatter({ type: visible.col.type, options: visible.col.options, settings });
+    const lookup = visibleLookup(db, visible.table, visible.col);
+    const one = (v: CellValue): CellValue => (typeof v === 'number' && Number.isInteger(v) ? lookup(v) : v);
+    show = isRefListType(col.type)
+      ? (v) => (v === null ? ['L'] : Array.isArray(v) && v[0] === 'L' ? ['L', ...v.slice(1).map(one)] : v)
+      : one;
+  } else {
+    visibleFormatter = rowIdFormatter(isHiddenTable(meta, target) ? '' : target);
+  }
+  const formatter = createFormatter({ type: col.type, options: col.options, settings, visible: visibleFormatter });
+  const decode = col.decode;
+  return { ...base, format: (raw) => formatter(show(decode(raw))) };
+}
+
+/**
+ * Plans the export of a user table. Throws 404 `Table X not found.` (Grist's wording for
+ * downloads) for an unknown table. `meta` may be passed when already loaded from `db`.
+ */
+export function planTableExport(db: Database.Database, tableId: string, meta: DocMeta = loadMeta(db)): ExportPlan {
+  const table = meta.tables.get(tableId);
+  if (!table || table.isMeta) throw new NotFound(`Table ${tableId} not found.`);
+  const cols = table.columns
+    .filter((c) => !c.hidden)
+    .sort((a, b) => (Number(a.fields.parentPos) - Number(b.fields.parentPos)) || (a.colRef - b.colRef));
+  const columns = cols.map((c) => exportColumn(db, meta, c));
+  let title = table.tableId;
+  const viewId = Number(table.fields.primaryViewId) || 0;
+  if (viewId) {
+    const row = db.prepare('SELECT name FROM _grist_Views WHERE id = ?').get(viewId) as { name: unknown } | undefined;
+    if (row && typeof row.name === 'string') title = row.name;
+  }
+  const select = ['"id"', ...cols.map((c) => quoteIdent(c.colId))].join(', ');
+  return {
+    tableId: table.tableId, tableRef: table.tableRef, title, columns, settings: meta.settings,
+    sql: `SELECT ${select} FROM ${quoteIdent(table.tableId)} ORDER BY "id"`,
+  };
+}
+
+/** The header of a column: its label (default) or its colId. */
+export function columnHeader(col: ExportColumn, header: ExportHeader = 'label'): string {
+  return header === 'colId' ? col.colId : col.label;
+}

@@ -1,0 +1,80 @@
+/**
+ * Checking an uploaded `.grist` file: a SQLite database carrying Grist's metadata. Nothing is
+ * upgraded: documents of older schema versions are accepted as they are (readable, and written
+ * to only once they are at the current schema, as everywhere in gristlite).
+ */
+import Database from 'better-sqlite3';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { BadRequest } from '../errors.js';
+import { loadMeta } from '../doc/meta.js';
+
+const SQLITE_MAGIC = 'SQLite format 3\u0000';
+
+function invalid(reason: string): BadRequest {
+  return new BadRequest(`Invalid Grist document: ${reason}`);
+}
+
+function hasSqliteHeader(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(16);
+    return readSync(fd, buf, 0, 16, 0) === 16 && buf.toString('latin1') === SQLITE_MAGIC;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Columns each metadata table must have for gristlite (and Grist) to read the document. */
+const REQUIRED: Record<string, string[]> = {
+  _grist_DocInfo: ['schemaVersion'],
+  _grist_Tables: ['tableId'],
+  _grist_Tables_column: ['parentId', 'colId', 'type'],
+};
+
+/**
+ * Opens `path` read-only after checking it is a sound Grist document; throws 400 otherwise.
+ * The caller closes the returned connection.
+ */
+export function openGristUpload(path: string): Database.Database {
+  if (!hasSqliteHeader(path)) throw invalid('the file is not a SQLite database');
+  let db: Database.Database;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+  } catch (e) {
+    throw invalid((e as Error).message);
+  }
+  try {
+    db.pragma('trusted_schema = OFF');
+    let check: unknown;
+    try {
+      check = db.pragma('quick_check', { simple: true });
+    } catch (e) {
+      throw invalid((e as Error).message);
+    }
+    if (check !== 'ok') throw invalid(`the database is damaged (${String(check)})`);
+    const objects = db.prepare(`SELECT type, name FROM sqlite_master`).all() as Array<{ type: string; name: string }>;
+    if (objects.some((o) => o.type === 'trigger')) throw invalid('it contains SQL triggers, which Grist documents never have');
+    const tables = new Set(objects.filter((o) => o.type === 'table').map((o) => o.name));
+    for (const [table, cols] of Object.entries(REQUIRED)) {
+      if (!tables.has(table)) throw invalid(`it has no ${table} table`);
+      const have = new Set((db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as Array<{ name: string }>).map((r) => r.name));
+      for (const c of cols) if (!have.has(c)) throw invalid(`${table} has no ${c} column`);
+    }
+    const info = db.prepare('SELECT schemaVersion FROM _grist_DocInfo ORDER BY id LIMIT 1').get() as { schemaVersion: unknown } | undefined;
+    const version = Number(info?.schemaVersion);
+    if (!info || !Number.isInteger(version) || version < 1) throw invalid('_grist_DocInfo has no schema version');
+    const userTables = db.prepare('SELECT tableId FROM _grist_Tables').pluck().all() as unknown[];
+    for (const t of userTables) {
+      if (typeof t !== 'string' || !tables.has(t)) throw invalid(`table ${String(t)} is listed in _grist_Tables but missing`);
+    }
+    try {
+      loadMeta(db);
+    } catch (e) {
+      throw invalid(`its metadata cannot be read (${(e as Error).message})`);
+    }
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}

@@ -1,0 +1,56 @@
+/** Table downloads (SPEC §6.2-6.3): CSV, TSV, DSV (streamed) and the table schema. */
+import { BadRequest, exportFileBase, exportTableDsv, tableSchema, type DsvFormat, type ExportHeader } from '@gristlite/core';
+import { oneOf, type Route } from '../route.js';
+import { RawResponse, type RequestContext } from '../types.js';
+import { openDocFor } from './doc-common.js';
+import { contentDisposition } from './download.js';
+
+const EXPORT_QUERY = ['tableId', 'header', 'title'];
+
+function exportParams(ctx: RequestContext): { tableId: string; header: ExportHeader } {
+  const tableId = ctx.query.get('tableId');
+  if (!tableId) throw new BadRequest('tableId parameter is required');
+  const header = oneOf<ExportHeader>('header', ctx.query.get('header'), ['label', 'colId'], 'label');
+  return { tableId, header };
+}
+
+function dsvRoute(format: DsvFormat, what: string): Route {
+  return {
+    method: 'GET', path: `/api/docs/:docId/download/${format}`, tag: 'downloads', query: EXPORT_QUERY,
+    summary: `Download a table as ${what}, values formatted as Grist shows them (streamed)`,
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'viewers');
+      const { tableId, header } = exportParams(ctx);
+      const exp = exportTableDsv({ db: doc.db, path: doc.path }, tableId, { format, header });
+      const filename = exportFileBase(doc.meta.name, tableId, ctx.query.get('title')) + exp.extension;
+      return new RawResponse(200, exp.body, {
+        'Content-Type': exp.contentType,
+        'Content-Disposition': contentDisposition(filename),
+      });
+    },
+  };
+}
+
+/** The API URL of the document as this request reached it (Grist's `getResourceUrl(doc, 'api')`). */
+function docApiUrl(ctx: RequestContext, docKey: string): string {
+  const proto = (ctx.headers['x-forwarded-proto'] ?? '').split(',')[0].trim() || 'http';
+  const host = ctx.headers['x-forwarded-host'] ?? ctx.headers.host ?? 'localhost';
+  const org = /^\/o\/[^/]+/.exec(ctx.originalUrl)?.[0] ?? '';
+  return `${proto}://${host}${org}/api/docs/${encodeURIComponent(docKey)}`;
+}
+
+export const exportRoutes: Route[] = [
+  dsvRoute('csv', 'CSV'),
+  dsvRoute('tsv', 'tab-separated values'),
+  dsvRoute('dsv', 'values separated by "💩"'),
+  {
+    method: 'GET', path: '/api/docs/:docId/download/table-schema', tag: 'downloads', query: EXPORT_QUERY,
+    summary: 'The Frictionless table schema of a table\'s CSV download',
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'viewers');
+      const { tableId, header } = exportParams(ctx);
+      const csvPath = `${docApiUrl(ctx, doc.meta.urlId || doc.meta.id)}/download/csv?${ctx.query.toString()}`;
+      return tableSchema(doc.db, tableId, { header, csvPath });
+    },
+  },
+];

@@ -1,0 +1,128 @@
+/**
+ * Creating documents (SPEC §5.8): `POST /api/docs` (an uploaded `.grist`/CSV file, a copy of
+ * another document, or an empty document), `POST /api/workspaces/:wid/import` and
+ * `POST /api/docs/:docId/copy`.
+ */
+import * as v from 'valibot';
+import {
+  BadRequest, copyDoc, createEmptyDoc, importUpload, type ImportResult, type UploadedFile,
+} from '@gristlite/core';
+import { parseMultipart } from '../multipart.js';
+import { intParam, type Route } from '../route.js';
+import type { RequestContext } from '../types.js';
+import { validate } from '../validate.js';
+
+const DocsPost = v.looseObject({
+  workspaceId: v.optional(v.unknown()),
+  documentName: v.optional(v.unknown()),
+  sourceDocumentId: v.optional(v.unknown()),
+  asTemplate: v.optional(v.unknown()),
+  timezone: v.optional(v.unknown()),
+});
+const CopyPost = v.looseObject({
+  workspaceId: v.optional(v.unknown()),
+  documentName: v.optional(v.unknown()),
+  asTemplate: v.optional(v.unknown()),
+});
+
+interface CreateParams {
+  fields: Record<string, unknown>;
+  upload: UploadedFile | null;
+}
+
+function isMultipart(ctx: RequestContext): boolean {
+  return /^multipart\/form-data/i.test((ctx.headers['content-type'] ?? '').trim());
+}
+
+/** Form fields and the `upload` file of a multipart request, or the fields of a JSON one. */
+async function createParams(ctx: RequestContext): Promise<CreateParams> {
+  if (isMultipart(ctx)) {
+    const form = await parseMultipart(ctx.headers, ctx.rawBody, ctx.options.maxUploadBytes);
+    const files = form.files.get('upload') ?? [];
+    if (files.length > 1) throw new BadRequest('Upload one file at a time');
+    return { fields: Object.fromEntries(form.fields), upload: files[0] ?? null };
+  }
+  const body = await ctx.json();
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequest('Invalid payload: expected an object');
+  return { fields: validate(DocsPost, body) as Record<string, unknown>, upload: null };
+}
+
+function optString(fields: Record<string, unknown>, name: string): string | null {
+  const value = fields[name];
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value !== 'string') throw new BadRequest(`${name} parameter should be a string: ${String(value)}`);
+  return value;
+}
+
+function workspaceParam(fields: Record<string, unknown>): number | null {
+  const value = fields.workspaceId;
+  if (value === undefined || value === null || value === '') return null;
+  return intParam('workspaceId', String(value));
+}
+
+/** Grist's flag reading of a form value or JSON boolean. */
+function truthy(value: unknown): boolean {
+  if (typeof value === 'boolean') return value;
+  return typeof value === 'string' && ['1', 'on', 'true', 'yes'].includes(value.toLowerCase());
+}
+
+async function importFile(ctx: RequestContext, wid: number, upload: UploadedFile, fields: Record<string, unknown>): Promise<ImportResult> {
+  return importUpload(ctx.engine, wid, ctx.principal, { fileName: upload.fileName, data: upload.data }, {
+    documentName: optString(fields, 'documentName'),
+    timezone: optString(fields, 'timezone'),
+  });
+}
+
+export const importRoutes: Route[] = [
+  {
+    method: 'POST', path: '/api/docs', tag: 'docs', body: DocsPost,
+    summary: 'Create a document: import a multipart "upload" (.grist or CSV), copy sourceDocumentId, or an empty one; returns its id',
+    handler: async (ctx) => {
+      const { fields, upload } = await createParams(ctx);
+      const wid = workspaceParam(fields);
+      if (upload) {
+        if (wid === null) throw new BadRequest('workspaceId parameter is required');
+        return (await importFile(ctx, wid, upload, fields)).id;
+      }
+      const source = optString(fields, 'sourceDocumentId');
+      if (source !== null) {
+        if (wid === null) throw new BadRequest('workspaceId parameter is required');
+        const copy = await copyDoc(ctx.engine, source, ctx.principal, ctx.org, wid, {
+          name: optString(fields, 'documentName'), asTemplate: truthy(fields.asTemplate),
+        });
+        return copy.id;
+      }
+      if (wid === null) throw new BadRequest('workspaceId parameter is required (gristlite has no unsaved documents)');
+      const doc = await createEmptyDoc(ctx.engine, wid, ctx.principal, {
+        name: optString(fields, 'documentName'), timezone: optString(fields, 'timezone'),
+      });
+      return doc.id;
+    },
+  },
+  {
+    method: 'POST', path: '/api/workspaces/:wid/import', tag: 'docs',
+    summary: 'Import a multipart "upload" (.grist or CSV) as a new document in the workspace; returns {id, title}',
+    handler: async (ctx) => {
+      const wid = intParam('wid', ctx.params.wid);
+      if (!isMultipart(ctx)) {
+        throw new BadRequest('Send the file as a multipart "upload" (imports by uploadId are not supported)');
+      }
+      const { fields, upload } = await createParams(ctx);
+      if (!upload) throw new BadRequest('missing payload');
+      return importFile(ctx, wid, upload, fields);
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/copy', tag: 'docs', body: CopyPost,
+    summary: 'Copy a document into a workspace (asTemplate: structure only); returns the new id',
+    handler: async (ctx) => {
+      const body = validate(CopyPost, await ctx.json()) as Record<string, unknown>;
+      const wid = workspaceParam(body);
+      if (wid === null) throw new BadRequest('workspaceId parameter is required');
+      const copy = await copyDoc(ctx.engine, ctx.params.docId, ctx.principal, ctx.org, wid, {
+        name: optString(body, 'documentName'), asTemplate: truthy(body.asTemplate),
+      });
+      return copy.id;
+    },
+  },
+];

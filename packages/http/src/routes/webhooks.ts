@@ -1,0 +1,151 @@
+/**
+ * Webhooks (SPEC §13): CRUD on `_grist_Triggers`, the queue endpoints and the deprecated
+ * `_subscribe` / `_unsubscribe`. Owners only, except `_unsubscribe` (editors with the key). The
+ * endpoints are serialised per document, as Grist does (a lock released after 15 s in any case).
+ */
+import * as v from 'valibot';
+import {
+  addWebhooks, clearWebhookQueue, listWebhooks, removeWebhook, subscribeWebhook, unsubscribeWebhook,
+  updateWebhook, webhookPolicyFromEnv, type WebhookFieldsInput, type WebhookUrlPolicy,
+} from '@gristlite/core';
+import type { Route } from '../route.js';
+import type { RequestContext } from '../types.js';
+import { validate } from '../validate.js';
+import { openDocFor } from './doc-common.js';
+
+const EVENT_TYPES_MESSAGE = 'is none of "add", "update", "remove"';
+const str = () => v.string('is not a string');
+const EventTypes = v.array(v.picklist(['add', 'update', 'remove'], EVENT_TYPES_MESSAGE), 'is not an array');
+const ColIds = v.array(str(), 'is not an array');
+
+// Grist checks these bodies with ts-interface-checker, whose paths start at `value`.
+const optionalFields = {
+  authorization: v.optional(str()),
+  watchedColIds: v.optional(ColIds),
+  enabled: v.optional(v.boolean('is not a boolean')),
+  isReadyColumn: v.optional(v.nullable(str())),
+  name: v.optional(str()),
+  memo: v.optional(str()),
+  condition: v.optional(v.unknown()),
+  secret: v.optional(v.nullable(str())),
+};
+
+const WebhookFields = v.looseObject(
+  { url: str(), eventTypes: EventTypes, tableId: str(), ...optionalFields },
+  'is not an object',
+);
+const WebhookSubscribeCollection = v.looseObject(
+  { webhooks: v.array(v.looseObject({ fields: WebhookFields }, 'is not an object'), 'is not an array') },
+  'is not an object',
+);
+const WebhookSubscribe = v.looseObject({ url: str(), eventTypes: EventTypes, ...optionalFields }, 'is not an object');
+const WebhookPatch = v.looseObject(
+  { url: v.optional(str()), eventTypes: v.optional(EventTypes), tableId: v.optional(str()), ...optionalFields },
+  'is not an object',
+);
+const Unsubscribe = v.looseObject({ webhookId: v.optional(v.unknown()), unsubscribeKey: v.optional(v.unknown()) });
+
+const LOCK_MS = 15_000;
+const locks = new Map<string, Promise<unknown>>();
+
+/** Runs `fn` after the document's previous webhook call (or after 15 s of it, whichever first). */
+async function withTriggersLock<T>(docId: string, fn: () => Promise<T>): Promise<T> {
+  const previous = locks.get(docId) ?? Promise.resolve();
+  const run = previous.then(fn, fn);
+  const released = Promise.race([run.catch(() => undefined), new Promise((r) => setTimeout(r, LOCK_MS).unref())]);
+  locks.set(docId, released);
+  released.then(() => {
+    if (locks.get(docId) === released) locks.delete(docId);
+  });
+  return run;
+}
+
+function policyOf(ctx: RequestContext): WebhookUrlPolicy {
+  return webhookPolicyFromEnv(ctx.options.env);
+}
+
+async function ownerDoc(ctx: RequestContext) {
+  return openDocFor(ctx, 'owners');
+}
+
+export const webhookRoutes: Route[] = [
+  {
+    method: 'GET', path: '/api/docs/:docId/webhooks', tag: 'webhooks',
+    summary: 'List webhooks with their usage (authorization masked)',
+    handler: async (ctx) => {
+      const doc = await ownerDoc(ctx);
+      return withTriggersLock(doc.id, async () => listWebhooks(doc.db));
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/webhooks', tag: 'webhooks',
+    summary: 'Create webhooks; returns their ids', body: WebhookSubscribeCollection,
+    handler: async (ctx) => {
+      const doc = await ownerDoc(ctx);
+      const body = validate(WebhookSubscribeCollection, await ctx.json(), 'value');
+      return withTriggersLock(doc.id, () =>
+        addWebhooks(doc.db, body.webhooks.map((w) => w.fields as WebhookFieldsInput), policyOf(ctx)));
+    },
+  },
+  {
+    method: 'DELETE', path: '/api/docs/:docId/webhooks/queue', tag: 'webhooks',
+    summary: 'Empty the outgoing queue of every webhook and reset their usage',
+    handler: async (ctx) => {
+      const doc = await ownerDoc(ctx);
+      return withTriggersLock(doc.id, async () => {
+        clearWebhookQueue(doc.db);
+        return { success: true };
+      });
+    },
+  },
+  {
+    method: 'DELETE', path: '/api/docs/:docId/webhooks/queue/:webhookId', tag: 'webhooks',
+    summary: 'Empty one webhook\'s outgoing queue',
+    handler: async (ctx) => {
+      const doc = await ownerDoc(ctx);
+      return withTriggersLock(doc.id, async () => {
+        clearWebhookQueue(doc.db, ctx.params.webhookId);
+        return { success: true };
+      });
+    },
+  },
+  {
+    method: 'PATCH', path: '/api/docs/:docId/webhooks/:webhookId', tag: 'webhooks',
+    summary: 'Change a webhook', body: WebhookPatch,
+    handler: async (ctx) => {
+      const doc = await ownerDoc(ctx);
+      const body = validate(WebhookPatch, await ctx.json(), 'value');
+      return withTriggersLock(doc.id, () =>
+        updateWebhook(doc.db, ctx.params.webhookId, body as WebhookFieldsInput, policyOf(ctx)));
+    },
+  },
+  {
+    method: 'DELETE', path: '/api/docs/:docId/webhooks/:webhookId', tag: 'webhooks',
+    summary: 'Delete a webhook and its waiting events',
+    handler: async (ctx) => {
+      const doc = await ownerDoc(ctx);
+      return withTriggersLock(doc.id, async () => removeWebhook(doc.db, ctx.params.webhookId));
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/tables/:tableId/_subscribe', tag: 'webhooks',
+    summary: 'Deprecated: create one webhook on a table', body: WebhookSubscribe,
+    handler: async (ctx) => {
+      const doc = await ownerDoc(ctx);
+      const body = validate(WebhookSubscribe, await ctx.json(), 'value');
+      return withTriggersLock(doc.id, () =>
+        subscribeWebhook(doc.db, ctx.params.tableId, body as WebhookFieldsInput, policyOf(ctx)));
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/tables/:tableId/_unsubscribe', tag: 'webhooks',
+    summary: 'Deprecated: delete a webhook (editors need its unsubscribeKey)', body: Unsubscribe,
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'editors');
+      const body = validate(Unsubscribe, await ctx.json(), 'value');
+      const webhookId = typeof body.webhookId === 'string' ? body.webhookId : '';
+      const key = typeof body.unsubscribeKey === 'string' ? body.unsubscribeKey : undefined;
+      return withTriggersLock(doc.id, async () => unsubscribeWebhook(doc.db, webhookId, key, doc.role === 'owners'));
+    },
+  },
+];
