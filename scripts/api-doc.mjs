@@ -1,0 +1,25 @@
+// Writes docs/api.md from the route table (the same table that serves /api/openapi.json).
+import { writeFileSync } from 'node:fs';
+import { allRoutes } from '../packages/http/dist/src/index.js';
+
+const byTag = new Map();
+for (const r of allRoutes()) {
+  if (!byTag.has(r.tag)) byTag.set(r.tag, []);
+  byTag.get(r.tag).push(r);
+}
+let out = `# API reference
+
+Generated from the route table by \`node scripts/api-doc.mjs\` (after \`pnpm build\`). The same table
+serves the OpenAPI 3.1 document at \`GET /api/openapi.json\`, with the JSON schemas of request bodies.
+Behaviour, status codes and error bodies follow Grist (see \`../shared/SPEC.md\` in the development
+setup, and \`decisions.md\` for where gristlite chose).
+
+Authentication: \`Authorization: Bearer <API key>\`. Team sites: \`/o/<domain>/api/...\` or a subdomain of
+\`GRISTLITE_BASE_DOMAIN\`. Errors: \`{"error": "...", "details"?: {...}}\`.
+`;
+for (const [tag, routes] of byTag) {
+  out += `\n## ${tag}\n\n| method | path | what | query |\n|---|---|---|---|\n`;
+  for (const r of routes) out += `| ${r.method} | \`${r.path}\` | ${r.summary} | ${(r.query ?? []).join(', ')} |\n`;
+}
+writeFileSync(new URL('../docs/api.md', import.meta.url), out);
+console.log(`docs/api.md: ${allRoutes().length} routes`);
