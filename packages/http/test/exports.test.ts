@@ -122,6 +122,8 @@ s('§19 CSV of Timesheets Table1: body, headers, errors', async () => {
   err(await get(`/api/docs/${doc}/download/csv?tableId=MissingTableId`), 404, 'Table MissingTableId not found.');
   err(await get(`/api/docs/${doc}/download/csv?tableId=Table1&header=foo`), 400, 'header parameter foo should be one of label,colId');
   err(await get(`/api/docs/${doc}/download/csv?tableId=Table1`, strangerKey), 403, 'No view access');
+  err(await get(`/api/docs/${doc}/download/csv?viewSection=1`), 400,
+    'viewSection parameter is not supported: gristlite exports whole tables (use tableId)');
   const urlId = ok(await get(`/api/docs/${doc}`)).urlId;
   assert.is((await get(`/api/docs/${urlId}/download/csv?tableId=Table1&header=colId`)).text.split('\n')[0], 'A,B,C,D,E');
 });

@@ -118,7 +118,7 @@ export function planTableExport(db: Database.Database, tableId: string, meta: Do
   const columns = cols.map((c) => exportColumn(db, meta, c));
   let title = table.tableId;
   const viewId = Number(table.fields.primaryViewId) || 0;
-  if (viewId) {
+  if (viewId && meta.tables.has('_grist_Views')) {
     const row = db.prepare('SELECT name FROM _grist_Views WHERE id = ?').get(viewId) as { name: unknown } | undefined;
     if (row && typeof row.name === 'string') title = row.name;
   }

@@ -7,7 +7,15 @@ import { contentDisposition } from './download.js';
 
 const EXPORT_QUERY = ['tableId', 'header', 'title'];
 
+/** Grist's widget-level export options, which gristlite does not implement (it exports tables). */
+const UNSUPPORTED = ['viewSection', 'activeSortSpec', 'filters', 'linkingFilter'];
+
 function exportParams(ctx: RequestContext): { tableId: string; header: ExportHeader } {
+  for (const name of UNSUPPORTED) {
+    if (ctx.query.has(name)) {
+      throw new BadRequest(`${name} parameter is not supported: gristlite exports whole tables (use tableId)`);
+    }
+  }
   const tableId = ctx.query.get('tableId');
   if (!tableId) throw new BadRequest('tableId parameter is required');
   const header = oneOf<ExportHeader>('header', ctx.query.get('header'), ['label', 'colId'], 'label');
