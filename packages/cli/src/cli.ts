@@ -1,7 +1,9 @@
 /** `gristlite serve | user add | org add`: the command line around the engine. */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { parseArgs } from 'node:util';
-import { BadRequest, Engine, checkDomain, isValidEmail, type DocLeases, type HomeStore } from '@gristlite/core';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { BadRequest, Engine, checkDomain, importUpload, isValidEmail, type DocLeases, type HomeStore } from '@gristlite/core';
 import { PgDocLeases, homeStoreFromUrl } from '@gristlite/store-postgres';
 import { createApiHandler } from '@gristlite/http';
 import { toNodeHandler } from '@gristlite/node';
@@ -11,7 +13,8 @@ type Env = Record<string, string | undefined>;
 const USAGE = `usage:
   gristlite serve [--data DIR] [--port N] [--host H] [--home postgres://...]
   gristlite user add EMAIL [--name NAME] [--key KEY] [--data DIR] [--home URL]
-  gristlite org add NAME --domain DOMAIN --owner EMAIL [--data DIR] [--home URL]`;
+  gristlite org add NAME --domain DOMAIN --owner EMAIL [--data DIR] [--home URL]
+  gristlite import FILE.grist|FILE.csv [--workspace ID] [--owner EMAIL] [--name TITLE] [--data DIR] [--home URL]`;
 
 function dataDir(values: { data?: string }, env: Env): string {
   return values.data ?? env.GRISTLITE_DATA_DIR ?? './data';
@@ -170,7 +173,46 @@ export async function run(argv: string[], env: Env): Promise<number | undefined>
     try {
       const owner = await engine.home.ensureUser(values.owner);
       const org = await engine.store.createOrg({ name, domain: values.domain, ownerUserId: owner.id, personal: false });
-      console.log(org.id);
+      console.log(String(org.id));
+    } finally {
+      await engine.close();
+    }
+    return 0;
+  }
+  if (cmd === 'import') {
+    const { values, positionals } = parseArgs({
+      args: argv.slice(1),
+      allowPositionals: true,
+      options: {
+        workspace: { type: 'string' }, owner: { type: 'string' }, name: { type: 'string' },
+        data: { type: 'string' }, home: { type: 'string' },
+      },
+    });
+    const file = positionals[0];
+    if (!file) throw new BadRequest(USAGE);
+    const data = readFileSync(file);
+    const engine = await openEngine(dataDir(values, env), values.home ? { ...env, GRISTLITE_HOME_URL: values.home } : env);
+    try {
+      // Imports act as a user: --owner, else the server's default user.
+      const email = values.owner ?? env.GRISTLITE_DEFAULT_EMAIL ?? 'you@example.com';
+      const user = await engine.store.getUserByEmail(email);
+      if (!user) throw new BadRequest(`no user ${email}: create it with "gristlite user add ${email}"`);
+      const principal = engine.home.principalFor(user, true);
+      const wid = values.workspace
+        ? Number(values.workspace)
+        : (await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id))[0].id;
+      if (!Number.isInteger(wid)) throw new BadRequest(`--workspace must be a workspace id: ${values.workspace}`);
+      let progressShown = false;
+      const progress = (done: number, total: number) => {
+        progressShown = true;
+        process.stderr.write(`\rimporting ${basename(file)}: ${done}/${total} rows`);
+      };
+      const result = await importUpload(engine, wid, principal, { fileName: basename(file), data }, {
+        documentName: values.name,
+        onProgress: progress,
+      });
+      if (progressShown) process.stderr.write('\n');
+      console.log(result.id);
     } finally {
       await engine.close();
     }

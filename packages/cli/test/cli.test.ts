@@ -1,0 +1,67 @@
+// The command line: user add, org add and import, run as a user would run them.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Engine, hashApiKey } from '@gristlite/core';
+
+const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
+const FIXTURES = process.env.GRISTLITE_FIXTURES ?? fileURLToPath(new URL('../../../../../shared/fixtures/grist/', import.meta.url));
+
+function cli(dir: string, ...args: string[]): string {
+  return execFileSync(process.execPath, [MAIN, ...args], { env: { ...process.env, GRISTLITE_DATA_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+test('user add prints only a key that authenticates the user; org add prints the new org id', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-cli-'));
+  try {
+    const key = cli(dir, 'user', 'add', 'Ada@Example.com', '--name', 'Ada');
+    assert.match(key, /^[0-9a-f]{40}$/);
+    const again = cli(dir, 'user', 'add', 'ada@example.com', '--key', 'k'.repeat(20));
+    assert.is(again, 'k'.repeat(20));
+    const printed = cli(dir, 'org', 'add', 'Acme', '--domain', 'acme', '--owner', 'ada@example.com');
+    const orgId = Number(printed);
+    assert.ok(Number.isInteger(orgId), `org add printed ${JSON.stringify(printed)}`);
+    const engine = await Engine.open({ dataDir: dir });
+    try {
+      const user = await engine.store.getUserByApiKeyHash(hashApiKey('k'.repeat(20)));
+      assert.is(user?.email, 'Ada@Example.com');
+      assert.is(user?.name, 'Ada');
+      assert.is(await engine.store.getUserByApiKeyHash(hashApiKey(key)), null, 'the first key was replaced');
+      assert.is((await engine.store.getOrgByDomain('acme'))?.id, orgId);
+    } finally {
+      await engine.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('import creates documents from a .grist fixture and from a CSV file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-cli-'));
+  try {
+    cli(dir, 'user', 'add', 'you@example.com');
+    copyFileSync(join(FIXTURES, 'World.grist'), join(dir, 'World.grist'));
+    const worldId = cli(dir, 'import', join(dir, 'World.grist'), '--name', 'World');
+    writeFileSync(join(dir, 'items.csv'), 'name,qty\nbolts,4\nnuts,5\n');
+    const csvId = cli(dir, 'import', join(dir, 'items.csv'));
+    const engine = await Engine.open({ dataDir: dir });
+    try {
+      assert.is((await engine.store.getDoc(worldId))?.name, 'World');
+      const city = engine.openDoc(worldId).grist.fetchRecords('City', { limit: 1 }).records[0];
+      assert.is(city.fields.Name, 'Kabul');
+      const items = engine.openDoc(csvId).grist.fetchRecords('Items').records;
+      assert.equal(items.map((r) => [r.fields.name, r.fields.qty]), [['bolts', 4], ['nuts', 5]]);
+    } finally {
+      await engine.close();
+    }
+    assert.throws(() => cli(dir, 'import', join(dir, 'missing.grist')));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();
