@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import type { Engine } from '../engine.js';
 import { BadRequest } from '../errors.js';
 import type { OrgContext, Principal } from '../home/principal.js';
@@ -177,8 +177,14 @@ export async function createEmptyDoc(engine: Engine, wid: number, p: Principal,
 export async function copyDoc(engine: Engine, sourceKey: string, p: Principal, org: OrgContext, wid: number,
                               opts: { name?: string | null; asTemplate?: boolean } = {}): Promise<ImportResult> {
   const { doc: source } = await engine.docAccess(sourceKey, p, org, 'viewers');
-  const src = engine.openDoc(source.id);
   return createDocWith(engine, wid, p, opts.name || source.name, async (tmp) => {
-    await backupDoc(src.db, tmp, { template: Boolean(opts.asTemplate) });
+    // A read-only connection of its own: consistent under WAL, and needs no lease when several
+    // processes share the data directory.
+    const src = new Database(engine.docPath(source.id), { readonly: true, fileMustExist: true });
+    try {
+      await backupDoc(src, tmp, { template: Boolean(opts.asTemplate) });
+    } finally {
+      src.close();
+    }
   });
 }
