@@ -10,6 +10,8 @@ export interface ApiResponse {
   /** Parsed JSON when the response is JSON, the text otherwise. */
   body: any;
   text: string;
+  /** The body's bytes, for binary downloads. */
+  raw: Buffer;
 }
 
 export interface CallOptions {
@@ -41,20 +43,21 @@ export class Client {
     const url = this.baseUrl + path;
     let status: number;
     let outHeaders: Record<string, string> = {};
-    let text: string;
+    let raw: Buffer;
     if (this.fetchHandler) {
       const init: RequestInit & { duplex?: 'half' } = { method, headers, body: body as any };
       if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array)) init.duplex = 'half';
       const res = await this.fetchHandler(new Request(url, init));
       status = res.status;
       res.headers.forEach((v, k) => (outHeaders[k] = v));
-      text = await res.text();
+      raw = Buffer.from(await res.arrayBuffer());
     } else {
       const res = await request(url, { method: method as any, headers, body: body as any });
       status = res.statusCode;
       for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) outHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
-      text = await res.body.text();
+      raw = Buffer.from(await res.body.arrayBuffer());
     }
+    const text = raw.toString('utf8');
     let parsed: unknown = text;
     if ((outHeaders['content-type'] ?? '').includes('json') && text !== '') {
       try {
@@ -63,7 +66,7 @@ export class Client {
         parsed = text;
       }
     }
-    return { status, headers: outHeaders, body: parsed, text };
+    return { status, headers: outHeaders, body: parsed, text, raw };
   }
 
   get(path: string, opts?: CallOptions) {

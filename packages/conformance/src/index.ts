@@ -6,17 +6,24 @@
  *   runConformance({ name: 'node', start: async (env) => ({ url, engine, close }) });
  */
 import { accessSuite } from './access.js';
+import { attachmentsSuite } from './attachments.js';
+import { columnsTablesSuite } from './columns-tables.js';
+import { dataSuite } from './data.js';
 import { docsSuite } from './docs.js';
 import { errorsSuite } from './errors.js';
+import { fixturesSuite } from './fixtures.js';
 import { orgsSuite } from './orgs.js';
+import { recordsSuite } from './records.js';
+import { sqlDownloadsSuite } from './sql-downloads.js';
 import { usersSuite } from './users.js';
+import { webhooksSuite } from './webhooks.js';
 import type { Target } from './world.js';
 import { workspacesSuite } from './workspaces.js';
 
 export { Client, type ApiResponse, type CallOptions, type FetchHandler } from './client.js';
 export { BASE_DOMAIN, ENV, World, startWorld, useWorld, ok, isError, isErrorLike, type Started, type Target, type TestUser } from './world.js';
 
-/** Every suite, in the order they run. Later areas (records, attachments, ...) are added here. */
+/** Every suite, in the order they run. */
 export const SUITES: Record<string, (target: Target) => void> = {
   orgs: orgsSuite,
   workspaces: workspacesSuite,
@@ -24,6 +31,13 @@ export const SUITES: Record<string, (target: Target) => void> = {
   access: accessSuite,
   users: usersSuite,
   errors: errorsSuite,
+  records: recordsSuite,
+  'columns-tables': columnsTablesSuite,
+  data: dataSuite,
+  fixtures: fixturesSuite,
+  'sql-downloads': sqlDownloadsSuite,
+  attachments: attachmentsSuite,
+  webhooks: webhooksSuite,
 };
 
 /** Registers (and queues for running) every suite against `target`; `only` picks some by name. */

@@ -111,12 +111,13 @@ export async function startWorld(target: Target, env: Record<string, string> = {
 
 /**
  * Registers a fresh world on a uvu suite (started before its first test, closed after its last)
- * and returns a getter for it.
+ * and returns a getter for it. `env` extends ENV; give a function when it is known only once the
+ * suite's own `before` hooks (registered earlier) have run, e.g. the port of a local receiver.
  */
-export function useWorld(s: Test, target: Target, env: Record<string, string> = {}): () => World {
+export function useWorld(s: Test, target: Target, env: Record<string, string> | (() => Record<string, string>) = {}): () => World {
   let world: World | undefined;
   s.before(async () => {
-    world = await startWorld(target, env);
+    world = await startWorld(target, typeof env === 'function' ? env() : env);
   });
   s.after(async () => {
     await world?.server.close();
@@ -142,6 +143,12 @@ export function ok(res: ApiResponse, what = ''): ApiResponse {
 export function isError(res: ApiResponse, status: number, message: string, what = ''): void {
   assert.is(res.status, status, `${what} expected ${status} "${message}", got ${describeRes(res)}`);
   assert.equal(res.body, { error: message }, `${what} error body`);
+}
+
+/** Asserts Grist's schema-validation error: 400 `{"error": "Invalid payload", "details": {"userError": ...}}`. */
+export function isInvalidPayload(res: ApiResponse, userError: string, what = ''): void {
+  assert.is(res.status, 400, `${what} expected 400 Invalid payload, got ${describeRes(res)}`);
+  assert.equal(res.body, { error: 'Invalid payload', details: { userError } }, `${what} error body`);
 }
 
 /** Asserts an error status whose message matches a pattern. */

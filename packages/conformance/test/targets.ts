@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Router } from 'itty-router';
-import { closeServer, listen, prepareEngine } from '@gristlite/cli';
+import { closeServer, listen, prepareEngine, serve } from '@gristlite/cli';
 import { createApiHandler } from '@gristlite/http';
 import { toFetchHandler, type FetchHandler } from '@gristlite/fetch';
 import { nodeListener } from '@gristlite/fetch/node';
@@ -11,6 +11,25 @@ import { registerGristlite } from '@gristlite/itty';
 import type { Target } from '../src/index.js';
 
 type Mode = 'itty-http' | 'fetch-http' | 'fetch-inprocess';
+
+/** The Node adapter, served by `gristlite serve` on a free port. */
+export function nodeTarget(): Target {
+  return {
+    name: 'node',
+    async start(env) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'gl-conf-node-'));
+      const served = await serve({ dataDir, port: 0, host: '127.0.0.1', env });
+      return {
+        url: served.url,
+        engine: served.engine,
+        async close() {
+          await served.close();
+          rmSync(dataDir, { recursive: true, force: true });
+        },
+      };
+    },
+  };
+}
 
 export function target(mode: Mode): Target {
   return {

@@ -2,13 +2,15 @@
  * Delivery of the webhook outbox (SPEC §13.8, decision 6), one `WebhookDelivery` per open document.
  *
  * Each webhook has its own lane: its events go out strictly in order, in batches of up to 100 (a
- * batch never mixes `remove` events with `add`/`update` ones), so a slow or failing receiver
- * delays only its own webhook. A batch is POSTed with undici; any 2xx is delivered (the rows leave
- * the outbox), anything else is retried after 1, 2, 4, ... 64, 64, ... units of the wait delay, up
- * to the attempt limit; then the lane reports `postponed` and starts over with the same batch (so
- * order is kept). While the outbox holds `maxQueueSize` events or more ("draining"), a batch gets
- * at most 5 attempts and is then dropped (`error`, batch `rejected`), as in Grist. Usage stats are
- * kept in the document, so they survive a restart, and so do the undelivered events.
+ * batch holds events recorded back to back, with no other webhook's event between them, as Grist
+ * batches its shared queue, and never mixes `remove` events with `add`/`update` ones), so a slow
+ * or failing receiver delays only its own webhook. A batch is POSTed with undici; any 2xx is
+ * delivered (the rows leave the outbox), anything else is retried after 1, 2, 4, ... 64, 64, ...
+ * units of the wait delay, up to the attempt limit; then the lane reports `postponed` and starts
+ * over with the same batch (so order is kept). While the outbox holds `maxQueueSize` events or
+ * more ("draining"), a batch gets at most 5 attempts and is then dropped (`error`, batch
+ * `rejected`), as in Grist. Usage stats are kept in the document, so they survive a restart, and
+ * so do the undelivered events.
  */
 import { createHmac } from 'node:crypto';
 import type Database from 'better-sqlite3';
@@ -344,13 +346,19 @@ export class WebhookDelivery {
     return this.db.open && !this.stopped;
   }
 
+  /**
+   * A webhook's oldest events, up to `batchSize`, cut as Grist cuts its queue into batches: a run
+   * of this webhook's events with no other webhook's event recorded between them (consecutive
+   * outbox ids), so one write's events for one webhook go together. Never mixes `remove` events
+   * with `add`/`update` ones.
+   */
   private nextBatch(webhookId: string): OutboxRow[] {
     const rows = this.db
       .prepare(`SELECT id, eventType, payload FROM ${OUTBOX_TABLE} WHERE webhookId = ? ORDER BY id LIMIT ?`)
       .all(webhookId, this.batchSize) as OutboxRow[];
     if (!rows.length) return rows;
     const isRemove = rows[0].eventType === 'remove';
-    const end = rows.findIndex((r) => (r.eventType === 'remove') !== isRemove);
+    const end = rows.findIndex((r, i) => r.id !== rows[0].id + i || (r.eventType === 'remove') !== isRemove);
     return end < 0 ? rows : rows.slice(0, end);
   }
 

@@ -229,6 +229,9 @@ export function setWaker(fn: Waker): void {
   waker = fn;
 }
 
+/** The newest outbox id handed out per open document. */
+const lastOutboxId = new WeakMap<Database.Database, number>();
+
 /**
  * Computes the webhook events of a change and appends them to the outbox. Call it inside the
  * write transaction, after the write (so the rows read are the new ones). Returns the events
@@ -249,9 +252,16 @@ export function recordEvents(db: Database.Database, change: RowChange): OutboxEv
     }
   }
   if (!events.length) return events;
-  const insert = db.prepare(`INSERT INTO ${OUTBOX_TABLE} (webhookId, eventType, payload, createdAt) VALUES (?, ?, ?, ?)`);
+  const insert = db.prepare(`INSERT INTO ${OUTBOX_TABLE} (id, webhookId, eventType, payload, createdAt) VALUES (?, ?, ?, ?, ?)`);
   const now = Date.now();
-  for (const e of events) insert.run(e.webhookId, e.eventType, JSON.stringify(e.row), now);
+  // Ids only grow while the document is open (SQLite would reuse the id of a newest row already
+  // delivered and deleted): delivery batches a webhook's events only while their ids are
+  // consecutive, i.e. while no other webhook's event was recorded between them, as Grist does.
+  const max = db.prepare(`SELECT max(id) FROM ${OUTBOX_TABLE}`).pluck().get() as number | null;
+  let id = Math.max(max ?? 0, lastOutboxId.get(db) ?? 0);
+  for (const e of events) insert.run(++id, e.webhookId, e.eventType, JSON.stringify(e.row), now);
+  lastOutboxId.set(db, id);
   waker?.(db);
   return events;
 }
+

@@ -1,0 +1,139 @@
+/**
+ * Attachments (SPEC §12, §19 item 25): multipart upload, list with sort/limit, metadata,
+ * download headers, storage by content, Attachments cells, and the errors.
+ */
+import { createHash } from 'node:crypto';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { tablePath } from './docdata.js';
+import { ISO_DATE, isError, ok, useWorld, type Target } from './world.js';
+
+interface Part {
+  name: string;
+  content: string;
+  type?: string;
+  field?: string;
+}
+
+/** A multipart/form-data body with file parts (field `upload` unless given). */
+export function multipart(parts: Part[]): { body: Uint8Array; headers: Record<string, string> } {
+  const boundary = `----gristlite-conformance-${parts.length}-${Date.now()}`;
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    chunks.push(Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${p.field ?? 'upload'}"; filename="${p.name}"\r\n` +
+      `Content-Type: ${p.type ?? 'application/octet-stream'}\r\n\r\n`,
+    ));
+    chunks.push(Buffer.from(p.content), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: new Uint8Array(Buffer.concat(chunks)), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}
+
+export function attachmentsSuite(target: Target): void {
+  const s = suite(`${target.name}: attachments`);
+  const world = useWorld(s, target);
+  let doc = '';
+  let att = '';
+  const upload = (parts: Part[], key = world().chimpy.key) => {
+    const { body, headers } = multipart(parts);
+    return world().api.call('POST', att, { key, body, headers });
+  };
+
+  s('upload: ids in order, one multipart request or several (item 25)', async () => {
+    const { api, chimpy } = world();
+    doc = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Files');
+    att = `/api/docs/${doc}/attachments`;
+    assert.equal(ok(await upload([{ name: 'hello.doc', content: 'foobar' }, { name: 'world.jpg', content: '123456' }])).body, [1, 2]);
+    assert.equal(ok(await upload([{ name: 'hello.png', content: 'abcdef' }])).body, [3]);
+    assert.equal(ok(await api.get(`${att}/store`, chimpy.as)).body, { type: 'internal' });
+  });
+
+  s('list: three fields, filter/sort/limit in the query or X-Sort/X-Limit', async () => {
+    const { api, chimpy } = world();
+    const all = ok(await api.get(att, chimpy.as)).body.records;
+    assert.equal(all.map((r: any) => [r.id, Object.keys(r.fields).sort(), r.fields.fileName, r.fields.fileSize]), [
+      [1, ['fileName', 'fileSize', 'timeUploaded'], 'hello.doc', 6],
+      [2, ['fileName', 'fileSize', 'timeUploaded'], 'world.jpg', 6],
+      [3, ['fileName', 'fileSize', 'timeUploaded'], 'hello.png', 6],
+    ]);
+    for (const r of all) assert.match(r.fields.timeUploaded, ISO_DATE);
+    const sorted = ok(await api.get(`${att}?sort=-fileName&limit=2`, chimpy.as)).body.records;
+    assert.equal(sorted.map((r: any) => ({ id: r.id, fileName: r.fields.fileName, fileSize: r.fields.fileSize })),
+      [{ id: 2, fileName: 'world.jpg', fileSize: 6 }, { id: 3, fileName: 'hello.png', fileSize: 6 }]);
+    const viaHeaders = ok(await api.get(att, { ...chimpy.as, headers: { 'x-sort': '-fileName', 'x-limit': '2' } })).body.records;
+    assert.equal(viaHeaders, sorted);
+    const filtered = ok(await api.get(`${att}?filter=${encodeURIComponent(JSON.stringify({ fileName: ['hello.doc'] }))}`, chimpy.as)).body.records;
+    assert.equal(filtered.map((r: any) => r.id), [1]);
+    isError(await api.get(`${att}?limit=abc`, chimpy.as), 400, 'limit is not a number');
+  });
+
+  s('metadata and download: headers, inline, name; 404 and 400 (item 25)', async () => {
+    const { api, chimpy } = world();
+    const meta = ok(await api.get(`${att}/2`, chimpy.as)).body;
+    assert.equal(Object.keys(meta).sort(), ['fileName', 'fileSize', 'timeUploaded']);
+    assert.equal([meta.fileName, meta.fileSize], ['world.jpg', 6]);
+    assert.match(meta.timeUploaded, ISO_DATE);
+    const dl = ok(await api.get(`${att}/2/download`, chimpy.as));
+    assert.is(dl.headers['content-type'], 'image/jpeg');
+    assert.is(dl.headers['content-disposition'], 'attachment; filename="world.jpg"');
+    assert.is(dl.headers['cache-control'], 'private, max-age=3600');
+    assert.is(dl.headers['content-security-policy'], "sandbox; default-src 'none'");
+    assert.is(dl.text, '123456');
+    const doc1 = ok(await api.get(`${att}/1/download`, chimpy.as));
+    assert.equal([doc1.headers['content-type'], doc1.headers['content-disposition'], doc1.text],
+      ['application/msword', 'attachment; filename="hello.doc"', 'foobar']);
+    assert.is(ok(await api.get(`${att}/2/download?inline=1`, chimpy.as)).headers['content-disposition'], 'inline; filename="world.jpg"');
+    assert.is(ok(await api.get(`${att}/2/download?name=photo.jpg`, chimpy.as)).headers['content-disposition'], 'attachment; filename="photo.jpg"');
+    isError(await api.get(`${att}/22`, chimpy.as), 404, 'Attachment not found: 22');
+    isError(await api.get(`${att}/22/download`, chimpy.as), 404, 'Attachment not found: 22');
+    isError(await api.get(`${att}/moo`, chimpy.as), 400, 'attId parameter cannot be understood as an integer: moo');
+    isError(await api.get(`${att}/moo/download`, chimpy.as), 400, 'attId parameter cannot be understood as an integer: moo');
+    isError(await api.get(`${att}/2?tableId=Table1`, chimpy.as), 400, 'define all of tableId, colId and rowId, or none.');
+  });
+
+  s('storage: one file per content and extension; the ident is sha1 + ext; extension guessing', async () => {
+    const { api, chimpy } = world();
+    const sha1 = (c: string) => createHash('sha1').update(c).digest('hex');
+    const meta = ok(await api.get(`${tablePath(doc, '_grist_Attachments')}/data`, chimpy.as)).body;
+    assert.equal(meta.fileIdent, [`${sha1('foobar')}.doc`, `${sha1('123456')}.jpg`, `${sha1('abcdef')}.png`]);
+    assert.equal(meta.fileSize, [6, 6, 6]);
+    const files = async () => ok(await api.get(`/api/docs/${doc}/sql?q=${encodeURIComponent('select count(*) as n from _gristsys_Files')}`, chimpy.as)).body.records[0].fields.n;
+    assert.is(await files(), 3);
+    assert.equal(ok(await upload([{ name: 'again.jpg', content: '123456' }])).body, [4]);
+    assert.is(await files(), 3, 'the same content and extension is stored once');
+    // A valid part Content-Type names the extension when the file name has none; a bogus one is ignored.
+    assert.equal(ok(await upload([{ name: 'foo', content: '%PDF-1.4 x', type: 'application/pdf' }, { name: 'pic.png', content: 'zz', type: 'invalid/content-type' }])).body, [5, 6]);
+    const pdf = ok(await api.get(`${att}/5/download`, chimpy.as));
+    assert.equal([pdf.headers['content-type'], pdf.headers['content-disposition']], ['application/pdf', 'attachment; filename="foo.pdf"']);
+    assert.is(ok(await api.get(`${att}/6/download`, chimpy.as)).headers['content-type'], 'image/png');
+  });
+
+  s('Attachments cells hold ids; typed form; the upload itself attaches nothing', async () => {
+    const { api, chimpy } = world();
+    ok(await api.post(`/api/docs/${doc}/tables`, { tables: [{ id: 'Docs', columns: [{ id: 'Files', fields: { type: 'Attachments' } }] }] }, chimpy.as));
+    const t = tablePath(doc, 'Docs');
+    ok(await api.post(`${t}/records`, { records: [{ fields: { Files: ['L', 1, 2] } }, {}] }, chimpy.as));
+    assert.equal(ok(await api.get(`${t}/records`, chimpy.as)).body.records, [{ id: 1, fields: { Files: ['L', 1, 2] } }, { id: 2, fields: { Files: null } }]);
+    assert.equal(ok(await api.get(`${t}/records?cellFormat=typed`, chimpy.as)).body.records[0].fields.Files, ['r', '_grist_Attachments', [1, 2]]);
+  });
+
+  s('upload errors: 415, missing payload, access', async () => {
+    const { api, chimpy, kiwi } = world();
+    const notMultipart = await api.call('POST', att, { ...chimpy.as, body: 'hello', headers: { 'content-type': 'text/plain' } });
+    assert.is(notMultipart.status, 415, notMultipart.text);
+    const json = await api.post(att, { upload: 'x' }, chimpy.as);
+    assert.is(json.status, 415, json.text);
+    isError(await upload([{ name: 'x.txt', content: 'x', field: 'other' }]), 400, 'missing payload');
+    isError(await upload([{ name: 'x.txt', content: 'x' }], kiwi.key), 403, 'No view access');
+    isError(await api.get(att, kiwi.as), 403, 'No view access');
+    isError(await api.get(`${att}/1/download`, kiwi.as), 403, 'No view access');
+    await world().share(chimpy, `/api/docs/${doc}`, { [kiwi.email]: 'viewers' });
+    isError(await upload([{ name: 'x.txt', content: 'x' }], kiwi.key), 403, 'No write access');
+    assert.is(ok(await api.get(`${att}/1/download`, kiwi.as)).text, 'foobar', 'viewers download');
+    await world().share(chimpy, `/api/docs/${doc}`, { [kiwi.email]: null });
+    assert.is(ok(await api.get(att, chimpy.as)).body.records.length, 6, 'failed uploads added nothing');
+  });
+
+  s.run();
+}
