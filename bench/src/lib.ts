@@ -24,10 +24,11 @@ export function now(): number {
   return performance.now();
 }
 
-/** Runs `fn` `n` times and returns per-call latencies in ms. */
-export async function latencies(n: number, fn: () => Promise<unknown> | unknown): Promise<number[]> {
+/** Runs `fn` `n` times and returns per-call latencies in ms; `before` runs untimed before each call. */
+export async function latencies(n: number, fn: () => Promise<unknown> | unknown, before?: () => Promise<unknown> | unknown): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
+    if (before) await before();
     const t = now();
     await fn();
     out.push(now() - t);
@@ -90,8 +91,9 @@ export function printTable(results: Result[]): void {
     r.peakRssMb === undefined ? '-' : fmt(r.peakRssMb),
     r.target,
     r.met ? 'ok' : 'MISSED',
+    r.note ?? '',
   ]);
-  const head = ['scenario', 'rate', 'limit', 'ratio', 'p50 ms', 'p99 ms', 'peak MB', 'target', ''];
+  const head = ['scenario', 'rate', 'limit', 'ratio', 'p50 ms', 'p99 ms', 'peak MB', 'target', '', 'note'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
   console.log(line(head));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import os from 'node:os';
 import { Engine } from '@gristlite/core';
 import { printTable, type Result } from './lib.js';
-import { inProcess, overHttp, sqlInProcess, tempDir } from './scenarios.js';
+import { inProcess, overHttp, tempDir } from './scenarios.js';
 
 const args = process.argv.slice(2);
 const jsonAt = args.indexOf('--json');
@@ -20,8 +20,8 @@ try {
     const principal = engine.home.principalFor(user, true);
     const ws = (await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id))[0];
     const docId = await engine.createDoc(ws.id, principal, { name: 'bench' });
-    const { results: r, raw } = await inProcess(dir, engine.openDoc(docId).grist);
-    results.push(...r, ...(await sqlInProcess(engine, docId, raw)));
+    const { results: r, raw } = await inProcess(dir, engine, docId);
+    results.push(...r);
     if (!engineOnly) results.push(...(await overHttp(dir, raw)));
     await engine.close();
   }

@@ -41,14 +41,31 @@ export interface TrackedWrite {
   done(written: Map<string, number>, rowsChanged: number): void;
 }
 
+/**
+ * What moves whenever a document's data may have changed: rows changed through this connection
+ * (by any code), commits by other connections, and schema changes by anyone.
+ */
+export class DataStamp {
+  private readonly stmt: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.stmt = db.prepare(`SELECT total_changes(), (SELECT data_version FROM pragma_data_version),
+      (SELECT schema_version FROM pragma_schema_version)`).raw(true);
+  }
+
+  /** [rows changed here, data version, schema version]. */
+  now(): [number, number, number] {
+    return this.stmt.get() as [number, number, number];
+  }
+}
+
 export class ColumnClasses {
-  private readonly stampStmt: Database.Statement;
-  private stamp: unknown[] = [];
+  private readonly dataStamp: DataStamp;
+  private stamp: number[] = [];
   private readonly byTable = new Map<string, Map<string, number>>();
 
   constructor(private readonly db: Database.Database) {
-    this.stampStmt = db.prepare(`SELECT total_changes(), (SELECT data_version FROM pragma_data_version),
-      (SELECT schema_version FROM pragma_schema_version)`).raw(true);
+    this.dataStamp = new DataStamp(db);
   }
 
   clear(): void {
@@ -58,7 +75,7 @@ export class ColumnClasses {
 
   /** Forgets everything if the data may have changed since the cache was last known valid. */
   private validate(): void {
-    const now = this.stampStmt.get() as unknown[];
+    const now = this.dataStamp.now();
     if (!(now.length === this.stamp.length && now.every((v, i) => v === this.stamp[i]))) {
       this.byTable.clear();
       this.stamp = now;
@@ -97,8 +114,8 @@ export class ColumnClasses {
     const before = this.stamp;
     return {
       done: (written, rowsChanged) => {
-        const now = this.stampStmt.get() as unknown[];
-        if (now[0] !== (before[0] as number) + rowsChanged || now[1] !== before[1] || now[2] !== before[2]) { return; }
+        const now = this.dataStamp.now();
+        if (now[0] !== before[0] + rowsChanged || now[1] !== before[1] || now[2] !== before[2]) { return; }
         const cols = this.byTable.get(tableId);
         if (cols) {
           for (const colId of [...cols.keys()]) {

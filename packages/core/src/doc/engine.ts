@@ -10,7 +10,8 @@ import {pickColIdent, pickTableIdent} from './identifiers.js';
 import {type ColumnMeta, type DocMeta, loadMeta, readMetaRows, type TableMeta} from './meta.js';
 import {guessColumn, parseChoiceList, parseCsvLine, parseDateStrict, parseDateTime, parseNumber} from './parse.js';
 import {classOf, ColumnClasses} from './colstats.js';
-import {equalityCondition, quoteIdent} from './query.js';
+import {findMatches} from './lookup.js';
+import {quoteIdent} from './query.js';
 import {META_TYPES} from './schema.js';
 import {dateTimeZone} from './datetime.js';
 import {pyStr} from './pyformat.js';
@@ -119,6 +120,9 @@ export interface WriteOptions {
 
 const MAX_ROW_ID = 1000000;
 const CHUNK = 500;
+/** Rows per multi-row INSERT, and the bound parameters one statement may take (SQLite: 32766). */
+const INSERT_ROWS = 100;
+const MAX_PARAMS = 32000;
 
 /** Grist types of the `_grist_Tables_column` fields (what column updates may set). */
 const FIELD_TYPES = META_TYPES._grist_Tables_column;
@@ -301,42 +305,63 @@ export class DocEngine {
     return ['l', list ? ['L', ...values] : values[0], {column, raw}];
   }
 
-  /** Resolves a `["l", value, options]` lookup to a row id (or ids), else to alt-text. */
-  private resolveLookup(col: ColumnMeta, v: CellValue[]): CellValue {
-    const target = refTarget(col.type);
-    const options = (v[2] && typeof v[2] === 'object' && !Array.isArray(v[2]) ? v[2] : {}) as Record<string, CellValue>;
-    const value = v[1] ?? null;
+  /**
+   * Resolves the `["l", value, options]` lookups among `values` (in place) to row ids, or to
+   * alt-text when a value is not found. The lookups into one column are matched together, in one
+   * pass over its table; the first match (lowest row id) wins.
+   */
+  private resolveLookups(col: ColumnMeta, values: CellValue[]): void {
     const isList = isRefListType(col.type);
-    const wanted = isList && Array.isArray(value) && value[0] === 'L' ? value.slice(1) : [value];
-    const altText = typeof options.raw === 'string' ? options.raw : wanted.map((w) => pyStr(w)).join(', ');
-    const table = target ? this.meta.tables.get(target) : undefined;
+    const target = this.meta.tables.get(refTarget(col.type) ?? '');
     const visible = this.meta.colsByRef.get(Number(col.fields.visibleCol) || 0);
-    const colId = typeof options.column === 'string' && options.column ? options.column : (visible?.col.colId ?? 'id');
-    if (!table || (colId !== 'id' && !table.byId.has(colId))) { return altText; }
-    const ids: number[] = [];
-    for (const w of wanted) {
-      const cond = equalityCondition(quoteIdent(colId), [w]);
-      const row = this.db.prepare(`SELECT id FROM ${quoteIdent(table.tableId)} WHERE ${cond.sql} ORDER BY id LIMIT 1`)
-        .get(...cond.params) as {id: number} | undefined;
-      if (!row) { return altText; }
-      ids.push(row.id);
+    const byColumn = new Map<string, Array<{index: number, wanted: CellValue[], altText: string}>>();
+    values.forEach((v, index) => {
+      if (!Array.isArray(v) || v[0] !== 'l') { return; }
+      const options = (v[2] && typeof v[2] === 'object' && !Array.isArray(v[2]) ? v[2] : {}) as Record<string, CellValue>;
+      const value = v[1] ?? null;
+      const wanted = isList && Array.isArray(value) && value[0] === 'L' ? value.slice(1) : [value];
+      const altText = typeof options.raw === 'string' ? options.raw : wanted.map((w) => pyStr(w)).join(', ');
+      const colId = typeof options.column === 'string' && options.column ? options.column : (visible?.col.colId ?? 'id');
+      if (!target || (colId !== 'id' && !target.byId.has(colId))) {
+        values[index] = altText;
+        return;
+      }
+      let lookups = byColumn.get(colId);
+      if (!lookups) {
+        lookups = [];
+        byColumn.set(colId, lookups);
+      }
+      lookups.push({index, wanted, altText});
+    });
+    for (const [colId, lookups] of byColumn) {
+      const matches = findMatches(this.db, target!, [colId], lookups.flatMap((l) => l.wanted.map((w) => [w])));
+      let k = 0;
+      for (const {index, wanted, altText} of lookups) {
+        const ids: Array<number | undefined> = wanted.map(() => matches[k++][0]);
+        if (!ids.every((id): id is number => id !== undefined)) {
+          values[index] = altText;
+        } else {
+          values[index] = isList ? ['L', ...ids] : ids[0];
+        }
+      }
     }
-    return isList ? ['L', ...ids] : ids[0];
   }
 
   /** Parses (if asked), resolves lookups and converts values for one column. */
   convertColumnValues(col: ColumnMeta, values: CellValue[], opts: WriteOptions): CellValue[] {
     const convert = converterFor(col.type);
-    const isRef = refTarget(col.type) !== null;
     const parse = opts.parse && !['Text', 'Choice', 'Bool', 'Any'].includes(baseType(col.type));
     const out = new Array<CellValue>(values.length);
+    let lookups = false;
     for (let i = 0; i < values.length; i++) {
       let v = values[i];
       if (v === undefined) { v = null; }
       if (parse && typeof v === 'string') { v = this.parseString(col, v); }
-      if (isRef && Array.isArray(v) && v[0] === 'l') { v = this.resolveLookup(col, v); }
-      out[i] = convert(v);
+      if (Array.isArray(v) && v[0] === 'l') { lookups = true; }
+      out[i] = v;
     }
+    if (lookups && refTarget(col.type) !== null) { this.resolveLookups(col, out); }
+    for (let i = 0; i < out.length; i++) { out[i] = convert(out[i]); }
     return out;
   }
 
@@ -414,22 +439,33 @@ export class DocEngine {
       converted.push(ids);
     }
     const encoders = cols.map((c) => table.byId.get(c)!.encode);
-    const stmt = this.stmt(`INSERT INTO ${quoteIdent(table.tableId)} ("id"${cols.map((c) => ', ' + quoteIdent(c)).join('')})
-      VALUES (?${', ?'.repeat(cols.length)})`);
-    const params = new Array<SqlValue>(cols.length + 1);
     const n = cols.length;
+    // Several rows per INSERT statement: one call into SQLite per INSERT_ROWS rows is much faster
+    // than one per row. The rest goes one row at a time.
+    const perStmt = Math.max(1, Math.min(INSERT_ROWS, Math.floor(MAX_PARAMS / (n + 1))));
+    const insertSql = (rowCount: number) => `INSERT INTO ${quoteIdent(table.tableId)}
+      ("id"${cols.map((c) => ', ' + quoteIdent(c)).join('')})
+      VALUES ${new Array(rowCount).fill(`(?${', ?'.repeat(n)})`).join(', ')}`;
+    const many = ids.length >= perStmt ? this.stmt(insertSql(perStmt)) : null;
+    const one = this.stmt(insertSql(1));
     const classes = new Array<number>(n).fill(0);
     const tracked = this.classes.track(table.tableId, {forgetOthers: true});
     try {
-      for (let i = 0; i < ids.length; i++) {
-        params[0] = ids[i];
-        for (let j = 0; j < n; j++) {
-          const v = encoders[j](converted[j][i]);
-          params[j + 1] = v;
-          classes[j] |= classOf(v);
+      for (let start = 0; start < ids.length;) {
+        const rowCount = ids.length - start >= perStmt ? perStmt : 1;
+        const params = new Array<SqlValue>(rowCount * (n + 1));
+        let p = 0;
+        for (let i = start; i < start + rowCount; i++) {
+          params[p++] = ids[i];
+          for (let j = 0; j < n; j++) {
+            const v = encoders[j](converted[j][i]);
+            params[p++] = v;
+            classes[j] |= classOf(v);
+          }
         }
         // Spread, not the array itself: better-sqlite3 binds separate arguments faster.
-        stmt.run(...params);
+        (rowCount === 1 ? one : many!).run(...params);
+        start += rowCount;
       }
     } catch (e) {
       if ((e as {code?: string}).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {

@@ -8,8 +8,11 @@ import {createHash} from 'node:crypto';
 import {BadRequest, engineError, NotFound} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
 import {type AddTableResult, ChangeSet, type ColInfo, DocEngine, type TableChange, type WriteOptions} from './engine.js';
+import {DataStamp} from './colstats.js';
+import {findMatches} from './lookup.js';
+import {ReadCache} from './readcache.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
-import {compileFilter, compileSort, equalityCondition, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
+import {compileFilter, compileSort, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
 import {SCHEMA_VERSION} from './schema.js';
 import {type CellValue, converterFor} from './types.js';
 
@@ -100,6 +103,10 @@ const COLUMN_FIELD_ORDER = ['parentId', 'parentPos', 'type', 'widgetOptions', 'i
   'label', 'description', 'untieColIdFromLabel', 'summarySourceCol', 'displayCol', 'visibleCol',
   'rules', 'recalcWhen', 'recalcDeps', 'reverseCol'];
 
+/** Answers of recent reads, for all open documents (readcache.ts). */
+const readCache = new ReadCache(64 * 1024 * 1024);
+let openCount = 0;
+
 function pick(obj: Record<string, CellValue> | undefined, keys: string[]): ColInfo {
   const out: ColInfo = {};
   for (const k of keys) {
@@ -118,6 +125,11 @@ export class GristDoc {
   private readonly beforeListeners = new Set<BeforeRowsListener>();
   private writeSeq = 0;
   private actionNum: number;
+  /** Runs a function in one SQLite transaction (made once: better-sqlite3 builds it per call). */
+  private readonly inTransaction: (fn: () => unknown) => unknown;
+  private readonly dataStamp: DataStamp;
+  /** This document's key in the read cache. */
+  private readonly cacheOwner = String(++openCount);
   private closed = false;
 
   static open(path: string, options: OpenOptions = {}): GristDoc {
@@ -139,6 +151,8 @@ export class GristDoc {
   }
 
   private constructor(readonly path: string, readonly db: Database.Database) {
+    this.inTransaction = db.transaction((fn: () => unknown) => fn());
+    this.dataStamp = new DataStamp(db);
     db.function(NATURAL_KEY_FN, {deterministic: true}, naturalKey);
     this.engine = new DocEngine(db);
     const hist = db.prepare(`SELECT max(actionNum) AS n FROM _gristsys_ActionHistory`).get() as {n: number | null} | undefined;
@@ -148,6 +162,7 @@ export class GristDoc {
   close(): void {
     if (this.closed) { return; }
     this.closed = true;
+    readCache.forget(this.cacheOwner);
     this.db.close();
   }
 
@@ -186,13 +201,15 @@ export class GristDoc {
       : null;
     const metaVersion = this.engine.meta.version;
     try {
-      return this.db.transaction(() => {
+      return this.inTransaction(() => {
         const result = fn();
-        for (const change of changes.list()) {
-          for (const listener of this.listeners) { listener({...change, writeSeq: seq}); }
+        if (this.listeners.size) {
+          for (const change of changes.list()) {
+            for (const listener of this.listeners) { listener({...change, writeSeq: seq}); }
+          }
         }
         return result;
-      })();
+      }) as T;
     } catch (e) {
       // The transaction rolled back: metadata read during it may describe undone changes, and
       // storage classes found during it may miss values the rollback restored.
@@ -411,6 +428,15 @@ export class GristDoc {
     return {records};
   }
 
+  /**
+   * GET /records as the JSON text of its body. The same read of unchanged data is answered from a
+   * cache (readcache.ts) without running it again; the text is exactly `fetchRecords`'s, stringified.
+   */
+  fetchRecordsJson(tableId: string, q: RecordQuery = {}): string {
+    const key = JSON.stringify([tableId, q.filter ?? null, q.sort ?? null, q.limit ?? 0, Boolean(q.hidden), q.cellFormat ?? 'normal']);
+    return readCache.get(this.cacheOwner, this.dataStamp.now().join(','), key, () => JSON.stringify(this.fetchRecords(tableId, q)));
+  }
+
   /** GET /data: column-oriented, always with every column; errors stay raw. */
   fetchColumns(tableId: string, q: RecordQuery = {}): Record<string, CellValue[]> {
     const table = this.readableTable(tableId);
@@ -605,23 +631,12 @@ export class GristDoc {
     const addIdx: number[] = [];
     const addIds: Array<number | null> = [];
     const updates: Array<{index: number, rows: number[]}> = [];
+    // One pass over the table finds the matches of every record (ascending ids, so the first is
+    // the lowest), against the table as it was before this group.
+    const allMatches = findMatches(this.db, table, requireCols,
+      records.map((_, i) => requireCols.map((c) => requireValues.get(c)![i])));
     for (let i = 0; i < records.length; i++) {
-      const conds: string[] = [];
-      const params: unknown[] = [];
-      for (const c of requireCols) {
-        const v = requireValues.get(c)![i];
-        if (c === 'id') {
-          conds.push('id = ?');
-          params.push(v);
-        } else {
-          const e = equalityCondition(quoteIdent(c), [v]);
-          conds.push(e.sql);
-          params.push(...e.params);
-        }
-      }
-      const where = conds.length ? ` WHERE ${conds.join(' AND ')}` : '';
-      const matches = (this.db.prepare(`SELECT id FROM ${quoteIdent(tableId)}${where} ORDER BY id`).raw(true)
-        .all(...params) as Array<[number]>).map(([id]) => id);
+      const matches = allMatches[i];
       if (matches.length) {
         if (options.noupdate || (onmany === 'none' && matches.length > 1)) {
           recordIds[i] = [];

@@ -14,6 +14,11 @@
  * differs from Grist: strings are not ICU-collated (accents sort by code point, and ASCII
  * punctuation between '9' and 'A' sorts after digits); booleans or numbers stored marshalled
  * (in Any or Text columns) rank with lists; lists compare by their stored bytes.
+ *
+ * Both take the storage classes each column holds (colstats.ts): a typed column usually holds one
+ * class, and then the rank CASE, the stored forms of other classes and the case tie-breaker of
+ * non-text columns are left out, giving the plain WHERE and ORDER BY that SQLite runs at the speed
+ * of a hand-written query, with the same result.
  */
 import {BadRequest, engineError} from '../errors.js';
 import {dumps} from './marshal.js';

@@ -79,7 +79,8 @@ function gristAffinity(sqlType: string): 'TEXT' | 'INTEGER' | 'NUMERIC' | 'BLOB'
   return 'BLOB';
 }
 
-const NUMBER_START = /[-+ \t\n\r\v0-9.]/;
+/** What SQLite may read as the start of a number (its isspace includes form feed). */
+const NUMBER_START = /[-+ \t\n\r\v\f0-9.]/;
 
 export type Encoder = (v: CellValue) => SqlValue;
 export type Decoder = (raw: unknown) => CellValue;
