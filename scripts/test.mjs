@@ -12,6 +12,9 @@ for (const group of ['packages', 'adapters']) {
     if (existsSync(dir) && (only.length === 0 || only.some((o) => dir.includes(o)))) dirs.push(dir);
   }
 }
+// The benchmarks' smoke test (bench/src/smoke.test.ts) compiles to bench/dist.
+const benchDir = join(root, 'bench', 'dist');
+if (existsSync(benchDir) && (only.length === 0 || only.some((o) => benchDir.includes(o)))) dirs.push(benchDir);
 let passed = 0;
 let failed = 0;
 let crashed = 0;

@@ -39,7 +39,12 @@ export interface OpenDoc {
   grist: GristDoc;
   /** Webhook events are recorded on every change and delivered while the doc is open here. */
   webhooks: { detach(): Promise<void> };
+  /** Finds access rules beyond Grist's default row (decision 9); prepared once per open doc. */
+  accessRules: Database.Statement;
 }
+
+const ACCESS_RULES_SQL = `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
+  OR coalesce(permissionsText, '') != '' LIMIT 1`;
 
 /** Something cached per open document that must be released when the document goes away. */
 export interface Closeable {
@@ -92,7 +97,7 @@ export class Engine {
       grist.db.pragma('busy_timeout = 5000');
       const env = this.opts.env ?? {};
       const webhooks = attachWebhooks(grist.db, grist, { policy: webhookPolicyFromEnv(env), ...deliveryOptionsFromEnv(env), docId });
-      doc = { id: docId, path, db: grist.db, grist, webhooks };
+      doc = { id: docId, path, db: grist.db, grist, webhooks, accessRules: grist.db.prepare(ACCESS_RULES_SQL) };
       this.openDocs.set(docId, doc);
     }
     return doc;
@@ -120,14 +125,12 @@ export class Engine {
   }
 
   private hasAccessRules(docId: string): boolean {
-    const sql = `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
-                   OR coalesce(permissionsText, '') != '' LIMIT 1`;
     const open = this.openDocs.get(docId);
-    if (open) return open.db.prepare(sql).get() !== undefined;
+    if (open) return open.accessRules.get() !== undefined;
     // Not open here (perhaps leased by another process): a short read-only look at the file.
     const db = new Database(this.docPath(docId), { readonly: true, fileMustExist: true });
     try {
-      return db.prepare(sql).get() !== undefined;
+      return db.prepare(ACCESS_RULES_SQL).get() !== undefined;
     } finally {
       db.close();
     }

@@ -386,4 +386,18 @@ test('onBeforeRows sees rows before they are updated or removed, in the same wri
   doc.close();
 });
 
+test('rows that existed while a column was empty get its new type\'s default when data arrives (SPEC 19.11)', () => {
+  const doc = GristDoc.create(tempPath());
+  const r = doc.upsertRecords('Table1', [{require: {A: 1}}, {require: {A: 2}, fields: {A: 3}}, {require: {A: 4}, fields: {B: 5}}]);
+  assert.equal(r, {recordIds: [[1], [2], [3]], addRecordIds: [1, 2, 3], updateRecordIds: []});
+  const data = doc.fetchColumns('Table1');
+  assert.equal(data.A, [1, 3, 4]);
+  assert.equal(data.B, [0, 0, 5]);
+  // A column that stays empty keeps nulls; a Text guess fills with "".
+  assert.equal(data.C, [null, null, null]);
+  doc.addRecords('Table1', [{C: 'hello'}]);
+  assert.equal(doc.fetchColumns('Table1').C, ['', '', '', 'hello']);
+  doc.close();
+});
+
 test.run();

@@ -391,6 +391,13 @@ export class DocEngine {
       this.updateColumns(table, [{colId, values: guess}]);
     }
     this.updateColumns(this.getTable(table.tableId), [{colId, values: {isFormula: false}}]);
+    // The rows that existed while the column was empty now hold the new type's default, as in
+    // Grist (SPEC §19.11: B becomes [0, 0, 5]). The default is a constant of the type table.
+    // This is part of the column's conversion, not a record change: no events are reported for it.
+    const dflt = sqlDefaultFor(this.getColumn(this.getTable(table.tableId), colId).type);
+    if (dflt !== 'NULL') {
+      this.db.prepare(`UPDATE ${quoteIdent(table.tableId)} SET ${quoteIdent(colId)} = ${dflt} WHERE ${quoteIdent(colId)} IS NULL`).run();
+    }
     return out;
   }
 

@@ -231,14 +231,21 @@ export class SqliteHomeStore implements HomeStore {
     }
   }
 
+  /** Statements are prepared once: every request runs several of these lookups. */
+  private readonly statements = new Map<string, Database.Statement>();
+  private stmt(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
   private get(sql: string, ...args: unknown[]): Row | undefined {
-    return this.db.prepare(sql).get(...args) as Row | undefined;
+    return this.stmt(sql).get(...args) as Row | undefined;
   }
   private all(sql: string, ...args: unknown[]): Row[] {
-    return this.db.prepare(sql).all(...args) as Row[];
+    return this.stmt(sql).all(...args) as Row[];
   }
   private run(sql: string, ...args: unknown[]): Database.RunResult {
-    return this.db.prepare(sql).run(...args);
+    return this.stmt(sql).run(...args);
   }
   private tx<T>(fn: () => T): T {
     return this.db.transaction(fn).immediate();

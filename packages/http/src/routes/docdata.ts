@@ -10,7 +10,7 @@
 import * as v from 'valibot';
 import {BadRequest, type CellValue, type GristDoc, type RecordQuery} from '@gristlite/core';
 import {flag, oneOf, type Route} from '../route.js';
-import type {RequestContext} from '../types.js';
+import {RawResponse, type RequestContext} from '../types.js';
 import {validate} from '../validate.js';
 import {openDocFor, type Need} from './doc-common.js';
 
@@ -40,8 +40,14 @@ function isObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
+/** A JSON text the engine already produced (cached reads), sent as it is. */
+function jsonText(text: string): RawResponse {
+  return new RawResponse(200, text, {'Content-Type': 'application/json; charset=utf-8'});
+}
+
 function checkCellValue(path: string, value: unknown): Failure | null {
-  if (value === null || ['number', 'string', 'boolean'].includes(typeof value)) { return null; }
+  const t = typeof value;
+  if (value === null || t === 'number' || t === 'string' || t === 'boolean') { return null; }
   const tuple: Failure = Array.isArray(value) ?
     {path: `${path}[0]`, msg: 'is not a GristObjCode', nested: [{path: `${path}[0]`, msg: 'is not a valid enum value', nested: []}]} :
     {path, msg: 'is not an array', nested: []};
@@ -56,7 +62,11 @@ function checkColValues(path: string, value: unknown, failures: Failure[]): void
     failures.push({path, msg: 'is not an object', nested: []});
     return;
   }
-  for (const [k, cell] of Object.entries(value)) {
+  for (const k in value) {
+    const cell = value[k];
+    const t = typeof cell;
+    // The common case first: no path string is built for a valid cell.
+    if (cell === null || t === 'number' || t === 'string' || t === 'boolean') { continue; }
     const f = checkCellValue(`${path}.${k}`, cell);
     if (f) {
       failures.push(f);
@@ -290,7 +300,7 @@ export const docDataRoutes: Route[] = [
     query: ['filter', 'sort', 'limit', 'hidden', 'cellFormat', 'immediate'],
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'viewers');
-      return doc.fetchRecords(tableParam(ctx, doc), readQuery(ctx));
+      return jsonText(doc.fetchRecordsJson(tableParam(ctx, doc), readQuery(ctx)));
     },
   },
   {
@@ -300,9 +310,9 @@ export const docDataRoutes: Route[] = [
       const doc = await gristFor(ctx, 'viewers');
       const body = validate(RecordsListPost, await ctx.json());
       const tableId = tableParam(ctx, doc);
-      return doc.fetchRecords(tableId, {
+      return jsonText(doc.fetchRecordsJson(tableId, {
         filter: body.filter, sort: body.sort, limit: body.limit, hidden: body.hidden, cellFormat: body.cellFormat,
-      });
+      }));
     },
   },
   {
