@@ -4,7 +4,7 @@
 import Database from 'better-sqlite3';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {ANY_CLASS, BLOB_CLASS, ColumnClasses, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from '../src/doc/colstats.js';
+import {ANY_CLASS, BLOB_CLASS, ColumnClasses, NULL_CLASS, NUM_CLASS, StoredValues, TEXT_CLASS} from '../src/doc/colstats.js';
 import {GristDoc, marshalDumps} from '../src/doc/index.js';
 import {findMatches} from '../src/doc/lookup.js';
 import {loadMeta} from '../src/doc/meta.js';
@@ -122,22 +122,37 @@ test('storage classes follow writes: tracked record writes, direct SQL, schema c
 
 test('ColumnClasses: merges tracked writes, forgets on anything else', () => {
   const db = new Database(':memory:');
-  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, a, b)');
-  db.prepare('INSERT INTO t VALUES (1, 1, ?)').run('x');
+  db.exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, a, b, r DEFAULT (iif(random() & 1, 'x', 1)))`);
+  db.prepare('INSERT INTO t VALUES (1, 1, ?, 1)').run('x');
   const c = new ColumnClasses(db);
   assert.is(c.of('t', 'a'), NUM_CLASS);
   assert.is(c.of('t', 'b'), TEXT_CLASS);
   assert.is(c.of('t', 'id'), NUM_CLASS);
-  // A tracked insert of two rows: its classes are merged, unlisted columns forgotten.
-  let w = c.track('t', {forgetOthers: true});
-  db.prepare('INSERT INTO t VALUES (2, ?, NULL), (3, 4, NULL)').run('s');
-  w.done(new Map([['a', TEXT_CLASS | NUM_CLASS]]), 2);
+  // A tracked insert of two rows: its classes are merged, unlisted columns hold their default.
+  let w = c.track('t');
+  db.prepare('INSERT INTO t (id, a, b) VALUES (2, ?, NULL), (3, 4, NULL)').run('s');
+  const stored = (...values: unknown[]) => {
+    const s = new StoredValues('');
+    values.forEach((v) => s.add(v));
+    return s;
+  };
+  w.done(new Map([['a', stored('s', 4)]]), 2, 2);
   assert.is(c.of('t', 'a'), NUM_CLASS | TEXT_CLASS);
-  assert.is(c.of('t', 'b'), TEXT_CLASS | NULL_CLASS, 'rescanned');
+  assert.is(c.of('t', 'b'), TEXT_CLASS | NULL_CLASS, 'read from a new row');
+  // A default that is an expression may differ between rows: that column is scanned again.
+  db.exec(`UPDATE t SET r = 1`);
+  assert.is(c.of('t', 'r'), NUM_CLASS);
+  w = c.track('t');
+  const add = db.prepare('INSERT INTO t (id, a, b) VALUES (?, 1, 1)');
+  for (let id = 10; id < 74; id++) { add.run(id); }
+  // (Given a new row holding a number: learnt from it, the column would seem to hold numbers only.)
+  const numberRow = db.prepare(`SELECT id FROM t WHERE id >= 10 AND r = 1`).pluck().get() as number;
+  w.done(new Map([['a', stored(1)], ['b', stored(1)]]), 64, numberRow);
+  assert.is(c.of('t', 'r'), NUM_CLASS | TEXT_CLASS);
   // A tracked write that changed more rows than it said: everything is rescanned.
-  w = c.track('t', {forgetOthers: false});
+  w = c.track('t');
   db.exec(`UPDATE t SET a = x'00'`);
-  w.done(new Map([['a', NUM_CLASS]]), 1);
+  w.done(new Map([['a', stored(1)]]), 1);
   assert.is(c.of('t', 'a'), BLOB_CLASS);
   // Another connection's commit.
   db.close();

@@ -9,7 +9,7 @@ import {BadRequest, engineError, NotFound} from '../errors.js';
 import {pickColIdent, pickTableIdent} from './identifiers.js';
 import {type ColumnMeta, type DocMeta, loadMeta, readMetaRows, type TableMeta} from './meta.js';
 import {guessColumn, parseChoiceList, parseCsvLine, parseDateStrict, parseDateTime, parseNumber} from './parse.js';
-import {classOf, ColumnClasses} from './colstats.js';
+import {ColumnClasses, StoredValues} from './colstats.js';
 import {findMatches} from './lookup.js';
 import {quoteIdent} from './query.js';
 import {META_TYPES} from './schema.js';
@@ -152,7 +152,7 @@ export class DocEngine {
   changes: ChangeSet | null = null;
   /** Set by GristDoc for the duration of a write when someone needs old row values. */
   beforeRows: BeforeRowsHook | null = null;
-  /** Storage classes held by columns, for the SQL of filters and sorts (colstats.ts). */
+  /** What columns hold (storage classes, exact JSON of numbers), for filter, sort and JSON SQL (colstats.ts). */
   readonly classes: ColumnClasses;
   private readonly stmts = new Map<string, Database.Statement>();
 
@@ -455,8 +455,8 @@ export class DocEngine {
       VALUES ${new Array(rowCount).fill(`(?${', ?'.repeat(n)})`).join(', ')}`;
     const many = ids.length >= perStmt ? this.stmt(insertSql(perStmt)) : null;
     const one = this.stmt(insertSql(1));
-    const classes = new Array<number>(n).fill(0);
-    const tracked = this.classes.track(table.tableId, {forgetOthers: true});
+    const stored = cols.map((c) => new StoredValues(table.byId.get(c)!.declType));
+    const tracked = this.classes.track(table.tableId);
     try {
       for (let start = 0; start < ids.length;) {
         const rowCount = ids.length - start >= perStmt ? perStmt : 1;
@@ -467,7 +467,7 @@ export class DocEngine {
           for (let j = 0; j < n; j++) {
             const v = encoders[j](converted[j][i]);
             params[p++] = v;
-            classes[j] |= classOf(v);
+            stored[j].add(v);
           }
         }
         // Spread, not the array itself: better-sqlite3 binds separate arguments faster.
@@ -480,7 +480,7 @@ export class DocEngine {
       }
       throw e;
     }
-    tracked.done(new Map(cols.map((c, j) => [c, classes[j]])), ids.length);
+    tracked.done(new Map(cols.map((c, j) => [c, stored[j]])), ids.length, ids[0]);
     this.changeSet().add(table.tableId, ids);
     return ids;
   }
@@ -503,18 +503,18 @@ export class DocEngine {
     const params = new Array<SqlValue>(cols.length + 1);
     this.beforeRows?.(table.tableId, rowIds);
     const n = cols.length;
-    const classes = new Array<number>(n).fill(0);
-    const tracked = this.classes.track(table.tableId, {forgetOthers: false});
+    const stored = cols.map((c) => new StoredValues(table.byId.get(c)!.declType));
+    const tracked = this.classes.track(table.tableId);
     for (let i = 0; i < rowIds.length; i++) {
       for (let j = 0; j < n; j++) {
         const v = encoders[j](converted[j][i]);
         params[j] = v;
-        classes[j] |= classOf(v);
+        stored[j].add(v);
       }
       params[n] = rowIds[i];
       stmt.run(...params);
     }
-    tracked.done(new Map(cols.map((c, j) => [c, classes[j]])), rowIds.length);
+    tracked.done(new Map(cols.map((c, j) => [c, stored[j]])), rowIds.length);
     this.changeSet().update(table.tableId, rowIds);
   }
 
@@ -527,7 +527,7 @@ export class DocEngine {
     const existing = [...this.existingIds(table.tableId, rowIds as number[])];
     if (!existing.length) { return; }
     this.beforeRows?.(table.tableId, existing);
-    const tracked = this.classes.track(table.tableId, {forgetOthers: false});
+    const tracked = this.classes.track(table.tableId);
     for (const part of chunks(existing)) {
       this.stmt(`DELETE FROM ${quoteIdent(table.tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
     }
@@ -564,14 +564,14 @@ export class DocEngine {
         if (!updates.length) { continue; }
         this.beforeRows?.(t.tableId, updates.map(([id]) => id));
         const stmt = this.stmt(`UPDATE ${tq} SET ${c} = ? WHERE id = ?`);
-        let classes = 0;
-        const tracked = this.classes.track(t.tableId, {forgetOthers: false});
+        const stored = new StoredValues(col.declType);
+        const tracked = this.classes.track(t.tableId);
         for (const [id, v] of updates) {
-          const stored = col.encode(v);
-          classes |= classOf(stored);
-          stmt.run(stored, id);
+          const encoded = col.encode(v);
+          stored.add(encoded);
+          stmt.run(encoded, id);
         }
-        tracked.done(new Map([[col.colId, classes]]), updates.length);
+        tracked.done(new Map([[col.colId, stored]]), updates.length);
         this.changeSet().update(t.tableId, updates.map(([id]) => id));
       }
     }

@@ -11,6 +11,7 @@ import {type AddTableResult, ChangeSet, type ColInfo, DocEngine, type TableChang
 import {DataStamp} from './colstats.js';
 import {findMatches} from './lookup.js';
 import {ReadCache} from './readcache.js';
+import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {compileFilter, compileSort, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
 import {SCHEMA_VERSION} from './schema.js';
@@ -131,6 +132,8 @@ export class GristDoc {
   /** This document's key in the read cache. */
   private readonly cacheOwner = String(++openCount);
   private closed = false;
+  /** How many `fetchRecordsJson` answers SQLite wrote, and how many were built in JS (not cached). */
+  readonly recordsJsonPaths = {sql: 0, js: 0};
 
   static open(path: string, options: OpenOptions = {}): GristDoc {
     const db = new Database(path, {readonly: options.readonly ?? false, fileMustExist: true});
@@ -366,7 +369,8 @@ export class GristDoc {
   // -------------------------------------------------------------------------------------------
   // Reading records
 
-  private buildQuery(table: TableMeta, cols: ColumnMeta[], q: RecordQuery): {sql: string, params: unknown[]} {
+  /** The SELECT of `select` (SQL of result columns) for a record query: filter, sort, limit. */
+  private buildQuery(table: TableMeta, select: string, q: RecordQuery): {sql: string, params: unknown[]} {
     const classesOf = (colId: string) => this.engine.classes.of(table.tableId, colId);
     let where: {sql: string, params: unknown[]} = {sql: '', params: []};
     if (q.filter !== undefined && q.filter !== null) {
@@ -384,10 +388,14 @@ export class GristDoc {
       const {c} = this.db.prepare(`SELECT count(*) AS c${from}`).get(...where.params) as {c: number};
       limit = Math.max(0, c + n);
     }
-    const colSql = cols.map((c) => ', ' + quoteIdent(c.colId)).join('');
+    const order = ` ORDER BY ${sort.sql}`;
+    if (limit === null) { return {sql: `SELECT ${select}${from}${order}`, params: [...where.params, ...sort.params]}; }
+    if (!specs.length) { return {sql: `SELECT ${select}${from}${order} LIMIT ?`, params: [...where.params, limit]}; }
+    // Sorted and limited: the rows are picked first, and `select` computed for those alone (else
+    // SQLite computes it for every row it sorts, which costs where `select` builds JSON text).
     return {
-      sql: `SELECT "id"${colSql}${from} ORDER BY ${sort.sql}${limit === null ? '' : ' LIMIT ?'}`,
-      params: [...where.params, ...sort.params, ...(limit === null ? [] : [limit])],
+      sql: `SELECT ${select} FROM (SELECT *${from}${order} LIMIT ?)${order}`,
+      params: [...where.params, ...sort.params, limit, ...sort.params],
     };
   }
 
@@ -395,7 +403,7 @@ export class GristDoc {
   fetchRecords(tableId: string, q: RecordQuery = {}): {records: ApiRecord[]} {
     const table = this.readableTable(tableId);
     const cols = table.columns.filter((c) => q.hidden || !c.hidden);
-    const {sql, params} = this.buildQuery(table, cols, q);
+    const {sql, params} = this.buildQuery(table, columnList(cols), q);
     const rows = this.engine.stmt(sql).raw(true).all(...params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const n = cols.length;
@@ -429,19 +437,33 @@ export class GristDoc {
   }
 
   /**
-   * GET /records as the JSON text of its body. The same read of unchanged data is answered from a
-   * cache (readcache.ts) without running it again; the text is exactly `fetchRecords`'s, stringified.
+   * GET /records as the JSON text of its body, exactly `fetchRecords`'s, stringified. SQLite writes
+   * the text where it is provably the same (recordsjson.ts), else the records are built in JS. The
+   * same read of unchanged data is answered from a cache (readcache.ts) without running it again.
    */
   fetchRecordsJson(tableId: string, q: RecordQuery = {}): string {
     const key = JSON.stringify([tableId, q.filter ?? null, q.sort ?? null, q.limit ?? 0, Boolean(q.hidden), q.cellFormat ?? 'normal']);
-    return readCache.get(this.cacheOwner, this.dataStamp.now().join(','), key, () => JSON.stringify(this.fetchRecords(tableId, q)));
+    return readCache.get(this.cacheOwner, this.dataStamp.now().join(','), key, () => {
+      const table = this.readableTable(tableId);
+      const cols = table.columns.filter((c) => q.hidden || !c.hidden);
+      const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);
+      const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.engine.classes, wholeTable);
+      if (recordSql === null) {
+        this.recordsJsonPaths.js++;
+        return JSON.stringify(this.fetchRecords(tableId, q));
+      }
+      this.recordsJsonPaths.sql++;
+      const {sql, params} = this.buildQuery(table, recordSql, q);
+      const records = this.engine.stmt(sql).pluck().all(...params) as string[];
+      return `{"records":[${records.join(',')}]}`;
+    });
   }
 
   /** GET /data: column-oriented, always with every column; errors stay raw. */
   fetchColumns(tableId: string, q: RecordQuery = {}): Record<string, CellValue[]> {
     const table = this.readableTable(tableId);
     const cols = table.columns;
-    const {sql, params} = this.buildQuery(table, cols, q);
+    const {sql, params} = this.buildQuery(table, columnList(cols), q);
     const rows = this.engine.stmt(sql).raw(true).all(...params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const out: Record<string, CellValue[]> = {id: rows.map((r) => r[0] as number)};
@@ -862,6 +884,11 @@ function toColumns(records: Array<Record<string, CellValue>>): Map<string, CellV
     }
   }
   return colValues;
+}
+
+/** The result columns of a record read: id, then `cols`. */
+function columnList(cols: ColumnMeta[]): string {
+  return `"id"${cols.map((c) => ', ' + quoteIdent(c.colId)).join('')}`;
 }
 
 function columnInfo(c: ColumnMeta): ColumnInfo {

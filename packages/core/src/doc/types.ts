@@ -60,7 +60,7 @@ export function sqlDefaultFor(type: string): string {
 }
 
 /** SQLite's affinity rules for a declared column type. */
-function affinityOf(declType: string): 'INTEGER' | 'TEXT' | 'BLOB' | 'REAL' | 'NUMERIC' {
+export function affinityOf(declType: string): 'INTEGER' | 'TEXT' | 'BLOB' | 'REAL' | 'NUMERIC' {
   const t = declType.toUpperCase();
   if (t.includes('INT')) { return 'INTEGER'; }
   if (t.includes('CHAR') || t.includes('CLOB') || t.includes('TEXT')) { return 'TEXT'; }
