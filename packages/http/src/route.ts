@@ -50,7 +50,7 @@ export function matchRoute(
     if (!m) continue;
     const params: Record<string, string> = {};
     route.keys.forEach((k, i) => {
-      params[k] = decodeURIComponent(m[i + 1]);
+      params[k] = decodePathSegment(m[i + 1]);
     });
     return { route, params };
   }
@@ -77,4 +77,13 @@ export function oneOf<T extends string>(name: string, value: string | null, allo
     throw new BadRequest(`${name} parameter ${value} should be one of ${allowed.join(',')}`);
   }
   return value as T;
+}
+
+/** A path segment, percent-decoded; a malformed escape is the client's error, not a 500. */
+export function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new BadRequest(`Invalid URL encoding in path: ${segment}`);
+  }
 }

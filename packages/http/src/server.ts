@@ -5,7 +5,7 @@
 import { ApiError, BadRequest, Forbidden, TooManyRequests, Unauthorized, type Engine, type OrgContext } from '@gristlite/core';
 import { isJsonContentType, parseJsonBody, readBody } from './body.js';
 import { forward, ForwardTo } from './forward.js';
-import { compileRoute, matchRoute, type CompiledRoute, type Route } from './route.js';
+import { compileRoute, decodePathSegment, matchRoute, type CompiledRoute, type Route } from './route.js';
 import { allRoutes } from './routes/index.js';
 import { RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions } from './types.js';
 
@@ -38,7 +38,7 @@ export function errorBody(e: ApiError): Record<string, unknown> {
 function splitPath(path: string): { path: string; org: string | null } {
   path = path.replace(/^\/dw\/[^/]+\/v\/[^/]+(?=\/)/, '');
   const m = /^\/o\/([^/]+)(\/.*)?$/.exec(path);
-  return m ? { path: m[2] ?? '/', org: decodeURIComponent(m[1]) } : { path, org: null };
+  return m ? { path: m[2] ?? '/', org: decodePathSegment(m[1]) } : { path, org: null };
 }
 
 function orgFromHost(host: string | undefined, baseDomain: string | undefined): string | null {

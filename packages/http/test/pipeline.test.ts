@@ -89,6 +89,14 @@ s('routing is case-insensitive and non-strict; params are decoded', async () => 
   assert.equal(res.json, { params: { a: 'a b', b: 'C' }, path: '/API/Test/Echo/a%20b/C/', org: null, q: '1' });
 });
 
+s('a malformed percent-escape in a path parameter or org prefix is a 400, not a 500', async () => {
+  for (const url of ['/api/test/echo/%E0%A4%A/b', '/o/%zz/api/orgs']) {
+    const res = await call(url);
+    assert.is(res.status, 400, url);
+    assert.match(res.json.error, /Invalid URL encoding in path/);
+  }
+});
+
 s('org context from /o/<org>/, from the Host subdomain, both, and a mismatch', async () => {
   assert.is((await call('/o/acme/api/test/echo/x/y')).json.org, 'acme');
   assert.is((await call('/o/acme/api/test/echo/x/y')).json.path, '/api/test/echo/x/y');

@@ -3,7 +3,7 @@
  * takes the calling principal and goes through `access/` for its decision.
  */
 import { createHash } from 'node:crypto';
-import { can, effectiveRoles, inheritable, strongest, type Action, type ResourceAcl } from '../access/index.js';
+import { can, directRole, effectiveRoles, inheritable, strongest, type Action, type ResourceAcl } from '../access/index.js';
 import { BadRequest, Forbidden, NotFound, Unauthorized } from '../errors.js';
 import { makeApiKey, makeId, nowIso } from '../ids.js';
 import { ANON_EMAIL, EVERYONE_EMAIL, type OrgContext, type Principal } from './principal.js';
@@ -200,8 +200,12 @@ export class HomeService {
   }
 
   private async orgChainLevel(org: Org, p: Principal): Promise<ResourceAcl> {
-    const [acl, inner] = await Promise.all([this.store.getAcl('org', [String(org.id)]), this.store.getAclInOrg(org.id, p.accessIds)]);
-    return { acl, hasInnerShare: inner.some((e) => e.kind !== 'org' && p.accessIds.includes(e.userId)) };
+    const acl = await this.store.getAcl('org', [String(org.id)]);
+    // Guest status (a share inside the org) matters only to callers with no role on the org itself,
+    // so the org-wide ACL scan is skipped on the common path (every document request).
+    if (directRole(acl, p.accessIds) !== null) return { acl };
+    const inner = await this.store.getAclInOrg(org.id, p.accessIds);
+    return { acl, hasInnerShare: inner.some((e) => e.kind !== 'org') };
   }
 
   async orgRole(org: Org, p: Principal): Promise<Role | null> {
