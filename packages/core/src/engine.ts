@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createDocFile } from './doc/index.js';
 import { GristDoc } from './doc/gristdoc.js';
-import { ApiError, Forbidden } from './errors.js';
+import { ApiError, BadRequest, Forbidden, NotFound } from './errors.js';
 import type { DocLeases } from './leases.js';
 import { attachWebhooks, deliveryOptionsFromEnv, webhookPolicyFromEnv } from './webhooks/index.js';
 import { SqlPool, sqlTimeoutFromEnv, type SqlResult } from './sql/index.js';
@@ -41,6 +41,23 @@ export interface OpenDoc {
   webhooks: { detach(): Promise<void> };
   /** Finds access rules beyond Grist's default row (decision 9); prepared once per open doc. */
   accessRules: Database.Statement;
+}
+
+/**
+ * Opens (or reads the schema of) a document file, turning what is wrong with the file itself into a
+ * clear answer: a home record whose file is gone is 404, a file that is not a Grist document is 400.
+ */
+function openDocFile<T>(open: () => T): T {
+  try {
+    return open();
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'SQLITE_CANTOPEN' || (e instanceof TypeError && /Cannot open database/.test(e.message))) throw new NotFound('Document file not found');
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || (code === 'SQLITE_ERROR' && /no such table/.test((e as Error).message))) {
+      throw new BadRequest(`Document file is not a valid Grist document: ${(e as Error).message}`);
+    }
+    throw e;
+  }
 }
 
 const ACCESS_RULES_SQL = `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
@@ -93,15 +110,20 @@ export class Engine {
     let doc = this.openDocs.get(docId);
     if (!doc) {
       const path = this.docPath(docId);
-      const grist = GristDoc.open(path);
-      grist.db.pragma('busy_timeout = 5000');
-      // WAL with synchronous=NORMAL: never corrupts, survives a process crash; an OS crash or power
-      // loss may drop the last commits (Grist's own "wal" mode; its default is less durable still).
-      // GRISTLITE_SQLITE_SYNC=full fsyncs every commit instead (about +0.5 ms per write here).
-      grist.db.pragma(`synchronous = ${(this.opts.env?.GRISTLITE_SQLITE_SYNC ?? '').toLowerCase() === 'full' ? 'FULL' : 'NORMAL'}`);
-      const env = this.opts.env ?? {};
-      const webhooks = attachWebhooks(grist.db, grist, { policy: webhookPolicyFromEnv(env), ...deliveryOptionsFromEnv(env), docId });
-      doc = { id: docId, path, db: grist.db, grist, webhooks, accessRules: grist.db.prepare(ACCESS_RULES_SQL) };
+      const grist = openDocFile(() => GristDoc.open(path));
+      try {
+        grist.db.pragma('busy_timeout = 5000');
+        // WAL with synchronous=NORMAL: never corrupts, survives a process crash; an OS crash or power
+        // loss may drop the last commits (Grist's own "wal" mode; its default is less durable still).
+        // GRISTLITE_SQLITE_SYNC=full fsyncs every commit instead (about +0.5 ms per write here).
+        grist.db.pragma(`synchronous = ${(this.opts.env?.GRISTLITE_SQLITE_SYNC ?? '').toLowerCase() === 'full' ? 'FULL' : 'NORMAL'}`);
+        const env = this.opts.env ?? {};
+        const webhooks = attachWebhooks(grist.db, grist, { policy: webhookPolicyFromEnv(env), ...deliveryOptionsFromEnv(env), docId });
+        doc = { id: docId, path, db: grist.db, grist, webhooks, accessRules: openDocFile(() => grist.db.prepare(ACCESS_RULES_SQL)) };
+      } catch (e) {
+        grist.close();
+        throw e;
+      }
       this.openDocs.set(docId, doc);
     }
     return doc;
@@ -132,9 +154,9 @@ export class Engine {
     const open = this.openDocs.get(docId);
     if (open) return open.accessRules.get() !== undefined;
     // Not open here (perhaps leased by another process): a short read-only look at the file.
-    const db = new Database(this.docPath(docId), { readonly: true, fileMustExist: true });
+    const db = openDocFile(() => new Database(this.docPath(docId), { readonly: true, fileMustExist: true }));
     try {
-      return db.prepare(ACCESS_RULES_SQL).get() !== undefined;
+      return openDocFile(() => db.prepare(ACCESS_RULES_SQL)).get() !== undefined;
     } finally {
       db.close();
     }
