@@ -1,14 +1,15 @@
 // Attachments over the in-process pipeline (SPEC §12, §19 item 25): multipart upload, list,
 // metadata, download, and the errors Grist answers.
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import {join} from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Engine } from '@gristlite/core';
 import { createApiHandler, type Handler, type HttpResponse } from '../src/index.js';
 import { attachmentRoutes } from '../src/routes/attachments.js';
+import {fixture} from './helpers.js';
 
 const s = suite('attachments');
 let dir = '';
@@ -18,13 +19,6 @@ let key = '';
 let strangerKey = '';
 let wid = 0;
 
-function fixture(name: string): string {
-  if (process.env.GRISTLITE_FIXTURES) return join(process.env.GRISTLITE_FIXTURES, name);
-  for (let d = dirname(new URL(import.meta.url).pathname); d !== dirname(d); d = dirname(d)) {
-    for (const c of [join(d, 'fixtures/grist', name), join(d, 'shared/fixtures/grist', name)]) if (existsSync(c)) return c;
-  }
-  throw new Error('Grist fixtures not found; set GRISTLITE_FIXTURES');
-}
 
 type Res = HttpResponse & { json: any; bytes: Buffer };
 

@@ -1,12 +1,13 @@
 // The document data endpoints over the in-process pipeline: SPEC §19 items 1-19 as requests.
-import {copyFileSync, existsSync, mkdtempSync, rmSync} from 'node:fs';
+import {copyFileSync, mkdtempSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
-import {dirname, join} from 'node:path';
+import {join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import {Engine} from '@gristlite/core';
 import {createApiHandler, type Handler} from '../src/index.js';
 import {docDataRoutes} from '../src/routes/docdata.js';
+import {fixture} from './helpers.js';
 
 const s = suite('docdata');
 let dir = '';
@@ -16,15 +17,6 @@ let key = '';
 let viewerKey = '';
 let wid = 0;
 
-function fixture(name: string): string {
-  if (process.env.GRISTLITE_FIXTURES) { return join(process.env.GRISTLITE_FIXTURES, name); }
-  for (let d = dirname(new URL(import.meta.url).pathname); d !== dirname(d); d = dirname(d)) {
-    for (const c of [join(d, 'fixtures/grist', name), join(d, 'shared/fixtures/grist', name)]) {
-      if (existsSync(c)) { return c; }
-    }
-  }
-  throw new Error('Grist fixtures not found; set GRISTLITE_FIXTURES');
-}
 
 interface Res { status: number, json: any, headers: Record<string, string> }
 

@@ -1,15 +1,16 @@
 // Table downloads and document imports over the in-process pipeline: SPEC §6.2-6.3, §5.8 and
 // §19's extra checks for CSV and table-schema.
 import {randomBytes} from 'node:crypto';
-import {copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs';
+import {copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
-import {dirname, join} from 'node:path';
+import {join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import {Engine} from '@gristlite/core';
 import {createApiHandler, type Handler} from '../src/index.js';
 import {exportRoutes} from '../src/routes/exports.js';
 import {importRoutes} from '../src/routes/imports.js';
+import {fixture} from './helpers.js';
 
 const s = suite('exports');
 let dir = '';
@@ -19,15 +20,6 @@ let key = '';
 let strangerKey = '';
 let wid = 0;
 
-function fixture(name: string): string {
-  if (process.env.GRISTLITE_FIXTURES) { return join(process.env.GRISTLITE_FIXTURES, name); }
-  for (let d = dirname(new URL(import.meta.url).pathname); d !== dirname(d); d = dirname(d)) {
-    for (const c of [join(d, 'fixtures/grist', name), join(d, 'shared/fixtures/grist', name)]) {
-      if (existsSync(c)) { return c; }
-    }
-  }
-  throw new Error('Grist fixtures not found; set GRISTLITE_FIXTURES');
-}
 
 interface Res { status: number, text: string, json: any, headers: Record<string, string>, chunks: number }
 
