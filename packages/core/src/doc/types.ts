@@ -290,30 +290,10 @@ function makeConverter(type: string, sourceIsFloat: boolean): Converter {
         throw new ConversionError();
       };
     case 'Date':
-      return (v) => {
-        if (v === '' || v === null) { return null; }
-        if (typeof v === 'number') { return v; }
-        if (typeof v === 'boolean') { return v ? 1 : 0; }
-        if (Array.isArray(v) && (v[0] === 'd' || v[0] === 'D') && typeof v[1] === 'number') { return v[1]; }
-        if (typeof v === 'string') {
-          const ts = parseIsoDate(v);
-          if (ts !== null) { return ts; }
-        }
-        throw new ConversionError();
-      };
+      return dateConverter(parseIsoDate);
     case 'DateTime': {
       const tz = dateTimeZone(type);
-      return (v) => {
-        if (v === '' || v === null) { return null; }
-        if (typeof v === 'number') { return v; }
-        if (typeof v === 'boolean') { return v ? 1 : 0; }
-        if (Array.isArray(v) && (v[0] === 'd' || v[0] === 'D') && typeof v[1] === 'number') { return v[1]; }
-        if (typeof v === 'string') {
-          const ts = parseIsoDateTime(v, tz);
-          if (ts !== null) { return ts; }
-        }
-        throw new ConversionError();
-      };
+      return dateConverter((text) => parseIsoDateTime(text, tz));
     }
     case 'ChoiceList':
       return (v) => {
@@ -365,6 +345,21 @@ function makeConverter(type: string, sourceIsFloat: boolean): Converter {
 }
 
 const converterCache = new Map<string, Converter>();
+
+/** Date and DateTime: numbers and encoded dates as they are, ISO text parsed, "" and null empty. */
+function dateConverter(parseText: (text: string) => number | null): (v: CellValue) => CellValue {
+  return (v) => {
+    if (v === '' || v === null) { return null; }
+    if (typeof v === 'number') { return v; }
+    if (typeof v === 'boolean') { return v ? 1 : 0; }
+    if (Array.isArray(v) && (v[0] === 'd' || v[0] === 'D') && typeof v[1] === 'number') { return v[1]; }
+    if (typeof v === 'string') {
+      const ts = parseText(v);
+      if (ts !== null) { return ts; }
+    }
+    throw new ConversionError();
+  };
+}
 
 /**
  * The converter of a column type, as the data engine converts values: a right-typed value, or
