@@ -12,7 +12,7 @@ import type { DocLeases } from './leases.js';
 import { attachWebhooks, deliveryOptionsFromEnv, webhookPolicyFromEnv } from './webhooks/index.js';
 import { SqlPool, sqlTimeoutFromEnv, type SqlResult } from './sql/index.js';
 import type { OrgContext, Principal } from './home/principal.js';
-import { HomeService } from './home/service.js';
+import { HomeService, hashApiKey } from './home/service.js';
 import { SqliteHomeStore } from './home/sqlite.js';
 import type { HomeStore, User } from './home/types.js';
 
@@ -234,7 +234,7 @@ export class Engine {
     const existing = await this.store.getUserByEmail(email);
     const user = existing ?? (await this.home.ensureUser(email, name));
     if (apiKey) {
-      const current = await this.store.getUserByApiKeyHash((await import('./home/service.js')).hashApiKey(apiKey));
+      const current = await this.store.getUserByApiKeyHash(hashApiKey(apiKey));
       if (current?.id === user.id) return { user, apiKey: null };
       return { user, apiKey: await this.home.setApiKey(user.id, apiKey) };
     }
