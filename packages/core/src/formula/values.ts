@@ -47,7 +47,18 @@ export interface PyObject {
   /** Iteration (`for x in obj`, `list(obj)`, `len(obj)`). */
   iter?(): Iterable<Value>;
   len?(): number;
+  /** `x[key]`. */
+  getitem?(key: Value): Value;
+  /**
+   * Arithmetic with another value: `op` is the Python operator ('+', '-', '*', '/', '//', '%', '**');
+   * `reflected` is true for `other op this`. Return NOT_IMPLEMENTED when the pair is not supported
+   * (the interpreter then tries the other operand, then raises TypeError, as Python does).
+   */
+  binop?(op: string, other: Value, reflected: boolean): Value | typeof NOT_IMPLEMENTED;
 }
+
+/** Python's `NotImplemented`, returned by `binop` for unsupported operand pairs. */
+export const NOT_IMPLEMENTED: unique symbol = Symbol('NotImplemented');
 
 export type Kwargs = Record<string, Value>;
 
