@@ -2,15 +2,17 @@
  * The embeddable engine: a home store, the document files in a data directory, and the services
  * that the http layer (or an embedding app) calls. No HTTP and no process globals here.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createDocFile } from './doc/index.js';
 import { GristDoc } from './doc/gristdoc.js';
-import { ApiError, BadRequest, Forbidden, NotFound } from './errors.js';
+import { ApiError, BadRequest, Forbidden, NotFound, ServiceUnavailable, resourceShortage } from './errors.js';
 import type { DocLeases } from './leases.js';
-import { attachWebhooks, deliveryOptionsFromEnv, webhookPolicyFromEnv } from './webhooks/index.js';
-import { SqlPool, sqlTimeoutFromEnv, type SqlResult } from './sql/index.js';
+import { attachWebhooks, deliveryOptionsFromEnv, webhookPolicyFromEnv, type WebhookDelivery } from './webhooks/index.js';
+import { OUTBOX_TABLE } from './webhooks/schema.js';
+import { SqlPool, sqlPoolSettingsFromEnv, sqlTimeoutFromEnv, type SqlCaller, type SqlResult } from './sql/index.js';
 import type { OrgContext, Principal } from './home/principal.js';
 import { HomeService, hashApiKey } from './home/service.js';
 import { SqliteHomeStore } from './home/sqlite.js';
@@ -23,8 +25,14 @@ export interface EngineOptions {
   home?: HomeStore;
   /** Default (and largest) SQL timeout; default from GRISTLITE_SQL_TIMEOUT_MSEC, else 1000 ms. */
   sqlTimeoutMs?: number;
-  /** SQL worker processes (default 2). */
+  /** SQL worker processes (default GRISTLITE_SQL_WORKERS, else 2). */
   sqlWorkers?: number;
+  /** Documents kept open at once (default GRISTLITE_MAX_OPEN_DOCS, else 200); least recently used closed first. */
+  maxOpenDocs?: number;
+  /** An open document unused this long is closed (default GRISTLITE_DOC_IDLE_MSEC, else 300000 ms). */
+  docIdleMs?: number;
+  /** At start, resume webhook delivery of every document with events waiting (default true). */
+  resumeWebhooks?: boolean;
   /** Settings read from the environment (webhook delivery, SQL timeout); core reads no process globals. */
   env?: Record<string, string | undefined>;
   /** Document leases, when several processes share the data directory (may resolve later). */
@@ -38,7 +46,7 @@ export interface OpenDoc {
   db: Database.Database;
   grist: GristDoc;
   /** Webhook events are recorded on every change and delivered while the doc is open here. */
-  webhooks: { detach(): Promise<void> };
+  webhooks: { delivery?: WebhookDelivery; detach(): Promise<void> };
   /** Finds access rules beyond Grist's default row (decision 9); prepared once per open doc. */
   accessRules: Database.Statement;
 }
@@ -46,17 +54,58 @@ export interface OpenDoc {
 /**
  * Opens (or reads the schema of) a document file, turning what is wrong with the file itself into a
  * clear answer: a home record whose file is gone is 404, a file that is not a Grist document is 400.
+ * SQLite says SQLITE_CANTOPEN both for a missing file and for a process out of descriptors: a
+ * plain open() of the file tells them apart, and running out of descriptors is a 503.
  */
-function openDocFile<T>(open: () => T): T {
+function openDocFile<T>(path: string, open: () => T): T {
   try {
     return open();
   } catch (e) {
+    const shortage = resourceShortage(e);
+    if (shortage) throw shortage;
     const code = (e as { code?: string }).code;
-    if (code === 'SQLITE_CANTOPEN' || (e instanceof TypeError && /Cannot open database/.test(e.message))) throw new NotFound('Document file not found');
+    if (code === 'SQLITE_CANTOPEN' || (code ?? '').startsWith('SQLITE_IOERR') || (e instanceof TypeError && /Cannot open database/.test(e.message))) {
+      try {
+        closeSync(openSync(path, 'r'));
+      } catch (probe) {
+        if ((probe as { code?: string }).code === 'ENOENT') throw new NotFound('Document file not found');
+        throw resourceShortage(probe) ?? e;
+      }
+      // The file is there and readable: SQLite could not get the descriptors it needs (WAL, shm).
+      throw new ServiceUnavailable('The document cannot be opened right now (too many open files?); try again later');
+    }
     if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || (code === 'SQLITE_ERROR' && /no such table/.test((e as Error).message))) {
       throw new BadRequest(`Document file is not a valid Grist document: ${(e as Error).message}`);
     }
     throw e;
+  }
+}
+
+/** A positive integer setting from the environment, or the default. */
+function intFromEnv(env: Record<string, string | undefined>, name: string, dflt: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/** An open document and who is using it. */
+interface DocEntry {
+  doc: OpenDoc;
+  /** Requests (scopes) and explicit holds using it: never closed while above 0. */
+  holds: number;
+  lastUsed: number;
+}
+
+/** Does this document's outbox hold events? A short read-only look, without opening it for good. */
+function hasPendingEvents(path: string): boolean {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    if (!db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(OUTBOX_TABLE)) return false;
+    return db.prepare(`SELECT 1 FROM ${OUTBOX_TABLE} LIMIT 1`).get() !== undefined;
+  } finally {
+    db.close();
   }
 }
 
@@ -71,8 +120,21 @@ export interface Closeable {
 export class Engine {
   // Doc ids come from makeId(); the check in docPath keeps paths inside the data directory.
   private readonly closers: ((docId: string) => void | Promise<void>)[] = [];
-  private readonly openDocs = new Map<string, OpenDoc>();
+  /** Open documents, least recently used first (Map order). */
+  private readonly openDocs = new Map<string, DocEntry>();
+  /** Closes in progress (a lease is released at their end): a new claim waits for them. */
+  private readonly closing = new Map<string, Promise<void>>();
+  /** Docs whose lease was taken by claimDoc and not yet opened, with when. */
+  private readonly claimed = new Map<string, number>();
+  /** Docs closed (or found at start) with webhook events waiting: reopened when there is room. */
+  private readonly resumeQueue = new Set<string>();
+  private resuming = false;
+  private readonly scopes = new AsyncLocalStorage<Set<DocEntry>>();
+  private readonly sweeper: NodeJS.Timeout;
+  private closed = false;
   private sqlPool: SqlPool | null = null;
+  readonly maxOpenDocs: number;
+  readonly docIdleMs: number;
 
   private constructor(
     readonly dataDir: string,
@@ -80,13 +142,21 @@ export class Engine {
     readonly home: HomeService,
     private readonly opts: EngineOptions,
   ) {
-    this.onDocRemoved((docId) => this.closeDoc(docId));
+    const env = opts.env ?? {};
+    // Each open document costs 3 descriptors (file, WAL, shm) and about 0.5 MB (issue 11).
+    this.maxOpenDocs = opts.maxOpenDocs ?? intFromEnv(env, 'GRISTLITE_MAX_OPEN_DOCS', 200, 1);
+    this.docIdleMs = opts.docIdleMs ?? intFromEnv(env, 'GRISTLITE_DOC_IDLE_MSEC', 5 * 60_000, 1);
+    this.onDocRemoved((docId) => this.removeOpenDoc(docId));
+    this.sweeper = setInterval(() => this.sweep(), Math.min(30_000, Math.max(20, this.docIdleMs / 2)));
+    this.sweeper.unref();
   }
 
   static async open(opts: EngineOptions): Promise<Engine> {
     mkdirSync(join(opts.dataDir, 'docs'), { recursive: true });
     const store = opts.home ?? new SqliteHomeStore(join(opts.dataDir, 'home.sqlite3'));
-    return new Engine(opts.dataDir, store, await HomeService.create(store), opts);
+    const engine = new Engine(opts.dataDir, store, await HomeService.create(store), opts);
+    if (opts.resumeWebhooks ?? true) engine.resumeWebhooksAtStart();
+    return engine;
   }
 
   /**
@@ -94,10 +164,19 @@ export class Engine {
    * there are no leases), otherwise the URL of the process that holds it.
    */
   async claimDoc(docId: string): Promise<string | null> {
-    if (!this.opts.leases || this.openDocs.has(docId)) return null;
+    const open = this.openDocs.get(docId);
+    if (open) {
+      this.holdInScope(open);  // so that it stays open (and leased) until the request's openDoc
+      return null;
+    }
+    if (!this.opts.leases) return null;
+    await this.closing.get(docId);
     const leases = await this.opts.leases;
     for (let attempt = 0; attempt < 3; attempt++) {
-      if (await leases.acquire(docId)) return null;
+      if (await leases.acquire(docId)) {
+        if (!this.openDocs.has(docId)) this.claimed.set(docId, Date.now());
+        return null;
+      }
       const holder = (await leases.holder?.(docId)) ?? null;
       if (holder) return holder;
       // The holder let go between the two calls: try again.
@@ -105,37 +184,246 @@ export class Engine {
     throw new ApiError(503, 'Document in flux - try again later');
   }
 
-  /** The document's connection, opened on first use and kept (WAL, so SQL readers never block it). */
-  openDoc(docId: string): OpenDoc {
-    let doc = this.openDocs.get(docId);
-    if (!doc) {
-      const path = this.docPath(docId);
-      const grist = openDocFile(() => GristDoc.open(path));
+  /**
+   * Runs `fn` as one request: every document it opens (openDoc, claimDoc) stays open until `fn`
+   * settles, whatever the LRU cap and idle timeout say. The http layer runs each request so.
+   */
+  inScope<T>(fn: () => Promise<T>): Promise<T> {
+    const held = new Set<DocEntry>();
+    return this.scopes.run(held, async () => {
       try {
+        return await fn();
+      } finally {
+        for (const entry of held) this.release(entry);
+      }
+    });
+  }
+
+  /** Opens a document and keeps it open until `fn` settles (for embedders and background work). */
+  async withDoc<T>(docId: string, fn: (doc: OpenDoc) => T | Promise<T>): Promise<T> {
+    return this.inScope(async () => fn(this.openDoc(docId)));
+  }
+
+  private holdInScope(entry: DocEntry): void {
+    const scope = this.scopes.getStore();
+    if (scope && !scope.has(entry)) {
+      scope.add(entry);
+      entry.holds++;
+    }
+  }
+
+  private release(entry: DocEntry): void {
+    entry.holds--;
+    entry.lastUsed = Date.now();
+    if (entry.holds === 0 && this.openDocs.size > this.maxOpenDocs) this.trim();
+  }
+
+  /**
+   * The document's connection, opened on first use and kept (WAL, so SQL readers never block it)
+   * until it is idle for GRISTLITE_DOC_IDLE_MSEC or the GRISTLITE_MAX_OPEN_DOCS least recently used
+   * ones need its room. Inside `inScope` (every http request) it stays open until the scope ends;
+   * outside, hold it with `withDoc` across any await.
+   */
+  openDoc(docId: string): OpenDoc {
+    let entry = this.openDocs.get(docId);
+    if (entry) {
+      this.openDocs.delete(docId);  // re-inserted below as the most recently used
+    } else {
+      const path = this.docPath(docId);
+      let doc: OpenDoc;
+      try {
+        doc = this.openDocFresh(docId, path);
+      } catch (e) {
+        if (!(e instanceof ServiceUnavailable)) throw e;
+        // Out of descriptors: give back those of idle documents and try once more.
+        this.closeIdle();
+        doc = this.openDocFresh(docId, path);
+      }
+      entry = { doc, holds: 0, lastUsed: Date.now() };
+      this.claimed.delete(docId);
+    }
+    entry.lastUsed = Date.now();
+    this.openDocs.set(docId, entry);
+    this.holdInScope(entry);
+    if (this.openDocs.size > this.maxOpenDocs) this.trim(docId);
+    return entry.doc;
+  }
+
+  private openDocFresh(docId: string, path: string): OpenDoc {
+    const grist = openDocFile(path, () => GristDoc.open(path));
+    try {
+      return openDocFile(path, () => {
         grist.db.pragma('busy_timeout = 5000');
         // WAL with synchronous=NORMAL: never corrupts, survives a process crash; an OS crash or power
         // loss may drop the last commits (Grist's own "wal" mode; its default is less durable still).
         // GRISTLITE_SQLITE_SYNC=full fsyncs every commit instead (about +0.5 ms per write here).
         grist.db.pragma(`synchronous = ${(this.opts.env?.GRISTLITE_SQLITE_SYNC ?? '').toLowerCase() === 'full' ? 'FULL' : 'NORMAL'}`);
         const env = this.opts.env ?? {};
+        const accessRules = grist.db.prepare(ACCESS_RULES_SQL);
         const webhooks = attachWebhooks(grist.db, grist, { policy: webhookPolicyFromEnv(env), ...deliveryOptionsFromEnv(env), docId });
-        doc = { id: docId, path, db: grist.db, grist, webhooks, accessRules: openDocFile(() => grist.db.prepare(ACCESS_RULES_SQL)) };
-      } catch (e) {
-        grist.close();
-        throw e;
-      }
-      this.openDocs.set(docId, doc);
+        return { id: docId, path, db: grist.db, grist, webhooks, accessRules };
+      });
+    } catch (e) {
+      grist.close();
+      throw e;
     }
-    return doc;
   }
 
-  private async closeDoc(docId: string): Promise<void> {
-    const doc = this.openDocs.get(docId);
+  /** Number of documents open in this process (for diagnostics and tests). */
+  get openDocCount(): number {
+    return this.openDocs.size;
+  }
+
+  /** May the document be closed now? Never while a request holds it or a webhook POST is in flight. */
+  private closeable(entry: DocEntry): boolean {
+    return entry.holds === 0 && !entry.doc.webhooks.delivery?.sending;
+  }
+
+  /** Closes least recently used documents until at most maxOpenDocs are open (those in use stay). */
+  private trim(keep?: string): void {
+    // First those with no webhook events waiting, then those whose delivery can resume later.
+    for (const pass of [false, true]) {
+      for (const [id, entry] of this.openDocs) {
+        if (this.openDocs.size <= this.maxOpenDocs) return;
+        if (id === keep || !this.closeable(entry) || (!pass && entry.doc.webhooks.delivery?.pending)) continue;
+        void this.closeDoc(id);
+      }
+    }
+  }
+
+  /** Closes every idle document not in use (after running out of descriptors). */
+  closeIdle(): void {
+    for (const [id, entry] of this.openDocs) {
+      if (this.closeable(entry) && !entry.doc.webhooks.delivery?.pending) void this.closeDoc(id);
+    }
+  }
+
+  /**
+   * Closes documents unused for docIdleMs. A document whose webhook events wait (its receiver is
+   * down) stays open for delivery, unless other such documents wait for room: then they take turns.
+   */
+  private sweep(): void {
+    const before = Date.now() - this.docIdleMs;
+    for (const [id, entry] of this.openDocs) {
+      if (entry.lastUsed > before || !this.closeable(entry)) continue;
+      if (entry.doc.webhooks.delivery?.pending && this.resumeQueue.size === 0) continue;
+      void this.closeDoc(id);
+    }
+    // A lease claimed by a request that never opened the document (it failed) is given back.
+    for (const [id, at] of this.claimed) if (at <= before) this.releaseLeaseLater(id);
+    this.pumpResume();
+  }
+
+  /**
+   * Closes a document here: stops its webhook delivery (events stay in the outbox; if some wait,
+   * delivery resumes when there is room), closes the connection, and gives up the lease.
+   */
+  private closeDoc(docId: string, forget = false): Promise<void> {
+    const entry = this.openDocs.get(docId);
     this.openDocs.delete(docId);
-    await doc?.webhooks.detach();
-    doc?.grist.close();
-    await this.sqlPool?.forget(this.docPath(docId));
-    if (doc && this.opts.leases) await (await this.opts.leases).release(docId);
+    let detached: Promise<void> | undefined;
+    if (entry) {
+      // The connection closes now, so its descriptors are free at once (closeIdle relies on it);
+      // the delivery's lanes see it closed and end, leaving their events in the outbox.
+      const pending = entry.doc.webhooks.delivery?.pending ?? false;
+      detached = entry.doc.webhooks.detach();
+      entry.doc.grist.close();
+      if (pending && !forget && !this.closed) this.resumeQueue.add(docId);
+    }
+    const prev = this.closing.get(docId) ?? Promise.resolve();
+    const done = prev.then(async () => {
+      await detached;
+      if (forget) await this.sqlPool?.forget(this.docPath(docId));
+      if (entry) await this.releaseLease(docId);
+    }).catch((e) => console.error(`gristlite: closing document ${docId}`, e));
+    this.closing.set(docId, done);
+    void done.then(() => {
+      if (this.closing.get(docId) === done) this.closing.delete(docId);
+      if (!forget) this.pumpResume();
+    });
+    return done;
+  }
+
+  private async releaseLease(docId: string): Promise<void> {
+    // Reopened (or claimed again) meanwhile: the lease is in use again.
+    if (!this.opts.leases || this.openDocs.has(docId) || this.claimed.has(docId)) return;
+    await (await this.opts.leases).release(docId);
+  }
+
+  private releaseLeaseLater(docId: string): void {
+    this.claimed.delete(docId);
+    const prev = this.closing.get(docId) ?? Promise.resolve();
+    const done = prev.then(() => this.releaseLease(docId)).catch(() => {});
+    this.closing.set(docId, done);
+    void done.then(() => this.closing.get(docId) === done && this.closing.delete(docId));
+  }
+
+  private async removeOpenDoc(docId: string): Promise<void> {
+    this.resumeQueue.delete(docId);
+    this.claimed.delete(docId);
+    await this.closeDoc(docId, true);
+  }
+
+  /**
+   * Issue 11 item 7: after a restart, documents with webhook events waiting deliver them with no
+   * request. Each document file gets a short read-only look (a few hundred microseconds; the
+   * connection is closed at once); those with events are queued and opened as the cap allows, and
+   * the LRU closes them again once their outbox is empty and they are idle. Runs in the background.
+   */
+  resumeWebhooksAtStart(): Promise<void> {
+    const dir = join(this.dataDir, 'docs');
+    return (async () => {
+      let names: string[];
+      try {
+        names = readdirSync(dir).filter((n) => n.endsWith('.grist'));
+      } catch {
+        return;
+      }
+      for (const name of names) {
+        if (this.closed) return;
+        const docId = name.slice(0, -'.grist'.length);
+        if (!/^[A-Za-z0-9_-]+$/.test(docId) || this.openDocs.has(docId)) continue;
+        let pending: boolean;
+        try {
+          pending = hasPendingEvents(join(dir, name));
+        } catch {
+          pending = true;  // cannot tell read-only (e.g. a WAL to recover): the full open will
+        }
+        if (pending && (await this.store.getDoc(docId).catch(() => null))) {
+          this.resumeQueue.add(docId);
+          this.pumpResume();
+        }
+        await new Promise((r) => setImmediate(r));  // requests go first
+      }
+    })().catch((e) => console.error('gristlite: resuming webhook delivery', e));
+  }
+
+  /** Opens queued documents whose webhook events wait, while there is room under the cap. */
+  private pumpResume(): void {
+    if (this.resuming || this.closed) return;
+    this.resuming = true;
+    void (async () => {
+      try {
+        for (const docId of this.resumeQueue) {
+          if (this.closed || this.openDocs.size >= this.maxOpenDocs) break;
+          this.resumeQueue.delete(docId);
+          if (this.openDocs.has(docId)) continue;
+          try {
+            // Another process holding the lease delivers them itself.
+            if ((await this.claimDoc(docId)) !== null) continue;
+            this.openDoc(docId);
+          } catch (e) {
+            if (e instanceof ServiceUnavailable) {
+              this.resumeQueue.add(docId);
+              break;
+            }
+            if (!(e instanceof ApiError)) console.error(`gristlite: resuming webhook delivery of ${docId}`, e);
+          }
+        }
+      } finally {
+        this.resuming = false;
+      }
+    })();
   }
 
   /**
@@ -152,23 +440,33 @@ export class Engine {
 
   private hasAccessRules(docId: string): boolean {
     const open = this.openDocs.get(docId);
-    if (open) return open.accessRules.get() !== undefined;
+    if (open) return open.doc.accessRules.get() !== undefined;
     // Not open here (perhaps leased by another process): a short read-only look at the file.
-    const db = openDocFile(() => new Database(this.docPath(docId), { readonly: true, fileMustExist: true }));
+    const path = this.docPath(docId);
+    const db = openDocFile(path, () => new Database(path, { readonly: true, fileMustExist: true }));
     try {
-      return openDocFile(() => db.prepare(ACCESS_RULES_SQL)).get() !== undefined;
+      return openDocFile(path, () => db.prepare(ACCESS_RULES_SQL).get()) !== undefined;
     } finally {
       db.close();
     }
   }
 
-  /** Runs read-only SQL on a document in the sandboxed worker pool (see sql/). */
-  runSql(docId: string, sql: string, args: unknown[] | null, timeoutMs?: number): Promise<SqlResult> {
-    this.sqlPool ??= new SqlPool({
-      size: this.opts.sqlWorkers,
-      defaultTimeoutMs: this.opts.sqlTimeoutMs ?? sqlTimeoutFromEnv(this.opts.env ?? {}),
-    });
-    return this.sqlPool.run(this.docPath(docId), sql, args, timeoutMs);
+  /**
+   * Runs read-only SQL on a document in the sandboxed worker pool (see sql/). `caller.user` names
+   * whose share of the pool it uses (GRISTLITE_SQL_MAX_PER_USER); pass the requesting user.
+   */
+  runSql(docId: string, sql: string, args: unknown[] | null, timeoutMs?: number, caller?: SqlCaller): Promise<SqlResult> {
+    if (!this.sqlPool) {
+      const env = this.opts.env ?? {};
+      const settings = sqlPoolSettingsFromEnv(env);
+      this.sqlPool = new SqlPool({
+        ...settings,
+        size: this.opts.sqlWorkers ?? settings.size,
+        defaultTimeoutMs: this.opts.sqlTimeoutMs ?? sqlTimeoutFromEnv(env),
+        onShortage: () => this.closeIdle(),
+      });
+    }
+    return this.sqlPool.run(this.docPath(docId), sql, args, timeoutMs, caller);
   }
 
   /** Path of a document's `.grist` file. Doc ids are generated by us, but check anyway. */
@@ -189,7 +487,9 @@ export class Engine {
       createDocFile(this.docPath(doc.id));
     } catch (e) {
       await this.store.deleteDoc(doc.id);
-      throw e;
+      // SQLite says CANTOPEN when it runs out of descriptors for a new file in an existing directory.
+      throw resourceShortage(e) ?? ((e as { code?: string }).code === 'SQLITE_CANTOPEN'
+        ? new ServiceUnavailable('The document cannot be created right now (too many open files?); try again later') : e);
     }
     return doc.id;
   }
@@ -243,7 +543,11 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    this.resumeQueue.clear();
     for (const id of [...this.openDocs.keys()]) await this.closeDoc(id);
+    await Promise.all(this.closing.values());
     await this.sqlPool?.close();
     this.sqlPool = null;
     if (this.opts.leases) await (await this.opts.leases).close?.();

@@ -44,6 +44,25 @@ export class TooManyRequests extends ApiError {
   }
 }
 
+export class ServiceUnavailable extends ApiError {
+  constructor(message: string) {
+    super(503, message);
+  }
+}
+
+/**
+ * A 503 for an error that means the process ran out of file descriptors (EMFILE/ENFILE), or
+ * undefined: such a failure says nothing about the request, so it must never read as a 404 or 500.
+ */
+export function resourceShortage(e: unknown): ServiceUnavailable | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  const message = String((e as { message?: unknown } | null)?.message ?? '');
+  if (code === 'EMFILE' || code === 'ENFILE' || /\b(EMFILE|ENFILE)\b|too many open files/i.test(message)) {
+    return new ServiceUnavailable('The server has too many open files right now; try again later');
+  }
+  return undefined;
+}
+
 /** Grist's wording for errors raised by its data engine. */
 export function engineError(excName: string, message: string): BadRequest {
   return new BadRequest(`Error manipulating data: [Sandbox] ${excName} ${message}`);

@@ -261,6 +261,80 @@ test('workers of a parent that died mid-statement end themselves', async () => {
   await waitFor(() => !pids.some(alive), 3000, 'the orphaned worker to exit');
 });
 
+test('queue time does not eat a statement\'s own budget; the queue wait has its own bound (503)', async () => {
+  const one = new SqlPool({size: 1, defaultTimeoutMs: 5000, queueTimeoutMs: 1500});
+  try {
+    await waitFor(() => one.pids.length === 1, 2000, 'the worker');
+    const slow = failure(one.run(hello, RUNAWAY, null, 250, {user: 'a'}));
+    // Waits ~250 ms behind the runaway, longer than its own 100 ms budget, and still runs.
+    const t = performance.now();
+    const queued = await one.run(hello, 'select 1 as x', null, 100, {user: 'b'});
+    assert.equal(queued.records, [{fields: {x: 1}}]);
+    assert.ok(performance.now() - t >= 200, 'it did wait for the runaway');
+    assert.is((await slow).message, INTERRUPT);
+    // Behind a statement that outlives the queue bound, a waiting one gets 503, not an interrupt.
+    await waitFor(() => one.pids.length === 1, 2000, 'the replacement worker');
+    const long = failure(one.run(hello, RUNAWAY, null, 4000, {user: 'a'}));
+    const e = await failure(one.run(hello, 'select 1 as x', null, undefined, {user: 'b'}));
+    assert.is(e.status, 503);
+    assert.match(e.message, /no SQL worker was free within 1500 ms/);
+    assert.is((await long).message, INTERRUPT);
+  } finally {
+    await one.close();
+  }
+});
+
+test('fairness: 70 runaways by one user on one doc cannot fail another user\'s select 1 elsewhere', async () => {
+  // Issue 11 item 6, scaled down: the runaways run 300 ms each instead of 1000.
+  const fair = new SqlPool({size: 2, defaultTimeoutMs: 300, maxPerUser: 4, maxPerDoc: 8});
+  const world = copyFixture('World.grist');
+  try {
+    await waitFor(() => fair.pids.length === 2, 2000, 'the workers');
+    const flood = Array.from({length: 70}, () => fair.run(hello, RUNAWAY, null, undefined, {user: 'viewer'}).then(
+      () => 'ok', (e: ApiError) => e.status));
+    let slowest = 0;
+    for (let i = 0; i < 12; i++) {
+      const t = performance.now();
+      // Two at a time, one after the other: a failure (any status) fails the test.
+      const pair = await Promise.all([0, 1].map(() => fair.run(world, 'select 1 as x', null, undefined, {user: 'other'})));
+      slowest = Math.max(slowest, performance.now() - t);
+      assert.equal(pair.map((a) => a.records), [[{fields: {x: 1}}], [{fields: {x: 1}}]]);
+    }
+    // Lanes take turns: each of the pair waits at most for one runaway's turn (300 ms) and a fork,
+    // far below the queue bound (10 s) that would fail it.
+    assert.ok(slowest < 4000, `slowest pair took ${slowest} ms`);
+    console.log(`  fairness: 12 pairs of select 1 by another user all answered during 70 runaways; slowest pair ${slowest.toFixed(0)} ms`);
+    const statuses = await Promise.all(flood);
+    // The viewer's own share is 4: the rest were refused with 429 at once, the 4 interrupted (400).
+    assert.is(statuses.filter((s) => s === 429).length, 66);
+    assert.is(statuses.filter((s) => s === 400).length, 4);
+    // Once the runaways are over, the viewer's share is free again.
+    assert.equal((await fair.run(hello, 'select 2 as x', null, undefined, {user: 'viewer'})).records, [{fields: {x: 2}}]);
+  } finally {
+    await fair.close();
+  }
+});
+
+test('per-user and per-document shares answer 429 with Grist\'s error body', async () => {
+  const p = new SqlPool({size: 1, defaultTimeoutMs: 300, maxPerUser: 2, maxPerDoc: 3});
+  try {
+    await waitFor(() => p.pids.length === 1, 2000, 'the worker');
+    const mine = [p.run(hello, RUNAWAY, null, undefined, {user: 'u1'}), p.run(hello, RUNAWAY, null, undefined, {user: 'u1'})];
+    const byUser = await failure(p.run(copyFixture('World.grist'), 'select 1', null, undefined, {user: 'u1'}));
+    assert.is(byUser.status, 429);
+    assert.match(byUser.message, /too many SQL statements of yours/);
+    const third = p.run(hello, RUNAWAY, null, undefined, {user: 'u2'});
+    const byDoc = await failure(p.run(hello, 'select 1', null, undefined, {user: 'u3'}));
+    assert.is(byDoc.status, 429);
+    assert.match(byDoc.message, /on this document/);
+    for (const r of [...mine, third]) { assert.is((await failure(r)).status, 400); }
+    // Shares are given back once statements end.
+    assert.equal((await p.run(hello, 'select 1 as x', null, undefined, {user: 'u1'})).records, [{fields: {x: 1}}]);
+  } finally {
+    await p.close();
+  }
+});
+
 test('close: every worker exits and further runs are refused', async () => {
   const pids = pool.pids;
   await pool.close();

@@ -2,7 +2,7 @@
  * The request pipeline shared by every adapter: org resolution, CORS, authentication, the CSRF
  * rule, routing, body parsing and error mapping. Input and output are plain objects.
  */
-import { ApiError, BadRequest, Forbidden, TooManyRequests, Unauthorized, type Engine, type OrgContext } from '@gristlite/core';
+import { ApiError, BadRequest, Forbidden, TooManyRequests, Unauthorized, resourceShortage, type Engine, type OrgContext } from '@gristlite/core';
 import { isJsonContentType, parseJsonBody, readBody } from './body.js';
 import { forward, ForwardTo } from './forward.js';
 import { compileRoute, decodePathSegment, matchRoute, type CompiledRoute, type Route } from './route.js';
@@ -171,7 +171,8 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       };
       let result;
       try {
-        result = await withDocSlot(match.route.path, match.params.docId, () => match.route.handler(ctx));
+        // The documents the handler opens stay open (never closed by the LRU) until it is done.
+        result = await engine.inScope(() => withDocSlot(match.route.path, match.params.docId, () => match.route.handler(ctx)));
       } catch (e) {
         if (e instanceof ForwardTo) return await forward(e.target, req, bodyBytes);
         throw e;
@@ -186,6 +187,9 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         const close: Record<string, string> = e.status === 413 ? { Connection: 'close' } : {};
         return jsonResponse(e.status, errorBody(e), { ...baseHeaders, ...cors, ...close });
       }
+      // Out of file descriptors is the server's momentary state, never a bug in the request.
+      const shortage = resourceShortage(e);
+      if (shortage) return jsonResponse(503, errorBody(shortage), { ...baseHeaders, ...cors });
       onError(e);
       return jsonResponse(500, { error: 'internal error' }, { ...baseHeaders, ...cors });
     }

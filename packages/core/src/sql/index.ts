@@ -1,3 +1,3 @@
-export {SqlPool, type SqlPoolOptions, type SqlResult} from './pool.js';
-export {effectiveTimeoutMs, sqlTimeoutFromEnv} from './statement.js';
+export {SqlPool, type SqlCaller, type SqlPoolOptions, type SqlResult} from './pool.js';
+export {effectiveTimeoutMs, sqlPoolSettingsFromEnv, sqlTimeoutFromEnv} from './statement.js';
 export {DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS} from './execute.js';

@@ -1,6 +1,6 @@
 import {fork, type ChildProcess} from 'node:child_process';
 import {fileURLToPath} from 'node:url';
-import {BadRequest, TooManyRequests} from '../errors.js';
+import {ApiError, BadRequest, TooManyRequests} from '../errors.js';
 import {DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, type ResultCaps} from './execute.js';
 import type {FromWorker, ToWorker} from './protocol.js';
 import {effectiveTimeoutMs, INTERRUPT_MESSAGE, selectText, sqlParams, type SqlParam} from './statement.js';
@@ -14,8 +14,21 @@ export interface SqlPoolOptions {
   maxRows?: number;
   /** UTF-8 size of a result's records as JSON. Default 64 MiB. */
   maxBytes?: number;
-  /** Statements that may wait for a free worker; beyond that, 429. Default 64. */
+  /** Statements that may wait for a free worker, all callers together; beyond that, 429. Default 64. */
   maxQueue?: number;
+  /** Statements one caller (user) may have queued or running; beyond that, 429. Default 4. */
+  maxPerUser?: number;
+  /** Statements one document may have queued or running; beyond that, 429. Default 8. */
+  maxPerDoc?: number;
+  /** Longest wait for a free worker before the statement starts; beyond that, 503. Default 10000 ms. */
+  queueTimeoutMs?: number;
+  /** Called when a worker cannot start for lack of descriptors (the engine then closes idle docs). */
+  onShortage?: () => void;
+}
+
+/** Who runs a statement, for the per-caller share (an API key's user, or the anonymous caller). */
+export interface SqlCaller {
+  user?: string;
 }
 
 export interface SqlResult {
@@ -26,12 +39,16 @@ export interface SqlResult {
 interface Job {
   id: number;
   path: string;
+  user: string;
+  /** The statement's own budget, counted from when a worker starts it. */
+  timeoutMs: number;
   statement: string;
   text: string;
   args: SqlParam[];
   timer: NodeJS.Timeout;
   resolve: (r: SqlResult) => void;
   reject: (e: Error) => void;
+  settled?: boolean;
 }
 
 interface Child {
@@ -46,8 +63,8 @@ const WORKER_PATH = fileURLToPath(new URL('./worker.js', import.meta.url));
 
 /**
  * The read-only SQL sandbox: a few pre-forked worker processes. The parent keeps each statement's
- * deadline (counted from the request, as Grist's interrupt timer is) and SIGKILLs a worker that
- * passes it, because better-sqlite3 offers no way to interrupt a running statement; a replacement
+ * deadline (counted from when a worker starts the statement: time spent queued behind other
+ * callers has its own bound, `queueTimeoutMs`) and SIGKILLs a worker that passes it, because better-sqlite3 offers no way to interrupt a running statement; a replacement
  * is forked off the request path.
  */
 export class SqlPool {
@@ -55,8 +72,17 @@ export class SqlPool {
   readonly #defaultTimeoutMs: number;
   readonly #caps: ResultCaps;
   readonly #maxQueue: number;
+  readonly #maxPerUser: number;
+  readonly #maxPerDoc: number;
+  readonly #queueTimeoutMs: number;
+  readonly #onShortage?: () => void;
   readonly #children = new Set<Child>();
-  readonly #queue: Job[] = [];
+  /** Waiting statements, one FIFO lane per (user, document); lanes take turns (round-robin). */
+  readonly #lanes = new Map<string, Job[]>();
+  #queued = 0;
+  /** Statements queued or running, per user and per document. */
+  readonly #perUser = new Map<string, number>();
+  readonly #perDoc = new Map<string, number>();
   #nextId = 1;
   #closed = false;
   /** Why the last worker died before becoming ready; reported when no worker is left. */
@@ -67,6 +93,10 @@ export class SqlPool {
     this.#defaultTimeoutMs = opts.defaultTimeoutMs ?? 1000;
     this.#caps = {maxRows: opts.maxRows ?? DEFAULT_MAX_ROWS, maxBytes: opts.maxBytes ?? DEFAULT_MAX_BYTES};
     this.#maxQueue = opts.maxQueue ?? 64;
+    this.#maxPerUser = Math.max(1, opts.maxPerUser ?? 4);
+    this.#maxPerDoc = Math.max(1, opts.maxPerDoc ?? 8);
+    this.#queueTimeoutMs = opts.queueTimeoutMs ?? 10_000;
+    this.#onShortage = opts.onShortage;
     this.#fill();
   }
 
@@ -75,8 +105,12 @@ export class SqlPool {
     return [...this.#children].filter((c) => c.ready).map((c) => c.proc.pid!);
   }
 
-  /** Runs one read-only statement against the document file at `path`. Throws BadRequest with Grist's messages. */
-  run(path: string, sql: string, args: unknown[] | null, timeoutMs?: number): Promise<SqlResult> {
+  /**
+   * Runs one read-only statement against the document file at `path`. Throws BadRequest with
+   * Grist's messages; 429 when the caller's own share (or the whole queue) is full, 503 when no
+   * worker frees up within the queue timeout. The statement's timeout starts when a worker starts it.
+   */
+  run(path: string, sql: string, args: unknown[] | null, timeoutMs?: number, caller: SqlCaller = {}): Promise<SqlResult> {
     if (this.#closed) { return Promise.reject(new Error('SqlPool is closed')); }
     let text, params;
     try {
@@ -85,18 +119,34 @@ export class SqlPool {
     } catch (e) {
       return Promise.reject(e);
     }
+    const user = caller.user ?? '';
+    // Shares are checked before the global queue, so that one caller's flood is refused as theirs.
+    if ((this.#perUser.get(user) ?? 0) >= this.#maxPerUser) {
+      return Promise.reject(new TooManyRequests(
+        `too many SQL statements of yours are running or waiting (${this.#maxPerUser}); try again later`));
+    }
+    if ((this.#perDoc.get(path) ?? 0) >= this.#maxPerDoc) {
+      return Promise.reject(new TooManyRequests(
+        `too many SQL statements on this document are running or waiting (${this.#maxPerDoc}); try again later`));
+    }
     const busy = [...this.#children].every((c) => !c.ready || c.job);
-    if (busy && this.#queue.length >= this.#maxQueue) {
+    if (busy && this.#queued >= this.#maxQueue) {
       return Promise.reject(new TooManyRequests(
         `too many SQL statements are waiting (${this.#maxQueue}); try again later`));
     }
     this.#fill();
     return new Promise<SqlResult>((resolve, reject) => {
       const job: Job = {
-        id: this.#nextId++, path, statement: sql, text, args: params, resolve, reject,
-        timer: setTimeout(() => this.#expire(job), effectiveTimeoutMs(this.#defaultTimeoutMs, timeoutMs)),
+        id: this.#nextId++, path, user, statement: sql, text, args: params, resolve, reject,
+        timeoutMs: effectiveTimeoutMs(this.#defaultTimeoutMs, timeoutMs),
+        timer: setTimeout(() => this.#expireQueued(job), this.#queueTimeoutMs),
       };
-      this.#queue.push(job);
+      bump(this.#perUser, user, 1);
+      bump(this.#perDoc, path, 1);
+      const key = `${user}\u0000${path}`;
+      const lane = this.#lanes.get(key);
+      if (lane) { lane.push(job); } else { this.#lanes.set(key, [job]); }
+      this.#queued++;
       this.#dispatch();
     });
   }
@@ -115,7 +165,7 @@ export class SqlPool {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const job of this.#queue.splice(0)) { this.#settle(job, new Error('SqlPool is closed')); }
+    for (const job of this.#takeAll()) { this.#settle(job, new Error('SqlPool is closed')); }
     await Promise.all([...this.#children].map((c) => {
       const exited = new Promise((resolve) => c.proc.once('exit', resolve));
       c.proc.ref();  // so that close() is still awaited when nothing else keeps the loop alive
@@ -125,11 +175,23 @@ export class SqlPool {
   }
 
   #fill(): void {
-    while (!this.#closed && this.#children.size < this.#size) { this.#spawn(); }
+    for (let n = this.#size - this.#children.size; n > 0 && !this.#closed; n--) { this.#spawn(); }
   }
 
   #spawn(): void {
-    const proc = fork(WORKER_PATH, [], {serialization: 'advanced', execArgv: []});
+    let proc: ChildProcess;
+    try {
+      proc = fork(WORKER_PATH, [], {serialization: 'advanced', execArgv: []});
+    } catch (e) {
+      // Out of descriptors or processes: fail the waiting statements now; the next run() retries.
+      this.#startError = (e as Error).message;
+      if (this.#children.size === 0) {
+        const error = startFailure(this.#startError);
+        if (error instanceof ApiError) { this.#onShortage?.(); }
+        queueMicrotask(() => { for (const job of this.#takeAll()) { this.#settle(job, error); } });
+      }
+      return;
+    }
     const child: Child = {proc, ready: false, acks: new Map()};
     this.#children.add(child);
     // An idle pool must not keep the embedding process alive; #send refs the channel while busy.
@@ -184,21 +246,59 @@ export class SqlPool {
       // Died while starting: do not loop on a broken setup. The next run() tries again.
       this.#startError ??= `exited during startup (${signal ?? `code ${code}`})`;
       if (this.#children.size === 0) {
-        for (const job of this.#queue.splice(0)) {
-          this.#settle(job, new Error(`SQL worker could not start: ${this.#startError}`));
-        }
+        const error = startFailure(this.#startError);
+        if (error instanceof ApiError) { this.#onShortage?.(); }
+        for (const job of this.#takeAll()) { this.#settle(job, error); }
       }
     }
   }
 
+  /** Gives free workers the next statements, taking one from each lane in turn. */
   #dispatch(): void {
     for (const child of this.#children) {
-      if (this.#queue.length === 0) { return; }
+      if (this.#queued === 0) { return; }
       if (!child.ready || child.job) { continue; }
-      const job = this.#queue.shift()!;
+      const job = this.#next();
+      clearTimeout(job.timer);
+      job.timer = setTimeout(() => this.#expire(job), job.timeoutMs);
       child.job = job;
       this.#send(child, {type: 'run', id: job.id, path: job.path, text: job.text, args: job.args, caps: this.#caps});
     }
+  }
+
+  /** The head of the lane that waited longest for its turn; the lane then goes to the back. */
+  #next(): Job {
+    const [key, lane] = this.#lanes.entries().next().value!;
+    const job = lane.shift()!;
+    this.#lanes.delete(key);
+    if (lane.length) { this.#lanes.set(key, lane); }
+    this.#queued--;
+    return job;
+  }
+
+  #unqueue(job: Job): boolean {
+    const key = `${job.user}\u0000${job.path}`;
+    const lane = this.#lanes.get(key);
+    const i = lane ? lane.indexOf(job) : -1;
+    if (i < 0) { return false; }
+    lane!.splice(i, 1);
+    if (!lane!.length) { this.#lanes.delete(key); }
+    this.#queued--;
+    return true;
+  }
+
+  #takeAll(): Job[] {
+    const jobs = [...this.#lanes.values()].flat();
+    this.#lanes.clear();
+    this.#queued = 0;
+    return jobs;
+  }
+
+  /** No worker took the statement in time: the pool is saturated (503), not the statement slow. */
+  #expireQueued(job: Job): void {
+    if (!this.#unqueue(job)) { return; }
+    this.#settle(job, new ApiError(503,
+      `no SQL worker was free within ${this.#queueTimeoutMs} ms; try again later`));
   }
 
   #expire(job: Job): void {
@@ -206,8 +306,7 @@ export class SqlPool {
     if (child) {
       this.#kill(child);  // its 'exit' forks the replacement
     } else {
-      const i = this.#queue.indexOf(job);
-      if (i >= 0) { this.#queue.splice(i, 1); }
+      this.#unqueue(job);
     }
     this.#settle(job, new BadRequest(INTERRUPT_MESSAGE));
   }
@@ -231,6 +330,21 @@ export class SqlPool {
 
   #settle(job: Job, error?: Error, result?: SqlResult): void {
     clearTimeout(job.timer);
+    if (job.settled) { return; }
+    job.settled = true;
+    bump(this.#perUser, job.user, -1);
+    bump(this.#perDoc, job.path, -1);
     if (error) { job.reject(error); } else { job.resolve(result!); }
   }
+}
+
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n > 0) { counts.set(key, n); } else { counts.delete(key); }
+}
+
+/** A worker that cannot start for lack of file descriptors or processes is a 503, not a bug. */
+function startFailure(reason: string | undefined): Error {
+  const message = `SQL worker could not start: ${reason}`;
+  return /EMFILE|ENFILE|EAGAIN|ENOMEM/.test(reason ?? '') ? new ApiError(503, `${message}; try again later`) : new Error(message);
 }

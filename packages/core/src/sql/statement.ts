@@ -82,3 +82,28 @@ export function sqlTimeoutFromEnv(env: NodeJS.ProcessEnv): number {
   }
   return 1000;
 }
+
+/** A non-negative integer setting, or undefined when unset. */
+function intSetting(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') { return undefined; }
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new Error(`${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+/**
+ * The pool's bounds (docs/operations.md): GRISTLITE_SQL_WORKERS (2), GRISTLITE_SQL_MAX_QUEUE (64),
+ * GRISTLITE_SQL_MAX_PER_USER (4), GRISTLITE_SQL_MAX_PER_DOC (8), GRISTLITE_SQL_QUEUE_TIMEOUT_MSEC (10000).
+ */
+export function sqlPoolSettingsFromEnv(env: NodeJS.ProcessEnv) {
+  return {
+    size: intSetting(env, 'GRISTLITE_SQL_WORKERS', 1),
+    maxQueue: intSetting(env, 'GRISTLITE_SQL_MAX_QUEUE', 0),
+    maxPerUser: intSetting(env, 'GRISTLITE_SQL_MAX_PER_USER', 1),
+    maxPerDoc: intSetting(env, 'GRISTLITE_SQL_MAX_PER_DOC', 1),
+    queueTimeoutMs: intSetting(env, 'GRISTLITE_SQL_QUEUE_TIMEOUT_MSEC', 0),
+  };
+}

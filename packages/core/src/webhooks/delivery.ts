@@ -236,6 +236,7 @@ export class WebhookDelivery {
   private stopped = false;
   private started = false;
   private wakeScheduled = false;
+  private inFlight = 0;
   private readonly maxAttempts: number;
   private readonly waitDelayMs: number;
   private readonly maxQueueSize: number;
@@ -306,6 +307,16 @@ export class WebhookDelivery {
     } catch (e) {
       this.onError(e);
     }
+  }
+
+  /** True while some webhook has events waiting (a lane runs, perhaps only waiting to retry). */
+  get pending(): boolean {
+    return this.lanes.size > 0;
+  }
+
+  /** True while a POST is in flight: closing the document now would abort it and send it again. */
+  get sending(): boolean {
+    return this.inFlight > 0;
   }
 
   /** True while the outbox holds `maxQueueSize` events or more. */
@@ -384,11 +395,16 @@ export class WebhookDelivery {
           continue;
         }
         const ok = await this.sendWithRetries(webhookId, batch, secret, lane.controller.signal);
-        if (!(await this.dbReady(lane.controller.signal))) return;
         if (ok) {
+          // Synchronously with the answer's bookkeeping: nothing can close the document in between.
+          this.inFlight--;
+          if (!this.db.open || this.stopped) return;
           this.deleteRows(batch);
           logStatus(this.db, webhookId, 'idle');
-        } else if (this.draining) {
+          continue;
+        }
+        if (!(await this.dbReady(lane.controller.signal))) return;
+        if (this.draining) {
           this.deleteRows(batch);
           logStatus(this.db, webhookId, 'error');
           logBatch(this.db, webhookId, 'rejected');
@@ -431,6 +447,13 @@ export class WebhookDelivery {
       if (secret.signingSecret) Object.assign(headers, signatureHeaders(secret.signingSecret, body, Math.floor(Date.now() / 1000)));
       let httpStatus: number | null = null;
       let error: string | null = null;
+      // A delivered batch stays "in flight" until runLane has deleted it from the outbox.
+      this.inFlight++;
+      let held = true;
+      const letGo = () => {
+        if (held) this.inFlight--;
+        held = false;
+      };
       try {
         const res = await request(secret.url, { method: 'POST', body, headers, signal, dispatcher: agent });
         httpStatus = res.statusCode;
@@ -440,14 +463,26 @@ export class WebhookDelivery {
           error = await res.body.text().catch((e: Error) => e.message);
         }
       } catch (e) {
-        if (signal.aborted) throw e;
+        if (signal.aborted) {
+          letGo();
+          throw e;
+        }
         const err = e as Error & { cause?: Error };
         error = err.cause?.message || err.message || 'Unrecognized error during fetch';
       }
-      if (!(await this.dbReady(signal))) return false;
-      if (error === null) {
-        logBatch(this.db, webhookId, 'success', { size, httpStatus, error: null, attempts: attempt + 1 });
-        return true;
+      if (error !== null) letGo();
+      try {
+        if (!(await this.dbReady(signal))) {
+          letGo();
+          return false;
+        }
+        if (error === null) {
+          logBatch(this.db, webhookId, 'success', { size, httpStatus, error: null, attempts: attempt + 1 });
+          return true;
+        }
+      } catch (e) {
+        letGo();
+        throw e;
       }
       logBatch(this.db, webhookId, 'failure', { size, httpStatus, error, attempts: attempt + 1 });
       if (attempt >= this.currentMaxAttempts() - 1) return false;

@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 import { BadRequest } from '@gristlite/core';
 import type { Route } from '../route.js';
+import type { RequestContext } from '../types.js';
 import { validate } from '../validate.js';
 import { docFor } from './doc-common.js';
 
@@ -11,6 +12,11 @@ const SqlPost = v.looseObject({
   timeout: v.optional(v.number()),
 });
 
+/** Whose share of the SQL pool a request uses: its user (all anonymous callers share one). */
+function sqlCaller(ctx: RequestContext) {
+  return { user: ctx.principal.anonymous ? 'anonymous' : String(ctx.principal.user.id) };
+}
+
 export const sqlRoutes: Route[] = [
   {
     method: 'GET', path: '/api/docs/:docId/sql', tag: 'sql', summary: 'Run a read-only SELECT', query: ['q'],
@@ -18,7 +24,7 @@ export const sqlRoutes: Route[] = [
       const { meta } = await docFor(ctx, 'viewers');
       const q = ctx.query.get('q');
       if (q === null) throw new BadRequest('q parameter is required');
-      return ctx.engine.runSql(meta.id, q, null);
+      return ctx.engine.runSql(meta.id, q, null, undefined, sqlCaller(ctx));
     },
   },
   {
@@ -27,7 +33,7 @@ export const sqlRoutes: Route[] = [
     handler: async (ctx) => {
       const { meta } = await docFor(ctx, 'viewers');
       const body = validate(SqlPost, await ctx.json());
-      return ctx.engine.runSql(meta.id, body.sql, body.args ?? null, body.timeout);
+      return ctx.engine.runSql(meta.id, body.sql, body.args ?? null, body.timeout, sqlCaller(ctx));
     },
   },
 ];

@@ -1,0 +1,121 @@
+// Open documents are bounded (issue 11 item 5): an LRU with a cap and an idle timeout, documents in
+// use are never closed under their user, and running out of descriptors answers 503, never 404.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Engine } from '../src/index.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fds = () => readdirSync('/proc/self/fd').length;
+
+async function withEngine(opts: { maxOpenDocs?: number; docIdleMs?: number }, n: number,
+                          fn: (engine: Engine, docIds: string[]) => Promise<void>) {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-lru-'));
+  const engine = await Engine.open({ dataDir: dir, ...opts });
+  try {
+    const user = await engine.home.ensureUser('ada@example.com', 'Ada');
+    const p = engine.home.principalFor(user, true);
+    const [home] = await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id);
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) ids.push(await engine.createDoc(home.id, p, { name: `D${i}` }));
+    await fn(engine, ids);
+  } finally {
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const tables = (engine: Engine, id: string) =>
+  engine.withDoc(id, (d) => d.db.prepare('SELECT count(*) FROM _grist_Tables').pluck().get() as number);
+
+test('with a cap of 5, 60 documents keep descriptors bounded and every one still answers', () =>
+  withEngine({ maxOpenDocs: 5 }, 60, async (engine, ids) => {
+    const base = fds();
+    let most = 0;
+    for (let round = 0; round < 2; round++) {
+      for (const id of ids) {
+        assert.is(await tables(engine, id), 1);
+        most = Math.max(most, fds());
+        assert.ok(engine.openDocCount <= 5, `${engine.openDocCount} open`);
+      }
+    }
+    // 3 descriptors per open document (file, WAL, shm).
+    assert.ok(most - base <= 5 * 3 + 2, `descriptors grew by ${most - base}`);
+    console.log(`  60 docs twice under a cap of 5: at most ${most - base} more descriptors than at start, ${engine.openDocCount} open`);
+  }));
+
+test('idle documents are closed after the idle timeout, giving their descriptors back', () =>
+  withEngine({ docIdleMs: 100 }, 4, async (engine, ids) => {
+    const base = fds();
+    for (const id of ids) await tables(engine, id);
+    assert.is(engine.openDocCount, 4);
+    assert.ok(fds() >= base + 4 * 3);
+    await sleep(400);
+    assert.is(engine.openDocCount, 0);
+    assert.ok(fds() <= base, `${fds() - base} descriptors left`);
+    assert.is(await tables(engine, ids[0]), 1, 'and it opens again on the next use');
+  }));
+
+test('a document in use is never closed under its user, whatever the cap and idle timeout', () =>
+  withEngine({ maxOpenDocs: 1, docIdleMs: 50 }, 3, async (engine, [a, b, c]) => {
+    await engine.inScope(async () => {
+      const doc = engine.openDoc(a);
+      await sleep(200);  // four idle timeouts
+      engine.openDoc(b);
+      await tables(engine, c);  // both over the cap
+      assert.ok(doc.db.open, 'the held document is still open');
+      assert.is(doc.db.prepare('SELECT count(*) FROM _grist_Tables').pluck().get(), 1);
+      assert.is(engine.openDoc(a), doc, 'the same connection');
+    });
+    await sleep(200);
+    assert.is(engine.openDocCount, 0, 'released at the end of the scope, then closed when idle');
+  }));
+
+test('out of descriptors: 503 (never 404), idle documents are closed, and everything answers again', () => {
+  // A child process with a low descriptor limit holds documents open until opening fails.
+  const engineUrl = new URL('../src/index.js', import.meta.url).href;
+  const script = `
+    import { mkdtempSync } from 'node:fs';
+    import { tmpdir } from 'node:os';
+    import { join } from 'node:path';
+    const { Engine } = await import(${JSON.stringify(engineUrl)});
+    const engine = await Engine.open({ dataDir: mkdtempSync(join(tmpdir(), 'gl-emfile-')), maxOpenDocs: 1000, resumeWebhooks: false });
+    const user = await engine.home.ensureUser('ada@example.com', 'Ada');
+    const p = engine.home.principalFor(user, true);
+    const [home] = await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id);
+    const ids = [];
+    for (let i = 0; i < 40; i++) ids.push(await engine.createDoc(home.id, p, { name: 'D' + i }));
+    const statuses = [];
+    let sql = null;
+    await engine.inScope(async () => {
+      for (const id of ids) {
+        try { engine.openDoc(id); statuses.push(200); } catch (e) { statuses.push(e.status ?? String(e)); }
+      }
+      sql = await engine.runSql(ids[0], 'select 1 as x', null).then(() => 200, (e) => e.status ?? String(e));
+    });
+    // Released: the next opens close idle documents to make room.
+    const after = [];
+    for (const id of ids) {
+      try { engine.openDoc(id); after.push(200); } catch (e) { after.push(e.status ?? String(e)); }
+    }
+    const sqlAfter = await engine.runSql(ids[1], 'select 1 as x', null).then(() => 200, (e) => e.status ?? String(e));
+    console.log(JSON.stringify({ statuses, sql, after, sqlAfter }));
+    await engine.close();`.replace('!.id', '.id');
+  const r = spawnSync('sh', ['-c', `ulimit -n 90 && exec "${process.execPath}" --input-type=module -e "$SCRIPT"`], {
+    env: { ...process.env, SCRIPT: script }, encoding: 'utf8', timeout: 60_000,
+  });
+  assert.is(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
+  assert.ok(out.statuses.includes(200), 'some documents opened');
+  assert.ok(out.statuses.includes(503), `the limit was reached: ${out.statuses}`);
+  assert.equal([...new Set(out.statuses)].sort(), [200, 503], `only 200s and 503s: ${out.statuses}`);
+  assert.ok([200, 503].includes(out.sql), `SQL while out of descriptors: ${out.sql}`);
+  assert.ok(out.after.every((s: number) => s === 200), `after release: ${out.after}`);
+  assert.is(out.sqlAfter, 200);
+  console.log(`  ulimit -n 90: ${out.statuses.filter((s: number) => s === 200).length} held documents opened, then 503; SQL ${out.sql}`);
+});
+
+test.run();
