@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Engine, hashApiKey } from '@gristlite/core';
+import { fixturePath, withFixtures } from '@gristlite/core/testing';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
-const FIXTURES = process.env.GRISTLITE_FIXTURES ?? fileURLToPath(new URL('../../../../../shared/fixtures/grist/', import.meta.url));
 
 function cli(dir: string, ...args: string[]): string {
   return execFileSync(process.execPath, [MAIN, ...args], { env: { ...process.env, GRISTLITE_DATA_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
@@ -40,11 +40,11 @@ test('user add prints only a key that authenticates the user; org add prints the
   }
 });
 
-test('import creates documents from a .grist fixture and from a CSV file', async () => {
+withFixtures(test)('import creates documents from a .grist fixture and from a CSV file', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gl-cli-'));
   try {
     cli(dir, 'user', 'add', 'you@example.com');
-    copyFileSync(join(FIXTURES, 'World.grist'), join(dir, 'World.grist'));
+    copyFileSync(fixturePath('World.grist'), join(dir, 'World.grist'));
     const worldId = cli(dir, 'import', join(dir, 'World.grist'), '--name', 'World');
     writeFileSync(join(dir, 'items.csv'), 'name,qty\nbolts,4\nnuts,5\n');
     const csvId = cli(dir, 'import', join(dir, 'items.csv'));

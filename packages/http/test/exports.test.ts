@@ -10,9 +10,10 @@ import {Engine} from '@gristlite/core';
 import {createApiHandler, type Handler} from '../src/index.js';
 import {exportRoutes} from '../src/routes/exports.js';
 import {importRoutes} from '../src/routes/imports.js';
-import {fixture} from './helpers.js';
+import {fixture, withFixtures} from './helpers.js';
 
 const s = suite('exports');
+const fs = withFixtures(s);
 let dir = '';
 let engine: Engine;
 let handle: Handler;
@@ -103,7 +104,7 @@ s.after(async () => {
   rmSync(dir, {recursive: true, force: true});
 });
 
-s('§19 CSV of Timesheets Table1: body, headers, errors', async () => {
+fs('§19 CSV of Timesheets Table1: body, headers, errors', async () => {
   const doc = await docFrom('Timesheets', 'Hello.grist');
   const res = await get(`/api/docs/${doc}/download/csv?tableId=Table1`);
   assert.is(res.status, 200);
@@ -120,7 +121,7 @@ s('§19 CSV of Timesheets Table1: body, headers, errors', async () => {
   assert.is((await get(`/api/docs/${urlId}/download/csv?tableId=Table1&header=colId`)).text.split('\n')[0], 'A,B,C,D,E');
 });
 
-s('tsv, dsv, title and file names', async () => {
+fs('tsv, dsv, title and file names', async () => {
   const doc = await docFrom('Table1', 'Hello.grist');
   const tsv = await get(`/api/docs/${doc}/download/tsv?tableId=Table1`);
   assert.is(tsv.text.split('\n')[1], 'hello\t\t\t\tHELLO');
@@ -140,7 +141,7 @@ s('tsv, dsv, title and file names', async () => {
   assert.is(head.body, null);
 });
 
-s('World City over HTTP: references by name, streamed in chunks', async () => {
+fs('World City over HTTP: references by name, streamed in chunks', async () => {
   const doc = await docFrom('World', 'World.grist');
   const res = await get(`/api/docs/${doc}/download/csv?tableId=City`);
   const lines = res.text.split('\n');
@@ -174,7 +175,7 @@ s('§19 table-schema: the exact shape, and GET on its path returns the CSV', asy
   err(await get(`/api/docs/${doc}/download/table-schema?tableId=Bar`), 404, 'Table Bar not found.');
 });
 
-s('POST /api/docs with a .grist upload imports it; GET records shows the same data', async () => {
+fs('POST /api/docs with a .grist upload imports it; GET records shows the same data', async () => {
   const before = await docCount();
   const res = await upload('/api/docs', {workspaceId: String(wid), documentName: 'Imported World'},
     {name: 'World.grist', data: readFileSync(fixture('World.grist'))});
@@ -188,7 +189,7 @@ s('POST /api/docs with a .grist upload imports it; GET records shows the same da
   }
 });
 
-s('POST /api/workspaces/:wid/import: .grist and CSV, {id, title}', async () => {
+fs('POST /api/workspaces/:wid/import: .grist and CSV, {id, title}', async () => {
   const res = ok(await upload(`/api/workspaces/${wid}/import`, {}, {name: 'Favorite_Films.grist', data: readFileSync(fixture('Favorite_Films.grist'))}));
   assert.equal(Object.keys(res), ['id', 'title']);
   assert.is(res.title, 'Favorite_Films');
@@ -200,7 +201,7 @@ s('POST /api/workspaces/:wid/import: .grist and CSV, {id, title}', async () => {
   assert.is((await get(`/api/docs/${csv.id}/download/csv?tableId=People`)).text, 'Name,Age\nAnn,31\nBob,42\n');
 });
 
-s('invalid uploads answer 400 and leave nothing behind; access and payload errors', async () => {
+fs('invalid uploads answer 400 and leave nothing behind; access and payload errors', async () => {
   const before = await docCount();
   const files = readdirSync(join(dir, 'docs')).length;
   err(await upload('/api/docs', {workspaceId: String(wid)}, {name: 'bad.grist', data: Buffer.from('not sqlite')}), 400,
@@ -217,7 +218,7 @@ s('invalid uploads answer 400 and leave nothing behind; access and payload error
   err(await postJson(`/api/workspaces/${wid}/import`, {uploadId: 1}), 400, /multipart/);
 });
 
-s('JSON POST /api/docs: empty doc, copy (as template), errors', async () => {
+fs('JSON POST /api/docs: empty doc, copy (as template), errors', async () => {
   const id = ok(await postJson('/api/docs', {workspaceId: wid, documentName: 'Blank', timezone: 'Asia/Tokyo'}));
   assert.is(ok(await get(`/api/docs/${id}`)).name, 'Blank');
   assert.equal(ok(await get(`/api/docs/${id}/tables/Table1/columns`)).columns.map((c: any) => c.id), ['A', 'B', 'C']);
@@ -232,7 +233,7 @@ s('JSON POST /api/docs: empty doc, copy (as template), errors', async () => {
   err(await postJson(`/api/docs/${world}/copy`, {workspaceId: wid}, strangerKey), 403, 'No view access');
 });
 
-s('download .grist, then import it: every table, column and record comes back', async () => {
+fs('download .grist, then import it: every table, column and record comes back', async () => {
   const src = await docFrom('Types', 'TypeEncoding.grist');
   ok(await postJson(`/api/docs/${src}/tables/Types/records`, {records: [{fields: {Text: 'new', Numeric: 2.5}}]}));
   const dl = await handle({method: 'GET', url: `/api/docs/${src}/download`, headers: {host: 'x', authorization: `Bearer ${key}`}});
