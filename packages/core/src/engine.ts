@@ -53,14 +53,14 @@ function openDocFile<T>(open: () => T): T {
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (code === 'SQLITE_CANTOPEN' || (e instanceof TypeError && /Cannot open database/.test(e.message))) throw new NotFound('Document file not found');
-    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || (code === 'SQLITE_ERROR' && /no such table/.test((e as Error).message))) {
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || (code === 'SQLITE_ERROR' && /no such (table|column)/.test((e as Error).message))) {
       throw new BadRequest(`Document file is not a valid Grist document: ${(e as Error).message}`);
     }
     throw e;
   }
 }
 
-const ACCESS_RULES_SQL = `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
+export const ACCESS_RULES_SQL = `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
   OR coalesce(permissionsText, '') != '' LIMIT 1`;
 
 /** Something cached per open document that must be released when the document goes away. */

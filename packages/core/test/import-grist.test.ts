@@ -11,6 +11,8 @@ import type {Principal} from '../src/home/principal.js';
 import {GristDoc} from '../src/doc/index.js';
 import {backupDoc} from '../src/export/backup.js';
 import {copyDoc, createEmptyDoc, importUpload} from '../src/import/index.js';
+import {createDocFile} from '../src/doc/create.js';
+import {addWebhook, listWebhooks} from '../src/webhooks/api.js';
 import {FIXTURE_NAMES, fixturePath, tempPath, withFixtures} from './doc-helpers.js';
 
 const test = suite('import-grist');
@@ -172,6 +174,44 @@ ftest('empty documents (with a timezone) and copies (as template too)', async ()
   } catch (err: any) {
     assert.is(err.status, 403);
   }
+});
+
+test('gristlite\'s private tables never come in with a file: a partial, foreign set does not break writes', async () => {
+  const path = tempPath('private.grist');
+  createDocFile(path);
+  const db = new Database(path);
+  // What another gristlite (or a hand-edited file) might carry: secrets of a webhook but no outbox,
+  // a stats table of the wrong shape, an index and a view under the reserved prefix.
+  db.exec(`CREATE TABLE _gristlite_webhook_secrets (webhookId TEXT PRIMARY KEY, url TEXT NOT NULL, authorization TEXT NOT NULL DEFAULT '',
+             unsubscribeKey TEXT NOT NULL, signingSecret TEXT);
+           INSERT INTO _gristlite_webhook_secrets VALUES ('w1', 'https://attacker.example/steal', 'Bearer secret', 'k', NULL);
+           CREATE TABLE _gristlite_webhook_stats (junk TEXT);
+           CREATE INDEX _gristlite_junk ON Table1 (A);
+           CREATE VIEW _gristlite_view AS SELECT 1;`);
+  db.close();
+  const res = await importUpload(engine, wid, owner, {fileName: 'private.grist', path});
+  const doc = engine.openDoc(res.id);
+  const privateObjects = () => doc.db.prepare(`SELECT name FROM sqlite_master WHERE name LIKE '\\_gristlite\\_%' ESCAPE '\\'`).pluck().all();
+  assert.equal(privateObjects(), [], 'the copy starts with no private state');
+  doc.grist.addRecords('Table1', [{A: 'x'}]);
+  const hook = await addWebhook(doc.db, {url: 'https://example.com/hook', eventTypes: ['add'], tableId: 'Table1'},
+    {entries: ['*'], lookup: (_h, cb) => cb(null, [{address: '93.184.216.34', family: 4}])});
+  doc.grist.addRecords('Table1', [{A: 'y'}]);
+  assert.equal(listWebhooks(doc.db).webhooks.map((w) => [w.id, w.fields.url]), [[hook.webhookId, 'https://example.com/hook']]);
+  assert.equal(doc.grist.fetchColumns('Table1').A, ['x', 'y']);
+  // The source file is read, never changed.
+  const src = new Database(path, {readonly: true});
+  assert.is((src.prepare(`SELECT count(*) FROM sqlite_master WHERE name LIKE '\\_gristlite\\_%' ESCAPE '\\'`).pluck().get()), 4);
+  src.close();
+});
+
+test('a file that lists a table named like gristlite\'s own is refused', async () => {
+  const path = tempPath('reserved.grist');
+  createDocFile(path);
+  const db = new Database(path);
+  db.exec(`CREATE TABLE _gristlite_mine (id INTEGER PRIMARY KEY); UPDATE _grist_Tables SET tableId = '_gristlite_mine' WHERE tableId = 'Table1'`);
+  db.close();
+  await rejected('reserved.grist', readFileSync(path), /Invalid Grist document: table _gristlite_mine has a name reserved for gristlite's own tables/);
 });
 
 test.run();

@@ -12,7 +12,7 @@ import { attachmentRoutes } from '../src/routes/attachments.js';
 import {fixture, withFixtures} from './helpers.js';
 
 const s = suite('attachments');
-const fs = withFixtures(s);
+const fixtureTest = withFixtures(s);
 let dir = '';
 let engine: Engine;
 let handle: Handler;
@@ -160,7 +160,7 @@ s('errors: 404, 400, 415, missing payload, 413, and access', async () => {
   assert.is((await call('GET', `/api/docs/${doc}/attachments`, { as: strangerKey })).status, 403);
 });
 
-fs('binary round trip, UTF-8 names, and the fixture\'s attachment downloads intact', async () => {
+fixtureTest('binary round trip, UTF-8 names, and the fixture\'s attachment downloads intact', async () => {
   const doc = await newDoc('TypeEncoding.grist');
   const dl = await call('GET', `/api/docs/${doc}/attachments/1/download`);
   assert.is(dl.status, 200);
