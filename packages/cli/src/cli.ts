@@ -1,9 +1,9 @@
 /** `gristlite serve | user add | org add`: the command line around the engine. */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { BadRequest, Engine, checkDomain, importUpload, isValidEmail, type DocLeases, type HomeStore } from '@gristlite/core';
+import { BadRequest, Engine, checkDomain, importUpload, isValidEmail, type DocLeases, type HomeStore, type ImportProgress } from '@gristlite/core';
 import { PgDocLeases, homeStoreFromUrl } from '@gristlite/store-postgres';
 import { createApiHandler } from '@gristlite/http';
 import { toNodeHandler } from '@gristlite/node';
@@ -190,7 +190,7 @@ export async function run(argv: string[], env: Env): Promise<number | undefined>
     });
     const file = positionals[0];
     if (!file) throw new BadRequest(USAGE);
-    const data = readFileSync(file);
+    if (!existsSync(file)) throw new BadRequest(`no such file: ${file}`);
     const engine = await openEngine(dataDir(values, env), values.home ? { ...env, GRISTLITE_HOME_URL: values.home } : env);
     try {
       // Imports act as a user: --owner, else the server's default user.
@@ -202,12 +202,18 @@ export async function run(argv: string[], env: Env): Promise<number | undefined>
         ? Number(values.workspace)
         : (await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id))[0].id;
       if (!Number.isInteger(wid)) throw new BadRequest(`--workspace must be a workspace id: ${values.workspace}`);
+      // One progress line, rewritten in place (at most every 200 ms): rows and percent read.
       let progressShown = false;
-      const progress = (done: number, total: number) => {
+      let last = 0;
+      const progress = ({ rows, fraction }: ImportProgress) => {
+        const now = Date.now();
+        if (now - last < 200 && fraction !== 1) return;
+        last = now;
         progressShown = true;
-        process.stderr.write(`\rimporting ${basename(file)}: ${done}/${total} rows`);
+        const parts = [rows !== null ? `${rows} rows` : null, fraction !== null ? `${Math.floor(fraction * 100)}%` : null];
+        process.stderr.write(`\rimporting ${basename(file)}: ${parts.filter(Boolean).join(', ')}`);
       };
-      const result = await importUpload(engine, wid, principal, { fileName: basename(file), data }, {
+      const result = await importUpload(engine, wid, principal, { fileName: basename(file), path: file }, {
         documentName: values.name,
         onProgress: progress,
       });

@@ -1,15 +1,23 @@
 // The command line: user add, org add and import, run as a user would run them.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Engine, hashApiKey } from '@gristlite/core';
+import { Engine, createDocFile, hashApiKey } from '@gristlite/core';
+import { fixturePath, withFixtures } from '@gristlite/core/testing';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
-const FIXTURES = process.env.GRISTLITE_FIXTURES ?? fileURLToPath(new URL('../../../../../shared/fixtures/grist/', import.meta.url));
+
+/** Runs the CLI and returns its exit status, stdout (trimmed) and stderr. */
+function cliErr(dir: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  // No Node warnings (the test runner sets both FORCE_COLOR and NO_COLOR): stderr is what is tested.
+  const env = { ...process.env, GRISTLITE_DATA_DIR: dir, NODE_NO_WARNINGS: '1' };
+  const r = spawnSync(process.execPath, [MAIN, ...args], { env, encoding: 'utf8' });
+  return { status: r.status, stdout: r.stdout.trim(), stderr: r.stderr };
+}
 
 function cli(dir: string, ...args: string[]): string {
   return execFileSync(process.execPath, [MAIN, ...args], { env: { ...process.env, GRISTLITE_DATA_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
@@ -40,11 +48,11 @@ test('user add prints only a key that authenticates the user; org add prints the
   }
 });
 
-test('import creates documents from a .grist fixture and from a CSV file', async () => {
+withFixtures(test)('import creates documents from a .grist fixture and from a CSV file', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gl-cli-'));
   try {
     cli(dir, 'user', 'add', 'you@example.com');
-    copyFileSync(join(FIXTURES, 'World.grist'), join(dir, 'World.grist'));
+    copyFileSync(fixturePath('World.grist'), join(dir, 'World.grist'));
     const worldId = cli(dir, 'import', join(dir, 'World.grist'), '--name', 'World');
     writeFileSync(join(dir, 'items.csv'), 'name,qty\nbolts,4\nnuts,5\n');
     const csvId = cli(dir, 'import', join(dir, 'items.csv'));
@@ -59,6 +67,37 @@ test('import creates documents from a .grist fixture and from a CSV file', async
       await engine.close();
     }
     assert.throws(() => cli(dir, 'import', join(dir, 'missing.grist')));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('import shows one progress line for CSV and .grist files; a missing file is a one-line error', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-cli-'));
+  try {
+    cli(dir, 'user', 'add', 'you@example.com');
+    const lines = ['n,label'];
+    for (let i = 1; i <= 30000; i++) lines.push(`${i},row ${i}`);
+    writeFileSync(join(dir, 'rows.csv'), lines.join('\n'));
+    const csv = cliErr(dir, 'import', join(dir, 'rows.csv'));
+    assert.is(csv.status, 0, csv.stderr);
+    // Rewritten in place with \r, ended by one newline.
+    assert.ok(/\rimporting rows\.csv: 30000 rows, 100%\n$/.test(csv.stderr), JSON.stringify(csv.stderr));
+    assert.is(csv.stderr.split('\n').length, 2);
+    createDocFile(join(dir, 'Empty.grist'));
+    const grist = cliErr(dir, 'import', join(dir, 'Empty.grist'));
+    assert.is(grist.status, 0, grist.stderr);
+    assert.match(grist.stderr, /\rimporting Empty\.grist: 100%\n$/);
+    const engine = await Engine.open({ dataDir: dir });
+    try {
+      assert.is(engine.openDoc(csv.stdout).grist.fetchColumns('Rows').n.length, 30000);
+      assert.equal(engine.openDoc(grist.stdout).grist.listTables().map((t) => t.id), ['Table1']);
+    } finally {
+      await engine.close();
+    }
+    const missing = cliErr(dir, 'import', join(dir, 'missing.csv'));
+    assert.is(missing.status, 1);
+    assert.is(missing.stderr, `gristlite: no such file: ${join(dir, 'missing.csv')}\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,6 +4,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { withFixtures } from '@gristlite/core/testing';
 import { TIMESHEETS, importFixture, newTimesheets, tablePath } from './docdata.js';
 import { isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target } from './world.js';
 
@@ -30,7 +31,7 @@ export function columnsTablesSuite(target: Target): void {
   const world = useWorld(s, target);
   let doc = ''; // Timesheets built through the API
 
-  s('GET columns: Grist\'s Timesheets file exactly, by tableId and tableRef; hidden (item 16)', async () => {
+  withFixtures(s)('GET columns: Grist\'s Timesheets file exactly, by tableId and tableRef; hidden (item 16)', async () => {
     const { api, chimpy } = world();
     const hello = await importFixture(world(), 'Hello.grist');
     assert.equal(ok(await api.get(`${tablePath(hello)}/columns`, chimpy.as)).body, { columns: TIMESHEETS_COLUMNS });

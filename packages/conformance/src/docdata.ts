@@ -2,23 +2,14 @@
  * Documents with data, built through the API itself, for the document-API suites: the "Timesheets"
  * document of SPEC §19 and the small "Foo" table several checklist items use.
  */
-import { copyFileSync, existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { copyFileSync } from 'node:fs';
 import { makeId } from '@gristlite/core';
+import { fixturePath } from '@gristlite/core/testing';
 import type { ApiResponse } from './client.js';
 import { ok, type TestUser, type World } from './world.js';
 
-/** Path of a real Grist document in the shared fixtures (GRISTLITE_FIXTURES, else found upwards). */
-export function fixturePath(name: string): string {
-  if (process.env.GRISTLITE_FIXTURES) return join(process.env.GRISTLITE_FIXTURES, name);
-  for (let d = dirname(fileURLToPath(import.meta.url)); d !== dirname(d); d = dirname(d)) {
-    for (const c of [join(d, 'fixtures/grist', name), join(d, 'shared/fixtures/grist', name)]) {
-      if (existsSync(c)) return c;
-    }
-  }
-  throw new Error(`Grist fixture ${name} not found; set GRISTLITE_FIXTURES`);
-}
+/** Path of a real Grist document in the shared fixtures (found by `@gristlite/core/testing`). */
+export { fixturePath } from '@gristlite/core/testing';
 
 /**
  * A copy of a fixture as a new doc in the user's Home workspace: the home record straight in the

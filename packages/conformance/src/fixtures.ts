@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { withFixtures } from '@gristlite/core/testing';
 import { TIMESHEETS, filterQs, fixturePath, importFixture, tablePath } from './docdata.js';
 import { isError, isErrorLike, ok, useWorld, type Target } from './world.js';
 
@@ -20,13 +21,14 @@ function asJson(v: unknown): unknown {
 export function fixturesSuite(target: Target): void {
   const s = suite(`${target.name}: fixtures`);
   const world = useWorld(s, target);
-  const files = readdirSync(dirname(fixturePath('Hello.grist'))).filter((f) => f.endsWith('.grist')).sort();
+  const test = withFixtures(s);
+  const files = () => readdirSync(dirname(fixturePath('Hello.grist'))).filter((f) => f.endsWith('.grist')).sort();
   const docs = new Map<string, string>();
 
-  s('every fixture is served: /tables, and /records and /data of every table equal the file', async () => {
+  test('every fixture is served: /tables, and /records and /data of every table equal the file', async () => {
     const { api, chimpy } = world();
-    assert.ok(files.length >= 6, `fixtures found: ${files.join(', ')}`);
-    for (const file of files) {
+    assert.ok(files().length >= 6, `fixtures found: ${files().join(', ')}`);
+    for (const file of files()) {
       const doc = await importFixture(world(), file);
       docs.set(file, doc);
       const tables = ok(await api.get(`/api/docs/${doc}/tables`, chimpy.as), file).body.tables.map((t: { id: string }) => t.id);
@@ -50,7 +52,7 @@ export function fixturesSuite(target: Target): void {
     }
   });
 
-  s('Hello.grist: Timesheets exactly', async () => {
+  test('Hello.grist: Timesheets exactly', async () => {
     const { api, chimpy } = world();
     const doc = docs.get('Hello.grist')!;
     assert.equal(ok(await api.get(`${tablePath(doc)}/records`, chimpy.as)).body, { records: TIMESHEETS });
@@ -58,7 +60,7 @@ export function fixturesSuite(target: Target): void {
       { id: [2], A: [''], B: ['world'], C: [''], D: [null], E: [''], manualSort: [2] });
   });
 
-  s('TypeEncoding.grist: every type, alt-text, errors and encoded Any values', async () => {
+  test('TypeEncoding.grist: every type, alt-text, errors and encoded Any values', async () => {
     const { api, chimpy } = world();
     const types = tablePath(docs.get('TypeEncoding.grist')!, 'Types');
     const byId = new Map<number, any>(ok(await api.get(`${types}/records`, chimpy.as)).body.records.map((r: any) => [r.id, r]));
@@ -84,7 +86,7 @@ export function fixturesSuite(target: Target): void {
     assert.equal([data.AnyDate, data.AnyRef], [[['E', 'InvalidTypedValue', 'Date', 'Not-a-Date']], [['E', 'AssertionError']]], '/data keeps errors raw');
   });
 
-  s('GridWithAllFields.grist: widgets, Choice/ChoiceList, Ref/RefList, DateTime with a zone', async () => {
+  test('GridWithAllFields.grist: widgets, Choice/ChoiceList, Ref/RefList, DateTime with a zone', async () => {
     const { api, chimpy } = world();
     const t = tablePath(docs.get('GridWithAllFields.grist')!);
     const [r1, r2] = ok(await api.get(`${t}/records`, chimpy.as)).body.records;
@@ -100,7 +102,7 @@ export function fixturesSuite(target: Target): void {
     assert.match(dt, /^DateTime:/);
   });
 
-  s('CursorWithRefLists1.grist: Ref and RefList across tables', async () => {
+  test('CursorWithRefLists1.grist: Ref and RefList across tables', async () => {
     const { api, chimpy } = world();
     const doc = docs.get('CursorWithRefLists1.grist')!;
     assert.equal(ok(await api.get(`${tablePath(doc, 'Tags')}/records?limit=1`, chimpy.as)).body.records, [{ id: 4, fields: { Tag: 'a' } }]);
@@ -109,7 +111,7 @@ export function fixturesSuite(target: Target): void {
     assert.equal(ok(await api.get(`${tablePath(doc, 'Selector')}/records?cellFormat=typed`, chimpy.as)).body.records[0].fields.Tag, ['R', 'Tags', 4]);
   });
 
-  s('World.grist (schema 36): large tables, formulas, refs, sort and filter', async () => {
+  test('World.grist (schema 36): large tables, formulas, refs, sort and filter', async () => {
     const { api, chimpy } = world();
     const doc = docs.get('World.grist')!;
     const city = ok(await api.get(`${tablePath(doc, 'City')}/data`, chimpy.as)).body;
@@ -124,7 +126,7 @@ export function fixturesSuite(target: Target): void {
     assert.is(biggest, 'Mumbai (Bombay)');
   });
 
-  s('Favorite_Films.grist (schema 25): read as stored', async () => {
+  test('Favorite_Films.grist (schema 25): read as stored', async () => {
     const { api, chimpy } = world();
     const doc = docs.get('Favorite_Films.grist')!;
     assert.equal(ok(await api.get(`${tablePath(doc, 'Films')}/records?limit=2`, chimpy.as)).body.records, [
@@ -138,7 +140,7 @@ export function fixturesSuite(target: Target): void {
       { manualSort: 1, Actor: 'Tom Hanks', Film: 1, Character: 'Woody', gristHelper_Display: 'Toy Story' });
   });
 
-  s('older schema versions refuse writes with a clear 400 and are never changed', async () => {
+  test('older schema versions refuse writes with a clear 400 and are never changed', async () => {
     const { api, chimpy } = world();
     for (const [file, table] of [['World.grist', 'City'], ['Favorite_Films.grist', 'Films']]) {
       const doc = docs.get(file)!;

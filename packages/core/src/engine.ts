@@ -74,7 +74,7 @@ function openDocFile<T>(path: string, open: () => T): T {
       // The file is there and readable: SQLite could not get the descriptors it needs (WAL, shm).
       throw new ServiceUnavailable('The document cannot be opened right now (too many open files?); try again later');
     }
-    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || (code === 'SQLITE_ERROR' && /no such table/.test((e as Error).message))) {
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || (code === 'SQLITE_ERROR' && /no such (table|column)/.test((e as Error).message))) {
       throw new BadRequest(`Document file is not a valid Grist document: ${(e as Error).message}`);
     }
     throw e;
@@ -109,7 +109,7 @@ function hasPendingEvents(path: string): boolean {
   }
 }
 
-const ACCESS_RULES_SQL = `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
+export const ACCESS_RULES_SQL = `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
   OR coalesce(permissionsText, '') != '' LIMIT 1`;
 
 /** Something cached per open document that must be released when the document goes away. */

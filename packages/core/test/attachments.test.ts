@@ -8,7 +8,9 @@ import {
 } from '../src/attachments/index.js';
 import { createDocFile } from '../src/doc/index.js';
 import { ApiError } from '../src/errors.js';
-import { copyFixture, tempPath } from './doc-helpers.js';
+import { copyFixture, tempPath, withFixtures } from './doc-helpers.js';
+
+const ftest = withFixtures(test);
 
 const sha1 = (b: Uint8Array) => createHash('sha1').update(b).digest('hex');
 
@@ -168,7 +170,7 @@ test('download: the ident\'s extension wins; html never inline; text gets a char
   db.close();
 });
 
-test('binary round trip, and the attachment of a real Grist document downloads intact', async () => {
+ftest('binary round trip, and the attachment of a real Grist document downloads intact', async () => {
   const db = newDoc();
   const bytes = randomBytes(300_000);
   const [id] = await addAttachments(db, [file('blob.bin', bytes, 'application/octet-stream')]);

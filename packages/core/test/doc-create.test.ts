@@ -3,7 +3,9 @@ import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {createDocFile} from '../src/doc/index.js';
-import {FIXTURES, tempPath as newDocPath} from './doc-helpers.js';
+import {fixturePath, tempPath as newDocPath, withFixtures} from './doc-helpers.js';
+
+const ftest = withFixtures(test);
 
 function schemaOf(path: string): Map<string, string> {
   const db = new Database(path, {readonly: true});
@@ -16,11 +18,11 @@ function schemaOf(path: string): Map<string, string> {
   }
 }
 
-test('created doc has the DDL of Hello.grist for every _grist_/_gristsys_ table and index', () => {
+ftest('created doc has the DDL of Hello.grist for every _grist_/_gristsys_ table and index', () => {
   const path = newDocPath();
   createDocFile(path);
   const ours = schemaOf(path);
-  const hello = schemaOf(join(FIXTURES, 'Hello.grist'));
+  const hello = schemaOf(fixturePath('Hello.grist'));
   hello.delete('Table1');
   const oursMeta = new Map([...ours].filter(([name]) => name !== 'Table1'));
   assert.equal([...oursMeta.keys()].sort(), [...hello.keys()].sort());

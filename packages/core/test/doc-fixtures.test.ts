@@ -4,7 +4,9 @@ import Database from 'better-sqlite3';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {type CellValue, GristDoc, marshalLoads} from '../src/doc/index.js';
-import {copyFixture, FIXTURE_NAMES} from './doc-helpers.js';
+import {copyFixture, FIXTURE_NAMES, withFixtures} from './doc-helpers.js';
+
+const ftest = withFixtures(test);
 
 function decodeStored(raw: unknown, type: string): CellValue {
   let v = raw instanceof Uint8Array ? marshalLoads(raw) as CellValue : raw as CellValue;
@@ -33,7 +35,7 @@ function storedColumns(path: string, tableId: string): Record<string, CellValue[
 }
 
 for (const name of FIXTURE_NAMES) {
-  test(`${name}: /data and /records serve exactly the stored values of every table`, () => {
+  ftest(`${name}: /data and /records serve exactly the stored values of every table`, () => {
     const path = copyFixture(name);
     const doc = GristDoc.open(path);
     try {
@@ -70,7 +72,7 @@ for (const name of FIXTURE_NAMES) {
   });
 }
 
-test('TypeEncoding.grist: values pinned literally', () => {
+ftest('TypeEncoding.grist: values pinned literally', () => {
   const doc = GristDoc.open(copyFixture('TypeEncoding.grist'));
   const [r1, r2, r24] = doc.fetchRecords('Types').records;
   assert.equal(r1.fields.AnyRef, ['R', 'Types', 0]);
@@ -98,7 +100,7 @@ test('TypeEncoding.grist: values pinned literally', () => {
   doc.close();
 });
 
-test('GridWithAllFields.grist: ChoiceList, DateTime with a zone, typed format', () => {
+ftest('GridWithAllFields.grist: ChoiceList, DateTime with a zone, typed format', () => {
   const doc = GristDoc.open(copyFixture('GridWithAllFields.grist'));
   const rec = doc.fetchRecords('Table1').records[0];
   assert.equal(rec.fields.Choice_List, ['L', 'Two', 'Three']);
@@ -111,7 +113,7 @@ test('GridWithAllFields.grist: ChoiceList, DateTime with a zone, typed format', 
   doc.close();
 });
 
-test('older schemas (36, 25) are readable but refuse writes without touching the file', () => {
+ftest('older schemas (36, 25) are readable but refuse writes without touching the file', () => {
   for (const [name, version, table] of [['World.grist', 36, 'City'], ['Favorite_Films.grist', 25, 'Films']] as const) {
     const path = copyFixture(name);
     const doc = GristDoc.open(path);
@@ -133,7 +135,7 @@ test('older schemas (36, 25) are readable but refuse writes without touching the
   films.close();
 });
 
-test('CursorWithRefLists1.grist: RefLists and tableRef lookups', () => {
+ftest('CursorWithRefLists1.grist: RefLists and tableRef lookups', () => {
   const doc = GristDoc.open(copyFixture('CursorWithRefLists1.grist'));
   assert.equal(doc.fetchRecords('Items', {limit: 1}).records[0].fields, {Tags: ['L', 5, 4], Name: 'Apple'});
   const ref = doc.listTables().find((t) => t.id === 'Items')!.fields.tableRef;

@@ -1,28 +1,11 @@
-// Shared helpers of the doc-*.test.ts suites.
-import {copyFileSync, existsSync, mkdtempSync} from 'node:fs';
+// Shared helpers of the core test suites. The real Grist documents are found by the one finder of
+// `@gristlite/core/testing` (src/testing/fixtures.ts), shared by every package's tests.
+import {mkdtempSync} from 'node:fs';
 import {tmpdir} from 'node:os';
-import {dirname, join} from 'node:path';
+import {join} from 'node:path';
+import {copyFixture as copyTo} from '../src/testing/fixtures.js';
 
-/** The directory of Grist's real fixture documents: $GRISTLITE_FIXTURES, or found upwards. */
-export const FIXTURES = findFixtures();
-
-function findFixtures(): string {
-  if (process.env.GRISTLITE_FIXTURES) { return process.env.GRISTLITE_FIXTURES; }
-  let dir = dirname(new URL(import.meta.url).pathname);
-  for (;;) {
-    for (const candidate of [join(dir, 'fixtures/grist'), join(dir, 'shared/fixtures/grist')]) {
-      if (existsSync(join(candidate, 'Hello.grist'))) { return candidate; }
-    }
-    const parent = dirname(dir);
-    if (parent === dir) { throw new Error('Grist fixtures not found; set GRISTLITE_FIXTURES'); }
-    dir = parent;
-  }
-}
-
-export const FIXTURE_NAMES = [
-  'Hello.grist', 'TypeEncoding.grist', 'GridWithAllFields.grist', 'CursorWithRefLists1.grist',
-  'World.grist', 'Favorite_Films.grist',
-];
+export {FIXTURE_NAMES, fixturePath, needsFixtures, withFixtures} from '../src/testing/fixtures.js';
 
 /** A fresh path in a new temporary directory. */
 export function tempPath(name = 'doc.grist'): string {
@@ -31,7 +14,5 @@ export function tempPath(name = 'doc.grist'): string {
 
 /** Copies a fixture to a temporary directory (the originals are never opened for writing). */
 export function copyFixture(name: string): string {
-  const path = tempPath(name);
-  copyFileSync(join(FIXTURES, name), path);
-  return path;
+  return copyTo(name, mkdtempSync(join(tmpdir(), 'gl-doc-')));
 }

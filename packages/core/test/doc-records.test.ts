@@ -3,7 +3,9 @@
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc, marshalDumps, type TableChange} from '../src/doc/index.js';
-import {copyFixture, tempPath} from './doc-helpers.js';
+import {copyFixture, tempPath, withFixtures} from './doc-helpers.js';
+
+const ftest = withFixtures(test);
 
 /** Hello.grist is SPEC 19's "Timesheets" Table1: A..E, rows 1 (A=hello, E=HELLO), 2 (B=world), 3, 4. */
 function hello(): GristDoc {
@@ -14,7 +16,7 @@ function ids(doc: GristDoc, q: Parameters<GristDoc['fetchRecords']>[1]): number[
   return doc.fetchRecords('Table1', q).records.map((r) => r.id);
 }
 
-test('19.1 GET records: visible fields, ascending ids, hidden adds manualSort', () => {
+ftest('19.1 GET records: visible fields, ascending ids, hidden adds manualSort', () => {
   const doc = hello();
   const {records} = doc.fetchRecords('Table1');
   assert.equal(records[0], {id: 1, fields: {A: 'hello', B: '', C: '', D: null, E: 'HELLO'}});
@@ -24,7 +26,7 @@ test('19.1 GET records: visible fields, ascending ids, hidden adds manualSort', 
   doc.close();
 });
 
-test('19.3 filters: matches, AND across columns, impossible filter, errors', () => {
+ftest('19.3 filters: matches, AND across columns, impossible filter, errors', () => {
   const doc = hello();
   assert.equal(doc.fetchColumns('Table1', {filter: {B: ['world']}}),
     {id: [2], manualSort: [2], A: [''], B: ['world'], C: [''], D: [null], E: ['']});
@@ -57,7 +59,7 @@ test('filters follow Python equality: 1 == 1.0 == True, "1" != 1', () => {
   doc.close();
 });
 
-test('19.4 sort and limit', () => {
+ftest('19.4 sort and limit', () => {
   const doc = hello();
   assert.equal(ids(doc, {sort: 'A'}), [2, 3, 4, 1]);
   assert.equal(ids(doc, {sort: '-A'}), [1, 2, 3, 4]);
@@ -162,7 +164,7 @@ test('7.5 empty columns get a type from their first data', () => {
   doc2.close();
 });
 
-test('writing to a formula column fails with Grist\'s message, and nothing is applied', () => {
+ftest('writing to a formula column fails with Grist\'s message, and nothing is applied', () => {
   const doc = hello();
   assert.throws(() => doc.addRecords('Table1', [{D: 5, E: 'x'}]), (e: any) => e.status === 400 &&
     e.message === "Error manipulating data: [Sandbox] ValueError Can't save value to formula column E");
@@ -173,7 +175,7 @@ test('writing to a formula column fails with Grist\'s message, and nothing is ap
   doc.close();
 });
 
-test('unknown table and column', () => {
+ftest('unknown table and column', () => {
   const doc = hello();
   assert.throws(() => doc.addRecords('Typo1', [{}]), (e: any) => e.status === 404 && e.message === 'Table not found "Typo1"');
   assert.throws(() => doc.addRecords('Table1', [{X: 1}]), (e: any) => e.status === 400 && e.message === 'Invalid column "X"');
@@ -181,7 +183,7 @@ test('unknown table and column', () => {
   doc.close();
 });
 
-test('19.8/19.9 updates: one cell, invalid row ids and columns change nothing', () => {
+ftest('19.8/19.9 updates: one cell, invalid row ids and columns change nothing', () => {
   const doc = hello();
   doc.updateRecords('Table1', [{id: 1, fields: {A: 'Father Christmas'}}]);
   assert.equal(doc.fetchColumns('Table1').A, ['Father Christmas', '', '', '']);

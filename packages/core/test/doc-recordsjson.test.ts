@@ -10,7 +10,9 @@ import {type CellValue, GristDoc, marshalDumps, type RecordQuery} from '../src/d
 import {quoteIdent} from '../src/doc/identifiers.js';
 import {loadMeta} from '../src/doc/meta.js';
 import {recordJsonSql} from '../src/doc/recordsjson.js';
-import {copyFixture, FIXTURE_NAMES, tempPath} from './doc-helpers.js';
+import {copyFixture, FIXTURE_NAMES, tempPath, withFixtures} from './doc-helpers.js';
+
+const ftest = withFixtures(test);
 
 type Path = 'sql' | 'js';
 
@@ -66,7 +68,7 @@ function variants(doc: GristDoc, tableId: string): RecordQuery[] {
 }
 
 for (const name of FIXTURE_NAMES) {
-  test(`${name}: SQLite's records JSON is byte-identical on every table, whole and column by column`, () => {
+  ftest(`${name}: SQLite's records JSON is byte-identical on every table, whole and column by column`, () => {
     const doc = GristDoc.open(copyFixture(name));
     try {
       const paths: Path[] = [];

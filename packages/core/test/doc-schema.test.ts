@@ -4,7 +4,9 @@ import type Database from 'better-sqlite3';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc} from '../src/doc/index.js';
-import {copyFixture, tempPath} from './doc-helpers.js';
+import {copyFixture, tempPath, withFixtures} from './doc-helpers.js';
+
+const ftest = withFixtures(test);
 
 /** Checks the invariants Grist relies on to open a document. Returns the problems found. */
 function inconsistencies(db: Database.Database): string[] {
@@ -46,7 +48,7 @@ function inconsistencies(db: Database.Database): string[] {
 
 const colIds = (doc: GristDoc, table = 'Table1', hidden = false) => doc.listColumns(table, {hidden}).map((c) => c.id);
 
-test('19.16 GET columns: fields of each column, hidden adds manualSort', () => {
+ftest('19.16 GET columns: fields of each column, hidden adds manualSort', () => {
   const doc = GristDoc.open(copyFixture('Hello.grist'));
   const cols = doc.listColumns('Table1');
   assert.equal(cols[0], {id: 'A', fields: {colRef: 2, parentId: 1, parentPos: 1, type: 'Text', widgetOptions: '',

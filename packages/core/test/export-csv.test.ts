@@ -9,9 +9,10 @@ import {loadMeta} from '../src/doc/meta.js';
 import {exportTableDsv, exportTableDsvText} from '../src/export/csv.js';
 import {createFormatter} from '../src/export/format.js';
 import {planTableExport} from '../src/export/plan.js';
-import {copyFixture, FIXTURE_NAMES, tempPath} from './doc-helpers.js';
+import {copyFixture, FIXTURE_NAMES, tempPath, withFixtures} from './doc-helpers.js';
 
 const test = suite('export-csv');
+const ftest = withFixtures(test);
 
 /** SPEC §19's Timesheets Table1, built through GristDoc: A, B, C Text; D empty; E = $A.upper(). */
 function timesheets(): GristDoc {
@@ -29,7 +30,7 @@ function timesheets(): GristDoc {
   return doc;
 }
 
-test('§19 Timesheets: the exact CSV text', async () => {
+ftest('§19 Timesheets: the exact CSV text', async () => {
   const doc = timesheets();
   assert.is(await exportTableDsvText(doc, 'Table1'), 'A,B,C,D,E\nhello,,,,HELLO\n,world,,,\n,,,,\n,,,,\n');
   // The same from Grist's own file of that table.
@@ -153,7 +154,7 @@ test('errors show as Grist writes them', async () => {
   doc.close();
 });
 
-test('column order is parentPos (then colRef); rows in row-id order', async () => {
+ftest('column order is parentPos (then colRef); rows in row-id order', async () => {
   const doc = timesheets();
   doc.updateColumns('Table1', [{id: 'E', fields: {parentPos: 0.5}}, {id: 'C', fields: {parentPos: 2.5}}]);
   doc.db.exec('UPDATE Table1 SET manualSort = 10 - id');   // manualSort does not change the order
@@ -174,7 +175,7 @@ async function fixtureCsv(name: string, tableId: string, opts = {}): Promise<str
   }
 }
 
-test('every table of every fixture exports, with one line per row', async () => {
+ftest('every table of every fixture exports, with one line per row', async () => {
   for (const name of FIXTURE_NAMES) {
     const doc = GristDoc.open(copyFixture(name));
     for (const t of doc.listTables()) {
@@ -192,7 +193,7 @@ test('every table of every fixture exports, with one line per row', async () => 
   }
 });
 
-test('World.grist City: references by their visible column, numbers by their decimals', async () => {
+ftest('World.grist City: references by their visible column, numbers by their decimals', async () => {
   const lines = await fixtureCsv('World.grist', 'City');
   assert.is(lines[0], "Name,Country,District,Population,Pop. '000");
   assert.equal(lines.slice(1, 6), [
@@ -210,7 +211,7 @@ test('World.grist City: references by their visible column, numbers by their dec
   assert.ok(country[2].endsWith(',1,AF,Country[2]'), country[2]);
 });
 
-test('TypeEncoding.grist: dates, datetimes, references, lists, errors and records', async () => {
+ftest('TypeEncoding.grist: dates, datetimes, references, lists, errors and records', async () => {
   const lines = await fixtureCsv('TypeEncoding.grist', 'Types', {header: 'colId'});
   assert.is(lines[0], 'Reference,ReferenceList,Attachments,AnyDateTime,AnyRef,AnyDate,AnyAttachment,AnyRefList,RECORD,' +
     'Bool,Date,DateTime,Numeric,Text');
@@ -237,7 +238,7 @@ test('TypeEncoding.grist: dates, datetimes, references, lists, errors and record
   });
 });
 
-test('Favorite_Films.grist (schema 25) and CursorWithRefLists1.grist', async () => {
+ftest('Favorite_Films.grist (schema 25) and CursorWithRefLists1.grist', async () => {
   assert.equal((await fixtureCsv('Favorite_Films.grist', 'Films')).slice(0, 3),
     ['Title,Budget (millions),Release Date', 'Toy Story,30.0,"November 22nd, 1995"', 'Forrest Gump,55.0,"July 6th, 1994"']);
   assert.equal((await fixtureCsv('Favorite_Films.grist', 'Friends')).slice(0, 2), ['Name,Favorite Film,Age', 'Roger,Forrest Gump,22']);
@@ -245,7 +246,7 @@ test('Favorite_Films.grist (schema 25) and CursorWithRefLists1.grist', async () 
     ['Tags,Name', '"b, a",Apple', '"b, c",Banana', '"c, b, a",Orange', 'd,Papaya', '']);
 });
 
-test('reference displays agree with the gristHelper_Display values Grist stored', () => {
+ftest('reference displays agree with the gristHelper_Display values Grist stored', () => {
   let compared = 0;
   for (const name of FIXTURE_NAMES) {
     const doc = GristDoc.open(copyFixture(name));

@@ -5,9 +5,10 @@ import {GristDoc} from '../src/doc/index.js';
 import {createFormatter, formatUnknown} from '../src/export/format.js';
 import {formatMoment} from '../src/export/momentfmt.js';
 import {tableSchema} from '../src/export/table-schema.js';
-import {copyFixture, tempPath} from './doc-helpers.js';
+import {copyFixture, tempPath, withFixtures} from './doc-helpers.js';
 
 const test = suite('export-table-schema');
+const ftest = withFixtures(test);
 
 test('§19: the exact shape for a table Foo with Text columns A and B', () => {
   const doc = GristDoc.create(tempPath());
@@ -39,7 +40,7 @@ test('name is the lower-cased tableId with - for _; title the raw view name; hea
   doc.close();
 });
 
-test('type mapping on GridWithAllFields.grist (decision 5: Int and Ref integer, lists array)', () => {
+ftest('type mapping on GridWithAllFields.grist (decision 5: Int and Ref integer, lists array)', () => {
   const doc = GristDoc.open(copyFixture('GridWithAllFields.grist'));
   const fields = JSON.parse(JSON.stringify(tableSchema(doc.db, 'Table1', {csvPath: 'p', header: 'colId'}).schema.fields));
   const byName = Object.fromEntries(fields.map((f: any) => [f.name, f]));

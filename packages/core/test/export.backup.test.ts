@@ -7,7 +7,9 @@ import {Worker} from 'node:worker_threads';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {backupDoc} from '../src/export/backup.js';
-import {copyFixture, FIXTURE_NAMES, tempPath} from './doc-helpers.js';
+import {copyFixture, FIXTURE_NAMES, tempPath, withFixtures} from './doc-helpers.js';
+
+const ftest = withFixtures(test);
 
 const count = (db: Database.Database, table: string) =>
   db.prepare(`SELECT count(*) FROM "${table}"`).pluck().get() as number;
@@ -62,7 +64,7 @@ function checkCopy(path: string): Database.Database {
   return db;
 }
 
-test('a backup taken while another connection writes is one consistent state', async () => {
+ftest('a backup taken while another connection writes is one consistent state', async () => {
   const {path, cities, countries} = bigWorld();
   const src = new Database(path);
   const writer = startWriter(path);
@@ -85,7 +87,7 @@ test('a backup taken while another connection writes is one consistent state', a
   }
 });
 
-test('a backup stays consistent when its own connection writes between steps', async () => {
+ftest('a backup stays consistent when its own connection writes between steps', async () => {
   const {path, cities, countries} = bigWorld();
   const src = new Database(path);
   const write = src.transaction(() => {
@@ -116,7 +118,7 @@ test('a backup stays consistent when its own connection writes between steps', a
   src.close();
 });
 
-test('every fixture: same _grist_* schema and data, triggers off, one self-contained file', async () => {
+ftest('every fixture: same _grist_* schema and data, triggers off, one self-contained file', async () => {
   for (const name of FIXTURE_NAMES) {
     const src = new Database(copyFixture(name));
     src.pragma('journal_mode = WAL');
@@ -139,7 +141,7 @@ test('every fixture: same _grist_* schema and data, triggers off, one self-conta
   }
 });
 
-test('nohistory keeps only the newest action and records it as the base; FullCopies goes', async () => {
+ftest('nohistory keeps only the newest action and records it as the base; FullCopies goes', async () => {
   const src = new Database(copyFixture('Hello.grist'));
   src.exec(`INSERT INTO _grist_ACLResources (id, tableId, colIds) VALUES (7, '*SPECIAL', 'FullCopies');
             INSERT INTO _grist_ACLRules (resource, aclFormula, permissionsText) VALUES (7, 'user.Access == OWNER', '+R');`);
@@ -164,7 +166,7 @@ test('nohistory keeps only the newest action and records it as the base; FullCop
   src.close();
 });
 
-test('template drops data, attachments and history but keeps the structure', async () => {
+ftest('template drops data, attachments and history but keeps the structure', async () => {
   const src = new Database(copyFixture('TypeEncoding.grist'));
   assert.ok(count(src, '_grist_Attachments') > 0 && count(src, '_gristsys_Files') > 0);
   const dest = tempPath('copy.grist');

@@ -1,14 +1,16 @@
 // Importing CSV files: parsing and header detection as Grist's import plugin does it, column
 // types guessed as Grist guesses them, and the new document holding one table.
-import {mkdtempSync, rmSync} from 'node:fs';
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
+import {Readable} from 'node:stream';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import {Engine} from '../src/engine.js';
 import type {Principal} from '../src/home/principal.js';
-import {decodeText, guessImportColumns, parseCsv, sniffDelimiter} from '../src/import/csv.js';
-import {importUpload} from '../src/import/index.js';
+import {guessColumn} from '../src/doc/parse.js';
+import {decodeText, detectEncoding, guessImportColumns, parseCsv, sniffDelimiter} from '../src/import/csv.js';
+import {IMPORT_GUESS_ROWS, MAX_IMPORT_COLUMNS, importCsvDoc, importUpload, type ImportProgress} from '../src/import/index.js';
 import {exportTableDsvText} from '../src/export/csv.js';
 
 const test = suite('import-csv');
@@ -52,7 +54,7 @@ test('the first non-empty row is the header when it looks like one', () => {
   assert.equal(parseCsv('A,B\n"x, ""y""\nz",1\nonly\n').rows, [['x, "y"\nz', '1'], ['only', '']]);
 });
 
-test('text is UTF-8 without its BOM, else Windows-1252', () => {
+test('text is UTF-8 without its BOM, else as chardet detects it (Windows-1252 when unsure)', () => {
   assert.is(decodeText(Buffer.from('\ufeffCafé,x', 'utf8')), 'Café,x');
   assert.is(decodeText(Buffer.from([0x43, 0x61, 0x66, 0xe9, 0x80])), 'Café€');
 });
@@ -119,15 +121,100 @@ test('headerless files get columns A, B, ...; TSV by extension; a timezone for d
 
 test('large files are written in batches, with progress', async () => {
   const lines = ['id,value'];
-  for (let i = 1; i <= 12000; i++) lines.push(`${i},v${i % 7}`);
-  const progress: number[] = [];
-  const {importCsvDoc} = await import('../src/import/index.js');
+  for (let i = 1; i <= 60000; i++) lines.push(`${i},v${i % 7}`);
+  const progress: ImportProgress[] = [];
   const res = await importCsvDoc(engine, wid, owner, {fileName: 'big.csv', data: Buffer.from(lines.join('\n'))},
-    {onProgress: (done) => progress.push(done)});
-  assert.equal(progress, [5000, 10000, 12000]);
+    {onProgress: (p) => progress.push(p)});
+  // IMPORT_BATCH_CELLS cells a batch: 25,000 rows of two columns.
+  assert.equal(progress.map((p) => p.rows), [25000, 50000, 60000]);
+  assert.is(progress[progress.length - 1].fraction, 1);
   const doc = engine.openDoc(res.id).grist;
-  assert.is(doc.fetchRecords('Big').records.length, 12000);
+  assert.is(doc.fetchRecords('Big').records.length, 60000);
   assert.equal(doc.listColumns('Big').map((c) => [c.id, c.fields.type]), [['id2', 'Numeric'], ['value', 'Text']]);
+});
+
+test('UTF-16 (LE and BE, with BOM: Excel\'s "Unicode text") and UTF-8 with a BOM import as text', async () => {
+  const text = 'Name\tCity\tPrice\r\nZoë\tKraków\t3.50\r\nJosé\tZürich\t12\r\n';
+  const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+  const be = Buffer.from(le).swap16();
+  const utf8 = Buffer.from('\ufeff' + text.replace(/\t/g, ','), 'utf8');
+  for (const [fileName, data] of [['le.txt', le], ['be.txt', be], ['bom.csv', utf8]] as const) {
+    assert.is(decodeText(data), fileName === 'bom.csv' ? text.replace(/\t/g, ',') : text, fileName);
+    const res = await importUpload(engine, wid, owner, {fileName, data});
+    const doc = engine.openDoc(res.id).grist;
+    const [{id: table}] = doc.listTables();
+    assert.equal(doc.listColumns(table).map((c) => [c.id, c.fields.type]), [['Name', 'Text'], ['City', 'Text'], ['Price', 'Numeric']], fileName);
+    assert.equal(doc.fetchColumns(table), {id: [1, 2], manualSort: [1, 2], Name: ['Zoë', 'José'], City: ['Kraków', 'Zürich'], Price: [3.5, 12]}, fileName);
+  }
+  assert.is(detectEncoding(le), 'UTF-16LE');
+  assert.is(detectEncoding(be), 'UTF-16BE');
+  assert.is(detectEncoding(utf8), 'utf-8');
+  // Not UTF-8 and nothing chardet is sure of: Windows-1252, as Excel writes.
+  assert.is(detectEncoding(Buffer.from([0x43, 0x61, 0x66, 0xe9, 0x2c, 0x80, 0x0a])), 'windows-1252');
+});
+
+test('200,000 rows (beyond the 150,000 that overflowed the stack) import from a file, with progress', async () => {
+  // The type guess over a data-sized column once spread it into Math.max.
+  assert.equal(guessColumn(new Array(200_000).fill('1.50'), {locale: 'en-US'}, 'UTC')!.widgetOptions, {decimals: 2});
+  const path = join(dir, 'rows.csv');
+  const lines = ['n,price,day,flag'];
+  for (let i = 1; i <= 200_000; i++) lines.push(`${i},${i % 100}.50,2024-01-${10 + (i % 18)},${i % 2 ? 'true' : 'false'}`);
+  writeFileSync(path, lines.join('\n') + '\n');
+  const progress: ImportProgress[] = [];
+  const t = performance.now();
+  const res = await importUpload(engine, wid, owner, {fileName: 'rows.csv', path}, {onProgress: (p) => progress.push(p)});
+  const ms = performance.now() - t;
+  assert.ok(ms < 10_000, `${ms} ms`);
+  assert.is(progress[progress.length - 1].rows, 200_000);
+  assert.is(progress[progress.length - 1].fraction, 1);
+  assert.ok(progress.length >= 10, 'a batch at a time');
+  const doc = engine.openDoc(res.id).grist;
+  assert.equal(doc.listColumns('Rows').map((c) => c.fields.type), ['Numeric', 'Numeric', 'Date', 'Bool']);
+  assert.is(doc.fetchRecords('Rows', {limit: 1}).records.length, 1);
+  const last = doc.fetchRecords('Rows', {sort: ['-n'], limit: 1}).records[0];
+  assert.equal(last, {id: 200_000, fields: {n: 200_000, price: 0.5, day: Date.UTC(2024, 0, 12) / 1000, flag: false}});
+  console.log(`  200,000 rows x 4 columns in ${ms.toFixed(0)} ms`);
+});
+
+test('a stream imports; a column blank in the rows that guess types becomes Text when data comes', async () => {
+  const lines = ['id,late'];
+  for (let i = 1; i <= IMPORT_GUESS_ROWS + 5; i++) lines.push(`${i},${i > IMPORT_GUESS_ROWS ? `x${i}` : ''}`);
+  const res = await importUpload(engine, wid, owner, {fileName: 'late.csv', stream: Readable.from([Buffer.from(lines.join('\n'))])});
+  const doc = engine.openDoc(res.id).grist;
+  assert.equal(doc.listColumns('Late').map((c) => [c.id, c.fields.type, c.fields.isFormula]), [['id2', 'Numeric', false], ['late', 'Text', false]]);
+  const late = doc.fetchColumns('Late').late as unknown[];
+  // Rows written while it was an empty column stay blank (null).
+  assert.equal(late.slice(-6), [null, 'x10001', 'x10002', 'x10003', 'x10004', 'x10005']);
+  assert.is(late.filter((v) => v !== null).length, 5);
+});
+
+test('1998 columns import (SQLite\'s 2000 less id and manualSort); more are refused with a clear 400', async () => {
+  const wide = (n: number) => Buffer.from([0, 1, 2].map((r) => Array.from({length: n}, (_, i) => (r ? `${r * i}` : `c${i}`)).join(',')).join('\n'));
+  const res = await importUpload(engine, wid, owner, {fileName: 'wide.csv', data: wide(MAX_IMPORT_COLUMNS)});
+  const doc = engine.openDoc(res.id).grist;
+  assert.is(doc.listColumns('Wide').length, MAX_IMPORT_COLUMNS);
+  assert.equal(doc.fetchColumns('Wide').c1997, [1997, 3994]);
+  const before = (await engine.home.getWorkspace(wid, owner, false) as {docs: unknown[]}).docs.length;
+  for (const n of [MAX_IMPORT_COLUMNS + 1, 2100]) {
+    try {
+      await importUpload(engine, wid, owner, {fileName: 'wide.csv', data: wide(n)});
+      assert.unreachable(`${n} columns`);
+    } catch (e: any) {
+      assert.is(e.status, 400);
+      assert.is(e.message, `The file has ${n} columns; at most 1998 can be imported (SQLite's limit of columns in a table)`);
+    }
+  }
+  assert.is((await engine.home.getWorkspace(wid, owner, false) as {docs: unknown[]}).docs.length, before, 'nothing left behind');
+});
+
+test('an unclosed quote is a 400', async () => {
+  try {
+    await importUpload(engine, wid, owner, {fileName: 'bad.csv', data: Buffer.from('a,b\n1,"2\n')});
+    assert.unreachable();
+  } catch (e: any) {
+    assert.is(e.status, 400);
+    assert.match(e.message, /^Could not parse the CSV file: Quote Not Closed/);
+  }
 });
 
 test('a file with nothing to import is refused', async () => {

@@ -11,9 +11,12 @@ import type {Principal} from '../src/home/principal.js';
 import {GristDoc} from '../src/doc/index.js';
 import {backupDoc} from '../src/export/backup.js';
 import {copyDoc, createEmptyDoc, importUpload} from '../src/import/index.js';
-import {FIXTURE_NAMES, FIXTURES, tempPath} from './doc-helpers.js';
+import {createDocFile} from '../src/doc/create.js';
+import {addWebhook, listWebhooks} from '../src/webhooks/api.js';
+import {FIXTURE_NAMES, fixturePath, tempPath, withFixtures} from './doc-helpers.js';
 
 const test = suite('import-grist');
+const ftest = withFixtures(test);
 let dir = '';
 let engine: Engine;
 let owner: Principal;
@@ -51,12 +54,12 @@ function contents(doc: GristDoc): unknown {
 }
 
 function openFixture(name: string): GristDoc {
-  return GristDoc.open(join(FIXTURES, name), {readonly: true});
+  return GristDoc.open(fixturePath(name), {readonly: true});
 }
 
-test('every fixture imports with all its tables, columns and values', async () => {
+ftest('every fixture imports with all its tables, columns and values', async () => {
   for (const name of FIXTURE_NAMES) {
-    const data = readFileSync(join(FIXTURES, name));
+    const data = readFileSync(fixturePath(name));
     const res = await importUpload(engine, wid, owner, {fileName: name, data});
     assert.is(res.title, name.replace(/\.grist$/, ''));
     const imported = engine.openDoc(res.id).grist;
@@ -67,8 +70,8 @@ test('every fixture imports with all its tables, columns and values', async () =
   }
 });
 
-test('documentName names the document; an old schema is kept as it is and stays read-only', async () => {
-  const data = readFileSync(join(FIXTURES, 'Favorite_Films.grist'));
+ftest('documentName names the document; an old schema is kept as it is and stays read-only', async () => {
+  const data = readFileSync(fixturePath('Favorite_Films.grist'));
   const res = await importUpload(engine, wid, owner, {fileName: 'x.grist', data}, {documentName: 'Films'});
   assert.is(res.title, 'Films');
   const doc = engine.openDoc(res.id).grist;
@@ -92,7 +95,7 @@ async function rejected(fileName: string, data: Uint8Array, message: RegExp, p =
   assert.equal(readdirSync(join(dir, 'tmp')), [], 'no temporary file left behind');
 }
 
-test('anything that is not a sound Grist document is refused with 400, leaving nothing behind', async () => {
+ftest('anything that is not a sound Grist document is refused with 400, leaving nothing behind', async () => {
   await rejected('junk.grist', Buffer.from('this is not a database at all, just text'), /not a SQLite database/);
   await rejected('empty.grist', Buffer.alloc(0), /not a SQLite database/);
   // A SQLite database without Grist's metadata.
@@ -102,7 +105,7 @@ test('anything that is not a sound Grist document is refused with 400, leaving n
   db.close();
   await rejected('plain.grist', readFileSync(plain), /no _grist_DocInfo table/);
   // A truncated Grist document.
-  const world = readFileSync(join(FIXTURES, 'World.grist'));
+  const world = readFileSync(fixturePath('World.grist'));
   await rejected('cut.grist', world.subarray(0, Math.floor(world.length / 2)), /Invalid Grist document/);
   // A damaged one: a page of the middle overwritten.
   const damaged = Buffer.from(world);
@@ -110,14 +113,14 @@ test('anything that is not a sound Grist document is refused with 400, leaving n
   await rejected('damaged.grist', damaged, /Invalid Grist document/);
   // A Grist document carrying SQL triggers (Grist never makes any).
   const trig = tempPath('trig.grist');
-  copyFileSync(join(FIXTURES, 'Hello.grist'), trig);
+  copyFileSync(fixturePath('Hello.grist'), trig);
   const t = new Database(trig);
   t.exec("CREATE TRIGGER evil AFTER INSERT ON Table1 BEGIN UPDATE Table1 SET A = 'pwned'; END");
   t.close();
   await rejected('trig.grist', readFileSync(trig), /triggers/);
   // A table listed in the metadata but missing.
   const missing = tempPath('missing.grist');
-  copyFileSync(join(FIXTURES, 'Hello.grist'), missing);
+  copyFileSync(fixturePath('Hello.grist'), missing);
   const m = new Database(missing);
   m.exec('DROP TABLE Table1');
   m.close();
@@ -126,8 +129,8 @@ test('anything that is not a sound Grist document is refused with 400, leaving n
   await rejected('notes.docx', Buffer.from('PK...'), /Unsupported file type/);
 });
 
-test('the workspace must accept new documents: strangers get 403, unknown workspaces 404', async () => {
-  const data = readFileSync(join(FIXTURES, 'Hello.grist'));
+ftest('the workspace must accept new documents: strangers get 403, unknown workspaces 404', async () => {
+  const data = readFileSync(fixturePath('Hello.grist'));
   await rejected('Hello.grist', data, /access denied/, stranger, 403);
   try {
     await importUpload(engine, 99999, owner, {fileName: 'Hello.grist', data});
@@ -137,8 +140,8 @@ test('the workspace must accept new documents: strangers get 403, unknown worksp
   }
 });
 
-test('download then import: every table, column and value comes back', async () => {
-  const src = await importUpload(engine, wid, owner, {fileName: 'World.grist', data: readFileSync(join(FIXTURES, 'TypeEncoding.grist'))});
+ftest('download then import: every table, column and value comes back', async () => {
+  const src = await importUpload(engine, wid, owner, {fileName: 'World.grist', data: readFileSync(fixturePath('TypeEncoding.grist'))});
   const doc = engine.openDoc(src.id).grist;
   doc.addRecords('Types', [{Text: 'added after import', Numeric: 1.5, Bool: true}]);
   const file = tempPath('download.grist');
@@ -150,13 +153,13 @@ test('download then import: every table, column and value comes back', async () 
   assert.is(doc.fetchRecords('Types').records.length + 1, engine.openDoc(back.id).grist.fetchRecords('Types').records.length);
 });
 
-test('empty documents (with a timezone) and copies (as template too)', async () => {
+ftest('empty documents (with a timezone) and copies (as template too)', async () => {
   const empty = await createEmptyDoc(engine, wid, owner, {timezone: 'Europe/Paris'});
   assert.is(empty.title, 'Untitled document');
   const e = engine.openDoc(empty.id).grist;
   assert.is(e.timezone, 'Europe/Paris');
   assert.equal(e.listColumns('Table1').map((c) => c.id), ['A', 'B', 'C']);
-  const world = await importUpload(engine, wid, owner, {fileName: 'World.grist', data: readFileSync(join(FIXTURES, 'World.grist'))});
+  const world = await importUpload(engine, wid, owner, {fileName: 'World.grist', data: readFileSync(fixturePath('World.grist'))});
   const copy = await copyDoc(engine, world.id, owner, null, wid, {name: 'World copy'});
   assert.is(copy.title, 'World copy');
   assert.equal(contents(engine.openDoc(copy.id).grist), contents(engine.openDoc(world.id).grist));
@@ -171,6 +174,44 @@ test('empty documents (with a timezone) and copies (as template too)', async () 
   } catch (err: any) {
     assert.is(err.status, 403);
   }
+});
+
+test('gristlite\'s private tables never come in with a file: a partial, foreign set does not break writes', async () => {
+  const path = tempPath('private.grist');
+  createDocFile(path);
+  const db = new Database(path);
+  // What another gristlite (or a hand-edited file) might carry: secrets of a webhook but no outbox,
+  // a stats table of the wrong shape, an index and a view under the reserved prefix.
+  db.exec(`CREATE TABLE _gristlite_webhook_secrets (webhookId TEXT PRIMARY KEY, url TEXT NOT NULL, authorization TEXT NOT NULL DEFAULT '',
+             unsubscribeKey TEXT NOT NULL, signingSecret TEXT);
+           INSERT INTO _gristlite_webhook_secrets VALUES ('w1', 'https://attacker.example/steal', 'Bearer secret', 'k', NULL);
+           CREATE TABLE _gristlite_webhook_stats (junk TEXT);
+           CREATE INDEX _gristlite_junk ON Table1 (A);
+           CREATE VIEW _gristlite_view AS SELECT 1;`);
+  db.close();
+  const res = await importUpload(engine, wid, owner, {fileName: 'private.grist', path});
+  const doc = engine.openDoc(res.id);
+  const privateObjects = () => doc.db.prepare(`SELECT name FROM sqlite_master WHERE name LIKE '\\_gristlite\\_%' ESCAPE '\\'`).pluck().all();
+  assert.equal(privateObjects(), [], 'the copy starts with no private state');
+  doc.grist.addRecords('Table1', [{A: 'x'}]);
+  const hook = await addWebhook(doc.db, {url: 'https://example.com/hook', eventTypes: ['add'], tableId: 'Table1'},
+    {entries: ['*'], lookup: (_h, cb) => cb(null, [{address: '93.184.216.34', family: 4}])});
+  doc.grist.addRecords('Table1', [{A: 'y'}]);
+  assert.equal(listWebhooks(doc.db).webhooks.map((w) => [w.id, w.fields.url]), [[hook.webhookId, 'https://example.com/hook']]);
+  assert.equal(doc.grist.fetchColumns('Table1').A, ['x', 'y']);
+  // The source file is read, never changed.
+  const src = new Database(path, {readonly: true});
+  assert.is((src.prepare(`SELECT count(*) FROM sqlite_master WHERE name LIKE '\\_gristlite\\_%' ESCAPE '\\'`).pluck().get()), 4);
+  src.close();
+});
+
+test('a file that lists a table named like gristlite\'s own is refused', async () => {
+  const path = tempPath('reserved.grist');
+  createDocFile(path);
+  const db = new Database(path);
+  db.exec(`CREATE TABLE _gristlite_mine (id INTEGER PRIMARY KEY); UPDATE _grist_Tables SET tableId = '_gristlite_mine' WHERE tableId = 'Table1'`);
+  db.close();
+  await rejected('reserved.grist', readFileSync(path), /Invalid Grist document: table _gristlite_mine has a name reserved for gristlite's own tables/);
 });
 
 test.run();

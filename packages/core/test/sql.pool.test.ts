@@ -8,14 +8,17 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {ApiError, BadRequest, TooManyRequests} from '../src/errors.js';
 import {SqlPool} from '../src/sql/index.js';
-import {copyFixture, FIXTURES} from './doc-helpers.js';
+import {copyFixture, fixturePath, withFixtures} from './doc-helpers.js';
+import {findFixtures} from '../src/testing/fixtures.js';
+
+const ftest = withFixtures(test);
 
 const RUNAWAY = 'with recursive c(x) as (select 1 union all select x+1 from c) ' +
   'select count(*) from c where x > (select count(*) from Table1)';
 const INTERRUPT = 'a slow statement resulted in a database interrupt';
 
 const pool = new SqlPool({size: 2, defaultTimeoutMs: 5000});
-const hello = copyFixture('Hello.grist');
+const hello = findFixtures() ? copyFixture('Hello.grist') : '';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -54,7 +57,7 @@ async function waitFor(cond: () => boolean, limitMs: number, what: string): Prom
 
 const fileHash = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
-test('results: Grist shape, raw values, statement echoed as sent', async () => {
+ftest('results: Grist shape, raw values, statement echoed as sent', async () => {
   const sql = 'select * from Table1 order by id;';
   const res = await pool.run(hello, sql, null);
   assert.is(res.statement, sql);
@@ -74,7 +77,7 @@ test('results: Grist shape, raw values, statement echoed as sent', async () => {
     [{fields: {b: {type: 'Buffer', data: [1, 2]}}}]);
 });
 
-test('args bind positionally; wrong count or type is a 400', async () => {
+ftest('args bind positionally; wrong count or type is a 400', async () => {
   const res = await pool.run(hello, 'select id, A from Table1 where id = ? or B = ?', [1, 'world']);
   assert.equal(res.records.map((r) => r.fields.id), [1, 2]);
   assert.equal((await pool.run(hello, 'select ? as t, ? as n', [true, null])).records, [{fields: {t: 1, n: null}}]);
@@ -86,7 +89,7 @@ test('args bind positionally; wrong count or type is a 400', async () => {
   assert.is((await failure(pool.run(hello, 'select ?', [{}]))).status, 400);
 });
 
-test('SPEC §19.21: refused statements give 400 and change nothing', async () => {
+ftest('SPEC §19.21: refused statements give 400 and change nothing', async () => {
   const hash = fileHash(hello);
   const refused = [
     'delete from Table1', '',
@@ -120,7 +123,7 @@ test('SPEC §19.21: refused statements give 400 and change nothing', async () =>
   assert.not.ok(existsSync('selecty'));
 });
 
-test('a runaway is killed at its deadline while other docs and the writer carry on', async () => {
+ftest('a runaway is killed at its deadline while other docs and the writer carry on', async () => {
   const doc = copyFixture('Hello.grist');
   const other = copyFixture('World.grist');
   const writer = new Database(doc);
@@ -173,7 +176,7 @@ test('a runaway is killed at its deadline while other docs and the writer carry 
     `pool full again ${refill.toFixed(0)} ms after the interrupt; slowest concurrent pair ${slowest.toFixed(1)} ms`);
 });
 
-test('timeout: a request can only lower the limit ("timeout": 10)', async () => {
+ftest('timeout: a request can only lower the limit ("timeout": 10)', async () => {
   const t = performance.now();
   assert.is((await failure(pool.run(hello, RUNAWAY, null, 10))).message, INTERRUPT);
   assert.ok(performance.now() - t < 1000);
@@ -187,7 +190,7 @@ test('timeout: a request can only lower the limit ("timeout": 10)', async () => 
   }
 });
 
-test('a full queue answers 429; queued statements run on the replacement worker', async () => {
+ftest('a full queue answers 429; queued statements run on the replacement worker', async () => {
   const one = new SqlPool({size: 1, maxQueue: 1, defaultTimeoutMs: 5000});
   try {
     await waitFor(() => one.pids.length === 1, 2000, 'the worker');
@@ -203,7 +206,7 @@ test('a full queue answers 429; queued statements run on the replacement worker'
   }
 });
 
-test('row and byte caps give a clear 400', async () => {
+ftest('row and byte caps give a clear 400', async () => {
   const capped = new SqlPool({size: 1, maxRows: 10, maxBytes: 2000});
   try {
     const rows = (n: number) => `with recursive c(x) as (select 1 union all select x+1 from c limit ${n}) select x from c`;
@@ -216,18 +219,18 @@ test('row and byte caps give a clear 400', async () => {
   }
 });
 
-test('forget: a replaced file is read afresh', async () => {
+ftest('forget: a replaced file is read afresh', async () => {
   const path = copyFixture('Hello.grist');
   await Promise.all([pool.run(path, 'select 1 from Table1', null), pool.run(path, 'select 1 from Table1', null)]);
   const replacement = `${path}.new`;
-  copyFileSync(join(FIXTURES, 'World.grist'), replacement);
+  copyFileSync(fixturePath('World.grist'), replacement);
   renameSync(replacement, path);
   await pool.forget(path);
   const answers = await Promise.all([0, 1].map(() => pool.run(path, 'select count(*) as n from City', null)));
   assert.equal(answers.map((a) => a.records[0].fields.n), [4079, 4079]);
 });
 
-test('a worker dying under a statement fails that statement only, and is replaced', async () => {
+ftest('a worker dying under a statement fails that statement only, and is replaced', async () => {
   const one = new SqlPool({size: 1, defaultTimeoutMs: 5000});
   try {
     await waitFor(() => one.pids.length === 1, 2000, 'the worker');
@@ -245,7 +248,7 @@ test('a worker dying under a statement fails that statement only, and is replace
   }
 });
 
-test('workers of a parent that died mid-statement end themselves', async () => {
+ftest('workers of a parent that died mid-statement end themselves', async () => {
   const url = new URL('../src/sql/index.js', import.meta.url).href;
   const script = `
     const {SqlPool} = await import(${JSON.stringify(url)});
@@ -344,7 +347,7 @@ test('close: every worker exits and further runs are refused', async () => {
     () => assert.unreachable('ran on a closed pool'), (e: Error) => assert.match(e.message, /closed/));
 });
 
-test('measure: trivial statement latency and worker fork time', async () => {
+ftest('measure: trivial statement latency and worker fork time', async () => {
   const m = new SqlPool({size: 1});
   try {
     const forkMs = await waitFor(() => m.pids.length === 1, 2000, 'the worker');

@@ -6,7 +6,9 @@ import {executeSelect, openReadOnly, SqlUserError, userMessage} from '../src/sql
 import {
   effectiveTimeoutMs, firstStatementEnd, selectText, sqlParams, sqlTimeoutFromEnv,
 } from '../src/sql/statement.js';
-import {copyFixture} from './doc-helpers.js';
+import {copyFixture, withFixtures} from './doc-helpers.js';
+
+const ftest = withFixtures(test);
 
 const caps = {maxRows: 1000, maxBytes: 1 << 20};
 
@@ -65,7 +67,7 @@ test('sqlTimeoutFromEnv: GRISTLITE_ first, then GRIST_, then 1000', () => {
   assert.throws(() => sqlTimeoutFromEnv({GRISTLITE_SQL_TIMEOUT_MSEC: 'soon'}), /non-negative integer/);
 });
 
-test('executeSelect: only a pure read passes the prepared-statement check', () => {
+ftest('executeSelect: only a pure read passes the prepared-statement check', () => {
   const db = openReadOnly(copyFixture('Hello.grist'));
   try {
     // Unwrapped texts, to exercise the check that backs up the wrapping.
@@ -81,7 +83,7 @@ test('executeSelect: only a pure read passes the prepared-statement check', () =
   }
 });
 
-test('executeSelect: caps, argument errors and SQLite messages', () => {
+ftest('executeSelect: caps, argument errors and SQLite messages', () => {
   const db = openReadOnly(copyFixture('Hello.grist'));
   const msg = (fn: () => unknown) => {
     try { fn(); } catch (e) { return userMessage(e); }

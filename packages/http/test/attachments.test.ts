@@ -9,9 +9,10 @@ import * as assert from 'uvu/assert';
 import { Engine } from '@gristlite/core';
 import { createApiHandler, type Handler, type HttpResponse } from '../src/index.js';
 import { attachmentRoutes } from '../src/routes/attachments.js';
-import {fixture} from './helpers.js';
+import {fixture, withFixtures} from './helpers.js';
 
 const s = suite('attachments');
+const fixtureTest = withFixtures(s);
 let dir = '';
 let engine: Engine;
 let handle: Handler;
@@ -159,7 +160,7 @@ s('errors: 404, 400, 415, missing payload, 413, and access', async () => {
   assert.is((await call('GET', `/api/docs/${doc}/attachments`, { as: strangerKey })).status, 403);
 });
 
-s('binary round trip, UTF-8 names, and the fixture\'s attachment downloads intact', async () => {
+fixtureTest('binary round trip, UTF-8 names, and the fixture\'s attachment downloads intact', async () => {
   const doc = await newDoc('TypeEncoding.grist');
   const dl = await call('GET', `/api/docs/${doc}/attachments/1/download`);
   assert.is(dl.status, 200);

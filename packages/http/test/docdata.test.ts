@@ -7,9 +7,10 @@ import * as assert from 'uvu/assert';
 import {Engine} from '@gristlite/core';
 import {createApiHandler, type Handler} from '../src/index.js';
 import {docDataRoutes} from '../src/routes/docdata.js';
-import {fixture} from './helpers.js';
+import {fixture, withFixtures} from './helpers.js';
 
 const s = suite('docdata');
+const fixtureTest = withFixtures(s);
 let dir = '';
 let engine: Engine;
 let handle: Handler;
@@ -69,7 +70,7 @@ s.after(async () => {
   rmSync(dir, {recursive: true, force: true});
 });
 
-s('19.1 GET records, by tableId or tableRef, hidden', async () => {
+fixtureTest('19.1 GET records, by tableId or tableRef, hidden', async () => {
   const doc = await newDoc('Hello.grist');
   const body = ok(await get(`/api/docs/${doc}/tables/Table1/records`));
   assert.equal(body.records[0], {id: 1, fields: {A: 'hello', B: '', C: '', D: null, E: 'HELLO'}});
@@ -79,7 +80,7 @@ s('19.1 GET records, by tableId or tableRef, hidden', async () => {
   err(await get(`/api/docs/${doc}/tables/Table1/records?cellFormat=odd`), 400, 'cellFormat parameter odd should be one of normal,typed');
 });
 
-s('19.3 filters over GET and POST records/list', async () => {
+fixtureTest('19.3 filters over GET and POST records/list', async () => {
   const doc = await newDoc('Hello.grist');
   const q = (f: unknown) => `/api/docs/${doc}/tables/Table1/data?filter=${encodeURIComponent(JSON.stringify(f))}`;
   assert.equal(ok(await get(q({B: ['world']}))), {id: [2], manualSort: [2], A: [''], B: ['world'], C: [''], D: [null], E: ['']});
@@ -94,7 +95,7 @@ s('19.3 filters over GET and POST records/list', async () => {
   err(await call('POST', `/api/docs/${doc}/tables/Table1/records/list`, {filter: {B: 'world'}}), 400, 'Invalid payload');
 });
 
-s('19.4 sort and limit, as query parameters or X-Sort/X-Limit headers', async () => {
+fixtureTest('19.4 sort and limit, as query parameters or X-Sort/X-Limit headers', async () => {
   const doc = await newDoc('Hello.grist');
   const ids = async (qs: string, headers?: Record<string, string>) =>
     ok(await get(`/api/docs/${doc}/tables/Table1/records${qs}`, headers)).records.map((r: any) => r.id);
@@ -132,7 +133,7 @@ s('19.6/19.7 POST records and its validation messages', async () => {
   assert.equal(flat.records.length, 2);
 });
 
-s('19.8/19.9 PATCH records and /data', async () => {
+fixtureTest('19.8/19.9 PATCH records and /data', async () => {
   const doc = await newDoc('Hello.grist');
   const url = `/api/docs/${doc}/tables/Table1`;
   ok(await call('PATCH', `${url}/records`, {records: [{id: 1, fields: {A: 'Father Christmas'}}]}));
@@ -192,7 +193,7 @@ s('19.11-19.15 PUT records (add-or-update)', async () => {
   err(await call('PUT', url, {}), 400, 'Invalid payload', 'Error: body.records is missing');
 });
 
-s('19.16-19.18 columns: GET, PUT, DELETE', async () => {
+fixtureTest('19.16-19.18 columns: GET, PUT, DELETE', async () => {
   const hello = await newDoc('Hello.grist');
   const cols = ok(await get(`/api/docs/${hello}/tables/Table1/columns`)).columns;
   assert.equal(cols.map((c: any) => c.id), ['A', 'B', 'C', 'D', 'E']);

@@ -3,16 +3,17 @@
 import {randomBytes} from 'node:crypto';
 import {copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
-import {join} from 'node:path';
+import {basename, join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '@gristlite/core';
+import {Engine, GristDoc} from '@gristlite/core';
 import {createApiHandler, type Handler} from '../src/index.js';
 import {exportRoutes} from '../src/routes/exports.js';
 import {importRoutes} from '../src/routes/imports.js';
-import {fixture} from './helpers.js';
+import {copyFixture, corpusFiles, fixture, withFixtures} from './helpers.js';
 
 const s = suite('exports');
+const fixtureTest = withFixtures(s);
 let dir = '';
 let engine: Engine;
 let handle: Handler;
@@ -75,6 +76,22 @@ function err(res: Res, status: number, message: string | RegExp): void {
   if (typeof message === 'string') { assert.is(res.json?.error, message); } else { assert.match(res.json?.error, message); }
 }
 
+/** A copy of a corpus file, opened read-only: its schema version and row count of each table. */
+function describe(path: string): {version: number, rows: Map<string, number>} | null {
+  let doc: GristDoc;
+  try {
+    doc = GristDoc.open(copyFixture(path), {readonly: true});
+  } catch {
+    return null;
+  }
+  try {
+    const rows = new Map(doc.listTables().map((t) => [t.id, Number(doc.db.prepare(`SELECT count(*) FROM "${t.id.replace(/"/g, '""')}"`).pluck().get())]));
+    return {version: doc.schemaVersion, rows};
+  } finally {
+    doc.close();
+  }
+}
+
 /** A new doc named `name` whose file is a copy of a fixture. */
 async function docFrom(name: string, fixtureName: string): Promise<string> {
   const id = ok(await postJson(`/api/workspaces/${wid}/docs`, {name}));
@@ -103,7 +120,7 @@ s.after(async () => {
   rmSync(dir, {recursive: true, force: true});
 });
 
-s('§19 CSV of Timesheets Table1: body, headers, errors', async () => {
+fixtureTest('§19 CSV of Timesheets Table1: body, headers, errors', async () => {
   const doc = await docFrom('Timesheets', 'Hello.grist');
   const res = await get(`/api/docs/${doc}/download/csv?tableId=Table1`);
   assert.is(res.status, 200);
@@ -120,7 +137,7 @@ s('§19 CSV of Timesheets Table1: body, headers, errors', async () => {
   assert.is((await get(`/api/docs/${urlId}/download/csv?tableId=Table1&header=colId`)).text.split('\n')[0], 'A,B,C,D,E');
 });
 
-s('tsv, dsv, title and file names', async () => {
+fixtureTest('tsv, dsv, title and file names', async () => {
   const doc = await docFrom('Table1', 'Hello.grist');
   const tsv = await get(`/api/docs/${doc}/download/tsv?tableId=Table1`);
   assert.is(tsv.text.split('\n')[1], 'hello\t\t\t\tHELLO');
@@ -140,7 +157,7 @@ s('tsv, dsv, title and file names', async () => {
   assert.is(head.body, null);
 });
 
-s('World City over HTTP: references by name, streamed in chunks', async () => {
+fixtureTest('World City over HTTP: references by name, streamed in chunks', async () => {
   const doc = await docFrom('World', 'World.grist');
   const res = await get(`/api/docs/${doc}/download/csv?tableId=City`);
   const lines = res.text.split('\n');
@@ -174,7 +191,7 @@ s('§19 table-schema: the exact shape, and GET on its path returns the CSV', asy
   err(await get(`/api/docs/${doc}/download/table-schema?tableId=Bar`), 404, 'Table Bar not found.');
 });
 
-s('POST /api/docs with a .grist upload imports it; GET records shows the same data', async () => {
+fixtureTest('POST /api/docs with a .grist upload imports it; GET records shows the same data', async () => {
   const before = await docCount();
   const res = await upload('/api/docs', {workspaceId: String(wid), documentName: 'Imported World'},
     {name: 'World.grist', data: readFileSync(fixture('World.grist'))});
@@ -188,7 +205,7 @@ s('POST /api/docs with a .grist upload imports it; GET records shows the same da
   }
 });
 
-s('POST /api/workspaces/:wid/import: .grist and CSV, {id, title}', async () => {
+fixtureTest('POST /api/workspaces/:wid/import: .grist and CSV, {id, title}', async () => {
   const res = ok(await upload(`/api/workspaces/${wid}/import`, {}, {name: 'Favorite_Films.grist', data: readFileSync(fixture('Favorite_Films.grist'))}));
   assert.equal(Object.keys(res), ['id', 'title']);
   assert.is(res.title, 'Favorite_Films');
@@ -200,7 +217,7 @@ s('POST /api/workspaces/:wid/import: .grist and CSV, {id, title}', async () => {
   assert.is((await get(`/api/docs/${csv.id}/download/csv?tableId=People`)).text, 'Name,Age\nAnn,31\nBob,42\n');
 });
 
-s('invalid uploads answer 400 and leave nothing behind; access and payload errors', async () => {
+fixtureTest('invalid uploads answer 400 and leave nothing behind; access and payload errors', async () => {
   const before = await docCount();
   const files = readdirSync(join(dir, 'docs')).length;
   err(await upload('/api/docs', {workspaceId: String(wid)}, {name: 'bad.grist', data: Buffer.from('not sqlite')}), 400,
@@ -217,7 +234,37 @@ s('invalid uploads answer 400 and leave nothing behind; access and payload error
   err(await postJson(`/api/workspaces/${wid}/import`, {uploadId: 1}), 400, /multipart/);
 });
 
-s('JSON POST /api/docs: empty doc, copy (as template), errors', async () => {
+fixtureTest('every corpus document imports through POST /api/docs and reads back; none answers 5xx', async () => {
+  const outcomes: string[] = [];
+  let imported = 0;
+  for (const path of corpusFiles()) {
+    const name = basename(path);
+    const source = describe(path);
+    const version = source?.version ?? null;
+    const res = await upload('/api/docs', {workspaceId: String(wid)}, {name, data: readFileSync(path)});
+    assert.ok(res.status < 500, `${name}: ${res.status} ${res.text}`);
+    // Schema 21 to 46 are read as they are; older layouts may be refused (until migrations exist).
+    if (version !== null && version >= 21 && version <= 46) assert.is(res.status, 200, `${name} (schema ${version}): ${res.text}`);
+    if (res.status !== 200) {
+      assert.is(res.status, 400, `${name}: ${res.text}`);
+      assert.match(res.json?.error, /^Invalid Grist document: /, name);
+      outcomes.push(`${name} (${version ?? 'no schema'})`);
+      continue;
+    }
+    imported++;
+    const tables = ok(await get(`/api/docs/${res.json}/tables`)).tables as Array<{id: string}>;
+    assert.equal(tables.map((t) => t.id), [...source!.rows.keys()], name);
+    for (const {id} of tables) {
+      const records = await get(`/api/docs/${res.json}/tables/${id}/records`);
+      assert.is(records.status, 200, `${name} ${id}: ${records.text}`);
+      assert.is(records.json.records.length, source!.rows.get(id), `${name} ${id}: every row`);
+    }
+  }
+  console.log(`  corpus: ${imported} imported, ${outcomes.length} refused with 400: ${outcomes.join(', ')}`);
+  assert.ok(imported > 0);
+});
+
+fixtureTest('JSON POST /api/docs: empty doc, copy (as template), errors', async () => {
   const id = ok(await postJson('/api/docs', {workspaceId: wid, documentName: 'Blank', timezone: 'Asia/Tokyo'}));
   assert.is(ok(await get(`/api/docs/${id}`)).name, 'Blank');
   assert.equal(ok(await get(`/api/docs/${id}/tables/Table1/columns`)).columns.map((c: any) => c.id), ['A', 'B', 'C']);
@@ -232,7 +279,7 @@ s('JSON POST /api/docs: empty doc, copy (as template), errors', async () => {
   err(await postJson(`/api/docs/${world}/copy`, {workspaceId: wid}, strangerKey), 403, 'No view access');
 });
 
-s('download .grist, then import it: every table, column and record comes back', async () => {
+fixtureTest('download .grist, then import it: every table, column and record comes back', async () => {
   const src = await docFrom('Types', 'TypeEncoding.grist');
   ok(await postJson(`/api/docs/${src}/tables/Types/records`, {records: [{fields: {Text: 'new', Numeric: 2.5}}]}));
   const dl = await handle({method: 'GET', url: `/api/docs/${src}/download`, headers: {host: 'x', authorization: `Bearer ${key}`}});

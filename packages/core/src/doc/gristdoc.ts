@@ -615,8 +615,9 @@ export class GristDoc {
         outcome.recordIds.forEach((ids, j) => {
           if (ids) { result.recordIds[indexes[j]] = ids; }
         });
-        result.addRecordIds.push(...outcome.added);
-        result.updateRecordIds.push(...outcome.updated);
+        // Loops, not push(...): a spread of a data-sized array overflows the stack.
+        for (const id of outcome.added) { result.addRecordIds.push(id); }
+        for (const ids of outcome.updated) { result.updateRecordIds.push(ids); }
       }
     });
     return result;
@@ -682,7 +683,7 @@ export class GristDoc {
       this.engine.updateRecords(table, rowIds, colValues, opts);
       table = this.table(tableId);
     }
-    updated.push(...updates.map((u) => u.rows));
+    for (const u of updates) { updated.push(u.rows); }
     let added: number[] = [];
     if (addIdx.length) {
       // New rows take the require values (except formula columns, used only to match), then fields.

@@ -351,6 +351,11 @@ export interface GuessResult {
   values: CellValue[];
 }
 
+/** A guess with the conversion it applied, for more text of the column (a streamed import). */
+export interface GuessWithParser extends GuessResult {
+  parse: (v: string | null) => CellValue;
+}
+
 const DATE_FORMAT_OPTIONS = ['YYYY-MM-DD', 'MM-DD-YYYY', 'MM/DD/YYYY', 'MM-DD-YY', 'MM/DD/YY',
   'DD MMM YYYY', 'MMMM Do, YYYY', 'DD-MM-YYYY'];
 const TIME_FORMAT_OPTIONS = ['h:mma', 'h:mma z', 'HH:mm', 'HH:mm z', 'HH:mm:ss', 'HH:mm:ss z'];
@@ -368,6 +373,14 @@ const GUESS_FORMATS = [
  * Returns null when every value is blank (the column stays empty).
  */
 export function guessColumn(values: Array<string | null>, settings: DocSettings, timezone: string): GuessResult | null {
+  const guess = guessColumnWithParser(values, settings, timezone);
+  if (!guess) { return null; }
+  const {parse: _parse, ...result} = guess;
+  return result;
+}
+
+/** guessColumn, with the conversion it chose, to apply to more of the column's text. */
+export function guessColumnWithParser(values: Array<string | null>, settings: DocSettings, timezone: string): GuessWithParser | null {
   const nonBlank = values.filter((v): v is string => Boolean(v));
   if (!nonBlank.length) { return null; }
   const maxUnparsed = nonBlank.length * 0.1;
@@ -392,23 +405,30 @@ export function guessColumn(values: Array<string | null>, settings: DocSettings,
     return out;
   };
 
-  const bools = tryGuess((v) => (v === 'true' ? true : v === 'false' ? false : undefined), false);
-  if (bools) { return {type: 'Bool', values: bools}; }
+  const parseBool = (v: string) => (v === 'true' ? true : v === 'false' ? false : undefined);
+  const bools = tryGuess(parseBool, false);
+  if (bools) { return {type: 'Bool', values: bools, parse: (v) => (v ? parseBool(v) ?? v : null)}; }
 
   const numInfos: ParsedNumber[] = [];
-  const numbers = tryGuess((v) => {
+  const parseNum = (v: string) => {
     const p = parseNumber(v, settings);
     // Only lossless parses count: the number must format back to the same text.
-    if (!p || !numberRoundTrips(v, p, settings)) { return undefined; }
-    numInfos.push(p);
-    return p.value;
+    return p && numberRoundTrips(v, p, settings) ? p : undefined;
+  };
+  const numbers = tryGuess((v) => {
+    const p = parseNum(v);
+    if (p) { numInfos.push(p); }
+    return p?.value;
   });
   if (numbers) {
     const widgetOptions: Record<string, unknown> = {};
     if (numInfos.some((p) => p.isCurrency)) { widgetOptions.numMode = 'currency'; } else if (numInfos.some((p) => p.isPercent)) { widgetOptions.numMode = 'percent'; } else if (numInfos.some((p) => p.hasGroups)) { widgetOptions.numMode = 'decimal'; }
     if (numInfos.some((p) => p.isParenthesised)) { widgetOptions.numSign = 'parens'; }
-    if (numInfos.some((p) => p.trailingZero)) { widgetOptions.decimals = Math.max(...numInfos.map((p) => p.decimals)); }
-    return {type: 'Numeric', values: numbers, ...(Object.keys(widgetOptions).length ? {widgetOptions} : {})};
+    if (numInfos.some((p) => p.trailingZero)) { widgetOptions.decimals = numInfos.reduce((m, p) => Math.max(m, p.decimals), 0); }
+    // Plain decimals ("-12.5") parse to Number(v) in a '.'-decimal locale; the rest take the full path.
+    const plain = numberSymbols(settings.locale, settings.currency || defaultCurrency(settings.locale)).decimal === '.' ? PLAIN_DECIMAL : null;
+    return {type: 'Numeric', values: numbers, parse: (v) => (v ? (plain?.test(v) ? Number(v) : parseNum(v)?.value ?? v) : null),
+      ...(Object.keys(widgetOptions).length ? {widgetOptions} : {})};
   }
 
   const format = guessDateFormat(nonBlank);
@@ -418,7 +438,8 @@ export function guessColumn(values: Array<string | null>, settings: DocSettings,
     const timeFormat = format.slice(cut).trim();
     const isDateTime = Boolean(timeFormat);
     const tz = isDateTime ? timezone : 'UTC';
-    const dates = tryGuess((v) => parseWithFormat(v, format, tz) ?? undefined);
+    const parseDate = (v: string) => parseWithFormat(v, format, tz) ?? undefined;
+    const dates = tryGuess(parseDate);
     if (dates) {
       return {
         type: isDateTime ? `DateTime:${timezone}` : 'Date',
@@ -427,11 +448,14 @@ export function guessColumn(values: Array<string | null>, settings: DocSettings,
           isCustomTimeFormat: !TIME_FORMAT_OPTIONS.includes(timeFormat),
         },
         values: dates,
+        parse: (v) => (v ? parseDate(v) ?? v : null),
       };
     }
   }
-  return {type: 'Text', values};
+  return {type: 'Text', values, parse: (v) => v ?? ''};
 }
+
+const PLAIN_DECIMAL = /^-?(0|[1-9]\d{0,14})(\.\d{1,15})?$/;
 
 function numberRoundTrips(text: string, p: ParsedNumber, settings: DocSettings): boolean {
   const sym = numberSymbols(settings.locale, settings.currency || defaultCurrency(settings.locale));

@@ -5,9 +5,13 @@
  * a header and without data dropped, and each column's type guessed from its text (Bool, Numeric,
  * Date, DateTime, else Text; a column of blanks stays an empty column).
  */
+import { Readable, pipeline } from 'node:stream';
+import chardet from 'chardet';
+import { parse as parseStream } from 'csv-parse';
 import { parse } from 'csv-parse/sync';
+import iconv from 'iconv-lite';
 import type { ColumnSpec } from '../doc/gristdoc.js';
-import { type DocSettings, guessColumn } from '../doc/parse.js';
+import { type DocSettings, guessColumnWithParser } from '../doc/parse.js';
 import { type CellValue, pyFloatOfString } from '../doc/types.js';
 import { BadRequest } from '../errors.js';
 
@@ -22,37 +26,47 @@ export interface ParsedCsv {
 export interface ImportColumn {
   /** Header text (becomes the label, and the colId once normalised); '' for none. */
   header: string;
+  /** Position of the column in the file's rows. */
+  index: number;
   spec: ColumnSpec;
   /** Values to write, or null for an empty column (nothing written). */
   values: CellValue[] | null;
+  /** Converts more of the column's text as `values` were (null for an empty column). */
+  parse: ((v: string | null) => CellValue) | null;
 }
 
 const DELIMITERS = [',', '\t', ';', '|'];
 const SAMPLE_ROWS = 100;
+/** Bytes read before the encoding and the delimiter are decided. */
+export const SNIFF_BYTES = 64 * 1024;
+/** chardet's confidence (0-100) below which a legacy encoding guess is not taken. */
+const LEGACY_CONFIDENCE = 20;
 
-// Windows-1252 characters at 0x80-0x9F (elsewhere it is ISO-8859-1). Node 20's TextDecoder
-// decodes this label as ISO-8859-1, so the table is applied here.
-const CP1252 = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f' +
-  '\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
-
-function decodeWindows1252(data: Uint8Array): string {
-  let out = '';
-  for (let i = 0; i < data.length; i += 8192) {
-    const part = data.subarray(i, i + 8192);
-    out += String.fromCharCode(...Array.from(part, (b) => (b >= 0x80 && b < 0xa0 ? CP1252.charCodeAt(b - 0x80) : b)));
+/**
+ * The encoding of a file from its first bytes: UTF-8 when they are valid UTF-8 (ASCII and a UTF-8
+ * BOM included: no guess is needed, and none is cheaper); else chardet's answer: a UTF-16/32 BOM
+ * (what Excel's "Unicode text" writes), or its statistical guess among the legacy encodings, and
+ * Windows-1252 when it has none (its ISO-8859-1 is read as Windows-1252, the superset Excel writes).
+ */
+export function detectEncoding(head: Uint8Array, complete = true): string {
+  const sample = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
+  try {
+    // `stream` lets the sample end in the middle of a character.
+    new TextDecoder('utf-8', { fatal: true }).decode(sample, { stream: !complete });
+    return 'utf-8';
+  } catch {
+    // Not UTF-8: chardet decides.
   }
-  return out;
+  const found = chardet.analyse(sample);
+  const bom = found.find((m) => /^UTF-(16|32)/.test(m.name) && m.confidence >= 100);
+  if (bom) return bom.name;
+  const legacy = found.find((m) => !/^(UTF-|ASCII)/.test(m.name) && m.confidence >= LEGACY_CONFIDENCE && iconv.encodingExists(m.name));
+  return !legacy || legacy.name === 'ISO-8859-1' ? 'windows-1252' : legacy.name;
 }
 
-/** UTF-8 (without its BOM), or Windows-1252 when the bytes are not valid UTF-8. */
+/** The text of a whole file, in its detected encoding, without a BOM. */
 export function decodeText(data: Uint8Array): string {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(data);
-  } catch {
-    text = decodeWindows1252(data);
-  }
-  return text.startsWith('\ufeff') ? text.slice(1) : text;
+  return iconv.decode(Buffer.from(data.buffer, data.byteOffset, data.byteLength), detectEncoding(data));
 }
 
 /** Counts of each candidate delimiter outside quotes, per line, for the first lines. */
@@ -83,7 +97,8 @@ export function sniffDelimiter(text: string): string {
       const n = line.get(d) ?? 0;
       if (n) freq.set(n, (freq.get(n) ?? 0) + 1);
     }
-    const score = Math.max(0, ...freq.values());
+    let score = 0;
+    for (const n of freq.values()) score = Math.max(score, n);
     if (score > bestScore) {
       best = d;
       bestScore = score;
@@ -124,51 +139,122 @@ function headersGuess(rows: string[][]): { dataOffset: number; headers: string[]
     dataOffset -= 1;
     header = [];
   }
-  const width = Math.max(header.length, ...sample.slice(dataOffset).map(countNonEmpty));
+  const width = sample.slice(dataOffset).reduce((w, row) => Math.max(w, countNonEmpty(row)), header.length);
   const headers = header.map((h) => h.trim());
   while (headers.length < width) headers.push('');
   return { dataOffset, headers };
 }
+
+/** Rows cut or padded to `width` cells. */
+export function fitRow(r: string[], width: number): string[] {
+  if (r.length === width) return r;
+  const out = r.slice(0, width);
+  while (out.length < width) out.push('');
+  return out;
+}
+
+const PARSE_OPTIONS = { relax_column_count: true, relax_quotes: true, skip_empty_lines: true } as const;
 
 /** Parses CSV text into headers and rows (see the module comment). */
 export function parseCsv(text: string, opts: { delimiter?: string } = {}): ParsedCsv {
   const delimiter = opts.delimiter ?? sniffDelimiter(text);
   let records: string[][];
   try {
-    records = parse(text, {
-      delimiter, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, bom: true,
-    }) as string[][];
+    records = parse(text, { delimiter, ...PARSE_OPTIONS, bom: true }) as string[][];
   } catch (e) {
     throw new BadRequest(`Could not parse the CSV file: ${(e as Error).message}`);
   }
+  return splitHeaders(records, delimiter);
+}
+
+/** The header guess over the first records, and the data rows after it fitted to its width. */
+export function splitHeaders(records: string[][], delimiter: string): ParsedCsv {
   const { dataOffset, headers } = headersGuess(records);
-  const width = headers.length;
-  const rows = records.slice(dataOffset).map((r) => {
-    if (r.length === width) return r;
-    const out = r.slice(0, width);
-    while (out.length < width) out.push('');
-    return out;
-  });
-  return { headers, rows, delimiter };
+  return { headers, rows: records.slice(dataOffset).map((r) => fitRow(r, headers.length)), delimiter };
+}
+
+export interface CsvReadOptions {
+  /** The delimiter (`\t` for .tsv files); sniffed from the first bytes otherwise. */
+  delimiter?: string;
+  /** Called with the size of each chunk read from the source. */
+  onRead?: (bytes: number) => void;
+}
+
+/**
+ * The records of a CSV file read as a stream: the first SNIFF_BYTES decide the encoding and the
+ * delimiter, then the text is decoded (iconv-lite) and parsed (csv-parse) chunk by chunk, so
+ * memory does not grow with the file.
+ */
+export async function* readCsvRecords(source: AsyncIterable<Uint8Array>, opts: CsvReadOptions = {}): AsyncGenerator<string[]> {
+  const it = source[Symbol.asyncIterator]();
+  const next = async (): Promise<Buffer | null> => {
+    const r = await it.next();
+    if (r.done) return null;
+    opts.onRead?.(r.value.length);
+    return Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+  };
+  const head: Buffer[] = [];
+  let size = 0;
+  let ended = false;
+  while (size < SNIFF_BYTES) {
+    const chunk = await next();
+    if (!chunk) {
+      ended = true;
+      break;
+    }
+    head.push(chunk);
+    size += chunk.length;
+  }
+  const headBytes = Buffer.concat(head);
+  // The decoder drops a BOM (UTF-8, UTF-16 LE/BE) and keeps characters split between chunks.
+  const decoder = iconv.getDecoder(detectEncoding(headBytes, ended));
+  const headText = decoder.write(headBytes);
+  const delimiter = opts.delimiter ?? sniffDelimiter(headText);
+  async function* text(): AsyncGenerator<string> {
+    if (headText) yield headText;
+    for (let chunk = ended ? null : await next(); chunk; chunk = await next()) {
+      const t = decoder.write(chunk);
+      if (t) yield t;
+    }
+    const tail = decoder.end();
+    if (tail) yield tail;
+  }
+  const parser = parseStream({ delimiter, ...PARSE_OPTIONS });
+  // A failure on either side ends the iteration below with that error.
+  pipeline(Readable.from(text()), parser, () => undefined);
+  try {
+    for await (const record of parser) yield record as string[];
+  } catch (e) {
+    if (String((e as { code?: unknown }).code).startsWith('CSV_')) {
+      throw new BadRequest(`Could not parse the CSV file: ${(e as Error).message}`);
+    }
+    throw e;
+  } finally {
+    parser.destroy();
+    await it.return?.();
+  }
 }
 
 /**
  * The columns of the imported table: Grist's guess of each column's type from its text, with
- * the values converted to that type. Columns with no header and no data are left out.
+ * the values converted to that type. Columns with no header and no data are left out, unless
+ * `more` says that rows beyond these will follow (then every column is kept: its data may come).
  */
-export function guessImportColumns(parsed: ParsedCsv, settings: DocSettings, timezone: string): ImportColumn[] {
+export function guessImportColumns(parsed: ParsedCsv, settings: DocSettings, timezone: string,
+                                   opts: { more?: boolean } = {}): ImportColumn[] {
   const out: ImportColumn[] = [];
-  parsed.headers.forEach((header, j) => {
-    const values = parsed.rows.map((r) => r[j]);
-    if (!header && values.every((v) => v === '')) return;
+  parsed.headers.forEach((header, index) => {
+    const values = parsed.rows.map((r) => r[index]);
+    const blank = values.every((v) => v === '');
+    if (!header && blank && !opts.more) return;
     const fields: Record<string, CellValue> = header ? { label: header } : {};
-    const guess = values.every((v) => v === '') ? null : guessColumn(values, settings, timezone);
+    const guess = blank ? null : guessColumnWithParser(values, settings, timezone);
     if (!guess) {
-      out.push({ header, spec: { id: header || null, fields: { ...fields, type: 'Any', isFormula: true, formula: '' } }, values: null });
+      out.push({ header, index, spec: { id: header || null, fields: { ...fields, type: 'Any', isFormula: true, formula: '' } }, values: null, parse: null });
       return;
     }
     if (guess.widgetOptions) fields.widgetOptions = JSON.stringify(guess.widgetOptions);
-    out.push({ header, spec: { id: header || null, fields: { ...fields, type: guess.type, isFormula: false } }, values: guess.values });
+    out.push({ header, index, spec: { id: header || null, fields: { ...fields, type: guess.type, isFormula: false } }, values: guess.values, parse: guess.parse });
   });
   return out;
 }

@@ -9,6 +9,8 @@ import { BadRequest } from '../errors.js';
 import { loadMeta } from '../doc/meta.js';
 
 const SQLITE_MAGIC = 'SQLite format 3\u0000';
+/** gristlite's private tables (webhook secrets, outbox, stats) and their indexes. */
+const PRIVATE = /^_gristlite_/i;
 
 function invalid(reason: string): BadRequest {
   return new BadRequest(`Invalid Grist document: ${reason}`);
@@ -66,6 +68,7 @@ export function openGristUpload(path: string): Database.Database {
     const userTables = db.prepare('SELECT tableId FROM _grist_Tables').pluck().all() as unknown[];
     for (const t of userTables) {
       if (typeof t !== 'string' || !tables.has(t)) throw invalid(`table ${String(t)} is listed in _grist_Tables but missing`);
+      if (PRIVATE.test(t)) throw invalid(`table ${t} has a name reserved for gristlite's own tables`);
     }
     try {
       loadMeta(db);
@@ -77,4 +80,19 @@ export function openGristUpload(path: string): Database.Database {
     db.close();
     throw e;
   }
+}
+
+/**
+ * Drops every `_gristlite_*` table, view and index from an imported copy: gristlite's private state
+ * never comes in with a file (downloads drop it too), so a partial or foreign set of these tables
+ * cannot break later writes. The tables are recreated when first needed.
+ */
+export function dropPrivateObjects(db: Database.Database): void {
+  const objects = db.prepare(`SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view', 'index')
+    AND name LIKE '\\_gristlite\\_%' ESCAPE '\\' ORDER BY type = 'table', type = 'view'`).all() as Array<{ type: string; name: string }>;
+  db.transaction(() => {
+    for (const { type, name } of objects) {
+      db.exec(`DROP ${type.toUpperCase()} IF EXISTS "${name.replace(/"/g, '""')}"`);
+    }
+  })();
 }
