@@ -385,7 +385,7 @@ export class GristDoc {
     let limit: number | null = n > 0 ? n : null;
     if (n < 0) {
       // Array.splice(limit) semantics: a negative limit drops rows from the end.
-      const {c} = this.db.prepare(`SELECT count(*) AS c${from}`).get(...where.params) as {c: number};
+      const {c} = this.db.prepare(`SELECT count(*) AS c${from}`).get(where.params) as {c: number};
       limit = Math.max(0, c + n);
     }
     const order = ` ORDER BY ${sort.sql}`;
@@ -404,7 +404,7 @@ export class GristDoc {
     const table = this.readableTable(tableId);
     const cols = table.columns.filter((c) => q.hidden || !c.hidden);
     const {sql, params} = this.buildQuery(table, columnList(cols), q);
-    const rows = this.engine.stmt(sql).raw(true).all(...params) as unknown[][];
+    const rows = this.engine.stmt(sql).raw(true).all(params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const n = cols.length;
     const ids = cols.map((c) => c.colId);
@@ -454,7 +454,7 @@ export class GristDoc {
       }
       this.recordsJsonPaths.sql++;
       const {sql, params} = this.buildQuery(table, recordSql, q);
-      const records = this.engine.stmt(sql).pluck().all(...params) as string[];
+      const records = this.engine.stmt(sql).pluck().all(params) as string[];
       return `{"records":[${records.join(',')}]}`;
     });
   }
@@ -464,7 +464,7 @@ export class GristDoc {
     const table = this.readableTable(tableId);
     const cols = table.columns;
     const {sql, params} = this.buildQuery(table, columnList(cols), q);
-    const rows = this.engine.stmt(sql).raw(true).all(...params) as unknown[][];
+    const rows = this.engine.stmt(sql).raw(true).all(params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const out: Record<string, CellValue[]> = {id: rows.map((r) => r[0] as number)};
     cols.forEach((c, j) => {
