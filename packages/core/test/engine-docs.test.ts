@@ -129,6 +129,19 @@ test('out of descriptors: 503 (never 404), idle documents are closed, and everyt
   console.log(`  ulimit -n 90: ${out.statuses.filter((s: number) => s === 200).length} held documents opened, then 503; SQL ${out.sql}`);
 });
 
+test('bad limits stop start-up with the setting named (not the first request)', async () => {
+  for (const [name, value] of [['GRISTLITE_MAX_OPEN_DOCS', '0'], ['GRISTLITE_DOC_IDLE_MSEC', 'soon'], ['GRISTLITE_SQL_MAX_PER_USER', '-1'],
+    ['GRISTLITE_SQL_WORKERS', '1.5']]) {
+    const dir = mkdtempSync(join(tmpdir(), 'gl-bad-'));
+    try {
+      const e = await Engine.open({ dataDir: dir, env: { [name]: value } }).then(() => null, (err: Error) => err);
+      assert.ok(e && e.message.startsWith(`${name} must be an integer`), `${name}=${value}: ${e?.message}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
+
 test('at start, documents with events waiting deliver them, taking turns under a cap of 1', async () => {
   const received: string[] = [];
   const receiver = createServer((req, res) => {
