@@ -189,7 +189,10 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       }
       // Out of file descriptors is the server's momentary state, never a bug in the request.
       const shortage = resourceShortage(e);
-      if (shortage) return jsonResponse(503, errorBody(shortage), { ...baseHeaders, ...cors });
+      if (shortage) {
+        engine.closeIdle();  // give descriptors back for the next requests
+        return jsonResponse(503, errorBody(shortage), { ...baseHeaders, ...cors });
+      }
       onError(e);
       return jsonResponse(500, { error: 'internal error' }, { ...baseHeaders, ...cors });
     }
