@@ -13,6 +13,7 @@ import type { OrgContext, Principal } from '../home/principal.js';
 import { makeId } from '../ids.js';
 import { createDocFile } from '../doc/create.js';
 import { GristDoc } from '../doc/gristdoc.js';
+import { upgradeDocFile } from '../doc/migrations/index.js';
 import type { CellValue } from '../doc/types.js';
 import { backupDoc } from '../export/backup.js';
 import { decodeText, guessImportColumns, parseCsv } from './csv.js';
@@ -105,6 +106,8 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
       } finally {
         src.close();
       }
+      // Older schemas are upgraded now, so that a failing migration refuses the import (400).
+      upgradeDocFile(tmp);
     } finally {
       removeFiles(upload);
     }

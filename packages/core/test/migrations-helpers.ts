@@ -1,0 +1,69 @@
+// Shared helpers of the migrations*.test.ts suites: where the fixtures are, and the stored data
+// of a document read with plain SQL (tables and columns keyed by their metadata row ids, so that
+// renames made by migrations do not hide what a table or column held).
+import Database from 'better-sqlite3';
+import {copyFileSync, existsSync, mkdtempSync, readdirSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {dirname, join} from 'node:path';
+import {type CellValue, marshalLoads} from '../src/doc/index.js';
+
+/** The fixture directories ([grist, grist-corpus]), or the reason they are missing. */
+export async function findFixtureDirs(): Promise<{dirs: string[]} | {missing: string}> {
+  try {
+    const {FIXTURES} = await import('./doc-helpers.js');
+    const corpus = join(dirname(FIXTURES), 'grist-corpus');
+    return {dirs: existsSync(corpus) ? [FIXTURES, corpus] : [FIXTURES]};
+  } catch (e) {
+    return {missing: (e as Error).message};
+  }
+}
+
+export function listFixtures(dirs: string[]): Array<{name: string, path: string}> {
+  return dirs.flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.grist')).sort().map((name) => ({name, path: join(d, name)})));
+}
+
+export function copyTo(path: string, name: string): string {
+  const dest = join(mkdtempSync(join(tmpdir(), 'gl-mig-')), name);
+  copyFileSync(path, dest);
+  return dest;
+}
+
+export function decodeStored(raw: unknown, type: string): CellValue {
+  let v = raw instanceof Uint8Array ? marshalLoads(raw) as CellValue : typeof raw === 'bigint' ? Number(raw) : raw as CellValue;
+  if (type === 'Bool' && (v === 0 || v === 1)) { v = v === 1; }
+  const isList = type === 'ChoiceList' || type === 'Attachments' || type.startsWith('RefList:');
+  if (isList && typeof v === 'string' && v.startsWith('[')) {
+    try { v = ['L', ...JSON.parse(v)]; } catch { /* text */ }
+  }
+  return v;
+}
+
+export interface StoredColumn { tableRef: number; tableId: string; colRef: number; colId: string; type: string; values: Map<number, CellValue> }
+
+/** Every stored user column: `tableRef:colRef` -> its id, type and values by row id. */
+export function storedData(path: string): Map<string, StoredColumn> {
+  const db = new Database(path, {readonly: true});
+  try {
+    const out = new Map<string, StoredColumn>();
+    const cols = db.prepare(`SELECT t.id AS tableRef, t.tableId, c.id AS colRef, c.colId, c.type
+      FROM _grist_Tables_column c JOIN _grist_Tables t ON c.parentId = t.id ORDER BY c.id`).all() as
+      Array<{tableRef: number, tableId: string, colRef: number, colId: string, type: string}>;
+    const sqlCols = new Map<string, Set<string>>();
+    for (const c of cols) {
+      if (!sqlCols.has(c.tableId)) {
+        sqlCols.set(c.tableId, new Set((db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(c.tableId)) as string[]));
+      }
+      if (!sqlCols.get(c.tableId)!.has(c.colId)) { continue; }
+      const rows = db.prepare(`SELECT id, "${c.colId.replace(/"/g, '""')}" AS v FROM "${c.tableId.replace(/"/g, '""')}"`).all() as Array<{id: number, v: unknown}>;
+      out.set(`${c.tableRef}:${c.colRef}`, {...c, values: new Map(rows.map((r) => [Number(r.id), decodeStored(r.v, c.type)]))});
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+export function readPragma(path: string, sql: string): unknown {
+  const db = new Database(path, {readonly: true});
+  try { return db.prepare(sql).pluck().get(); } catch { return null; } finally { db.close(); }
+}
