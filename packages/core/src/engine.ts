@@ -60,8 +60,14 @@ function openDocFile<T>(open: () => T): T {
   }
 }
 
-const ACCESS_RULES_SQL = `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
-  OR coalesce(permissionsText, '') != '' LIMIT 1`;
+const ACCESS_RULE_COLUMNS = ['aclFormula', 'userAttributes', 'permissionsText'];
+
+/** Finds rules beyond Grist's default row; over the columns present (a document newer than 46 may lack some). */
+function accessRulesSql(db: Database.Database): string {
+  const have = new Set(db.prepare(`SELECT name FROM pragma_table_info('_grist_ACLRules')`).pluck().all() as string[]);
+  const cols = ACCESS_RULE_COLUMNS.filter((c) => have.has(c));
+  return `SELECT 1 FROM _grist_ACLRules WHERE ${cols.length ? cols.map((c) => `coalesce(${c}, '') != ''`).join(' OR ') : '0'} LIMIT 1`;
+}
 
 /** Something cached per open document that must be released when the document goes away. */
 export interface Closeable {
@@ -119,7 +125,7 @@ export class Engine {
         grist.db.pragma(`synchronous = ${(this.opts.env?.GRISTLITE_SQLITE_SYNC ?? '').toLowerCase() === 'full' ? 'FULL' : 'NORMAL'}`);
         const env = this.opts.env ?? {};
         const webhooks = attachWebhooks(grist.db, grist, { policy: webhookPolicyFromEnv(env), ...deliveryOptionsFromEnv(env), docId });
-        doc = { id: docId, path, db: grist.db, grist, webhooks, accessRules: openDocFile(() => grist.db.prepare(ACCESS_RULES_SQL)) };
+        doc = { id: docId, path, db: grist.db, grist, webhooks, accessRules: openDocFile(() => grist.db.prepare(accessRulesSql(grist.db))) };
       } catch (e) {
         grist.close();
         throw e;
@@ -156,7 +162,7 @@ export class Engine {
     // Not open here (perhaps leased by another process): a short read-only look at the file.
     const db = openDocFile(() => new Database(this.docPath(docId), { readonly: true, fileMustExist: true }));
     try {
-      return openDocFile(() => db.prepare(ACCESS_RULES_SQL)).get() !== undefined;
+      return openDocFile(() => db.prepare(accessRulesSql(db))).get() !== undefined;
     } finally {
       db.close();
     }

@@ -419,11 +419,12 @@ function imagesToAttachments(m: MigrationDb): void {
     m.update(C, c.id, {type: 'Attachments'});
     const tableId = tables.get(num(c.parentId));
     if (tableId === undefined || !m.hasTable(tableId) || !m.hasColumn(tableId, str(c.colId))) { continue; }
-    retypeColumn(m, tableId, str(c.colId), 'TEXT', 'NULL');
-    if (c.isFormula) { continue; }
     const q = quoteIdent(str(c.colId));
     const t = quoteIdent(tableId);
+    // Read before the column turns TEXT (the rebuild would store the ids as text).
     const rows = m.db.prepare(`SELECT id, ${q} AS v FROM ${t}`).all() as Array<{id: number, v: unknown}>;
+    retypeColumn(m, tableId, str(c.colId), 'TEXT', 'NULL');
+    if (c.isFormula) { continue; }
     const set = m.db.prepare(`UPDATE ${t} SET ${q} = ? WHERE id = ?`);
     for (const r of rows) {
       const v = typeof r.v === 'bigint' ? Number(r.v) : r.v;
