@@ -4,10 +4,14 @@
 import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
 import {execFileSync} from 'node:child_process';
-import {readFileSync} from 'node:fs';
+import {mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc, META_TYPES} from '../src/doc/index.js';
+import {Engine} from '../src/engine.js';
+import {importUpload} from '../src/import/index.js';
 import {MigrationDb} from '../src/doc/migrations/db.js';
 import {runSteps, SCHEMA_STEPS, upgradeDocFile} from '../src/doc/migrations/index.js';
 import {sqlDefaultFor, sqlTypeFor} from '../src/doc/types.js';
@@ -334,6 +338,46 @@ if (!all.length) {
       assert.equal(JSON.parse(String(cells[0].content)), {userName: 'You', sectionId: 1, text: 'Comment', mentions: []});
       assert.not.match(String(cells[1].content), /time/);
     });
+  });
+
+  test('38 changes nothing', () => {
+    let before = '';
+    // Tables, their columns and row counts (schemaVersion, a value, is the only change).
+    const snapshot = (m: MigrationDb) => JSON.stringify(m.tableNames().map((t) => [t, m.columnInfo(t), m.db.prepare(`SELECT count(*) FROM "${t}"`).pluck().get()]));
+    step('Currencies.grist', 38, (m) => assert.is(snapshot(m), before), (m) => { before = snapshot(m); });
+  });
+
+  test('import: the oldest document (no schemaVersion column) imports upgraded; a failing step refuses the import', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gl-mig-engine-'));
+    const engine = await Engine.open({dataDir: dir});
+    try {
+      const user = await engine.home.ensureUser('chimpy@getgrist.com', 'Chimpy');
+      const owner = await engine.home.authenticate(`Bearer ${await engine.home.setApiKey(user.id)}`);
+      const ws = await engine.home.listWorkspaces(`docs-${user.id}`, owner, null, false) as Array<{id: number, name: string}>;
+      const wid = ws.find((w) => w.name === 'Home')!.id;
+      const res = await importUpload(engine, wid, owner, {fileName: 'World-v0.grist', data: readFileSync(fixture('World-v0.grist'))});
+      const doc = engine.openDoc(res.id).grist;
+      assert.is(doc.schemaVersion, 46);
+      assert.is(doc.fetchRecords('City', {limit: 1}).records[0].fields.Name, 'Kabul');
+      assert.equal(doc.addRecords('City', [{Name: 'Nowhere'}]), [4080]);
+
+      const broken = copyTo(fixture('ACL-Test.grist'), 'broken.grist');
+      const db = new Database(broken);
+      db.prepare(`UPDATE _grist_Tables SET summarySourceTable = 99 WHERE id = 3`).run();
+      db.close();
+      const files = readdirSync(join(dir, 'docs')).length;
+      try {
+        await importUpload(engine, wid, owner, {fileName: 'broken.grist', data: readFileSync(broken)});
+        assert.unreachable('accepted');
+      } catch (e: any) {
+        assert.is(e.status, 400);
+        assert.match(e.message, /schema version 30 failed at schema version 31/);
+      }
+      assert.is(readdirSync(join(dir, 'docs')).length, files, 'no document file left behind');
+    } finally {
+      await engine.close();
+      rmSync(dir, {recursive: true, force: true});
+    }
   });
 
   test('storage steps reproduce Grist\'s own upgraded files (sqlite3 .dump of BlobMigrationV9, DefaultValuesV9)', () => {
