@@ -48,14 +48,17 @@ export function storedData(path: string): Map<string, StoredColumn> {
     const cols = db.prepare(`SELECT t.id AS tableRef, t.tableId, c.id AS colRef, c.colId, c.type
       FROM _grist_Tables_column c JOIN _grist_Tables t ON c.parentId = t.id ORDER BY c.id`).all() as
       Array<{tableRef: number, tableId: string, colRef: number, colId: string, type: string}>;
+    const tableRows = new Map<string, Array<Record<string, unknown>>>();
     const sqlCols = new Map<string, Set<string>>();
     for (const c of cols) {
-      if (!sqlCols.has(c.tableId)) {
-        sqlCols.set(c.tableId, new Set((db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(c.tableId)) as string[]));
+      if (!tableRows.has(c.tableId)) {
+        const names = db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(c.tableId) as string[];
+        sqlCols.set(c.tableId, new Set(names));
+        tableRows.set(c.tableId, names.length ? db.prepare(`SELECT * FROM "${c.tableId.replace(/"/g, '""')}"`).all() as Array<Record<string, unknown>> : []);
       }
+      const rows = tableRows.get(c.tableId)!;
       if (!sqlCols.get(c.tableId)!.has(c.colId)) { continue; }
-      const rows = db.prepare(`SELECT id, "${c.colId.replace(/"/g, '""')}" AS v FROM "${c.tableId.replace(/"/g, '""')}"`).all() as Array<{id: number, v: unknown}>;
-      out.set(`${c.tableRef}:${c.colRef}`, {...c, values: new Map(rows.map((r) => [Number(r.id), decodeStored(r.v, c.type)]))});
+      out.set(`${c.tableRef}:${c.colRef}`, {...c, values: new Map(rows.map((r) => [Number(r.id), decodeStored(r[c.colId], c.type)]))});
     }
     return out;
   } finally {

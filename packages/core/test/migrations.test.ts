@@ -21,7 +21,13 @@ const found = await findFixtureDirs();
 const all = 'dirs' in found && found.dirs.length > 1 ? listFixtures(found.dirs) : [];
 const fixture = (name: string) => all.find((f) => f.name === name)!.path;
 
+const schemas = new Map<string, number>();
 function schemaOf(path: string): number {
+  if (!schemas.has(path)) { schemas.set(path, readSchema(path)); }
+  return schemas.get(path)!;
+}
+
+function readSchema(path: string): number {
   const db = new Database(path, {readonly: true});
   try {
     const has = db.prepare(`SELECT 1 FROM pragma_table_info('_grist_DocInfo') WHERE name = 'schemaVersion'`).get();
@@ -411,6 +417,18 @@ if (!all.length) {
     const doc = GristDoc.open(path, {readonly: true});
     assert.is(doc.schemaVersion, 30);
     doc.close();
+  });
+
+  test('a SQLite file that is not a Grist document is never upgraded (nor changed) by an open', () => {
+    const path = copyTo(fixture('Hello.grist'), 'plain.sqlite');
+    const db = new Database(path);
+    for (const t of db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[]) { db.exec(`DROP TABLE "${t}"`); }
+    db.exec(`CREATE TABLE foo (id INTEGER PRIMARY KEY, x REAL DEFAULT 2147483647); INSERT INTO foo (x) VALUES (1.5); PRAGMA user_version = 0`);
+    db.close();
+    const before = createHash('sha256').update(readFileSync(path)).digest('hex');
+    assert.throws(() => GristDoc.open(path));
+    assert.is(upgradeDocFile(path), null);
+    assert.is(createHash('sha256').update(readFileSync(path)).digest('hex'), before);
   });
 
   test('a document newer than 46 opens read-only, refuses writes naming both versions, and is never written', () => {

@@ -14,7 +14,7 @@ import {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {compileFilter, compileSort, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
-import {needsUpgrade, readVersions, upgradeDocument} from './migrations/index.js';
+import {isGristDocument, needsUpgrade, readVersions, upgradeDocument} from './migrations/index.js';
 import {SCHEMA_VERSION} from './schema.js';
 import {type CellValue, converterFor} from './types.js';
 
@@ -151,7 +151,7 @@ export class GristDoc {
           db.close();
           db = new Database(path, {readonly: true, fileMustExist: true});
           db.pragma('trusted_schema = OFF');
-        } else {
+        } else if (isGristDocument(db)) {   // Other files are refused below, unchanged.
           if (needsUpgrade(versions)) {
             upgradeDocument(db);   // A failure throws MigrationError, a 400.
           }

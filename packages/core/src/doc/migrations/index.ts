@@ -43,6 +43,12 @@ export function readVersions(db: Database.Database): DocVersions {
   return {storage, schema};
 }
 
+/** Whether the file looks like a Grist document at all (others are left alone, and refused elsewhere). */
+export function isGristDocument(db: Database.Database): boolean {
+  const m = new MigrationDb(db);
+  return ['_grist_DocInfo', '_grist_Tables', '_grist_Tables_column'].every((t) => m.hasTable(t));
+}
+
 export function needsUpgrade(v: DocVersions): boolean {
   return v.schema < SCHEMA_VERSION || v.storage < STORAGE_VERSION;
 }
@@ -120,7 +126,7 @@ export function upgradeDocFile(path: string): UpgradeResult | null {
   try {
     db.pragma('trusted_schema = OFF');
     const versions = readVersions(db);
-    if (versions.schema > SCHEMA_VERSION || !needsUpgrade(versions)) { return null; }
+    if (versions.schema > SCHEMA_VERSION || !needsUpgrade(versions) || !isGristDocument(db)) { return null; }
     return upgradeDocument(db);
   } finally {
     db.close();

@@ -38,6 +38,7 @@ export function applyChange(m: MigrationDb, ch: Change): void {
   }
 }
 
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const num = (v: CellValue): number => (typeof v === 'number' ? v : Number(v) || 0);
 const str = (v: CellValue): string => (typeof v === 'string' ? v : v == null ? '' : String(v));
 
@@ -485,7 +486,7 @@ function renameSummaries(m: MigrationDb): void {
   for (const c of columns) {
     let formula = str(c.formula);
     if (!formula.includes('GristSummary_')) { continue; }
-    for (const [from, to] of renames) { formula = formula.replace(new RegExp(`\\b${from}\\b`, 'g'), to); }
+    for (const [from, to] of renames) { formula = formula.replace(new RegExp(`\\b${escapeRegExp(from)}\\b`, 'g'), to); }
     m.update(C, c.id, {formula});
   }
   const renamed = new Map(renames.map(([from, to]) => [from, to]));
