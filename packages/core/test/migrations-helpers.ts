@@ -11,6 +11,7 @@ import {type CellValue, marshalLoads} from '../src/doc/index.js';
 export async function findFixtureDirs(): Promise<{dirs: string[]} | {missing: string}> {
   try {
     const {FIXTURES} = await import('./doc-helpers.js');
+    if (!existsSync(FIXTURES)) { return {missing: `${FIXTURES} does not exist`}; }
     const corpus = join(dirname(FIXTURES), 'grist-corpus');
     return {dirs: existsSync(corpus) ? [FIXTURES, corpus] : [FIXTURES]};
   } catch (e) {
