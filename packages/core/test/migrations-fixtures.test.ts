@@ -86,7 +86,7 @@ for (const {name, path} of fixtures) {
       db.close();
     }
 
-    // A write to each user table (summary tables included: Grist adds their rows the same way).
+    // A write to each user table (summary tables included), then schema changes.
     const again = GristDoc.open(copy);
     try {
       const count = (t: string) => again.db.prepare(`SELECT count(*) FROM "${t}"`).pluck().get() as number;
@@ -97,6 +97,14 @@ for (const {name, path} of fixtures) {
         assert.is(count(t), n + 1, `${name}: ${t} has the new row`);
         assert.is(again.fetchRecords(t, {filter: {id: ids}}).records.length, 1, `${name}: ${t} serves the new row`);
       }
+      // Schema writes too: a table, a column and its update, then removing what was added.
+      const [{id: added}] = again.addTables([{columns: [{id: 'Note', fields: {type: 'Text'}}]}]);
+      again.addRecords(added, [{Note: 'after upgrade'}]);
+      const [{id: col}] = again.addColumns(tables[0] ?? added, [{id: 'MigratedNote', fields: {type: 'Text'}}]);
+      again.updateColumns(tables[0] ?? added, [{id: col, fields: {description: 'added after the upgrade'}}]);
+      assert.is(again.fetchRecords(added).records[0].fields.Note, 'after upgrade');
+      again.removeColumn(tables[0] ?? added, col);
+      again.removeTable(added);
       assert.is(again.db.pragma('integrity_check', {simple: true}), 'ok');
     } finally {
       again.close();
