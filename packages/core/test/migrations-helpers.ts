@@ -2,7 +2,7 @@
 // of a document read with plain SQL (tables and columns keyed by their metadata row ids, so that
 // renames made by migrations do not hide what a table or column held).
 import Database from 'better-sqlite3';
-import {copyFileSync, existsSync, mkdtempSync, readdirSync} from 'node:fs';
+import {copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {dirname, join} from 'node:path';
 import {type CellValue, marshalLoads} from '../src/doc/index.js';
@@ -23,8 +23,14 @@ export function listFixtures(dirs: string[]): Array<{name: string, path: string}
   return dirs.flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.grist')).sort().map((name) => ({name, path: join(d, name)})));
 }
 
+/** Temporary directories of this process's copies, removed when it exits. */
+const made: string[] = [];
+process.on('exit', () => { for (const d of made) { rmSync(d, {recursive: true, force: true}); } });
+
 export function copyTo(path: string, name: string): string {
-  const dest = join(mkdtempSync(join(tmpdir(), 'gl-mig-')), name);
+  const dir = mkdtempSync(join(tmpdir(), 'gl-mig-'));
+  made.push(dir);
+  const dest = join(dir, name);
   copyFileSync(path, dest);
   return dest;
 }
