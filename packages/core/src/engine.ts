@@ -109,8 +109,14 @@ function hasPendingEvents(path: string): boolean {
   }
 }
 
-export const ACCESS_RULES_SQL = `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
-  OR coalesce(permissionsText, '') != '' LIMIT 1`;
+const ACCESS_RULE_COLUMNS = ['aclFormula', 'userAttributes', 'permissionsText'];
+
+/** Finds rules beyond Grist's default row; over the columns present (a document newer than 46 may lack some). */
+export function accessRulesSql(db: Database.Database): string {
+  const have = new Set(db.prepare(`SELECT name FROM pragma_table_info('_grist_ACLRules')`).pluck().all() as string[]);
+  const cols = ACCESS_RULE_COLUMNS.filter((c) => have.has(c));
+  return `SELECT 1 FROM _grist_ACLRules WHERE ${cols.length ? cols.map((c) => `coalesce(${c}, '') != ''`).join(' OR ') : '0'} LIMIT 1`;
+}
 
 /** Something cached per open document that must be released when the document goes away. */
 export interface Closeable {
@@ -268,7 +274,7 @@ export class Engine {
         // GRISTLITE_SQLITE_SYNC=full fsyncs every commit instead (about +0.5 ms per write here).
         grist.db.pragma(`synchronous = ${(this.opts.env?.GRISTLITE_SQLITE_SYNC ?? '').toLowerCase() === 'full' ? 'FULL' : 'NORMAL'}`);
         const env = this.opts.env ?? {};
-        const accessRules = grist.db.prepare(ACCESS_RULES_SQL);
+        const accessRules = grist.db.prepare(accessRulesSql(grist.db));
         const webhooks = attachWebhooks(grist.db, grist, { policy: webhookPolicyFromEnv(env), ...deliveryOptionsFromEnv(env), docId });
         return { id: docId, path, db: grist.db, grist, webhooks, accessRules };
       });
@@ -454,7 +460,7 @@ export class Engine {
     const path = this.docPath(docId);
     const db = openDocFile(path, () => new Database(path, { readonly: true, fileMustExist: true }));
     try {
-      return openDocFile(path, () => db.prepare(ACCESS_RULES_SQL).get()) !== undefined;
+      return openDocFile(path, () => db.prepare(accessRulesSql(db)).get()) !== undefined;
     } finally {
       db.close();
     }

@@ -14,6 +14,7 @@ import {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {compileFilter, compileSort, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
+import {isGristDocument, needsUpgrade, readVersions, upgradeDocument} from './migrations/index.js';
 import {SCHEMA_VERSION} from './schema.js';
 import {type CellValue, converterFor} from './types.js';
 
@@ -135,11 +136,28 @@ export class GristDoc {
   /** How many `fetchRecordsJson` answers SQLite wrote, and how many were built in JS (not cached). */
   readonly recordsJsonPaths = {sql: 0, js: 0};
 
+  /**
+   * Opens a document. Opened for writing, a document of an older schema is upgraded first (in one
+   * transaction; a failure answers 400 and leaves the file as it was); one of a newer schema than
+   * gristlite's is opened read-only and never written.
+   */
   static open(path: string, options: OpenOptions = {}): GristDoc {
-    const db = new Database(path, {readonly: options.readonly ?? false, fileMustExist: true});
+    let db = new Database(path, {readonly: options.readonly ?? false, fileMustExist: true});
     try {
-      if (!options.readonly) { db.pragma('journal_mode = WAL'); }
       db.pragma('trusted_schema = OFF');
+      if (!options.readonly) {
+        const versions = readVersions(db);
+        if (versions.schema > SCHEMA_VERSION) {
+          db.close();
+          db = new Database(path, {readonly: true, fileMustExist: true});
+          db.pragma('trusted_schema = OFF');
+        } else if (isGristDocument(db)) {   // Other files are refused below, unchanged.
+          if (needsUpgrade(versions)) {
+            upgradeDocument(db);   // A failure throws MigrationError, a 400.
+          }
+          db.pragma('journal_mode = WAL');
+        }
+      }
       return new GristDoc(path, db);
     } catch (e) {
       db.close();
@@ -171,7 +189,7 @@ export class GristDoc {
 
   get schemaVersion(): number { return this.engine.meta.schemaVersion; }
   get timezone(): string { return this.engine.meta.timezone; }
-  /** Writes need the current schema (46): older documents are read-only here. */
+  /** Writes need the current schema (46): documents opened read-only or newer stay unwritten. */
   get isWritable(): boolean { return !this.db.readonly && this.schemaVersion === SCHEMA_VERSION; }
 
   /** Registers a listener called inside a write before rows are updated or removed. */
@@ -190,10 +208,14 @@ export class GristDoc {
   // Transactions
 
   private write<T>(fn: () => T): T {
+    if (this.schemaVersion > SCHEMA_VERSION) {
+      throw new BadRequest(`Document has schema version ${this.schemaVersion}, newer than gristlite's ` +
+        `${SCHEMA_VERSION}: it is served read-only`);
+    }
     if (this.db.readonly) { throw new BadRequest('Document is open read-only'); }
     if (this.schemaVersion !== SCHEMA_VERSION) {
-      throw new BadRequest(`Document has schema version ${this.schemaVersion}; gristlite writes only ` +
-        `schema version ${SCHEMA_VERSION} (open and save it in Grist to upgrade it)`);
+      throw new BadRequest(`Document has schema version ${this.schemaVersion}; it is upgraded to ` +
+        `${SCHEMA_VERSION} when opened for writing`);
     }
     if (this.engine.changes) { return fn(); }   // Already inside a write.
     const changes = new ChangeSet();
