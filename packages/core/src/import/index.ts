@@ -4,7 +4,7 @@
  * of an existing document, or an empty document. Each is built in a temporary file and moved
  * into place only when complete; on any failure the home record and every file are removed.
  */
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Engine } from '../engine.js';
@@ -21,10 +21,29 @@ import { openGristUpload } from './grist.js';
 export { decodeText, guessImportColumns, parseCsv, sniffDelimiter, type ImportColumn, type ParsedCsv } from './csv.js';
 export { openGristUpload } from './grist.js';
 
+/** An uploaded file: its bytes, or a file on disk (an HTTP upload streamed to a temporary file). */
 export interface ImportedFile {
   /** Original file name (its extension picks the format; its base name is the default title). */
   fileName: string;
-  data: Uint8Array;
+  data?: Uint8Array;
+  path?: string;
+}
+
+function bytesOf(file: ImportedFile): Uint8Array {
+  if (file.data !== undefined) return file.data;
+  if (file.path !== undefined) return readFileSync(file.path);
+  throw new BadRequest('No file to import');
+}
+
+function headOf(file: ImportedFile, n: number): Uint8Array {
+  if (file.data !== undefined || file.path === undefined) return bytesOf(file).subarray(0, n);
+  const fd = openSync(file.path, 'r');
+  try {
+    const buf = Buffer.alloc(n);
+    return buf.subarray(0, readSync(fd, buf, 0, n, 0));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export interface ImportOptions {
@@ -97,8 +116,9 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
   const name = opts.documentName || titleFromFileName(file.fileName);
   return createDocWith(engine, wid, p, name, async (tmp) => {
     const upload = `${tmp}.upload`;
-    writeFileSync(upload, file.data);
     try {
+      if (file.path !== undefined) copyFileSync(file.path, upload);
+      else writeFileSync(upload, bytesOf(file), { mode: 0o600 });
       const src = openGristUpload(upload);
       try {
         await copyDatabase(src, tmp);
@@ -114,7 +134,7 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
 /** Imports a CSV (or TSV) file as a new document holding one table named after the file. */
 export async function importCsvDoc(engine: Engine, wid: number, p: Principal, file: ImportedFile,
                                    opts: ImportOptions = {}): Promise<ImportResult> {
-  const parsed = parseCsv(decodeText(file.data), extname(file.fileName).toLowerCase() === '.tsv' ? { delimiter: '\t' } : {});
+  const parsed = parseCsv(decodeText(bytesOf(file)), extname(file.fileName).toLowerCase() === '.tsv' ? { delimiter: '\t' } : {});
   const name = opts.documentName || titleFromFileName(file.fileName);
   const timezone = opts.timezone || 'UTC';
   return createDocWith(engine, wid, p, name, (tmp) => {
@@ -156,7 +176,7 @@ export function buildCsvTable(doc: GristDoc, tableName: string, parsed: ReturnTy
 export async function importUpload(engine: Engine, wid: number, p: Principal, file: ImportedFile,
                                    opts: ImportOptions = {}): Promise<ImportResult> {
   const ext = extname(file.fileName).toLowerCase();
-  const isSqlite = Buffer.from(file.data.subarray(0, 15)).toString('latin1') === 'SQLite format 3';
+  const isSqlite = Buffer.from(headOf(file, 15)).toString('latin1') === 'SQLite format 3';
   if (ext === '.grist' || (ext === '' && isSqlite)) return importGristDoc(engine, wid, p, file, opts);
   if (CSV_EXTENSIONS.has(ext)) return importCsvDoc(engine, wid, p, file, opts);
   throw new BadRequest(`Unsupported file type "${ext || file.fileName}": import .grist, .csv or .tsv files`);
