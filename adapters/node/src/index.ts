@@ -51,8 +51,9 @@ function lingerThenClose(req: IncomingMessage): void {
   const timer = setTimeout(close, LINGER_MS).unref();
   socket.once('close', () => clearTimeout(timer));
   req.once('end', close);
-  // Drop the rest of the body (an abandoned reader may still be attached).
+  // Nobody reads the body any more (an abandoned reader may still be attached): drop it.
   req.removeAllListeners('readable');
+  req.removeAllListeners('data');
   req.on('data', ignore);
   req.resume();
 }
