@@ -89,4 +89,63 @@ s('issue 11.2: a urlId held by another user\'s document cannot be taken, seen or
   assert.is(ok(await call('owner', 'GET', '/api/docs/budget')).id, again);
 });
 
+async function sharedDoc(): Promise<string> {
+  const doc = await newDoc('owner', 'Shared');
+  ok(await call('owner', 'PATCH', `/api/docs/${doc}/access`, {delta: {users: {'editor@example.com': 'editors'}}}));
+  return doc;
+}
+
+s('issue 11.3: editors cannot write access rules, shares or triggers; owners can', async () => {
+  const doc = await sharedDoc();
+  const apply = (as: string, actions: unknown[]) => call(as, 'POST', `/api/docs/${doc}/apply`, actions);
+  const count = async (tableId: string) => ok(await call('owner', 'GET', `/api/docs/${doc}/tables/${tableId}/data`)).id.length;
+  const rules0 = await count('_grist_ACLRules');
+  err(await apply('editor', [['AddRecord', '_grist_ACLResources', null, {tableId: '*', colIds: '*'}]]), 403, 'Only owners can modify access rules');
+  err(await apply('editor', [['AddRecord', '_grist_ACLRules', null, {resource: 1, aclFormula: 'True', permissionsText: '-CRUD'}]]), 403, 'Only owners can modify access rules');
+  err(await apply('editor', [['BulkUpdateRecord', '_grist_ACLRules', [1], {permissionsText: ['-CRUD']}]]), 403, 'Only owners can modify access rules');
+  err(await apply('editor', [['RemoveRecord', '_grist_ACLRules', 1]]), 403, 'Only owners can modify access rules');
+  err(await apply('editor', [['AddRecord', '_grist_Triggers', null, {tableRef: 1, enabled: true}]]), 403, 'Only owners can modify _grist_Triggers');
+  err(await apply('editor', [['AddRecord', '_grist_Shares', null, {linkId: 'x'}]]), 403, 'Only owners can modify _grist_Shares');
+  // The record endpoints are write paths too.
+  err(await call('editor', 'POST', `/api/docs/${doc}/tables/_grist_ACLRules/records`, {records: [{fields: {aclFormula: 'True'}}]}), 403, 'Only owners can modify access rules');
+  err(await call('editor', 'PATCH', `/api/docs/${doc}/tables/_grist_Triggers/data`, {id: [1], enabled: [false]}), 403, 'Only owners can modify _grist_Triggers');
+  err(await call('editor', 'POST', `/api/docs/${doc}/tables/_grist_ACLRules/data/delete`, [1]), 403, 'Only owners can modify access rules');
+  err(await call('editor', 'PUT', `/api/docs/${doc}/tables/_grist_ACLRules/records`, {records: [{require: {aclFormula: 'x'}}]}), 400, /metadata table/);
+  // Nothing changed; a refused action in a bundle rolls back the rest of the bundle.
+  err(await apply('editor', [['AddRecord', 'Table1', null, {A: 'x'}], ['AddRecord', '_grist_Triggers', null, {}]]), 403, /Only owners/);
+  assert.equal(ok(await call('owner', 'GET', `/api/docs/${doc}/tables/Table1/records`)).records, []);
+  assert.is(await count('_grist_ACLRules'), rules0);
+  assert.is(await count('_grist_Triggers'), 0);
+  // Editors keep schema edits (Grist's default SchemaEdit rule) and layout metadata.
+  ok(await apply('editor', [['AddTable', 'Made', [{id: 'X'}]], ['UpdateRecord', '_grist_Views', 1, {name: 'Renamed'}]]));
+  // No one writes what keeps the file a Grist document, or a table with no rule.
+  err(await apply('owner', [['UpdateRecord', '_grist_DocInfo', 1, {schemaVersion: 25}]]), 400, '_grist_DocInfo.schemaVersion cannot be changed');
+  err(await apply('owner', [['AddRecord', '_grist_Attachments', null, {fileName: 'x'}]]), 403, '_grist_Attachments modification is not allowed');
+  err(await apply('owner', [['AddRecord', '_gristsys_ActionHistory', null, {}]]), 400, /KeyError/);
+  // Owners may.
+  ok(await apply('owner', [['AddRecord', '_grist_Triggers', null, {tableRef: 1, enabled: false}]]));
+  ok(await apply('owner', [['AddRecord', '_grist_Shares', null, {linkId: 'x'}]]));
+  const added = ok(await apply('owner', [['AddRecord', '_grist_ACLResources', null, {tableId: 'Table1', colIds: '*'}]]));
+  assert.is(typeof added.retValues[0], 'number');
+  assert.is(await count('_grist_Triggers'), 1);
+});
+
+s('issue 11.4: a deeply nested value is refused before the transaction; nothing is half-written', async () => {
+  const doc = await sharedDoc();
+  // Built as text: JSON.stringify itself overflows the stack at this depth.
+  const deep = '["L",'.repeat(50000) + '"x"' + ']'.repeat(50000);
+  const before = ok(await call('owner', 'POST', `/api/docs/${doc}/apply`, [['AddRecord', 'Table1', null, {A: 'one'}]]));
+  err(await call('owner', 'POST', `/api/docs/${doc}/apply`, `[["AddRecord", "Table1", null, {"A": ${deep}}]]`), 400, /nested deeper than 64 levels/);
+  err(await call('owner', 'POST', `/api/docs/${doc}/tables/Table1/records`, `{"records": [{"fields": {"A": ${deep}}}]}`), 400, /nested deeper/);
+  err(await call('owner', 'PATCH', `/api/docs/${doc}/tables/Table1/columns`, `{"columns": [{"id": "A", "fields": {"label": ${deep}}}]}`), 400, /nested deeper/);
+  err(await call('owner', 'POST', `/api/docs/${doc}/tables`, `{"tables": [{"id": "N", "columns": [{"id": "A", "fields": {"type": ${deep}}}]}]}`), 400, /nested deeper/);
+  assert.equal(ok(await call('owner', 'GET', `/api/docs/${doc}/tables/Table1/records`)).records.map((r: any) => r.fields.A), ['one']);
+  const after = ok(await call('owner', 'POST', `/api/docs/${doc}/apply`, [['AddRecord', 'Table1', null, {A: 'two'}]]));
+  assert.is(after.actionNum, before.actionNum + 1, 'the refused bundle took no action number');
+  // A value within the limit round-trips.
+  let ok64: unknown = 'x';
+  for (let i = 0; i < 40; i++) { ok64 = ['L', ok64]; }
+  ok(await call('owner', 'POST', `/api/docs/${doc}/apply`, [['AddRecord', 'Table1', null, {A: ok64}]]));
+});
+
 s.run();

@@ -16,6 +16,7 @@ import type {ColumnMeta, TableMeta} from './meta.js';
 import {compileFilter, compileSort, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
 import {SCHEMA_VERSION} from './schema.js';
 import {type CellValue, converterFor} from './types.js';
+import {checkMetaWrite, type WriterRole} from './metarules.js';
 
 export type {TableChange} from './engine.js';
 
@@ -65,7 +66,12 @@ export interface UpsertRecord {
   fields?: Record<string, CellValue>;
 }
 
-export interface UpsertOptions extends Partial<WriteOptions> {
+/** Options of a write: parsing, and the caller's role (metadata rules; in-process callers default to owners). */
+export interface WriteAs extends Partial<WriteOptions> {
+  role?: WriterRole;
+}
+
+export interface UpsertOptions extends WriteAs {
   onmany?: 'first' | 'none' | 'all';
   noadd?: boolean;
   noupdate?: boolean;
@@ -93,6 +99,38 @@ export interface OpenOptions {
 export type ChangeListener = (change: TableChange & { writeSeq: number }) => void;
 /** Called inside a write before user rows are updated or removed (the old values are still there). */
 export type BeforeRowsListener = (tableId: string, rowIds: number[], writeSeq: number) => void;
+
+/**
+ * Deepest nesting accepted anywhere in a write's input, counted from the top of the argument (an
+ * /apply body is 4 levels before its cells; Grist cell values nest a few more). Issue 11: a value
+ * nested 50,000 deep was written, then failed JSON.stringify after the commit.
+ */
+export const MAX_INPUT_DEPTH = 64;
+
+/**
+ * Checks that a write's input is JSON-shaped (null, booleans, numbers, strings, arrays, plain
+ * objects) and nested at most MAX_INPUT_DEPTH levels, before any transaction starts.
+ */
+export function checkInput(value: unknown, what = 'body'): void {
+  const stack: unknown[] = [value];
+  const depths: number[] = [1];
+  while (stack.length) {
+    const v = stack.pop();
+    const depth = depths.pop()!;
+    if (v === null || v === undefined) { continue; }
+    const t = typeof v;
+    if (t === 'string' || t === 'boolean' || t === 'number') { continue; }
+    if (t !== 'object') { throw new BadRequest(`Invalid payload: ${what} holds a value of type ${t}`); }
+    if (depth > MAX_INPUT_DEPTH) { throw new BadRequest(`Invalid payload: ${what} is nested deeper than ${MAX_INPUT_DEPTH} levels`); }
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) { stack.push(v[i]); depths.push(depth + 1); }
+      continue;
+    }
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) { throw new BadRequest(`Invalid payload: ${what} holds a non-JSON object`); }
+    for (const k in v as Record<string, unknown>) { stack.push((v as Record<string, unknown>)[k]); depths.push(depth + 1); }
+  }
+}
 
 /** Column fields accepted at creation by POST /tables (AddTable ignores the others). */
 const ADD_TABLE_FIELDS = ['type', 'isFormula', 'formula', 'label', 'widgetOptions'];
@@ -126,6 +164,8 @@ export class GristDoc {
   private readonly beforeListeners = new Set<BeforeRowsListener>();
   private writeSeq = 0;
   private actionNum: number;
+  /** The role of the current write's caller (metadata write rules, metarules.ts). */
+  private writer: WriterRole = 'owners';
   /** Runs a function in one SQLite transaction (made once: better-sqlite3 builds it per call). */
   private readonly inTransaction: (fn: () => unknown) => unknown;
   private readonly dataStamp: DataStamp;
@@ -189,7 +229,7 @@ export class GristDoc {
   // -------------------------------------------------------------------------------------------
   // Transactions
 
-  private write<T>(fn: () => T): T {
+  private write<T>(fn: () => T, role: WriterRole = 'owners'): T {
     if (this.db.readonly) { throw new BadRequest('Document is open read-only'); }
     if (this.schemaVersion !== SCHEMA_VERSION) {
       throw new BadRequest(`Document has schema version ${this.schemaVersion}; gristlite writes only ` +
@@ -203,6 +243,7 @@ export class GristDoc {
       ? (tableId, rowIds) => { for (const l of this.beforeListeners) { l(tableId, rowIds, seq); } }
       : null;
     const metaVersion = this.engine.meta.version;
+    this.writer = role;
     try {
       return this.inTransaction(() => {
         const result = fn();
@@ -222,6 +263,7 @@ export class GristDoc {
     } finally {
       this.engine.changes = null;
       this.engine.beforeRows = null;
+      this.writer = 'owners';
     }
   }
 
@@ -260,6 +302,7 @@ export class GristDoc {
 
   /** POST /tables: one AddTable per entry, all in one transaction. */
   addTables(tables: TableSpec[]): Array<{id: string}> {
+    checkInput(tables, 'tables');
     return this.write(() => tables.map((t) => {
       const cols = t.columns.map((c) => ({id: c.id, ...pick(c.fields, ADD_TABLE_FIELDS)}));
       return {id: this.engine.addTable(t.id, cols).table_id};
@@ -268,6 +311,7 @@ export class GristDoc {
 
   /** PATCH /tables: updates of `_grist_Tables` records by tableId (in practice, renames). */
   updateTables(tables: Array<{id: string, fields: Record<string, CellValue>}>): void {
+    checkInput(tables, 'tables');
     for (const t of tables) {
       const table = this.engine.meta.tables.get(t.id);
       if (!table || table.isMeta) { throw new NotFound(`Table not found "${t.id}"`); }
@@ -316,6 +360,7 @@ export class GristDoc {
 
   /** POST /columns: AddVisibleColumn per entry. */
   addColumns(tableId: string, columns: ColumnSpec[]): Array<{id: string}> {
+    checkInput(columns, 'columns');
     this.userTable(tableId);
     return this.write(() => columns.map((c) => {
       const info = pick(c.fields, ADD_COLUMN_FIELDS);
@@ -325,6 +370,7 @@ export class GristDoc {
 
   /** PATCH /columns: one update of `_grist_Tables_column` records (all columns checked first). */
   updateColumns(tableId: string, columns: Array<{id: string, fields: Record<string, CellValue>}>): void {
+    checkInput(columns, 'columns');
     const table = this.userTable(tableId);
     for (const c of columns) {
       if (!table.byId.has(c.id)) { throw new NotFound(`Column not found "${c.id}"`); }
@@ -335,6 +381,7 @@ export class GristDoc {
   /** PUT /columns: updates, then adds, then (with replaceall) removal of the unlisted columns. */
   replaceColumns(tableId: string, columns: Array<{id: string, fields?: Record<string, CellValue>}>,
                  options: {noadd?: boolean, noupdate?: boolean, replaceall?: boolean} = {}): void {
+    checkInput(columns, 'columns');
     const table = this.userTable(tableId);
     const listed = new Set<number>();
     const updates: Array<{colId: string, values: Record<string, CellValue>}> = [];
@@ -490,42 +537,48 @@ export class GristDoc {
   }
 
   /** POST /records: one BulkAddRecord over the union of the records' keys (missing ones null). */
-  addRecords(tableId: string, records: Array<Record<string, CellValue>>, options?: Partial<WriteOptions>): number[] {
+  addRecords(tableId: string, records: Array<Record<string, CellValue>>, options?: WriteAs): number[] {
+    checkInput(records, 'records');
     const colValues = toColumns(records);
-    return this.write(() => this.bulkAdd(tableId, new Array(records.length).fill(null), colValues, this.opts(options)));
+    return this.write(() => this.bulkAdd(tableId, new Array(records.length).fill(null), colValues, this.opts(options)), options?.role);
   }
 
   /** POST /data: `{colId: [values...]}`, the row count being the first column's length. */
-  addColumnar(tableId: string, data: Record<string, CellValue[]>, options?: Partial<WriteOptions>): number[] {
+  addColumnar(tableId: string, data: Record<string, CellValue[]>, options?: WriteAs): number[] {
+    checkInput(data);
     const keys = Object.keys(data);
     if (!keys.length) { throw new BadRequest('Invalid payload: at least one column is required'); }
     const count = columnArray(data, keys[0]).length;
     const colValues = new Map(keys.filter((k) => k !== 'id').map((k) => [k, padTo(columnArray(data, k), count)]));
-    return this.write(() => this.bulkAdd(tableId, new Array(count).fill(null), colValues, this.opts(options)));
+    return this.write(() => this.bulkAdd(tableId, new Array(count).fill(null), colValues, this.opts(options)), options?.role);
   }
 
   /** PATCH /records: one BulkUpdateRecord (the same-fields rule is checked by the caller). */
   updateRecords(tableId: string, records: Array<{id: number, fields: Record<string, CellValue>}>,
-                options?: Partial<WriteOptions>): void {
+                options?: WriteAs): void {
+    checkInput(records, 'records');
     const colValues = toColumns(records.map((r) => r.fields));
-    this.write(() => this.bulkUpdate(tableId, records.map((r) => r.id), colValues, this.opts(options)));
+    this.write(() => this.bulkUpdate(tableId, records.map((r) => r.id), colValues, this.opts(options)), options?.role);
   }
 
   /** PATCH /data: `{id: [...], colId: [...]}`. */
-  updateColumnar(tableId: string, data: Record<string, CellValue[]>, options?: Partial<WriteOptions>): void {
+  updateColumnar(tableId: string, data: Record<string, CellValue[]>, options?: WriteAs): void {
+    checkInput(data);
     const ids = columnArray(data, 'id') as number[];
     const colValues = new Map(Object.keys(data).filter((k) => k !== 'id').map((k) => [k, padTo(columnArray(data, k), ids.length)]));
-    this.write(() => this.bulkUpdate(tableId, ids, colValues, this.opts(options)));
+    this.write(() => this.bulkUpdate(tableId, ids, colValues, this.opts(options)), options?.role);
   }
 
   /** POST /records/delete, /data/delete: missing ids are ignored. */
-  removeRecords(tableId: string, ids: unknown[]): void {
-    this.write(() => this.bulkRemove(tableId, ids as CellValue[]));
+  removeRecords(tableId: string, ids: unknown[], options?: WriteAs): void {
+    checkInput(ids, 'row ids');
+    this.write(() => this.bulkRemove(tableId, ids as CellValue[]), options?.role);
   }
 
   private bulkAdd(tableId: string, rowIds: Array<number | null>, colValues: Map<string, CellValue[]>, opts: WriteOptions): number[] {
     const table = this.table(tableId);
     if (table.isMeta) {
+      checkMetaWrite(tableId, 'add', colValues.keys(), this.writer);
       if (tableId === '_grist_Tables' || tableId === '_grist_Tables_column') {
         throw new BadRequest(`Adding records to ${tableId} is not supported; use AddTable or AddColumn`);
       }
@@ -546,6 +599,7 @@ export class GristDoc {
       this.engine.updateRecords(table, rowIds, colValues, opts);
       return;
     }
+    checkMetaWrite(tableId, 'update', colValues.keys(), this.writer);
     for (const k of colValues.keys()) { if (k !== 'id') { this.engine.getColumn(table, k); } }
     const rows = new Map(this.engine.metaRows(tableId).map((r) => [Number(r.id), r]));
     const missing = rowIds.find((id) => !rows.has(id));
@@ -572,6 +626,7 @@ export class GristDoc {
       this.engine.removeRecords(table, rowIds);
       return;
     }
+    checkMetaWrite(tableId, 'remove', [], this.writer);
     if (rowIds.some((id) => typeof id !== 'number' || !Number.isInteger(id))) {
       throw engineError('TypeError', 'row ids must be integers');
     }
@@ -598,6 +653,7 @@ export class GristDoc {
    * BulkAddOrUpdateRecord, all in one transaction (a later group sees what an earlier one did).
    */
   upsertRecords(tableId: string, records: UpsertRecord[], options: UpsertOptions = {}): UpsertResult {
+    checkInput(records, 'records');
     const groups = new Map<string, number[]>();
     records.forEach((r, i) => {
       const key = `${Object.keys(r.require).sort().join(',')}:${Object.keys(r.fields ?? {}).sort().join(',')}`;
@@ -618,7 +674,7 @@ export class GristDoc {
         result.addRecordIds.push(...outcome.added);
         result.updateRecordIds.push(...outcome.updated);
       }
-    });
+    }, options.role);
     return result;
   }
 
@@ -626,6 +682,7 @@ export class GristDoc {
       {recordIds: Array<number[] | undefined>, added: number[], updated: number[][]} {
     const opts = this.opts(options);
     let table = this.table(tableId);
+    if (table.isMeta) { throw new BadRequest(`Add-or-update is not supported on metadata table ${tableId}`); }
     const requireCols = Object.keys(records[0].require);
     const fieldCols = Object.keys(records[0].fields ?? {});
     if (!requireCols.length && !options.allowEmptyRequire) {
@@ -703,18 +760,20 @@ export class GristDoc {
   // User actions
 
   /** POST /apply: a bundle of user actions, applied atomically. */
-  applyUserActions(actions: unknown[], options?: Partial<WriteOptions>): ApplyResult {
+  applyUserActions(actions: unknown[], options?: WriteAs): ApplyResult {
     if (!Array.isArray(actions)) { throw new BadRequest('Invalid payload: expected an array of user actions'); }
+    checkInput(actions, 'user actions');
     const opts = this.opts(options);
-    let isModification = false;
-    const retValues = this.write(() => {
-      const values = actions.map((a) => this.applyAction(a, opts));
-      isModification = !this.engine.changes!.isEmpty;
-      return values;
-    });
-    this.actionNum += 1;
-    const actionHash = createHash('sha256').update(JSON.stringify([this.actionNum, actions])).digest('hex');
-    return {actionNum: this.actionNum, actionHash, retValues, isModification};
+    // Everything the answer needs is built inside the transaction: once it commits, nothing that
+    // follows can throw (issue 11: a write committed, then its action record failed with a 500).
+    const result = this.write(() => {
+      const retValues = actions.map((a) => this.applyAction(a, opts));
+      const actionNum = this.actionNum + 1;
+      const actionHash = createHash('sha256').update(JSON.stringify([actionNum, actions])).digest('hex');
+      return {actionNum, actionHash, retValues, isModification: !this.engine.changes!.isEmpty};
+    }, options?.role);
+    this.actionNum = result.actionNum;
+    return result;
   }
 
   private actionTable(tableId: unknown): string {
