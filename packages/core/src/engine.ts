@@ -60,8 +60,15 @@ function openDocFile<T>(open: () => T): T {
   }
 }
 
-const ACCESS_RULES_SQL = `SELECT 1 FROM _grist_ACLRules WHERE coalesce(aclFormula, '') != '' OR coalesce(userAttributes, '') != ''
-  OR coalesce(permissionsText, '') != '' LIMIT 1`;
+/**
+ * The query finding access rules beyond Grist's default row. Older documents lack some of these
+ * columns (userAttributes, permissionsText): a missing one counts as empty.
+ */
+function accessRulesSql(db: Database.Database): string {
+  const cols = new Set((db.prepare(`SELECT name FROM pragma_table_info('_grist_ACLRules')`).all() as { name: string }[]).map((c) => c.name));
+  const terms = ['aclFormula', 'userAttributes', 'permissionsText'].filter((c) => cols.has(c)).map((c) => `coalesce(${c}, '') != ''`);
+  return `SELECT 1 FROM _grist_ACLRules WHERE ${terms.length ? terms.join(' OR ') : '0'} LIMIT 1`;
+}
 
 /** Something cached per open document that must be released when the document goes away. */
 export interface Closeable {
@@ -119,7 +126,7 @@ export class Engine {
         grist.db.pragma(`synchronous = ${(this.opts.env?.GRISTLITE_SQLITE_SYNC ?? '').toLowerCase() === 'full' ? 'FULL' : 'NORMAL'}`);
         const env = this.opts.env ?? {};
         const webhooks = attachWebhooks(grist.db, grist, { policy: webhookPolicyFromEnv(env), ...deliveryOptionsFromEnv(env), docId });
-        doc = { id: docId, path, db: grist.db, grist, webhooks, accessRules: openDocFile(() => grist.db.prepare(ACCESS_RULES_SQL)) };
+        doc = { id: docId, path, db: grist.db, grist, webhooks, accessRules: openDocFile(() => grist.db.prepare(accessRulesSql(grist.db))) };
       } catch (e) {
         grist.close();
         throw e;
@@ -156,7 +163,7 @@ export class Engine {
     // Not open here (perhaps leased by another process): a short read-only look at the file.
     const db = openDocFile(() => new Database(this.docPath(docId), { readonly: true, fileMustExist: true }));
     try {
-      return openDocFile(() => db.prepare(ACCESS_RULES_SQL)).get() !== undefined;
+      return openDocFile(() => db.prepare(accessRulesSql(db))).get() !== undefined;
     } finally {
       db.close();
     }

@@ -47,8 +47,9 @@ async function newDoc(as: string, name = 'Doc', wid = homes[as]): Promise<string
 
 s.before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gl-hardening-'));
-  engine = await Engine.open({dataDir: dir});
-  handle = createApiHandler(engine, {env: {}, onError: (e) => { throw e; }});
+  const env = {ALLOWED_WEBHOOK_DOMAINS: 'example.com'};
+  engine = await Engine.open({dataDir: dir, env});
+  handle = createApiHandler(engine, {env, onError: (e) => { throw e; }});
   for (const name of ['owner', 'attacker', 'editor']) {
     const user = await engine.home.ensureUser(`${name}@example.com`, name);
     keys[name] = await engine.home.setApiKey(user.id);
@@ -146,6 +147,84 @@ s('issue 11.4: a deeply nested value is refused before the transaction; nothing 
   let ok64: unknown = 'x';
   for (let i = 0; i < 40; i++) { ok64 = ['L', ok64]; }
   ok(await call('owner', 'POST', `/api/docs/${doc}/apply`, [['AddRecord', 'Table1', null, {A: ok64}]]));
+});
+
+s('issue 11.8: the fuzzer\'s findings answer 400 (or work, where Grist accepts them)', async () => {
+  const doc = await newDoc('owner', 'Fuzzed');
+  const D = `/api/docs/${doc}`;
+  const ids = (n: number, id = 'X') => Array.from({length: n}, () => ({id}));
+  // 2000 duplicate column ids: past SQLite's 2000 columns once made unique (Grist's limit too).
+  err(await call('owner', 'POST', `${D}/tables`, {tables: [{id: 'Dups', columns: ids(2000)}]}), 400, /Too many columns/);
+  // 1000 are fine, made unique as Grist does.
+  const t0 = Date.now();
+  assert.equal(ok(await call('owner', 'POST', `${D}/tables`, {tables: [{id: 'Wide', columns: ids(1000)}]})).tables, [{id: 'Wide'}]);
+  const wide = ok(await call('owner', 'GET', `${D}/tables/Wide/columns`)).columns.map((c: any) => c.id);
+  assert.equal(wide.slice(0, 3), ['X', 'X2', 'X3']);
+  assert.is(wide.length, 1000);
+  assert.ok(Date.now() - t0 < 5000, 'AddTable creates its columns together');
+  // replaceall with 1000 duplicate ids: refused at once (it kept the document busy for 7.5 s).
+  const t1 = Date.now();
+  err(await call('owner', 'PUT', `${D}/tables/Table1/columns?replaceall=1`, {columns: ids(1000, 'Z').map((c) => ({...c, fields: {}}))}), 400, /appears more than once/);
+  err(await call('owner', 'POST', `${D}/tables/Table1/columns`, {columns: ids(101, 'Y')}), 400, /at most 100 per request/);
+  assert.ok(Date.now() - t1 < 1000, 'refused before any work');
+  assert.equal(ok(await call('owner', 'GET', `${D}/tables/Table1/columns`)).columns.map((c: any) => c.id), ['A', 'B', 'C']);
+  // Ids that normalise to sqlite_* (reserved by SQLite) get Grist's prefix.
+  assert.equal(ok(await call('owner', 'POST', `${D}/tables`, {tables: [{id: 'sqlite_master', columns: [{id: 'A'}]}]})).tables, [{id: 'TSqlite_master'}]);
+  assert.equal(ok(await call('owner', 'POST', `${D}/apply`, [['AddTable', '__SQLITE_x', [{id: 'A'}]]])).retValues[0].table_id, 'TSQLITE_x');
+  assert.is(ok(await call('owner', 'POST', `${D}/apply`, [['RenameTable', 'TSqlite_master', 'sqlite_y']])).retValues[0], 'TSqlite_y');
+  // Rows to query.
+  ok(await call('owner', 'POST', `${D}/tables/Table1/records`, {records: [{fields: {A: 'a', B: 1}}, {fields: {A: '7', B: 2.5}}, {fields: {A: 12, B: 'x'}}]}));
+  // ~1000 query parameters and a limit beyond 2^53 (was "datatype mismatch", 500).
+  const many = Array.from({length: 1000}, (_, i) => `p${i}=${i}`).join('&');
+  assert.is(ok(await call('owner', 'GET', `${D}/tables/Table1/records?${many}`, undefined, {'x-limit': '99999999999999999999999'})).records.length, 3);
+  assert.is(ok(await call('owner', 'GET', `${D}/tables/Table1/records?limit=1e20`)).records.length, 3);
+  // A filter of 40,000 values works (Grist accepts it); a sort of 2000 keys too (repeats dropped).
+  const values = Array.from({length: 40000}, (_, i) => i + 100);
+  const filter = (f: unknown) => `${D}/tables/Table1/records?filter=${encodeURIComponent(JSON.stringify(f))}`;
+  const small = ok(await call('owner', 'GET', filter({A: ['a', '7'], B: ['1', '2.5']}))).records.map((r: any) => r.id);
+  assert.equal(small, [1, 2]);
+  assert.equal(ok(await call('owner', 'GET', filter({A: [...values, 'a', '7'], B: [...values.map(String), '1', '2.5']}))).records.map((r: any) => r.id), small);
+  assert.equal(ok(await call('owner', 'POST', `${D}/tables/Table1/records/list`, {filter: {B: [...values.map(String), '2.5']}})).records.map((r: any) => r.id), [2]);
+  const sort = Array.from({length: 2000}, (_, i) => ['-B', 'A', 'C:naturalSort'][i % 3]).join(',');
+  assert.equal(ok(await call('owner', 'GET', `${D}/tables/Table1/records?sort=${sort}`)).records.map((r: any) => r.id), [3, 2, 1], 'by -B: x, 2.5, 1');
+  const distinct = Array.from({length: 201}, (_, i) => `-c${i}`).join(',');
+  err(await call('owner', 'GET', `${D}/tables/Table1/records?sort=${distinct}`), 400, /Invalid sort/);
+  // Row ids that are not integers ("SQLite3 can only bind numbers, ..." was a 500).
+  err(await call('owner', 'POST', `${D}/apply`, [['UpdateRecord', 'Table1', true, {A: 1}]]), 400, 'Invalid row id true');
+  err(await call('owner', 'POST', `${D}/apply`, [['UpdateRecord', 'Table1', {}, {A: 1}]]), 400, 'Invalid row id {}');
+  err(await call('owner', 'POST', `${D}/apply`, [['BulkUpdateRecord', 'Table1', [1, null], {A: [1, 2]}]]), 400, 'Invalid row id null');
+  err(await call('owner', 'PATCH', `${D}/tables/Table1/data`, {id: [true, {}], A: [1, 2]}), 400, 'Invalid row id true');
+  err(await call('owner', 'POST', `${D}/tables/Table1/data/delete`, [true, {}]), 400, /Invalid row id true/);
+  err(await call('owner', 'POST', `${D}/apply`, [['AddRecord', 'Table1', '5', {}]]), 400, /Invalid row id "5"/);
+  // Deeply nested ["L", ...] cells.
+  const deep = '["L",'.repeat(80) + '1' + ']'.repeat(80);
+  err(await call('owner', 'POST', `${D}/tables/Table1/records`, `{"records": [{"fields": {"A": ${deep}}}]}`), 400, /nested deeper/);
+  err(await call('owner', 'POST', `${D}/tables/Table1/data`, `{"A": [${deep}]}`), 400, /nested deeper/);
+  err(await call('owner', 'PUT', `${D}/tables/Table1/records`, `{"records": [{"require": {"A": ${deep}}}]}`), 400, /nested deeper/);
+  assert.is(ok(await call('owner', 'GET', `${D}/tables/Table1/records`)).records.length, 3, 'nothing was written');
+});
+
+s('issue 11.10: row id 0 is refused; pragma_database_list is refused; _unsubscribe checks the table', async () => {
+  const doc = await newDoc('owner', 'Small');
+  const D = `/api/docs/${doc}`;
+  err(await call('owner', 'POST', `${D}/apply`, [['AddRecord', 'Table1', 0, {A: 'x'}]]), 400, /Row ID 0 is reserved/);
+  err(await call('owner', 'POST', `${D}/apply`, [['BulkAddRecord', 'Table1', [null, 0], {A: ['x', 'y']}]]), 400, /Row ID 0 is reserved/);
+  err(await call('owner', 'PUT', `${D}/tables/Table1/records`, {records: [{require: {id: 0}, fields: {A: 'z'}}]}), 400, /Row ID 0 is reserved/);
+  assert.equal(ok(await call('owner', 'GET', `${D}/tables/Table1/records`)).records, []);
+  assert.equal(ok(await call('owner', 'PUT', `${D}/tables/Table1/records`, {records: [{require: {id: 5}, fields: {A: 'z'}}]})).addRecordIds, [5]);
+  // The server's file path stays private, however the pragma is spelled.
+  for (const q of ['select * from pragma_database_list', 'SELECT file FROM "PRAGMA_DATABASE_LIST"', 'select * from main.[pragma_Database_List]']) {
+    err(await call('owner', 'GET', `${D}/sql?q=${encodeURIComponent(q)}`), 400, /pragma_database_list is not available/);
+    err(await call('owner', 'POST', `${D}/sql`, {sql: q}), 400, /pragma_database_list is not available/);
+  }
+  assert.equal(ok(await call('owner', 'GET', `${D}/sql?q=${encodeURIComponent('select id from Table1')}`)).records, [{fields: {id: 5}}]);
+  // _unsubscribe through another table's path does not find the webhook.
+  ok(await call('owner', 'POST', `${D}/apply`, [['AddTable', 'Other', [{id: 'X'}]]]));
+  const sub = ok(await call('owner', 'POST', `${D}/tables/Table1/_subscribe`, {url: 'https://example.com/hook', eventTypes: ['add']}));
+  err(await call('owner', 'POST', `${D}/tables/Other/_unsubscribe`, {webhookId: sub.webhookId, unsubscribeKey: sub.unsubscribeKey}), 404, `Webhook not found "${sub.webhookId}"`);
+  assert.is(ok(await call('owner', 'GET', `${D}/webhooks`)).webhooks.length, 1);
+  ok(await call('owner', 'POST', `${D}/tables/Table1/_unsubscribe`, {webhookId: sub.webhookId, unsubscribeKey: sub.unsubscribeKey}));
+  assert.is(ok(await call('owner', 'GET', `${D}/webhooks`)).webhooks.length, 0);
 });
 
 s.run();

@@ -119,6 +119,17 @@ export interface WriteOptions {
 }
 
 const MAX_ROW_ID = 1000000;
+/**
+ * Columns a table may hold, id and manualSort included: SQLite's SQLITE_MAX_COLUMN (2000), which
+ * bounds Grist's own documents too ("too many columns on ..." beyond it).
+ */
+export const MAX_TABLE_COLUMNS = 2000;
+/**
+ * Columns one write may add one at a time (AddColumn, POST/PUT /columns). Each costs ~12 ms here
+ * (metadata reload), and the document answers no one meanwhile: issue 11 measured 7.5 s for 1000.
+ * AddTable creates its columns together and is not limited by this.
+ */
+export const MAX_COLUMNS_ADDED_PER_WRITE = 100;
 const CHUNK = 500;
 /** Rows per multi-row INSERT, and the bound parameters one statement may take (SQLite: 32766). */
 const INSERT_ROWS = 100;
@@ -150,6 +161,8 @@ function refListIds(v: CellValue): number[] {
 export class DocEngine {
   meta: DocMeta;
   changes: ChangeSet | null = null;
+  /** Columns added by addColumn in the current write (reset by GristDoc at each write). */
+  columnsAdded = 0;
   /** Set by GristDoc for the duration of a write when someone needs old row values. */
   beforeRows: BeforeRowsHook | null = null;
   /** What columns hold (storage classes, exact JSON of numbers), for filter, sort and JSON SQL (colstats.ts). */
@@ -433,8 +446,10 @@ export class DocEngine {
     table = prepared.table;
     let next = this.maxId(table.tableId) + 1;
     const ids = rowIds.map((id) => {
-      const filled = id === null || id === undefined || id < 0 ? next : id;
-      if (!Number.isInteger(filled)) { throw engineError('TypeError', `Invalid row id ${String(id)}`); }
+      const filled = id === null || id === undefined || (typeof id === 'number' && id < 0) ? next : id;
+      if (typeof filled !== 'number' || !Number.isInteger(filled)) { throw engineError('TypeError', `Invalid row id ${JSON.stringify(id)}`); }
+      // Grist reserves row id 0 for "no record" (an empty Ref cell holds 0).
+      if (filled === 0) { throw engineError('ValueError', 'Row ID 0 is reserved for "no record"'); }
       if (filled > MAX_ROW_ID) { throw engineError('ValueError', 'Row ID too high'); }
       next = Math.max(next, filled) + 1;
       return filled;
@@ -488,6 +503,9 @@ export class DocEngine {
   updateRecords(table: TableMeta, rowIds: number[], colValues: Map<string, CellValue[]>, opts: WriteOptions): void {
     colValues.delete('id');
     for (const colId of colValues.keys()) { this.getColumn(table, colId); }
+    for (const id of rowIds as unknown[]) {
+      if (typeof id !== 'number' || !Number.isInteger(id)) { throw new BadRequest(`Invalid row id ${JSON.stringify(id) ?? String(id)}`); }
+    }
     const existing = this.existingIds(table.tableId, rowIds);
     const missing = rowIds.find((id) => !existing.has(id));
     if (missing !== undefined) { throw new BadRequest(`Invalid row id ${missing}`); }
@@ -604,6 +622,9 @@ export class DocEngine {
            opts: {primaryView: boolean} = {primaryView: true}): AddTableResult {
     const specs = columns.map((c) => ({...c, isFormula: c.isFormula ?? Boolean(c.formula)}));
     specs.unshift({id: 'manualSort', type: 'ManualSortPos', formula: '', isFormula: false});
+    if (specs.length + 1 > MAX_TABLE_COLUMNS) {
+      throw new BadRequest(`Too many columns: a table may hold at most ${MAX_TABLE_COLUMNS - 2} besides id and manualSort (SQLite's limit)`);
+    }
     const tableId = pickTableIdent(tableIdIn, this.allTableIds());
     const title = tableIdIn || tableId;
     const avoid = new Set(['ID']);
@@ -792,6 +813,12 @@ export class DocEngine {
     const isFormula = info.isFormula !== false;
     if (table.fields.summarySourceTable && !isFormula) {
       throw engineError('ValueError', 'AddColumn: cannot add a non-formula column to a summary table');
+    }
+    if (++this.columnsAdded > MAX_COLUMNS_ADDED_PER_WRITE) {
+      throw new BadRequest(`Too many columns added at once: at most ${MAX_COLUMNS_ADDED_PER_WRITE} per request (AddTable takes more)`);
+    }
+    if (table.columns.length + 1 >= MAX_TABLE_COLUMNS) {
+      throw new BadRequest(`Too many columns: table ${table.tableId} may hold at most ${MAX_TABLE_COLUMNS - 1} (SQLite's limit)`);
     }
     const colId = pickColIdent(colIdIn, this.avoidColIds(table));
     const type = String(info.type ?? (isFormula ? 'Any' : 'Text'));

@@ -7,7 +7,9 @@ import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
 import {BadRequest, engineError, NotFound} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
-import {type AddTableResult, ChangeSet, type ColInfo, DocEngine, type TableChange, type WriteOptions} from './engine.js';
+import {
+  type AddTableResult, ChangeSet, type ColInfo, DocEngine, MAX_COLUMNS_ADDED_PER_WRITE, type TableChange, type WriteOptions,
+} from './engine.js';
 import {DataStamp} from './colstats.js';
 import {findMatches} from './lookup.js';
 import {ReadCache} from './readcache.js';
@@ -238,6 +240,7 @@ export class GristDoc {
     if (this.engine.changes) { return fn(); }   // Already inside a write.
     const changes = new ChangeSet();
     this.engine.changes = changes;
+    this.engine.columnsAdded = 0;
     const seq = ++this.writeSeq;
     this.engine.beforeRows = this.beforeListeners.size
       ? (tableId, rowIds) => { for (const l of this.beforeListeners) { l(tableId, rowIds, seq); } }
@@ -361,6 +364,7 @@ export class GristDoc {
   /** POST /columns: AddVisibleColumn per entry. */
   addColumns(tableId: string, columns: ColumnSpec[]): Array<{id: string}> {
     checkInput(columns, 'columns');
+    checkColumnCount(columns.length);
     this.userTable(tableId);
     return this.write(() => columns.map((c) => {
       const info = pick(c.fields, ADD_COLUMN_FIELDS);
@@ -371,6 +375,7 @@ export class GristDoc {
   /** PATCH /columns: one update of `_grist_Tables_column` records (all columns checked first). */
   updateColumns(tableId: string, columns: Array<{id: string, fields: Record<string, CellValue>}>): void {
     checkInput(columns, 'columns');
+    refuseDuplicateIds(columns);
     const table = this.userTable(tableId);
     for (const c of columns) {
       if (!table.byId.has(c.id)) { throw new NotFound(`Column not found "${c.id}"`); }
@@ -382,6 +387,7 @@ export class GristDoc {
   replaceColumns(tableId: string, columns: Array<{id: string, fields?: Record<string, CellValue>}>,
                  options: {noadd?: boolean, noupdate?: boolean, replaceall?: boolean} = {}): void {
     checkInput(columns, 'columns');
+    refuseDuplicateIds(columns);
     const table = this.userTable(tableId);
     const listed = new Set<number>();
     const updates: Array<{colId: string, values: Record<string, CellValue>}> = [];
@@ -395,6 +401,7 @@ export class GristDoc {
         adds.push({id: c.id, fields: c.fields});
       }
     }
+    checkColumnCount(adds.length);
     const removals = options.replaceall ?
       table.columns.filter((c) => !c.hidden && !listed.has(c.colRef)).map((c) => c.colRef) : [];
     this.write(() => {
@@ -429,7 +436,8 @@ export class GristDoc {
     const sort = specs.length ? compileSort(table, specs, classesOf) : {sql: '"id"', params: []};
     const n = q.limit ?? 0;
     if (!Number.isInteger(n)) { throw new BadRequest(`Invalid limit: ${String(q.limit)}`); }
-    let limit: number | null = n > 0 ? n : null;
+    // Beyond 2^53 a limit no longer binds as an integer ("datatype mismatch"); no table is that long.
+    let limit: number | null = n > 0 && n <= Number.MAX_SAFE_INTEGER ? n : null;
     if (n < 0) {
       // Array.splice(limit) semantics: a negative limit drops rows from the end.
       const {c} = this.db.prepare(`SELECT count(*) AS c${from}`).get(...where.params) as {c: number};
@@ -924,6 +932,25 @@ export class GristDoc {
       default:
         throw new BadRequest(`Unsupported user action: ${name}`);
     }
+  }
+}
+
+/**
+ * PATCH/PUT /columns name each column once: a second entry for the same id has no meaning (and
+ * 1000 of them made PUT add 1000 columns, issue 11).
+ */
+/** The engine's per-write cap on columns added one by one, checked before the write starts. */
+function checkColumnCount(n: number): void {
+  if (n > MAX_COLUMNS_ADDED_PER_WRITE) {
+    throw new BadRequest(`Too many columns added at once: at most ${MAX_COLUMNS_ADDED_PER_WRITE} per request (AddTable takes more)`);
+  }
+}
+
+function refuseDuplicateIds(columns: Array<{id: string}>): void {
+  const seen = new Set<string>();
+  for (const c of columns) {
+    if (seen.has(c.id)) { throw new BadRequest(`Invalid payload: column id "${c.id}" appears more than once`); }
+    seen.add(c.id);
   }
 }
 
