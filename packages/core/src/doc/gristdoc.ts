@@ -114,23 +114,31 @@ export const MAX_INPUT_DEPTH = 64;
  * objects) and nested at most MAX_INPUT_DEPTH levels, before any transaction starts.
  */
 export function checkInput(value: unknown, what = 'body'): void {
-  const stack: unknown[] = [value];
-  const depths: number[] = [1];
-  while (stack.length) {
-    const v = stack.pop();
-    const depth = depths.pop()!;
-    if (v === null || v === undefined) { continue; }
+  // Only containers go on the stack; primitives (nearly every value on bulk paths) are checked in place.
+  const stack: object[] = [];
+  const depths: number[] = [];
+  const visit = (v: unknown, depth: number) => {
+    if (v === null || v === undefined) { return; }
     const t = typeof v;
-    if (t === 'string' || t === 'boolean' || t === 'number') { continue; }
+    if (t === 'string' || t === 'number' || t === 'boolean') { return; }
     if (t !== 'object') { throw new BadRequest(`Invalid payload: ${what} holds a value of type ${t}`); }
     if (depth > MAX_INPUT_DEPTH) { throw new BadRequest(`Invalid payload: ${what} is nested deeper than ${MAX_INPUT_DEPTH} levels`); }
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) { stack.push(v[i]); depths.push(depth + 1); }
-      continue;
+    if (!Array.isArray(v)) {
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) { throw new BadRequest(`Invalid payload: ${what} holds a non-JSON object`); }
     }
-    const proto = Object.getPrototypeOf(v);
-    if (proto !== Object.prototype && proto !== null) { throw new BadRequest(`Invalid payload: ${what} holds a non-JSON object`); }
-    for (const k in v as Record<string, unknown>) { stack.push((v as Record<string, unknown>)[k]); depths.push(depth + 1); }
+    stack.push(v as object);
+    depths.push(depth);
+  };
+  visit(value, 1);
+  while (stack.length) {
+    const v = stack.pop()!;
+    const next = depths.pop()! + 1;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) { visit(v[i], next); }
+    } else {
+      for (const k in v) { visit((v as Record<string, unknown>)[k], next); }
+    }
   }
 }
 
