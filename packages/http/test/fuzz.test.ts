@@ -24,10 +24,14 @@ const collected = new Map<string, string>();
 /** Real Grist documents to aim at (read-only in gristlite: their schema versions are older). */
 const CORPUS = ['World-v39.grist', 'Grist_Basics.grist', 'Comments_44.grist', 'InvalidValues.grist', 'DownmigrateTest.grist', 'BadRules.grist'];
 
-function corpusDir(): string | null {
-  if (process.env.GRISTLITE_CORPUS) return process.env.GRISTLITE_CORPUS;
+/** Real documents of the current schema, so writable here: the fuzzer writes to them too. */
+const WRITABLE = ['TypeEncoding.grist', 'GridWithAllFields.grist', 'CursorWithRefLists1.grist'];
+
+/** `$env`, else `fixtures/<name>` or `shared/fixtures/<name>` in a directory above this file. */
+function fixturesDir(env: string | undefined, name: string): string | null {
+  if (env) return env;
   for (let d = dirname(new URL(import.meta.url).pathname); d !== dirname(d); d = dirname(d)) {
-    for (const c of [join(d, 'fixtures/grist-corpus'), join(d, 'shared/fixtures/grist-corpus')]) if (existsSync(c)) return c;
+    for (const c of [join(d, 'fixtures', name), join(d, 'shared/fixtures', name)]) if (existsSync(c)) return c;
   }
   return null;
 }
@@ -114,11 +118,12 @@ function idOf(real: () => Array<string | number>): fc.Arbitrary<string> {
 
 const docId = idOf(() => ids.docs);
 const tableId = fc.oneof(
-  {arbitrary: fc.constantFrom('Table1', 'Table2', 'Typed', 'City', 'Country', 'Sheet1', '1', '2', '_grist_Tables_column', '_grist_Views'), weight: 5},
+  {arbitrary: fc.constantFrom('Table1', 'Table2', 'Typed', 'Types', 'Items', 'Tags', 'City', 'Country', 'Sheet1', '1', '2', '_grist_Tables_column', '_grist_Views'), weight: 5},
   {arbitrary: text, weight: 1},
 );
 const colId = fc.oneof(
-  {arbitrary: fc.constantFrom('A', 'B', 'C', 'Num', 'Ref', 'RefL', 'Choices', 'When', 'Flag', 'Name', 'id', 'manualSort'), weight: 5},
+  {arbitrary: fc.constantFrom('A', 'B', 'C', 'Num', 'Ref', 'RefL', 'Choices', 'When', 'Flag', 'Name', 'id', 'manualSort',
+    'Date', 'DateTime', 'Numeric', 'Reference', 'ReferenceList', 'Attachments', 'AnyRef', 'Choice_List', 'Tags', 'gristHelper_Display'), weight: 5},
   {arbitrary: text, weight: 1},
 );
 
@@ -418,18 +423,20 @@ async function setup(): Promise<void> {
   ids.hooks.push(hooks.webhooks[0].id);
   await share(doc);
   ids.docs.push(doc, doc, doc);   // weighted: the writable document is the main target
-  const corpus = corpusDir();
-  if (!corpus) {
-    if (process.env.CI === '1') throw new Error('Grist corpus not found (set GRISTLITE_CORPUS)');
-    console.log('fuzz: SKIPPED the corpus documents (no ../shared/fixtures/grist-corpus; set GRISTLITE_CORPUS)');
-    return;
-  }
-  for (const file of CORPUS) {
-    if (!existsSync(join(corpus, file))) continue;
-    const id = await api('owner', 'POST', `/api/workspaces/${wid}/docs`, {name: file});
-    copyFileSync(join(corpus, file), engine.docPath(id));
-    await share(id);
-    ids.docs.push(id);
+  for (const [env, name, files] of [[process.env.GRISTLITE_FIXTURES, 'grist', WRITABLE], [process.env.GRISTLITE_CORPUS, 'grist-corpus', CORPUS]] as const) {
+    const found = fixturesDir(env, name);
+    if (!found) {
+      if (process.env.CI === '1') throw new Error(`Grist fixtures not found: set GRISTLITE_FIXTURES and GRISTLITE_CORPUS`);
+      console.log(`fuzz: SKIPPED the real documents of ../shared/fixtures/${name} (not found; set ${name === 'grist' ? 'GRISTLITE_FIXTURES' : 'GRISTLITE_CORPUS'})`);
+      continue;
+    }
+    for (const file of files) {
+      if (!existsSync(join(found, file))) continue;
+      const id = await api('owner', 'POST', `/api/workspaces/${wid}/docs`, {name: file});
+      copyFileSync(join(found, file), engine.docPath(id));
+      await share(id);
+      ids.docs.push(id);
+    }
   }
 }
 
@@ -474,6 +481,15 @@ s(`every endpoint family: no 5xx, hang or crash (seed ${SEED}, ${RUNS} requests)
   const summary = [...statuses].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}:${v}`).join(' ');
   console.log(`fuzz: ${RUNS} requests in ${Date.now() - started} ms (${summary})`);
   assert.ok((statuses.get(200) ?? 0) > RUNS / 20, 'a fair share of requests got through validation');
+  // Nothing was left half-written: every target still reads whole, and SQLite finds no damage.
+  for (const doc of new Set(ids.docs)) {
+    const {tables} = await api('owner', 'GET', `/api/docs/${doc}/tables`);
+    for (const t of tables) {
+      await api('owner', 'GET', `/api/docs/${doc}/tables/${encodeURIComponent(t.id)}/records`);
+      await api('owner', 'GET', `/api/docs/${doc}/tables/${encodeURIComponent(t.id)}/columns?hidden=1`);
+    }
+    assert.is(engine.openDoc(doc).db.pragma('integrity_check', {simple: true}), 'ok', `${doc} passes integrity_check`);
+  }
 });
 
 s.run();
