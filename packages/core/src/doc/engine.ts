@@ -132,6 +132,8 @@ export const MAX_TABLE_COLUMNS = 2000;
 export const MAX_COLUMNS_ADDED_PER_WRITE = 100;
 /** Columns of one table dropped with DROP COLUMN each; more are dropped by one copy of the table. */
 const DROP_ONE_BY_ONE = 4;
+/** Columns redeclared by one table copy when many change type at once (their values are held meanwhile). */
+const RETYPE_GROUP = 50;
 const CHUNK = 500;
 /** Rows per multi-row INSERT, and the bound parameters one statement may take (SQLite: 32766). */
 const INSERT_ROWS = 100;
@@ -152,6 +154,16 @@ function sameStored(a: SqlValue | unknown, b: SqlValue): boolean {
   }
   if (typeof b === 'bigint') { return Number(b) === a; }
   return a === b || (Number.isNaN(a) && Number.isNaN(b));
+}
+
+/** Ids of `_grist_Views_section_field` rows by the column they show. */
+function groupFields(fields: Array<Record<string, CellValue>>): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  for (const f of fields) {
+    const ref = Number(f.colRef);
+    out.set(ref, [...(out.get(ref) ?? []), Number(f.id)]);
+  }
+  return out;
 }
 
 /** The column ids of RefList metadata values, e.g. `["L", 2, 3]` or JSON text. */
@@ -911,20 +923,46 @@ export class DocEngine {
     // RENAME COLUMN reparses the whole schema (1000 label changes by PUT /columns took 90 s).
     const renames = planned.filter(({col, values}) => 'colId' in values && values.colId !== col.colId);
     const batchRenames = renames.length > DROP_ONE_BY_ONE ? new Map<string, string>() : null;
-    for (const {col, values} of planned) {
+    const schemaOf = (values: Record<string, CellValue>) => {
       const schema: {type?: string, isFormula?: boolean, formula?: string} = {};
       if ('type' in values) { schema.type = String(values.type); }
       if ('isFormula' in values) { schema.isFormula = Boolean(values.isFormula); }
       if ('formula' in values) { schema.formula = String(values.formula ?? ''); }
-      this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schema);
+      return schema;
+    };
+    // Many type changes that redeclare SQL columns: one table copy per RETYPE_GROUP columns, their
+    // values read first (each copy costs the whole table: 300 type changes took 4.5 s one by one).
+    const retyped = new Set<number>();
+    const decl = new Map((this.db.prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`)
+      .all(table.tableId) as Array<{name: string, type: string, dflt: string | null}>).map((r) => [r.name, r]));
+    const retypes = planned.filter(({col, values}) => {
+      const d = decl.get(col.colId);
+      const type = 'type' in values ? String(values.type) : col.type;
+      return d !== undefined && type !== col.type && (sqlTypeFor(type) !== d.type || sqlDefaultFor(type) !== (d.dflt ?? 'NULL'));
+    });
+    if (retypes.length > DROP_ONE_BY_ONE) {
+      for (const group of chunks(retypes, RETYPE_GROUP)) {
+        const before = this.getTable(table.tableId);
+        const rows = group.map(({col}) => this.columnValues(before, col));
+        this.rebuildTable(table.tableId, null, '', '', undefined,
+          new Map(group.map(({values}) => [String(values.type), values]).map(([type], i) => [group[i].col.colId, {type: sqlTypeFor(String(type)), dflt: sqlDefaultFor(String(type))}])));
+        group.forEach(({col, values}, i) => {
+          this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schemaOf(values), rows[i]);
+          retyped.add(col.colRef);
+        });
+      }
+    }
+    // Section fields by column, read once (not once per column whose type changes).
+    let fieldsByCol: Map<number, number[]> | undefined;
+    for (const {col, values} of planned) {
+      if (!retyped.has(col.colRef)) { this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schemaOf(values)); }
       if ('colId' in values && values.colId !== col.colId) {
         this.renameSqlColumn(this.getTable(table.tableId), col.colId, String(values.colId), batchRenames);
       }
       if ('type' in values && values.type !== col.type) {
-        for (const f of this.metaRows('_grist_Views_section_field')) {
-          if (Number(f.colRef) === col.colRef) {
-            this.metaUpdate('_grist_Views_section_field', Number(f.id), {widgetOptions: '', displayCol: 0});
-          }
+        fieldsByCol ??= groupFields(this.metaRows('_grist_Views_section_field'));
+        for (const f of fieldsByCol.get(col.colRef) ?? []) {
+          this.metaUpdate('_grist_Views_section_field', f, {widgetOptions: '', displayCol: 0});
         }
       }
       this.metaUpdate('_grist_Tables_column', col.colRef, values);
@@ -945,13 +983,14 @@ export class DocEngine {
    * converted, what does not becomes alt-text). Formulas are not evaluated: a column turned into
    * a formula column keeps its values, except that an empty formula holds nulls.
    */
-  private modifyColumnSchema(table: TableMeta, colId: string, change: {type?: string, isFormula?: boolean, formula?: string}): void {
+  private modifyColumnSchema(table: TableMeta, colId: string, change: {type?: string, isFormula?: boolean, formula?: string},
+                             readBefore?: Array<[number, CellValue, unknown]>): void {
     const col = this.getColumn(table, colId);
     const type = change.type ?? col.type;
     const isFormula = change.isFormula ?? col.isFormula;
     const formula = change.formula ?? col.formula;
     if (type === col.type && isFormula === col.isFormula && formula === col.formula) { return; }
-    const rows = this.columnValues(table, col);
+    const rows = readBefore ?? this.columnValues(table, col);
     const info = this.db.prepare(`SELECT type, dflt_value AS dflt FROM pragma_table_info(?) WHERE name = ?`)
       .get(table.tableId, colId) as {type: string, dflt: string | null};
     let declType = info.type;
@@ -978,12 +1017,13 @@ export class DocEngine {
   }
 
   /** Redeclares one column of a user table (SQLite cannot alter a column's type in place). */
-  private rebuildTable(tableId: string, colId: string | null, sqlType: string, dflt: string, renames?: Map<string, string>): void {
+  private rebuildTable(tableId: string, colId: string | null, sqlType: string, dflt: string, renames?: Map<string, string>,
+                       retypes?: Map<string, {type: string, dflt: string}>): void {
     const info = this.db.prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`).all(tableId) as
       Array<{name: string, type: string, dflt: string | null}>;
     const cols = info.filter((c) => c.name !== 'id');
     const newName = (name: string) => renames?.get(name) ?? name;
-    const defs = cols.map((c) => (c.name === colId ? {...c, type: sqlType, dflt} : c))
+    const defs = cols.map((c) => (c.name === colId ? {...c, type: sqlType, dflt} : retypes?.has(c.name) ? {...c, ...retypes.get(c.name)!} : c))
       .map((c) => `, ${quoteIdent(newName(c.name))} ${c.type} DEFAULT ${c.dflt ?? 'NULL'}`).join('');
     const names = cols.map((c) => ', ' + quoteIdent(c.name)).join('');
     const newNames = cols.map((c) => ', ' + quoteIdent(newName(c.name))).join('');
