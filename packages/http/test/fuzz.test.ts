@@ -201,6 +201,7 @@ const nastyByRoute: Record<string, fc.Arbitrary<string>> = {
     JSON.stringify([['BulkAddRecord', 'Table1', Array(3000).fill(null), {A: Array(3000).fill('x')}]]),
     JSON.stringify([['BulkRemoveRecord', 'Table1', Array.from({length: 40000}, (_, i) => i)]]),
     JSON.stringify([['AddRecord', 'Table1', null, {A: deepCell(80)}]]),
+    JSON.stringify(Array.from({length: 1000}, (_, i) => ['RenameColumn', 'Table1', 'A', `A${i}`])),
     JSON.stringify([['BulkUpdateRecord', 'Typed', [1, 1, 1], {Ref: [['l', 'x', {column: 'A'}], ['l', deepCell(5)], 3]}]]),
   ),
   'POST /api/docs/:docId/tables/:tableId/records': fc.constantFrom(

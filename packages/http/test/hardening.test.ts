@@ -248,6 +248,11 @@ s('issue 11.8: many column renames or removals in one request are one table copy
   const typed = ok(await call('owner', 'GET', `${D}/tables/W/records`)).records[0].fields;
   assert.equal([typed.L0, typed.L1, typed.L2], ['first', 5, null], 'converted: text stays alt-text, "5" becomes 5');
   ok(await call('owner', 'PATCH', `${D}/tables/W/columns`, {columns: [{id: 'L0', fields: {type: 'Text'}}]}));
+  // Schema actions in one /apply bundle are bounded (each rereads the metadata).
+  t = Date.now();
+  err(await call('owner', 'POST', `${D}/apply`, Array.from({length: 101}, (_, i) => ['RemoveColumn', 'W', `L${i + 1}`])), 400, /Too many schema actions in one bundle: at most 100 \(101 given\)/);
+  err(await call('owner', 'POST', `${D}/apply`, [['BulkUpdateRecord', '_grist_Tables_column', Array.from({length: 101}, (_, i) => i + 1), {label: Array(101).fill('x')}]]), 400, /Too many schema actions/);
+  assert.ok(Date.now() - t < 1000, 'refused before any work');
   t = Date.now();
   ok(await call('owner', 'PUT', `${D}/tables/W/columns?replaceall=1`, {columns: [{id: 'L0', fields: {}}]}));
   assert.ok(Date.now() - t < 5000, `removals took ${Date.now() - t} ms`);
