@@ -33,12 +33,14 @@ export class Budget {
   private deadline = Infinity;
   private recalcDeadline = Infinity;
   private ticks = 0;
+  private cells = 0;
 
   constructor(settings: Partial<BudgetSettings> = {}) {
     this.settings = { ...DEFAULT_BUDGET, ...settings };
   }
 
   startRecalc(): void {
+    this.cells = 0;
     this.recalcDeadline = Date.now() + this.settings.maxRecalcMs;
   }
   endRecalc(): void { this.recalcDeadline = Infinity; }
@@ -47,10 +49,14 @@ export class Budget {
   startCell(): void {
     this.iterations = 0;
     this.depth = 0;
+    // Reading the clock costs more than a simple formula: refresh the deadline every 64 cells,
+    // and let tick() check it (a cell that loops reads the clock every 1024 iterations).
+    if ((this.cells++ & 63) === 0 || this.ticks !== 0) {
+      const now = Date.now();
+      if (now > this.recalcDeadline) throw new PyException('TimeoutError', 'formula evaluation exceeded the time budget of this update');
+      this.deadline = Math.min(now + this.settings.maxCellMs, this.recalcDeadline);
+    }
     this.ticks = 0;
-    const now = Date.now();
-    if (now > this.recalcDeadline) throw new PyException('TimeoutError', 'formula evaluation exceeded the time budget of this update');
-    this.deadline = Math.min(now + this.settings.maxCellMs, this.recalcDeadline);
   }
 
   /** One loop iteration. */

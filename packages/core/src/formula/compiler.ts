@@ -589,7 +589,12 @@ class Compiler {
         const obj = this.expr(e.obj, scope);
         const name = e.name;
         if (forbiddenAttr(name)) return (f) => { const o = obj(f); return raise('AttributeError', `'${typeName(o)}' object has no attribute '${name}'`); };
-        return (f) => getattrChecked(obj(f), name);
+        return (f) => {
+          const o = obj(f);
+          // Objects with their own getattr (records, modules, dates) first: the hot path.
+          if (o !== null && typeof o === 'object' && typeof (o as PyObject).getattr === 'function') return (o as PyObject).getattr!(name);
+          return getattr(o, name);
+        };
       }
       case 'sub': {
         const obj = this.expr(e.obj, scope);

@@ -53,6 +53,9 @@ const floatConverters = new Map<string, (v: CellValue) => CellValue>();
 
 /** Converts a formula result to its column's type, as Grist stores it. */
 export function convertResult(v: Value, colType: string): CellValue {
+  // Fast paths for right-typed results.
+  if (typeof v === 'number' && colType === 'Numeric') return v;
+  if (typeof v === 'string' && (colType === 'Text' || colType === 'Any')) return v;
   const base = baseType(colType);
   if (base === 'Any') return encodeObject(v, colType);
   let cell: CellValue;

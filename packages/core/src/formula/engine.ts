@@ -67,6 +67,54 @@ export interface EngineOptions {
   budget?: Partial<BudgetSettings>;
 }
 
+/** rowId -> slot, as an array indexed by row id (row ids are small positive integers). */
+class RowIndex {
+  private slots: number[] = [];
+  private count = 0;
+  get size(): number { return this.count; }
+  has(r: number): boolean { return this.slots[r] !== undefined && this.slots[r] >= 0; }
+  get(r: number): number | undefined { const s = this.slots[r]; return s === undefined || s < 0 ? undefined : s; }
+  set(r: number, slot: number): void { if (!this.has(r)) this.count++; this.slots[r] = slot; }
+  delete(r: number): boolean { if (!this.has(r)) return false; this.slots[r] = -1; this.count--; return true; }
+  clear(): void { this.slots = []; this.count = 0; }
+}
+
+/** A set of row ids: flags by row id plus a list for iteration (entries added while iterating are visited). */
+class RowSet {
+  private flags = new Uint8Array(16);
+  private list: number[] = [];
+  size = 0;
+  has(r: number): boolean { return r < this.flags.length && this.flags[r] === 1; }
+  add(r: number): this {
+    if (r >= this.flags.length) {
+      const f = new Uint8Array(Math.max(r + 1, this.flags.length * 2));
+      f.set(this.flags);
+      this.flags = f;
+    }
+    if (this.flags[r] !== 1) { this.flags[r] = 1; this.list.push(r); this.size++; }
+    return this;
+  }
+  delete(r: number): boolean {
+    if (!this.has(r)) return false;
+    this.flags[r] = 0;
+    if (--this.size === 0) this.list = [];
+    return true;
+  }
+  clear(): void { this.flags = new Uint8Array(16); this.list = []; this.size = 0; }
+  *[Symbol.iterator](): Iterator<number> {
+    const list = this.list;
+    for (let i = 0; i < list.length; i++) {
+      const r = list[i];
+      if (this.flags[r] === 1) yield r;
+      if (this.list !== list) {
+        // Emptied and restarted: continue with the new list.
+        yield* this;
+        return;
+      }
+    }
+  }
+}
+
 class NeedCompute {
   constructor(readonly col: ColData, readonly row: number) {}
 }
@@ -94,9 +142,10 @@ class ColData {
   compiled: CompiledFormula | null = null;
   decode!: CellDecoder;
   readers = new Map<ColData, Edge>();
+  lastEdge: Edge | null = null;
   sourceEdges = new Set<Edge>();
   cellSources = new Map<number, Source[]>();
-  dirty = new Set<number>();
+  dirty = new RowSet();
   computing = new Set<number>();
   /** Trigger formulas that read their own column apply to explicitly set values too. */
   readsSelf = false;
@@ -112,12 +161,13 @@ class ColData {
 class TableData {
   rowIds: number[] = [];
   /** rowId -> slot in the column arrays. */
-  index = new Map<number, number>();
+  index = new RowIndex();
   cols = new Map<string, ColData>();
   indexes = new Map<string, LookupIndex>();
   allCallers = new Map<ColData, Set<number>>();
   sortedCache: number[] | null = null;
   free: number[] = [];
+  userTable: UserTable | null = null;
   constructor(public id: string, public summarySource: string | null) {}
   sortedRowIds(): number[] {
     if (!this.sortedCache) this.sortedCache = this.rowIds.filter((r) => r > 0).sort((a, b) => a - b);
@@ -177,7 +227,8 @@ export class FormulaEngine implements RecordHost {
   private tables = new Map<string, TableData>();
   private cur: Tracker | null = null;
   private dirtyCols = new Set<ColData>();
-  private changes = new Map<ColData, Map<number, CellValue>>();
+  /** Changed cells per column in the order computed (a row may appear twice: the last wins). */
+  private changes = new Map<ColData, { rows: number[]; values: CellValue[] }>();
   private evaluations = 0;
   readonly budget: Budget;
   private readonly library: FormulaLibrary;
@@ -213,13 +264,16 @@ export class FormulaEngine implements RecordHost {
     const t = this.table(tableId);
     for (const c of [...t.cols.values()]) this.dropColumn(c);
     this.tables.delete(tableId);
+    this.lastTable = null;
     this.schemaNameChanged(tableId);
   }
 
   renameTable(oldId: string, newId: string): void {
     const t = this.table(oldId);
     this.tables.delete(oldId);
+    this.lastTable = null;
     t.id = newId;
+    t.userTable = null;
     this.tables.set(newId, t);
     for (const tt of this.tables.values()) {
       for (const c of tt.cols.values()) {
@@ -435,7 +489,7 @@ export class FormulaEngine implements RecordHost {
       for (const r of present) {
         c.dirty.delete(r);
         this.clearCellSources(c, r);
-        this.changes.get(c)?.delete(r);
+        void r;
       }
     }
     for (const idx of t.indexes.values()) {
@@ -651,8 +705,12 @@ export class FormulaEngine implements RecordHost {
   }
 
   private noteRead(col: ColData, row: number, cur: Tracker): void {
-    const e = this.edge(col, cur.col);
-    if (col.table === cur.col.table && row === cur.row) {
+    let e = col.lastEdge;
+    if (!e || e.dst !== cur.col || !col.readers.has(cur.col)) {
+      e = this.edge(col, cur.col);
+      col.lastEdge = e;
+    }
+    if (row === cur.row && col.table === cur.col.table) {
       e.identity = true;
       return;
     }
@@ -675,8 +733,14 @@ export class FormulaEngine implements RecordHost {
     return this.tables.get(tableId)?.index.has(rowId) ?? false;
   }
 
+  private lastTable: TableData | null = null;
+
   readCell(tableId: string, colId: string, rowId: number): Value {
-    const t = this.tables.get(tableId);
+    let t = this.lastTable;
+    if (!t || t.id !== tableId) {
+      t = this.tables.get(tableId) ?? null;
+      this.lastTable = t;
+    }
     const c = t?.cols.get(colId);
     if (!t || !c) return raise('AttributeError', `Table '${tableId}' has no column '${colId}'`);
     const cur = this.cur;
@@ -815,11 +879,20 @@ export class FormulaEngine implements RecordHost {
   private takeChanges(): RecalcResult {
     const result: RecalcResult = { changes: {}, rowsChanged: {}, evaluations: this.evaluations };
     const rowsByTable = new Map<string, Set<number>>();
-    for (const [c, cells] of this.changes) {
-      if (!cells.size || !this.tables.has(c.table.id)) continue;
-      const rowIds = [...cells.keys()].sort((a, b) => a - b);
+    for (const [c, ch] of this.changes) {
+      if (!ch.rows.length || !this.tables.has(c.table.id) || c.table.cols.get(c.id) !== c) continue;
+      let { rows: rowIds, values } = ch;
+      let ascending = true;
+      for (let i = 1; i < rowIds.length; i++) if (rowIds[i] <= rowIds[i - 1]) { ascending = false; break; }
+      if (!ascending) {
+        const last = new Map<number, CellValue>();
+        for (let i = 0; i < rowIds.length; i++) last.set(rowIds[i], values[i]);
+        rowIds = [...last.keys()].filter((r) => c.table.index.has(r)).sort((a, b) => a - b);
+        values = rowIds.map((r) => last.get(r)!);
+      }
+      if (!rowIds.length) continue;
       const tableChanges = (result.changes[c.table.id] ??= {});
-      tableChanges[c.id] = { rowIds, values: rowIds.map((r) => cells.get(r)!) };
+      tableChanges[c.id] = { rowIds, values };
       let s = rowsByTable.get(c.table.id);
       if (!s) { s = new Set(); rowsByTable.set(c.table.id, s); }
       for (const r of rowIds) s.add(r);
@@ -830,30 +903,40 @@ export class FormulaEngine implements RecordHost {
   }
 
   private computeFrom(col: ColData, row: number): void {
+    // Fast path: the cell needs nothing dirty.
+    const first = this.evaluate(col, row);
+    if (!first) { col.dirty.delete(row); return; }
+    // Cells waiting for another are in `computing`; reading one of those is a cycle.
     const stack: Array<[ColData, number]> = [[col, row]];
+    col.computing.add(row);
+    let need: NeedCompute | null = first;
     while (stack.length) {
+      if (need) {
+        const [c, r] = stack[stack.length - 1];
+        if (need.col.computing.has(need.row) || (need.col === c && need.row === r)) {
+          this.store(c, r, errorCell(CIRCULAR));
+          c.dirty.delete(r);
+          c.computing.delete(r);
+          stack.pop();
+        } else {
+          c.computing.add(r);
+          stack.push([need.col, need.row]);
+        }
+        need = null;
+      }
+      if (!stack.length) break;
       const [c, r] = stack[stack.length - 1];
       if (!c.dirty.has(r)) {
         c.computing.delete(r);
         stack.pop();
         continue;
       }
-      c.computing.add(r);
-      const need = this.evaluate(c, r);
-      if (need) {
-        if (need.col.computing.has(need.row)) {
-          this.store(c, r, errorCell(CIRCULAR));
-          c.dirty.delete(r);
-          c.computing.delete(r);
-          stack.pop();
-        } else {
-          stack.push([need.col, need.row]);
-        }
-        continue;
+      need = this.evaluate(c, r);
+      if (!need) {
+        c.dirty.delete(r);
+        c.computing.delete(r);
+        stack.pop();
       }
-      c.dirty.delete(r);
-      c.computing.delete(r);
-      stack.pop();
     }
   }
 
@@ -870,7 +953,7 @@ export class FormulaEngine implements RecordHost {
     let cell: CellValue;
     try {
       this.budget.startCell();
-      const value = c.compiled!.run(new Record(this, t.id, r), new UserTable(this, t.id));
+      const value = c.compiled!.run(new Record(this, t.id, r), t.userTable ??= new UserTable(this, t.id));
       cell = convertResult(value, c.type);
     } catch (e) {
       if (e instanceof NeedCompute) {
@@ -908,8 +991,9 @@ export class FormulaEngine implements RecordHost {
     if (sameCell(old, cell) && typeof old === typeof cell) return;
     c.values[slot] = cell;
     let m = this.changes.get(c);
-    if (!m) { m = new Map(); this.changes.set(c, m); }
-    m.set(r, cell);
+    if (!m) { m = { rows: [], values: [] }; this.changes.set(c, m); }
+    m.rows.push(r);
+    m.values.push(cell);
     if (c.isTrigger) {
       // A trigger cell is data: its readers recompute.
       this.invalidateReaders(c, [r]);

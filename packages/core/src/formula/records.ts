@@ -33,10 +33,10 @@ export class Record implements PyObject {
       // Reading `rec.id` of an existing row; id of the empty record is 0.
       return BigInt(this.rowId);
     }
-    if (this.host.hasColumn(this.tableId, name)) return this.host.readCell(this.tableId, name, this.rowId);
     if (name === '_row_id') return BigInt(this.rowId);
     if (name === '_table') return new UserTable(this.host, this.tableId);
-    return raise('AttributeError', `Table '${this.tableId}' has no column '${name}'`);
+    // readCell raises AttributeError for a missing column.
+    return this.host.readCell(this.tableId, name, this.rowId);
   }
   truthy(): boolean { return this.rowId !== 0; }
   eq(o: Value): boolean { return o instanceof Record && o.tableId === this.tableId && o.rowId === this.rowId; }
