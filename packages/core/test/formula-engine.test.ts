@@ -232,4 +232,28 @@ test('budgets: a runaway formula becomes an error cell', () => {
 });
 
 void (null as unknown as Value);
+
+test('the function library and modules as Grist formulas see them', () => {
+  const e = new FormulaEngine();
+  const d = (colId: string, type: string) => data(colId, type);
+  e.loadTable({ tableId: 'T', columns: [d('A', 'Numeric'), d('D', 'Date'), d('DT', 'DateTime:America/New_York'),
+    formula('If', 'Any', 'IF($A > 1, "big", 1/0)'), formula('Iferr', 'Any', 'IFERROR(1/0, "x")'),
+    formula('Year', 'Int', '$D.year'), formula('Add', 'Date', 'DATEADD($D, days=1)'),
+    formula('Dt', 'DateTime:America/New_York', 'datetime.datetime(2020, 1, 1, 12, 0)'), formula('DtAny', 'Any', '$DT'),
+    formula('Sum', 'Numeric', 'SUM(T.all.A)'), formula('Re', 'Any', "re.sub('a', 'b', 'banana')"), formula('Math', 'Numeric', 'math.sqrt(16)'),
+    formula('Bad', 'Any', 'import os\nreturn 1')] }, [1, 2], { A: [2, 0.5], D: [1577836800, 0], DT: [1577898000, 0] });
+  e.recomputeAll();
+  const c = e.recalc().changes.T;
+  assert.equal(c.If.values, ['big', ['E', 'ZeroDivisionError', 'division by zero']]);
+  assert.equal(c.Iferr.values, ['x', 'x']);
+  assert.equal(c.Year.values, [2020, 1970]);
+  assert.equal(c.Add.values, [1577923200, 86400]);
+  assert.equal(c.Dt.values, [1577898000, 1577898000]);   // naive datetime read in the column's zone
+  assert.equal(c.DtAny.values[0], ['D', 1577898000, 'America/New_York']);
+  assert.equal(c.Sum.values, [2.5, 2.5]);   // the table T shadows the function T()
+  assert.equal(c.Re.values[0], 'bbnbnb');
+  assert.equal(c.Math.values[0], 4);
+  assert.equal(c.Bad.values[0], ['E', 'ModuleNotFoundError', "No module named 'os'"]);
+});
+
 test.run();

@@ -9,6 +9,7 @@ import { dateTimeZone } from '../doc/datetime.js';
 import { PyDict, PyException, PyObject, PySet, PyTuple, Value, repr, str } from './values.js';
 import { ExcObject } from './ops.js';
 import { Record, RecordHost, RecordSet } from './records.js';
+import { IanaTz, PyDate, PyDateTime, dateToCell, datetimeToCell } from './datetime.js';
 
 /** Hooks for date values (provided by the function library's datetime classes). */
 export interface DateHooks {
@@ -43,6 +44,18 @@ export function encodeObject(v: Value, colType = 'Any'): CellValue {
     return ['O', o];
   }
   if (v instanceof PySet || v instanceof ExcObject) return ['U', repr(v)];
+  if (v instanceof PyDate) {
+    // Grist: a date/datetime in a DateTime column is read in the column's zone (naive ones too);
+    // in Any columns an aware datetime keeps its zone, a naive one is UTC.
+    const base = baseType(colType);
+    if (base === 'DateTime') return datetimeToCell(v, dateTimeZone(colType));
+    if (base === 'Date') return dateToCell(v);
+    if (v instanceof PyDateTime) {
+      const tz = v.tzinfo;
+      return ['D', datetimeToCell(v, 'UTC'), tz instanceof IanaTz ? tz.name : 'UTC'];
+    }
+    return ['d', dateToCell(v)];
+  }
   const enc = v as PyObject & Partial<CellEncodable>;
   if (typeof enc.toCellValue === 'function') return enc.toCellValue(colType);
   return ['U', repr(v)];

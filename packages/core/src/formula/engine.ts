@@ -1004,9 +1004,11 @@ export class FormulaEngine implements RecordHost {
   // ---- globals ------------------------------------------------------------------------------
 
   private resolveGlobal(name: string): Value | undefined {
+    // Tables are defined after `from functions import *` in Grist's usercode: they shadow functions (table T vs T()).
+    const t = this.tables.get(name);
+    if (t) return t.userTable ??= new UserTable(this, name);
     const b = this.builtins.get(name);
     if (b !== undefined) return b;
-    if (this.tables.has(name)) return new UserTable(this, name);
     const m = this.library.modules[name];
     if (m !== undefined && AUTO_IMPORTED.has(name)) return m;
     return undefined;

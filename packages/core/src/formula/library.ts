@@ -13,6 +13,12 @@ import { PyIterator, binop, callValue, compareOp, getitem, iterate, toArray, pyC
 import { getattr } from './methods.js';
 import { currentBudget } from './budget.js';
 import { TYPES, toFloatValue } from './builtins.js';
+import { gristFunctions } from './functions/index.js';
+import { mathModule } from './modules/math.js';
+import { reModule } from './modules/re.js';
+import {
+  MAXYEAR, MINYEAR, UTC, dateClass, dateFromCell, datetimeClass, datetimeFromCell, timeClass, timedeltaClass, timezoneClass, tzinfoClass,
+} from './datetime.js';
 
 export interface FormulaLibrary {
   /** Grist's functions, visible to every formula as globals. */
@@ -359,11 +365,17 @@ export function registerLibrary(lib: Partial<FormulaLibrary>): void {
   };
 }
 
+const datetimeModule = new PyModule('datetime', {
+  date: dateClass, datetime: datetimeClass, time: timeClass, timedelta: timedeltaClass, timezone: timezoneClass,
+  tzinfo: tzinfoClass, UTC, MINYEAR: BigInt(MINYEAR), MAXYEAR: BigInt(MAXYEAR),
+});
+
+/** The function library's functions, modules and date classes, with the modules of this file. */
 export function defaultLibrary(): FormulaLibrary {
   return {
-    functions: { ...(registered?.functions ?? {}) },
-    modules: { ...LOCAL_MODULES, ...(registered?.modules ?? {}) },
-    dateHooks: registered?.dateHooks,
+    functions: { ...gristFunctions, ...(registered?.functions ?? {}) },
+    modules: { ...LOCAL_MODULES, datetime: datetimeModule, math: mathModule, re: reModule, ...(registered?.modules ?? {}) },
+    dateHooks: registered?.dateHooks ?? { date: (ts) => dateFromCell(ts), datetime: (ts, tz) => datetimeFromCell(ts, tz) },
   };
 }
 
