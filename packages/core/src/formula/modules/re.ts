@@ -228,9 +228,9 @@ function doTranslate(pattern: string, flagsIn: number): Translated {
     if (c === '{') {
       const rest = cps.slice(i, i + 30).join('');
       const m = /^\{(\d*)(,(\d*))?\}/.exec(rest);
-      if (m && (m[1] !== '' || m[3] !== undefined && m[3] !== '' || m[2] === undefined && m[1] !== '')) {
-        if (m[1] === '' ) out += `{0,${m[3]}}`;
-        else out += m[0];
+      // Python reads {m}, {m,}, {,n}, {m,n} and even {,} as repeats; anything else is literal.
+      if (m && (m[1] !== '' || m[2] !== undefined)) {
+        out += m[1] === '' ? `{0,${m[3]}}` : m[0];
         i += m[0].length;
         if (cps[i] === '+') reError('possessive quantifiers are not supported by gristlite', pattern, i);
         continue;
