@@ -9,7 +9,7 @@ from libconv import Conv, Unsupported, ts_str
 GIT = sys.argv[1]
 MODULES = ['math', 'text', 'date', 'info', 'stats', 'logical', 'schedule']
 # Functions that belong to the interpreter (records, tables, requests) or are not ours.
-SKIP_FUNCS = {'PEEK', 'RECORD', 'REQUEST', 'PHONE_FORMAT'}
+SKIP_FUNCS = {'PEEK', 'RECORD', 'REQUEST'}
 
 def examples():
   for mod in MODULES:
