@@ -6,9 +6,10 @@ import * as assert from 'uvu/assert';
 import { F, callAttr, check, lazyFn, tuple } from './formula-lib-helpers.js';
 import { PyCallable, PyException, Value, repr } from '../src/formula/values.js';
 import {
-  PyDate, PyDateTime, timedeltaClass, dateFromCell, dateToCell, datetimeFromCell, datetimeToCell, tzinfoFor,
+  PyDate, PyDateTime, dateClass, datetimeClass, timedeltaClass, dateFromCell, dateToCell, datetimeFromCell, datetimeToCell, tzinfoFor,
 } from '../src/formula/datetime.js';
 import { gristFunctions } from '../src/formula/functions/index.js';
+import { PyType } from '../src/formula/ops.js';
 
 const iso = (v: Value) => (callAttr(v, 'isoformat', [], null) as string);
 
@@ -140,6 +141,16 @@ test('DTIME and friends use the document zone', () => {
   assert.is(repr(F.TODAY.call([], null)), 'datetime.date(2026, 11, 23)');
   assert.is(iso(F.NOW.call(['Asia/Tokyo'], null)), '2026-11-24T00:00:00+09:00');
   check('NOW("Not/AZone")', () => F.NOW.call(['Not/AZone'], null), null, ['KeyError', null]);
+});
+
+test('datetime classes are type objects for isinstance (a datetime is a date, not the reverse)', () => {
+  assert.ok(dateClass instanceof PyType);
+  assert.ok(dateClass.test(new PyDateTime(2020, 1, 1)));
+  assert.not.ok(datetimeClass.test(new PyDate(2020, 1, 1)));
+  assert.ok(timedeltaClass.test(timedeltaClass.call([1n], null)));
+  assert.is(repr(dateClass), "<class 'datetime.date'>");
+  assert.is(repr(dateClass.getattr('max')), 'datetime.date(9999, 12, 31)');
+  check('date.nope', () => dateClass.getattr('nope'), null, ['AttributeError', "type object 'datetime.date' has no attribute 'nope'"]);
 });
 
 test('SCHEDULE limits and end', () => {

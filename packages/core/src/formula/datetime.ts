@@ -12,6 +12,7 @@ import {
   Kwargs, NOT_IMPLEMENTED, PyObject, PyTuple, Value, attributeError, bindArgs, isNumeric, raise,
   toFloat, typeName,
 } from './values.js';
+import { PyType } from './ops.js';
 
 export const MINYEAR = 1;
 export const MAXYEAR = 9999;
@@ -1008,22 +1009,27 @@ export function fn(name: string, impl: (args: Value[], kwargs: Kwargs | null) =>
   return { pyType: 'builtin_function_or_method', call: impl, repr: () => `<built-in method ${name}>` };
 }
 
-/** A Python class object: callable, with class attributes, and `test` for isinstance. */
-export class PyClass implements PyObject {
-  readonly pyType = 'type';
-  constructor(readonly name: string, private readonly ctor: (args: Value[], kwargs: Kwargs | null) => Value,
-    readonly test: (v: Value) => boolean, private readonly attrs: () => Record<string, Value>,
-    private readonly qualname = name) {}
-  call(args: Value[], kwargs: Kwargs | null): Value { return this.ctor(args, kwargs); }
-  getattr(name: string): Value {
+/**
+ * A Python class object: callable, with class attributes, and `test` for isinstance. It is the
+ * interpreter's PyType (so that `isinstance(x, datetime.date)` works), with attributes built on
+ * first use and Python's qualified name in its repr.
+ */
+export class PyClass extends PyType {
+  constructor(name: string, ctor: (args: Value[], kwargs: Kwargs | null) => Value,
+    test: (v: Value) => boolean, private readonly lazyAttrs: () => Record<string, Value>,
+    private readonly qualname = name) {
+    super(name, ctor, test);
+  }
+  private attrCache: Record<string, Value> | null = null;
+  override getattr(name: string): Value {
     if (name === '__name__') return this.name;
-    const a = this.attrs();
+    const a = (this.attrCache ??= this.lazyAttrs());
     if (Object.prototype.hasOwnProperty.call(a, name)) return a[name];
     return raise('AttributeError', `type object '${this.qualname}' has no attribute '${name}'`);
   }
-  repr(): string { return `<class '${this.qualname}'>`; }
-  hashKey(): string { return `class:${this.qualname}`; }
-  eq(o: Value): boolean { return o === this; }
+  override repr(): string { return `<class '${this.qualname}'>`; }
+  override hashKey(): string { return `class:${this.qualname}`; }
+  override eq(o: Value): boolean { return o === this; }
 }
 
 function numArg(v: Value, what: string): number {
