@@ -39,6 +39,10 @@ test('errors are Python exceptions of the right type', () => {
   check('YEARFRAC(d1, d2, 7)', () => F.YEARFRAC.call([new PyDate(2020, 1, 1), new PyDate(2021, 1, 1), 7n], null), null,
     ['ValueError', 'Invalid basis argument 7']);
   check('SUM(1, x=2)', () => F.SUM.call([1n], { x: 2n }), null, ['TypeError', "SUM() got an unexpected keyword argument 'x'"]);
+  const invalid = { pyType: 'AltText', getattr: () => { throw new PyException('InvalidTypedValue', 'Date'); } };
+  check('DATEADD(AltText)', () => F.DATEADD.call([invalid], { days: 1n }), null, ['InvalidTypedValue', 'Date']);
+  check('DATEADD("2020-01-01")', () => F.DATEADD.call(['2020-01-01'], null), null,
+    ['AttributeError', "'str' object has no attribute 'year'"]);
   check('DATEVALUE("13/13/13")', () => F.DATEVALUE.call(['13/13/13'], null), null, ['ParserError', null]);
 });
 
