@@ -12,15 +12,15 @@
  */
 import type { CellValue } from '../doc/types.js';
 import { baseType, refTarget } from '../doc/types.js';
-import { Kwargs, PyCallable, PyException, Value, hashKey, raise, truthy } from './values.js';
+import { Kwargs, PyCallable, PyException, PyObject, PyTuple, Value, hashKey, raise, repr, truthy } from './values.js';
 import { Budget, BudgetSettings, setCurrentBudget } from './budget.js';
 import { builtinTable } from './builtins.js';
 import { Globals } from './compiler.js';
 import { CompiledFormula, compileFormula } from './grist.js';
 import {
-  CellDecoder, DateHooks, convertResult, defaultCell, errorCell, makeCellDecoder, sameCell,
+  CellDecoder, DateHooks, convertResult, defaultCell, errorCell, makeCellDecoder, raiseStoredError, sameCell,
 } from './convert.js';
-import { Record, RecordHost, RecordSet, UserTable, recordToDict } from './records.js';
+import { Record, RecordHost, RecordSet, UserTable, Via, recordToDict } from './records.js';
 import { pyCompare, toArray } from './ops.js';
 import { getattr } from './methods.js';
 import { tokenize } from './lexer.js';
@@ -46,6 +46,8 @@ export interface TableSpec {
   columns: ColumnSpec[];
   /** Summary tables: the source table; group-by columns are the columns of this table that exist in the source. */
   summarySourceTable?: string | null;
+  /** Summary tables: the group-by columns (Grist's summarySourceCol), same colIds as in the source. */
+  summaryGroupBy?: string[];
 }
 
 /** Column values of a bulk action: colId -> one value per row id. */
@@ -128,14 +130,45 @@ class Edge {
 type Source =
   | { kind: 0; edge: Edge; row: number }
   | { kind: 1; index: LookupIndex; key: string }
-  | { kind: 2; table: TableData };
+  | { kind: 2; table: TableData }
+  /** A column read through a lookup key (ckey = key + KEY_COL + colId). */
+  | { kind: 3; index: LookupIndex; ckey: string }
+  /** A column read through Table.all. */
+  | { kind: 4; table: TableData; colId: string };
 
 interface Tracker {
   col: ColData;
   row: number;
   sources: Source[];
   track: boolean;
+  /** The last (route, column) registered: rows read through the same route add nothing. */
+  lastVia: Via;
+  lastViaCol: ColData | null;
 }
+
+/** Separates a lookup key from a column id in `LookupIndex.colReaders`. */
+const KEY_COL = '\u0001';
+
+/** Reads through a lookup key: the rows of that key, in whatever order. */
+class KeyVia {
+  constructor(readonly index: LookupIndex, readonly key: string) {}
+}
+/** Reads through `Table.all`. */
+class AllVia {
+  constructor(readonly table: TableData) {}
+}
+
+/** `CONTAINS(value, match_empty=...)`: a lookup argument matching list cells that contain the value. */
+export class Contains implements PyObject {
+  readonly pyType = '_Contains';
+  constructor(readonly value: Value, readonly matchEmpty: Value | undefined) {}
+  repr(): string {
+    return `CONTAINS(${repr(this.value)}${this.matchEmpty === undefined ? '' : `, match_empty=${repr(this.matchEmpty)}`})`;
+  }
+  hashKey(): string { return `C(${lookupKey(this.value)})`; }
+}
+
+interface KeySpec { colId: string; contains: boolean; matchEmpty?: Value }
 
 class ColData {
   values: CellValue[] = [];
@@ -150,6 +183,8 @@ class ColData {
   /** Trigger formulas that read their own column apply to explicitly set values too. */
   readsSelf = false;
   volatile = false;
+  /** Messages of the errors stored in this column (Grist stores only the type; formulas reading the cell see the message). */
+  errorMessages = new Map<number, string>();
   globals = new Map<string, Value>();
   constructor(public table: TableData, public id: string, public spec: ColumnSpec) {}
   get type(): string { return this.spec.type; }
@@ -165,9 +200,13 @@ class TableData {
   cols = new Map<string, ColData>();
   indexes = new Map<string, LookupIndex>();
   allCallers = new Map<ColData, Set<number>>();
+  /** Columns read through Table.all: colId -> dependent cells. */
+  allColReaders = new Map<string, Map<ColData, Set<number>>>();
+  allVia = new AllVia(this);
   sortedCache: number[] | null = null;
   free: number[] = [];
   userTable: UserTable | null = null;
+  groupBy: string[] = [];
   constructor(public id: string, public summarySource: string | null) {}
   sortedRowIds(): number[] {
     if (!this.sortedCache) this.sortedCache = this.rowIds.filter((r) => r > 0).sort((a, b) => a - b);
@@ -175,29 +214,48 @@ class TableData {
   }
 }
 
-/** An index on some columns of a table: key -> rows, and key -> the cells that looked it up. */
+/**
+ * An index on some columns of a table: key -> rows, and key -> the cells that looked it up. With
+ * CONTAINS a row has one key per item of its list cell (Grist's ContainsLookupMapping).
+ */
 class LookupIndex {
-  keyOf = new Map<number, string>();
+  /** row -> its key, or its keys (CONTAINS). */
+  keyOf = new Map<number, string | string[]>();
   rowsByKey = new Map<string, Set<number>>();
   sortedByKey = new Map<string, number[]>();
   callers = new Map<string, Map<ColData, Set<number>>>();
+  /** Columns read through a key: key + KEY_COL + colId -> dependent cells. */
+  colReaders = new Map<string, Map<ColData, Set<number>>>();
+  vias = new Map<string, KeyVia>();
   built = false;
-  constructor(readonly table: TableData, readonly colIds: string[]) {}
-  add(row: number, key: string): void {
-    this.keyOf.set(row, key);
-    let s = this.rowsByKey.get(key);
-    if (!s) { s = new Set(); this.rowsByKey.set(key, s); }
-    s.add(row);
-    this.sortedByKey.delete(key);
+  readonly colIds: string[];
+  constructor(readonly table: TableData, readonly name: string, readonly specs: KeySpec[]) {
+    this.colIds = specs.map((s) => s.colId);
   }
-  remove(row: number): string | undefined {
-    const key = this.keyOf.get(row);
-    if (key === undefined) return undefined;
+  keysOf(row: number): string[] {
+    const k = this.keyOf.get(row);
+    return k === undefined ? [] : typeof k === 'string' ? [k] : k;
+  }
+  add(row: number, keys: string | string[]): void {
+    this.keyOf.set(row, keys);
+    for (const key of typeof keys === 'string' ? [keys] : keys) {
+      let s = this.rowsByKey.get(key);
+      if (!s) { s = new Set(); this.rowsByKey.set(key, s); }
+      s.add(row);
+      this.sortedByKey.delete(key);
+    }
+  }
+  remove(row: number): string[] | undefined {
+    const k = this.keyOf.get(row);
+    if (k === undefined) return undefined;
     this.keyOf.delete(row);
-    const s = this.rowsByKey.get(key);
-    if (s) { s.delete(row); if (!s.size) this.rowsByKey.delete(key); }
-    this.sortedByKey.delete(key);
-    return key;
+    const keys = typeof k === 'string' ? [k] : k;
+    for (const key of keys) {
+      const s = this.rowsByKey.get(key);
+      if (s) { s.delete(row); if (!s.size) this.rowsByKey.delete(key); }
+      this.sortedByKey.delete(key);
+    }
+    return keys;
   }
   rows(key: string): number[] {
     let r = this.sortedByKey.get(key);
@@ -207,6 +265,11 @@ class LookupIndex {
       this.sortedByKey.set(key, r);
     }
     return r;
+  }
+  via(key: string): KeyVia {
+    let v = this.vias.get(key);
+    if (!v) { v = new KeyVia(this, key); this.vias.set(key, v); }
+    return v;
   }
 }
 
@@ -255,6 +318,7 @@ export class FormulaEngine implements RecordHost {
   addTable(spec: TableSpec): void {
     if (this.tables.has(spec.tableId)) raise('ValueError', `table ${spec.tableId} exists`);
     const t = new TableData(spec.tableId, spec.summarySourceTable ?? null);
+    t.groupBy = spec.summaryGroupBy ?? [];
     this.tables.set(spec.tableId, t);
     for (const c of spec.columns) this.createColumn(t, c);
     this.schemaNameChanged(spec.tableId);
@@ -362,8 +426,9 @@ export class FormulaEngine implements RecordHost {
   }
 
   private dropIndex(t: TableData, idx: LookupIndex): void {
-    t.indexes.delete(idx.colIds.join('\0'));
-    for (const callers of idx.callers.values()) for (const [col, rows] of callers) this.markDirty(col, rows);
+    t.indexes.delete(idx.name);
+    for (const callers of idx.callers.values()) for (const [col, rows] of callers) this.markDirty(col, [...rows]);
+    for (const callers of idx.colReaders.values()) for (const [col, rows] of callers) this.markDirty(col, [...rows]);
   }
 
   private compile(c: ColData): void {
@@ -488,14 +553,15 @@ export class FormulaEngine implements RecordHost {
       for (const idx of t.indexes.values()) void idx;
       for (const r of present) {
         c.dirty.delete(r);
+        c.errorMessages.delete(r);
         this.clearCellSources(c, r);
         void r;
       }
     }
     for (const idx of t.indexes.values()) {
       for (const r of present) {
-        const key = idx.remove(r);
-        if (key !== undefined) this.dirtyCallers(idx, key);
+        const keys = idx.remove(r);
+        if (keys) for (const key of keys) this.dirtyCallers(idx, key);
       }
     }
     for (const r of present) {
@@ -545,6 +611,9 @@ export class FormulaEngine implements RecordHost {
   }
 
   tableIds(): string[] { return [...this.tables.keys()]; }
+  currentColumn(): { tableId: string; colId: string } | null {
+    return this.cur ? { tableId: this.cur.col.table.id, colId: this.cur.col.id } : null;
+  }
   columnIds(tableId: string): string[] { return [...(this.tables.get(tableId)?.cols.keys() ?? [])]; }
   columnSpec(tableId: string, colId: string): ColumnSpec | undefined { return this.tables.get(tableId)?.cols.get(colId)?.spec; }
   rowIdsOf(tableId: string): number[] { return this.tables.get(tableId)?.sortedRowIds().slice() ?? []; }
@@ -597,15 +666,28 @@ export class FormulaEngine implements RecordHost {
         if (out.length) work.push([dst, out]);
       }
     }
-    if (c.table.indexes.size) {
-      for (const idx of c.table.indexes.values()) {
-        if (!idx.colIds.includes(c.id)) continue;
+    const t = c.table;
+    if (t.indexes.size) {
+      for (const idx of t.indexes.values()) {
+        const isKey = idx.colIds.includes(c.id);
+        if (!isKey && !idx.colReaders.size) continue;
         for (const r of rows) {
-          const key = idx.keyOf.get(r);
-          const callers = key === undefined ? undefined : idx.callers.get(key);
-          if (callers) for (const [cc, rs] of callers) work.push([cc, [...rs]]);
+          const k = idx.keyOf.get(r);
+          if (k === undefined) continue;
+          for (const key of typeof k === 'string' ? [k] : k) {
+            if (isKey) {
+              const callers = idx.callers.get(key);
+              if (callers) for (const [cc, rs] of callers) work.push([cc, [...rs]]);
+            }
+            const readers = idx.colReaders.get(key + KEY_COL + c.id);
+            if (readers) for (const [cc, rs] of readers) work.push([cc, [...rs]]);
+          }
         }
       }
+    }
+    if (t.allColReaders.size) {
+      const readers = t.allColReaders.get(c.id);
+      if (readers) for (const [cc, rs] of readers) work.push([cc, [...rs]]);
     }
   }
 
@@ -617,7 +699,13 @@ export class FormulaEngine implements RecordHost {
       for (const [dst, rs] of all) this.markDirty(dst, rs);
       for (const idx of c.table.indexes.values()) {
         if (idx.colIds.includes(c.id)) for (const callers of idx.callers.values()) for (const [cc, rs] of callers) this.markDirty(cc, [...rs]);
+        const suffix = KEY_COL + c.id;
+        for (const [ck, readers] of idx.colReaders) {
+          if (ck.endsWith(suffix)) for (const [cc, rs] of readers) this.markDirty(cc, [...rs]);
+        }
       }
+      const readers = c.table.allColReaders.get(c.id);
+      if (readers) for (const [cc, rs] of readers) this.markDirty(cc, [...rs]);
       return;
     }
     const work: Array<[ColData, Iterable<number>]> = [];
@@ -654,11 +742,12 @@ export class FormulaEngine implements RecordHost {
       if (!idx.colIds.includes(c.id) || !idx.built) continue;
       for (const r of rows) {
         const old = idx.remove(r);
-        if (old !== undefined) this.dirtyCallers(idx, old);
-        const key = this.rowKey(t, idx, r);
-        if (key === null) continue;
-        idx.add(r, key);
-        if (key !== old) this.dirtyCallers(idx, key);
+        const keys = this.rowKey(t, idx, r);
+        if (keys !== null) idx.add(r, keys);
+        const now = keys === null ? [] : typeof keys === 'string' ? [keys] : keys;
+        // Callers of keys the row left or joined.
+        if (old) for (const k of old) if (!now.includes(k)) this.dirtyCallers(idx, k);
+        for (const k of now) if (!old || !old.includes(k)) this.dirtyCallers(idx, k);
       }
       void added;
     }
@@ -687,9 +776,23 @@ export class FormulaEngine implements RecordHost {
           set.delete(row);
           if (!set.size) { m!.delete(c); if (!m!.size) s.index.callers.delete(s.key); }
         }
-      } else {
+      } else if (s.kind === 2) {
         const set = s.table.allCallers.get(c);
         if (set) { set.delete(row); if (!set.size) s.table.allCallers.delete(c); }
+      } else if (s.kind === 3) {
+        const m = s.index.colReaders.get(s.ckey);
+        const set = m?.get(c);
+        if (set) {
+          set.delete(row);
+          if (!set.size) { m!.delete(c); if (!m!.size) s.index.colReaders.delete(s.ckey); }
+        }
+      } else {
+        const m = s.table.allColReaders.get(s.colId);
+        const set = m?.get(c);
+        if (set) {
+          set.delete(row);
+          if (!set.size) { m!.delete(c); if (!m!.size) s.table.allColReaders.delete(s.colId); }
+        }
       }
     }
   }
@@ -735,7 +838,7 @@ export class FormulaEngine implements RecordHost {
 
   private lastTable: TableData | null = null;
 
-  readCell(tableId: string, colId: string, rowId: number): Value {
+  readCell(tableId: string, colId: string, rowId: number, via?: Via): Value {
     let t = this.lastTable;
     if (!t || t.id !== tableId) {
       t = this.tables.get(tableId) ?? null;
@@ -748,16 +851,26 @@ export class FormulaEngine implements RecordHost {
       if (cur.col === c && cur.row === rowId) {
         // A formula reading its own cell (trigger formulas do): the stored value.
       } else {
-        if (cur.track) this.noteRead(c, rowId, cur);
+        if (cur.track) {
+          if (via === undefined) this.noteRead(c, rowId, cur);
+          else if (cur.lastVia !== via || cur.lastViaCol !== c) this.noteViaRead(c, via, cur);
+        }
         if (c.dirty.size && c.dirty.has(rowId)) throw new NeedCompute(c, rowId);
       }
     }
     const slot = t.index.get(rowId);
     if (slot === undefined) return c.decode(defaultCell(c.type));
-    return c.decode(c.values[slot]);
+    const v = c.values[slot];
+    if (c.errorMessages.size && Array.isArray(v) && v[0] === 'E') raiseStoredError(v, c.errorMessages.get(rowId));
+    return c.decode(v);
   }
 
-  allRows(tableId: string): number[] {
+  /** The message of the error stored in a cell (Grist's stored error cells hold only its type). */
+  errorMessage(tableId: string, colId: string, rowId: number): string | undefined {
+    return this.tables.get(tableId)?.cols.get(colId)?.errorMessages.get(rowId);
+  }
+
+  allRows(tableId: string): { rows: number[]; via: Via } {
     const t = this.table(tableId);
     const cur = this.cur;
     if (cur && cur.track) {
@@ -765,42 +878,102 @@ export class FormulaEngine implements RecordHost {
       if (!s) { s = new Set(); t.allCallers.set(cur.col, s); }
       if (!s.has(cur.row)) { s.add(cur.row); cur.sources.push({ kind: 2, table: t }); }
     }
-    return t.sortedRowIds();
+    return { rows: t.sortedRowIds(), via: t.allVia };
   }
 
-  summarySource(tableId: string): string | null {
-    const t = this.tables.get(tableId);
-    return t && t.cols.has('group') ? 'group' : null;
+  /** Records a column read through a lookup key or Table.all, once per (route, column) per cell. */
+  private noteViaRead(c: ColData, via: Via, cur: Tracker): void {
+    cur.lastVia = via;
+    cur.lastViaCol = c;
+    let m: Map<ColData, Set<number>> | undefined;
+    let src: Source;
+    if (via instanceof KeyVia) {
+      const ckey = via.key + KEY_COL + c.id;
+      const map = via.index.colReaders;
+      m = map.get(ckey);
+      if (!m) { m = new Map(); map.set(ckey, m); }
+      src = { kind: 3, index: via.index, ckey };
+    } else if (via instanceof AllVia) {
+      const map = via.table.allColReaders;
+      m = map.get(c.id);
+      if (!m) { m = new Map(); map.set(c.id, m); }
+      src = { kind: 4, table: via.table, colId: c.id };
+    } else {
+      return;
+    }
+    let s = m.get(cur.col);
+    if (!s) { s = new Set(); m.set(cur.col, s); }
+    if (!s.has(cur.row)) { s.add(cur.row); cur.sources.push(src); }
   }
 
-  private rowKey(t: TableData, idx: LookupIndex, row: number): string | null {
+  /**
+   * Grist's getSummarySourceGroup: the source rows whose group-by values are this summary row's
+   * (list columns of the source match by CONTAINS, an empty list under the empty value).
+   */
+  summaryGroup(tableId: string, rowId: number): RecordSet | null {
+    const t = this.table(tableId);
+    const src = t.summarySource ? this.tables.get(t.summarySource) : undefined;
+    if (!src) return null;
+    const groupBy = t.groupBy.length ? t.groupBy
+      : [...t.cols.values()].filter((c) => !c.isFormula && c.id !== 'manualSort' && src.cols.has(c.id)).map((c) => c.id);
+    const kw: Kwargs = {};
+    for (const colId of groupBy) {
+      const v = this.readCell(tableId, colId, rowId);
+      const srcType = src.cols.get(colId)?.type ?? '';
+      if (srcType === 'ChoiceList') kw[colId] = new Contains(v, '');
+      else if (srcType.startsWith('RefList:')) kw[colId] = new Contains(v, 0n);
+      else kw[colId] = v;
+    }
+    const { rows, via } = groupBy.length ? this.lookup(src.id, kw, null) : this.allRows(src.id);
+    return new RecordSet(this, src.id, rows, kw, null, via);
+  }
+
+  /** The key of a row in an index, or its keys for a CONTAINS index; null for a missing row. */
+  private rowKey(t: TableData, idx: LookupIndex, row: number): string | string[] | null {
     const slot = t.index.get(row);
     if (slot === undefined) return null;
-    const parts: string[] = [];
-    for (const colId of idx.colIds) {
-      if (colId === 'id') { parts.push(lookupKey(BigInt(row))); continue; }
-      const c = t.cols.get(colId)!;
+    let parts: string[] | null = [];
+    let groups: string[][] | null = null;
+    for (let i = 0; i < idx.specs.length; i++) {
+      const spec = idx.specs[i];
       let v: Value;
-      try {
-        v = c.decode(c.values[slot]);
-      } catch {
-        v = `\0err:${JSON.stringify(c.values[slot])}`;
+      if (spec.colId === 'id') v = BigInt(row);
+      else {
+        const c = t.cols.get(spec.colId)!;
+        try {
+          v = c.decode(c.values[slot]);
+        } catch {
+          v = `\0err:${JSON.stringify(c.values[slot])}`;
+        }
       }
-      parts.push(lookupKey(v));
+      if (!spec.contains) { parts?.push(lookupKey(v)); groups?.push([lookupKey(v)]); continue; }
+      if (!groups) { groups = parts!.map((p) => [p]); parts = null; }
+      groups.push(containsKeys(v, spec.matchEmpty));
     }
-    return parts.join('\0');
+    if (parts) return parts.join('\0');
+    // Every combination of the items of the CONTAINS columns.
+    let keys: string[] = [''];
+    groups!.forEach((g, i) => {
+      const next: string[] = [];
+      for (const k of keys) for (const x of g) next.push(i ? k + '\0' + x : x);
+      keys = next;
+    });
+    return keys;
   }
 
-  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): number[] {
+  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): { rows: number[]; via: Via } {
     const t = this.table(tableId);
     const colIds = Object.keys(kwargs).sort();
+    const specs: KeySpec[] = [];
     for (const colId of colIds) {
       if (!t.cols.has(colId) && colId !== 'id') raise('KeyError', `Table '${tableId}' has no column '${colId}'`);
+      const v = kwargs[colId];
+      specs.push(v instanceof Contains ? { colId, contains: true, matchEmpty: v.matchEmpty } : { colId, contains: false });
     }
-    const name = colIds.join('\0');
+    const name = specs.map((s) => s.contains ? `${s.colId}\u0002${s.matchEmpty === undefined ? '' : lookupKey(s.matchEmpty)}` : s.colId).join('\0');
     let idx = t.indexes.get(name);
     if (!idx) {
-      idx = new LookupIndex(t, colIds);
+      idx = new LookupIndex(t, name, specs);
       t.indexes.set(name, idx);
     }
     // Key columns computed by formulas must be current before the index answers.
@@ -820,7 +993,10 @@ export class FormulaEngine implements RecordHost {
       }
       idx.built = true;
     }
-    const key = colIds.map((k) => lookupKey(kwargs[k])).join('\0');
+    const key = colIds.map((k) => {
+      const v = kwargs[k];
+      return lookupKey(v instanceof Contains ? v.value : v);
+    }).join('\0');
     const cur = this.cur;
     if (cur && cur.track) {
       let m = idx.callers.get(key);
@@ -829,18 +1005,19 @@ export class FormulaEngine implements RecordHost {
       if (!s) { s = new Set(); m.set(cur.col, s); }
       if (!s.has(cur.row)) { s.add(cur.row); cur.sources.push({ kind: 1, index: idx, key }); }
     }
+    const via = idx.via(key);
     let rows = idx.rows(key);
-    if (orderBy !== null && orderBy !== undefined) rows = this.sortRows(tableId, rows, orderBy);
-    return rows;
+    if (orderBy !== null && orderBy !== undefined) rows = this.sortRows(tableId, rows, orderBy, via);
+    return { rows, via };
   }
 
-  private sortRows(tableId: string, rows: number[], orderBy: Value): number[] {
+  private sortRows(tableId: string, rows: number[], orderBy: Value, via?: Via): number[] {
     const specs = (typeof orderBy === 'string' ? [orderBy] : toArray(orderBy)).map((s) => {
       if (typeof s !== 'string') raise('TypeError', 'order_by must be a column id or a tuple of column ids');
       const desc = (s as string).startsWith('-');
       return { col: desc ? (s as string).slice(1) : (s as string), desc };
     });
-    const keys = rows.map((r) => specs.map((s) => this.readCell(tableId, s.col, r)));
+    const keys = rows.map((r) => specs.map((s) => this.readCell(tableId, s.col, r, via)));
     const idx = rows.map((_, i) => i);
     idx.sort((a, b) => {
       for (let k = 0; k < specs.length; k++) {
@@ -914,6 +1091,7 @@ export class FormulaEngine implements RecordHost {
       if (need) {
         const [c, r] = stack[stack.length - 1];
         if (need.col.computing.has(need.row) || (need.col === c && need.row === r)) {
+          c.errorMessages.set(r, CIRCULAR.message);
           this.store(c, r, errorCell(CIRCULAR));
           c.dirty.delete(r);
           c.computing.delete(r);
@@ -946,7 +1124,7 @@ export class FormulaEngine implements RecordHost {
     const slot = t.index.get(r);
     if (slot === undefined) { c.dirty.delete(r); return null; }
     this.clearCellSources(c, r);
-    const tracker: Tracker = { col: c, row: r, sources: [], track: c.isFormula };
+    const tracker: Tracker = { col: c, row: r, sources: [], track: c.isFormula, lastVia: undefined, lastViaCol: null };
     const prev = this.cur;
     this.cur = tracker;
     this.evaluations++;
@@ -975,6 +1153,7 @@ export class FormulaEngine implements RecordHost {
     if (e instanceof PyException) pe = e;
     else if (e instanceof RangeError && /call stack/i.test(e.message)) pe = new PyException('RecursionError', 'maximum recursion depth exceeded');
     else pe = new PyException('UnsupportedError', `internal error: ${e instanceof Error ? e.message : String(e)}`);
+    c.errorMessages.set(c.table.rowIds[slot], pe.message);
     if (c.isTrigger) {
       // Grist keeps the previous value of a trigger formula's cell inside the error.
       const prev = c.values[slot];
@@ -987,6 +1166,7 @@ export class FormulaEngine implements RecordHost {
     const t = c.table;
     const slot = t.index.get(r);
     if (slot === undefined) return;
+    if (c.errorMessages.size && !(Array.isArray(cell) && cell[0] === 'E')) c.errorMessages.delete(r);
     const old = c.values[slot];
     if (sameCell(old, cell) && typeof old === typeof cell) return;
     c.values[slot] = cell;
@@ -1037,9 +1217,15 @@ export class FormulaEngine implements RecordHost {
         cur.track = saved;
       }
     });
+    fns.CONTAINS = new PyCallable('CONTAINS', (args, kw) => {
+      const matchEmpty = kw && 'match_empty' in kw ? kw.match_empty : args.length > 1 ? args[1] : undefined;
+      if (matchEmpty !== undefined) hashKey(matchEmpty); // TypeError for unhashable, as Grist checks
+      return new Contains(args[0] ?? null, matchEmpty);
+    });
     fns.RECORD = new PyCallable('RECORD', (args, kw) => {
       const expand = kw?.expand_refs ?? args[2] ?? 0n;
-      return recordToDict(this, args[0], Number(expand));
+      const iso = kw?.dates_as_iso ?? args[1] ?? false;
+      return recordToDict(this, args[0], truthy(iso), Number(expand));
     });
     fns.VLOOKUP = new PyCallable('VLOOKUP', (args, kw) => {
       const table = args[0];
@@ -1076,7 +1262,9 @@ export class FormulaEngine implements RecordHost {
     const cols = groupBy === null ? [] : typeof groupBy === 'string' ? [groupBy] : toArray(groupBy).map(String);
     const kw: Kwargs = {};
     for (const c of cols) kw[c] = rec.getattr(c);
-    return cols.length ? this.lookup(rec.tableId, kw, orderBy) : (orderBy === null ? this.allRows(rec.tableId) : this.sortRows(rec.tableId, this.allRows(rec.tableId), orderBy));
+    if (cols.length) return this.lookup(rec.tableId, kw, orderBy).rows;
+    const { rows, via } = this.allRows(rec.tableId);
+    return orderBy === null ? rows : this.sortRows(rec.tableId, rows, orderBy, via);
   }
 }
 
@@ -1086,6 +1274,19 @@ const AUTO_IMPORTED = new Set(['datetime', 'math', 're']);
 const KNOWN_MODULES = new Set(['datetime', 'math', 're', 'time', 'json', 'itertools', 'functools', 'statistics',
   'collections', 'random', 'string', 'decimal', 'dateutil', 'dateutil.parser', 'dateutil.relativedelta', 'dateutil.tz',
   'six', 'moment', 'unicodedata', 'operator', 'calendar']);
+
+/** Keys of a list cell looked up with CONTAINS: its distinct items; a string has none (Grist). */
+function containsKeys(v: Value, matchEmpty: Value | undefined): string[] {
+  let items: Value[];
+  if (v instanceof RecordSet) items = v.rowIds.map((r) => BigInt(r));
+  else if (Array.isArray(v)) items = v;
+  else if (v instanceof PyTuple) items = [...v.items];
+  else items = [];
+  if (!items.length && matchEmpty !== undefined && !(typeof v === 'string')) items = [matchEmpty];
+  const out = new Set<string>();
+  for (const x of items) out.add(lookupKey(x));
+  return [...out];
+}
 
 /** Sort comparison for order_by: None first, mixed types by type name (never throws). */
 function sortCompare(a: Value, b: Value): number {
