@@ -335,11 +335,32 @@ export class IanaTz extends TzInfo {
     return z;
   }
 
+  /**
+   * Offset at an instant. Cached per UTC day when the offset is the same at both ends of the day
+   * (zones change offset at most a few times a year), else per 15-minute bucket within the day.
+   */
   offsetAt(utcMs: number): number {
-    const bucket = Math.floor(utcMs / 900_000);
-    const hit = this.offsets.get(bucket);
-    if (hit !== undefined) return hit;
-    // Intl works to the second; offsets change on whole minutes since 1900 (LMT aside).
+    const day = Math.floor(utcMs / DAY_MS);
+    const hit = this.offsets.get(day);
+    if (hit !== undefined && !Number.isNaN(hit)) return hit;
+    if (hit === undefined) {
+      if (this.offsets.size > 50000) this.offsets.clear();
+      const a = this.rawOffset(day * DAY_MS), b = this.rawOffset(day * DAY_MS + DAY_MS - 1000);
+      this.offsets.set(day, a === b ? a : NaN);
+      if (a === b) return a;
+    }
+    // A day with a transition: 15-minute buckets (keys offset by 1e9 days to stay apart).
+    const bucket = 1e9 + Math.floor(utcMs / 900_000);
+    const b = this.offsets.get(bucket);
+    if (b !== undefined) return b;
+    const off = this.rawOffset(utcMs);
+    // Transitions fall on bucket edges except historical LMT ones, which are not cached.
+    if (off % 60_000 === 0 && this.rawOffset(Math.floor(utcMs / 900_000) * 900_000) === off) this.offsets.set(bucket, off);
+    return off;
+  }
+
+  /** Offset at an instant from Intl (to the second). */
+  private rawOffset(utcMs: number): number {
     const t = Math.floor(utcMs / 1000) * 1000;
     const parts = zoneFormatter(this.name).formatToParts(new Date(t));
     const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
@@ -347,12 +368,7 @@ export class IanaTz extends TzInfo {
     if (parts.find((p) => p.type === 'era')?.value === 'BC') year = 1 - year;
     const local = daysFromCivil(year, get('month'), get('day')) * DAY_MS +
       get('hour') * 3_600_000 + get('minute') * 60_000 + get('second') * 1000;
-    const off = local - t;
-    if (this.offsets.size > 20000) this.offsets.clear();
-    // Only cache when the bucket has one offset throughout (transitions fall on bucket edges
-    // except for historical LMT ones).
-    if (off % 60_000 === 0) this.offsets.set(bucket, off);
-    return off;
+    return local - t;
   }
 
   /**
