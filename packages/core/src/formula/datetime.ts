@@ -313,6 +313,8 @@ export class IanaTz extends TzInfo {
   private constructor(readonly name: string, readonly favorOffset: number | null) { super(); }
 
   private static readonly cache = new Map<string, IanaTz>();
+  /** The variants of this zone by favored offset (for fromutc, called per DateTime cell read). */
+  private readonly variants = new Map<number, IanaTz>();
   static get(name: string, favorOffset: number | null = null): IanaTz {
     const key = `${name}|${favorOffset}`;
     let z = IanaTz.cache.get(key);
@@ -407,7 +409,15 @@ export class IanaTz extends TzInfo {
     }
   }
 
-  override fromutc(utcMs: number): TzInfo { return IanaTz.get(this.name, this.offsetAt(utcMs)); }
+  override fromutc(utcMs: number): TzInfo {
+    const off = this.offsetAt(utcMs);
+    let z = this.variants.get(off);
+    if (!z) {
+      z = IanaTz.get(this.name, off);
+      this.variants.set(off, z);
+    }
+    return z;
+  }
   repr(): string { return `moment.tzinfo('${this.name}')`; }
   eq(o: Value): boolean { return o === this; }
   hashKey(): string { return `iana:${this.name}:${this.favorOffset}`; }
