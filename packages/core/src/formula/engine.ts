@@ -84,7 +84,7 @@ class RowIndex {
 /** A set of row ids: flags by row id plus a list for iteration (entries added while iterating are visited). */
 class RowSet {
   private flags = new Uint8Array(16);
-  private list: number[] = [];
+  list: number[] = [];
   size = 0;
   has(r: number): boolean { return r < this.flags.length && this.flags[r] === 1; }
   add(r: number): this {
@@ -146,6 +146,12 @@ interface Tracker {
   lastViaCol: ColData | null;
 }
 
+const NO_SOURCES: Source[] = [];
+function pushSource(cur: Tracker, s: Source): void {
+  if (cur.sources === NO_SOURCES) cur.sources = [s];
+  else cur.sources.push(s);
+}
+
 /** Separates a lookup key from a column id in `LookupIndex.colReaders`. */
 const KEY_COL = '\u0001';
 
@@ -180,6 +186,8 @@ class ColData {
   cellSources = new Map<number, Source[]>();
   dirty = new RowSet();
   computing = new Set<number>();
+  /** How lookup keys are made from this column's stored cells (see rawKeyKind), once known. */
+  rawKeyKind: number | undefined = undefined;
   /** Trigger formulas that read their own column apply to explicitly set values too. */
   readsSelf = false;
   volatile = false;
@@ -209,7 +217,12 @@ class TableData {
   groupBy: string[] = [];
   constructor(public id: string, public summarySource: string | null) {}
   sortedRowIds(): number[] {
-    if (!this.sortedCache) this.sortedCache = this.rowIds.filter((r) => r > 0).sort((a, b) => a - b);
+    if (!this.sortedCache) {
+      const ids = this.rowIds.filter((r) => r > 0);
+      let ascending = true;
+      for (let i = 1; i < ids.length; i++) if (ids[i] < ids[i - 1]) { ascending = false; break; }
+      this.sortedCache = ascending ? ids : ids.sort((a, b) => a - b);
+    }
     return this.sortedCache;
   }
 }
@@ -219,10 +232,13 @@ class TableData {
  * CONTAINS a row has one key per item of its list cell (Grist's ContainsLookupMapping).
  */
 class LookupIndex {
-  /** row -> its key, or its keys (CONTAINS). */
-  keyOf = new Map<number, string | string[]>();
-  rowsByKey = new Map<string, Set<number>>();
-  sortedByKey = new Map<string, number[]>();
+  /** row id -> its key, or its keys (CONTAINS); an array by row id, as RowIndex. */
+  keyOf: Array<string | string[] | undefined> = [];
+  /** key -> its rows (ascending unless the key is in `unsorted`). */
+  rowsByKey = new Map<string, number[]>();
+  private unsorted = new Set<string>();
+  /** Keys whose row array was handed out: copied before the next change. */
+  private shared = new Set<string>();
   callers = new Map<string, Map<ColData, Set<number>>>();
   /** Columns read through a key: key + KEY_COL + colId -> dependent cells. */
   colReaders = new Map<string, Map<ColData, Set<number>>>();
@@ -232,45 +248,72 @@ class LookupIndex {
   constructor(readonly table: TableData, readonly name: string, readonly specs: KeySpec[]) {
     this.colIds = specs.map((s) => s.colId);
   }
-  keysOf(row: number): string[] {
-    const k = this.keyOf.get(row);
-    return k === undefined ? [] : typeof k === 'string' ? [k] : k;
-  }
   add(row: number, keys: string | string[]): void {
-    this.keyOf.set(row, keys);
-    for (const key of typeof keys === 'string' ? [keys] : keys) {
-      let s = this.rowsByKey.get(key);
-      if (!s) { s = new Set(); this.rowsByKey.set(key, s); }
-      s.add(row);
-      this.sortedByKey.delete(key);
-    }
+    this.keyOf[row] = keys;
+    if (typeof keys === 'string') this.addKey(row, keys);
+    else for (const key of keys) this.addKey(row, key);
+  }
+  private addKey(row: number, key: string): void {
+    let a = this.rowsByKey.get(key);
+    if (!a) { this.rowsByKey.set(key, [row]); return; }
+    if (this.shared.has(key)) { a = a.slice(); this.rowsByKey.set(key, a); this.shared.delete(key); }
+    if (a.length && a[a.length - 1] > row) this.unsorted.add(key);
+    a.push(row);
   }
   remove(row: number): string[] | undefined {
-    const k = this.keyOf.get(row);
+    const k = this.keyOf[row];
     if (k === undefined) return undefined;
-    this.keyOf.delete(row);
+    this.keyOf[row] = undefined;
     const keys = typeof k === 'string' ? [k] : k;
     for (const key of keys) {
-      const s = this.rowsByKey.get(key);
-      if (s) { s.delete(row); if (!s.size) this.rowsByKey.delete(key); }
-      this.sortedByKey.delete(key);
+      let a = this.rowsByKey.get(key);
+      if (!a) continue;
+      const i = a.indexOf(row);
+      if (i < 0) continue;
+      if (a.length === 1) { this.rowsByKey.delete(key); this.unsorted.delete(key); this.shared.delete(key); continue; }
+      if (this.shared.has(key)) { a = a.slice(); this.rowsByKey.set(key, a); this.shared.delete(key); }
+      a.splice(i, 1);
     }
     return keys;
   }
+  /** The rows of a key, ascending (not to be modified). */
   rows(key: string): number[] {
-    let r = this.sortedByKey.get(key);
-    if (!r) {
-      const s = this.rowsByKey.get(key);
-      r = s ? [...s].sort((a, b) => a - b) : [];
-      this.sortedByKey.set(key, r);
-    }
-    return r;
+    const a = this.rowsByKey.get(key);
+    if (!a) return EMPTY_ROWS;
+    if (this.unsorted.size && this.unsorted.has(key)) { a.sort((x, y) => x - y); this.unsorted.delete(key); }
+    this.shared.add(key);
+    return a;
   }
   via(key: string): KeyVia {
     let v = this.vias.get(key);
     if (!v) { v = new KeyVia(this, key); this.vias.set(key, v); }
     return v;
   }
+}
+
+const EMPTY_ROWS: number[] = [];
+
+/**
+ * The lookup key of a stored cell without decoding it, for the column types where that is the
+ * same as lookupKey(decoded): numbers (Ref ids, Int, Numeric) and text. Else undefined.
+ */
+function rawKey(kind: number, v: CellValue): string | undefined {
+  if (typeof v === 'number') {
+    if (kind === 2) return undefined;
+    if (Number.isInteger(v)) return Number.isSafeInteger(v) && !Object.is(v, -0) ? 'n' + v : undefined;
+    return 'f' + v;
+  }
+  if (typeof v === 'string') return kind === 2 ? 's' + v : undefined;
+  if (v === null && kind === 1) return 'n0';
+  return undefined;
+}
+
+/** 1: Ref/Int/Numeric (numbers; a null Ref is row 0), 2: Text/Choice, 0: decode. */
+function rawKeyKind(type: string): number {
+  if (type.startsWith('Ref:')) return 1;
+  if (type === 'Int' || type === 'Numeric') return 3;
+  if (type === 'Text' || type === 'Choice') return 2;
+  return 0;
 }
 
 const CIRCULAR = new PyException('CircularRefError', 'Circular Reference');
@@ -395,7 +438,7 @@ export class FormulaEngine implements RecordHost {
     const typeChanged = changes.type !== undefined && changes.type !== prev.type;
     const formulaChanged = (changes.formula !== undefined && changes.formula !== prev.formula) ||
       (changes.isFormula !== undefined && changes.isFormula !== prev.isFormula);
-    if (typeChanged) c.decode = makeCellDecoder(c.type, this, this.hooks);
+    if (typeChanged) { c.decode = makeCellDecoder(c.type, this, this.hooks); c.rawKeyKind = undefined; }
     if (formulaChanged || typeChanged) {
       this.clearSources(c);
       this.compile(c);
@@ -475,15 +518,18 @@ export class FormulaEngine implements RecordHost {
   addRecords(tableId: string, rowIds: number[], values: ColValues, opts: { load?: boolean } = {}): void {
     const t = this.table(tableId);
     const given = new Set(Object.keys(values));
+    const cols = [...t.cols.values()];
+    const srcs = cols.map((c) => values[c.id]);
+    const dflts = cols.map((c) => defaultCell(c.type));
     for (let i = 0; i < rowIds.length; i++) {
       const rowId = rowIds[i];
       if (t.index.has(rowId)) raise('ValueError', `row ${rowId} exists in ${tableId}`);
       const slot = t.free.length ? t.free.pop()! : t.rowIds.length;
       t.rowIds[slot] = rowId;
       t.index.set(rowId, slot);
-      for (const c of t.cols.values()) {
-        const vs = values[c.id];
-        c.values[slot] = vs && i < vs.length ? vs[i] : defaultCell(c.type);
+      for (let j = 0; j < cols.length; j++) {
+        const vs = srcs[j];
+        cols[j].values[slot] = vs && i < vs.length ? vs[i] : dflts[j];
       }
     }
     t.sortedCache = null;
@@ -672,7 +718,7 @@ export class FormulaEngine implements RecordHost {
         const isKey = idx.colIds.includes(c.id);
         if (!isKey && !idx.colReaders.size) continue;
         for (const r of rows) {
-          const k = idx.keyOf.get(r);
+          const k = idx.keyOf[r];
           if (k === undefined) continue;
           for (const key of typeof k === 'string' ? [k] : k) {
             if (isKey) {
@@ -822,7 +868,7 @@ export class FormulaEngine implements RecordHost {
     if (!s) { s = new Set(); e.rowMap.set(row, s); }
     if (!s.has(cur.row)) {
       s.add(cur.row);
-      cur.sources.push({ kind: 0, edge: e, row });
+      pushSource(cur, { kind: 0, edge: e, row });
     }
   }
 
@@ -876,7 +922,7 @@ export class FormulaEngine implements RecordHost {
     if (cur && cur.track) {
       let s = t.allCallers.get(cur.col);
       if (!s) { s = new Set(); t.allCallers.set(cur.col, s); }
-      if (!s.has(cur.row)) { s.add(cur.row); cur.sources.push({ kind: 2, table: t }); }
+      if (!s.has(cur.row)) { s.add(cur.row); pushSource(cur, { kind: 2, table: t }); }
     }
     return { rows: t.sortedRowIds(), via: t.allVia };
   }
@@ -903,7 +949,7 @@ export class FormulaEngine implements RecordHost {
     }
     let s = m.get(cur.col);
     if (!s) { s = new Set(); m.set(cur.col, s); }
-    if (!s.has(cur.row)) { s.add(cur.row); cur.sources.push(src); }
+    if (!s.has(cur.row)) { s.add(cur.row); pushSource(cur, src); }
   }
 
   /**
@@ -932,6 +978,13 @@ export class FormulaEngine implements RecordHost {
   private rowKey(t: TableData, idx: LookupIndex, row: number): string | string[] | null {
     const slot = t.index.get(row);
     if (slot === undefined) return null;
+    if (idx.specs.length === 1 && !idx.specs[0].contains && idx.specs[0].colId !== 'id') {
+      // One plain key column (the common lookup): no arrays.
+      const c = t.cols.get(idx.specs[0].colId)!;
+      const kind = c.rawKeyKind ??= rawKeyKind(c.type);
+      const fast = kind ? rawKey(kind, c.values[slot]) : undefined;
+      if (fast !== undefined) return fast;
+    }
     let parts: string[] | null = [];
     let groups: string[][] | null = null;
     for (let i = 0; i < idx.specs.length; i++) {
@@ -940,6 +993,11 @@ export class FormulaEngine implements RecordHost {
       if (spec.colId === 'id') v = BigInt(row);
       else {
         const c = t.cols.get(spec.colId)!;
+        if (!spec.contains) {
+          const kind = c.rawKeyKind ??= rawKeyKind(c.type);
+          const fast = kind ? rawKey(kind, c.values[slot]) : undefined;
+          if (fast !== undefined) { parts?.push(fast); groups?.push([fast]); continue; }
+        }
         try {
           v = c.decode(c.values[slot]);
         } catch {
@@ -1003,7 +1061,7 @@ export class FormulaEngine implements RecordHost {
       if (!m) { m = new Map(); idx.callers.set(key, m); }
       let s = m.get(cur.col);
       if (!s) { s = new Set(); m.set(cur.col, s); }
-      if (!s.has(cur.row)) { s.add(cur.row); cur.sources.push({ kind: 1, index: idx, key }); }
+      if (!s.has(cur.row)) { s.add(cur.row); pushSource(cur, { kind: 1, index: idx, key }); }
     }
     const via = idx.via(key);
     let rows = idx.rows(key);
@@ -1044,7 +1102,13 @@ export class FormulaEngine implements RecordHost {
           this.dirtyCols.delete(c);
         }
         if (!col) break;
-        for (const r of col.dirty) this.computeFrom(col, r);
+        // The dirty list grows while computing (visited too); emptied, it restarts (picked up above).
+        const dirty = col.dirty, list = dirty.list;
+        for (let i = 0; i < list.length; i++) {
+          const r = list[i];
+          if (dirty.has(r)) this.computeFrom(col, r);
+          if (dirty.list !== list) break;
+        }
       }
     } finally {
       this.budget.endRecalc();
@@ -1055,7 +1119,7 @@ export class FormulaEngine implements RecordHost {
 
   private takeChanges(): RecalcResult {
     const result: RecalcResult = { changes: {}, rowsChanged: {}, evaluations: this.evaluations };
-    const rowsByTable = new Map<string, Set<number>>();
+    const rowsByTable = new Map<string, number[][]>();
     for (const [c, ch] of this.changes) {
       if (!ch.rows.length || !this.tables.has(c.table.id) || c.table.cols.get(c.id) !== c) continue;
       let { rows: rowIds, values } = ch;
@@ -1070,11 +1134,16 @@ export class FormulaEngine implements RecordHost {
       if (!rowIds.length) continue;
       const tableChanges = (result.changes[c.table.id] ??= {});
       tableChanges[c.id] = { rowIds, values };
-      let s = rowsByTable.get(c.table.id);
-      if (!s) { s = new Set(); rowsByTable.set(c.table.id, s); }
-      for (const r of rowIds) s.add(r);
+      let lists = rowsByTable.get(c.table.id);
+      if (!lists) { lists = []; rowsByTable.set(c.table.id, lists); }
+      lists.push(rowIds);
     }
-    for (const [t, s] of rowsByTable) result.rowsChanged[t] = [...s].sort((a, b) => a - b);
+    for (const [t, lists] of rowsByTable) {
+      // One column, or columns changed on the same rows: its (ascending) list; else the union.
+      const first = lists[0];
+      const same = lists.every((l) => l === first || (l.length === first.length && l.every((r, i) => r === first[i])));
+      result.rowsChanged[t] = same ? first.slice() : [...new Set(lists.flat())].sort((a, b) => a - b);
+    }
     this.changes.clear();
     return result;
   }
@@ -1124,7 +1193,7 @@ export class FormulaEngine implements RecordHost {
     const slot = t.index.get(r);
     if (slot === undefined) { c.dirty.delete(r); return null; }
     this.clearCellSources(c, r);
-    const tracker: Tracker = { col: c, row: r, sources: [], track: c.isFormula, lastVia: undefined, lastViaCol: null };
+    const tracker: Tracker = { col: c, row: r, sources: NO_SOURCES, track: c.isFormula, lastVia: undefined, lastViaCol: null };
     const prev = this.cur;
     this.cur = tracker;
     this.evaluations++;
