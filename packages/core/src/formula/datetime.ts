@@ -803,7 +803,6 @@ export function strftime(d: PyDate | PyTime, fmt: string): string {
   const H = dt?.hour ?? 0, M = dt?.minute ?? 0, S = dt?.second ?? 0, US = dt?.microsecond ?? 0;
   const wd = d.weekday();
   const yday = d.epochDays() - daysFromCivil(d.year, 1, 1) + 1;
-  const jan1wd = mod(daysFromCivil(d.year, 1, 1) + 3, 7);
   const date = d;
   const directive = (c: string, noPad: boolean): string | null => {
     const p = (n: number, w = 2) => (noPad ? String(n) : pad(n, w));
@@ -857,7 +856,6 @@ export function strftime(d: PyDate | PyTime, fmt: string): string {
       case 't': return '\t';
       case '%': return '%';
     }
-    void jan1wd;
     return null;
   };
   let out = '';

@@ -5,7 +5,7 @@ import { compile } from '../modules/re.js';
 import { round } from './math.js';
 import { parseDateText } from './dateparse.js';
 import libphonenumber from 'google-libphonenumber';
-import { def, index, isAltText, iterItems, num, pyInt, rest, slice, strArg, strFind, strLen, toF, v } from './util.js';
+import { def, index, isAltText, iterItems, pyInt, rest, slice, strArg, strFind, strLen, toF, v } from './util.js';
 
 /** Python's `"{:,.Nf}".format(x)` (commas optional) for a float. */
 export function formatFixed(x: number, decimals: number, commas: boolean): string {
@@ -260,4 +260,3 @@ function pyLenOf(x: Value): number {
   return raise('TypeError', `object of type '${typeName(x)}' has no len()`);
 }
 
-void num;

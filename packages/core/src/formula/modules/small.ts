@@ -3,7 +3,7 @@
  * common functions). Iterator-returning functions return lists (formulas consume them whole).
  */
 import {
-  Kwargs, PyDict, PyObject, PySet, PyTuple, Value, bindArgs, floatRepr, hashKey, raise, str, truthy, typeName,
+  Kwargs, PyDict, PyObject, PyTuple, Value, bindArgs, floatRepr, hashKey, raise, str, truthy, typeName,
 } from '../values.js';
 import { fn, nowMs } from '../datetime.js';
 import { iterOrThrow } from '../functions/util.js';
@@ -365,4 +365,3 @@ export const functoolsModule = new PyModule('functools', {
   }),
 });
 
-void PySet;
