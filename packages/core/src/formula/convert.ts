@@ -212,10 +212,14 @@ export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHo
   }
 }
 
-/** Grist's decode_object for Any cells. */
+/**
+ * Grist's decode_object for Any cells. A number is an int only within 32 bits: Grist hands cells
+ * to Python through its JS marshaller, which writes an int for a 32-bit integer and a float for
+ * every other number, whatever SQLite's storage class was (REAL 5.0 reads as 5, 2**40 as 1099511627776.0).
+ */
 export function decodeObject(v: CellValue, host: RecordHost, hooks: DateHooks): Value {
   if (v === null || typeof v !== 'object') {
-    if (typeof v === 'number' && Number.isInteger(v) && !Object.is(v, -0)) return BigInt(v);
+    if (typeof v === 'number' && (v | 0) === v && !Object.is(v, -0)) return BigInt(v);
     return v as Value;
   }
   if (!Array.isArray(v)) return null;

@@ -215,6 +215,8 @@ class TableData {
   free: number[] = [];
   userTable: UserTable | null = null;
   groupBy: string[] = [];
+  /** See FormulaEngine.depTriggers (reset on schema changes). */
+  depTriggers: Map<string, ColData[]> | null = null;
   constructor(public id: string, public summarySource: string | null) {}
   sortedRowIds(): number[] {
     if (!this.sortedCache) {
@@ -422,6 +424,11 @@ export class FormulaEngine implements RecordHost {
     c.id = newId;
     c.spec = { ...c.spec, colId: newId };
     t.cols.set(newId, c);
+    // recalcDeps name columns: follow the rename.
+    for (const o of t.cols.values()) {
+      if (o.spec.recalcDeps?.includes(oldId)) o.spec = { ...o.spec, recalcDeps: o.spec.recalcDeps.map((d) => (d === oldId ? newId : d)) };
+    }
+    t.depTriggers = null;
     for (const idx of [...t.indexes.values()]) if (idx.colIds.includes(oldId)) this.dropIndex(t, idx);
     this.schemaNameChanged(oldId);
     this.schemaNameChanged(newId);
@@ -434,6 +441,7 @@ export class FormulaEngine implements RecordHost {
   modifyColumn(tableId: string, colId: string, changes: Partial<Omit<ColumnSpec, 'colId'>>): void {
     const c = this.col(tableId, colId);
     const prev = c.spec;
+    c.table.depTriggers = null;
     c.spec = { ...prev, ...changes, colId };
     const typeChanged = changes.type !== undefined && changes.type !== prev.type;
     const formulaChanged = (changes.formula !== undefined && changes.formula !== prev.formula) ||
@@ -451,6 +459,7 @@ export class FormulaEngine implements RecordHost {
   private createColumn(t: TableData, spec: ColumnSpec): ColData {
     if (t.cols.has(spec.colId)) raise('ValueError', `column ${t.id}.${spec.colId} exists`);
     const c = new ColData(t, spec.colId, { ...spec });
+    t.depTriggers = null;
     c.decode = makeCellDecoder(spec.type, this, this.hooks);
     const dflt = defaultCell(spec.type);
     c.values = new Array(t.rowIds.length).fill(dflt);
@@ -460,6 +469,7 @@ export class FormulaEngine implements RecordHost {
   }
 
   private dropColumn(c: ColData): void {
+    c.table.depTriggers = null;
     this.clearSources(c);
     for (const e of c.readers.values()) e.dst.sourceEdges.delete(e);
     c.readers.clear();
@@ -667,6 +677,22 @@ export class FormulaEngine implements RecordHost {
   get pending(): boolean { for (const c of this.dirtyCols) if (c.dirty.size) return true; return false; }
 
   // ---- dirtiness ----------------------------------------------------------------------------
+
+  /** colId -> trigger columns (recalcWhen DEFAULT) listing it in recalcDeps; cached per table. */
+  private depTriggers(t: TableData): Map<string, ColData[]> {
+    if (t.depTriggers) return t.depTriggers;
+    const m = new Map<string, ColData[]>();
+    for (const c of t.cols.values()) {
+      if (!c.isTrigger || (c.spec.recalcWhen ?? 0) !== RecalcWhen.DEFAULT) continue;
+      for (const d of c.spec.recalcDeps ?? []) {
+        let l = m.get(d);
+        if (!l) { l = []; m.set(d, l); }
+        l.push(c);
+      }
+    }
+    t.depTriggers = m;
+    return m;
+  }
 
   private table(tableId: string): TableData {
     const t = this.tables.get(tableId);
@@ -1243,6 +1269,11 @@ export class FormulaEngine implements RecordHost {
     if (!m) { m = { rows: [], values: [] }; this.changes.set(c, m); }
     m.rows.push(r);
     m.values.push(cell);
+    // Trigger formulas (recalcWhen DEFAULT) whose recalcDeps include this formula column fire.
+    if (c.isFormula) {
+      const triggers = this.depTriggers(t).get(c.id);
+      if (triggers) for (const tc of triggers) this.markDirty(tc, [r]);
+    }
     if (c.isTrigger) {
       // A trigger cell is data: its readers recompute.
       this.invalidateReaders(c, [r]);
