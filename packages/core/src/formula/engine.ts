@@ -159,6 +159,15 @@ const KEY_COL = '\u0001';
 class KeyVia {
   constructor(readonly index: LookupIndex, readonly key: string) {}
 }
+/**
+ * Reads through a Ref/RefList cell of the reading cell's own row (`$Cust.Name`, `SUM($Items.Price)`,
+ * `$group.N`): recorded once per (column read, route, reading column); a change to row k of the
+ * column read dirties the reading column's rows whose Ref cell is k (or whose RefList holds k),
+ * found through the lookup index on the Ref column (Grist's reference relation).
+ */
+class RefVia {
+  constructor(readonly col: ColData) {}
+}
 /** Reads through `Table.all`. */
 class AllVia {
   constructor(readonly table: TableData) {}
@@ -186,6 +195,13 @@ class ColData {
   cellSources = new Map<number, Source[]>();
   dirty = new RowSet();
   computing = new Set<number>();
+  /** 1: Ref, 2: RefList/Attachments, 0: neither (undefined until known). */
+  refKind: number | undefined = undefined;
+  refVia: RefVia | null = null;
+  /** Columns reading this one through a Ref column of their own row: route -> reading columns. */
+  refReaders: Map<RefVia, Set<ColData>> | null = null;
+  /** Where this column registered such reads (cleared with its sources). */
+  refEdges: Array<{ target: ColData; via: RefVia }> = [];
   /** How lookup keys are made from this column's stored cells (see rawKeyKind), once known. */
   rawKeyKind: number | undefined = undefined;
   /** Trigger formulas that read their own column apply to explicitly set values too. */
@@ -446,7 +462,7 @@ export class FormulaEngine implements RecordHost {
     const typeChanged = changes.type !== undefined && changes.type !== prev.type;
     const formulaChanged = (changes.formula !== undefined && changes.formula !== prev.formula) ||
       (changes.isFormula !== undefined && changes.isFormula !== prev.isFormula);
-    if (typeChanged) { c.decode = makeCellDecoder(c.type, this, this.hooks); c.rawKeyKind = undefined; }
+    if (typeChanged) { c.decode = makeCellDecoder(c.type, this, this.hooks); c.rawKeyKind = undefined; c.refKind = undefined; }
     if (formulaChanged || typeChanged) {
       this.clearSources(c);
       this.compile(c);
@@ -761,6 +777,22 @@ export class FormulaEngine implements RecordHost {
       const readers = t.allColReaders.get(c.id);
       if (readers) for (const [cc, rs] of readers) work.push([cc, [...rs]]);
     }
+    if (c.refReaders?.size) this.collectRefReaders(c, rows, work);
+  }
+
+  /** Readers of column c through Ref/RefList columns: the rows referring to the given rows of c. */
+  private collectRefReaders(c: ColData, rows: number[], work: Array<[ColData, Iterable<number>]>): void {
+    for (const [via, dsts] of c.refReaders!) {
+      if (!dsts.size) continue;
+      const idx = this.refIndex(via);
+      if (!idx) { c.refReaders!.delete(via); continue; }
+      const out: number[] = [];
+      for (const k of rows) {
+        const rs = idx.rowsByKey.get('n' + k);
+        if (rs) for (const r of rs) out.push(r);
+      }
+      if (out.length) for (const d of dsts) if (d.isFormula) work.push([d, out]);
+    }
   }
 
   /** Data cells changed (rows null: the whole column): their readers become dirty. */
@@ -796,6 +828,7 @@ export class FormulaEngine implements RecordHost {
         for (const r of rowIds) { const s = edge.rowMap.get(r); if (s) out.push(...s); }
         if (out.length) work.push([dst, out]);
       }
+      if (c.refReaders?.size) this.collectRefReaders(c, rowIds, work);
       for (const [dst, rs] of work) this.markDirty(dst, rs);
     }
     for (const [cc, rs] of t.allCallers) this.markDirty(cc, [...rs]);
@@ -828,6 +861,8 @@ export class FormulaEngine implements RecordHost {
   // ---- dependency tracking ------------------------------------------------------------------
 
   private clearSources(c: ColData): void {
+    for (const e of c.refEdges) e.target.refReaders?.get(e.via)?.delete(c);
+    c.refEdges = [];
     for (const r of [...c.cellSources.keys()]) this.clearCellSources(c, r);
     for (const e of c.sourceEdges) e.src.readers.delete(c);
     c.sourceEdges.clear();
@@ -934,6 +969,11 @@ export class FormulaEngine implements RecordHost {
     if (slot === undefined) return c.decode(defaultCell(c.type));
     const v = c.values[slot];
     if (c.errorMessages.size && Array.isArray(v) && v[0] === 'E') raiseStoredError(v, c.errorMessages.get(rowId));
+    if (cur && cur.track && cur.row === rowId && cur.col.table === t && cur.col !== c) {
+      // A Ref/RefList cell of the reading cell's own row: its records carry the route.
+      const kind = c.refKind ??= refKindOf(c.type);
+      if (kind) return c.decode(v, c.refVia ??= new RefVia(c));
+    }
     return c.decode(v);
   }
 
@@ -965,6 +1005,12 @@ export class FormulaEngine implements RecordHost {
       m = map.get(ckey);
       if (!m) { m = new Map(); map.set(ckey, m); }
       src = { kind: 3, index: via.index, ckey };
+    } else if (via instanceof RefVia) {
+      const readers = c.refReaders ??= new Map();
+      let dsts = readers.get(via);
+      if (!dsts) { dsts = new Set(); readers.set(via, dsts); }
+      if (!dsts.has(cur.col)) { dsts.add(cur.col); cur.col.refEdges.push({ target: c, via }); }
+      return;
     } else if (via instanceof AllVia) {
       const map = via.table.allColReaders;
       m = map.get(c.id);
@@ -1045,6 +1091,38 @@ export class FormulaEngine implements RecordHost {
     return keys;
   }
 
+  private getIndex(t: TableData, specs: KeySpec[]): LookupIndex {
+    const name = specs.map((s) => s.contains ? `${s.colId}\u0002${s.matchEmpty === undefined ? '' : lookupKey(s.matchEmpty)}` : s.colId).join('\0');
+    let idx = t.indexes.get(name);
+    if (!idx) {
+      idx = new LookupIndex(t, name, specs);
+      t.indexes.set(name, idx);
+    }
+    return idx;
+  }
+
+  private buildIndex(idx: LookupIndex): void {
+    if (idx.built) return;
+    const t = idx.table;
+    for (const r of t.sortedRowIds()) {
+      const key = this.rowKey(t, idx, r);
+      if (key !== null) idx.add(r, key);
+    }
+    idx.built = true;
+  }
+
+  /** The index on a Ref column (CONTAINS for RefList) that a RefVia route reads through; null if the column is gone. */
+  private refIndex(via: RefVia): LookupIndex | null {
+    const c = via.col;
+    const t = c.table;
+    if (this.tables.get(t.id) !== t || t.cols.get(c.id) !== c) return null;
+    const kind = c.refKind ??= refKindOf(c.type);
+    if (!kind) return null;
+    const idx = this.getIndex(t, [kind === 2 ? { colId: c.id, contains: true } : { colId: c.id, contains: false }]);
+    this.buildIndex(idx);
+    return idx;
+  }
+
   lookup(tableId: string, kwargs: Kwargs, orderBy: Value): { rows: number[]; via: Via } {
     const t = this.table(tableId);
     const colIds = Object.keys(kwargs).sort();
@@ -1054,12 +1132,7 @@ export class FormulaEngine implements RecordHost {
       const v = kwargs[colId];
       specs.push(v instanceof Contains ? { colId, contains: true, matchEmpty: v.matchEmpty } : { colId, contains: false });
     }
-    const name = specs.map((s) => s.contains ? `${s.colId}\u0002${s.matchEmpty === undefined ? '' : lookupKey(s.matchEmpty)}` : s.colId).join('\0');
-    let idx = t.indexes.get(name);
-    if (!idx) {
-      idx = new LookupIndex(t, name, specs);
-      t.indexes.set(name, idx);
-    }
+    const idx = this.getIndex(t, specs);
     // Key columns computed by formulas must be current before the index answers.
     for (const colId of colIds) {
       const c = t.cols.get(colId);
@@ -1070,13 +1143,7 @@ export class FormulaEngine implements RecordHost {
         }
       }
     }
-    if (!idx.built) {
-      for (const r of t.sortedRowIds()) {
-        const key = this.rowKey(t, idx, r);
-        if (key !== null) idx.add(r, key);
-      }
-      idx.built = true;
-    }
+    this.buildIndex(idx);
     const key = colIds.map((k) => {
       const v = kwargs[k];
       return lookupKey(v instanceof Contains ? v.value : v);
@@ -1374,6 +1441,13 @@ const AUTO_IMPORTED = new Set(['datetime', 'math', 're']);
 const KNOWN_MODULES = new Set(['datetime', 'math', 're', 'time', 'json', 'itertools', 'functools', 'statistics',
   'collections', 'random', 'string', 'decimal', 'dateutil', 'dateutil.parser', 'dateutil.relativedelta', 'dateutil.tz',
   'six', 'moment', 'unicodedata', 'operator', 'calendar']);
+
+/** 1: Ref, 2: RefList/Attachments, 0: other types. */
+function refKindOf(type: string): number {
+  if (type.startsWith('Ref:')) return 1;
+  if (type.startsWith('RefList:') || type === 'Attachments') return 2;
+  return 0;
+}
 
 /** Keys of a list cell looked up with CONTAINS: its distinct items; a string has none (Grist). */
 function containsKeys(v: Value, matchEmpty: Value | undefined): string[] {

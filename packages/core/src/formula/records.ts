@@ -35,7 +35,8 @@ export interface RecordHost {
 
 export class Record implements PyObject {
   readonly pyType: string;
-  constructor(readonly host: RecordHost, readonly tableId: string, readonly rowId: number, readonly source?: RecordSet) {
+  constructor(readonly host: RecordHost, readonly tableId: string, readonly rowId: number, readonly source?: RecordSet,
+    readonly via?: Via) {
     this.pyType = tableId;
   }
   getattr(name: string): Value {
@@ -46,7 +47,7 @@ export class Record implements PyObject {
     if (name === '_row_id') return BigInt(this.rowId);
     if (name === '_table') return new UserTable(this.host, this.tableId);
     // readCell raises AttributeError for a missing column.
-    return this.host.readCell(this.tableId, name, this.rowId, this.source?.via);
+    return this.host.readCell(this.tableId, name, this.rowId, this.via ?? this.source?.via);
   }
   truthy(): boolean { return this.rowId !== 0; }
   eq(o: Value): boolean { return o instanceof Record && o.tableId === this.tableId && o.rowId === this.rowId; }
