@@ -118,7 +118,8 @@ class RowSet {
 }
 
 class NeedCompute {
-  constructor(readonly col: ColData, readonly row: number) {}
+  /** `all`: every dirty cell of the column is needed (a lookup's key column), computed in one go. */
+  constructor(readonly col: ColData, readonly row: number, readonly all = false) {}
 }
 
 class Edge {
@@ -1137,9 +1138,11 @@ export class FormulaEngine implements RecordHost {
     for (const colId of colIds) {
       const c = t.cols.get(colId);
       if (c?.dirty.size) {
-        for (const r of c.dirty) {
-          if (this.cur && this.cur.col === c && this.cur.row === r) continue;
-          throw new NeedCompute(c, r);
+        const list = c.dirty.list;
+        for (let i = 0; i < list.length; i++) {
+          const r = list[i];
+          if (!c.dirty.has(r) || (this.cur && this.cur.col === c && this.cur.row === r)) continue;
+          throw new NeedCompute(c, r, true);
         }
       }
     }
@@ -1258,6 +1261,15 @@ export class FormulaEngine implements RecordHost {
           c.dirty.delete(r);
           c.computing.delete(r);
           stack.pop();
+        } else if (need.all) {
+          // Every dirty cell of a key column, at once (one at a time would re-run the lookup per cell).
+          c.computing.add(r);
+          const nc = need.col, list = nc.dirty.list, rows: number[] = [];
+          for (let i = 0; i < list.length; i++) {
+            const x = list[i];
+            if (nc.dirty.has(x) && !nc.computing.has(x) && !(nc === c && x === r)) rows.push(x);
+          }
+          for (let i = rows.length - 1; i >= 0; i--) stack.push([nc, rows[i]]);
         } else {
           c.computing.add(r);
           stack.push([need.col, need.row]);
