@@ -127,6 +127,24 @@ test('reads through a Ref/RefList cell of the own row: recorded per column, dirt
   assert.equal(cells(e, 'O', 'PickName'), ['AA', 'back', 'b']);
 });
 
+test('a column read from a RecordSet before it is computed: its cells computed together, cycles found', () => {
+  const n = 2000;
+  const rows = Array.from({length: n}, (_, i) => i + 1);
+  const e = new FormulaEngine();
+  e.loadTable({tableId: 'S', columns: [formula('Sum', 'Int', 'SUM(T.all.X)'), formula('Loop', 'Int', 'sum(r.X for r in T.all)')]}, [1], {});
+  e.loadTable({tableId: 'T', columns: [data('A', 'Int'), formula('X', 'Int', '$A * 2'), formula('Y', 'Int', 'SUM(T.all.Y)'),
+    formula('Z', 'Int', 'SUM(T.lookupRecords(A=$A).Z) + 1')]}, rows, {A: rows});
+  e.recomputeAll();
+  const r = e.recalc();
+  assert.is(e.getCell('S', 'Sum', 1), n * (n + 1));
+  assert.is(e.getCell('S', 'Loop', 1), n * (n + 1));
+  // X once per row, the two sums once and once more after waiting; Y and Z are cycles (Grist: CircularRefError).
+  assert.ok(r.evaluations <= 2 + 2 + 3 * n, `${r.evaluations} evaluations`);
+  assert.equal(e.getCell('T', 'Y', 1), ['E', 'CircularRefError']);
+  assert.equal(e.getCell('T', 'Y', n), ['E', 'CircularRefError']);
+  assert.equal(e.getCell('T', 'Z', 5), ['E', 'CircularRefError']);
+});
+
 test('summary tables: $group from the group-by columns (CONTAINS for list columns), kept current', () => {
   const e = new FormulaEngine();
   e.loadTable({tableId: 'Src', columns: [data('Region', 'Text'), data('Tags', 'ChoiceList'), data('N', 'Numeric')]},

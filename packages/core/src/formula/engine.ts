@@ -118,8 +118,11 @@ class RowSet {
 }
 
 class NeedCompute {
-  /** `all`: every dirty cell of the column is needed (a lookup's key column), computed in one go. */
-  constructor(readonly col: ColData, readonly row: number, readonly all = false) {}
+  /**
+   * `rows`: every one of these cells of the column is needed (a lookup's key column, a column read
+   * from a RecordSet), computed in one go rather than one per re-run of the waiting cell.
+   */
+  constructor(readonly col: ColData, readonly row: number, readonly rows?: number[]) {}
 }
 
 class Edge {
@@ -946,7 +949,7 @@ export class FormulaEngine implements RecordHost {
 
   private lastTable: TableData | null = null;
 
-  readCell(tableId: string, colId: string, rowId: number, via?: Via): Value {
+  readCell(tableId: string, colId: string, rowId: number, via?: Via, group?: number[]): Value {
     let t = this.lastTable;
     if (!t || t.id !== tableId) {
       t = this.tables.get(tableId) ?? null;
@@ -957,13 +960,18 @@ export class FormulaEngine implements RecordHost {
     const cur = this.cur;
     if (cur) {
       if (cur.col === c && cur.row === rowId) {
-        // A formula reading its own cell (trigger formulas do): the stored value.
+        // A trigger formula reading its own cell gets the stored value; a formula column, a cycle.
+        if (c.isFormula) throw CIRCULAR;
       } else {
         if (cur.track) {
           if (via === undefined) this.noteRead(c, rowId, cur);
           else if (cur.lastVia !== via || cur.lastViaCol !== c) this.noteViaRead(c, via, cur);
         }
-        if (c.dirty.size && c.dirty.has(rowId)) throw new NeedCompute(c, rowId);
+        if (c.dirty.size && c.dirty.has(rowId)) {
+          // A record of a RecordSet: the set's dirty cells of this column are computed together.
+          if (group && group.length > 1) throw new NeedCompute(c, rowId, group.filter((r) => c.dirty.has(r) && !(cur.col === c && cur.row === r)));
+          throw new NeedCompute(c, rowId);
+        }
       }
     }
     const slot = t.index.get(rowId);
@@ -976,6 +984,28 @@ export class FormulaEngine implements RecordHost {
       if (kind) return c.decode(v, c.refVia ??= new RefVia(c));
     }
     return c.decode(v);
+  }
+
+  /** A column of several rows (a RecordSet's attribute): dirty cells among them are computed together first. */
+  readColumn(tableId: string, colId: string, rowIds: number[], via?: Via): Value[] {
+    const c = this.tables.get(tableId)?.cols.get(colId);
+    const cur = this.cur;
+    if (c && cur && c.dirty.size && rowIds.length > 1) {
+      let rows: number[] | null = null;
+      for (const r of rowIds) {
+        if (c.dirty.has(r) && !(cur.col === c && cur.row === r)) (rows ??= []).push(r);
+      }
+      if (rows && rows.length > 1) {
+        if (cur.track) {
+          if (via === undefined) this.noteRead(c, rows[0], cur);
+          else this.noteViaRead(c, via, cur);
+        }
+        throw new NeedCompute(c, rows[0], rows);
+      }
+    }
+    const out: Value[] = new Array(rowIds.length);
+    for (let i = 0; i < rowIds.length; i++) out[i] = this.readCell(tableId, colId, rowIds[i], via);
+    return out;
   }
 
   /** The message of the error stored in a cell (Grist's stored error cells hold only its type). */
@@ -1138,12 +1168,13 @@ export class FormulaEngine implements RecordHost {
     for (const colId of colIds) {
       const c = t.cols.get(colId);
       if (c?.dirty.size) {
-        const list = c.dirty.list;
+        const list = c.dirty.list, rows: number[] = [];
         for (let i = 0; i < list.length; i++) {
           const r = list[i];
           if (!c.dirty.has(r) || (this.cur && this.cur.col === c && this.cur.row === r)) continue;
-          throw new NeedCompute(c, r, true);
+          rows.push(r);
         }
+        if (rows.length) throw new NeedCompute(c, rows[0], rows);
       }
     }
     this.buildIndex(idx);
@@ -1261,15 +1292,13 @@ export class FormulaEngine implements RecordHost {
           c.dirty.delete(r);
           c.computing.delete(r);
           stack.pop();
-        } else if (need.all) {
-          // Every dirty cell of a key column, at once (one at a time would re-run the lookup per cell).
+        } else if (need.rows) {
           c.computing.add(r);
-          const nc = need.col, list = nc.dirty.list, rows: number[] = [];
-          for (let i = 0; i < list.length; i++) {
-            const x = list[i];
-            if (nc.dirty.has(x) && !nc.computing.has(x) && !(nc === c && x === r)) rows.push(x);
+          const nc = need.col, rows = need.rows;
+          for (let i = rows.length - 1; i >= 0; i--) {
+            const x = rows[i];
+            if (nc.dirty.has(x) && !nc.computing.has(x) && !(nc === c && x === r)) stack.push([nc, x]);
           }
-          for (let i = rows.length - 1; i >= 0; i--) stack.push([nc, rows[i]]);
         } else {
           c.computing.add(r);
           stack.push([need.col, need.row]);
