@@ -199,6 +199,8 @@ class ColData {
   cellSources = new Map<number, Source[]>();
   dirty = new RowSet();
   computing = new Set<number>();
+  /** Incremented whenever a cell of the column changes. */
+  version = 0;
   /** 1: Ref, 2: RefList/Attachments, 0: neither (undefined until known). */
   refKind: number | undefined = undefined;
   refVia: RefVia | null = null;
@@ -235,6 +237,10 @@ class TableData {
   free: number[] = [];
   userTable: UserTable | null = null;
   groupBy: string[] = [];
+  /** Incremented when rows are added or removed (with ColData.version: validity of sort caches). */
+  rowsVersion = 0;
+  /** Sorted rows of a lookup key or Table.all by an order_by spec: route -> spec -> entry. */
+  sortCache = new Map<Via, Map<string, { rows: number[]; cols: ColData[]; vers: number[]; rowsVersion: number }>>();
   /** See FormulaEngine.depTriggers (reset on schema changes). */
   depTriggers: Map<string, ColData[]> | null = null;
   constructor(public id: string, public summarySource: string | null) {}
@@ -500,6 +506,7 @@ export class FormulaEngine implements RecordHost {
 
   private dropIndex(t: TableData, idx: LookupIndex): void {
     t.indexes.delete(idx.name);
+    t.sortCache.clear();
     for (const callers of idx.callers.values()) for (const [col, rows] of callers) this.markDirty(col, [...rows]);
     for (const callers of idx.colReaders.values()) for (const [col, rows] of callers) this.markDirty(col, [...rows]);
   }
@@ -563,6 +570,7 @@ export class FormulaEngine implements RecordHost {
       }
     }
     t.sortedCache = null;
+    t.rowsVersion++;
     if (opts.load) {
       // Loaded formula values are Grist's own; nothing is dirty until something changes.
       return;
@@ -595,6 +603,7 @@ export class FormulaEngine implements RecordHost {
         if (!sameCell(c.values[slot], vs[i])) changed.push(rowIds[i]);
         c.values[slot] = vs[i];
       }
+      c.version++;
       if (c.isFormula) continue; // formula values are the engine's own; a write is recomputed below
       if (changed.length) {
         this.invalidateReaders(c, changed);
@@ -647,6 +656,7 @@ export class FormulaEngine implements RecordHost {
       t.free.push(slot);
     }
     t.sortedCache = null;
+    t.rowsVersion++;
   }
 
   /** ReplaceTableData: every row replaced. */
@@ -1202,7 +1212,33 @@ export class FormulaEngine implements RecordHost {
       const desc = (s as string).startsWith('-');
       return { col: desc ? (s as string).slice(1) : (s as string), desc };
     });
-    const keys = rows.map((r) => specs.map((s) => this.readCell(tableId, s.col, r, via)));
+    // The order of a lookup key's rows (or Table.all) by a spec is cached while its columns and rows
+    // are unchanged (PREVIOUS/NEXT/RANK and sorted lookups ask for it from every row).
+    const t = this.table(tableId);
+    const cacheable = via instanceof KeyVia || via instanceof AllVia;
+    const specKey = specs.map((sp) => (sp.desc ? '-' : '+') + sp.col).join(',');
+    const cols: ColData[] = [];
+    if (cacheable) {
+      for (const sp of specs) { const c = t.cols.get(sp.col); if (c) cols.push(c); }
+      if (via instanceof KeyVia) for (const k of via.index.colIds) { const c = t.cols.get(k); if (c) cols.push(c); }
+      const hit = cols.length === specs.length + (via instanceof KeyVia ? via.index.colIds.filter((k) => t.cols.has(k)).length : 0)
+        ? t.sortCache.get(via)?.get(specKey) : undefined;
+      if (hit && hit.rowsVersion === t.rowsVersion && hit.cols.length === cols.length &&
+          hit.cols.every((c, i) => c === cols[i] && hit.vers[i] === c.version)) {
+        // Same dependencies and waits as reading the sort columns.
+        const cur = this.cur;
+        for (let i = 0; i < specs.length; i++) {
+          const c = cols[i];
+          if (cur && cur.track && (cur.lastVia !== via || cur.lastViaCol !== c)) this.noteViaRead(c, via, cur);
+          if (c.dirty.size) {
+            const dirty = rows.filter((r) => c.dirty.has(r) && !(cur && cur.col === c && cur.row === r));
+            if (dirty.length) throw new NeedCompute(c, dirty[0], dirty);
+          }
+        }
+        return hit.rows;
+      }
+    }
+    const keys = rows.map((r) => specs.map((s) => this.readCell(tableId, s.col, r, via, rows)));
     const idx = rows.map((_, i) => i);
     idx.sort((a, b) => {
       for (let k = 0; k < specs.length; k++) {
@@ -1211,7 +1247,13 @@ export class FormulaEngine implements RecordHost {
       }
       return rows[a] - rows[b];
     });
-    return idx.map((i) => rows[i]);
+    const sorted = idx.map((i) => rows[i]);
+    if (cacheable && cols.length) {
+      let m = t.sortCache.get(via);
+      if (!m) { m = new Map(); t.sortCache.set(via, m); }
+      m.set(specKey, { rows: sorted, cols, vers: cols.map((c) => c.version), rowsVersion: t.rowsVersion });
+    }
+    return sorted;
   }
 
   // ---- recalculation ------------------------------------------------------------------------
@@ -1373,6 +1415,7 @@ export class FormulaEngine implements RecordHost {
     const old = c.values[slot];
     if (sameCell(old, cell) && typeof old === typeof cell) return;
     c.values[slot] = cell;
+    c.version++;
     let m = this.changes.get(c);
     if (!m) { m = { rows: [], values: [] }; this.changes.set(c, m); }
     m.rows.push(r);
