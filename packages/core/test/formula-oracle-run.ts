@@ -10,6 +10,7 @@ import {loads} from '../src/doc/marshal.js';
 import {META_TYPES} from '../src/doc/schema.js';
 import {CellValue, makeDecoder, makeEncoder} from '../src/doc/types.js';
 import {ColumnSpec, FormulaEngine, TableSpec} from '../src/formula/engine.js';
+import {findFixtures, requireFixtures, underCi} from '../src/testing/fixtures.js';
 
 /** Formulas whose value depends on the moment or on the server: not compared. */
 export const VOLATILE = /\b(NOW|TODAY|SELF_HYPERLINK|UUID)\b|\brandom\b/;
@@ -243,4 +244,14 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
   }
   result.ms = performance.now() - start;
   return result;
+}
+
+/** The shared fixture finder: none on a fresh clone (the oracle tests skip), a failure under CI. */
+export function oracleFixtureDirs(): string[] {
+  const found = findFixtures();
+  if (!found) {
+    if (underCi()) { requireFixtures(); }
+    return [];
+  }
+  return found.corpus ? [found.grist, found.corpus] : [found.grist];
 }
