@@ -1,0 +1,213 @@
+/**
+ * Between the engine's Python values and Grist's cell encoding (doc/types.ts `CellValue`):
+ * decoding a stored cell for a formula to read (per column type), and converting a formula's
+ * result to its column type as Grist's usertypes do (never throwing: what does not convert is kept
+ * as alt text, which raises InvalidTypedValue when another formula reads it).
+ */
+import { CellValue, baseType, converterFor, refTarget } from '../doc/types.js';
+import { dateTimeZone } from '../doc/datetime.js';
+import { PyDict, PyException, PyObject, PySet, PyTuple, Value, repr, str } from './values.js';
+import { ExcObject } from './ops.js';
+import { Record, RecordHost, RecordSet } from './records.js';
+import { IanaTz, PyDate, PyDateTime, dateToCell, datetimeToCell } from './datetime.js';
+
+/** Hooks for date values (provided by the function library's datetime classes). */
+export interface DateHooks {
+  /** A `datetime.date` for a Date cell (seconds since epoch, midnight UTC). */
+  date?(ts: number): Value;
+  /** A tz-aware `datetime.datetime` for a DateTime cell. */
+  datetime?(ts: number, tz: string): Value;
+}
+
+/**
+ * Objects that know their own cell encoding implement this (dates, datetimes: ['d', ts],
+ * ['D', ts, tz]). `colType` is the target column type (e.g. naive datetimes take its zone).
+ */
+export interface CellEncodable { toCellValue(colType: string): CellValue }
+
+const INT32_MIN = -(2n ** 31n), INT32_MAX = 2n ** 31n - 1n;
+
+/** Grist's encode_object: a Python value in the cell encoding (Any columns, lists' items). */
+export function encodeObject(v: Value, colType = 'Any'): CellValue {
+  if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'number') return v;
+  if (typeof v === 'bigint') return v >= INT32_MIN && v <= INT32_MAX ? Number(v) : ['U', v.toString()];
+  if (Array.isArray(v)) return ['L', ...v.map((x) => encodeObject(x))];
+  if (v instanceof PyTuple) return ['L', ...v.items.map((x) => encodeObject(x))];
+  if (v instanceof Record) return ['R', v.tableId, v.rowId];
+  if (v instanceof RecordSet) return ['r', v.tableId, v.rowIds.slice()];
+  if (v instanceof PyDict) {
+    const o: { [k: string]: CellValue } = {};
+    for (const [k, x] of v.entries()) {
+      if (typeof k !== 'string') return ['U', repr(v)];
+      o[k] = encodeObject(x);
+    }
+    return ['O', o];
+  }
+  if (v instanceof PySet || v instanceof ExcObject) return ['U', repr(v)];
+  if (v instanceof PyDate) {
+    // Grist: a date/datetime in a DateTime column is read in the column's zone (naive ones too);
+    // in Any columns an aware datetime keeps its zone, a naive one is UTC.
+    const base = baseType(colType);
+    if (base === 'DateTime') return datetimeToCell(v, dateTimeZone(colType));
+    if (base === 'Date') return dateToCell(v);
+    if (v instanceof PyDateTime) {
+      const tz = v.tzinfo;
+      return ['D', datetimeToCell(v, 'UTC'), tz instanceof IanaTz ? tz.name : 'UTC'];
+    }
+    return ['d', dateToCell(v)];
+  }
+  const enc = v as PyObject & Partial<CellEncodable>;
+  if (typeof enc.toCellValue === 'function') return enc.toCellValue(colType);
+  return ['U', repr(v)];
+}
+
+const converters = new Map<string, (v: CellValue) => CellValue>();
+const floatConverters = new Map<string, (v: CellValue) => CellValue>();
+
+/** Converts a formula result to its column's type, as Grist stores it. */
+export function convertResult(v: Value, colType: string): CellValue {
+  // Fast paths for right-typed results.
+  if (typeof v === 'number' && colType === 'Numeric') return v;
+  if (typeof v === 'string' && (colType === 'Text' || colType === 'Any')) return v;
+  const base = baseType(colType);
+  if (base === 'Any') return encodeObject(v, colType);
+  let cell: CellValue;
+  if (typeof v === 'bigint') {
+    if (base === 'Text' || base === 'Choice') return v.toString();
+    cell = Number(v);
+  } else {
+    cell = encodeObject(v, colType);
+  }
+  const isFloat = typeof v === 'number';
+  const cache = isFloat ? floatConverters : converters;
+  let conv = cache.get(colType);
+  if (!conv) {
+    conv = converterFor(colType, { sourceIsFloat: isFloat, sourceIsTuple: false });
+    cache.set(colType, conv);
+  }
+  if ((base === 'Text' || base === 'Choice') && !(typeof cell === 'string' || typeof cell === 'number' || typeof cell === 'boolean' || cell === null)) {
+    // Grist's Text keeps str(value) of anything else.
+    return str(v);
+  }
+  if (Array.isArray(cell) && cell[0] === 'U') return str(v);
+  const out = conv(cell);
+  if (Array.isArray(cell) && out === cell) return str(v);
+  return out;
+}
+
+/** Default CellValue of a column type (what an empty formula gives). */
+export function defaultCell(colType: string): CellValue {
+  switch (baseType(colType)) {
+    case 'Int': case 'Numeric': case 'Ref': case 'Id': case 'ManualSortPos': case 'PositionNumber': return 0;
+    case 'Text': case 'Choice': return '';
+    case 'Bool': return false;
+  }
+  if (colType.startsWith('Ref:')) return 0;
+  return null;
+}
+
+export function invalidTyped(type: string, v: CellValue): never {
+  throw new PyException('InvalidTypedValue', `Invalid ${type}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+}
+
+/** The error a stored error cell re-raises. */
+export function raiseStoredError(v: CellValue[]): never {
+  const type = typeof v[1] === 'string' ? v[1] : 'Exception';
+  throw new PyException(type, typeof v[2] === 'string' ? v[2] : '');
+}
+
+export type CellDecoder = (v: CellValue) => Value;
+
+/** How a column's stored cells read in formulas. */
+export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHooks): CellDecoder {
+  const base = baseType(colType);
+  const generic = (v: CellValue): Value => decodeObject(v, host, hooks);
+  const special = (v: CellValue): Value => {
+    if (Array.isArray(v) && v[0] === 'E') raiseStoredError(v);
+    return invalidTyped(base, v);
+  };
+  switch (base) {
+    case 'Int': case 'Id':
+      return (v) => {
+        if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+        if (v === null) return null;
+        if (typeof v === 'boolean') return v;
+        return special(v);
+      };
+    case 'Numeric': case 'ManualSortPos': case 'PositionNumber':
+      return (v) => (typeof v === 'number' ? v : v === null ? null : special(v));
+    case 'Text': case 'Choice':
+      return (v) => (typeof v === 'string' || v === null ? v : Array.isArray(v) ? (v[0] === 'E' ? special(v) : generic(v)) : (v as Value));
+    case 'Bool':
+      return (v) => (typeof v === 'boolean' || v === null ? v : typeof v === 'number' && (v === 0 || v === 1) ? v === 1 : special(v));
+    case 'Date':
+      return (v) => (typeof v === 'number' ? (hooks.date ? hooks.date(v) : v) : v === null ? null : special(v));
+    case 'DateTime': {
+      const tz = dateTimeZone(colType);
+      return (v) => (typeof v === 'number' ? (hooks.datetime ? hooks.datetime(v, tz) : v) : v === null ? null : special(v));
+    }
+    case 'Ref': {
+      const target = refTarget(colType)!;
+      return (v) => (typeof v === 'number' ? new Record(host, target, v) : v === null ? new Record(host, target, 0) : special(v));
+    }
+    case 'RefList': case 'Attachments': {
+      const target = refTarget(colType)!;
+      return (v) => {
+        if (v === null) return new RecordSet(host, target, []);
+        if (Array.isArray(v) && v[0] === 'L' && v.slice(1).every((x) => typeof x === 'number')) return new RecordSet(host, target, v.slice(1) as number[]);
+        return special(v);
+      };
+    }
+    case 'ChoiceList':
+      return (v) => {
+        if (v === null) return null;
+        if (Array.isArray(v) && v[0] === 'L') return new PyTuple(v.slice(1).map(generic));
+        return special(v);
+      };
+    default:
+      return generic;
+  }
+}
+
+/** Grist's decode_object for Any cells. */
+export function decodeObject(v: CellValue, host: RecordHost, hooks: DateHooks): Value {
+  if (v === null || typeof v !== 'object') {
+    if (typeof v === 'number' && Number.isInteger(v) && !Object.is(v, -0)) return BigInt(v);
+    return v as Value;
+  }
+  if (!Array.isArray(v)) return null;
+  switch (v[0]) {
+    case 'L': return v.slice(1).map((x) => decodeObject(x, host, hooks));
+    case 'O': {
+      const d = new PyDict();
+      for (const [k, x] of Object.entries((v[1] ?? {}) as { [k: string]: CellValue })) d.set(k, decodeObject(x, host, hooks));
+      return d;
+    }
+    case 'R': return new Record(host, String(v[1]), Number(v[2]));
+    case 'r': return new RecordSet(host, String(v[1]), (v[2] as number[]) ?? []);
+    case 'd': return hooks.date ? hooks.date(Number(v[1])) : Number(v[1]);
+    case 'D': return hooks.datetime ? hooks.datetime(Number(v[1]), String(v[2] ?? 'UTC')) : Number(v[1]);
+    case 'E': return raiseStoredError(v);
+    case 'U': return String(v[1]);
+    case 'P': throw new PyException('InvalidTypedValue', 'Pending value');
+  }
+  return null;
+}
+
+/** Error cell for an exception, as Grist stores it: ['E', type, message]. */
+export function errorCell(e: PyException, previous?: CellValue): CellValue {
+  const out: CellValue[] = ['E', e.type, e.message];
+  if (previous !== undefined) out.push(null, { u: previous });
+  return out;
+}
+
+/** Whether two cells are the same stored value (int 1 and float 1.0 count as equal, as Grist's encoding does). */
+export function sameCell(a: CellValue, b: CellValue): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    return typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b);
+  }
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export { str };

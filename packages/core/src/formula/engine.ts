@@ -1,0 +1,1104 @@
+/**
+ * The formula engine: an in-memory columnar copy of a document's user tables, kept current by the
+ * document through methods mirroring Grist's doc actions, and `recalc()` which brings every
+ * affected formula cell up to date and returns only the cells that changed.
+ *
+ * Dependencies are recorded while formulas run: a read of the same row makes an "identity" edge
+ * between columns; a read of another row (through a reference, a RecordSet, `Table.all`) adds that
+ * row to the edge's row map (source row -> dependent rows, Grist's inverse reference map); a lookup
+ * registers the caller under the looked-up key in the lookup index. Changes mark dependents dirty
+ * transitively; dirty cells are computed from an explicit work stack, a cell that reads a dirty cell
+ * yields to it first, and a cell that reads one being computed gets CircularRefError.
+ */
+import type { CellValue } from '../doc/types.js';
+import { baseType, refTarget } from '../doc/types.js';
+import { Kwargs, PyCallable, PyException, Value, hashKey, raise, truthy } from './values.js';
+import { Budget, BudgetSettings, setCurrentBudget } from './budget.js';
+import { builtinTable } from './builtins.js';
+import { Globals } from './compiler.js';
+import { CompiledFormula, compileFormula } from './grist.js';
+import {
+  CellDecoder, DateHooks, convertResult, defaultCell, errorCell, makeCellDecoder, sameCell,
+} from './convert.js';
+import { Record, RecordHost, RecordSet, UserTable, recordToDict } from './records.js';
+import { pyCompare, toArray } from './ops.js';
+import { getattr } from './methods.js';
+import { tokenize } from './lexer.js';
+import { defaultLibrary, FormulaLibrary } from './library.js';
+
+/** Grist's recalcWhen values for trigger formulas. */
+export const RecalcWhen = { DEFAULT: 0, NEVER: 1, MANUAL_UPDATES: 2 } as const;
+
+export interface ColumnSpec {
+  colId: string;
+  /** Grist type, e.g. 'Numeric', 'Ref:Customers', 'DateTime:America/New_York'. */
+  type: string;
+  isFormula: boolean;
+  formula: string;
+  /** Trigger formulas (data columns with a formula). */
+  recalcWhen?: number;
+  /** colIds of the same table whose changes recompute a trigger formula (recalcWhen 0). */
+  recalcDeps?: string[] | null;
+}
+
+export interface TableSpec {
+  tableId: string;
+  columns: ColumnSpec[];
+  /** Summary tables: the source table; group-by columns are the columns of this table that exist in the source. */
+  summarySourceTable?: string | null;
+}
+
+/** Column values of a bulk action: colId -> one value per row id. */
+export type ColValues = { [colId: string]: CellValue[] };
+
+export interface ColumnChanges { rowIds: number[]; values: CellValue[] }
+
+export interface RecalcResult {
+  /** Changed cells only: tableId -> colId -> row ids and new values. */
+  changes: { [tableId: string]: { [colId: string]: ColumnChanges } };
+  /** Row ids whose cells changed, per table (sorted), for webhooks and change hooks. */
+  rowsChanged: { [tableId: string]: number[] };
+  /** Number of formula cells evaluated (for tests and measurements). */
+  evaluations: number;
+}
+
+export interface EngineOptions {
+  library?: FormulaLibrary;
+  budget?: Partial<BudgetSettings>;
+}
+
+/** rowId -> slot, as an array indexed by row id (row ids are small positive integers). */
+class RowIndex {
+  private slots: number[] = [];
+  private count = 0;
+  get size(): number { return this.count; }
+  has(r: number): boolean { return this.slots[r] !== undefined && this.slots[r] >= 0; }
+  get(r: number): number | undefined { const s = this.slots[r]; return s === undefined || s < 0 ? undefined : s; }
+  set(r: number, slot: number): void { if (!this.has(r)) this.count++; this.slots[r] = slot; }
+  delete(r: number): boolean { if (!this.has(r)) return false; this.slots[r] = -1; this.count--; return true; }
+  clear(): void { this.slots = []; this.count = 0; }
+}
+
+/** A set of row ids: flags by row id plus a list for iteration (entries added while iterating are visited). */
+class RowSet {
+  private flags = new Uint8Array(16);
+  private list: number[] = [];
+  size = 0;
+  has(r: number): boolean { return r < this.flags.length && this.flags[r] === 1; }
+  add(r: number): this {
+    if (r >= this.flags.length) {
+      const f = new Uint8Array(Math.max(r + 1, this.flags.length * 2));
+      f.set(this.flags);
+      this.flags = f;
+    }
+    if (this.flags[r] !== 1) { this.flags[r] = 1; this.list.push(r); this.size++; }
+    return this;
+  }
+  delete(r: number): boolean {
+    if (!this.has(r)) return false;
+    this.flags[r] = 0;
+    if (--this.size === 0) this.list = [];
+    return true;
+  }
+  clear(): void { this.flags = new Uint8Array(16); this.list = []; this.size = 0; }
+  *[Symbol.iterator](): Iterator<number> {
+    const list = this.list;
+    for (let i = 0; i < list.length; i++) {
+      const r = list[i];
+      if (this.flags[r] === 1) yield r;
+      if (this.list !== list) {
+        // Emptied and restarted: continue with the new list.
+        yield* this;
+        return;
+      }
+    }
+  }
+}
+
+class NeedCompute {
+  constructor(readonly col: ColData, readonly row: number) {}
+}
+
+class Edge {
+  identity = false;
+  rowMap: Map<number, Set<number>> | null = null;
+  constructor(readonly src: ColData, readonly dst: ColData) {}
+}
+
+type Source =
+  | { kind: 0; edge: Edge; row: number }
+  | { kind: 1; index: LookupIndex; key: string }
+  | { kind: 2; table: TableData };
+
+interface Tracker {
+  col: ColData;
+  row: number;
+  sources: Source[];
+  track: boolean;
+}
+
+class ColData {
+  values: CellValue[] = [];
+  compiled: CompiledFormula | null = null;
+  decode!: CellDecoder;
+  readers = new Map<ColData, Edge>();
+  lastEdge: Edge | null = null;
+  sourceEdges = new Set<Edge>();
+  cellSources = new Map<number, Source[]>();
+  dirty = new RowSet();
+  computing = new Set<number>();
+  /** Trigger formulas that read their own column apply to explicitly set values too. */
+  readsSelf = false;
+  volatile = false;
+  globals = new Map<string, Value>();
+  constructor(public table: TableData, public id: string, public spec: ColumnSpec) {}
+  get type(): string { return this.spec.type; }
+  /** Computed by the engine: formula columns, and trigger formulas when triggered. */
+  get isFormula(): boolean { return this.spec.isFormula; }
+  get isTrigger(): boolean { return !this.spec.isFormula && Boolean(this.spec.formula?.trim()); }
+}
+
+class TableData {
+  rowIds: number[] = [];
+  /** rowId -> slot in the column arrays. */
+  index = new RowIndex();
+  cols = new Map<string, ColData>();
+  indexes = new Map<string, LookupIndex>();
+  allCallers = new Map<ColData, Set<number>>();
+  sortedCache: number[] | null = null;
+  free: number[] = [];
+  userTable: UserTable | null = null;
+  constructor(public id: string, public summarySource: string | null) {}
+  sortedRowIds(): number[] {
+    if (!this.sortedCache) this.sortedCache = this.rowIds.filter((r) => r > 0).sort((a, b) => a - b);
+    return this.sortedCache;
+  }
+}
+
+/** An index on some columns of a table: key -> rows, and key -> the cells that looked it up. */
+class LookupIndex {
+  keyOf = new Map<number, string>();
+  rowsByKey = new Map<string, Set<number>>();
+  sortedByKey = new Map<string, number[]>();
+  callers = new Map<string, Map<ColData, Set<number>>>();
+  built = false;
+  constructor(readonly table: TableData, readonly colIds: string[]) {}
+  add(row: number, key: string): void {
+    this.keyOf.set(row, key);
+    let s = this.rowsByKey.get(key);
+    if (!s) { s = new Set(); this.rowsByKey.set(key, s); }
+    s.add(row);
+    this.sortedByKey.delete(key);
+  }
+  remove(row: number): string | undefined {
+    const key = this.keyOf.get(row);
+    if (key === undefined) return undefined;
+    this.keyOf.delete(row);
+    const s = this.rowsByKey.get(key);
+    if (s) { s.delete(row); if (!s.size) this.rowsByKey.delete(key); }
+    this.sortedByKey.delete(key);
+    return key;
+  }
+  rows(key: string): number[] {
+    let r = this.sortedByKey.get(key);
+    if (!r) {
+      const s = this.rowsByKey.get(key);
+      r = s ? [...s].sort((a, b) => a - b) : [];
+      this.sortedByKey.set(key, r);
+    }
+    return r;
+  }
+}
+
+const CIRCULAR = new PyException('CircularRefError', 'Circular Reference');
+
+/** A lookup key of a value: records by id, everything else by Python equality. */
+function lookupKey(v: Value): string {
+  if (v instanceof Record) return hashKey(BigInt(v.rowId));
+  if (Array.isArray(v)) return 'L' + v.map(lookupKey).join(',');
+  try {
+    return hashKey(v);
+  } catch {
+    return 'U' + String(v);
+  }
+}
+
+export class FormulaEngine implements RecordHost {
+  private tables = new Map<string, TableData>();
+  private cur: Tracker | null = null;
+  private dirtyCols = new Set<ColData>();
+  /** Changed cells per column in the order computed (a row may appear twice: the last wins). */
+  private changes = new Map<ColData, { rows: number[]; values: CellValue[] }>();
+  private evaluations = 0;
+  readonly budget: Budget;
+  private readonly library: FormulaLibrary;
+  private readonly builtins: Map<string, Value>;
+  private readonly hooks: DateHooks;
+
+  constructor(opts: EngineOptions = {}) {
+    this.budget = new Budget(opts.budget);
+    this.library = opts.library ?? defaultLibrary();
+    this.hooks = this.library.dateHooks ?? {};
+    this.builtins = builtinTable();
+    for (const [k, v] of Object.entries(this.library.functions)) this.builtins.set(k, v);
+    for (const [k, v] of Object.entries(this.gristFunctions())) this.builtins.set(k, v);
+  }
+
+  // ---- loading and schema -------------------------------------------------------------------
+
+  /** Adds a table with its rows (a document's initial load, or AddTable with data). */
+  loadTable(spec: TableSpec, rowIds: number[] = [], values: ColValues = {}): void {
+    this.addTable(spec);
+    if (rowIds.length) this.addRecords(spec.tableId, rowIds, values, { load: true });
+  }
+
+  addTable(spec: TableSpec): void {
+    if (this.tables.has(spec.tableId)) raise('ValueError', `table ${spec.tableId} exists`);
+    const t = new TableData(spec.tableId, spec.summarySourceTable ?? null);
+    this.tables.set(spec.tableId, t);
+    for (const c of spec.columns) this.createColumn(t, c);
+    this.schemaNameChanged(spec.tableId);
+  }
+
+  removeTable(tableId: string): void {
+    const t = this.table(tableId);
+    for (const c of [...t.cols.values()]) this.dropColumn(c);
+    this.tables.delete(tableId);
+    this.lastTable = null;
+    this.schemaNameChanged(tableId);
+  }
+
+  renameTable(oldId: string, newId: string): void {
+    const t = this.table(oldId);
+    this.tables.delete(oldId);
+    this.lastTable = null;
+    t.id = newId;
+    t.userTable = null;
+    this.tables.set(newId, t);
+    for (const tt of this.tables.values()) {
+      for (const c of tt.cols.values()) {
+        const target = refTarget(c.type);
+        if (target === oldId) {
+          c.spec = { ...c.spec, type: c.type.replace(oldId, newId) };
+          c.decode = makeCellDecoder(c.type, this, this.hooks);
+        }
+      }
+      if (tt.summarySource === oldId) tt.summarySource = newId;
+    }
+    this.schemaNameChanged(oldId);
+    this.schemaNameChanged(newId);
+  }
+
+  addColumn(tableId: string, spec: ColumnSpec, values?: CellValue[]): void {
+    const t = this.table(tableId);
+    const c = this.createColumn(t, spec);
+    if (values) {
+      for (let i = 0; i < t.rowIds.length; i++) c.values[i] = values[i] ?? defaultCell(spec.type);
+    }
+    if (c.isFormula) this.markDirty(c, t.sortedRowIds());
+    this.schemaNameChanged(spec.colId);
+  }
+
+  removeColumn(tableId: string, colId: string): void {
+    const c = this.col(tableId, colId);
+    this.invalidateReaders(c, null);
+    this.dropColumn(c);
+    c.table.cols.delete(colId);
+    this.schemaNameChanged(colId);
+  }
+
+  renameColumn(tableId: string, oldId: string, newId: string): void {
+    const c = this.col(tableId, oldId);
+    const t = c.table;
+    this.invalidateReaders(c, null);
+    t.cols.delete(oldId);
+    c.id = newId;
+    c.spec = { ...c.spec, colId: newId };
+    t.cols.set(newId, c);
+    for (const idx of [...t.indexes.values()]) if (idx.colIds.includes(oldId)) this.dropIndex(t, idx);
+    this.schemaNameChanged(oldId);
+    this.schemaNameChanged(newId);
+  }
+
+  /**
+   * ModifyColumn: type, formula, isFormula, recalcWhen, recalcDeps. A type change does not convert
+   * stored values (the document sends the converted values as a BulkUpdateRecord, as Grist does).
+   */
+  modifyColumn(tableId: string, colId: string, changes: Partial<Omit<ColumnSpec, 'colId'>>): void {
+    const c = this.col(tableId, colId);
+    const prev = c.spec;
+    c.spec = { ...prev, ...changes, colId };
+    const typeChanged = changes.type !== undefined && changes.type !== prev.type;
+    const formulaChanged = (changes.formula !== undefined && changes.formula !== prev.formula) ||
+      (changes.isFormula !== undefined && changes.isFormula !== prev.isFormula);
+    if (typeChanged) c.decode = makeCellDecoder(c.type, this, this.hooks);
+    if (formulaChanged || typeChanged) {
+      this.clearSources(c);
+      this.compile(c);
+      for (const idx of [...c.table.indexes.values()]) if (idx.colIds.includes(colId)) this.dropIndex(c.table, idx);
+    }
+    if ((formulaChanged || typeChanged) && c.isFormula) this.markDirty(c, c.table.sortedRowIds());
+    if (typeChanged || formulaChanged) this.invalidateReaders(c, null);
+  }
+
+  private createColumn(t: TableData, spec: ColumnSpec): ColData {
+    if (t.cols.has(spec.colId)) raise('ValueError', `column ${t.id}.${spec.colId} exists`);
+    const c = new ColData(t, spec.colId, { ...spec });
+    c.decode = makeCellDecoder(spec.type, this, this.hooks);
+    const dflt = defaultCell(spec.type);
+    c.values = new Array(t.rowIds.length).fill(dflt);
+    t.cols.set(spec.colId, c);
+    this.compile(c);
+    return c;
+  }
+
+  private dropColumn(c: ColData): void {
+    this.clearSources(c);
+    for (const e of c.readers.values()) e.dst.sourceEdges.delete(e);
+    c.readers.clear();
+    this.dirtyCols.delete(c);
+    this.changes.delete(c);
+    for (const idx of [...c.table.indexes.values()]) if (idx.colIds.includes(c.id)) this.dropIndex(c.table, idx);
+  }
+
+  private dropIndex(t: TableData, idx: LookupIndex): void {
+    t.indexes.delete(idx.colIds.join('\0'));
+    for (const callers of idx.callers.values()) for (const [col, rows] of callers) this.markDirty(col, rows);
+  }
+
+  private compile(c: ColData): void {
+    const text = c.spec.formula ?? '';
+    c.globals = new Map();
+    if (!c.isFormula && !c.isTrigger) { c.compiled = null; return; }
+    const globals: Globals = {
+      vars: c.globals,
+      resolve: (name) => this.resolveGlobal(name),
+      importModule: (name) => this.importModule(name),
+    };
+    const defaultValue = c.decode(defaultCell(c.type));
+    c.compiled = compileFormula(text, globals, defaultValue);
+    c.readsSelf = false;
+    c.volatile = false;
+    try {
+      const toks = tokenize(text);
+      for (let i = 0; i < toks.length; i++) {
+        const tk = toks[i];
+        if (tk.kind !== 'name') continue;
+        if (tk.value === 'NOW' || tk.value === 'TODAY') c.volatile = true;
+        if (tk.value === c.id && i >= 2 && toks[i - 1].value === '.' && toks[i - 2].value === 'rec') c.readsSelf = true;
+      }
+    } catch {
+      // Syntax errors are reported by evaluation.
+    }
+  }
+
+  /** Formulas whose text mentions a name that appeared or disappeared are recomputed. */
+  private schemaNameChanged(name: string): void {
+    for (const t of this.tables.values()) {
+      for (const c of t.cols.values()) {
+        if (c.isFormula && c.spec.formula && c.spec.formula.includes(name)) {
+          this.clearSources(c);
+          this.markDirty(c, t.sortedRowIds());
+        }
+      }
+    }
+  }
+
+  // ---- data actions -------------------------------------------------------------------------
+
+  /** BulkAddRecord (and AddRecord with one row). */
+  addRecords(tableId: string, rowIds: number[], values: ColValues, opts: { load?: boolean } = {}): void {
+    const t = this.table(tableId);
+    const given = new Set(Object.keys(values));
+    for (let i = 0; i < rowIds.length; i++) {
+      const rowId = rowIds[i];
+      if (t.index.has(rowId)) raise('ValueError', `row ${rowId} exists in ${tableId}`);
+      const slot = t.free.length ? t.free.pop()! : t.rowIds.length;
+      t.rowIds[slot] = rowId;
+      t.index.set(rowId, slot);
+      for (const c of t.cols.values()) {
+        const vs = values[c.id];
+        c.values[slot] = vs && i < vs.length ? vs[i] : defaultCell(c.type);
+      }
+    }
+    t.sortedCache = null;
+    if (opts.load) {
+      // Loaded formula values are Grist's own; nothing is dirty until something changes.
+      return;
+    }
+    this.rowsAppearedOrVanished(t, rowIds);
+    for (const c of t.cols.values()) {
+      if (c.isFormula) this.markDirty(c, rowIds);
+      else if (c.isTrigger) {
+        const when = c.spec.recalcWhen ?? 0;
+        if (when === RecalcWhen.NEVER) continue;
+        if (given.has(c.id) && !c.readsSelf) continue;
+        this.markDirty(c, rowIds);
+      }
+    }
+    for (const c of t.cols.values()) if (!c.isFormula && !c.isTrigger) this.updateIndexes(c, rowIds, true);
+  }
+
+  /** BulkUpdateRecord (and UpdateRecord). */
+  updateRecords(tableId: string, rowIds: number[], values: ColValues): void {
+    const t = this.table(tableId);
+    const updated = Object.keys(values);
+    for (const colId of updated) {
+      const c = t.cols.get(colId);
+      if (!c) continue;
+      const vs = values[colId];
+      const changed: number[] = [];
+      for (let i = 0; i < rowIds.length; i++) {
+        const slot = t.index.get(rowIds[i]);
+        if (slot === undefined) continue;
+        if (!sameCell(c.values[slot], vs[i])) changed.push(rowIds[i]);
+        c.values[slot] = vs[i];
+      }
+      if (c.isFormula) continue; // formula values are the engine's own; a write is recomputed below
+      if (changed.length) {
+        this.invalidateReaders(c, changed);
+        this.updateIndexes(c, changed, false);
+      }
+    }
+    // Trigger formulas.
+    for (const c of t.cols.values()) {
+      if (!c.isTrigger) continue;
+      const when = c.spec.recalcWhen ?? 0;
+      if (when === RecalcWhen.NEVER) continue;
+      if (updated.includes(c.id) && !c.readsSelf) continue;
+      let fire = false;
+      if (when === RecalcWhen.MANUAL_UPDATES) fire = updated.some((u) => u !== c.id || c.readsSelf);
+      else fire = (c.spec.recalcDeps ?? []).some((d) => updated.includes(d));
+      if (fire) this.markDirty(c, rowIds.filter((r) => t.index.has(r)));
+    }
+    // A write to a formula column is overwritten by the formula, as in Grist.
+    for (const colId of updated) {
+      const c = t.cols.get(colId);
+      if (c?.isFormula) this.markDirty(c, rowIds);
+    }
+  }
+
+  /** BulkRemoveRecord (and RemoveRecord). */
+  removeRecords(tableId: string, rowIds: number[]): void {
+    const t = this.table(tableId);
+    const present = rowIds.filter((r) => t.index.has(r));
+    // Dependents of the vanishing rows, computed before the rows go.
+    this.rowsAppearedOrVanished(t, present);
+    for (const c of t.cols.values()) {
+      for (const idx of t.indexes.values()) void idx;
+      for (const r of present) {
+        c.dirty.delete(r);
+        this.clearCellSources(c, r);
+        void r;
+      }
+    }
+    for (const idx of t.indexes.values()) {
+      for (const r of present) {
+        const key = idx.remove(r);
+        if (key !== undefined) this.dirtyCallers(idx, key);
+      }
+    }
+    for (const r of present) {
+      const slot = t.index.get(r)!;
+      t.index.delete(r);
+      t.rowIds[slot] = -1;
+      t.free.push(slot);
+    }
+    t.sortedCache = null;
+  }
+
+  /** ReplaceTableData: every row replaced. */
+  replaceTableData(tableId: string, rowIds: number[], values: ColValues): void {
+    const t = this.table(tableId);
+    this.removeRecords(tableId, t.sortedRowIds().slice());
+    t.rowIds = [];
+    t.index.clear();
+    t.free = [];
+    for (const c of t.cols.values()) c.values = [];
+    this.addRecords(tableId, rowIds, values);
+  }
+
+  /** Marks every formula cell of the document dirty (what opening or importing a document does in Grist). */
+  recomputeAll(): void {
+    for (const t of this.tables.values()) {
+      for (const c of t.cols.values()) {
+        if (c.isFormula) {
+          this.clearSources(c);
+          this.markDirty(c, t.sortedRowIds());
+        }
+      }
+    }
+  }
+
+  /** The clock moved (Grist refreshes NOW()/TODAY() hourly): volatile formulas recompute. */
+  invalidateClock(): void {
+    for (const t of this.tables.values()) for (const c of t.cols.values()) if (c.isFormula && c.volatile) this.markDirty(c, t.sortedRowIds());
+  }
+
+  /** The current stored value of a cell. */
+  getCell(tableId: string, colId: string, rowId: number): CellValue | undefined {
+    const t = this.tables.get(tableId);
+    const c = t?.cols.get(colId);
+    const slot = t?.index.get(rowId);
+    if (!c || slot === undefined) return undefined;
+    return c.values[slot];
+  }
+
+  tableIds(): string[] { return [...this.tables.keys()]; }
+  columnIds(tableId: string): string[] { return [...(this.tables.get(tableId)?.cols.keys() ?? [])]; }
+  columnSpec(tableId: string, colId: string): ColumnSpec | undefined { return this.tables.get(tableId)?.cols.get(colId)?.spec; }
+  rowIdsOf(tableId: string): number[] { return this.tables.get(tableId)?.sortedRowIds().slice() ?? []; }
+  /** Whether a recalc has work to do. */
+  get pending(): boolean { for (const c of this.dirtyCols) if (c.dirty.size) return true; return false; }
+
+  // ---- dirtiness ----------------------------------------------------------------------------
+
+  private table(tableId: string): TableData {
+    const t = this.tables.get(tableId);
+    if (!t) return raise('KeyError', `no table ${tableId}`);
+    return t;
+  }
+
+  private col(tableId: string, colId: string): ColData {
+    const c = this.table(tableId).cols.get(colId);
+    if (!c) return raise('KeyError', `no column ${tableId}.${colId}`);
+    return c;
+  }
+
+  /** Marks cells of a computed column dirty, and everything that depends on them. */
+  private markDirty(col: ColData, rows: Iterable<number>): void {
+    const work: Array<[ColData, Iterable<number>]> = [[col, rows]];
+    while (work.length) {
+      const [c, rs] = work.pop()!;
+      if (!c.isFormula && !c.isTrigger) continue;
+      const fresh: number[] = [];
+      for (const r of rs) {
+        if (!c.dirty.has(r) && c.table.index.has(r)) {
+          c.dirty.add(r);
+          fresh.push(r);
+        }
+      }
+      if (!fresh.length) continue;
+      this.dirtyCols.add(c);
+      this.collectReaders(c, fresh, work);
+    }
+  }
+
+  private collectReaders(c: ColData, rows: number[], work: Array<[ColData, Iterable<number>]>): void {
+    for (const [dst, edge] of c.readers) {
+      if (!dst.isFormula) continue;
+      if (edge.identity) work.push([dst, rows]);
+      if (edge.rowMap) {
+        const out: number[] = [];
+        for (const r of rows) {
+          const s = edge.rowMap.get(r);
+          if (s) for (const x of s) out.push(x);
+        }
+        if (out.length) work.push([dst, out]);
+      }
+    }
+    if (c.table.indexes.size) {
+      for (const idx of c.table.indexes.values()) {
+        if (!idx.colIds.includes(c.id)) continue;
+        for (const r of rows) {
+          const key = idx.keyOf.get(r);
+          const callers = key === undefined ? undefined : idx.callers.get(key);
+          if (callers) for (const [cc, rs] of callers) work.push([cc, [...rs]]);
+        }
+      }
+    }
+  }
+
+  /** Data cells changed (rows null: the whole column): their readers become dirty. */
+  private invalidateReaders(c: ColData, rows: number[] | null): void {
+    if (rows === null) {
+      const all: Array<[ColData, Iterable<number>]> = [];
+      for (const dst of c.readers.keys()) if (dst.isFormula) all.push([dst, dst.table.sortedRowIds()]);
+      for (const [dst, rs] of all) this.markDirty(dst, rs);
+      for (const idx of c.table.indexes.values()) {
+        if (idx.colIds.includes(c.id)) for (const callers of idx.callers.values()) for (const [cc, rs] of callers) this.markDirty(cc, [...rs]);
+      }
+      return;
+    }
+    const work: Array<[ColData, Iterable<number>]> = [];
+    this.collectReaders(c, rows, work);
+    for (const [dst, rs] of work) this.markDirty(dst, rs);
+  }
+
+  /** Rows added or removed: whoever read those row ids, looked up their keys, or read Table.all. */
+  private rowsAppearedOrVanished(t: TableData, rowIds: number[]): void {
+    if (!rowIds.length) return;
+    for (const c of t.cols.values()) {
+      const work: Array<[ColData, Iterable<number>]> = [];
+      for (const [dst, edge] of c.readers) {
+        if (!edge.rowMap || !dst.isFormula) continue;
+        const out: number[] = [];
+        for (const r of rowIds) { const s = edge.rowMap.get(r); if (s) out.push(...s); }
+        if (out.length) work.push([dst, out]);
+      }
+      for (const [dst, rs] of work) this.markDirty(dst, rs);
+    }
+    for (const [cc, rs] of t.allCallers) this.markDirty(cc, [...rs]);
+  }
+
+  private dirtyCallers(idx: LookupIndex, key: string): void {
+    const callers = idx.callers.get(key);
+    if (callers) for (const [cc, rs] of callers) this.markDirty(cc, [...rs]);
+  }
+
+  /** Keeps lookup indexes on a column current after its values changed. */
+  private updateIndexes(c: ColData, rows: number[], added: boolean): void {
+    const t = c.table;
+    if (!t.indexes.size) return;
+    for (const idx of t.indexes.values()) {
+      if (!idx.colIds.includes(c.id) || !idx.built) continue;
+      for (const r of rows) {
+        const old = idx.remove(r);
+        if (old !== undefined) this.dirtyCallers(idx, old);
+        const key = this.rowKey(t, idx, r);
+        if (key === null) continue;
+        idx.add(r, key);
+        if (key !== old) this.dirtyCallers(idx, key);
+      }
+      void added;
+    }
+  }
+
+  // ---- dependency tracking ------------------------------------------------------------------
+
+  private clearSources(c: ColData): void {
+    for (const r of [...c.cellSources.keys()]) this.clearCellSources(c, r);
+    for (const e of c.sourceEdges) e.src.readers.delete(c);
+    c.sourceEdges.clear();
+  }
+
+  private clearCellSources(c: ColData, row: number): void {
+    const srcs = c.cellSources.get(row);
+    if (!srcs) return;
+    c.cellSources.delete(row);
+    for (const s of srcs) {
+      if (s.kind === 0) {
+        const set = s.edge.rowMap?.get(s.row);
+        if (set) { set.delete(row); if (!set.size) s.edge.rowMap!.delete(s.row); }
+      } else if (s.kind === 1) {
+        const m = s.index.callers.get(s.key);
+        const set = m?.get(c);
+        if (set) {
+          set.delete(row);
+          if (!set.size) { m!.delete(c); if (!m!.size) s.index.callers.delete(s.key); }
+        }
+      } else {
+        const set = s.table.allCallers.get(c);
+        if (set) { set.delete(row); if (!set.size) s.table.allCallers.delete(c); }
+      }
+    }
+  }
+
+  private edge(src: ColData, dst: ColData): Edge {
+    let e = src.readers.get(dst);
+    if (!e) {
+      e = new Edge(src, dst);
+      src.readers.set(dst, e);
+      dst.sourceEdges.add(e);
+    }
+    return e;
+  }
+
+  private noteRead(col: ColData, row: number, cur: Tracker): void {
+    let e = col.lastEdge;
+    if (!e || e.dst !== cur.col || !col.readers.has(cur.col)) {
+      e = this.edge(col, cur.col);
+      col.lastEdge = e;
+    }
+    if (row === cur.row && col.table === cur.col.table) {
+      e.identity = true;
+      return;
+    }
+    if (!e.rowMap) e.rowMap = new Map();
+    let s = e.rowMap.get(row);
+    if (!s) { s = new Set(); e.rowMap.set(row, s); }
+    if (!s.has(cur.row)) {
+      s.add(cur.row);
+      cur.sources.push({ kind: 0, edge: e, row });
+    }
+  }
+
+  // ---- RecordHost ---------------------------------------------------------------------------
+
+  hasColumn(tableId: string, colId: string): boolean {
+    return this.tables.get(tableId)?.cols.has(colId) ?? false;
+  }
+
+  rowExists(tableId: string, rowId: number): boolean {
+    return this.tables.get(tableId)?.index.has(rowId) ?? false;
+  }
+
+  private lastTable: TableData | null = null;
+
+  readCell(tableId: string, colId: string, rowId: number): Value {
+    let t = this.lastTable;
+    if (!t || t.id !== tableId) {
+      t = this.tables.get(tableId) ?? null;
+      this.lastTable = t;
+    }
+    const c = t?.cols.get(colId);
+    if (!t || !c) return raise('AttributeError', `Table '${tableId}' has no column '${colId}'`);
+    const cur = this.cur;
+    if (cur) {
+      if (cur.col === c && cur.row === rowId) {
+        // A formula reading its own cell (trigger formulas do): the stored value.
+      } else {
+        if (cur.track) this.noteRead(c, rowId, cur);
+        if (c.dirty.size && c.dirty.has(rowId)) throw new NeedCompute(c, rowId);
+      }
+    }
+    const slot = t.index.get(rowId);
+    if (slot === undefined) return c.decode(defaultCell(c.type));
+    return c.decode(c.values[slot]);
+  }
+
+  allRows(tableId: string): number[] {
+    const t = this.table(tableId);
+    const cur = this.cur;
+    if (cur && cur.track) {
+      let s = t.allCallers.get(cur.col);
+      if (!s) { s = new Set(); t.allCallers.set(cur.col, s); }
+      if (!s.has(cur.row)) { s.add(cur.row); cur.sources.push({ kind: 2, table: t }); }
+    }
+    return t.sortedRowIds();
+  }
+
+  summarySource(tableId: string): string | null {
+    const t = this.tables.get(tableId);
+    return t && t.cols.has('group') ? 'group' : null;
+  }
+
+  private rowKey(t: TableData, idx: LookupIndex, row: number): string | null {
+    const slot = t.index.get(row);
+    if (slot === undefined) return null;
+    const parts: string[] = [];
+    for (const colId of idx.colIds) {
+      if (colId === 'id') { parts.push(lookupKey(BigInt(row))); continue; }
+      const c = t.cols.get(colId)!;
+      let v: Value;
+      try {
+        v = c.decode(c.values[slot]);
+      } catch {
+        v = `\0err:${JSON.stringify(c.values[slot])}`;
+      }
+      parts.push(lookupKey(v));
+    }
+    return parts.join('\0');
+  }
+
+  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): number[] {
+    const t = this.table(tableId);
+    const colIds = Object.keys(kwargs).sort();
+    for (const colId of colIds) {
+      if (!t.cols.has(colId) && colId !== 'id') raise('KeyError', `Table '${tableId}' has no column '${colId}'`);
+    }
+    const name = colIds.join('\0');
+    let idx = t.indexes.get(name);
+    if (!idx) {
+      idx = new LookupIndex(t, colIds);
+      t.indexes.set(name, idx);
+    }
+    // Key columns computed by formulas must be current before the index answers.
+    for (const colId of colIds) {
+      const c = t.cols.get(colId);
+      if (c?.dirty.size) {
+        for (const r of c.dirty) {
+          if (this.cur && this.cur.col === c && this.cur.row === r) continue;
+          throw new NeedCompute(c, r);
+        }
+      }
+    }
+    if (!idx.built) {
+      for (const r of t.sortedRowIds()) {
+        const key = this.rowKey(t, idx, r);
+        if (key !== null) idx.add(r, key);
+      }
+      idx.built = true;
+    }
+    const key = colIds.map((k) => lookupKey(kwargs[k])).join('\0');
+    const cur = this.cur;
+    if (cur && cur.track) {
+      let m = idx.callers.get(key);
+      if (!m) { m = new Map(); idx.callers.set(key, m); }
+      let s = m.get(cur.col);
+      if (!s) { s = new Set(); m.set(cur.col, s); }
+      if (!s.has(cur.row)) { s.add(cur.row); cur.sources.push({ kind: 1, index: idx, key }); }
+    }
+    let rows = idx.rows(key);
+    if (orderBy !== null && orderBy !== undefined) rows = this.sortRows(tableId, rows, orderBy);
+    return rows;
+  }
+
+  private sortRows(tableId: string, rows: number[], orderBy: Value): number[] {
+    const specs = (typeof orderBy === 'string' ? [orderBy] : toArray(orderBy)).map((s) => {
+      if (typeof s !== 'string') raise('TypeError', 'order_by must be a column id or a tuple of column ids');
+      const desc = (s as string).startsWith('-');
+      return { col: desc ? (s as string).slice(1) : (s as string), desc };
+    });
+    const keys = rows.map((r) => specs.map((s) => this.readCell(tableId, s.col, r)));
+    const idx = rows.map((_, i) => i);
+    idx.sort((a, b) => {
+      for (let k = 0; k < specs.length; k++) {
+        const c = sortCompare(keys[a][k], keys[b][k]);
+        if (c) return specs[k].desc ? -c : c;
+      }
+      return rows[a] - rows[b];
+    });
+    return idx.map((i) => rows[i]);
+  }
+
+  // ---- recalculation ------------------------------------------------------------------------
+
+  /** Brings every dirty cell up to date; returns the changed cells. */
+  recalc(): RecalcResult {
+    const prevBudget = setCurrentBudget(this.budget);
+    this.budget.startRecalc();
+    this.evaluations = 0;
+    try {
+      for (;;) {
+        let col: ColData | null = null;
+        for (const c of this.dirtyCols) {
+          if (c.dirty.size) { col = c; break; }
+          this.dirtyCols.delete(c);
+        }
+        if (!col) break;
+        for (const r of col.dirty) this.computeFrom(col, r);
+      }
+    } finally {
+      this.budget.endRecalc();
+      setCurrentBudget(prevBudget);
+    }
+    return this.takeChanges();
+  }
+
+  private takeChanges(): RecalcResult {
+    const result: RecalcResult = { changes: {}, rowsChanged: {}, evaluations: this.evaluations };
+    const rowsByTable = new Map<string, Set<number>>();
+    for (const [c, ch] of this.changes) {
+      if (!ch.rows.length || !this.tables.has(c.table.id) || c.table.cols.get(c.id) !== c) continue;
+      let { rows: rowIds, values } = ch;
+      let ascending = true;
+      for (let i = 1; i < rowIds.length; i++) if (rowIds[i] <= rowIds[i - 1]) { ascending = false; break; }
+      if (!ascending) {
+        const last = new Map<number, CellValue>();
+        for (let i = 0; i < rowIds.length; i++) last.set(rowIds[i], values[i]);
+        rowIds = [...last.keys()].filter((r) => c.table.index.has(r)).sort((a, b) => a - b);
+        values = rowIds.map((r) => last.get(r)!);
+      }
+      if (!rowIds.length) continue;
+      const tableChanges = (result.changes[c.table.id] ??= {});
+      tableChanges[c.id] = { rowIds, values };
+      let s = rowsByTable.get(c.table.id);
+      if (!s) { s = new Set(); rowsByTable.set(c.table.id, s); }
+      for (const r of rowIds) s.add(r);
+    }
+    for (const [t, s] of rowsByTable) result.rowsChanged[t] = [...s].sort((a, b) => a - b);
+    this.changes.clear();
+    return result;
+  }
+
+  private computeFrom(col: ColData, row: number): void {
+    // Fast path: the cell needs nothing dirty.
+    const first = this.evaluate(col, row);
+    if (!first) { col.dirty.delete(row); return; }
+    // Cells waiting for another are in `computing`; reading one of those is a cycle.
+    const stack: Array<[ColData, number]> = [[col, row]];
+    col.computing.add(row);
+    let need: NeedCompute | null = first;
+    while (stack.length) {
+      if (need) {
+        const [c, r] = stack[stack.length - 1];
+        if (need.col.computing.has(need.row) || (need.col === c && need.row === r)) {
+          this.store(c, r, errorCell(CIRCULAR));
+          c.dirty.delete(r);
+          c.computing.delete(r);
+          stack.pop();
+        } else {
+          c.computing.add(r);
+          stack.push([need.col, need.row]);
+        }
+        need = null;
+      }
+      if (!stack.length) break;
+      const [c, r] = stack[stack.length - 1];
+      if (!c.dirty.has(r)) {
+        c.computing.delete(r);
+        stack.pop();
+        continue;
+      }
+      need = this.evaluate(c, r);
+      if (!need) {
+        c.dirty.delete(r);
+        c.computing.delete(r);
+        stack.pop();
+      }
+    }
+  }
+
+  /** Evaluates one cell and stores its value; returns the dirty cell it must wait for, if any. */
+  private evaluate(c: ColData, r: number): NeedCompute | null {
+    const t = c.table;
+    const slot = t.index.get(r);
+    if (slot === undefined) { c.dirty.delete(r); return null; }
+    this.clearCellSources(c, r);
+    const tracker: Tracker = { col: c, row: r, sources: [], track: c.isFormula };
+    const prev = this.cur;
+    this.cur = tracker;
+    this.evaluations++;
+    let cell: CellValue;
+    try {
+      this.budget.startCell();
+      const value = c.compiled!.run(new Record(this, t.id, r), t.userTable ??= new UserTable(this, t.id));
+      cell = convertResult(value, c.type);
+    } catch (e) {
+      if (e instanceof NeedCompute) {
+        if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
+        this.cur = prev;
+        return e;
+      }
+      cell = this.errorFor(e, c, slot);
+    } finally {
+      this.cur = prev;
+    }
+    if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
+    this.store(c, r, cell);
+    return null;
+  }
+
+  private errorFor(e: unknown, c: ColData, slot: number): CellValue {
+    let pe: PyException;
+    if (e instanceof PyException) pe = e;
+    else if (e instanceof RangeError && /call stack/i.test(e.message)) pe = new PyException('RecursionError', 'maximum recursion depth exceeded');
+    else pe = new PyException('UnsupportedError', `internal error: ${e instanceof Error ? e.message : String(e)}`);
+    if (c.isTrigger) {
+      // Grist keeps the previous value of a trigger formula's cell inside the error.
+      const prev = c.values[slot];
+      return errorCell(pe, Array.isArray(prev) && prev[0] === 'E' ? (prev[4] as { u?: CellValue } | undefined)?.u ?? null : prev);
+    }
+    return errorCell(pe);
+  }
+
+  private store(c: ColData, r: number, cell: CellValue): void {
+    const t = c.table;
+    const slot = t.index.get(r);
+    if (slot === undefined) return;
+    const old = c.values[slot];
+    if (sameCell(old, cell) && typeof old === typeof cell) return;
+    c.values[slot] = cell;
+    let m = this.changes.get(c);
+    if (!m) { m = { rows: [], values: [] }; this.changes.set(c, m); }
+    m.rows.push(r);
+    m.values.push(cell);
+    if (c.isTrigger) {
+      // A trigger cell is data: its readers recompute.
+      this.invalidateReaders(c, [r]);
+    }
+    if (t.indexes.size) this.updateIndexes(c, [r], false);
+  }
+
+  // ---- globals ------------------------------------------------------------------------------
+
+  private resolveGlobal(name: string): Value | undefined {
+    // Tables are defined after `from functions import *` in Grist's usercode: they shadow functions (table T vs T()).
+    const t = this.tables.get(name);
+    if (t) return t.userTable ??= new UserTable(this, name);
+    const b = this.builtins.get(name);
+    if (b !== undefined) return b;
+    const m = this.library.modules[name];
+    if (m !== undefined && AUTO_IMPORTED.has(name)) return m;
+    return undefined;
+  }
+
+  private importModule(name: string): Value {
+    const m = this.library.modules[name];
+    if (m === undefined) {
+      throw new PyException(KNOWN_MODULES.has(name) ? 'ImportError' : 'ModuleNotFoundError', `No module named '${name}'`);
+    }
+    return m;
+  }
+
+  /** Grist functions that need the engine: PEEK, RECORD, VLOOKUP, PREVIOUS, NEXT, RANK. */
+  private gristFunctions(): { [name: string]: PyCallable } {
+    const fns: { [name: string]: PyCallable } = {};
+    fns.PEEK = new PyCallable('PEEK', (args) => {
+      const thunk = args[0];
+      const cur = this.cur;
+      if (!cur) return typeof thunk === 'object' && thunk instanceof PyCallable ? thunk.call([], null) : thunk;
+      const saved = cur.track;
+      cur.track = false;
+      try {
+        return thunk instanceof PyCallable ? thunk.call([], null) : thunk;
+      } finally {
+        cur.track = saved;
+      }
+    });
+    fns.RECORD = new PyCallable('RECORD', (args, kw) => {
+      const expand = kw?.expand_refs ?? args[2] ?? 0n;
+      return recordToDict(this, args[0], Number(expand));
+    });
+    fns.VLOOKUP = new PyCallable('VLOOKUP', (args, kw) => {
+      const table = args[0];
+      if (!(table instanceof UserTable)) raise('TypeError', 'VLOOKUP requires a table');
+      return getattr(table, 'lookupOne') instanceof PyCallable ? (getattr(table, 'lookupOne') as PyCallable).call([], kw) : null;
+    });
+    const neighbor = (name: string, delta: number) => new PyCallable(name, (args, kw) => {
+      const rec = args[0];
+      if (!(rec instanceof Record)) raise('TypeError', `${name}() requires a record`);
+      const r = rec as Record;
+      const groupBy = kw?.group_by ?? null;
+      const orderBy = kw?.order_by ?? null;
+      const rows = this.groupRows(r, groupBy, orderBy);
+      const i = rows.indexOf(r.rowId);
+      const j = i + delta;
+      return new Record(this, r.tableId, i >= 0 && j >= 0 && j < rows.length ? rows[j] : 0);
+    });
+    fns.PREVIOUS = neighbor('PREVIOUS', -1);
+    fns.NEXT = neighbor('NEXT', 1);
+    fns.RANK = new PyCallable('RANK', (args, kw) => {
+      const rec = args[0];
+      if (!(rec instanceof Record)) raise('TypeError', 'RANK() requires a record');
+      const order = kw?.order ?? 'asc';
+      const rows = this.groupRows(rec as Record, kw?.group_by ?? null, kw?.order_by ?? null);
+      const i = rows.indexOf((rec as Record).rowId);
+      if (i < 0) return null;
+      return BigInt(String(order).toLowerCase() === 'desc' ? rows.length - i : i + 1);
+    });
+    return fns;
+  }
+
+  /** Rows of rec's group (group_by columns equal to rec's) in order_by order. */
+  private groupRows(rec: Record, groupBy: Value, orderBy: Value): number[] {
+    const cols = groupBy === null ? [] : typeof groupBy === 'string' ? [groupBy] : toArray(groupBy).map(String);
+    const kw: Kwargs = {};
+    for (const c of cols) kw[c] = rec.getattr(c);
+    return cols.length ? this.lookup(rec.tableId, kw, orderBy) : (orderBy === null ? this.allRows(rec.tableId) : this.sortRows(rec.tableId, this.allRows(rec.tableId), orderBy));
+  }
+}
+
+/** Modules formulas see without importing (Grist's generated usercode imports datetime, math, re). */
+const AUTO_IMPORTED = new Set(['datetime', 'math', 're']);
+/** Modules Grist provides to formulas (an import of one not yet available is an ImportError). */
+const KNOWN_MODULES = new Set(['datetime', 'math', 're', 'time', 'json', 'itertools', 'functools', 'statistics',
+  'collections', 'random', 'string', 'decimal', 'dateutil', 'dateutil.parser', 'dateutil.relativedelta', 'dateutil.tz',
+  'six', 'moment', 'unicodedata', 'operator', 'calendar']);
+
+/** Sort comparison for order_by: None first, mixed types by type name (never throws). */
+function sortCompare(a: Value, b: Value): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  try {
+    const c = pyCompare(a, b);
+    return Number.isNaN(c) ? 0 : c;
+  } catch {
+    const ta = typeof a, tb = typeof b;
+    return ta < tb ? -1 : ta > tb ? 1 : 0;
+  }
+}
+
+export { truthy };

@@ -1,0 +1,40 @@
+import { PyException, Value, repr } from '../src/formula/values.js';
+import { builtinTable } from '../src/formula/builtins.js';
+import { parseFormula } from '../src/formula/grist.js';
+import { compileFunctionBody } from '../src/formula/compiler.js';
+import { LOCAL_MODULES } from '../src/formula/library.js';
+import { Budget, BudgetSettings, setCurrentBudget } from '../src/formula/budget.js';
+
+const builtins = builtinTable();
+
+/** Runs a formula body (Grist rules: last expression returned) with builtins only. */
+export function run(src: string, budget: Partial<BudgetSettings> = {}): Value {
+  const body = parseFormula(src);
+  const compiled = compileFunctionBody(body, ['rec', 'table'], {
+    vars: new Map(),
+    resolve: (name) => builtins.get(name),
+    importModule: (name) => {
+      const m = LOCAL_MODULES[name];
+      if (m === undefined) throw new PyException('ImportError', `No module named '${name}'`);
+      return m;
+    },
+  });
+  const b = new Budget(budget);
+  const prev = setCurrentBudget(b);
+  try {
+    b.startCell();
+    return compiled.run([null, null]);
+  } finally {
+    setCurrentBudget(prev);
+  }
+}
+
+/** repr() of the result, or "!Type: message" for an exception. */
+export function pyrepr(src: string, budget: Partial<BudgetSettings> = {}): string {
+  try {
+    return repr(run(src, budget));
+  } catch (e) {
+    if (e instanceof PyException) return `!${e.type}: ${e.message}`;
+    throw e;
+  }
+}
