@@ -15,6 +15,9 @@ import {quoteIdent} from './query.js';
 import {META_TYPES} from './schema.js';
 import {dateTimeZone} from './datetime.js';
 import {pyStr} from './pyformat.js';
+import type {FormulaEngine} from '../formula/engine.js';
+import {formulaRenames, type Rename} from '../formula/rename.js';
+import {columnSpec, renameSchema, tableSpec} from './formulas.js';
 import {
   baseType, type CellValue, converterFor, convertsToNumeric, holdsFloats, isRefListType,
   makeEncoder, refTarget, type SqlValue, sqlDefaultFor, sqlTypeFor,
@@ -152,6 +155,8 @@ export class DocEngine {
   changes: ChangeSet | null = null;
   /** Set by GristDoc for the duration of a write when someone needs old row values. */
   beforeRows: BeforeRowsHook | null = null;
+  /** The document's formula engine (set by GristDoc during writes): every data and schema change is mirrored to it. */
+  formulas: FormulaEngine | null = null;
   /** What columns hold (storage classes, exact JSON of numbers), for filter, sort and JSON SQL (colstats.ts). */
   readonly classes: ColumnClasses;
   private readonly stmts = new Map<string, Database.Statement>();
@@ -397,6 +402,11 @@ export class DocEngine {
     const dflt = sqlDefaultFor(this.getColumn(this.getTable(table.tableId), colId).type);
     if (dflt !== 'NULL') {
       this.db.prepare(`UPDATE ${quoteIdent(table.tableId)} SET ${quoteIdent(colId)} = ${dflt} WHERE ${quoteIdent(colId)} IS NULL`).run();
+      if (this.formulas) {
+        const col = this.getColumn(this.getTable(table.tableId), colId);
+        const rows = this.columnValues(this.getTable(table.tableId), col);
+        this.formulas.updateRecords(table.tableId, rows.map(([id]) => id), {[colId]: rows.map(([, v]) => v)});
+      }
     }
     return out;
   }
@@ -481,6 +491,7 @@ export class DocEngine {
       throw e;
     }
     tracked.done(new Map(cols.map((c, j) => [c, stored[j]])), ids.length, ids[0]);
+    this.formulas?.addRecords(table.tableId, ids, Object.fromEntries(cols.map((c, j) => [c, converted[j]])));
     this.changeSet().add(table.tableId, ids);
     return ids;
   }
@@ -515,6 +526,7 @@ export class DocEngine {
       stmt.run(...params);
     }
     tracked.done(new Map(cols.map((c, j) => [c, stored[j]])), rowIds.length);
+    this.formulas?.updateRecords(table.tableId, rowIds, Object.fromEntries(cols.map((c, j) => [c, converted[j]])));
     this.changeSet().update(table.tableId, rowIds);
   }
 
@@ -532,6 +544,7 @@ export class DocEngine {
       this.stmt(`DELETE FROM ${quoteIdent(table.tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
     }
     tracked.done(new Map(), existing.length);   // Removing rows adds no storage class.
+    this.formulas?.removeRecords(table.tableId, existing);
     this.changeSet().remove(table.tableId, existing);
     this.clearReferencesTo(table.tableId, existing);
   }
@@ -572,6 +585,7 @@ export class DocEngine {
           stmt.run(encoded, id);
         }
         tracked.done(new Map([[col.colId, stored]]), updates.length);
+        this.formulas?.updateRecords(t.tableId, updates.map(([id]) => id), {[col.colId]: updates.map(([, v]) => v)});
         this.changeSet().update(t.tableId, updates.map(([id]) => id));
       }
     }
@@ -583,6 +597,7 @@ export class DocEngine {
     if (all.length) {
       this.beforeRows?.(table.tableId, all);
       this.db.prepare(`DELETE FROM ${quoteIdent(table.tableId)}`).run();
+      this.formulas?.removeRecords(table.tableId, all);
       this.changeSet().remove(table.tableId, all);
     }
     this.addRecords(table, rowIds, colValues, opts);
@@ -625,6 +640,7 @@ export class DocEngine {
     let pos = this.nextPos('_grist_Tables_column', 'parentPos');
     this.metaAdd('_grist_Tables_column', clean.map((c) => ({parentId: tableRef, parentPos: pos++, ...c})));
     this.reloadMeta();
+    this.formulas?.addTable(tableSpec(this.meta, this.getTable(tableId)));
 
     const result: AddTableResult = {id: tableRef, table_id: tableId, columns: colIds.slice(1)};
     let primaryViewId = 0;
@@ -686,14 +702,19 @@ export class DocEngine {
     }
     this.changeSet().rename(oldId, newId);
     this.metaUpdate('_grist_Tables', table.tableRef, {tableId: newId});
-    // Columns referring to the table follow it; formulas mentioning it are rewritten.
-    const mention = new RegExp(`(?<![\\w$.])${oldId}\\b`, 'g');
+    // Columns referring to the table follow it; formulas naming it are rewritten from their
+    // syntax tree (Grist's acl/formula renames), not by pattern.
+    const edits = this.formulaEdits({kind: 'table', oldId, newId});
+    this.formulas?.renameTable(oldId, newId);
     for (const t of this.meta.userTables) {
       for (const col of t.columns) {
         const values: Record<string, CellValue> = {};
         if (refTarget(col.type) === oldId) { values.type = `${col.type.split(':')[0]}:${newId}`; }
-        if (col.formula && mention.test(col.formula)) { values.formula = col.formula.replace(mention, newId); }
-        mention.lastIndex = 0;
+        const formula = edits.get(col.colRef);
+        if (formula !== undefined) {
+          values.formula = formula;
+          this.formulas?.modifyColumn(t.tableId === oldId ? newId : t.tableId, col.colId, {formula});
+        }
         if (Object.keys(values).length) { this.metaUpdate('_grist_Tables_column', col.colRef, values); }
       }
     }
@@ -738,6 +759,7 @@ export class DocEngine {
     for (const t of tables) {
       this.db.exec(`DROP TABLE ${quoteIdent(t.tableId)}`);
       this.changeSet().drop(t.tableId);
+      this.formulas?.removeTable(t.tableId);
     }
     this.reloadMeta();
   }
@@ -830,6 +852,10 @@ export class DocEngine {
       this.metaAdd('_grist_Views_section_field', targets.map((parentId) => ({parentId, parentPos: pos++, colRef})));
     }
     this.reloadMeta();
+    if (this.formulas) {
+      const t = this.getTable(table.tableId);
+      this.formulas.addColumn(t.tableId, columnSpec(this.meta, t.byId.get(colId)!));
+    }
     return {colRef, colId};
   }
 
@@ -884,8 +910,14 @@ export class DocEngine {
       if ('isFormula' in values) { schema.isFormula = Boolean(values.isFormula); }
       if ('formula' in values) { schema.formula = String(values.formula ?? ''); }
       this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schema);
+      let colId = col.colId;
       if ('colId' in values && values.colId !== col.colId) {
-        this.renameSqlColumn(this.getTable(table.tableId), col.colId, String(values.colId));
+        colId = String(values.colId);
+        this.renameSqlColumn(this.getTable(table.tableId), col.colId, colId);
+      }
+      if (this.formulas && ('recalcWhen' in values || 'recalcDeps' in values)) {
+        const spec = columnSpec(this.meta, {...col, fields: {...col.fields, ...values}});
+        this.formulas.modifyColumn(table.tableId, colId, {recalcWhen: spec.recalcWhen, recalcDeps: spec.recalcDeps});
       }
       if ('type' in values && values.type !== col.type) {
         for (const f of this.metaRows('_grist_Views_section_field')) {
@@ -931,6 +963,7 @@ export class DocEngine {
     const encode = makeEncoder(type, declType);
     const stmt = this.db.prepare(`UPDATE ${quoteIdent(table.tableId)} SET ${quoteIdent(colId)} = ? WHERE id = ?`);
     const changed: number[] = [];
+    const changedValues: CellValue[] = [];
     this.beforeRows?.(table.tableId, rows.map(([id]) => id));
     for (const [id, value, raw] of rows) {
       const next = emptyFormula ? null : (type !== col.type ? convert(value) : value);
@@ -938,7 +971,13 @@ export class DocEngine {
       if (!sameStored(raw, stored)) {
         stmt.run(stored, id);
         changed.push(id);
+        changedValues.push(next);
       }
+    }
+    if (this.formulas) {
+      // As Grist's ModifyColumn: the schema change, then the converted values as an update.
+      this.formulas.modifyColumn(table.tableId, colId, {type, isFormula, formula});
+      if (changed.length) { this.formulas.updateRecords(table.tableId, changed, {[colId]: changedValues}); }
     }
     if (changed.length) { this.changeSet().update(table.tableId, changed); }
   }
@@ -970,14 +1009,26 @@ export class DocEngine {
       this.db.exec(`ALTER TABLE ${t} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(to)}`);
     }
     this.stmts.clear();
-    // Formulas of the table mentioning $from follow the rename.
-    const mention = new RegExp(`\\$${from}\\b`, 'g');
-    for (const c of table.columns) {
-      if (c.formula && mention.test(c.formula)) {
-        this.metaUpdate('_grist_Tables_column', c.colRef, {formula: c.formula.replace(mention, `$${to}`)});
-      }
-      mention.lastIndex = 0;
+    // Formulas referring to the column follow the rename ($from, rec.from, $ref.from, lookup
+    // arguments, order_by), in every table, found from their syntax tree and the column types.
+    const edits = this.formulaEdits({kind: 'column', tableId: table.tableId, oldId: from, newId: to});
+    this.formulas?.renameColumn(table.tableId, from, to);
+    for (const [colRef, formula] of edits) {
+      const found = this.meta.colsByRef.get(colRef)!;
+      const colId = found.table.tableId === table.tableId && found.col.colId === from ? to : found.col.colId;
+      this.formulas?.modifyColumn(found.table.tableId, colId, {formula});
+      this.metaUpdate('_grist_Tables_column', colRef, {formula});
     }
+  }
+
+  /** The formula rewrites a rename implies, by colRef (from the metadata as it was before). */
+  private formulaEdits(rename: Rename): Map<number, string> {
+    const out = new Map<number, string>();
+    for (const e of formulaRenames(renameSchema(this.meta), rename)) {
+      const col = this.meta.tables.get(e.tableId)?.byId.get(e.colId);
+      if (col) { out.set(col.colRef, e.formula); }
+    }
+    return out;
   }
 
   /** RemoveColumn (or removal of `_grist_Tables_column` records), with their fields and helpers. */
@@ -1024,6 +1075,7 @@ export class DocEngine {
     this.metaRemove('_grist_Tables_column', all.map((c) => c.col.colRef));
     for (const {table, col} of all) {
       this.db.exec(`ALTER TABLE ${quoteIdent(table.tableId)} DROP COLUMN ${quoteIdent(col.colId)}`);
+      this.formulas?.removeColumn(table.tableId, col.colId);
     }
     this.reloadMeta();
   }

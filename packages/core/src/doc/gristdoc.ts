@@ -1,7 +1,9 @@
 /**
  * GristDoc: one open `.grist` document. Synchronous (better-sqlite3, WAL mode); every public write
  * runs in one SQLite transaction and reports what it changed to `onChange` listeners inside that
- * transaction. Formulas are not evaluated: formula columns serve the values stored in the file.
+ * transaction. Formulas are computed by the formula engine (formula/engine.ts): every action of a
+ * write is mirrored to it, then it recalculates, and the cells that changed are written in the same
+ * transaction (docs/formulas.md).
  */
 import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
@@ -9,6 +11,10 @@ import {BadRequest, engineError, NotFound} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
 import {type AddTableResult, ChangeSet, type ColInfo, DocEngine, type TableChange, type WriteOptions} from './engine.js';
 import {DataStamp} from './colstats.js';
+import {
+  formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, registerCellFunction, writeRecalc,
+} from './formulas.js';
+import type {FormulaEngine} from '../formula/engine.js';
 import {findMatches} from './lookup.js';
 import {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
@@ -104,6 +110,9 @@ const COLUMN_FIELD_ORDER = ['parentId', 'parentPos', 'type', 'widgetOptions', 'i
   'label', 'description', 'untieColIdFromLabel', 'summarySourceCol', 'displayCol', 'visibleCol',
   'rules', 'recalcWhen', 'recalcDeps', 'reverseCol'];
 
+/** How often volatile formulas (NOW(), TODAY()) are refreshed: hourly, as in Grist. */
+const CLOCK_MSEC = 3600_000;
+
 /** Answers of recent reads, for all open documents (readcache.ts). */
 const readCache = new ReadCache(64 * 1024 * 1024);
 let openCount = 0;
@@ -132,6 +141,10 @@ export class GristDoc {
   /** This document's key in the read cache. */
   private readonly cacheOwner = String(++openCount);
   private closed = false;
+  /** Whether `engine.formulas` reflects the document (false: load it at the next write). */
+  private formulasLoaded = false;
+  /** When volatile formulas (NOW(), TODAY()) were last refreshed. */
+  private clockAt = Date.now();
   /** How many `fetchRecordsJson` answers SQLite wrote, and how many were built in JS (not cached). */
   readonly recordsJsonPaths = {sql: 0, js: 0};
 
@@ -157,6 +170,7 @@ export class GristDoc {
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.dataStamp = new DataStamp(db);
     db.function(NATURAL_KEY_FN, {deterministic: true}, naturalKey);
+    registerCellFunction(db);
     this.engine = new DocEngine(db);
     const hist = db.prepare(`SELECT max(actionNum) AS n FROM _gristsys_ActionHistory`).get() as {n: number | null} | undefined;
     this.actionNum = hist?.n ?? 0;
@@ -205,7 +219,9 @@ export class GristDoc {
     const metaVersion = this.engine.meta.version;
     try {
       return this.inTransaction(() => {
+        this.loadFormulas();
         const result = fn();
+        this.recalc(changes);
         if (this.listeners.size) {
           for (const change of changes.list()) {
             for (const listener of this.listeners) { listener({...change, writeSeq: seq}); }
@@ -218,11 +234,86 @@ export class GristDoc {
       // storage classes found during it may miss values the rollback restored.
       if (this.engine.meta.version !== metaVersion) { this.engine.reloadMeta(); }
       this.engine.classes.clear();
+      // The formula engine saw the undone actions: it is loaded again from SQLite when next needed.
+      this.engine.formulas = null;
+      this.formulasLoaded = false;
       throw e;
     } finally {
       this.engine.changes = null;
       this.engine.beforeRows = null;
     }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Formulas
+
+  /**
+   * Loads the formula engine from the document, if it has formulas and it is not loaded yet. The
+   * engine learns dependencies by evaluating formulas, so loading evaluates every formula (what
+   * Grist does when it opens a document); the write that loads it stores the cells that differ.
+   */
+  private loadFormulas(): void {
+    if (this.formulasLoaded) { return; }
+    const fx = hasFormulas(this.engine.meta) ? loadFormulaEngine(this.db, this.engine.meta) : null;
+    fx?.recomputeAll();
+    this.engine.formulas = fx;
+    this.formulasLoaded = true;
+  }
+
+  /**
+   * After a write's actions: brings every affected formula cell up to date and writes the cells
+   * that changed (Grist's recalc at the end of a user action bundle). A document whose first
+   * formula appeared in this write gets its engine now, computing every formula.
+   */
+  private recalc(changes: ChangeSet): void {
+    let fx = this.engine.formulas;
+    if (!fx) {
+      if (!hasFormulas(this.engine.meta)) { return; }
+      fx = loadFormulaEngine(this.db, this.engine.meta);
+      fx.recomputeAll();
+      this.engine.formulas = fx;
+    }
+    const now = Date.now();
+    if (now - this.clockAt >= CLOCK_MSEC) {
+      // Grist refreshes NOW()/TODAY() hourly; here at the first write of each hour.
+      fx.invalidateClock();
+      this.clockAt = now;
+    }
+    if (!fx.pending) { return; }
+    writeRecalc(this.engine, changes, fx.recalc());
+  }
+
+  /**
+   * Recomputes every formula of the document and stores the results, as Grist does when it opens
+   * a document (imports, and documents whose formulas gristlite never computed: docs/decisions.md).
+   * Returns the number of cells that changed.
+   */
+  recomputeFormulas(): number {
+    let cells = 0;
+    this.write(() => {
+      const fx = this.engine.formulas;
+      if (fx) {
+        fx.recomputeAll();
+        const result = fx.recalc();
+        for (const cols of Object.values(result.changes)) {
+          for (const c of Object.values(cols)) { cells += c.rowIds.length; }
+        }
+        writeRecalc(this.engine, this.engine.changes!, result);
+      }
+      markFormulasComputed(this.db);
+    });
+    return cells;
+  }
+
+  /** Whether gristlite has computed this document's formulas (docs/decisions.md). */
+  get formulasComputed(): boolean {
+    return formulasComputed(this.db);
+  }
+
+  /** The document's formula engine, loaded if needed (for tests and measurements). */
+  formulaEngine(): FormulaEngine | null {
+    if (!this.formulasLoaded) { this.loadFormulas(); }
+    return this.engine.formulas;
   }
 
   // -------------------------------------------------------------------------------------------
