@@ -1,0 +1,128 @@
+// Formulas in documents: dependencies through references, lookups and display helpers; triggers;
+// renames; reference clearing on removal (issue 14).
+import {test} from 'uvu';
+import * as assert from 'uvu/assert';
+import {GristDoc} from '../src/doc/index.js';
+import {tempPath} from './doc-helpers.js';
+
+/** Customers (Name) and Orders (Customer: Ref, Amount, CustName = $Customer.Name); Customers.Total sums its orders. */
+function orders(): GristDoc {
+  const doc = GristDoc.create(tempPath());
+  doc.addTables([
+    {id: 'Customers', columns: [{id: 'Name', fields: {type: 'Text', isFormula: false}}]},
+    {id: 'Orders', columns: [
+      {id: 'Customer', fields: {type: 'Ref:Customers', isFormula: false}},
+      {id: 'Amount', fields: {type: 'Numeric', isFormula: false}},
+      {id: 'CustName', fields: {type: 'Text', isFormula: true, formula: '$Customer.Name'}},
+    ]},
+  ]);
+  doc.addColumns('Customers', [
+    {id: 'Total', fields: {type: 'Numeric', isFormula: true, formula: 'SUM(Orders.lookupRecords(Customer=$id).Amount)'}},
+    {id: 'N', fields: {type: 'Int', isFormula: true, formula: 'len(Orders.lookupRecords(Customer=$id))'}},
+  ]);
+  doc.addRecords('Customers', [{Name: 'Ann'}, {Name: 'Bob'}]);
+  doc.addRecords('Orders', [{Customer: 1, Amount: 10}, {Customer: 1, Amount: 5}, {Customer: 2, Amount: 7}]);
+  return doc;
+}
+
+const col = (doc: GristDoc, t: string, c: string) => doc.fetchColumns(t)[c];
+
+test('through references and lookups, with every write path', () => {
+  const doc = orders();
+  assert.equal(col(doc, 'Orders', 'CustName'), ['Ann', 'Ann', 'Bob']);
+  assert.equal(col(doc, 'Customers', 'Total'), [15, 7]);
+  // /records
+  doc.updateRecords('Customers', [{id: 1, fields: {Name: 'Anna'}}]);
+  assert.equal(col(doc, 'Orders', 'CustName'), ['Anna', 'Anna', 'Bob']);
+  // /data
+  doc.updateColumnar('Orders', {id: [2], Customer: [2]});
+  assert.equal(col(doc, 'Customers', 'Total'), [10, 12]);
+  assert.equal(col(doc, 'Customers', 'N'), [1, 2]);
+  doc.addColumnar('Orders', {Customer: [1], Amount: [1]});
+  assert.equal(col(doc, 'Customers', 'Total'), [11, 12]);
+  // add-or-update
+  doc.upsertRecords('Orders', [{require: {Amount: 1}, fields: {Amount: 100}}]);
+  assert.equal(col(doc, 'Customers', 'Total'), [110, 12]);
+  // /apply, several actions, one recalc
+  doc.applyUserActions([['AddRecord', 'Customers', null, {Name: 'Cy'}], ['AddRecord', 'Orders', null, {Customer: 3, Amount: 3}]]);
+  assert.equal(col(doc, 'Customers', 'Total'), [110, 12, 3]);
+  assert.equal(col(doc, 'Orders', 'CustName'), ['Anna', 'Bob', 'Bob', 'Anna', 'Cy']);
+  doc.close();
+});
+
+test('removing rows clears references to them, and dependents recompute', () => {
+  const doc = orders();
+  doc.removeRecords('Customers', [1]);
+  assert.equal(col(doc, 'Orders', 'Customer'), [0, 0, 2]);
+  assert.equal(col(doc, 'Orders', 'CustName'), ['', '', 'Bob']);
+  doc.removeRecords('Orders', [3]);
+  assert.equal(col(doc, 'Customers', 'Total'), [0]);
+  doc.close();
+});
+
+test('display helper columns follow the shown column', () => {
+  const doc = orders();
+  doc.applyUserActions([['AddColumn', 'Orders', 'gristHelper_Display', {type: 'Any', isFormula: true, formula: '$Customer.Name'}]]);
+  assert.equal(col(doc, 'Orders', 'gristHelper_Display'), ['Ann', 'Ann', 'Bob']);
+  doc.updateRecords('Customers', [{id: 2, fields: {Name: 'Rob'}}]);
+  assert.equal(col(doc, 'Orders', 'gristHelper_Display'), ['Ann', 'Ann', 'Rob']);
+  doc.close();
+});
+
+test('renames rewrite dependent formulas and keep computing', () => {
+  const doc = orders();
+  doc.updateColumns('Customers', [{id: 'Name', fields: {colId: 'FullName'}}]);
+  const formula = (t: string, c: string) => doc.listColumns(t).find((x) => x.id === c)!.fields.formula;
+  assert.is(formula('Orders', 'CustName'), '$Customer.FullName');
+  doc.applyUserActions([['RenameColumn', 'Orders', 'Customer', 'Client']]);
+  assert.is(formula('Orders', 'CustName'), '$Client.FullName');
+  assert.is(formula('Customers', 'Total'), 'SUM(Orders.lookupRecords(Client=$id).Amount)');
+  doc.applyUserActions([['RenameTable', 'Orders', 'Sales']]);
+  assert.is(formula('Customers', 'Total'), 'SUM(Sales.lookupRecords(Client=$id).Amount)');
+  doc.addRecords('Sales', [{Client: 2, Amount: 1}]);
+  assert.equal(col(doc, 'Customers', 'Total'), [15, 8]);
+  doc.updateRecords('Customers', [{id: 2, fields: {FullName: 'B'}}]);
+  assert.equal(col(doc, 'Sales', 'CustName'), ['Ann', 'Ann', 'B', 'B']);
+  doc.close();
+});
+
+test('errors and cycles are cells; fixing the cause recomputes', () => {
+  const doc = orders();
+  doc.addColumns('Orders', [
+    {id: 'X', fields: {type: 'Numeric', isFormula: true, formula: '$Y + 1'}},
+    {id: 'Y', fields: {type: 'Numeric', isFormula: true, formula: '$X + 1'}},
+    {id: 'Inv', fields: {type: 'Numeric', isFormula: true, formula: '1 / $Amount'}},
+  ]);
+  const rec = doc.fetchRecords('Orders').records[0];
+  assert.equal(rec.errors, {X: 'CircularRefError', Y: 'CircularRefError'});
+  doc.updateRecords('Orders', [{id: 1, fields: {Amount: 0}}]);
+  assert.equal(doc.fetchRecords('Orders').records[0].errors?.Inv, 'ZeroDivisionError');
+  doc.updateColumns('Orders', [{id: 'Y', fields: {formula: '2'}}]);
+  assert.equal(col(doc, 'Orders', 'X'), [3, 3, 3]);
+  doc.close();
+});
+
+test('trigger formulas: on new records, on listed columns, on any update, never', () => {
+  const doc = orders();
+  const cols = doc.listColumns('Orders');
+  const amountRef = cols.find((c) => c.id === 'Amount')!.fields.colRef as number;
+  doc.addColumns('Orders', [
+    {id: 'Created', fields: {type: 'Text', isFormula: false, formula: '"new:" + str($Amount)'}},
+    {id: 'OnAmount', fields: {type: 'Numeric', isFormula: false, formula: '$Amount * 10', recalcDeps: ['L', amountRef]}},
+    {id: 'Touched', fields: {type: 'Int', isFormula: false, formula: '($Touched or 0) + 1', recalcWhen: 2}},
+    {id: 'Never', fields: {type: 'Text', isFormula: false, formula: '"x"', recalcWhen: 1}},
+  ]);
+  doc.addRecords('Orders', [{Customer: 2, Amount: 4}]);
+  const last = () => doc.fetchRecords('Orders').records.at(-1)!.fields;
+  assert.equal([last().Created, last().OnAmount, last().Touched, last().Never], ['new:4.0', 40, 1, '']);
+  doc.updateRecords('Orders', [{id: 4, fields: {Amount: 6}}]);
+  assert.equal([last().Created, last().OnAmount, last().Touched], ['new:4.0', 60, 2]);
+  doc.updateRecords('Orders', [{id: 4, fields: {Customer: 1}}]);
+  assert.equal([last().OnAmount, last().Touched], [60, 3]);
+  // A value given explicitly wins.
+  doc.addRecords('Orders', [{Customer: 1, Amount: 1, Created: 'mine'}]);
+  assert.is(last().Created, 'mine');
+  doc.close();
+});
+
+test.run();
