@@ -125,4 +125,35 @@ test('trigger formulas: on new records, on listed columns, on any update, never'
   doc.close();
 });
 
+
+test('summary tables: groups added and removed, group/count/formulas follow the source', () => {
+  const doc = orders();
+  // A summary of Orders by Customer, made as Grist stores one (CreateViewSection is not an API action).
+  doc.addTables([{id: 'Orders_summary_Customer', columns: [
+    {id: 'Customer', fields: {type: 'Ref:Customers', isFormula: false}},
+    {id: 'group', fields: {type: 'RefList:Orders', isFormula: true, formula: 'table.getSummarySourceGroup(rec)'}},
+    {id: 'count', fields: {type: 'Int', isFormula: true, formula: 'len($group)'}},
+    {id: 'Amount', fields: {type: 'Numeric', isFormula: true, formula: 'SUM($group.Amount)'}},
+  ]}]);
+  const tables = doc.listTables();
+  const ordersRef = tables.find((t) => t.id === 'Orders')!.fields.tableRef;
+  const sumRef = tables.find((t) => t.id === 'Orders_summary_Customer')!.fields.tableRef;
+  const custRef = doc.listColumns('Orders').find((c) => c.id === 'Customer')!.fields.colRef;
+  const sumCustRef = doc.listColumns('Orders_summary_Customer').find((c) => c.id === 'Customer')!.fields.colRef;
+  doc.applyUserActions([
+    ['UpdateRecord', '_grist_Tables', sumRef, {summarySourceTable: ordersRef}],
+    ['UpdateRecord', '_grist_Tables_column', sumCustRef, {summarySourceCol: custRef}],
+  ]);
+  doc.addRecords('Orders', [{Customer: 2, Amount: 1}]);
+  const summary = () => doc.fetchRecords('Orders_summary_Customer').records.map((r) => [r.fields.Customer, r.fields.group, r.fields.count, r.fields.Amount]);
+  assert.equal(summary(), [[1, ['L', 1, 2], 2, 15], [2, ['L', 3, 4], 2, 8]]);
+  doc.updateRecords('Orders', [{id: 1, fields: {Amount: 20}}]);
+  assert.equal(summary(), [[1, ['L', 1, 2], 2, 25], [2, ['L', 3, 4], 2, 8]]);
+  doc.applyUserActions([['AddRecord', 'Customers', null, {Name: 'Cy'}], ['UpdateRecord', 'Orders', 2, {Customer: 3}]]);
+  assert.equal(summary(), [[1, ['L', 1], 1, 20], [2, ['L', 3, 4], 2, 8], [3, ['L', 2], 1, 5]]);
+  doc.removeRecords('Orders', [1]);
+  assert.equal(summary(), [[2, ['L', 3, 4], 2, 8], [3, ['L', 2], 1, 5]]);
+  doc.close();
+});
+
 test.run();

@@ -68,6 +68,11 @@ export class ChangeSet {
     this.ops.delete(tableId);
   }
 
+  /** Whether the write changed rows of this table. */
+  touched(tableId: string): boolean {
+    return this.ops.has(tableId);
+  }
+
   list(): TableChange[] {
     const out: TableChange[] = [];
     for (const [tableId, ops] of this.ops) {
@@ -157,6 +162,8 @@ export class DocEngine {
   beforeRows: BeforeRowsHook | null = null;
   /** The document's formula engine (set by GristDoc during writes): every data and schema change is mirrored to it. */
   formulas: FormulaEngine | null = null;
+  /** Set while the document writes cells of its own (summary groups): formula columns accept them. */
+  internalWrite = false;
   /** What columns hold (storage classes, exact JSON of numbers), for filter, sort and JSON SQL (colstats.ts). */
   readonly classes: ColumnClasses;
   private readonly stmts = new Map<string, Database.Statement>();
@@ -377,7 +384,7 @@ export class DocEngine {
    */
   private ensureAcceptsData(table: TableMeta, colId: string, values: CellValue[]): CellValue[] | null {
     const col = this.getColumn(table, colId);
-    if (!col.isFormula || table.isMeta) { return values; }
+    if (!col.isFormula || table.isMeta || (this.internalWrite && col.formula)) { return values; }
     if (col.formula) { throw engineError('ValueError', `Can't save value to formula column ${colId}`); }
     let out = values;
     if (col.type === 'Any') {

@@ -16,6 +16,7 @@ import {
 } from './formulas.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import {findMatches} from './lookup.js';
+import {syncSummaries} from './summary.js';
 import {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -279,6 +280,7 @@ export class GristDoc {
       fx.invalidateClock();
       this.clockAt = now;
     }
+    syncSummaries(this.engine, changes);
     if (!fx.pending) { return; }
     writeRecalc(this.engine, changes, fx.recalc());
   }
