@@ -146,6 +146,8 @@ export class GristDoc {
   private formulasLoaded = false;
   /** When volatile formulas (NOW(), TODAY()) were last refreshed. */
   private clockAt = Date.now();
+  /** Whether the document is known to carry the "formulas computed" mark. */
+  private marked = false;
   /** How many `fetchRecordsJson` answers SQLite wrote, and how many were built in JS (not cached). */
   readonly recordsJsonPaths = {sql: 0, js: 0};
 
@@ -281,6 +283,11 @@ export class GristDoc {
       this.clockAt = now;
     }
     syncSummaries(this.engine, changes);
+    if (!this.marked) {
+      // The document's formulas are now kept current by gristlite (docs/decisions.md).
+      if (!formulasComputed(this.db)) { markFormulasComputed(this.db); }
+      this.marked = true;
+    }
     if (!fx.pending) { return; }
     writeRecalc(this.engine, changes, fx.recalc());
   }
@@ -307,9 +314,13 @@ export class GristDoc {
     return cells;
   }
 
-  /** Whether gristlite has computed this document's formulas (docs/decisions.md). */
-  get formulasComputed(): boolean {
-    return formulasComputed(this.db);
+  /**
+   * Whether this document needs its formulas computed before it is served: it has formulas and
+   * gristlite never computed them (an imported file, or a document from before formulas were
+   * computed). docs/decisions.md.
+   */
+  get needsFormulaRecompute(): boolean {
+    return this.isWritable && hasFormulas(this.engine.meta) && !formulasComputed(this.db);
   }
 
   /** The document's formula engine, loaded if needed (for tests and measurements). */
