@@ -68,7 +68,7 @@ export function formulasSuite(target: Target): void {
     assert.equal((await data('Orders')).Double, [5, 6, 2, 14]);
     ok(await api.post(`/api/docs/${doc}/apply`, [['ModifyColumn', 'Orders', 'Double', { formula: '$Qty / ($Price - 1)' }]], chimpy.as));
     const d = (await data('Orders')).Double;
-    assert.equal(d[2], ['E', 'ZeroDivisionError', 'float division by zero']);
+    assert.equal(d[2], ['E', 'ZeroDivisionError']);
     const recs = ok(await api.get(`${tablePath(doc, 'Orders')}/records`, chimpy.as)).body.records;
     assert.is(recs[2].fields.Double, null);
     assert.equal(recs[2].errors, { Double: 'ZeroDivisionError' });

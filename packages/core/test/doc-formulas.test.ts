@@ -74,7 +74,7 @@ test('errors are cells: /records gives null plus errors, /data the raw error', (
   assert.equal(records[0].fields.Ratio, 0.625);
   assert.equal(records[2].fields.Ratio, null);
   assert.equal(records[2].errors, {Ratio: 'ZeroDivisionError'});
-  assert.equal(col(doc, 'Products', 'Ratio')[2], ['E', 'ZeroDivisionError', 'float division by zero']);
+  assert.equal(col(doc, 'Products', 'Ratio')[2], ['E', 'ZeroDivisionError']);
   assert.equal(JSON.parse(doc.fetchRecordsJson('Products')).records[2].errors, {Ratio: 'ZeroDivisionError'});
   doc.close();
 });

@@ -114,41 +114,60 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
     const tracked = doc.classes.track(tableId);
     const written = new Map<string, StoredValues>();
     let count = 0;
+    const reported = new Set<number>();
     for (const [colId, {rowIds, values}] of Object.entries(cols)) {
       const col = table.byId.get(colId);
       if (!col || !rowIds.length) { continue; }
-      const stored = new StoredValues(col.declType);
-      written.set(colId, stored);
-      const encoded = new Array<SqlValue>(values.length);
-      for (let i = 0; i < values.length; i++) {
-        encoded[i] = col.encode(values[i]);
-        stored.add(encoded[i]);
-      }
       const t = quoteIdent(tableId);
       const c = quoteIdent(colId);
-      const lo = rowIds[0];
-      const hi = rowIds[rowIds.length - 1];
+      const stored = new StoredValues(col.declType);
+      written.set(colId, stored);
+      let encoded = new Array<SqlValue>(values.length);
+      let skip: Set<number> | null = null;
+      for (let i = 0; i < values.length; i++) {
+        let v = values[i];
+        if (Array.isArray(v) && v[0] === 'E') {
+          v = storedError(v);
+          encoded[i] = col.encode(v);
+          // The engine holds errors with their message: one loaded from the file reads as changed
+          // when recomputed, though what is stored stays the same.
+          const old = doc.stmt(`SELECT ${c} FROM ${t} WHERE id = ?`).pluck().get(rowIds[i]);
+          if (Buffer.isBuffer(old) && Buffer.isBuffer(encoded[i]) && old.equals(encoded[i] as Buffer)) { (skip ??= new Set()).add(i); }
+        } else {
+          encoded[i] = col.encode(v);
+        }
+        stored.add(encoded[i]);
+      }
+      let ids = rowIds;
+      if (skip) {
+        ids = rowIds.filter((_, i) => !skip!.has(i));
+        encoded = encoded.filter((_, i) => !skip!.has(i));
+        if (!ids.length) { continue; }
+      }
+      const lo = ids[0];
+      const hi = ids[ids.length - 1];
       // Dense changes (most rows of their id range): one statement; SQLite asks for each row's
       // value (2-3x faster than a statement per row). Sparse ones: a statement per row.
-      if (rowIds.length > BULK_CELLS && rowIds.length * 2 >= hi - lo + 1) {
+      if (ids.length > BULK_CELLS && ids.length * 2 >= hi - lo + 1) {
         bulkValues = new Array<SqlValue | undefined>(hi - lo + 1);
         bulkBase = lo;
-        for (let i = 0; i < rowIds.length; i++) { bulkValues[rowIds[i] - lo] = encoded[i]; }
+        for (let i = 0; i < ids.length; i++) { bulkValues[ids[i] - lo] = encoded[i]; }
         try {
           const inRange = doc.stmt(`SELECT count(*) FROM ${t} WHERE id BETWEEN ? AND ?`).pluck().get(lo, hi) as number;
-          const every = inRange === rowIds.length ? '' : ` AND ${HAS_FN}(id)`;
+          const every = inRange === ids.length ? '' : ` AND ${HAS_FN}(id)`;
           doc.stmt(`UPDATE ${t} SET ${c} = ${CELL_FN}(id) WHERE id BETWEEN ? AND ?${every}`).run(lo, hi);
         } finally {
           bulkValues = null;
         }
       } else {
         const stmt = doc.stmt(`UPDATE ${t} SET ${c} = ? WHERE id = ?`);
-        for (let i = 0; i < rowIds.length; i++) { stmt.run(encoded[i], rowIds[i]); }
+        for (let i = 0; i < ids.length; i++) { stmt.run(encoded[i], ids[i]); }
       }
-      count += rowIds.length;
+      count += ids.length;
+      for (const r of ids) { reported.add(r); }
     }
     tracked.done(written, count);
-    changes.update(tableId, rows);
+    if (reported.size) { changes.update(tableId, rows.filter((r) => reported.has(r))); }
   }
 }
 
@@ -166,4 +185,18 @@ export function formulasComputed(db: Database.Database): boolean {
 export function markFormulasComputed(db: Database.Database): void {
   db.exec(`CREATE TABLE IF NOT EXISTS ${FORMULAS_TABLE} (id INTEGER PRIMARY KEY, computedAt TEXT)`);
   db.prepare(`INSERT OR REPLACE INTO ${FORMULAS_TABLE} (id, computedAt) VALUES (1, ?)`).run(new Date().toISOString());
+}
+
+/**
+ * An error cell as Grist stores a formula's error: `["E", name]`, the message kept only with a
+ * trigger formula's previous value, and `["E", "InvalidTypedValue", type, value]` (objtypes.py
+ * RaisedException). The engine's cells also carry the message.
+ */
+export function storedError(v: CellValue[]): CellValue {
+  if (v.length !== 3) { return v; }
+  if (v[1] === 'InvalidTypedValue' && typeof v[2] === 'string') {
+    const m = /^Invalid ([\w:]+): ([\s\S]*)$/.exec(v[2]);
+    if (m) { return ['E', 'InvalidTypedValue', m[1], m[2]]; }
+  }
+  return ['E', v[1]];
 }

@@ -1039,7 +1039,8 @@ export class FormulaEngine implements RecordHost {
     });
     fns.RECORD = new PyCallable('RECORD', (args, kw) => {
       const expand = kw?.expand_refs ?? args[2] ?? 0n;
-      return recordToDict(this, args[0], Number(expand));
+      const cur = this.cur;
+      return recordToDict(this, args[0], Number(expand), cur ? { tableId: cur.col.table.id, colId: cur.col.id } : undefined);
     });
     fns.VLOOKUP = new PyCallable('VLOOKUP', (args, kw) => {
       const table = args[0];

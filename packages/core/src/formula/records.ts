@@ -4,7 +4,7 @@
  * Every read goes through the engine, which records the dependency.
  */
 import {
-  Kwargs, PyCallable, PyDict, PyObject, Value, attributeError, raise, repr, truthy, typeName,
+  Kwargs, PyCallable, PyDict, PyException, PyObject, Value, attributeError, raise, repr, truthy, typeName,
 } from './values.js';
 import { pyCompare } from './ops.js';
 
@@ -175,20 +175,24 @@ function splitOrderBy(kw: Kwargs | null): { keys: Kwargs; orderBy: Value } {
 }
 
 /** RECORD(rec_or_list, dates_as_iso=False, expand_refs=0): the dict form of records. */
-export function recordToDict(host: RecordHost & { columnIds(tableId: string): string[] }, r: Value, expandRefs = 0): Value {
+export function recordToDict(host: RecordHost & { columnIds(tableId: string): string[] }, r: Value, expandRefs = 0,
+                             current?: { tableId: string; colId: string }): Value {
   if (r instanceof RecordSet || Array.isArray(r)) {
     const items = r instanceof RecordSet ? [...r.iter()] : r;
-    return items.map((x) => recordToDict(host, x, expandRefs));
+    return items.map((x) => recordToDict(host, x, expandRefs, current));
   }
   if (!(r instanceof Record)) return raise('TypeError', 'RECORD() requires a Record or an iterable of Records');
   const d = new PyDict();
   d.set('id', BigInt(r.rowId));
   for (const colId of host.columnIds(r.tableId)) {
-    if (colId === 'id' || colId.startsWith('gristHelper_')) continue;
+    // Grist skips hidden columns and the cell being evaluated (functions/info.py RECORD).
+    if (colId === 'id' || colId === 'manualSort' || colId.startsWith('gristHelper_')) continue;
+    if (current && current.tableId === r.tableId && current.colId === colId) continue;
     let v: Value;
     try {
       v = host.readCell(r.tableId, colId, r.rowId);
     } catch (e) {
+      if (!(e instanceof PyException)) throw e;   // the engine's "compute that cell first"
       v = null;
       // Grist stores errors as None in RECORD's dict and lists them under _error_.
       let errs = d.get('_error_') as PyDict | undefined;
