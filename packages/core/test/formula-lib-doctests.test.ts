@@ -433,6 +433,22 @@ test("MID (Grist doctests)", () => {
   check("MID(\"Fluid Flow\", 0, 5)", () => F.MID.call(["Fluid Flow", 0n, 5n], null), null, ["ValueError", "start_num invalid"]);
 });
 
+test("PHONE_FORMAT (Grist doctests)", () => {
+  check("PHONE_FORMAT(\"+12345678901\")", () => F.PHONE_FORMAT.call(["+12345678901"], null), "'+1 234-567-8901'");
+  check("PHONE_FORMAT(\"2345678901\", \"US\")", () => F.PHONE_FORMAT.call(["2345678901", "US"], null), "'(234) 567-8901'");
+  check("PHONE_FORMAT(\"2345678901\", \"GB\")", () => F.PHONE_FORMAT.call(["2345678901", "GB"], null), "'023 4567 8901'");
+  check("PHONE_FORMAT(\"2345678901\", \"GB\", \"+\")", () => F.PHONE_FORMAT.call(["2345678901", "GB", "+"], null), "'+44 23 4567 8901'");
+  check("PHONE_FORMAT(\"+442345678901\", \"GB\")", () => F.PHONE_FORMAT.call(["+442345678901", "GB"], null), "'023 4567 8901'");
+  check("PHONE_FORMAT(\"+12345678901\", \"GB\")", () => F.PHONE_FORMAT.call(["+12345678901", "GB"], null), "'+1 234-567-8901'");
+  check("PHONE_FORMAT(\"(234) 567-8901\")    # doctest: +IGNORE_EXCEPTION_DETAIL", () => F.PHONE_FORMAT.call(["(234) 567-8901"], null), null, ["NumberParseException", null]);
+  check("PHONE_FORMAT(\"(234)567 89-01\", \"US\", \"tel\")", () => F.PHONE_FORMAT.call(["(234)567 89-01", "US", "tel"], null), "'tel:+1-234-567-8901'");
+  check("PHONE_FORMAT(\"2/3456/7890\", \"FR\", '#')", () => F.PHONE_FORMAT.call(["2/3456/7890", "FR", "#"], null), "'02 34 56 78 90'");
+  check("PHONE_FORMAT(\"+33234567890\", '#')", () => F.PHONE_FORMAT.call(["+33234567890", "#"], null), "'+33 2 34 56 78 90'");
+  check("PHONE_FORMAT(\"+33234567890\", 'tel')", () => F.PHONE_FORMAT.call(["+33234567890", "tel"], null), "'tel:+33-2-34-56-78-90'");
+  check("PHONE_FORMAT(\"tel:+1-234-567-8901\", country=\"US\", format=\"*\")", () => F.PHONE_FORMAT.call(["tel:+1-234-567-8901"], {country: "US", format: "*"}), "'+12345678901'");
+  check("PHONE_FORMAT(33234567890)", () => F.PHONE_FORMAT.call([33234567890n], null), null, ["TypeError", "Phone number must be a text value. If formatting a value from a Numeric column, convert that column to Text first."]);
+});
+
 test("PROPER (Grist doctests)", () => {
   check("PROPER('this is a TITLE')", () => F.PROPER.call(["this is a TITLE"], null), "'This Is A Title'");
   check("PROPER('2-way street')", () => F.PROPER.call(["2-way street"], null), "'2-Way Street'");

@@ -2,8 +2,9 @@
 import * as assert from 'uvu/assert';
 import { gristFunctions, setDocTimezone } from '../src/formula/functions/index.js';
 import {
-  PyCallable, PyException, PyObject, PyTuple, Value, pyEquals, raise, repr,
+  PyCallable, PyDict, PyException, PyObject, PyTuple, Value, pyEquals, raise, repr, str,
 } from '../src/formula/values.js';
+import { modules } from '../src/formula/modules/index.js';
 import {
   PyClass, PyDate, dateClass, datetimeClass, setClock, strftime, timeClass, timedeltaClass, timezoneClass, tzinfoFor,
 } from '../src/formula/datetime.js';
@@ -33,6 +34,12 @@ export function bin(op: string, a: Value, b: Value): Value {
     if (typeof r !== 'symbol') return r;
   }
   switch (op) {
+    case '|': return BigInt(a as bigint) | BigInt(b as bigint);
+    case '<': {
+      const o = a as PyObject;
+      if (o?.compare) return o.compare(b) < 0;
+      return Number(num(a)) < Number(num(b));
+    }
     case '+': return typeof a === 'string' ? a + (b as string) : add(a, b);
     case '-': return sub(a, b);
     case '*': return mul(a, b);
@@ -52,6 +59,13 @@ export function bin(op: string, a: Value, b: Value): Value {
 }
 
 export const tuple = (...items: Value[]) => new PyTuple(items);
+export const M = modules;
+export const lambdaFn = (f: (...args: Value[]) => Value) => new PyCallable('<lambda>', (args) => f(...args));
+export function dict(entries: Array<[Value, Value]>): PyDict {
+  const d = new PyDict();
+  for (const [k, x] of entries) d.set(k, x);
+  return d;
+}
 export const lazyFn = (f: () => Value) => new PyCallable('<lambda>', () => f());
 export const fixed = (x: Value, n: number) => formatFixed(Number(num(x)), n, false);
 export const altText = (s: string): PyObject => ({ pyType: 'AltText', str: () => s, repr: () => `AltText(${repr(s)})` });
@@ -96,8 +110,9 @@ export const py = {
     const x = iter(a), y = iter(b);
     return x.slice(0, Math.min(x.length, y.length)).map((v, i) => new PyTuple([v, y[i]]));
   },
+  int: (x: Value) => (typeof x === 'string' ? BigInt(x) : BigInt(Math.trunc(Number(num(x))))),
   float: (s: Value) => (s === 'nan' ? NaN : s === 'inf' ? Infinity : s === '-inf' ? -Infinity : Number(s)),
-  str: (x: Value) => (typeof x === 'string' ? x : repr(x)),
+  str: (x: Value) => str(x),
   sum: (x: Value) => iter(x).reduce<Value>((t, v) => add(t, v), 0n),
   list: (x: Value) => iter(x),
   isnan: (x: Value) => typeof x === 'number' && Number.isNaN(x),

@@ -6,7 +6,7 @@
  */
 import { CellValue, baseType, converterFor, refTarget } from '../doc/types.js';
 import { dateTimeZone } from '../doc/datetime.js';
-import { PyDict, PyException, PyObject, PySet, PyTuple, Value, repr, str } from './values.js';
+import { PyDict, PyException, PyObject, PySet, PyTuple, Value, repr, str, strRepr } from './values.js';
 import { ExcObject } from './ops.js';
 import { Record, RecordHost, RecordSet } from './records.js';
 import { IanaTz, PyDate, PyDateTime, dateToCell, datetimeToCell } from './datetime.js';
@@ -36,13 +36,15 @@ export function encodeObject(v: Value, colType = 'Any'): CellValue {
   if (v instanceof Record) return ['R', v.tableId, v.rowId];
   if (v instanceof RecordSet) return ['r', v.tableId, v.rowIds.slice()];
   if (v instanceof PyDict) {
+    const entries = [...v.entries()];
+    if (!entries.every(([k]) => typeof k === 'string')) return ['U', repr(v)];
+    // Grist stores dicts with their keys sorted (as RECORD(rec) cells in real documents show).
+    entries.sort(([a], [b]) => ((a as string) < (b as string) ? -1 : (a as string) > (b as string) ? 1 : 0));
     const o: { [k: string]: CellValue } = {};
-    for (const [k, x] of v.entries()) {
-      if (typeof k !== 'string') return ['U', repr(v)];
-      o[k] = encodeObject(x);
-    }
+    for (const [k, x] of entries) o[k as string] = encodeObject(x);
     return ['O', o];
   }
+  if (v instanceof AltText) return v.text;
   if (v instanceof PySet || v instanceof ExcObject) return ['U', repr(v)];
   if (v instanceof PyDate) {
     // Grist: a date/datetime in a DateTime column is read in the column's zone (naive ones too);
@@ -106,15 +108,56 @@ export function defaultCell(colType: string): CellValue {
   return null;
 }
 
-export function invalidTyped(type: string, v: CellValue): never {
-  throw new PyException('InvalidTypedValue', `Invalid ${type}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+/** Grist's InvalidTypedValue: alt text used where a typed value was needed ("Invalid Ref: hello"). */
+export class InvalidTypedValue extends PyException {
+  constructor(readonly typename: string, readonly value: string) {
+    super('InvalidTypedValue', `Invalid ${typename}: ${value}`);
+  }
 }
 
-/** The error a stored error cell re-raises. */
-export function raiseStoredError(v: CellValue[]): never {
-  const type = typeof v[1] === 'string' ? v[1] : 'Exception';
-  throw new PyException(type, typeof v[2] === 'string' ? v[2] : '');
+/**
+ * Grist's AltText: a stored value of the wrong type for its column (text in a Numeric column, an
+ * unknown reference "hello"). Formulas may pass it on or print it; attributes raise
+ * InvalidTypedValue, arithmetic raises TypeError; it is stored back as its text.
+ */
+export class AltText implements PyObject {
+  readonly pyType = 'AltText';
+  constructor(readonly text: string, readonly typename: string) {}
+  str(): string { return this.text; }
+  repr(): string { return `AltText(${strRepr(this.text)})`; }
+  eq(o: Value): boolean { return o instanceof AltText && o.text === this.text; }
+  hashKey(): string { return `A:${this.text}`; }
+  getattr(_name: string): Value { throw new InvalidTypedValue(this.typename, this.text); }
+  toFloat(): number {
+    const f = Number(this.text.trim());
+    if (this.text.trim() === '' || Number.isNaN(f)) throw new PyException('ValueError', `could not convert string to float: ${strRepr(this.text)}`);
+    return f;
+  }
+  toInt(): bigint { return BigInt(Math.trunc(this.toFloat())); }
+  toCellValue(): CellValue { return this.text; }
 }
+
+/** The error a stored error cell re-raises (`message` when the engine knows it). */
+export function raiseStoredError(v: CellValue[], message?: string): never {
+  const type = typeof v[1] === 'string' ? v[1] : 'Exception';
+  if (type === 'InvalidTypedValue' && typeof v[2] === 'string' && v.length >= 4) throw new InvalidTypedValue(v[2], str(v[3] as Value));
+  throw new PyException(type, message ?? (typeof v[2] === 'string' ? v[2] : ''));
+}
+
+/** Python's str() of a stored value of the wrong type, for AltText. */
+function altTextOf(v: CellValue): string {
+  if (typeof v === 'string') return v;
+  try {
+    return str(decodeObject(v, NO_HOST, {}));
+  } catch {
+    return JSON.stringify(v);
+  }
+}
+
+const NO_HOST = {
+  readCell: () => null, hasColumn: () => false, lookup: () => ({ rows: [] }), allRows: () => ({ rows: [] }),
+  summaryGroup: () => null, rowExists: () => false,
+} as RecordHost;
 
 export type CellDecoder = (v: CellValue) => Value;
 
@@ -124,7 +167,7 @@ export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHo
   const generic = (v: CellValue): Value => decodeObject(v, host, hooks);
   const special = (v: CellValue): Value => {
     if (Array.isArray(v) && v[0] === 'E') raiseStoredError(v);
-    return invalidTyped(base, v);
+    return new AltText(altTextOf(v), base);
   };
   switch (base) {
     case 'Int': case 'Id':
@@ -169,10 +212,14 @@ export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHo
   }
 }
 
-/** Grist's decode_object for Any cells. */
+/**
+ * Grist's decode_object for Any cells. A number is an int only within 32 bits: Grist hands cells
+ * to Python through its JS marshaller, which writes an int for a 32-bit integer and a float for
+ * every other number, whatever SQLite's storage class was (REAL 5.0 reads as 5, 2**40 as 1099511627776.0).
+ */
 export function decodeObject(v: CellValue, host: RecordHost, hooks: DateHooks): Value {
   if (v === null || typeof v !== 'object') {
-    if (typeof v === 'number' && Number.isInteger(v) && !Object.is(v, -0)) return BigInt(v);
+    if (typeof v === 'number' && (v | 0) === v && !Object.is(v, -0)) return BigInt(v);
     return v as Value;
   }
   if (!Array.isArray(v)) return null;
@@ -194,10 +241,16 @@ export function decodeObject(v: CellValue, host: RecordHost, hooks: DateHooks): 
   return null;
 }
 
-/** Error cell for an exception, as Grist stores it: ['E', type, message]. */
+/**
+ * Error cell for an exception, as Grist stores it (RaisedException.encode_args): ['E', type];
+ * InvalidTypedValue keeps its type name and text: ['E', 'InvalidTypedValue', 'Ref', 'hello'];
+ * a trigger formula's error keeps the message and the previous value: ['E', type, message, null, {u: previous}].
+ */
 export function errorCell(e: PyException, previous?: CellValue): CellValue {
-  const out: CellValue[] = ['E', e.type, e.message];
-  if (previous !== undefined) out.push(null, { u: previous });
+  const out: CellValue[] = ['E', e.type];
+  if (e instanceof InvalidTypedValue) out.push(e.typename, e.value);
+  else if (previous !== undefined) out.push(e.message, null);
+  if (previous !== undefined) out.push({ u: previous });
   return out;
 }
 

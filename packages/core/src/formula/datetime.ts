@@ -12,6 +12,7 @@ import {
   Kwargs, NOT_IMPLEMENTED, PyObject, PyTuple, Value, attributeError, bindArgs, isNumeric, raise,
   toFloat, typeName,
 } from './values.js';
+import { PyType } from './ops.js';
 
 export const MINYEAR = 1;
 export const MAXYEAR = 9999;
@@ -312,6 +313,8 @@ export class IanaTz extends TzInfo {
   private constructor(readonly name: string, readonly favorOffset: number | null) { super(); }
 
   private static readonly cache = new Map<string, IanaTz>();
+  /** The variants of this zone by favored offset (for fromutc, called per DateTime cell read). */
+  private readonly variants = new Map<number, IanaTz>();
   static get(name: string, favorOffset: number | null = null): IanaTz {
     const key = `${name}|${favorOffset}`;
     let z = IanaTz.cache.get(key);
@@ -334,11 +337,32 @@ export class IanaTz extends TzInfo {
     return z;
   }
 
+  /**
+   * Offset at an instant. Cached per UTC day when the offset is the same at both ends of the day
+   * (zones change offset at most a few times a year), else per 15-minute bucket within the day.
+   */
   offsetAt(utcMs: number): number {
-    const bucket = Math.floor(utcMs / 900_000);
-    const hit = this.offsets.get(bucket);
-    if (hit !== undefined) return hit;
-    // Intl works to the second; offsets change on whole minutes since 1900 (LMT aside).
+    const day = Math.floor(utcMs / DAY_MS);
+    const hit = this.offsets.get(day);
+    if (hit !== undefined && !Number.isNaN(hit)) return hit;
+    if (hit === undefined) {
+      if (this.offsets.size > 50000) this.offsets.clear();
+      const a = this.rawOffset(day * DAY_MS), b = this.rawOffset(day * DAY_MS + DAY_MS - 1000);
+      this.offsets.set(day, a === b ? a : NaN);
+      if (a === b) return a;
+    }
+    // A day with a transition: 15-minute buckets (keys offset by 1e9 days to stay apart).
+    const bucket = 1e9 + Math.floor(utcMs / 900_000);
+    const b = this.offsets.get(bucket);
+    if (b !== undefined) return b;
+    const off = this.rawOffset(utcMs);
+    // Transitions fall on bucket edges except historical LMT ones, which are not cached.
+    if (off % 60_000 === 0 && this.rawOffset(Math.floor(utcMs / 900_000) * 900_000) === off) this.offsets.set(bucket, off);
+    return off;
+  }
+
+  /** Offset at an instant from Intl (to the second). */
+  private rawOffset(utcMs: number): number {
     const t = Math.floor(utcMs / 1000) * 1000;
     const parts = zoneFormatter(this.name).formatToParts(new Date(t));
     const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
@@ -346,12 +370,7 @@ export class IanaTz extends TzInfo {
     if (parts.find((p) => p.type === 'era')?.value === 'BC') year = 1 - year;
     const local = daysFromCivil(year, get('month'), get('day')) * DAY_MS +
       get('hour') * 3_600_000 + get('minute') * 60_000 + get('second') * 1000;
-    const off = local - t;
-    if (this.offsets.size > 20000) this.offsets.clear();
-    // Only cache when the bucket has one offset throughout (transitions fall on bucket edges
-    // except for historical LMT ones).
-    if (off % 60_000 === 0) this.offsets.set(bucket, off);
-    return off;
+    return local - t;
   }
 
   /**
@@ -390,7 +409,15 @@ export class IanaTz extends TzInfo {
     }
   }
 
-  override fromutc(utcMs: number): TzInfo { return IanaTz.get(this.name, this.offsetAt(utcMs)); }
+  override fromutc(utcMs: number): TzInfo {
+    const off = this.offsetAt(utcMs);
+    let z = this.variants.get(off);
+    if (!z) {
+      z = IanaTz.get(this.name, off);
+      this.variants.set(off, z);
+    }
+    return z;
+  }
   repr(): string { return `moment.tzinfo('${this.name}')`; }
   eq(o: Value): boolean { return o === this; }
   hashKey(): string { return `iana:${this.name}:${this.favorOffset}`; }
@@ -776,7 +803,6 @@ export function strftime(d: PyDate | PyTime, fmt: string): string {
   const H = dt?.hour ?? 0, M = dt?.minute ?? 0, S = dt?.second ?? 0, US = dt?.microsecond ?? 0;
   const wd = d.weekday();
   const yday = d.epochDays() - daysFromCivil(d.year, 1, 1) + 1;
-  const jan1wd = mod(daysFromCivil(d.year, 1, 1) + 3, 7);
   const date = d;
   const directive = (c: string, noPad: boolean): string | null => {
     const p = (n: number, w = 2) => (noPad ? String(n) : pad(n, w));
@@ -830,7 +856,6 @@ export function strftime(d: PyDate | PyTime, fmt: string): string {
       case 't': return '\t';
       case '%': return '%';
     }
-    void jan1wd;
     return null;
   };
   let out = '';
@@ -853,7 +878,7 @@ const STRPTIME_RE: Record<string, string> = {
   I: '(?<I>1[0-2]|0?[1-9])', G: '(?<G>\\d\\d\\d\\d)', j: '(?<j>36[0-6]|3[0-5]\\d|[12]\\d\\d|0?[1-9]\\d|00?[1-9])',
   m: '(?<m>1[0-2]|0?[1-9])', M: '(?<M>[0-5]\\d|\\d)', S: '(?<S>6[0-1]|[0-5]\\d|\\d)',
   U: '(?<U>5[0-3]|[0-4]\\d|\\d)', w: '(?<w>[0-6])', u: '(?<u>[1-7])', V: '(?<V>5[0-3]|0[1-9]|[1-4]\\d|\\d)',
-  y: '(?<y>\\d\\d)', Y: '(?<Y>\\d\\d\\d\\d)', z: '(?<z>[+-]\\d\\d:?[0-5]\\d(:?[0-5]\\d(\\.\\d{1,6})?)?|(?-i:Z))?',
+  y: '(?<y>\\d\\d)', Y: '(?<Y>\\d\\d\\d\\d)', z: '(?<z>[+-]\\d\\d:?[0-5]\\d(:?[0-5]\\d(\\.\\d{1,6})?)?|Z)?',
   A: `(?<A>${DAY_NAMES.join('|')})`, a: `(?<a>${DAY_NAMES.map((n) => n.slice(0, 3)).join('|')})`,
   B: `(?<B>${MONTH_NAMES.join('|')})`, b: `(?<b>${MONTH_NAMES.map((n) => n.slice(0, 3)).join('|')})`,
   p: '(?<p>am|pm)', Z: '(?<Z>utc|gmt|z)', '%': '%',
@@ -1008,22 +1033,27 @@ export function fn(name: string, impl: (args: Value[], kwargs: Kwargs | null) =>
   return { pyType: 'builtin_function_or_method', call: impl, repr: () => `<built-in method ${name}>` };
 }
 
-/** A Python class object: callable, with class attributes, and `test` for isinstance. */
-export class PyClass implements PyObject {
-  readonly pyType = 'type';
-  constructor(readonly name: string, private readonly ctor: (args: Value[], kwargs: Kwargs | null) => Value,
-    readonly test: (v: Value) => boolean, private readonly attrs: () => Record<string, Value>,
-    private readonly qualname = name) {}
-  call(args: Value[], kwargs: Kwargs | null): Value { return this.ctor(args, kwargs); }
-  getattr(name: string): Value {
+/**
+ * A Python class object: callable, with class attributes, and `test` for isinstance. It is the
+ * interpreter's PyType (so that `isinstance(x, datetime.date)` works), with attributes built on
+ * first use and Python's qualified name in its repr.
+ */
+export class PyClass extends PyType {
+  constructor(name: string, ctor: (args: Value[], kwargs: Kwargs | null) => Value,
+    test: (v: Value) => boolean, private readonly lazyAttrs: () => Record<string, Value>,
+    private readonly qualname = name) {
+    super(name, ctor, test);
+  }
+  private attrCache: Record<string, Value> | null = null;
+  override getattr(name: string): Value {
     if (name === '__name__') return this.name;
-    const a = this.attrs();
+    const a = (this.attrCache ??= this.lazyAttrs());
     if (Object.prototype.hasOwnProperty.call(a, name)) return a[name];
     return raise('AttributeError', `type object '${this.qualname}' has no attribute '${name}'`);
   }
-  repr(): string { return `<class '${this.qualname}'>`; }
-  hashKey(): string { return `class:${this.qualname}`; }
-  eq(o: Value): boolean { return o === this; }
+  override repr(): string { return `<class '${this.qualname}'>`; }
+  override hashKey(): string { return `class:${this.qualname}`; }
+  override eq(o: Value): boolean { return o === this; }
 }
 
 function numArg(v: Value, what: string): number {

@@ -12,15 +12,15 @@
  */
 import type { CellValue } from '../doc/types.js';
 import { baseType, refTarget } from '../doc/types.js';
-import { Kwargs, PyCallable, PyException, Value, hashKey, raise, truthy } from './values.js';
+import { Kwargs, PyCallable, PyException, PyObject, PyTuple, Value, hashKey, raise, repr, truthy } from './values.js';
 import { Budget, BudgetSettings, setCurrentBudget } from './budget.js';
 import { builtinTable } from './builtins.js';
 import { Globals } from './compiler.js';
 import { CompiledFormula, compileFormula } from './grist.js';
 import {
-  CellDecoder, DateHooks, convertResult, defaultCell, errorCell, makeCellDecoder, sameCell,
+  CellDecoder, DateHooks, convertResult, defaultCell, errorCell, makeCellDecoder, raiseStoredError, sameCell,
 } from './convert.js';
-import { Record, RecordHost, RecordSet, UserTable, recordToDict } from './records.js';
+import { Record, RecordHost, RecordSet, UserTable, Via, recordToDict } from './records.js';
 import { pyCompare, toArray } from './ops.js';
 import { getattr } from './methods.js';
 import { tokenize } from './lexer.js';
@@ -46,6 +46,8 @@ export interface TableSpec {
   columns: ColumnSpec[];
   /** Summary tables: the source table; group-by columns are the columns of this table that exist in the source. */
   summarySourceTable?: string | null;
+  /** Summary tables: the group-by columns (Grist's summarySourceCol), same colIds as in the source. */
+  summaryGroupBy?: string[];
 }
 
 /** Column values of a bulk action: colId -> one value per row id. */
@@ -82,7 +84,7 @@ class RowIndex {
 /** A set of row ids: flags by row id plus a list for iteration (entries added while iterating are visited). */
 class RowSet {
   private flags = new Uint8Array(16);
-  private list: number[] = [];
+  list: number[] = [];
   size = 0;
   has(r: number): boolean { return r < this.flags.length && this.flags[r] === 1; }
   add(r: number): this {
@@ -128,14 +130,51 @@ class Edge {
 type Source =
   | { kind: 0; edge: Edge; row: number }
   | { kind: 1; index: LookupIndex; key: string }
-  | { kind: 2; table: TableData };
+  | { kind: 2; table: TableData }
+  /** A column read through a lookup key (ckey = key + KEY_COL + colId). */
+  | { kind: 3; index: LookupIndex; ckey: string }
+  /** A column read through Table.all. */
+  | { kind: 4; table: TableData; colId: string };
 
 interface Tracker {
   col: ColData;
   row: number;
   sources: Source[];
   track: boolean;
+  /** The last (route, column) registered: rows read through the same route add nothing. */
+  lastVia: Via;
+  lastViaCol: ColData | null;
 }
+
+const NO_SOURCES: Source[] = [];
+function pushSource(cur: Tracker, s: Source): void {
+  if (cur.sources === NO_SOURCES) cur.sources = [s];
+  else cur.sources.push(s);
+}
+
+/** Separates a lookup key from a column id in `LookupIndex.colReaders`. */
+const KEY_COL = '\u0001';
+
+/** Reads through a lookup key: the rows of that key, in whatever order. */
+class KeyVia {
+  constructor(readonly index: LookupIndex, readonly key: string) {}
+}
+/** Reads through `Table.all`. */
+class AllVia {
+  constructor(readonly table: TableData) {}
+}
+
+/** `CONTAINS(value, match_empty=...)`: a lookup argument matching list cells that contain the value. */
+export class Contains implements PyObject {
+  readonly pyType = '_Contains';
+  constructor(readonly value: Value, readonly matchEmpty: Value | undefined) {}
+  repr(): string {
+    return `CONTAINS(${repr(this.value)}${this.matchEmpty === undefined ? '' : `, match_empty=${repr(this.matchEmpty)}`})`;
+  }
+  hashKey(): string { return `C(${lookupKey(this.value)})`; }
+}
+
+interface KeySpec { colId: string; contains: boolean; matchEmpty?: Value }
 
 class ColData {
   values: CellValue[] = [];
@@ -147,9 +186,13 @@ class ColData {
   cellSources = new Map<number, Source[]>();
   dirty = new RowSet();
   computing = new Set<number>();
+  /** How lookup keys are made from this column's stored cells (see rawKeyKind), once known. */
+  rawKeyKind: number | undefined = undefined;
   /** Trigger formulas that read their own column apply to explicitly set values too. */
   readsSelf = false;
   volatile = false;
+  /** Messages of the errors stored in this column (Grist stores only the type; formulas reading the cell see the message). */
+  errorMessages = new Map<number, string>();
   globals = new Map<string, Value>();
   constructor(public table: TableData, public id: string, public spec: ColumnSpec) {}
   get type(): string { return this.spec.type; }
@@ -165,49 +208,114 @@ class TableData {
   cols = new Map<string, ColData>();
   indexes = new Map<string, LookupIndex>();
   allCallers = new Map<ColData, Set<number>>();
+  /** Columns read through Table.all: colId -> dependent cells. */
+  allColReaders = new Map<string, Map<ColData, Set<number>>>();
+  allVia = new AllVia(this);
   sortedCache: number[] | null = null;
   free: number[] = [];
   userTable: UserTable | null = null;
+  groupBy: string[] = [];
+  /** See FormulaEngine.depTriggers (reset on schema changes). */
+  depTriggers: Map<string, ColData[]> | null = null;
   constructor(public id: string, public summarySource: string | null) {}
   sortedRowIds(): number[] {
-    if (!this.sortedCache) this.sortedCache = this.rowIds.filter((r) => r > 0).sort((a, b) => a - b);
+    if (!this.sortedCache) {
+      const ids = this.rowIds.filter((r) => r > 0);
+      let ascending = true;
+      for (let i = 1; i < ids.length; i++) if (ids[i] < ids[i - 1]) { ascending = false; break; }
+      this.sortedCache = ascending ? ids : ids.sort((a, b) => a - b);
+    }
     return this.sortedCache;
   }
 }
 
-/** An index on some columns of a table: key -> rows, and key -> the cells that looked it up. */
+/**
+ * An index on some columns of a table: key -> rows, and key -> the cells that looked it up. With
+ * CONTAINS a row has one key per item of its list cell (Grist's ContainsLookupMapping).
+ */
 class LookupIndex {
-  keyOf = new Map<number, string>();
-  rowsByKey = new Map<string, Set<number>>();
-  sortedByKey = new Map<string, number[]>();
+  /** row id -> its key, or its keys (CONTAINS); an array by row id, as RowIndex. */
+  keyOf: Array<string | string[] | undefined> = [];
+  /** key -> its rows (ascending unless the key is in `unsorted`). */
+  rowsByKey = new Map<string, number[]>();
+  private unsorted = new Set<string>();
+  /** Keys whose row array was handed out: copied before the next change. */
+  private shared = new Set<string>();
   callers = new Map<string, Map<ColData, Set<number>>>();
+  /** Columns read through a key: key + KEY_COL + colId -> dependent cells. */
+  colReaders = new Map<string, Map<ColData, Set<number>>>();
+  vias = new Map<string, KeyVia>();
   built = false;
-  constructor(readonly table: TableData, readonly colIds: string[]) {}
-  add(row: number, key: string): void {
-    this.keyOf.set(row, key);
-    let s = this.rowsByKey.get(key);
-    if (!s) { s = new Set(); this.rowsByKey.set(key, s); }
-    s.add(row);
-    this.sortedByKey.delete(key);
+  readonly colIds: string[];
+  constructor(readonly table: TableData, readonly name: string, readonly specs: KeySpec[]) {
+    this.colIds = specs.map((s) => s.colId);
   }
-  remove(row: number): string | undefined {
-    const key = this.keyOf.get(row);
-    if (key === undefined) return undefined;
-    this.keyOf.delete(row);
-    const s = this.rowsByKey.get(key);
-    if (s) { s.delete(row); if (!s.size) this.rowsByKey.delete(key); }
-    this.sortedByKey.delete(key);
-    return key;
+  add(row: number, keys: string | string[]): void {
+    this.keyOf[row] = keys;
+    if (typeof keys === 'string') this.addKey(row, keys);
+    else for (const key of keys) this.addKey(row, key);
   }
-  rows(key: string): number[] {
-    let r = this.sortedByKey.get(key);
-    if (!r) {
-      const s = this.rowsByKey.get(key);
-      r = s ? [...s].sort((a, b) => a - b) : [];
-      this.sortedByKey.set(key, r);
+  private addKey(row: number, key: string): void {
+    let a = this.rowsByKey.get(key);
+    if (!a) { this.rowsByKey.set(key, [row]); return; }
+    if (this.shared.has(key)) { a = a.slice(); this.rowsByKey.set(key, a); this.shared.delete(key); }
+    if (a.length && a[a.length - 1] > row) this.unsorted.add(key);
+    a.push(row);
+  }
+  remove(row: number): string[] | undefined {
+    const k = this.keyOf[row];
+    if (k === undefined) return undefined;
+    this.keyOf[row] = undefined;
+    const keys = typeof k === 'string' ? [k] : k;
+    for (const key of keys) {
+      let a = this.rowsByKey.get(key);
+      if (!a) continue;
+      const i = a.indexOf(row);
+      if (i < 0) continue;
+      if (a.length === 1) { this.rowsByKey.delete(key); this.unsorted.delete(key); this.shared.delete(key); continue; }
+      if (this.shared.has(key)) { a = a.slice(); this.rowsByKey.set(key, a); this.shared.delete(key); }
+      a.splice(i, 1);
     }
-    return r;
+    return keys;
   }
+  /** The rows of a key, ascending (not to be modified). */
+  rows(key: string): number[] {
+    const a = this.rowsByKey.get(key);
+    if (!a) return EMPTY_ROWS;
+    if (this.unsorted.size && this.unsorted.has(key)) { a.sort((x, y) => x - y); this.unsorted.delete(key); }
+    this.shared.add(key);
+    return a;
+  }
+  via(key: string): KeyVia {
+    let v = this.vias.get(key);
+    if (!v) { v = new KeyVia(this, key); this.vias.set(key, v); }
+    return v;
+  }
+}
+
+const EMPTY_ROWS: number[] = [];
+
+/**
+ * The lookup key of a stored cell without decoding it, for the column types where that is the
+ * same as lookupKey(decoded): numbers (Ref ids, Int, Numeric) and text. Else undefined.
+ */
+function rawKey(kind: number, v: CellValue): string | undefined {
+  if (typeof v === 'number') {
+    if (kind === 2) return undefined;
+    if (Number.isInteger(v)) return Number.isSafeInteger(v) && !Object.is(v, -0) ? 'n' + v : undefined;
+    return 'f' + v;
+  }
+  if (typeof v === 'string') return kind === 2 ? 's' + v : undefined;
+  if (v === null && kind === 1) return 'n0';
+  return undefined;
+}
+
+/** 1: Ref/Int/Numeric (numbers; a null Ref is row 0), 2: Text/Choice, 0: decode. */
+function rawKeyKind(type: string): number {
+  if (type.startsWith('Ref:')) return 1;
+  if (type === 'Int' || type === 'Numeric') return 3;
+  if (type === 'Text' || type === 'Choice') return 2;
+  return 0;
 }
 
 const CIRCULAR = new PyException('CircularRefError', 'Circular Reference');
@@ -255,6 +363,7 @@ export class FormulaEngine implements RecordHost {
   addTable(spec: TableSpec): void {
     if (this.tables.has(spec.tableId)) raise('ValueError', `table ${spec.tableId} exists`);
     const t = new TableData(spec.tableId, spec.summarySourceTable ?? null);
+    t.groupBy = spec.summaryGroupBy ?? [];
     this.tables.set(spec.tableId, t);
     for (const c of spec.columns) this.createColumn(t, c);
     this.schemaNameChanged(spec.tableId);
@@ -315,6 +424,11 @@ export class FormulaEngine implements RecordHost {
     c.id = newId;
     c.spec = { ...c.spec, colId: newId };
     t.cols.set(newId, c);
+    // recalcDeps name columns: follow the rename.
+    for (const o of t.cols.values()) {
+      if (o.spec.recalcDeps?.includes(oldId)) o.spec = { ...o.spec, recalcDeps: o.spec.recalcDeps.map((d) => (d === oldId ? newId : d)) };
+    }
+    t.depTriggers = null;
     for (const idx of [...t.indexes.values()]) if (idx.colIds.includes(oldId)) this.dropIndex(t, idx);
     this.schemaNameChanged(oldId);
     this.schemaNameChanged(newId);
@@ -327,11 +441,12 @@ export class FormulaEngine implements RecordHost {
   modifyColumn(tableId: string, colId: string, changes: Partial<Omit<ColumnSpec, 'colId'>>): void {
     const c = this.col(tableId, colId);
     const prev = c.spec;
+    c.table.depTriggers = null;
     c.spec = { ...prev, ...changes, colId };
     const typeChanged = changes.type !== undefined && changes.type !== prev.type;
     const formulaChanged = (changes.formula !== undefined && changes.formula !== prev.formula) ||
       (changes.isFormula !== undefined && changes.isFormula !== prev.isFormula);
-    if (typeChanged) c.decode = makeCellDecoder(c.type, this, this.hooks);
+    if (typeChanged) { c.decode = makeCellDecoder(c.type, this, this.hooks); c.rawKeyKind = undefined; }
     if (formulaChanged || typeChanged) {
       this.clearSources(c);
       this.compile(c);
@@ -344,6 +459,7 @@ export class FormulaEngine implements RecordHost {
   private createColumn(t: TableData, spec: ColumnSpec): ColData {
     if (t.cols.has(spec.colId)) raise('ValueError', `column ${t.id}.${spec.colId} exists`);
     const c = new ColData(t, spec.colId, { ...spec });
+    t.depTriggers = null;
     c.decode = makeCellDecoder(spec.type, this, this.hooks);
     const dflt = defaultCell(spec.type);
     c.values = new Array(t.rowIds.length).fill(dflt);
@@ -353,6 +469,7 @@ export class FormulaEngine implements RecordHost {
   }
 
   private dropColumn(c: ColData): void {
+    c.table.depTriggers = null;
     this.clearSources(c);
     for (const e of c.readers.values()) e.dst.sourceEdges.delete(e);
     c.readers.clear();
@@ -362,8 +479,9 @@ export class FormulaEngine implements RecordHost {
   }
 
   private dropIndex(t: TableData, idx: LookupIndex): void {
-    t.indexes.delete(idx.colIds.join('\0'));
-    for (const callers of idx.callers.values()) for (const [col, rows] of callers) this.markDirty(col, rows);
+    t.indexes.delete(idx.name);
+    for (const callers of idx.callers.values()) for (const [col, rows] of callers) this.markDirty(col, [...rows]);
+    for (const callers of idx.colReaders.values()) for (const [col, rows] of callers) this.markDirty(col, [...rows]);
   }
 
   private compile(c: ColData): void {
@@ -410,15 +528,18 @@ export class FormulaEngine implements RecordHost {
   addRecords(tableId: string, rowIds: number[], values: ColValues, opts: { load?: boolean } = {}): void {
     const t = this.table(tableId);
     const given = new Set(Object.keys(values));
+    const cols = [...t.cols.values()];
+    const srcs = cols.map((c) => values[c.id]);
+    const dflts = cols.map((c) => defaultCell(c.type));
     for (let i = 0; i < rowIds.length; i++) {
       const rowId = rowIds[i];
       if (t.index.has(rowId)) raise('ValueError', `row ${rowId} exists in ${tableId}`);
       const slot = t.free.length ? t.free.pop()! : t.rowIds.length;
       t.rowIds[slot] = rowId;
       t.index.set(rowId, slot);
-      for (const c of t.cols.values()) {
-        const vs = values[c.id];
-        c.values[slot] = vs && i < vs.length ? vs[i] : defaultCell(c.type);
+      for (let j = 0; j < cols.length; j++) {
+        const vs = srcs[j];
+        cols[j].values[slot] = vs && i < vs.length ? vs[i] : dflts[j];
       }
     }
     t.sortedCache = null;
@@ -488,14 +609,15 @@ export class FormulaEngine implements RecordHost {
       for (const idx of t.indexes.values()) void idx;
       for (const r of present) {
         c.dirty.delete(r);
+        c.errorMessages.delete(r);
         this.clearCellSources(c, r);
         void r;
       }
     }
     for (const idx of t.indexes.values()) {
       for (const r of present) {
-        const key = idx.remove(r);
-        if (key !== undefined) this.dirtyCallers(idx, key);
+        const keys = idx.remove(r);
+        if (keys) for (const key of keys) this.dirtyCallers(idx, key);
       }
     }
     for (const r of present) {
@@ -545,6 +667,9 @@ export class FormulaEngine implements RecordHost {
   }
 
   tableIds(): string[] { return [...this.tables.keys()]; }
+  currentColumn(): { tableId: string; colId: string } | null {
+    return this.cur ? { tableId: this.cur.col.table.id, colId: this.cur.col.id } : null;
+  }
   columnIds(tableId: string): string[] { return [...(this.tables.get(tableId)?.cols.keys() ?? [])]; }
   columnSpec(tableId: string, colId: string): ColumnSpec | undefined { return this.tables.get(tableId)?.cols.get(colId)?.spec; }
   rowIdsOf(tableId: string): number[] { return this.tables.get(tableId)?.sortedRowIds().slice() ?? []; }
@@ -552,6 +677,22 @@ export class FormulaEngine implements RecordHost {
   get pending(): boolean { for (const c of this.dirtyCols) if (c.dirty.size) return true; return false; }
 
   // ---- dirtiness ----------------------------------------------------------------------------
+
+  /** colId -> trigger columns (recalcWhen DEFAULT) listing it in recalcDeps; cached per table. */
+  private depTriggers(t: TableData): Map<string, ColData[]> {
+    if (t.depTriggers) return t.depTriggers;
+    const m = new Map<string, ColData[]>();
+    for (const c of t.cols.values()) {
+      if (!c.isTrigger || (c.spec.recalcWhen ?? 0) !== RecalcWhen.DEFAULT) continue;
+      for (const d of c.spec.recalcDeps ?? []) {
+        let l = m.get(d);
+        if (!l) { l = []; m.set(d, l); }
+        l.push(c);
+      }
+    }
+    t.depTriggers = m;
+    return m;
+  }
 
   private table(tableId: string): TableData {
     const t = this.tables.get(tableId);
@@ -597,15 +738,28 @@ export class FormulaEngine implements RecordHost {
         if (out.length) work.push([dst, out]);
       }
     }
-    if (c.table.indexes.size) {
-      for (const idx of c.table.indexes.values()) {
-        if (!idx.colIds.includes(c.id)) continue;
+    const t = c.table;
+    if (t.indexes.size) {
+      for (const idx of t.indexes.values()) {
+        const isKey = idx.colIds.includes(c.id);
+        if (!isKey && !idx.colReaders.size) continue;
         for (const r of rows) {
-          const key = idx.keyOf.get(r);
-          const callers = key === undefined ? undefined : idx.callers.get(key);
-          if (callers) for (const [cc, rs] of callers) work.push([cc, [...rs]]);
+          const k = idx.keyOf[r];
+          if (k === undefined) continue;
+          for (const key of typeof k === 'string' ? [k] : k) {
+            if (isKey) {
+              const callers = idx.callers.get(key);
+              if (callers) for (const [cc, rs] of callers) work.push([cc, [...rs]]);
+            }
+            const readers = idx.colReaders.get(key + KEY_COL + c.id);
+            if (readers) for (const [cc, rs] of readers) work.push([cc, [...rs]]);
+          }
         }
       }
+    }
+    if (t.allColReaders.size) {
+      const readers = t.allColReaders.get(c.id);
+      if (readers) for (const [cc, rs] of readers) work.push([cc, [...rs]]);
     }
   }
 
@@ -617,7 +771,13 @@ export class FormulaEngine implements RecordHost {
       for (const [dst, rs] of all) this.markDirty(dst, rs);
       for (const idx of c.table.indexes.values()) {
         if (idx.colIds.includes(c.id)) for (const callers of idx.callers.values()) for (const [cc, rs] of callers) this.markDirty(cc, [...rs]);
+        const suffix = KEY_COL + c.id;
+        for (const [ck, readers] of idx.colReaders) {
+          if (ck.endsWith(suffix)) for (const [cc, rs] of readers) this.markDirty(cc, [...rs]);
+        }
       }
+      const readers = c.table.allColReaders.get(c.id);
+      if (readers) for (const [cc, rs] of readers) this.markDirty(cc, [...rs]);
       return;
     }
     const work: Array<[ColData, Iterable<number>]> = [];
@@ -654,11 +814,12 @@ export class FormulaEngine implements RecordHost {
       if (!idx.colIds.includes(c.id) || !idx.built) continue;
       for (const r of rows) {
         const old = idx.remove(r);
-        if (old !== undefined) this.dirtyCallers(idx, old);
-        const key = this.rowKey(t, idx, r);
-        if (key === null) continue;
-        idx.add(r, key);
-        if (key !== old) this.dirtyCallers(idx, key);
+        const keys = this.rowKey(t, idx, r);
+        if (keys !== null) idx.add(r, keys);
+        const now = keys === null ? [] : typeof keys === 'string' ? [keys] : keys;
+        // Callers of keys the row left or joined.
+        if (old) for (const k of old) if (!now.includes(k)) this.dirtyCallers(idx, k);
+        for (const k of now) if (!old || !old.includes(k)) this.dirtyCallers(idx, k);
       }
       void added;
     }
@@ -687,9 +848,23 @@ export class FormulaEngine implements RecordHost {
           set.delete(row);
           if (!set.size) { m!.delete(c); if (!m!.size) s.index.callers.delete(s.key); }
         }
-      } else {
+      } else if (s.kind === 2) {
         const set = s.table.allCallers.get(c);
         if (set) { set.delete(row); if (!set.size) s.table.allCallers.delete(c); }
+      } else if (s.kind === 3) {
+        const m = s.index.colReaders.get(s.ckey);
+        const set = m?.get(c);
+        if (set) {
+          set.delete(row);
+          if (!set.size) { m!.delete(c); if (!m!.size) s.index.colReaders.delete(s.ckey); }
+        }
+      } else {
+        const m = s.table.allColReaders.get(s.colId);
+        const set = m?.get(c);
+        if (set) {
+          set.delete(row);
+          if (!set.size) { m!.delete(c); if (!m!.size) s.table.allColReaders.delete(s.colId); }
+        }
       }
     }
   }
@@ -719,7 +894,7 @@ export class FormulaEngine implements RecordHost {
     if (!s) { s = new Set(); e.rowMap.set(row, s); }
     if (!s.has(cur.row)) {
       s.add(cur.row);
-      cur.sources.push({ kind: 0, edge: e, row });
+      pushSource(cur, { kind: 0, edge: e, row });
     }
   }
 
@@ -735,7 +910,7 @@ export class FormulaEngine implements RecordHost {
 
   private lastTable: TableData | null = null;
 
-  readCell(tableId: string, colId: string, rowId: number): Value {
+  readCell(tableId: string, colId: string, rowId: number, via?: Via): Value {
     let t = this.lastTable;
     if (!t || t.id !== tableId) {
       t = this.tables.get(tableId) ?? null;
@@ -748,59 +923,141 @@ export class FormulaEngine implements RecordHost {
       if (cur.col === c && cur.row === rowId) {
         // A formula reading its own cell (trigger formulas do): the stored value.
       } else {
-        if (cur.track) this.noteRead(c, rowId, cur);
+        if (cur.track) {
+          if (via === undefined) this.noteRead(c, rowId, cur);
+          else if (cur.lastVia !== via || cur.lastViaCol !== c) this.noteViaRead(c, via, cur);
+        }
         if (c.dirty.size && c.dirty.has(rowId)) throw new NeedCompute(c, rowId);
       }
     }
     const slot = t.index.get(rowId);
     if (slot === undefined) return c.decode(defaultCell(c.type));
-    return c.decode(c.values[slot]);
+    const v = c.values[slot];
+    if (c.errorMessages.size && Array.isArray(v) && v[0] === 'E') raiseStoredError(v, c.errorMessages.get(rowId));
+    return c.decode(v);
   }
 
-  allRows(tableId: string): number[] {
+  /** The message of the error stored in a cell (Grist's stored error cells hold only its type). */
+  errorMessage(tableId: string, colId: string, rowId: number): string | undefined {
+    return this.tables.get(tableId)?.cols.get(colId)?.errorMessages.get(rowId);
+  }
+
+  allRows(tableId: string): { rows: number[]; via: Via } {
     const t = this.table(tableId);
     const cur = this.cur;
     if (cur && cur.track) {
       let s = t.allCallers.get(cur.col);
       if (!s) { s = new Set(); t.allCallers.set(cur.col, s); }
-      if (!s.has(cur.row)) { s.add(cur.row); cur.sources.push({ kind: 2, table: t }); }
+      if (!s.has(cur.row)) { s.add(cur.row); pushSource(cur, { kind: 2, table: t }); }
     }
-    return t.sortedRowIds();
+    return { rows: t.sortedRowIds(), via: t.allVia };
   }
 
-  summarySource(tableId: string): string | null {
-    const t = this.tables.get(tableId);
-    return t && t.cols.has('group') ? 'group' : null;
+  /** Records a column read through a lookup key or Table.all, once per (route, column) per cell. */
+  private noteViaRead(c: ColData, via: Via, cur: Tracker): void {
+    cur.lastVia = via;
+    cur.lastViaCol = c;
+    let m: Map<ColData, Set<number>> | undefined;
+    let src: Source;
+    if (via instanceof KeyVia) {
+      const ckey = via.key + KEY_COL + c.id;
+      const map = via.index.colReaders;
+      m = map.get(ckey);
+      if (!m) { m = new Map(); map.set(ckey, m); }
+      src = { kind: 3, index: via.index, ckey };
+    } else if (via instanceof AllVia) {
+      const map = via.table.allColReaders;
+      m = map.get(c.id);
+      if (!m) { m = new Map(); map.set(c.id, m); }
+      src = { kind: 4, table: via.table, colId: c.id };
+    } else {
+      return;
+    }
+    let s = m.get(cur.col);
+    if (!s) { s = new Set(); m.set(cur.col, s); }
+    if (!s.has(cur.row)) { s.add(cur.row); pushSource(cur, src); }
   }
 
-  private rowKey(t: TableData, idx: LookupIndex, row: number): string | null {
+  /**
+   * Grist's getSummarySourceGroup: the source rows whose group-by values are this summary row's
+   * (list columns of the source match by CONTAINS, an empty list under the empty value).
+   */
+  summaryGroup(tableId: string, rowId: number): RecordSet | null {
+    const t = this.table(tableId);
+    const src = t.summarySource ? this.tables.get(t.summarySource) : undefined;
+    if (!src) return null;
+    const groupBy = t.groupBy.length ? t.groupBy
+      : [...t.cols.values()].filter((c) => !c.isFormula && c.id !== 'manualSort' && src.cols.has(c.id)).map((c) => c.id);
+    const kw: Kwargs = {};
+    for (const colId of groupBy) {
+      const v = this.readCell(tableId, colId, rowId);
+      const srcType = src.cols.get(colId)?.type ?? '';
+      if (srcType === 'ChoiceList') kw[colId] = new Contains(v, '');
+      else if (srcType.startsWith('RefList:')) kw[colId] = new Contains(v, 0n);
+      else kw[colId] = v;
+    }
+    const { rows, via } = groupBy.length ? this.lookup(src.id, kw, null) : this.allRows(src.id);
+    return new RecordSet(this, src.id, rows, kw, null, via);
+  }
+
+  /** The key of a row in an index, or its keys for a CONTAINS index; null for a missing row. */
+  private rowKey(t: TableData, idx: LookupIndex, row: number): string | string[] | null {
     const slot = t.index.get(row);
     if (slot === undefined) return null;
-    const parts: string[] = [];
-    for (const colId of idx.colIds) {
-      if (colId === 'id') { parts.push(lookupKey(BigInt(row))); continue; }
-      const c = t.cols.get(colId)!;
-      let v: Value;
-      try {
-        v = c.decode(c.values[slot]);
-      } catch {
-        v = `\0err:${JSON.stringify(c.values[slot])}`;
-      }
-      parts.push(lookupKey(v));
+    if (idx.specs.length === 1 && !idx.specs[0].contains && idx.specs[0].colId !== 'id') {
+      // One plain key column (the common lookup): no arrays.
+      const c = t.cols.get(idx.specs[0].colId)!;
+      const kind = c.rawKeyKind ??= rawKeyKind(c.type);
+      const fast = kind ? rawKey(kind, c.values[slot]) : undefined;
+      if (fast !== undefined) return fast;
     }
-    return parts.join('\0');
+    let parts: string[] | null = [];
+    let groups: string[][] | null = null;
+    for (let i = 0; i < idx.specs.length; i++) {
+      const spec = idx.specs[i];
+      let v: Value;
+      if (spec.colId === 'id') v = BigInt(row);
+      else {
+        const c = t.cols.get(spec.colId)!;
+        if (!spec.contains) {
+          const kind = c.rawKeyKind ??= rawKeyKind(c.type);
+          const fast = kind ? rawKey(kind, c.values[slot]) : undefined;
+          if (fast !== undefined) { parts?.push(fast); groups?.push([fast]); continue; }
+        }
+        try {
+          v = c.decode(c.values[slot]);
+        } catch {
+          v = `\0err:${JSON.stringify(c.values[slot])}`;
+        }
+      }
+      if (!spec.contains) { parts?.push(lookupKey(v)); groups?.push([lookupKey(v)]); continue; }
+      if (!groups) { groups = parts!.map((p) => [p]); parts = null; }
+      groups.push(containsKeys(v, spec.matchEmpty));
+    }
+    if (parts) return parts.join('\0');
+    // Every combination of the items of the CONTAINS columns.
+    let keys: string[] = [''];
+    groups!.forEach((g, i) => {
+      const next: string[] = [];
+      for (const k of keys) for (const x of g) next.push(i ? k + '\0' + x : x);
+      keys = next;
+    });
+    return keys;
   }
 
-  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): number[] {
+  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): { rows: number[]; via: Via } {
     const t = this.table(tableId);
     const colIds = Object.keys(kwargs).sort();
+    const specs: KeySpec[] = [];
     for (const colId of colIds) {
       if (!t.cols.has(colId) && colId !== 'id') raise('KeyError', `Table '${tableId}' has no column '${colId}'`);
+      const v = kwargs[colId];
+      specs.push(v instanceof Contains ? { colId, contains: true, matchEmpty: v.matchEmpty } : { colId, contains: false });
     }
-    const name = colIds.join('\0');
+    const name = specs.map((s) => s.contains ? `${s.colId}\u0002${s.matchEmpty === undefined ? '' : lookupKey(s.matchEmpty)}` : s.colId).join('\0');
     let idx = t.indexes.get(name);
     if (!idx) {
-      idx = new LookupIndex(t, colIds);
+      idx = new LookupIndex(t, name, specs);
       t.indexes.set(name, idx);
     }
     // Key columns computed by formulas must be current before the index answers.
@@ -820,27 +1077,31 @@ export class FormulaEngine implements RecordHost {
       }
       idx.built = true;
     }
-    const key = colIds.map((k) => lookupKey(kwargs[k])).join('\0');
+    const key = colIds.map((k) => {
+      const v = kwargs[k];
+      return lookupKey(v instanceof Contains ? v.value : v);
+    }).join('\0');
     const cur = this.cur;
     if (cur && cur.track) {
       let m = idx.callers.get(key);
       if (!m) { m = new Map(); idx.callers.set(key, m); }
       let s = m.get(cur.col);
       if (!s) { s = new Set(); m.set(cur.col, s); }
-      if (!s.has(cur.row)) { s.add(cur.row); cur.sources.push({ kind: 1, index: idx, key }); }
+      if (!s.has(cur.row)) { s.add(cur.row); pushSource(cur, { kind: 1, index: idx, key }); }
     }
+    const via = idx.via(key);
     let rows = idx.rows(key);
-    if (orderBy !== null && orderBy !== undefined) rows = this.sortRows(tableId, rows, orderBy);
-    return rows;
+    if (orderBy !== null && orderBy !== undefined) rows = this.sortRows(tableId, rows, orderBy, via);
+    return { rows, via };
   }
 
-  private sortRows(tableId: string, rows: number[], orderBy: Value): number[] {
+  private sortRows(tableId: string, rows: number[], orderBy: Value, via?: Via): number[] {
     const specs = (typeof orderBy === 'string' ? [orderBy] : toArray(orderBy)).map((s) => {
       if (typeof s !== 'string') raise('TypeError', 'order_by must be a column id or a tuple of column ids');
       const desc = (s as string).startsWith('-');
       return { col: desc ? (s as string).slice(1) : (s as string), desc };
     });
-    const keys = rows.map((r) => specs.map((s) => this.readCell(tableId, s.col, r)));
+    const keys = rows.map((r) => specs.map((s) => this.readCell(tableId, s.col, r, via)));
     const idx = rows.map((_, i) => i);
     idx.sort((a, b) => {
       for (let k = 0; k < specs.length; k++) {
@@ -867,7 +1128,13 @@ export class FormulaEngine implements RecordHost {
           this.dirtyCols.delete(c);
         }
         if (!col) break;
-        for (const r of col.dirty) this.computeFrom(col, r);
+        // The dirty list grows while computing (visited too); emptied, it restarts (picked up above).
+        const dirty = col.dirty, list = dirty.list;
+        for (let i = 0; i < list.length; i++) {
+          const r = list[i];
+          if (dirty.has(r)) this.computeFrom(col, r);
+          if (dirty.list !== list) break;
+        }
       }
     } finally {
       this.budget.endRecalc();
@@ -878,7 +1145,7 @@ export class FormulaEngine implements RecordHost {
 
   private takeChanges(): RecalcResult {
     const result: RecalcResult = { changes: {}, rowsChanged: {}, evaluations: this.evaluations };
-    const rowsByTable = new Map<string, Set<number>>();
+    const rowsByTable = new Map<string, number[][]>();
     for (const [c, ch] of this.changes) {
       if (!ch.rows.length || !this.tables.has(c.table.id) || c.table.cols.get(c.id) !== c) continue;
       let { rows: rowIds, values } = ch;
@@ -893,11 +1160,16 @@ export class FormulaEngine implements RecordHost {
       if (!rowIds.length) continue;
       const tableChanges = (result.changes[c.table.id] ??= {});
       tableChanges[c.id] = { rowIds, values };
-      let s = rowsByTable.get(c.table.id);
-      if (!s) { s = new Set(); rowsByTable.set(c.table.id, s); }
-      for (const r of rowIds) s.add(r);
+      let lists = rowsByTable.get(c.table.id);
+      if (!lists) { lists = []; rowsByTable.set(c.table.id, lists); }
+      lists.push(rowIds);
     }
-    for (const [t, s] of rowsByTable) result.rowsChanged[t] = [...s].sort((a, b) => a - b);
+    for (const [t, lists] of rowsByTable) {
+      // One column, or columns changed on the same rows: its (ascending) list; else the union.
+      const first = lists[0];
+      const same = lists.every((l) => l === first || (l.length === first.length && l.every((r, i) => r === first[i])));
+      result.rowsChanged[t] = same ? first.slice() : [...new Set(lists.flat())].sort((a, b) => a - b);
+    }
     this.changes.clear();
     return result;
   }
@@ -914,6 +1186,7 @@ export class FormulaEngine implements RecordHost {
       if (need) {
         const [c, r] = stack[stack.length - 1];
         if (need.col.computing.has(need.row) || (need.col === c && need.row === r)) {
+          c.errorMessages.set(r, CIRCULAR.message);
           this.store(c, r, errorCell(CIRCULAR));
           c.dirty.delete(r);
           c.computing.delete(r);
@@ -946,7 +1219,7 @@ export class FormulaEngine implements RecordHost {
     const slot = t.index.get(r);
     if (slot === undefined) { c.dirty.delete(r); return null; }
     this.clearCellSources(c, r);
-    const tracker: Tracker = { col: c, row: r, sources: [], track: c.isFormula };
+    const tracker: Tracker = { col: c, row: r, sources: NO_SOURCES, track: c.isFormula, lastVia: undefined, lastViaCol: null };
     const prev = this.cur;
     this.cur = tracker;
     this.evaluations++;
@@ -975,6 +1248,7 @@ export class FormulaEngine implements RecordHost {
     if (e instanceof PyException) pe = e;
     else if (e instanceof RangeError && /call stack/i.test(e.message)) pe = new PyException('RecursionError', 'maximum recursion depth exceeded');
     else pe = new PyException('UnsupportedError', `internal error: ${e instanceof Error ? e.message : String(e)}`);
+    c.errorMessages.set(c.table.rowIds[slot], pe.message);
     if (c.isTrigger) {
       // Grist keeps the previous value of a trigger formula's cell inside the error.
       const prev = c.values[slot];
@@ -987,6 +1261,7 @@ export class FormulaEngine implements RecordHost {
     const t = c.table;
     const slot = t.index.get(r);
     if (slot === undefined) return;
+    if (c.errorMessages.size && !(Array.isArray(cell) && cell[0] === 'E')) c.errorMessages.delete(r);
     const old = c.values[slot];
     if (sameCell(old, cell) && typeof old === typeof cell) return;
     c.values[slot] = cell;
@@ -994,6 +1269,11 @@ export class FormulaEngine implements RecordHost {
     if (!m) { m = { rows: [], values: [] }; this.changes.set(c, m); }
     m.rows.push(r);
     m.values.push(cell);
+    // Trigger formulas (recalcWhen DEFAULT) whose recalcDeps include this formula column fire.
+    if (c.isFormula) {
+      const triggers = this.depTriggers(t).get(c.id);
+      if (triggers) for (const tc of triggers) this.markDirty(tc, [r]);
+    }
     if (c.isTrigger) {
       // A trigger cell is data: its readers recompute.
       this.invalidateReaders(c, [r]);
@@ -1037,10 +1317,15 @@ export class FormulaEngine implements RecordHost {
         cur.track = saved;
       }
     });
+    fns.CONTAINS = new PyCallable('CONTAINS', (args, kw) => {
+      const matchEmpty = kw && 'match_empty' in kw ? kw.match_empty : args.length > 1 ? args[1] : undefined;
+      if (matchEmpty !== undefined) hashKey(matchEmpty); // TypeError for unhashable, as Grist checks
+      return new Contains(args[0] ?? null, matchEmpty);
+    });
     fns.RECORD = new PyCallable('RECORD', (args, kw) => {
       const expand = kw?.expand_refs ?? args[2] ?? 0n;
-      const cur = this.cur;
-      return recordToDict(this, args[0], Number(expand), cur ? { tableId: cur.col.table.id, colId: cur.col.id } : undefined);
+      const iso = kw?.dates_as_iso ?? args[1] ?? false;
+      return recordToDict(this, args[0], truthy(iso), Number(expand));
     });
     fns.VLOOKUP = new PyCallable('VLOOKUP', (args, kw) => {
       const table = args[0];
@@ -1077,7 +1362,9 @@ export class FormulaEngine implements RecordHost {
     const cols = groupBy === null ? [] : typeof groupBy === 'string' ? [groupBy] : toArray(groupBy).map(String);
     const kw: Kwargs = {};
     for (const c of cols) kw[c] = rec.getattr(c);
-    return cols.length ? this.lookup(rec.tableId, kw, orderBy) : (orderBy === null ? this.allRows(rec.tableId) : this.sortRows(rec.tableId, this.allRows(rec.tableId), orderBy));
+    if (cols.length) return this.lookup(rec.tableId, kw, orderBy).rows;
+    const { rows, via } = this.allRows(rec.tableId);
+    return orderBy === null ? rows : this.sortRows(rec.tableId, rows, orderBy, via);
   }
 }
 
@@ -1087,6 +1374,19 @@ const AUTO_IMPORTED = new Set(['datetime', 'math', 're']);
 const KNOWN_MODULES = new Set(['datetime', 'math', 're', 'time', 'json', 'itertools', 'functools', 'statistics',
   'collections', 'random', 'string', 'decimal', 'dateutil', 'dateutil.parser', 'dateutil.relativedelta', 'dateutil.tz',
   'six', 'moment', 'unicodedata', 'operator', 'calendar']);
+
+/** Keys of a list cell looked up with CONTAINS: its distinct items; a string has none (Grist). */
+function containsKeys(v: Value, matchEmpty: Value | undefined): string[] {
+  let items: Value[];
+  if (v instanceof RecordSet) items = v.rowIds.map((r) => BigInt(r));
+  else if (Array.isArray(v)) items = v;
+  else if (v instanceof PyTuple) items = [...v.items];
+  else items = [];
+  if (!items.length && matchEmpty !== undefined && !(typeof v === 'string')) items = [matchEmpty];
+  const out = new Set<string>();
+  for (const x of items) out.add(lookupKey(x));
+  return [...out];
+}
 
 /** Sort comparison for order_by: None first, mixed types by type name (never throws). */
 function sortCompare(a: Value, b: Value): number {

@@ -4,21 +4,31 @@
  * Every read goes through the engine, which records the dependency.
  */
 import {
-  Kwargs, PyCallable, PyDict, PyException, PyObject, Value, attributeError, raise, repr, truthy, typeName,
+  Kwargs, PyCallable, PyDict, PyObject, Value, attributeError, raise, repr, truthy, typeName,
 } from './values.js';
-import { pyCompare } from './ops.js';
+import { PyType, pyCompare } from './ops.js';
+
+/** `table.Record` and `table.RecordSet`, for isinstance() (Grist's UserTable exposes both classes). */
+const RECORD_TYPE = new PyType('Record', null, (v) => v instanceof Record);
+const RECORDSET_TYPE = new PyType('RecordSet', null, (v) => v instanceof RecordSet);
+
+/**
+ * How a record was reached (a lookup key, `Table.all`): reads through it are tracked once per
+ * (route, column) instead of once per row. Opaque to records; made by the engine.
+ */
+export type Via = object | undefined;
 
 /** What records need from the engine. */
 export interface RecordHost {
-  /** Reads a cell (tracking the dependency); missing rows give the column default. */
-  readCell(tableId: string, colId: string, rowId: number): Value;
+  /** Reads a cell (tracking the dependency, through `via` when given); missing rows give the column default. */
+  readCell(tableId: string, colId: string, rowId: number, via?: Via): Value;
   hasColumn(tableId: string, colId: string): boolean;
-  /** Row ids of a lookup (tracking the dependency on the looked-up keys). */
-  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): number[];
-  /** Every row id of a table, ascending (tracking additions/removals). */
-  allRows(tableId: string): number[];
-  /** Summary tables: the column that holds the group RecordSet, if any. */
-  summarySource(tableId: string): string | null;
+  /** Row ids of a lookup (tracking the dependency on the looked-up keys), and the route to read them through. */
+  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): { rows: number[]; via?: Via };
+  /** Every row id of a table, ascending (tracking additions/removals), and the route to read them through. */
+  allRows(tableId: string): { rows: number[]; via?: Via };
+  /** Summary tables: the source records of a summary row (Grist's getSummarySourceGroup), or null. */
+  summaryGroup(tableId: string, rowId: number): RecordSet | null;
   /** Whether a row exists (no dependency). */
   rowExists(tableId: string, rowId: number): boolean;
 }
@@ -36,7 +46,7 @@ export class Record implements PyObject {
     if (name === '_row_id') return BigInt(this.rowId);
     if (name === '_table') return new UserTable(this.host, this.tableId);
     // readCell raises AttributeError for a missing column.
-    return this.host.readCell(this.tableId, name, this.rowId);
+    return this.host.readCell(this.tableId, name, this.rowId, this.source?.via);
   }
   truthy(): boolean { return this.rowId !== 0; }
   eq(o: Value): boolean { return o instanceof Record && o.tableId === this.tableId && o.rowId === this.rowId; }
@@ -52,7 +62,8 @@ export class Record implements PyObject {
 
 export class RecordSet implements PyObject {
   readonly pyType: string;
-  constructor(readonly host: RecordHost, readonly tableId: string, readonly rowIds: number[], readonly groupBy?: Kwargs, readonly sortBy?: Value) {
+  constructor(readonly host: RecordHost, readonly tableId: string, readonly rowIds: number[], readonly groupBy?: Kwargs,
+    readonly sortBy?: Value, readonly via?: Via) {
     this.pyType = tableId;
   }
   len(): number { return this.rowIds.length; }
@@ -79,7 +90,8 @@ export class RecordSet implements PyObject {
     if (name === 'find') return new FindObject(this);
     if (this.host.hasColumn(this.tableId, name)) {
       const out: Value[] = new Array(this.rowIds.length);
-      for (let i = 0; i < this.rowIds.length; i++) out[i] = this.host.readCell(this.tableId, name, this.rowIds[i]);
+      const via = this.via;
+      for (let i = 0; i < this.rowIds.length; i++) out[i] = this.host.readCell(this.tableId, name, this.rowIds[i], via);
       return out;
     }
     if (name === '_row_ids') return this.rowIds.map((id) => BigInt(id));
@@ -130,24 +142,29 @@ export class UserTable implements PyObject {
         return new PyCallable('lookupRecords', (args, kw) => {
           if (args.length) raise('TypeError', 'lookupRecords() takes keyword arguments only');
           const { keys, orderBy } = splitOrderBy(kw);
-          const rows = host.lookup(tableId, keys, orderBy);
-          return new RecordSet(host, tableId, rows, keys, orderBy);
+          const { rows, via } = host.lookup(tableId, keys, orderBy);
+          return new RecordSet(host, tableId, rows, keys, orderBy, via);
         });
       case 'lookupOne':
         return new PyCallable('lookupOne', (args, kw) => {
           if (args.length) raise('TypeError', 'lookupOne() takes keyword arguments only');
           const { keys, orderBy } = splitOrderBy(kw);
-          const rows = host.lookup(tableId, keys, orderBy);
-          return new Record(host, tableId, rows.length ? rows[0] : 0);
+          const { rows, via } = host.lookup(tableId, keys, orderBy);
+          if (!rows.length) return new Record(host, tableId, 0);
+          return new Record(host, tableId, rows[0], via ? new RecordSet(host, tableId, rows.slice(0, 1), keys, orderBy, via) : undefined);
         });
-      case 'all': return new RecordSet(host, tableId, host.allRows(tableId));
+      case 'all': {
+        const { rows, via } = host.allRows(tableId);
+        return new RecordSet(host, tableId, rows, undefined, undefined, via);
+      }
       case 'table_id': case '_table_id': return tableId;
+      case 'Record': return RECORD_TYPE;
+      case 'RecordSet': return RECORDSET_TYPE;
       case 'getSummarySourceGroup':
         return new PyCallable('getSummarySourceGroup', (args) => {
           const r = args[0];
-          const col = host.summarySource(tableId);
-          if (!(r instanceof Record) || !col) return null;
-          return host.readCell(tableId, col, r.rowId);
+          if (!(r instanceof Record)) return null;
+          return host.summaryGroup(tableId, r.rowId);
         });
       case 'lookupOrAddDerived': case 'lookupOrAddDerivedOne':
         return new PyCallable(name, () => raise('UnsupportedError', `${name} is not supported`));
@@ -174,36 +191,50 @@ function splitOrderBy(kw: Kwargs | null): { keys: Kwargs; orderBy: Value } {
   return { keys, orderBy };
 }
 
-/** RECORD(rec_or_list, dates_as_iso=False, expand_refs=0): the dict form of records. */
-export function recordToDict(host: RecordHost & { columnIds(tableId: string): string[] }, r: Value, expandRefs = 0,
-                             current?: { tableId: string; colId: string }): Value {
-  if (r instanceof RecordSet || Array.isArray(r)) {
-    const items = r instanceof RecordSet ? [...r.iter()] : r;
-    return items.map((x) => recordToDict(host, x, expandRefs, current));
+/** What RECORD() needs beyond RecordHost. */
+export interface RecordDictHost extends RecordHost {
+  columnIds(tableId: string): string[];
+  /** The column being computed, whose own cell RECORD(rec) leaves out (as Grist does). */
+  currentColumn(): { tableId: string; colId: string } | null;
+}
+
+/** RECORD(rec_or_list, dates_as_iso=False, expand_refs=0): the dict form of records (Grist's _prepare_record_dict). */
+export function recordToDict(host: RecordDictHost, r: Value, datesAsIso = false, expandRefs = 0): Value {
+  if (!(r instanceof Record)) {
+    let items: Value[];
+    try {
+      items = r instanceof RecordSet ? [...r.iter()] : Array.isArray(r) ? r : [];
+      if (!(r instanceof RecordSet || Array.isArray(r)) || !items.every((x) => x instanceof Record)) throw new Error();
+    } catch {
+      return raise('ValueError', 'RECORD() requires a Record or an iterable of Records');
+    }
+    return items.map((x) => recordToDict(host, x, datesAsIso, expandRefs));
   }
-  if (!(r instanceof Record)) return raise('TypeError', 'RECORD() requires a Record or an iterable of Records');
   const d = new PyDict();
   d.set('id', BigInt(r.rowId));
+  const errors = new PyDict();
+  const cur = host.currentColumn();
   for (const colId of host.columnIds(r.tableId)) {
-    // Grist skips hidden columns and the cell being evaluated (functions/info.py RECORD).
-    if (colId === 'id' || colId === 'manualSort' || colId.startsWith('gristHelper_')) continue;
-    if (current && current.tableId === r.tableId && current.colId === colId) continue;
+    // Helper columns are left out, and the cell being computed.
+    if (colId === 'id' || colId === 'manualSort' || colId.startsWith('gristHelper_') || colId.startsWith('#')) continue;
+    if (cur && cur.tableId === r.tableId && cur.colId === colId) continue;
     let v: Value;
     try {
-      v = host.readCell(r.tableId, colId, r.rowId);
+      v = r.getattr(colId);
+      if (datesAsIso && v !== null && typeof v === 'object' && (v as PyObject).pyType && /^(date|datetime)$/.test((v as PyObject).pyType)) {
+        const iso = (v as PyObject).getattr?.('isoformat');
+        if (iso instanceof PyCallable) v = iso.call([], null);
+      } else if (expandRefs && (v instanceof Record || v instanceof RecordSet)) {
+        v = truthy(v) ? recordToDict(host, v, datesAsIso, expandRefs - 1) : null;
+      }
     } catch (e) {
-      if (!(e instanceof PyException)) throw e;   // the engine's "compute that cell first"
+      if (!(e instanceof Error) || !('type' in e)) throw e;
       v = null;
-      // Grist stores errors as None in RECORD's dict and lists them under _error_.
-      let errs = d.get('_error_') as PyDict | undefined;
-      if (!errs) { errs = new PyDict(); d.set('_error_', errs); }
-      errs.set(colId, e instanceof Error ? `${(e as { type?: string }).type ?? 'Error'}: ${e.message}` : String(e));
+      errors.set(colId, `${(e as { type: string }).type}: ${e.message}`);
     }
-    if (v instanceof Record && expandRefs > 0) v = recordToDict(host, v, expandRefs - 1);
-    else if (v instanceof Record) v = BigInt(v.rowId);
-    else if (v instanceof RecordSet) v = expandRefs > 0 ? recordToDict(host, v, expandRefs - 1) : v.rowIds.map((x) => BigInt(x));
     d.set(colId, v);
   }
+  if (errors.size) d.set('_error_', errors);
   return d;
 }
 

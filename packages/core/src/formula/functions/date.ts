@@ -1,5 +1,5 @@
 /** Grist's date functions (grist-core sandbox/grist/functions/date.py). */
-import { NOT_IMPLEMENTED, PyCallable, Value, pyEquals, raise, repr, typeName } from '../values.js';
+import { NOT_IMPLEMENTED, PyCallable, PyObject, Value, pyEquals, raise, repr, typeName } from '../values.js';
 import {
   PyDate, PyDateTime, PyTime, PyTimedelta, TzInfo, IanaTz, daysFromCivil, isLeap, now,
 } from '../datetime.js';
@@ -68,8 +68,16 @@ export function makeDate(x: Value): PyDate {
   return raise('ValueError', `Invalid date ${repr(x)}`);
 }
 
+/** `x.year` etc. as Grist reads them: other objects answer for themselves (an invalid cell value
+ * raises its InvalidTypedValue, as Grist's AltText does). */
 function dateAttr(x: Value, name: 'year' | 'month' | 'day'): bigint {
   if (x instanceof PyDate) return BigInt(x[name]);
+  const o = x as PyObject;
+  if (o !== null && typeof o === 'object' && !Array.isArray(o) && typeof o.getattr === 'function') {
+    const r = o.getattr(name);
+    if (typeof r === 'bigint') return r;
+    return raise('TypeError', `'${typeName(r)}' object cannot be interpreted as an integer`);
+  }
   return raise('AttributeError', `'${typeName(x)}' object has no attribute '${name}'`);
 }
 
@@ -220,12 +228,14 @@ export const dateFunctions: Record<string, PyCallable> = {
   DATEADD: def('DATEADD', ['start_date', 'days', 'months', 'years', 'weeks'],
     { days: 0n, months: 0n, years: 0n, weeks: 0n }, (a) => {
       const s = v(a, 'start_date');
+      // Python's evaluation order: year, then month, then day.
+      const year = dateAttr(s, 'year') + BigInt(index(v(a, 'years')));
+      const month = dateAttr(s, 'month') + BigInt(index(v(a, 'months')));
       const days = num(v(a, 'days')), weeks = num(v(a, 'weeks'));
       const day = typeof days === 'bigint' && typeof weeks === 'bigint'
         ? dateAttr(s, 'day') + days + weeks * 7n
         : Number(dateAttr(s, 'day')) + Number(days) + Number(weeks) * 7;
-      return DATE(dateAttr(s, 'year') + BigInt(index(v(a, 'years'))),
-        dateAttr(s, 'month') + BigInt(index(v(a, 'months'))), day);
+      return DATE(year, month, day);
     }),
   EOMONTH: def('EOMONTH', ['start_date', 'months'], {}, (a) => {
     const s = v(a, 'start_date');

@@ -1,5 +1,5 @@
 /** Grist's info functions (grist-core sandbox/grist/functions/info.py), except those that need records. */
-import { PyCallable, PyObject, Value, str } from '../values.js';
+import { PyCallable, Value } from '../values.js';
 import { PyDate } from '../datetime.js';
 import { compile } from '../modules/re.js';
 import { dateToXl } from './date.js';
@@ -51,5 +51,3 @@ export const infoFunctions: Record<string, PyCallable> = {
   NA: def('NA', [], {}, () => NaN),
 };
 
-void str;
-export type { PyObject };

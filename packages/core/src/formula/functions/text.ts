@@ -1,10 +1,11 @@
 /** Grist's text functions (grist-core sandbox/grist/functions/text.py). */
-import { PyCallable, PyObject, PyTuple, Value, pyEquals, raise, str, typeName } from '../values.js';
+import { PyCallable, PyObject, PyTuple, Value, pyEquals, raise, str, truthy, typeName } from '../values.js';
 import { PyDate } from '../datetime.js';
 import { compile } from '../modules/re.js';
 import { round } from './math.js';
 import { parseDateText } from './dateparse.js';
-import { def, index, isAltText, iterItems, num, pyInt, rest, slice, strArg, strFind, strLen, toF, v } from './util.js';
+import libphonenumber from 'google-libphonenumber';
+import { def, index, isAltText, iterItems, pyInt, rest, slice, strArg, strFind, strLen, toF, v } from './util.js';
 
 /** Python's `"{:,.Nf}".format(x)` (commas optional) for a float. */
 export function formatFixed(x: number, decimals: number, commas: boolean): string {
@@ -60,6 +61,62 @@ function parseFloatText(s: string): number | null {
   return Number(t.replace(/_/g, ''));
 }
 
+// PHONE_FORMAT uses Google's libphonenumber, of which Grist's Python `phonenumbers` is a port.
+const PNF = libphonenumber.PhoneNumberFormat;
+let phoneUtil: libphonenumber.PhoneNumberUtil | null = null;
+const PHONE_FORMATS: Record<string, libphonenumber.PhoneNumberFormat> = {
+  '+': PNF.INTERNATIONAL, INTL: PNF.INTERNATIONAL, '#': PNF.NATIONAL, NATL: PNF.NATIONAL,
+  '*': PNF.E164, E164: PNF.E164, tel: PNF.RFC3966, RFC3966: PNF.RFC3966,
+};
+/** libphonenumber's parse errors, worded as Python's phonenumbers words them. */
+const PARSE_ERRORS: Array<[RegExp, string]> = [
+  [/country calling code/i, '(0) Missing or invalid default region.'],
+  [/did not seem to be a phone number/i, '(1) The string supplied did not seem to be a phone number.'],
+  [/too short after IDD/i, '(2) Phone number too short after IDD'],
+  [/too short/i, '(3) The string supplied is too short to be a phone number.'],
+  [/too long/i, '(4) The string supplied is too long to be a phone number.'],
+];
+
+function phoneParse(util: libphonenumber.PhoneNumberUtil, text: string, country: string | null): libphonenumber.PhoneNumber {
+  try {
+    return util.parse(text, country ?? undefined);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    const known = PARSE_ERRORS.find(([re]) => re.test(msg));
+    return raise('NumberParseException', known ? known[1] : msg);
+  }
+}
+
+export function phoneFormat(value: Value, countryIn: Value, formatIn: Value): Value {
+  if (!truthy(value)) return value;
+  if (typeof value !== 'string') {
+    raise('TypeError', 'Phone number must be a text value. ' +
+      'If formatting a value from a Numeric column, convert that column to Text first.');
+  }
+  let country = countryIn, format = formatIn;
+  // PHONE_FORMAT(value, "tel") means PHONE_FORMAT(value, None, "tel").
+  if (format === null && typeof country === 'string' && country in PHONE_FORMATS) {
+    format = country;
+    country = null;
+  }
+  const util = (phoneUtil ??= libphonenumber.PhoneNumberUtil.getInstance());
+  const region = country === null ? null : str(country);
+  const parsed = phoneParse(util, value as string, region);
+  let outFmt = PHONE_FORMATS[format === null || format === '' ? '#' : str(format)];
+  if (outFmt === undefined) raise('ValueError', 'Unrecognized phone format; try +, INTL, #, NATL, *, E164, tel, or RFC3966');
+  // Without a country, the national format would lose the country code.
+  if (outFmt === PNF.NATIONAL && !region) outFmt = PNF.INTERNATIONAL;
+  let result = util.format(parsed, outFmt);
+  if (outFmt === PNF.NATIONAL && region) {
+    // A number of another country would be garbled in this country's national format.
+    const again = phoneParse(util, result, region);
+    if (util.format(again, PNF.E164) !== util.format(parsed, PNF.E164) || again.getExtension() !== parsed.getExtension()) {
+      result = util.format(parsed, PNF.INTERNATIONAL);
+    }
+  }
+  return result;
+}
+
 function concat(values: Value[]): string {
   return values.map((x) => str(x)).join('');
 }
@@ -108,6 +165,8 @@ export const textFunctions: Record<string, PyCallable> = {
     const n = checkInt(v(a, 'num_chars'), 'num_chars');
     return slice(strArg(v(a, 'text'), 'MID'), start - 1, start - 1 + n);
   }),
+  PHONE_FORMAT: def('PHONE_FORMAT', ['value', 'country', 'format'], { country: null, format: null }, (a) =>
+    phoneFormat(v(a, 'value'), v(a, 'country'), v(a, 'format'))),
   PROPER: def('PROPER', ['text'], {}, (a) => titleCase(strArg(v(a, 'text'), 'PROPER'))),
   REGEXEXTRACT: def('REGEXEXTRACT', ['text', 'regular_expression'], {}, (a) => {
     const m = compile(v(a, 'regular_expression')).exec('search', strArg(v(a, 'text'), 'REGEXEXTRACT'));
@@ -201,4 +260,3 @@ function pyLenOf(x: Value): number {
   return raise('TypeError', `object of type '${typeName(x)}' has no len()`);
 }
 
-void num;

@@ -75,13 +75,7 @@ export function mul(a: Value, b: Value): bigint | number {
 export function div(a: Value, b: Value): number {
   const x = num(a), y = num(b);
   if (Number(y) === 0) raise('ZeroDivisionError', typeof x === 'bigint' && typeof y === 'bigint' ? 'division by zero' : 'float division by zero');
-  if (typeof x === 'bigint' && typeof y === 'bigint') return exactIntDiv(x, y);
-  return Number(x) / Number(y);
-}
-/** int / int correctly rounded, as Python does, also beyond 2**53. */
-function exactIntDiv(x: bigint, y: bigint): number {
-  const big = 9007199254740992n;
-  if (x < big && x > -big && y < big && y > -big) return Number(x) / Number(y);
+  // int / int beyond 2**53 may differ from Python's correctly rounded quotient in the last bit.
   return Number(x) / Number(y);
 }
 /** Python's `%`: the result has the sign of the divisor. */

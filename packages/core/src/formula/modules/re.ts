@@ -228,9 +228,9 @@ function doTranslate(pattern: string, flagsIn: number): Translated {
     if (c === '{') {
       const rest = cps.slice(i, i + 30).join('');
       const m = /^\{(\d*)(,(\d*))?\}/.exec(rest);
-      if (m && (m[1] !== '' || m[3] !== undefined && m[3] !== '' || m[2] === undefined && m[1] !== '')) {
-        if (m[1] === '' ) out += `{0,${m[3]}}`;
-        else out += m[0];
+      // Python reads {m}, {m,}, {,n}, {m,n} and even {,} as repeats; anything else is literal.
+      if (m && (m[1] !== '' || m[2] !== undefined)) {
+        out += m[1] === '' ? `{0,${m[3]}}` : m[0];
         i += m[0].length;
         if (cps[i] === '+') reError('possessive quantifiers are not supported by gristlite', pattern, i);
         continue;
@@ -581,8 +581,17 @@ export function compile(pattern: Value, flags: Value = 0n): PyPattern {
   }
   if (typeof pattern !== 'string') return raise('TypeError', 'first argument must be string or compiled pattern');
   const f = typeof flags === 'bigint' ? Number(flags) : typeof flags === 'number' ? flags : 0;
-  return new PyPattern(pattern, f);
+  // Compiled patterns are cached, as Python's re caches them.
+  const key = `${f}:${pattern}`;
+  let p = patternCache.get(key);
+  if (!p) {
+    p = new PyPattern(pattern, f);
+    if (patternCache.size > 500) patternCache.clear();
+    patternCache.set(key, p);
+  }
+  return p;
 }
+const patternCache = new Map<string, PyPattern>();
 
 function strArg(v: Value): string {
   if (typeof v !== 'string') raise('TypeError', `expected string or bytes-like object, got '${typeName(v)}'`);
@@ -634,7 +643,7 @@ class ReModule implements PyObject {
         return new PyTuple([r, BigInt(n)]);
       }),
       escape: fn('escape', (a, k) => escape(strArg(bindArgs('escape', ['pattern'], a, k).pattern as Value))),
-      purge: fn('purge', () => { cache.clear(); return null; }),
+      purge: fn('purge', () => { cache.clear(); patternCache.clear(); return null; }),
       Pattern: new PyClass('Pattern', () => raise('TypeError', "cannot create 're.Pattern' instances"),
         (v) => v instanceof PyPattern, () => ({}), 're.Pattern'),
       Match: new PyClass('Match', () => raise('TypeError', "cannot create 're.Match' instances"),

@@ -1,0 +1,207 @@
+// The oracle: a real Grist document's formula cells recomputed by the engine, compared with what
+// Grist stored. Engine-only: the schema and cells are read with better-sqlite3 and decoded as the
+// doc layer decodes them; the engine's results are encoded as the doc layer would write them and
+// stored through SQLite (same declared column type, so the same affinity) before comparing.
+import Database from 'better-sqlite3';
+import {copyFileSync, mkdtempSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {basename, join} from 'node:path';
+import {loads} from '../src/doc/marshal.js';
+import {META_TYPES} from '../src/doc/schema.js';
+import {CellValue, makeDecoder, makeEncoder} from '../src/doc/types.js';
+import {ColumnSpec, FormulaEngine, TableSpec} from '../src/formula/engine.js';
+
+/** Formulas whose value depends on the moment or on the server: not compared. */
+export const VOLATILE = /\b(NOW|TODAY|SELF_HYPERLINK|UUID)\b|\brandom\b/;
+
+export interface ColumnResult {
+  tableId: string;
+  colId: string;
+  formula: string;
+  cells: number;
+  matched: number;
+  /** A few mismatches: row id, what Grist stored, what the engine would store. */
+  samples: Array<{row: number, grist: string, ours: string}>;
+}
+
+export interface DocResult {
+  doc: string;
+  cells: number;
+  matched: number;
+  columns: number;
+  columnsMatched: number;
+  skippedVolatile: number;
+  mismatches: ColumnResult[];
+  ms: number;
+}
+
+type Raw = null | number | bigint | string | Buffer;
+
+/** A stored SQLite value as a short readable string (storage class and value). */
+export function showRaw(v: Raw): string {
+  if (v === null) { return 'NULL'; }
+  if (typeof v === 'bigint') { return `INTEGER ${v}`; }
+  if (typeof v === 'number') { return `REAL ${v}`; }
+  if (typeof v === 'string') { return `TEXT ${JSON.stringify(v.length > 80 ? v.slice(0, 80) + '...' : v)}`; }
+  let text: string;
+  try {
+    text = JSON.stringify(loads(v));
+  } catch {
+    text = v.toString('hex');
+  }
+  return `BLOB ${text.length > 400 ? text.slice(0, 400) + '...' : text}`;
+}
+
+function sameRaw(a: Raw, b: Raw): boolean {
+  if (a === null || b === null) { return a === b; }
+  if (typeof a !== typeof b) { return false; }
+  if (Buffer.isBuffer(a)) { return Buffer.isBuffer(b) && a.equals(b); }
+  if (typeof a === 'number') { return a === b || (Number.isNaN(a) && Number.isNaN(b as number)); }
+  return a === b;
+}
+
+/** better-sqlite3 value (safe integers) -> what the doc layer's decoder receives. */
+function plain(v: Raw): unknown {
+  return typeof v === 'bigint' ? Number(v) : v;
+}
+
+function columnNames(db: Database.Database, table: string): Map<string, string> {
+  const rows = db.prepare('SELECT name, type FROM pragma_table_info(?)').all(table) as Array<{name: string, type: string}>;
+  return new Map(rows.map((r) => [r.name, r.type]));
+}
+
+interface MetaCol {
+  id: number; tableRef: number; colId: string; type: string; isFormula: boolean; formula: string;
+  recalcWhen: number; recalcDeps: number[]; summarySourceCol: number; declType: string;
+}
+
+/** Runs the oracle over one document (copied to a temporary directory first). */
+export function oracleDoc(original: string): DocResult {
+  const start = performance.now();
+  const dir = mkdtempSync(join(tmpdir(), 'gl-oracle-'));
+  const path = join(dir, basename(original));
+  copyFileSync(original, path);
+  const db = new Database(path, {readonly: true});
+  db.defaultSafeIntegers(true);
+  const scratch = new Database(':memory:');
+  scratch.defaultSafeIntegers(true);
+  try {
+    return run(db, scratch, basename(original), start);
+  } finally {
+    db.close();
+    scratch.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+}
+
+function run(db: Database.Database, scratch: Database.Database, doc: string, start: number): DocResult {
+  const tcols = columnNames(db, '_grist_Tables');
+  const ccols = columnNames(db, '_grist_Tables_column');
+  const tables = db.prepare(`SELECT id, tableId${tcols.has('summarySourceTable') ? ', summarySourceTable' : ''}
+    FROM _grist_Tables`).all() as Array<{id: bigint, tableId: string, summarySourceTable?: bigint}>;
+  const field = (name: string, dflt: string) => (ccols.has(name) ? name : `${dflt} AS ${name}`);
+  const colRows = db.prepare(`SELECT id, parentId, colId, type, isFormula, formula,
+      ${field('recalcWhen', '0')}, ${field('recalcDeps', 'NULL')}, ${field('summarySourceCol', '0')}
+    FROM _grist_Tables_column ORDER BY parentPos, id`).all() as Array<{[k: string]: Raw}>;
+  const depsDecoder = makeDecoder('RefList:_grist_Tables_column');
+  const byTable = new Map<number, MetaCol[]>();
+  const colIdOf = new Map<number, string>();
+  for (const r of colRows) {
+    const deps = depsDecoder(plain(r.recalcDeps));
+    const c: MetaCol = {
+      id: Number(r.id), tableRef: Number(r.parentId), colId: String(r.colId), type: String(r.type || 'Any'),
+      isFormula: Boolean(Number(r.isFormula ?? 0)), formula: String(r.formula ?? ''),
+      recalcWhen: Number(r.recalcWhen ?? 0),
+      recalcDeps: Array.isArray(deps) ? (deps.slice(1) as number[]) : [],
+      summarySourceCol: Number(r.summarySourceCol ?? 0), declType: '',
+    };
+    colIdOf.set(c.id, c.colId);
+    let list = byTable.get(c.tableRef);
+    if (!list) { list = []; byTable.set(c.tableRef, list); }
+    list.push(c);
+  }
+  const tableIdOf = new Map(tables.map((t) => [Number(t.id), t.tableId]));
+
+  const engine = new FormulaEngine();
+  const loaded: Array<{tableId: string, cols: MetaCol[], rowIds: number[]}> = [];
+  for (const t of tables) {
+    const sqlCols = columnNames(db, t.tableId);
+    if (!sqlCols.size) { continue; }
+    const cols = (byTable.get(Number(t.id)) ?? []).filter((c) => sqlCols.has(c.colId));
+    for (const c of cols) { c.declType = sqlCols.get(c.colId)!; }
+    const src = Number(t.summarySourceTable ?? 0);
+    const spec: TableSpec = {
+      tableId: t.tableId,
+      columns: cols.map((c): ColumnSpec => ({
+        colId: c.colId, type: c.type, isFormula: c.isFormula, formula: c.formula,
+        recalcWhen: c.recalcWhen,
+        recalcDeps: c.recalcDeps.map((d) => colIdOf.get(d)).filter((x): x is string => x !== undefined),
+      })),
+      summarySourceTable: src ? tableIdOf.get(src) ?? null : null,
+      summaryGroupBy: src ? cols.filter((c) => c.summarySourceCol).map((c) => c.colId) : undefined,
+    };
+    const rows = db.prepare(`SELECT * FROM "${t.tableId.replace(/"/g, '""')}" ORDER BY id`).all() as Array<{[k: string]: Raw}>;
+    const rowIds = rows.map((r) => Number(r.id));
+    const values: {[colId: string]: CellValue[]} = {};
+    for (const c of cols) {
+      if (c.isFormula) { continue; }   // blanked: the engine computes them
+      const decode = makeDecoder(c.type);
+      values[c.colId] = rows.map((r) => decode(plain(r[c.colId])));
+    }
+    engine.loadTable(spec, rowIds, values);
+    loaded.push({tableId: t.tableId, cols, rowIds});
+  }
+  // Metadata tables, as formulas may read them (`_grist_Tables_column.all.colId`).
+  const sqlTables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_grist\\_%' ESCAPE '\\'").all() as Array<{name: string}>;
+  for (const {name} of sqlTables) {
+    const types = (META_TYPES as {[t: string]: {[c: string]: string}})[name];
+    if (!types) { continue; }
+    const sqlCols = columnNames(db, name);
+    const cols = Object.entries(types).filter(([colId]) => sqlCols.has(colId));
+    const rows = db.prepare(`SELECT * FROM "${name}" ORDER BY id`).all() as Array<{[k: string]: Raw}>;
+    const values: {[colId: string]: CellValue[]} = {};
+    for (const [colId, type] of cols) {
+      const decode = makeDecoder(type);
+      values[colId] = rows.map((r) => decode(plain(r[colId])));
+    }
+    engine.loadTable({tableId: name, columns: cols.map(([colId, type]) => ({colId, type, isFormula: false, formula: ''}))},
+      rows.map((r) => Number(r.id)), values);
+  }
+  engine.recomputeAll();
+  engine.recalc();
+
+  const result: DocResult = {doc, cells: 0, matched: 0, columns: 0, columnsMatched: 0, skippedVolatile: 0,
+    mismatches: [], ms: 0};
+  for (const {tableId, cols} of loaded) {
+    const q = `"${tableId.replace(/"/g, '""')}"`;
+    for (const c of cols) {
+      if (!c.isFormula) { continue; }
+      const stored = db.prepare(`SELECT id, "${c.colId.replace(/"/g, '""')}" AS v FROM ${q} ORDER BY id`).all() as Array<{id: bigint, v: Raw}>;
+      if (VOLATILE.test(c.formula)) { result.skippedVolatile += stored.length; continue; }
+      // What the doc layer would store for the engine's values, through a column of the same declared type.
+      const encode = makeEncoder(c.type, c.declType);
+      scratch.exec(`DROP TABLE IF EXISTS o; CREATE TABLE o (id INTEGER PRIMARY KEY, v ${c.declType || 'BLOB'})`);
+      const ins = scratch.prepare('INSERT INTO o (id, v) VALUES (?, ?)');
+      scratch.transaction(() => {
+        for (const s of stored) {
+          const cell = engine.getCell(tableId, c.colId, Number(s.id));
+          ins.run(s.id, cell === undefined ? null : encode(cell) as Raw);
+        }
+      })();
+      const ours = scratch.prepare('SELECT id, v FROM o ORDER BY id').all() as Array<{id: bigint, v: Raw}>;
+      const col: ColumnResult = {tableId, colId: c.colId, formula: c.formula, cells: stored.length, matched: 0, samples: []};
+      for (let i = 0; i < stored.length; i++) {
+        if (sameRaw(stored[i].v, ours[i].v)) { col.matched++; continue; }
+        if (col.samples.length < 3) {
+          col.samples.push({row: Number(stored[i].id), grist: showRaw(stored[i].v), ours: showRaw(ours[i].v)});
+        }
+      }
+      result.cells += col.cells;
+      result.matched += col.matched;
+      result.columns++;
+      if (col.matched === col.cells) { result.columnsMatched++; } else { result.mismatches.push(col); }
+    }
+  }
+  result.ms = performance.now() - start;
+  return result;
+}
