@@ -162,8 +162,8 @@ export class DocEngine {
   beforeRows: BeforeRowsHook | null = null;
   /** The document's formula engine (set by GristDoc during writes): every data and schema change is mirrored to it. */
   formulas: FormulaEngine | null = null;
-  /** Set while the document writes cells of its own (summary groups): formula columns accept them. */
-  internalWrite = false;
+  /** Set when metadata the formula engine does not follow changed (summary links): reload it. */
+  formulasStale = false;
   /** What columns hold (storage classes, exact JSON of numbers), for filter, sort and JSON SQL (colstats.ts). */
   readonly classes: ColumnClasses;
   private readonly stmts = new Map<string, Database.Statement>();
@@ -384,7 +384,7 @@ export class DocEngine {
    */
   private ensureAcceptsData(table: TableMeta, colId: string, values: CellValue[]): CellValue[] | null {
     const col = this.getColumn(table, colId);
-    if (!col.isFormula || table.isMeta || (this.internalWrite && col.formula)) { return values; }
+    if (!col.isFormula || table.isMeta) { return values; }
     if (col.formula) { throw engineError('ValueError', `Can't save value to formula column ${colId}`); }
     let out = values;
     if (col.type === 'Any') {
@@ -922,6 +922,7 @@ export class DocEngine {
         colId = String(values.colId);
         this.renameSqlColumn(this.getTable(table.tableId), col.colId, colId);
       }
+      if ('summarySourceCol' in values) { this.formulasStale = true; }
       if (this.formulas && ('recalcWhen' in values || 'recalcDeps' in values)) {
         const spec = columnSpec(this.meta, {...col, fields: {...col.fields, ...values}});
         this.formulas.modifyColumn(table.tableId, colId, {recalcWhen: spec.recalcWhen, recalcDeps: spec.recalcDeps});

@@ -56,6 +56,7 @@ export function tableSpec(meta: DocMeta, table: TableMeta): TableSpec {
     tableId: table.tableId,
     columns: table.columns.map((c) => columnSpec(meta, c)),
     summarySourceTable: src ? meta.byRef.get(src)?.tableId ?? null : null,
+    summaryGroupBy: src ? table.columns.filter((c) => Number(c.fields.summarySourceCol)).map((c) => c.colId) : [],
   };
 }
 

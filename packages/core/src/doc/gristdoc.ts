@@ -239,6 +239,7 @@ export class GristDoc {
       this.engine.classes.clear();
       // The formula engine saw the undone actions: it is loaded again from SQLite when next needed.
       this.engine.formulas = null;
+      this.engine.formulasStale = false;
       this.formulasLoaded = false;
       throw e;
     } finally {
@@ -270,6 +271,8 @@ export class GristDoc {
    */
   private recalc(changes: ChangeSet): void {
     let fx = this.engine.formulas;
+    if (fx && this.engine.formulasStale) { fx = null; }
+    this.engine.formulasStale = false;
     if (!fx) {
       if (!hasFormulas(this.engine.meta)) { return; }
       fx = loadFormulaEngine(this.db, this.engine.meta);
@@ -394,6 +397,7 @@ export class GristDoc {
       const converted: Record<string, CellValue> = {};
       for (const [k, v] of Object.entries(rest)) { converted[k] = converterFor(meta.byId.get(k)!.type)(v); }
       this.engine.metaUpdate('_grist_Tables', tableRef, converted);
+      if ('summarySourceTable' in converted) { this.engine.formulasStale = true; }
       this.engine.reloadMeta();
     }
   }

@@ -1,8 +1,7 @@
 /**
  * Summary tables kept current: after a write changed a summary's source table, the summary gains a
- * row for each new group, loses the rows of groups left empty, and its `group` cells list the
- * source rows of each group (what Grist's summary actions and `getSummarySourceGroup` maintain).
- * Formula columns of the summary (`count`, `SUM($group.X)`) then recompute like any other.
+ * row for each new group and loses the rows of groups left empty (what Grist's summary actions
+ * do). The formula engine computes `group` (getSummarySourceGroup) and the summary's formulas.
  */
 import type {ChangeSet, DocEngine} from './engine.js';
 import type {ColumnMeta} from './meta.js';
@@ -14,8 +13,7 @@ export function syncSummaries(doc: DocEngine, changes: ChangeSet): void {
   for (const summary of meta.userTables) {
     const srcRef = Number(summary.fields.summarySourceTable);
     const source = srcRef ? meta.byRef.get(srcRef) : undefined;
-    const groupCol = summary.byId.get('group');
-    if (!source || !groupCol || !changes.touched(source.tableId)) { continue; }
+    if (!source || !changes.touched(source.tableId)) { continue; }
     const groupBy: Array<{col: ColumnMeta, src: ColumnMeta}> = [];
     for (const col of summary.columns) {
       const ref = Number(col.fields.summarySourceCol);
@@ -23,56 +21,46 @@ export function syncSummaries(doc: DocEngine, changes: ChangeSet): void {
       const src = meta.colsByRef.get(ref);
       if (src && src.table === source) { groupBy.push({col, src: src.col}); }
     }
-    if (groupBy.some((g) => !g)) { continue; }
+    if (!groupBy.length) { continue; }
 
-    // The source's groups, by the JSON of their group-by values, with their rows (ascending ids).
-    const srcRows = doc.db.prepare(`SELECT id${groupBy.map((g) => ', ' + quoteIdent(g.src.colId)).join('')}
-      FROM ${quoteIdent(source.tableId)} ORDER BY id`).raw(true).all() as unknown[][];
-    const groups = new Map<string, {values: CellValue[], ids: number[]}>();
+    // The source's groups, by the JSON of their group-by values: a ChoiceList/RefList source
+    // column puts a row in one group per item (an empty list under ''/0), as Grist's summaries do.
+    const srcRows = doc.db.prepare(`SELECT ${groupBy.map((g) => quoteIdent(g.src.colId)).join(', ')}
+      FROM ${quoteIdent(source.tableId)}`).raw(true).all() as unknown[][];
+    const groups = new Map<string, CellValue[]>();
     for (const row of srcRows) {
-      const values = groupBy.map((g, j) => g.src.decode(row[j + 1]));
-      const key = JSON.stringify(values);
-      let g = groups.get(key);
-      if (!g) {
-        g = {values, ids: []};
-        groups.set(key, g);
-      }
-      g.ids.push(Number(row[0]));
+      let combos: CellValue[][] = [[]];
+      groupBy.forEach((g, j) => {
+        const v = g.src.decode(row[j]);
+        const items = g.src.type === 'ChoiceList' || g.src.type.startsWith('RefList:') ? listItems(v, g.src.type) : [v];
+        combos = combos.flatMap((c) => items.map((item) => [...c, item]));
+      });
+      for (const values of combos) { groups.set(JSON.stringify(values), values); }
     }
-    const sumRows = doc.db.prepare(`SELECT id, ${quoteIdent('group')}${groupBy.map((g) => ', ' + quoteIdent(g.col.colId)).join('')}
+    const sumRows = doc.db.prepare(`SELECT id${groupBy.map((g) => ', ' + quoteIdent(g.col.colId)).join('')}
       FROM ${quoteIdent(summary.tableId)} ORDER BY id`).raw(true).all() as unknown[][];
     const removed: number[] = [];
-    const updIds: number[] = [];
-    const updGroups: CellValue[] = [];
     const seen = new Set<string>();
     for (const row of sumRows) {
-      const key = JSON.stringify(groupBy.map((g, j) => g.col.decode(row[j + 2])));
-      const g = groups.get(key);
-      if (!g || seen.has(key)) {
+      const key = JSON.stringify(groupBy.map((g, j) => g.col.decode(row[j + 1])));
+      if (!groups.has(key) || seen.has(key)) {
         removed.push(Number(row[0]));
-        continue;
-      }
-      seen.add(key);
-      const want: CellValue = ['L', ...g.ids];
-      if (JSON.stringify(groupCol.decode(row[1])) !== JSON.stringify(want)) {
-        updIds.push(Number(row[0]));
-        updGroups.push(want);
+      } else {
+        seen.add(key);
       }
     }
-    const added = [...groups].filter(([key]) => !seen.has(key)).map(([, g]) => g);
-    if (!removed.length && !updIds.length && !added.length) { continue; }
-    doc.internalWrite = true;
-    try {
-      const opts = {parse: false};
-      if (removed.length) { doc.removeRecords(summary, removed); }
-      if (updIds.length) { doc.updateRecords(doc.getTable(summary.tableId), updIds, new Map([['group', updGroups]]), opts); }
-      if (added.length) {
-        const cols = new Map<string, CellValue[]>(groupBy.map((g, j) => [g.col.colId, added.map((a) => a.values[j])]));
-        cols.set('group', added.map((a) => ['L', ...a.ids]));
-        doc.addRecords(doc.getTable(summary.tableId), added.map(() => null), cols, opts);
-      }
-    } finally {
-      doc.internalWrite = false;
+    const added = [...groups].filter(([key]) => !seen.has(key)).map(([, values]) => values);
+    if (removed.length) { doc.removeRecords(summary, removed); }
+    if (added.length) {
+      const cols = new Map<string, CellValue[]>(groupBy.map((g, j) => [g.col.colId, added.map((a) => a[j])]));
+      doc.addRecords(doc.getTable(summary.tableId), added.map(() => null), cols, {parse: false});
     }
   }
+}
+
+/** The items a list cell puts in groups: its elements, or the empty value for an empty list. */
+function listItems(v: CellValue, type: string): CellValue[] {
+  const empty = type === 'ChoiceList' ? '' : 0;
+  if (Array.isArray(v) && v[0] === 'L') { return v.length > 1 ? v.slice(1) : [empty]; }
+  return v === null || v === '' ? [empty] : [v];
 }
