@@ -6,7 +6,7 @@ import { nodeListener } from '@gristlite/fetch/node';
 
 const env = process.env;
 const settings = serverSettings(env);
-const { engine, apiKey, email } = await prepareEngine(settings.dataDir, env);
+const { engine, apiKey, keySource, email } = await prepareEngine(settings.dataDir, env);
 const handler = toFetchHandler(createApiHandler(engine, { env }));
 const { url } = await listen(nodeListener(handler), settings.port, settings.host);
-announce('gristlite (fetch adapter)', url, settings.dataDir, email, apiKey);
+announce('gristlite (fetch adapter)', url, settings.dataDir, email, apiKey, keySource);

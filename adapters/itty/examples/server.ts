@@ -7,10 +7,10 @@ import { registerGristlite } from '@gristlite/itty';
 
 const env = process.env;
 const settings = serverSettings(env);
-const { engine, apiKey, email } = await prepareEngine(settings.dataDir, env);
+const { engine, apiKey, keySource, email } = await prepareEngine(settings.dataDir, env);
 const router = Router();
 router.get('/hello', () => new Response('hello from the app\n'));
 registerGristlite(router, createApiHandler(engine, { env }));
 router.all('*', () => new Response('not found\n', { status: 404 }));
 const { url } = await listen(nodeListener((req) => router.fetch(req)), settings.port, settings.host);
-announce('gristlite (itty adapter)', url, settings.dataDir, email, apiKey);
+announce('gristlite (itty adapter)', url, settings.dataDir, email, apiKey, keySource);

@@ -25,17 +25,53 @@ function toRequest(req: IncomingMessage): HttpRequest {
 
 const API_PATH = /^(?:\/o\/[^/]+)?(?:\/dw\/[^/]+\/v\/[^/]+)?\/api(?:\/|$|\?)/i;
 
+function ignore(): void {}
+
+/** How long a connection answered before its body was read keeps reading (and dropping) it. */
+export const LINGER_MS = 2000;
+
+/**
+ * A body still arriving when the answer is ready (an upload refused before it was read: 401,
+ * 403, 413) is not read: the answer says `Connection: close`. The connection then lingers a
+ * moment, discarding what still arrives, before it closes: closing a socket with unread input
+ * resets it, and a client that is still sending would lose the answer.
+ */
+export function unreadBodyCloses(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Record<string, string> {
+  if (req.complete) return headers;
+  res.once('finish', () => lingerThenClose(req));
+  if (Object.keys(headers).some((k) => k.toLowerCase() === 'connection')) return headers;
+  return { ...headers, Connection: 'close' };
+}
+
+function lingerThenClose(req: IncomingMessage): void {
+  const socket = req.socket;
+  // Node has just ended the socket (Connection: close) and would destroy it once flushed.
+  socket.removeListener('finish', socket.destroy);
+  const close = () => socket.destroy();
+  const timer = setTimeout(close, LINGER_MS).unref();
+  socket.once('close', () => clearTimeout(timer));
+  req.once('end', close);
+  // Nobody reads the body any more (an abandoned reader may still be attached): drop it.
+  req.removeAllListeners('readable');
+  req.removeAllListeners('data');
+  req.on('data', ignore);
+  req.resume();
+}
+
 export function toNodeHandler(handler: Handler, opts: NodeAdapterOptions = {}): NodeHandler {
   const apiOnly = opts.apiOnly ?? true;
   return async (req, res, next) => {
     if (apiOnly && next && !API_PATH.test(req.url ?? '')) return next();
+    // A client that goes away mid-request makes these emit 'error': nothing to do but let go.
+    req.on('error', ignore);
+    res.on('error', ignore);
     try {
       const out = await handler(toRequest(req));
-      res.writeHead(out.status, out.headers);
+      res.writeHead(out.status, unreadBodyCloses(req, res, out.headers));
       const body = out.body;
       if (body === null || typeof body === 'string' || body instanceof Uint8Array) res.end(body ?? undefined);
       else await pipeline(Readable.from(body), res);
-      // An unread upload must not keep the connection stalled.
+      // What is left of a body already received is discarded, keeping the connection usable.
       if (!req.readableEnded) req.resume();
     } catch (e) {
       if (!res.headersSent) {

@@ -1,7 +1,7 @@
 /** `gristlite serve | user add | org add`: the command line around the engine. */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { parseArgs } from 'node:util';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { basename } from 'node:path';
 import { BadRequest, Engine, checkDomain, importUpload, isValidEmail, type DocLeases, type HomeStore, type ImportProgress } from '@gristlite/core';
 import { PgDocLeases, homeStoreFromUrl } from '@gristlite/store-postgres';
@@ -25,16 +25,32 @@ function dataDir(values: { data?: string }, env: Env): string {
  * `GRISTLITE_HOME_URL` (or `--home`) names one. Documents always stay files in the data directory.
  */
 export async function openEngine(dir: string, env: Env, leases?: Promise<DocLeases>): Promise<Engine> {
+  privateFiles();
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const homeUrl = env.GRISTLITE_HOME_URL;
   const home: HomeStore | undefined = homeUrl ? await homeStoreFromUrl(homeUrl) : undefined;
   return Engine.open({ dataDir: dir, home, leases, env });
 }
 
+/**
+ * Everything gristlite creates from here on (the data directory, home.sqlite3, documents, their
+ * -wal/-shm companions, temporary uploads) is readable by its owner only: documents and API key
+ * hashes are nobody else's business on a shared machine.
+ */
+export function privateFiles(): void {
+  process.umask(process.umask() | 0o077);
+}
+
+/** Where the default user's key came from: printed only when gristlite made it. */
+export type KeySource = 'generated' | 'env' | 'existing';
+
 export interface Served {
   server: Server;
   engine: Engine;
   url: string;
+  /** The key gristlite generated now (to print once), else null. */
   apiKey: string | null;
+  keySource: KeySource;
   close(): Promise<void>;
 }
 
@@ -46,12 +62,15 @@ export async function prepareEngine(
   dataDir: string,
   env: Env,
   leases?: Promise<DocLeases>,
-): Promise<{ engine: Engine; apiKey: string | null; email: string }> {
+): Promise<{ engine: Engine; apiKey: string | null; keySource: KeySource; email: string }> {
   const engine = await openEngine(dataDir, env, leases);
   const email = env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com';
   const name = env.GRISTLITE_DEFAULT_NAME ?? 'You';
-  const { apiKey } = await engine.ensureDefaultUser(email, name, env.GRISTLITE_API_KEY || undefined);
-  return { engine, apiKey, email };
+  const given = env.GRISTLITE_API_KEY || undefined;
+  const { apiKey } = await engine.ensureDefaultUser(email, name, given);
+  // A key the operator chose is theirs already: never echoed (it would land in logs).
+  if (given) return { engine, apiKey: null, keySource: 'env', email };
+  return { engine, apiKey, keySource: apiKey ? 'generated' : 'existing', email };
 }
 
 /** Listens with a node:http request listener; returns the server and its URL. */
@@ -59,7 +78,12 @@ export async function listen(listener: RequestListener, port: number, host: stri
   const server = createServer(listener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EADDRINUSE') reject(new BadRequest(`port ${port} is already in use on ${host} (another gristlite?): stop it or choose another port with --port or PORT`));
+      else if (e.code === 'EACCES') reject(new BadRequest(`no permission to listen on port ${port} on ${host}: choose another port with --port or PORT`));
+      else if (e.code === 'EADDRNOTAVAIL') reject(new BadRequest(`cannot listen on ${host}: no such address on this machine (--host or HOST)`));
+      else reject(e);
+    });
     server.listen(port, host, resolve);
   });
   const addr = server.address();
@@ -93,8 +117,20 @@ export async function serve(opts: { dataDir: string; port: number; host: string;
   const leases = homeUrl
     ? new Promise<DocLeases>((resolve, reject) => ((setLeases = resolve), (failLeases = reject)))
     : undefined;
-  const { engine, apiKey } = await prepareEngine(opts.dataDir, opts.env, leases);
-  const { server, url } = await listen(toNodeHandler(createApiHandler(engine, { env: opts.env })), opts.port, opts.host);
+  // The port first: a busy port fails before anything is created (a first start would otherwise
+  // make, and lose, the default user's key). Requests wait for the engine.
+  let ready!: (h: RequestListener) => void;
+  const handler = new Promise<RequestListener>((resolve) => (ready = resolve));
+  const { server, url } = await listen((req, res) => void handler.then((h) => h(req, res)), opts.port, opts.host);
+  let prepared;
+  try {
+    prepared = await prepareEngine(opts.dataDir, opts.env, leases);
+  } catch (e) {
+    await closeServer(server);
+    throw e;
+  }
+  const { engine, apiKey, keySource } = prepared;
+  ready(toNodeHandler(createApiHandler(engine, { env: opts.env })));
   if (homeUrl) {
     await PgDocLeases.connect(homeUrl, {
       holderId: opts.env.GRISTLITE_SELF_URL || url,
@@ -110,6 +146,7 @@ export async function serve(opts: { dataDir: string; port: number; host: string;
     engine,
     url,
     apiKey,
+    keySource,
     async close() {
       await closeServer(server);
       await engine.close();
@@ -117,10 +154,17 @@ export async function serve(opts: { dataDir: string; port: number; host: string;
   };
 }
 
-/** Prints the start-up lines (URL, and the key the first time). */
-export function announce(what: string, url: string, dataDir: string, email: string, apiKey: string | null): void {
+/**
+ * Prints the start-up lines: the URL, and the default user's key when gristlite generated it now
+ * (a key from GRISTLITE_API_KEY is never echoed; an existing one is stored hashed, so say how to
+ * make a new one).
+ */
+export function announce(what: string, url: string, dataDir: string, email: string, apiKey: string | null,
+                         keySource: KeySource = apiKey ? 'generated' : 'existing'): void {
   console.log(`${what} listening on ${url} (data: ${dataDir})`);
-  if (apiKey) console.log(`API key for ${email}: ${apiKey}`);
+  if (apiKey && keySource === 'generated') console.log(`API key for ${email}: ${apiKey}`);
+  else if (keySource === 'env') console.log(`API key for ${email}: the one set in GRISTLITE_API_KEY`);
+  else console.log(`API key for ${email}: unchanged (stored hashed; to make a new one: gristlite user add ${email})`);
 }
 
 export async function run(argv: string[], env: Env): Promise<number | undefined> {
@@ -133,7 +177,7 @@ export async function run(argv: string[], env: Env): Promise<number | undefined>
     if (values.home) env = { ...env, GRISTLITE_HOME_URL: values.home };
     const settings = serverSettings(env, values);
     const served = await serve({ ...settings, env });
-    announce('gristlite', served.url, settings.dataDir, env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com', served.apiKey);
+    announce('gristlite', served.url, settings.dataDir, env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com', served.apiKey, served.keySource);
     const stop = () => void served.close().then(() => process.exit(0));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -39,9 +39,9 @@ async function sql(q: string): Promise<void> {
   }
 }
 
-function start(dataDir: string, homeUrl: string): Promise<{ url: string; proc: ChildProcess }> {
+function start(dataDir: string, homeUrl: string, env: Record<string, string> = {}): Promise<{ url: string; proc: ChildProcess }> {
   const proc = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--home', homeUrl], {
-    env: { ...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: KEY },
+    env: { ...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: KEY, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -117,6 +117,36 @@ test('two processes serve the same users and documents, with one writer per docu
     assert.is(after.headers['x-gristlite-forwarded-to'], undefined);
     const final = (await api(b.url, 'GET', `/api/docs/${docId}/tables/Table1/records`)).json.records;
     assert.is(final.length, 23);
+  } finally {
+    for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+    await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  }
+});
+
+test('a document closed when idle gives its lease up: the other process then serves it itself', async () => {
+  if (!(await pgReachable())) return;
+  const schema = `gl_mpi_${process.pid}_${Date.now().toString(36)}`;
+  const homeUrl = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'gl-mpi-'));
+  const procs: ChildProcess[] = [];
+  try {
+    const idle = { GRISTLITE_DOC_IDLE_MSEC: '200' };
+    const a = await start(dataDir, homeUrl, idle);
+    const b = await start(dataDir, homeUrl, idle);
+    procs.push(a.proc, b.proc);
+    const wsId = (await api(a.url, 'POST', '/api/orgs/docs/workspaces', { name: 'Shared' })).json;
+    const docId = (await api(a.url, 'POST', `/api/workspaces/${wsId}/docs`, { name: 'Idle' })).json;
+    const add = (url: string, v: string) => api(url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: v } }] });
+    assert.is((await add(a.url, 'a')).headers['x-gristlite-forwarded-to'], undefined);
+    assert.is((await add(b.url, 'b')).headers['x-gristlite-forwarded-to'], a.url, 'A holds it while open');
+    await new Promise((r) => setTimeout(r, 800));  // A closes it (idle) and releases the lease
+    const viaB = await add(b.url, 'b2');
+    assert.is(viaB.status, 200);
+    assert.is(viaB.headers['x-gristlite-forwarded-to'], undefined, 'B took the lease');
+    assert.is((await add(a.url, 'a2')).headers['x-gristlite-forwarded-to'], b.url);
+    const rows = (await api(a.url, 'GET', `/api/docs/${docId}/tables/Table1/records`)).json.records;
+    assert.equal(rows.map((r: { fields: { A: string } }) => r.fields.A), ['a', 'b', 'b2', 'a2']);
   } finally {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });

@@ -2,11 +2,11 @@
  * Real Grist documents (the shared fixtures, schema versions 25, 36 and 46) served through the
  * adapter: for every table of every fixture, GET /records and GET /data equal what the engine's
  * GristDoc reads from the file, and a few values per fixture (read with the sqlite3 CLI) are
- * pinned literally. Older schema versions are read, and refuse writes with a clear 400.
+ * pinned literally. Older schema versions are upgraded to 46 when first opened; newer ones are read-only.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withFixtures } from '@gristlite/core/testing';
@@ -140,16 +140,27 @@ export function fixturesSuite(target: Target): void {
       { manualSort: 1, Actor: 'Tom Hanks', Film: 1, Character: 'Woody', gristHelper_Display: 'Toy Story' });
   });
 
-  test('older schema versions refuse writes with a clear 400 and are never changed', async () => {
+  test('older schema versions are upgraded to 46 and take writes; a newer one is read-only and never changed', async () => {
     const { api, chimpy } = world();
     for (const [file, table] of [['World.grist', 'City'], ['Favorite_Films.grist', 'Films']]) {
       const doc = docs.get(file)!;
+      assert.is(world().engine.openDoc(doc).grist.schemaVersion, 46, file);
+      const added = ok(await api.post(`${tablePath(doc, table)}/records`, { records: [{}] }, chimpy.as), file).body.records[0].id;
+      ok(await api.post(`/api/docs/${doc}/tables`, { tables: [{ columns: [{}] }] }, chimpy.as), file);
+      ok(await api.post(`${tablePath(doc, table)}/records/delete`, [added], chimpy.as), file);
+    }
+    // DownmigrateTest.grist (schema 999999), from the corpus beside the fixtures when present.
+    let newer = '';
+    try { newer = join(dirname(fixturePath('Hello.grist')), '../grist-corpus/DownmigrateTest.grist'); } catch { /* none */ }
+    if (newer && existsSync(newer)) {
+      const doc = await importFixture(world(), '../grist-corpus/DownmigrateTest.grist');
       const before = createHash('sha256').update(readFileSync(world().docPath(doc))).digest('hex');
-      isErrorLike(await api.post(`${tablePath(doc, table)}/records`, { records: [{}] }, chimpy.as), 400, /schema version/, file);
-      isErrorLike(await api.post(`/api/docs/${doc}/tables`, { tables: [{ columns: [{}] }] }, chimpy.as), 400, /schema version/, file);
-      isErrorLike(await api.post(`${tablePath(doc, table)}/records/delete`, [1], chimpy.as), 400, /schema version/, file);
+      const tables = ok(await api.get(`/api/docs/${doc}/tables`, chimpy.as)).body.tables as Array<{ id: string }>;
+      assert.ok(tables.length > 0);
+      isErrorLike(await api.post(`${tablePath(doc, tables[0].id)}/records`, { records: [{}] }, chimpy.as), 400, /schema version 999999, newer than gristlite's 46/);
+      isErrorLike(await api.post(`/api/docs/${doc}/tables`, { tables: [{ columns: [{}] }] }, chimpy.as), 400, /999999.*46/);
       const after = createHash('sha256').update(readFileSync(world().docPath(doc))).digest('hex');
-      assert.is(after, before, `${file} is unchanged`);
+      assert.is(after, before, 'DownmigrateTest.grist is unchanged');
     }
     // A current-version fixture takes writes.
     const hello = docs.get('Hello.grist')!;

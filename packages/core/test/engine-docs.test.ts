@@ -1,12 +1,15 @@
 // Open documents are bounded (issue 11 item 5): an LRU with a cap and an idle timeout, documents in
 // use are never closed under their user, and running out of descriptors answers 503, never 404.
+import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Engine } from '../src/index.js';
+import { Engine, ensureWebhookTables } from '../src/index.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fds = () => readdirSync('/proc/self/fd').length;
@@ -14,6 +17,15 @@ const fds = () => readdirSync('/proc/self/fd').length;
 async function withEngine(opts: { maxOpenDocs?: number; docIdleMs?: number }, n: number,
                           fn: (engine: Engine, docIds: string[]) => Promise<void>) {
   const dir = mkdtempSync(join(tmpdir(), 'gl-lru-'));
+  try {
+    await withEngineIn(dir, fn, opts, n);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function withEngineIn(dir: string, fn: (engine: Engine, docIds: string[]) => Promise<void>,
+                            opts: { maxOpenDocs?: number; docIdleMs?: number } = {}, n = 3) {
   const engine = await Engine.open({ dataDir: dir, ...opts });
   try {
     const user = await engine.home.ensureUser('ada@example.com', 'Ada');
@@ -24,7 +36,6 @@ async function withEngine(opts: { maxOpenDocs?: number; docIdleMs?: number }, n:
     await fn(engine, ids);
   } finally {
     await engine.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -116,6 +127,74 @@ test('out of descriptors: 503 (never 404), idle documents are closed, and everyt
   assert.ok(out.after.every((s: number) => s === 200), `after release: ${out.after}`);
   assert.is(out.sqlAfter, 200);
   console.log(`  ulimit -n 90: ${out.statuses.filter((s: number) => s === 200).length} held documents opened, then 503; SQL ${out.sql}`);
+});
+
+test('bad limits stop start-up with the setting named (not the first request)', async () => {
+  for (const [name, value] of [['GRISTLITE_MAX_OPEN_DOCS', '0'], ['GRISTLITE_DOC_IDLE_MSEC', 'soon'], ['GRISTLITE_SQL_MAX_PER_USER', '-1'],
+    ['GRISTLITE_SQL_WORKERS', '1.5']]) {
+    const dir = mkdtempSync(join(tmpdir(), 'gl-bad-'));
+    try {
+      const e = await Engine.open({ dataDir: dir, env: { [name]: value } }).then(() => null, (err: Error) => err);
+      assert.ok(e && e.message.startsWith(`${name} must be an integer`), `${name}=${value}: ${e?.message}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
+
+test('at start, documents with events waiting deliver them, taking turns under a cap of 1', async () => {
+  const received: string[] = [];
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      for (const e of JSON.parse(Buffer.concat(chunks).toString())) received.push(e.A);
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  const dir = mkdtempSync(join(tmpdir(), 'gl-resume-'));
+  const env = { GRISTLITE_ALLOWED_WEBHOOK_DOMAINS: new URL(url).host };
+  try {
+    // Three documents, each left with two events in its outbox (as a killed server leaves them).
+    let ids: string[] = [];
+    await withEngineIn(dir, async (engine, docIds) => {
+      ids = docIds;
+      for (const [d, id] of docIds.entries()) {
+        const db = new Database(engine.docPath(id));
+        ensureWebhookTables(db);
+        db.prepare(`INSERT INTO _gristlite_webhook_secrets (webhookId, url, unsubscribeKey) VALUES ('w', ?, 'k')`).run(url);
+        const add = db.prepare(`INSERT INTO _gristlite_webhook_outbox (id, webhookId, eventType, payload, createdAt) VALUES (?, 'w', 'add', ?, 0)`);
+        for (const i of [1, 2]) add.run(i, JSON.stringify({ id: i, A: `d${d}-${i}` }));
+        db.close();
+      }
+    });
+    const engine = await Engine.open({ dataDir: dir, env, maxOpenDocs: 1, docIdleMs: 30 });
+    try {
+      let most = 0;
+      const end = Date.now() + 10_000;
+      while (received.length < 6 && Date.now() < end) {
+        most = Math.max(most, engine.openDocCount);
+        await sleep(5);
+      }
+      assert.equal(received.sort(), ['d0-1', 'd0-2', 'd1-1', 'd1-2', 'd2-1', 'd2-2']);
+      assert.ok(most <= 1, `${most} open at once`);
+      await sleep(200);
+      assert.is(engine.openDocCount, 0, 'closed again once delivered and idle');
+      for (const id of ids) {
+        const db = new Database(engine.docPath(id), { readonly: true });
+        assert.is(db.prepare('SELECT count(*) FROM _gristlite_webhook_outbox').pluck().get(), 0);
+        db.close();
+      }
+    } finally {
+      await engine.close();
+    }
+  } finally {
+    receiver.closeAllConnections();
+    await new Promise((r) => receiver.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();

@@ -1,5 +1,5 @@
 // Importing `.grist` files as new documents: every fixture, rejection of anything that is not a
-// sound Grist document (leaving nothing behind), no schema upgrade, and the download round trip.
+// sound Grist document (leaving nothing behind), the upgrade to schema 46, and the download round trip.
 import Database from 'better-sqlite3';
 import {copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
@@ -80,18 +80,18 @@ ftest('every fixture imports with all its tables, columns and values (formulas r
     const imported = engine.openDoc(res.id).grist;
     const original = openFixture(name);
     assert.equal(contents(imported), contents(original), name);
-    assert.is(imported.schemaVersion, original.schemaVersion, `${name}: no upgrade`);
+    assert.is(imported.schemaVersion, 46, `${name}: upgraded`);
     original.close();
   }
 });
 
-ftest('documentName names the document; an old schema is kept as it is and stays read-only', async () => {
+ftest('documentName names the document; an old schema is upgraded and writable', async () => {
   const data = readFileSync(fixturePath('Favorite_Films.grist'));
   const res = await importUpload(engine, wid, owner, {fileName: 'x.grist', data}, {documentName: 'Films'});
   assert.is(res.title, 'Films');
   const doc = engine.openDoc(res.id).grist;
-  assert.is(doc.schemaVersion, 25);
-  assert.ok(!doc.isWritable);
+  assert.is(doc.schemaVersion, 46);
+  assert.ok(doc.isWritable);
   assert.is(doc.fetchRecords('Films').records[0].fields.Title, 'Toy Story');
 });
 

@@ -1,7 +1,30 @@
-import { BadRequest, PayloadTooLarge } from '@gristlite/core';
+import { ApiError, BadRequest, PayloadTooLarge } from '@gristlite/core';
 import type { RequestBody } from './types.js';
 
-/** Reads a whole body, refusing (413) as soon as it passes `limit` bytes. */
+/**
+ * The client went away (or its connection broke) before its body was complete. Nobody is left
+ * to read the answer; it is not an error of the server and is not logged.
+ */
+export class RequestAborted extends ApiError {
+  constructor(reason = '') {
+    super(400, `request aborted${reason ? ` (${reason})` : ''}`);
+  }
+}
+
+/** The chunks of a body, whatever form the adapter gave it in. */
+export async function* bodyChunks(body: RequestBody): AsyncIterable<Uint8Array> {
+  if (!body) return;
+  if (body instanceof Uint8Array) {
+    yield body;
+    return;
+  }
+  yield* body;
+}
+
+/**
+ * Reads a whole body, refusing (413) as soon as it passes `limit` bytes. Reading stops there: the
+ * rest is never read (the adapter closes the connection after answering).
+ */
 export async function readBody(body: RequestBody, limit: number): Promise<Buffer> {
   if (!body) return Buffer.alloc(0);
   if (body instanceof Uint8Array) {
@@ -10,10 +33,20 @@ export async function readBody(body: RequestBody, limit: number): Promise<Buffer
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
+  // Not `for await`: leaving that loop early destroys a Node request, and its socket with it,
+  // before the 413 can be sent.
+  const it = body[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<Uint8Array>;
+    try {
+      next = await it.next();
+    } catch (e) {
+      throw new RequestAborted((e as Error).message);
+    }
+    if (next.done) break;
+    size += next.value.byteLength;
     if (size > limit) throw new PayloadTooLarge();
-    chunks.push(Buffer.from(chunk));
+    chunks.push(Buffer.from(next.value));
   }
   return Buffer.concat(chunks);
 }

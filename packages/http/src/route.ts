@@ -15,6 +15,11 @@ export interface Route {
   body?: v.GenericSchema;
   /** Query parameters the route reads, for the OpenAPI document. */
   query?: string[];
+  /**
+   * Takes a multipart upload (read through `ctx.form()`): its body may be as large as
+   * `maxUploadBytes` plus `maxBodyBytes` for the fields; other bodies, `maxBodyBytes`.
+   */
+  upload?: boolean;
   handler(ctx: RequestContext): Promise<HandlerResult>;
 }
 

@@ -2,9 +2,13 @@
  * The request pipeline shared by every adapter: org resolution, CORS, authentication, the CSRF
  * rule, routing, body parsing and error mapping. Input and output are plain objects.
  */
-import { ApiError, BadRequest, Forbidden, TooManyRequests, Unauthorized, resourceShortage, type Engine, type OrgContext } from '@gristlite/core';
-import { isJsonContentType, parseJsonBody, readBody } from './body.js';
+import { join } from 'node:path';
+import {
+  ApiError, BadRequest, Forbidden, PayloadTooLarge, TooManyRequests, Unauthorized, attachmentTooLarge, resourceShortage, type Engine, type OrgContext,
+} from '@gristlite/core';
+import { RequestAborted, isJsonContentType, parseJsonBody, readBody } from './body.js';
 import { forward, ForwardTo } from './forward.js';
+import { MAX_FORM_PARTS, isMultipart, makeUploadDir, parseMultipart, removeUploadDir, sweepUploadDirs, type ParsedForm } from './multipart.js';
 import { compileRoute, decodePathSegment, matchRoute, type CompiledRoute, type Route } from './route.js';
 import { allRoutes } from './routes/index.js';
 import { RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions } from './types.js';
@@ -19,6 +23,7 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
     maxBodyBytes: num('GRISTLITE_MAX_BODY_BYTES', 1024 * 1024),
     maxParallelPerDoc: num('GRISTLITE_MAX_PARALLEL_REQUESTS_PER_DOC', 0),
     maxUploadBytes: num('GRISTLITE_MAX_UPLOAD_BYTES', num('GRIST_MAX_UPLOAD_ATTACHMENT_MB', 0) * 1024 * 1024 || 100 * 1024 * 1024),
+    uploadDir: env.GRISTLITE_UPLOAD_DIR || undefined,
     env,
   };
 }
@@ -96,6 +101,9 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
   const opts: ServerOptions = { ...optionsFromEnv(options.env ?? process.env), ...stripUndefined(options) };
   const routes: CompiledRoute[] = [...(options.routes ?? []), ...allRoutes()].map(compileRoute);
   const onError = options.onError ?? ((e: unknown) => console.error('gristlite: unexpected error', e));
+  const uploadRoot = opts.uploadDir ?? join(engine.dataDir, 'tmp');
+  // What a killed process left behind (its uploads are removed when answered otherwise).
+  void sweepUploadDirs(uploadRoot);
 
   // Decision 3: Grist refuses an 11th concurrent request per document; we only do when configured.
   const inFlight = new Map<string, number>();
@@ -144,7 +152,17 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
           );
         }
       }
+      // Size limits before any byte of the body is read: a declared length over the limit is
+      // refused at once; a chunked body is counted as it streams (readBody, parseMultipart).
+      const upload = match.route.upload === true && isMultipart(req.headers['content-type']);
+      const bodyLimit = upload ? opts.maxUploadBytes + opts.maxBodyBytes : opts.maxBodyBytes;
+      const declared = Number(req.headers['content-length']);
+      if (Number.isFinite(declared) && declared > bodyLimit) {
+        throw upload ? attachmentTooLarge(opts.maxUploadBytes) : new PayloadTooLarge();
+      }
       let parsed: Promise<unknown> | null = null;
+      let formPromise: Promise<ParsedForm> | null = null;
+      let uploadDir: string | null = null;
       let bodyBytes: Uint8Array | null = null;
       const ctx: RequestContext = {
         engine,
@@ -158,10 +176,21 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         headers: req.headers,
         rawBody: req.body,
         options: opts,
+        form(formOpts = {}) {
+          if (!upload) return Promise.reject(new ApiError(415, 'unsupported content-type'));
+          formPromise ??= (async () => {
+            uploadDir = await makeUploadDir(uploadRoot);
+            return parseMultipart(req.headers, req.body, uploadDir, {
+              maxFileBytes: opts.maxUploadBytes,
+              maxFieldBytes: opts.maxBodyBytes,
+              maxBodyBytes: bodyLimit,
+              maxParts: MAX_FORM_PARTS,
+            }, formOpts);
+          })();
+          return formPromise;
+        },
         json() {
           parsed ??= (async () => {
-            const declared = Number(req.headers['content-length']);
-            if (Number.isFinite(declared) && declared > opts.maxBodyBytes) throw new ApiError(413, 'request entity too large');
             const buf = await readBody(req.body, opts.maxBodyBytes);
             bodyBytes = buf;
             return isJsonContentType(req.headers['content-type']) ? parseJsonBody(buf) : {};
@@ -176,24 +205,39 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       } catch (e) {
         if (e instanceof ForwardTo) return await forward(e.target, req, bodyBytes);
         throw e;
+      } finally {
+        // The upload's files go, whatever the outcome, before the answer leaves.
+        if (formPromise) await (formPromise as Promise<ParsedForm>).catch(() => undefined);
+        if (uploadDir) await removeUploadDir(uploadDir).catch((e) => onError(e));
       }
       if (result instanceof RawResponse) {
         return { status: result.status, headers: { ...baseHeaders, ...cors, ...result.headers }, body: method === 'HEAD' ? null : result.body };
       }
       return jsonResponse(200, result === undefined ? null : result, { ...baseHeaders, ...cors });
     } catch (e) {
+      if (isClientGone(e)) e = new RequestAborted((e as Error).message);
       if (e instanceof ApiError) {
         // A body refused half-read leaves the connection unusable for the next request: close it.
-        const close: Record<string, string> = e.status === 413 ? { Connection: 'close' } : {};
+        const close: Record<string, string> = e.status === 413 || e instanceof RequestAborted ? { Connection: 'close' } : {};
         return jsonResponse(e.status, errorBody(e), { ...baseHeaders, ...cors, ...close });
       }
       // Out of file descriptors is the server's momentary state, never a bug in the request.
       const shortage = resourceShortage(e);
-      if (shortage) return jsonResponse(503, errorBody(shortage), { ...baseHeaders, ...cors });
+      if (shortage) {
+        engine.closeIdle();  // give descriptors back for the next requests
+        return jsonResponse(503, errorBody(shortage), { ...baseHeaders, ...cors });
+      }
       onError(e);
       return jsonResponse(500, { error: 'internal error' }, { ...baseHeaders, ...cors });
     }
   };
+}
+
+/** A connection the client closed or broke: not the server's failure, nothing to log. */
+function isClientGone(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE' || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNABORTED' ||
+    (e instanceof Error && e.message === 'aborted');
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

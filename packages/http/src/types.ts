@@ -1,4 +1,5 @@
 import type { Engine, OrgContext, Principal } from '@gristlite/core';
+import type { ParsedForm } from './multipart.js';
 
 /** Request body as an adapter hands it over: bytes already read, or a stream to read on demand. */
 export type RequestBody = Uint8Array | AsyncIterable<Uint8Array> | null | undefined;
@@ -34,7 +35,13 @@ export interface RequestContext {
   headers: Record<string, string | undefined>;
   /** Parsed JSON body (`{}` when the request is not JSON), read with the size limit. */
   json(): Promise<unknown>;
-  /** The raw body stream (uploads); consumed once. */
+  /**
+   * The multipart form of an upload route, its files streamed to a private temporary directory
+   * that is removed once the request is answered. Call it only after the access checks: nothing
+   * of the body is read before. `onField` sees each plain field as it arrives (to refuse early).
+   */
+  form(opts?: { onField?: (name: string, value: string) => Promise<void> | void }): Promise<ParsedForm>;
+  /** The raw body stream; consumed once. */
   rawBody: RequestBody;
   options: ServerOptions;
 }
@@ -55,8 +62,10 @@ export interface ServerOptions {
   baseDomain?: string;
   /** Largest JSON body accepted, in bytes (default 1 MB). */
   maxBodyBytes: number;
-  /** Largest upload accepted, in bytes. */
+  /** Largest upload accepted (the sum of a form's files), in bytes. */
   maxUploadBytes: number;
+  /** Where uploads are streamed while a request runs (default: `<data dir>/tmp`). */
+  uploadDir?: string;
   /** Decision 3: concurrent requests per document (doc endpoints); 0 = no cap (the default). */
   maxParallelPerDoc: number;
   /** Environment-derived settings read once by `optionsFromEnv`. */

@@ -50,4 +50,24 @@ test('a cap of 2 open documents: 80 concurrent requests on 8 documents all answe
   }
 });
 
+test('running out of descriptors anywhere answers 503 with Grist\'s error body, never 500', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-emfile-'));
+  const engine = await Engine.open({ dataDir: dir });
+  try {
+    const emfile: Route = {
+      method: 'GET', path: '/api/emfiletest', summary: '', tag: 'test',
+      handler: () => {
+        throw Object.assign(new Error("EMFILE: too many open files, open '/x'"), { code: 'EMFILE' });
+      },
+    };
+    const handle = createApiHandler(engine, { routes: [emfile], onError: (e) => { throw e; } });
+    const res = await handle({ method: 'GET', url: '/api/emfiletest', headers: {} });
+    assert.is(res.status, 503);
+    assert.match(JSON.parse(res.body as string).error, /too many open files/);
+  } finally {
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test.run();

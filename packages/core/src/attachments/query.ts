@@ -37,7 +37,7 @@ export function compileFilter(
     if (!columns.has(colId)) throw engineError('KeyError', `'${colId}'`);
     const f = equalityCondition(quoteIdent(colId), values as CellValue[]);
     clauses.push(f.sql);
-    params.push(...f.params);
+    for (const p of f.params) params.push(p);
   }
   return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
 }

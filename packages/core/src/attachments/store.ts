@@ -159,7 +159,7 @@ export function listAttachments(
   const { where, params } = compileFilter(query.filter, COLUMNS);
   const useSqlLimit = !query.sort?.length && query.limit !== undefined && query.limit > 0;
   const sql = `SELECT * FROM _grist_Attachments ${where} ORDER BY id${useSqlLimit ? ' LIMIT ?' : ''}`;
-  const raw = db.prepare(sql).all(...params, ...(useSqlLimit ? [query.limit!] : [])) as Record<string, unknown>[];
+  const raw = db.prepare(sql).all(useSqlLimit ? [...params, query.limit!] : params) as Record<string, unknown>[];
   const rows = sortAndLimit(raw.map(decodeRow), query, COLUMNS);
   return { records: rows.map((r) => ({ id: r.id as number, fields: cleanRecord(r) })) };
 }

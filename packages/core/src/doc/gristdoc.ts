@@ -21,6 +21,7 @@ import {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {compileFilter, compileSort, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
+import {isGristDocument, needsUpgrade, readVersions, upgradeDocument} from './migrations/index.js';
 import {SCHEMA_VERSION} from './schema.js';
 import {type CellValue, converterFor} from './types.js';
 
@@ -151,11 +152,28 @@ export class GristDoc {
   /** How many `fetchRecordsJson` answers SQLite wrote, and how many were built in JS (not cached). */
   readonly recordsJsonPaths = {sql: 0, js: 0};
 
+  /**
+   * Opens a document. Opened for writing, a document of an older schema is upgraded first (in one
+   * transaction; a failure answers 400 and leaves the file as it was); one of a newer schema than
+   * gristlite's is opened read-only and never written.
+   */
   static open(path: string, options: OpenOptions = {}): GristDoc {
-    const db = new Database(path, {readonly: options.readonly ?? false, fileMustExist: true});
+    let db = new Database(path, {readonly: options.readonly ?? false, fileMustExist: true});
     try {
-      if (!options.readonly) { db.pragma('journal_mode = WAL'); }
       db.pragma('trusted_schema = OFF');
+      if (!options.readonly) {
+        const versions = readVersions(db);
+        if (versions.schema > SCHEMA_VERSION) {
+          db.close();
+          db = new Database(path, {readonly: true, fileMustExist: true});
+          db.pragma('trusted_schema = OFF');
+        } else if (isGristDocument(db)) {   // Other files are refused below, unchanged.
+          if (needsUpgrade(versions)) {
+            upgradeDocument(db);   // A failure throws MigrationError, a 400.
+          }
+          db.pragma('journal_mode = WAL');
+        }
+      }
       return new GristDoc(path, db);
     } catch (e) {
       db.close();
@@ -188,7 +206,7 @@ export class GristDoc {
 
   get schemaVersion(): number { return this.engine.meta.schemaVersion; }
   get timezone(): string { return this.engine.meta.timezone; }
-  /** Writes need the current schema (46): older documents are read-only here. */
+  /** Writes need the current schema (46): documents opened read-only or newer stay unwritten. */
   get isWritable(): boolean { return !this.db.readonly && this.schemaVersion === SCHEMA_VERSION; }
 
   /** Registers a listener called inside a write before rows are updated or removed. */
@@ -207,10 +225,14 @@ export class GristDoc {
   // Transactions
 
   private write<T>(fn: () => T): T {
+    if (this.schemaVersion > SCHEMA_VERSION) {
+      throw new BadRequest(`Document has schema version ${this.schemaVersion}, newer than gristlite's ` +
+        `${SCHEMA_VERSION}: it is served read-only`);
+    }
     if (this.db.readonly) { throw new BadRequest('Document is open read-only'); }
     if (this.schemaVersion !== SCHEMA_VERSION) {
-      throw new BadRequest(`Document has schema version ${this.schemaVersion}; gristlite writes only ` +
-        `schema version ${SCHEMA_VERSION} (open and save it in Grist to upgrade it)`);
+      throw new BadRequest(`Document has schema version ${this.schemaVersion}; it is upgraded to ` +
+        `${SCHEMA_VERSION} when opened for writing`);
     }
     if (this.engine.changes) { return fn(); }   // Already inside a write.
     const changes = new ChangeSet();
@@ -493,7 +515,7 @@ export class GristDoc {
     let limit: number | null = n > 0 ? n : null;
     if (n < 0) {
       // Array.splice(limit) semantics: a negative limit drops rows from the end.
-      const {c} = this.db.prepare(`SELECT count(*) AS c${from}`).get(...where.params) as {c: number};
+      const {c} = this.db.prepare(`SELECT count(*) AS c${from}`).get(where.params) as {c: number};
       limit = Math.max(0, c + n);
     }
     const order = ` ORDER BY ${sort.sql}`;
@@ -512,7 +534,7 @@ export class GristDoc {
     const table = this.readableTable(tableId);
     const cols = table.columns.filter((c) => q.hidden || !c.hidden);
     const {sql, params} = this.buildQuery(table, columnList(cols), q);
-    const rows = this.engine.stmt(sql).raw(true).all(...params) as unknown[][];
+    const rows = this.engine.stmt(sql).raw(true).all(params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const n = cols.length;
     const ids = cols.map((c) => c.colId);
@@ -562,7 +584,7 @@ export class GristDoc {
       }
       this.recordsJsonPaths.sql++;
       const {sql, params} = this.buildQuery(table, recordSql, q);
-      const records = this.engine.stmt(sql).pluck().all(...params) as string[];
+      const records = this.engine.stmt(sql).pluck().all(params) as string[];
       return `{"records":[${records.join(',')}]}`;
     });
   }
@@ -572,7 +594,7 @@ export class GristDoc {
     const table = this.readableTable(tableId);
     const cols = table.columns;
     const {sql, params} = this.buildQuery(table, columnList(cols), q);
-    const rows = this.engine.stmt(sql).raw(true).all(...params) as unknown[][];
+    const rows = this.engine.stmt(sql).raw(true).all(params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const out: Record<string, CellValue[]> = {id: rows.map((r) => r[0] as number)};
     cols.forEach((c, j) => {

@@ -109,7 +109,7 @@ export function compileFilter(table: TableMeta, filter: Record<string, unknown>,
     if (colId !== 'id' && !table.byId.has(colId)) { throw engineError('KeyError', `'${colId}'`); }
     const f = equalityCondition(quoteIdent(colId), values as CellValue[], colId === 'id' ? NUM_CLASS : classesOf(colId));
     parts.push(f.sql);
-    params.push(...f.params);
+    for (const p of f.params) { params.push(p); }
   }
   return {sql: parts.join(' AND '), params};
 }

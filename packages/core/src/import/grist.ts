@@ -1,12 +1,13 @@
 /**
- * Checking an uploaded `.grist` file: a SQLite database carrying Grist's metadata. Nothing is
- * upgraded: documents of older schema versions are accepted as they are (readable, and written
- * to only once they are at the current schema, as everywhere in gristlite).
+ * Checking an uploaded `.grist` file: a SQLite database carrying Grist's metadata. Documents of
+ * older schema versions are accepted (the import upgrades its copy, doc/migrations), newer ones
+ * too (served read-only).
  */
 import Database from 'better-sqlite3';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { BadRequest } from '../errors.js';
 import { loadMeta } from '../doc/meta.js';
+import { readVersions } from '../doc/migrations/index.js';
 
 const SQLITE_MAGIC = 'SQLite format 3\u0000';
 /** gristlite's private tables (webhook secrets, outbox, stats) and their indexes. */
@@ -28,7 +29,7 @@ function hasSqliteHeader(path: string): boolean {
 
 /** Columns each metadata table must have for gristlite (and Grist) to read the document. */
 const REQUIRED: Record<string, string[]> = {
-  _grist_DocInfo: ['schemaVersion'],
+  _grist_DocInfo: [],   // schemaVersion may be missing: Grist reads that as version 0 (migration 1 adds it).
   _grist_Tables: ['tableId'],
   _grist_Tables_column: ['parentId', 'colId', 'type'],
 };
@@ -62,9 +63,8 @@ export function openGristUpload(path: string): Database.Database {
       const have = new Set((db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as Array<{ name: string }>).map((r) => r.name));
       for (const c of cols) if (!have.has(c)) throw invalid(`${table} has no ${c} column`);
     }
-    const info = db.prepare('SELECT schemaVersion FROM _grist_DocInfo ORDER BY id LIMIT 1').get() as { schemaVersion: unknown } | undefined;
-    const version = Number(info?.schemaVersion);
-    if (!info || !Number.isInteger(version) || version < 1) throw invalid('_grist_DocInfo has no schema version');
+    const { schema: version } = readVersions(db);
+    if (!Number.isInteger(version) || version < 0) throw invalid('_grist_DocInfo has no valid schema version');
     const userTables = db.prepare('SELECT tableId FROM _grist_Tables').pluck().all() as unknown[];
     for (const t of userTables) {
       if (typeof t !== 'string' || !tables.has(t)) throw invalid(`table ${String(t)} is listed in _grist_Tables but missing`);

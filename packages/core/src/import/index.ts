@@ -10,12 +10,13 @@ import { basename, extname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import Database from 'better-sqlite3';
-import { ACCESS_RULES_SQL, type Engine } from '../engine.js';
+import { accessRulesSql, type Engine } from '../engine.js';
 import { BadRequest } from '../errors.js';
 import type { OrgContext, Principal } from '../home/principal.js';
 import { makeId } from '../ids.js';
 import { createDocFile } from '../doc/create.js';
 import { GristDoc } from '../doc/gristdoc.js';
+import { upgradeDocFile } from '../doc/migrations/index.js';
 import type { CellValue } from '../doc/types.js';
 import { backupDoc } from '../export/backup.js';
 import { fitRow, guessImportColumns, readCsvRecords, splitHeaders } from './csv.js';
@@ -151,11 +152,13 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
       } finally {
         db.close();
       }
+      // Older schemas are upgraded now, so that a failing migration refuses the import (400).
+      upgradeDocFile(tmp);
       // Only a document gristlite can open is accepted (very old layouts lack tables it reads).
       try {
         const doc = GristDoc.open(tmp, { readonly: true });
         try {
-          doc.db.prepare(ACCESS_RULES_SQL);
+          doc.db.prepare(accessRulesSql(doc.db));
         } finally {
           doc.close();
         }

@@ -3,7 +3,7 @@ import {
   BadRequest, addAttachments, getAttachmentDownload, getAttachmentMetadata, listAttachments, parseAttId,
   type TableQuery,
 } from '@gristlite/core';
-import { parseMultipart } from '../multipart.js';
+import { readFile } from 'node:fs/promises';
 import { flag, type Route } from '../route.js';
 import { RawResponse, type RequestContext } from '../types.js';
 import { openDocFor } from './doc-common.js';
@@ -40,14 +40,19 @@ export function tableQueryFrom(ctx: RequestContext): TableQuery {
 
 export const attachmentRoutes: Route[] = [
   {
-    method: 'POST', path: '/api/docs/:docId/attachments', tag: 'attachments',
+    method: 'POST', path: '/api/docs/:docId/attachments', tag: 'attachments', upload: true,
     summary: 'Upload attachments (multipart field "upload", one or more files); returns the new ids',
     handler: async (ctx) => {
+      // Access first: a caller who may not edit is answered before any byte of the upload is read.
       const doc = await openDocFor(ctx, 'editors');
-      const form = await parseMultipart(ctx.headers, ctx.rawBody, ctx.options.maxUploadBytes);
+      const form = await ctx.form();
       const files = form.files.get('upload');
       if (!files?.length) throw new BadRequest('missing payload');
-      return addAttachments(doc.db, files, { maxBytes: ctx.options.maxUploadBytes });
+      // The bytes go into the document as blobs (one transaction), so they are read back here;
+      // their sum is bounded by maxUploadBytes.
+      const uploaded = [];
+      for (const f of files) uploaded.push({ fileName: f.fileName, mimeType: f.mimeType, data: await readFile(f.path) });
+      return addAttachments(doc.db, uploaded, { maxBytes: ctx.options.maxUploadBytes });
     },
   },
   {

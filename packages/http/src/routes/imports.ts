@@ -5,9 +5,9 @@
  */
 import * as v from 'valibot';
 import {
-  BadRequest, copyDoc, createEmptyDoc, importUpload, type ImportResult, type UploadedFile,
+  BadRequest, Unauthorized, copyDoc, createEmptyDoc, importUpload, type ImportResult,
 } from '@gristlite/core';
-import { parseMultipart } from '../multipart.js';
+import { isMultipart, type FormFile } from '../multipart.js';
 import { intParam, type Route } from '../route.js';
 import type { RequestContext } from '../types.js';
 import { validate } from '../validate.js';
@@ -27,17 +27,21 @@ const CopyPost = v.looseObject({
 
 interface CreateParams {
   fields: Record<string, unknown>;
-  upload: UploadedFile | null;
+  upload: FormFile | null;
 }
 
-function isMultipart(ctx: RequestContext): boolean {
-  return /^multipart\/form-data/i.test((ctx.headers['content-type'] ?? '').trim());
-}
-
-/** Form fields and the `upload` file of a multipart request, or the fields of a JSON one. */
+/**
+ * Form fields and the `upload` file of a multipart request, or the fields of a JSON one. A
+ * `workspaceId` field that arrives before the file is checked at once (no access: the rest of the
+ * upload is never read).
+ */
 async function createParams(ctx: RequestContext): Promise<CreateParams> {
-  if (isMultipart(ctx)) {
-    const form = await parseMultipart(ctx.headers, ctx.rawBody, ctx.options.maxUploadBytes);
+  if (isMultipart(ctx.headers['content-type'])) {
+    const form = await ctx.form({
+      onField: async (name, value) => {
+        if (name === 'workspaceId' && value !== '') await ctx.engine.home.workspaceFor(intParam('workspaceId', value), ctx.principal, 'add');
+      },
+    });
     const files = form.files.get('upload') ?? [];
     if (files.length > 1) throw new BadRequest('Upload one file at a time');
     return { fields: Object.fromEntries(form.fields), upload: files[0] ?? null };
@@ -66,8 +70,8 @@ function truthy(value: unknown): boolean {
   return typeof value === 'string' && ['1', 'on', 'true', 'yes'].includes(value.toLowerCase());
 }
 
-async function importFile(ctx: RequestContext, wid: number, upload: UploadedFile, fields: Record<string, unknown>): Promise<ImportResult> {
-  return importUpload(ctx.engine, wid, ctx.principal, { fileName: upload.fileName, data: upload.data }, {
+async function importFile(ctx: RequestContext, wid: number, upload: FormFile, fields: Record<string, unknown>): Promise<ImportResult> {
+  return importUpload(ctx.engine, wid, ctx.principal, { fileName: upload.fileName, path: upload.path }, {
     documentName: optString(fields, 'documentName'),
     timezone: optString(fields, 'timezone'),
   });
@@ -75,9 +79,11 @@ async function importFile(ctx: RequestContext, wid: number, upload: UploadedFile
 
 export const importRoutes: Route[] = [
   {
-    method: 'POST', path: '/api/docs', tag: 'docs', body: DocsPost,
+    method: 'POST', path: '/api/docs', tag: 'docs', body: DocsPost, upload: true,
     summary: 'Create a document: import a multipart "upload" (.grist or CSV), copy sourceDocumentId, or an empty one; returns its id',
     handler: async (ctx) => {
+      // The workspace may be named after the file: an anonymous upload is refused unread.
+      if (ctx.principal.anonymous && isMultipart(ctx.headers['content-type'])) throw new Unauthorized('user not authorized');
       const { fields, upload } = await createParams(ctx);
       const wid = workspaceParam(fields);
       if (upload) {
@@ -100,13 +106,15 @@ export const importRoutes: Route[] = [
     },
   },
   {
-    method: 'POST', path: '/api/workspaces/:wid/import', tag: 'docs',
+    method: 'POST', path: '/api/workspaces/:wid/import', tag: 'docs', upload: true,
     summary: 'Import a multipart "upload" (.grist or CSV) as a new document in the workspace; returns {id, title}',
     handler: async (ctx) => {
       const wid = intParam('wid', ctx.params.wid);
-      if (!isMultipart(ctx)) {
+      if (!isMultipart(ctx.headers['content-type'])) {
         throw new BadRequest('Send the file as a multipart "upload" (imports by uploadId are not supported)');
       }
+      // Access first: no byte of the upload is read for a caller who may not add documents here.
+      await ctx.engine.home.workspaceFor(wid, ctx.principal, 'add');
       const { fields, upload } = await createParams(ctx);
       if (!upload) throw new BadRequest('missing payload');
       return importFile(ctx, wid, upload, fields);
