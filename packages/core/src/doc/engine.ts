@@ -948,8 +948,8 @@ export class DocEngine {
   /**
    * doModifyColumn: the column's type/formula change. The SQL column is redeclared when its SQL
    * type or default changes, and stored values are converted to the new type (what converts is
-   * converted, what does not becomes alt-text). Formulas are not evaluated: a column turned into
-   * a formula column keeps its values, except that an empty formula holds nulls.
+   * converted, what does not becomes alt-text). The formula engine sees the schema change, then
+   * the converted values, and recomputes formula columns afterwards.
    */
   private modifyColumnSchema(table: TableMeta, colId: string, change: {type?: string, isFormula?: boolean, formula?: string}): void {
     const col = this.getColumn(table, colId);
