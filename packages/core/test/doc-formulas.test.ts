@@ -101,4 +101,21 @@ test('a failed write rolls back formula cells and the engine', () => {
   doc.close();
 });
 
+test('storage classes: Int INTEGER, Numeric NUMERIC, Any 32-bit ints INTEGER and other numbers REAL (as Grist)', () => {
+  const doc = shop();
+  doc.addColumns('Products', [
+    {id: 'I', fields: {type: 'Int', isFormula: true, formula: '$Qty * 2'}},
+    {id: 'Big', fields: {type: 'Any', isFormula: true, formula: '2.0 ** 40 + $Qty'}},
+    {id: 'BigInt', fields: {type: 'Any', isFormula: true, formula: '2 ** 40'}},
+    {id: 'Small', fields: {type: 'Any', isFormula: true, formula: '$Qty + 1'}},
+    {id: 'F', fields: {type: 'Any', isFormula: true, formula: '$Price / 2'}},
+  ]);
+  assert.equal(stored(doc, 'Products', 'I')[0], [8, 'integer']);
+  assert.equal(stored(doc, 'Products', 'Big')[0], [2 ** 40 + 4, 'real']);
+  assert.equal(stored(doc, 'Products', 'Small')[0], [5, 'integer']);
+  assert.equal(col(doc, 'Products', 'BigInt')[0], ['U', '1099511627776'], 'an int beyond 32 bits in Any, as Grist encodes it');
+  assert.equal(stored(doc, 'Products', 'F')[0], [1.25, 'real']);
+  doc.close();
+});
+
 test.run();
