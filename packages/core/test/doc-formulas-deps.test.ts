@@ -50,6 +50,18 @@ test('through references and lookups, with every write path', () => {
   doc.close();
 });
 
+test('change listeners see formula changes in other tables as updates of their rows', () => {
+  const doc = orders();
+  const seen: Array<[string, number[], number[]]> = [];
+  doc.onChange((c) => seen.push([c.tableId, c.added, c.updated]));
+  doc.updateRecords('Customers', [{id: 2, fields: {Name: 'Rob'}}]);
+  assert.equal(seen, [['Customers', [], [2]], ['Orders', [], [3]]]);
+  seen.length = 0;
+  doc.addRecords('Orders', [{Customer: 1, Amount: 1}]);
+  assert.equal(seen, [['Orders', [4], []], ['Customers', [], [1]]]);
+  doc.close();
+});
+
 test('removing rows clears references to them, and dependents recompute', () => {
   const doc = orders();
   doc.removeRecords('Customers', [1]);
