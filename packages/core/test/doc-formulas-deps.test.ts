@@ -62,6 +62,26 @@ test('change listeners see formula changes in other tables as updates of their r
   doc.close();
 });
 
+test('formulas reading metadata tables see schema changes', () => {
+  const doc = orders();
+  doc.addColumns('Customers', [{id: 'Cols', fields: {type: 'Any', isFormula: true,
+    formula: "[c.colId for c in _grist_Tables_column.all if c.parentId.tableId == 'Orders']"}}]);
+  assert.equal(col(doc, 'Customers', 'Cols')[0], ['L', 'manualSort', 'Customer', 'Amount', 'CustName']);
+  doc.addColumns('Orders', [{id: 'Note', fields: {type: 'Text', isFormula: false}}]);
+  assert.equal(col(doc, 'Customers', 'Cols')[0], ['L', 'manualSort', 'Customer', 'Amount', 'CustName', 'Note']);
+  doc.updateColumns('Orders', [{id: 'Note', fields: {colId: 'Memo'}}]);
+  assert.equal(col(doc, 'Customers', 'Cols')[1], ['L', 'manualSort', 'Customer', 'Amount', 'CustName', 'Memo']);
+  doc.close();
+});
+
+test('ReplaceTableData recomputes what read the replaced rows', () => {
+  const doc = orders();
+  doc.applyUserActions([['ReplaceTableData', 'Orders', [1, 2], {Customer: [2, 2], Amount: [1, 2]}]]);
+  assert.equal(col(doc, 'Customers', 'Total'), [0, 3]);
+  assert.equal(col(doc, 'Orders', 'CustName'), ['Bob', 'Bob']);
+  doc.close();
+});
+
 test('removing rows clears references to them, and dependents recompute', () => {
   const doc = orders();
   doc.removeRecords('Customers', [1]);

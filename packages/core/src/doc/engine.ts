@@ -164,6 +164,8 @@ export class DocEngine {
   formulas: FormulaEngine | null = null;
   /** Set when metadata the formula engine does not follow changed (summary links): reload it. */
   formulasStale = false;
+  /** Whether the formula engine holds the metadata tables (some formula reads them). */
+  formulasReadMeta = false;
   /** What columns hold (storage classes, exact JSON of numbers), for filter, sort and JSON SQL (colstats.ts). */
   readonly classes: ColumnClasses;
   private readonly stmts = new Map<string, Database.Statement>();
@@ -232,6 +234,9 @@ export class DocEngine {
       const sql = `INSERT INTO ${quoteIdent(tableId)} (id${cols.map((c) => ', ' + quoteIdent(c)).join('')})
         VALUES (?${', ?'.repeat(cols.length)})`;
       this.stmt(sql).run(next, ...cols.map((c) => table.byId.get(c)!.encode(row[c])));
+      if (this.formulas && this.formulasReadMeta) {
+        this.formulas.addRecords(tableId, [next], Object.fromEntries(cols.map((c) => [c, [row[c]]])));
+      }
       ids.push(next++);
     }
     this.changeSet().add(tableId, ids);
@@ -244,6 +249,9 @@ export class DocEngine {
     if (!cols.length) { return; }
     const sql = `UPDATE ${quoteIdent(tableId)} SET ${cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')} WHERE id = ?`;
     this.stmt(sql).run(...cols.map((c) => table.byId.get(c)!.encode(values[c])), id);
+    if (this.formulas && this.formulasReadMeta) {
+      this.formulas.updateRecords(tableId, [id], Object.fromEntries(cols.map((c) => [c, [values[c]]])));
+    }
     this.changeSet().update(tableId, [id]);
   }
 
@@ -252,6 +260,7 @@ export class DocEngine {
     for (const part of chunks(ids)) {
       this.db.prepare(`DELETE FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
     }
+    if (this.formulas && this.formulasReadMeta) { this.formulas.removeRecords(tableId, ids); }
     this.changeSet().remove(tableId, ids);
   }
 

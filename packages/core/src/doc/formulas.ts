@@ -68,10 +68,19 @@ export function renameSchema(meta: DocMeta): SchemaTable[] {
   }));
 }
 
-/** A formula engine holding every user table of the document, as stored (nothing dirty). */
+/** Whether some formula reads metadata tables (`_grist_Tables_column.all` occurs in real documents). */
+export function readsMetadata(meta: DocMeta): boolean {
+  return meta.userTables.some((t) => t.columns.some((c) => c.formula.includes('_grist_')));
+}
+
+/**
+ * A formula engine holding every user table of the document, as stored (nothing dirty), and the
+ * `_grist_*` metadata tables (as data) when a formula reads them.
+ */
 export function loadFormulaEngine(db: Database.Database, meta: DocMeta): FormulaEngine {
   const engine = new FormulaEngine({budget: ENGINE_BUDGET});
-  for (const table of meta.userTables) {
+  const metaTables = readsMetadata(meta) ? [...meta.tables.values()].filter((t) => t.isMeta && t.tableId.startsWith('_grist_')) : [];
+  for (const table of [...meta.userTables, ...metaTables]) {
     const cols = table.columns;
     const select = `SELECT "id"${cols.map((c) => ', ' + quoteIdent(c.colId)).join('')} FROM ${quoteIdent(table.tableId)} ORDER BY id`;
     const rows = db.prepare(select).raw(true).all() as unknown[][];
@@ -84,7 +93,10 @@ export function loadFormulaEngine(db: Database.Database, meta: DocMeta): Formula
       rowIds[i] = Number(row[0]);
       for (let j = 0; j < cols.length; j++) { arrays[j][i] = decoders[j](row[j + 1]); }
     }
-    engine.loadTable(tableSpec(meta, table), rowIds, values);
+    const spec = table.isMeta
+      ? {tableId: table.tableId, columns: cols.map((c) => ({colId: c.colId, type: c.type, isFormula: false, formula: ''}))}
+      : tableSpec(meta, table);
+    engine.loadTable(spec, rowIds, values);
   }
   return engine;
 }

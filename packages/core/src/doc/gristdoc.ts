@@ -12,7 +12,7 @@ import {createDocFile, type CreateDocOptions} from './create.js';
 import {type AddTableResult, ChangeSet, type ColInfo, DocEngine, type TableChange, type WriteOptions} from './engine.js';
 import {DataStamp} from './colstats.js';
 import {
-  formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, registerCellFunction, writeRecalc,
+  formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, readsMetadata, registerCellFunction, writeRecalc,
 } from './formulas.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import {findMatches} from './lookup.js';
@@ -280,10 +280,16 @@ export class GristDoc {
    */
   private loadFormulas(): void {
     if (this.formulasLoaded) { return; }
-    const fx = hasFormulas(this.engine.meta) ? loadFormulaEngine(this.db, this.engine.meta) : null;
-    fx?.recomputeAll();
-    this.engine.formulas = fx;
+    this.engine.formulas = hasFormulas(this.engine.meta) ? this.freshFormulaEngine() : null;
     this.formulasLoaded = true;
+  }
+
+  /** An engine loaded from SQLite (in the current transaction), every formula marked for computing. */
+  private freshFormulaEngine(): FormulaEngine {
+    const fx = loadFormulaEngine(this.db, this.engine.meta);
+    this.engine.formulasReadMeta = readsMetadata(this.engine.meta);
+    fx.recomputeAll();
+    return fx;
   }
 
   /**
@@ -293,12 +299,12 @@ export class GristDoc {
    */
   private recalc(changes: ChangeSet): void {
     let fx = this.engine.formulas;
-    if (fx && this.engine.formulasStale) { fx = null; }
+    // A formula now reading metadata tables the engine does not hold: load it again with them.
+    if (fx && (this.engine.formulasStale || (!this.engine.formulasReadMeta && readsMetadata(this.engine.meta)))) { fx = null; }
     this.engine.formulasStale = false;
     if (!fx) {
       if (!hasFormulas(this.engine.meta)) { return; }
-      fx = loadFormulaEngine(this.db, this.engine.meta);
-      fx.recomputeAll();
+      fx = this.freshFormulaEngine();
       this.engine.formulas = fx;
     }
     const now = Date.now();
