@@ -79,6 +79,18 @@ test('errors are cells: /records gives null plus errors, /data the raw error', (
   doc.close();
 });
 
+test('an engine loaded again (after a failed write) does not report unchanged error cells', () => {
+  const doc = shop();
+  doc.addColumns('Products', [{id: 'Ratio', fields: {type: 'Numeric', isFormula: true, formula: '$Price / $Qty'}}]);
+  assert.throws(() => doc.updateRecords('Products', [{id: 99, fields: {Qty: 1}}]));
+  const seen: TableChange[] = [];
+  doc.onChange((c) => seen.push(c));
+  doc.updateRecords('Products', [{id: 1, fields: {Name: 'z'}}]);
+  assert.equal(seen.map((c) => [c.tableId, c.updated]), [['Products', [1]]]);
+  assert.equal(col(doc, 'Products', 'Ratio')[2], ['E', 'ZeroDivisionError']);
+  doc.close();
+});
+
 test('a formula column computes when the first formula of the document appears', () => {
   const doc = GristDoc.create(tempPath());
   doc.addRecords('Table1', [{A: 1, B: 2}, {A: 3, B: 4}]);

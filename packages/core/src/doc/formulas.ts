@@ -127,7 +127,9 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
     const tracked = doc.classes.track(tableId);
     const written = new Map<string, StoredValues>();
     let count = 0;
-    const reported = new Set<number>();
+    // Rows with a written cell, when some cells turned out unchanged (else every row of `rows`).
+    let reported: Set<number> | null = null;
+    const writtenIds: Array<number[]> = [];
     for (const [colId, {rowIds, values}] of Object.entries(cols)) {
       const col = table.byId.get(colId);
       if (!col || !rowIds.length) { continue; }
@@ -153,6 +155,7 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
       }
       let ids = rowIds;
       if (skip) {
+        reported ??= new Set();
         ids = rowIds.filter((_, i) => !skip!.has(i));
         encoded = encoded.filter((_, i) => !skip!.has(i));
         if (!ids.length) { continue; }
@@ -177,10 +180,15 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
         for (let i = 0; i < ids.length; i++) { stmt.run(encoded[i], ids[i]); }
       }
       count += ids.length;
-      for (const r of ids) { reported.add(r); }
+      writtenIds.push(ids);
     }
     tracked.done(written, count);
-    if (reported.size) { changes.update(tableId, rows.filter((r) => reported.has(r))); }
+    if (reported) {
+      for (const ids of writtenIds) { for (const r of ids) { reported.add(r); } }
+      if (reported.size) { changes.update(tableId, rows.filter((r) => reported!.has(r))); }
+    } else if (writtenIds.length) {
+      changes.update(tableId, rows);
+    }
   }
 }
 
