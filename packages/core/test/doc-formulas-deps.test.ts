@@ -82,6 +82,28 @@ test('ReplaceTableData recomputes what read the replaced rows', () => {
   doc.close();
 });
 
+test('summary tables grouped by a formula column follow its recomputed values', () => {
+  const doc = orders();
+  doc.addColumns('Orders', [{id: 'Size', fields: {type: 'Text', isFormula: true, formula: '"big" if $Amount > 6 else "small"'}}]);
+  doc.addTables([{id: 'Orders_summary_Size', columns: [
+    {id: 'Size', fields: {type: 'Text', isFormula: false}},
+    {id: 'group', fields: {type: 'RefList:Orders', isFormula: true, formula: 'table.getSummarySourceGroup(rec)'}},
+    {id: 'count', fields: {type: 'Int', isFormula: true, formula: 'len($group)'}},
+  ]}]);
+  const ref = (t: string) => doc.listTables().find((x) => x.id === t)!.fields.tableRef;
+  const colRef = (t: string, c: string) => doc.listColumns(t).find((x) => x.id === c)!.fields.colRef;
+  doc.applyUserActions([
+    ['UpdateRecord', '_grist_Tables', ref('Orders_summary_Size'), {summarySourceTable: ref('Orders')}],
+    ['UpdateRecord', '_grist_Tables_column', colRef('Orders_summary_Size', 'Size'), {summarySourceCol: colRef('Orders', 'Size')}],
+  ]);
+  const summary = () => doc.fetchRecords('Orders_summary_Size').records.map((r) => [r.fields.Size, r.fields.count]);
+  doc.updateRecords('Orders', [{id: 3, fields: {Amount: 8}}]);
+  assert.equal(summary(), [['big', 2], ['small', 1]]);
+  doc.updateRecords('Orders', [{id: 2, fields: {Amount: 9}}]);
+  assert.equal(summary(), [['big', 3]]);
+  doc.close();
+});
+
 test('removing rows clears references to them, and dependents recompute', () => {
   const doc = orders();
   doc.removeRecords('Customers', [1]);

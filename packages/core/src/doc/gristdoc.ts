@@ -321,6 +321,8 @@ export class GristDoc {
     }
     if (!fx.pending) { return; }
     writeRecalc(this.engine, changes, fx.recalc());
+    // Summaries grouped by a formula column follow the values the recalc gave it.
+    if (syncSummaries(this.engine, changes, true) && fx.pending) { writeRecalc(this.engine, changes, fx.recalc()); }
   }
 
   /**

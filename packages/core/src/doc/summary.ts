@@ -8,8 +8,14 @@ import type {ColumnMeta} from './meta.js';
 import {quoteIdent} from './query.js';
 import type {CellValue} from './types.js';
 
-export function syncSummaries(doc: DocEngine, changes: ChangeSet): void {
+/**
+ * Adds and removes summary rows for the summaries of tables this write changed; with
+ * `formulaGroupBy`, only summaries grouped by a formula column (whose values a recalc may have
+ * changed). Returns whether any summary row was added or removed.
+ */
+export function syncSummaries(doc: DocEngine, changes: ChangeSet, formulaGroupBy = false): boolean {
   const meta = doc.meta;
+  let changed = false;
   for (const summary of meta.userTables) {
     const srcRef = Number(summary.fields.summarySourceTable);
     const source = srcRef ? meta.byRef.get(srcRef) : undefined;
@@ -21,7 +27,7 @@ export function syncSummaries(doc: DocEngine, changes: ChangeSet): void {
       const src = meta.colsByRef.get(ref);
       if (src && src.table === source) { groupBy.push({col, src: src.col}); }
     }
-    if (!groupBy.length) { continue; }
+    if (!groupBy.length || (formulaGroupBy && !groupBy.some((g) => g.src.isFormula))) { continue; }
 
     // The source's groups, by the JSON of their group-by values: a ChoiceList/RefList source
     // column puts a row in one group per item (an empty list under ''/0), as Grist's summaries do.
@@ -50,12 +56,14 @@ export function syncSummaries(doc: DocEngine, changes: ChangeSet): void {
       }
     }
     const added = [...groups].filter(([key]) => !seen.has(key)).map(([, values]) => values);
+    changed ||= removed.length > 0 || added.length > 0;
     if (removed.length) { doc.removeRecords(summary, removed); }
     if (added.length) {
       const cols = new Map<string, CellValue[]>(groupBy.map((g, j) => [g.col.colId, added.map((a) => a[j])]));
       doc.addRecords(doc.getTable(summary.tableId), added.map(() => null), cols, {parse: false});
     }
   }
+  return changed;
 }
 
 /** The items a list cell puts in groups: its elements, or the empty value for an empty list. */
