@@ -168,7 +168,9 @@ for (const target of TARGETS) {
       const res = await rawRequest(srv.port, { path, headers: { ...MULTIPART, ...AUTH }, head, fill: 60 * MB, tail: FORM_END, chunked: true });
       assert.equal([res.status, JSON.parse(res.body)], [413, { error: 'Attachments must not exceed 4.0MB' }], path);
       assert.is(res.headers.connection, 'close');
-      assert.ok(res.sent < 30 * MB, `${path}: reading stopped at the limit (${res.sent} bytes sent before the answer)`);
+      // The answer comes before the 60 MB body ends (the margin is wide: on a loaded machine the
+      // client keeps sending into socket buffers and the post-refusal drain before it sees it).
+      assert.ok(res.sent < 50 * MB, `${path}: reading stopped at the limit (${res.sent} bytes sent before the answer)`);
     }
     const json = await rawRequest(srv.port, { path: `/api/docs/${doc}/apply`, headers: { 'Content-Type': 'application/json', ...AUTH }, fill: 50 * MB });
     assert.equal([json.status, json.headers.connection], [413, 'close']);

@@ -226,7 +226,9 @@ test('deleting rows clears references: Ref to 0, ids leave RefLists', () => {
 test('removing attachment metadata rows clears them from Attachments cells', () => {
   const doc = GristDoc.create(tempPath());
   doc.addTables([{id: 'T', columns: [{id: 'Files', fields: {type: 'Attachments'}}]}]);
-  doc.addRecords('_grist_Attachments', [{fileName: 'a.txt', fileSize: 1}, {fileName: 'b.txt', fileSize: 2}]);
+  // Rows come from uploads (metarules.ts refuses adds through the record paths).
+  doc.db.prepare(`INSERT INTO _grist_Attachments (id, fileName, fileSize) VALUES (1, 'a.txt', 1), (2, 'b.txt', 2)`).run();
+  assert.throws(() => doc.addRecords('_grist_Attachments', [{fileName: 'c.txt'}]), (e: any) => e.status === 403);
   doc.addRecords('T', [{Files: ['L', 1, 2]}, {Files: ['L', 2]}]);
   doc.removeRecords('_grist_Attachments', [2]);
   assert.equal(doc.fetchColumns('T').Files, [['L', 1], null]);

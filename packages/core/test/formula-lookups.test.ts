@@ -77,6 +77,74 @@ test('reads through a lookup key and Table.all: one entry per key and column, sa
   assert.equal(cells(e, 'C', 'All'), [8.5, 8.5]);
 });
 
+test('reads through a Ref/RefList cell of the own row: recorded per column, dirtying the referring rows only', () => {
+  const e = new FormulaEngine();
+  e.loadTable({tableId: 'C', columns: [data('Name', 'Text'), data('Price', 'Numeric')]}, [1, 2, 3],
+    {Name: ['a', 'b', 'c'], Price: [1, 2, 4]});
+  e.loadTable({tableId: 'O', columns: [data('Cust', 'Ref:C'), data('Items', 'RefList:C'), data('Pick', 'Int'),
+    formula('CName', 'Text', '$Cust.Name'), formula('Total', 'Numeric', 'SUM($Items.Price)'),
+    formula('PickRef', 'Ref:C', '$Pick'), formula('PickName', 'Text', '$PickRef.Name'),
+    formula('Other', 'Text', 'O.lookupOne(id=1).Cust.Name')]},
+  [1, 2, 3], {Cust: [1, 2, 1], Items: [['L', 1, 2], ['L', 3], null], Pick: [3, 3, 2]});
+  e.recomputeAll();
+  e.recalc();
+  assert.equal(cells(e, 'O', 'CName'), ['a', 'b', 'a']);
+  assert.equal(cells(e, 'O', 'Total'), [3, 4, 0]);
+  assert.equal(cells(e, 'O', 'PickName'), ['c', 'c', 'b']);
+  assert.equal(cells(e, 'O', 'Other'), ['a', 'a', 'a']);
+  // Renaming customer 1: the orders referring to it, and the cells reading it through another row.
+  e.updateRecords('C', [1], {Name: ['A']});
+  let r = e.recalc();
+  assert.equal(r.changes.O.CName, {rowIds: [1, 3], values: ['A', 'A']});
+  assert.equal(r.changes.O.Other, {rowIds: [1, 2, 3], values: ['A', 'A', 'A']});
+  assert.is(r.evaluations, 2 + 3);
+  // A price in a RefList.
+  e.updateRecords('C', [2], {Price: [20]});
+  r = e.recalc();
+  assert.equal(r.changes.O, {Total: {rowIds: [1], values: [21]}});
+  assert.is(r.evaluations, 1);
+  // The Ref cell changes: the new target is read (and followed afterwards).
+  e.updateRecords('O', [2], {Cust: [3], Items: [['L', 2, 3]]});
+  e.recalc();
+  e.updateRecords('C', [3], {Name: ['C3'], Price: [40]});
+  e.recalc();
+  assert.equal(cells(e, 'O', 'CName'), ['A', 'C3', 'A']);
+  assert.equal(cells(e, 'O', 'Total'), [21, 60, 0]);
+  // Through a formula Ref column.
+  assert.equal(cells(e, 'O', 'PickName'), ['C3', 'C3', 'b']);
+  e.updateRecords('O', [1], {Pick: [1]});
+  e.updateRecords('C', [1], {Name: ['AA']});
+  e.recalc();
+  assert.equal(cells(e, 'O', 'PickName'), ['AA', 'C3', 'b']);
+  // The referenced row goes (references stay, as Grist's doc actions send their own updates), then comes back.
+  e.removeRecords('C', [3]);
+  e.recalc();
+  assert.equal(cells(e, 'O', 'CName'), ['AA', '', 'AA']);
+  assert.equal(cells(e, 'O', 'Total'), [21, 20, 0]);
+  e.addRecords('C', [3], {Name: ['back'], Price: [1]});
+  e.recalc();
+  assert.equal(cells(e, 'O', 'CName'), ['AA', 'back', 'AA']);
+  assert.equal(cells(e, 'O', 'PickName'), ['AA', 'back', 'b']);
+});
+
+test('a column read from a RecordSet before it is computed: its cells computed together, cycles found', () => {
+  const n = 2000;
+  const rows = Array.from({length: n}, (_, i) => i + 1);
+  const e = new FormulaEngine();
+  e.loadTable({tableId: 'S', columns: [formula('Sum', 'Int', 'SUM(T.all.X)'), formula('Loop', 'Int', 'sum(r.X for r in T.all)')]}, [1], {});
+  e.loadTable({tableId: 'T', columns: [data('A', 'Int'), formula('X', 'Int', '$A * 2'), formula('Y', 'Int', 'SUM(T.all.Y)'),
+    formula('Z', 'Int', 'SUM(T.lookupRecords(A=$A).Z) + 1')]}, rows, {A: rows});
+  e.recomputeAll();
+  const r = e.recalc();
+  assert.is(e.getCell('S', 'Sum', 1), n * (n + 1));
+  assert.is(e.getCell('S', 'Loop', 1), n * (n + 1));
+  // X once per row, the two sums once and once more after waiting; Y and Z are cycles (Grist: CircularRefError).
+  assert.ok(r.evaluations <= 2 + 2 + 3 * n, `${r.evaluations} evaluations`);
+  assert.equal(e.getCell('T', 'Y', 1), ['E', 'CircularRefError']);
+  assert.equal(e.getCell('T', 'Y', n), ['E', 'CircularRefError']);
+  assert.equal(e.getCell('T', 'Z', 5), ['E', 'CircularRefError']);
+});
+
 test('summary tables: $group from the group-by columns (CONTAINS for list columns), kept current', () => {
   const e = new FormulaEngine();
   e.loadTable({tableId: 'Src', columns: [data('Region', 'Text'), data('Tags', 'ChoiceList'), data('N', 'Numeric')]},
@@ -99,6 +167,12 @@ test('summary tables: $group from the group-by columns (CONTAINS for list column
   e.recalc();
   assert.equal(cells(e, 'Src_summary_Region', 'N'), [9, 6]);
   assert.equal(cells(e, 'Src_summary_Tags', 'group'), [['L', 1, 4], ['L', 1, 2, 3], null]);
+  // A source value read through $group: only the groups holding the row.
+  e.updateRecords('Src', [4], {N: [80]});
+  const r = e.recalc();
+  assert.equal(r.changes.Src_summary_Region, {N: {rowIds: [1], values: [81]}});
+  assert.equal(r.changes.Src_summary_Tags, {N: {rowIds: [1], values: [81]}});
+  assert.is(r.evaluations, 2);
 });
 
 test('trigger formulas fire when a formula column in their recalcDeps changes', () => {

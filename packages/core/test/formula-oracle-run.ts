@@ -70,7 +70,7 @@ function columnNames(db: Database.Database, table: string): Map<string, string> 
   return new Map(rows.map((r) => [r.name, r.type]));
 }
 
-interface MetaCol {
+export interface MetaCol {
   id: number; tableRef: number; colId: string; type: string; isFormula: boolean; formula: string;
   recalcWhen: number; recalcDeps: number[]; summarySourceCol: number; declType: string;
 }
@@ -94,7 +94,19 @@ export function oracleDoc(original: string): DocResult {
   }
 }
 
-function run(db: Database.Database, scratch: Database.Database, doc: string, start: number): DocResult {
+/** A table as loaded into the engine: its spec, its columns' metadata, its data. */
+export interface LoadedTable {
+  tableId: string;
+  spec: TableSpec;
+  cols: MetaCol[];
+  rowIds: number[];
+  /** Data columns' decoded cells (formula columns are loaded blank). */
+  values: {[colId: string]: CellValue[]};
+  meta: boolean;
+}
+
+/** Reads a document's schema and tables (safe-integer connection) as the doc layer would hand them to the engine. */
+export function readDoc(db: Database.Database): LoadedTable[] {
   const tcols = columnNames(db, '_grist_Tables');
   const ccols = columnNames(db, '_grist_Tables_column');
   const tables = db.prepare(`SELECT id, tableId${tcols.has('summarySourceTable') ? ', summarySourceTable' : ''}
@@ -122,8 +134,7 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
   }
   const tableIdOf = new Map(tables.map((t) => [Number(t.id), t.tableId]));
 
-  const engine = new FormulaEngine();
-  const loaded: Array<{tableId: string, cols: MetaCol[], rowIds: number[]}> = [];
+  const loaded: LoadedTable[] = [];
   for (const t of tables) {
     const sqlCols = columnNames(db, t.tableId);
     if (!sqlCols.size) { continue; }
@@ -148,8 +159,7 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
       const decode = makeDecoder(c.type);
       values[c.colId] = rows.map((r) => decode(plain(r[c.colId])));
     }
-    engine.loadTable(spec, rowIds, values);
-    loaded.push({tableId: t.tableId, cols, rowIds});
+    loaded.push({tableId: t.tableId, spec, cols, rowIds, values, meta: false});
   }
   // Metadata tables, as formulas may read them (`_grist_Tables_column.all.colId`).
   const sqlTables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_grist\\_%' ESCAPE '\\'").all() as Array<{name: string}>;
@@ -164,11 +174,40 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
       const decode = makeDecoder(type);
       values[colId] = rows.map((r) => decode(plain(r[colId])));
     }
-    engine.loadTable({tableId: name, columns: cols.map(([colId, type]) => ({colId, type, isFormula: false, formula: ''}))},
-      rows.map((r) => Number(r.id)), values);
+    loaded.push({tableId: name, spec: {tableId: name, columns: cols.map(([colId, type]) => ({colId, type, isFormula: false, formula: ''}))},
+      cols: [], rowIds: rows.map((r) => Number(r.id)), values, meta: true});
   }
+  return loaded;
+}
+
+/** A new engine with the tables loaded (formula columns blank) and everything recomputed. */
+export function loadEngine(tables: LoadedTable[]): FormulaEngine {
+  const engine = new FormulaEngine();
+  for (const t of tables) { engine.loadTable(t.spec, t.rowIds, t.values); }
   engine.recomputeAll();
   engine.recalc();
+  return engine;
+}
+
+/** Opens a copy of a document read-only with safe integers; `fn` gets the connection. */
+export function withDocCopy<T>(original: string, fn: (db: Database.Database) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-oracle-'));
+  const path = join(dir, basename(original));
+  copyFileSync(original, path);
+  const db = new Database(path, {readonly: true});
+  db.defaultSafeIntegers(true);
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+}
+
+function run(db: Database.Database, scratch: Database.Database, doc: string, start: number): DocResult {
+  const all = readDoc(db);
+  const loaded = all.filter((t) => !t.meta);
+  const engine = loadEngine(all);
 
   const result: DocResult = {doc, cells: 0, matched: 0, columns: 0, columnsMatched: 0, skippedVolatile: 0,
     mismatches: [], ms: 0};

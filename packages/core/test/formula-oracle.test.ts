@@ -6,15 +6,16 @@ import {dirname, join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {DocResult, oracleDoc} from './formula-oracle-run.js';
+import {findFixtures, requireFixtures, underCi} from '../src/testing/fixtures.js';
 
-/** The shared fixture finder (doc-helpers.ts throws without fixtures: then the test skips). */
+/** The shared fixture finder: none on a fresh clone (the test skips), a failure under CI. */
 async function fixtureDirs(): Promise<string[]> {
-  try {
-    const {FIXTURES} = await import('./doc-helpers.js');
-    return [FIXTURES, join(dirname(FIXTURES), 'grist-corpus')].filter((d) => existsSync(d));
-  } catch {
+  const found = findFixtures();
+  if (!found) {
+    if (underCi()) { requireFixtures(); }
     return [];
   }
+  return found.corpus ? [found.grist, found.corpus] : [found.grist];
 }
 
 const dirs = await fixtureDirs();

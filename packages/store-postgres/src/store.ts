@@ -350,11 +350,33 @@ export class PostgresHomeStore implements HomeStore {
   // ---------------------------------------------------------------- docs
 
   /**
-   * Records `urlId` as an alias of the doc in its org (taking it over from a doc that held it
-   * before). The doc's own `url_id` has been set in the same transaction, so a doc that holds it
-   * as its current urlId has already made that statement fail with Conflict('urlId').
+   * Records `urlId` as an alias of the doc in its org. Grist's rule (`_checkForUrlIdConflict`): a
+   * urlId is unique within a team site, and across all personal orgs (merged under `docs`). Grist
+   * lets any doc take over a former alias; here only a doc of the same creator may, so that an
+   * alias never moves to a document someone else created (issue 11: alias hijack). A
+   * transaction-scoped advisory lock on the urlId serialises claims across orgs, which no
+   * constraint covers.
    */
-  private async recordAlias(c: pg.PoolClient, docId: string, orgId: number, urlId: string) {
+  private async claimUrlId(c: pg.PoolClient, docId: string, orgId: number, urlId: string) {
+    await this.q("SELECT pg_advisory_xact_lock(hashtext('gristlite urlId ' || $1))", [urlId], c);
+    const org = await this.one('SELECT owner_id FROM orgs WHERE id = $1', [orgId], c);
+    const personal = org?.owner_id != null;
+    const scope = personal ? 'o.owner_id IS NOT NULL' : 'o.id = $3';
+    const args = personal ? [urlId, docId] : [urlId, docId, orgId];
+    const holder = await this.one(
+      `SELECT 1 FROM aliases a JOIN orgs o ON o.id = a.org_id JOIN docs h ON h.id = a.doc_id
+         WHERE a.url_id = $1 AND a.doc_id <> $2 AND ${scope}
+         AND (h.url_id IS NOT DISTINCT FROM a.url_id OR h.created_by IS NULL
+              OR h.created_by IS DISTINCT FROM (SELECT created_by FROM docs WHERE id = $2))
+       UNION ALL
+       SELECT 1 FROM docs d JOIN orgs o ON o.id = d.org_id WHERE d.url_id = $1 AND d.id <> $2 AND ${scope}
+       LIMIT 1`,
+      args,
+      c,
+    );
+    if (holder) throw new Conflict('urlId');
+    // What is left are former aliases of the same creator's docs: this doc takes them over.
+    await this.q(`DELETE FROM aliases WHERE url_id = $1 AND doc_id <> $2 AND org_id IN (SELECT o.id FROM orgs o WHERE ${scope})`, args, c);
     await this.q(
       `INSERT INTO aliases (org_id, url_id, doc_id) VALUES ($1, $2, $3)
        ON CONFLICT (org_id, url_id) DO UPDATE SET doc_id = excluded.doc_id, created_at = clock_timestamp()`,
@@ -372,7 +394,7 @@ export class PostgresHomeStore implements HomeStore {
         c,
       );
       if (!r) throw new Error(`workspace ${d.workspaceId} does not exist`);
-      if (d.urlId) await this.recordAlias(c, d.id, r.org_id, d.urlId);
+      if (d.urlId) await this.claimUrlId(c, d.id, r.org_id, d.urlId);
       await this.q("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('doc', $1, $2, 'owners')", [d.id, d.ownerUserId], c);
       return toDoc(r);
     });
@@ -384,7 +406,11 @@ export class PostgresHomeStore implements HomeStore {
   async getDocByUrlId(urlId: string, orgId: number | null) {
     const r =
       orgId === null
-        ? await this.one('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = $1 ORDER BY a.created_at DESC LIMIT 1', [urlId])
+        ? await this.one(
+            `SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id JOIN orgs o ON o.id = a.org_id
+             WHERE a.url_id = $1 AND o.owner_id IS NOT NULL ORDER BY a.created_at, a.doc_id LIMIT 1`,
+            [urlId],
+          )
         : await this.one('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = $1 AND a.org_id = $2', [urlId, orgId]);
     return r ? toDoc(r) : null;
   }
@@ -411,7 +437,7 @@ export class PostgresHomeStore implements HomeStore {
       sets.push('updated_at = now()');
       args.push(id);
       const r = await this.one(`UPDATE docs SET ${sets.join(', ')} WHERE id = $${args.length} RETURNING org_id`, args, c);
-      if (r && patch.urlId) await this.recordAlias(c, id, r.org_id, patch.urlId);
+      if (r && patch.urlId) await this.claimUrlId(c, id, r.org_id, patch.urlId);
     });
   }
   async moveDoc(id: string, workspaceId: number) {

@@ -157,7 +157,8 @@ export function listAttachments(
   query: TableQuery = {},
 ): { records: { id: number; fields: AttachmentInfo }[] } {
   const { where, params } = compileFilter(query.filter, COLUMNS);
-  const useSqlLimit = !query.sort?.length && query.limit !== undefined && query.limit > 0;
+  // Beyond 2^53 a limit does not bind as an integer ("datatype mismatch"); the JS path handles it.
+  const useSqlLimit = !query.sort?.length && query.limit !== undefined && query.limit > 0 && query.limit <= Number.MAX_SAFE_INTEGER;
   const sql = `SELECT * FROM _grist_Attachments ${where} ORDER BY id${useSqlLimit ? ' LIMIT ?' : ''}`;
   const raw = db.prepare(sql).all(useSqlLimit ? [...params, query.limit!] : params) as Record<string, unknown>[];
   const rows = sortAndLimit(raw.map(decodeRow), query, COLUMNS);

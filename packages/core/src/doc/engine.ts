@@ -17,7 +17,7 @@ import {dateTimeZone} from './datetime.js';
 import {pyStr} from './pyformat.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import {formulaRenames, type Rename} from '../formula/rename.js';
-import {columnSpec, renameSchema, tableSpec} from './formulas.js';
+import {columnSpec, tableSpec} from './formulas.js';
 import {
   baseType, type CellValue, converterFor, convertsToNumeric, holdsFloats, isRefListType,
   makeEncoder, refTarget, type SqlValue, sqlDefaultFor, sqlTypeFor,
@@ -127,6 +127,21 @@ export interface WriteOptions {
 }
 
 const MAX_ROW_ID = 1000000;
+/**
+ * Columns a table may hold, id and manualSort included: SQLite's SQLITE_MAX_COLUMN (2000), which
+ * bounds Grist's own documents too ("too many columns on ..." beyond it).
+ */
+export const MAX_TABLE_COLUMNS = 2000;
+/**
+ * Columns one write may add one at a time (AddColumn, POST/PUT /columns). Each costs ~12 ms here
+ * (metadata reload), and the document answers no one meanwhile: issue 11 measured 7.5 s for 1000.
+ * AddTable creates its columns together and is not limited by this.
+ */
+export const MAX_COLUMNS_ADDED_PER_WRITE = 100;
+/** Columns of one table dropped with DROP COLUMN each; more are dropped by one copy of the table. */
+const DROP_ONE_BY_ONE = 4;
+/** Columns redeclared by one table copy when many change type at once (their values are held meanwhile). */
+const RETYPE_GROUP = 50;
 const CHUNK = 500;
 /** Rows per multi-row INSERT, and the bound parameters one statement may take (SQLite: 32766). */
 const INSERT_ROWS = 100;
@@ -149,6 +164,16 @@ function sameStored(a: SqlValue | unknown, b: SqlValue): boolean {
   return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
+/** Ids of `_grist_Views_section_field` rows by the column they show. */
+function groupFields(fields: Array<Record<string, CellValue>>): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  for (const f of fields) {
+    const ref = Number(f.colRef);
+    out.set(ref, [...(out.get(ref) ?? []), Number(f.id)]);
+  }
+  return out;
+}
+
 /** The column ids of RefList metadata values, e.g. `["L", 2, 3]` or JSON text. */
 function refListIds(v: CellValue): number[] {
   if (Array.isArray(v) && v[0] === 'L') { return v.slice(1).filter((x): x is number => typeof x === 'number'); }
@@ -158,6 +183,8 @@ function refListIds(v: CellValue): number[] {
 export class DocEngine {
   meta: DocMeta;
   changes: ChangeSet | null = null;
+  /** Columns added by addColumn in the current write (reset by GristDoc at each write). */
+  columnsAdded = 0;
   /** Set by GristDoc for the duration of a write when someone needs old row values. */
   beforeRows: BeforeRowsHook | null = null;
   /** The document's formula engine (set by GristDoc during writes): every data and schema change is mirrored to it. */
@@ -166,6 +193,9 @@ export class DocEngine {
   formulasStale = false;
   /** Whether the formula engine holds the metadata tables (some formula reads them). */
   formulasReadMeta = false;
+  /** Column renames and formula rewrites made since the metadata was last loaded (formulaEdits). */
+  private readonly pendingColIds = new Map<number, string>();
+  private readonly pendingFormulas = new Map<number, string>();
   /** What columns hold (storage classes, exact JSON of numbers), for filter, sort and JSON SQL (colstats.ts). */
   readonly classes: ColumnClasses;
   private readonly stmts = new Map<string, Database.Statement>();
@@ -176,6 +206,8 @@ export class DocEngine {
   }
 
   reloadMeta(): void {
+    this.pendingColIds.clear();
+    this.pendingFormulas.clear();
     this.meta = loadMeta(this.db, this.meta.version);
     this.stmts.clear();
     this.classes.clear();
@@ -459,8 +491,10 @@ export class DocEngine {
     table = prepared.table;
     let next = this.maxId(table.tableId) + 1;
     const ids = rowIds.map((id) => {
-      const filled = id === null || id === undefined || id < 0 ? next : id;
-      if (!Number.isInteger(filled)) { throw engineError('TypeError', `Invalid row id ${String(id)}`); }
+      const filled = id === null || id === undefined || (typeof id === 'number' && id < 0) ? next : id;
+      if (typeof filled !== 'number' || !Number.isInteger(filled)) { throw engineError('TypeError', `Invalid row id ${JSON.stringify(id)}`); }
+      // Grist reserves row id 0 for "no record" (an empty Ref cell holds 0).
+      if (filled === 0) { throw engineError('ValueError', 'Row ID 0 is reserved for "no record"'); }
       if (filled > MAX_ROW_ID) { throw engineError('ValueError', 'Row ID too high'); }
       next = Math.max(next, filled) + 1;
       return filled;
@@ -515,6 +549,9 @@ export class DocEngine {
   updateRecords(table: TableMeta, rowIds: number[], colValues: Map<string, CellValue[]>, opts: WriteOptions): void {
     colValues.delete('id');
     for (const colId of colValues.keys()) { this.getColumn(table, colId); }
+    for (const id of rowIds as unknown[]) {
+      if (typeof id !== 'number' || !Number.isInteger(id)) { throw new BadRequest(`Invalid row id ${JSON.stringify(id) ?? String(id)}`); }
+    }
     const existing = this.existingIds(table.tableId, rowIds);
     const missing = rowIds.find((id) => !existing.has(id));
     if (missing !== undefined) { throw new BadRequest(`Invalid row id ${missing}`); }
@@ -635,6 +672,9 @@ export class DocEngine {
            opts: {primaryView: boolean} = {primaryView: true}): AddTableResult {
     const specs = columns.map((c) => ({...c, isFormula: c.isFormula ?? Boolean(c.formula)}));
     specs.unshift({id: 'manualSort', type: 'ManualSortPos', formula: '', isFormula: false});
+    if (specs.length + 1 > MAX_TABLE_COLUMNS) {
+      throw new BadRequest(`Too many columns: a table may hold at most ${MAX_TABLE_COLUMNS - 2} besides id and manualSort (SQLite's limit)`);
+    }
     const tableId = pickTableIdent(tableIdIn, this.allTableIds());
     const title = tableIdIn || tableId;
     const avoid = new Set(['ID']);
@@ -831,6 +871,12 @@ export class DocEngine {
     if (table.fields.summarySourceTable && !isFormula) {
       throw engineError('ValueError', 'AddColumn: cannot add a non-formula column to a summary table');
     }
+    if (++this.columnsAdded > MAX_COLUMNS_ADDED_PER_WRITE) {
+      throw new BadRequest(`Too many columns added at once: at most ${MAX_COLUMNS_ADDED_PER_WRITE} per request (AddTable takes more)`);
+    }
+    if (table.columns.length + 1 >= MAX_TABLE_COLUMNS) {
+      throw new BadRequest(`Too many columns: table ${table.tableId} may hold at most ${MAX_TABLE_COLUMNS - 1} (SQLite's limit)`);
+    }
     const colId = pickColIdent(colIdIn, this.avoidColIds(table));
     const type = String(info.type ?? (isFormula ? 'Any' : 'Text'));
     this.db.exec(`ALTER TABLE ${quoteIdent(table.tableId)} ADD COLUMN ${quoteIdent(colId)} ${sqlTypeFor(type)} DEFAULT ${sqlDefaultFor(type)}`);
@@ -920,16 +966,47 @@ export class DocEngine {
       }
       planned.push({col, values});
     }
-    for (const {col, values} of planned) {
+    // Many renames in one table: one copy of the table with the new names at the end, where each
+    // RENAME COLUMN reparses the whole schema (1000 label changes by PUT /columns took 90 s).
+    const renames = planned.filter(({col, values}) => 'colId' in values && values.colId !== col.colId);
+    const batchRenames = renames.length > DROP_ONE_BY_ONE ? new Map<string, string>() : null;
+    const schemaOf = (values: Record<string, CellValue>) => {
       const schema: {type?: string, isFormula?: boolean, formula?: string} = {};
       if ('type' in values) { schema.type = String(values.type); }
       if ('isFormula' in values) { schema.isFormula = Boolean(values.isFormula); }
       if ('formula' in values) { schema.formula = String(values.formula ?? ''); }
-      this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schema);
+      return schema;
+    };
+    // Many type changes that redeclare SQL columns: one table copy per RETYPE_GROUP columns, their
+    // values read first (each copy costs the whole table: 300 type changes took 4.5 s one by one).
+    const retyped = new Set<number>();
+    const decl = new Map((this.db.prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`)
+      .all(table.tableId) as Array<{name: string, type: string, dflt: string | null}>).map((r) => [r.name, r]));
+    const retypes = planned.filter(({col, values}) => {
+      const d = decl.get(col.colId);
+      const type = 'type' in values ? String(values.type) : col.type;
+      return d !== undefined && type !== col.type && (sqlTypeFor(type) !== d.type || sqlDefaultFor(type) !== (d.dflt ?? 'NULL'));
+    });
+    if (retypes.length > DROP_ONE_BY_ONE) {
+      for (const group of chunks(retypes, RETYPE_GROUP)) {
+        const before = this.getTable(table.tableId);
+        const rows = group.map(({col}) => this.columnValues(before, col));
+        this.rebuildTable(table.tableId, null, '', '', undefined,
+          new Map(group.map(({values}) => [String(values.type), values]).map(([type], i) => [group[i].col.colId, {type: sqlTypeFor(String(type)), dflt: sqlDefaultFor(String(type))}])));
+        group.forEach(({col, values}, i) => {
+          this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schemaOf(values), rows[i]);
+          retyped.add(col.colRef);
+        });
+      }
+    }
+    // Section fields by column, read once (not once per column whose type changes).
+    let fieldsByCol: Map<number, number[]> | undefined;
+    for (const {col, values} of planned) {
+      if (!retyped.has(col.colRef)) { this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schemaOf(values)); }
       let colId = col.colId;
       if ('colId' in values && values.colId !== col.colId) {
         colId = String(values.colId);
-        this.renameSqlColumn(this.getTable(table.tableId), col.colId, colId);
+        this.renameSqlColumn(this.getTable(table.tableId), col.colId, colId, batchRenames);
       }
       if ('summarySourceCol' in values) { this.formulasStale = true; }
       if (this.formulas && ('recalcWhen' in values || 'recalcDeps' in values)) {
@@ -937,14 +1014,14 @@ export class DocEngine {
         this.formulas.modifyColumn(table.tableId, colId, {recalcWhen: spec.recalcWhen, recalcDeps: spec.recalcDeps});
       }
       if ('type' in values && values.type !== col.type) {
-        for (const f of this.metaRows('_grist_Views_section_field')) {
-          if (Number(f.colRef) === col.colRef) {
-            this.metaUpdate('_grist_Views_section_field', Number(f.id), {widgetOptions: '', displayCol: 0});
-          }
+        fieldsByCol ??= groupFields(this.metaRows('_grist_Views_section_field'));
+        for (const f of fieldsByCol.get(col.colRef) ?? []) {
+          this.metaUpdate('_grist_Views_section_field', f, {widgetOptions: '', displayCol: 0});
         }
       }
       this.metaUpdate('_grist_Tables_column', col.colRef, values);
     }
+    if (batchRenames?.size) { this.rebuildTable(table.tableId, null, '', '', batchRenames); }
     this.reloadMeta();
   }
 
@@ -960,13 +1037,14 @@ export class DocEngine {
    * converted, what does not becomes alt-text). The formula engine sees the schema change, then
    * the converted values, and recomputes formula columns afterwards.
    */
-  private modifyColumnSchema(table: TableMeta, colId: string, change: {type?: string, isFormula?: boolean, formula?: string}): void {
+  private modifyColumnSchema(table: TableMeta, colId: string, change: {type?: string, isFormula?: boolean, formula?: string},
+                             readBefore?: Array<[number, CellValue, unknown]>): void {
     const col = this.getColumn(table, colId);
     const type = change.type ?? col.type;
     const isFormula = change.isFormula ?? col.isFormula;
     const formula = change.formula ?? col.formula;
     if (type === col.type && isFormula === col.isFormula && formula === col.formula) { return; }
-    const rows = this.columnValues(table, col);
+    const rows = readBefore ?? this.columnValues(table, col);
     const info = this.db.prepare(`SELECT type, dflt_value AS dflt FROM pragma_table_info(?) WHERE name = ?`)
       .get(table.tableId, colId) as {type: string, dflt: string | null};
     let declType = info.type;
@@ -1000,25 +1078,31 @@ export class DocEngine {
   }
 
   /** Redeclares one column of a user table (SQLite cannot alter a column's type in place). */
-  private rebuildTable(tableId: string, colId: string, sqlType: string, dflt: string): void {
+  private rebuildTable(tableId: string, colId: string | null, sqlType: string, dflt: string, renames?: Map<string, string>,
+                       retypes?: Map<string, {type: string, dflt: string}>): void {
     const info = this.db.prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`).all(tableId) as
       Array<{name: string, type: string, dflt: string | null}>;
     const cols = info.filter((c) => c.name !== 'id');
-    const defs = cols.map((c) => (c.name === colId ? {...c, type: sqlType, dflt} : c))
-      .map((c) => `, ${quoteIdent(c.name)} ${c.type} DEFAULT ${c.dflt ?? 'NULL'}`).join('');
+    const newName = (name: string) => renames?.get(name) ?? name;
+    const defs = cols.map((c) => (c.name === colId ? {...c, type: sqlType, dflt} : retypes?.has(c.name) ? {...c, ...retypes.get(c.name)!} : c))
+      .map((c) => `, ${quoteIdent(newName(c.name))} ${c.type} DEFAULT ${c.dflt ?? 'NULL'}`).join('');
     const names = cols.map((c) => ', ' + quoteIdent(c.name)).join('');
+    const newNames = cols.map((c) => ', ' + quoteIdent(newName(c.name))).join('');
     const tmp = quoteIdent(`_tmp_${tableId}`);
     this.db.exec(`CREATE TABLE ${tmp} (id INTEGER PRIMARY KEY${defs});
-      INSERT INTO ${tmp} (id${names}) SELECT id${names} FROM ${quoteIdent(tableId)};
+      INSERT INTO ${tmp} (id${newNames}) SELECT id${names} FROM ${quoteIdent(tableId)};
       DROP TABLE ${quoteIdent(tableId)};
       ALTER TABLE ${tmp} RENAME TO ${quoteIdent(tableId)};`);
     this.stmts.clear();
   }
 
-  private renameSqlColumn(table: TableMeta, from: string, to: string): void {
+  /** Renames a column; with `batch`, the SQL rename is left to one rebuild of the table (recorded there). */
+  private renameSqlColumn(table: TableMeta, from: string, to: string, batch?: Map<string, string> | null): void {
     if (from === 'id' || from === 'manualSort') { throw engineError('ValueError', 'Cannot rename internal Grist column'); }
     const t = quoteIdent(table.tableId);
-    if (from.toLowerCase() === to.toLowerCase()) {
+    if (batch) {
+      batch.set(from, to);
+    } else if (from.toLowerCase() === to.toLowerCase()) {
       const tmp = `_tmp_${from}`;
       this.db.exec(`ALTER TABLE ${t} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(tmp)}`);
       this.db.exec(`ALTER TABLE ${t} RENAME COLUMN ${quoteIdent(tmp)} TO ${quoteIdent(to)}`);
@@ -1030,20 +1114,34 @@ export class DocEngine {
     // arguments, order_by), in every table, found from their syntax tree and the column types.
     const edits = this.formulaEdits({kind: 'column', tableId: table.tableId, oldId: from, newId: to});
     this.formulas?.renameColumn(table.tableId, from, to);
+    const renamed = table.byId.get(from);
+    if (renamed) { this.pendingColIds.set(renamed.colRef, to); }
     for (const [colRef, formula] of edits) {
       const found = this.meta.colsByRef.get(colRef)!;
-      const colId = found.table.tableId === table.tableId && found.col.colId === from ? to : found.col.colId;
-      this.formulas?.modifyColumn(found.table.tableId, colId, {formula});
+      this.formulas?.modifyColumn(found.table.tableId, this.pendingColIds.get(colRef) ?? found.col.colId, {formula});
       this.metaUpdate('_grist_Tables_column', colRef, {formula});
+      this.pendingFormulas.set(colRef, formula);
     }
   }
 
-  /** The formula rewrites a rename implies, by colRef (from the metadata as it was before). */
+  /**
+   * The formula rewrites a rename implies, by colRef: from the metadata as it was before the
+   * current schema update, with the renames and rewrites made since (several renames in one update).
+   */
   private formulaEdits(rename: Rename): Map<number, string> {
     const out = new Map<number, string>();
-    for (const e of formulaRenames(renameSchema(this.meta), rename)) {
-      const col = this.meta.tables.get(e.tableId)?.byId.get(e.colId);
-      if (col) { out.set(col.colRef, e.formula); }
+    const refs = new Map<string, number>();
+    const schema = this.meta.userTables.map((t) => ({
+      tableId: t.tableId,
+      columns: t.columns.map((c) => {
+        const colId = this.pendingColIds.get(c.colRef) ?? c.colId;
+        refs.set(`${t.tableId}\0${colId}`, c.colRef);
+        return {colId, type: c.type, formula: this.pendingFormulas.get(c.colRef) ?? c.formula};
+      }),
+    }));
+    for (const e of formulaRenames(schema, rename)) {
+      const colRef = refs.get(`${e.tableId}\0${e.colId}`);
+      if (colRef !== undefined) { out.set(colRef, e.formula); }
     }
     return out;
   }
@@ -1090,10 +1188,34 @@ export class DocEngine {
     const all = [...cols, ...[...more].filter((r) => !removed.has(r)).sort((a, b) => a - b)
       .map((r) => this.meta.colsByRef.get(r)).filter((c): c is {table: TableMeta, col: ColumnMeta} => Boolean(c))];
     this.metaRemove('_grist_Tables_column', all.map((c) => c.col.colRef));
-    for (const {table, col} of all) {
-      this.db.exec(`ALTER TABLE ${quoteIdent(table.tableId)} DROP COLUMN ${quoteIdent(col.colId)}`);
-      this.formulas?.removeColumn(table.tableId, col.colId);
+    const byTable = new Map<string, string[]>();
+    for (const {table, col} of all) { byTable.set(table.tableId, [...(byTable.get(table.tableId) ?? []), col.colId]); }
+    for (const [tableId, colIds] of byTable) {
+      if (colIds.length <= DROP_ONE_BY_ONE) {
+        for (const colId of colIds) { this.db.exec(`ALTER TABLE ${quoteIdent(tableId)} DROP COLUMN ${quoteIdent(colId)}`); }
+      } else {
+        this.rebuildWithout(tableId, new Set(colIds));
+      }
+      for (const colId of colIds) { this.formulas?.removeColumn(tableId, colId); }
     }
     this.reloadMeta();
+  }
+
+  /**
+   * Drops many columns at once: one copy of the table, where each DROP COLUMN rewrites the table
+   * and reparses its schema (measured: 999 columns of an empty table took 26 s one by one).
+   */
+  private rebuildWithout(tableId: string, drop: Set<string>): void {
+    const info = this.db.prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`).all(tableId) as
+      Array<{name: string, type: string, dflt: string | null}>;
+    const kept = info.filter((c) => c.name !== 'id' && !drop.has(c.name));
+    const defs = kept.map((c) => `, ${quoteIdent(c.name)} ${c.type} DEFAULT ${c.dflt ?? 'NULL'}`).join('');
+    const names = kept.map((c) => ', ' + quoteIdent(c.name)).join('');
+    const tmp = quoteIdent(`_tmp_${tableId}`);
+    this.db.exec(`CREATE TABLE ${tmp} (id INTEGER PRIMARY KEY${defs});
+      INSERT INTO ${tmp} (id${names}) SELECT id${names} FROM ${quoteIdent(tableId)};
+      DROP TABLE ${quoteIdent(tableId)};
+      ALTER TABLE ${tmp} RENAME TO ${quoteIdent(tableId)};`);
+    this.stmts.clear();
   }
 }

@@ -9,7 +9,9 @@ import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
 import {BadRequest, engineError, NotFound} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
-import {type AddTableResult, ChangeSet, type ColInfo, DocEngine, type TableChange, type WriteOptions} from './engine.js';
+import {
+  type AddTableResult, ChangeSet, type ColInfo, DocEngine, MAX_COLUMNS_ADDED_PER_WRITE, type TableChange, type WriteOptions,
+} from './engine.js';
 import {DataStamp} from './colstats.js';
 import {
   formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, readsMetadata, registerCellFunction, writeRecalc,
@@ -24,6 +26,7 @@ import {compileFilter, compileSort, NATURAL_KEY_FN, naturalKey, parseSortParam, 
 import {isGristDocument, needsUpgrade, readVersions, upgradeDocument} from './migrations/index.js';
 import {SCHEMA_VERSION} from './schema.js';
 import {type CellValue, converterFor} from './types.js';
+import {checkMetaWrite, type WriterRole} from './metarules.js';
 
 export type {TableChange} from './engine.js';
 
@@ -73,7 +76,12 @@ export interface UpsertRecord {
   fields?: Record<string, CellValue>;
 }
 
-export interface UpsertOptions extends Partial<WriteOptions> {
+/** Options of a write: parsing, and the caller's role (metadata rules; in-process callers default to owners). */
+export interface WriteAs extends Partial<WriteOptions> {
+  role?: WriterRole;
+}
+
+export interface UpsertOptions extends WriteAs {
   onmany?: 'first' | 'none' | 'all';
   noadd?: boolean;
   noupdate?: boolean;
@@ -101,6 +109,46 @@ export interface OpenOptions {
 export type ChangeListener = (change: TableChange & { writeSeq: number }) => void;
 /** Called inside a write before user rows are updated or removed (the old values are still there). */
 export type BeforeRowsListener = (tableId: string, rowIds: number[], writeSeq: number) => void;
+
+/**
+ * Deepest nesting accepted anywhere in a write's input, counted from the top of the argument (an
+ * /apply body is 4 levels before its cells; Grist cell values nest a few more). Issue 11: a value
+ * nested 50,000 deep was written, then failed JSON.stringify after the commit.
+ */
+export const MAX_INPUT_DEPTH = 64;
+
+/**
+ * Checks that a write's input is JSON-shaped (null, booleans, numbers, strings, arrays, plain
+ * objects) and nested at most MAX_INPUT_DEPTH levels, before any transaction starts.
+ */
+export function checkInput(value: unknown, what = 'body'): void {
+  // Only containers go on the stack; primitives (nearly every value on bulk paths) are checked in place.
+  const stack: object[] = [];
+  const depths: number[] = [];
+  const visit = (v: unknown, depth: number) => {
+    if (v === null || v === undefined) { return; }
+    const t = typeof v;
+    if (t === 'string' || t === 'number' || t === 'boolean') { return; }
+    if (t !== 'object') { throw new BadRequest(`Invalid payload: ${what} holds a value of type ${t}`); }
+    if (depth > MAX_INPUT_DEPTH) { throw new BadRequest(`Invalid payload: ${what} is nested deeper than ${MAX_INPUT_DEPTH} levels`); }
+    if (!Array.isArray(v)) {
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) { throw new BadRequest(`Invalid payload: ${what} holds a non-JSON object`); }
+    }
+    stack.push(v as object);
+    depths.push(depth);
+  };
+  visit(value, 1);
+  while (stack.length) {
+    const v = stack.pop()!;
+    const next = depths.pop()! + 1;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) { visit(v[i], next); }
+    } else {
+      for (const k in v) { visit((v as Record<string, unknown>)[k], next); }
+    }
+  }
+}
 
 /** Column fields accepted at creation by POST /tables (AddTable ignores the others). */
 const ADD_TABLE_FIELDS = ['type', 'isFormula', 'formula', 'label', 'widgetOptions'];
@@ -137,6 +185,8 @@ export class GristDoc {
   private readonly beforeListeners = new Set<BeforeRowsListener>();
   private writeSeq = 0;
   private actionNum: number;
+  /** The role of the current write's caller (metadata write rules, metarules.ts). */
+  private writer: WriterRole = 'owners';
   /** Runs a function in one SQLite transaction (made once: better-sqlite3 builds it per call). */
   private readonly inTransaction: (fn: () => unknown) => unknown;
   private readonly dataStamp: DataStamp;
@@ -224,7 +274,7 @@ export class GristDoc {
   // -------------------------------------------------------------------------------------------
   // Transactions
 
-  private write<T>(fn: () => T): T {
+  private write<T>(fn: () => T, role: WriterRole = 'owners'): T {
     if (this.schemaVersion > SCHEMA_VERSION) {
       throw new BadRequest(`Document has schema version ${this.schemaVersion}, newer than gristlite's ` +
         `${SCHEMA_VERSION}: it is served read-only`);
@@ -237,11 +287,13 @@ export class GristDoc {
     if (this.engine.changes) { return fn(); }   // Already inside a write.
     const changes = new ChangeSet();
     this.engine.changes = changes;
+    this.engine.columnsAdded = 0;
     const seq = ++this.writeSeq;
     this.engine.beforeRows = this.beforeListeners.size
       ? (tableId, rowIds) => { for (const l of this.beforeListeners) { l(tableId, rowIds, seq); } }
       : null;
     const metaVersion = this.engine.meta.version;
+    this.writer = role;
     try {
       return this.inTransaction(() => {
         this.loadFormulas();
@@ -267,6 +319,7 @@ export class GristDoc {
     } finally {
       this.engine.changes = null;
       this.engine.beforeRows = null;
+      this.writer = 'owners';
     }
   }
 
@@ -397,6 +450,7 @@ export class GristDoc {
 
   /** POST /tables: one AddTable per entry, all in one transaction. */
   addTables(tables: TableSpec[]): Array<{id: string}> {
+    checkInput(tables, 'tables');
     return this.write(() => tables.map((t) => {
       const cols = t.columns.map((c) => ({id: c.id, ...pick(c.fields, ADD_TABLE_FIELDS)}));
       return {id: this.engine.addTable(t.id, cols).table_id};
@@ -405,6 +459,7 @@ export class GristDoc {
 
   /** PATCH /tables: updates of `_grist_Tables` records by tableId (in practice, renames). */
   updateTables(tables: Array<{id: string, fields: Record<string, CellValue>}>): void {
+    checkInput(tables, 'tables');
     for (const t of tables) {
       const table = this.engine.meta.tables.get(t.id);
       if (!table || table.isMeta) { throw new NotFound(`Table not found "${t.id}"`); }
@@ -454,6 +509,8 @@ export class GristDoc {
 
   /** POST /columns: AddVisibleColumn per entry. */
   addColumns(tableId: string, columns: ColumnSpec[]): Array<{id: string}> {
+    checkInput(columns, 'columns');
+    checkColumnCount(columns.length);
     this.userTable(tableId);
     return this.write(() => columns.map((c) => {
       const info = pick(c.fields, ADD_COLUMN_FIELDS);
@@ -463,6 +520,8 @@ export class GristDoc {
 
   /** PATCH /columns: one update of `_grist_Tables_column` records (all columns checked first). */
   updateColumns(tableId: string, columns: Array<{id: string, fields: Record<string, CellValue>}>): void {
+    checkInput(columns, 'columns');
+    refuseDuplicateIds(columns);
     const table = this.userTable(tableId);
     for (const c of columns) {
       if (!table.byId.has(c.id)) { throw new NotFound(`Column not found "${c.id}"`); }
@@ -473,6 +532,8 @@ export class GristDoc {
   /** PUT /columns: updates, then adds, then (with replaceall) removal of the unlisted columns. */
   replaceColumns(tableId: string, columns: Array<{id: string, fields?: Record<string, CellValue>}>,
                  options: {noadd?: boolean, noupdate?: boolean, replaceall?: boolean} = {}): void {
+    checkInput(columns, 'columns');
+    refuseDuplicateIds(columns);
     const table = this.userTable(tableId);
     const listed = new Set<number>();
     const updates: Array<{colId: string, values: Record<string, CellValue>}> = [];
@@ -486,10 +547,12 @@ export class GristDoc {
         adds.push({id: c.id, fields: c.fields});
       }
     }
+    checkColumnCount(adds.length);
     const removals = options.replaceall ?
       table.columns.filter((c) => !c.hidden && !listed.has(c.colRef)).map((c) => c.colRef) : [];
     this.write(() => {
-      for (const u of updates) { this.engine.updateColumns(this.table(tableId), [u]); }
+      // One update of all listed columns, as Grist's BulkUpdateRecord (one at a time, 1000 took 99 s).
+      if (updates.length) { this.engine.updateColumns(this.table(tableId), updates); }
       for (const a of adds) {
         this.engine.addColumn(this.table(tableId), a.id, pick(a.fields, ADD_COLUMN_FIELDS), {visible: true});
       }
@@ -520,7 +583,8 @@ export class GristDoc {
     const sort = specs.length ? compileSort(table, specs, classesOf) : {sql: '"id"', params: []};
     const n = q.limit ?? 0;
     if (!Number.isInteger(n)) { throw new BadRequest(`Invalid limit: ${String(q.limit)}`); }
-    let limit: number | null = n > 0 ? n : null;
+    // Beyond 2^53 a limit no longer binds as an integer ("datatype mismatch"); no table is that long.
+    let limit: number | null = n > 0 && n <= Number.MAX_SAFE_INTEGER ? n : null;
     if (n < 0) {
       // Array.splice(limit) semantics: a negative limit drops rows from the end.
       const {c} = this.db.prepare(`SELECT count(*) AS c${from}`).get(where.params) as {c: number};
@@ -628,42 +692,48 @@ export class GristDoc {
   }
 
   /** POST /records: one BulkAddRecord over the union of the records' keys (missing ones null). */
-  addRecords(tableId: string, records: Array<Record<string, CellValue>>, options?: Partial<WriteOptions>): number[] {
+  addRecords(tableId: string, records: Array<Record<string, CellValue>>, options?: WriteAs): number[] {
+    checkInput(records, 'records');
     const colValues = toColumns(records);
-    return this.write(() => this.bulkAdd(tableId, new Array(records.length).fill(null), colValues, this.opts(options)));
+    return this.write(() => this.bulkAdd(tableId, new Array(records.length).fill(null), colValues, this.opts(options)), options?.role);
   }
 
   /** POST /data: `{colId: [values...]}`, the row count being the first column's length. */
-  addColumnar(tableId: string, data: Record<string, CellValue[]>, options?: Partial<WriteOptions>): number[] {
+  addColumnar(tableId: string, data: Record<string, CellValue[]>, options?: WriteAs): number[] {
+    checkInput(data);
     const keys = Object.keys(data);
     if (!keys.length) { throw new BadRequest('Invalid payload: at least one column is required'); }
     const count = columnArray(data, keys[0]).length;
     const colValues = new Map(keys.filter((k) => k !== 'id').map((k) => [k, padTo(columnArray(data, k), count)]));
-    return this.write(() => this.bulkAdd(tableId, new Array(count).fill(null), colValues, this.opts(options)));
+    return this.write(() => this.bulkAdd(tableId, new Array(count).fill(null), colValues, this.opts(options)), options?.role);
   }
 
   /** PATCH /records: one BulkUpdateRecord (the same-fields rule is checked by the caller). */
   updateRecords(tableId: string, records: Array<{id: number, fields: Record<string, CellValue>}>,
-                options?: Partial<WriteOptions>): void {
+                options?: WriteAs): void {
+    checkInput(records, 'records');
     const colValues = toColumns(records.map((r) => r.fields));
-    this.write(() => this.bulkUpdate(tableId, records.map((r) => r.id), colValues, this.opts(options)));
+    this.write(() => this.bulkUpdate(tableId, records.map((r) => r.id), colValues, this.opts(options)), options?.role);
   }
 
   /** PATCH /data: `{id: [...], colId: [...]}`. */
-  updateColumnar(tableId: string, data: Record<string, CellValue[]>, options?: Partial<WriteOptions>): void {
+  updateColumnar(tableId: string, data: Record<string, CellValue[]>, options?: WriteAs): void {
+    checkInput(data);
     const ids = columnArray(data, 'id') as number[];
     const colValues = new Map(Object.keys(data).filter((k) => k !== 'id').map((k) => [k, padTo(columnArray(data, k), ids.length)]));
-    this.write(() => this.bulkUpdate(tableId, ids, colValues, this.opts(options)));
+    this.write(() => this.bulkUpdate(tableId, ids, colValues, this.opts(options)), options?.role);
   }
 
   /** POST /records/delete, /data/delete: missing ids are ignored. */
-  removeRecords(tableId: string, ids: unknown[]): void {
-    this.write(() => this.bulkRemove(tableId, ids as CellValue[]));
+  removeRecords(tableId: string, ids: unknown[], options?: WriteAs): void {
+    checkInput(ids, 'row ids');
+    this.write(() => this.bulkRemove(tableId, ids as CellValue[]), options?.role);
   }
 
   private bulkAdd(tableId: string, rowIds: Array<number | null>, colValues: Map<string, CellValue[]>, opts: WriteOptions): number[] {
     const table = this.table(tableId);
     if (table.isMeta) {
+      checkMetaWrite(tableId, 'add', colValues.keys(), this.writer);
       if (tableId === '_grist_Tables' || tableId === '_grist_Tables_column') {
         throw new BadRequest(`Adding records to ${tableId} is not supported; use AddTable or AddColumn`);
       }
@@ -684,6 +754,7 @@ export class GristDoc {
       this.engine.updateRecords(table, rowIds, colValues, opts);
       return;
     }
+    checkMetaWrite(tableId, 'update', colValues.keys(), this.writer);
     for (const k of colValues.keys()) { if (k !== 'id') { this.engine.getColumn(table, k); } }
     const rows = new Map(this.engine.metaRows(tableId).map((r) => [Number(r.id), r]));
     const missing = rowIds.find((id) => !rows.has(id));
@@ -710,6 +781,7 @@ export class GristDoc {
       this.engine.removeRecords(table, rowIds);
       return;
     }
+    checkMetaWrite(tableId, 'remove', [], this.writer);
     if (rowIds.some((id) => typeof id !== 'number' || !Number.isInteger(id))) {
       throw engineError('TypeError', 'row ids must be integers');
     }
@@ -736,6 +808,7 @@ export class GristDoc {
    * BulkAddOrUpdateRecord, all in one transaction (a later group sees what an earlier one did).
    */
   upsertRecords(tableId: string, records: UpsertRecord[], options: UpsertOptions = {}): UpsertResult {
+    checkInput(records, 'records');
     const groups = new Map<string, number[]>();
     records.forEach((r, i) => {
       const key = `${Object.keys(r.require).sort().join(',')}:${Object.keys(r.fields ?? {}).sort().join(',')}`;
@@ -757,7 +830,7 @@ export class GristDoc {
         for (const id of outcome.added) { result.addRecordIds.push(id); }
         for (const ids of outcome.updated) { result.updateRecordIds.push(ids); }
       }
-    });
+    }, options.role);
     return result;
   }
 
@@ -765,6 +838,7 @@ export class GristDoc {
       {recordIds: Array<number[] | undefined>, added: number[], updated: number[][]} {
     const opts = this.opts(options);
     let table = this.table(tableId);
+    if (table.isMeta) { throw new BadRequest(`Add-or-update is not supported on metadata table ${tableId}`); }
     const requireCols = Object.keys(records[0].require);
     const fieldCols = Object.keys(records[0].fields ?? {});
     if (!requireCols.length && !options.allowEmptyRequire) {
@@ -842,18 +916,21 @@ export class GristDoc {
   // User actions
 
   /** POST /apply: a bundle of user actions, applied atomically. */
-  applyUserActions(actions: unknown[], options?: Partial<WriteOptions>): ApplyResult {
+  applyUserActions(actions: unknown[], options?: WriteAs): ApplyResult {
     if (!Array.isArray(actions)) { throw new BadRequest('Invalid payload: expected an array of user actions'); }
+    checkInput(actions, 'user actions');
+    checkSchemaActionCount(actions);
     const opts = this.opts(options);
-    let isModification = false;
-    const retValues = this.write(() => {
-      const values = actions.map((a) => this.applyAction(a, opts));
-      isModification = !this.engine.changes!.isEmpty;
-      return values;
-    });
-    this.actionNum += 1;
-    const actionHash = createHash('sha256').update(JSON.stringify([this.actionNum, actions])).digest('hex');
-    return {actionNum: this.actionNum, actionHash, retValues, isModification};
+    // Everything the answer needs is built inside the transaction: once it commits, nothing that
+    // follows can throw (issue 11: a write committed, then its action record failed with a 500).
+    const result = this.write(() => {
+      const retValues = actions.map((a) => this.applyAction(a, opts));
+      const actionNum = this.actionNum + 1;
+      const actionHash = createHash('sha256').update(JSON.stringify([actionNum, actions])).digest('hex');
+      return {actionNum, actionHash, retValues, isModification: !this.engine.changes!.isEmpty};
+    }, options?.role);
+    this.actionNum = result.actionNum;
+    return result;
   }
 
   private actionTable(tableId: unknown): string {
@@ -1004,6 +1081,49 @@ export class GristDoc {
       default:
         throw new BadRequest(`Unsupported user action: ${name}`);
     }
+  }
+}
+
+/**
+ * PATCH/PUT /columns name each column once: a second entry for the same id has no meaning (and
+ * 1000 of them made PUT add 1000 columns, issue 11).
+ */
+/**
+ * Schema actions one /apply bundle may hold. Each rereads the document's metadata (a few ms, more
+ * in wide documents): 300 RemoveColumn actions took 4.7 s, and 1000 fit easily in a 1 MB body.
+ */
+export const MAX_SCHEMA_ACTIONS_PER_APPLY = 100;
+const SCHEMA_ACTIONS = new Set(['AddTable', 'AddEmptyTable', 'RemoveTable', 'RenameTable', 'AddColumn', 'AddVisibleColumn',
+  'AddHiddenColumn', 'RemoveColumn', 'RenameColumn', 'ModifyColumn']);
+
+/** Counts schema actions (and updates of `_grist_Tables`/`_grist_Tables_column` rows) before the write. */
+function checkSchemaActionCount(actions: unknown[]): void {
+  let n = 0;
+  for (const a of actions) {
+    if (!Array.isArray(a)) { continue; }
+    if (SCHEMA_ACTIONS.has(a[0])) {
+      n++;
+    } else if ((a[0] === 'UpdateRecord' || a[0] === 'BulkUpdateRecord') && (a[1] === '_grist_Tables' || a[1] === '_grist_Tables_column')) {
+      n += a[0] === 'BulkUpdateRecord' && Array.isArray(a[2]) ? a[2].length : 1;
+    }
+  }
+  if (n > MAX_SCHEMA_ACTIONS_PER_APPLY) {
+    throw new BadRequest(`Too many schema actions in one bundle: at most ${MAX_SCHEMA_ACTIONS_PER_APPLY} (${n} given)`);
+  }
+}
+
+/** The engine's per-write cap on columns added one by one, checked before the write starts. */
+function checkColumnCount(n: number): void {
+  if (n > MAX_COLUMNS_ADDED_PER_WRITE) {
+    throw new BadRequest(`Too many columns added at once: at most ${MAX_COLUMNS_ADDED_PER_WRITE} per request (AddTable takes more)`);
+  }
+}
+
+function refuseDuplicateIds(columns: Array<{id: string}>): void {
+  const seen = new Set<string>();
+  for (const c of columns) {
+    if (seen.has(c.id)) { throw new BadRequest(`Invalid payload: column id "${c.id}" appears more than once`); }
+    seen.add(c.id);
   }
 }
 

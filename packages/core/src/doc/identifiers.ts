@@ -41,7 +41,9 @@ function maybeAddSuffix(ident: string, avoid: Set<string>): string {
 /** A table id for a suggested name (null or invalid gives Table1, Table2, ...). */
 export function pickTableIdent(ident: string | null | undefined, avoid: Iterable<string>): string {
   const avoidSet = upperSet(avoid);
-  const s = sanitize(ident, 'T', true);
+  let s = sanitize(ident, 'T', true);
+  // SQLite reserves table names starting with sqlite_ (any case): "object name reserved for internal use".
+  if (/^sqlite_/i.test(s)) { s = 'T' + s; }
   return s ? maybeAddSuffix(s, avoidSet) : addSuffix('Table', avoidSet, 1);
 }
 

@@ -29,6 +29,16 @@ import {baseType, type CellValue, isListType} from './types.js';
 
 export {quoteIdent} from './identifiers.js';
 
+/** Above this many stored forms, a filter's values are bound as JSON arrays rather than one by one. */
+const MAX_INLINE_VALUES = 500;
+
+/**
+ * Sort keys a query may have, after repeats are dropped (a repeated column cannot change the
+ * order). Each key becomes up to four ORDER BY terms, and SQLite allows 2000 (issue 11: 2000 keys
+ * failed with "too many terms in ORDER BY clause").
+ */
+export const MAX_SORT_KEYS = 200;
+
 export interface SqlFragment {
   sql: string;
   params: unknown[];
@@ -86,7 +96,19 @@ export function equalityCondition(colSql: string, values: CellValue[], classes =
   // only integers and no candidate of another class is left, so it may use its index.
   const lhs = colSql === '"id"' && classes === NUM_CLASS ? colSql : `+${colSql}`;
   const parts: string[] = [];
-  if (params.length === 1) {
+  if (params.length > MAX_INLINE_VALUES) {
+    // A long list (Grist accepts any length) is bound as JSON arrays, one per storage class, so
+    // that it never meets SQLite's limit on bound variables (issue 11: 40,000 values failed).
+    const plain = params.filter((p) => typeof p === 'number' || typeof p === 'string');
+    const blobs = params.filter((p): p is Buffer => Buffer.isBuffer(p)).map((b) => b.toString('hex'));
+    const lists: string[] = [];
+    if (plain.length) { lists.push('SELECT value FROM json_each(?)'); }
+    if (blobs.length) { lists.push('SELECT unhex(value) FROM json_each(?)'); }
+    parts.push(`${lhs} IN (${lists.join(' UNION ALL ')})`);
+    params.length = 0;
+    if (plain.length) { params.push(JSON.stringify(plain)); }
+    if (blobs.length) { params.push(JSON.stringify(blobs)); }
+  } else if (params.length === 1) {
     parts.push(`${lhs} = ?`);
   } else if (params.length) {
     parts.push(`${lhs} IN (${params.map(() => '?').join(',')})`);
@@ -149,7 +171,13 @@ function nativeClassOrder(classes: number, isList: boolean): {nullsLast: boolean
 export function compileSort(table: TableMeta, specs: string[], classesOf = anyClasses): SqlFragment {
   const keys: string[] = [];
   const params: unknown[] = [];
+  const seen = new Set<string>();
   for (const spec of specs) {
+    if (typeof spec !== 'string') { throw new BadRequest(`Invalid sort: ${JSON.stringify(spec)}`); }
+    const name = /^-?([^:]*)/.exec(spec)![1];
+    if (seen.has(name)) { continue; }
+    seen.add(name);
+    if (seen.size > MAX_SORT_KEYS) { throw new BadRequest(`Invalid sort: more than ${MAX_SORT_KEYS} columns`); }
     const m = /^(-?)([^:]+)(?::(.*))?$/.exec(spec);
     if (!m) { throw new BadRequest(`Invalid sort: ${JSON.stringify(spec)}`); }
     const [, minus, colId, flagText] = m;

@@ -72,9 +72,15 @@ function cellJson(table: TableMeta, col: ColumnMeta, typed: boolean, stats: Colu
  * found by scanning the table only with `scan` (for a read of the whole table, which costs about as
  * much); else the JS path answers (a filtered or limited read may be a small one).
  */
+/** Columns beyond which the records' JSON is built in JS rather than by SQLite. */
+const MAX_SQL_COLUMNS = 150;
+
 export function recordJsonSql(table: TableMeta, cols: ColumnMeta[], typed: boolean, stats: ColumnClasses,
                               scan: boolean): string | null {
   if (!stats.jsonExact(table.tableId, 'id')) { return null; }
+  // Each column deepens the || chain; SQLite refuses expressions deeper than 1000 (a 600-column
+  // table failed with "Expression tree is too large"). Wide tables are built in JS.
+  if (cols.length > MAX_SQL_COLUMNS) { return null; }
   const fields: string[] = [];
   const keys = new Set<string>();
   for (const col of cols) {

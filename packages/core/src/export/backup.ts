@@ -63,6 +63,8 @@ function markBaseAction(db: Database.Database): void {
      JOIN _gristsys_ActionHistory h ON h.id = b.actionRef WHERE b.name = 'local_unsent'`,
   ).get() as {n: number; h: string} | undefined;
   if (!tip) { return; }
+  // Documents older than the documentSettings column (schema < 29) have nowhere to record it.
+  if (!db.prepare(`SELECT 1 FROM pragma_table_info('_grist_DocInfo') WHERE name = 'documentSettings'`).get()) { return; }
   const info = db.prepare('SELECT documentSettings FROM _grist_DocInfo').get() as {documentSettings: string} | undefined;
   let settings: Record<string, unknown> = {};
   try {

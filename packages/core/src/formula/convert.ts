@@ -8,7 +8,7 @@ import { CellValue, baseType, converterFor, refTarget } from '../doc/types.js';
 import { dateTimeZone } from '../doc/datetime.js';
 import { PyDict, PyException, PyObject, PySet, PyTuple, Value, repr, str, strRepr } from './values.js';
 import { ExcObject } from './ops.js';
-import { Record, RecordHost, RecordSet } from './records.js';
+import { Record, RecordHost, RecordSet, Via } from './records.js';
 import { IanaTz, PyDate, PyDateTime, dateToCell, datetimeToCell } from './datetime.js';
 
 /** Hooks for date values (provided by the function library's datetime classes). */
@@ -159,7 +159,8 @@ const NO_HOST = {
   summaryGroup: () => null, rowExists: () => false,
 } as RecordHost;
 
-export type CellDecoder = (v: CellValue) => Value;
+/** `via`: for Ref/RefList cells, the route the records were reached by (see engine.ts RefVia). */
+export type CellDecoder = (v: CellValue, via?: Via) => Value;
 
 /** How a column's stored cells read in formulas. */
 export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHooks): CellDecoder {
@@ -191,13 +192,16 @@ export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHo
     }
     case 'Ref': {
       const target = refTarget(colType)!;
-      return (v) => (typeof v === 'number' ? new Record(host, target, v) : v === null ? new Record(host, target, 0) : special(v));
+      return (v, via) => (typeof v === 'number' ? new Record(host, target, v, undefined, via)
+        : v === null ? new Record(host, target, 0, undefined, via) : special(v));
     }
     case 'RefList': case 'Attachments': {
       const target = refTarget(colType)!;
-      return (v) => {
-        if (v === null) return new RecordSet(host, target, []);
-        if (Array.isArray(v) && v[0] === 'L' && v.slice(1).every((x) => typeof x === 'number')) return new RecordSet(host, target, v.slice(1) as number[]);
+      return (v, via) => {
+        if (v === null) return new RecordSet(host, target, [], undefined, undefined, via);
+        if (Array.isArray(v) && v[0] === 'L' && v.slice(1).every((x) => typeof x === 'number')) {
+          return new RecordSet(host, target, v.slice(1) as number[], undefined, undefined, via);
+        }
         return special(v);
       };
     }

@@ -118,7 +118,11 @@ class RowSet {
 }
 
 class NeedCompute {
-  constructor(readonly col: ColData, readonly row: number) {}
+  /**
+   * `rows`: every one of these cells of the column is needed (a lookup's key column, a column read
+   * from a RecordSet), computed in one go rather than one per re-run of the waiting cell.
+   */
+  constructor(readonly col: ColData, readonly row: number, readonly rows?: number[]) {}
 }
 
 class Edge {
@@ -159,6 +163,15 @@ const KEY_COL = '\u0001';
 class KeyVia {
   constructor(readonly index: LookupIndex, readonly key: string) {}
 }
+/**
+ * Reads through a Ref/RefList cell of the reading cell's own row (`$Cust.Name`, `SUM($Items.Price)`,
+ * `$group.N`): recorded once per (column read, route, reading column); a change to row k of the
+ * column read dirties the reading column's rows whose Ref cell is k (or whose RefList holds k),
+ * found through the lookup index on the Ref column (Grist's reference relation).
+ */
+class RefVia {
+  constructor(readonly col: ColData) {}
+}
 /** Reads through `Table.all`. */
 class AllVia {
   constructor(readonly table: TableData) {}
@@ -186,6 +199,15 @@ class ColData {
   cellSources = new Map<number, Source[]>();
   dirty = new RowSet();
   computing = new Set<number>();
+  /** Incremented whenever a cell of the column changes. */
+  version = 0;
+  /** 1: Ref, 2: RefList/Attachments, 0: neither (undefined until known). */
+  refKind: number | undefined = undefined;
+  refVia: RefVia | null = null;
+  /** Columns reading this one through a Ref column of their own row: route -> reading columns. */
+  refReaders: Map<RefVia, Set<ColData>> | null = null;
+  /** Where this column registered such reads (cleared with its sources). */
+  refEdges: Array<{ target: ColData; via: RefVia }> = [];
   /** How lookup keys are made from this column's stored cells (see rawKeyKind), once known. */
   rawKeyKind: number | undefined = undefined;
   /** Trigger formulas that read their own column apply to explicitly set values too. */
@@ -215,6 +237,10 @@ class TableData {
   free: number[] = [];
   userTable: UserTable | null = null;
   groupBy: string[] = [];
+  /** Incremented when rows are added or removed (with ColData.version: validity of sort caches). */
+  rowsVersion = 0;
+  /** Sorted rows of a lookup key or Table.all by an order_by spec: route -> spec -> entry. */
+  sortCache = new Map<Via, Map<string, { rows: number[]; cols: ColData[]; vers: number[]; rowsVersion: number }>>();
   /** See FormulaEngine.depTriggers (reset on schema changes). */
   depTriggers: Map<string, ColData[]> | null = null;
   constructor(public id: string, public summarySource: string | null) {}
@@ -446,7 +472,7 @@ export class FormulaEngine implements RecordHost {
     const typeChanged = changes.type !== undefined && changes.type !== prev.type;
     const formulaChanged = (changes.formula !== undefined && changes.formula !== prev.formula) ||
       (changes.isFormula !== undefined && changes.isFormula !== prev.isFormula);
-    if (typeChanged) { c.decode = makeCellDecoder(c.type, this, this.hooks); c.rawKeyKind = undefined; }
+    if (typeChanged) { c.decode = makeCellDecoder(c.type, this, this.hooks); c.rawKeyKind = undefined; c.refKind = undefined; }
     if (formulaChanged || typeChanged) {
       this.clearSources(c);
       this.compile(c);
@@ -480,6 +506,7 @@ export class FormulaEngine implements RecordHost {
 
   private dropIndex(t: TableData, idx: LookupIndex): void {
     t.indexes.delete(idx.name);
+    t.sortCache.clear();
     for (const callers of idx.callers.values()) for (const [col, rows] of callers) this.markDirty(col, [...rows]);
     for (const callers of idx.colReaders.values()) for (const [col, rows] of callers) this.markDirty(col, [...rows]);
   }
@@ -543,6 +570,7 @@ export class FormulaEngine implements RecordHost {
       }
     }
     t.sortedCache = null;
+    t.rowsVersion++;
     if (opts.load) {
       // Loaded formula values are Grist's own; nothing is dirty until something changes.
       return;
@@ -575,6 +603,7 @@ export class FormulaEngine implements RecordHost {
         if (!sameCell(c.values[slot], vs[i])) changed.push(rowIds[i]);
         c.values[slot] = vs[i];
       }
+      c.version++;
       if (c.isFormula) continue; // formula values are the engine's own; a write is recomputed below
       if (changed.length) {
         this.invalidateReaders(c, changed);
@@ -627,6 +656,7 @@ export class FormulaEngine implements RecordHost {
       t.free.push(slot);
     }
     t.sortedCache = null;
+    t.rowsVersion++;
   }
 
   /** ReplaceTableData: every row replaced. */
@@ -761,6 +791,22 @@ export class FormulaEngine implements RecordHost {
       const readers = t.allColReaders.get(c.id);
       if (readers) for (const [cc, rs] of readers) work.push([cc, [...rs]]);
     }
+    if (c.refReaders?.size) this.collectRefReaders(c, rows, work);
+  }
+
+  /** Readers of column c through Ref/RefList columns: the rows referring to the given rows of c. */
+  private collectRefReaders(c: ColData, rows: number[], work: Array<[ColData, Iterable<number>]>): void {
+    for (const [via, dsts] of c.refReaders!) {
+      if (!dsts.size) continue;
+      const idx = this.refIndex(via);
+      if (!idx) { c.refReaders!.delete(via); continue; }
+      const out: number[] = [];
+      for (const k of rows) {
+        const rs = idx.rowsByKey.get('n' + k);
+        if (rs) for (const r of rs) out.push(r);
+      }
+      if (out.length) for (const d of dsts) if (d.isFormula) work.push([d, out]);
+    }
   }
 
   /** Data cells changed (rows null: the whole column): their readers become dirty. */
@@ -796,6 +842,7 @@ export class FormulaEngine implements RecordHost {
         for (const r of rowIds) { const s = edge.rowMap.get(r); if (s) out.push(...s); }
         if (out.length) work.push([dst, out]);
       }
+      if (c.refReaders?.size) this.collectRefReaders(c, rowIds, work);
       for (const [dst, rs] of work) this.markDirty(dst, rs);
     }
     for (const [cc, rs] of t.allCallers) this.markDirty(cc, [...rs]);
@@ -828,6 +875,8 @@ export class FormulaEngine implements RecordHost {
   // ---- dependency tracking ------------------------------------------------------------------
 
   private clearSources(c: ColData): void {
+    for (const e of c.refEdges) e.target.refReaders?.get(e.via)?.delete(c);
+    c.refEdges = [];
     for (const r of [...c.cellSources.keys()]) this.clearCellSources(c, r);
     for (const e of c.sourceEdges) e.src.readers.delete(c);
     c.sourceEdges.clear();
@@ -910,7 +959,7 @@ export class FormulaEngine implements RecordHost {
 
   private lastTable: TableData | null = null;
 
-  readCell(tableId: string, colId: string, rowId: number, via?: Via): Value {
+  readCell(tableId: string, colId: string, rowId: number, via?: Via, group?: number[]): Value {
     let t = this.lastTable;
     if (!t || t.id !== tableId) {
       t = this.tables.get(tableId) ?? null;
@@ -921,20 +970,52 @@ export class FormulaEngine implements RecordHost {
     const cur = this.cur;
     if (cur) {
       if (cur.col === c && cur.row === rowId) {
-        // A formula reading its own cell (trigger formulas do): the stored value.
+        // A trigger formula reading its own cell gets the stored value; a formula column, a cycle.
+        if (c.isFormula) throw CIRCULAR;
       } else {
         if (cur.track) {
           if (via === undefined) this.noteRead(c, rowId, cur);
           else if (cur.lastVia !== via || cur.lastViaCol !== c) this.noteViaRead(c, via, cur);
         }
-        if (c.dirty.size && c.dirty.has(rowId)) throw new NeedCompute(c, rowId);
+        if (c.dirty.size && c.dirty.has(rowId)) {
+          // A record of a RecordSet: the set's dirty cells of this column are computed together.
+          if (group && group.length > 1) throw new NeedCompute(c, rowId, group.filter((r) => c.dirty.has(r) && !(cur.col === c && cur.row === r)));
+          throw new NeedCompute(c, rowId);
+        }
       }
     }
     const slot = t.index.get(rowId);
     if (slot === undefined) return c.decode(defaultCell(c.type));
     const v = c.values[slot];
     if (c.errorMessages.size && Array.isArray(v) && v[0] === 'E') raiseStoredError(v, c.errorMessages.get(rowId));
+    if (cur && cur.track && cur.row === rowId && cur.col.table === t && cur.col !== c) {
+      // A Ref/RefList cell of the reading cell's own row: its records carry the route.
+      const kind = c.refKind ??= refKindOf(c.type);
+      if (kind) return c.decode(v, c.refVia ??= new RefVia(c));
+    }
     return c.decode(v);
+  }
+
+  /** A column of several rows (a RecordSet's attribute): dirty cells among them are computed together first. */
+  readColumn(tableId: string, colId: string, rowIds: number[], via?: Via): Value[] {
+    const c = this.tables.get(tableId)?.cols.get(colId);
+    const cur = this.cur;
+    if (c && cur && c.dirty.size && rowIds.length > 1) {
+      let rows: number[] | null = null;
+      for (const r of rowIds) {
+        if (c.dirty.has(r) && !(cur.col === c && cur.row === r)) (rows ??= []).push(r);
+      }
+      if (rows && rows.length > 1) {
+        if (cur.track) {
+          if (via === undefined) this.noteRead(c, rows[0], cur);
+          else this.noteViaRead(c, via, cur);
+        }
+        throw new NeedCompute(c, rows[0], rows);
+      }
+    }
+    const out: Value[] = new Array(rowIds.length);
+    for (let i = 0; i < rowIds.length; i++) out[i] = this.readCell(tableId, colId, rowIds[i], via);
+    return out;
   }
 
   /** The message of the error stored in a cell (Grist's stored error cells hold only its type). */
@@ -965,6 +1046,12 @@ export class FormulaEngine implements RecordHost {
       m = map.get(ckey);
       if (!m) { m = new Map(); map.set(ckey, m); }
       src = { kind: 3, index: via.index, ckey };
+    } else if (via instanceof RefVia) {
+      const readers = c.refReaders ??= new Map();
+      let dsts = readers.get(via);
+      if (!dsts) { dsts = new Set(); readers.set(via, dsts); }
+      if (!dsts.has(cur.col)) { dsts.add(cur.col); cur.col.refEdges.push({ target: c, via }); }
+      return;
     } else if (via instanceof AllVia) {
       const map = via.table.allColReaders;
       m = map.get(c.id);
@@ -1045,6 +1132,38 @@ export class FormulaEngine implements RecordHost {
     return keys;
   }
 
+  private getIndex(t: TableData, specs: KeySpec[]): LookupIndex {
+    const name = specs.map((s) => s.contains ? `${s.colId}\u0002${s.matchEmpty === undefined ? '' : lookupKey(s.matchEmpty)}` : s.colId).join('\0');
+    let idx = t.indexes.get(name);
+    if (!idx) {
+      idx = new LookupIndex(t, name, specs);
+      t.indexes.set(name, idx);
+    }
+    return idx;
+  }
+
+  private buildIndex(idx: LookupIndex): void {
+    if (idx.built) return;
+    const t = idx.table;
+    for (const r of t.sortedRowIds()) {
+      const key = this.rowKey(t, idx, r);
+      if (key !== null) idx.add(r, key);
+    }
+    idx.built = true;
+  }
+
+  /** The index on a Ref column (CONTAINS for RefList) that a RefVia route reads through; null if the column is gone. */
+  private refIndex(via: RefVia): LookupIndex | null {
+    const c = via.col;
+    const t = c.table;
+    if (this.tables.get(t.id) !== t || t.cols.get(c.id) !== c) return null;
+    const kind = c.refKind ??= refKindOf(c.type);
+    if (!kind) return null;
+    const idx = this.getIndex(t, [kind === 2 ? { colId: c.id, contains: true } : { colId: c.id, contains: false }]);
+    this.buildIndex(idx);
+    return idx;
+  }
+
   lookup(tableId: string, kwargs: Kwargs, orderBy: Value): { rows: number[]; via: Via } {
     const t = this.table(tableId);
     const colIds = Object.keys(kwargs).sort();
@@ -1054,29 +1173,21 @@ export class FormulaEngine implements RecordHost {
       const v = kwargs[colId];
       specs.push(v instanceof Contains ? { colId, contains: true, matchEmpty: v.matchEmpty } : { colId, contains: false });
     }
-    const name = specs.map((s) => s.contains ? `${s.colId}\u0002${s.matchEmpty === undefined ? '' : lookupKey(s.matchEmpty)}` : s.colId).join('\0');
-    let idx = t.indexes.get(name);
-    if (!idx) {
-      idx = new LookupIndex(t, name, specs);
-      t.indexes.set(name, idx);
-    }
+    const idx = this.getIndex(t, specs);
     // Key columns computed by formulas must be current before the index answers.
     for (const colId of colIds) {
       const c = t.cols.get(colId);
       if (c?.dirty.size) {
-        for (const r of c.dirty) {
-          if (this.cur && this.cur.col === c && this.cur.row === r) continue;
-          throw new NeedCompute(c, r);
+        const list = c.dirty.list, rows: number[] = [];
+        for (let i = 0; i < list.length; i++) {
+          const r = list[i];
+          if (!c.dirty.has(r) || (this.cur && this.cur.col === c && this.cur.row === r)) continue;
+          rows.push(r);
         }
+        if (rows.length) throw new NeedCompute(c, rows[0], rows);
       }
     }
-    if (!idx.built) {
-      for (const r of t.sortedRowIds()) {
-        const key = this.rowKey(t, idx, r);
-        if (key !== null) idx.add(r, key);
-      }
-      idx.built = true;
-    }
+    this.buildIndex(idx);
     const key = colIds.map((k) => {
       const v = kwargs[k];
       return lookupKey(v instanceof Contains ? v.value : v);
@@ -1101,7 +1212,33 @@ export class FormulaEngine implements RecordHost {
       const desc = (s as string).startsWith('-');
       return { col: desc ? (s as string).slice(1) : (s as string), desc };
     });
-    const keys = rows.map((r) => specs.map((s) => this.readCell(tableId, s.col, r, via)));
+    // The order of a lookup key's rows (or Table.all) by a spec is cached while its columns and rows
+    // are unchanged (PREVIOUS/NEXT/RANK and sorted lookups ask for it from every row).
+    const t = this.table(tableId);
+    const cacheable = via instanceof KeyVia || via instanceof AllVia;
+    const specKey = specs.map((sp) => (sp.desc ? '-' : '+') + sp.col).join(',');
+    const cols: ColData[] = [];
+    if (cacheable) {
+      for (const sp of specs) { const c = t.cols.get(sp.col); if (c) cols.push(c); }
+      if (via instanceof KeyVia) for (const k of via.index.colIds) { const c = t.cols.get(k); if (c) cols.push(c); }
+      const hit = cols.length === specs.length + (via instanceof KeyVia ? via.index.colIds.filter((k) => t.cols.has(k)).length : 0)
+        ? t.sortCache.get(via)?.get(specKey) : undefined;
+      if (hit && hit.rowsVersion === t.rowsVersion && hit.cols.length === cols.length &&
+          hit.cols.every((c, i) => c === cols[i] && hit.vers[i] === c.version)) {
+        // Same dependencies and waits as reading the sort columns.
+        const cur = this.cur;
+        for (let i = 0; i < specs.length; i++) {
+          const c = cols[i];
+          if (cur && cur.track && (cur.lastVia !== via || cur.lastViaCol !== c)) this.noteViaRead(c, via, cur);
+          if (c.dirty.size) {
+            const dirty = rows.filter((r) => c.dirty.has(r) && !(cur && cur.col === c && cur.row === r));
+            if (dirty.length) throw new NeedCompute(c, dirty[0], dirty);
+          }
+        }
+        return hit.rows;
+      }
+    }
+    const keys = rows.map((r) => specs.map((s) => this.readCell(tableId, s.col, r, via, rows)));
     const idx = rows.map((_, i) => i);
     idx.sort((a, b) => {
       for (let k = 0; k < specs.length; k++) {
@@ -1110,7 +1247,13 @@ export class FormulaEngine implements RecordHost {
       }
       return rows[a] - rows[b];
     });
-    return idx.map((i) => rows[i]);
+    const sorted = idx.map((i) => rows[i]);
+    if (cacheable && cols.length) {
+      let m = t.sortCache.get(via);
+      if (!m) { m = new Map(); t.sortCache.set(via, m); }
+      m.set(specKey, { rows: sorted, cols, vers: cols.map((c) => c.version), rowsVersion: t.rowsVersion });
+    }
+    return sorted;
   }
 
   // ---- recalculation ------------------------------------------------------------------------
@@ -1191,6 +1334,13 @@ export class FormulaEngine implements RecordHost {
           c.dirty.delete(r);
           c.computing.delete(r);
           stack.pop();
+        } else if (need.rows) {
+          c.computing.add(r);
+          const nc = need.col, rows = need.rows;
+          for (let i = rows.length - 1; i >= 0; i--) {
+            const x = rows[i];
+            if (nc.dirty.has(x) && !nc.computing.has(x) && !(nc === c && x === r)) stack.push([nc, x]);
+          }
         } else {
           c.computing.add(r);
           stack.push([need.col, need.row]);
@@ -1265,6 +1415,7 @@ export class FormulaEngine implements RecordHost {
     const old = c.values[slot];
     if (sameCell(old, cell) && typeof old === typeof cell) return;
     c.values[slot] = cell;
+    c.version++;
     let m = this.changes.get(c);
     if (!m) { m = { rows: [], values: [] }; this.changes.set(c, m); }
     m.rows.push(r);
@@ -1374,6 +1525,13 @@ const AUTO_IMPORTED = new Set(['datetime', 'math', 're']);
 const KNOWN_MODULES = new Set(['datetime', 'math', 're', 'time', 'json', 'itertools', 'functools', 'statistics',
   'collections', 'random', 'string', 'decimal', 'dateutil', 'dateutil.parser', 'dateutil.relativedelta', 'dateutil.tz',
   'six', 'moment', 'unicodedata', 'operator', 'calendar']);
+
+/** 1: Ref, 2: RefList/Attachments, 0: other types. */
+function refKindOf(type: string): number {
+  if (type.startsWith('Ref:')) return 1;
+  if (type.startsWith('RefList:') || type === 'Attachments') return 2;
+  return 0;
+}
 
 /** Keys of a list cell looked up with CONTAINS: its distinct items; a string has none (Grist). */
 function containsKeys(v: Value, matchEmpty: Value | undefined): string[] {

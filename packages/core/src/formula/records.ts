@@ -21,7 +21,7 @@ export type Via = object | undefined;
 /** What records need from the engine. */
 export interface RecordHost {
   /** Reads a cell (tracking the dependency, through `via` when given); missing rows give the column default. */
-  readCell(tableId: string, colId: string, rowId: number, via?: Via): Value;
+  readCell(tableId: string, colId: string, rowId: number, via?: Via, group?: number[]): Value;
   hasColumn(tableId: string, colId: string): boolean;
   /** Row ids of a lookup (tracking the dependency on the looked-up keys), and the route to read them through. */
   lookup(tableId: string, kwargs: Kwargs, orderBy: Value): { rows: number[]; via?: Via };
@@ -31,11 +31,14 @@ export interface RecordHost {
   summaryGroup(tableId: string, rowId: number): RecordSet | null;
   /** Whether a row exists (no dependency). */
   rowExists(tableId: string, rowId: number): boolean;
+  /** A column of several rows (RecordSet attributes), as readCell of each. */
+  readColumn?(tableId: string, colId: string, rowIds: number[], via?: Via): Value[];
 }
 
 export class Record implements PyObject {
   readonly pyType: string;
-  constructor(readonly host: RecordHost, readonly tableId: string, readonly rowId: number, readonly source?: RecordSet) {
+  constructor(readonly host: RecordHost, readonly tableId: string, readonly rowId: number, readonly source?: RecordSet,
+    readonly via?: Via) {
     this.pyType = tableId;
   }
   getattr(name: string): Value {
@@ -46,7 +49,8 @@ export class Record implements PyObject {
     if (name === '_row_id') return BigInt(this.rowId);
     if (name === '_table') return new UserTable(this.host, this.tableId);
     // readCell raises AttributeError for a missing column.
-    return this.host.readCell(this.tableId, name, this.rowId, this.source?.via);
+    // `group`: the rows of the RecordSet this record came from (their dirty cells are computed together).
+    return this.host.readCell(this.tableId, name, this.rowId, this.via ?? this.source?.via, this.source?.rowIds);
   }
   truthy(): boolean { return this.rowId !== 0; }
   eq(o: Value): boolean { return o instanceof Record && o.tableId === this.tableId && o.rowId === this.rowId; }
@@ -89,6 +93,7 @@ export class RecordSet implements PyObject {
     if (name === 'id') return this.rowIds.map((id) => BigInt(id));
     if (name === 'find') return new FindObject(this);
     if (this.host.hasColumn(this.tableId, name)) {
+      if (this.host.readColumn) return this.host.readColumn(this.tableId, name, this.rowIds, this.via);
       const out: Value[] = new Array(this.rowIds.length);
       const via = this.via;
       for (let i = 0; i < this.rowIds.length; i++) out[i] = this.host.readCell(this.tableId, name, this.rowIds[i], via);

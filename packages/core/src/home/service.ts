@@ -552,33 +552,37 @@ export class HomeService {
     if (!can(role, 'add')) throw new Forbidden('access denied');
     if (ws.removedAt) throw new BadRequest('Cannot add document to a deleted workspace');
     const id = makeId();
-    let urlId: string | null;
+    // An explicit urlId, or Grist's default: the first 12 characters of the id, longer while that
+    // prefix is taken (the store decides what "taken" means: see HomeStore.updateDoc).
+    const candidates: string[] = [];
     if (body.urlId !== undefined && body.urlId !== null) {
-      urlId = this.checkUrlId(body.urlId);
+      const urlId = this.checkUrlId(body.urlId);
       if (await this.store.getDoc(urlId)) throw new BadRequest('urlId already in use as document id');
+      candidates.push(urlId);
     } else {
-      // Grist: the first 12 characters of the id, longer while that prefix is taken in the org.
-      urlId = null;
-      for (let n = 12; n <= id.length && urlId === null; n++) {
+      for (let n = 12; n <= id.length; n++) {
         const candidate = id.slice(0, n);
-        if (!(await this.store.getDocByUrlId(candidate, org.id))) urlId = candidate;
+        if (!(await this.store.getDocByUrlId(candidate, org.id))) candidates.push(candidate);
       }
     }
     const type = this.checkDocType(body);
-    try {
-      return await this.store.createDoc({
-        id,
-        workspaceId: ws.id,
-        name: body.name,
-        urlId,
-        isPinned: body.isPinned === true,
-        options: this.mergeOptions(null, body.options),
-        type,
-        ownerUserId: p.user.id,
-      });
-    } catch (e) {
-      if (e instanceof Conflict) throw new BadRequest('urlId already in use');
-      throw e;
+    for (let i = 0; ; i++) {
+      try {
+        return await this.store.createDoc({
+          id,
+          workspaceId: ws.id,
+          name: body.name,
+          urlId: candidates[i] ?? null,
+          isPinned: body.isPinned === true,
+          options: this.mergeOptions(null, body.options),
+          type,
+          ownerUserId: p.user.id,
+        });
+      } catch (e) {
+        if (!(e instanceof Conflict)) throw e;
+        if (body.urlId !== undefined && body.urlId !== null) throw new BadRequest('urlId already in use');
+        if (i >= candidates.length) throw e;
+      }
     }
   }
 

@@ -455,15 +455,40 @@ export class SqliteHomeStore implements HomeStore {
   private orgOfWorkspace(wsId: number): number {
     return this.get('SELECT org_id FROM workspaces WHERE id = ?', wsId)!.org_id;
   }
-  /** Records `urlId` as the doc's alias in its org; Conflict when another doc uses it as its urlId. */
+  /**
+   * Records `urlId` as the doc's alias in its org. Grist's rule (`_checkForUrlIdConflict`): a urlId
+   * is unique within a team site, and across all personal orgs (they are merged under `docs`).
+   * Grist lets any doc take over a former alias; here only a doc of the same creator may, so that
+   * an alias never moves to a document someone else created (issue 11: alias hijack).
+   */
   private claimUrlId(docId: string, orgId: number, urlId: string) {
+    const personal = this.get('SELECT owner_id FROM orgs WHERE id = ?', orgId)?.owner_id != null;
+    const scope = personal ? 'o.owner_id IS NOT NULL' : 'o.id = ?';
+    const args = personal ? [] : [orgId];
     const holder = this.get(
-      `SELECT d.id FROM docs d JOIN workspaces w ON w.id = d.workspace_id WHERE w.org_id = ? AND d.url_id = ? AND d.id != ?`,
-      orgId,
+      `SELECT 1 FROM aliases a JOIN orgs o ON o.id = a.org_id JOIN docs h ON h.id = a.doc_id
+         WHERE a.url_id = ? AND a.doc_id != ? AND ${scope}
+         AND (h.url_id IS a.url_id OR h.created_by IS NULL OR h.created_by IS NOT (SELECT created_by FROM docs WHERE id = ?))
+       UNION ALL
+       SELECT 1 FROM docs d JOIN workspaces w ON w.id = d.workspace_id JOIN orgs o ON o.id = w.org_id
+         WHERE d.url_id = ? AND d.id != ? AND ${scope}
+       LIMIT 1`,
       urlId,
       docId,
+      ...args,
+      docId,
+      urlId,
+      docId,
+      ...args,
     );
     if (holder) throw new Conflict('urlId');
+    // What is left are former aliases of the same creator's docs: this doc takes them over.
+    this.run(
+      `DELETE FROM aliases WHERE url_id = ? AND doc_id != ? AND org_id IN (SELECT o.id FROM orgs o WHERE ${scope})`,
+      urlId,
+      docId,
+      ...args,
+    );
     this.run(
       `INSERT INTO aliases (org_id, url_id, doc_id, created_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (org_id, url_id) DO UPDATE SET doc_id = excluded.doc_id, created_at = excluded.created_at`,
@@ -502,7 +527,11 @@ export class SqliteHomeStore implements HomeStore {
   async getDocByUrlId(urlId: string, orgId: number | null) {
     const r =
       orgId === null
-        ? this.get('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = ? ORDER BY a.created_at DESC', urlId)
+        ? this.get(
+            `SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id JOIN orgs o ON o.id = a.org_id
+             WHERE a.url_id = ? AND o.owner_id IS NOT NULL ORDER BY a.created_at, a.rowid LIMIT 1`,
+            urlId,
+          )
         : this.get('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = ? AND a.org_id = ?', urlId, orgId);
     return r ? toDoc(r) : null;
   }

@@ -135,10 +135,16 @@ export interface HomeStore {
   // Docs
   createDoc(d: NewDoc): Promise<Doc>;
   getDoc(id: string): Promise<Doc | null>;
-  /** Resolves a urlId (current or former alias) within an org; with orgId null, in any org. */
+  /**
+   * Resolves a urlId (current or former alias) within an org; with orgId null, among personal orgs
+   * (Grist's merged `docs` org), the oldest alias first.
+   */
   getDocByUrlId(urlId: string, orgId: number | null): Promise<Doc | null>;
   listDocs(workspaceIds: number[]): Promise<Doc[]>;
-  /** Updates a doc. Setting `urlId` records an alias; Conflict('urlId') when another doc holds it. */
+  /**
+   * Updates a doc. Setting `urlId` records an alias; Conflict('urlId') when another doc holds it
+   * (current or former alias) in the same team site, or in any personal org for a personal org's doc.
+   */
   updateDoc(id: string, patch: DocPatch): Promise<void>;
   /** Moves a doc to another workspace; across orgs its urlId and aliases are dropped. */
   moveDoc(id: string, workspaceId: number): Promise<void>;

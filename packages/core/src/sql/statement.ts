@@ -5,6 +5,7 @@ export type SqlParam = number | bigint | string | Uint8Array | null;
 
 export const INTERRUPT_MESSAGE = 'a slow statement resulted in a database interrupt';
 export const NOT_SELECT_MESSAGE = 'only select statements are supported';
+export const PRIVATE_PRAGMA_MESSAGE = 'SQLITE_ERROR: pragma_database_list is not available (it shows server file paths)';
 
 /**
  * Grist's statement checks (SPEC §14.3): drop one trailing `;`, require `select` somewhere,
@@ -14,6 +15,10 @@ export const NOT_SELECT_MESSAGE = 'only select statements are supported';
 export function selectText(sql: string): string {
   const body = sql.replace(/;$/, '');
   if (!body.toLowerCase().includes('select')) { throw new BadRequest(NOT_SELECT_MESSAGE); }
+  // pragma_database_list shows the server's absolute file path (SQLite makes every path absolute,
+  // so opening by a relative path does not hide it). SQLite folds only ASCII case and no quoting
+  // can split a name, so a case-insensitive search finds every use (docs/decisions.md).
+  if (/pragma_database_list/i.test(body)) { throw new BadRequest(PRIVATE_PRAGMA_MESSAGE); }
   const wrapped = `select * from (${body})`;
   const end = firstStatementEnd(wrapped);
   return end < 0 ? wrapped : wrapped.slice(0, end);

@@ -621,7 +621,7 @@ export function homeStoreConformance(name: string, factory: () => Promise<HomeSt
     const { org: org2 } = await teamOrg(owner, 'u2');
     const doc = await newDoc(home, owner, { urlId: 'sales' });
     assert.is((await store().getDocByUrlId('sales', org.id))?.id, doc.id);
-    assert.equal(await store().getDocByUrlId('sales', null), doc);
+    assert.is(await store().getDocByUrlId('sales', null), null, 'orgId null looks in personal orgs only');
     assert.is(await store().getDocByUrlId('sales', org2.id), null);
     assert.is(await store().getDocByUrlId('unknown', org.id), null);
     assert.is(await store().getDocByUrlId('unknown', null), null);
@@ -636,7 +636,6 @@ export function homeStoreConformance(name: string, factory: () => Promise<HomeSt
     assert.is((await store().getDoc(a.id))!.urlId, 'second');
     assert.is((await store().getDocByUrlId('second', org.id))?.id, a.id);
     assert.is((await store().getDocByUrlId('first', org.id))?.id, a.id, 'the former urlId still resolves');
-    assert.is((await store().getDocByUrlId('first', null))?.id, a.id);
 
     await store().updateDoc(a.id, { urlId: null });
     assert.is((await store().getDoc(a.id))!.urlId, null);
@@ -691,25 +690,50 @@ export function homeStoreConformance(name: string, factory: () => Promise<HomeSt
     assert.is(d2.urlId, 'shared');
     assert.is((await store().getDocByUrlId('shared', o1.id))?.id, d1.id);
     assert.is((await store().getDocByUrlId('shared', o2.id))?.id, d2.id);
-    const anyOrg = await store().getDocByUrlId('shared', null);
-    assert.ok(anyOrg && [d1.id, d2.id].includes(anyOrg.id), 'with orgId null, one of them');
     const d3 = await newDoc(h2, owner);
     await expectConflict(store().updateDoc(d3.id, { urlId: 'shared' }), 'urlId');
   });
 
-  s('getDocByUrlId with orgId null resolves to the most recent claim of the urlId', async () => {
-    const owner = await newUser('owner@example.com');
-    const { org: o1, home: h1 } = await teamOrg(owner, 'recent1');
-    const { home: h2 } = await teamOrg(owner, 'recent2');
-    const a = await newDoc(h1, owner, { urlId: 'hot' });
-    await sleep(5);
-    const b = await newDoc(h2, owner, { urlId: 'hot' });
-    assert.is((await store().getDocByUrlId('hot', null))?.id, b.id);
-    await sleep(5);
-    await store().updateDoc(a.id, { urlId: 'cold' });
-    const c = await newDoc(h1, owner, { urlId: 'hot' });
-    assert.is((await store().getDocByUrlId('hot', o1.id))?.id, c.id);
-    assert.is((await store().getDocByUrlId('hot', null))?.id, c.id, 'taking over an alias counts as a new claim');
+  s('urlId: unique across all personal orgs (the merged docs org); orgId null resolves there', async () => {
+    const alice = await newUser('alice@example.com', true);
+    const bob = await newUser('bob@example.com', true);
+    const aHome = (await store().listWorkspaces((await store().getPersonalOrg(alice.id))!.id))[0];
+    const bHome = (await store().listWorkspaces((await store().getPersonalOrg(bob.id))!.id))[0];
+    const a = await newDoc(aHome, alice, { urlId: 'budget' });
+    assert.is((await store().getDocByUrlId('budget', null))?.id, a.id);
+    const b = await newDoc(bHome, bob);
+    await expectConflict(store().updateDoc(b.id, { urlId: 'budget' }), 'urlId');
+    await expectConflict(store().createDoc({ id: newDocId(), workspaceId: bHome.id, name: 'X', urlId: 'budget', ownerUserId: bob.id }), 'urlId');
+    assert.is((await store().getDoc(b.id))!.urlId, null);
+    assert.is((await store().getDocByUrlId('budget', null))?.id, a.id, 'still the first holder');
+    // A team site is a scope of its own.
+    const { org: team, home: tHome } = await teamOrg(bob, 'bobteam');
+    const t = await newDoc(tHome, bob, { urlId: 'budget' });
+    assert.is((await store().getDocByUrlId('budget', team.id))?.id, t.id);
+    assert.is((await store().getDocByUrlId('budget', null))?.id, a.id, 'team docs do not resolve with orgId null');
+  });
+
+  s("urlId: a former alias of another creator's doc is Conflict; of the same creator's, taken over", async () => {
+    const alice = await newUser('alice@example.com', true);
+    const bob = await newUser('bob@example.com', true);
+    const { org, home } = await teamOrg(alice, 'former');
+    await store().updateAcl('org', String(org.id), [{ userId: bob.id, role: 'owners' }]);
+    const a = await newDoc(home, alice, { urlId: 'old' });
+    await store().updateDoc(a.id, { urlId: 'new' });
+    const b = await newDoc(home, bob);
+    await expectConflict(store().updateDoc(b.id, { urlId: 'old' }), 'urlId');
+    await expectConflict(store().createDoc({ id: newDocId(), workspaceId: home.id, name: 'X', urlId: 'old', ownerUserId: bob.id }), 'urlId');
+    assert.is((await store().getDocByUrlId('old', org.id))?.id, a.id, 'the alias still leads to the first doc');
+    const a2 = await newDoc(home, alice);
+    await store().updateDoc(a2.id, { urlId: 'old' });
+    assert.is((await store().getDocByUrlId('old', org.id))?.id, a2.id);
+    // Across personal orgs the same holds.
+    const aHome = (await store().listWorkspaces((await store().getPersonalOrg(alice.id))!.id))[0];
+    const bHome = (await store().listWorkspaces((await store().getPersonalOrg(bob.id))!.id))[0];
+    const p1 = await newDoc(aHome, alice, { urlId: 'mine' });
+    await store().updateDoc(p1.id, { urlId: 'mine2' });
+    await expectConflict(newDoc(bHome, bob, { urlId: 'mine' }), 'urlId');
+    assert.is((await store().getDocByUrlId('mine', null))?.id, p1.id);
   });
 
   s('concurrent claims of one urlId in one org: exactly one doc gets it', async () => {

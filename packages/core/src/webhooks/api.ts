@@ -274,8 +274,14 @@ export function unsubscribeWebhook(
   webhookId: string,
   unsubscribeKey: string | undefined,
   isOwner: boolean,
+  tableId?: string,
 ): { success: true } {
   const trigger = triggerForWebhook(db, webhookId ?? '');
+  // The route names a table: a webhook of another table is not found there (Grist does not check;
+  // issue 11 asks that it does).
+  if (tableId !== undefined && tableIdOf(db, trigger.tableRef) !== tableId && String(trigger.tableRef) !== tableId) {
+    throw new NotFound(`Webhook not found "${webhookId}"`);
+  }
   if (!isOwner) {
     if (!unsubscribeKey) throw new BadRequest('Bad request: unsubscribeKey required');
     const secret = getSecret(db, webhookId);

@@ -164,6 +164,12 @@ async function gristFor(ctx: RequestContext, need: Need): Promise<GristDoc> {
   return (await openDocFor(ctx, need)).grist;
 }
 
+/** The document for a record write, with the caller's role (metadata tables have rules by role). */
+async function writerFor(ctx: RequestContext): Promise<{doc: GristDoc, role: 'owners' | 'editors'}> {
+  const open = await openDocFor(ctx, 'editors');
+  return {doc: open.grist, role: open.role === 'owners' ? 'owners' : 'editors'};
+}
+
 function tableParam(ctx: RequestContext, doc: GristDoc): string {
   return doc.resolveTableId(ctx.params.tableId);
 }
@@ -319,25 +325,25 @@ export const docDataRoutes: Route[] = [
     method: 'POST', path: `${DATA}/records`, tag: 'records', summary: 'Add records', body: RecordsBody,
     query: ['noparse', 'flat'],
     handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
+      const {doc, role} = await writerFor(ctx);
       let body = await ctx.json();
       if (flag(ctx.query, 'flat') && Array.isArray(body)) {
         body = {records: body.map((item) => (isObject(item) && item.fields !== undefined ? item : {fields: dropId(item)}))};
       }
       const records = recordsBody<{fields?: Record<string, CellValue>}>('NewRecord', body);
       const tableId = tableParam(ctx, doc);
-      const ids = doc.addRecords(tableId, records.map((r) => r.fields ?? {}), parseOpts(ctx));
+      const ids = doc.addRecords(tableId, records.map((r) => r.fields ?? {}), {...parseOpts(ctx), role});
       return {records: ids.map((id) => ({id}))};
     },
   },
   {
     method: 'PATCH', path: `${DATA}/records`, tag: 'records', summary: 'Update records', body: RecordsBody, query: ['noparse'],
     handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
+      const {doc, role} = await writerFor(ctx);
       const records = recordsBody<{id: number, fields: Record<string, CellValue>}>('Record', await ctx.json());
       const tableId = tableParam(ctx, doc);
       requireSameFields(records);
-      doc.updateRecords(tableId, records, parseOpts(ctx));
+      doc.updateRecords(tableId, records, {...parseOpts(ctx), role});
       return null;
     },
   },
@@ -345,22 +351,22 @@ export const docDataRoutes: Route[] = [
     method: 'PUT', path: `${DATA}/records`, tag: 'records', summary: 'Add or update records', body: UpsertBody,
     query: ['onmany', 'noadd', 'noupdate', 'allow_empty_require', 'noparse'],
     handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
+      const {doc, role} = await writerFor(ctx);
       const onmany = oneOf('onmany', ctx.query.get('onmany'), ['first', 'none', 'all'] as const, 'first');
       const records = recordsBody<{require: Record<string, CellValue>, fields?: Record<string, CellValue>}>(
         'AddOrUpdateRecord', await ctx.json());
       return doc.upsertRecords(tableParam(ctx, doc), records, {
         onmany, noadd: flag(ctx.query, 'noadd'), noupdate: flag(ctx.query, 'noupdate'),
-        allowEmptyRequire: flag(ctx.query, 'allow_empty_require'), ...parseOpts(ctx),
+        allowEmptyRequire: flag(ctx.query, 'allow_empty_require'), ...parseOpts(ctx), role,
       });
     },
   },
   ...['records', 'data'].map((form): Route => ({
     method: 'POST', path: `${DATA}/${form}/delete`, tag: form, summary: 'Remove records by id', body: RowIds,
     handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
+      const {doc, role} = await writerFor(ctx);
       const ids = validate(RowIds, await ctx.json());
-      doc.removeRecords(tableParam(ctx, doc), ids);
+      doc.removeRecords(tableParam(ctx, doc), ids, {role});
       return null;
     },
   })),
@@ -377,18 +383,18 @@ export const docDataRoutes: Route[] = [
   {
     method: 'POST', path: `${DATA}/data`, tag: 'data', summary: 'Add rows (deprecated form)', body: ColumnarBody, query: ['noparse'],
     handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
+      const {doc, role} = await writerFor(ctx);
       const body = validate(ColumnarBody, await ctx.json());
-      return doc.addColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, parseOpts(ctx));
+      return doc.addColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, {...parseOpts(ctx), role});
     },
   },
   {
     method: 'PATCH', path: `${DATA}/data`, tag: 'data', summary: 'Update rows (deprecated form)', body: ColumnarBody, query: ['noparse'],
     handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
+      const {doc, role} = await writerFor(ctx);
       const body = validate(ColumnarBody, await ctx.json());
       if (!Array.isArray(body.id)) { throw new BadRequest('Invalid payload', {userError: 'Error: body.id is missing'}); }
-      doc.updateColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, parseOpts(ctx));
+      doc.updateColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, {...parseOpts(ctx), role});
       return null;
     },
   },
@@ -398,9 +404,9 @@ export const docDataRoutes: Route[] = [
     method: 'POST', path: '/api/docs/:docId/apply', tag: 'records', summary: 'Apply user actions', body: UserActions,
     query: ['noparse'],
     handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
+      const {doc, role} = await writerFor(ctx);
       const actions = validate(UserActions, await ctx.json());
-      return doc.applyUserActions(actions, parseOpts(ctx));
+      return doc.applyUserActions(actions, {...parseOpts(ctx), role});
     },
   },
 ];

@@ -145,7 +145,7 @@ export const webhookRoutes: Route[] = [
       const body = validate(Unsubscribe, await ctx.json(), 'value');
       const webhookId = typeof body.webhookId === 'string' ? body.webhookId : '';
       const key = typeof body.unsubscribeKey === 'string' ? body.unsubscribeKey : undefined;
-      return withTriggersLock(doc.id, async () => unsubscribeWebhook(doc.db, webhookId, key, doc.role === 'owners'));
+      return withTriggersLock(doc.id, async () => unsubscribeWebhook(doc.db, webhookId, key, doc.role === 'owners', ctx.params.tableId));
     },
   },
 ];
