@@ -140,6 +140,29 @@ test('renames rewrite dependent formulas and keep computing', () => {
   doc.close();
 });
 
+test('several renames in one update: formulas follow all of them', () => {
+  const doc = orders();
+  doc.addColumns('Orders', [{id: 'Both', fields: {type: 'Text', isFormula: true, formula: 'str($Amount) + $CustName'}}]);
+  doc.updateColumns('Orders', [{id: 'Amount', fields: {colId: 'Amt'}}, {id: 'CustName', fields: {colId: 'Who'}}]);
+  const formula = (c: string) => doc.listColumns('Orders').find((x) => x.id === c)!.fields.formula;
+  assert.is(formula('Both'), 'str($Amt) + $Who');
+  doc.updateRecords('Orders', [{id: 1, fields: {Amt: 3}}]);
+  assert.is(col(doc, 'Orders', 'Both')[0], '3.0Ann');
+  doc.close();
+});
+
+test('many renames at once (one table rebuild): formulas follow, the engine keeps computing', () => {
+  const doc = GristDoc.create(tempPath());
+  doc.addTables([{id: 'T', columns: ['A', 'B', 'C', 'D', 'E'].map((id) => ({id, fields: {type: 'Numeric', isFormula: false}}))}]);
+  doc.addColumns('T', [{id: 'S', fields: {type: 'Numeric', isFormula: true, formula: '$A + $B + $C + $D + $E'}}]);
+  doc.addRecords('T', [{A: 1, B: 2, C: 3, D: 4, E: 5}]);
+  doc.updateColumns('T', ['A', 'B', 'C', 'D', 'E'].map((id) => ({id, fields: {colId: `${id}2`}})));
+  assert.is(doc.listColumns('T').find((x) => x.id === 'S')!.fields.formula, '$A2 + $B2 + $C2 + $D2 + $E2');
+  doc.updateRecords('T', [{id: 1, fields: {E2: 50}}]);
+  assert.equal(col(doc, 'T', 'S'), [60]);
+  doc.close();
+});
+
 test('errors and cycles are cells; fixing the cause recomputes', () => {
   const doc = orders();
   doc.addColumns('Orders', [
