@@ -5,16 +5,19 @@ import os from 'node:os';
 import { Engine } from '@gristlite/core';
 import { printTable, type Result } from './lib.js';
 import { inProcess, overHttp, tempDir } from './scenarios.js';
+import { formulaScenarios } from './formulas.js';
 
 const args = process.argv.slice(2);
 const jsonAt = args.indexOf('--json');
 // BENCH_ONLY=engine skips the HTTP half (quick runs while profiling the engine).
 const engineOnly = process.env.BENCH_ONLY === 'engine';
+// BENCH_ONLY=formulas runs the formula scenarios alone.
+const formulasOnly = process.env.BENCH_ONLY === 'formulas';
 
 const { dir, cleanup } = tempDir();
 const results: Result[] = [];
 try {
-  {
+  if (!formulasOnly) {
     const engine = await Engine.open({ dataDir: join(dir, 'engine') });
     const user = await engine.home.ensureUser('bench@example.com', 'Bench');
     const principal = engine.home.principalFor(user, true);
@@ -25,6 +28,7 @@ try {
     if (!engineOnly) results.push(...(await overHttp(dir, raw)));
     await engine.close();
   }
+  if (!engineOnly) results.push(...(await formulaScenarios(dir)));
 } finally {
   cleanup();
 }

@@ -21,7 +21,7 @@ const HTTP_UPSERTS = Math.min(2000, ROWS);
 const SMALL_ROWS = Math.min(10_000, ROWS);
 const TABLE = 'Items';
 
-function result(r: Omit<Result, 'ratio' | 'met'> & { ratioTarget?: number; maxMs?: number; maxMb?: number; minRate?: number }): Result {
+export function result(r: Omit<Result, 'ratio' | 'met'> & { ratioTarget?: number; maxMs?: number; maxMb?: number; minRate?: number }): Result {
   const ratio = r.limit ? r.rate / r.limit : null;
   let met = true;
   if (r.ratioTarget !== undefined) met &&= ratio !== null && ratio >= r.ratioTarget;

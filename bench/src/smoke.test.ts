@@ -20,7 +20,7 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
     const report = JSON.parse(readFileSync(out, 'utf8')) as { machine: unknown; results: { scenario: string; rate: number; target: string }[] };
     assert.ok(report.machine);
     const names = report.results.map((x) => x.scenario).join('\n');
-    for (const s of ['1. add', '2a. fetch', '2b. filter', '3. add-or-update', '4. fetch', '5. add records over HTTP', '6a. SQL', '7. CSV']) {
+    for (const s of ['1. add', '2a. fetch', '2b. filter', '3. add-or-update', '4. fetch', '5. add records over HTTP', '6a. SQL', '7. CSV', 'F1. add', 'F2. add', 'F3. ', 'F4. one-cell', 'F5. heap']) {
       assert.ok(names.includes(s), `scenario ${s} missing from:\n${names}`);
     }
     for (const x of report.results) {

@@ -3,7 +3,8 @@
  * document of SPEC §19 and the small "Foo" table several checklist items use.
  */
 import { copyFileSync } from 'node:fs';
-import { makeId } from '@gristlite/core';
+import Database from 'better-sqlite3';
+import { makeId, markFormulasComputed } from '@gristlite/core';
 import { fixturePath } from '@gristlite/core/testing';
 import type { ApiResponse } from './client.js';
 import { ok, type TestUser, type World } from './world.js';
@@ -13,13 +14,21 @@ export { fixturePath } from '@gristlite/core/testing';
 
 /**
  * A copy of a fixture as a new doc in the user's Home workspace: the home record straight in the
- * store (upload is not what is tested here), then the file at the doc's path.
+ * store (upload is not what is tested here), then the file at the doc's path, marked as computed so
+ * that the server serves the values Grist stored (what these suites read; the formulas suite and
+ * the import tests cover recomputation).
  */
 export async function importFixture(w: World, file: string, u: TestUser = w.chimpy): Promise<string> {
   const id = makeId();
   const workspaceId = await w.homeWs(u);
   await w.engine.store.createDoc({ id, workspaceId, name: file.replace(/\.grist$/, ''), urlId: null, ownerUserId: u.id });
   copyFileSync(fixturePath(file), w.engine.docPath(id));
+  const db = new Database(w.engine.docPath(id));
+  try {
+    markFormulasComputed(db);
+  } finally {
+    db.close();
+  }
   return id;
 }
 
@@ -38,8 +47,8 @@ export const TIMESHEETS = [
 
 /**
  * A new doc whose Table1 is Timesheets': A, B, C Text; D an empty column; E the formula
- * `$A.upper()` (gristlite stores, never computes, formula values: E is written as data first and
- * then turned into a formula column, which keeps the stored values).
+ * `$A.upper()` (E is written as data first and then turned into a formula column, which computes
+ * the same values).
  */
 export async function newTimesheets(w: World, u: TestUser = w.chimpy, name = 'Timesheets'): Promise<string> {
   const doc = await w.newDoc(u, await w.homeWs(u), name);

@@ -12,6 +12,7 @@ import { dataSuite } from './data.js';
 import { docsSuite } from './docs.js';
 import { errorsSuite } from './errors.js';
 import { fixturesSuite } from './fixtures.js';
+import { formulasSuite } from './formulas.js';
 import { orgsSuite } from './orgs.js';
 import { recordsSuite } from './records.js';
 import { sqlDownloadsSuite } from './sql-downloads.js';
@@ -38,6 +39,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   'sql-downloads': sqlDownloadsSuite,
   attachments: attachmentsSuite,
   webhooks: webhooksSuite,
+  formulas: formulasSuite,
 };
 
 /** Registers (and queues for running) every suite against `target`; `only` picks some by name. */

@@ -106,4 +106,16 @@ s('chunking, dry runs, doc URLs with an org, and errors', async () => {
   assert.equal((await table()).id, [1, 3, 4, 5], 'failed calls changed nothing');
 });
 
+s('computed formula values: a new formula column, and cells following the client\'s writes', async () => {
+  ok(await world.api.post(`/api/docs/${docId}/tables/People/columns`, { columns: [
+    { id: 'Older', fields: { type: 'Numeric', isFormula: true, formula: '$Age + 10' } },
+  ] }, world.chimpy.as));
+  const before = await api.fetchTable('People');
+  assert.equal(before.map((r) => r.Older), before.map((r) => (r.Age as number) + 10));
+  await api.updateRecords('People', [{ id: before[0].id as number, Age: 1 }]);
+  assert.is((await api.fetchTable('People'))[0].Older, 11);
+  await api.addRecords('People', [{ Name: 'Eve', Age: 5 }]);
+  assert.is((await api.fetchTable('People', { Name: ['Eve'] }))[0].Older, 15);
+});
+
 s.run();

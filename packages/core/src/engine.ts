@@ -267,6 +267,15 @@ export class Engine {
   private openDocFresh(docId: string, path: string): OpenDoc {
     const grist = openDocFile(path, () => GristDoc.open(path));
     try {
+      // Formulas gristlite never computed (a document from before it computed them) are computed
+      // once, as Grist does on open, so that reads see current values (docs/decisions.md).
+      if (grist.needsFormulaRecompute) {
+        try {
+          grist.recomputeFormulas();
+        } catch {
+          // Rolled back: the document is served as stored; its next write computes again.
+        }
+      }
       return openDocFile(path, () => {
         grist.db.pragma('busy_timeout = 5000');
         // WAL with synchronous=NORMAL: never corrupts, survives a process crash; an OS crash or power

@@ -321,7 +321,7 @@ test('add-or-update: require.id creates that id, duplicates refused, fields win 
   assert.throws(() => doc.upsertRecords('T', [{require: {A: 'q'}}, {require: {A: 'q'}}]), /require values must be unique/);
   assert.equal(doc.upsertRecords('T', [{require: {A: 'new', F: 'zzz'}, fields: {A: 'over'}}]).addRecordIds, [51]);
   const row = doc.fetchRecords('T', {filter: {id: [51]}}).records[0].fields;
-  assert.equal([row.A, row.F], ['over', ''], 'formula columns are only matched (not written), fields override require');
+  assert.equal([row.A, row.F], ['over', 'over'], 'formula columns are only matched (then computed), fields override require');
   assert.equal(doc.fetchColumns('T').id, [1, 2, 3, 50, 51]);
   doc.close();
 });

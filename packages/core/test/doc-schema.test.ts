@@ -203,13 +203,14 @@ test('type changes convert stored values; what does not convert stays as alt-tex
   doc.close();
 });
 
-test('formula columns: an empty formula holds nulls; data with a formula keeps stored values', () => {
+test('formula columns: a formula computes; an empty formula holds the type default', () => {
   const doc = GristDoc.create(tempPath());
-  doc.addRecords('Table1', [{A: 'x'}]);
-  doc.updateColumns('Table1', [{id: 'A', fields: {isFormula: true, formula: '$B'}}]);
-  assert.equal(doc.fetchColumns('Table1').A, ['x']);
+  doc.addRecords('Table1', [{A: 'x', C: 'y'}]);
+  doc.updateColumns('Table1', [{id: 'A', fields: {isFormula: true, formula: '$C + "!"'}}]);
+  assert.equal(doc.fetchColumns('Table1').A, ['y!']);
+  // An empty formula gives the type's default (Grist's compiled empty formula), '' for Text.
   doc.updateColumns('Table1', [{id: 'A', fields: {formula: ''}}]);
-  assert.equal(doc.fetchColumns('Table1').A, [null]);
+  assert.equal(doc.fetchColumns('Table1').A, ['']);
   doc.close();
 });
 

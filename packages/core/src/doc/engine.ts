@@ -15,6 +15,9 @@ import {quoteIdent} from './query.js';
 import {META_TYPES} from './schema.js';
 import {dateTimeZone} from './datetime.js';
 import {pyStr} from './pyformat.js';
+import type {FormulaEngine} from '../formula/engine.js';
+import {formulaRenames, type Rename} from '../formula/rename.js';
+import {columnSpec, tableSpec} from './formulas.js';
 import {
   baseType, type CellValue, converterFor, convertsToNumeric, holdsFloats, isRefListType,
   makeEncoder, refTarget, type SqlValue, sqlDefaultFor, sqlTypeFor,
@@ -63,6 +66,11 @@ export class ChangeSet {
 
   drop(tableId: string): void {
     this.ops.delete(tableId);
+  }
+
+  /** Whether the write changed rows of this table. */
+  touched(tableId: string): boolean {
+    return this.ops.has(tableId);
   }
 
   list(): TableChange[] {
@@ -179,6 +187,15 @@ export class DocEngine {
   columnsAdded = 0;
   /** Set by GristDoc for the duration of a write when someone needs old row values. */
   beforeRows: BeforeRowsHook | null = null;
+  /** The document's formula engine (set by GristDoc during writes): every data and schema change is mirrored to it. */
+  formulas: FormulaEngine | null = null;
+  /** Set when metadata the formula engine does not follow changed (summary links): reload it. */
+  formulasStale = false;
+  /** Whether the formula engine holds the metadata tables (some formula reads them). */
+  formulasReadMeta = false;
+  /** Column renames and formula rewrites made since the metadata was last loaded (formulaEdits). */
+  private readonly pendingColIds = new Map<number, string>();
+  private readonly pendingFormulas = new Map<number, string>();
   /** What columns hold (storage classes, exact JSON of numbers), for filter, sort and JSON SQL (colstats.ts). */
   readonly classes: ColumnClasses;
   private readonly stmts = new Map<string, Database.Statement>();
@@ -189,6 +206,8 @@ export class DocEngine {
   }
 
   reloadMeta(): void {
+    this.pendingColIds.clear();
+    this.pendingFormulas.clear();
     this.meta = loadMeta(this.db, this.meta.version);
     this.stmts.clear();
     this.classes.clear();
@@ -247,6 +266,9 @@ export class DocEngine {
       const sql = `INSERT INTO ${quoteIdent(tableId)} (id${cols.map((c) => ', ' + quoteIdent(c)).join('')})
         VALUES (?${', ?'.repeat(cols.length)})`;
       this.stmt(sql).run(next, ...cols.map((c) => table.byId.get(c)!.encode(row[c])));
+      if (this.formulas && this.formulasReadMeta) {
+        this.formulas.addRecords(tableId, [next], Object.fromEntries(cols.map((c) => [c, [row[c]]])));
+      }
       ids.push(next++);
     }
     this.changeSet().add(tableId, ids);
@@ -259,6 +281,9 @@ export class DocEngine {
     if (!cols.length) { return; }
     const sql = `UPDATE ${quoteIdent(tableId)} SET ${cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')} WHERE id = ?`;
     this.stmt(sql).run(...cols.map((c) => table.byId.get(c)!.encode(values[c])), id);
+    if (this.formulas && this.formulasReadMeta) {
+      this.formulas.updateRecords(tableId, [id], Object.fromEntries(cols.map((c) => [c, [values[c]]])));
+    }
     this.changeSet().update(tableId, [id]);
   }
 
@@ -267,6 +292,7 @@ export class DocEngine {
     for (const part of chunks(ids)) {
       this.db.prepare(`DELETE FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
     }
+    if (this.formulas && this.formulasReadMeta) { this.formulas.removeRecords(tableId, ids); }
     this.changeSet().remove(tableId, ids);
   }
 
@@ -424,6 +450,11 @@ export class DocEngine {
     const dflt = sqlDefaultFor(this.getColumn(this.getTable(table.tableId), colId).type);
     if (dflt !== 'NULL') {
       this.db.prepare(`UPDATE ${quoteIdent(table.tableId)} SET ${quoteIdent(colId)} = ${dflt} WHERE ${quoteIdent(colId)} IS NULL`).run();
+      if (this.formulas) {
+        const col = this.getColumn(this.getTable(table.tableId), colId);
+        const rows = this.columnValues(this.getTable(table.tableId), col);
+        this.formulas.updateRecords(table.tableId, rows.map(([id]) => id), {[colId]: rows.map(([, v]) => v)});
+      }
     }
     return out;
   }
@@ -510,6 +541,7 @@ export class DocEngine {
       throw e;
     }
     tracked.done(new Map(cols.map((c, j) => [c, stored[j]])), ids.length, ids[0]);
+    this.formulas?.addRecords(table.tableId, ids, Object.fromEntries(cols.map((c, j) => [c, converted[j]])));
     this.changeSet().add(table.tableId, ids);
     return ids;
   }
@@ -547,6 +579,7 @@ export class DocEngine {
       stmt.run(...params);
     }
     tracked.done(new Map(cols.map((c, j) => [c, stored[j]])), rowIds.length);
+    this.formulas?.updateRecords(table.tableId, rowIds, Object.fromEntries(cols.map((c, j) => [c, converted[j]])));
     this.changeSet().update(table.tableId, rowIds);
   }
 
@@ -564,6 +597,7 @@ export class DocEngine {
       this.stmt(`DELETE FROM ${quoteIdent(table.tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
     }
     tracked.done(new Map(), existing.length);   // Removing rows adds no storage class.
+    this.formulas?.removeRecords(table.tableId, existing);
     this.changeSet().remove(table.tableId, existing);
     this.clearReferencesTo(table.tableId, existing);
   }
@@ -604,6 +638,7 @@ export class DocEngine {
           stmt.run(encoded, id);
         }
         tracked.done(new Map([[col.colId, stored]]), updates.length);
+        this.formulas?.updateRecords(t.tableId, updates.map(([id]) => id), {[col.colId]: updates.map(([, v]) => v)});
         this.changeSet().update(t.tableId, updates.map(([id]) => id));
       }
     }
@@ -615,6 +650,7 @@ export class DocEngine {
     if (all.length) {
       this.beforeRows?.(table.tableId, all);
       this.db.prepare(`DELETE FROM ${quoteIdent(table.tableId)}`).run();
+      this.formulas?.removeRecords(table.tableId, all);
       this.changeSet().remove(table.tableId, all);
     }
     this.addRecords(table, rowIds, colValues, opts);
@@ -660,6 +696,7 @@ export class DocEngine {
     let pos = this.nextPos('_grist_Tables_column', 'parentPos');
     this.metaAdd('_grist_Tables_column', clean.map((c) => ({parentId: tableRef, parentPos: pos++, ...c})));
     this.reloadMeta();
+    this.formulas?.addTable(tableSpec(this.meta, this.getTable(tableId)));
 
     const result: AddTableResult = {id: tableRef, table_id: tableId, columns: colIds.slice(1)};
     let primaryViewId = 0;
@@ -721,14 +758,19 @@ export class DocEngine {
     }
     this.changeSet().rename(oldId, newId);
     this.metaUpdate('_grist_Tables', table.tableRef, {tableId: newId});
-    // Columns referring to the table follow it; formulas mentioning it are rewritten.
-    const mention = new RegExp(`(?<![\\w$.])${oldId}\\b`, 'g');
+    // Columns referring to the table follow it; formulas naming it are rewritten from their
+    // syntax tree (Grist's acl/formula renames), not by pattern.
+    const edits = this.formulaEdits({kind: 'table', oldId, newId});
+    this.formulas?.renameTable(oldId, newId);
     for (const t of this.meta.userTables) {
       for (const col of t.columns) {
         const values: Record<string, CellValue> = {};
         if (refTarget(col.type) === oldId) { values.type = `${col.type.split(':')[0]}:${newId}`; }
-        if (col.formula && mention.test(col.formula)) { values.formula = col.formula.replace(mention, newId); }
-        mention.lastIndex = 0;
+        const formula = edits.get(col.colRef);
+        if (formula !== undefined) {
+          values.formula = formula;
+          this.formulas?.modifyColumn(t.tableId === oldId ? newId : t.tableId, col.colId, {formula});
+        }
         if (Object.keys(values).length) { this.metaUpdate('_grist_Tables_column', col.colRef, values); }
       }
     }
@@ -773,6 +815,7 @@ export class DocEngine {
     for (const t of tables) {
       this.db.exec(`DROP TABLE ${quoteIdent(t.tableId)}`);
       this.changeSet().drop(t.tableId);
+      this.formulas?.removeTable(t.tableId);
     }
     this.reloadMeta();
   }
@@ -871,6 +914,10 @@ export class DocEngine {
       this.metaAdd('_grist_Views_section_field', targets.map((parentId) => ({parentId, parentPos: pos++, colRef})));
     }
     this.reloadMeta();
+    if (this.formulas) {
+      const t = this.getTable(table.tableId);
+      this.formulas.addColumn(t.tableId, columnSpec(this.meta, t.byId.get(colId)!));
+    }
     return {colRef, colId};
   }
 
@@ -956,8 +1003,15 @@ export class DocEngine {
     let fieldsByCol: Map<number, number[]> | undefined;
     for (const {col, values} of planned) {
       if (!retyped.has(col.colRef)) { this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schemaOf(values)); }
+      let colId = col.colId;
       if ('colId' in values && values.colId !== col.colId) {
-        this.renameSqlColumn(this.getTable(table.tableId), col.colId, String(values.colId), batchRenames);
+        colId = String(values.colId);
+        this.renameSqlColumn(this.getTable(table.tableId), col.colId, colId, batchRenames);
+      }
+      if ('summarySourceCol' in values) { this.formulasStale = true; }
+      if (this.formulas && ('recalcWhen' in values || 'recalcDeps' in values)) {
+        const spec = columnSpec(this.meta, {...col, fields: {...col.fields, ...values}});
+        this.formulas.modifyColumn(table.tableId, colId, {recalcWhen: spec.recalcWhen, recalcDeps: spec.recalcDeps});
       }
       if ('type' in values && values.type !== col.type) {
         fieldsByCol ??= groupFields(this.metaRows('_grist_Views_section_field'));
@@ -980,8 +1034,8 @@ export class DocEngine {
   /**
    * doModifyColumn: the column's type/formula change. The SQL column is redeclared when its SQL
    * type or default changes, and stored values are converted to the new type (what converts is
-   * converted, what does not becomes alt-text). Formulas are not evaluated: a column turned into
-   * a formula column keeps its values, except that an empty formula holds nulls.
+   * converted, what does not becomes alt-text). The formula engine sees the schema change, then
+   * the converted values, and recomputes formula columns afterwards.
    */
   private modifyColumnSchema(table: TableMeta, colId: string, change: {type?: string, isFormula?: boolean, formula?: string},
                              readBefore?: Array<[number, CellValue, unknown]>): void {
@@ -1004,6 +1058,7 @@ export class DocEngine {
     const encode = makeEncoder(type, declType);
     const stmt = this.db.prepare(`UPDATE ${quoteIdent(table.tableId)} SET ${quoteIdent(colId)} = ? WHERE id = ?`);
     const changed: number[] = [];
+    const changedValues: CellValue[] = [];
     this.beforeRows?.(table.tableId, rows.map(([id]) => id));
     for (const [id, value, raw] of rows) {
       const next = emptyFormula ? null : (type !== col.type ? convert(value) : value);
@@ -1011,7 +1066,13 @@ export class DocEngine {
       if (!sameStored(raw, stored)) {
         stmt.run(stored, id);
         changed.push(id);
+        changedValues.push(next);
       }
+    }
+    if (this.formulas) {
+      // As Grist's ModifyColumn: the schema change, then the converted values as an update.
+      this.formulas.modifyColumn(table.tableId, colId, {type, isFormula, formula});
+      if (changed.length) { this.formulas.updateRecords(table.tableId, changed, {[colId]: changedValues}); }
     }
     if (changed.length) { this.changeSet().update(table.tableId, changed); }
   }
@@ -1049,14 +1110,40 @@ export class DocEngine {
       this.db.exec(`ALTER TABLE ${t} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(to)}`);
     }
     this.stmts.clear();
-    // Formulas of the table mentioning $from follow the rename.
-    const mention = new RegExp(`\\$${from}\\b`, 'g');
-    for (const c of table.columns) {
-      if (c.formula && mention.test(c.formula)) {
-        this.metaUpdate('_grist_Tables_column', c.colRef, {formula: c.formula.replace(mention, `$${to}`)});
-      }
-      mention.lastIndex = 0;
+    // Formulas referring to the column follow the rename ($from, rec.from, $ref.from, lookup
+    // arguments, order_by), in every table, found from their syntax tree and the column types.
+    const edits = this.formulaEdits({kind: 'column', tableId: table.tableId, oldId: from, newId: to});
+    this.formulas?.renameColumn(table.tableId, from, to);
+    const renamed = table.byId.get(from);
+    if (renamed) { this.pendingColIds.set(renamed.colRef, to); }
+    for (const [colRef, formula] of edits) {
+      const found = this.meta.colsByRef.get(colRef)!;
+      this.formulas?.modifyColumn(found.table.tableId, this.pendingColIds.get(colRef) ?? found.col.colId, {formula});
+      this.metaUpdate('_grist_Tables_column', colRef, {formula});
+      this.pendingFormulas.set(colRef, formula);
     }
+  }
+
+  /**
+   * The formula rewrites a rename implies, by colRef: from the metadata as it was before the
+   * current schema update, with the renames and rewrites made since (several renames in one update).
+   */
+  private formulaEdits(rename: Rename): Map<number, string> {
+    const out = new Map<number, string>();
+    const refs = new Map<string, number>();
+    const schema = this.meta.userTables.map((t) => ({
+      tableId: t.tableId,
+      columns: t.columns.map((c) => {
+        const colId = this.pendingColIds.get(c.colRef) ?? c.colId;
+        refs.set(`${t.tableId}\0${colId}`, c.colRef);
+        return {colId, type: c.type, formula: this.pendingFormulas.get(c.colRef) ?? c.formula};
+      }),
+    }));
+    for (const e of formulaRenames(schema, rename)) {
+      const colRef = refs.get(`${e.tableId}\0${e.colId}`);
+      if (colRef !== undefined) { out.set(colRef, e.formula); }
+    }
+    return out;
   }
 
   /** RemoveColumn (or removal of `_grist_Tables_column` records), with their fields and helpers. */
@@ -1109,6 +1196,7 @@ export class DocEngine {
       } else {
         this.rebuildWithout(tableId, new Set(colIds));
       }
+      for (const colId of colIds) { this.formulas?.removeColumn(tableId, colId); }
     }
     this.reloadMeta();
   }

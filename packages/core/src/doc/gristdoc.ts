@@ -1,7 +1,9 @@
 /**
  * GristDoc: one open `.grist` document. Synchronous (better-sqlite3, WAL mode); every public write
  * runs in one SQLite transaction and reports what it changed to `onChange` listeners inside that
- * transaction. Formulas are not evaluated: formula columns serve the values stored in the file.
+ * transaction. Formulas are computed by the formula engine (formula/engine.ts): every action of a
+ * write is mirrored to it, then it recalculates, and the cells that changed are written in the same
+ * transaction (docs/formulas.md).
  */
 import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
@@ -11,7 +13,12 @@ import {
   type AddTableResult, ChangeSet, type ColInfo, DocEngine, MAX_COLUMNS_ADDED_PER_WRITE, type TableChange, type WriteOptions,
 } from './engine.js';
 import {DataStamp} from './colstats.js';
+import {
+  formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, readsMetadata, registerCellFunction, writeRecalc,
+} from './formulas.js';
+import type {FormulaEngine} from '../formula/engine.js';
 import {findMatches} from './lookup.js';
+import {syncSummaries} from './summary.js';
 import {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -153,6 +160,9 @@ const COLUMN_FIELD_ORDER = ['parentId', 'parentPos', 'type', 'widgetOptions', 'i
   'label', 'description', 'untieColIdFromLabel', 'summarySourceCol', 'displayCol', 'visibleCol',
   'rules', 'recalcWhen', 'recalcDeps', 'reverseCol'];
 
+/** How often volatile formulas (NOW(), TODAY()) are refreshed: hourly, as in Grist. */
+const CLOCK_MSEC = 3600_000;
+
 /** Answers of recent reads, for all open documents (readcache.ts). */
 const readCache = new ReadCache(64 * 1024 * 1024);
 let openCount = 0;
@@ -183,6 +193,12 @@ export class GristDoc {
   /** This document's key in the read cache. */
   private readonly cacheOwner = String(++openCount);
   private closed = false;
+  /** Whether `engine.formulas` reflects the document (false: load it at the next write). */
+  private formulasLoaded = false;
+  /** When volatile formulas (NOW(), TODAY()) were last refreshed. */
+  private clockAt = Date.now();
+  /** Whether the document is known to carry the "formulas computed" mark. */
+  private marked = false;
   /** How many `fetchRecordsJson` answers SQLite wrote, and how many were built in JS (not cached). */
   readonly recordsJsonPaths = {sql: 0, js: 0};
 
@@ -225,6 +241,7 @@ export class GristDoc {
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.dataStamp = new DataStamp(db);
     db.function(NATURAL_KEY_FN, {deterministic: true}, naturalKey);
+    registerCellFunction(db);
     this.engine = new DocEngine(db);
     const hist = db.prepare(`SELECT max(actionNum) AS n FROM _gristsys_ActionHistory`).get() as {n: number | null} | undefined;
     this.actionNum = hist?.n ?? 0;
@@ -279,7 +296,9 @@ export class GristDoc {
     this.writer = role;
     try {
       return this.inTransaction(() => {
+        this.loadFormulas();
         const result = fn();
+        this.recalc(changes);
         if (this.listeners.size) {
           for (const change of changes.list()) {
             for (const listener of this.listeners) { listener({...change, writeSeq: seq}); }
@@ -292,12 +311,108 @@ export class GristDoc {
       // storage classes found during it may miss values the rollback restored.
       if (this.engine.meta.version !== metaVersion) { this.engine.reloadMeta(); }
       this.engine.classes.clear();
+      // The formula engine saw the undone actions: it is loaded again from SQLite when next needed.
+      this.engine.formulas = null;
+      this.engine.formulasStale = false;
+      this.formulasLoaded = false;
       throw e;
     } finally {
       this.engine.changes = null;
       this.engine.beforeRows = null;
       this.writer = 'owners';
     }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Formulas
+
+  /**
+   * Loads the formula engine from the document, if it has formulas and it is not loaded yet. The
+   * engine learns dependencies by evaluating formulas, so loading evaluates every formula (what
+   * Grist does when it opens a document); the write that loads it stores the cells that differ.
+   */
+  private loadFormulas(): void {
+    if (this.formulasLoaded) { return; }
+    this.engine.formulas = hasFormulas(this.engine.meta) ? this.freshFormulaEngine() : null;
+    this.formulasLoaded = true;
+  }
+
+  /** An engine loaded from SQLite (in the current transaction), every formula marked for computing. */
+  private freshFormulaEngine(): FormulaEngine {
+    const fx = loadFormulaEngine(this.db, this.engine.meta);
+    this.engine.formulasReadMeta = readsMetadata(this.engine.meta);
+    fx.recomputeAll();
+    return fx;
+  }
+
+  /**
+   * After a write's actions: brings every affected formula cell up to date and writes the cells
+   * that changed (Grist's recalc at the end of a user action bundle). A document whose first
+   * formula appeared in this write gets its engine now, computing every formula.
+   */
+  private recalc(changes: ChangeSet): void {
+    let fx = this.engine.formulas;
+    // A formula now reading metadata tables the engine does not hold: load it again with them.
+    if (fx && (this.engine.formulasStale || (!this.engine.formulasReadMeta && readsMetadata(this.engine.meta)))) { fx = null; }
+    this.engine.formulasStale = false;
+    if (!fx) {
+      if (!hasFormulas(this.engine.meta)) { return; }
+      fx = this.freshFormulaEngine();
+      this.engine.formulas = fx;
+    }
+    const now = Date.now();
+    if (now - this.clockAt >= CLOCK_MSEC) {
+      // Grist refreshes NOW()/TODAY() hourly; here at the first write of each hour.
+      fx.invalidateClock();
+      this.clockAt = now;
+    }
+    syncSummaries(this.engine, changes);
+    if (!this.marked) {
+      // The document's formulas are now kept current by gristlite (docs/decisions.md).
+      if (!formulasComputed(this.db)) { markFormulasComputed(this.db); }
+      this.marked = true;
+    }
+    if (!fx.pending) { return; }
+    writeRecalc(this.engine, changes, fx.recalc());
+    // Summaries grouped by a formula column follow the values the recalc gave it.
+    if (syncSummaries(this.engine, changes, true) && fx.pending) { writeRecalc(this.engine, changes, fx.recalc()); }
+  }
+
+  /**
+   * Recomputes every formula of the document and stores the results, as Grist does when it opens
+   * a document (imports, and documents whose formulas gristlite never computed: docs/decisions.md).
+   * Returns the number of cells that changed.
+   */
+  recomputeFormulas(): number {
+    let cells = 0;
+    this.write(() => {
+      const fx = this.engine.formulas;
+      if (fx) {
+        fx.recomputeAll();
+        const result = fx.recalc();
+        for (const cols of Object.values(result.changes)) {
+          for (const c of Object.values(cols)) { cells += c.rowIds.length; }
+        }
+        writeRecalc(this.engine, this.engine.changes!, result);
+      }
+      markFormulasComputed(this.db);
+    });
+    return cells;
+  }
+
+  /**
+   * Whether this document needs its formulas computed before it is served: it has formulas and
+   * gristlite never computed them (an imported file, or a document from before formulas were
+   * computed). docs/decisions.md.
+   */
+  get needsFormulaRecompute(): boolean {
+    return this.isWritable && hasFormulas(this.engine.meta) && !formulasComputed(this.db);
+  }
+
+  /** The document's formula engine, loaded if needed (for tests and measurements). */
+  formulaEngine(): FormulaEngine | null {
+    if (!this.formulasLoaded) { this.loadFormulas(); }
+    return this.engine.formulas;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -367,6 +482,7 @@ export class GristDoc {
       const converted: Record<string, CellValue> = {};
       for (const [k, v] of Object.entries(rest)) { converted[k] = converterFor(meta.byId.get(k)!.type)(v); }
       this.engine.metaUpdate('_grist_Tables', tableRef, converted);
+      if ('summarySourceTable' in converted) { this.engine.formulasStale = true; }
       this.engine.reloadMeta();
     }
   }

@@ -87,7 +87,7 @@ export type Decoder = (raw: unknown) => CellValue;
 
 /**
  * DocStorage._encodeValue for one column. `declType` is the column's declared SQL type: where its
- * affinity is BLOB, SQLite stores what it gets, so integers are bound as BigInt to land as
+ * affinity is BLOB, SQLite stores what it gets, so 32-bit integers are bound as BigInt to land as
  * INTEGER (better-sqlite3 binds every JS number as REAL), as Grist's node-sqlite3 does.
  */
 export function makeEncoder(type: string, declType: string): Encoder {
@@ -107,7 +107,8 @@ export function makeEncoder(type: string, declType: string): Encoder {
         if (affinity === 'TEXT' || Number.isNaN(v) || Object.is(v, -0) || (isBoolean && (v === 0 || v === 1))) {
           return dumps(v);
         }
-        return blobStorage && Number.isSafeInteger(v) ? BigInt(v) : v;
+        // node-sqlite3 binds a 32-bit integer as INTEGER and any other number as REAL.
+        return blobStorage && Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff ? BigInt(v) : v;
       case 'boolean':
         if (!isBoolean) { return dumps(v); }
         return blobStorage ? (v ? 1n : 0n) : (v ? 1 : 0);

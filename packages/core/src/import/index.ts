@@ -165,6 +165,15 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
       } catch (e) {
         throw new BadRequest(`Invalid Grist document: gristlite cannot open it (${(e as Error).message})`);
       }
+      // Every formula is recomputed (on the upgraded schema), as Grist does when it opens a
+      // document; the file stays in rollback-journal mode until it is moved into place.
+      const doc = GristDoc.open(tmp);
+      try {
+        if (doc.isWritable) doc.recomputeFormulas();
+        doc.db.pragma('journal_mode = DELETE');
+      } finally {
+        doc.close();
+      }
       opts.onProgress?.({ rows: null, fraction: 1 });
     } finally {
       removeFiles(upload);

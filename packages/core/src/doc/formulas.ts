@@ -1,0 +1,223 @@
+/**
+ * The document side of the formula engine (formula/engine.ts): loading a document's user tables
+ * into it, the column specs it needs (recalcDeps as colIds), and writing what `recalc()` changed
+ * back to SQLite, inside the write's transaction, with each column's encoder.
+ */
+import type Database from 'better-sqlite3';
+import {FormulaEngine, type ColumnSpec, type RecalcResult, type TableSpec} from '../formula/engine.js';
+import type {SchemaTable} from '../formula/rename.js';
+import {StoredValues} from './colstats.js';
+import type {ChangeSet, DocEngine} from './engine.js';
+import type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
+import {quoteIdent} from './query.js';
+import type {CellValue, SqlValue} from './types.js';
+
+/** Budgets per document engine: a recalc that runs longer gives TimeoutError cells. */
+const ENGINE_BUDGET = {maxRecalcMs: 30_000};
+
+/** Above this many changed cells in a column, one UPDATE reads them through a SQL function. */
+const BULK_CELLS = 200;
+/** The SQL function that hands a bulk UPDATE its values (registered per connection). */
+export const CELL_FN = 'gristlite_recalc_cell';
+const HAS_FN = 'gristlite_recalc_has';
+
+/** Whether a column is computed by the engine: a formula column, or a trigger formula. */
+export function isComputed(col: ColumnMeta): boolean {
+  return col.isFormula ? true : Boolean(col.formula && col.formula.trim());
+}
+
+/** Whether the document has any formula (or trigger formula) column. */
+export function hasFormulas(meta: DocMeta): boolean {
+  return meta.userTables.some((t) => t.columns.some((c) => isComputed(c) && c.formula.trim() !== ''));
+}
+
+/** `recalcDeps` (a RefList of `_grist_Tables_column` rows) as the colIds the engine takes. */
+function recalcDeps(meta: DocMeta, value: CellValue): string[] | null {
+  if (!Array.isArray(value) || value[0] !== 'L') { return null; }
+  const out: string[] = [];
+  for (const ref of value.slice(1)) {
+    const c = typeof ref === 'number' ? meta.colsByRef.get(ref) : undefined;
+    if (c) { out.push(c.col.colId); }
+  }
+  return out;
+}
+
+export function columnSpec(meta: DocMeta, col: ColumnMeta): ColumnSpec {
+  return {
+    colId: col.colId, type: col.type, isFormula: col.isFormula, formula: col.formula,
+    recalcWhen: Number(col.fields.recalcWhen) || 0,
+    recalcDeps: recalcDeps(meta, col.fields.recalcDeps),
+  };
+}
+
+export function tableSpec(meta: DocMeta, table: TableMeta): TableSpec {
+  const src = Number(table.fields.summarySourceTable);
+  return {
+    tableId: table.tableId,
+    columns: table.columns.map((c) => columnSpec(meta, c)),
+    summarySourceTable: src ? meta.byRef.get(src)?.tableId ?? null : null,
+    summaryGroupBy: src ? table.columns.filter((c) => Number(c.fields.summarySourceCol)).map((c) => c.colId) : [],
+  };
+}
+
+/** The schema `formulaRenames` reads. */
+export function renameSchema(meta: DocMeta): SchemaTable[] {
+  return meta.userTables.map((t) => ({
+    tableId: t.tableId,
+    columns: t.columns.map((c) => ({colId: c.colId, type: c.type, formula: c.formula})),
+  }));
+}
+
+/** Whether some formula reads metadata tables (`_grist_Tables_column.all` occurs in real documents). */
+export function readsMetadata(meta: DocMeta): boolean {
+  return meta.userTables.some((t) => t.columns.some((c) => c.formula.includes('_grist_')));
+}
+
+/**
+ * A formula engine holding every user table of the document, as stored (nothing dirty), and the
+ * `_grist_*` metadata tables (as data) when a formula reads them.
+ */
+export function loadFormulaEngine(db: Database.Database, meta: DocMeta): FormulaEngine {
+  const engine = new FormulaEngine({budget: ENGINE_BUDGET});
+  const metaTables = readsMetadata(meta) ? [...meta.tables.values()].filter((t) => t.isMeta && t.tableId.startsWith('_grist_')) : [];
+  for (const table of [...meta.userTables, ...metaTables]) {
+    const cols = table.columns;
+    const select = `SELECT "id"${cols.map((c) => ', ' + quoteIdent(c.colId)).join('')} FROM ${quoteIdent(table.tableId)} ORDER BY id`;
+    const rows = db.prepare(select).raw(true).all() as unknown[][];
+    const rowIds = new Array<number>(rows.length);
+    const values: Record<string, CellValue[]> = {};
+    const arrays = cols.map((c) => (values[c.colId] = new Array<CellValue>(rows.length)));
+    const decoders = cols.map((c) => c.decode);
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      rowIds[i] = Number(row[0]);
+      for (let j = 0; j < cols.length; j++) { arrays[j][i] = decoders[j](row[j + 1]); }
+    }
+    const spec = table.isMeta
+      ? {tableId: table.tableId, columns: cols.map((c) => ({colId: c.colId, type: c.type, isFormula: false, formula: ''}))}
+      : tableSpec(meta, table);
+    engine.loadTable(spec, rowIds, values);
+  }
+  return engine;
+}
+
+/** Values handed to the bulk UPDATE's SQL function: encoded values by row id - bulkBase. */
+let bulkValues: Array<SqlValue | undefined> | null = null;
+let bulkBase = 0;
+
+/** Registers the SQL function bulk writes use (once per connection). */
+export function registerCellFunction(db: Database.Database): void {
+  db.function(CELL_FN, {deterministic: false, varargs: false}, (id: unknown) => {
+    const v = bulkValues?.[Number(id) - bulkBase];
+    return v === undefined ? null : v;
+  });
+  db.function(HAS_FN, {deterministic: false, varargs: false}, (id: unknown) => (bulkValues?.[Number(id) - bulkBase] !== undefined ? 1 : 0));
+}
+
+/**
+ * Writes the cells `recalc()` changed: only those, with their columns' encoders, reported as
+ * updates of their rows (Grist reports formula changes as BulkUpdateRecord actions).
+ */
+export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcResult): void {
+  for (const [tableId, cols] of Object.entries(result.changes)) {
+    const table = doc.meta.tables.get(tableId);
+    const rows = result.rowsChanged[tableId];
+    if (!table || table.isMeta || !rows?.length) { continue; }
+    doc.beforeRows?.(tableId, rows);
+    const tracked = doc.classes.track(tableId);
+    const written = new Map<string, StoredValues>();
+    let count = 0;
+    // Rows with a written cell, when some cells turned out unchanged (else every row of `rows`).
+    let reported: Set<number> | null = null;
+    const writtenIds: Array<number[]> = [];
+    for (const [colId, {rowIds, values}] of Object.entries(cols)) {
+      const col = table.byId.get(colId);
+      if (!col || !rowIds.length) { continue; }
+      const t = quoteIdent(tableId);
+      const c = quoteIdent(colId);
+      const stored = new StoredValues(col.declType);
+      written.set(colId, stored);
+      let encoded = new Array<SqlValue>(values.length);
+      let skip: Set<number> | null = null;
+      for (let i = 0; i < values.length; i++) {
+        let v = values[i];
+        if (Array.isArray(v) && v[0] === 'E') {
+          v = storedError(v);
+          encoded[i] = col.encode(v);
+          // The engine holds errors with their message: one loaded from the file reads as changed
+          // when recomputed, though what is stored stays the same.
+          const old = doc.stmt(`SELECT ${c} FROM ${t} WHERE id = ?`).pluck().get(rowIds[i]);
+          if (Buffer.isBuffer(old) && Buffer.isBuffer(encoded[i]) && old.equals(encoded[i] as Buffer)) { (skip ??= new Set()).add(i); }
+        } else {
+          encoded[i] = col.encode(v);
+        }
+        stored.add(encoded[i]);
+      }
+      let ids = rowIds;
+      if (skip) {
+        reported ??= new Set();
+        ids = rowIds.filter((_, i) => !skip!.has(i));
+        encoded = encoded.filter((_, i) => !skip!.has(i));
+        if (!ids.length) { continue; }
+      }
+      const lo = ids[0];
+      const hi = ids[ids.length - 1];
+      // Dense changes (most rows of their id range): one statement; SQLite asks for each row's
+      // value (2-3x faster than a statement per row). Sparse ones: a statement per row.
+      if (ids.length > BULK_CELLS && ids.length * 2 >= hi - lo + 1) {
+        bulkValues = new Array<SqlValue | undefined>(hi - lo + 1);
+        bulkBase = lo;
+        for (let i = 0; i < ids.length; i++) { bulkValues[ids[i] - lo] = encoded[i]; }
+        try {
+          const inRange = doc.stmt(`SELECT count(*) FROM ${t} WHERE id BETWEEN ? AND ?`).pluck().get(lo, hi) as number;
+          const every = inRange === ids.length ? '' : ` AND ${HAS_FN}(id)`;
+          doc.stmt(`UPDATE ${t} SET ${c} = ${CELL_FN}(id) WHERE id BETWEEN ? AND ?${every}`).run(lo, hi);
+        } finally {
+          bulkValues = null;
+        }
+      } else {
+        const stmt = doc.stmt(`UPDATE ${t} SET ${c} = ? WHERE id = ?`);
+        for (let i = 0; i < ids.length; i++) { stmt.run(encoded[i], ids[i]); }
+      }
+      count += ids.length;
+      writtenIds.push(ids);
+    }
+    tracked.done(written, count);
+    if (reported) {
+      for (const ids of writtenIds) { for (const r of ids) { reported.add(r); } }
+      if (reported.size) { changes.update(tableId, rows.filter((r) => reported!.has(r))); }
+    } else if (writtenIds.length) {
+      changes.update(tableId, rows);
+    }
+  }
+}
+
+/**
+ * The private table recording that gristlite computed this document's formulas. Like every
+ * `_gristlite_*` table it is dropped from downloads and imports, so a file that comes in again is
+ * recomputed once (docs/decisions.md).
+ */
+export const FORMULAS_TABLE = '_gristlite_formulas';
+
+export function formulasComputed(db: Database.Database): boolean {
+  return Boolean(db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(FORMULAS_TABLE));
+}
+
+export function markFormulasComputed(db: Database.Database): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS ${FORMULAS_TABLE} (id INTEGER PRIMARY KEY, computedAt TEXT)`);
+  db.prepare(`INSERT OR REPLACE INTO ${FORMULAS_TABLE} (id, computedAt) VALUES (1, ?)`).run(new Date().toISOString());
+}
+
+/**
+ * An error cell as Grist stores a formula's error: `["E", name]`, the message kept only with a
+ * trigger formula's previous value, and `["E", "InvalidTypedValue", type, value]` (objtypes.py
+ * RaisedException). The engine's cells also carry the message.
+ */
+export function storedError(v: CellValue[]): CellValue {
+  if (v.length !== 3) { return v; }
+  if (v[1] === 'InvalidTypedValue' && typeof v[2] === 'string') {
+    const m = /^Invalid ([\w:]+): ([\s\S]*)$/.exec(v[2]);
+    if (m) { return ['E', 'InvalidTypedValue', m[1], m[2]]; }
+  }
+  return ['E', v[1]];
+}
