@@ -3,12 +3,9 @@
 import {mkdtempSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
-import {copyFixture as copyTo, findFixtures} from '../src/testing/fixtures.js';
+import {copyFixture as copyTo} from '../src/testing/fixtures.js';
 
 export {FIXTURE_NAMES, fixturePath, needsFixtures, withFixtures} from '../src/testing/fixtures.js';
-
-/** The directory of the six fixture documents ('' without fixtures), for suites that list it. */
-export const FIXTURES = findFixtures()?.grist ?? '';
 
 /** A fresh path in a new temporary directory. */
 export function tempPath(name = 'doc.grist'): string {
