@@ -2,7 +2,9 @@ import { PyException, Value, repr } from '../src/formula/values.js';
 import { builtinTable } from '../src/formula/builtins.js';
 import { parseFormula } from '../src/formula/grist.js';
 import { compileFunctionBody } from '../src/formula/compiler.js';
-import { LOCAL_MODULES } from '../src/formula/library.js';
+import { defaultLibrary } from '../src/formula/library.js';
+
+const MODULES = defaultLibrary().modules;
 import { Budget, BudgetSettings, setCurrentBudget } from '../src/formula/budget.js';
 
 const builtins = builtinTable();
@@ -14,7 +16,7 @@ export function run(src: string, budget: Partial<BudgetSettings> = {}): Value {
     vars: new Map(),
     resolve: (name) => builtins.get(name),
     importModule: (name) => {
-      const m = LOCAL_MODULES[name];
+      const m = MODULES[name];
       if (m === undefined) throw new PyException('ImportError', `No module named '${name}'`);
       return m;
     },
