@@ -99,6 +99,8 @@ export interface ApiHandlerOptions extends Partial<ServerOptions> {
   logger?: Logger;
 }
 
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
 /** What one request's log line and metrics say about it, filled in as it is handled. */
 interface RequestNote {
   route: string;
@@ -145,8 +147,10 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
     const note: RequestNote = { route: 'unmatched' };
     const res = await dispatch(req, id, note);
     if (metrics) {
-      metrics.requests.inc({ method: req.method, route: note.route, status: res.status });
-      metrics.duration.observe({ method: req.method, route: note.route }, (performance.now() - start) / 1000);
+      // Labels stay few: route patterns, and methods outside the known ones counted as `other`.
+      const method = KNOWN_METHODS.has(req.method) ? req.method : 'other';
+      metrics.requests.inc({ method, route: note.route, status: res.status });
+      metrics.duration.observe({ method, route: note.route }, (performance.now() - start) / 1000);
     }
     if (logRequests) {
       logger.info({

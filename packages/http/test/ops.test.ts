@@ -94,6 +94,7 @@ test('/metrics: 404 unless GRISTLITE_METRICS=1; then Prometheus text by route pa
     await on({ method: 'GET', url: '/api/orgs', headers: auth });
     await on({ method: 'GET', url: '/api/orgs/999', headers: auth });
     await on({ method: 'GET', url: '/nowhere', headers: auth });
+    await on({ method: 'BREW', url: '/nowhere', headers: auth });
     const r = await on({ method: 'GET', url: '/metrics', headers: {} });
     assert.is(r.status, 200);
     assert.match(r.headers['Content-Type'], /^text\/plain; version=0\.0\.4/);
@@ -101,6 +102,7 @@ test('/metrics: 404 unless GRISTLITE_METRICS=1; then Prometheus text by route pa
     assert.match(text, /gristlite_http_requests_total\{method="GET",route="\/api\/orgs",status="200"\} 1/);
     assert.match(text, /gristlite_http_requests_total\{method="GET",route="\/api\/orgs\/:oid",status="404"\} 1/);
     assert.match(text, /gristlite_http_requests_total\{method="GET",route="unmatched",status="404"\} 1/);
+    assert.match(text, /gristlite_http_requests_total\{method="other",route="unmatched",status="404"\} 1/);
     assert.match(text, /gristlite_http_request_duration_seconds_count\{method="GET",route="\/api\/orgs"\} 1/);
     assert.match(text, /gristlite_open_documents 0/);
     assert.match(text, /gristlite_process_cpu_seconds_total/);
