@@ -245,7 +245,7 @@ const COMMANDS: Record<string, Command> = {
     async run({ values, env }) {
       const port = str(values.port) ?? env.PORT;
       if (port !== undefined && (!/^\d{1,5}$/.test(port) || Number(port) > 65535)) {
-        throw new UsageError(`--port must be a port number (0-65535): ${port}`);
+        throw new UsageError(`${str(values.port) !== undefined ? '--port' : 'PORT'} must be a port number (0-65535): ${port}`);
       }
       env = withHome(values, env);
       const settings = serverSettings(env, { data: str(values.data), port: str(values.port), host: str(values.host) });

@@ -54,6 +54,7 @@ test('bad arguments: a one-line reason and exit 2', () => {
       [['serve', '--port', 'abc'], /--port must be a port number \(0-65535\): abc/],
       [['serve', '--port', '70000'], /--port must be a port number/],
       [['serve', '--bogus'], /Unknown option '--bogus'/],
+      [['serve', '--port', '8484', 'extra'], /serve takes no arguments, got 1/],
       [['org', 'add', 'Acme', '--domain', 'acme', '--owner', 'not-an-email'], /--owner must be an email address: not-an-email/],
       [['org', 'add', 'Acme', '--owner', 'a@example.com'], /--domain is required/],
       [['user', 'add', 'nobody'], /EMAIL must be an email address: nobody/],
@@ -64,6 +65,9 @@ test('bad arguments: a one-line reason and exit 2', () => {
       [['backup', 'onlyone'], /backup takes DOC_ID and OUT/],
       [['frobnicate'], /unknown command: frobnicate/],
     ];
+    const badEnv = spawnSync(process.execPath, [MAIN, 'serve'], { env: { ...baseEnv(dir), PORT: 'http' }, encoding: 'utf8' });
+    assert.is(badEnv.status, 2);
+    assert.match(badEnv.stderr, /PORT must be a port number \(0-65535\): http/);
     for (const [args, re] of cases) {
       const r = cli(dir, ...args);
       assert.is(r.status, 2, args.join(' '));
