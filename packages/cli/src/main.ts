@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { run } from './cli.js';
+import { exitCodeFor, run } from './cli.js';
 
 run(process.argv.slice(2), process.env).then(
   (code) => {
@@ -7,6 +7,6 @@ run(process.argv.slice(2), process.env).then(
   },
   (e) => {
     console.error(`gristlite: ${e instanceof Error ? e.message : e}`);
-    process.exitCode = 1;
+    process.exitCode = exitCodeFor(e);
   },
 );

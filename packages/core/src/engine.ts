@@ -10,7 +10,7 @@ import { createDocFile } from './doc/index.js';
 import { GristDoc } from './doc/gristdoc.js';
 import { ApiError, BadRequest, Forbidden, NotFound, ServiceUnavailable, resourceShortage } from './errors.js';
 import type { DocLeases } from './leases.js';
-import { attachWebhooks, deliveryOptionsFromEnv, webhookPolicyFromEnv, type WebhookDelivery } from './webhooks/index.js';
+import { attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookFailureCount, webhookPolicyFromEnv, type WebhookDelivery } from './webhooks/index.js';
 import { OUTBOX_TABLE } from './webhooks/schema.js';
 import { SqlPool, sqlPoolSettingsFromEnv, sqlTimeoutFromEnv, type SqlCaller, type SqlResult } from './sql/index.js';
 import type { OrgContext, Principal } from './home/principal.js';
@@ -296,6 +296,17 @@ export class Engine {
   /** Number of documents open in this process (for diagnostics and tests). */
   get openDocCount(): number {
     return this.openDocs.size;
+  }
+
+  /** Gauges for metrics: open documents, SQL statements waiting, webhook events queued (open docs). */
+  stats(): { openDocs: number; sqlQueued: number; webhookQueued: number; webhookFailures: number } {
+    let webhookQueued = 0;
+    for (const entry of this.openDocs.values()) {
+      try {
+        if (entry.doc.webhooks.delivery) webhookQueued += queueSize(entry.doc.db);
+      } catch { /* a document closing meanwhile */ }
+    }
+    return { openDocs: this.openDocs.size, sqlQueued: this.sqlPool?.queued ?? 0, webhookQueued, webhookFailures: webhookFailureCount() };
   }
 
   /** May the document be closed now? Never while a request holds it or a webhook POST is in flight. */

@@ -13,3 +13,4 @@ export * from './doc/index.js';
 export * from './attachments/index.js';
 export * from './webhooks/index.js';
 export type { DocLeases } from './leases.js';
+export { backupSqliteFile } from './backup.js';

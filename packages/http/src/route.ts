@@ -20,6 +20,8 @@ export interface Route {
    * `maxUploadBytes` plus `maxBodyBytes` for the fields; other bodies, `maxBodyBytes`.
    */
   upload?: boolean;
+  /** Answered without looking at credentials (`/status`, `/metrics`). */
+  public?: boolean;
   handler(ctx: RequestContext): Promise<HandlerResult>;
 }
 

@@ -11,6 +11,7 @@ import { forward, ForwardTo } from './forward.js';
 import { MAX_FORM_PARTS, isMultipart, makeUploadDir, parseMultipart, removeUploadDir, sweepUploadDirs, type ParsedForm } from './multipart.js';
 import { compileRoute, decodePathSegment, matchRoute, type CompiledRoute, type Route } from './route.js';
 import { allRoutes } from './routes/index.js';
+import { createLogger, createMetrics, loggedUrl, metricsEnabled, requestId, type Logger } from './ops.js';
 import { RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions } from './types.js';
 
 export function optionsFromEnv(env: Record<string, string | undefined> = process.env): ServerOptions {
@@ -92,15 +93,31 @@ export type Handler = (req: HttpRequest) => Promise<HttpResponse>;
 export interface ApiHandlerOptions extends Partial<ServerOptions> {
   /** Extra routes (tests, embedding apps); matched before the built-in table. */
   routes?: Route[];
-  /** Called with unexpected errors (500s). Defaults to console.error. */
+  /** Called with unexpected errors (500s). Defaults to logging them, with their stack, at error level. */
   onError?: (e: unknown) => void;
+  /** Where request lines and errors go (pino); default JSON lines on stdout at GRISTLITE_LOG_LEVEL. */
+  logger?: Logger;
+}
+
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** What one request's log line and metrics say about it, filled in as it is handled. */
+interface RequestNote {
+  route: string;
+  userId?: number;
+  docId?: string;
+  aborted?: boolean;
 }
 
 /** Builds the transport-neutral handler that every adapter wraps. */
 export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}): Handler {
   const opts: ServerOptions = { ...optionsFromEnv(options.env ?? process.env), ...stripUndefined(options) };
   const routes: CompiledRoute[] = [...(options.routes ?? []), ...allRoutes()].map(compileRoute);
-  const onError = options.onError ?? ((e: unknown) => console.error('gristlite: unexpected error', e));
+  const logger = options.logger ?? createLogger(opts.env);
+  const onError = options.onError ?? ((e: unknown) => logger.error({ err: e }, 'unexpected error'));
+  if (opts.metrics === undefined && metricsEnabled(opts.env)) opts.metrics = createMetrics(engine);
+  const metrics = opts.metrics;
+  const logRequests = logger.isLevelEnabled('info');
   const uploadRoot = opts.uploadDir ?? join(engine.dataDir, 'tmp');
   // What a killed process left behind (its uploads are removed when answered otherwise).
   void sweepUploadDirs(uploadRoot);
@@ -125,8 +142,29 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
   }
 
   return async function handle(req: HttpRequest): Promise<HttpResponse> {
+    const start = performance.now();
+    const id = requestId(req.headers['x-request-id']);
+    const note: RequestNote = { route: 'unmatched' };
+    const res = await dispatch(req, id, note);
+    if (metrics) {
+      // Labels stay few: route patterns, and methods outside the known ones counted as `other`.
+      const method = KNOWN_METHODS.has(req.method) ? req.method : 'other';
+      metrics.requests.inc({ method, route: note.route, status: res.status });
+      metrics.duration.observe({ method, route: note.route }, (performance.now() - start) / 1000);
+    }
+    if (logRequests) {
+      logger.info({
+        reqId: id, method: req.method, url: loggedUrl(req.url), status: res.status,
+        ms: Math.round((performance.now() - start) * 10) / 10,
+        userId: note.userId, docId: note.docId, aborted: note.aborted,
+      }, 'request');
+    }
+    return res;
+  };
+
+  async function dispatch(req: HttpRequest, id: string, note: RequestNote): Promise<HttpResponse> {
     let cors: Record<string, string> = {};
-    const baseHeaders = { 'Cache-Control': 'no-cache' };
+    const baseHeaders = { 'Cache-Control': 'no-cache', 'X-Request-Id': id };
     try {
       cors = corsHeaders(req, opts);
       const q = req.url.indexOf('?');
@@ -142,8 +180,13 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       if (method === 'OPTIONS') return { status: 200, headers: { ...baseHeaders, ...cors }, body: '' };
       const match = matchRoute(routes, method === 'HEAD' ? 'GET' : method, split.path);
       if (!match) return jsonResponse(404, { error: `not found: ${req.url}` }, { ...baseHeaders, ...cors });
+      note.route = match.route.path;
+      note.docId = match.params.docId;
 
-      const principal = await engine.home.authenticate(req.headers.authorization);
+      const principal = match.route.public
+        ? engine.home.anonymousPrincipal()
+        : await engine.home.authenticate(req.headers.authorization);
+      if (!principal.anonymous) note.userId = principal.user.id;
       if (!principal.viaApiKey && !['GET', 'HEAD'].includes(method)) {
         const ct = req.headers['content-type'];
         if (req.headers['x-requested-with'] !== 'XMLHttpRequest' && ct !== 'application/json') {
@@ -216,6 +259,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       return jsonResponse(200, result === undefined ? null : result, { ...baseHeaders, ...cors });
     } catch (e) {
       if (isClientGone(e)) e = new RequestAborted((e as Error).message);
+      if (e instanceof RequestAborted) note.aborted = true;
       if (e instanceof ApiError) {
         // A body refused half-read leaves the connection unusable for the next request: close it.
         const close: Record<string, string> = e.status === 413 || e instanceof RequestAborted ? { Connection: 'close' } : {};
@@ -230,7 +274,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       onError(e);
       return jsonResponse(500, { error: 'internal error' }, { ...baseHeaders, ...cors });
     }
-  };
+  }
 }
 
 /** A connection the client closed or broke: not the server's failure, nothing to log. */
@@ -241,5 +285,5 @@ function isClientGone(e: unknown): boolean {
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([k, v]) => v !== undefined && k !== 'routes' && k !== 'onError')) as Partial<T>;
+  return Object.fromEntries(Object.entries(o).filter(([k, v]) => v !== undefined && k !== 'routes' && k !== 'onError' && k !== 'logger')) as Partial<T>;
 }

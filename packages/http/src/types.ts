@@ -1,5 +1,6 @@
 import type { Engine, OrgContext, Principal } from '@gristlite/core';
 import type { ParsedForm } from './multipart.js';
+import type { Metrics } from './ops.js';
 
 /** Request body as an adapter hands it over: bytes already read, or a stream to read on demand. */
 export type RequestBody = Uint8Array | AsyncIterable<Uint8Array> | null | undefined;
@@ -68,6 +69,10 @@ export interface ServerOptions {
   uploadDir?: string;
   /** Decision 3: concurrent requests per document (doc endpoints); 0 = no cap (the default). */
   maxParallelPerDoc: number;
+  /** Readiness for `GET /status?ready=1` (false while starting or shutting down); default ready. */
+  ready?: () => boolean;
+  /** Set when `/metrics` is served (GRISTLITE_METRICS=1). */
+  metrics?: Metrics;
   /** Environment-derived settings read once by `optionsFromEnv`. */
   env: Record<string, string | undefined>;
 }

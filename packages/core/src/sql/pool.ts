@@ -100,6 +100,11 @@ export class SqlPool {
     this.#fill();
   }
 
+  /** Statements waiting for a worker (for metrics). */
+  get queued(): number {
+    return this.#queued;
+  }
+
   /** Process ids of the workers ready to run statements (for diagnostics and tests). */
   get pids(): number[] {
     return [...this.#children].filter((c) => c.ready).map((c) => c.proc.pid!);

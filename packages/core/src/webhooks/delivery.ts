@@ -90,6 +90,12 @@ type StatsRow = {
   batchAttempts: number | null;
 };
 
+let deliveryFailures = 0;
+/** Failed webhook POSTs (attempts) in this process since it started (for metrics). */
+export function webhookFailureCount(): number {
+  return deliveryFailures;
+}
+
 /** Number of events waiting in the outbox, for one webhook or all. */
 export function queueSize(db: Database.Database, webhookId?: string): number {
   if (!hasTable(db, OUTBOX_TABLE)) return 0;
@@ -485,6 +491,7 @@ export class WebhookDelivery {
         throw e;
       }
       logBatch(this.db, webhookId, 'failure', { size, httpStatus, error, attempts: attempt + 1 });
+      deliveryFailures++;
       if (attempt >= this.currentMaxAttempts() - 1) return false;
       await sleep(wait * this.waitDelayMs, signal);
       if (wait < 64) wait *= 2;

@@ -1,0 +1,136 @@
+/**
+ * What operators need around the API: the health check (`GET /status`, as Grist answers it), one
+ * structured log line per request (pino) and Prometheus metrics (`GET /metrics`, prom-client).
+ */
+import { randomUUID } from 'node:crypto';
+import { pino, type Logger } from 'pino';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { NotFound, type Engine } from '@gristlite/core';
+import { flag } from './route.js';
+import type { Route } from './route.js';
+import { RawResponse } from './types.js';
+
+export type { Logger } from 'pino';
+
+type Env = Record<string, string | undefined>;
+
+/** The name Grist's status line gives the server: `Grist server(home,docs) is alive.` */
+const SERVER_NAME = 'server(home,docs)';
+const TEXT = { 'Content-Type': 'text/plain; charset=utf-8' };
+
+/**
+ * Grist's health check: 200 `Grist <name> is alive.`; with `db=1` the home database answers a
+ * cheap query, with `ready=1` the server is ready (not starting, not shutting down); each check
+ * adds `(db ok, ready not ok)`, and any failure answers 500 `... is unhealthy (...)`.
+ */
+export async function statusResponse(
+  query: URLSearchParams, checks: { db?: () => Promise<unknown>; ready: () => boolean },
+): Promise<RawResponse> {
+  const timeoutMs = Math.max(1, Number.parseInt(query.get('timeout') ?? '', 10) || 10_000);
+  const results: [string, boolean][] = [];
+  if (flag(query, 'db')) {
+    let timer: NodeJS.Timeout | undefined;
+    const ok = await Promise.race([
+      Promise.resolve().then(() => checks.db ? checks.db() : Promise.reject(new Error('not open'))).then(() => true, () => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    results.push(['db', ok]);
+  }
+  if (flag(query, 'ready')) results.push(['ready', checks.ready()]);
+  const extra = results.length ? ` (${results.map(([k, ok]) => `${k} ${ok ? 'ok' : 'not ok'}`).join(', ')})` : '';
+  const ok = results.every(([, r]) => r);
+  return new RawResponse(ok ? 200 : 500, `Grist ${SERVER_NAME} ${ok ? 'is alive' : 'is unhealthy'}${extra}.`, TEXT);
+}
+
+export const statusRoute: Route = {
+  method: 'GET',
+  path: '/status',
+  tag: 'meta',
+  summary: 'Health check as Grist answers it (`db=1`: home database, `ready=1`: readiness); no authentication',
+  query: ['db', 'ready', 'timeout'],
+  public: true,
+  handler: (ctx) => statusResponse(ctx.query, {
+    db: () => ctx.engine.store.getUser(0),
+    ready: () => ctx.options.ready?.() ?? true,
+  }),
+};
+
+export const metricsRoute: Route = {
+  method: 'GET',
+  path: '/metrics',
+  tag: 'meta',
+  summary: 'Prometheus metrics (only when GRISTLITE_METRICS=1; no authentication)',
+  public: true,
+  handler: async (ctx) => {
+    const metrics = ctx.options.metrics;
+    if (!metrics) throw new NotFound(`not found: ${ctx.originalUrl}`);
+    return new RawResponse(200, await metrics.registry.metrics(), { 'Content-Type': metrics.registry.contentType });
+  },
+};
+
+/** The request metrics of one handler, in a registry of its own. */
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'method' | 'route' | 'status'>;
+  duration: Histogram<'method' | 'route'>;
+}
+
+export function metricsEnabled(env: Env): boolean {
+  return ['1', 'true', 'yes', 'on'].includes((env.GRISTLITE_METRICS ?? '').toLowerCase());
+}
+
+export function createMetrics(engine: Engine): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'gristlite_' });
+  const requests = new Counter({
+    name: 'gristlite_http_requests_total', help: 'HTTP requests by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'gristlite_http_request_duration_seconds', help: 'Time to the response (headers and in-memory body), by route pattern',
+    labelNames: ['method', 'route'] as const, registers: [registry],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  });
+  let stats: ReturnType<Engine['stats']> | null = null;
+  // One read of the engine per scrape, shared by the gauges below.
+  const read = () => (stats ??= engine.stats(), queueMicrotask(() => (stats = null)), stats);
+  const gauge = (name: string, help: string, pick: (s: ReturnType<Engine['stats']>) => number) =>
+    new Gauge({ name, help, registers: [registry], collect() { this.set(pick(read())); } });
+  gauge('gristlite_open_documents', 'Documents open in this process', (s) => s.openDocs);
+  gauge('gristlite_sql_queue_size', 'SQL statements waiting for a worker', (s) => s.sqlQueued);
+  gauge('gristlite_webhook_queue_size', 'Webhook events waiting to be sent (documents open in this process)', (s) => s.webhookQueued);
+  new Counter({
+    name: 'gristlite_webhook_failures_total', help: 'Failed webhook delivery attempts since the process started',
+    registers: [registry], collect() { this.reset(); this.inc(read().webhookFailures); },
+  });
+  return { registry, requests, duration };
+}
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The default logger: JSON lines on stdout at `GRISTLITE_LOG_LEVEL` (default info). */
+export function createLogger(env: Env): Logger {
+  const wanted = (env.GRISTLITE_LOG_LEVEL ?? process.env.GRISTLITE_LOG_LEVEL ?? 'info').toLowerCase();
+  return pino({ level: LEVELS.includes(wanted) ? wanted : 'info', base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+}
+
+/** An incoming `X-Request-Id` is kept when it is short and plain; otherwise a new one. */
+export function requestId(incoming: string | undefined): string {
+  return incoming && /^[A-Za-z0-9._:@/+=-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+}
+
+const SECRET_PARAM = /auth|key|token|secret|passw|signature|sig$/i;
+
+/** The URL as logged: query parameters that may carry credentials have their values replaced. */
+export function loggedUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0 || !SECRET_PARAM.test(url.slice(q))) return url;
+  const parts = url.slice(q + 1).split('&').map((p) => {
+    const eq = p.indexOf('=');
+    let name = eq < 0 ? p : p.slice(0, eq);
+    try { name = decodeURIComponent(name); } catch { /* logged as received */ }
+    return SECRET_PARAM.test(name) ? `${p.slice(0, eq < 0 ? p.length : eq)}=[redacted]` : p;
+  });
+  return `${url.slice(0, q)}?${parts.join('&')}`;
+}
