@@ -4,13 +4,15 @@ import { allRoutes } from '../packages/http/dist/src/index.js';
 
 const byTag = new Map();
 for (const r of allRoutes()) {
+  if (r.internal) continue;
   if (!byTag.has(r.tag)) byTag.set(r.tag, []);
   byTag.get(r.tag).push(r);
 }
 let out = `# API reference
 
 Generated from the route table by \`node scripts/api-doc.mjs\` (after \`pnpm build\`). The same table
-serves the OpenAPI 3.1 document at \`GET /api/openapi.json\`, with the JSON schemas of request bodies.
+serves the OpenAPI 3.1 document at \`GET /api/openapi.json\`, with the JSON schemas of request bodies,
+and the API console at \`/apiconsole\` (Swagger UI) renders it so every endpoint can be tried with a key.
 Behaviour, status codes and error bodies follow Grist (see \`../shared/SPEC.md\` in the development
 setup, and \`decisions.md\` for where gristlite chose).
 
@@ -22,4 +24,4 @@ for (const [tag, routes] of byTag) {
   for (const r of routes) out += `| ${r.method} | \`${r.path}\` | ${r.summary} | ${(r.query ?? []).join(', ')} |\n`;
 }
 writeFileSync(new URL('../docs/api.md', import.meta.url), out);
-console.log(`docs/api.md: ${allRoutes().length} routes`);
+console.log(`docs/api.md: ${allRoutes().filter((r) => !r.internal).length} routes`);

@@ -5,6 +5,7 @@ import type { Route } from './route.js';
 export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
+    if (r.internal) continue;
     const path = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const params = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
       name: m[1],

@@ -20,6 +20,8 @@ export interface Route {
    * `maxUploadBytes` plus `maxBodyBytes` for the fields; other bodies, `maxBodyBytes`.
    */
   upload?: boolean;
+  /** Not part of the REST API (the console's page and files): left out of the OpenAPI document. */
+  internal?: boolean;
   handler(ctx: RequestContext): Promise<HandlerResult>;
 }
 
