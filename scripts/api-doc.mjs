@@ -1,4 +1,5 @@
-// Writes docs/api.md from the route table (the same table that serves /api/openapi.json).
+// Writes docs/api.md from the route table (the same table that serves /api/openapi.json);
+// with --stdout, prints it instead (packages/http/test/api-doc.test.ts compares the two).
 import { writeFileSync } from 'node:fs';
 import { allRoutes } from '../packages/http/dist/src/index.js';
 
@@ -22,6 +23,10 @@ Authentication: \`Authorization: Bearer <API key>\`. Team sites: \`/o/<domain>/a
 for (const [tag, routes] of byTag) {
   out += `\n## ${tag}\n\n| method | path | what | query |\n|---|---|---|---|\n`;
   for (const r of routes) out += `| ${r.method} | \`${r.path}\` | ${r.summary} | ${(r.query ?? []).join(', ')} |\n`;
+}
+if (process.argv.includes('--stdout')) {
+  process.stdout.write(out);
+  process.exit(0);
 }
 writeFileSync(new URL('../docs/api.md', import.meta.url), out);
 console.log(`docs/api.md: ${allRoutes().filter((r) => !r.internal).length} routes`);
