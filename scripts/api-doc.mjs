@@ -14,6 +14,9 @@ let out = `# API reference
 Generated from the route table by \`node scripts/api-doc.mjs\` (after \`pnpm build\`). The same table
 serves the OpenAPI 3.1 document at \`GET /api/openapi.json\`, with the JSON schemas of request bodies,
 and the API console at \`/apiconsole\` (Swagger UI) renders it so every endpoint can be tried with a key.
+The document passes \`redocly lint\` (recommended ruleset) and generates typed clients: \`openapi-typescript\`
+types for \`openapi-fetch\` are in \`packages/conformance/src/generated/openapi.ts\` (regenerate with
+\`node scripts/openapi-client.mjs\`).
 Behaviour, status codes and error bodies follow Grist (see \`../shared/SPEC.md\` in the development
 setup, and \`decisions.md\` for where gristlite chose).
 
