@@ -915,6 +915,13 @@ export interface components {
             /** Format: date-time */
             updatedAt?: string;
         };
+        OrgSummary: {
+            id: number;
+            name: string;
+            domain?: string | null;
+            owner?: components["schemas"]["User"] | null;
+            host?: string | null;
+        };
         Doc: {
             id: string;
             name: string;
@@ -934,14 +941,14 @@ export interface components {
             id: number;
             name: string;
             access?: components["schemas"]["Role"];
-            org?: components["schemas"]["Org"];
+            org?: components["schemas"]["OrgSummary"];
         };
         Workspace: {
             id: number;
             name: string;
             access: components["schemas"]["Role"];
             docs?: components["schemas"]["Doc"][];
-            org?: components["schemas"]["Org"];
+            org?: components["schemas"]["OrgSummary"];
             isSupportWorkspace?: boolean;
             /** Format: date-time */
             createdAt?: string;
@@ -980,6 +987,11 @@ export interface components {
         };
         Columns: {
             columns: components["schemas"]["Column"][];
+        };
+        ColumnIds: {
+            columns: {
+                id: string;
+            }[];
         };
         Records: {
             records: {
@@ -2170,8 +2182,8 @@ export interface operations {
     getApiDocsDocIdTables: {
         parameters: {
             query?: {
-                /** @description Include each table's columns (1, true, on or yes). */
-                expand?: boolean;
+                /** @description With "column", each table's columns are included. */
+                expand?: "column";
             };
             header?: never;
             path: {
@@ -2390,7 +2402,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Columns"];
+                    "application/json": components["schemas"]["ColumnIds"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -2486,7 +2498,7 @@ export interface operations {
                 hidden?: boolean;
                 /** @description How cells are encoded. */
                 cellFormat?: "normal" | "typed";
-                /** @description Answer at once (accepted for Grist compatibility) (1, true, on or yes). */
+                /** @description Accepted for Grist compatibility (no effect: there are no formulas to wait for) (1, true, on or yes). */
                 immediate?: boolean;
             };
             header?: never;
@@ -2574,7 +2586,7 @@ export interface operations {
             query?: {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
-                /** @description Read records without their "fields" wrapper (1, true, on or yes). */
+                /** @description The body may be a plain array of records' fields, without {"records": [{"fields": ...}]} (1, true, on or yes). */
                 flat?: boolean;
             };
             header?: never;
@@ -2782,7 +2794,7 @@ export interface operations {
                 limit?: number;
                 /** @description How cells are encoded. */
                 cellFormat?: "normal" | "typed";
-                /** @description Answer at once (accepted for Grist compatibility) (1, true, on or yes). */
+                /** @description Accepted for Grist compatibility (no effect: there are no formulas to wait for) (1, true, on or yes). */
                 immediate?: boolean;
             };
             header?: never;
@@ -3390,7 +3402,7 @@ export interface operations {
                 colId?: string;
                 /** @description Row id of the cell the attachment is in. */
                 rowId?: number;
-                /** @description The attachment may not be referenced by a cell yet (1, true, on or yes). */
+                /** @description Accepted for Grist compatibility (the attachment may not be in a cell yet) (1, true, on or yes). */
                 maybeNew?: boolean;
             };
             header?: never;
