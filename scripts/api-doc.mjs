@@ -1,16 +1,22 @@
-// Writes docs/api.md from the route table (the same table that serves /api/openapi.json).
+// Writes docs/api.md from the route table (the same table that serves /api/openapi.json);
+// with --stdout, prints it instead (packages/http/test/api-doc.test.ts compares the two).
 import { writeFileSync } from 'node:fs';
 import { allRoutes } from '../packages/http/dist/src/index.js';
 
 const byTag = new Map();
 for (const r of allRoutes()) {
+  if (r.internal) continue;
   if (!byTag.has(r.tag)) byTag.set(r.tag, []);
   byTag.get(r.tag).push(r);
 }
 let out = `# API reference
 
 Generated from the route table by \`node scripts/api-doc.mjs\` (after \`pnpm build\`). The same table
-serves the OpenAPI 3.1 document at \`GET /api/openapi.json\`, with the JSON schemas of request bodies.
+serves the OpenAPI 3.1 document at \`GET /api/openapi.json\`, with the JSON schemas of request bodies,
+and the API console at \`/apiconsole\` (Swagger UI) renders it so every endpoint can be tried with a key.
+The document passes \`redocly lint\` (recommended ruleset) and generates typed clients: \`openapi-typescript\`
+types for \`openapi-fetch\` are in \`packages/conformance/src/generated/openapi.ts\` (regenerate with
+\`node scripts/openapi-client.mjs\`).
 Behaviour, status codes and error bodies follow Grist (see \`../shared/SPEC.md\` in the development
 setup, and \`decisions.md\` for where gristlite chose).
 
@@ -21,5 +27,9 @@ for (const [tag, routes] of byTag) {
   out += `\n## ${tag}\n\n| method | path | what | query |\n|---|---|---|---|\n`;
   for (const r of routes) out += `| ${r.method} | \`${r.path}\` | ${r.summary} | ${(r.query ?? []).join(', ')} |\n`;
 }
+if (process.argv.includes('--stdout')) {
+  process.stdout.write(out);
+  process.exit(0);
+}
 writeFileSync(new URL('../docs/api.md', import.meta.url), out);
-console.log(`docs/api.md: ${allRoutes().length} routes`);
+console.log(`docs/api.md: ${allRoutes().filter((r) => !r.internal).length} routes`);

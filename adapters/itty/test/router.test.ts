@@ -22,6 +22,8 @@ test('own routes before and after the API keep working; API errors come out in G
     assert.is(await (await call('/before')).text(), 'before');
     assert.is(await (await call('/after')).text(), 'after');
     assert.is(await (await call('/elsewhere')).text(), 'app 404');
+    assert.is(await (await call('/apiconsolex')).text(), 'app 404');
+    assert.is((await call('/apiconsole')).headers.get('content-type'), 'text/html; charset=utf-8');
     const unknown = await call('/api/zig');
     assert.is(unknown.status, 404);
     assert.equal(await unknown.json(), { error: 'not found: /api/zig' });

@@ -11,7 +11,7 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (er
 
 export interface NodeAdapterOptions {
   /**
-   * Only serve paths under `/api` (and `/o/<org>/api`), passing others to `next` when given, so the
+   * Only serve paths under `/api` and `/apiconsole` (and `/o/<org>/...`), passing others to `next` when given, so the
    * handler can sit in front of an app's own routes. Default true.
    */
   apiOnly?: boolean;
@@ -23,7 +23,8 @@ function toRequest(req: IncomingMessage): HttpRequest {
   return { method: req.method ?? 'GET', url: req.url ?? '/', headers, body: req };
 }
 
-const API_PATH = /^(?:\/o\/[^/]+)?(?:\/dw\/[^/]+\/v\/[^/]+)?\/api(?:\/|$|\?)/i;
+// The API, and the API console (`/apiconsole` and its files).
+const API_PATH = /^(?:\/o\/[^/]+)?(?:\/dw\/[^/]+\/v\/[^/]+)?\/(?:api|apiconsole)(?:\/|$|\?)/i;
 
 function ignore(): void {}
 

@@ -9,7 +9,7 @@ import { Engine } from '@gristlite/core';
 import { createApiHandler } from '@gristlite/http';
 import { toNodeHandler } from '../src/index.js';
 
-test('requests outside /api reach the app; /api, /o/<org>/api and /API reach gristlite', async () => {
+test('requests outside /api and /apiconsole reach the app; /api, /o/<org>/api, /API and the console reach gristlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gl-node-mw-'));
   const engine = await Engine.open({ dataDir: dir });
   const gristlite = toNodeHandler(createApiHandler(engine, { env: {} }));
@@ -31,6 +31,10 @@ test('requests outside /api reach the app; /api, /o/<org>/api and /API reach gri
     assert.is(missing.status, 404);
     assert.equal(await missing.json(), { error: 'not found: /o/nowhere/api/zig' }); // the original URL, as Express reports it
     assert.is((await fetch(`${base}/API/orgs`)).status, 200);
+    assert.is(await (await fetch(`${base}/apiconsolex`)).text(), 'app: /apiconsolex');
+    const page = await fetch(`${base}/apiconsole`);
+    assert.is(page.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.is((await fetch(`${base}/o/acme/apiconsole/swagger-ui.css`)).headers.get('content-type'), 'text/css; charset=utf-8');
   } finally {
     await new Promise<void>((r) => server.close(() => r()));
     await engine.close();

@@ -6,6 +6,7 @@
  *   runConformance({ name: 'node', start: async (env) => ({ url, engine, close }) });
  */
 import { accessSuite } from './access.js';
+import { apiConsoleSuite } from './apiconsole.js';
 import { attachmentsSuite } from './attachments.js';
 import { columnsTablesSuite } from './columns-tables.js';
 import { dataSuite } from './data.js';
@@ -40,6 +41,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   attachments: attachmentsSuite,
   webhooks: webhooksSuite,
   formulas: formulasSuite,
+  apiconsole: apiConsoleSuite,
 };
 
 /** Registers (and queues for running) every suite against `target`; `only` picks some by name. */

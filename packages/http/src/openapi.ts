@@ -1,52 +1,111 @@
 /** The OpenAPI 3.1 document, generated from the route table and its valibot schemas. */
 import { toJsonSchema } from '@valibot/to-json-schema';
+import { QUERY_PARAMS, RESPONSES, SCHEMAS } from './openapi-schemas.js';
 import type { Route } from './route.js';
+
+const ERRORS: Record<string, string> = {
+  '400': 'Bad request: invalid parameters or body',
+  '401': 'Invalid API key',
+  '403': 'No access',
+  '404': 'Not found',
+  '413': 'Body or upload too large',
+  '429': 'Too many requests for this document at once',
+  '503': 'Momentarily unavailable (out of resources); try again',
+};
+
+const TAGS: Record<string, string> = {
+  meta: 'This API\'s description',
+  orgs: 'Team sites and personal orgs',
+  workspaces: 'Workspaces of an org',
+  docs: 'Documents: metadata, creation, import and copy',
+  users: 'The calling user and API keys',
+  tables: 'Tables of a document',
+  columns: 'Columns of a table',
+  records: 'Records of a table, and user actions',
+  data: 'Records in columnar form (deprecated)',
+  sql: 'Read-only SQL',
+  downloads: 'Document and table downloads',
+  attachments: 'Attachments of a document',
+  webhooks: 'Webhooks of a document',
+};
+
+function operationId(method: string, path: string): string {
+  return `${method.toLowerCase()}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string) => (c ?? '').toUpperCase())}`;
+}
 
 export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  const tags = new Set<string>();
   for (const r of routes) {
+    if (r.internal) continue;
     const path = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const params = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
       name: m[1],
       in: 'path',
       required: true,
-      schema: { type: 'string' },
+      schema: /^(wid|userId)$/.test(m[1]) ? { type: 'integer' } : { type: 'string' },
     }));
-    const query = (r.query ?? []).map((name) => ({ name, in: 'query', required: false, schema: { type: 'string' } }));
+    const query = (r.query ?? []).map((name) => {
+      const { description, ...schema } = QUERY_PARAMS[name] ?? { type: 'string', description: name };
+      return { name, in: 'query', required: false, description, schema };
+    });
+    const ok = r.response ?? RESPONSES[`${r.method} ${r.path}`] ?? { description: 'Success', schema: {} };
+    const errors = ['400', '401', '403', '404'];
+    if (r.body || r.upload) errors.push('413');
+    if (r.path.startsWith('/api/docs/:docId/')) errors.push('429');
+    errors.push('503');
+    tags.add(r.tag);
     (paths[path] ??= {})[r.method.toLowerCase()] = {
       summary: r.summary,
       tags: [r.tag],
-      operationId: `${r.method.toLowerCase()}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string) => (c ?? '').toUpperCase())}`,
+      operationId: operationId(r.method, path),
       ...(params.length || query.length ? { parameters: [...params, ...query] } : {}),
-      ...(r.body
+      ...(r.upload
         ? {
             requestBody: {
-              required: true,
-              content: { 'application/json': { schema: toJsonSchema(r.body, { errorMode: 'ignore', target: 'draft-2020-12' }) } },
+              required: !r.body,
+              content: {
+                'multipart/form-data': {
+                  schema: { type: 'object', properties: { upload: { type: 'array', items: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+                },
+                ...(r.body ? { 'application/json': { schema: toJsonSchema(r.body, { errorMode: 'ignore', target: 'draft-2020-12' }) } } : {}),
+              },
             },
           }
-        : {}),
+        : r.body
+          ? {
+              requestBody: {
+                required: true,
+                content: { 'application/json': { schema: toJsonSchema(r.body, { errorMode: 'ignore', target: 'draft-2020-12' }) } },
+              },
+            }
+          : {}),
       responses: {
-        '200': { description: 'Success' },
-        default: {
-          description: "Error, in Grist's shape",
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-        },
+        '200': { description: ok.description, content: { [ok.contentType ?? 'application/json']: { schema: ok.schema } } },
+        ...Object.fromEntries(errors.map((code) => [code, { $ref: `#/components/responses/Error${code}` }])),
       },
     };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'gristlite', version, description: "Grist's REST API (v1.0.1), as served by gristlite." },
+    info: {
+      title: 'gristlite',
+      version,
+      description: "Grist's REST API (v1.0.1), as served by gristlite. Authenticate with `Authorization: Bearer <API key>`.",
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [
+      { url: '/', description: 'This server (the personal org, or the team site of the subdomain)' },
+      { url: '/o/{org}', description: 'A team site, by its domain', variables: { org: { default: 'docs', description: 'The org\'s domain ("docs": your personal orgs)' } } },
+    ],
+    tags: [...tags].map((name) => ({ name, description: TAGS[name] ?? name })),
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key' } },
-      schemas: {
-        Error: {
-          type: 'object',
-          required: ['error'],
-          properties: { error: { type: 'string' }, details: { type: 'object' } },
-        },
-      },
+      schemas: SCHEMAS,
+      responses: Object.fromEntries(Object.entries(ERRORS).map(([code, description]) => [
+        `Error${code}`,
+        { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      ])),
     },
     security: [{ bearer: [] }, {}],
     paths,

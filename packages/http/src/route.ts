@@ -22,7 +22,20 @@ export interface Route {
   upload?: boolean;
   /** Answered without looking at credentials (`/status`, `/metrics`). */
   public?: boolean;
+  /** The success response, for the OpenAPI document (built-in routes: `RESPONSES` in openapi-schemas.ts). */
+  response?: RouteResponse;
+  /** Not part of the REST API (the console's page and files): left out of the OpenAPI document. */
+  internal?: boolean;
   handler(ctx: RequestContext): Promise<HandlerResult>;
+}
+
+/** A success response as the OpenAPI document describes it. */
+export interface RouteResponse {
+  description: string;
+  /** JSON Schema of the body. */
+  schema: Record<string, unknown>;
+  /** Default `application/json`. */
+  contentType?: string;
 }
 
 export interface CompiledRoute extends Route {

@@ -2,6 +2,7 @@ import { openApiDocument } from '../openapi.js';
 import { metricsRoute, statusRoute } from '../ops.js';
 import type { Route } from '../route.js';
 import { attachmentRoutes } from './attachments.js';
+import { consoleRoutes } from './console.js';
 import { docDataRoutes } from './docdata.js';
 import { downloadRoutes } from './download.js';
 import { exportRoutes } from './exports.js';
@@ -14,7 +15,7 @@ const VERSION = '1.0.1';
 
 /** The one route table. Order matters only where two patterns overlap (first match wins). */
 export function allRoutes(): Route[] {
-  const routes: Route[] = [...homeRoutes, ...docDataRoutes, ...sqlRoutes, ...downloadRoutes, ...exportRoutes, ...importRoutes, ...attachmentRoutes, ...webhookRoutes, statusRoute, metricsRoute];
+  const routes: Route[] = [...homeRoutes, ...docDataRoutes, ...sqlRoutes, ...downloadRoutes, ...exportRoutes, ...importRoutes, ...attachmentRoutes, ...webhookRoutes, statusRoute, metricsRoute, ...consoleRoutes];
   const openapi: Route = {
     method: 'GET',
     path: '/api/openapi.json',
