@@ -81,6 +81,23 @@ export function sqlDownloadsSuite(target: Target): void {
     ok(await post('select count(*) from Table1'), 'the doc still answers after a killed statement');
   });
 
+  s('SQL parameters and statements as Grist binds them (issue 15)', async () => {
+    const { api, chimpy } = world();
+    const post = (sql: string, args?: unknown[]) => api.post(`/api/docs/${doc}/sql`, { sql, args }, chimpy.as);
+    // Numbered parameters take their own position in args.
+    assert.equal(ok(await post('select ?2 as b, ?1 as a', [1, 2])).body.records, [{ fields: { b: 2, a: 1 } }]);
+    assert.equal(ok(await post('select ?2 as b', [1, 2])).body.records, [{ fields: { b: 2 } }]);
+    // Too few args bind null, as Grist's driver does.
+    assert.equal(ok(await post('select ? as a, ? as b', [1])).body.records, [{ fields: { a: 1, b: null } }]);
+    assert.equal(ok(await post('select ?3 as c, :x as x', [7])).body.records, [{ fields: { c: null, x: null } }]);
+    assert.equal(ok(await post('select A from Table1 where id = ?')).body.records, []);
+    // Two statements: SQLite's own error, as Grist reports it.
+    isError(await post('select 1; select 2'), 400, 'SQLITE_ERROR: near ";": syntax error');
+    isError(await post('select 1;;'), 400, 'SQLITE_ERROR: near ";": syntax error');
+    // A string holding a `?` is not a parameter.
+    assert.equal(ok(await post("select '?' as q, ? as a", [3])).body.records, [{ fields: { q: '?', a: 3 } }]);
+  });
+
   s('SQL access: strangers 403, viewers 200, owners only once access rules exist', async () => {
     const { api, chimpy, kiwi } = world();
     const q = `/api/docs/${doc}/sql?q=select+A+from+Table1+where+id=1`;
