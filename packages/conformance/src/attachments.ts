@@ -135,5 +135,15 @@ export function attachmentsSuite(target: Target): void {
     assert.is(ok(await api.get(att, chimpy.as)).body.records.length, 6, 'failed uploads added nothing');
   });
 
+  s('download: non-ASCII names as RFC 6266 filename* with an ASCII fallback (decision)', async () => {
+    const { api, chimpy } = world();
+    const [id] = ok(await upload([{ name: 'résumé 日本.txt', content: 'hi' }])).body;
+    assert.is(ok(await api.get(`${att}/${id}`, chimpy.as)).body.fileName, 'résumé 日本.txt');
+    const dl = ok(await api.get(`${att}/${id}/download`, chimpy.as));
+    assert.is(dl.headers['content-disposition'], "attachment; filename=\"resume ??.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%E6%97%A5%E6%9C%AC.txt");
+    assert.is(ok(await api.get(`${att}/${id}/download?name=${encodeURIComponent('café.txt')}`, chimpy.as)).headers['content-disposition'],
+      "attachment; filename=\"cafe.txt\"; filename*=UTF-8''caf%C3%A9.txt");
+  });
+
   s.run();
 }

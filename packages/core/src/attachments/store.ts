@@ -175,14 +175,14 @@ export function getAttachmentMetadata(db: Database.Database, attId: number): Att
   return cleanRecord(attachmentRow(db, attId));
 }
 
-const TEXT_RE = /^[\x20-\x7e\x80-\xff]+$/;
-const NON_LATIN1_RE = /[^\x20-\x7e\xa0-\xff]/g;
+const NON_ASCII_RE = /[^\x20-\x7e]/g;
 const HEX_ESCAPE_RE = /%[0-9A-Fa-f]{2}/;
 
 /**
- * The Content-Disposition header Grist builds with the `content-disposition` package:
- * `attachment; filename="a.jpg"`, plus `filename*=UTF-8''...` (and a `?`-substituted fallback)
- * for names outside ISO-8859-1.
+ * Content-Disposition as RFC 6266 advises (decision: Grist sends ISO-8859-1 names raw and
+ * replaces other characters with `?`): `filename="..."` is always ASCII (accents dropped, other
+ * characters `?`), and any name that is not plain ASCII also gets `filename*=UTF-8''...` (RFC 8187),
+ * which every current browser prefers.
  */
 export function contentDisposition(fileName: string, type: 'attachment' | 'inline' = 'attachment'): string {
   const name = basename(fileName);
@@ -191,12 +191,9 @@ export function contentDisposition(fileName: string, type: 'attachment' | 'inlin
     "UTF-8''" + encodeURIComponent(s).replace(/[\x00-\x20"'()*,/:;<=>?@[\\\]{}\x7f]/g,
       (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
   if (!name) return type;
-  const isQuotedString = TEXT_RE.test(name);
-  const fallback = name.replace(NON_LATIN1_RE, '?');
-  const hasFallback = fallback !== name;
-  let out = type;
-  if (isQuotedString || hasFallback) out += `; filename=${quoted(hasFallback ? fallback : name)}`;
-  if (hasFallback || !isQuotedString || HEX_ESCAPE_RE.test(name)) out += `; filename*=${extended(name)}`;
+  const fallback = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(NON_ASCII_RE, '?');
+  let out = `${type}; filename=${quoted(fallback)}`;
+  if (fallback !== name || HEX_ESCAPE_RE.test(name)) out += `; filename*=${extended(name)}`;
   return out;
 }
 
