@@ -167,5 +167,21 @@ export function dataSuite(target: Target): void {
     isError(await api.get(`${tablePath(doc, 'FooBar')}/data`, chimpy.as), 404, 'Table not found "FooBar"');
   });
 
+  s('POST /data with uneven columns: short columns get their type default, as Grist does (issue 15)', async () => {
+    const { api, chimpy } = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Uneven');
+    ok(await api.post(`/api/docs/${d}/tables`, { tables: [{ id: 'T', columns: [
+      { id: 'Name', fields: { type: 'Text' } }, { id: 'N', fields: { type: 'Int' } }, { id: 'X', fields: { type: 'Numeric' } },
+      { id: 'B', fields: { type: 'Bool' } }, { id: 'Dt', fields: { type: 'Date' } }, { id: 'R', fields: { type: 'Ref:T' } },
+    ] }] }, chimpy.as));
+    assert.equal(ok(await api.post(`${tablePath(d, 'T')}/data`, { Name: ['a', 'b', 'c'], N: [5], X: [], B: [true], Dt: [1], R: [1, 2] }, chimpy.as)).body, [1, 2, 3]);
+    const data = ok(await api.get(`${tablePath(d, 'T')}/data`, chimpy.as)).body;
+    assert.equal([data.Name, data.N, data.X, data.B, data.Dt, data.R],
+      [['a', 'b', 'c'], [5, 0, 0], [0, 0, 0], [true, false, false], [1, null, null], [1, 2, 0]]);
+    // The first column sets the row count; longer columns are cut to it.
+    assert.equal(ok(await api.post(`${tablePath(d, 'T')}/data`, { N: [7], Name: ['x', 'y'] }, chimpy.as)).body, [4]);
+    assert.equal(ok(await api.get(`${tablePath(d, 'T')}/records?filter=${encodeURIComponent('{"id":[4]}')}`, chimpy.as)).body.records[0].fields.Name, 'x');
+  });
+
   s.run();
 }
