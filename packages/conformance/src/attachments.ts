@@ -145,5 +145,27 @@ export function attachmentsSuite(target: Target): void {
       "attachment; filename=\"cafe.txt\"; filename*=UTF-8''caf%C3%A9.txt");
   });
 
+  s('attachment store endpoints answer as Grist does with no external store (issue 15)', async () => {
+    const { api, chimpy, kiwi } = world();
+    const status = (summary: string) => ({ status: { pendingTransferCount: 0, isRunning: false, successes: 0, failures: 0 }, locationSummary: summary });
+    assert.equal(ok(await api.get(`${att}/transferStatus`, chimpy.as)).body, status('internal'));
+    assert.equal(ok(await api.post(`${att}/transferAll`, {}, chimpy.as)).body, status('internal'));
+    assert.equal(ok(await api.get(`${att}/stores`, chimpy.as)).body, { stores: [] });
+    assert.equal(ok(await api.post(`${att}/store`, { type: 'internal' }, chimpy.as)).body, {});
+    isError(await api.post(`${att}/store`, { type: 'external' }, chimpy.as), 400, 'server is not configured with an external store');
+    const bad = await api.post(`${att}/store`, { type: 'cloud' }, chimpy.as);
+    assert.is(bad.status, 400);
+    assert.equal(bad.body, { error: 'Invalid payload', details: { userError: 'Error: body.type is none of "internal", "external"' } });
+    assert.equal(ok(await api.get(`${att}/store`, chimpy.as)).body, { type: 'internal' });
+    const empty = await world().newDoc(chimpy, await world().homeWs(chimpy), 'NoFiles');
+    assert.equal(ok(await api.get(`/api/docs/${empty}/attachments/transferStatus`, chimpy.as)).body, status('none'));
+    // Owners only, except transferStatus (viewers).
+    await world().share(chimpy, `/api/docs/${empty}`, { [kiwi.email]: 'editors' });
+    ok(await api.get(`/api/docs/${empty}/attachments/transferStatus`, kiwi.as));
+    isError(await api.get(`/api/docs/${empty}/attachments/stores`, kiwi.as), 403, 'No owner access');
+    isError(await api.post(`/api/docs/${empty}/attachments/transferAll`, {}, kiwi.as), 403, 'No owner access');
+    isError(await api.post(`/api/docs/${empty}/attachments/store`, { type: 'internal' }, kiwi.as), 403, 'No owner access');
+  });
+
   s.run();
 }

@@ -6,7 +6,30 @@ import {
 import { parseMultipart } from '../multipart.js';
 import { flag, type Route } from '../route.js';
 import { RawResponse, type RequestContext } from '../types.js';
+import * as v from 'valibot';
+import { validate } from '../validate.js';
 import { openDocFor } from './doc-common.js';
+
+const SetAttachmentStorePost = v.looseObject({
+  type: v.picklist(['internal', 'external'], 'is none of "internal", "external"'),
+}, 'is not an object');
+
+/**
+ * Grist's transfer status when no external store is configured: nothing is ever pending, and the
+ * files' location is `none` (no files) or `internal`.
+ */
+function transferStatus(db: { prepare(sql: string): { get(): unknown } }) {
+  let any = false;
+  try {
+    any = db.prepare('SELECT 1 FROM _gristsys_Files LIMIT 1').get() !== undefined;
+  } catch {
+    // an old document without _gristsys_Files holds no files
+  }
+  return {
+    status: { pendingTransferCount: 0, isRunning: false, successes: 0, failures: 0 },
+    locationSummary: any ? 'internal' : 'none',
+  };
+}
 
 /**
  * `filter`, `sort`, `limit` (or the `X-Sort` / `X-Limit` headers; the query wins) as GET /records
@@ -65,6 +88,41 @@ export const attachmentRoutes: Route[] = [
     handler: async (ctx) => {
       await openDocFor(ctx, 'viewers');
       return { type: 'internal' };
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/attachments/store', tag: 'attachments',
+    summary: 'Choose the attachment store: "internal" (the only one gristlite has) or "external" (400: none configured)',
+    body: SetAttachmentStorePost,
+    handler: async (ctx) => {
+      await openDocFor(ctx, 'owners');
+      const body = validate(SetAttachmentStorePost, await ctx.json());
+      if (body.type === 'external') throw new BadRequest('server is not configured with an external store');
+      return {};  // Grist: `{store: undefined}` for the internal store
+    },
+  },
+  {
+    method: 'GET', path: '/api/docs/:docId/attachments/stores', tag: 'attachments',
+    summary: 'External attachment stores configured on the server (none in gristlite)',
+    handler: async (ctx) => {
+      await openDocFor(ctx, 'owners');
+      return { stores: [] };
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/attachments/transferAll', tag: 'attachments',
+    summary: 'Move every attachment to the document\'s store (nothing to move with the internal store); answers the transfer status',
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'owners');
+      return transferStatus(doc.db);
+    },
+  },
+  {
+    method: 'GET', path: '/api/docs/:docId/attachments/transferStatus', tag: 'attachments',
+    summary: 'Status of attachment transfers between stores, and where the files are',
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'viewers');
+      return transferStatus(doc.db);
     },
   },
   {
