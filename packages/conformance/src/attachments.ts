@@ -167,5 +167,35 @@ export function attachmentsSuite(target: Target): void {
     isError(await api.post(`/api/docs/${empty}/attachments/store`, { type: 'internal' }, kiwi.as), 403, 'No owner access');
   });
 
+  s('updateUsed, removeUnused (?expiredonly, ?verifyfiles) and verifyFiles as Grist has them (issue 15)', async () => {
+    const { api, chimpy, kiwi } = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Unused');
+    const base = `/api/docs/${d}/attachments`;
+    const up = multipart([{ name: 'a.txt', content: 'aaa' }, { name: 'b.txt', content: 'bbb' }, { name: 'c.txt', content: 'ccc' }]);
+    assert.equal(ok(await api.call('POST', base, { key: chimpy.key, ...up })).body, [1, 2, 3]);
+    ok(await api.post(`/api/docs/${d}/tables`, { tables: [{ id: 'Files', columns: [{ id: 'F', fields: { type: 'Attachments' } }] }] }, chimpy.as));
+    ok(await api.post(`/api/docs/${d}/tables/Files/records`, { records: [{ fields: { F: ['L', 1] } }, { fields: { F: ['L', 3, 1] } }] }, chimpy.as));
+    const sql = async (q: string) => ok(await api.get(`/api/docs/${d}/sql?q=${encodeURIComponent(q)}`, chimpy.as)).body.records.map((r: any) => r.fields);
+    const deleted = async () => (await sql('select id, timeDeleted is not null as del from _grist_Attachments order by id')).map((r: any) => [r.id, r.del]);
+    await world().share(chimpy, `/api/docs/${d}`, { [kiwi.email]: 'editors' });
+    const upd = ok(await api.post(`${base}/updateUsed`, {}, kiwi.as));
+    assert.is(upd.text, 'null');
+    assert.equal(await deleted(), [[1, 0], [2, 1], [3, 0]]);
+    ok(await api.post(`/api/docs/${d}/tables/Files/records`, { records: [{ fields: { F: ['L', 2] } }] }, chimpy.as));
+    ok(await api.post(`${base}/updateUsed`, {}, chimpy.as));
+    assert.equal(await deleted(), [[1, 0], [2, 0], [3, 0]], 'used again: no longer deleted');
+    ok(await api.post(`/api/docs/${d}/tables/Files/data/delete`, [2, 3], chimpy.as));
+    isError(await api.post(`${base}/removeUnused`, {}, kiwi.as), 403, 'No owner access');
+    isError(await api.post(`${base}/verifyFiles`, {}, kiwi.as), 403, 'No owner access');
+    // expiredonly: rows deleted just now are kept.
+    assert.is(ok(await api.post(`${base}/removeUnused?expiredonly=1`, {}, chimpy.as)).text, 'null');
+    assert.equal(await deleted(), [[1, 0], [2, 1], [3, 1]]);
+    assert.is(ok(await api.post(`${base}/removeUnused?verifyfiles=1`, {}, chimpy.as)).text, 'null');
+    assert.equal(await deleted(), [[1, 0]]);
+    assert.equal(await sql('select count(*) as n from _gristsys_Files'), [{ n: 1 }]);
+    assert.is(ok(await api.post(`${base}/verifyFiles`, {}, chimpy.as)).text, 'null');
+    ok(await api.get(`${base}/1/download`, chimpy.as));
+  });
+
   s.run();
 }

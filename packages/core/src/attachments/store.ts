@@ -237,3 +237,78 @@ export function parseAttId(value: string): number {
   if (Number.isNaN(n)) throw new BadRequest(`attId parameter cannot be understood as an integer: ${value}`);
   return n;
 }
+
+/** Grist's ATTACHMENTS_EXPIRY_DAYS: `removeUnused?expiredonly=1` removes rows unused this long. */
+export const ATTACHMENTS_EXPIRY_DAYS = 7;
+
+/** The attachment ids referenced by any Attachments cell of any user table. */
+function usedAttachmentIds(db: Database.Database): Set<number> {
+  const cols = db.prepare(
+    `SELECT t.tableId AS tableId, c.colId AS colId FROM _grist_Tables_column c JOIN _grist_Tables t ON t.id = c.parentId
+     WHERE c.type = 'Attachments'`,
+  ).all() as { tableId: string; colId: string }[];
+  const used = new Set<number>();
+  const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  for (const { tableId, colId } of cols) {
+    let cells: unknown[];
+    try {
+      cells = db.prepare(`SELECT ${q(colId)} FROM ${q(tableId)}`).pluck().all();
+    } catch {
+      continue;  // metadata naming a column the table lacks: nothing is used there
+    }
+    for (const cell of cells) {
+      let list: unknown = cell;
+      if (typeof cell === 'string' && cell.startsWith('[')) {
+        try { list = JSON.parse(cell); } catch { continue; }
+      }
+      if (Array.isArray(list)) for (const v of list) if (typeof v === 'number') used.add(v);
+    }
+  }
+  return used;
+}
+
+/**
+ * POST .../attachments/updateUsed: Grist's usage scan. An attachment no cell references gets
+ * `timeDeleted` (now, in seconds); one referenced again loses it. Returns whether anything changed.
+ */
+export function updateUsedAttachments(db: Database.Database, now: () => number = Date.now): boolean {
+  const used = usedAttachmentIds(db);
+  const rows = db.prepare('SELECT id, timeDeleted FROM _grist_Attachments').all() as { id: number; timeDeleted: unknown }[];
+  const set = db.prepare('UPDATE _grist_Attachments SET timeDeleted = ? WHERE id = ?');
+  const stamp = now() / 1000;
+  let changed = false;
+  db.transaction(() => {
+    for (const r of rows) {
+      const deleted = r.timeDeleted !== null && r.timeDeleted !== undefined;
+      if (!deleted && !used.has(r.id)) { set.run(stamp, r.id); changed = true; }
+      if (deleted && used.has(r.id)) { set.run(null, r.id); changed = true; }
+    }
+  })();
+  return changed;
+}
+
+/**
+ * POST .../attachments/removeUnused: after the usage scan, removes the soft-deleted attachment
+ * rows (with `expiredOnly`, those deleted over ATTACHMENTS_EXPIRY_DAYS ago), then the stored files
+ * no row names, as Grist does.
+ */
+export function removeUnusedAttachments(db: Database.Database, opts: { expiredOnly?: boolean; now?: () => number } = {}): void {
+  const now = opts.now ?? Date.now;
+  updateUsedAttachments(db, now);
+  const cutoff = now() / 1000 - ATTACHMENTS_EXPIRY_DAYS * 24 * 3600;
+  db.transaction(() => {
+    if (opts.expiredOnly) {
+      db.prepare('DELETE FROM _grist_Attachments WHERE timeDeleted IS NOT NULL AND timeDeleted < ?').run(cutoff);
+    } else {
+      db.prepare('DELETE FROM _grist_Attachments WHERE timeDeleted IS NOT NULL').run();
+    }
+    db.prepare('DELETE FROM _gristsys_Files WHERE ident NOT IN (SELECT fileIdent FROM _grist_Attachments)').run();
+  })();
+}
+
+/** `?verifyfiles` / POST .../verifyFiles: the stored files are exactly those the rows name. */
+export function verifyAttachmentFiles(db: Database.Database): boolean {
+  const a = db.prepare('SELECT DISTINCT fileIdent FROM _grist_Attachments ORDER BY fileIdent').pluck().all();
+  const b = db.prepare('SELECT ident FROM _gristsys_Files ORDER BY ident').pluck().all();
+  return JSON.stringify(a) === JSON.stringify(b);
+}

@@ -1,6 +1,6 @@
 /** Attachments (SPEC §12): upload, list, metadata, download. Storage is in core (attachments/). */
 import {
-  BadRequest, addAttachments, getAttachmentDownload, getAttachmentMetadata, listAttachments, parseAttId,
+  BadRequest, addAttachments, removeUnusedAttachments, updateUsedAttachments, verifyAttachmentFiles, getAttachmentDownload, getAttachmentMetadata, listAttachments, parseAttId,
   type TableQuery,
 } from '@gristlite/core';
 import { parseMultipart } from '../multipart.js';
@@ -123,6 +123,37 @@ export const attachmentRoutes: Route[] = [
     handler: async (ctx) => {
       const doc = await openDocFor(ctx, 'viewers');
       return transferStatus(doc.db);
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/attachments/updateUsed', tag: 'attachments',
+    summary: 'Mark attachments no cell references as deleted (timeDeleted), and referenced ones as not',
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'editors');
+      updateUsedAttachments(doc.db);
+      return null;
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/attachments/removeUnused', tag: 'attachments',
+    summary: 'Remove unused attachments and their files (expiredonly: only those unused for 7 days; verifyfiles: check the files afterwards)',
+    query: ['expiredonly', 'verifyfiles'],
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'owners');
+      removeUnusedAttachments(doc.db, { expiredOnly: flag(ctx.query, 'expiredonly') });
+      if (flag(ctx.query, 'verifyfiles') && !verifyAttachmentFiles(doc.db)) {
+        throw new Error('attachment files do not match the attachment rows');  // Grist: a failed assertion (500)
+      }
+      return null;
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/attachments/verifyFiles', tag: 'attachments',
+    summary: 'Check that the stored files are exactly those the attachment rows name',
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'owners');
+      if (!verifyAttachmentFiles(doc.db)) throw new Error('attachment files do not match the attachment rows');
+      return null;
     },
   },
   {
