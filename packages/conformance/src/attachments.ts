@@ -197,5 +197,32 @@ export function attachmentsSuite(target: Target): void {
     ok(await api.get(`${base}/1/download`, chimpy.as));
   });
 
+  s('GET .../attachments/archive: zip (default) or tar of every attachment, named as Grist names them (issue 15)', async () => {
+    const { api, chimpy } = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Archive');
+    const base = `/api/docs/${d}/attachments`;
+    const up = multipart([{ name: 'notes.txt', content: 'first file' }, { name: 'pic', content: 'GIF89a-second', type: 'image/gif' }]);
+    assert.equal(ok(await api.call('POST', base, { key: chimpy.key, ...up })).body, [1, 2]);
+    const idents = (await ok(await api.get(`/api/docs/${d}/sql?q=${encodeURIComponent('select fileIdent from _grist_Attachments order by id')}`, chimpy.as))).body.records.map((r: any) => r.fields.fileIdent);
+    const names = [`${idents[0].split('.')[0]}_notes.txt`, `${idents[1].split('.')[0]}_pic.gif`];
+    const zip = ok(await api.get(`${base}/archive`, chimpy.as));
+    assert.is(zip.headers['content-type'], 'application/zip');
+    assert.is(zip.headers['content-disposition'], 'attachment; filename="Archive-Attachments.zip"');
+    assert.is(zip.raw.subarray(0, 4).toString('latin1'), 'PK\u0003\u0004');
+    const zipText = zip.raw.toString('latin1');
+    for (const n of [...names, 'first file', 'GIF89a-second']) assert.ok(zipText.includes(n), `zip holds ${n}`);
+    const tarRes = ok(await api.get(`${base}/archive?format=tar&title=All`, chimpy.as));
+    assert.is(tarRes.headers['content-type'], 'application/x-tar');
+    assert.is(tarRes.headers['content-disposition'], 'attachment; filename="All.tar"');
+    // Two 512-byte headers, each followed by its content padded to 512.
+    const t = tarRes.raw;
+    const header = (at: number) => [t.subarray(at, at + 100).toString('latin1').replace(/\0.*$/s, ''), parseInt(t.subarray(at + 124, at + 136).toString('latin1'), 8)];
+    assert.equal(header(0), [names[0], 10]);
+    assert.is(t.subarray(512, 522).toString(), 'first file');
+    assert.equal(header(1024), [names[1], 13]);
+    assert.is(t.subarray(1536, 1549).toString(), 'GIF89a-second');
+    isError(await api.get(`${base}/archive?format=rar`, chimpy.as), 400, 'format parameter rar should be one of zip,tar');
+  });
+
   s.run();
 }

@@ -4,11 +4,13 @@ import {
   type TableQuery,
 } from '@gristlite/core';
 import { parseMultipart } from '../multipart.js';
-import { flag, type Route } from '../route.js';
+import { flag, oneOf, type Route } from '../route.js';
 import { RawResponse, type RequestContext } from '../types.js';
 import * as v from 'valibot';
 import { validate } from '../validate.js';
 import { openDocFor } from './doc-common.js';
+import { attachmentsArchive } from './archive.js';
+import { contentDisposition } from './download.js';
 
 const SetAttachmentStorePost = v.looseObject({
   type: v.picklist(['internal', 'external'], 'is none of "internal", "external"'),
@@ -123,6 +125,21 @@ export const attachmentRoutes: Route[] = [
     handler: async (ctx) => {
       const doc = await openDocFor(ctx, 'viewers');
       return transferStatus(doc.db);
+    },
+  },
+  {
+    method: 'GET', path: '/api/docs/:docId/attachments/archive', tag: 'attachments',
+    summary: 'Download every attachment as one zip (default) or tar file', query: ['format', 'title'],
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'viewers');
+      const format = oneOf('format', ctx.query.get('format'), ['zip', 'tar'] as const, 'zip');
+      // Grist names it like a table export: `<doc>-Attachments`, or ?title.
+      const title = ctx.query.get('title') || `${doc.meta.name}-Attachments`;
+      return new RawResponse(200, attachmentsArchive(doc.db, format), {
+        'Content-Type': format === 'zip' ? 'application/zip' : 'application/x-tar',
+        'Content-Disposition': contentDisposition(`${title}.${format}`),
+        'Cache-Control': 'no-store',
+      });
     },
   },
   {
