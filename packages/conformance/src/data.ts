@@ -183,5 +183,17 @@ export function dataSuite(target: Target): void {
     assert.equal(ok(await api.get(`${tablePath(d, 'T')}/records?filter=${encodeURIComponent('{"id":[4]}')}`, chimpy.as)).body.records[0].fields.Name, 'x');
   });
 
+  s('sorting an Any column follows Grist\'s typedCompare: booleans < numbers < null < lists < strings (issue 15)', async () => {
+    const { api, chimpy } = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'AnySort');
+    ok(await api.post(`/api/docs/${d}/tables`, { tables: [{ id: 'T', columns: [{ id: 'V', fields: { type: 'Any' } }] }] }, chimpy.as));
+    const values = ['abc', true, 5, null, ['L', 1, 2], false, 2.5, 'Abd'];
+    ok(await api.post(`/api/docs/${d}/tables/T/records`, { records: values.map((V) => ({ fields: { V } })) }, chimpy.as));
+    const sorted = async (sort: string) => ok(await api.get(`/api/docs/${d}/tables/T/records?sort=${sort}`, chimpy.as)).body.records.map((r: any) => r.fields.V);
+    const asc = [false, true, 2.5, 5, null, ['L', 1, 2], 'abc', 'Abd'];
+    assert.equal(await sorted('V'), asc);
+    assert.equal(await sorted('-V'), [...asc].reverse());
+  });
+
   s.run();
 }
