@@ -135,5 +135,94 @@ export function attachmentsSuite(target: Target): void {
     assert.is(ok(await api.get(att, chimpy.as)).body.records.length, 6, 'failed uploads added nothing');
   });
 
+  s('download: non-ASCII names as RFC 6266 filename* with an ASCII fallback (decision)', async () => {
+    const { api, chimpy } = world();
+    const [id] = ok(await upload([{ name: 'résumé 日本.txt', content: 'hi' }])).body;
+    assert.is(ok(await api.get(`${att}/${id}`, chimpy.as)).body.fileName, 'résumé 日本.txt');
+    const dl = ok(await api.get(`${att}/${id}/download`, chimpy.as));
+    assert.is(dl.headers['content-disposition'], "attachment; filename=\"resume ??.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%E6%97%A5%E6%9C%AC.txt");
+    assert.is(ok(await api.get(`${att}/${id}/download?name=${encodeURIComponent('café.txt')}`, chimpy.as)).headers['content-disposition'],
+      "attachment; filename=\"cafe.txt\"; filename*=UTF-8''caf%C3%A9.txt");
+  });
+
+  s('attachment store endpoints answer as Grist does with no external store (issue 15)', async () => {
+    const { api, chimpy, kiwi } = world();
+    const status = (summary: string) => ({ status: { pendingTransferCount: 0, isRunning: false, successes: 0, failures: 0 }, locationSummary: summary });
+    assert.equal(ok(await api.get(`${att}/transferStatus`, chimpy.as)).body, status('internal'));
+    assert.equal(ok(await api.post(`${att}/transferAll`, {}, chimpy.as)).body, status('internal'));
+    assert.equal(ok(await api.get(`${att}/stores`, chimpy.as)).body, { stores: [] });
+    assert.equal(ok(await api.post(`${att}/store`, { type: 'internal' }, chimpy.as)).body, {});
+    isError(await api.post(`${att}/store`, { type: 'external' }, chimpy.as), 400, 'server is not configured with an external store');
+    const bad = await api.post(`${att}/store`, { type: 'cloud' }, chimpy.as);
+    assert.is(bad.status, 400);
+    assert.equal(bad.body, { error: 'Invalid payload', details: { userError: 'Error: body.type is none of "internal", "external"' } });
+    assert.equal(ok(await api.get(`${att}/store`, chimpy.as)).body, { type: 'internal' });
+    const empty = await world().newDoc(chimpy, await world().homeWs(chimpy), 'NoFiles');
+    assert.equal(ok(await api.get(`/api/docs/${empty}/attachments/transferStatus`, chimpy.as)).body, status('none'));
+    // Owners only, except transferStatus (viewers).
+    await world().share(chimpy, `/api/docs/${empty}`, { [kiwi.email]: 'editors' });
+    ok(await api.get(`/api/docs/${empty}/attachments/transferStatus`, kiwi.as));
+    isError(await api.get(`/api/docs/${empty}/attachments/stores`, kiwi.as), 403, 'No owner access');
+    isError(await api.post(`/api/docs/${empty}/attachments/transferAll`, {}, kiwi.as), 403, 'No owner access');
+    isError(await api.post(`/api/docs/${empty}/attachments/store`, { type: 'internal' }, kiwi.as), 403, 'No owner access');
+  });
+
+  s('updateUsed, removeUnused (?expiredonly, ?verifyfiles) and verifyFiles as Grist has them (issue 15)', async () => {
+    const { api, chimpy, kiwi } = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Unused');
+    const base = `/api/docs/${d}/attachments`;
+    const up = multipart([{ name: 'a.txt', content: 'aaa' }, { name: 'b.txt', content: 'bbb' }, { name: 'c.txt', content: 'ccc' }]);
+    assert.equal(ok(await api.call('POST', base, { key: chimpy.key, ...up })).body, [1, 2, 3]);
+    ok(await api.post(`/api/docs/${d}/tables`, { tables: [{ id: 'Files', columns: [{ id: 'F', fields: { type: 'Attachments' } }] }] }, chimpy.as));
+    ok(await api.post(`/api/docs/${d}/tables/Files/records`, { records: [{ fields: { F: ['L', 1] } }, { fields: { F: ['L', 3, 1] } }] }, chimpy.as));
+    const sql = async (q: string) => ok(await api.get(`/api/docs/${d}/sql?q=${encodeURIComponent(q)}`, chimpy.as)).body.records.map((r: any) => r.fields);
+    const deleted = async () => (await sql('select id, timeDeleted is not null as del from _grist_Attachments order by id')).map((r: any) => [r.id, r.del]);
+    await world().share(chimpy, `/api/docs/${d}`, { [kiwi.email]: 'editors' });
+    const upd = ok(await api.post(`${base}/updateUsed`, {}, kiwi.as));
+    assert.is(upd.text, 'null');
+    assert.equal(await deleted(), [[1, 0], [2, 1], [3, 0]]);
+    ok(await api.post(`/api/docs/${d}/tables/Files/records`, { records: [{ fields: { F: ['L', 2] } }] }, chimpy.as));
+    ok(await api.post(`${base}/updateUsed`, {}, chimpy.as));
+    assert.equal(await deleted(), [[1, 0], [2, 0], [3, 0]], 'used again: no longer deleted');
+    ok(await api.post(`/api/docs/${d}/tables/Files/data/delete`, [2, 3], chimpy.as));
+    isError(await api.post(`${base}/removeUnused`, {}, kiwi.as), 403, 'No owner access');
+    isError(await api.post(`${base}/verifyFiles`, {}, kiwi.as), 403, 'No owner access');
+    // expiredonly: rows deleted just now are kept.
+    assert.is(ok(await api.post(`${base}/removeUnused?expiredonly=1`, {}, chimpy.as)).text, 'null');
+    assert.equal(await deleted(), [[1, 0], [2, 1], [3, 1]]);
+    assert.is(ok(await api.post(`${base}/removeUnused?verifyfiles=1`, {}, chimpy.as)).text, 'null');
+    assert.equal(await deleted(), [[1, 0]]);
+    assert.equal(await sql('select count(*) as n from _gristsys_Files'), [{ n: 1 }]);
+    assert.is(ok(await api.post(`${base}/verifyFiles`, {}, chimpy.as)).text, 'null');
+    ok(await api.get(`${base}/1/download`, chimpy.as));
+  });
+
+  s('GET .../attachments/archive: zip (default) or tar of every attachment, named as Grist names them (issue 15)', async () => {
+    const { api, chimpy } = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Archive');
+    const base = `/api/docs/${d}/attachments`;
+    const up = multipart([{ name: 'notes.txt', content: 'first file' }, { name: 'pic', content: 'GIF89a-second', type: 'image/gif' }]);
+    assert.equal(ok(await api.call('POST', base, { key: chimpy.key, ...up })).body, [1, 2]);
+    const idents = (await ok(await api.get(`/api/docs/${d}/sql?q=${encodeURIComponent('select fileIdent from _grist_Attachments order by id')}`, chimpy.as))).body.records.map((r: any) => r.fields.fileIdent);
+    const names = [`${idents[0].split('.')[0]}_notes.txt`, `${idents[1].split('.')[0]}_pic.gif`];
+    const zip = ok(await api.get(`${base}/archive`, chimpy.as));
+    assert.is(zip.headers['content-type'], 'application/zip');
+    assert.is(zip.headers['content-disposition'], 'attachment; filename="Archive-Attachments.zip"');
+    assert.is(zip.raw.subarray(0, 4).toString('latin1'), 'PK\u0003\u0004');
+    const zipText = zip.raw.toString('latin1');
+    for (const n of [...names, 'first file', 'GIF89a-second']) assert.ok(zipText.includes(n), `zip holds ${n}`);
+    const tarRes = ok(await api.get(`${base}/archive?format=tar&title=All`, chimpy.as));
+    assert.is(tarRes.headers['content-type'], 'application/x-tar');
+    assert.is(tarRes.headers['content-disposition'], 'attachment; filename="All.tar"');
+    // Two 512-byte headers, each followed by its content padded to 512.
+    const t = tarRes.raw;
+    const header = (at: number) => [t.subarray(at, at + 100).toString('latin1').replace(/\0.*$/s, ''), parseInt(t.subarray(at + 124, at + 136).toString('latin1'), 8)];
+    assert.equal(header(0), [names[0], 10]);
+    assert.is(t.subarray(512, 522).toString(), 'first file');
+    assert.equal(header(1024), [names[1], 13]);
+    assert.is(t.subarray(1536, 1549).toString(), 'GIF89a-second');
+    isError(await api.get(`${base}/archive?format=rar`, chimpy.as), 400, 'format parameter rar should be one of zip,tar');
+  });
+
   s.run();
 }

@@ -167,5 +167,33 @@ export function dataSuite(target: Target): void {
     isError(await api.get(`${tablePath(doc, 'FooBar')}/data`, chimpy.as), 404, 'Table not found "FooBar"');
   });
 
+  s('POST /data with uneven columns: short columns get their type default, as Grist does (issue 15)', async () => {
+    const { api, chimpy } = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Uneven');
+    ok(await api.post(`/api/docs/${d}/tables`, { tables: [{ id: 'T', columns: [
+      { id: 'Name', fields: { type: 'Text' } }, { id: 'N', fields: { type: 'Int' } }, { id: 'X', fields: { type: 'Numeric' } },
+      { id: 'B', fields: { type: 'Bool' } }, { id: 'Dt', fields: { type: 'Date' } }, { id: 'R', fields: { type: 'Ref:T' } },
+    ] }] }, chimpy.as));
+    assert.equal(ok(await api.post(`${tablePath(d, 'T')}/data`, { Name: ['a', 'b', 'c'], N: [5], X: [], B: [true], Dt: [1], R: [1, 2] }, chimpy.as)).body, [1, 2, 3]);
+    const data = ok(await api.get(`${tablePath(d, 'T')}/data`, chimpy.as)).body;
+    assert.equal([data.Name, data.N, data.X, data.B, data.Dt, data.R],
+      [['a', 'b', 'c'], [5, 0, 0], [0, 0, 0], [true, false, false], [1, null, null], [1, 2, 0]]);
+    // The first column sets the row count; longer columns are cut to it.
+    assert.equal(ok(await api.post(`${tablePath(d, 'T')}/data`, { N: [7], Name: ['x', 'y'] }, chimpy.as)).body, [4]);
+    assert.equal(ok(await api.get(`${tablePath(d, 'T')}/records?filter=${encodeURIComponent('{"id":[4]}')}`, chimpy.as)).body.records[0].fields.Name, 'x');
+  });
+
+  s('sorting an Any column follows Grist\'s typedCompare: booleans < numbers < null < lists < strings (issue 15)', async () => {
+    const { api, chimpy } = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'AnySort');
+    ok(await api.post(`/api/docs/${d}/tables`, { tables: [{ id: 'T', columns: [{ id: 'V', fields: { type: 'Any' } }] }] }, chimpy.as));
+    const values = ['abc', true, 5, null, ['L', 1, 2], false, 2.5, 'Abd'];
+    ok(await api.post(`/api/docs/${d}/tables/T/records`, { records: values.map((V) => ({ fields: { V } })) }, chimpy.as));
+    const sorted = async (sort: string) => ok(await api.get(`/api/docs/${d}/tables/T/records?sort=${sort}`, chimpy.as)).body.records.map((r: any) => r.fields.V);
+    const asc = [false, true, 2.5, 5, null, ['L', 1, 2], 'abc', 'Abd'];
+    assert.equal(await sorted('V'), asc);
+    assert.equal(await sorted('-V'), [...asc].reverse());
+  });
+
   s.run();
 }

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import ExcelJS from 'exceljs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { addFoo, newTimesheets, tablePath } from './docdata.js';
@@ -79,6 +80,23 @@ export function sqlDownloadsSuite(target: Target): void {
     isErrorLike(await post(slow, { timeout: 10 }), 400, /database interrupt/);
     assert.ok(Date.now() - started < 5000, 'the timeout cut the statement short');
     ok(await post('select count(*) from Table1'), 'the doc still answers after a killed statement');
+  });
+
+  s('SQL parameters and statements as Grist binds them (issue 15)', async () => {
+    const { api, chimpy } = world();
+    const post = (sql: string, args?: unknown[]) => api.post(`/api/docs/${doc}/sql`, { sql, args }, chimpy.as);
+    // Numbered parameters take their own position in args.
+    assert.equal(ok(await post('select ?2 as b, ?1 as a', [1, 2])).body.records, [{ fields: { b: 2, a: 1 } }]);
+    assert.equal(ok(await post('select ?2 as b', [1, 2])).body.records, [{ fields: { b: 2 } }]);
+    // Too few args bind null, as Grist's driver does.
+    assert.equal(ok(await post('select ? as a, ? as b', [1])).body.records, [{ fields: { a: 1, b: null } }]);
+    assert.equal(ok(await post('select ?3 as c, :x as x', [7])).body.records, [{ fields: { c: null, x: null } }]);
+    assert.equal(ok(await post('select A from Table1 where id = ?')).body.records, []);
+    // Two statements: SQLite's own error, as Grist reports it.
+    isError(await post('select 1; select 2'), 400, 'SQLITE_ERROR: near ";": syntax error');
+    isError(await post('select 1;;'), 400, 'SQLITE_ERROR: near ";": syntax error');
+    // A string holding a `?` is not a parameter.
+    assert.equal(ok(await post("select '?' as q, ? as a", [3])).body.records, [{ fields: { q: '?', a: 3 } }]);
   });
 
   s('SQL access: strangers 403, viewers 200, owners only once access rules exist', async () => {
@@ -194,6 +212,33 @@ export function sqlDownloadsSuite(target: Target): void {
     assert.is(ok(await api.get(url.pathname + url.search, chimpy.as)).text, 'A,B\nSanta,1\nBob,11\nAlice,2\nFelix,22\n');
     isError(await api.get(`/api/docs/${doc}/download/table-schema`, chimpy.as), 400, 'tableId parameter is required');
     isError(await api.get(`/api/docs/${doc}/download/table-schema?tableId=Nope`, chimpy.as), 404, 'Table Nope not found.');
+  });
+
+  s('GET /download/xlsx: the whole document, one sheet per table; or one table with tableId (issue 15)', async () => {
+    const { api, chimpy } = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Book');
+    ok(await api.post(`/api/docs/${d}/tables`, { tables: [{ id: 'People', columns: [
+      { id: 'Name', fields: { type: 'Text', label: 'Full name' } }, { id: 'Age', fields: { type: 'Int' } }, { id: 'Ok', fields: { type: 'Bool' } },
+    ] }] }, chimpy.as));
+    ok(await api.post(`/api/docs/${d}/tables/People/records`, { records: [{ fields: { Name: 'Ann', Age: 31, Ok: true } }, { fields: { Name: 'Bo', Age: 7 } }] }, chimpy.as));
+    const read = async (raw: Buffer) => {
+      const wb = new ExcelJS.Workbook();
+      await wb.xlsx.load(raw as any);
+      return wb.worksheets.map((ws) => [ws.name, ws.getSheetValues().slice(1).map((r: any) => (r ?? []).slice(1))]);
+    };
+    const all = ok(await api.get(`/api/docs/${d}/download/xlsx`, chimpy.as));
+    assert.is(all.headers['content-type'], 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+    assert.is(all.headers['content-disposition'], 'attachment; filename="Book.xlsx"');
+    assert.equal(await read(all.raw), [
+      ['Table1', [['A', 'B', 'C']]],
+      ['People', [['Full name', 'Age', 'Ok'], ['Ann', 31, true], ['Bo', 7, false]]],
+    ]);
+    assert.is(ok(await api.get(`/api/docs/${d}/download/xlsx?title=Mine`, chimpy.as)).headers['content-disposition'], 'attachment; filename="Mine.xlsx"');
+    const one = ok(await api.get(`/api/docs/${d}/download/xlsx?tableId=People&header=colId`, chimpy.as));
+    assert.is(one.headers['content-disposition'], 'attachment; filename="Book-People.xlsx"');
+    assert.equal(await read(one.raw), [['People', [['Name', 'Age', 'Ok'], ['Ann', 31, true], ['Bo', 7, false]]]]);
+    isError(await api.get(`/api/docs/${d}/download/xlsx?tableId=Nope`, chimpy.as), 404, 'Table Nope not found.');
+    isError(await api.get(`/api/docs/${d}/download/xlsx?header=colId`, chimpy.as), 400, 'tableId parameter is required');
   });
 
   s.run();

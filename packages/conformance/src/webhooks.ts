@@ -114,6 +114,30 @@ export function webhooksSuite(target: Target): void {
     fails(await sub({ eventTypes: ['add'], url: 'https://example.com', isReadyColumn: 'bar' }), 404, /Column not found "bar"/);
   });
 
+  s('webhook field types and references are checked as Grist checks them (issue 15)', async () => {
+    const { api, chimpy } = world();
+    const post = (f: Record<string, unknown>) =>
+      api.post(hooks(), { webhooks: [{ fields: { tableId: 'Table1', eventTypes: ['add'], url: 'https://example.com', ...f } }] }, chimpy.as);
+    fails(await post({ enabled: 'yes' }), 400, /webhooks\[0]\.fields\.enabled is not a boolean/);
+    fails(await post({ name: 5 }), 400, /webhooks\[0]\.fields\.name is not a string/);
+    fails(await post({ memo: false }), 400, /webhooks\[0]\.fields\.memo is not a string/);
+    fails(await post({ watchedColIds: 'A' }), 400, /webhooks\[0]\.fields\.watchedColIds is not an array/);
+    fails(await post({ eventTypes: ['add', 'delete'] }), 400, /eventTypes\[1] is none of "add", "update"/);
+    fails(await post({ url: 5 }), 400, /webhooks\[0]\.fields\.url is not a string/);
+    fails(await post({ tableId: 'Nope' }), 404, /Table not found "Nope"/);
+    fails(await post({ isReadyColumn: 'Nope' }), 404, /Column not found "Nope"/);
+    // Grist only looks the ready column up: any existing column is accepted, Bool or not.
+    const created = ok(await post({ isReadyColumn: 'A', name: 'n', memo: 'm', enabled: false })).body.webhooks;
+    const listed = ok(await api.get(hooks(), chimpy.as)).body.webhooks.find((w: any) => w.id === created[0].id);
+    assert.equal([listed.fields.isReadyColumn, listed.fields.name, listed.fields.memo, listed.fields.enabled], ['A', 'n', 'm', false]);
+    const patch = (body: unknown) => api.patch(`${hooks()}/${created[0].id}`, body, chimpy.as);
+    fails(await patch({ enabled: 1 }), 400, /enabled is not a boolean/);
+    fails(await patch({ memo: [] }), 400, /memo is not a string/);
+    fails(await patch({ url: 'ftp://example.com' }), 403, /Provided url is forbidden/);
+    fails(await patch({ tableId: 'Nope' }), 404, /Table not found "Nope"/);
+    ok(await api.del(`${hooks()}/${created[0].id}`, chimpy.as));
+  });
+
   s('POST /webhooks adds several at once; GET lists them; DELETE removes (item 22)', async () => {
     const { api, chimpy } = world();
     const res = ok(await api.post(hooks(), { webhooks: [

@@ -212,8 +212,9 @@ test('guessExt follows Grist\'s rules', async () => {
 test('Content-Disposition as the content-disposition package builds it', () => {
   assert.is(attachmentContentDisposition('world.jpg'), 'attachment; filename="world.jpg"');
   assert.is(attachmentContentDisposition('say "hi".txt'), 'attachment; filename="say \\"hi\\".txt"');
-  assert.is(attachmentContentDisposition('café.txt'), 'attachment; filename="café.txt"');
+  assert.is(attachmentContentDisposition('café.txt'), "attachment; filename=\"cafe.txt\"; filename*=UTF-8''caf%C3%A9.txt");
   assert.is(attachmentContentDisposition('日本.txt'), "attachment; filename=\"??.txt\"; filename*=UTF-8''%E6%97%A5%E6%9C%AC.txt");
+  assert.is(attachmentContentDisposition('café.jpg', 'inline'), "inline; filename=\"cafe.jpg\"; filename*=UTF-8''caf%C3%A9.jpg");
   assert.is(attachmentContentDisposition('100%41.txt'), "attachment; filename=\"100%41.txt\"; filename*=UTF-8''100%2541.txt");
   assert.is(attachmentContentDisposition('dir/x.txt', 'inline'), 'inline; filename="x.txt"');
 });

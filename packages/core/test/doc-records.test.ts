@@ -241,7 +241,7 @@ test('/data columnar add and update', () => {
   doc.addTables([{id: 'T', columns: [{id: 'A'}, {id: 'B', fields: {type: 'Int'}}]}]);
   assert.equal(doc.addColumnar('T', {A: ['x', 'y'], B: [1]}), [1, 2]);
   doc.updateColumnar('T', {id: [2], A: ['z']});
-  assert.equal(doc.fetchColumns('T'), {id: [1, 2], manualSort: [1, 2], A: ['x', 'z'], B: [1, null]});
+  assert.equal(doc.fetchColumns('T'), {id: [1, 2], manualSort: [1, 2], A: ['x', 'z'], B: [1, 0]}, 'a short column fills with its type default, as in Grist');
   assert.throws(() => doc.addColumnar('T', {}), (e: any) => e.status === 400);
   doc.close();
 });

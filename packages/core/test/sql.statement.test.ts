@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import {BadRequest} from '../src/errors.js';
 import {executeSelect, openReadOnly, SqlUserError, userMessage} from '../src/sql/execute.js';
 import {
-  effectiveTimeoutMs, firstStatementEnd, selectText, sqlParams, sqlTimeoutFromEnv,
+  effectiveTimeoutMs, firstStatementEnd, parameterNames, selectText, sqlParams, sqlTimeoutFromEnv,
 } from '../src/sql/statement.js';
 import {copyFixture, withFixtures} from './doc-helpers.js';
 
@@ -29,10 +29,11 @@ test('selectText: Grist checks, wrapping, first statement only', () => {
   for (const sql of ['delete from Table1', '', ';']) {
     throwsBadRequest(() => selectText(sql), 'only select statements are supported');
   }
-  // Only one trailing `;` goes; a second one ends the (now incomplete) statement.
-  assert.is(selectText('select 1;;'), 'select * from (select 1');
+  // Only one trailing `;` goes; a second one ends the (now incomplete) statement, which SQLite
+  // reports as Grist's does: `near ";": syntax error`.
+  assert.is(selectText('select 1;;'), 'select * from (select 1;');
   assert.is(selectText('select * from Table1); delete from Table1 where id in (select id from Table1'),
-    'select * from (select * from Table1)');
+    'select * from (select * from Table1);');
 });
 
 test('firstStatementEnd: quotes, identifiers and comments hide semicolons', () => {
@@ -95,8 +96,10 @@ ftest('executeSelect: caps, argument errors and SQLite messages', () => {
     assert.is(JSON.parse(executeSelect(db, rows, [], {maxRows: 11, maxBytes: 1e6})).length, 11);
     const big = "select printf('%.*c', 5000, 'x') as s";
     assert.match(msg(() => executeSelect(db, big, [], {maxRows: 10, maxBytes: 2000}))!, /larger than 2000 bytes/);
-    assert.is(msg(() => executeSelect(db, 'select ?', [1, 2], caps)), 'Too many parameter values were provided');
-    assert.is(msg(() => executeSelect(db, 'select ?, ?', [1], caps)), 'Too few parameter values were provided');
+    assert.is(msg(() => executeSelect(db, 'select ?', [1, 2], caps)), 'SQLITE_RANGE: column index out of range');
+    assert.is(executeSelect(db, 'select ? as a, ? as b', [1], caps), '[{"fields":{"a":1,"b":null}}]');
+    assert.is(executeSelect(db, 'select ?2 as b, :x as x, ?1 as a', [1, 2, 3], caps), '[{"fields":{"b":2,"x":3,"a":1}}]');
+    assert.is(msg(() => executeSelect(db, 'select * from (select 1;', [], caps)), 'SQLITE_ERROR: near ";": syntax error');
     assert.is(msg(() => executeSelect(db, 'select * from Foo', [], caps)), 'SQLITE_ERROR: no such table: Foo');
     assert.is(userMessage(new Error('bug')), undefined);
   } finally {
@@ -105,3 +108,11 @@ ftest('executeSelect: caps, argument errors and SQLite messages', () => {
 });
 
 test.run();
+
+test('parameterNames: SQLite numbering of ?, ?NNN and named parameters', () => {
+  assert.equal(parameterNames('select ?, ?'), [null, null]);
+  assert.equal(parameterNames('select ?2, ?1'), ['?1', '?2']);
+  assert.equal(parameterNames('select ?3'), [null, null, '?3']);
+  assert.equal(parameterNames('select :x, ?, :x, @y'), [':x', null, '@y']);
+  assert.equal(parameterNames(`select '?', "?x", [?], ? -- ?\n /* ? */`), [null]);
+});

@@ -172,7 +172,7 @@ fixtureTest('binary round trip, UTF-8 names, and the fixture\'s attachment downl
   assert.equal(up.json, [2]);
   const back = await call('GET', `/api/docs/${doc}/attachments/2/download`);
   assert.ok(back.bytes.equals(bytes));
-  assert.is(back.headers['Content-Disposition'], 'attachment; filename="données.bin"');
+  assert.is(back.headers['Content-Disposition'], "attachment; filename=\"donnees.bin\"; filename*=UTF-8''donn%C3%A9es.bin");
   assert.is((await call('GET', `/api/docs/${doc}/attachments/2`)).json.fileName, 'données.bin');
   assert.equal((await call('GET', `/api/docs/${doc}/attachments/store`)).json, { type: 'internal' });
 });

@@ -156,7 +156,7 @@ fixtureTest('tsv, dsv, title and file names', async () => {
   const dsv = await get(`/api/docs/${doc}/download/dsv?tableId=Table1&title=Données`);
   assert.is(dsv.text.split('\n')[1], 'hello💩💩💩💩HELLO');
   assert.is(dsv.headers['Content-Type'], 'text/x-doo-separated-values; charset=utf-8');
-  assert.is(dsv.headers['Content-Disposition'], 'attachment; filename="Données.dsv"');
+  assert.is(dsv.headers['Content-Disposition'], "attachment; filename=\"Donnees.dsv\"; filename*=UTF-8''Donn%C3%A9es.dsv");
   const jp = await get(`/api/docs/${doc}/download/csv?tableId=Table1&title=${encodeURIComponent('日本')}`);
   assert.is(jp.headers['Content-Disposition'], "attachment; filename=\"??.csv\"; filename*=UTF-8''%E6%97%A5%E6%9C%AC.csv");
   // HEAD sends the headers only.

@@ -1,6 +1,7 @@
 export {
   addAttachments, listAttachments, getAttachmentMetadata, getAttachmentDownload, byteString,
   attachmentTooLarge, parseAttId, contentDisposition as attachmentContentDisposition,
+  updateUsedAttachments, removeUnusedAttachments, verifyAttachmentFiles, ATTACHMENTS_EXPIRY_DAYS,
   type UploadedFile, type AddAttachmentsOptions, type AttachmentInfo, type AttachmentDownload, type DownloadOptions,
 } from './store.js';
 export { guessExt, contentTypeForExt } from './ext.js';

@@ -176,14 +176,14 @@ export function getAttachmentMetadata(db: Database.Database, attId: number): Att
   return cleanRecord(attachmentRow(db, attId));
 }
 
-const TEXT_RE = /^[\x20-\x7e\x80-\xff]+$/;
-const NON_LATIN1_RE = /[^\x20-\x7e\xa0-\xff]/g;
+const NON_ASCII_RE = /[^\x20-\x7e]/g;
 const HEX_ESCAPE_RE = /%[0-9A-Fa-f]{2}/;
 
 /**
- * The Content-Disposition header Grist builds with the `content-disposition` package:
- * `attachment; filename="a.jpg"`, plus `filename*=UTF-8''...` (and a `?`-substituted fallback)
- * for names outside ISO-8859-1.
+ * Content-Disposition as RFC 6266 advises (decision: Grist sends ISO-8859-1 names raw and
+ * replaces other characters with `?`): `filename="..."` is always ASCII (accents dropped, other
+ * characters `?`), and any name that is not plain ASCII also gets `filename*=UTF-8''...` (RFC 8187),
+ * which every current browser prefers.
  */
 export function contentDisposition(fileName: string, type: 'attachment' | 'inline' = 'attachment'): string {
   const name = basename(fileName);
@@ -192,12 +192,9 @@ export function contentDisposition(fileName: string, type: 'attachment' | 'inlin
     "UTF-8''" + encodeURIComponent(s).replace(/[\x00-\x20"'()*,/:;<=>?@[\\\]{}\x7f]/g,
       (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
   if (!name) return type;
-  const isQuotedString = TEXT_RE.test(name);
-  const fallback = name.replace(NON_LATIN1_RE, '?');
-  const hasFallback = fallback !== name;
-  let out = type;
-  if (isQuotedString || hasFallback) out += `; filename=${quoted(hasFallback ? fallback : name)}`;
-  if (hasFallback || !isQuotedString || HEX_ESCAPE_RE.test(name)) out += `; filename*=${extended(name)}`;
+  const fallback = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(NON_ASCII_RE, '?');
+  let out = `${type}; filename=${quoted(fallback)}`;
+  if (fallback !== name || HEX_ESCAPE_RE.test(name)) out += `; filename*=${extended(name)}`;
   return out;
 }
 
@@ -240,4 +237,79 @@ export function parseAttId(value: string): number {
   const n = parseInt(value, 10);
   if (Number.isNaN(n)) throw new BadRequest(`attId parameter cannot be understood as an integer: ${value}`);
   return n;
+}
+
+/** Grist's ATTACHMENTS_EXPIRY_DAYS: `removeUnused?expiredonly=1` removes rows unused this long. */
+export const ATTACHMENTS_EXPIRY_DAYS = 7;
+
+/** The attachment ids referenced by any Attachments cell of any user table. */
+function usedAttachmentIds(db: Database.Database): Set<number> {
+  const cols = db.prepare(
+    `SELECT t.tableId AS tableId, c.colId AS colId FROM _grist_Tables_column c JOIN _grist_Tables t ON t.id = c.parentId
+     WHERE c.type = 'Attachments'`,
+  ).all() as { tableId: string; colId: string }[];
+  const used = new Set<number>();
+  const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  for (const { tableId, colId } of cols) {
+    let cells: unknown[];
+    try {
+      cells = db.prepare(`SELECT ${q(colId)} FROM ${q(tableId)}`).pluck().all();
+    } catch {
+      continue;  // metadata naming a column the table lacks: nothing is used there
+    }
+    for (const cell of cells) {
+      let list: unknown = cell;
+      if (typeof cell === 'string' && cell.startsWith('[')) {
+        try { list = JSON.parse(cell); } catch { continue; }
+      }
+      if (Array.isArray(list)) for (const v of list) if (typeof v === 'number') used.add(v);
+    }
+  }
+  return used;
+}
+
+/**
+ * POST .../attachments/updateUsed: Grist's usage scan. An attachment no cell references gets
+ * `timeDeleted` (now, in seconds); one referenced again loses it. Returns whether anything changed.
+ */
+export function updateUsedAttachments(db: Database.Database, now: () => number = Date.now): boolean {
+  const used = usedAttachmentIds(db);
+  const rows = db.prepare('SELECT id, timeDeleted FROM _grist_Attachments').all() as { id: number; timeDeleted: unknown }[];
+  const set = db.prepare('UPDATE _grist_Attachments SET timeDeleted = ? WHERE id = ?');
+  const stamp = now() / 1000;
+  let changed = false;
+  db.transaction(() => {
+    for (const r of rows) {
+      const deleted = r.timeDeleted !== null && r.timeDeleted !== undefined;
+      if (!deleted && !used.has(r.id)) { set.run(stamp, r.id); changed = true; }
+      if (deleted && used.has(r.id)) { set.run(null, r.id); changed = true; }
+    }
+  })();
+  return changed;
+}
+
+/**
+ * POST .../attachments/removeUnused: after the usage scan, removes the soft-deleted attachment
+ * rows (with `expiredOnly`, those deleted over ATTACHMENTS_EXPIRY_DAYS ago), then the stored files
+ * no row names, as Grist does.
+ */
+export function removeUnusedAttachments(db: Database.Database, opts: { expiredOnly?: boolean; now?: () => number } = {}): void {
+  const now = opts.now ?? Date.now;
+  updateUsedAttachments(db, now);
+  const cutoff = now() / 1000 - ATTACHMENTS_EXPIRY_DAYS * 24 * 3600;
+  db.transaction(() => {
+    if (opts.expiredOnly) {
+      db.prepare('DELETE FROM _grist_Attachments WHERE timeDeleted IS NOT NULL AND timeDeleted < ?').run(cutoff);
+    } else {
+      db.prepare('DELETE FROM _grist_Attachments WHERE timeDeleted IS NOT NULL').run();
+    }
+    db.prepare('DELETE FROM _gristsys_Files WHERE ident NOT IN (SELECT fileIdent FROM _grist_Attachments)').run();
+  })();
+}
+
+/** `?verifyfiles` / POST .../verifyFiles: the stored files are exactly those the rows name. */
+export function verifyAttachmentFiles(db: Database.Database): boolean {
+  const a = db.prepare('SELECT DISTINCT fileIdent FROM _grist_Attachments ORDER BY fileIdent').pluck().all();
+  const b = db.prepare('SELECT ident FROM _gristsys_Files ORDER BY ident').pluck().all();
+  return JSON.stringify(a) === JSON.stringify(b);
 }

@@ -704,7 +704,10 @@ export class GristDoc {
     const keys = Object.keys(data);
     if (!keys.length) { throw new BadRequest('Invalid payload: at least one column is required'); }
     const count = columnArray(data, keys[0]).length;
-    const colValues = new Map(keys.filter((k) => k !== 'id').map((k) => [k, padTo(columnArray(data, k), count)]));
+    // Grist's engine zips each column with the row ids: a short column leaves its type's default.
+    const table = this.table(tableId);
+    const colValues = new Map(keys.filter((k) => k !== 'id').map((k) =>
+      [k, padTo(columnArray(data, k), count, cellDefaultFor(table.byId.get(k)?.type))]));
     return this.write(() => this.bulkAdd(tableId, new Array(count).fill(null), colValues, this.opts(options)), options?.role);
   }
 
@@ -1162,9 +1165,18 @@ function columnArray(data: Record<string, CellValue[]>, key: string): CellValue[
   return v;
 }
 
-function padTo(values: CellValue[], n: number): CellValue[] {
+/** The value a new cell of a Grist type holds when none is given (Grist's column defaults). */
+function cellDefaultFor(type: string | undefined): CellValue {
+  const base = (type ?? 'Any').split(':')[0];
+  if (base === 'Bool') { return false; }
+  if (base === 'Int' || base === 'Numeric' || base === 'Ref') { return 0; }
+  if (base === 'Text' || base === 'Choice') { return ''; }
+  return null;
+}
+
+function padTo(values: CellValue[], n: number, fill: CellValue = null): CellValue[] {
   if (values.length === n) { return values; }
   const out = values.slice(0, n);
-  while (out.length < n) { out.push(null); }
+  while (out.length < n) { out.push(fill); }
   return out;
 }

@@ -12,8 +12,9 @@
  * strings by an en-US collator. The SQL approximation ranks values by their storage class the same
  * way and compares strings case-insensitively first (NOCASE), lowercase first on ties. Where it
  * differs from Grist: strings are not ICU-collated (accents sort by code point, and ASCII
- * punctuation between '9' and 'A' sorts after digits); booleans or numbers stored marshalled
- * (in Any or Text columns) rank with lists; lists compare by their stored bytes.
+ * punctuation between '9' and 'A' sorts after digits); marshalled booleans (Any and Text
+ * columns) rank first as in Grist, but numbers stored marshalled rank with lists; lists compare by
+ * their stored bytes.
  *
  * Both take the storage classes each column holds (colstats.ts): a typed column usually holds one
  * class, and then the rank CASE, the stored forms of other classes and the case tie-breaker of
@@ -204,9 +205,13 @@ export function compileSort(table: TableMeta, specs: string[], classesOf = anyCl
         params.push(...choices);
       }
     }
-    const native = nativeClassOrder(classes, isList);
+    // Booleans outside Bool columns (Any, alt-text) are stored marshalled, X'46' (False) and X'54'
+    // (True): Grist's typedCompare ranks them first, False before True (as their bytes compare).
+    const marshalledBools = !isList && (classes & BLOB_CLASS) !== 0;
+    const native = marshalledBools ? null : nativeClassOrder(classes, isList);
     if (!native) {
-      keys.push(`(CASE WHEN ${c} IS NULL THEN 2 WHEN typeof(${c}) IN ('integer','real') THEN ${isBool ? 0 : 1} ` +
+      keys.push(`(CASE WHEN ${c} IS NULL THEN 2 ${marshalledBools ? `WHEN +${c} IN (X'46', X'54') THEN 0 ` : ''}` +
+        `WHEN typeof(${c}) IN ('integer','real') THEN ${isBool ? 0 : 1} ` +
         `WHEN typeof(${c}) = 'text' THEN ${isList ? 3 : 4} ELSE 3 END) ${dir}`);
     }
     // Grist's descending order is its ascending order reversed, so NULLs go first there.

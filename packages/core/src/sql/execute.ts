@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import {readsPrivateTables} from '../webhooks/schema.js';
-import {NOT_SELECT_MESSAGE, type SqlParam} from './statement.js';
+import {bindArgs, NOT_SELECT_MESSAGE, parameterNames, type SqlParam} from './statement.js';
 
 export interface ResultCaps {
   maxRows: number;
@@ -41,10 +41,12 @@ export function executeSelect(db: Database.Database, text: string, args: SqlPara
     // ATTACH reports readonly and `... RETURNING` reports reader: only both together mean a pure read.
     if (!stmt.reader || !stmt.readonly) { throw new SqlUserError(NOT_SELECT_MESSAGE); }
     // Webhook secrets and the outbox live in private tables that only owners may see (via the API).
-    if (readsPrivateTables(db, text, args)) { throw new SqlUserError('SQLITE_ERROR: gristlite private tables cannot be queried'); }
+    const bound = bindArgs(parameterNames(text), args);
+    if (typeof bound === 'string') { throw new SqlUserError(bound); }
+    if (readsPrivateTables(db, text, bound)) { throw new SqlUserError('SQLITE_ERROR: gristlite private tables cannot be queried'); }
     const parts: string[] = [];
     let bytes = 2;
-    for (const row of stmt.iterate(...args) as IterableIterator<Record<string, unknown>>) {
+    for (const row of stmt.iterate(...bound) as IterableIterator<Record<string, unknown>>) {
       if (parts.length >= caps.maxRows) {
         throw new SqlUserError(`the result has more than ${caps.maxRows} rows; add a LIMIT to the statement`);
       }

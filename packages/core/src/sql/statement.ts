@@ -9,7 +9,8 @@ export const PRIVATE_PRAGMA_MESSAGE = 'SQLITE_ERROR: pragma_database_list is not
 
 /**
  * Grist's statement checks (SPEC §14.3): drop one trailing `;`, require `select` somewhere,
- * wrap as `select * from (...)` so SQLite can only parse a SELECT, and keep the first statement.
+ * wrap as `select * from (...)` so SQLite can only parse a SELECT, and keep the first statement
+ * with its `;` (so that `select 1; select 2` fails as Grist's does: `near ";": syntax error`).
  * Returns the text to prepare.
  */
 export function selectText(sql: string): string {
@@ -21,7 +22,7 @@ export function selectText(sql: string): string {
   if (/pragma_database_list/i.test(body)) { throw new BadRequest(PRIVATE_PRAGMA_MESSAGE); }
   const wrapped = `select * from (${body})`;
   const end = firstStatementEnd(wrapped);
-  return end < 0 ? wrapped : wrapped.slice(0, end);
+  return end < 0 ? wrapped : wrapped.slice(0, end + 1);
 }
 
 /**
@@ -51,6 +52,76 @@ export function firstStatementEnd(text: string): number {
     }
   }
   return -1;
+}
+
+/**
+ * SQLite's parameter numbering for `text` (the first statement, as cut by selectText): entry i-1 is
+ * the name of parameter i (`?NNN`, `:x`, `@x`, `$x`) or null for a plain `?` or an unused number.
+ * `?` takes the largest index so far plus one; `?NNN` takes NNN; a name keeps its first index.
+ */
+export function parameterNames(text: string): (string | null)[] {
+  const names: (string | null)[] = [];
+  const byName = new Map<string, number>();
+  const place = (index: number, name: string | null) => {
+    while (names.length < index) { names.push(null); }
+    if (name !== null) { names[index - 1] = name; byName.set(name, index); }
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    let close: string | undefined;
+    if (c === "'" || c === '"' || c === '`') {
+      close = c;
+    } else if (c === '[') {
+      close = ']';
+    } else if (c === '-' && text[i + 1] === '-') {
+      close = '\n';
+    } else if (c === '/' && text[i + 1] === '*') {
+      close = '*/';
+      i++;
+    } else if (c === '?') {
+      const digits = /^[0-9]*/.exec(text.slice(i + 1))![0];
+      if (digits === '') {
+        place(names.length + 1, null);
+      } else {
+        const name = `?${digits}`;
+        place(byName.get(name) ?? Number(digits), name);
+      }
+      i += digits.length;
+      continue;
+    } else if (c === ':' || c === '@' || c === '$') {
+      const ident = /^[A-Za-z0-9_$\u0080-\uffff]*/.exec(text.slice(i + 1))![0];
+      if (ident !== '') {
+        const name = c + ident;
+        place(byName.get(name) ?? names.length + 1, name);
+        i += ident.length;
+      }
+      continue;
+    }
+    if (close !== undefined) {
+      const j = text.indexOf(close, i + 1);
+      if (j < 0) { break; }
+      i = j + close.length - 1;
+    }
+  }
+  return names;
+}
+
+/**
+ * The arguments for better-sqlite3 (plain values, then an object of named ones) that bind
+ * `args[i]` to parameter i+1, as Grist's node-sqlite3 binds an array: numbered parameters (`?2`)
+ * take their own position, and parameters beyond the args are bound null. More args than
+ * parameters is SQLite's SQLITE_RANGE (Grist: the same error, as a 500).
+ */
+export function bindArgs(names: (string | null)[], args: SqlParam[]): unknown[] | string {
+  if (args.length > names.length) { return 'SQLITE_RANGE: column index out of range'; }
+  const plain: unknown[] = [];
+  const named: Record<string, unknown> = {};
+  let hasNamed = false;
+  names.forEach((name, i) => {
+    const value = i < args.length ? args[i] : null;
+    if (name === null) { plain.push(value); } else { named[name.slice(1)] = value; hasNamed = true; }
+  });
+  return hasNamed ? [...plain, named] : plain;
 }
 
 /** Checks and converts the `args` of a request into bindable values. */

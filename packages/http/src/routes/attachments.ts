@@ -1,12 +1,37 @@
 /** Attachments (SPEC §12): upload, list, metadata, download. Storage is in core (attachments/). */
 import {
-  BadRequest, addAttachments, getAttachmentDownload, getAttachmentMetadata, listAttachments, parseAttId,
+  BadRequest, addAttachments, removeUnusedAttachments, updateUsedAttachments, verifyAttachmentFiles, getAttachmentDownload, getAttachmentMetadata, listAttachments, parseAttId,
   type TableQuery,
 } from '@gristlite/core';
 import { readFile } from 'node:fs/promises';
-import { flag, type Route } from '../route.js';
+import { flag, oneOf, type Route } from '../route.js';
 import { RawResponse, type RequestContext } from '../types.js';
+import * as v from 'valibot';
+import { validate } from '../validate.js';
 import { openDocFor } from './doc-common.js';
+import { attachmentsArchive } from './archive.js';
+import { contentDisposition } from './download.js';
+
+const SetAttachmentStorePost = v.looseObject({
+  type: v.picklist(['internal', 'external'], 'is none of "internal", "external"'),
+}, 'is not an object');
+
+/**
+ * Grist's transfer status when no external store is configured: nothing is ever pending, and the
+ * files' location is `none` (no files) or `internal`.
+ */
+function transferStatus(db: { prepare(sql: string): { get(): unknown } }) {
+  let any = false;
+  try {
+    any = db.prepare('SELECT 1 FROM _gristsys_Files LIMIT 1').get() !== undefined;
+  } catch {
+    // an old document without _gristsys_Files holds no files
+  }
+  return {
+    status: { pendingTransferCount: 0, isRunning: false, successes: 0, failures: 0 },
+    locationSummary: any ? 'internal' : 'none',
+  };
+}
 
 /**
  * `filter`, `sort`, `limit` (or the `X-Sort` / `X-Limit` headers; the query wins) as GET /records
@@ -70,6 +95,87 @@ export const attachmentRoutes: Route[] = [
     handler: async (ctx) => {
       await openDocFor(ctx, 'viewers');
       return { type: 'internal' };
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/attachments/store', tag: 'attachments',
+    summary: 'Choose the attachment store: "internal" (the only one gristlite has) or "external" (400: none configured)',
+    body: SetAttachmentStorePost,
+    handler: async (ctx) => {
+      await openDocFor(ctx, 'owners');
+      const body = validate(SetAttachmentStorePost, await ctx.json());
+      if (body.type === 'external') throw new BadRequest('server is not configured with an external store');
+      return {};  // Grist: `{store: undefined}` for the internal store
+    },
+  },
+  {
+    method: 'GET', path: '/api/docs/:docId/attachments/stores', tag: 'attachments',
+    summary: 'External attachment stores configured on the server (none in gristlite)',
+    handler: async (ctx) => {
+      await openDocFor(ctx, 'owners');
+      return { stores: [] };
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/attachments/transferAll', tag: 'attachments',
+    summary: 'Move every attachment to the document\'s store (nothing to move with the internal store); answers the transfer status',
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'owners');
+      return transferStatus(doc.db);
+    },
+  },
+  {
+    method: 'GET', path: '/api/docs/:docId/attachments/transferStatus', tag: 'attachments',
+    summary: 'Status of attachment transfers between stores, and where the files are',
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'viewers');
+      return transferStatus(doc.db);
+    },
+  },
+  {
+    method: 'GET', path: '/api/docs/:docId/attachments/archive', tag: 'attachments',
+    summary: 'Download every attachment as one zip (default) or tar file', query: ['format', 'title'],
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'viewers');
+      const format = oneOf('format', ctx.query.get('format'), ['zip', 'tar'] as const, 'zip');
+      // Grist names it like a table export: `<doc>-Attachments`, or ?title.
+      const title = ctx.query.get('title') || `${doc.meta.name}-Attachments`;
+      return new RawResponse(200, attachmentsArchive(doc.db, format), {
+        'Content-Type': format === 'zip' ? 'application/zip' : 'application/x-tar',
+        'Content-Disposition': contentDisposition(`${title}.${format}`),
+        'Cache-Control': 'no-store',
+      });
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/attachments/updateUsed', tag: 'attachments',
+    summary: 'Mark attachments no cell references as deleted (timeDeleted), and referenced ones as not',
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'editors');
+      updateUsedAttachments(doc.db);
+      return null;
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/attachments/removeUnused', tag: 'attachments',
+    summary: 'Remove unused attachments and their files (expiredonly: only those unused for 7 days; verifyfiles: check the files afterwards)',
+    query: ['expiredonly', 'verifyfiles'],
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'owners');
+      removeUnusedAttachments(doc.db, { expiredOnly: flag(ctx.query, 'expiredonly') });
+      if (flag(ctx.query, 'verifyfiles') && !verifyAttachmentFiles(doc.db)) {
+        throw new Error('attachment files do not match the attachment rows');  // Grist: a failed assertion (500)
+      }
+      return null;
+    },
+  },
+  {
+    method: 'POST', path: '/api/docs/:docId/attachments/verifyFiles', tag: 'attachments',
+    summary: 'Check that the stored files are exactly those the attachment rows name',
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'owners');
+      if (!verifyAttachmentFiles(doc.db)) throw new Error('attachment files do not match the attachment rows');
+      return null;
     },
   },
   {

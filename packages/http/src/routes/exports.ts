@@ -4,6 +4,7 @@ import { oneOf, type Route } from '../route.js';
 import { RawResponse, type RequestContext } from '../types.js';
 import { openDocFor } from './doc-common.js';
 import { contentDisposition } from './download.js';
+import { xlsxStream, xlsxTables } from './xlsx.js';
 
 const EXPORT_QUERY = ['tableId', 'header', 'title'];
 
@@ -51,6 +52,30 @@ export const exportRoutes: Route[] = [
   dsvRoute('csv', 'CSV'),
   dsvRoute('tsv', 'tab-separated values'),
   dsvRoute('dsv', 'values separated by "💩"'),
+  {
+    method: 'GET', path: '/api/docs/:docId/download/xlsx', tag: 'downloads', query: EXPORT_QUERY,
+    summary: 'Download the whole document as an Excel workbook, one sheet per table (or one table with tableId); streamed',
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, 'viewers');
+      // Grist: no query, or only `title`, exports every table; any other query is a table export.
+      const whole = [...ctx.query.keys()].every((k) => k === 'title');
+      const title = ctx.query.get('title');
+      let tables: string[], header: ExportHeader = 'label', filename: string;
+      if (whole) {
+        tables = xlsxTables(doc.db);
+        filename = title || doc.meta.name || 'document';
+      } else {
+        const p = exportParams(ctx);
+        tables = [p.tableId];
+        header = p.header;
+        filename = exportFileBase(doc.meta.name, p.tableId, title);
+      }
+      return new RawResponse(200, xlsxStream(doc.db, tables, header), {
+        'Content-Type': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+        'Content-Disposition': contentDisposition(`${filename}.xlsx`),
+      });
+    },
+  },
   {
     method: 'GET', path: '/api/docs/:docId/download/table-schema', tag: 'downloads', query: EXPORT_QUERY,
     summary: 'The Frictionless table schema of a table\'s CSV download',

@@ -1,0 +1,67 @@
+/**
+ * GET /download/xlsx (Grist's downloadXLSX): with no query (or only `title`) the whole document,
+ * one sheet per table that is not a summary table; with `tableId`, that table alone. Written with
+ * exceljs's streaming WorkbookWriter (what Grist uses): each row is committed as it is read from
+ * SQLite, so memory stays bounded by the shared-strings table rather than by the row count.
+ */
+import { PassThrough } from 'node:stream';
+import ExcelJS from 'exceljs';
+import { columnHeader, planTableExport, type ExportHeader, type ExportPlan } from '@gristlite/core';
+
+/** What the writer reads from a document's database (better-sqlite3's Database). */
+interface Db {
+  prepare(sql: string): { all(...args: unknown[]): unknown[]; raw(on?: boolean): { iterate(...args: unknown[]): IterableIterator<unknown> } };
+}
+
+/** Excel's sheet name rules: at most 31 characters, none of []:*?/\. */
+function sheetName(name: string, used: Set<string>): string {
+  const base = name.replace(/[[\]:*?/\\]/g, '_').slice(0, 31) || 'Sheet';
+  let out = base;
+  for (let i = 2; used.has(out.toLowerCase()); i++) out = `${base.slice(0, 31 - String(i).length - 1)}_${i}`;
+  used.add(out.toLowerCase());
+  return out;
+}
+
+/** A cell as Excel should hold it: numbers and booleans typed, the rest as Grist displays it. */
+function cellValue(type: string, raw: unknown, format: (raw: unknown) => string): unknown {
+  const base = type.split(':')[0];
+  if ((base === 'Int' || base === 'Numeric') && typeof raw === 'number') return raw;
+  if (base === 'Bool' && (raw === 0 || raw === 1)) return raw === 1;
+  return format(raw);
+}
+
+/** The user tables an export of the whole document includes, in `_grist_Tables` order. */
+export function xlsxTables(db: Db): string[] {
+  return (db.prepare('SELECT tableId FROM _grist_Tables WHERE summarySourceTable = 0 ORDER BY id').all() as { tableId: string }[])
+    .map((r) => String(r.tableId));
+}
+
+/** The workbook's bytes as they are produced; an unknown table is a 404 before any byte is sent. */
+export function xlsxStream(db: Db, tableIds: string[], header: ExportHeader): AsyncIterable<Uint8Array> {
+  const plans: ExportPlan[] = tableIds.map((t) => planTableExport(db as never, t));
+  return writeWorkbook(db, plans, header);
+}
+
+async function* writeWorkbook(db: Db, plans: ExportPlan[], header: ExportHeader): AsyncGenerator<Uint8Array> {
+  const out = new PassThrough();
+  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: true, useSharedStrings: true });
+  const write = (async () => {
+    const used = new Set<string>();
+    for (const plan of plans) {
+      const ws = wb.addWorksheet(sheetName(plan.tableId, used));
+      ws.columns = plan.columns.map((c) => ({ header: columnHeader(c, header), width: Math.max(14, columnHeader(c, header).length) }));
+      ws.getRow(1).font = { bold: false, color: { argb: 'FF000000' } };
+      let n = 0;
+      for (const row of db.prepare(plan.sql).raw(true).iterate() as IterableIterator<unknown[]>) {
+        ws.addRow(plan.columns.map((c, i) => cellValue(c.type, row[i + 1], c.format))).commit();
+        // Let the consumer drain the stream now and then, so that output does not pile up.
+        if (++n % 1000 === 0 && out.writableNeedDrain) await new Promise((r) => out.once('drain', r));
+      }
+      ws.commit();
+    }
+    await wb.commit();
+  })();
+  write.catch((err) => out.destroy(err));
+  for await (const chunk of out) yield chunk as Uint8Array;
+  await write;
+}
