@@ -1,37 +1,15 @@
 // Formulas of imported and never-computed documents are computed once, as Grist does on open
 // (issue 14; docs/decisions.md).
 import Database from 'better-sqlite3';
-import {mkdtempSync, rmSync} from 'node:fs';
-import {tmpdir} from 'node:os';
-import {join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '../src/engine.js';
-import type {Principal} from '../src/home/principal.js';
 import {GristDoc} from '../src/doc/index.js';
 import {importUpload} from '../src/import/index.js';
-import {copyFixture, tempPath, withFixtures} from './doc-helpers.js';
+import {copyFixture, tempPath, useHomeWorld, withFixtures} from './doc-helpers.js';
 
 const test = suite('doc-formulas-import');
 const ftest = withFixtures(test);
-let dir = '';
-let engine: Engine;
-let owner: Principal;
-let wid = 0;
-
-test.before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gl-fimport-'));
-  engine = await Engine.open({dataDir: dir});
-  const user = await engine.home.ensureUser('chimpy@getgrist.com', 'Chimpy');
-  owner = await engine.home.authenticate(`Bearer ${await engine.home.setApiKey(user.id)}`);
-  const ws = await engine.home.listWorkspaces(`docs-${user.id}`, owner, null, false) as Array<{id: number, name: string}>;
-  wid = ws.find((w) => w.name === 'Home')!.id;
-});
-
-test.after(async () => {
-  await engine.close();
-  rmSync(dir, {recursive: true, force: true});
-});
+const world = useHomeWorld(test, 'gl-fimport-');
 
 /** A document file whose formula column `Total` holds stale values (0), as a file from elsewhere may. */
 function staleFile(): string {
@@ -52,16 +30,16 @@ function blank(path: string): void {
 }
 
 test('importing a .grist file recomputes every formula', async () => {
-  const {id} = await importUpload(engine, wid, owner, {fileName: 'stale.grist', path: staleFile()});
-  const doc = engine.openDoc(id).grist;
+  const {id} = await importUpload(world.engine, world.wid, world.owner, {fileName: 'stale.grist', path: staleFile()});
+  const doc = world.engine.openDoc(id).grist;
   assert.equal(doc.fetchColumns('T').Total, [2, 4]);
   assert.is(doc.needsFormulaRecompute, false);
 });
 
 test('a document never computed by gristlite is computed when the server opens it', async () => {
-  const {id} = await importUpload(engine, wid, owner, {fileName: 'stale.grist', path: staleFile()});
-  blank(engine.docPath(id));   // before the server first opens it
-  const doc = engine.openDoc(id).grist;
+  const {id} = await importUpload(world.engine, world.wid, world.owner, {fileName: 'stale.grist', path: staleFile()});
+  blank(world.engine.docPath(id));   // before the server first opens it
+  const doc = world.engine.openDoc(id).grist;
   assert.equal(doc.fetchColumns('T').Total, [2, 4]);
   assert.is(doc.needsFormulaRecompute, false);
   const direct = GristDoc.open(staleFile());
@@ -77,8 +55,8 @@ ftest('a real Grist document imports with its formulas recomputed as Grist store
   const tables = before.listTables().map((t) => t.id);
   const expected = tables.map((t) => before.fetchColumns(t));
   before.close();
-  const {id} = await importUpload(engine, wid, owner, {fileName: 'World.grist', path: src});
-  const doc = engine.openDoc(id).grist;
+  const {id} = await importUpload(world.engine, world.wid, world.owner, {fileName: 'World.grist', path: src});
+  const doc = world.engine.openDoc(id).grist;
   tables.forEach((t, i) => assert.equal(doc.fetchColumns(t), expected[i], t));
 });
 

@@ -1,37 +1,18 @@
 // Importing CSV files: parsing and header detection as Grist's import plugin does it, column
 // types guessed as Grist guesses them, and the new document holding one table.
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs';
-import {tmpdir} from 'node:os';
+import {writeFileSync} from 'node:fs';
 import {join} from 'node:path';
 import {Readable} from 'node:stream';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '../src/engine.js';
-import type {Principal} from '../src/home/principal.js';
+import {useHomeWorld} from './doc-helpers.js';
 import {guessColumn} from '../src/doc/parse.js';
 import {decodeText, detectEncoding, guessImportColumns, parseCsv, sniffDelimiter} from '../src/import/csv.js';
 import {IMPORT_GUESS_ROWS, MAX_IMPORT_COLUMNS, importCsvDoc, importUpload, type ImportProgress} from '../src/import/index.js';
 import {exportTableDsvText} from '../src/export/csv.js';
 
 const test = suite('import-csv');
-let dir = '';
-let engine: Engine;
-let owner: Principal;
-let wid = 0;
-
-test.before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gl-import-csv-'));
-  engine = await Engine.open({dataDir: dir});
-  const user = await engine.home.ensureUser('chimpy@getgrist.com', 'Chimpy');
-  owner = await engine.home.authenticate(`Bearer ${await engine.home.setApiKey(user.id)}`);
-  const ws = await engine.home.listWorkspaces(`docs-${user.id}`, owner, null, false) as Array<{id: number, name: string}>;
-  wid = ws.find((w) => w.name === 'Home')!.id;
-});
-
-test.after(async () => {
-  await engine.close();
-  rmSync(dir, {recursive: true, force: true});
-});
+const world = useHomeWorld(test, 'gl-import-csv-');
 
 test('delimiters are sniffed among , tab ; |', () => {
   assert.is(sniffDelimiter('a,b,c\n1,2,3\n'), ',');
@@ -90,9 +71,9 @@ test('column types are guessed as Grist guesses them', () => {
 
 test('a CSV upload becomes a document with one table named after the file', async () => {
   const csv = 'First Name,Age,Member,Joined,class\nAnn,31,true,2024-02-14,A\nBob,42,false,2023-01-02,B\n"Lee, Jr.",,false,,C\n';
-  const res = await importUpload(engine, wid, owner, {fileName: 'club members.csv', data: Buffer.from(csv)});
+  const res = await importUpload(world.engine, world.wid, world.owner, {fileName: 'club members.csv', data: Buffer.from(csv)});
   assert.is(res.title, 'club members');
-  const doc = engine.openDoc(res.id).grist;
+  const doc = world.engine.openDoc(res.id).grist;
   assert.equal(doc.listTables().map((t) => t.id), ['Club_members']);
   const cols = doc.listColumns('Club_members');
   assert.equal(cols.map((c) => [c.id, c.fields.label, c.fields.type]), [
@@ -110,10 +91,10 @@ test('a CSV upload becomes a document with one table named after the file', asyn
 });
 
 test('headerless files get columns A, B, ...; TSV by extension; a timezone for date-times', async () => {
-  const res = await importUpload(engine, wid, owner, {fileName: 'data.tsv', data: Buffer.from('1\t2024-02-14 10:30\n2\t2024-02-15 11:00\n')},
+  const res = await importUpload(world.engine, world.wid, world.owner, {fileName: 'data.tsv', data: Buffer.from('1\t2024-02-14 10:30\n2\t2024-02-15 11:00\n')},
     {documentName: 'Numbers', timezone: 'America/New_York'});
   assert.is(res.title, 'Numbers');
-  const doc = engine.openDoc(res.id).grist;
+  const doc = world.engine.openDoc(res.id).grist;
   assert.equal(doc.listColumns('Data').map((c) => [c.id, c.fields.type]), [['A', 'Numeric'], ['B', 'DateTime:America/New_York']]);
   assert.equal(doc.fetchColumns('Data').A, [1, 2]);
   assert.equal(doc.fetchColumns('Data').B, [1707924600, 1708012800]);
@@ -123,12 +104,12 @@ test('large files are written in batches, with progress', async () => {
   const lines = ['id,value'];
   for (let i = 1; i <= 60000; i++) lines.push(`${i},v${i % 7}`);
   const progress: ImportProgress[] = [];
-  const res = await importCsvDoc(engine, wid, owner, {fileName: 'big.csv', data: Buffer.from(lines.join('\n'))},
+  const res = await importCsvDoc(world.engine, world.wid, world.owner, {fileName: 'big.csv', data: Buffer.from(lines.join('\n'))},
     {onProgress: (p) => progress.push(p)});
   // IMPORT_BATCH_CELLS cells a batch: 25,000 rows of two columns.
   assert.equal(progress.map((p) => p.rows), [25000, 50000, 60000]);
   assert.is(progress[progress.length - 1].fraction, 1);
-  const doc = engine.openDoc(res.id).grist;
+  const doc = world.engine.openDoc(res.id).grist;
   assert.is(doc.fetchRecords('Big').records.length, 60000);
   assert.equal(doc.listColumns('Big').map((c) => [c.id, c.fields.type]), [['id2', 'Numeric'], ['value', 'Text']]);
 });
@@ -140,8 +121,8 @@ test('UTF-16 (LE and BE, with BOM: Excel\'s "Unicode text") and UTF-8 with a BOM
   const utf8 = Buffer.from('\ufeff' + text.replace(/\t/g, ','), 'utf8');
   for (const [fileName, data] of [['le.txt', le], ['be.txt', be], ['bom.csv', utf8]] as const) {
     assert.is(decodeText(data), fileName === 'bom.csv' ? text.replace(/\t/g, ',') : text, fileName);
-    const res = await importUpload(engine, wid, owner, {fileName, data});
-    const doc = engine.openDoc(res.id).grist;
+    const res = await importUpload(world.engine, world.wid, world.owner, {fileName, data});
+    const doc = world.engine.openDoc(res.id).grist;
     const [{id: table}] = doc.listTables();
     assert.equal(doc.listColumns(table).map((c) => [c.id, c.fields.type]), [['Name', 'Text'], ['City', 'Text'], ['Price', 'Numeric']], fileName);
     assert.equal(doc.fetchColumns(table), {id: [1, 2], manualSort: [1, 2], Name: ['Zoë', 'José'], City: ['Kraków', 'Zürich'], Price: [3.5, 12]}, fileName);
@@ -156,19 +137,19 @@ test('UTF-16 (LE and BE, with BOM: Excel\'s "Unicode text") and UTF-8 with a BOM
 test('200,000 rows (beyond the 150,000 that overflowed the stack) import from a file, with progress', async () => {
   // The type guess over a data-sized column once spread it into Math.max.
   assert.equal(guessColumn(new Array(200_000).fill('1.50'), {locale: 'en-US'}, 'UTC')!.widgetOptions, {decimals: 2});
-  const path = join(dir, 'rows.csv');
+  const path = join(world.dir, 'rows.csv');
   const lines = ['n,price,day,flag'];
   for (let i = 1; i <= 200_000; i++) lines.push(`${i},${i % 100}.50,2024-01-${10 + (i % 18)},${i % 2 ? 'true' : 'false'}`);
   writeFileSync(path, lines.join('\n') + '\n');
   const progress: ImportProgress[] = [];
   const t = performance.now();
-  const res = await importUpload(engine, wid, owner, {fileName: 'rows.csv', path}, {onProgress: (p) => progress.push(p)});
+  const res = await importUpload(world.engine, world.wid, world.owner, {fileName: 'rows.csv', path}, {onProgress: (p) => progress.push(p)});
   const ms = performance.now() - t;
   assert.ok(ms < 10_000, `${ms} ms`);
   assert.is(progress[progress.length - 1].rows, 200_000);
   assert.is(progress[progress.length - 1].fraction, 1);
   assert.ok(progress.length >= 10, 'a batch at a time');
-  const doc = engine.openDoc(res.id).grist;
+  const doc = world.engine.openDoc(res.id).grist;
   assert.equal(doc.listColumns('Rows').map((c) => c.fields.type), ['Numeric', 'Numeric', 'Date', 'Bool']);
   assert.is(doc.fetchRecords('Rows', {limit: 1}).records.length, 1);
   const last = doc.fetchRecords('Rows', {sort: ['-n'], limit: 1}).records[0];
@@ -179,8 +160,8 @@ test('200,000 rows (beyond the 150,000 that overflowed the stack) import from a 
 test('a stream imports; a column blank in the rows that guess types becomes Text when data comes', async () => {
   const lines = ['id,late'];
   for (let i = 1; i <= IMPORT_GUESS_ROWS + 5; i++) lines.push(`${i},${i > IMPORT_GUESS_ROWS ? `x${i}` : ''}`);
-  const res = await importUpload(engine, wid, owner, {fileName: 'late.csv', stream: Readable.from([Buffer.from(lines.join('\n'))])});
-  const doc = engine.openDoc(res.id).grist;
+  const res = await importUpload(world.engine, world.wid, world.owner, {fileName: 'late.csv', stream: Readable.from([Buffer.from(lines.join('\n'))])});
+  const doc = world.engine.openDoc(res.id).grist;
   assert.equal(doc.listColumns('Late').map((c) => [c.id, c.fields.type, c.fields.isFormula]), [['id2', 'Numeric', false], ['late', 'Text', false]]);
   const late = doc.fetchColumns('Late').late as unknown[];
   // Rows written while it was an empty column stay blank (null).
@@ -190,26 +171,26 @@ test('a stream imports; a column blank in the rows that guess types becomes Text
 
 test('1998 columns import (SQLite\'s 2000 less id and manualSort); more are refused with a clear 400', async () => {
   const wide = (n: number) => Buffer.from([0, 1, 2].map((r) => Array.from({length: n}, (_, i) => (r ? `${r * i}` : `c${i}`)).join(',')).join('\n'));
-  const res = await importUpload(engine, wid, owner, {fileName: 'wide.csv', data: wide(MAX_IMPORT_COLUMNS)});
-  const doc = engine.openDoc(res.id).grist;
+  const res = await importUpload(world.engine, world.wid, world.owner, {fileName: 'wide.csv', data: wide(MAX_IMPORT_COLUMNS)});
+  const doc = world.engine.openDoc(res.id).grist;
   assert.is(doc.listColumns('Wide').length, MAX_IMPORT_COLUMNS);
   assert.equal(doc.fetchColumns('Wide').c1997, [1997, 3994]);
-  const before = (await engine.home.getWorkspace(wid, owner, false) as {docs: unknown[]}).docs.length;
+  const before = (await world.engine.home.getWorkspace(world.wid, world.owner, false) as {docs: unknown[]}).docs.length;
   for (const n of [MAX_IMPORT_COLUMNS + 1, 2100]) {
     try {
-      await importUpload(engine, wid, owner, {fileName: 'wide.csv', data: wide(n)});
+      await importUpload(world.engine, world.wid, world.owner, {fileName: 'wide.csv', data: wide(n)});
       assert.unreachable(`${n} columns`);
     } catch (e: any) {
       assert.is(e.status, 400);
       assert.is(e.message, `The file has ${n} columns; at most 1998 can be imported (SQLite's limit of columns in a table)`);
     }
   }
-  assert.is((await engine.home.getWorkspace(wid, owner, false) as {docs: unknown[]}).docs.length, before, 'nothing left behind');
+  assert.is((await world.engine.home.getWorkspace(world.wid, world.owner, false) as {docs: unknown[]}).docs.length, before, 'nothing left behind');
 });
 
 test('an unclosed quote is a 400', async () => {
   try {
-    await importUpload(engine, wid, owner, {fileName: 'bad.csv', data: Buffer.from('a,b\n1,"2\n')});
+    await importUpload(world.engine, world.wid, world.owner, {fileName: 'bad.csv', data: Buffer.from('a,b\n1,"2\n')});
     assert.unreachable();
   } catch (e: any) {
     assert.is(e.status, 400);
@@ -220,7 +201,7 @@ test('an unclosed quote is a 400', async () => {
 test('a file with nothing to import is refused', async () => {
   for (const data of ['', '\n\n', ',,\n,,\n']) {
     try {
-      await importUpload(engine, wid, owner, {fileName: 'empty.csv', data: Buffer.from(data)});
+      await importUpload(world.engine, world.wid, world.owner, {fileName: 'empty.csv', data: Buffer.from(data)});
       assert.unreachable();
     } catch (e: any) {
       assert.is(e.status, 400);
