@@ -415,10 +415,6 @@ export const EXCEPTION_TYPES: Record<string, PyType> = Object.fromEntries(
   Object.keys(EXC_PARENT).map((name) => [name, excType(name)]),
 );
 
-export const BUILTIN_CONSTANTS: Record<string, Value> = {
-  NotImplemented: null,
-  Ellipsis: null,
-};
 
 /** Every builtin name, as a lookup table. */
 export function builtinTable(): Map<string, Value> {
@@ -426,7 +422,6 @@ export function builtinTable(): Map<string, Value> {
   for (const [k, v] of Object.entries(TYPES)) if (k !== 'NoneType' && k !== 'function') m.set(k, v);
   for (const [k, v] of Object.entries(BUILTIN_FUNCTIONS)) m.set(k, v);
   for (const [k, v] of Object.entries(EXCEPTION_TYPES)) m.set(k, v);
-  for (const [k, v] of Object.entries(BUILTIN_CONSTANTS)) m.set(k, v);
   return m;
 }
 

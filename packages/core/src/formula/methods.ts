@@ -480,13 +480,11 @@ const SET_METHODS: Record<string, Impl> = {
 const INT_ATTRS: Record<string, Impl> = {
   bit_length: (n: bigint) => BigInt((n < 0n ? -n : n).toString(2).replace(/^0$/, '').length),
   conjugate: (n: bigint) => n,
-  to_bytes: () => raise('NotImplementedError', 'int.to_bytes is not supported'),
 };
 
 const FLOAT_ATTRS: Record<string, Impl> = {
   is_integer: (x: number) => Number.isInteger(x),
   conjugate: (x: number) => x,
-  hex: () => raise('NotImplementedError', 'float.hex is not supported'),
 };
 
 function bound(typeName_: string, name: string, self: unknown, impl: Impl): PyCallable {
