@@ -2,6 +2,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { unreadBodyCloses } from '@gristlite/node';
 import type { FetchHandler } from './index.js';
 
 export function toRequest(req: IncomingMessage): Request {
@@ -25,36 +26,10 @@ export async function writeResponse(res: ServerResponse, response: Response, req
     headers[key] = value;
   });
   // A body still arriving when the answer is ready (an upload refused unread) is not read: the
-  // connection closes after the answer, lingering first (see lingerThenClose).
-  if (req && !req.complete) {
-    headers.connection ??= 'close';
-    res.once('finish', () => lingerThenClose(req));
-  }
-  res.writeHead(response.status, headers);
+  // connection closes after the answer, lingering first (the Node adapter's rule).
+  res.writeHead(response.status, req ? unreadBodyCloses(req, res, headers) : headers);
   if (response.body) await pipeline(Readable.fromWeb(response.body as any), res);
   else res.end();
-}
-
-/** How long a connection answered before its body was read keeps reading (and dropping) it. */
-export const LINGER_MS = 2000;
-
-/**
- * Closing a socket with unread input resets it, and a client still sending would lose the answer:
- * the connection first discards what still arrives, for LINGER_MS at most.
- */
-function lingerThenClose(req: IncomingMessage): void {
-  const socket = req.socket;
-  // Node has just ended the socket (Connection: close) and would destroy it once flushed.
-  socket.removeListener('finish', socket.destroy);
-  const close = () => socket.destroy();
-  const timer = setTimeout(close, LINGER_MS).unref();
-  socket.once('close', () => clearTimeout(timer));
-  req.once('end', close);
-  // Nobody reads the body any more (an abandoned reader may still be attached): drop it.
-  req.removeAllListeners('readable');
-  req.removeAllListeners('data');
-  req.on('data', () => undefined);
-  req.resume();
 }
 
 export function nodeListener(fetchHandler: FetchHandler): RequestListener {
