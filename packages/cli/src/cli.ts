@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import {
-  BadRequest, Engine, backupSqliteFile, checkDomain, importUpload, isValidEmail, type DocLeases, type HomeStore, type ImportProgress,
+  BadRequest, Engine, backupSqliteFile, checkDomain, importUpload, isValidEmail, type DocLeases, type HomeStore, type ImportProgress, type User,
 } from '@gristlite/core';
 import { PgDocLeases, homeStoreFromUrl } from '@gristlite/store-postgres';
 import { createApiHandler, statusResponse } from '@gristlite/http';
@@ -211,6 +211,17 @@ function checkEmail(email: string | undefined, what: string): string {
   return email;
 }
 
+/** Runs `fn` with the engine and the existing user named by the command's EMAIL argument. */
+async function withExistingUser(a: Parameters<Command['run']>[0], fn: (engine: Engine, user: User) => Promise<void>): Promise<number> {
+  const email = checkEmail(a.positionals[0], 'EMAIL');
+  await withEngine(a.values, a.env, async (engine) => {
+    const user = await engine.store.getUserByEmail(email);
+    if (!user) throw new BadRequest(`no user ${email}: create it with "gristlite user add ${email}"`);
+    await fn(engine, user);
+  });
+  return 0;
+}
+
 async function withEngine<T>(values: Record<string, unknown>, env: Env, fn: (engine: Engine) => Promise<T>): Promise<T> {
   const engine = await openEngine(dataDir(values as { data?: string }, env), withHome(values, env));
   try {
@@ -397,31 +408,19 @@ const COMMANDS: Record<string, Command> = {
     about: 'Makes a new API key for an existing user (the old one stops working) and prints it.',
     options: { ...HOME_OPTS },
     positionals: 1,
-    async run({ values, positionals, env }) {
-      const email = checkEmail(positionals[0], 'EMAIL');
-      await withEngine(values, env, async (engine) => {
-        const user = await engine.store.getUserByEmail(email);
-        if (!user) throw new BadRequest(`no user ${email}: create it with "gristlite user add ${email}"`);
-        console.log(await engine.home.setApiKey(user.id));
-      });
-      return 0;
-    },
+    run: (args) => withExistingUser(args, async (engine, user) => {
+      console.log(await engine.home.setApiKey(user.id));
+    }),
   },
   'key revoke': {
     usage: 'gristlite key revoke EMAIL [--data DIR] [--home URL]',
     about: 'Removes a user\'s API key: requests with it answer 401.',
     options: { ...HOME_OPTS },
     positionals: 1,
-    async run({ values, positionals, env }) {
-      const email = checkEmail(positionals[0], 'EMAIL');
-      await withEngine(values, env, async (engine) => {
-        const user = await engine.store.getUserByEmail(email);
-        if (!user) throw new BadRequest(`no user ${email}`);
-        await engine.store.setApiKey(user.id, null, null);
-        console.log(`API key of ${email} revoked`);
-      });
-      return 0;
-    },
+    run: (args) => withExistingUser(args, async (engine, user) => {
+      await engine.store.setApiKey(user.id, null, null);
+      console.log(`API key of ${user.email} revoked`);
+    }),
   },
 };
 
