@@ -1,13 +1,12 @@
 /** Access lists: GET/PATCH on orgs, workspaces and docs; public sharing (SPEC §2, §3.6-7, §4.4-5, §5.4-5). */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isError, isErrorLike, ok, useWorld, type Target, type TestUser } from './world.js';
+import { areaSuite, isError, isErrorLike, ok, useWorld, type Target, type TestUser } from './world.js';
 
 const EVERYONE = 'everyone@getgrist.com';
 const ANON = 'anon@getgrist.com';
 
 export function accessSuite(target: Target): void {
-  const s = suite(`${target.name}: access`);
+  const s = areaSuite(target, 'access');
   const world = useWorld(s, target);
   let org = 0;
   let ws = 0;

@@ -2,15 +2,14 @@
  * Bad input everywhere: authentication, unknown paths, bodies, the CSRF rule, CORS, and routing
  * details (SPEC §1.1-§1.5).
  */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BASE_DOMAIN, isError, isErrorLike, ok, useWorld, type Target } from './world.js';
+import { areaSuite, BASE_DOMAIN, isError, isErrorLike, ok, useWorld, type Target } from './world.js';
 
 const CSRF =
   "Unauthenticated requests require one of the headers'Content-Type: application/json' or 'X-Requested-With: XMLHttpRequest'";
 
 export function errorsSuite(target: Target): void {
-  const s = suite(`${target.name}: errors`);
+  const s = areaSuite(target, 'errors');
   const world = useWorld(s, target);
   let org = 0;
   let doc = '';

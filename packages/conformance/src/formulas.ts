@@ -4,13 +4,12 @@
  * same write; new formula columns compute at once; formula edits recompute; error cells read as
  * Grist gives them (/records null + errors, /data raw, CSV `#DIV/0!`); renames rewrite formulas.
  */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tablePath } from './docdata.js';
-import { ok, useWorld, type Target } from './world.js';
+import { areaSuite, ok, useWorld, type Target } from './world.js';
 
 export function formulasSuite(target: Target): void {
-  const s = suite(`${target.name}: formulas`);
+  const s = areaSuite(target, 'formulas');
   const world = useWorld(s, target);
   let doc = '';
 

@@ -1,10 +1,9 @@
 /** Orgs: list, merged, get by every key form, org context, create, patch, delete (SPEC §1.1, §3). */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BASE_DOMAIN, ISO_DATE, isError, isErrorLike, keys, ok, useWorld, type Target } from './world.js';
+import { areaSuite, BASE_DOMAIN, ISO_DATE, isError, isErrorLike, keys, ok, useWorld, type Target } from './world.js';
 
 export function orgsSuite(target: Target): void {
-  const s = suite(`${target.name}: orgs`);
+  const s = areaSuite(target, 'orgs');
   const world = useWorld(s, target);
   let nasa = 0;
   let primately = 0;

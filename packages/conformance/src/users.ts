@@ -1,11 +1,10 @@
 /** Users: profile, API keys, deleting a user (SPEC §15, decision 2). */
 import { existsSync } from 'node:fs';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isError, isErrorLike, ok, useWorld, type Target } from './world.js';
+import { areaSuite, isError, isErrorLike, ok, useWorld, type Target } from './world.js';
 
 export function usersSuite(target: Target): void {
-  const s = suite(`${target.name}: users`);
+  const s = areaSuite(target, 'users');
   const world = useWorld(s, target);
 
   s('GET /api/profile/user describes the caller; anonymous gets the Anonymous user', async () => {

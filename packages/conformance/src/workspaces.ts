@@ -1,11 +1,10 @@
 /** Workspaces: get, rename, delete, soft delete, and who sees what in listings (SPEC §3.8, §4). */
 import { existsSync } from 'node:fs';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ISO_DATE, isError, keys, ok, useWorld, type Target } from './world.js';
+import { areaSuite, ISO_DATE, isError, keys, ok, useWorld, type Target } from './world.js';
 
 export function workspacesSuite(target: Target): void {
-  const s = suite(`${target.name}: workspaces`);
+  const s = areaSuite(target, 'workspaces');
   const world = useWorld(s, target);
   let org = 0;
   let reports = 0;
