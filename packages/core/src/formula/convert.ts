@@ -65,7 +65,11 @@ export function encodeObject(v: Value, colType = 'Any'): CellValue {
 const converters = new Map<string, (v: CellValue) => CellValue>();
 const floatConverters = new Map<string, (v: CellValue) => CellValue>();
 
-/** Converts a formula result to its column's type, as Grist stores it. */
+/**
+ * Converts a formula result to its column's type, as Grist stores it: through the type module's
+ * conversion (doc/coltypes/), after the Python-specific steps (ints beyond 32 bits, str() of
+ * objects for Text, dates in the column's zone).
+ */
 export function convertResult(v: Value, colType: string): CellValue {
   // Fast paths for right-typed results.
   if (typeof v === 'number' && colType === 'Numeric') return v;
@@ -159,7 +163,11 @@ const NO_HOST = {
 /** `via`: for Ref/RefList cells, the route the records were reached by (see engine.ts RefVia). */
 export type CellDecoder = (v: CellValue, via?: Via) => Value;
 
-/** How a column's stored cells read in formulas. */
+/**
+ * How a column's stored cells read in formulas. Formula-specific (Python values: records, tuples,
+ * dates, AltText), so it stays here rather than in the type modules (doc/coltypes/); the type
+ * string is parsed by them (zone, target table).
+ */
 export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHooks): CellDecoder {
   const ct = columnType(colType);
   const base = ct.base;
