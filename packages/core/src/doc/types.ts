@@ -31,11 +31,6 @@ export function isRefListType(type: string): boolean {
   return ct.isList && ct.target !== null;
 }
 
-/** ChoiceList, RefList:T and Attachments: cells are lists stored as JSON text. */
-export function isListType(type: string): boolean {
-  return columnType(type).isList;
-}
-
 /** DocStorage._getSqlType: the declared SQL type Grist uses for a Grist type. */
 export function sqlTypeFor(type: string): string {
   return columnType(type).sqlType;
@@ -59,9 +54,4 @@ export function makeDecoder(type: string): Decoder {
 /** The `cellFormat=typed` form of a value: self-describing for the column's type. */
 export function makeTypedFormatter(type: string): ((v: CellValue) => CellValue) | null {
   return typedFormatter(columnType(type));
-}
-
-/** Whether the engine holds this type's values as floats (affects str() of alt-text). */
-export function holdsFloats(type: string): boolean {
-  return columnType(type).holdsFloats;
 }
