@@ -85,9 +85,3 @@ export function parseIsoDateTime(text: string, tz: string): number | null {
   }
   return localToEpoch(wall, tz);
 }
-
-/** The zone of a `DateTime:<tz>` type ('America/New_York' for a bare DateTime, as the engine). */
-export function dateTimeZone(type: string): string {
-  const tz = type.startsWith('DateTime:') ? type.slice('DateTime:'.length) : '';
-  return tz || 'America/New_York';
-}

@@ -2,7 +2,7 @@
  * DateTime and DateTime:<zone>: seconds since the epoch. The zone reads text without an offset
  * (conversion, parsing) and is part of the typed form; display uses it too.
  */
-import {dateTimeZone, localToEpoch, parseIsoDateTime} from '../datetime.js';
+import {localToEpoch, parseIsoDateTime} from '../datetime.js';
 import type {DocSettings} from '../parse.js';
 import {argOf, BaseType, type CellFormatter, type Converter, type SchemaType, type TextParser, type TypedForm, type WidgetOptions} from './base.js';
 import {dateConverter, dateFormatOf, dateFormatter, parseDateStrict} from './date.js';
@@ -44,6 +44,7 @@ export function parseDateTime(text: string, dateFormat: string | undefined, tz: 
 }
 
 export class DateTimeType extends BaseType {
+  /** The zone of a `DateTime:<tz>` type; the data engine reads a bare DateTime in New York time. */
   override readonly tz: string;
   // DocStorage gives DATETIME to the bare type only; 'DateTime:<tz>' falls through to BLOB.
   override readonly sqlType: string;
@@ -52,7 +53,7 @@ export class DateTimeType extends BaseType {
 
   constructor(type: string) {
     super(type);
-    this.tz = dateTimeZone(type);
+    this.tz = argOf(type) || 'America/New_York';
     this.sqlType = type === 'DateTime' ? 'DATETIME' : 'BLOB';
     this.typed = {number: {before: ['D'], after: [this.tz]}};
   }
