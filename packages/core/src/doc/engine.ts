@@ -864,8 +864,10 @@ export class DocEngine {
   /**
    * AddColumn (and AddVisibleColumn with `visible`): the column, its metadata, and its fields in
    * the raw section, the record card (unless customised), and with `visible` every record widget.
+   * With `fields: false`, no fields at all (Grist's doAddColumn: display helpers, AddHiddenColumn).
    */
-  addColumn(table: TableMeta, colIdIn: string | null | undefined, info: ColInfo, opts: {visible: boolean}): {colRef: number, colId: string} {
+  addColumn(table: TableMeta, colIdIn: string | null | undefined, info: ColInfo,
+            opts: {visible: boolean, fields?: boolean}): {colRef: number, colId: string} {
     if (table.fields.onDemand && info.isFormula === undefined) { info = {...info, isFormula: false}; }
     const isFormula = info.isFormula !== false;
     if (table.fields.summarySourceTable && !isFormula) {
@@ -893,7 +895,7 @@ export class DocEngine {
     if (info.visibleCol) { values.visibleCol = info.visibleCol; }
     const [colRef] = this.metaAdd('_grist_Tables_column', [values]);
     const isTransform = /^gristHelper_(Transform|Converted)/.test(colId);
-    if (!isTransform) {
+    if (!isTransform && opts.fields !== false) {
       const sections = this.metaRows('_grist_Views_section').filter((s) => Number(s.tableRef) === table.tableRef);
       const fields = this.metaRows('_grist_Views_section_field');
       const raw = Number(table.fields.rawViewSectionRef);

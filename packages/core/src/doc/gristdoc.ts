@@ -19,6 +19,7 @@ import {
 import type {FormulaEngine} from '../formula/engine.js';
 import {findMatches} from './lookup.js';
 import {syncSummaries} from './summary.js';
+import {removeUnusedDisplayCols, setDisplayFormula} from './display.js';
 import {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -298,6 +299,8 @@ export class GristDoc {
       return this.inTransaction(() => {
         this.loadFormulas();
         const result = fn();
+        // Grist's auto-removal of display helpers left unused by this write's schema changes.
+        if (changes.touched('_grist_Tables_column') || changes.touched('_grist_Views_section_field')) { removeUnusedDisplayCols(this.engine); }
         this.recalc(changes);
         if (this.listeners.size) {
           for (const change of changes.list()) {
@@ -1049,7 +1052,7 @@ export class GristDoc {
         const table = userTable(args[0]);
         const info = obj(args[2] ?? {}, 'column info') as ColInfo;
         if (name === 'AddHiddenColumn') {
-          return this.engine.addColumn(table, args[1] as string | null, info, {visible: false});
+          return this.engine.addColumn(table, args[1] as string | null, info, {visible: false, fields: false});
         }
         return this.engine.addColumn(table, args[1] as string | null, info, {visible: name === 'AddVisibleColumn'});
       }
@@ -1081,6 +1084,9 @@ export class GristDoc {
         this.engine.updateColumns(table, [{colId: String(args[1]), values: info}]);
         return null;
       }
+      case 'SetDisplayFormula':
+        setDisplayFormula(this.engine, userTable(args[0]).tableId, args[1] as CellValue, args[2] as CellValue, args[3] as CellValue);
+        return null;
       default:
         throw new BadRequest(`Unsupported user action: ${name}`);
     }
@@ -1097,7 +1103,7 @@ export class GristDoc {
  */
 export const MAX_SCHEMA_ACTIONS_PER_APPLY = 100;
 const SCHEMA_ACTIONS = new Set(['AddTable', 'AddEmptyTable', 'RemoveTable', 'RenameTable', 'AddColumn', 'AddVisibleColumn',
-  'AddHiddenColumn', 'RemoveColumn', 'RenameColumn', 'ModifyColumn']);
+  'AddHiddenColumn', 'RemoveColumn', 'RenameColumn', 'ModifyColumn', 'SetDisplayFormula']);
 
 /** Counts schema actions (and updates of `_grist_Tables`/`_grist_Tables_column` rows) before the write. */
 function checkSchemaActionCount(actions: unknown[]): void {
