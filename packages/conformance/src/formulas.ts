@@ -236,6 +236,14 @@ export function formulasSuite(target: Target): void {
     ok(await api.post(`${tablePath(d, 'Pets')}/data`, { Kind: ['fish'], Owner: [2] }, chimpy.as));
     assert.equal((await data('Pets', d)).gristHelper_Display, ['Anna', 'Anna', 'Bob']);
 
+    // Renaming the visible column or the reference rewrites the helper's formula.
+    await apply([['RenameColumn', 'People', 'Name', 'FullName'], ['RenameColumn', 'Pets', 'Owner', 'Keeper']], d);
+    assert.is((await column('Pets', 'gristHelper_Display', d)).fields.formula, '$Keeper.FullName');
+    ok(await api.patch(`${tablePath(d, 'People')}/records`, { records: [{ id: 2, fields: { FullName: 'Bo' } }] }, chimpy.as));
+    assert.equal((await data('Pets', d)).gristHelper_Display, ['Anna', 'Anna', 'Bo']);
+    await apply([['RenameColumn', 'People', 'FullName', 'Name'], ['RenameColumn', 'Pets', 'Keeper', 'Owner']], d);
+    assert.is((await column('Pets', 'gristHelper_Display', d)).fields.formula, '$Owner.Name');
+
     // A new display formula for the only user of a helper changes that helper (a colId names the column too).
     await apply([['SetDisplayFormula', 'Pets', null, 'Owner', '$Owner.Code']], d);
     assert.equal((await columns('Pets', d)).filter((c) => c.id.startsWith('gristHelper')).map((c) => [c.id, c.fields.formula]),
@@ -249,7 +257,7 @@ export function formulasSuite(target: Target): void {
     await apply([['SetDisplayFormula', 'Pets', fields[1].id, null, '$Owner.Name']], d);
     assert.equal((await columns('Pets', d)).filter((c) => c.id.startsWith('gristHelper')).map((c) => [c.id, c.fields.formula]),
       [['gristHelper_Display', '$Owner.Code'], ['gristHelper_Display2', '$Owner.Name']]);
-    assert.equal((await data('Pets', d)).gristHelper_Display2, ['Anna', 'Anna', 'Bob']);
+    assert.equal((await data('Pets', d)).gristHelper_Display2, ['Anna', 'Anna', 'Bo']);
     // An empty formula drops the field's helper, which no one uses any more.
     await apply([['SetDisplayFormula', 'Pets', fields[1].id, null, '']], d);
     assert.equal((await columns('Pets', d)).filter((c) => c.id.startsWith('gristHelper')).map((c) => c.id), ['gristHelper_Display']);
@@ -260,7 +268,7 @@ export function formulasSuite(target: Target): void {
     assert.is((await column('Pets', 'Owner', d)).fields.displayCol, 0);
     // Removing a reference column removes its helper.
     await apply([['ModifyColumn', 'Pets', 'Owner', { type: 'Ref:People' }], ['SetDisplayFormula', 'Pets', null, 'Owner', '$Owner.Name']], d);
-    assert.equal((await data('Pets', d)).gristHelper_Display, ['Anna', 'Anna', 'Bob']);
+    assert.equal((await data('Pets', d)).gristHelper_Display, ['Anna', 'Anna', 'Bo']);
     await apply([['RemoveColumn', 'Pets', 'Owner']], d);
     assert.equal((await columns('Pets', d)).map((c) => c.id), ['manualSort', 'Kind']);
   });
