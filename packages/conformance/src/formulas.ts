@@ -236,6 +236,19 @@ export function formulasSuite(target: Target): void {
     ok(await api.post(`${tablePath(d, 'Pets')}/data`, { Kind: ['fish'], Owner: [2] }, chimpy.as));
     assert.equal((await data('Pets', d)).gristHelper_Display, ['Anna', 'Anna', 'Bob']);
 
+    // Records, record sets and dicts in Any columns keep Grist's encoding (objtypes: R, r, O).
+    await apply([
+      ['AddColumn', 'Pets', 'OwnerRec', { isFormula: true, formula: '$Owner' }],
+      ['AddColumn', 'Pets', 'Same', { isFormula: true, formula: 'People.lookupRecords(Code=$Owner.Code)' }],
+      ['AddColumn', 'Pets', 'Dict', { isFormula: true, formula: 'RECORD($Owner)' }],
+    ], d);
+    const encoded = await data('Pets', d);
+    assert.equal(encoded.OwnerRec, [['R', 'People', 1], ['R', 'People', 1], ['R', 'People', 2]]);
+    assert.equal(encoded.Same, [['r', 'People', [1]], ['r', 'People', [1]], ['r', 'People', [2]]]);
+    assert.equal(encoded.Dict[2][0], 'O');
+    assert.equal([encoded.Dict[2][1].id, encoded.Dict[2][1].Name, encoded.Dict[2][1].Code], [2, 'Bob', 'b2']);
+    await apply([['RemoveColumn', 'Pets', 'OwnerRec'], ['RemoveColumn', 'Pets', 'Same'], ['RemoveColumn', 'Pets', 'Dict']], d);
+
     // Renaming the visible column or the reference rewrites the helper's formula.
     await apply([['RenameColumn', 'People', 'Name', 'FullName'], ['RenameColumn', 'Pets', 'Owner', 'Keeper']], d);
     assert.is((await column('Pets', 'gristHelper_Display', d)).fields.formula, '$Keeper.FullName');
