@@ -14,7 +14,8 @@ import {
 } from './engine.js';
 import {DataStamp} from './colstats.js';
 import {
-  formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, readsMetadata, registerCellFunction, writeRecalc,
+  formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, readsMetadata, registerCellFunction, useDocTimezone,
+  writeRecalc,
 } from './formulas.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import {findMatches} from './lookup.js';
@@ -297,10 +298,12 @@ export class GristDoc {
     this.writer = role;
     try {
       return this.inTransaction(() => {
+        useDocTimezone(this.engine.meta);
         this.loadFormulas();
         const result = fn();
         // Grist's auto-removal of display helpers left unused by this write's schema changes.
         if (changes.touched('_grist_Tables_column') || changes.touched('_grist_Views_section_field')) { removeUnusedDisplayCols(this.engine); }
+        if (changes.touched('_grist_DocInfo')) { this.engine.reloadMeta(); useDocTimezone(this.engine.meta); }
         this.recalc(changes);
         if (this.listeners.size) {
           for (const change of changes.list()) {
