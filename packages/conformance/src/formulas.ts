@@ -174,6 +174,23 @@ export function formulasSuite(target: Target): void {
     assert.equal(ok(await api.get(`${tablePath(doc, 'Loop')}/records`, chimpy.as)).body.records[0].fields, { A: 1, B: 10, C: 11, Bad: null, Syntax: null });
   });
 
+  s('NOW() and TODAY() run in the document\'s time zone', async () => {
+    const d = await newDoc('Clock');
+    await apply([['UpdateRecord', '_grist_DocInfo', 1, { timezone: 'Asia/Tokyo' }]], d);
+    await apply([
+      ['AddColumn', 'Table1', 'Now', { isFormula: true, formula: 'NOW()' }],
+      ['AddColumn', 'Table1', 'Today', { type: 'Date', isFormula: true, formula: 'TODAY()' }],
+      ['AddRecord', 'Table1', null, {}],
+    ], d);
+    const t = await data('Table1', d);
+    const [tag, ts, zone] = t.Now[0];
+    assert.equal([tag, zone], ['D', 'Asia/Tokyo']);
+    assert.ok(Math.abs(ts * 1000 - Date.now()) < 60_000, `NOW() is now: ${ts}`);
+    // TODAY() is the date in Tokyo at that instant, stored as its midnight UTC in seconds.
+    const day = new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Tokyo' }).format(new Date(ts * 1000));
+    assert.is(t.Today[0], Date.parse(`${day}T00:00:00Z`) / 1000);
+  });
+
   s('trigger formulas: recalcWhen 0 (new records, recalcDeps), 1 (never), 2 (any update); explicit values win', async () => {
     const { api, chimpy } = world();
     ok(await api.post(`/api/docs/${doc}/tables`, { tables: [{ id: 'Trig', columns: [
