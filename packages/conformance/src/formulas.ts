@@ -292,6 +292,12 @@ export function formulasSuite(target: Target): void {
     await apply([['SetDisplayFormula', 'Pets', fields[1].id, null, '']], d);
     assert.equal((await columns('Pets', d)).filter((c) => c.id.startsWith('gristHelper')).map((c) => c.id), ['gristHelper_Display']);
 
+    // Between Ref and RefList of the same table, Grist keeps displayCol and visibleCol.
+    await apply([['ModifyColumn', 'Pets', 'Owner', { type: 'RefList:People' }]], d);
+    const asList = await column('Pets', 'Owner', d);
+    assert.equal([asList.fields.displayCol, asList.fields.visibleCol], [helper.fields.colRef, nameRef]);
+    await apply([['ModifyColumn', 'Pets', 'Owner', { type: 'Ref:People' }], ['BulkUpdateRecord', 'Pets', [1, 2, 3], { Owner: [1, 1, 2] }]], d);
+    assert.is((await column('Pets', 'Owner', d)).fields.displayCol, helper.fields.colRef);
     // Changing the column's type away from a reference clears displayCol; its helper goes with it.
     await apply([['ModifyColumn', 'Pets', 'Owner', { type: 'Int' }]], d);
     assert.equal((await columns('Pets', d)).map((c) => c.id), ['manualSort', 'Kind', 'Owner']);
