@@ -219,6 +219,19 @@ export function formulasSuite(target: Target): void {
     assert.equal(await trig(), [['a!', 'given'], ['C', 'mine'], ['', ''], [50, 20]]);
     await apply([['UpdateRecord', 'Trig', 2, { OnAny: 7 }]]);
     assert.equal((await data('Trig')).OnAny, [50, 7]);
+
+    // A document's first formula is a trigger formula, with an update in the same bundle.
+    const d = await newDoc('FirstTrigger');
+    await apply([['AddRecord', 'Table1', null, { A: 2 }]], d);
+    await apply([['AddColumn', 'Table1', 'Ten', { type: 'Numeric', isFormula: false, formula: '10 / $A', recalcWhen: 2 }],
+      ['UpdateRecord', 'Table1', 1, { A: 4 }]], d);
+    assert.equal((await data('Table1', d)).Ten, [2.5]);
+    // A trigger formula that raises keeps the previous value with the error, as Grist stores it.
+    await apply([['UpdateRecord', 'Table1', 1, { A: 0 }]], d);
+    const err = (await data('Table1', d)).Ten[0];
+    assert.equal([err[0], err[1], err[err.length - 1]], ['E', 'ZeroDivisionError', { u: 2.5 }]);
+    const rec = ok(await api.get(`${tablePath(d)}/records`, chimpy.as)).body.records[0];
+    assert.equal([rec.fields.Ten, rec.errors], [null, { Ten: 'ZeroDivisionError' }]);
   });
 
   s('display helper columns: SetDisplayFormula creates, shares, updates and removes them; they follow the data', async () => {

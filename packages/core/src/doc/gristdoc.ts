@@ -933,7 +933,13 @@ export class GristDoc {
     // Everything the answer needs is built inside the transaction: once it commits, nothing that
     // follows can throw (issue 11: a write committed, then its action record failed with a 500).
     const result = this.write(() => {
-      const retValues = actions.map((a) => this.applyAction(a, opts));
+      const retValues = actions.map((a) => {
+        const ret = this.applyAction(a, opts);
+        // The document's first formula appeared: later actions of the bundle reach its engine
+        // (a trigger formula must see the updates and additions that follow it).
+        if (!this.engine.formulas && hasFormulas(this.engine.meta)) { this.engine.formulas = this.freshFormulaEngine(); }
+        return ret;
+      });
       const actionNum = this.actionNum + 1;
       const actionHash = createHash('sha256').update(JSON.stringify([actionNum, actions])).digest('hex');
       return {actionNum, actionHash, retValues, isModification: !this.engine.changes!.isEmpty};
