@@ -116,7 +116,7 @@ test('removing rows clears references to them, and dependents recompute', () => 
 
 test('display helper columns follow the shown column', () => {
   const doc = orders();
-  doc.applyUserActions([['AddColumn', 'Orders', 'gristHelper_Display', {type: 'Any', isFormula: true, formula: '$Customer.Name'}]]);
+  doc.applyUserActions([['SetDisplayFormula', 'Orders', null, 'Customer', '$Customer.Name']]);
   assert.equal(col(doc, 'Orders', 'gristHelper_Display'), ['Ann', 'Ann', 'Bob']);
   doc.updateRecords('Customers', [{id: 2, fields: {Name: 'Rob'}}]);
   assert.equal(col(doc, 'Orders', 'gristHelper_Display'), ['Ann', 'Ann', 'Rob']);

@@ -258,14 +258,14 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
   const all = readDoc(db);
   const loaded = all.filter((t) => !t.meta);
   const at = lastActionTime(db);
-  setDocTimezone(docTimezone(db));
-  if (at !== null) { setClock(() => at); }
+  const zone = setDocTimezone(docTimezone(db));
+  const clock = at === null ? null : setClock(() => at);
   let engine: FormulaEngine;
   try {
     engine = loadEngine(all);
   } finally {
-    setClock(() => Date.now());
-    setDocTimezone(null);
+    if (clock) { setClock(clock); }
+    setDocTimezone(zone);
   }
 
   const result: DocResult = {doc, cells: 0, matched: 0, columns: 0, columnsMatched: 0, skippedVolatile: 0,

@@ -31,10 +31,11 @@ export function isComputed(col: ColumnMeta): boolean {
  * Formulas run in the document's time zone (`_grist_DocInfo.timezone`), which NOW(), TODAY(),
  * DTIME and DATEVALUE use, as in Grist: `NOW()` in an Any column is `["D", ts, zone]` with that
  * zone. The library holds one zone for the process; evaluation is synchronous inside a write, so
- * each write sets its own document's before formulas run.
+ * each write sets its own document's before formulas run. Returns what restores the previous zone.
  */
-export function useDocTimezone(meta: DocMeta): void {
-  setDocTimezone(meta.timezone);
+export function useDocTimezone(meta: DocMeta): () => void {
+  const previous = setDocTimezone(meta.timezone);
+  return () => { setDocTimezone(previous); };
 }
 
 /** Whether the document has any formula (or trigger formula) column. */

@@ -296,9 +296,9 @@ export class GristDoc {
       : null;
     const metaVersion = this.engine.meta.version;
     this.writer = role;
+    const restoreZone = useDocTimezone(this.engine.meta);
     try {
       return this.inTransaction(() => {
-        useDocTimezone(this.engine.meta);
         this.loadFormulas();
         const result = fn();
         // Grist's auto-removal of display helpers left unused by this write's schema changes.
@@ -326,6 +326,7 @@ export class GristDoc {
       this.engine.changes = null;
       this.engine.beforeRows = null;
       this.writer = 'owners';
+      restoreZone();
     }
   }
 
