@@ -15,7 +15,7 @@ import * as assert from 'uvu/assert';
 import { copyFixture, findFixtures, underCi, withFixtures } from '@gristlite/core/testing';
 import { multipart } from './attachments.js';
 import { tablePath } from './docdata.js';
-import { ok, useWorld, type Target } from './world.js';
+import { isErrorLike, ok, useWorld, type Target } from './world.js';
 
 interface ColumnInfo {
   id: string;
@@ -294,8 +294,13 @@ export function formulasSuite(target: Target): void {
     assert.equal((await data('Pets', d)).gristHelper_Display, ['a1', 'a1', 'b2']);
 
     // A field showing the column with the same formula shares the helper; another formula gets its own.
-    const fields = ok(await api.get(`${tablePath(d, '_grist_Views_section_field')}/records?filter=${encodeURIComponent(JSON.stringify({ colRef: [owner.fields.colRef] }))}`, chimpy.as)).body.records;
-    assert.ok(fields.length >= 2, 'the column has fields in its widgets');
+    const raw = ok(await api.get(`/api/docs/${d}/tables`, chimpy.as)).body.tables.find((t: { id: string }) => t.id === 'Pets').fields.rawViewSectionRef;
+    const allFields = ok(await api.get(`${tablePath(d, '_grist_Views_section_field')}/records?filter=${encodeURIComponent(JSON.stringify({ colRef: [owner.fields.colRef] }))}`, chimpy.as)).body.records;
+    // Fields of the raw data widget cannot be changed (Grist: "Cannot modify raw view section fields").
+    const rawField = allFields.find((f: { fields: { parentId: number } }) => f.fields.parentId === raw);
+    isErrorLike(await api.post(`/api/docs/${d}/apply`, [['SetDisplayFormula', 'Pets', rawField.id, null, '$Owner.Code']], chimpy.as), 400, /raw view section/);
+    const fields = allFields.filter((f: { fields: { parentId: number } }) => f.fields.parentId !== raw);
+    assert.equal(fields.length, 2, 'the record card and the page widget show the column');
     await apply([['SetDisplayFormula', 'Pets', fields[0].id, null, '$Owner.Code']], d);
     await apply([['SetDisplayFormula', 'Pets', fields[1].id, null, '$Owner.Name']], d);
     assert.equal((await columns('Pets', d)).filter((c) => c.id.startsWith('gristHelper')).map((c) => [c.id, c.fields.formula]),

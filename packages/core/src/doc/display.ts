@@ -54,6 +54,10 @@ export function setDisplayFormula(doc: DocEngine, tableId: string, fieldRef: Cel
   if (fieldRef) {
     const field = doc.metaRows('_grist_Views_section_field').find((f) => Number(f.id) === fieldRef);
     if (!field) { throw engineError('KeyError', `SetDisplayFormula: no field ${String(fieldRef)}`); }
+    // Grist refuses to change fields of raw data widgets (useractions' BulkUpdateRecord check).
+    if (doc.meta.userTables.some((t) => Number(t.fields.rawViewSectionRef) === Number(field.parentId))) {
+      throw engineError('ValueError', 'Cannot modify raw view section fields');
+    }
     const ref = helperFor(doc, table, Number(field.displayCol) || 0, formula);
     if (ref !== null) { doc.metaUpdate('_grist_Views_section_field', Number(fieldRef), {displayCol: ref}); }
   }
