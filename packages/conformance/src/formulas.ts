@@ -142,6 +142,14 @@ export function formulasSuite(target: Target): void {
     ok(await api.patch(`${tablePath(doc, 'Sales')}/columns`, { columns: [{ id: 'Qty', fields: { colId: 'Quantity' } }] }, chimpy.as));
     assert.is((await column('Sales', 'Total')).fields.formula, '$Price * $Quantity');
     assert.is((await column('Sales', 'Double')).fields.formula, '$Quantity * 10');
+    // PATCH /tables renames a table as RenameTable does.
+    ok(await api.patch(`/api/docs/${doc}/tables`, { tables: [{ id: 'Sales', fields: { tableId: 'Deals' } }] }, chimpy.as));
+    assert.is((await column('Stats', 'N')).fields.formula, 'len(Deals.all)');
+    ok(await api.post(`${tablePath(doc, 'Deals')}/records`, { records: [{ fields: { Customer: 3, Price: 1, Quantity: 1 } }] }, chimpy.as));
+    assert.equal((await data('Stats')).N, [6]);
+    await apply([['RemoveRecord', 'Deals', 7], ['RenameTable', 'Deals', 'Sales']]);
+    assert.equal((await data('Stats')).N, [5]);
+    assert.is((await column('Customers', 'Spent')).fields.formula, 'SUM(Sales.lookupRecords(Customer=$id).Total)');
   });
 
   s('errors read as Grist gives them: /records null plus errors, /data raw, CSV text; cycles', async () => {
