@@ -9,7 +9,7 @@ import { areaSuite, ISO_DATE, isError, ok, useWorld, type Target } from './world
 
 interface Part {
   name: string;
-  content: string;
+  content: string | Uint8Array;
   type?: string;
   field?: string;
 }
