@@ -18,6 +18,7 @@ import { docsSuite } from './docs.js';
 import { errorsSuite } from './errors.js';
 import { fixturesSuite } from './fixtures.js';
 import { formulasSuite } from './formulas.js';
+import { homeParitySuite } from './home-parity.js';
 import { orgsSuite } from './orgs.js';
 import { recordsSuite } from './records.js';
 import { sqlDownloadsSuite } from './sql-downloads.js';
@@ -37,6 +38,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   docs: docsSuite,
   access: accessSuite,
   users: usersSuite,
+  'home-parity': homeParitySuite,
   errors: errorsSuite,
   records: recordsSuite,
   'columns-tables': columnsTablesSuite,
