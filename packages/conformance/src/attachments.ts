@@ -10,7 +10,7 @@ import { ISO_DATE, isError, ok, useWorld, type Target } from './world.js';
 
 interface Part {
   name: string;
-  content: string;
+  content: string | Uint8Array;
   type?: string;
   field?: string;
 }

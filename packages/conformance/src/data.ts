@@ -153,7 +153,7 @@ export function dataSuite(target: Target): void {
     const { api, chimpy, kiwi } = world();
     const apply = (actions: unknown, as = chimpy.as) => api.post(`/api/docs/${doc}/apply`, actions, as);
     isErrorLike(await apply([['FrobnicateTable', 'Table1']]), 400, /FrobnicateTable/);
-    isErrorLike(await apply([['AddRecord', 'Table1', null, { A: 'x' }], ['SetDisplayFormula', 'Table1', null, 2, '$A']]), 400, /SetDisplayFormula/);
+    isErrorLike(await apply([['AddRecord', 'Table1', null, { A: 'x' }], ['CreateViewSection', 1, 0, 'record', null, null]]), 400, /CreateViewSection/);
     isErrorLike(await apply([['AddRecord', 'Table1', null, { A: 'x' }], ['AddRecord', 'NoTable', null, {}]]), 400, /NoTable/);
     isErrorLike(await apply([['AddRecord', 'Table1', null, { A: 'x' }], ['UpdateRecord', 'Table1', 99, { A: 'y' }]]), 400, /99/);
     isErrorLike(await apply([['AddRecord', 'Table1', null, { Nope: 'x' }]]), 400, /Nope/);

@@ -56,8 +56,9 @@ export function recordsSuite(target: Target): void {
     const { api, chimpy } = world();
     ok(await api.post(`/api/docs/${doc}/apply`, [
       ['AddTable', 'Errs', [{ id: 'A', type: 'Any', isFormula: false }, { id: 'B', type: 'Text', isFormula: false }, { id: 'C', type: 'Numeric', isFormula: false }]],
-      ['AddHiddenColumn', 'Errs', 'gristHelper_Display', { type: 'Any', isFormula: false }],
-      ['AddRecord', 'Errs', null, { A: ['E', 'ZeroDivisionError'], B: 'Hi', C: 1, gristHelper_Display: 'Hi' }],
+      ['AddRecord', 'Errs', null, { A: ['E', 'ZeroDivisionError'], B: 'Hi', C: 1 }],
+      // A hidden display helper (Grist removes one that no column uses, so B uses it).
+      ['SetDisplayFormula', 'Errs', null, 'B', '$B'],
       ['ModifyColumn', 'Errs', 'A', { isFormula: true, formula: '1/0' }],
     ], chimpy.as));
     const errs = tablePath(doc, 'Errs');

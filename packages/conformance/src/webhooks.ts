@@ -307,6 +307,27 @@ export function webhooksSuite(target: Target): void {
     for (const dl of deliveries) assert.match(String(dl.headers['content-type']), /^application\/json/);
   });
 
+  s('deliveries carry formula results; a row changed only through a reference is an update (issue 14)', async () => {
+    const { api, chimpy } = world();
+    deliveries.length = 0;
+    const d = await newDoc('formulas');
+    ok(await api.post(`/api/docs/${d}/tables`, { tables: [{ id: 'Rates', columns: [{ id: 'Rate', fields: { type: 'Numeric' } }] }] }, chimpy.as));
+    ok(await api.post(`/api/docs/${d}/apply`, [
+      ['AddRecord', 'Rates', null, { Rate: 2 }],
+      ['AddColumn', 'Table1', 'R', { type: 'Ref:Rates', isFormula: false }],
+      ['AddColumn', 'Table1', 'F', { isFormula: true, formula: '$A * $R.Rate' }],
+    ], chimpy.as));
+    ok(await api.post(`${tablePath(d)}/_subscribe`, { eventTypes: ['add', 'update'], url: `${base}/fx`, isReadyColumn: 'B' }, chimpy.as));
+    ok(await api.post(`${tablePath(d)}/records`, { records: [{ fields: { A: 3, B: true, R: 1 } }] }, chimpy.as));
+    await waitFor('the add', () => at('/fx').length >= 1);
+    ok(await api.patch(`${tablePath(d, 'Rates')}/records`, { records: [{ id: 1, fields: { Rate: 5 } }] }, chimpy.as));
+    await waitFor('the update', () => at('/fx').length >= 2);
+    assert.equal(at('/fx'), [
+      [{ id: 1, manualSort: 1, A: 3, B: true, C: null, R: 1, F: 6 }],
+      [{ id: 1, manualSort: 1, A: 3, B: true, C: null, R: 1, F: 15 }],
+    ]);
+  });
+
   s('deliveries: authorization header, retries until 2xx, usage, disabled hooks, deletions', async () => {
     const { api, chimpy } = world();
     deliveries.length = 0;

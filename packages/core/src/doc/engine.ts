@@ -164,6 +164,12 @@ function sameStored(a: SqlValue | unknown, b: SqlValue): boolean {
   return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
+/** Whether two types are Ref or RefList types of the same table (Grist's is_compatible_ref_type). */
+function sameRefTarget(a: string, b: string): boolean {
+  const target = refTarget(a);
+  return target !== null && target === refTarget(b);
+}
+
 /** Ids of `_grist_Views_section_field` rows by the column they show. */
 function groupFields(fields: Array<Record<string, CellValue>>): Map<number, number[]> {
   const out = new Map<number, number[]>();
@@ -835,8 +841,10 @@ export class DocEngine {
   /**
    * AddColumn (and AddVisibleColumn with `visible`): the column, its metadata, and its fields in
    * the raw section, the record card (unless customised), and with `visible` every record widget.
+   * With `fields: false`, no fields at all (Grist's doAddColumn: display helpers, AddHiddenColumn).
    */
-  addColumn(table: TableMeta, colIdIn: string | null | undefined, info: ColInfo, opts: {visible: boolean}): {colRef: number, colId: string} {
+  addColumn(table: TableMeta, colIdIn: string | null | undefined, info: ColInfo,
+            opts: {visible: boolean, fields?: boolean}): {colRef: number, colId: string} {
     if (table.fields.onDemand && info.isFormula === undefined) { info = {...info, isFormula: false}; }
     const isFormula = info.isFormula !== false;
     if (table.fields.summarySourceTable && !isFormula) {
@@ -864,7 +872,7 @@ export class DocEngine {
     if (info.visibleCol) { values.visibleCol = info.visibleCol; }
     const [colRef] = this.metaAdd('_grist_Tables_column', [values]);
     const isTransform = /^gristHelper_(Transform|Converted)/.test(colId);
-    if (!isTransform) {
+    if (!isTransform && opts.fields !== false) {
       const sections = this.metaRows('_grist_Views_section').filter((s) => Number(s.tableRef) === table.tableRef);
       const fields = this.metaRows('_grist_Views_section_field');
       const raw = Number(table.fields.rawViewSectionRef);
@@ -931,9 +939,11 @@ export class DocEngine {
       }
       if ('type' in values) {
         if (!('widgetOptions' in values)) { values.widgetOptions = ''; }
-        if (!('displayCol' in values)) { values.displayCol = 0; }
-        const newTarget = refTarget(String(values.type));
-        if (!('visibleCol' in values) && (!newTarget || newTarget !== refTarget(col.type))) { values.visibleCol = 0; }
+        // Between Ref and RefList of the same table, Grist keeps both (is_compatible_ref_type).
+        if (!sameRefTarget(String(values.type), col.type)) {
+          if (!('displayCol' in values)) { values.displayCol = 0; }
+          if (!('visibleCol' in values)) { values.visibleCol = 0; }
+        }
       }
       planned.push({col, values});
     }
@@ -984,10 +994,10 @@ export class DocEngine {
         const spec = columnSpec(this.meta, {...col, fields: {...col.fields, ...values}});
         this.formulas.modifyColumn(table.tableId, colId, {recalcWhen: spec.recalcWhen, recalcDeps: spec.recalcDeps});
       }
-      if ('type' in values && values.type !== col.type) {
+      if ('type' in values && values.type !== col.type && !sameRefTarget(String(values.type), col.type)) {
         fieldsByCol ??= groupFields(this.metaRows('_grist_Views_section_field'));
         for (const f of fieldsByCol.get(col.colRef) ?? []) {
-          this.metaUpdate('_grist_Views_section_field', f, {widgetOptions: '', displayCol: 0});
+          this.metaUpdate('_grist_Views_section_field', f, {widgetOptions: '', displayCol: 0, visibleCol: 0});
         }
       }
       this.metaUpdate('_grist_Tables_column', col.colRef, values);

@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import {FormulaEngine, type ColumnSpec, type RecalcResult, type TableSpec} from '../formula/engine.js';
+import {setDocTimezone} from '../formula/functions/index.js';
 import type {SchemaTable} from '../formula/rename.js';
 import {StoredValues} from './colstats.js';
 import type {ChangeSet, DocEngine} from './engine.js';
@@ -24,6 +25,17 @@ const HAS_FN = 'gristlite_recalc_has';
 /** Whether a column is computed by the engine: a formula column, or a trigger formula. */
 export function isComputed(col: ColumnMeta): boolean {
   return col.isFormula ? true : Boolean(col.formula && col.formula.trim());
+}
+
+/**
+ * Formulas run in the document's time zone (`_grist_DocInfo.timezone`), which NOW(), TODAY(),
+ * DTIME and DATEVALUE use, as in Grist: `NOW()` in an Any column is `["D", ts, zone]` with that
+ * zone. The library holds one zone for the process; evaluation is synchronous inside a write, so
+ * each write sets its own document's before formulas run. Returns what restores the previous zone.
+ */
+export function useDocTimezone(meta: DocMeta): () => void {
+  const previous = setDocTimezone(meta.timezone);
+  return () => { setDocTimezone(previous); };
 }
 
 /** Whether the document has any formula (or trigger formula) column. */

@@ -14,11 +14,13 @@ import {
 } from './engine.js';
 import {DataStamp} from './colstats.js';
 import {
-  formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, readsMetadata, registerCellFunction, writeRecalc,
+  formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, readsMetadata, registerCellFunction, useDocTimezone,
+  writeRecalc,
 } from './formulas.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import {findMatches} from './lookup.js';
 import {syncSummaries} from './summary.js';
+import {removeUnusedDisplayCols, setDisplayFormula} from './display.js';
 import {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -294,10 +296,14 @@ export class GristDoc {
       : null;
     const metaVersion = this.engine.meta.version;
     this.writer = role;
+    const restoreZone = useDocTimezone(this.engine.meta);
     try {
       return this.inTransaction(() => {
         this.loadFormulas();
         const result = fn();
+        // Grist's auto-removal of display helpers left unused by this write's schema changes.
+        if (changes.touched('_grist_Tables_column') || changes.touched('_grist_Views_section_field')) { removeUnusedDisplayCols(this.engine); }
+        if (changes.touched('_grist_DocInfo')) { this.engine.reloadMeta(); useDocTimezone(this.engine.meta); }
         this.recalc(changes);
         if (this.listeners.size) {
           for (const change of changes.list()) {
@@ -320,6 +326,7 @@ export class GristDoc {
       this.engine.changes = null;
       this.engine.beforeRows = null;
       this.writer = 'owners';
+      restoreZone();
     }
   }
 
@@ -927,7 +934,13 @@ export class GristDoc {
     // Everything the answer needs is built inside the transaction: once it commits, nothing that
     // follows can throw (issue 11: a write committed, then its action record failed with a 500).
     const result = this.write(() => {
-      const retValues = actions.map((a) => this.applyAction(a, opts));
+      const retValues = actions.map((a) => {
+        const ret = this.applyAction(a, opts);
+        // The document's first formula appeared: later actions of the bundle reach its engine
+        // (a trigger formula must see the updates and additions that follow it).
+        if (!this.engine.formulas && hasFormulas(this.engine.meta)) { this.engine.formulas = this.freshFormulaEngine(); }
+        return ret;
+      });
       const actionNum = this.actionNum + 1;
       const actionHash = createHash('sha256').update(JSON.stringify([actionNum, actions])).digest('hex');
       return {actionNum, actionHash, retValues, isModification: !this.engine.changes!.isEmpty};
@@ -1049,7 +1062,7 @@ export class GristDoc {
         const table = userTable(args[0]);
         const info = obj(args[2] ?? {}, 'column info') as ColInfo;
         if (name === 'AddHiddenColumn') {
-          return this.engine.addColumn(table, args[1] as string | null, info, {visible: false});
+          return this.engine.addColumn(table, args[1] as string | null, info, {visible: false, fields: false});
         }
         return this.engine.addColumn(table, args[1] as string | null, info, {visible: name === 'AddVisibleColumn'});
       }
@@ -1081,6 +1094,9 @@ export class GristDoc {
         this.engine.updateColumns(table, [{colId: String(args[1]), values: info}]);
         return null;
       }
+      case 'SetDisplayFormula':
+        setDisplayFormula(this.engine, userTable(args[0]).tableId, args[1] as CellValue, args[2] as CellValue, args[3] as CellValue);
+        return null;
       default:
         throw new BadRequest(`Unsupported user action: ${name}`);
     }
@@ -1097,7 +1113,7 @@ export class GristDoc {
  */
 export const MAX_SCHEMA_ACTIONS_PER_APPLY = 100;
 const SCHEMA_ACTIONS = new Set(['AddTable', 'AddEmptyTable', 'RemoveTable', 'RenameTable', 'AddColumn', 'AddVisibleColumn',
-  'AddHiddenColumn', 'RemoveColumn', 'RenameColumn', 'ModifyColumn']);
+  'AddHiddenColumn', 'RemoveColumn', 'RenameColumn', 'ModifyColumn', 'SetDisplayFormula']);
 
 /** Counts schema actions (and updates of `_grist_Tables`/`_grist_Tables_column` rows) before the write. */
 function checkSchemaActionCount(actions: unknown[]): void {

@@ -976,7 +976,12 @@ export function fromIsoFormat(text: string, kind: 'date' | 'datetime'): PyDate {
 
 /** The current time in ms since epoch; replaceable so that tests and the engine's clock node agree. */
 let clock: () => number = () => Date.now();
-export function setClock(f: () => number): void { clock = f; }
+/** Sets the clock formulas read; returns the one it replaces. */
+export function setClock(f: () => number): () => number {
+  const previous = clock;
+  clock = f;
+  return previous;
+}
 export function nowMs(): number { return clock(); }
 
 export function now(tz: TzInfo | null): PyDateTime {
