@@ -37,6 +37,14 @@ export function inheritable(role: Role | null): BasicRole | null {
   return role === 'owners' || role === 'editors' || role === 'viewers' ? role : null;
 }
 
+/**
+ * The role a caller acts with on a document: members and guests of the org or workspace read a
+ * document as viewers (Grist shows `viewers` for them on a doc and in its listings).
+ */
+export function asDocRole(role: Role | null): Role | null {
+  return role === 'members' || role === 'guests' ? 'viewers' : role;
+}
+
 export function isRoleAtLeast(role: Role | null, wanted: Role): boolean {
   return role !== null && STRENGTH[role] >= STRENGTH[wanted];
 }

@@ -8,18 +8,18 @@ import type Database from 'better-sqlite3';
 import {BadRequest, engineError, NotFound} from '../errors.js';
 import {pickColIdent, pickTableIdent} from './identifiers.js';
 import {type ColumnMeta, type DocMeta, loadMeta, readMetaRows, type TableMeta} from './meta.js';
-import {guessColumn, parseChoiceList, parseCsvLine, parseDateStrict, parseDateTime, parseNumber} from './parse.js';
+import type {TextParser} from './coltypes/index.js';
+import {guessColumn} from './parse.js';
 import {ColumnClasses, StoredValues} from './colstats.js';
 import {findMatches} from './lookup.js';
 import {quoteIdent} from './query.js';
 import {META_TYPES} from './schema.js';
-import {dateTimeZone} from './datetime.js';
 import {pyStr} from './pyformat.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import {formulaRenames, type Rename} from '../formula/rename.js';
 import {columnSpec, tableSpec} from './formulas.js';
 import {
-  baseType, type CellValue, converterFor, convertsToNumeric, holdsFloats, isRefListType,
+  type CellValue, converterFor, convertsToNumeric, isRefListType,
   makeEncoder, refTarget, type SqlValue, sqlDefaultFor, sqlTypeFor,
 } from './types.js';
 
@@ -309,55 +309,26 @@ export class DocEngine {
   // -------------------------------------------------------------------------------------------
   // Records: conversion
 
-  /** JS-side parsing of a string for a column (Grist's ValueParser), when parsing is on. */
-  private parseString(col: ColumnMeta, text: string): CellValue {
-    const opts = col.options;
-    switch (baseType(col.type)) {
-      case 'Numeric': case 'Int': {
-        const p = parseNumber(text, this.meta.settings, typeof opts.currency === 'string' ? opts.currency : undefined);
-        return p ? p.value : text;
-      }
-      case 'Date':
-        return parseDateStrict(text, opts.dateFormat as string | undefined) ?? text;
-      case 'DateTime':
-        return parseDateTime(text, opts.dateFormat as string | undefined, dateTimeZone(col.type)) ?? text;
-      case 'ChoiceList':
-        return parseChoiceList(text);
-      case 'Ref': {
-        if (text === '') { return 0; }
-        return this.refLookupOf(col, [text], text, false);
-      }
-      case 'RefList': case 'Attachments': {
-        const s = text.trim();
-        if (!s) { return null; }
-        let items: string[] | null = null;
-        if (s.startsWith('[')) {
-          try {
-            const parsed = JSON.parse(s);
-            if (Array.isArray(parsed)) { items = parsed.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))); }
-          } catch {
-            // Read as CSV below.
-          }
-        }
-        items ??= parseCsvLine(s).map((x) => x.trim()).filter((x) => x !== '');
-        return items.length ? this.refLookupOf(col, items, text, true) : null;
-      }
-      default:
-        return text;
-    }
+  /** JS-side parsing of strings for a column (Grist's ValueParser, in the type's module), or null when text stays text. */
+  private parserOf(col: ColumnMeta): TextParser | null {
+    return col.ct.parser(col.options, {
+      settings: this.meta.settings,
+      refLookup: (texts, raw, list) => this.refLookupOf(col, texts, raw, list),
+    });
   }
 
   /** The `["l", value, {column, raw}]` lookup Grist's ReferenceParser makes of display values. */
   private refLookupOf(col: ColumnMeta, texts: string[], raw: string, list: boolean): CellValue {
     const visible = this.meta.colsByRef.get(Number(col.fields.visibleCol) || 0);
     const values: CellValue[] = [];
+    const parse = visible ? this.parserOf(visible.col) : null;
     for (const t of texts) {
       if (!visible) {
         // Without a visible column, only integer-looking strings can be row ids.
         if (!/^\s*\d+\s*$/.test(t)) { return raw; }
         values.push(Number(t));
       } else {
-        values.push(typeof t === 'string' ? this.parseString(visible.col, t) : t);
+        values.push(parse ? parse(t) : t);
       }
     }
     const column = visible ? visible.col.colId : 'id';
@@ -370,8 +341,8 @@ export class DocEngine {
    * pass over its table; the first match (lowest row id) wins.
    */
   private resolveLookups(col: ColumnMeta, values: CellValue[]): void {
-    const isList = isRefListType(col.type);
-    const target = this.meta.tables.get(refTarget(col.type) ?? '');
+    const isList = col.ct.isList;
+    const target = this.meta.tables.get(col.ct.target ?? '');
     const visible = this.meta.colsByRef.get(Number(col.fields.visibleCol) || 0);
     const byColumn = new Map<string, Array<{index: number, wanted: CellValue[], altText: string}>>();
     values.forEach((v, index) => {
@@ -409,17 +380,17 @@ export class DocEngine {
   /** Parses (if asked), resolves lookups and converts values for one column. */
   convertColumnValues(col: ColumnMeta, values: CellValue[], opts: WriteOptions): CellValue[] {
     const convert = converterFor(col.type);
-    const parse = opts.parse && !['Text', 'Choice', 'Bool', 'Any'].includes(baseType(col.type));
+    const parse = opts.parse ? this.parserOf(col) : null;
     const out = new Array<CellValue>(values.length);
     let lookups = false;
     for (let i = 0; i < values.length; i++) {
       let v = values[i];
       if (v === undefined) { v = null; }
-      if (parse && typeof v === 'string') { v = this.parseString(col, v); }
+      if (parse && typeof v === 'string') { v = parse(v); }
       if (Array.isArray(v) && v[0] === 'l') { lookups = true; }
       out[i] = v;
     }
-    if (lookups && refTarget(col.type) !== null) { this.resolveLookups(col, out); }
+    if (lookups && col.ct.target !== null) { this.resolveLookups(col, out); }
     for (let i = 0; i < out.length; i++) { out[i] = convert(out[i]); }
     return out;
   }
@@ -1062,7 +1033,7 @@ export class DocEngine {
       this.rebuildTable(table.tableId, colId, sqlTypeFor(type), sqlDefaultFor(type));
       declType = sqlTypeFor(type);
     }
-    const convert = converterFor(type, {sourceIsFloat: holdsFloats(col.type), sourceIsTuple: col.type === 'ChoiceList'});
+    const convert = converterFor(type, {sourceIsFloat: col.ct.holdsFloats, sourceIsTuple: col.type === 'ChoiceList'});
     const emptyFormula = isFormula && !formula;
     // Built here: the metadata still describes the old type.
     const encode = makeEncoder(type, declType);

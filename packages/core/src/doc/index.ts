@@ -10,3 +10,4 @@ export {SCHEMA_VERSION, STORAGE_VERSION, META_DDL, META_TYPES} from './schema.js
 export {dumps as marshalDumps, loads as marshalLoads} from './marshal.js';
 export {pickColIdent, pickColIdentList, pickTableIdent} from './identifiers.js';
 export {FORMULAS_TABLE, formulasComputed, markFormulasComputed} from './formulas.js';
+export {columnType, type ColumnType} from './coltypes/index.js';
