@@ -321,6 +321,7 @@ export function formulasSuite(target: Target): void {
     await apply([['ModifyColumn', 'Pets', 'Owner', { type: 'RefList:People' }]], d);
     const asList = await column('Pets', 'Owner', d);
     assert.equal([asList.fields.displayCol, asList.fields.visibleCol], [helper.fields.colRef, nameRef]);
+    // (Lists do not convert to single references: the cells are set again.)
     await apply([['ModifyColumn', 'Pets', 'Owner', { type: 'Ref:People' }], ['BulkUpdateRecord', 'Pets', [1, 2, 3], { Owner: [1, 1, 2] }]], d);
     assert.is((await column('Pets', 'Owner', d)).fields.displayCol, helper.fields.colRef);
     // Changing the column's type away from a reference clears displayCol; its helper goes with it.

@@ -14,6 +14,9 @@ test('SQL types, defaults, typed form', () => {
   assert.equal([columnType('ChoiceList').sqlType, columnType('ChoiceList').sqlDefault], ['TEXT', 'NULL']);
   assert.ok(columnType('ChoiceList').isList);
   assert.equal(makeTypedFormatter('ChoiceList')!(null), ['L']);
+  const typed = makeTypedFormatter('ChoiceList')!;
+  assert.is.not(typed(null), typed(null), 'each null gets its own list');
+  assert.is(columnType('ChoiceList'), columnType('ChoiceList'), 'one object per type string');
   assert.is(makeTypedFormatter('Choice'), null);
 });
 

@@ -57,7 +57,7 @@ function cellJson(table: TableMeta, col: ColumnMeta, typed: boolean, stats: Colu
   // The type's typed form, as its module declares it (lists holding text took the JS path above).
   const form = col.ct.typed;
   if (form?.number) { return numberIn(form.number.before, form.number.after); }
-  if (form && form.null !== undefined) { return nullAs(form.null); }
+  if (form?.ofNull) { return nullAs(form.ofNull()); }
   return json;
 }
 

@@ -39,8 +39,8 @@ export interface ParseContext {
 export interface TypedForm {
   /** A number n is written `[...before, n, ...after]`. */
   number?: {before: CellValue[], after: CellValue[]};
-  /** What a null is written as. */
-  null?: CellValue;
+  /** What a null is written as (a new value each time: callers may keep or change it). */
+  ofNull?: () => CellValue;
   /** What a list `['L', ...items]` is written as. */
   list?: (items: CellValue[]) => CellValue;
 }

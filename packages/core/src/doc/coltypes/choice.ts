@@ -58,7 +58,7 @@ export class ChoiceType extends TextType {
 
 export class ChoiceListType extends BaseType {
   override readonly sqlType = 'TEXT';
-  override readonly typed: TypedForm = {null: ['L']};
+  override readonly typed: TypedForm = {ofNull: () => ['L']};
   protected override readonly listItem = 'string';
 
   /** Lists of str() of their items; JSON text of an array read as one; other text kept. */

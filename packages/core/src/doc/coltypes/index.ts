@@ -30,20 +30,33 @@ const FAMILIES = new Map<string, new (type: string) => ColumnType>([
   ['RefList', RefListType], ['Id', IdType], ['Attachments', AttachmentsType],
 ]);
 
+/**
+ * Column types by type string. They are immutable, so one object serves every caller (the formula
+ * engine asks per cell for defaults); a document has a few dozen types, the bound is for safety.
+ */
+const TYPE_CACHE_LIMIT = 1000;
+const typeCache = new Map<string, ColumnType>();
+
 /** The column type of a type string (`Text`, `Ref:People`, `DateTime:Europe/Paris`), parsed once. */
 export function columnType(type: string): ColumnType {
-  const Family = FAMILIES.get(baseOf(type)) ?? AnyType;
-  return new Family(type);
+  let ct = typeCache.get(type);
+  if (!ct) {
+    const Family = FAMILIES.get(baseOf(type)) ?? AnyType;
+    ct = new Family(type);
+    if (typeCache.size >= TYPE_CACHE_LIMIT) { typeCache.clear(); }
+    typeCache.set(type, ct);
+  }
+  return ct;
 }
 
 /** The `cellFormat=typed` form of a value, or null for a type whose cells are written as they are. */
 export function typedFormatter(ct: ColumnType): ((v: CellValue) => CellValue) | null {
   const form = ct.typed;
   if (!form) { return null; }
-  const {number, null: ifNull, list} = form;
+  const {number, ofNull, list} = form;
   return (v) => {
     if (typeof v === 'number' && number) { return [...number.before, v, ...number.after]; }
-    if (v === null && ifNull !== undefined) { return ifNull; }
+    if (v === null && ofNull) { return ofNull(); }
     if (list && Array.isArray(v) && v[0] === 'L') { return list(v.slice(1)); }
     return v;
   };
@@ -59,8 +72,7 @@ export interface ConvertOptions {
   sourceIsTuple?: boolean;
 }
 
-/** Converters by type string; each document has a few dozen types, the bound is for safety. */
-const CONVERTER_CACHE_LIMIT = 1000;
+/** Converters by type string (and source), bounded as the types. */
 const converterCache = new Map<string, Converter>();
 
 /**
@@ -72,7 +84,7 @@ export function converterFor(type: string, opts: ConvertOptions = {}): (v: CellV
   let conv = converterCache.get(key);
   if (!conv) {
     conv = columnType(type).converter(Boolean(opts.sourceIsFloat));
-    if (converterCache.size >= CONVERTER_CACHE_LIMIT) { converterCache.clear(); }
+    if (converterCache.size >= TYPE_CACHE_LIMIT) { converterCache.clear(); }
     converterCache.set(key, conv);
   }
   const strOpts = {isFloat: opts.sourceIsFloat, tuples: opts.sourceIsTuple};

@@ -90,7 +90,7 @@ export class RefListType extends BaseType {
     this.target = target;
     this.displayTarget = target;
     this.listItem = target === null ? null : 'number';
-    this.typed = target === null ? null : {null: ['r', target, []], list: (items) => ['r', target, items]};
+    this.typed = target === null ? null : {ofNull: () => ['r', target, []], list: (items) => ['r', target, items]};
   }
 
   /** Lists of ids (JSON text of an array read as one); empty lists are null. */
