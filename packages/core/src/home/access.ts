@@ -186,8 +186,3 @@ export class HomeAccess {
     return effectiveRoles(chain, p.accessIds).roles[level] ?? listed;
   }
 }
-
-/** The caller without public shares: tells whether their access is only public. */
-export function withoutPublic(p: Principal): Principal {
-  return { ...p, accessIds: p.listIds };
-}

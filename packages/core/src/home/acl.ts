@@ -1,5 +1,5 @@
 /** Access lists: GET and PATCH `.../access` on orgs, workspaces and docs (SPEC §2.5-2.6). */
-import { can, directRole, inheritable, strongest, weakest } from '../access/index.js';
+import { can, inheritable, strongest, weakest } from '../access/index.js';
 import { BadRequest, Forbidden } from '../errors.js';
 import type { HomeParts } from './parts.js';
 import { ANON_EMAIL, EVERYONE_EMAIL, type OrgContext, type Principal } from './principal.js';
@@ -18,28 +18,42 @@ interface Entry {
   isMember: boolean;
 }
 
-/** The org's ACL (every share inside it), read once per access list. */
+/**
+ * The org's ACL (every share inside it), read once per access list and indexed, so that a list
+ * costs one pass over the org's shares rather than one per user.
+ */
 class OrgShares {
-  constructor(readonly all: readonly AclEntry[]) {}
+  private readonly roles = new Map<string, Role>();
+  /** Per user, the docs shared with them directly. */
+  private readonly docs = new Map<number, Set<string>>();
+
+  constructor(all: readonly AclEntry[]) {
+    for (const e of all) {
+      const key = `${e.kind}:${e.resourceId}:${e.userId}`;
+      this.roles.set(key, strongest(this.roles.get(key) ?? null, e.role)!);
+      if (!this.docs.has(e.userId)) this.docs.set(e.userId, new Set());
+      if (e.kind === 'doc') this.docs.get(e.userId)!.add(e.resourceId);
+    }
+  }
 
   /** Everyone with any role in the org, each once: Grist lists all of the org's users. */
   userIds(): number[] {
-    return [...new Set(this.all.map((e) => e.userId))];
+    return [...this.docs.keys()];
   }
 
   direct(kind: ResourceKind, resourceId: string, userId: number): Role | null {
-    return directRole(this.all.filter((e) => e.kind === kind && e.resourceId === resourceId), [userId]);
+    return this.roles.get(`${kind}:${resourceId}:${userId}`) ?? null;
   }
 
   /** The org role counting guests: anyone with a share inside the org is at least a guest. */
   orgRole(orgId: number, userId: number): Role | null {
-    return this.direct('org', String(orgId), userId) ?? (this.all.some((e) => e.userId === userId) ? 'guests' : null);
+    return this.direct('org', String(orgId), userId) ?? (this.docs.has(userId) ? 'guests' : null);
   }
 
   /** The workspace role counting guests (a share on one of its docs). */
   wsRole(wsId: number, docIds: ReadonlySet<string>, userId: number): Role | null {
     const own = this.direct('ws', String(wsId), userId);
-    return own ?? (this.all.some((e) => e.userId === userId && e.kind === 'doc' && docIds.has(e.resourceId)) ? 'guests' : null);
+    return own ?? ([...(this.docs.get(userId) ?? [])].some((d) => docIds.has(d)) ? 'guests' : null);
   }
 }
 
