@@ -2,11 +2,10 @@
  * Tables and columns (SPEC §8, §9, §18 quirks 1-3, §19 items 16-19): GET/POST/PATCH /tables,
  * GET/POST/PATCH/PUT /columns, DELETE a column, renames, type conversions, the tableRef form.
  */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withFixtures } from '@gristlite/core/testing';
 import { TIMESHEETS, importFixture, newTimesheets, tablePath } from './docdata.js';
-import { isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target } from './world.js';
+import { areaSuite, isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target } from './world.js';
 
 /** A column's fields as Grist reports them for a plain column (SPEC §19 item 16). */
 function col(colRef: number, parentPos: number, extra: Record<string, unknown>) {
@@ -27,7 +26,7 @@ const TIMESHEETS_COLUMNS = [
 ];
 
 export function columnsTablesSuite(target: Target): void {
-  const s = suite(`${target.name}: columns-tables`);
+  const s = areaSuite(target, 'columns-tables');
   const world = useWorld(s, target);
   let doc = ''; // Timesheets built through the API
 

@@ -7,12 +7,11 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withFixtures } from '@gristlite/core/testing';
 import { multipart } from './attachments.js';
 import { TIMESHEETS, filterQs, fixturePath, importFixture, tablePath } from './docdata.js';
-import { isError, isErrorLike, ok, useWorld, type Target } from './world.js';
+import { areaSuite, isError, isErrorLike, ok, useWorld, type Target } from './world.js';
 
 /** A value as it travels as JSON (Infinity becomes null, -0 becomes 0, ...). */
 function asJson(v: unknown): unknown {
@@ -20,7 +19,7 @@ function asJson(v: unknown): unknown {
 }
 
 export function fixturesSuite(target: Target): void {
-  const s = suite(`${target.name}: fixtures`);
+  const s = areaSuite(target, 'fixtures');
   const world = useWorld(s, target);
   const test = withFixtures(s);
   const files = () => readdirSync(dirname(fixturePath('Hello.grist'))).filter((f) => f.endsWith('.grist')).sort();

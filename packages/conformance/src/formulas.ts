@@ -10,12 +10,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { copyFixture, findFixtures, underCi, withFixtures } from '@gristlite/core/testing';
 import { multipart } from './attachments.js';
 import { tablePath } from './docdata.js';
-import { isErrorLike, ok, useWorld, type Target } from './world.js';
+import { areaSuite, isErrorLike, ok, useWorld, type Target } from './world.js';
 
 interface ColumnInfo {
   id: string;
@@ -23,7 +22,7 @@ interface ColumnInfo {
 }
 
 export function formulasSuite(target: Target): void {
-  const s = suite(`${target.name}: formulas`);
+  const s = areaSuite(target, 'formulas');
   const world = useWorld(s, target);
   let doc = '';
 

@@ -9,11 +9,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ApiResponse } from './client.js';
 import { tablePath } from './docdata.js';
-import { isError, ok, useWorld, type Target } from './world.js';
+import { areaSuite, isError, ok, useWorld, type Target } from './world.js';
 
 interface Delivery {
   path: string;
@@ -30,7 +29,7 @@ function fails(res: ApiResponse, status: number, ...patterns: RegExp[]): void {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function webhooksSuite(target: Target): void {
-  const s = suite(`${target.name}: webhooks`);
+  const s = areaSuite(target, 'webhooks');
   let receiver: Server;
   let base = '';
   const deliveries: Delivery[] = [];

@@ -5,6 +5,7 @@ export * from './home/types.js';
 export * from './home/principal.js';
 export { HomeService, hashApiKey, isValidEmail, checkDomain, type AccessDelta } from './home/service.js';
 export { SqliteHomeStore } from './home/sqlite.js';
+export { rowCodec, type HomeRow, type RowCodec, type RowDialect } from './home/rows.js';
 export { Engine, type EngineOptions, type Closeable, type OpenDoc } from './engine.js';
 export * from './sql/index.js';
 export * from './export/index.js';

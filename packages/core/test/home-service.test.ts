@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { asDocRole } from '../src/access/index.js';
+import { asViewer } from '../src/access/index.js';
 import { ApiError } from '../src/errors.js';
 import { HomeService, hashApiKey } from '../src/home/service.js';
 import { SqliteHomeStore } from '../src/home/sqlite.js';
@@ -130,8 +130,8 @@ home('members and guests act as viewers on a document, in every answer that show
   await refused(ctx.home.docAccess(ctx.docId, ctx.other, null, 'editors'), 403, 'No write access');
 });
 
-home('asDocRole maps members and guests to viewers and keeps the rest', () => {
-  assert.equal(['owners', 'editors', 'viewers', 'members', 'guests', null].map((r) => asDocRole(r as never)), [
+home('asViewer maps members and guests to viewers and keeps the rest', () => {
+  assert.equal(['owners', 'editors', 'viewers', 'members', 'guests', null].map((r) => asViewer(r as never)), [
     'owners', 'editors', 'viewers', 'viewers', 'viewers', null,
   ]);
 });

@@ -38,10 +38,11 @@ export function inheritable(role: Role | null): BasicRole | null {
 }
 
 /**
- * The role a caller acts with on a document: members and guests of the org or workspace read a
- * document as viewers (Grist shows `viewers` for them on a doc and in its listings).
+ * The role a caller acts with, and the `access` every answer but the access lists shows: members
+ * and guests hold only the view permission, so they act as viewers on a document, and Grist, which
+ * names a role from its permission bits, shows `viewers` for them on orgs, workspaces and docs.
  */
-export function asDocRole(role: Role | null): Role | null {
+export function asViewer(role: Role | null): Role | null {
   return role === 'members' || role === 'guests' ? 'viewers' : role;
 }
 

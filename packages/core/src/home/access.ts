@@ -2,7 +2,7 @@
  * Access decisions for the home API: resolves org, workspace and document keys to records and
  * computes the caller's role on them through `access/`. No output shapes and no writes here.
  */
-import { asDocRole, can, directRole, effectiveRoles, type Action, type ResourceAcl } from '../access/index.js';
+import { asViewer, can, directRole, effectiveRoles, type Action, type ResourceAcl } from '../access/index.js';
 import { BadRequest, Forbidden, NotFound } from '../errors.js';
 import type { OrgContext, Principal } from './principal.js';
 import type { Doc, HomeStore, Org, Role, Workspace } from './types.js';
@@ -154,7 +154,7 @@ export class HomeAccess {
   /** The caller's effective role on a doc; members and guests count as viewers there. */
   async docRole(doc: Doc, p: Principal): Promise<Role | null> {
     const { chain } = await this.docChain(doc, p);
-    return asDocRole(this.rawDocRole(chain, p));
+    return asViewer(this.rawDocRole(chain, p));
   }
 
   /** Access to a doc for doc-level endpoints, with Grist's doc-API error wording (SPEC §1.5). */

@@ -1,103 +1,139 @@
 /** Access lists: GET and PATCH `.../access` on orgs, workspaces and docs (SPEC §2.5-2.6). */
-import { asDocRole, can, effectiveRoles, inheritable } from '../access/index.js';
+import { can, directRole, inheritable, strongest, weakest } from '../access/index.js';
 import { BadRequest, Forbidden } from '../errors.js';
-import { DOC, ORG, WS, withoutPublic } from './access.js';
 import type { HomeParts } from './parts.js';
 import { ANON_EMAIL, EVERYONE_EMAIL, type OrgContext, type Principal } from './principal.js';
 import type { AclChange, AclEntry, BasicRole, ResourceKind, Role } from './types.js';
 import { parseAccessDelta } from './validate.js';
 
-/** What non-owners get from GET .../access: themselves only; `public` when only public shares let them in. */
-function personalView(h: HomeParts, p: Principal, maxInheritedRole: BasicRole | null | undefined, role: Role | null, onlyPublic: boolean) {
-  const direct = p.anonymous ? [] : [p.user];
+/**
+ * One user of an access list, with the fields Grist's UserAccessData has: `access` (the role on
+ * this resource itself), `parentAccess` (what it inherits, before this resource's
+ * maxInheritedRole) and `isMember` (a role on the org other than guests).
+ */
+interface Entry {
+  id: number;
+  access: Role | null;
+  parentAccess?: BasicRole | null;
+  isMember: boolean;
+}
+
+/** The org's ACL (every share inside it), read once per access list. */
+class OrgShares {
+  constructor(readonly all: readonly AclEntry[]) {}
+
+  /** Everyone with any role in the org, each once: Grist lists all of the org's users. */
+  userIds(): number[] {
+    return [...new Set(this.all.map((e) => e.userId))];
+  }
+
+  direct(kind: ResourceKind, resourceId: string, userId: number): Role | null {
+    return directRole(this.all.filter((e) => e.kind === kind && e.resourceId === resourceId), [userId]);
+  }
+
+  /** The org role counting guests: anyone with a share inside the org is at least a guest. */
+  orgRole(orgId: number, userId: number): Role | null {
+    return this.direct('org', String(orgId), userId) ?? (this.all.some((e) => e.userId === userId) ? 'guests' : null);
+  }
+
+  /** The workspace role counting guests (a share on one of its docs). */
+  wsRole(wsId: number, docIds: ReadonlySet<string>, userId: number): Role | null {
+    const own = this.direct('ws', String(wsId), userId);
+    return own ?? (this.all.some((e) => e.userId === userId && e.kind === 'doc' && docIds.has(e.resourceId)) ? 'guests' : null);
+  }
+}
+
+function isMemberRole(orgRole: Role | null): boolean {
+  return orgRole !== null && orgRole !== 'guests';
+}
+
+/** Grist's getRealAccess: the stronger of the own role and the inherited one capped by maxInheritedRole. */
+function realAccess(e: Entry, maxInheritedRole: BasicRole | null): Role | null {
+  return strongest(e.access, weakest(e.parentAccess ?? null, maxInheritedRole));
+}
+
+async function answer(h: HomeParts, entries: Entry[], extra: Record<string, unknown>) {
+  const users = await h.shapes.usersById(entries.map((e) => e.id));
   return {
-    personal: true,
-    public: p.anonymous || onlyPublic,
-    ...(maxInheritedRole !== undefined ? { maxInheritedRole } : {}),
-    users: direct.map((u) => h.shapes.userAccess(u, { access: role, isMember: false })),
+    ...extra,
+    users: entries
+      .filter((e) => users.has(e.id))
+      .map(({ id, ...fields }) => h.shapes.userAccess(users.get(id)!, fields)),
   };
 }
 
-/** An org member holds a role on the org itself other than `guests`. */
-function isMember(orgAcl: readonly AclEntry[], userId: number): boolean {
-  const role = orgAcl.find((e) => e.userId === userId)?.role ?? null;
-  return role !== null && role !== 'guests';
+/** The caller's own entry (none for the anonymous caller, or one let in by public shares only). */
+function own(entries: Entry[], p: Principal): Entry | undefined {
+  return p.anonymous ? undefined : entries.find((e) => e.id === p.user.id);
+}
+
+/**
+ * Org and workspace lists (Grist's _filterAccessData): owners see everyone; anyone else sees
+ * their own entry only, `public` when they hold no role of their own.
+ */
+async function ownersSeeAll(h: HomeParts, p: Principal, entries: Entry[], maxInheritedRole: BasicRole | null, extra: Record<string, unknown>) {
+  const me = own(entries, p);
+  const real = me ? realAccess(me, maxInheritedRole) : null;
+  if (real === 'owners') return answer(h, entries, extra);
+  return answer(h, me ? [me] : [], { personal: true, public: !real, ...extra });
 }
 
 export async function getOrgAccess(h: HomeParts, key: string, p: Principal, ctx: OrgContext) {
-  const { org, role } = await h.access.orgFor(key, p, ctx, 'view');
-  if (!can(role, 'aclEdit')) return personalView(h, p, undefined, role, (await h.access.orgRole(org, withoutPublic(p))) === null);
-  const all = await h.store.getAclInOrg(org.id, null);
-  const direct = new Map<number, Role>();
-  for (const e of all) if (e.kind === 'org') direct.set(e.userId, e.role);
-  for (const e of all) if (!direct.has(e.userId)) direct.set(e.userId, 'guests');
-  const users = await h.shapes.usersById([...direct.keys()]);
-  return {
-    users: [...direct.entries()]
-      .filter(([id]) => users.has(id))
-      .map(([id, r]) => h.shapes.userAccess(users.get(id)!, { access: r, isMember: r !== 'guests' })),
-  };
+  const { org } = await h.access.orgFor(key, p, ctx, 'view');
+  const shares = new OrgShares(await h.store.getAclInOrg(org.id, null));
+  const entries = shares.userIds().map((id) => {
+    const access = shares.orgRole(org.id, id);
+    return { id, access, isMember: isMemberRole(access) };
+  });
+  return ownersSeeAll(h, p, entries, null, {});
 }
 
 export async function getWorkspaceAccess(h: HomeParts, wid: number, p: Principal) {
-  const { ws, org, chain, role } = await h.access.workspaceFor(wid, p, 'view');
-  if (!can(role, 'aclEdit')) {
-    const own = effectiveRoles((await h.access.wsChain(ws, withoutPublic(p))).chain, p.listIds).roles[WS];
-    return personalView(h, p, ws.maxInheritedRole, role, own === null);
-  }
-  const all = await h.store.getAclInOrg(org.id, null);
-  const docs = new Set((await h.store.listDocs([ws.id])).map((d) => d.id));
-  const ids = new Set<number>();
-  for (const e of all) {
-    if (e.kind === 'org' || (e.kind === 'ws' && e.resourceId === String(ws.id)) || (e.kind === 'doc' && docs.has(e.resourceId))) ids.add(e.userId);
-  }
-  const users = await h.shapes.usersById([...ids]);
-  const orgAcl = chain[ORG].acl;
-  return {
-    maxInheritedRole: ws.maxInheritedRole,
-    users: [...ids]
-      .filter((id) => users.has(id))
-      .map((id) => {
-        const own = chain[WS].acl.find((e) => e.userId === id)?.role ?? null;
-        const orgRole = orgAcl.find((e) => e.userId === id)?.role ?? null;
-        const guestHere = own === null && all.some((e) => e.userId === id && e.kind === 'doc' && docs.has(e.resourceId));
-        return h.shapes.userAccess(users.get(id)!, {
-          access: own ?? (guestHere ? 'guests' : null),
-          parentAccess: inheritable(orgRole),
-          isMember: isMember(orgAcl, id),
-        });
-      }),
-  };
+  const { ws, org } = await h.access.workspaceFor(wid, p, 'view');
+  const shares = new OrgShares(await h.store.getAclInOrg(org.id, null));
+  const docIds = new Set((await h.store.listDocs([ws.id])).map((d) => d.id));
+  const entries = shares.userIds().map((id) => ({
+    id,
+    access: shares.wsRole(ws.id, docIds, id),
+    parentAccess: inheritable(shares.direct('org', String(org.id), id)),
+    isMember: isMemberRole(shares.orgRole(org.id, id)),
+  }));
+  return ownersSeeAll(h, p, entries, ws.maxInheritedRole, { maxInheritedRole: ws.maxInheritedRole });
 }
 
+/**
+ * A document's list follows Grist's getDocAccess: editors and owners see the users who can view
+ * the doc (an owner of the workspace also those who can view the workspace; an owner of the org
+ * everyone), `personal` unless they may change access; viewers and public callers see themselves.
+ */
 export async function getDocAccess(h: HomeParts, key: string, p: Principal, ctx: OrgContext) {
   const doc = await h.access.findDoc(key, p, ctx);
   const { chain, org, ws } = await h.access.docChain(doc, p);
-  const role = h.access.rawDocRole(chain, p);
-  if (!can(role, 'view')) throw new Forbidden('access denied');
-  if (!can(role, 'aclEdit')) {
-    const own = effectiveRoles((await h.access.docChain(doc, withoutPublic(p))).chain, p.listIds).roles[DOC];
-    return personalView(h, p, doc.maxInheritedRole, asDocRole(role), own === null);
+  if (!can(h.access.rawDocRole(chain, p), 'view')) throw new Forbidden('access denied');
+  const shares = new OrgShares(await h.store.getAclInOrg(org.id, null));
+  const docIds = new Set((await h.store.listDocs([ws.id])).map((d) => d.id));
+  const orgBasic = (id: number) => inheritable(shares.direct('org', String(org.id), id));
+  const entries: Entry[] = shares.userIds().map((id) => ({
+    id,
+    access: shares.direct('doc', doc.id, id),
+    parentAccess: inheritable(strongest(inheritable(shares.direct('ws', String(ws.id), id)), weakest(orgBasic(id), ws.maxInheritedRole))),
+    isMember: isMemberRole(shares.orgRole(org.id, id)),
+  }));
+  const max = doc.maxInheritedRole;
+  const me = own(entries, p);
+  const real = me ? realAccess(me, max) : null;
+  const canViewDoc = (e: Entry) => realAccess(e, max) !== null;
+  const canViewWs = (e: Entry) =>
+    realAccess({ id: e.id, access: shares.wsRole(ws.id, docIds, e.id), parentAccess: orgBasic(e.id), isMember: e.isMember }, ws.maxInheritedRole) !== null;
+  if (!me || !(real === 'owners' || real === 'editors')) {
+    return answer(h, me ? [me] : [], { personal: true, public: !real, maxInheritedRole: max });
   }
-  const all = await h.store.getAclInOrg(org.id, null);
-  const ids = new Set<number>();
-  for (const e of all) {
-    if (e.kind === 'org' || (e.kind === 'ws' && e.resourceId === String(ws.id)) || (e.kind === 'doc' && e.resourceId === doc.id)) ids.add(e.userId);
-  }
-  const users = await h.shapes.usersById([...ids]);
-  return {
-    maxInheritedRole: doc.maxInheritedRole,
-    users: [...ids]
-      .filter((id) => users.has(id))
-      .map((id) => {
-        const r = effectiveRoles(chain.slice(0, 2), [id]).roles[WS];
-        return h.shapes.userAccess(users.get(id)!, {
-          access: chain[DOC].acl.find((e) => e.userId === id)?.role ?? null,
-          parentAccess: inheritable(r),
-          isMember: isMember(chain[ORG].acl, id),
-        });
-      }),
-  };
+  const listed = orgBasic(me.id) === 'owners'
+    ? entries
+    : me.parentAccess === 'owners'
+      ? entries.filter((e) => canViewDoc(e) || canViewWs(e))
+      : entries.filter(canViewDoc);
+  return answer(h, listed, { ...(real === 'owners' ? {} : { personal: true, public: false }), maxInheritedRole: max });
 }
 
 /** PATCH .../access for any resource kind (SPEC §2.6). */

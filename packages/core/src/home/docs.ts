@@ -1,17 +1,17 @@
 /** Home operations on document records (SPEC §3.9-3.12); the Engine creates and removes the files. */
-import { asDocRole, can } from '../access/index.js';
+import { asViewer, can } from '../access/index.js';
 import { BadRequest, Forbidden, NotFound } from '../errors.js';
 import { makeId, nowIso } from '../ids.js';
 import { DOC } from './access.js';
 import type { HomeParts } from './parts.js';
 import type { OrgContext, Principal } from './principal.js';
 import { Conflict, type Doc } from './types.js';
-import { checkDocType, checkKeys, checkUrlId, mergeOptions } from './validate.js';
+import { checkDocType, checkKeys, checkUrlId, docName, mergeOptions } from './validate.js';
 
 /** Creates the doc's home record. The caller (Engine) then creates the file. */
 export async function createDoc(h: HomeParts, wid: number, p: Principal, body: Record<string, unknown>): Promise<Doc> {
   const { ws, org, role } = await h.access.workspaceFor(wid, p, 'view');
-  if (typeof body.name !== 'string' || !body.name) throw new BadRequest('Bad request: name required');
+  const name = docName(body.name);
   checkKeys(body, ['name', 'urlId', 'isPinned', 'options', 'type', 'createdAt', 'updatedAt']);
   if (!can(role, 'add')) throw new Forbidden('access denied');
   if (ws.removedAt) throw new BadRequest('Cannot add document to a deleted workspace');
@@ -35,7 +35,7 @@ export async function createDoc(h: HomeParts, wid: number, p: Principal, body: R
       return await h.store.createDoc({
         id,
         workspaceId: ws.id,
-        name: body.name,
+        name,
         urlId: candidates[i] ?? null,
         isPinned: body.isPinned === true,
         options: mergeOptions(null, body.options),
@@ -55,11 +55,11 @@ export async function getDoc(h: HomeParts, key: string, p: Principal, ctx: OrgCo
   const { org, ws, chain } = await h.access.docChain(doc, p);
   // A doc in a soft-deleted workspace counts as removed too.
   if (Boolean(doc.removedAt || ws.removedAt) !== showRemoved) throw new NotFound('document not found');
-  const role = asDocRole(h.access.rawDocRole(chain, p));
+  const role = asViewer(h.access.rawDocRole(chain, p));
   if (!role) throw new Forbidden('access denied');
   const owner = await h.shapes.orgOwner(org);
   return {
-    ...h.shapes.doc(doc, role, h.shapes.isPublic(chain[DOC].acl)),
+    ...h.shapes.doc(doc, role, h.shapes.isPublic(chain[DOC].acl), !p.anonymous),
     workspace: {
       id: ws.id,
       name: ws.name,
@@ -67,7 +67,7 @@ export async function getDoc(h: HomeParts, key: string, p: Principal, ctx: OrgCo
       updatedAt: ws.updatedAt,
       isSupportWorkspace: false,
       owner,
-      org: h.shapes.embeddedOrg(org, owner),
+      org: h.shapes.embeddedOrg(org, owner, true),
     },
   };
 }
@@ -76,7 +76,7 @@ export async function updateDoc(h: HomeParts, key: string, p: Principal, ctx: Or
   const type = checkDocType(body);
   checkKeys(body, ['name', 'urlId', 'isPinned', 'type', 'options', 'createdAt', 'updatedAt', 'appearance']);
   const { doc } = await h.access.docFor(key, p, ctx, ['schemaEdit']);
-  if ('name' in body && (typeof body.name !== 'string' || !body.name)) throw new BadRequest('Bad request: name required');
+  const name = 'name' in body ? docName(body.name) : undefined;
   if ('isPinned' in body && typeof body.isPinned !== 'boolean') throw new BadRequest('isPinned must be a boolean');
   const urlId = body.urlId === undefined ? undefined : body.urlId === null ? null : checkUrlId(body.urlId);
   if (urlId) {
@@ -85,7 +85,7 @@ export async function updateDoc(h: HomeParts, key: string, p: Principal, ctx: Or
   }
   try {
     await h.store.updateDoc(doc.id, {
-      ...(body.name !== undefined ? { name: body.name as string } : {}),
+      ...(name !== undefined ? { name } : {}),
       ...(urlId !== undefined ? { urlId } : {}),
       ...(body.isPinned !== undefined ? { isPinned: body.isPinned as boolean } : {}),
       ...('type' in body ? { type } : {}),

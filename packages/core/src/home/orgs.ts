@@ -1,5 +1,5 @@
 /** Home operations on orgs (SPEC §3.1-3.5). */
-import { can } from '../access/index.js';
+import { asViewer, can, directRole } from '../access/index.js';
 import { BadRequest, Forbidden } from '../errors.js';
 import { requireUser } from './authn.js';
 import type { HomeParts } from './parts.js';
@@ -28,7 +28,7 @@ export async function listOrgs(h: HomeParts, p: Principal, ctx: OrgContext, merg
     return mineA - mineB || a.ownerName.localeCompare(b.ownerName) || a.org.name.localeCompare(b.org.name);
   });
   let result = [];
-  for (const o of out) result.push(await h.shapes.org(o.org, o.role, o.isPublic ? { public: true } : {}));
+  for (const o of out) result.push(await h.shapes.org(o.org, asViewer(o.role), o.isPublic ? { public: true } : {}));
   if (merged) {
     const personal = result.filter((o) => o.owner !== null);
     const own = personal.find((o) => o.owner!.id === p.user.id) ?? personal[0];
@@ -38,17 +38,17 @@ export async function listOrgs(h: HomeParts, p: Principal, ctx: OrgContext, merg
 }
 
 export async function getOrg(h: HomeParts, key: string, p: Principal, ctx: OrgContext) {
-  if (key === 'docs' && p.anonymous) {
-    return { id: 0, name: 'Anonymous', domain: 'docs', host: null, access: 'viewers', owner: null };
-  }
+  if (key === 'docs' && p.anonymous) return h.shapes.anonymousOrg();
   const { org, merged, role } = await h.access.orgFor(key, p, ctx, 'view');
-  const extra: Record<string, unknown> = {};
+  // Grist's billing manager is the org's creator; gristlite keeps no creator, so its owners (decision H1).
+  const isManager = !p.anonymous && directRole(await h.store.getAcl('org', [String(org.id)]), p.listIds) === 'owners';
+  const extra: Record<string, unknown> = { billingAccount: h.shapes.billingAccount(org, { isManager }) };
   if (org.orgPrefs) extra.orgPrefs = org.orgPrefs;
   if (!p.anonymous) {
     const userOrgPrefs = await h.store.getPrefs(org.id, p.user.id);
     if (userOrgPrefs) extra.userOrgPrefs = userOrgPrefs;
   }
-  const out = await h.shapes.org(org, role, extra);
+  const out = await h.shapes.org(org, asViewer(role), extra);
   return merged ? { ...out, id: 0, domain: 'docs' } : out;
 }
 

@@ -6,14 +6,85 @@ import type { SpecialUsers } from './authn.js';
 import type { Principal } from './principal.js';
 import type { AclEntry, Doc, HomeStore, Org, Role, User, Workspace } from './types.js';
 
+/**
+ * The product self-hosted Grist gives every site: its server sets GRIST_DEFAULT_PRODUCT=Free, and
+ * the first migration creates that product first (id 1); its features are Grist's `freeAllFeatures`.
+ */
+export const FREE_PRODUCT = { id: 1, name: 'Free', features: { workspaces: true, vanityDomain: true } } as const;
+
+/** Grist's answer for the anonymous caller's `docs` org: a virtual billing account on the `anonymous` plan (its personalFree features). */
+const ANONYMOUS_BILLING = {
+  id: 0,
+  individual: true,
+  product: {
+    name: 'anonymous',
+    features: {
+      workspaces: true,
+      maxSharesPerWorkspace: 0,
+      maxSharesPerDoc: 2,
+      snapshotWindow: { count: 30, unit: 'days' },
+      baseMaxRowsPerDocument: 5000,
+      baseMaxApiUnitsPerDocumentPerDay: 5000,
+      baseMaxDataSizePerDocument: 5000 * 2 * 1024,
+      baseMaxAttachmentsBytesPerDocument: 1024 * 1024 * 1024,
+      maxAttachmentsBytesPerOrg: 50 * 1024 * 1024 * 1024,
+      gracePeriodDays: 14,
+      baseMaxAssistantCalls: 100,
+    },
+  },
+  stripePlanId: '',
+  isManager: false,
+  inGoodStanding: true,
+  features: {},
+};
+
 export class HomeShapes {
   constructor(
     private readonly store: HomeStore,
     private readonly special: SpecialUsers,
   ) {}
 
+  /** A user as Grist embeds one (an org's owner): its entity's columns, `createdAt` included. */
   userRef(u: User | null) {
-    return u ? { id: u.id, ref: u.ref, name: u.name, picture: u.picture, type: 'login' } : null;
+    return u ? { id: u.id, ref: u.ref, name: u.name, picture: u.picture, type: 'login', createdAt: u.createdAt } : null;
+  }
+
+  /**
+   * An org's billing account as self-hosted Grist has it: one per org (created with it, so its id
+   * is the org's here), on the Free product, never paid. `forCaller` adds what Grist computes for
+   * the caller on `GET /api/orgs/{org}`: `isManager` (decision H1) and `paid`.
+   */
+  billingAccount(org: Org, forCaller?: { isManager: boolean }) {
+    return {
+      id: org.id,
+      individual: org.ownerId !== null,
+      inGoodStanding: true,
+      status: null,
+      externalId: null,
+      externalOptions: null,
+      paymentLink: null,
+      ...(forCaller ? { isManager: forCaller.isManager, paid: false } : {}),
+      features: null,
+      stripePlanId: null,
+      product: FREE_PRODUCT,
+    };
+  }
+
+  /** The anonymous caller's `docs` org, which no store holds (Grist builds it the same way). */
+  anonymousOrg() {
+    const anon = this.special.anon;
+    const now = new Date().toISOString();
+    return {
+      id: 0,
+      createdAt: now,
+      updatedAt: now,
+      domain: 'docs',
+      name: 'Anonymous',
+      owner: { id: anon.id, email: anon.email, name: anon.name, picture: anon.picture, ref: anon.ref, anonymous: true },
+      access: 'viewers',
+      billingAccount: ANONYMOUS_BILLING,
+      host: null,
+    };
   }
 
   /** A personal org's domain is `docs-<owner id>`; an org without a domain is `o-<id>`. */
@@ -41,8 +112,11 @@ export class HomeShapes {
     };
   }
 
-  /** An org embedded in a workspace or doc answer (no `access`). */
-  embeddedOrg(org: Org, owner: ReturnType<HomeShapes['userRef']>) {
+  /**
+   * An org embedded in a workspace or doc answer (no `access`). A doc's carries its billing
+   * account (Grist loads it there to check the product); a workspace's does not.
+   */
+  embeddedOrg(org: Org, owner: ReturnType<HomeShapes['userRef']>, withBilling = false) {
     return {
       id: org.id,
       name: org.name,
@@ -51,6 +125,7 @@ export class HomeShapes {
       owner,
       createdAt: org.createdAt,
       updatedAt: org.updatedAt,
+      ...(withBilling ? { billingAccount: this.billingAccount(org) } : {}),
     };
   }
 
@@ -70,7 +145,12 @@ export class HomeShapes {
     };
   }
 
-  doc(doc: Doc, access: Role | null, isPublic: boolean) {
+  /**
+   * A doc as listed or fetched. `withForks`: Grist joins the caller's forks (`forks: []` here, as
+   * gristlite makes none) on `GET /api/docs/{doc}` and org workspace lists, for signed-in callers
+   * only; `GET /api/workspaces/{wid}` lists docs without the key.
+   */
+  doc(doc: Doc, access: Role | null, isPublic: boolean, withForks: boolean) {
     return {
       id: doc.id,
       name: doc.name,
@@ -84,7 +164,7 @@ export class HomeShapes {
       ...(doc.removedAt ? { removedAt: doc.removedAt } : {}),
       ...(doc.options ? { options: doc.options } : {}),
       ...(isPublic ? { public: true } : {}),
-      forks: [],
+      ...(withForks ? { forks: [] } : {}),
     };
   }
 

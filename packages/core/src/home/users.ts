@@ -29,12 +29,16 @@ export async function deleteApiKey(h: HomeParts, p: Principal) {
   await h.store.setApiKey(p.user.id, null, null);
 }
 
+/**
+ * Deletes the caller's own account. As Grist: the name must be present (null or "" skip the
+ * check), and any id but the caller's own (unknown, already deleted, or not a number: NaN) is 403.
+ */
 export async function deleteUser(h: HomeParts, userId: number, p: Principal, body: unknown): Promise<{ docIds: string[] }> {
   const name = (body as { name?: unknown } | null)?.name;
-  if (name === undefined || name === null) throw new BadRequest('to confirm deletion of a user, provide their name');
-  const user = await h.store.getUser(userId);
-  if (!user || user.id === h.special.anon.id || user.id === h.special.everyone.id) throw new NotFound('user not found');
+  if (name === undefined) throw new BadRequest('to confirm deletion of a user, provide their name');
   if (p.anonymous || p.user.id !== userId) throw new Forbidden('not permitted to delete this user');
+  const user = await h.store.getUser(userId);
+  if (!user) throw new NotFound('user not found');
   if (name && name !== user.name) throw new BadRequest(`user name did not match ('${name}' vs '${user.name}')`);
   return h.store.deleteUser(userId);
 }

@@ -40,6 +40,15 @@ export function checkKeys(body: Record<string, unknown>, allowed: readonly strin
   for (const k of Object.keys(body)) if (!allowed.includes(k)) throw new BadRequest(`unrecognized property ${k}`);
 }
 
+/**
+ * A document name from a body. Grist stores whatever truthy value it is given in a text column,
+ * so a number becomes its decimal text; an empty name, and any other type, is refused (decision H2).
+ */
+export function docName(v: unknown): string {
+  if ((typeof v === 'string' && v) || (typeof v === 'number' && Number.isFinite(v) && v !== 0)) return String(v);
+  throw new BadRequest('Bad request: name required');
+}
+
 export function checkUrlId(urlId: unknown): string {
   if (typeof urlId !== 'string' || !URL_ID_RE.test(urlId) || urlId.toLowerCase() === 'new') throw new BadRequest('invalid urlId');
   return urlId;

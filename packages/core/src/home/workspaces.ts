@@ -1,5 +1,5 @@
 /** Home operations on workspaces (SPEC §3.8, §4). */
-import { asDocRole, can, type ResourceAcl } from '../access/index.js';
+import { asViewer, can, type ResourceAcl } from '../access/index.js';
 import { BadRequest, Forbidden, NotFound } from '../errors.js';
 import { nowIso } from '../ids.js';
 import { DOC, WS } from './access.js';
@@ -15,11 +15,11 @@ export async function listWorkspaces(h: HomeParts, key: string, p: Principal, ct
   const orgs = merged ? (await h.store.listOrgsForUsers(p.listIds)).filter((o) => o.ownerId !== null) : [org];
   if (!can(await h.access.orgRole(org, p), 'view')) throw new Forbidden('access denied');
   const result = [];
-  for (const o of orgs) result.push(...(await workspacesOf(h, o, p, showRemoved)));
+  for (const o of orgs) result.push(...(await workspacesOf(h, o, p, showRemoved, !p.anonymous)));
   return result.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-async function workspacesOf(h: HomeParts, org: Org, p: Principal, showRemoved: boolean) {
+async function workspacesOf(h: HomeParts, org: Org, p: Principal, showRemoved: boolean, withForks: boolean) {
   const orgLevel = await h.access.orgChainLevel(org, p);
   const workspaces = await h.store.listWorkspaces(org.id);
   const docs = await h.store.listDocs(workspaces.map((w) => w.id));
@@ -46,9 +46,9 @@ async function workspacesOf(h: HomeParts, org: Org, p: Principal, showRemoved: b
       const acl = docAcl.filter((e) => e.resourceId === doc.id);
       const role = h.access.listedRole([orgLevel, wsLevel, { acl, maxInheritedRole: doc.maxInheritedRole }], p, DOC);
       if (!role) continue;
-      docsOut.push(h.shapes.doc(doc, asDocRole(role), h.shapes.isPublic(acl)));
+      docsOut.push(h.shapes.doc(doc, asViewer(role), h.shapes.isPublic(acl), withForks));
     }
-    out.push(h.shapes.listedWorkspace(ws, org, listed, owner, docsOut));
+    out.push(h.shapes.listedWorkspace(ws, org, asViewer(listed), owner, docsOut));
   }
   return out;
 }
@@ -68,12 +68,12 @@ export async function getWorkspace(h: HomeParts, wid: number, p: Principal, show
   // holds soft-deleted docs (SPEC §4.1, Grist's removedAt test).
   const hasRemoved = showRemoved && !ws.removedAt && (await h.store.listDocs([ws.id])).some((d) => d.removedAt);
   if (Boolean(ws.removedAt) !== showRemoved && !hasRemoved) throw new NotFound('workspace not found');
-  const listed = (await workspacesOf(h, org, p, showRemoved)).find((w) => w.id === ws.id);
+  const listed = (await workspacesOf(h, org, p, showRemoved, false)).find((w) => w.id === ws.id);
   const owner = await h.shapes.orgOwner(org);
   return {
     id: ws.id,
     name: ws.name,
-    access: role,
+    access: asViewer(role),
     createdAt: ws.createdAt,
     updatedAt: ws.updatedAt,
     isSupportWorkspace: false,

@@ -6,8 +6,8 @@
 import { GristDocAPI } from 'grist-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ok, startWorld, type World } from '../src/index.js';
-import { nodeTarget } from './targets.js';
+import { ok, startWorld, type World } from '@gristlite/conformance';
+import { nodeTarget } from './target.js';
 
 const s = suite('grist-api client');
 let world: World;
