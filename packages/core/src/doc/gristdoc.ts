@@ -259,7 +259,20 @@ export class GristDoc {
   get schemaVersion(): number { return this.engine.meta.schemaVersion; }
   get timezone(): string { return this.engine.meta.timezone; }
   /** Writes need the current schema (46): documents opened read-only or newer stay unwritten. */
-  get isWritable(): boolean { return !this.db.readonly && this.schemaVersion === SCHEMA_VERSION; }
+  get isWritable(): boolean { return this.readOnlyReason === null; }
+
+  /** Why a write would be refused (the 400 a write answers), or null when the document is writable. */
+  get readOnlyReason(): string | null {
+    if (this.schemaVersion > SCHEMA_VERSION) {
+      return `Document has schema version ${this.schemaVersion}, newer than gristlite's ${SCHEMA_VERSION}: ` +
+        'it is served read-only';
+    }
+    if (this.db.readonly) { return 'Document is open read-only'; }
+    if (this.schemaVersion !== SCHEMA_VERSION) {
+      return `Document has schema version ${this.schemaVersion}; it is upgraded to ${SCHEMA_VERSION} when opened for writing`;
+    }
+    return null;
+  }
 
   /** Registers a listener called inside a write before rows are updated or removed. */
   onBeforeRows(listener: BeforeRowsListener): () => void {
@@ -277,15 +290,8 @@ export class GristDoc {
   // Transactions
 
   private write<T>(fn: () => T, role: WriterRole = 'owners'): T {
-    if (this.schemaVersion > SCHEMA_VERSION) {
-      throw new BadRequest(`Document has schema version ${this.schemaVersion}, newer than gristlite's ` +
-        `${SCHEMA_VERSION}: it is served read-only`);
-    }
-    if (this.db.readonly) { throw new BadRequest('Document is open read-only'); }
-    if (this.schemaVersion !== SCHEMA_VERSION) {
-      throw new BadRequest(`Document has schema version ${this.schemaVersion}; it is upgraded to ` +
-        `${SCHEMA_VERSION} when opened for writing`);
-    }
+    const readOnly = this.readOnlyReason;
+    if (readOnly !== null) { throw new BadRequest(readOnly); }
     if (this.engine.changes) { return fn(); }   // Already inside a write.
     const changes = new ChangeSet();
     this.engine.changes = changes;

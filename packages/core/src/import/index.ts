@@ -39,10 +39,16 @@ export interface ImportedFile {
   stream?: Readable;
 }
 
-/** How far an import is: rows written (CSV), and the part of the input done (0 to 1) when known. */
+/**
+ * How far an import is: rows written (CSV), the part of the current stage done (0 to 1) when
+ * known, and the stage: a CSV import only reads `rows`; a `.grist` import copies the file, then
+ * upgrades an older schema, then recomputes every formula (the last two can take longer than
+ * the copy on a large document, so each is reported when it starts).
+ */
 export interface ImportProgress {
   rows: number | null;
   fraction: number | null;
+  stage: 'rows' | 'copy' | 'upgrade' | 'formulas' | 'done';
 }
 
 export interface ImportOptions {
@@ -57,6 +63,11 @@ export interface ImportOptions {
 export interface ImportResult {
   id: string;
   title: string;
+  /**
+   * Set when the new document can be read but not written (a `.grist` file with a schema newer
+   * than gristlite's): the reason every write to it will answer with.
+   */
+  readOnly?: string;
 }
 
 const CSV_EXTENSIONS = new Set(['.csv', '.tsv', '.txt', '.dsv']);
@@ -89,11 +100,12 @@ function removeFiles(path: string): void {
  * any step fails.
  */
 async function createDocWith(engine: Engine, wid: number, p: Principal, name: string,
-                             build: (tmpPath: string) => void | Promise<void>): Promise<ImportResult> {
+                             build: (tmpPath: string) => void | Promise<void | { readOnly?: string }>): Promise<ImportResult> {
   const doc = await engine.home.createDoc(wid, p, { name });
   const tmp = join(tmpDir(engine), `${makeId()}.grist`);
+  let readOnly: string | undefined;
   try {
-    await build(tmp);
+    readOnly = (await build(tmp))?.readOnly;
     const dest = engine.docPath(doc.id);
     if (existsSync(dest)) throw new Error(`document file ${dest} already exists`);
     renameSync(tmp, dest);
@@ -105,7 +117,7 @@ async function createDocWith(engine: Engine, wid: number, p: Principal, name: st
   } finally {
     removeFiles(tmp);
   }
-  return { id: doc.id, title: doc.name };
+  return readOnly === undefined ? { id: doc.id, title: doc.name } : { id: doc.id, title: doc.name, readOnly };
 }
 
 /** The name the file gives the document (`Sales.csv` gives `Sales`). */
@@ -136,7 +148,7 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
       try {
         await src.backup(tmp, {
           progress({ totalPages, remainingPages }) {
-            opts.onProgress?.({ rows: null, fraction: totalPages ? 1 - remainingPages / totalPages : null });
+            opts.onProgress?.({ rows: null, fraction: totalPages ? 1 - remainingPages / totalPages : null, stage: 'copy' });
             return 1024;
           },
         });
@@ -153,6 +165,7 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
         db.close();
       }
       // Older schemas are upgraded now, so that a failing migration refuses the import (400).
+      opts.onProgress?.({ rows: null, fraction: null, stage: 'upgrade' });
       upgradeDocFile(tmp);
       // Only a document gristlite can open is accepted (very old layouts lack tables it reads).
       try {
@@ -167,14 +180,18 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
       }
       // Every formula is recomputed (on the upgraded schema), as Grist does when it opens a
       // document; the file stays in rollback-journal mode until it is moved into place.
+      opts.onProgress?.({ rows: null, fraction: null, stage: 'formulas' });
       const doc = GristDoc.open(tmp);
+      let readOnly: string | null;
       try {
-        if (doc.isWritable) doc.recomputeFormulas();
+        readOnly = doc.readOnlyReason;
+        if (readOnly === null) doc.recomputeFormulas();
         doc.db.pragma('journal_mode = DELETE');
       } finally {
         doc.close();
       }
-      opts.onProgress?.({ rows: null, fraction: 1 });
+      opts.onProgress?.({ rows: null, fraction: 1, stage: 'done' });
+      return readOnly === null ? {} : { readOnly };
     } finally {
       removeFiles(upload);
     }
@@ -216,7 +233,7 @@ export async function importCsvDoc(engine: Engine, wid: number, p: Principal, fi
       doc.db.pragma('journal_mode = OFF');
       doc.db.pragma('synchronous = OFF');
       await writeCsvTable(doc, titleFromFileName(file.fileName), records, timezone,
-        (rows) => opts.onProgress?.({ rows, fraction: size ? read / size : null }));
+        (rows) => opts.onProgress?.({ rows, fraction: size ? read / size : null, stage: 'rows' }));
       doc.db.pragma('journal_mode = DELETE');
     } finally {
       doc.close();
