@@ -24,7 +24,7 @@ interface Entry {
  */
 class OrgShares {
   private readonly roles = new Map<string, Role>();
-  /** Per user, the docs shared with them directly. */
+  /** Every user with a share in the org, with the docs shared with them directly. */
   private readonly docs = new Map<number, Set<string>>();
 
   constructor(all: readonly AclEntry[]) {
