@@ -17,6 +17,7 @@ import type { OrgContext, Principal } from './home/principal.js';
 import { HomeService, hashApiKey } from './home/service.js';
 import { SqliteHomeStore } from './home/sqlite.js';
 import type { HomeStore, User } from './home/types.js';
+import { OpenDocument } from './opendoc.js';
 import { Session } from './session.js';
 
 export interface EngineOptions {
@@ -40,17 +41,8 @@ export interface EngineOptions {
   leases?: DocLeases | Promise<DocLeases>;
 }
 
-/** An open document: its file and the one read-write connection this process keeps to it. */
-export interface OpenDoc {
-  id: string;
-  path: string;
-  db: Database.Database;
-  grist: GristDoc;
-  /** Webhook events are recorded on every change and delivered while the doc is open here. */
-  webhooks: { delivery?: WebhookDelivery; detach(): Promise<void> };
-  /** Finds access rules beyond Grist's default row (decision 9); prepared once per open doc. */
-  accessRules: Database.Statement;
-}
+/** An open document (see `OpenDocument`); the old name, kept for callers. */
+export type OpenDoc = OpenDocument;
 
 /**
  * Opens (or reads the schema of) a document file, turning what is wrong with the file itself into a
@@ -285,8 +277,9 @@ export class Engine {
         grist.db.pragma(`synchronous = ${(this.opts.env?.GRISTLITE_SQLITE_SYNC ?? '').toLowerCase() === 'full' ? 'FULL' : 'NORMAL'}`);
         const env = this.opts.env ?? {};
         const accessRules = grist.db.prepare(accessRulesSql(grist.db));
-        const webhooks = attachWebhooks(grist.db, grist, { policy: webhookPolicyFromEnv(env), ...deliveryOptionsFromEnv(env), docId });
-        return { id: docId, path, db: grist.db, grist, webhooks, accessRules };
+        const policy = webhookPolicyFromEnv(env);
+        const webhooks = attachWebhooks(grist.db, grist, { policy, ...deliveryOptionsFromEnv(env), docId });
+        return new OpenDocument(docId, path, grist, webhooks, accessRules, policy);
       });
     } catch (e) {
       grist.close();

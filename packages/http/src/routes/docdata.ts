@@ -161,13 +161,13 @@ const UserActions = v.array(v.array(v.unknown()));
 
 /** The document, after the access check. */
 async function gristFor(ctx: RequestContext, need: Need): Promise<GristDoc> {
-  return (await openDocFor(ctx, need)).grist;
+  return (await openDocFor(ctx, need)).doc.grist;
 }
 
 /** The document for a record write, with the caller's role (metadata tables have rules by role). */
 async function writerFor(ctx: RequestContext): Promise<{doc: GristDoc, role: 'owners' | 'editors'}> {
-  const open = await openDocFor(ctx, 'editors');
-  return {doc: open.grist, role: open.role === 'owners' ? 'owners' : 'editors'};
+  const {doc, role} = await openDocFor(ctx, 'editors');
+  return {doc: doc.grist, role: role === 'owners' ? 'owners' : 'editors'};
 }
 
 function tableParam(ctx: RequestContext, doc: GristDoc): string {
