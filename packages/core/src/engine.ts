@@ -10,13 +10,14 @@ import { createDocFile } from './doc/index.js';
 import { GristDoc } from './doc/gristdoc.js';
 import { ApiError, BadRequest, Forbidden, NotFound, ServiceUnavailable, resourceShortage } from './errors.js';
 import type { DocLeases } from './leases.js';
-import { attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookFailureCount, webhookPolicyFromEnv, type WebhookDelivery } from './webhooks/index.js';
+import { attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookPolicyFromEnv, type WebhookDelivery } from './webhooks/index.js';
 import { OUTBOX_TABLE } from './webhooks/schema.js';
 import { SqlPool, sqlPoolSettingsFromEnv, sqlTimeoutFromEnv, type SqlCaller, type SqlResult } from './sql/index.js';
 import type { OrgContext, Principal } from './home/principal.js';
 import { HomeService, hashApiKey } from './home/service.js';
 import { SqliteHomeStore } from './home/sqlite.js';
 import type { HomeStore, User } from './home/types.js';
+import { ReadCache } from './doc/readcache.js';
 import { OpenDocument } from './opendoc.js';
 import { Session } from './session.js';
 
@@ -132,6 +133,10 @@ export class Engine {
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
   private sqlPool: SqlPool | null = null;
+  /** Answers of recent record reads of every open document, 64 MB at most (doc/readcache.ts). */
+  private readonly readCache = new ReadCache(64 * 1024 * 1024);
+  /** Failed webhook POST attempts of every document since the engine started (metrics). */
+  private webhookFailures = 0;
   readonly maxOpenDocs: number;
   readonly docIdleMs: number;
   /** Read (and checked) at start, so that a bad setting stops start-up, not the first SQL request. */
@@ -258,7 +263,7 @@ export class Engine {
   }
 
   private openDocFresh(docId: string, path: string): OpenDoc {
-    const grist = openDocFile(path, () => GristDoc.open(path));
+    const grist = openDocFile(path, () => GristDoc.open(path, { readCache: this.readCache }));
     try {
       // Formulas gristlite never computed (a document from before it computed them) are computed
       // once, as Grist does on open, so that reads see current values (docs/decisions.md).
@@ -278,7 +283,9 @@ export class Engine {
         const env = this.opts.env ?? {};
         const accessRules = grist.db.prepare(accessRulesSql(grist.db));
         const policy = webhookPolicyFromEnv(env);
-        const webhooks = attachWebhooks(grist.db, grist, { policy, ...deliveryOptionsFromEnv(env), docId });
+        const webhooks = attachWebhooks(grist.db, grist, {
+          policy, ...deliveryOptionsFromEnv(env), docId, onFailure: () => { this.webhookFailures++; },
+        });
         return new OpenDocument(docId, path, grist, webhooks, accessRules, policy);
       });
     } catch (e) {
@@ -300,7 +307,7 @@ export class Engine {
         if (entry.doc.webhooks.delivery) webhookQueued += queueSize(entry.doc.db);
       } catch { /* a document closing meanwhile */ }
     }
-    return { openDocs: this.openDocs.size, sqlQueued: this.sqlPool?.queued ?? 0, webhookQueued, webhookFailures: webhookFailureCount() };
+    return { openDocs: this.openDocs.size, sqlQueued: this.sqlPool?.queued ?? 0, webhookQueued, webhookFailures: this.webhookFailures };
   }
 
   /** May the document be closed now? Never while a request holds it or a webhook POST is in flight. */

@@ -168,17 +168,17 @@ export class OpenDocument {
 
   /** Changes a webhook (`enabled: false` also clears its queue). */
   updateWebhook(webhookId: string, patch: WebhookFieldsInput): Promise<{ success: true }> {
-    return this.withWebhookLock(() => updateWebhook(this.db, webhookId, patch, this.webhookPolicy));
+    return this.withWebhookLock(() => updateWebhook(this.db, webhookId, patch, this.webhookPolicy, this.webhooks.delivery));
   }
 
   /** Removes a webhook and its queued events. */
   removeWebhook(webhookId: string): Promise<{ success: true }> {
-    return this.withWebhookLock(() => removeWebhook(this.db, webhookId));
+    return this.withWebhookLock(() => removeWebhook(this.db, webhookId, this.webhooks.delivery));
   }
 
   /** Empties the queue of every webhook, or of one. */
   clearWebhookQueue(webhookId?: string): Promise<void> {
-    return this.withWebhookLock(() => clearWebhookQueue(this.db, webhookId));
+    return this.withWebhookLock(() => clearWebhookQueue(this.db, webhookId, this.webhooks.delivery));
   }
 
   /** The deprecated `_subscribe`: a webhook on one table. */
@@ -188,6 +188,6 @@ export class OpenDocument {
 
   /** The deprecated `_unsubscribe`: owners, or editors with the webhook's key. */
   unsubscribeWebhook(webhookId: string, unsubscribeKey: string | undefined, isOwner: boolean, tableId?: string): Promise<{ success: true }> {
-    return this.withWebhookLock(() => unsubscribeWebhook(this.db, webhookId, unsubscribeKey, isOwner, tableId));
+    return this.withWebhookLock(() => unsubscribeWebhook(this.db, webhookId, unsubscribeKey, isOwner, tableId, this.webhooks.delivery));
   }
 }

@@ -4,7 +4,8 @@
  * display).
  */
 
-const offsetFormatters = new Map<string, Intl.DateTimeFormat | null>();
+import {BoundedMap} from '../memo.js';
+const offsetFormatters = new BoundedMap<string, Intl.DateTimeFormat | null>(1000);
 
 /** The wall-clock formatter of a zone, or null for an unknown zone (moment-timezone and Grist's engine fall back to UTC). */
 function offsetFormatter(tz: string): Intl.DateTimeFormat | null {

@@ -17,7 +17,7 @@ import {META_TYPES} from './schema.js';
 import {pyStr} from './pyformat.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import {formulaRenames, type Rename} from '../formula/rename.js';
-import {columnSpec, tableSpec} from './formulas.js';
+import {columnSpec, tableSpec, type BulkCells} from './formulas.js';
 import {
   type CellValue, converterFor, convertsToNumeric, isRefListType,
   makeEncoder, refTarget, type SqlValue, sqlDefaultFor, sqlTypeFor,
@@ -199,6 +199,8 @@ export class DocEngine {
   formulasStale = false;
   /** Whether the formula engine holds the metadata tables (some formula reads them). */
   formulasReadMeta = false;
+  /** What this connection's bulk-update SQL function reads (set by GristDoc; formulas.ts). */
+  bulkCells: BulkCells = {values: null, base: 0};
   /** Column renames and formula rewrites made since the metadata was last loaded (formulaEdits). */
   private readonly pendingColIds = new Map<number, string>();
   private readonly pendingFormulas = new Map<number, string>();

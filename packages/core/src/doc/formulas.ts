@@ -113,17 +113,21 @@ export function loadFormulaEngine(db: Database.Database, meta: DocMeta): Formula
   return engine;
 }
 
-/** Values handed to the bulk UPDATE's SQL function: encoded values by row id - bulkBase. */
-let bulkValues: Array<SqlValue | undefined> | null = null;
-let bulkBase = 0;
+/** Values handed to a connection's bulk UPDATE, for its SQL function: encoded values by row id - base. */
+export interface BulkCells {
+  values: Array<SqlValue | undefined> | null;
+  base: number;
+}
 
-/** Registers the SQL function bulk writes use (once per connection). */
-export function registerCellFunction(db: Database.Database): void {
+/** Registers the SQL functions bulk writes use (once per connection); returns what they read. */
+export function registerCellFunction(db: Database.Database): BulkCells {
+  const bulk: BulkCells = {values: null, base: 0};
   db.function(CELL_FN, {deterministic: false, varargs: false}, (id: unknown) => {
-    const v = bulkValues?.[Number(id) - bulkBase];
+    const v = bulk.values?.[Number(id) - bulk.base];
     return v === undefined ? null : v;
   });
-  db.function(HAS_FN, {deterministic: false, varargs: false}, (id: unknown) => (bulkValues?.[Number(id) - bulkBase] !== undefined ? 1 : 0));
+  db.function(HAS_FN, {deterministic: false, varargs: false}, (id: unknown) => (bulk.values?.[Number(id) - bulk.base] !== undefined ? 1 : 0));
+  return bulk;
 }
 
 /**
@@ -177,15 +181,16 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
       // Dense changes (most rows of their id range): one statement; SQLite asks for each row's
       // value (2-3x faster than a statement per row). Sparse ones: a statement per row.
       if (ids.length > BULK_CELLS && ids.length * 2 >= hi - lo + 1) {
-        bulkValues = new Array<SqlValue | undefined>(hi - lo + 1);
-        bulkBase = lo;
-        for (let i = 0; i < ids.length; i++) { bulkValues[ids[i] - lo] = encoded[i]; }
+        const bulk = doc.bulkCells;
+        bulk.values = new Array<SqlValue | undefined>(hi - lo + 1);
+        bulk.base = lo;
+        for (let i = 0; i < ids.length; i++) { bulk.values[ids[i] - lo] = encoded[i]; }
         try {
           const inRange = doc.stmt(`SELECT count(*) FROM ${t} WHERE id BETWEEN ? AND ?`).pluck().get(lo, hi) as number;
           const every = inRange === ids.length ? '' : ` AND ${HAS_FN}(id)`;
           doc.stmt(`UPDATE ${t} SET ${c} = ${CELL_FN}(id) WHERE id BETWEEN ? AND ?${every}`).run(lo, hi);
         } finally {
-          bulkValues = null;
+          bulk.values = null;
         }
       } else {
         const stmt = doc.stmt(`UPDATE ${t} SET ${c} = ? WHERE id = ?`);

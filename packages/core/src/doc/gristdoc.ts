@@ -105,7 +105,15 @@ export interface ApplyResult {
 
 export interface OpenOptions {
   readonly?: boolean;
+  /**
+   * Where answers of recent record reads are kept (readcache.ts): the engine shares one, bounded
+   * in bytes, between its open documents. Default: one of 8 MB for this document alone.
+   */
+  readCache?: ReadCache;
 }
+
+/** The read cache of a document opened without one (the engine passes its own, of 64 MB). */
+const OWN_READ_CACHE_BYTES = 8 * 1024 * 1024;
 
 /** `writeSeq` numbers the write, so that state kept between the two hooks can be matched up. */
 export type ChangeListener = (change: TableChange & { writeSeq: number }) => void;
@@ -165,9 +173,6 @@ const COLUMN_FIELD_ORDER = ['parentId', 'parentPos', 'type', 'widgetOptions', 'i
 /** How often volatile formulas (NOW(), TODAY()) are refreshed: hourly, as in Grist. */
 const CLOCK_MSEC = 3600_000;
 
-/** Answers of recent reads, for all open documents (readcache.ts). */
-const readCache = new ReadCache(64 * 1024 * 1024);
-let openCount = 0;
 
 function pick(obj: Record<string, CellValue> | undefined, keys: string[]): ColInfo {
   const out: ColInfo = {};
@@ -193,7 +198,7 @@ export class GristDoc {
   private readonly inTransaction: (fn: () => unknown) => unknown;
   private readonly dataStamp: DataStamp;
   /** This document's key in the read cache. */
-  private readonly cacheOwner = String(++openCount);
+  private readonly cacheOwner: string;
   private closed = false;
   /** Whether `engine.formulas` reflects the document (false: load it at the next write). */
   private formulasLoaded = false;
@@ -226,7 +231,7 @@ export class GristDoc {
           db.pragma('journal_mode = WAL');
         }
       }
-      return new GristDoc(path, db);
+      return new GristDoc(path, db, options.readCache ?? new ReadCache(OWN_READ_CACHE_BYTES));
     } catch (e) {
       db.close();
       throw e;
@@ -239,12 +244,14 @@ export class GristDoc {
     return GristDoc.open(path);
   }
 
-  private constructor(readonly path: string, readonly db: Database.Database) {
+  private constructor(readonly path: string, readonly db: Database.Database, private readonly readCache: ReadCache) {
+    this.cacheOwner = readCache.newOwner();
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.dataStamp = new DataStamp(db);
     db.function(NATURAL_KEY_FN, {deterministic: true}, naturalKey);
-    registerCellFunction(db);
+    const bulkCells = registerCellFunction(db);
     this.engine = new DocEngine(db);
+    this.engine.bulkCells = bulkCells;
     const hist = db.prepare(`SELECT max(actionNum) AS n FROM _gristsys_ActionHistory`).get() as {n: number | null} | undefined;
     this.actionNum = hist?.n ?? 0;
   }
@@ -252,7 +259,7 @@ export class GristDoc {
   close(): void {
     if (this.closed) { return; }
     this.closed = true;
-    readCache.forget(this.cacheOwner);
+    this.readCache.forget(this.cacheOwner);
     this.db.close();
   }
 
@@ -658,7 +665,7 @@ export class GristDoc {
    */
   fetchRecordsJson(tableId: string, q: RecordQuery = {}): string {
     const key = JSON.stringify([tableId, q.filter ?? null, q.sort ?? null, q.limit ?? 0, Boolean(q.hidden), q.cellFormat ?? 'normal']);
-    return readCache.get(this.cacheOwner, this.dataStamp.now().join(','), key, () => {
+    return this.readCache.get(this.cacheOwner, this.dataStamp.now().join(','), key, () => {
       const table = this.readableTable(tableId);
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
       const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);

@@ -4,6 +4,7 @@
  * clock in a zone comes from Intl; unknown zones fall back to UTC as moment-timezone does.
  */
 import {zoneOffsetSeconds} from './datetime.js';
+import {BoundedMap} from '../memo.js';
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September',
   'October', 'November', 'December'];
@@ -41,7 +42,7 @@ function offsetText(offsetMin: number, sep: string): string {
   return sign + pad(Math.floor(abs / 60), 2) + sep + pad(abs % 60, 2);
 }
 
-const abbrCache = new Map<string, Intl.DateTimeFormat[]>();
+const abbrCache = new BoundedMap<string, Intl.DateTimeFormat[]>(1000);
 
 /** The zone abbreviation (moment's `z`): Intl's short name where it has a real one, else "+03". */
 function zoneAbbr(w: Wall): string {

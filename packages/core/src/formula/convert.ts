@@ -9,6 +9,7 @@ import { PyDict, PyException, PyObject, PySet, PyTuple, Value, repr, str, strRep
 import { ExcObject } from './ops.js';
 import { Record, RecordHost, RecordSet, Via } from './records.js';
 import { IanaTz, PyDate, PyDateTime, dateToCell, datetimeToCell } from './datetime.js';
+import {BoundedMap} from '../memo.js';
 
 /** Hooks for date values (provided by the function library's datetime classes). */
 export interface DateHooks {
@@ -62,8 +63,8 @@ export function encodeObject(v: Value, colType = 'Any'): CellValue {
   return ['U', repr(v)];
 }
 
-const converters = new Map<string, (v: CellValue) => CellValue>();
-const floatConverters = new Map<string, (v: CellValue) => CellValue>();
+const converters = new BoundedMap<string, (v: CellValue) => CellValue>(1000);
+const floatConverters = new BoundedMap<string, (v: CellValue) => CellValue>(1000);
 
 /**
  * Converts a formula result to its column's type, as Grist stores it: through the type module's

@@ -222,22 +222,17 @@ function eventsFor(t: ActiveTrigger, change: RowChange, current: Map<number, Row
   return out;
 }
 
-type Waker = (db: Database.Database) => void;
-let waker: Waker | null = null;
-/** Set by the delivery module: called (after the current synchronous write) when events were added. */
-export function setWaker(fn: Waker): void {
-  waker = fn;
+/** Per open document: the newest outbox id handed out (kept by whoever records its events). */
+export interface OutboxIds {
+  last: number;
 }
-
-/** The newest outbox id handed out per open document. */
-const lastOutboxId = new WeakMap<Database.Database, number>();
 
 /**
  * Computes the webhook events of a change and appends them to the outbox. Call it inside the
  * write transaction, after the write (so the rows read are the new ones). Returns the events
  * recorded (empty, after one indexed query, when no enabled webhook watches the table).
  */
-export function recordEvents(db: Database.Database, change: RowChange): OutboxEvent[] {
+export function recordEvents(db: Database.Database, change: RowChange, ids: OutboxIds = { last: 0 }): OutboxEvent[] {
   if (!change.added?.length && !change.updated?.length && !change.removed?.length) return [];
   const active = activeTriggers(db, change.tableId);
   if (!active) return [];
@@ -258,10 +253,9 @@ export function recordEvents(db: Database.Database, change: RowChange): OutboxEv
   // delivered and deleted): delivery batches a webhook's events only while their ids are
   // consecutive, i.e. while no other webhook's event was recorded between them, as Grist does.
   const max = db.prepare(`SELECT max(id) FROM ${OUTBOX_TABLE}`).pluck().get() as number | null;
-  let id = Math.max(max ?? 0, lastOutboxId.get(db) ?? 0);
+  let id = Math.max(max ?? 0, ids.last);
   for (const e of events) insert.run(++id, e.webhookId, e.eventType, JSON.stringify(e.row), now);
-  lastOutboxId.set(db, id);
-  waker?.(db);
+  ids.last = id;
   return events;
 }
 

@@ -4,7 +4,7 @@ export {
 } from './api.js';
 export { recordEvents, captureBefore, BeforeCapture, type RowChange, type BeforeRows, type RowValues, type OutboxEvent } from './events.js';
 export {
-  WebhookDelivery, startWebhookDelivery, attachWebhooks, deliveryFor, deliveryOptionsFromEnv, clearWebhookQueue, webhookUsage, queueSize, webhookFailureCount,
+  WebhookDelivery, startWebhookDelivery, attachWebhooks, deliveryOptionsFromEnv, clearWebhookQueue, webhookUsage, queueSize,
   signatureHeaders, type DeliveryOptions, type WebhookUsage, type WebhookStatus, type WebhookBatchStatus,
 } from './delivery.js';
 export { EVENT_TYPES, type EventType } from './meta.js';
