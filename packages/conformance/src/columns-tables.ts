@@ -124,6 +124,33 @@ export function columnsTablesSuite(target: Target): void {
     assert.equal(ok(await api.get(`${tablePath(doc)}/records`, chimpy.as)).body, { records: TIMESHEETS });
   });
 
+  s('bodies of /tables and /columns are refused in Grist\'s words: the path, each named type that failed, the reason', async () => {
+    const { api, chimpy } = world();
+    const tables = `/api/docs/${doc}/tables`;
+    const columns = `${tablePath(doc)}/columns`;
+    const cases: Array<[string, string, unknown, string]> = [
+      ['POST', tables, { tables: [{ id: 'X' }] }, 'Error: body.tables[0] is not a TablePost; body.tables[0].columns is missing'],
+      ['POST', tables, { tables: [] }, 'Error: body.tables[0] is not a TablePost; body.tables[0] is not an object'],
+      ['POST', tables, { tables: [{ columns: [] }] },
+        'Error: body.tables[0] is not a TablePost; body.tables[0].columns[0] is not a NewRecordWithStringId; ' +
+        'body.tables[0].columns[0] is not an object'],
+      ['POST', tables, { tables: 'x' }, 'Error: body.tables is not an array'],
+      ['PATCH', tables, { tables: [{ id: 1, fields: {} }] },
+        'Error: body.tables[0] is not a RecordWithStringId; body.tables[0].id is not a string'],
+      // widgetOptions as an object is not a CellValue (Grist takes its JSON text).
+      ['POST', columns, { columns: [{ id: 'W', fields: { widgetOptions: { alignment: 'left' } } }] },
+        'Error: body.columns[0] is not a NewRecordWithStringId; body.columns[0].fields.widgetOptions is not a CellValue; ' +
+        'body.columns[0].fields.widgetOptions is none of number, string, boolean, null, 1 more; ' +
+        'body.columns[0].fields.widgetOptions is not an array'],
+      // Several failures of one record: one indented line each.
+      ['PATCH', columns, { columns: [{}] },
+        'Error: body.columns[0] is not a RecordWithStringId\n    body.columns[0].id is missing\n    body.columns[0].fields is missing'],
+    ];
+    for (const [method, path, json, userError] of cases) {
+      isInvalidPayload(await api.call(method, path, { ...chimpy.as, json }), userError, `${method} ${JSON.stringify(json)}`);
+    }
+  });
+
   s('POST /tables and /columns: validation, normalised ids, access', async () => {
     const { api, chimpy, kiwi } = world();
     const post = (body: unknown) => api.post(`/api/docs/${doc}/tables`, body, chimpy.as);
