@@ -21,6 +21,7 @@ import { ReadCache } from './doc/readcache.js';
 import { OpenDocument } from './opendoc.js';
 import { Session } from './session.js';
 
+/** Options of `Engine.open`; defaults come from `env` (GRISTLITE_* settings, see docs/operations.md). */
 export interface EngineOptions {
   /** Directory holding the home database (unless `home` is given) and every document file. */
   dataDir: string;
@@ -114,9 +115,11 @@ export function accessRulesSql(db: Database.Database): string {
 
 /** Something cached per open document that must be released when the document goes away. */
 export interface Closeable {
+  /** Releases it. */
   close(): void | Promise<void>;
 }
 
+/** The engine: the home store, the open documents (an LRU with a cap and an idle timeout), the SQL pool and webhook delivery. Open one with `Engine.open`; `as(principal)` gives a checked `Session`. */
 export class Engine {
   // Doc ids come from makeId(); the check in docPath keeps paths inside the data directory.
   private readonly closers: ((docId: string) => void | Promise<void>)[] = [];
@@ -164,6 +167,7 @@ export class Engine {
     this.sweeper.unref();
   }
 
+  /** Opens an engine on a data directory (creating it and the home database if needed). */
   static async open(opts: EngineOptions): Promise<Engine> {
     mkdirSync(join(opts.dataDir, 'docs'), { recursive: true });
     const store = opts.home ?? new SqliteHomeStore(join(opts.dataDir, 'home.sqlite3'));
@@ -538,6 +542,7 @@ export class Engine {
     return doc.id;
   }
 
+  /** Closes and removes the files of documents already deleted from the home store. */
   async removeDocFiles(docIds: string[]): Promise<void> {
     for (const id of docIds) {
       for (const close of this.closers) await close(id);
@@ -546,24 +551,28 @@ export class Engine {
     }
   }
 
+  /** Deletes a document (home record and file) the principal owns. */
   async deleteDoc(key: string, p: Principal, ctx: OrgContext): Promise<string> {
     const id = await this.home.deleteDoc(key, p, ctx);
     await this.removeDocFiles([id]);
     return id;
   }
 
+  /** Deletes a workspace with its documents (files too). */
   async deleteWorkspace(wid: number, p: Principal): Promise<number> {
     const { id, docIds } = await this.home.deleteWorkspace(wid, p);
     await this.removeDocFiles(docIds);
     return id;
   }
 
+  /** Deletes an org with its workspaces and documents (files too). */
   async deleteOrg(key: string, name: string, p: Principal, ctx: OrgContext): Promise<number> {
     const { id, docIds } = await this.home.deleteOrg(key, name, p, ctx);
     await this.removeDocFiles(docIds);
     return id;
   }
 
+  /** Deletes a user, their personal org and its documents (files too). */
   async deleteUser(userId: number, p: Principal, body: unknown): Promise<null> {
     const { docIds } = await this.home.deleteUser(userId, p, body);
     await this.removeDocFiles(docIds);
@@ -586,6 +595,7 @@ export class Engine {
     return { user, apiKey: null };
   }
 
+  /** Closes every open document, the SQL pool and the home store. */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);

@@ -35,9 +35,11 @@ export interface AttachmentStoreStatus {
 /** Webhook recording and delivery attached to a document (see `attachWebhooks`). */
 export interface DocWebhooks {
   delivery?: WebhookDelivery;
+  /** Stops recording and delivery (call before closing the connection). */
   detach(): Promise<void>;
 }
 
+/** One open document and what this process keeps for it (see the module comment). */
 export class OpenDocument {
   /** The webhook call in progress (or last), which the next one waits for. */
   private webhookLock: Promise<unknown> = Promise.resolve();

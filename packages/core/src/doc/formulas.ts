@@ -216,10 +216,12 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
  */
 export const FORMULAS_TABLE = '_gristlite_formulas';
 
+/** Whether gristlite has computed this document's formulas (its `_gristlite_formulas` marker). */
 export function formulasComputed(db: Database.Database): boolean {
   return Boolean(db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(FORMULAS_TABLE));
 }
 
+/** Marks a document's formulas as computed by gristlite. */
 export function markFormulasComputed(db: Database.Database): void {
   db.exec(`CREATE TABLE IF NOT EXISTS ${FORMULAS_TABLE} (id INTEGER PRIMARY KEY, computedAt TEXT)`);
   db.prepare(`INSERT OR REPLACE INTO ${FORMULAS_TABLE} (id, computedAt) VALUES (1, ?)`).run(new Date().toISOString());

@@ -32,6 +32,7 @@ import {checkMetaWrite, type WriterRole} from './metarules.js';
 
 export type {TableChange} from './engine.js';
 
+/** Filter, sort, limit and form of a record read, as `/records` reads them from the query string. */
 export interface RecordQuery {
   /** `{colId: [allowed values]}`; every value list must be an array. */
   filter?: Record<string, unknown> | null;
@@ -44,12 +45,14 @@ export interface RecordQuery {
   cellFormat?: 'normal' | 'typed';
 }
 
+/** A record as `/records` answers it: id, fields, and the error type of each error cell. */
 export interface ApiRecord {
   id: number;
   fields: Record<string, CellValue>;
   errors?: Record<string, string>;
 }
 
+/** A table as `GET /tables` lists it. */
 export interface TableInfo {
   id: string;
   fields: {
@@ -58,21 +61,25 @@ export interface TableInfo {
   };
 }
 
+/** A column as `GET /columns` lists it: id and its metadata fields. */
 export interface ColumnInfo {
   id: string;
   fields: Record<string, CellValue>;
 }
 
+/** A column to add: an optional id (normalised as Grist does) and metadata fields. */
 export interface ColumnSpec {
   id?: string | null;
   fields?: Record<string, CellValue>;
 }
 
+/** A table to add: an optional id (normalised as Grist does) and its columns. */
 export interface TableSpec {
   id?: string | null;
   columns: ColumnSpec[];
 }
 
+/** One add-or-update: the values that find the record (`require`) and those to set (`fields`). */
 export interface UpsertRecord {
   require: Record<string, CellValue>;
   fields?: Record<string, CellValue>;
@@ -83,6 +90,7 @@ export interface WriteAs extends Partial<WriteOptions> {
   role?: WriterRole;
 }
 
+/** Options of add-or-update (`PUT /records`): `onmany`, `noadd`, `noupdate`, `allow_empty_require`. */
 export interface UpsertOptions extends WriteAs {
   onmany?: 'first' | 'none' | 'all';
   noadd?: boolean;
@@ -90,12 +98,14 @@ export interface UpsertOptions extends WriteAs {
   allowEmptyRequire?: boolean;
 }
 
+/** Which records an add-or-update found, added and updated. */
 export interface UpsertResult {
   recordIds: number[][];
   addRecordIds: number[];
   updateRecordIds: number[][];
 }
 
+/** What `/apply` answers: the action's number and hash, each action's return value. */
 export interface ApplyResult {
   actionNum: number;
   actionHash: string;
@@ -103,11 +113,13 @@ export interface ApplyResult {
   isModification: boolean;
 }
 
+/** Options of `GristDoc.open`. */
 export interface OpenOptions {
   readonly?: boolean;
   /**
    * Where answers of recent record reads are kept (readcache.ts): the engine shares one, bounded
    * in bytes, between its open documents. Default: one of 8 MB for this document alone.
+   * @internal
    */
   readCache?: ReadCache;
 }
@@ -186,6 +198,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** One `.grist` document, opened on one better-sqlite3 connection: tables, columns, records, user actions and formulas, each write one SQLite transaction. Synchronous. */
 export class GristDoc {
   private readonly engine: DocEngine;
   private readonly listeners = new Set<ChangeListener>();
@@ -256,6 +269,7 @@ export class GristDoc {
     this.actionNum = hist?.n ?? 0;
   }
 
+  /** Closes the connection (pending webhook work must be stopped first: the engine does). */
   close(): void {
     if (this.closed) { return; }
     this.closed = true;
@@ -429,7 +443,7 @@ export class GristDoc {
     return this.isWritable && hasFormulas(this.engine.meta) && !formulasComputed(this.db);
   }
 
-  /** The document's formula engine, loaded if needed (for tests and measurements). */
+  /** The document's formula engine, loaded if needed (for tests and measurements). @internal */
   formulaEngine(): FormulaEngine | null {
     if (!this.formulasLoaded) { this.loadFormulas(); }
     return this.engine.formulas;
@@ -454,6 +468,7 @@ export class GristDoc {
     throw new NotFound(`Table not found "${idOrRef}"`);
   }
 
+  /** Every user table, as `GET /tables` lists them. */
   listTables(): TableInfo[] {
     return this.engine.meta.userTables.map((t) => ({
       id: t.tableId,
@@ -507,6 +522,7 @@ export class GristDoc {
     }
   }
 
+  /** Removes a table, its views and its summary tables. */
   removeTable(tableId: string): void {
     const table = this.table(tableId);
     if (table.isMeta) { throw new BadRequest(`Cannot remove metadata table ${tableId}`); }
@@ -522,6 +538,7 @@ export class GristDoc {
     return t;
   }
 
+  /** A table's columns, as `GET /columns` lists them (hidden ones with `hidden`). */
   listColumns(tableId: string, options: {hidden?: boolean} = {}): ColumnInfo[] {
     const table = this.userTable(tableId);
     return table.columns.filter((c) => options.hidden || !c.hidden).map((c) => columnInfo(c));
@@ -580,6 +597,7 @@ export class GristDoc {
     });
   }
 
+  /** Removes a column, as `DELETE /columns/{colId}`. */
   removeColumn(tableId: string, colId: string): void {
     const table = this.engine.meta.tables.get(tableId);
     const col = table && !table.isMeta ? table.byId.get(colId) : undefined;

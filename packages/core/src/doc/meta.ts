@@ -8,6 +8,7 @@ import {META_TYPES} from './schema.js';
 import {type ColumnType, columnType, type Decoder, type Encoder, typedFormatter} from './coltypes/index.js';
 import type {CellValue} from './types.js';
 
+/** One column of `DocMeta`: id, type (parsed once), formula, widget options. */
 export interface ColumnMeta {
   /** Row id in `_grist_Tables_column` (0 for the columns of metadata tables). */
   colRef: number;
@@ -27,9 +28,11 @@ export interface ColumnMeta {
   declType: string;
   encode: Encoder;
   decode: Decoder;
+  /** The typed-JSON form of a value (`cellFormat=typed`), or null when it is the value itself. */
   typed: ((v: CellValue) => CellValue) | null;
 }
 
+/** One table of `DocMeta`, with its columns. */
 export interface TableMeta {
   tableId: string;
   /** Row id in `_grist_Tables` (0 for metadata tables). */
@@ -42,6 +45,7 @@ export interface TableMeta {
   hasManualSort: boolean;
 }
 
+/** A document's tables and columns as read from `_grist_Tables` and `_grist_Tables_column`. */
 export interface DocMeta {
   /** User tables in `_grist_Tables` row order, then metadata tables. */
   tables: Map<string, TableMeta>;

@@ -7,6 +7,7 @@ import {parseWithFormat} from './coltypes/date.js';
 import {NUMBER_WHITESPACE, numberSymbols, parseNumber, type ParsedNumber} from './coltypes/numeric.js';
 import type {CellValue} from './types.js';
 
+/** A document's locale and currency (`_grist_DocInfo.documentSettings`). */
 export interface DocSettings {
   locale: string;
   currency?: string;

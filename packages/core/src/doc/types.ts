@@ -10,6 +10,7 @@ import {
 
 /** A cell value in Grist's API encoding: primitives, or `[code, ...args]` arrays. */
 export type CellValue = null | boolean | number | string | CellValue[] | {[key: string]: CellValue};
+/** A value as SQLite stores it through better-sqlite3. */
 export type SqlValue = null | number | bigint | string | Buffer;
 
 export {

@@ -9,6 +9,7 @@ import type {DocSettings} from '../doc/parse.js';
 
 export {type CellFormatter, formatUnknown, rowIdFormatter};
 
+/** What a cell formatter needs: the column type, widget options and document settings. */
 export interface FormatterArgs {
   /** The column's Grist type, e.g. `Numeric`, `DateTime:Europe/Paris`, `Ref:People`. */
   type: string;

@@ -12,8 +12,10 @@ import { quoteIdent } from '../doc/query.js';
 import type { CellValue } from '../doc/types.js';
 import { type CellFormatter, rowIdFormatter } from './format.js';
 
+/** Whether an export names columns by label (Grist's default) or by column id. */
 export type ExportHeader = 'label' | 'colId';
 
+/** A column of a table export, with its formatter. */
 export interface ExportColumn {
   colRef: number;
   colId: string;
@@ -27,6 +29,7 @@ export interface ExportColumn {
   format(raw: unknown): string;
 }
 
+/** How to export a table: its visible columns in order and the SQL that reads them. */
 export interface ExportPlan {
   tableId: string;
   tableRef: number;

@@ -8,6 +8,7 @@ import { columnType } from '../doc/coltypes/index.js';
 import type { DocMeta } from '../doc/meta.js';
 import { columnHeader, type ExportHeader, planTableExport } from './plan.js';
 
+/** One field (column) of a table schema. */
 export interface TableSchemaField {
   name: string;
   description?: string;
@@ -15,6 +16,7 @@ export interface TableSchemaField {
   [key: string]: unknown;
 }
 
+/** The Frictionless table schema of a table's CSV download (`/download/table-schema`). */
 export interface TableSchema {
   format: 'csv';
   mediatype: 'text/csv';
@@ -26,6 +28,7 @@ export interface TableSchema {
   schema: { fields: TableSchemaField[] };
 }
 
+/** Options of a table schema: header form and the CSV download it describes. */
 export interface TableSchemaOptions {
   header?: ExportHeader;
   /** URL of the matching CSV download (`<doc api url>/download/csv?<query>`). */

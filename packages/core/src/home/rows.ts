@@ -9,6 +9,7 @@ import type { AclEntry, Doc, Org, User, Workspace } from './types.js';
 /** A row as a driver returns it. */
 export type HomeRow = Record<string, any>;
 
+/** How a database driver returns timestamps, JSON and booleans: all a store says to use the codec. */
 export interface RowDialect {
   /** A timestamp column as ISO 8601 text, null for NULL. */
   time(v: unknown): string | null;
@@ -18,14 +19,21 @@ export interface RowDialect {
   bool(v: unknown): boolean;
 }
 
+/** Turns rows of either home store into the HomeStore types (one codec for SQLite and PostgreSQL). */
 export interface RowCodec {
+  /** A user row. */
   user(r: HomeRow): User;
+  /** An org row. */
   org(r: HomeRow): Org;
+  /** A workspace row. */
   workspace(r: HomeRow): Workspace;
+  /** A document row. */
   doc(r: HomeRow): Doc;
+  /** An access-list row. */
   acl(r: HomeRow): AclEntry;
 }
 
+/** The codec for a driver's dialect. */
 export function rowCodec(d: RowDialect): RowCodec {
   return {
     user: (r) => ({

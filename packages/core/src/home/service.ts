@@ -21,13 +21,19 @@ import * as workspaces from './workspaces.js';
 export { hashApiKey } from './authn.js';
 export { checkDomain, isValidEmail, type AccessDelta } from './validate.js';
 
+/** Home operations as Grist's API has them (orgs, workspaces, documents, access lists, users, API keys); every method takes the acting principal and checks access. */
 export class HomeService implements HomeParts {
+  /** @internal */
   readonly auth: Authenticator;
+  /** @internal */
   readonly access: HomeAccess;
+  /** @internal */
   readonly shapes: HomeShapes;
 
   private constructor(
+    /** The home store it works on. */
     readonly store: HomeStore,
+    /** @internal */
     readonly special: SpecialUsers,
   ) {
     this.auth = new Authenticator(store, special);
@@ -35,16 +41,19 @@ export class HomeService implements HomeParts {
     this.shapes = new HomeShapes(store, special);
   }
 
+  /** A service over a home store (creating anon@ and everyone@ if needed). */
   static async create(store: HomeStore): Promise<HomeService> {
     return new HomeService(store, await Authenticator.specialUsers(store));
   }
 
   // ---------------------------------------------------------------- identity (authn.ts)
 
+  /** The principal of a user (`viaApiKey`: they showed a key). */
   principalFor(user: User, viaApiKey: boolean): Principal {
     return this.auth.principalFor(user, viaApiKey);
   }
 
+  /** The principal of a request with no credentials. */
   anonymousPrincipal(): Principal {
     return this.auth.anonymousPrincipal();
   }
@@ -68,6 +77,7 @@ export class HomeService implements HomeParts {
 
 
 
+  /** A workspace, its org and the principal's role there, if the principal may do `action`. */
   workspaceFor(wid: number, p: Principal, action: Action) {
     return this.access.workspaceFor(wid, p, action);
   }
@@ -82,22 +92,27 @@ export class HomeService implements HomeParts {
 
   // ---------------------------------------------------------------- orgs (orgs.ts)
 
+  /** The orgs the principal can see, as `GET /api/orgs` answers. */
   listOrgs(p: Principal, ctx: OrgContext, merged: boolean) {
     return orgs.listOrgs(this, p, ctx, merged);
   }
 
+  /** An org as `GET /api/orgs/{org}` answers. */
   getOrg(key: string, p: Principal, ctx: OrgContext) {
     return orgs.getOrg(this, key, p, ctx);
   }
 
+  /** Creates a team site owned by the principal. */
   createOrg(p: Principal, body: { name?: unknown; domain?: unknown }) {
     return orgs.createOrg(this, p, body);
   }
 
+  /** Changes an org's name, domain or prefs. */
   updateOrg(key: string, p: Principal, ctx: OrgContext, body: Record<string, unknown>) {
     return orgs.updateOrg(this, key, p, ctx, body);
   }
 
+  /** Deletes an org (owners; `name` must match). */
   deleteOrg(key: string, name: string, p: Principal, ctx: OrgContext) {
     return orgs.deleteOrg(this, key, name, p, ctx);
   }
@@ -109,22 +124,27 @@ export class HomeService implements HomeParts {
     return workspaces.listWorkspaces(this, key, p, ctx, showRemoved);
   }
 
+  /** Creates a workspace in an org. */
   createWorkspace(key: string, p: Principal, ctx: OrgContext, body: Record<string, unknown>) {
     return workspaces.createWorkspace(this, key, p, ctx, body);
   }
 
+  /** A workspace with its documents, as `GET /api/workspaces/{wid}` answers. */
   getWorkspace(wid: number, p: Principal, showRemoved: boolean) {
     return workspaces.getWorkspace(this, wid, p, showRemoved);
   }
 
+  /** Changes a workspace's name. */
   updateWorkspace(wid: number, p: Principal, body: Record<string, unknown>) {
     return workspaces.updateWorkspace(this, wid, p, body);
   }
 
+  /** Deletes a workspace; returns its documents to remove. */
   deleteWorkspace(wid: number, p: Principal) {
     return workspaces.deleteWorkspace(this, wid, p);
   }
 
+  /** Moves a workspace to the trash or back. */
   setWorkspaceRemoved(wid: number, p: Principal, removed: boolean) {
     return workspaces.setWorkspaceRemoved(this, wid, p, removed);
   }
@@ -136,10 +156,12 @@ export class HomeService implements HomeParts {
     return docs.createDoc(this, wid, p, body);
   }
 
+  /** A document as `GET /api/docs/{doc}` answers. */
   getDoc(key: string, p: Principal, ctx: OrgContext, showRemoved: boolean) {
     return docs.getDoc(this, key, p, ctx, showRemoved);
   }
 
+  /** Changes a document's name, urlId, options. */
   updateDoc(key: string, p: Principal, ctx: OrgContext, body: Record<string, unknown>) {
     return docs.updateDoc(this, key, p, ctx, body);
   }
@@ -149,28 +171,34 @@ export class HomeService implements HomeParts {
     return docs.deleteDoc(this, key, p, ctx);
   }
 
+  /** Moves a document to the trash or back. */
   setDocRemoved(key: string, p: Principal, ctx: OrgContext, removed: boolean) {
     return docs.setDocRemoved(this, key, p, ctx, removed);
   }
 
+  /** Pins or unpins a document. */
   setDocPinned(key: string, p: Principal, ctx: OrgContext, pinned: boolean) {
     return docs.setDocPinned(this, key, p, ctx, pinned);
   }
 
+  /** Moves a document to another workspace of the same org. */
   moveDoc(key: string, p: Principal, ctx: OrgContext, workspace: unknown) {
     return docs.moveDoc(this, key, p, ctx, workspace);
   }
 
   // ---------------------------------------------------------------- access lists (acl.ts)
 
+  /** An org's access list. */
   getOrgAccess(key: string, p: Principal, ctx: OrgContext) {
     return acl.getOrgAccess(this, key, p, ctx);
   }
 
+  /** A workspace's access list. */
   getWorkspaceAccess(wid: number, p: Principal) {
     return acl.getWorkspaceAccess(this, wid, p);
   }
 
+  /** A document's access list as `GET .../access` answers. */
   getDocAccess(key: string, p: Principal, ctx: OrgContext) {
     return acl.getDocAccess(this, key, p, ctx);
   }
@@ -182,10 +210,12 @@ export class HomeService implements HomeParts {
 
   // ---------------------------------------------------------------- users (users.ts)
 
+  /** The principal's profile, as `GET /api/profile/user` answers. */
   profile(p: Principal) {
     return this.shapes.profile(p);
   }
 
+  /** Changes the principal's name. */
   updateName(p: Principal, name: unknown) {
     return users.updateName(this, p, name);
   }
@@ -195,14 +225,17 @@ export class HomeService implements HomeParts {
     return users.getApiKey(this, p);
   }
 
+  /** Creates the principal's API key (`force` replaces an existing one). */
   createApiKey(p: Principal, force: boolean): Promise<string> {
     return users.createApiKey(this, p, force);
   }
 
+  /** Deletes the principal's API key. */
   deleteApiKey(p: Principal) {
     return users.deleteApiKey(this, p);
   }
 
+  /** Deletes a user (themselves only; `name` must match); returns their documents to remove. */
   deleteUser(userId: number, p: Principal, body: unknown): Promise<{ docIds: string[] }> {
     return users.deleteUser(this, userId, p, body);
   }

@@ -18,10 +18,12 @@ const DOMAIN_PREFIXES = ['docs-', 'o-', 'doc-worker-', '_', 'v1-'];
 const EMAIL_RE = /^[^\s@"()<>,;:\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 const DOC_OPTIONS = ['description', 'icon', 'openMode', 'externalId', 'tutorial', 'appearance', 'allowIndex', 'proposedChanges'];
 
+/** Whether a string is an email Grist would accept. */
 export function isValidEmail(email: string): boolean {
   return EMAIL_RE.test(email);
 }
 
+/** Throws 400 unless `domain` is a valid team-site domain (Grist's rules). */
 export function checkDomain(domain: string): void {
   const reason = !/^[a-z0-9][-a-z0-9]*$/.test(domain)
     ? 'invalid characters'
@@ -82,6 +84,7 @@ export function mergeOptions(current: Record<string, unknown> | null, patch: unk
   return Object.keys(out).length ? out : null;
 }
 
+/** The body of `PATCH .../access`: roles by email, and the resource's `maxInheritedRole`. */
 export interface AccessDelta {
   users?: Record<string, string | null>;
   maxInheritedRole?: string | null;

@@ -23,7 +23,8 @@ import { fitRow, guessImportColumns, readCsvRecords, splitHeaders } from './csv.
 import { dropPrivateObjects, openGristUpload } from './grist.js';
 
 export {
-  decodeText, detectEncoding, guessImportColumns, parseCsv, readCsvRecords, sniffDelimiter, type ImportColumn, type ParsedCsv,
+  decodeText, detectEncoding, guessImportColumns, parseCsv, readCsvRecords, sniffDelimiter, type CsvReadOptions, type ImportColumn,
+  type ParsedCsv,
 } from './csv.js';
 export { dropPrivateObjects, openGristUpload } from './grist.js';
 
@@ -51,6 +52,7 @@ export interface ImportProgress {
   stage: 'rows' | 'copy' | 'upgrade' | 'formulas' | 'done';
 }
 
+/** Options of an import: the new document's name and time zone, and a progress callback. */
 export interface ImportOptions {
   /** Title of the new document (default: the file's base name). */
   documentName?: string | null;
@@ -60,6 +62,7 @@ export interface ImportOptions {
   onProgress?: (progress: ImportProgress) => void;
 }
 
+/** The new document of an import. */
 export interface ImportResult {
   id: string;
   title: string;
@@ -78,7 +81,9 @@ const CSV_EXTENSIONS = new Set(['.csv', '.tsv', '.txt', '.dsv']);
  * `gristlite import` in ~10 s at a peak RSS of ~245 MB, the same as for 200,000 rows (docs/operations.md).
  */
 export const IMPORT_GUESS_ROWS = 10_000;
+/** At most this many cells are read before column types are guessed. */
 export const IMPORT_GUESS_CELLS = 500_000;
+/** Cells written per batch of a CSV import (all in one transaction). */
 export const IMPORT_BATCH_CELLS = 50_000;
 /** SQLite's default limit of 2000 columns a table, less `id` and `manualSort`. */
 export const MAX_IMPORT_COLUMNS = 1998;

@@ -30,6 +30,7 @@ export interface WebhookFieldsInput {
   secret?: string | null;
 }
 
+/** A webhook as `GET /webhooks` lists it: fields and usage. */
 export interface WebhookSummary {
   id: string;
   fields: {
@@ -137,6 +138,7 @@ function encodeFields(fields: TriggerFields & { actions?: string }, existing: Se
   return out;
 }
 
+/** A webhook just created: its id, unsubscribe key and trigger row. */
 export interface CreatedWebhook {
   webhookId: string;
   unsubscribeKey: string;

@@ -20,7 +20,9 @@ import { BeforeCapture, recordEvents, type RowChange } from './events.js';
 import { OUTBOX_TABLE, STATS_TABLE, hasTable } from './schema.js';
 import { classifyUrl, publicOnlyLookup, socketLookup, type WebhookUrlPolicy } from './urls.js';
 
+/** Whether a webhook is idle, sending, retrying, or failed. */
 export type WebhookStatus = 'idle' | 'sending' | 'retrying' | 'postponed' | 'error' | 'invalid';
+/** How the last batch of a webhook went. */
 export type WebhookBatchStatus = 'success' | 'failure' | 'rejected';
 
 /** The `usage` object of GET /webhooks, shaped as Grist's. */
@@ -41,6 +43,7 @@ export interface WebhookUsage {
   };
 }
 
+/** Settings of a document's webhook delivery (attempts, waits, batch and queue sizes, URL policy). */
 export interface DeliveryOptions {
   /** For log lines. */
   docId?: string;
@@ -225,6 +228,7 @@ export function signatureHeaders(secret: string, body: string, timestamp: number
   return { 'X-Gristlite-Timestamp': String(timestamp), 'X-Gristlite-Signature': `sha256=${signature}` };
 }
 
+/** Delivers one open document's outbox: one lane per webhook, batches in order, retries with backoff. */
 export class WebhookDelivery {
   private readonly lanes = new Map<string, Lane>();
   private stopped = false;
@@ -489,6 +493,14 @@ export function startWebhookDelivery(db: Database.Database, opts: DeliveryOption
   return new WebhookDelivery(db, opts).start();
 }
 
+/** Webhook recording and delivery attached to one open document. */
+export interface AttachedWebhooks {
+  /** The delivery of its outbox. */
+  delivery: WebhookDelivery;
+  /** Stops recording and delivery (call before closing the connection). */
+  detach(): Promise<void>;
+}
+
 /**
  * Wires webhooks to an open document in one call: every change the document reports (inside its
  * write transaction) records its events, and the outbox is delivered. `detach()` stops delivery
@@ -501,7 +513,7 @@ export function attachWebhooks(
     onBeforeRows?(listener: (tableId: string, rowIds: number[], writeSeq: number) => void): () => void;
   },
   opts: DeliveryOptions,
-): { delivery: WebhookDelivery; detach(): Promise<void> } {
+): AttachedWebhooks {
   // Old values of updated/removed rows, captured during the current write (ready-column and
   // watched-column rules compare them with the new ones).
   let capture: BeforeCapture | null = null;
@@ -522,6 +534,7 @@ export function attachWebhooks(
   });
   return {
     delivery,
+    /** Stops recording and delivery (call before closing the connection). */
     async detach() {
       unhook();
       unhookBefore?.();

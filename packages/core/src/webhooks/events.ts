@@ -17,6 +17,7 @@ import { makeDecoder, type CellValue } from '../doc/types.js';
 import { columnTypes, decodeTrigger, type EventType, type TriggerRow } from './meta.js';
 import { OUTBOX_TABLE, SECRETS_TABLE, hasTable } from './schema.js';
 
+/** A row's values by column id, `id` included. */
 export type RowValues = Record<string, CellValue>;
 /** Values of rows before a change, by row id: the full row (`id` and every column). */
 export type BeforeRows = ReadonlyMap<number, Readonly<RowValues>>;
@@ -31,6 +32,7 @@ export interface RowChange {
   before?: BeforeRows;
 }
 
+/** One event waiting for delivery: the webhook, the event type and the row. */
 export interface OutboxEvent {
   webhookId: string;
   eventType: EventType;
@@ -160,6 +162,7 @@ export class BeforeCapture {
 
   constructor(private readonly db: Database.Database) {}
 
+  /** Keeps the current values of rows about to change. */
   capture(tableId: string, rowIds: readonly number[]): void {
     if (!rowIds.length || this.unwatched.has(tableId)) return;
     let table = this.rows.get(tableId);
@@ -174,6 +177,7 @@ export class BeforeCapture {
     for (const [id, row] of readRows(this.db, tableId, active.tableRef, wanted)) table.set(id, row);
   }
 
+  /** The values captured for a table. */
   get(tableId: string): BeforeRows | undefined {
     return this.rows.get(tableId);
   }

@@ -9,7 +9,9 @@ import {formatMoment} from '../moment-format.js';
 import type {DocSettings} from '../parse.js';
 import type {CellValue, SqlValue} from '../types.js';
 
+/** Turns an API value into what SQLite stores. */
 export type Encoder = (v: CellValue) => SqlValue;
+/** Turns a stored SQLite value into the value the API returns. */
 export type Decoder = (raw: unknown) => CellValue;
 /** A conversion to the type; throws `ConversionError` for a value that does not convert. */
 export type Converter = (v: CellValue) => CellValue;
@@ -17,6 +19,7 @@ export type Converter = (v: CellValue) => CellValue;
 export type CellFormatter = (v: CellValue) => string;
 /** Parses the text of a cell written with parsing on; gives the text back when it does not parse. */
 export type TextParser = (text: string) => CellValue;
+/** A column's parsed `widgetOptions`. */
 export type WidgetOptions = Record<string, unknown>;
 
 /** A failed conversion: the engine keeps `str(value)` as alt-text. */
