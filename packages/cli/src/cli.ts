@@ -329,22 +329,28 @@ const COMMANDS: Record<string, Command> = {
         const wid = wsArg !== undefined
           ? Number(wsArg)
           : (await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id))[0].id;
-        // One progress line, rewritten in place (at most every 200 ms): rows and percent read.
+        // One progress line, rewritten in place (at most every 200 ms, and at each new stage):
+        // rows, percent read or copied, and for a .grist file the schema upgrade and formulas.
         let progressShown = false;
         let last = 0;
-        const progress = ({ rows, fraction }: ImportProgress) => {
+        let lastStage = '';
+        const STAGES = { rows: '', copy: 'copying', upgrade: 'upgrading the schema', formulas: 'computing formulas', done: 'done' };
+        const progress = ({ rows, fraction, stage }: ImportProgress) => {
           const now = Date.now();
-          if (now - last < 200 && fraction !== 1) return;
+          if (now - last < 200 && stage === lastStage && fraction !== 1) return;
           last = now;
+          lastStage = stage;
           progressShown = true;
-          const parts = [rows !== null ? `${rows} rows` : null, fraction !== null ? `${Math.floor(fraction * 100)}%` : null];
-          process.stderr.write(`\rimporting ${basename(file)}: ${parts.filter(Boolean).join(', ')}`);
+          const parts = [STAGES[stage] || null, rows !== null ? `${rows} rows` : null,
+            fraction !== null && stage !== 'done' ? `${Math.floor(fraction * 100)}%` : null];
+          process.stderr.write(`\rimporting ${basename(file)}: ${parts.filter(Boolean).join(', ')}${process.stderr.isTTY ? '\x1b[K' : ''}`);
         };
         const result = await importUpload(engine, wid, principal, { fileName: basename(file), path: file }, {
           documentName: str(values.name),
           onProgress: progress,
         });
         if (progressShown) process.stderr.write('\n');
+        if (result.readOnly) process.stderr.write(`warning: ${result.title} can be read but not written: ${result.readOnly}\n`);
         console.log(result.id);
       });
       return 0;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import Database from 'better-sqlite3';
 import { Engine, createDocFile, hashApiKey } from '@gristlite/core';
 import { fixturePath, withFixtures } from '@gristlite/core/testing';
 
@@ -87,7 +88,19 @@ test('import shows one progress line for CSV and .grist files; a missing file is
     createDocFile(join(dir, 'Empty.grist'));
     const grist = cliErr(dir, 'import', join(dir, 'Empty.grist'));
     assert.is(grist.status, 0, grist.stderr);
-    assert.match(grist.stderr, /\rimporting Empty\.grist: 100%\n$/);
+    // Each stage of a .grist import is shown (the copy, the schema upgrade, the formulas).
+    for (const stage of ['copying', 'upgrading the schema', 'computing formulas']) {
+      assert.ok(grist.stderr.includes(`\rimporting Empty.grist: ${stage}`), JSON.stringify(grist.stderr));
+    }
+    assert.match(grist.stderr, /\rimporting Empty\.grist: done\n$/);
+    // A document gristlite can serve but not write (a newer schema) says so.
+    createDocFile(join(dir, 'Newer.grist'));
+    const newer = new Database(join(dir, 'Newer.grist'));
+    newer.prepare('UPDATE _grist_DocInfo SET schemaVersion = 99').run();
+    newer.close();
+    const ro = cliErr(dir, 'import', join(dir, 'Newer.grist'));
+    assert.is(ro.status, 0, ro.stderr);
+    assert.match(ro.stderr, /\nwarning: Newer can be read but not written: Document has schema version 99, newer than gristlite's 46: it is served read-only\n$/);
     const engine = await Engine.open({ dataDir: dir });
     try {
       assert.is(engine.openDoc(csv.stdout).grist.fetchColumns('Rows').n.length, 30000);

@@ -1,17 +1,15 @@
 // Issue 7: two `gristlite serve` processes share one PostgreSQL home store and one data directory.
 // Writes to one document through both are served by one writer (the lease holder), never two.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { callApi, serve } from './servers.js';
 
 const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const KEY = 'c'.repeat(40);
 
 async function pgReachable(): Promise<boolean> {
@@ -39,31 +37,9 @@ async function sql(q: string): Promise<void> {
   }
 }
 
-function start(dataDir: string, homeUrl: string, env: Record<string, string> = {}): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--home', homeUrl], {
-    env: { ...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: KEY, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ url: m[1], proc });
-    });
-    proc.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
-  });
-}
-
-async function api(base: string, method: string, path: string, body?: unknown) {
-  const res = await request(base + path, {
-    method: method as 'GET',
-    headers: { authorization: `Bearer ${KEY}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, json: text ? JSON.parse(text) : null };
-}
+const start = (dataDir: string, homeUrl: string, env: Record<string, string> = {}) =>
+  serve(dataDir, KEY, { args: ['--home', homeUrl], env });
+const api = (base: string, method: string, path: string, body?: unknown) => callApi(base, KEY, method, path, body);
 
 test('two processes serve the same users and documents, with one writer per document', async () => {
   if (!(await pgReachable())) return;

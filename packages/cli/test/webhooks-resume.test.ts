@@ -1,44 +1,23 @@
 // Issue 11 item 7: webhook events pending when the server is killed are delivered by the next
 // server at start, with no request made to it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request } from 'undici';
+import { callApi, serve } from './servers.js';
 
-const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const KEY = 'resume-test-key-0123456789';
 
-function start(dataDir: string, env: Record<string, string>): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, [MAIN, 'serve', '--port', '0'], {
-    env: { ...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: KEY, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ url: m[1], proc });
-    });
-    proc.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
-  });
-}
+const start = (dataDir: string, env: Record<string, string>) => serve(dataDir, KEY, { env });
 
 async function api(base: string, method: string, path: string, body?: unknown) {
-  const res = await request(base + path, {
-    method: method as 'GET',
-    headers: { authorization: `Bearer ${KEY}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.body.text();
-  if (res.statusCode !== 200) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
-  return text ? JSON.parse(text) : null;
+  const res = await callApi(base, KEY, method, path, body);
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -2,12 +2,11 @@
  * The API console (`/apiconsole`): its page and files, served by every adapter from the route
  * table, with their content types and caching, and nothing else from the disk.
  */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isError, ok, useWorld, type Target } from './world.js';
+import { areaSuite, isError, ok, useWorld, type Target } from './world.js';
 
 export function apiConsoleSuite(target: Target): void {
-  const s = suite(`${target.name}: apiconsole`);
+  const s = areaSuite(target, 'apiconsole');
   const world = useWorld(s, target);
 
   s('the page is HTML that loads Swagger UI from this server and points it at the OpenAPI document', async () => {

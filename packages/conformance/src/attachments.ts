@@ -3,14 +3,13 @@
  * download headers, storage by content, Attachments cells, and the errors.
  */
 import { createHash } from 'node:crypto';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tablePath } from './docdata.js';
-import { ISO_DATE, isError, ok, useWorld, type Target } from './world.js';
+import { areaSuite, ISO_DATE, isError, ok, useWorld, type Target } from './world.js';
 
 interface Part {
   name: string;
-  content: string;
+  content: string | Uint8Array;
   type?: string;
   field?: string;
 }
@@ -31,7 +30,7 @@ export function multipart(parts: Part[]): { body: Uint8Array; headers: Record<st
 }
 
 export function attachmentsSuite(target: Target): void {
-  const s = suite(`${target.name}: attachments`);
+  const s = areaSuite(target, 'attachments');
   const world = useWorld(s, target);
   let doc = '';
   let att = '';

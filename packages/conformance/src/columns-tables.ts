@@ -2,11 +2,10 @@
  * Tables and columns (SPEC §8, §9, §18 quirks 1-3, §19 items 16-19): GET/POST/PATCH /tables,
  * GET/POST/PATCH/PUT /columns, DELETE a column, renames, type conversions, the tableRef form.
  */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withFixtures } from '@gristlite/core/testing';
 import { TIMESHEETS, importFixture, newTimesheets, tablePath } from './docdata.js';
-import { isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target } from './world.js';
+import { areaSuite, isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target } from './world.js';
 
 /** A column's fields as Grist reports them for a plain column (SPEC §19 item 16). */
 function col(colRef: number, parentPos: number, extra: Record<string, unknown>) {
@@ -27,7 +26,7 @@ const TIMESHEETS_COLUMNS = [
 ];
 
 export function columnsTablesSuite(target: Target): void {
-  const s = suite(`${target.name}: columns-tables`);
+  const s = areaSuite(target, 'columns-tables');
   const world = useWorld(s, target);
   let doc = ''; // Timesheets built through the API
 
@@ -123,6 +122,33 @@ export function columnsTablesSuite(target: Target): void {
     assert.equal(ok(await api.get(`/api/docs/${doc}/tables`, chimpy.as)).body.tables.map((t: any) => t.id), ['Table1']);
     isError(await api.get(`${tablePath(doc, 'NewTable1')}/records`, chimpy.as), 404, 'Table not found "NewTable1"');
     assert.equal(ok(await api.get(`${tablePath(doc)}/records`, chimpy.as)).body, { records: TIMESHEETS });
+  });
+
+  s('bodies of /tables and /columns are refused in Grist\'s words: the path, each named type that failed, the reason', async () => {
+    const { api, chimpy } = world();
+    const tables = `/api/docs/${doc}/tables`;
+    const columns = `${tablePath(doc)}/columns`;
+    const cases: Array<[string, string, unknown, string]> = [
+      ['POST', tables, { tables: [{ id: 'X' }] }, 'Error: body.tables[0] is not a TablePost; body.tables[0].columns is missing'],
+      ['POST', tables, { tables: [] }, 'Error: body.tables[0] is not a TablePost; body.tables[0] is not an object'],
+      ['POST', tables, { tables: [{ columns: [] }] },
+        'Error: body.tables[0] is not a TablePost; body.tables[0].columns[0] is not a NewRecordWithStringId; ' +
+        'body.tables[0].columns[0] is not an object'],
+      ['POST', tables, { tables: 'x' }, 'Error: body.tables is not an array'],
+      ['PATCH', tables, { tables: [{ id: 1, fields: {} }] },
+        'Error: body.tables[0] is not a RecordWithStringId; body.tables[0].id is not a string'],
+      // widgetOptions as an object is not a CellValue (Grist takes its JSON text).
+      ['POST', columns, { columns: [{ id: 'W', fields: { widgetOptions: { alignment: 'left' } } }] },
+        'Error: body.columns[0] is not a NewRecordWithStringId; body.columns[0].fields.widgetOptions is not a CellValue; ' +
+        'body.columns[0].fields.widgetOptions is none of number, string, boolean, null, 1 more; ' +
+        'body.columns[0].fields.widgetOptions is not an array'],
+      // Several failures of one record: one indented line each.
+      ['PATCH', columns, { columns: [{}] },
+        'Error: body.columns[0] is not a RecordWithStringId\n    body.columns[0].id is missing\n    body.columns[0].fields is missing'],
+    ];
+    for (const [method, path, json, userError] of cases) {
+      isInvalidPayload(await api.call(method, path, { ...chimpy.as, json }), userError, `${method} ${JSON.stringify(json)}`);
+    }
   });
 
   s('POST /tables and /columns: validation, normalised ids, access', async () => {

@@ -2,15 +2,14 @@
  * The deprecated column-oriented `/data` endpoints (SPEC §11, §19 items 9-10) and
  * `POST /apply` with the user actions that Grist clients send (§10.7, §17).
  */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TIMESHEETS, addFoo, filterQs, newTimesheets, tablePath } from './docdata.js';
-import { isError, isErrorLike, ok, useWorld, type Target } from './world.js';
+import { areaSuite, isError, isErrorLike, ok, useWorld, type Target } from './world.js';
 
 const FOO = { id: [1, 2, 3, 4], A: ['Santa', 'Bob', 'Alice', 'Felix'], B: ['1', '11', '2', '22'], manualSort: [1, 2, 3, 4] };
 
 export function dataSuite(target: Target): void {
-  const s = suite(`${target.name}: data`);
+  const s = areaSuite(target, 'data');
   const world = useWorld(s, target);
   let doc = '';
   let foo = '';
@@ -153,7 +152,7 @@ export function dataSuite(target: Target): void {
     const { api, chimpy, kiwi } = world();
     const apply = (actions: unknown, as = chimpy.as) => api.post(`/api/docs/${doc}/apply`, actions, as);
     isErrorLike(await apply([['FrobnicateTable', 'Table1']]), 400, /FrobnicateTable/);
-    isErrorLike(await apply([['AddRecord', 'Table1', null, { A: 'x' }], ['SetDisplayFormula', 'Table1', null, 2, '$A']]), 400, /SetDisplayFormula/);
+    isErrorLike(await apply([['AddRecord', 'Table1', null, { A: 'x' }], ['CreateViewSection', 1, 0, 'record', null, null]]), 400, /CreateViewSection/);
     isErrorLike(await apply([['AddRecord', 'Table1', null, { A: 'x' }], ['AddRecord', 'NoTable', null, {}]]), 400, /NoTable/);
     isErrorLike(await apply([['AddRecord', 'Table1', null, { A: 'x' }], ['UpdateRecord', 'Table1', 99, { A: 'y' }]]), 400, /99/);
     isErrorLike(await apply([['AddRecord', 'Table1', null, { Nope: 'x' }]]), 400, /Nope/);

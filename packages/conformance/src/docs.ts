@@ -1,12 +1,11 @@
 /** Docs (metadata): create, get, patch, move, pin, delete, soft delete (SPEC §1.1, §4.6, §5). */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ISO_DATE, isError, keys, ok, useWorld, type Target } from './world.js';
+import { areaSuite, ISO_DATE, isError, keys, ok, useWorld, type Target } from './world.js';
 
 export function docsSuite(target: Target): void {
-  const s = suite(`${target.name}: docs`);
+  const s = areaSuite(target, 'docs');
   const world = useWorld(s, target);
   let home = 0;
   let doc = '';

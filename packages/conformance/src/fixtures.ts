@@ -7,11 +7,11 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withFixtures } from '@gristlite/core/testing';
+import { multipart } from './attachments.js';
 import { TIMESHEETS, filterQs, fixturePath, importFixture, tablePath } from './docdata.js';
-import { isError, isErrorLike, ok, useWorld, type Target } from './world.js';
+import { areaSuite, isError, isErrorLike, ok, useWorld, type Target } from './world.js';
 
 /** A value as it travels as JSON (Infinity becomes null, -0 becomes 0, ...). */
 function asJson(v: unknown): unknown {
@@ -19,7 +19,7 @@ function asJson(v: unknown): unknown {
 }
 
 export function fixturesSuite(target: Target): void {
-  const s = suite(`${target.name}: fixtures`);
+  const s = areaSuite(target, 'fixtures');
   const world = useWorld(s, target);
   const test = withFixtures(s);
   const files = () => readdirSync(dirname(fixturePath('Hello.grist'))).filter((f) => f.endsWith('.grist')).sort();
@@ -161,6 +161,13 @@ export function fixturesSuite(target: Target): void {
       isErrorLike(await api.post(`/api/docs/${doc}/tables`, { tables: [{ columns: [{}] }] }, chimpy.as), 400, /999999.*46/);
       const after = createHash('sha256').update(readFileSync(world().docPath(doc))).digest('hex');
       assert.is(after, before, 'DownmigrateTest.grist is unchanged');
+      // Uploaded, it is imported and the answer says it will be read-only, and why.
+      const { body, headers } = multipart([{ name: 'Newer.grist', content: readFileSync(newer) }]);
+      const imported = ok(await api.call('POST', `/api/workspaces/${await world().homeWs(chimpy)}/import`,
+        { key: chimpy.key, body, headers })).body;
+      assert.is(imported.title, 'Newer');
+      assert.match(imported.readOnly, /^Document has schema version 999999, newer than gristlite's 46: it is served read-only$/);
+      isErrorLike(await api.post(`${tablePath(imported.id, tables[0].id)}/records`, { records: [{}] }, chimpy.as), 400, /999999/);
     }
     // A current-version fixture takes writes.
     const hello = docs.get('Hello.grist')!;

@@ -4,6 +4,10 @@
  *
  *   import { runConformance } from '@gristlite/conformance';
  *   runConformance({ name: 'node', start: async (env) => ({ url, engine, close }) });
+ *
+ * Each adapter runs it from its own tests, building its target with `apiTarget` (an engine and the
+ * API handler) and saying how it mounts the handler; a target's `skip` names, with a reason, any
+ * test it does not run. The HomeStore suite for store implementations is `@gristlite/conformance/homestore`.
  */
 import { accessSuite } from './access.js';
 import { apiConsoleSuite } from './apiconsole.js';
@@ -14,16 +18,18 @@ import { docsSuite } from './docs.js';
 import { errorsSuite } from './errors.js';
 import { fixturesSuite } from './fixtures.js';
 import { formulasSuite } from './formulas.js';
+import { homeParitySuite } from './home-parity.js';
 import { orgsSuite } from './orgs.js';
 import { recordsSuite } from './records.js';
 import { sqlDownloadsSuite } from './sql-downloads.js';
 import { usersSuite } from './users.js';
 import { webhooksSuite } from './webhooks.js';
-import type { Target } from './world.js';
+import { checkSkipList, type Target } from './world.js';
 import { workspacesSuite } from './workspaces.js';
 
 export { Client, type ApiResponse, type CallOptions, type FetchHandler } from './client.js';
-export { BASE_DOMAIN, ENV, World, startWorld, useWorld, ok, isError, isErrorLike, type Started, type Target, type TestUser } from './world.js';
+export { BASE_DOMAIN, ENV, World, startWorld, useWorld, ok, isError, isErrorLike, areaSuite, type Started, type Target, type TestUser } from './world.js';
+export { apiTarget, listenLocal, type Mounted } from './targets.js';
 
 /** Every suite, in the order they run. */
 export const SUITES: Record<string, (target: Target) => void> = {
@@ -32,6 +38,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   docs: docsSuite,
   access: accessSuite,
   users: usersSuite,
+  'home-parity': homeParitySuite,
   errors: errorsSuite,
   records: recordsSuite,
   'columns-tables': columnsTablesSuite,
@@ -46,7 +53,12 @@ export const SUITES: Record<string, (target: Target) => void> = {
 
 /** Registers (and queues for running) every suite against `target`; `only` picks some by name. */
 export function runConformance(target: Target, only?: string[]): void {
-  for (const [name, register] of Object.entries(SUITES)) {
-    if (!only || only.includes(name)) register(target);
-  }
+  const areas = Object.keys(SUITES).filter((name) => !only || only.includes(name));
+  for (const name of areas) SUITES[name](target);
+  checkSkipList(target, areas);
+}
+
+/** `runConformance` with the areas named in GRISTLITE_CONFORMANCE_ONLY (comma-separated), else all. */
+export function runConformanceFromEnv(target: Target): void {
+  runConformance(target, process.env.GRISTLITE_CONFORMANCE_ONLY?.split(',').filter(Boolean));
 }

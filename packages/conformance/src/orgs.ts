@@ -1,10 +1,9 @@
 /** Orgs: list, merged, get by every key form, org context, create, patch, delete (SPEC §1.1, §3). */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BASE_DOMAIN, ISO_DATE, isError, isErrorLike, keys, ok, useWorld, type Target } from './world.js';
+import { areaSuite, BASE_DOMAIN, ISO_DATE, isError, isErrorLike, keys, ok, useWorld, type Target } from './world.js';
 
 export function orgsSuite(target: Target): void {
-  const s = suite(`${target.name}: orgs`);
+  const s = areaSuite(target, 'orgs');
   const world = useWorld(s, target);
   let nasa = 0;
   let primately = 0;
@@ -46,7 +45,9 @@ export function orgsSuite(target: Target): void {
     assert.is(personal.domain, `docs-${chimpy.id}`);
     assert.is(personal.access, 'owners');
     assert.is(personal.host, null);
-    assert.equal(personal.owner, { id: chimpy.id, ref: chimpy.ref, name: 'Chimpy', picture: null, type: 'login' });
+    // The owner is Grist's user entity, its createdAt included.
+    assert.equal(personal.owner, { id: chimpy.id, ref: chimpy.ref, name: 'Chimpy', picture: null, type: 'login', createdAt: personal.owner.createdAt });
+    assert.match(personal.owner.createdAt, ISO_DATE);
     assert.match(personal.createdAt, ISO_DATE);
     assert.match(personal.updatedAt, ISO_DATE);
     const team = orgs.find((o: any) => o.id === nasa);
@@ -165,7 +166,8 @@ export function orgsSuite(target: Target): void {
     const orgs = ok(await api.get('/api/orgs', kiwi.as)).body;
     assert.equal(orgs.map((o: any) => [o.domain, o.access, o.owner?.id]), [
       [`docs-${kiwi.id}`, 'owners', kiwi.id],
-      [`docs-${chimpy.id}`, 'guests', chimpy.id],
+      // Grist names the role from permission bits: a guest holds the viewers' bits.
+      [`docs-${chimpy.id}`, 'viewers', chimpy.id],
     ]);
     const merged = ok(await api.get('/api/orgs?merged=1', kiwi.as)).body;
     assert.equal(merged.map((o: any) => [o.id, o.domain, o.owner?.id]), [[0, 'docs', kiwi.id]]);

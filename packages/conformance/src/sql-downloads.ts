@@ -7,10 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import ExcelJS from 'exceljs';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { addFoo, newTimesheets, tablePath } from './docdata.js';
-import { isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target } from './world.js';
+import { areaSuite, isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target } from './world.js';
 
 const SQL_ROWS = [
   { fields: { id: 1, manualSort: 1, A: 'hello', B: '', C: '', D: null, E: 'HELLO' } },
@@ -20,7 +19,7 @@ const SQL_ROWS = [
 ];
 
 export function sqlDownloadsSuite(target: Target): void {
-  const s = suite(`${target.name}: sql-downloads`);
+  const s = areaSuite(target, 'sql-downloads');
   const world = useWorld(s, target);
   let doc = '';
   let tmp = '';

@@ -9,11 +9,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ApiResponse } from './client.js';
 import { tablePath } from './docdata.js';
-import { isError, ok, useWorld, type Target } from './world.js';
+import { areaSuite, isError, ok, useWorld, type Target } from './world.js';
 
 interface Delivery {
   path: string;
@@ -30,7 +29,7 @@ function fails(res: ApiResponse, status: number, ...patterns: RegExp[]): void {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function webhooksSuite(target: Target): void {
-  const s = suite(`${target.name}: webhooks`);
+  const s = areaSuite(target, 'webhooks');
   let receiver: Server;
   let base = '';
   const deliveries: Delivery[] = [];
@@ -305,6 +304,27 @@ export function webhooksSuite(target: Target): void {
     assert.equal({ add: at('/add'), update: at('/update'), 'add,update': at('/add,update') }, expected);
     assert.is(deliveries.length, total, 'nothing after unsubscribing');
     for (const dl of deliveries) assert.match(String(dl.headers['content-type']), /^application\/json/);
+  });
+
+  s('deliveries carry formula results; a row changed only through a reference is an update (issue 14)', async () => {
+    const { api, chimpy } = world();
+    deliveries.length = 0;
+    const d = await newDoc('formulas');
+    ok(await api.post(`/api/docs/${d}/tables`, { tables: [{ id: 'Rates', columns: [{ id: 'Rate', fields: { type: 'Numeric' } }] }] }, chimpy.as));
+    ok(await api.post(`/api/docs/${d}/apply`, [
+      ['AddRecord', 'Rates', null, { Rate: 2 }],
+      ['AddColumn', 'Table1', 'R', { type: 'Ref:Rates', isFormula: false }],
+      ['AddColumn', 'Table1', 'F', { isFormula: true, formula: '$A * $R.Rate' }],
+    ], chimpy.as));
+    ok(await api.post(`${tablePath(d)}/_subscribe`, { eventTypes: ['add', 'update'], url: `${base}/fx`, isReadyColumn: 'B' }, chimpy.as));
+    ok(await api.post(`${tablePath(d)}/records`, { records: [{ fields: { A: 3, B: true, R: 1 } }] }, chimpy.as));
+    await waitFor('the add', () => at('/fx').length >= 1);
+    ok(await api.patch(`${tablePath(d, 'Rates')}/records`, { records: [{ id: 1, fields: { Rate: 5 } }] }, chimpy.as));
+    await waitFor('the update', () => at('/fx').length >= 2);
+    assert.equal(at('/fx'), [
+      [{ id: 1, manualSort: 1, A: 3, B: true, C: null, R: 1, F: 6 }],
+      [{ id: 1, manualSort: 1, A: 3, B: true, C: null, R: 1, F: 15 }],
+    ]);
   });
 
   s('deliveries: authorization header, retries until 2xx, usage, disabled hooks, deletions', async () => {

@@ -5,7 +5,7 @@
  */
 import * as assert from 'uvu/assert';
 import type { Engine } from '@gristlite/core';
-import type { Test } from 'uvu';
+import { suite, type Test } from 'uvu';
 import { Client, type ApiResponse, type CallOptions, type FetchHandler } from './client.js';
 
 /** What a target's `start` gives back. */
@@ -22,6 +22,40 @@ export interface Started {
 export interface Target {
   name: string;
   start(env: Record<string, string>): Promise<Started>;
+  /**
+   * Tests this target does not run: `'<area>: <test name>'` -> why (e.g. what the transport cannot
+   * carry). `runConformance` refuses an entry that names no test, so the list cannot go stale.
+   */
+  skip?: Record<string, string>;
+}
+
+/**
+ * The uvu suite of one area (`orgs`, `docs`, ...) for a target: a test named in `target.skip`
+ * is registered as skipped (uvu counts it under Skipped, not in the total).
+ */
+export function areaSuite(target: Target, area: string): Test {
+  const s = suite(`${target.name}: ${area}`);
+  const skip = target.skip ?? {};
+  const register = ((name: string, fn: Parameters<Test>[1]) => {
+    const key = `${area}: ${name}`;
+    registered.add(`${target.name}/${key}`);
+    if (key in skip) s.skip(name, fn);
+    else s(name, fn);
+  }) as Test;
+  return Object.assign(register, { before: s.before, after: s.after, only: s.only, skip: s.skip, run: s.run });
+}
+
+/** Every `<target>/<area>: <test>` registered so far, to check skip lists against. */
+const registered = new Set<string>();
+
+/** Throws when a skip entry of `target` names no registered test (a renamed or removed test). */
+export function checkSkipList(target: Target, areas: readonly string[]): void {
+  for (const key of Object.keys(target.skip ?? {})) {
+    const area = key.slice(0, key.indexOf(': '));
+    if (areas.includes(area) && !registered.has(`${target.name}/${key}`)) {
+      throw new Error(`${target.name}: skip list names no test: '${key}'`);
+    }
+  }
 }
 
 export const BASE_DOMAIN = 'example.test';

@@ -10,14 +10,18 @@ import { createDocFile } from './doc/index.js';
 import { GristDoc } from './doc/gristdoc.js';
 import { ApiError, BadRequest, Forbidden, NotFound, ServiceUnavailable, resourceShortage } from './errors.js';
 import type { DocLeases } from './leases.js';
-import { attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookFailureCount, webhookPolicyFromEnv, type WebhookDelivery } from './webhooks/index.js';
+import { attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookPolicyFromEnv, type WebhookDelivery } from './webhooks/index.js';
 import { OUTBOX_TABLE } from './webhooks/schema.js';
 import { SqlPool, sqlPoolSettingsFromEnv, sqlTimeoutFromEnv, type SqlCaller, type SqlResult } from './sql/index.js';
 import type { OrgContext, Principal } from './home/principal.js';
 import { HomeService, hashApiKey } from './home/service.js';
 import { SqliteHomeStore } from './home/sqlite.js';
 import type { HomeStore, User } from './home/types.js';
+import { ReadCache } from './doc/readcache.js';
+import { OpenDocument } from './opendoc.js';
+import { Session } from './session.js';
 
+/** Options of `Engine.open`; defaults come from `env` (GRISTLITE_* settings, see docs/operations.md). */
 export interface EngineOptions {
   /** Directory holding the home database (unless `home` is given) and every document file. */
   dataDir: string;
@@ -39,17 +43,8 @@ export interface EngineOptions {
   leases?: DocLeases | Promise<DocLeases>;
 }
 
-/** An open document: its file and the one read-write connection this process keeps to it. */
-export interface OpenDoc {
-  id: string;
-  path: string;
-  db: Database.Database;
-  grist: GristDoc;
-  /** Webhook events are recorded on every change and delivered while the doc is open here. */
-  webhooks: { delivery?: WebhookDelivery; detach(): Promise<void> };
-  /** Finds access rules beyond Grist's default row (decision 9); prepared once per open doc. */
-  accessRules: Database.Statement;
-}
+/** An open document (see `OpenDocument`); the old name, kept for callers. */
+export type OpenDoc = OpenDocument;
 
 /**
  * Opens (or reads the schema of) a document file, turning what is wrong with the file itself into a
@@ -120,9 +115,11 @@ export function accessRulesSql(db: Database.Database): string {
 
 /** Something cached per open document that must be released when the document goes away. */
 export interface Closeable {
+  /** Releases it. */
   close(): void | Promise<void>;
 }
 
+/** The engine: the home store, the open documents (an LRU with a cap and an idle timeout), the SQL pool and webhook delivery. Open one with `Engine.open`; `as(principal)` gives a checked `Session`. */
 export class Engine {
   // Doc ids come from makeId(); the check in docPath keeps paths inside the data directory.
   private readonly closers: ((docId: string) => void | Promise<void>)[] = [];
@@ -139,6 +136,10 @@ export class Engine {
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
   private sqlPool: SqlPool | null = null;
+  /** Answers of recent record reads of every open document, 64 MB at most (doc/readcache.ts). */
+  private readonly readCache = new ReadCache(64 * 1024 * 1024);
+  /** Failed webhook POST attempts of every document since the engine started (metrics). */
+  private webhookFailures = 0;
   readonly maxOpenDocs: number;
   readonly docIdleMs: number;
   /** Read (and checked) at start, so that a bad setting stops start-up, not the first SQL request. */
@@ -166,6 +167,7 @@ export class Engine {
     this.sweeper.unref();
   }
 
+  /** Opens an engine on a data directory (creating it and the home database if needed). */
   static async open(opts: EngineOptions): Promise<Engine> {
     mkdirSync(join(opts.dataDir, 'docs'), { recursive: true });
     const store = opts.home ?? new SqliteHomeStore(join(opts.dataDir, 'home.sqlite3'));
@@ -265,7 +267,7 @@ export class Engine {
   }
 
   private openDocFresh(docId: string, path: string): OpenDoc {
-    const grist = openDocFile(path, () => GristDoc.open(path));
+    const grist = openDocFile(path, () => GristDoc.open(path, { readCache: this.readCache }));
     try {
       // Formulas gristlite never computed (a document from before it computed them) are computed
       // once, as Grist does on open, so that reads see current values (docs/decisions.md).
@@ -284,8 +286,11 @@ export class Engine {
         grist.db.pragma(`synchronous = ${(this.opts.env?.GRISTLITE_SQLITE_SYNC ?? '').toLowerCase() === 'full' ? 'FULL' : 'NORMAL'}`);
         const env = this.opts.env ?? {};
         const accessRules = grist.db.prepare(accessRulesSql(grist.db));
-        const webhooks = attachWebhooks(grist.db, grist, { policy: webhookPolicyFromEnv(env), ...deliveryOptionsFromEnv(env), docId });
-        return { id: docId, path, db: grist.db, grist, webhooks, accessRules };
+        const policy = webhookPolicyFromEnv(env);
+        const webhooks = attachWebhooks(grist.db, grist, {
+          policy, ...deliveryOptionsFromEnv(env), docId, onFailure: () => { this.webhookFailures++; },
+        });
+        return new OpenDocument(docId, path, grist, webhooks, accessRules, policy);
       });
     } catch (e) {
       grist.close();
@@ -306,7 +311,7 @@ export class Engine {
         if (entry.doc.webhooks.delivery) webhookQueued += queueSize(entry.doc.db);
       } catch { /* a document closing meanwhile */ }
     }
-    return { openDocs: this.openDocs.size, sqlQueued: this.sqlPool?.queued ?? 0, webhookQueued, webhookFailures: webhookFailureCount() };
+    return { openDocs: this.openDocs.size, sqlQueued: this.sqlPool?.queued ?? 0, webhookQueued, webhookFailures: this.webhookFailures };
   }
 
   /** May the document be closed now? Never while a request holds it or a webhook POST is in flight. */
@@ -490,9 +495,26 @@ export class Engine {
    * Runs read-only SQL on a document in the sandboxed worker pool (see sql/). `caller.user` names
    * whose share of the pool it uses (GRISTLITE_SQL_MAX_PER_USER); pass the requesting user.
    */
-  runSql(docId: string, sql: string, args: unknown[] | null, timeoutMs?: number, caller?: SqlCaller): Promise<SqlResult> {
+  runSql(docId: string, sql: string, args: unknown[] | null = null, timeoutMs?: number, caller?: SqlCaller): Promise<SqlResult> {
     this.sqlPool ??= new SqlPool(this.sqlSettings);
     return this.sqlPool.run(this.docPath(docId), sql, args, timeoutMs, caller);
+  }
+
+  /**
+   * The engine as `principal` sees it: every call checked as over HTTP (see `Session`).
+   * `org` is the org a request would name (`/o/<domain>/`), if any.
+   */
+  as(principal: Principal, org: OrgContext = null): Session {
+    return new Session(this, principal, org);
+  }
+
+  /**
+   * A session for the user with this email, created (with a personal org and its "Home"
+   * workspace) if new, as a first login does in Grist.
+   */
+  async forUser(email: string, name = ''): Promise<Session> {
+    const user = await this.home.ensureUser(email, name);
+    return this.as(this.home.principalFor(user, true));
   }
 
   /** Path of a document's `.grist` file. Doc ids are generated by us, but check anyway. */
@@ -520,6 +542,7 @@ export class Engine {
     return doc.id;
   }
 
+  /** Closes and removes the files of documents already deleted from the home store. */
   async removeDocFiles(docIds: string[]): Promise<void> {
     for (const id of docIds) {
       for (const close of this.closers) await close(id);
@@ -528,24 +551,28 @@ export class Engine {
     }
   }
 
+  /** Deletes a document (home record and file) the principal owns. */
   async deleteDoc(key: string, p: Principal, ctx: OrgContext): Promise<string> {
     const id = await this.home.deleteDoc(key, p, ctx);
     await this.removeDocFiles([id]);
     return id;
   }
 
+  /** Deletes a workspace with its documents (files too). */
   async deleteWorkspace(wid: number, p: Principal): Promise<number> {
     const { id, docIds } = await this.home.deleteWorkspace(wid, p);
     await this.removeDocFiles(docIds);
     return id;
   }
 
+  /** Deletes an org with its workspaces and documents (files too). */
   async deleteOrg(key: string, name: string, p: Principal, ctx: OrgContext): Promise<number> {
     const { id, docIds } = await this.home.deleteOrg(key, name, p, ctx);
     await this.removeDocFiles(docIds);
     return id;
   }
 
+  /** Deletes a user, their personal org and its documents (files too). */
   async deleteUser(userId: number, p: Principal, body: unknown): Promise<null> {
     const { docIds } = await this.home.deleteUser(userId, p, body);
     await this.removeDocFiles(docIds);
@@ -568,6 +595,7 @@ export class Engine {
     return { user, apiKey: null };
   }
 
+  /** Closes every open document, the SQL pool and the home store. */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);

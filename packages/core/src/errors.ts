@@ -68,6 +68,7 @@ export function engineError(excName: string, message: string): BadRequest {
   return new BadRequest(`Error manipulating data: [Sandbox] ${excName} ${message}`);
 }
 
+/** Whether a value is an `ApiError` (also across package copies). */
 export function isApiError(e: unknown): e is ApiError {
   return e instanceof ApiError;
 }

@@ -18,6 +18,7 @@ export function makeApiKey(): string {
   return randomBytes(20).toString('hex');
 }
 
+/** The current time as ISO 8601 with milliseconds, as Grist writes timestamps. */
 export function nowIso(): string {
   return new Date().toISOString();
 }

@@ -10,5 +10,6 @@ export interface DocLeases {
   release(docId: string): Promise<void>;
   /** How to reach the process holding the lease (its URL), or null when nobody holds it. */
   holder?(docId: string): Promise<string | null>;
+  /** Releases every lease and stops renewing. */
   close?(): Promise<void>;
 }

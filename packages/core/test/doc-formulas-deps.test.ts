@@ -116,10 +116,37 @@ test('removing rows clears references to them, and dependents recompute', () => 
 
 test('display helper columns follow the shown column', () => {
   const doc = orders();
-  doc.applyUserActions([['AddColumn', 'Orders', 'gristHelper_Display', {type: 'Any', isFormula: true, formula: '$Customer.Name'}]]);
+  doc.applyUserActions([['SetDisplayFormula', 'Orders', null, 'Customer', '$Customer.Name']]);
   assert.equal(col(doc, 'Orders', 'gristHelper_Display'), ['Ann', 'Ann', 'Bob']);
   doc.updateRecords('Customers', [{id: 2, fields: {Name: 'Rob'}}]);
   assert.equal(col(doc, 'Orders', 'gristHelper_Display'), ['Ann', 'Ann', 'Rob']);
+  doc.close();
+});
+
+test('display helpers: shared between fields, replaced, and removed with the last field using them (grist-core test_display_cols)', () => {
+  const doc = orders();
+  const customer = doc.listColumns('Orders').find((c) => c.id === 'Customer')!.fields.colRef as number;
+  const raw = doc.listTables().find((t) => t.id === 'Orders')!.fields.rawViewSectionRef;
+  const fields = doc.fetchRecords('_grist_Views_section_field').records
+    .filter((f) => f.fields.colRef === customer && f.fields.parentId !== raw).map((f) => f.id);
+  assert.equal(fields.length, 2);
+  const helpers = () => doc.listColumns('Orders', {hidden: true}).filter((c) => c.id.startsWith('gristHelper_'))
+    .map((c) => [c.id, c.fields.formula]);
+  doc.applyUserActions([['SetDisplayFormula', 'Orders', null, customer, '$Customer.Name']]);
+  doc.applyUserActions([['SetDisplayFormula', 'Orders', fields[0], null, '$Customer.N']]);
+  doc.applyUserActions([['SetDisplayFormula', 'Orders', fields[1], null, '$Customer.N']]);
+  assert.equal(helpers(), [['gristHelper_Display', '$Customer.Name'], ['gristHelper_Display2', '$Customer.N']]);
+  assert.equal(col(doc, 'Orders', 'gristHelper_Display2'), [2, 2, 1]);
+  // A field moving to a formula no helper has gets a new one; the shared one stays for the other field.
+  doc.applyUserActions([['SetDisplayFormula', 'Orders', fields[1], null, '$Customer.Total']]);
+  assert.equal(helpers(), [['gristHelper_Display', '$Customer.Name'], ['gristHelper_Display2', '$Customer.N'],
+    ['gristHelper_Display3', '$Customer.Total']]);
+  // Removing the only field using a helper removes the helper.
+  doc.applyUserActions([['RemoveRecord', '_grist_Views_section_field', fields[1]]]);
+  assert.equal(helpers(), [['gristHelper_Display', '$Customer.Name'], ['gristHelper_Display2', '$Customer.N']]);
+  // A helper added by hand that nothing uses is removed at the end of its write.
+  doc.applyUserActions([['AddHiddenColumn', 'Orders', 'gristHelper_Display', {isFormula: true, formula: '$Amount'}]]);
+  assert.equal(helpers().length, 2);
   doc.close();
 });
 

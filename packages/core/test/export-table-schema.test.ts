@@ -2,8 +2,8 @@
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc} from '../src/doc/index.js';
-import {createFormatter, formatUnknown} from '../src/export/format.js';
-import {formatMoment} from '../src/export/momentfmt.js';
+import {formatUnknown} from '../src/export/format.js';
+import {formatMoment} from '../src/doc/moment-format.js';
 import {tableSchema} from '../src/export/table-schema.js';
 import {copyFixture, tempPath, withFixtures} from './doc-helpers.js';
 
@@ -73,8 +73,6 @@ test('number separators follow the document locale', () => {
 // ---------------------------------------------------------------------------------------------
 // Formatters
 
-const settings = {locale: 'en-US'};
-
 test('moment format tokens', () => {
   const t = Date.UTC(2024, 1, 4, 15, 5, 9, 45);   // Sunday 2024-02-04 15:05:09.045 UTC
   const f = (fmt: string, tz = 'UTC') => formatMoment(t, tz, fmt);
@@ -116,27 +114,6 @@ test('formatUnknown: Grist-encoded values as Grist prints them', () => {
   assert.is(formatUnknown(['U', 'repr()']), 'repr()');
 });
 
-test('type formatters: numbers by their options, Bool, Int, DateTime defaults', () => {
-  const fmt = (type: string, options: object, v: any) => createFormatter({type, options: options as any, settings})(v);
-  assert.is(fmt('Numeric', {}, 0.1 + 0.2), '0.3');
-  assert.is(fmt('Numeric', {}, 1e21), '1000000000000000000000');
-  assert.is(fmt('Numeric', {decimals: 2}, 1), '1.00');
-  assert.is(fmt('Numeric', {maxDecimals: 0}, 2.5), '3');
-  assert.is(fmt('Numeric', {numMode: 'currency', currency: 'JPY'}, 1234.5), '¥1,235');
-  assert.is(fmt('Numeric', {numSign: 'parens'}, 5), ' 5 ');
-  assert.is(fmt('Numeric', {}, 'abc'), 'abc');
-  assert.is(fmt('Numeric', {}, null), '');
-  assert.is(createFormatter({type: 'Numeric', options: {numMode: 'currency'}, settings: {locale: 'fr-FR'}})(1234.5), '1\u202f234,50\u00a0€');
-  assert.is(fmt('Int', {}, 12.7), '12.7');   // Grist's Int format only sets a minimum of 0 decimals
-  assert.is(fmt('Int', {numMode: 'decimal'}, 1234567), '1,234,567');
-  assert.is(fmt('Bool', {}, false), 'false');
-  assert.is(fmt('Bool', {}, null), '');
-  assert.is(fmt('DateTime:UTC', {}, 0), '1970-01-01 12:00am');
-  assert.is(fmt('DateTime:UTC', {timeFormat: ''}, 0), '1970-01-01 ');
-  assert.is(fmt('Date', {}, ['D', 86400 * 1.5, 'Asia/Tokyo']), '1970-01-02');
-  assert.is(fmt('Ref:T', {}, 3), 'T[3]');
-  assert.is(fmt('RefList:T', {}, ['L', 3, 4]), 'T[3], T[4]');
-  assert.is(fmt('ChoiceList', {}, ['L', 'x']), 'x');
-});
+// Each type's formatter: coltypes-*.test.ts.
 
 test.run();

@@ -6,6 +6,7 @@ import {dirname} from 'node:path';
 import {Worker} from 'node:worker_threads';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
+import {GristDoc} from '../src/doc/gristdoc.js';
 import {backupDoc} from '../src/export/backup.js';
 import {copyFixture, FIXTURE_NAMES, tempPath, withFixtures} from './doc-helpers.js';
 
@@ -164,6 +165,29 @@ ftest('nohistory keeps only the newest action and records it as the base; FullCo
   assert.is(count(src, '_gristsys_ActionHistory'), 12, 'the source is untouched');
   copy.close();
   src.close();
+});
+
+ftest('gristlite writes leave Grist\'s action history as it was; a download names the last action Grist recorded', async () => {
+  // Decision (docs/decisions.md): gristlite appends nothing to _gristsys_ActionHistory.
+  const path = copyFixture('Hello.grist');
+  const before = new Database(path, {readonly: true});
+  const history = before.prepare('SELECT * FROM _gristsys_ActionHistory ORDER BY id').all();
+  const branches = before.prepare('SELECT * FROM _gristsys_ActionHistoryBranch ORDER BY id').all();
+  before.close();
+  const doc = GristDoc.open(path);
+  doc.addRecords('Table1', [{A: 'from gristlite'}]);
+  const applied = doc.applyUserActions([['UpdateRecord', 'Table1', 1, {A: 'changed'}]]);
+  assert.is(applied.actionNum, 13, 'numbered after the last action Grist recorded');
+  const dest = tempPath('copy.grist');
+  await backupDoc(doc.db, dest, {});
+  doc.close();
+  const copy = new Database(dest, {readonly: true});
+  assert.equal(copy.prepare('SELECT * FROM _gristsys_ActionHistory ORDER BY id').all(), history);
+  assert.equal(copy.prepare('SELECT * FROM _gristsys_ActionHistoryBranch ORDER BY id').all(), branches);
+  const settings = JSON.parse(copy.prepare('SELECT documentSettings FROM _grist_DocInfo').pluck().get() as string);
+  assert.equal(settings.baseAction, {n: 12, h: 'ef2c9237b88baa0c944a441434fe406a112e8c38fb38fb4f23da82cb8bc79b47'});
+  assert.is(copy.prepare("SELECT A FROM Table1 WHERE id = 1").pluck().get(), 'changed');
+  copy.close();
 });
 
 ftest('template drops data, attachments and history but keeps the structure', async () => {

@@ -10,6 +10,8 @@ import {loads} from '../src/doc/marshal.js';
 import {META_TYPES} from '../src/doc/schema.js';
 import {CellValue, makeDecoder, makeEncoder} from '../src/doc/types.js';
 import {ColumnSpec, FormulaEngine, TableSpec} from '../src/formula/engine.js';
+import {setClock} from '../src/formula/datetime.js';
+import {setDocTimezone} from '../src/formula/functions/index.js';
 import {findFixtures, requireFixtures, underCi} from '../src/testing/fixtures.js';
 
 /** Formulas whose value depends on the moment or on the server: not compared. */
@@ -33,6 +35,13 @@ export interface DocResult {
   columnsMatched: number;
   skippedVolatile: number;
   mismatches: ColumnResult[];
+  /**
+   * Volatile formulas (NOW, TODAY), computed with the clock at the document's last action: cells
+   * equal to what Grist stored, and cells of the same shape (storage class; for marshalled values
+   * the type tag and, for datetimes, the zone). NOW() is stored to the microsecond, so it matches
+   * by shape only.
+   */
+  volatile: {cells: number, matched: number, sameShape: number, mismatches: ColumnResult[]};
   ms: number;
 }
 
@@ -51,6 +60,36 @@ export function showRaw(v: Raw): string {
     text = v.toString('hex');
   }
   return `BLOB ${text.length > 400 ? text.slice(0, 400) + '...' : text}`;
+}
+
+/** Same storage class; for marshalled values the same type tag and, for `["D", ts, zone]`, zone. */
+function sameShape(a: Raw, b: Raw): boolean {
+  if (a === null || b === null) { return a === b; }
+  if (typeof a !== typeof b) { return false; }
+  if (!Buffer.isBuffer(a) || !Buffer.isBuffer(b)) { return true; }
+  try {
+    const x = loads(a) as unknown;
+    const y = loads(b) as unknown;
+    if (!Array.isArray(x) || !Array.isArray(y)) { return typeof x === typeof y; }
+    return x[0] === y[0] && (x[0] !== 'D' || x[2] === y[2]);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * When Grist last touched the document: the time of its last action in `_gristsys_ActionHistory`
+ * (ms), which is when its volatile cells were last computed at the latest. Null when unknown.
+ */
+export function lastActionTime(db: Database.Database): number | null {
+  try {
+    const row = db.prepare('SELECT body FROM _gristsys_ActionHistory ORDER BY id DESC LIMIT 1').get() as {body: Buffer} | undefined;
+    const info = row ? (loads(row.body) as {info?: [number, {time?: number | bigint}]}).info : undefined;
+    const time = info?.[1]?.time;
+    return time === undefined ? null : Number(time);
+  } catch {
+    return null;
+  }
 }
 
 function sameRaw(a: Raw, b: Raw): boolean {
@@ -205,19 +244,42 @@ export function withDocCopy<T>(original: string, fn: (db: Database.Database) => 
   }
 }
 
+/** The document's time zone, as the doc layer gives it to formulas (`_grist_DocInfo.timezone`). */
+function docTimezone(db: Database.Database): string {
+  try {
+    const row = db.prepare('SELECT timezone FROM _grist_DocInfo').get() as {timezone?: string} | undefined;
+    return row?.timezone || 'UTC';
+  } catch {
+    return 'UTC';
+  }
+}
+
 function run(db: Database.Database, scratch: Database.Database, doc: string, start: number): DocResult {
   const all = readDoc(db);
   const loaded = all.filter((t) => !t.meta);
-  const engine = loadEngine(all);
+  const at = lastActionTime(db);
+  const zone = setDocTimezone(docTimezone(db));
+  const clock = at === null ? null : setClock(() => at);
+  let engine: FormulaEngine;
+  try {
+    engine = loadEngine(all);
+  } finally {
+    if (clock) { setClock(clock); }
+    setDocTimezone(zone);
+  }
 
   const result: DocResult = {doc, cells: 0, matched: 0, columns: 0, columnsMatched: 0, skippedVolatile: 0,
-    mismatches: [], ms: 0};
+    mismatches: [], volatile: {cells: 0, matched: 0, sameShape: 0, mismatches: []}, ms: 0};
   for (const {tableId, cols} of loaded) {
     const q = `"${tableId.replace(/"/g, '""')}"`;
     for (const c of cols) {
       if (!c.isFormula) { continue; }
       const stored = db.prepare(`SELECT id, "${c.colId.replace(/"/g, '""')}" AS v FROM ${q} ORDER BY id`).all() as Array<{id: bigint, v: Raw}>;
-      if (VOLATILE.test(c.formula)) { result.skippedVolatile += stored.length; continue; }
+      const volatile = VOLATILE.test(c.formula);
+      if (volatile && (at === null || !/\b(NOW|TODAY)\b/.test(c.formula) || /\b(SELF_HYPERLINK|UUID)\b|\brandom\b/.test(c.formula))) {
+        result.skippedVolatile += stored.length;
+        continue;
+      }
       // What the doc layer would store for the engine's values, through a column of the same declared type.
       const encode = makeEncoder(c.type, c.declType);
       scratch.exec(`DROP TABLE IF EXISTS o; CREATE TABLE o (id INTEGER PRIMARY KEY, v ${c.declType || 'BLOB'})`);
@@ -230,11 +292,21 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
       })();
       const ours = scratch.prepare('SELECT id, v FROM o ORDER BY id').all() as Array<{id: bigint, v: Raw}>;
       const col: ColumnResult = {tableId, colId: c.colId, formula: c.formula, cells: stored.length, matched: 0, samples: []};
+      let shaped = 0;
       for (let i = 0; i < stored.length; i++) {
+        if (sameShape(stored[i].v, ours[i].v)) { shaped++; }
         if (sameRaw(stored[i].v, ours[i].v)) { col.matched++; continue; }
         if (col.samples.length < 3) {
           col.samples.push({row: Number(stored[i].id), grist: showRaw(stored[i].v), ours: showRaw(ours[i].v)});
         }
+      }
+      if (volatile) {
+        const v = result.volatile;
+        v.cells += col.cells;
+        v.matched += col.matched;
+        v.sameShape += shaped;
+        if (col.matched < col.cells) { v.mismatches.push(col); }
+        continue;
       }
       result.cells += col.cells;
       result.matched += col.matched;

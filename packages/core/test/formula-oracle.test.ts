@@ -35,11 +35,19 @@ if (!docs.length) {
     const explained = explainedColumns();
     const results: DocResult[] = docs.map((d) => oracleDoc(d));
     let cells = 0, matched = 0, columns = 0, columnsMatched = 0;
+    let vCells = 0, vMatched = 0, vShape = 0;
     const unexplained: string[] = [];
     const stale = new Set(explained);
     const verbose = Boolean(process.env.GRISTLITE_ORACLE_VERBOSE);
     for (const r of results) {
       cells += r.cells; matched += r.matched; columns += r.columns; columnsMatched += r.columnsMatched;
+      vCells += r.volatile.cells; vMatched += r.volatile.matched; vShape += r.volatile.sameShape;
+      if (verbose) {
+        for (const m of r.volatile.mismatches) {
+          console.log(`  volatile ${r.doc}/${m.tableId}.${m.colId}: ${m.matched}/${m.cells} ${JSON.stringify(m.formula.slice(0, 100))}`);
+          for (const s of m.samples) { console.log(`    row ${s.row}: grist ${s.grist} | ours ${s.ours}`); }
+        }
+      }
       if (verbose) { console.log(`${r.doc}: ${r.matched}/${r.cells} cells, ${r.columnsMatched}/${r.columns} columns, ${r.ms.toFixed(0)} ms`); }
       for (const m of r.mismatches) {
         const name = `${r.doc.replace(/\.grist$/, '')}/${m.tableId}.${m.colId}`;
@@ -53,7 +61,10 @@ if (!docs.length) {
     }
     const rate = matched / cells;
     console.log(`oracle: ${matched}/${cells} cells (${(rate * 100).toFixed(2)}%), ${columnsMatched}/${columns} columns, ${docs.length} documents`);
+    console.log(`oracle, NOW()/TODAY() with the clock at each document's last action: ${vMatched}/${vCells} cells equal, ${vShape}/${vCells} of the same shape`);
     assert.ok(rate >= MIN_CELL_RATE, `cell match rate ${rate}`);
+    // Volatile cells: same storage class, type and zone everywhere (NOW() is stored to the microsecond).
+    assert.is(vShape, vCells, 'volatile cells of the shape Grist stored');
     assert.equal(unexplained, [], 'mismatching columns not explained in docs/formulas.md');
     assert.equal([...stale], [], 'columns listed in docs/formulas.md that now match: remove them');
   });

@@ -1,8 +1,9 @@
+// The shared HomeStore conformance suite (@gristlite/conformance/homestore) against the SQLite store.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { homeStoreConformance } from '@gristlite/conformance/homestore';
 import { SqliteHomeStore } from '../src/home/sqlite.js';
-import { homeStoreConformance } from '../src/testing/index.js';
 
 homeStoreConformance('SqliteHomeStore', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gristlite-home-'));

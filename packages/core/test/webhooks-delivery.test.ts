@@ -7,7 +7,7 @@ import {
   addWebhook, clearWebhookQueue, listWebhooks, queueSize, startWebhookDelivery, updateWebhook, webhookUsage,
   type DeliveryOptions, type LookupAll, type WebhookDelivery, type WebhookUrlPolicy,
 } from '../src/webhooks/index.js';
-import { addRows, newDoc, Receiver, removeRows, sleep, updateRows, waitFor } from './webhooks-helpers.js';
+import { addRows, deliverFrom, newDoc, Receiver, removeRows, sleep, updateRows, waitFor } from './webhooks-helpers.js';
 
 interface Ctx {
   db: Database.Database;
@@ -24,7 +24,7 @@ async function setup(): Promise<Ctx> {
 }
 
 function start(ctx: Ctx, opts: Partial<DeliveryOptions> = {}): WebhookDelivery {
-  ctx.delivery = startWebhookDelivery(ctx.db, { policy: ctx.policy, waitDelayMs: 5, onError: (e) => { throw e; }, ...opts });
+  ctx.delivery = deliverFrom(ctx.db, startWebhookDelivery(ctx.db, { policy: ctx.policy, waitDelayMs: 5, onError: (e) => { throw e; }, ...opts }));
   return ctx.delivery;
 }
 
@@ -209,7 +209,7 @@ test('clearing the queue drops waiting events, aborts the request in flight and 
     await waitFor(() => ctx.receiver.requests.length === 1);
     assert.is(webhookUsage(ctx.db, id).status, 'sending');
     assert.is(webhookUsage(ctx.db, id).numWaiting, 2);
-    clearWebhookQueue(ctx.db);
+    clearWebhookQueue(ctx.db, undefined, ctx.delivery);
     assert.equal(webhookUsage(ctx.db, id), { status: 'idle', numWaiting: 0, lastEventBatch: null });
     await sleep(100);
     assert.is(ctx.receiver.requests.length, 1);
@@ -231,7 +231,7 @@ test('disabling a webhook clears its queue; a URL no longer allowed drops its ev
     const id = await hook(ctx);
     addRows(ctx.db, [{ A: 1 }]);
     assert.is(queueSize(ctx.db, id), 1);
-    await updateWebhook(ctx.db, id, { enabled: false }, ctx.policy);
+    await updateWebhook(ctx.db, id, { enabled: false }, ctx.policy, ctx.delivery);
     assert.is(queueSize(ctx.db, id), 0);
     addRows(ctx.db, [{ A: 2 }]);
     assert.is(queueSize(ctx.db, id), 0);

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDocFile } from '../src/doc/index.js';
-import { captureBefore, recordEvents, type RowChange } from '../src/webhooks/index.js';
+import { captureBefore, recordEvents as recordOutboxEvents, type RowChange, type WebhookDelivery } from '../src/webhooks/index.js';
 import { tempPath } from './doc-helpers.js';
 
 /** A new document whose Table1 has A (Any), B (Bool, the usual ready column) and C (Any). */
@@ -15,6 +15,17 @@ export function newDoc(): { db: Database.Database; path: string } {
   db.pragma('journal_mode = WAL');
   db.prepare(`UPDATE _grist_Tables_column SET type = 'Bool' WHERE colId = 'B'`).run();
   return { db, path };
+}
+
+/** The delivery running for a test document, woken after each write as attachWebhooks does. */
+const deliveries = new WeakMap<Database.Database, WebhookDelivery>();
+export function deliverFrom(db: Database.Database, delivery: WebhookDelivery): WebhookDelivery {
+  deliveries.set(db, delivery);
+  return delivery;
+}
+
+function recordEvents(db: Database.Database, change: RowChange): void {
+  if (recordOutboxEvents(db, change).length) deliveries.get(db)?.scheduleWake();
 }
 
 type Cells = Record<string, unknown>;

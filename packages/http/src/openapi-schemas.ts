@@ -69,7 +69,10 @@ export const SCHEMAS: Record<string, Schema> = {
   WebhookIds: obj({ webhooks: arr(obj({ id: str }, ['id'])) }, ['webhooks']),
   Subscription: obj({ webhookId: str, unsubscribeKey: str, triggerId: int }, ['webhookId', 'unsubscribeKey']),
   Success: obj({ success: { type: 'boolean' } }, ['success']),
-  Import: obj({ id: str, title: str }, ['id', 'title']),
+  Import: obj({
+    id: str, title: str,
+    readOnly: { type: 'string', description: 'Present only when the new document can be read but not written (a newer schema): the reason.' },
+  }, ['id', 'title']),
 };
 
 const json = (schema: Schema, description: string): RouteResponse => ({ description, schema });

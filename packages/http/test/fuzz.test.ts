@@ -150,6 +150,7 @@ const userAction = fc.oneof(
   fc.tuple(fc.constantFrom('AddColumn', 'AddVisibleColumn', 'AddHiddenColumn', 'ModifyColumn'), tableId, colId,
     fc.record({type: fc.constantFrom('Text', 'Numeric', 'Int', 'Bool', 'Date', 'DateTime:UTC', 'Choice', 'ChoiceList', 'Ref:Table1', 'RefList:Table1', 'Attachments', 'Any', 'Nope'), isFormula: fc.boolean(), formula: text}, {requiredKeys: []})),
   fc.tuple(fc.constantFrom('RenameColumn', 'RemoveColumn', 'RenameTable', 'RemoveTable'), tableId, colId),
+  fc.tuple(fc.constant('SetDisplayFormula'), tableId, rowId, fc.oneof(rowId, colId), fc.oneof(text, cell)),
   fc.tuple(fc.constantFrom('Calculate', 'EvalCode', 'Nope', ''), text),
   fc.array(cell, {maxLength: 4}),
 );

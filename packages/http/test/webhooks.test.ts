@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Engine, deliveryFor, queueSize } from '@gristlite/core';
+import { Engine, queueSize } from '@gristlite/core';
 import { createApiHandler, type Handler } from '../src/index.js';
 
 const s = suite('webhooks');
@@ -49,7 +49,7 @@ function err(res: Res, status: number, match: RegExp): void {
 /** A new doc; the engine records and delivers its events once it is open. */
 async function newDoc(): Promise<string> {
   const id = ok(await call('POST', `/api/workspaces/${wid}/docs`, { name: 'Doc' }));
-  assert.ok(deliveryFor(engine.openDoc(id).db), 'the engine delivers webhooks of every open doc');
+  assert.ok(engine.openDoc(id).webhooks.delivery, 'the engine delivers webhooks of every open doc');
   return id;
 }
 
@@ -90,7 +90,7 @@ s.after(async () => {
   for (const id of (await import('node:fs')).readdirSync(join(dir, 'docs'))) {
     const docId = id.replace(/\.grist.*$/, '');
     try {
-      await deliveryFor(engine.openDoc(docId).db)?.stop();
+      await engine.openDoc(docId).webhooks.delivery?.stop();
     } catch {
       // not a document
     }

@@ -2,6 +2,8 @@ import pg from 'pg';
 import {
   Conflict,
   makeId,
+  rowCodec,
+  type HomeRow,
   type AclChange,
   type AclEntry,
   type Doc,
@@ -17,7 +19,7 @@ import {
 } from '@gristlite/core';
 import { MIGRATIONS } from './migrations.js';
 
-type Row = Record<string, any>;
+type Row = HomeRow;
 type Queryable = pg.Pool | pg.PoolClient;
 
 export interface PostgresHomeStoreOptions {
@@ -51,61 +53,12 @@ export function connectionConfig(url: string, schemaOpt?: string): { connectionS
   return { connectionString: u.toString(), schema };
 }
 
-const iso = (v: unknown): string | null => (v === null || v === undefined ? null : v instanceof Date ? v.toISOString() : String(v));
-
-function toUser(r: Row): User {
-  return {
-    id: r.id,
-    email: r.email,
-    name: r.name,
-    ref: r.ref,
-    picture: r.picture ?? null,
-    apiKeyPrefix: r.api_key_prefix ?? null,
-    createdAt: iso(r.created_at)!,
-  };
-}
-function toOrg(r: Row): Org {
-  return {
-    id: r.id,
-    name: r.name,
-    domain: r.domain ?? null,
-    ownerId: r.owner_id ?? null,
-    host: r.host ?? null,
-    orgPrefs: r.org_prefs ?? null,
-    createdAt: iso(r.created_at)!,
-    updatedAt: iso(r.updated_at)!,
-  };
-}
-function toWorkspace(r: Row): Workspace {
-  return {
-    id: r.id,
-    orgId: r.org_id,
-    name: r.name,
-    maxInheritedRole: r.max_inherited_role ?? null,
-    createdAt: iso(r.created_at)!,
-    updatedAt: iso(r.updated_at)!,
-    removedAt: iso(r.removed_at),
-  };
-}
-function toDoc(r: Row): Doc {
-  return {
-    id: r.id,
-    workspaceId: r.workspace_id,
-    name: r.name,
-    urlId: r.url_id ?? null,
-    isPinned: r.is_pinned,
-    options: r.options ?? null,
-    type: r.type ?? null,
-    maxInheritedRole: r.max_inherited_role ?? null,
-    createdBy: r.created_by ?? null,
-    createdAt: iso(r.created_at)!,
-    updatedAt: iso(r.updated_at)!,
-    removedAt: iso(r.removed_at),
-  };
-}
-function toAcl(r: Row): AclEntry {
-  return { kind: r.kind, resourceId: r.resource_id, userId: r.user_id, role: r.role };
-}
+// pg returns timestamptz as Date, jsonb already parsed, and boolean as boolean.
+const rows = rowCodec({
+  time: (v) => (v === null || v === undefined ? null : v instanceof Date ? v.toISOString() : String(v)),
+  json: (v) => (v ?? null) as Record<string, unknown> | null,
+  bool: (v) => v as boolean,
+});
 
 const UNIQUE_CONSTRAINTS: Record<string, Conflict['what']> = {
   users_email_norm_key: 'email',
@@ -183,19 +136,19 @@ export class PostgresHomeStore implements HomeStore {
 
   async getUser(id: number) {
     const r = await this.one('SELECT * FROM users WHERE id = $1', [id]);
-    return r ? toUser(r) : null;
+    return r ? rows.user(r) : null;
   }
   async getUsers(ids: number[]) {
     if (ids.length === 0) return [];
-    return (await this.q('SELECT * FROM users WHERE id = ANY($1::int[]) ORDER BY id', [ids])).map(toUser);
+    return (await this.q('SELECT * FROM users WHERE id = ANY($1::int[]) ORDER BY id', [ids])).map(rows.user);
   }
   async getUserByEmail(email: string) {
     const r = await this.one('SELECT * FROM users WHERE email_norm = $1', [email.toLowerCase()]);
-    return r ? toUser(r) : null;
+    return r ? rows.user(r) : null;
   }
   async getUserByApiKeyHash(hash: string) {
     const r = await this.one('SELECT * FROM users WHERE api_key_hash = $1', [hash]);
-    return r ? toUser(r) : null;
+    return r ? rows.user(r) : null;
   }
   async createUser(u: { email: string; name: string; personalOrg: boolean }) {
     return this.tx(async (c) => {
@@ -205,7 +158,7 @@ export class PostgresHomeStore implements HomeStore {
         c,
       ))!;
       if (u.personalOrg) await this.createOrgIn(c, { name: 'Personal', domain: null, ownerUserId: r.id, personal: true });
-      return toUser(r);
+      return rows.user(r);
     });
   }
   async updateUser(id: number, patch: { name?: string }) {
@@ -236,22 +189,22 @@ export class PostgresHomeStore implements HomeStore {
     ))!;
     await this.q("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('org', $1, $2, 'owners')", [String(org.id), o.ownerUserId], c);
     await this.q("INSERT INTO workspaces (org_id, name) VALUES ($1, 'Home')", [org.id], c);
-    return toOrg(org);
+    return rows.org(org);
   }
   async createOrg(o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }) {
     return this.tx((c) => this.createOrgIn(c, o));
   }
   async getOrg(id: number) {
     const r = await this.one('SELECT * FROM orgs WHERE id = $1', [id]);
-    return r ? toOrg(r) : null;
+    return r ? rows.org(r) : null;
   }
   async getOrgByDomain(domain: string) {
     const r = await this.one('SELECT * FROM orgs WHERE domain = $1', [domain]);
-    return r ? toOrg(r) : null;
+    return r ? rows.org(r) : null;
   }
   async getPersonalOrg(userId: number) {
     const r = await this.one('SELECT * FROM orgs WHERE owner_id = $1', [userId]);
-    return r ? toOrg(r) : null;
+    return r ? rows.org(r) : null;
   }
   async updateOrg(id: number, patch: OrgPatch) {
     const sets: string[] = [];
@@ -292,7 +245,7 @@ export class PostgresHomeStore implements HomeStore {
          ORDER BY id`,
         [userIds],
       )
-    ).map(toOrg);
+    ).map(rows.org);
   }
   async getPrefs(orgId: number, userId: number | null) {
     const r = await this.one('SELECT prefs FROM prefs WHERE org_id = $1 AND user_id = $2', [orgId, userId ?? 0]);
@@ -315,15 +268,15 @@ export class PostgresHomeStore implements HomeStore {
     return this.tx(async (c) => {
       const r = (await this.one('INSERT INTO workspaces (org_id, name) VALUES ($1, $2) RETURNING *', [w.orgId, w.name], c))!;
       await this.q("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('ws', $1, $2, 'owners')", [String(r.id), w.ownerUserId], c);
-      return toWorkspace(r);
+      return rows.workspace(r);
     });
   }
   async getWorkspace(id: number) {
     const r = await this.one('SELECT * FROM workspaces WHERE id = $1', [id]);
-    return r ? toWorkspace(r) : null;
+    return r ? rows.workspace(r) : null;
   }
   async listWorkspaces(orgId: number) {
-    return (await this.q('SELECT * FROM workspaces WHERE org_id = $1 ORDER BY id', [orgId])).map(toWorkspace);
+    return (await this.q('SELECT * FROM workspaces WHERE org_id = $1 ORDER BY id', [orgId])).map(rows.workspace);
   }
   async updateWorkspace(id: number, patch: WorkspacePatch) {
     const sets: string[] = [];
@@ -396,12 +349,12 @@ export class PostgresHomeStore implements HomeStore {
       if (!r) throw new Error(`workspace ${d.workspaceId} does not exist`);
       if (d.urlId) await this.claimUrlId(c, d.id, r.org_id, d.urlId);
       await this.q("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('doc', $1, $2, 'owners')", [d.id, d.ownerUserId], c);
-      return toDoc(r);
+      return rows.doc(r);
     });
   }
   async getDoc(id: string) {
     const r = await this.one('SELECT * FROM docs WHERE id = $1', [id]);
-    return r ? toDoc(r) : null;
+    return r ? rows.doc(r) : null;
   }
   async getDocByUrlId(urlId: string, orgId: number | null) {
     const r =
@@ -412,11 +365,11 @@ export class PostgresHomeStore implements HomeStore {
             [urlId],
           )
         : await this.one('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = $1 AND a.org_id = $2', [urlId, orgId]);
-    return r ? toDoc(r) : null;
+    return r ? rows.doc(r) : null;
   }
   async listDocs(workspaceIds: number[]) {
     if (workspaceIds.length === 0) return [];
-    return (await this.q('SELECT * FROM docs WHERE workspace_id = ANY($1::int[]) ORDER BY created_at, id', [workspaceIds])).map(toDoc);
+    return (await this.q('SELECT * FROM docs WHERE workspace_id = ANY($1::int[]) ORDER BY created_at, id', [workspaceIds])).map(rows.doc);
   }
   async updateDoc(id: string, patch: DocPatch) {
     await this.tx(async (c) => {
@@ -465,7 +418,7 @@ export class PostgresHomeStore implements HomeStore {
     if (resourceIds.length === 0) return [];
     return (
       await this.q('SELECT * FROM acl WHERE kind = $1 AND resource_id = ANY($2::text[]) ORDER BY user_id, kind, resource_id', [kind, resourceIds])
-    ).map(toAcl);
+    ).map(rows.acl);
   }
   async getAclInOrg(orgId: number, userIds: number[] | null) {
     if (userIds !== null && userIds.length === 0) return [];
@@ -478,7 +431,7 @@ export class PostgresHomeStore implements HomeStore {
          ORDER BY a.user_id, a.kind, a.resource_id`,
         [orgId, userIds],
       )
-    ).map(toAcl);
+    ).map(rows.acl);
   }
   async updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts: { cascade?: boolean } = {}) {
     if (changes.length === 0) return;

@@ -1,4 +1,4 @@
-import { homeStoreConformance } from '@gristlite/core/testing';
+import { homeStoreConformance } from '@gristlite/conformance/homestore';
 import { PostgresHomeStore } from '../src/index.js';
 import { PG_URL, dropSchema, freshSchema, pgAvailable } from './pg-helpers.js';
 

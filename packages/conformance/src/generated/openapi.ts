@@ -1230,6 +1230,8 @@ export interface components {
         Import: {
             id: string;
             title: string;
+            /** @description Present only when the new document can be read but not written (a newer schema): the reason. */
+            readOnly?: string;
         };
     };
     responses: {

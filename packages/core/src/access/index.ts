@@ -6,6 +6,7 @@ import type { AclEntry, BasicRole, Role } from '../home/types.js';
 
 const STRENGTH: Record<Role, number> = { owners: 5, editors: 4, viewers: 3, members: 2, guests: 1 };
 
+/** What a principal may want to do to a resource; each role allows a set of them (SPEC §2.1). */
 export type Action = 'view' | 'update' | 'add' | 'remove' | 'schemaEdit' | 'aclEdit';
 
 /** Permission bits per role (SPEC §2.1). */
@@ -17,16 +18,19 @@ const ALLOWED: Record<Role, ReadonlySet<Action>> = {
   guests: new Set(['view']),
 };
 
+/** Whether a role allows an action. */
 export function can(role: Role | null, action: Action): boolean {
   return role !== null && ALLOWED[role].has(action);
 }
 
+/** The stronger of two roles (null counts as none). */
 export function strongest(a: Role | null, b: Role | null): Role | null {
   if (a === null) return b;
   if (b === null) return a;
   return STRENGTH[a] >= STRENGTH[b] ? a : b;
 }
 
+/** The weaker of two roles (null counts as none). */
 export function weakest(a: Role | null, b: Role | null): Role | null {
   if (a === null || b === null) return null;
   return STRENGTH[a] <= STRENGTH[b] ? a : b;
@@ -37,6 +41,16 @@ export function inheritable(role: Role | null): BasicRole | null {
   return role === 'owners' || role === 'editors' || role === 'viewers' ? role : null;
 }
 
+/**
+ * The role a caller acts with, and the `access` every answer but the access lists shows: members
+ * and guests hold only the view permission, so they act as viewers on a document, and Grist, which
+ * names a role from its permission bits, shows `viewers` for them on orgs, workspaces and docs.
+ */
+export function asViewer(role: Role | null): Role | null {
+  return role === 'members' || role === 'guests' ? 'viewers' : role;
+}
+
+/** Whether `role` is at least `min` (owners > editors > viewers). */
 export function isRoleAtLeast(role: Role | null, wanted: Role): boolean {
   return role !== null && STRENGTH[role] >= STRENGTH[wanted];
 }

@@ -8,6 +8,7 @@ import { BadRequest, engineError } from '../errors.js';
 import { equalityCondition, quoteIdent } from '../doc/query.js';
 import type { CellValue } from '../doc/types.js';
 
+/** Filter, sort and limit of a listing (`GET /attachments`), as `/records` reads them. */
 export interface TableQuery {
   /** `{colId: [allowed values]}`: a row is kept when every listed column holds one of its values. */
   filter?: Record<string, unknown>;

@@ -22,6 +22,7 @@ export interface UploadedFile {
   data: Buffer;
 }
 
+/** Options of `addAttachments`. */
 export interface AddAttachmentsOptions {
   /** Largest accepted file, in bytes (0 or absent: unlimited). */
   maxBytes?: number;
@@ -36,6 +37,7 @@ export interface AttachmentInfo {
   timeUploaded?: string;
 }
 
+/** An attachment's bytes with the headers Grist sends them with. */
 export interface AttachmentDownload {
   data: Buffer;
   /** Content-Type, Content-Disposition, Cache-Control, Content-Security-Policy, Content-Length. */
@@ -198,6 +200,7 @@ export function contentDisposition(fileName: string, type: 'attachment' | 'inlin
   return out;
 }
 
+/** Options of an attachment download (`?inline=1`, `?name=`). */
 export interface DownloadOptions {
   /** `?inline=1`: `Content-Disposition: inline` (never for `text/html`). */
   inline?: boolean;

@@ -3,6 +3,7 @@ import {existsSync} from 'node:fs';
 import {ChangeSet, DocEngine} from './engine.js';
 import {META_DDL, SCHEMA_VERSION, STORAGE_VERSION} from './schema.js';
 
+/** Options of a new document file (its time zone, Grist's starter table). */
 export interface CreateDocOptions {
   /** Document timezone (`_grist_DocInfo.timezone`). Grist's default for API-created docs: UTC. */
   timezone?: string;

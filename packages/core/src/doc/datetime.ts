@@ -4,40 +4,47 @@
  * display).
  */
 
-const offsetFormatters = new Map<string, Intl.DateTimeFormat | null>();
+import {BoundedMap} from '../memo.js';
+const offsetFormatters = new BoundedMap<string, Intl.DateTimeFormat | null>(1000);
 
-function formatterFor(tz: string): Intl.DateTimeFormat | null {
+/** The wall-clock formatter of a zone, or null for an unknown zone (moment-timezone and Grist's engine fall back to UTC). */
+function offsetFormatter(tz: string): Intl.DateTimeFormat | null {
   let f = offsetFormatters.get(tz);
   if (f === undefined) {
     try {
       f = new Intl.DateTimeFormat('en-US', {
         timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric',
-        hour: 'numeric', minute: 'numeric', second: 'numeric',
+        hour: 'numeric', minute: 'numeric', second: 'numeric', era: 'short',
       });
     } catch {
-      f = null;   // Unknown zone: Grist's engine falls back to UTC.
+      f = null;
     }
     offsetFormatters.set(tz, f);
   }
   return f;
 }
 
-/** Offset of `tz` from UTC, in seconds, at the instant `epochSec`. */
-function tzOffsetSeconds(tz: string, epochSec: number): number {
-  const f = formatterFor(tz);
+/**
+ * Offset of `tz` from UTC, in seconds, at the instant `epochMs` (0 for an unknown zone): the
+ * one zone computation that parsing (localToEpoch) and display (moment-format.ts) share.
+ */
+export function zoneOffsetSeconds(tz: string, epochMs: number): number {
+  const f = offsetFormatter(tz);
   if (!f) { return 0; }
-  const parts: Record<string, number> = {};
-  for (const p of f.formatToParts(new Date(Math.floor(epochSec) * 1000))) {
-    if (p.type !== 'literal') { parts[p.type] = Number(p.value); }
-  }
-  const asUtc = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
-  return asUtc / 1000 - Math.floor(epochSec);
+  const whole = Math.floor(epochMs / 1000) * 1000;
+  const p: Record<string, string> = {};
+  for (const part of f.formatToParts(new Date(whole))) { p[part.type] = part.value; }
+  // setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999; eras for years before 1.
+  const year = p.era === 'BC' || p.era === 'B' ? 1 - Number(p.year) : Number(p.year);
+  const d = new Date(Date.UTC(0, Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second)));
+  d.setUTCFullYear(year);
+  return (d.getTime() - whole) / 1000;
 }
 
 /** Epoch seconds of a wall-clock time (given as if it were UTC) in timezone `tz`. */
 export function localToEpoch(wallAsUtcSec: number, tz: string): number {
-  let guess = wallAsUtcSec - tzOffsetSeconds(tz, wallAsUtcSec);
-  guess = wallAsUtcSec - tzOffsetSeconds(tz, guess);
+  let guess = wallAsUtcSec - zoneOffsetSeconds(tz, wallAsUtcSec * 1000);
+  guess = wallAsUtcSec - zoneOffsetSeconds(tz, guess * 1000);
   return guess;
 }
 
@@ -78,10 +85,4 @@ export function parseIsoDateTime(text: string, tz: string): number | null {
     return wall - sign * (Number(digits.slice(0, 2)) * 3600 + Number(digits.slice(2) || 0) * 60);
   }
   return localToEpoch(wall, tz);
-}
-
-/** The zone of a `DateTime:<tz>` type ('America/New_York' for a bare DateTime, as the engine). */
-export function dateTimeZone(type: string): string {
-  const tz = type.startsWith('DateTime:') ? type.slice('DateTime:'.length) : '';
-  return tz || 'America/New_York';
 }

@@ -8,18 +8,18 @@ import type Database from 'better-sqlite3';
 import {BadRequest, engineError, NotFound} from '../errors.js';
 import {pickColIdent, pickTableIdent} from './identifiers.js';
 import {type ColumnMeta, type DocMeta, loadMeta, readMetaRows, type TableMeta} from './meta.js';
-import {guessColumn, parseChoiceList, parseCsvLine, parseDateStrict, parseDateTime, parseNumber} from './parse.js';
+import type {TextParser} from './coltypes/index.js';
+import {guessColumn} from './parse.js';
 import {ColumnClasses, StoredValues} from './colstats.js';
 import {findMatches} from './lookup.js';
 import {quoteIdent} from './query.js';
 import {META_TYPES} from './schema.js';
-import {dateTimeZone} from './datetime.js';
 import {pyStr} from './pyformat.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import {formulaRenames, type Rename} from '../formula/rename.js';
-import {columnSpec, tableSpec} from './formulas.js';
+import {columnSpec, tableSpec, type BulkCells} from './formulas.js';
 import {
-  baseType, type CellValue, converterFor, convertsToNumeric, holdsFloats, isRefListType,
+  type CellValue, converterFor, convertsToNumeric, isRefListType,
   makeEncoder, refTarget, type SqlValue, sqlDefaultFor, sqlTypeFor,
 } from './types.js';
 
@@ -164,6 +164,12 @@ function sameStored(a: SqlValue | unknown, b: SqlValue): boolean {
   return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
+/** Whether two types are Ref or RefList types of the same table (Grist's is_compatible_ref_type). */
+function sameRefTarget(a: string, b: string): boolean {
+  const target = refTarget(a);
+  return target !== null && target === refTarget(b);
+}
+
 /** Ids of `_grist_Views_section_field` rows by the column they show. */
 function groupFields(fields: Array<Record<string, CellValue>>): Map<number, number[]> {
   const out = new Map<number, number[]>();
@@ -193,6 +199,8 @@ export class DocEngine {
   formulasStale = false;
   /** Whether the formula engine holds the metadata tables (some formula reads them). */
   formulasReadMeta = false;
+  /** What this connection's bulk-update SQL function reads (set by GristDoc; formulas.ts). */
+  bulkCells: BulkCells = {values: null, base: 0};
   /** Column renames and formula rewrites made since the metadata was last loaded (formulaEdits). */
   private readonly pendingColIds = new Map<number, string>();
   private readonly pendingFormulas = new Map<number, string>();
@@ -303,55 +311,26 @@ export class DocEngine {
   // -------------------------------------------------------------------------------------------
   // Records: conversion
 
-  /** JS-side parsing of a string for a column (Grist's ValueParser), when parsing is on. */
-  private parseString(col: ColumnMeta, text: string): CellValue {
-    const opts = col.options;
-    switch (baseType(col.type)) {
-      case 'Numeric': case 'Int': {
-        const p = parseNumber(text, this.meta.settings, typeof opts.currency === 'string' ? opts.currency : undefined);
-        return p ? p.value : text;
-      }
-      case 'Date':
-        return parseDateStrict(text, opts.dateFormat as string | undefined) ?? text;
-      case 'DateTime':
-        return parseDateTime(text, opts.dateFormat as string | undefined, dateTimeZone(col.type)) ?? text;
-      case 'ChoiceList':
-        return parseChoiceList(text);
-      case 'Ref': {
-        if (text === '') { return 0; }
-        return this.refLookupOf(col, [text], text, false);
-      }
-      case 'RefList': case 'Attachments': {
-        const s = text.trim();
-        if (!s) { return null; }
-        let items: string[] | null = null;
-        if (s.startsWith('[')) {
-          try {
-            const parsed = JSON.parse(s);
-            if (Array.isArray(parsed)) { items = parsed.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))); }
-          } catch {
-            // Read as CSV below.
-          }
-        }
-        items ??= parseCsvLine(s).map((x) => x.trim()).filter((x) => x !== '');
-        return items.length ? this.refLookupOf(col, items, text, true) : null;
-      }
-      default:
-        return text;
-    }
+  /** JS-side parsing of strings for a column (Grist's ValueParser, in the type's module), or null when text stays text. */
+  private parserOf(col: ColumnMeta): TextParser | null {
+    return col.ct.parser(col.options, {
+      settings: this.meta.settings,
+      refLookup: (texts, raw, list) => this.refLookupOf(col, texts, raw, list),
+    });
   }
 
   /** The `["l", value, {column, raw}]` lookup Grist's ReferenceParser makes of display values. */
   private refLookupOf(col: ColumnMeta, texts: string[], raw: string, list: boolean): CellValue {
     const visible = this.meta.colsByRef.get(Number(col.fields.visibleCol) || 0);
     const values: CellValue[] = [];
+    const parse = visible ? this.parserOf(visible.col) : null;
     for (const t of texts) {
       if (!visible) {
         // Without a visible column, only integer-looking strings can be row ids.
         if (!/^\s*\d+\s*$/.test(t)) { return raw; }
         values.push(Number(t));
       } else {
-        values.push(typeof t === 'string' ? this.parseString(visible.col, t) : t);
+        values.push(parse ? parse(t) : t);
       }
     }
     const column = visible ? visible.col.colId : 'id';
@@ -364,8 +343,8 @@ export class DocEngine {
    * pass over its table; the first match (lowest row id) wins.
    */
   private resolveLookups(col: ColumnMeta, values: CellValue[]): void {
-    const isList = isRefListType(col.type);
-    const target = this.meta.tables.get(refTarget(col.type) ?? '');
+    const isList = col.ct.isList;
+    const target = this.meta.tables.get(col.ct.target ?? '');
     const visible = this.meta.colsByRef.get(Number(col.fields.visibleCol) || 0);
     const byColumn = new Map<string, Array<{index: number, wanted: CellValue[], altText: string}>>();
     values.forEach((v, index) => {
@@ -403,17 +382,17 @@ export class DocEngine {
   /** Parses (if asked), resolves lookups and converts values for one column. */
   convertColumnValues(col: ColumnMeta, values: CellValue[], opts: WriteOptions): CellValue[] {
     const convert = converterFor(col.type);
-    const parse = opts.parse && !['Text', 'Choice', 'Bool', 'Any'].includes(baseType(col.type));
+    const parse = opts.parse ? this.parserOf(col) : null;
     const out = new Array<CellValue>(values.length);
     let lookups = false;
     for (let i = 0; i < values.length; i++) {
       let v = values[i];
       if (v === undefined) { v = null; }
-      if (parse && typeof v === 'string') { v = this.parseString(col, v); }
+      if (parse && typeof v === 'string') { v = parse(v); }
       if (Array.isArray(v) && v[0] === 'l') { lookups = true; }
       out[i] = v;
     }
-    if (lookups && refTarget(col.type) !== null) { this.resolveLookups(col, out); }
+    if (lookups && col.ct.target !== null) { this.resolveLookups(col, out); }
     for (let i = 0; i < out.length; i++) { out[i] = convert(out[i]); }
     return out;
   }
@@ -864,8 +843,10 @@ export class DocEngine {
   /**
    * AddColumn (and AddVisibleColumn with `visible`): the column, its metadata, and its fields in
    * the raw section, the record card (unless customised), and with `visible` every record widget.
+   * With `fields: false`, no fields at all (Grist's doAddColumn: display helpers, AddHiddenColumn).
    */
-  addColumn(table: TableMeta, colIdIn: string | null | undefined, info: ColInfo, opts: {visible: boolean}): {colRef: number, colId: string} {
+  addColumn(table: TableMeta, colIdIn: string | null | undefined, info: ColInfo,
+            opts: {visible: boolean, fields?: boolean}): {colRef: number, colId: string} {
     if (table.fields.onDemand && info.isFormula === undefined) { info = {...info, isFormula: false}; }
     const isFormula = info.isFormula !== false;
     if (table.fields.summarySourceTable && !isFormula) {
@@ -893,7 +874,7 @@ export class DocEngine {
     if (info.visibleCol) { values.visibleCol = info.visibleCol; }
     const [colRef] = this.metaAdd('_grist_Tables_column', [values]);
     const isTransform = /^gristHelper_(Transform|Converted)/.test(colId);
-    if (!isTransform) {
+    if (!isTransform && opts.fields !== false) {
       const sections = this.metaRows('_grist_Views_section').filter((s) => Number(s.tableRef) === table.tableRef);
       const fields = this.metaRows('_grist_Views_section_field');
       const raw = Number(table.fields.rawViewSectionRef);
@@ -960,9 +941,11 @@ export class DocEngine {
       }
       if ('type' in values) {
         if (!('widgetOptions' in values)) { values.widgetOptions = ''; }
-        if (!('displayCol' in values)) { values.displayCol = 0; }
-        const newTarget = refTarget(String(values.type));
-        if (!('visibleCol' in values) && (!newTarget || newTarget !== refTarget(col.type))) { values.visibleCol = 0; }
+        // Between Ref and RefList of the same table, Grist keeps both (is_compatible_ref_type).
+        if (!sameRefTarget(String(values.type), col.type)) {
+          if (!('displayCol' in values)) { values.displayCol = 0; }
+          if (!('visibleCol' in values)) { values.visibleCol = 0; }
+        }
       }
       planned.push({col, values});
     }
@@ -1013,10 +996,10 @@ export class DocEngine {
         const spec = columnSpec(this.meta, {...col, fields: {...col.fields, ...values}});
         this.formulas.modifyColumn(table.tableId, colId, {recalcWhen: spec.recalcWhen, recalcDeps: spec.recalcDeps});
       }
-      if ('type' in values && values.type !== col.type) {
+      if ('type' in values && values.type !== col.type && !sameRefTarget(String(values.type), col.type)) {
         fieldsByCol ??= groupFields(this.metaRows('_grist_Views_section_field'));
         for (const f of fieldsByCol.get(col.colRef) ?? []) {
-          this.metaUpdate('_grist_Views_section_field', f, {widgetOptions: '', displayCol: 0});
+          this.metaUpdate('_grist_Views_section_field', f, {widgetOptions: '', displayCol: 0, visibleCol: 0});
         }
       }
       this.metaUpdate('_grist_Tables_column', col.colRef, values);
@@ -1052,7 +1035,7 @@ export class DocEngine {
       this.rebuildTable(table.tableId, colId, sqlTypeFor(type), sqlDefaultFor(type));
       declType = sqlTypeFor(type);
     }
-    const convert = converterFor(type, {sourceIsFloat: holdsFloats(col.type), sourceIsTuple: col.type === 'ChoiceList'});
+    const convert = converterFor(type, {sourceIsFloat: col.ct.holdsFloats, sourceIsTuple: col.type === 'ChoiceList'});
     const emptyFormula = isFormula && !formula;
     // Built here: the metadata still describes the old type.
     const encode = makeEncoder(type, declType);

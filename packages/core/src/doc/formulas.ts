@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import {FormulaEngine, type ColumnSpec, type RecalcResult, type TableSpec} from '../formula/engine.js';
+import {setDocTimezone} from '../formula/functions/index.js';
 import type {SchemaTable} from '../formula/rename.js';
 import {StoredValues} from './colstats.js';
 import type {ChangeSet, DocEngine} from './engine.js';
@@ -24,6 +25,17 @@ const HAS_FN = 'gristlite_recalc_has';
 /** Whether a column is computed by the engine: a formula column, or a trigger formula. */
 export function isComputed(col: ColumnMeta): boolean {
   return col.isFormula ? true : Boolean(col.formula && col.formula.trim());
+}
+
+/**
+ * Formulas run in the document's time zone (`_grist_DocInfo.timezone`), which NOW(), TODAY(),
+ * DTIME and DATEVALUE use, as in Grist: `NOW()` in an Any column is `["D", ts, zone]` with that
+ * zone. The library holds one zone for the process; evaluation is synchronous inside a write, so
+ * each write sets its own document's before formulas run. Returns what restores the previous zone.
+ */
+export function useDocTimezone(meta: DocMeta): () => void {
+  const previous = setDocTimezone(meta.timezone);
+  return () => { setDocTimezone(previous); };
 }
 
 /** Whether the document has any formula (or trigger formula) column. */
@@ -101,17 +113,21 @@ export function loadFormulaEngine(db: Database.Database, meta: DocMeta): Formula
   return engine;
 }
 
-/** Values handed to the bulk UPDATE's SQL function: encoded values by row id - bulkBase. */
-let bulkValues: Array<SqlValue | undefined> | null = null;
-let bulkBase = 0;
+/** Values handed to a connection's bulk UPDATE, for its SQL function: encoded values by row id - base. */
+export interface BulkCells {
+  values: Array<SqlValue | undefined> | null;
+  base: number;
+}
 
-/** Registers the SQL function bulk writes use (once per connection). */
-export function registerCellFunction(db: Database.Database): void {
+/** Registers the SQL functions bulk writes use (once per connection); returns what they read. */
+export function registerCellFunction(db: Database.Database): BulkCells {
+  const bulk: BulkCells = {values: null, base: 0};
   db.function(CELL_FN, {deterministic: false, varargs: false}, (id: unknown) => {
-    const v = bulkValues?.[Number(id) - bulkBase];
+    const v = bulk.values?.[Number(id) - bulk.base];
     return v === undefined ? null : v;
   });
-  db.function(HAS_FN, {deterministic: false, varargs: false}, (id: unknown) => (bulkValues?.[Number(id) - bulkBase] !== undefined ? 1 : 0));
+  db.function(HAS_FN, {deterministic: false, varargs: false}, (id: unknown) => (bulk.values?.[Number(id) - bulk.base] !== undefined ? 1 : 0));
+  return bulk;
 }
 
 /**
@@ -165,15 +181,16 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
       // Dense changes (most rows of their id range): one statement; SQLite asks for each row's
       // value (2-3x faster than a statement per row). Sparse ones: a statement per row.
       if (ids.length > BULK_CELLS && ids.length * 2 >= hi - lo + 1) {
-        bulkValues = new Array<SqlValue | undefined>(hi - lo + 1);
-        bulkBase = lo;
-        for (let i = 0; i < ids.length; i++) { bulkValues[ids[i] - lo] = encoded[i]; }
+        const bulk = doc.bulkCells;
+        bulk.values = new Array<SqlValue | undefined>(hi - lo + 1);
+        bulk.base = lo;
+        for (let i = 0; i < ids.length; i++) { bulk.values[ids[i] - lo] = encoded[i]; }
         try {
           const inRange = doc.stmt(`SELECT count(*) FROM ${t} WHERE id BETWEEN ? AND ?`).pluck().get(lo, hi) as number;
           const every = inRange === ids.length ? '' : ` AND ${HAS_FN}(id)`;
           doc.stmt(`UPDATE ${t} SET ${c} = ${CELL_FN}(id) WHERE id BETWEEN ? AND ?${every}`).run(lo, hi);
         } finally {
-          bulkValues = null;
+          bulk.values = null;
         }
       } else {
         const stmt = doc.stmt(`UPDATE ${t} SET ${c} = ? WHERE id = ?`);
@@ -199,10 +216,12 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
  */
 export const FORMULAS_TABLE = '_gristlite_formulas';
 
+/** Whether gristlite has computed this document's formulas (its `_gristlite_formulas` marker). */
 export function formulasComputed(db: Database.Database): boolean {
   return Boolean(db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(FORMULAS_TABLE));
 }
 
+/** Marks a document's formulas as computed by gristlite. */
 export function markFormulasComputed(db: Database.Database): void {
   db.exec(`CREATE TABLE IF NOT EXISTS ${FORMULAS_TABLE} (id INTEGER PRIMARY KEY, computedAt TEXT)`);
   db.prepare(`INSERT OR REPLACE INTO ${FORMULAS_TABLE} (id, computedAt) VALUES (1, ?)`).run(new Date().toISOString());

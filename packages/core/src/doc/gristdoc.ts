@@ -14,11 +14,13 @@ import {
 } from './engine.js';
 import {DataStamp} from './colstats.js';
 import {
-  formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, readsMetadata, registerCellFunction, writeRecalc,
+  formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, readsMetadata, registerCellFunction, useDocTimezone,
+  writeRecalc,
 } from './formulas.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import {findMatches} from './lookup.js';
 import {syncSummaries} from './summary.js';
+import {removeUnusedDisplayCols, setDisplayFormula} from './display.js';
 import {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -30,6 +32,7 @@ import {checkMetaWrite, type WriterRole} from './metarules.js';
 
 export type {TableChange} from './engine.js';
 
+/** Filter, sort, limit and form of a record read, as `/records` reads them from the query string. */
 export interface RecordQuery {
   /** `{colId: [allowed values]}`; every value list must be an array. */
   filter?: Record<string, unknown> | null;
@@ -42,12 +45,14 @@ export interface RecordQuery {
   cellFormat?: 'normal' | 'typed';
 }
 
+/** A record as `/records` answers it: id, fields, and the error type of each error cell. */
 export interface ApiRecord {
   id: number;
   fields: Record<string, CellValue>;
   errors?: Record<string, string>;
 }
 
+/** A table as `GET /tables` lists it. */
 export interface TableInfo {
   id: string;
   fields: {
@@ -56,21 +61,25 @@ export interface TableInfo {
   };
 }
 
+/** A column as `GET /columns` lists it: id and its metadata fields. */
 export interface ColumnInfo {
   id: string;
   fields: Record<string, CellValue>;
 }
 
+/** A column to add: an optional id (normalised as Grist does) and metadata fields. */
 export interface ColumnSpec {
   id?: string | null;
   fields?: Record<string, CellValue>;
 }
 
+/** A table to add: an optional id (normalised as Grist does) and its columns. */
 export interface TableSpec {
   id?: string | null;
   columns: ColumnSpec[];
 }
 
+/** One add-or-update: the values that find the record (`require`) and those to set (`fields`). */
 export interface UpsertRecord {
   require: Record<string, CellValue>;
   fields?: Record<string, CellValue>;
@@ -81,6 +90,7 @@ export interface WriteAs extends Partial<WriteOptions> {
   role?: WriterRole;
 }
 
+/** Options of add-or-update (`PUT /records`): `onmany`, `noadd`, `noupdate`, `allow_empty_require`. */
 export interface UpsertOptions extends WriteAs {
   onmany?: 'first' | 'none' | 'all';
   noadd?: boolean;
@@ -88,12 +98,14 @@ export interface UpsertOptions extends WriteAs {
   allowEmptyRequire?: boolean;
 }
 
+/** Which records an add-or-update found, added and updated. */
 export interface UpsertResult {
   recordIds: number[][];
   addRecordIds: number[];
   updateRecordIds: number[][];
 }
 
+/** What `/apply` answers: the action's number and hash, each action's return value. */
 export interface ApplyResult {
   actionNum: number;
   actionHash: string;
@@ -101,9 +113,19 @@ export interface ApplyResult {
   isModification: boolean;
 }
 
+/** Options of `GristDoc.open`. */
 export interface OpenOptions {
   readonly?: boolean;
+  /**
+   * Where answers of recent record reads are kept (readcache.ts): the engine shares one, bounded
+   * in bytes, between its open documents. Default: one of 8 MB for this document alone.
+   * @internal
+   */
+  readCache?: ReadCache;
 }
+
+/** The read cache of a document opened without one (the engine passes its own, of 64 MB). */
+const OWN_READ_CACHE_BYTES = 8 * 1024 * 1024;
 
 /** `writeSeq` numbers the write, so that state kept between the two hooks can be matched up. */
 export type ChangeListener = (change: TableChange & { writeSeq: number }) => void;
@@ -163,9 +185,6 @@ const COLUMN_FIELD_ORDER = ['parentId', 'parentPos', 'type', 'widgetOptions', 'i
 /** How often volatile formulas (NOW(), TODAY()) are refreshed: hourly, as in Grist. */
 const CLOCK_MSEC = 3600_000;
 
-/** Answers of recent reads, for all open documents (readcache.ts). */
-const readCache = new ReadCache(64 * 1024 * 1024);
-let openCount = 0;
 
 function pick(obj: Record<string, CellValue> | undefined, keys: string[]): ColInfo {
   const out: ColInfo = {};
@@ -179,6 +198,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** One `.grist` document, opened on one better-sqlite3 connection: tables, columns, records, user actions and formulas, each write one SQLite transaction. Synchronous. */
 export class GristDoc {
   private readonly engine: DocEngine;
   private readonly listeners = new Set<ChangeListener>();
@@ -191,7 +211,7 @@ export class GristDoc {
   private readonly inTransaction: (fn: () => unknown) => unknown;
   private readonly dataStamp: DataStamp;
   /** This document's key in the read cache. */
-  private readonly cacheOwner = String(++openCount);
+  private readonly cacheOwner: string;
   private closed = false;
   /** Whether `engine.formulas` reflects the document (false: load it at the next write). */
   private formulasLoaded = false;
@@ -224,7 +244,7 @@ export class GristDoc {
           db.pragma('journal_mode = WAL');
         }
       }
-      return new GristDoc(path, db);
+      return new GristDoc(path, db, options.readCache ?? new ReadCache(OWN_READ_CACHE_BYTES));
     } catch (e) {
       db.close();
       throw e;
@@ -237,27 +257,43 @@ export class GristDoc {
     return GristDoc.open(path);
   }
 
-  private constructor(readonly path: string, readonly db: Database.Database) {
+  private constructor(readonly path: string, readonly db: Database.Database, private readonly readCache: ReadCache) {
+    this.cacheOwner = readCache.newOwner();
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.dataStamp = new DataStamp(db);
     db.function(NATURAL_KEY_FN, {deterministic: true}, naturalKey);
-    registerCellFunction(db);
+    const bulkCells = registerCellFunction(db);
     this.engine = new DocEngine(db);
+    this.engine.bulkCells = bulkCells;
     const hist = db.prepare(`SELECT max(actionNum) AS n FROM _gristsys_ActionHistory`).get() as {n: number | null} | undefined;
     this.actionNum = hist?.n ?? 0;
   }
 
+  /** Closes the connection (pending webhook work must be stopped first: the engine does). */
   close(): void {
     if (this.closed) { return; }
     this.closed = true;
-    readCache.forget(this.cacheOwner);
+    this.readCache.forget(this.cacheOwner);
     this.db.close();
   }
 
   get schemaVersion(): number { return this.engine.meta.schemaVersion; }
   get timezone(): string { return this.engine.meta.timezone; }
   /** Writes need the current schema (46): documents opened read-only or newer stay unwritten. */
-  get isWritable(): boolean { return !this.db.readonly && this.schemaVersion === SCHEMA_VERSION; }
+  get isWritable(): boolean { return this.readOnlyReason === null; }
+
+  /** Why a write would be refused (the 400 a write answers), or null when the document is writable. */
+  get readOnlyReason(): string | null {
+    if (this.schemaVersion > SCHEMA_VERSION) {
+      return `Document has schema version ${this.schemaVersion}, newer than gristlite's ${SCHEMA_VERSION}: ` +
+        'it is served read-only';
+    }
+    if (this.db.readonly) { return 'Document is open read-only'; }
+    if (this.schemaVersion !== SCHEMA_VERSION) {
+      return `Document has schema version ${this.schemaVersion}; it is upgraded to ${SCHEMA_VERSION} when opened for writing`;
+    }
+    return null;
+  }
 
   /** Registers a listener called inside a write before rows are updated or removed. */
   onBeforeRows(listener: BeforeRowsListener): () => void {
@@ -275,15 +311,8 @@ export class GristDoc {
   // Transactions
 
   private write<T>(fn: () => T, role: WriterRole = 'owners'): T {
-    if (this.schemaVersion > SCHEMA_VERSION) {
-      throw new BadRequest(`Document has schema version ${this.schemaVersion}, newer than gristlite's ` +
-        `${SCHEMA_VERSION}: it is served read-only`);
-    }
-    if (this.db.readonly) { throw new BadRequest('Document is open read-only'); }
-    if (this.schemaVersion !== SCHEMA_VERSION) {
-      throw new BadRequest(`Document has schema version ${this.schemaVersion}; it is upgraded to ` +
-        `${SCHEMA_VERSION} when opened for writing`);
-    }
+    const readOnly = this.readOnlyReason;
+    if (readOnly !== null) { throw new BadRequest(readOnly); }
     if (this.engine.changes) { return fn(); }   // Already inside a write.
     const changes = new ChangeSet();
     this.engine.changes = changes;
@@ -294,10 +323,14 @@ export class GristDoc {
       : null;
     const metaVersion = this.engine.meta.version;
     this.writer = role;
+    const restoreZone = useDocTimezone(this.engine.meta);
     try {
       return this.inTransaction(() => {
         this.loadFormulas();
         const result = fn();
+        // Grist's auto-removal of display helpers left unused by this write's schema changes.
+        if (changes.touched('_grist_Tables_column') || changes.touched('_grist_Views_section_field')) { removeUnusedDisplayCols(this.engine); }
+        if (changes.touched('_grist_DocInfo')) { this.engine.reloadMeta(); useDocTimezone(this.engine.meta); }
         this.recalc(changes);
         if (this.listeners.size) {
           for (const change of changes.list()) {
@@ -320,6 +353,7 @@ export class GristDoc {
       this.engine.changes = null;
       this.engine.beforeRows = null;
       this.writer = 'owners';
+      restoreZone();
     }
   }
 
@@ -409,7 +443,7 @@ export class GristDoc {
     return this.isWritable && hasFormulas(this.engine.meta) && !formulasComputed(this.db);
   }
 
-  /** The document's formula engine, loaded if needed (for tests and measurements). */
+  /** The document's formula engine, loaded if needed (for tests and measurements). @internal */
   formulaEngine(): FormulaEngine | null {
     if (!this.formulasLoaded) { this.loadFormulas(); }
     return this.engine.formulas;
@@ -434,6 +468,7 @@ export class GristDoc {
     throw new NotFound(`Table not found "${idOrRef}"`);
   }
 
+  /** Every user table, as `GET /tables` lists them. */
   listTables(): TableInfo[] {
     return this.engine.meta.userTables.map((t) => ({
       id: t.tableId,
@@ -487,6 +522,7 @@ export class GristDoc {
     }
   }
 
+  /** Removes a table, its views and its summary tables. */
   removeTable(tableId: string): void {
     const table = this.table(tableId);
     if (table.isMeta) { throw new BadRequest(`Cannot remove metadata table ${tableId}`); }
@@ -502,6 +538,7 @@ export class GristDoc {
     return t;
   }
 
+  /** A table's columns, as `GET /columns` lists them (hidden ones with `hidden`). */
   listColumns(tableId: string, options: {hidden?: boolean} = {}): ColumnInfo[] {
     const table = this.userTable(tableId);
     return table.columns.filter((c) => options.hidden || !c.hidden).map((c) => columnInfo(c));
@@ -560,6 +597,7 @@ export class GristDoc {
     });
   }
 
+  /** Removes a column, as `DELETE /columns/{colId}`. */
   removeColumn(tableId: string, colId: string): void {
     const table = this.engine.meta.tables.get(tableId);
     const col = table && !table.isMeta ? table.byId.get(colId) : undefined;
@@ -645,7 +683,7 @@ export class GristDoc {
    */
   fetchRecordsJson(tableId: string, q: RecordQuery = {}): string {
     const key = JSON.stringify([tableId, q.filter ?? null, q.sort ?? null, q.limit ?? 0, Boolean(q.hidden), q.cellFormat ?? 'normal']);
-    return readCache.get(this.cacheOwner, this.dataStamp.now().join(','), key, () => {
+    return this.readCache.get(this.cacheOwner, this.dataStamp.now().join(','), key, () => {
       const table = this.readableTable(tableId);
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
       const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);
@@ -927,7 +965,13 @@ export class GristDoc {
     // Everything the answer needs is built inside the transaction: once it commits, nothing that
     // follows can throw (issue 11: a write committed, then its action record failed with a 500).
     const result = this.write(() => {
-      const retValues = actions.map((a) => this.applyAction(a, opts));
+      const retValues = actions.map((a) => {
+        const ret = this.applyAction(a, opts);
+        // The document's first formula appeared: later actions of the bundle reach its engine
+        // (a trigger formula must see the updates and additions that follow it).
+        if (!this.engine.formulas && hasFormulas(this.engine.meta)) { this.engine.formulas = this.freshFormulaEngine(); }
+        return ret;
+      });
       const actionNum = this.actionNum + 1;
       const actionHash = createHash('sha256').update(JSON.stringify([actionNum, actions])).digest('hex');
       return {actionNum, actionHash, retValues, isModification: !this.engine.changes!.isEmpty};
@@ -1049,7 +1093,7 @@ export class GristDoc {
         const table = userTable(args[0]);
         const info = obj(args[2] ?? {}, 'column info') as ColInfo;
         if (name === 'AddHiddenColumn') {
-          return this.engine.addColumn(table, args[1] as string | null, info, {visible: false});
+          return this.engine.addColumn(table, args[1] as string | null, info, {visible: false, fields: false});
         }
         return this.engine.addColumn(table, args[1] as string | null, info, {visible: name === 'AddVisibleColumn'});
       }
@@ -1081,6 +1125,9 @@ export class GristDoc {
         this.engine.updateColumns(table, [{colId: String(args[1]), values: info}]);
         return null;
       }
+      case 'SetDisplayFormula':
+        setDisplayFormula(this.engine, userTable(args[0]).tableId, args[1] as CellValue, args[2] as CellValue, args[3] as CellValue);
+        return null;
       default:
         throw new BadRequest(`Unsupported user action: ${name}`);
     }
@@ -1097,7 +1144,7 @@ export class GristDoc {
  */
 export const MAX_SCHEMA_ACTIONS_PER_APPLY = 100;
 const SCHEMA_ACTIONS = new Set(['AddTable', 'AddEmptyTable', 'RemoveTable', 'RenameTable', 'AddColumn', 'AddVisibleColumn',
-  'AddHiddenColumn', 'RemoveColumn', 'RenameColumn', 'ModifyColumn']);
+  'AddHiddenColumn', 'RemoveColumn', 'RenameColumn', 'ModifyColumn', 'SetDisplayFormula']);
 
 /** Counts schema actions (and updates of `_grist_Tables`/`_grist_Tables_column` rows) before the write. */
 function checkSchemaActionCount(actions: unknown[]): void {

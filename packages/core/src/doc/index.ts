@@ -5,8 +5,16 @@ export type {
   ApiRecord, ApplyResult, ChangeListener, ColumnInfo, ColumnSpec, OpenOptions, RecordQuery,
   TableChange, TableInfo, TableSpec, UpsertOptions, UpsertRecord, UpsertResult,
 } from './gristdoc.js';
-export type {CellValue} from './types.js';
+export type {CellValue, SqlValue} from './types.js';
 export {SCHEMA_VERSION, STORAGE_VERSION, META_DDL, META_TYPES} from './schema.js';
 export {dumps as marshalDumps, loads as marshalLoads} from './marshal.js';
 export {pickColIdent, pickColIdentList, pickTableIdent} from './identifiers.js';
 export {FORMULAS_TABLE, formulasComputed, markFormulasComputed} from './formulas.js';
+export {columnType, type ColumnType} from './coltypes/index.js';
+export type {
+  Converter, Decoder, Encoder, ParseContext, SchemaType, TextParser, TypedForm, WidgetOptions,
+} from './coltypes/base.js';
+export type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
+export type {DocSettings} from './parse.js';
+export type {WriterRole} from './metarules.js';
+export type {BeforeRowsListener, WriteAs} from './gristdoc.js';

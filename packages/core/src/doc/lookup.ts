@@ -10,7 +10,7 @@ import {NULL_CLASS, NUM_CLASS, TEXT_CLASS} from './colstats.js';
 import {quoteIdent} from './identifiers.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {equalityCondition, type SqlFragment} from './query.js';
-import {type CellValue, isListType} from './types.js';
+import type {CellValue} from './types.js';
 
 /** Rows read per statement while scanning (bounds memory on large tables). */
 const PAGE = 10000;
@@ -170,7 +170,7 @@ function narrowingCondition(cols: Array<ColumnMeta | null>, wanted: CellValue[][
   const parts: string[] = [];
   const params: unknown[] = [];
   cols.forEach((col, j) => {
-    if (!col || isListType(col.type)) { return; }
+    if (!col || col.ct.isList) { return; }
     const values = wanted.map((w) => w[j]);
     if (values.some((v) => v !== null && typeof v === 'object')) { return; }
     const c = quoteIdent(col.colId);

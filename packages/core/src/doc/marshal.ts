@@ -15,6 +15,7 @@ const latin1 = new TextDecoder('latin1');
 
 export class MarshalError extends Error {}
 
+/** Decodes a value in Python's marshal format (version 2) as Grist stores it. */
 export function loads(buf: Uint8Array): unknown {
   return new Unmarshaller(buf).load();
 }

@@ -5,15 +5,17 @@
  */
 import type Database from 'better-sqlite3';
 import {META_TYPES} from './schema.js';
-import {
-  type CellValue, type Decoder, type Encoder, makeDecoder, makeEncoder, makeTypedFormatter,
-} from './types.js';
+import {type ColumnType, columnType, type Decoder, type Encoder, typedFormatter} from './coltypes/index.js';
+import type {CellValue} from './types.js';
 
+/** One column of `DocMeta`: id, type (parsed once), formula, widget options. */
 export interface ColumnMeta {
   /** Row id in `_grist_Tables_column` (0 for the columns of metadata tables). */
   colRef: number;
   colId: string;
   type: string;
+  /** The module of the column's type, with the type string parsed (`Ref:T`'s table, a DateTime's zone). */
+  ct: ColumnType;
   /** Every `_grist_Tables_column` field of the column, decoded. */
   fields: Record<string, CellValue>;
   isFormula: boolean;
@@ -26,9 +28,11 @@ export interface ColumnMeta {
   declType: string;
   encode: Encoder;
   decode: Decoder;
+  /** The typed-JSON form of a value (`cellFormat=typed`), or null when it is the value itself. */
   typed: ((v: CellValue) => CellValue) | null;
 }
 
+/** One table of `DocMeta`, with its columns. */
 export interface TableMeta {
   tableId: string;
   /** Row id in `_grist_Tables` (0 for metadata tables). */
@@ -41,6 +45,7 @@ export interface TableMeta {
   hasManualSort: boolean;
 }
 
+/** A document's tables and columns as read from `_grist_Tables` and `_grist_Tables_column`. */
 export interface DocMeta {
   /** User tables in `_grist_Tables` row order, then metadata tables. */
   tables: Map<string, TableMeta>;
@@ -78,12 +83,13 @@ function sqlColumns(db: Database.Database, tableId: string): Map<string, string>
 /** Reads all rows of a metadata table, decoded by its schema types. */
 export function readMetaRows(db: Database.Database, tableId: string): Array<Record<string, CellValue>> {
   const types = META_TYPES[tableId] ?? {};
-  const decoders = new Map(Object.entries(types).map(([c, t]) => [c, makeDecoder(t)]));
+  const decoders = new Map(Object.entries(types).map(([c, t]) => [c, columnType(t).decoder()]));
+  const anyDecoder = columnType('Any').decoder();
   const rows = db.prepare(`SELECT * FROM "${tableId}" ORDER BY id`).all() as Array<Record<string, unknown>>;
   return rows.map((row) => {
     const out: Record<string, CellValue> = {};
     for (const [k, v] of Object.entries(row)) {
-      out[k] = (decoders.get(k) ?? makeDecoder('Any'))(v);
+      out[k] = (decoders.get(k) ?? anyDecoder)(v);
     }
     return out;
   });
@@ -99,11 +105,11 @@ function makeColumn(colRef: number, colId: string, type: string, declType: strin
   } catch {
     // Invalid widgetOptions are ignored, as Grist does.
   }
+  const ct = columnType(type);
   return {
-    colRef, colId, type, fields, isFormula, formula: String(fields.formula ?? ''), options,
+    colRef, colId, type, ct, fields, isFormula, formula: String(fields.formula ?? ''), options,
     hidden: colId === 'manualSort' || colId.startsWith('gristHelper_'),
-    declType, encode: makeEncoder(type, declType), decode: makeDecoder(type),
-    typed: makeTypedFormatter(type),
+    declType, encode: ct.encoder(declType), decode: ct.decoder(), typed: typedFormatter(ct),
   };
 }
 

@@ -26,7 +26,7 @@ import {dumps} from './marshal.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {ANY_CLASS, BLOB_CLASS, classOf, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from './colstats.js';
 import {quoteIdent} from './identifiers.js';
-import {baseType, type CellValue, isListType} from './types.js';
+import type {CellValue} from './types.js';
 
 export {quoteIdent} from './identifiers.js';
 
@@ -192,13 +192,13 @@ export function compileSort(table: TableMeta, specs: string[], classesOf = anyCl
     const rdir = minus ? 'ASC' : 'DESC';
     const c = quoteIdent(colId);
     const isBool = col?.type === 'Bool';
-    const isList = Boolean(col && isListType(col.type));
+    const isList = Boolean(col?.ct.isList);
     const classes = colId === 'id' ? NUM_CLASS : classesOf(colId);
     if (flags.has('emptyLast')) {
       // Empty means falsy and not a number: "", null, false (raw in Bool columns, else marshalled).
       keys.push(`(CASE WHEN ${c} IS NULL OR +${c} = '' OR +${c} = X'46'${isBool ? ` OR +${c} = 0` : ''} THEN 1 ELSE 0 END) ASC`);
     }
-    if (flags.has('orderByChoice') && col && ['Choice', 'ChoiceList'].includes(baseType(col.type))) {
+    if (flags.has('orderByChoice') && col && ['Choice', 'ChoiceList'].includes(col.ct.base)) {
       const choices = choicesOf(col);
       if (choices.length) {
         keys.push(`(CASE +${c} ${choices.map((_, i) => `WHEN ? THEN ${i}`).join(' ')} ELSE ${choices.length} END) ${dir}`);

@@ -3,13 +3,19 @@
  * running it again (pollers, dashboards, pages of the same sorted view). An answer is kept with the
  * document's data stamp (colstats.ts) and served only while the stamp is unchanged, so any write,
  * by this engine, by other code on the same connection, or by another connection, retires it.
- * One LRU for the process, bounded in bytes (strings count two bytes a character).
+ * One LRU for an engine's open documents, bounded in bytes (strings count two bytes a character).
  */
 export class ReadCache {
   private readonly entries = new Map<string, {stamp: string, json: string}>();
   private bytes = 0;
+  private owners = 0;
 
   constructor(private readonly maxBytes: number) {}
+
+  /** A key for one open document's answers (a document reopened gets a new one). */
+  newOwner(): string {
+    return String(++this.owners);
+  }
 
   /** The cached answer of `owner` to `key` at `stamp`, or `compute()`'s, kept if small enough. */
   get(owner: string, stamp: string, key: string, compute: () => string): string {

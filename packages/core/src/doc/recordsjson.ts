@@ -10,17 +10,15 @@
  *   record text as in the cell alone, since the bytes around a cell are ASCII;
  * - numbers: only where colstats has compared each one's JSON text (`jsonExact`);
  * - nulls; Bool 0/1 as false/true; the `cellFormat=typed` forms of Date, DateTime and Ref numbers,
- *   and of nulls in list columns, mirroring `makeTypedFormatter`.
+ *   and of nulls in list columns, from the `typed` form each type module declares.
  * Anything else needs the JS decoder and takes the JS path for the whole read: marshalled blobs
  * (lists and other values in Any columns, alt-text of other types, errors with their `errors`
  * map), list columns holding text (JSON that becomes `["L", ...]`), a number whose text differs,
  * and column ids that a JS object would not keep, once and in order, as plain keys.
  */
 import {BLOB_CLASS, type ColumnClasses, NUM_CLASS, TEXT_CLASS} from './colstats.js';
-import {dateTimeZone} from './datetime.js';
 import {quoteIdent} from './identifiers.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
-import {baseType, isListType, isRefListType, refTarget} from './types.js';
 
 /**
  * Column ids written as they are (`"A":`) and kept by a JS object in insertion order: not an
@@ -38,7 +36,7 @@ function sqlText(s: string): string {
 function cellJson(table: TableMeta, col: ColumnMeta, typed: boolean, stats: ColumnClasses): string | null {
   const classes = stats.of(table.tableId, col.colId);
   if (classes & BLOB_CLASS) { return null; }
-  if ((classes & TEXT_CLASS) && isListType(col.type)) { return null; }
+  if ((classes & TEXT_CLASS) && col.ct.isList) { return null; }
   if ((classes & NUM_CLASS) && !stats.jsonExact(table.tableId, col.colId)) { return null; }
   const c = quoteIdent(col.colId);
   const json = `json_quote(${c})`;
@@ -56,12 +54,10 @@ function cellJson(table: TableMeta, col: ColumnMeta, typed: boolean, stats: Colu
   };
   // A null as a fixed value, other values as they are.
   const nullAs = (value: unknown) => `CASE WHEN ${c} IS NULL THEN ${sqlText(JSON.stringify(value))} ELSE ${json} END`;
-  const base = baseType(col.type);
-  if (base === 'Date') { return numberIn(['d']); }
-  if (base === 'DateTime') { return numberIn(['D'], [dateTimeZone(col.type)]); }
-  if (base === 'Ref') { return numberIn(['R', refTarget(col.type)]); }
-  if (isRefListType(col.type)) { return nullAs(['r', refTarget(col.type), []]); }
-  if (col.type === 'ChoiceList') { return nullAs(['L']); }
+  // The type's typed form, as its module declares it (lists holding text took the JS path above).
+  const form = col.ct.typed;
+  if (form?.number) { return numberIn(form.number.before, form.number.after); }
+  if (form?.ofNull) { return nullAs(form.ofNull()); }
   return json;
 }
 

@@ -11,6 +11,7 @@ export const SCHEMA_VERSION = 46;
 /** `PRAGMA user_version`: Grist's storage version (the number of DocStorage migrations). */
 export const STORAGE_VERSION = 9;
 
+/** The `_grist_*` and `_gristsys_*` tables of a new document, as Grist's own Hello.grist declares them. */
 export const META_DDL: readonly string[] = [
   "CREATE TABLE _gristsys_Files (id INTEGER PRIMARY KEY, ident TEXT UNIQUE, data BLOB, storageId TEXT)",
   "CREATE TABLE \"_gristsys_Action\" (id INTEGER PRIMARY KEY, \"actionNum\" BLOB DEFAULT 0, \"time\" BLOB DEFAULT 0, \"user\" BLOB DEFAULT \"\", \"desc\" BLOB DEFAULT \"\", \"otherId\" BLOB DEFAULT 0, \"json\" BLOB DEFAULT \"\", \"linkId\" BLOB DEFAULT null)",

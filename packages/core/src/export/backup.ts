@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import {dropPrivateTables} from '../webhooks/schema.js';
 import {rmSync} from 'node:fs';
 
+/** Options of a `.grist` download (`?nohistory`, `?template`). */
 export interface BackupOptions {
   /** Drop action history (keeping the newest action, as Grist does). */
   nohistory?: boolean;

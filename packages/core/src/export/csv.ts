@@ -10,8 +10,10 @@ import { stringify } from 'csv-stringify/sync';
 import type { DocMeta } from '../doc/meta.js';
 import { columnHeader, type ExportHeader, type ExportPlan, planTableExport } from './plan.js';
 
+/** A delimited format: `csv`, `tsv` or `dsv`. */
 export type DsvFormat = 'csv' | 'tsv' | 'dsv';
 
+/** The delimited formats Grist downloads: CSV, TSV and DSV, with their separator, extension and content type. */
 export const DSV_FORMATS: Record<DsvFormat, { delimiter: string; contentType: string; extension: string }> = {
   csv: { delimiter: ',', contentType: 'text/csv; charset=utf-8', extension: '.csv' },
   tsv: { delimiter: '\t', contentType: 'text/tab-separated-values; charset=utf-8', extension: '.tsv' },
@@ -24,6 +26,7 @@ export interface ExportSource {
   path: string;
 }
 
+/** Options of a table export: the format and whether headers are labels or column ids. */
 export interface DsvExportOptions {
   format?: DsvFormat;
   header?: ExportHeader;
@@ -33,6 +36,7 @@ export interface DsvExportOptions {
   meta?: DocMeta;
 }
 
+/** A table export: its bytes as they are produced, with the extension and content type to send. */
 export interface DsvExport {
   plan: ExportPlan;
   contentType: string;

@@ -9,11 +9,13 @@ import type Database from 'better-sqlite3';
 import { NotFound } from '../errors.js';
 import { type ColumnMeta, type DocMeta, loadMeta, type TableMeta } from '../doc/meta.js';
 import { quoteIdent } from '../doc/query.js';
-import { baseType, type CellValue, isRefListType, refTarget } from '../doc/types.js';
-import { type CellFormatter, createFormatter, rowIdFormatter } from './format.js';
+import type { CellValue } from '../doc/types.js';
+import { type CellFormatter, rowIdFormatter } from './format.js';
 
+/** Whether an export names columns by label (Grist's default) or by column id. */
 export type ExportHeader = 'label' | 'colId';
 
+/** A column of a table export, with its formatter. */
 export interface ExportColumn {
   colRef: number;
   colId: string;
@@ -27,6 +29,7 @@ export interface ExportColumn {
   format(raw: unknown): string;
 }
 
+/** How to export a table: its visible columns in order and the SQL that reads them. */
 export interface ExportPlan {
   tableId: string;
   tableRef: number;
@@ -38,24 +41,13 @@ export interface ExportPlan {
   sql: string;
 }
 
-/** What the data engine gives for a column of an empty or missing record (Grist's defaults). */
-function defaultValueFor(type: string): CellValue {
-  switch (baseType(type)) {
-    case 'Text': case 'Choice': return '';
-    case 'Numeric': case 'Int': case 'Ref': case 'Id': return 0;
-    case 'Bool': return false;
-    case 'ManualSortPos': case 'PositionNumber': return Infinity;
-  }
-  return null;
-}
-
 /** How many looked-up display values a reference column keeps before starting afresh. */
 const LOOKUP_CACHE_LIMIT = 20000;
 
 /** A lookup of the visible column's value of a referenced row (default value for a missing row). */
 function visibleLookup(db: Database.Database, table: TableMeta, col: ColumnMeta): (id: number) => CellValue {
   const stmt = db.prepare(`SELECT ${quoteIdent(col.colId)} FROM ${quoteIdent(table.tableId)} WHERE id = ?`).pluck();
-  const dflt = defaultValueFor(col.type);
+  const dflt = col.ct.defaultValue;
   const cache = new Map<number, CellValue>();
   return (id) => {
     let v = cache.get(id);
@@ -81,9 +73,9 @@ function exportColumn(db: Database.Database, meta: DocMeta, col: ColumnMeta): Ex
     colRef: col.colRef, colId: col.colId, label: String(col.fields.label ?? ''),
     description: String(col.fields.description ?? ''), type: col.type, options: col.options,
   };
-  const target = col.type === 'Attachments' ? null : refTarget(col.type);
+  const target = col.ct.displayTarget;
   if (target === null) {
-    const formatter = createFormatter({ type: col.type, options: col.options, settings });
+    const formatter = col.ct.formatter(col.options, settings);
     const decode = col.decode;
     return { ...base, format: (raw) => formatter(decode(raw)) };
   }
@@ -91,16 +83,16 @@ function exportColumn(db: Database.Database, meta: DocMeta, col: ColumnMeta): Ex
   let visibleFormatter: CellFormatter;
   let show: (v: CellValue) => CellValue = (v) => v;
   if (visible) {
-    visibleFormatter = createFormatter({ type: visible.col.type, options: visible.col.options, settings });
+    visibleFormatter = visible.col.ct.formatter(visible.col.options, settings);
     const lookup = visibleLookup(db, visible.table, visible.col);
     const one = (v: CellValue): CellValue => (typeof v === 'number' && Number.isInteger(v) ? lookup(v) : v);
-    show = isRefListType(col.type)
+    show = col.ct.isList
       ? (v) => (v === null ? ['L'] : Array.isArray(v) && v[0] === 'L' ? ['L', ...v.slice(1).map(one)] : v)
       : one;
   } else {
     visibleFormatter = rowIdFormatter(isHiddenTable(meta, target) ? '' : target);
   }
-  const formatter = createFormatter({ type: col.type, options: col.options, settings, visible: visibleFormatter });
+  const formatter = col.ct.formatter(col.options, settings, visibleFormatter);
   const decode = col.decode;
   return { ...base, format: (raw) => formatter(show(decode(raw))) };
 }

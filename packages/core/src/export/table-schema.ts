@@ -4,9 +4,11 @@
  * `integer`; RefList, ChoiceList and Attachments are `array`).
  */
 import type Database from 'better-sqlite3';
+import { columnType } from '../doc/coltypes/index.js';
 import type { DocMeta } from '../doc/meta.js';
-import { columnHeader, type ExportColumn, type ExportHeader, planTableExport } from './plan.js';
+import { columnHeader, type ExportHeader, planTableExport } from './plan.js';
 
+/** One field (column) of a table schema. */
 export interface TableSchemaField {
   name: string;
   description?: string;
@@ -14,6 +16,7 @@ export interface TableSchemaField {
   [key: string]: unknown;
 }
 
+/** The Frictionless table schema of a table's CSV download (`/download/table-schema`). */
 export interface TableSchema {
   format: 'csv';
   mediatype: 'text/csv';
@@ -25,54 +28,12 @@ export interface TableSchema {
   schema: { fields: TableSchemaField[] };
 }
 
+/** Options of a table schema: header form and the CSV download it describes. */
 export interface TableSchemaOptions {
   header?: ExportHeader;
   /** URL of the matching CSV download (`<doc api url>/download/csv?<query>`). */
   csvPath: string;
   meta?: DocMeta;
-}
-
-/** Group and decimal separators of the locale, from formatting 1000.1 (absent ones are omitted). */
-function numberSeparators(locale: string): { groupChar?: string; decimalChar?: string } {
-  let parts: Intl.NumberFormatPart[];
-  try {
-    parts = new Intl.NumberFormat(locale).formatToParts(1000.1);
-  } catch {
-    parts = new Intl.NumberFormat('en-US').formatToParts(1000.1);
-  }
-  return {
-    groupChar: parts.find((p) => p.type === 'group')?.value,
-    decimalChar: parts.find((p) => p.type === 'decimal')?.value,
-  };
-}
-
-function typeField(col: ExportColumn, locale: string): { type: string; [key: string]: unknown } {
-  const o = col.options;
-  switch (col.type.split(':', 1)[0]) {
-    case 'Text':
-      return { type: 'string', format: o.widget === 'HyperLink' ? 'uri' : 'default' };
-    case 'Numeric':
-      return { type: 'number', bareNumber: o.numMode === 'decimal', ...numberSeparators(locale) };
-    case 'Int':
-      return { type: 'integer', bareNumber: o.numMode === 'decimal', groupChar: numberSeparators(locale).groupChar };
-    case 'Date':
-      return { type: 'date', format: 'any', gristFormat: o.dateFormat || 'YYYY-MM-DD' };
-    case 'DateTime':
-      // Grist prints "undefined" for a missing part; kept as it is.
-      return { type: 'datetime', format: 'any', gristFormat: `${o.dateFormat as string} ${o.timeFormat as string}` };
-    case 'Bool':
-      return { type: 'boolean', trueValue: ['TRUE'], falseValue: ['FALSE'] };
-    case 'Choice':
-      return { type: 'string', constraints: { enum: o.choices } };
-    case 'ChoiceList':
-      return { type: 'array', constraints: { enum: o.choices } };
-    case 'Ref':
-      return { type: 'integer' };
-    case 'RefList': case 'Attachments':
-      return { type: 'array' };
-    default:
-      return { type: 'string' };
-  }
 }
 
 /** The table schema of a user table; 404 `Table X not found.` for an unknown one. */
@@ -91,7 +52,7 @@ export function tableSchema(db: Database.Database, tableId: string, opts: TableS
       fields: plan.columns.map((col) => ({
         name: columnHeader(col, opts.header),
         ...(col.description ? { description: col.description } : {}),
-        ...typeField(col, locale),
+        ...columnType(col.type).schemaType(col.options, locale),
       })),
     },
   };

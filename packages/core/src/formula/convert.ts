@@ -4,12 +4,12 @@
  * result to its column type as Grist's usertypes do (never throwing: what does not convert is kept
  * as alt text, which raises InvalidTypedValue when another formula reads it).
  */
-import { CellValue, baseType, converterFor, refTarget } from '../doc/types.js';
-import { dateTimeZone } from '../doc/datetime.js';
+import { type CellValue, baseType, columnType, converterFor } from '../doc/types.js';
 import { PyDict, PyException, PyObject, PySet, PyTuple, Value, repr, str, strRepr } from './values.js';
 import { ExcObject } from './ops.js';
 import { Record, RecordHost, RecordSet, Via } from './records.js';
 import { IanaTz, PyDate, PyDateTime, dateToCell, datetimeToCell } from './datetime.js';
+import {BoundedMap} from '../memo.js';
 
 /** Hooks for date values (provided by the function library's datetime classes). */
 export interface DateHooks {
@@ -49,9 +49,9 @@ export function encodeObject(v: Value, colType = 'Any'): CellValue {
   if (v instanceof PyDate) {
     // Grist: a date/datetime in a DateTime column is read in the column's zone (naive ones too);
     // in Any columns an aware datetime keeps its zone, a naive one is UTC.
-    const base = baseType(colType);
-    if (base === 'DateTime') return datetimeToCell(v, dateTimeZone(colType));
-    if (base === 'Date') return dateToCell(v);
+    const ct = columnType(colType);
+    if (ct.base === 'DateTime') return datetimeToCell(v, ct.tz!);
+    if (ct.base === 'Date') return dateToCell(v);
     if (v instanceof PyDateTime) {
       const tz = v.tzinfo;
       return ['D', datetimeToCell(v, 'UTC'), tz instanceof IanaTz ? tz.name : 'UTC'];
@@ -63,10 +63,14 @@ export function encodeObject(v: Value, colType = 'Any'): CellValue {
   return ['U', repr(v)];
 }
 
-const converters = new Map<string, (v: CellValue) => CellValue>();
-const floatConverters = new Map<string, (v: CellValue) => CellValue>();
+const converters = new BoundedMap<string, (v: CellValue) => CellValue>(1000);
+const floatConverters = new BoundedMap<string, (v: CellValue) => CellValue>(1000);
 
-/** Converts a formula result to its column's type, as Grist stores it. */
+/**
+ * Converts a formula result to its column's type, as Grist stores it: through the type module's
+ * conversion (doc/coltypes/), after the Python-specific steps (ints beyond 32 bits, str() of
+ * objects for Text, dates in the column's zone).
+ */
 export function convertResult(v: Value, colType: string): CellValue {
   // Fast paths for right-typed results.
   if (typeof v === 'number' && colType === 'Numeric') return v;
@@ -97,15 +101,13 @@ export function convertResult(v: Value, colType: string): CellValue {
   return out;
 }
 
-/** Default CellValue of a column type (what an empty formula gives). */
+/**
+ * Default CellValue of a column type (what an empty formula gives): the type module's default,
+ * except that the position types give 0 here where the data engine's default is infinity.
+ */
 export function defaultCell(colType: string): CellValue {
-  switch (baseType(colType)) {
-    case 'Int': case 'Numeric': case 'Ref': case 'Id': case 'ManualSortPos': case 'PositionNumber': return 0;
-    case 'Text': case 'Choice': return '';
-    case 'Bool': return false;
-  }
-  if (colType.startsWith('Ref:')) return 0;
-  return null;
+  const ct = columnType(colType);
+  return ct.base === 'ManualSortPos' || ct.base === 'PositionNumber' ? 0 : ct.defaultValue;
 }
 
 /** Grist's InvalidTypedValue: alt text used where a typed value was needed ("Invalid Ref: hello"). */
@@ -162,9 +164,14 @@ const NO_HOST = {
 /** `via`: for Ref/RefList cells, the route the records were reached by (see engine.ts RefVia). */
 export type CellDecoder = (v: CellValue, via?: Via) => Value;
 
-/** How a column's stored cells read in formulas. */
+/**
+ * How a column's stored cells read in formulas. Formula-specific (Python values: records, tuples,
+ * dates, AltText), so it stays here rather than in the type modules (doc/coltypes/); the type
+ * string is parsed by them (zone, target table).
+ */
 export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHooks): CellDecoder {
-  const base = baseType(colType);
+  const ct = columnType(colType);
+  const base = ct.base;
   const generic = (v: CellValue): Value => decodeObject(v, host, hooks);
   const special = (v: CellValue): Value => {
     if (Array.isArray(v) && v[0] === 'E') raiseStoredError(v);
@@ -187,16 +194,16 @@ export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHo
     case 'Date':
       return (v) => (typeof v === 'number' ? (hooks.date ? hooks.date(v) : v) : v === null ? null : special(v));
     case 'DateTime': {
-      const tz = dateTimeZone(colType);
+      const tz = ct.tz!;
       return (v) => (typeof v === 'number' ? (hooks.datetime ? hooks.datetime(v, tz) : v) : v === null ? null : special(v));
     }
     case 'Ref': {
-      const target = refTarget(colType)!;
+      const target = ct.target!;
       return (v, via) => (typeof v === 'number' ? new Record(host, target, v, undefined, via)
         : v === null ? new Record(host, target, 0, undefined, via) : special(v));
     }
     case 'RefList': case 'Attachments': {
-      const target = refTarget(colType)!;
+      const target = ct.target!;
       return (v, via) => {
         if (v === null) return new RecordSet(host, target, [], undefined, undefined, via);
         if (Array.isArray(v) && v[0] === 'L' && v.slice(1).every((x) => typeof x === 'number')) {

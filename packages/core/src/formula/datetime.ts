@@ -13,6 +13,7 @@ import {
   toFloat, typeName,
 } from './values.js';
 import { PyType } from './ops.js';
+import {BoundedMap} from '../memo.js';
 
 export const MINYEAR = 1;
 export const MAXYEAR = 9999;
@@ -293,7 +294,7 @@ export class FixedTz extends TzInfo {
 
 export const UTC = new FixedTz(0);
 
-const fmtCache = new Map<string, Intl.DateTimeFormat>();
+const fmtCache = new BoundedMap<string, Intl.DateTimeFormat>(1000);
 function zoneFormatter(name: string): Intl.DateTimeFormat {
   let f = fmtCache.get(name);
   if (!f) {
@@ -976,7 +977,12 @@ export function fromIsoFormat(text: string, kind: 'date' | 'datetime'): PyDate {
 
 /** The current time in ms since epoch; replaceable so that tests and the engine's clock node agree. */
 let clock: () => number = () => Date.now();
-export function setClock(f: () => number): void { clock = f; }
+/** Sets the clock formulas read; returns the one it replaces. */
+export function setClock(f: () => number): () => number {
+  const previous = clock;
+  clock = f;
+  return previous;
+}
 export function nowMs(): number { return clock(); }
 
 export function now(tz: TzInfo | null): PyDateTime {

@@ -1,6 +1,8 @@
 import type { User } from './types.js';
 
+/** The email of Grist's anonymous user (shares with it make documents public). */
 export const ANON_EMAIL = 'anon@getgrist.com';
+/** The email of Grist's everyone@ user (shares with every signed-in user). */
 export const EVERYONE_EMAIL = 'everyone@getgrist.com';
 
 /** Who is calling, and which user ids count for them. */

@@ -1,20 +1,8 @@
 import Database from 'better-sqlite3';
 import { makeId, nowIso } from '../ids.js';
-import {
-  Conflict,
-  type AclChange,
-  type AclEntry,
-  type Doc,
-  type DocPatch,
-  type HomeStore,
-  type NewDoc,
-  type Org,
-  type OrgPatch,
-  type ResourceKind,
-  type User,
-  type Workspace,
-  type WorkspacePatch,
-} from './types.js';
+import { rowCodec, type HomeRow } from './rows.js';
+import { Conflict } from './types.js';
+import type { AclChange, AclEntry, Doc, DocPatch, HomeStore, NewDoc, Org, OrgPatch, ResourceKind, User, Workspace, WorkspacePatch } from './types.js';
 
 /** Versioned migrations; index + 1 is the schema version recorded in `user_version`. */
 export const MIGRATIONS: string[] = [
@@ -138,61 +126,14 @@ export const MIGRATIONS: string[] = [
   `,
 ];
 
-type Row = Record<string, any>;
+type Row = HomeRow;
 
-function toUser(r: Row): User {
-  return {
-    id: r.id,
-    email: r.email,
-    name: r.name,
-    ref: r.ref,
-    picture: r.picture ?? null,
-    apiKeyPrefix: r.api_key_prefix ?? null,
-    createdAt: r.created_at,
-  };
-}
-function toOrg(r: Row): Org {
-  return {
-    id: r.id,
-    name: r.name,
-    domain: r.domain ?? null,
-    ownerId: r.owner_id ?? null,
-    host: r.host ?? null,
-    orgPrefs: r.org_prefs ? JSON.parse(r.org_prefs) : null,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-function toWorkspace(r: Row): Workspace {
-  return {
-    id: r.id,
-    orgId: r.org_id,
-    name: r.name,
-    maxInheritedRole: r.max_inherited_role ?? null,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    removedAt: r.removed_at ?? null,
-  };
-}
-function toDoc(r: Row): Doc {
-  return {
-    id: r.id,
-    workspaceId: r.workspace_id,
-    name: r.name,
-    urlId: r.url_id ?? null,
-    isPinned: Boolean(r.is_pinned),
-    options: r.options ? JSON.parse(r.options) : null,
-    type: r.type ?? null,
-    maxInheritedRole: r.max_inherited_role ?? null,
-    createdBy: r.created_by ?? null,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    removedAt: r.removed_at ?? null,
-  };
-}
-function toAcl(r: Row): AclEntry {
-  return { kind: r.kind, resourceId: r.resource_id, userId: r.user_id, role: r.role };
-}
+// better-sqlite3 returns TEXT timestamps and JSON, and 0/1 for booleans.
+const rows = rowCodec({
+  time: (v) => (v === null || v === undefined ? null : String(v)),
+  json: (v) => (v ? JSON.parse(v as string) : null),
+  bool: Boolean,
+});
 
 function isUnique(e: unknown, column: string): boolean {
   return e instanceof Error && /UNIQUE constraint failed/.test(e.message) && e.message.includes(column);
@@ -254,19 +195,19 @@ export class SqliteHomeStore implements HomeStore {
 
   async getUser(id: number) {
     const r = this.get('SELECT * FROM users WHERE id = ?', id);
-    return r ? toUser(r) : null;
+    return r ? rows.user(r) : null;
   }
   async getUsers(ids: number[]) {
     if (ids.length === 0) return [];
-    return this.all(`SELECT * FROM users WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(ids)).map(toUser);
+    return this.all(`SELECT * FROM users WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(ids)).map(rows.user);
   }
   async getUserByEmail(email: string) {
     const r = this.get('SELECT * FROM users WHERE email_norm = ?', email.toLowerCase());
-    return r ? toUser(r) : null;
+    return r ? rows.user(r) : null;
   }
   async getUserByApiKeyHash(hash: string) {
     const r = this.get('SELECT * FROM users WHERE api_key_hash = ?', hash);
-    return r ? toUser(r) : null;
+    return r ? rows.user(r) : null;
   }
   async createUser(u: { email: string; name: string; personalOrg: boolean }) {
     return this.tx(() => {
@@ -287,7 +228,7 @@ export class SqliteHomeStore implements HomeStore {
         throw e;
       }
       if (u.personalOrg) this.createOrgSync({ name: 'Personal', domain: null, ownerUserId: id, personal: true });
-      return toUser(this.get('SELECT * FROM users WHERE id = ?', id)!);
+      return rows.user(this.get('SELECT * FROM users WHERE id = ?', id)!);
     });
   }
   async updateUser(id: number, patch: { name?: string }) {
@@ -333,22 +274,22 @@ export class SqliteHomeStore implements HomeStore {
     }
     this.run("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('org', ?, ?, 'owners')", String(id), o.ownerUserId);
     this.run('INSERT INTO workspaces (org_id, name, created_at, updated_at) VALUES (?, ?, ?, ?)', id, 'Home', now, now);
-    return toOrg(this.get('SELECT * FROM orgs WHERE id = ?', id)!);
+    return rows.org(this.get('SELECT * FROM orgs WHERE id = ?', id)!);
   }
   async createOrg(o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }) {
     return this.tx(() => this.createOrgSync(o));
   }
   async getOrg(id: number) {
     const r = this.get('SELECT * FROM orgs WHERE id = ?', id);
-    return r ? toOrg(r) : null;
+    return r ? rows.org(r) : null;
   }
   async getOrgByDomain(domain: string) {
     const r = this.get('SELECT * FROM orgs WHERE domain = ?', domain);
-    return r ? toOrg(r) : null;
+    return r ? rows.org(r) : null;
   }
   async getPersonalOrg(userId: number) {
     const r = this.get('SELECT * FROM orgs WHERE owner_id = ?', userId);
-    return r ? toOrg(r) : null;
+    return r ? rows.org(r) : null;
   }
   async updateOrg(id: number, patch: OrgPatch) {
     const sets: string[] = [];
@@ -396,7 +337,7 @@ export class SqliteHomeStore implements HomeStore {
            JOIN workspaces w ON w.id = d.workspace_id WHERE a.user_id IN (SELECT value FROM json_each(@ids)))
        ORDER BY id`,
       { ids },
-    ).map(toOrg);
+    ).map(rows.org);
   }
   async getPrefs(orgId: number, userId: number | null) {
     const r = this.get('SELECT prefs FROM prefs WHERE org_id = ? AND user_id = ?', orgId, userId ?? 0);
@@ -422,15 +363,15 @@ export class SqliteHomeStore implements HomeStore {
           .lastInsertRowid,
       );
       this.run("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('ws', ?, ?, 'owners')", String(id), w.ownerUserId);
-      return toWorkspace(this.get('SELECT * FROM workspaces WHERE id = ?', id)!);
+      return rows.workspace(this.get('SELECT * FROM workspaces WHERE id = ?', id)!);
     });
   }
   async getWorkspace(id: number) {
     const r = this.get('SELECT * FROM workspaces WHERE id = ?', id);
-    return r ? toWorkspace(r) : null;
+    return r ? rows.workspace(r) : null;
   }
   async listWorkspaces(orgId: number) {
-    return this.all('SELECT * FROM workspaces WHERE org_id = ? ORDER BY id', orgId).map(toWorkspace);
+    return this.all('SELECT * FROM workspaces WHERE org_id = ? ORDER BY id', orgId).map(rows.workspace);
   }
   async updateWorkspace(id: number, patch: WorkspacePatch) {
     const sets: string[] = [];
@@ -517,12 +458,12 @@ export class SqliteHomeStore implements HomeStore {
       );
       if (d.urlId) this.claimUrlId(d.id, this.orgOfWorkspace(d.workspaceId), d.urlId);
       this.run("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('doc', ?, ?, 'owners')", d.id, d.ownerUserId);
-      return toDoc(this.get('SELECT * FROM docs WHERE id = ?', d.id)!);
+      return rows.doc(this.get('SELECT * FROM docs WHERE id = ?', d.id)!);
     });
   }
   async getDoc(id: string) {
     const r = this.get('SELECT * FROM docs WHERE id = ?', id);
-    return r ? toDoc(r) : null;
+    return r ? rows.doc(r) : null;
   }
   async getDocByUrlId(urlId: string, orgId: number | null) {
     const r =
@@ -533,14 +474,14 @@ export class SqliteHomeStore implements HomeStore {
             urlId,
           )
         : this.get('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = ? AND a.org_id = ?', urlId, orgId);
-    return r ? toDoc(r) : null;
+    return r ? rows.doc(r) : null;
   }
   async listDocs(workspaceIds: number[]) {
     if (workspaceIds.length === 0) return [];
     return this.all(
       'SELECT * FROM docs WHERE workspace_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id',
       JSON.stringify(workspaceIds),
-    ).map(toDoc);
+    ).map(rows.doc);
   }
   async updateDoc(id: string, patch: DocPatch) {
     this.tx(() => {
@@ -590,7 +531,7 @@ export class SqliteHomeStore implements HomeStore {
       'SELECT * FROM acl WHERE kind = ? AND resource_id IN (SELECT value FROM json_each(?)) ORDER BY user_id',
       kind,
       JSON.stringify(resourceIds),
-    ).map(toAcl);
+    ).map(rows.acl);
   }
   async getAclInOrg(orgId: number, userIds: number[] | null) {
     const users = userIds === null ? null : JSON.stringify(userIds);
@@ -602,7 +543,7 @@ export class SqliteHomeStore implements HomeStore {
        ORDER BY a.user_id`,
       // better-sqlite3 binds JS numbers as REAL, so CAST(@org AS TEXT) would be '1.0': pass the text form.
       { org: orgId, orgText: String(orgId), users },
-    ).map(toAcl);
+    ).map(rows.acl);
   }
   async updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts: { cascade?: boolean } = {}) {
     this.tx(() => {

@@ -4,8 +4,10 @@
 export type Role = 'owners' | 'editors' | 'viewers' | 'members' | 'guests';
 /** Roles that can be inherited and capped by `maxInheritedRole`. */
 export type BasicRole = 'owners' | 'editors' | 'viewers';
+/** What an access list belongs to: an org, a workspace or a document. */
 export type ResourceKind = 'org' | 'ws' | 'doc';
 
+/** A user of the home database. */
 export interface User {
   id: number;
   /** Email as first given (display form); lookups compare lower-cased. */
@@ -18,6 +20,7 @@ export interface User {
   createdAt: string;
 }
 
+/** An org: a team site, or a user's personal org. */
 export interface Org {
   id: number;
   name: string;
@@ -31,6 +34,7 @@ export interface Org {
   updatedAt: string;
 }
 
+/** A workspace of an org. */
 export interface Workspace {
   id: number;
   orgId: number;
@@ -41,6 +45,7 @@ export interface Workspace {
   removedAt: string | null;
 }
 
+/** A document's home record (its file is `<data>/docs/<id>.grist`). */
 export interface Doc {
   id: string;
   workspaceId: number;
@@ -56,6 +61,7 @@ export interface Doc {
   removedAt: string | null;
 }
 
+/** One entry of an access list: a user's role on an org, workspace or document. */
 export interface AclEntry {
   kind: ResourceKind;
   /** Org and workspace ids as decimal strings, doc ids as they are. */
@@ -64,17 +70,22 @@ export interface AclEntry {
   role: Role;
 }
 
+/** One change to an access list: a user's new role, or null to remove it. */
 export interface AclChange {
   userId: number;
   role: Role | null;
 }
 
+/** Changes to an org. */
 export type OrgPatch = Partial<Pick<Org, 'name' | 'domain' | 'orgPrefs'>>;
+/** Changes to a workspace. */
 export type WorkspacePatch = Partial<Pick<Workspace, 'name' | 'maxInheritedRole' | 'removedAt'>>;
+/** Changes to a document's home record. */
 export type DocPatch = Partial<
   Pick<Doc, 'name' | 'urlId' | 'isPinned' | 'options' | 'type' | 'maxInheritedRole' | 'removedAt' | 'workspaceId'>
 >;
 
+/** A document home record to create. */
 export interface NewDoc {
   id: string;
   workspaceId: number;
@@ -100,12 +111,17 @@ export class Conflict extends Error {
  */
 export interface HomeStore {
   // Users
+  /** A user by id. */
   getUser(id: number): Promise<User | null>;
+  /** Users by id. */
   getUsers(ids: number[]): Promise<User[]>;
+  /** A user by email (case-insensitive). */
   getUserByEmail(email: string): Promise<User | null>;
+  /** The user whose API key has this hash. */
   getUserByApiKeyHash(hash: string): Promise<User | null>;
   /** Creates a user; with `personalOrg`, also its personal org "Personal" and workspace "Home". */
   createUser(u: { email: string; name: string; personalOrg: boolean }): Promise<User>;
+  /** Changes a user. */
   updateUser(id: number, patch: { name?: string }): Promise<void>;
   /** Sets (or clears with null) the API key hash; Conflict('apiKey') if the hash is taken. */
   setApiKey(id: number, hash: string | null, prefix: string | null): Promise<void>;
@@ -115,31 +131,46 @@ export interface HomeStore {
   // Orgs
   /** Creates an org with workspace "Home"; the owner gets `owners` on the org. */
   createOrg(o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }): Promise<Org>;
+  /** An org by id. */
   getOrg(id: number): Promise<Org | null>;
+  /** A team site by domain. */
   getOrgByDomain(domain: string): Promise<Org | null>;
+  /** A user's personal org. */
   getPersonalOrg(userId: number): Promise<Org | null>;
+  /** Changes an org. */
   updateOrg(id: number, patch: OrgPatch): Promise<void>;
+  /** Deletes an org with its workspaces and documents; returns the document ids. */
   deleteOrg(id: number): Promise<{ docIds: string[] }>;
   /** Orgs in which any of the users has an ACL entry on the org or on anything inside it. */
   listOrgsForUsers(userIds: number[]): Promise<Org[]>;
+  /** Stored preferences of a user in an org. */
   getPrefs(orgId: number, userId: number | null): Promise<Record<string, unknown> | null>;
+  /** Stores preferences of a user in an org. */
   setPrefs(orgId: number, userId: number | null, prefs: Record<string, unknown> | null): Promise<void>;
 
   // Workspaces
+  /** Creates a workspace. */
   createWorkspace(w: { orgId: number; name: string; ownerUserId: number }): Promise<Workspace>;
+  /** A workspace by id. */
   getWorkspace(id: number): Promise<Workspace | null>;
+  /** An org's workspaces. */
   listWorkspaces(orgId: number): Promise<Workspace[]>;
+  /** Changes a workspace. */
   updateWorkspace(id: number, patch: WorkspacePatch): Promise<void>;
+  /** Deletes a workspace with its documents; returns the document ids. */
   deleteWorkspace(id: number): Promise<{ docIds: string[] }>;
 
   // Docs
+  /** Creates a document record (Conflict when the urlId is taken). */
   createDoc(d: NewDoc): Promise<Doc>;
+  /** A document by id. */
   getDoc(id: string): Promise<Doc | null>;
   /**
    * Resolves a urlId (current or former alias) within an org; with orgId null, among personal orgs
    * (Grist's merged `docs` org), the oldest alias first.
    */
   getDocByUrlId(urlId: string, orgId: number | null): Promise<Doc | null>;
+  /** A workspace's documents. */
   listDocs(workspaceIds: number[]): Promise<Doc[]>;
   /**
    * Updates a doc. Setting `urlId` records an alias; Conflict('urlId') when another doc holds it
@@ -148,9 +179,11 @@ export interface HomeStore {
   updateDoc(id: string, patch: DocPatch): Promise<void>;
   /** Moves a doc to another workspace; across orgs its urlId and aliases are dropped. */
   moveDoc(id: string, workspaceId: number): Promise<void>;
+  /** Deletes a document record. */
   deleteDoc(id: string): Promise<void>;
 
   // Access lists
+  /** A resource's access list. */
   getAcl(kind: ResourceKind, resourceIds: string[]): Promise<AclEntry[]>;
   /** All entries of the users on an org and on every workspace and doc inside it. */
   getAclInOrg(orgId: number, userIds: number[] | null): Promise<AclEntry[]>;
@@ -160,5 +193,6 @@ export interface HomeStore {
    */
   updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts?: { cascade?: boolean }): Promise<void>;
 
+  /** Closes the store. */
   close(): Promise<void>;
 }

@@ -15,6 +15,7 @@ import { type DocSettings, guessColumnWithParser } from '../doc/parse.js';
 import { type CellValue, pyFloatOfString } from '../doc/types.js';
 import { BadRequest } from '../errors.js';
 
+/** A CSV file split into headers and rows. */
 export interface ParsedCsv {
   /** One per column: the header text ('' when the file has none for it). */
   headers: string[];
@@ -23,6 +24,7 @@ export interface ParsedCsv {
   delimiter: string;
 }
 
+/** A column of a CSV import: its header, position, guessed type and parser. */
 export interface ImportColumn {
   /** Header text (becomes the label, and the colId once normalised); '' for none. */
   header: string;
@@ -173,6 +175,7 @@ export function splitHeaders(records: string[][], delimiter: string): ParsedCsv 
   return { headers, rows: records.slice(dataOffset).map((r) => fitRow(r, headers.length)), delimiter };
 }
 
+/** Options of `readCsvRecords`: the delimiter, and a callback told how many bytes were read. */
 export interface CsvReadOptions {
   /** The delimiter (`\t` for .tsv files); sniffed from the first bytes otherwise. */
   delimiter?: string;

@@ -23,7 +23,8 @@ import { fitRow, guessImportColumns, readCsvRecords, splitHeaders } from './csv.
 import { dropPrivateObjects, openGristUpload } from './grist.js';
 
 export {
-  decodeText, detectEncoding, guessImportColumns, parseCsv, readCsvRecords, sniffDelimiter, type ImportColumn, type ParsedCsv,
+  decodeText, detectEncoding, guessImportColumns, parseCsv, readCsvRecords, sniffDelimiter, type CsvReadOptions, type ImportColumn,
+  type ParsedCsv,
 } from './csv.js';
 export { dropPrivateObjects, openGristUpload } from './grist.js';
 
@@ -39,12 +40,19 @@ export interface ImportedFile {
   stream?: Readable;
 }
 
-/** How far an import is: rows written (CSV), and the part of the input done (0 to 1) when known. */
+/**
+ * How far an import is: rows written (CSV), the part of the current stage done (0 to 1) when
+ * known, and the stage: a CSV import only reads `rows`; a `.grist` import copies the file, then
+ * upgrades an older schema, then recomputes every formula (the last two can take longer than
+ * the copy on a large document, so each is reported when it starts).
+ */
 export interface ImportProgress {
   rows: number | null;
   fraction: number | null;
+  stage: 'rows' | 'copy' | 'upgrade' | 'formulas' | 'done';
 }
 
+/** Options of an import: the new document's name and time zone, and a progress callback. */
 export interface ImportOptions {
   /** Title of the new document (default: the file's base name). */
   documentName?: string | null;
@@ -54,9 +62,15 @@ export interface ImportOptions {
   onProgress?: (progress: ImportProgress) => void;
 }
 
+/** The new document of an import. */
 export interface ImportResult {
   id: string;
   title: string;
+  /**
+   * Set when the new document can be read but not written (a `.grist` file with a schema newer
+   * than gristlite's): the reason every write to it will answer with.
+   */
+  readOnly?: string;
 }
 
 const CSV_EXTENSIONS = new Set(['.csv', '.tsv', '.txt', '.dsv']);
@@ -67,7 +81,9 @@ const CSV_EXTENSIONS = new Set(['.csv', '.tsv', '.txt', '.dsv']);
  * `gristlite import` in ~10 s at a peak RSS of ~245 MB, the same as for 200,000 rows (docs/operations.md).
  */
 export const IMPORT_GUESS_ROWS = 10_000;
+/** At most this many cells are read before column types are guessed. */
 export const IMPORT_GUESS_CELLS = 500_000;
+/** Cells written per batch of a CSV import (all in one transaction). */
 export const IMPORT_BATCH_CELLS = 50_000;
 /** SQLite's default limit of 2000 columns a table, less `id` and `manualSort`. */
 export const MAX_IMPORT_COLUMNS = 1998;
@@ -89,11 +105,12 @@ function removeFiles(path: string): void {
  * any step fails.
  */
 async function createDocWith(engine: Engine, wid: number, p: Principal, name: string,
-                             build: (tmpPath: string) => void | Promise<void>): Promise<ImportResult> {
+                             build: (tmpPath: string) => void | Promise<void | { readOnly?: string }>): Promise<ImportResult> {
   const doc = await engine.home.createDoc(wid, p, { name });
   const tmp = join(tmpDir(engine), `${makeId()}.grist`);
+  let readOnly: string | undefined;
   try {
-    await build(tmp);
+    readOnly = (await build(tmp))?.readOnly;
     const dest = engine.docPath(doc.id);
     if (existsSync(dest)) throw new Error(`document file ${dest} already exists`);
     renameSync(tmp, dest);
@@ -105,7 +122,7 @@ async function createDocWith(engine: Engine, wid: number, p: Principal, name: st
   } finally {
     removeFiles(tmp);
   }
-  return { id: doc.id, title: doc.name };
+  return readOnly === undefined ? { id: doc.id, title: doc.name } : { id: doc.id, title: doc.name, readOnly };
 }
 
 /** The name the file gives the document (`Sales.csv` gives `Sales`). */
@@ -136,7 +153,7 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
       try {
         await src.backup(tmp, {
           progress({ totalPages, remainingPages }) {
-            opts.onProgress?.({ rows: null, fraction: totalPages ? 1 - remainingPages / totalPages : null });
+            opts.onProgress?.({ rows: null, fraction: totalPages ? 1 - remainingPages / totalPages : null, stage: 'copy' });
             return 1024;
           },
         });
@@ -153,6 +170,7 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
         db.close();
       }
       // Older schemas are upgraded now, so that a failing migration refuses the import (400).
+      opts.onProgress?.({ rows: null, fraction: null, stage: 'upgrade' });
       upgradeDocFile(tmp);
       // Only a document gristlite can open is accepted (very old layouts lack tables it reads).
       try {
@@ -167,14 +185,18 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
       }
       // Every formula is recomputed (on the upgraded schema), as Grist does when it opens a
       // document; the file stays in rollback-journal mode until it is moved into place.
+      opts.onProgress?.({ rows: null, fraction: null, stage: 'formulas' });
       const doc = GristDoc.open(tmp);
+      let readOnly: string | null;
       try {
-        if (doc.isWritable) doc.recomputeFormulas();
+        readOnly = doc.readOnlyReason;
+        if (readOnly === null) doc.recomputeFormulas();
         doc.db.pragma('journal_mode = DELETE');
       } finally {
         doc.close();
       }
-      opts.onProgress?.({ rows: null, fraction: 1 });
+      opts.onProgress?.({ rows: null, fraction: 1, stage: 'done' });
+      return readOnly === null ? {} : { readOnly };
     } finally {
       removeFiles(upload);
     }
@@ -216,7 +238,7 @@ export async function importCsvDoc(engine: Engine, wid: number, p: Principal, fi
       doc.db.pragma('journal_mode = OFF');
       doc.db.pragma('synchronous = OFF');
       await writeCsvTable(doc, titleFromFileName(file.fileName), records, timezone,
-        (rows) => opts.onProgress?.({ rows, fraction: size ? read / size : null }));
+        (rows) => opts.onProgress?.({ rows, fraction: size ? read / size : null, stage: 'rows' }));
       doc.db.pragma('journal_mode = DELETE');
     } finally {
       doc.close();

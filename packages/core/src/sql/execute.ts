@@ -10,6 +10,7 @@ export interface ResultCaps {
 
 /** Defaults of the caps; see docs: a result larger than this needs a LIMIT or narrower columns. */
 export const DEFAULT_MAX_ROWS = 1_000_000;
+/** Largest answer of one SQL statement, in bytes, unless configured. */
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** A statement refused or failed for a reason the caller can fix (HTTP 400). */

@@ -5,6 +5,7 @@ import {DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, type ResultCaps} from './execute.js
 import type {FromWorker, ToWorker} from './protocol.js';
 import {effectiveTimeoutMs, INTERRUPT_MESSAGE, selectText, sqlParams, type SqlParam} from './statement.js';
 
+/** Settings of the SQL worker pool (see docs/sql.md). */
 export interface SqlPoolOptions {
   /** Worker processes kept ready. Default 2. */
   size?: number;
@@ -31,6 +32,7 @@ export interface SqlCaller {
   user?: string;
 }
 
+/** What `/sql` answers: the statement and its rows. */
 export interface SqlResult {
   statement: string;
   records: {fields: Record<string, unknown>}[];
@@ -168,6 +170,7 @@ export class SqlPool {
     })));
   }
 
+  /** Stops the workers (queued statements fail). */
   async close(): Promise<void> {
     this.#closed = true;
     for (const job of this.#takeAll()) { this.#settle(job, new Error('SqlPool is closed')); }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { BadRequest, NotFound, Unauthorized } from '../errors.js';
-import { clearWebhookQueue, forgetWebhook, webhookUsage, type WebhookUsage } from './delivery.js';
+import { clearWebhookQueue, forgetWebhook, webhookUsage, type WebhookDelivery, type WebhookUsage } from './delivery.js';
 import {
   allTriggers, colIdOf, getSecret, resolveColumn, resolveTable, tableIdOf, triggerForWebhook,
 } from './meta.js';
@@ -30,6 +30,7 @@ export interface WebhookFieldsInput {
   secret?: string | null;
 }
 
+/** A webhook as `GET /webhooks` lists it: fields and usage. */
 export interface WebhookSummary {
   id: string;
   fields: {
@@ -137,6 +138,7 @@ function encodeFields(fields: TriggerFields & { actions?: string }, existing: Se
   return out;
 }
 
+/** A webhook just created: its id, unsubscribe key and trigger row. */
 export interface CreatedWebhook {
   webhookId: string;
   unsubscribeKey: string;
@@ -220,9 +222,10 @@ export async function updateWebhook(
   webhookId: string,
   patch: WebhookFieldsInput,
   policy: WebhookUrlPolicy,
+  delivery?: WebhookDelivery,
 ): Promise<{ success: true }> {
   const fields = await webhookSettings(db, webhookId, patch, policy);
-  if (fields.enabled === false) clearWebhookQueue(db, webhookId);
+  if (fields.enabled === false) clearWebhookQueue(db, webhookId, delivery);
   const triggerId = triggerForWebhook(db, webhookId).id;
   const cols = encodeFields(fields, triggerColumns(db));
   const secretUpdates: [string, unknown][] = [];
@@ -243,7 +246,7 @@ export async function updateWebhook(
   return { success: true };
 }
 
-function deleteWebhook(db: Database.Database, webhookId: string, triggerId: number): void {
+function deleteWebhook(db: Database.Database, webhookId: string, triggerId: number, delivery?: WebhookDelivery): void {
   db.transaction(() => {
     const t = allTriggers(db).find((tr) => tr.id === triggerId);
     if (t && t.webhookIds.length > 1) {
@@ -254,14 +257,14 @@ function deleteWebhook(db: Database.Database, webhookId: string, triggerId: numb
       db.prepare('DELETE FROM _grist_Triggers WHERE id = ?').run(triggerId);
     }
     if (getSecret(db, webhookId)) db.prepare(`DELETE FROM ${SECRETS_TABLE} WHERE webhookId = ?`).run(webhookId);
-    forgetWebhook(db, webhookId);
+    forgetWebhook(db, webhookId, delivery);
   })();
 }
 
 /** DELETE /webhooks/{id} (owners): removes the trigger, the secret, and its waiting events. */
-export function removeWebhook(db: Database.Database, webhookId: string): { success: true } {
+export function removeWebhook(db: Database.Database, webhookId: string, delivery?: WebhookDelivery): { success: true } {
   const trigger = triggerForWebhook(db, webhookId);
-  deleteWebhook(db, webhookId, trigger.id);
+  deleteWebhook(db, webhookId, trigger.id, delivery);
   return { success: true };
 }
 
@@ -275,6 +278,7 @@ export function unsubscribeWebhook(
   unsubscribeKey: string | undefined,
   isOwner: boolean,
   tableId?: string,
+  delivery?: WebhookDelivery,
 ): { success: true } {
   const trigger = triggerForWebhook(db, webhookId ?? '');
   // The route names a table: a webhook of another table is not found there (Grist does not check;
@@ -288,7 +292,7 @@ export function unsubscribeWebhook(
     if (!secret) throw new NotFound('Webhook with given id not found');
     if (secret.unsubscribeKey !== unsubscribeKey) throw new Unauthorized('Wrong unsubscribeKey');
   }
-  deleteWebhook(db, webhookId, trigger.id);
+  deleteWebhook(db, webhookId, trigger.id, delivery);
   return { success: true };
 }
 

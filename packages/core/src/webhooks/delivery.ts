@@ -16,11 +16,13 @@ import { createHmac } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { Agent, request } from 'undici';
 import { getSecret } from './meta.js';
-import { BeforeCapture, recordEvents, setWaker, type RowChange } from './events.js';
+import { BeforeCapture, recordEvents, type RowChange } from './events.js';
 import { OUTBOX_TABLE, STATS_TABLE, hasTable } from './schema.js';
 import { classifyUrl, publicOnlyLookup, socketLookup, type WebhookUrlPolicy } from './urls.js';
 
+/** Whether a webhook is idle, sending, retrying, or failed. */
 export type WebhookStatus = 'idle' | 'sending' | 'retrying' | 'postponed' | 'error' | 'invalid';
+/** How the last batch of a webhook went. */
 export type WebhookBatchStatus = 'success' | 'failure' | 'rejected';
 
 /** The `usage` object of GET /webhooks, shaped as Grist's. */
@@ -41,6 +43,7 @@ export interface WebhookUsage {
   };
 }
 
+/** Settings of a document's webhook delivery (attempts, waits, batch and queue sizes, URL policy). */
 export interface DeliveryOptions {
   /** For log lines. */
   docId?: string;
@@ -58,6 +61,8 @@ export interface DeliveryOptions {
   requestTimeoutMs?: number;
   /** Called with unexpected errors of the loop (default: console.error). */
   onError?: (e: unknown) => void;
+  /** Called at every failed POST attempt (the engine counts them for metrics). */
+  onFailure?: () => void;
 }
 
 /** Delivery settings from the environment, with Grist's variable names. */
@@ -90,11 +95,6 @@ type StatsRow = {
   batchAttempts: number | null;
 };
 
-let deliveryFailures = 0;
-/** Failed webhook POSTs (attempts) in this process since it started (for metrics). */
-export function webhookFailureCount(): number {
-  return deliveryFailures;
-}
 
 /** Number of events waiting in the outbox, for one webhook or all. */
 export function queueSize(db: Database.Database, webhookId?: string): number {
@@ -171,22 +171,13 @@ function logBatch(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Registry: the delivery of each open document's connection.
-
-const registry = new WeakMap<Database.Database, WebhookDelivery>();
-
-setWaker((db) => registry.get(db)?.scheduleWake());
-
-/** The delivery started for this connection, if any. */
-export function deliveryFor(db: Database.Database): WebhookDelivery | undefined {
-  return registry.get(db);
-}
 
 /**
  * `DELETE /webhooks/queue` (all webhooks) or `/webhooks/queue/{id}`: drops the waiting events,
- * aborts the request in flight, and resets the stats (of every webhook, as Grist does).
+ * aborts the request in flight (of `delivery`, the document's), and resets the stats (of every
+ * webhook, as Grist does).
  */
-export function clearWebhookQueue(db: Database.Database, webhookId?: string): void {
+export function clearWebhookQueue(db: Database.Database, webhookId?: string, delivery?: WebhookDelivery): void {
   if (hasTable(db, OUTBOX_TABLE)) {
     db.transaction(() => {
       if (webhookId === undefined) db.prepare(`DELETE FROM ${OUTBOX_TABLE}`).run();
@@ -194,14 +185,14 @@ export function clearWebhookQueue(db: Database.Database, webhookId?: string): vo
       if (hasTable(db, STATS_TABLE)) db.prepare(`DELETE FROM ${STATS_TABLE}`).run();
     })();
   }
-  registry.get(db)?.abortLanes(webhookId);
+  delivery?.abortLanes(webhookId);
 }
 
 /** Forgets a deleted webhook's events and stats (its lane, if running, is stopped). */
-export function forgetWebhook(db: Database.Database, webhookId: string): void {
+export function forgetWebhook(db: Database.Database, webhookId: string, delivery?: WebhookDelivery): void {
   if (hasTable(db, OUTBOX_TABLE)) db.prepare(`DELETE FROM ${OUTBOX_TABLE} WHERE webhookId = ?`).run(webhookId);
   if (hasTable(db, STATS_TABLE)) db.prepare(`DELETE FROM ${STATS_TABLE} WHERE webhookId = ?`).run(webhookId);
-  registry.get(db)?.abortLanes(webhookId);
+  delivery?.abortLanes(webhookId);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,6 +228,7 @@ export function signatureHeaders(secret: string, body: string, timestamp: number
   return { 'X-Gristlite-Timestamp': String(timestamp), 'X-Gristlite-Signature': `sha256=${signature}` };
 }
 
+/** Delivers one open document's outbox: one lane per webhook, batches in order, retries with backoff. */
 export class WebhookDelivery {
   private readonly lanes = new Map<string, Lane>();
   private stopped = false;
@@ -267,12 +259,9 @@ export class WebhookDelivery {
     this.publicAgent = new Agent({ ...timeouts, connect: { lookup: publicOnlyLookup(opts.policy) } });
   }
 
-  /** Registers this delivery for its connection and starts sending whatever the outbox holds. */
+  /** Starts sending whatever the outbox holds (one delivery per open document: the engine's). */
   start(): this {
     if (this.started) return this;
-    const existing = registry.get(this.db);
-    if (existing && existing !== this) throw new Error('a webhook delivery is already running for this document');
-    registry.set(this.db, this);
     this.started = true;
     this.wake();
     return this;
@@ -281,7 +270,6 @@ export class WebhookDelivery {
   /** Stops sending (aborting requests in flight; their events stay in the outbox) and waits for it. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (registry.get(this.db) === this) registry.delete(this.db);
     const lanes = [...this.lanes.values()];
     for (const lane of lanes) lane.controller.abort(new Error('stopped'));
     await Promise.allSettled(lanes.map((l) => l.done));
@@ -491,7 +479,7 @@ export class WebhookDelivery {
         throw e;
       }
       logBatch(this.db, webhookId, 'failure', { size, httpStatus, error, attempts: attempt + 1 });
-      deliveryFailures++;
+      this.opts.onFailure?.();
       if (attempt >= this.currentMaxAttempts() - 1) return false;
       await sleep(wait * this.waitDelayMs, signal);
       if (wait < 64) wait *= 2;
@@ -503,6 +491,14 @@ export class WebhookDelivery {
 /** Creates and starts the delivery of a document's outbox (call once per open document). */
 export function startWebhookDelivery(db: Database.Database, opts: DeliveryOptions): WebhookDelivery {
   return new WebhookDelivery(db, opts).start();
+}
+
+/** Webhook recording and delivery attached to one open document. */
+export interface AttachedWebhooks {
+  /** The delivery of its outbox. */
+  delivery: WebhookDelivery;
+  /** Stops recording and delivery (call before closing the connection). */
+  detach(): Promise<void>;
 }
 
 /**
@@ -517,7 +513,7 @@ export function attachWebhooks(
     onBeforeRows?(listener: (tableId: string, rowIds: number[], writeSeq: number) => void): () => void;
   },
   opts: DeliveryOptions,
-): { delivery: WebhookDelivery; detach(): Promise<void> } {
+): AttachedWebhooks {
   // Old values of updated/removed rows, captured during the current write (ready-column and
   // watched-column rules compare them with the new ones).
   let capture: BeforeCapture | null = null;
@@ -529,13 +525,16 @@ export function attachWebhooks(
     }
     capture!.capture(tableId, rowIds);
   });
+  const ids = { last: 0 };
+  const delivery = startWebhookDelivery(db, opts);
   const unhook = doc.onChange((change) => {
     const before = change.writeSeq !== undefined && change.writeSeq === captureSeq ? capture?.get(change.tableId) : change.before;
-    recordEvents(db, { ...change, before });
+    // Delivery looks at the outbox once the current synchronous write is over.
+    if (recordEvents(db, { ...change, before }, ids).length) delivery.scheduleWake();
   });
-  const delivery = startWebhookDelivery(db, opts);
   return {
     delivery,
+    /** Stops recording and delivery (call before closing the connection). */
     async detach() {
       unhook();
       unhookBefore?.();

@@ -17,6 +17,7 @@ import { makeDecoder, type CellValue } from '../doc/types.js';
 import { columnTypes, decodeTrigger, type EventType, type TriggerRow } from './meta.js';
 import { OUTBOX_TABLE, SECRETS_TABLE, hasTable } from './schema.js';
 
+/** A row's values by column id, `id` included. */
 export type RowValues = Record<string, CellValue>;
 /** Values of rows before a change, by row id: the full row (`id` and every column). */
 export type BeforeRows = ReadonlyMap<number, Readonly<RowValues>>;
@@ -31,6 +32,7 @@ export interface RowChange {
   before?: BeforeRows;
 }
 
+/** One event waiting for delivery: the webhook, the event type and the row. */
 export interface OutboxEvent {
   webhookId: string;
   eventType: EventType;
@@ -160,6 +162,7 @@ export class BeforeCapture {
 
   constructor(private readonly db: Database.Database) {}
 
+  /** Keeps the current values of rows about to change. */
   capture(tableId: string, rowIds: readonly number[]): void {
     if (!rowIds.length || this.unwatched.has(tableId)) return;
     let table = this.rows.get(tableId);
@@ -174,6 +177,7 @@ export class BeforeCapture {
     for (const [id, row] of readRows(this.db, tableId, active.tableRef, wanted)) table.set(id, row);
   }
 
+  /** The values captured for a table. */
   get(tableId: string): BeforeRows | undefined {
     return this.rows.get(tableId);
   }
@@ -222,22 +226,17 @@ function eventsFor(t: ActiveTrigger, change: RowChange, current: Map<number, Row
   return out;
 }
 
-type Waker = (db: Database.Database) => void;
-let waker: Waker | null = null;
-/** Set by the delivery module: called (after the current synchronous write) when events were added. */
-export function setWaker(fn: Waker): void {
-  waker = fn;
+/** Per open document: the newest outbox id handed out (kept by whoever records its events). */
+export interface OutboxIds {
+  last: number;
 }
-
-/** The newest outbox id handed out per open document. */
-const lastOutboxId = new WeakMap<Database.Database, number>();
 
 /**
  * Computes the webhook events of a change and appends them to the outbox. Call it inside the
  * write transaction, after the write (so the rows read are the new ones). Returns the events
  * recorded (empty, after one indexed query, when no enabled webhook watches the table).
  */
-export function recordEvents(db: Database.Database, change: RowChange): OutboxEvent[] {
+export function recordEvents(db: Database.Database, change: RowChange, ids: OutboxIds = { last: 0 }): OutboxEvent[] {
   if (!change.added?.length && !change.updated?.length && !change.removed?.length) return [];
   const active = activeTriggers(db, change.tableId);
   if (!active) return [];
@@ -258,10 +257,9 @@ export function recordEvents(db: Database.Database, change: RowChange): OutboxEv
   // delivered and deleted): delivery batches a webhook's events only while their ids are
   // consecutive, i.e. while no other webhook's event was recorded between them, as Grist does.
   const max = db.prepare(`SELECT max(id) FROM ${OUTBOX_TABLE}`).pluck().get() as number | null;
-  let id = Math.max(max ?? 0, lastOutboxId.get(db) ?? 0);
+  let id = Math.max(max ?? 0, ids.last);
   for (const e of events) insert.run(++id, e.webhookId, e.eventType, JSON.stringify(e.row), now);
-  lastOutboxId.set(db, id);
-  waker?.(db);
+  ids.last = id;
   return events;
 }
 

@@ -7,7 +7,9 @@ import { NotFound } from '../errors.js';
 import { makeDecoder, type CellValue } from '../doc/types.js';
 import { SECRETS_TABLE, hasTable } from './schema.js';
 
+/** A record event: add, update or remove. */
 export type EventType = 'add' | 'update' | 'remove';
+/** The record events a webhook can watch. */
 export const EVENT_TYPES: readonly EventType[] = ['add', 'update', 'remove'];
 
 export interface TriggerRow {

@@ -13,8 +13,10 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Forbidden } from '../errors.js';
 
+/** A DNS lookup returning every address (injectable for tests). */
 export type LookupAll = (hostname: string, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
 
+/** Which webhook URLs are allowed: the allow-list (`ALLOWED_WEBHOOK_DOMAINS`) and the lookup. */
 export interface WebhookUrlPolicy {
   /** Allow-list entries, lower-case, empty ones removed. Empty: nothing is allowed. */
   entries: readonly string[];
@@ -30,6 +32,7 @@ export function webhookPolicyFromEnv(env: Record<string, string | undefined>): W
   return { entries: parseAllowList(raw) };
 }
 
+/** The allow-list entries of a comma-separated setting, lower-case, empty ones dropped. */
 export function parseAllowList(raw: string): string[] {
   return raw.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean);
 }
@@ -66,6 +69,7 @@ export function isPrivateAddress(address: string): boolean {
   return false;
 }
 
+/** How a webhook URL is classed: forbidden, public, or allowed by the allow-list. */
 export type UrlClass = 'forbidden' | 'public' | 'explicit';
 
 function isLocalName(hostname: string): boolean {

@@ -1,37 +1,16 @@
 /** Attachments (SPEC §12): upload, list, metadata, download. Storage is in core (attachments/). */
-import {
-  BadRequest, addAttachments, removeUnusedAttachments, updateUsedAttachments, verifyAttachmentFiles, getAttachmentDownload, getAttachmentMetadata, listAttachments, parseAttId,
-  type TableQuery,
-} from '@gristlite/core';
+import { BadRequest, parseAttId, type TableQuery } from '@gristlite/core';
 import { readFile } from 'node:fs/promises';
 import { flag, oneOf, type Route } from '../route.js';
 import { RawResponse, type RequestContext } from '../types.js';
 import * as v from 'valibot';
 import { validate } from '../validate.js';
 import { openDocFor } from './doc-common.js';
-import { attachmentsArchive } from './archive.js';
 import { contentDisposition } from './download.js';
 
 const SetAttachmentStorePost = v.looseObject({
   type: v.picklist(['internal', 'external'], 'is none of "internal", "external"'),
 }, 'is not an object');
-
-/**
- * Grist's transfer status when no external store is configured: nothing is ever pending, and the
- * files' location is `none` (no files) or `internal`.
- */
-function transferStatus(db: { prepare(sql: string): { get(): unknown } }) {
-  let any = false;
-  try {
-    any = db.prepare('SELECT 1 FROM _gristsys_Files LIMIT 1').get() !== undefined;
-  } catch {
-    // an old document without _gristsys_Files holds no files
-  }
-  return {
-    status: { pendingTransferCount: 0, isRunning: false, successes: 0, failures: 0 },
-    locationSummary: any ? 'internal' : 'none',
-  };
-}
 
 /**
  * `filter`, `sort`, `limit` (or the `X-Sort` / `X-Limit` headers; the query wins) as GET /records
@@ -69,7 +48,7 @@ export const attachmentRoutes: Route[] = [
     summary: 'Upload attachments (multipart field "upload", one or more files); returns the new ids',
     handler: async (ctx) => {
       // Access first: a caller who may not edit is answered before any byte of the upload is read.
-      const doc = await openDocFor(ctx, 'editors');
+      const { doc } = await openDocFor(ctx, 'editors');
       const form = await ctx.form();
       const files = form.files.get('upload');
       if (!files?.length) throw new BadRequest('missing payload');
@@ -77,7 +56,7 @@ export const attachmentRoutes: Route[] = [
       // their sum is bounded by maxUploadBytes.
       const uploaded = [];
       for (const f of files) uploaded.push({ fileName: f.fileName, mimeType: f.mimeType, data: await readFile(f.path) });
-      return addAttachments(doc.db, uploaded, { maxBytes: ctx.options.maxUploadBytes });
+      return doc.addAttachments(uploaded, { maxBytes: ctx.options.maxUploadBytes });
     },
   },
   {
@@ -85,8 +64,8 @@ export const attachmentRoutes: Route[] = [
     summary: 'List attachments (fileName, fileSize, timeUploaded), with filter, sort and limit',
     query: ['filter', 'sort', 'limit'],
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'viewers');
-      return listAttachments(doc.db, tableQueryFrom(ctx));
+      const { doc } = await openDocFor(ctx, 'viewers');
+      return doc.listAttachments(tableQueryFrom(ctx));
     },
   },
   {
@@ -120,27 +99,27 @@ export const attachmentRoutes: Route[] = [
     method: 'POST', path: '/api/docs/:docId/attachments/transferAll', tag: 'attachments',
     summary: 'Move every attachment to the document\'s store (nothing to move with the internal store); answers the transfer status',
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'owners');
-      return transferStatus(doc.db);
+      const { doc } = await openDocFor(ctx, 'owners');
+      return doc.attachmentStoreStatus();
     },
   },
   {
     method: 'GET', path: '/api/docs/:docId/attachments/transferStatus', tag: 'attachments',
     summary: 'Status of attachment transfers between stores, and where the files are',
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'viewers');
-      return transferStatus(doc.db);
+      const { doc } = await openDocFor(ctx, 'viewers');
+      return doc.attachmentStoreStatus();
     },
   },
   {
     method: 'GET', path: '/api/docs/:docId/attachments/archive', tag: 'attachments',
     summary: 'Download every attachment as one zip (default) or tar file', query: ['format', 'title'],
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'viewers');
+      const { doc, meta } = await openDocFor(ctx, 'viewers');
       const format = oneOf('format', ctx.query.get('format'), ['zip', 'tar'] as const, 'zip');
       // Grist names it like a table export: `<doc>-Attachments`, or ?title.
-      const title = ctx.query.get('title') || `${doc.meta.name}-Attachments`;
-      return new RawResponse(200, attachmentsArchive(doc.db, format), {
+      const title = ctx.query.get('title') || `${meta.name}-Attachments`;
+      return new RawResponse(200, doc.attachmentsArchive(format), {
         'Content-Type': format === 'zip' ? 'application/zip' : 'application/x-tar',
         'Content-Disposition': contentDisposition(`${title}.${format}`),
         'Cache-Control': 'no-store',
@@ -151,8 +130,8 @@ export const attachmentRoutes: Route[] = [
     method: 'POST', path: '/api/docs/:docId/attachments/updateUsed', tag: 'attachments',
     summary: 'Mark attachments no cell references as deleted (timeDeleted), and referenced ones as not',
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'editors');
-      updateUsedAttachments(doc.db);
+      const { doc } = await openDocFor(ctx, 'editors');
+      doc.updateUsedAttachments();
       return null;
     },
   },
@@ -161,9 +140,9 @@ export const attachmentRoutes: Route[] = [
     summary: 'Remove unused attachments and their files (expiredonly: only those unused for 7 days; verifyfiles: check the files afterwards)',
     query: ['expiredonly', 'verifyfiles'],
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'owners');
-      removeUnusedAttachments(doc.db, { expiredOnly: flag(ctx.query, 'expiredonly') });
-      if (flag(ctx.query, 'verifyfiles') && !verifyAttachmentFiles(doc.db)) {
+      const { doc } = await openDocFor(ctx, 'owners');
+      doc.removeUnusedAttachments({ expiredOnly: flag(ctx.query, 'expiredonly') });
+      if (flag(ctx.query, 'verifyfiles') && !doc.verifyAttachmentFiles()) {
         throw new Error('attachment files do not match the attachment rows');  // Grist: a failed assertion (500)
       }
       return null;
@@ -173,8 +152,8 @@ export const attachmentRoutes: Route[] = [
     method: 'POST', path: '/api/docs/:docId/attachments/verifyFiles', tag: 'attachments',
     summary: 'Check that the stored files are exactly those the attachment rows name',
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'owners');
-      if (!verifyAttachmentFiles(doc.db)) throw new Error('attachment files do not match the attachment rows');
+      const { doc } = await openDocFor(ctx, 'owners');
+      if (!doc.verifyAttachmentFiles()) throw new Error('attachment files do not match the attachment rows');
       return null;
     },
   },
@@ -182,22 +161,22 @@ export const attachmentRoutes: Route[] = [
     method: 'GET', path: '/api/docs/:docId/attachments/:attId', tag: 'attachments',
     summary: 'Metadata of one attachment', query: ['tableId', 'colId', 'rowId', 'maybeNew'],
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'viewers');
+      const { doc } = await openDocFor(ctx, 'viewers');
       const attId = parseAttId(ctx.params.attId);
       const cell = ['tableId', 'colId', 'rowId'].map((k) => ctx.query.get(k));
       if (cell.some(Boolean) && !cell.every(Boolean)) throw new BadRequest('define all of tableId, colId and rowId, or none.');
-      return getAttachmentMetadata(doc.db, attId);
+      return doc.attachmentMetadata(attId);
     },
   },
   {
     method: 'GET', path: '/api/docs/:docId/attachments/:attId/download', tag: 'attachments',
     summary: 'Download an attachment\'s bytes', query: ['inline', 'name', 'tableId', 'colId', 'rowId'],
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'viewers');
+      const { doc } = await openDocFor(ctx, 'viewers');
       const attId = parseAttId(ctx.params.attId);
       const cell = ['tableId', 'colId', 'rowId'].map((k) => ctx.query.get(k));
       if (cell.some(Boolean) && !cell.every(Boolean)) throw new BadRequest('define all of tableId, colId and rowId, or none.');
-      const { data, headers } = getAttachmentDownload(doc.db, attId, {
+      const { data, headers } = doc.attachmentDownload(attId, {
         inline: flag(ctx.query, 'inline'),
         name: ctx.query.get('name') || undefined,
       });

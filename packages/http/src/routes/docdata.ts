@@ -11,30 +11,11 @@ import * as v from 'valibot';
 import {BadRequest, type CellValue, type GristDoc, type RecordQuery} from '@gristlite/core';
 import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
-import {validate} from '../validate.js';
+import {CellValue as CellValueSchema, cellValueFailure, invalidPayload, nonEmptyArray, validate, type Failure, type TypeNames} from '../validate.js';
 import {openDocFor, type Need} from './doc-common.js';
 
 // ---------------------------------------------------------------------------------------------
 // Record bodies, with Grist's error texts.
-
-const GRIST_OBJ_CODES = new Set(['L', 'l', 'O', 'D', 'd', 'S', 'C', 'R', 'r', 'E', 'P', 'U', 'V']);
-
-/** A failed check: `<path> <message>`, then the nested reasons (one: "; ", several: lines). */
-interface Failure {
-  path: string;
-  msg: string;
-  nested: Failure[];
-}
-
-function render(f: Failure, depth = 1): string {
-  const head = `${f.path} ${f.msg}`;
-  if (f.nested.length === 1) { return `${head}; ${render(f.nested[0], depth)}`; }
-  return head + f.nested.map((n) => `\n${'    '.repeat(depth)}${render(n, depth + 1)}`).join('');
-}
-
-function invalidPayload(f: Failure): BadRequest {
-  return new BadRequest('Invalid payload', {userError: `Error: ${render(f)}`});
-}
 
 function isObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -43,18 +24,6 @@ function isObject(x: unknown): x is Record<string, unknown> {
 /** A JSON text the engine already produced (cached reads), sent as it is. */
 function jsonText(text: string): RawResponse {
   return new RawResponse(200, text, {'Content-Type': 'application/json; charset=utf-8'});
-}
-
-function checkCellValue(path: string, value: unknown): Failure | null {
-  const t = typeof value;
-  if (value === null || t === 'number' || t === 'string' || t === 'boolean') { return null; }
-  const tuple: Failure = Array.isArray(value) ?
-    {path: `${path}[0]`, msg: 'is not a GristObjCode', nested: [{path: `${path}[0]`, msg: 'is not a valid enum value', nested: []}]} :
-    {path, msg: 'is not an array', nested: []};
-  if (Array.isArray(value) && GRIST_OBJ_CODES.has(value[0] as string)) { return null; }
-  return {path, msg: 'is not a CellValue', nested: [
-    {path, msg: 'is none of number, string, boolean, null, 1 more', nested: [tuple]},
-  ]};
 }
 
 function checkColValues(path: string, value: unknown, failures: Failure[]): void {
@@ -67,7 +36,7 @@ function checkColValues(path: string, value: unknown, failures: Failure[]): void
     const t = typeof cell;
     // The common case first: no path string is built for a valid cell.
     if (cell === null || t === 'number' || t === 'string' || t === 'boolean') { continue; }
-    const f = checkCellValue(`${path}.${k}`, cell);
+    const f = cellValueFailure(`${path}.${k}`, cell);
     if (f) {
       failures.push(f);
       return;
@@ -125,22 +94,20 @@ function recordsBody<T>(kind: RecordKind, body: unknown): T[] {
 // ---------------------------------------------------------------------------------------------
 // Other bodies (valibot; also documents the routes in the OpenAPI output).
 
-const Fields = v.record(v.string(), v.unknown());
+const Fields = v.record(v.string(), CellValueSchema);
+const ColumnSpec = v.looseObject({id: v.optional(v.string()), fields: v.optional(Fields)}, 'is not an object');
+const ColumnUpdate = v.looseObject({id: v.string(), fields: Fields}, 'is not an object');
 const TablesPost = v.looseObject({
-  tables: v.pipe(v.array(v.looseObject({
-    id: v.optional(v.string()),
-    columns: v.pipe(v.array(v.looseObject({id: v.optional(v.string()), fields: v.optional(Fields)})), v.minLength(1, 'must be a non-empty array')),
-  })), v.minLength(1, 'must be a non-empty array')),
+  tables: nonEmptyArray(v.looseObject({id: v.optional(v.string()), columns: nonEmptyArray(ColumnSpec)}, 'is not an object')),
 });
-const TablesPatch = v.looseObject({
-  tables: v.pipe(v.array(v.looseObject({id: v.string(), fields: Fields})), v.minLength(1, 'must be a non-empty array')),
-});
-const ColumnsPost = v.looseObject({
-  columns: v.pipe(v.array(v.looseObject({id: v.optional(v.string()), fields: v.optional(Fields)})), v.minLength(1, 'must be a non-empty array')),
-});
-const ColumnsPatch = v.looseObject({
-  columns: v.pipe(v.array(v.looseObject({id: v.string(), fields: Fields})), v.minLength(1, 'must be a non-empty array')),
-});
+const TablesPatch = v.looseObject({tables: nonEmptyArray(ColumnUpdate)});
+const ColumnsPost = v.looseObject({columns: nonEmptyArray(ColumnSpec)});
+const ColumnsPatch = v.looseObject({columns: nonEmptyArray(ColumnUpdate)});
+// Grist's type names along the way (app/plugin/DocApiTypes.ts), for its error messages.
+const TABLES_POST: TypeNames = [['tables[]', 'TablePost'], ['tables[].columns[]', 'NewRecordWithStringId']];
+const TABLES_PATCH: TypeNames = [['tables[]', 'RecordWithStringId']];
+const COLUMNS_POST: TypeNames = [['columns[]', 'NewRecordWithStringId']];
+const COLUMNS_PATCH: TypeNames = [['columns[]', 'RecordWithStringId']];
 const RecordsListPost = v.looseObject({
   filter: v.optional(v.record(v.string(), v.array(v.unknown()))),
   sort: v.optional(v.array(v.string())),
@@ -161,13 +128,13 @@ const UserActions = v.array(v.array(v.unknown()));
 
 /** The document, after the access check. */
 async function gristFor(ctx: RequestContext, need: Need): Promise<GristDoc> {
-  return (await openDocFor(ctx, need)).grist;
+  return (await openDocFor(ctx, need)).doc.grist;
 }
 
 /** The document for a record write, with the caller's role (metadata tables have rules by role). */
 async function writerFor(ctx: RequestContext): Promise<{doc: GristDoc, role: 'owners' | 'editors'}> {
-  const open = await openDocFor(ctx, 'editors');
-  return {doc: open.grist, role: open.role === 'owners' ? 'owners' : 'editors'};
+  const {doc, role} = await openDocFor(ctx, 'editors');
+  return {doc: doc.grist, role: role === 'owners' ? 'owners' : 'editors'};
 }
 
 function tableParam(ctx: RequestContext, doc: GristDoc): string {
@@ -231,7 +198,7 @@ export const docDataRoutes: Route[] = [
     method: 'POST', path: '/api/docs/:docId/tables', tag: 'tables', summary: 'Add tables', body: TablesPost,
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'editors');
-      const body = validate(TablesPost, await ctx.json());
+      const body = validate(TablesPost, await ctx.json(), 'body', TABLES_POST);
       return {tables: doc.addTables(body.tables as Parameters<GristDoc['addTables']>[0])};
     },
   },
@@ -239,7 +206,7 @@ export const docDataRoutes: Route[] = [
     method: 'PATCH', path: '/api/docs/:docId/tables', tag: 'tables', summary: 'Update tables (rename)', body: TablesPatch,
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'editors');
-      const body = validate(TablesPatch, await ctx.json());
+      const body = validate(TablesPatch, await ctx.json(), 'body', TABLES_PATCH);
       requireSameFields(body.tables);
       doc.updateTables(body.tables as Array<{id: string, fields: Record<string, CellValue>}>);
       return null;
@@ -258,7 +225,7 @@ export const docDataRoutes: Route[] = [
     method: 'POST', path: `${DATA}/columns`, tag: 'columns', summary: 'Add columns', body: ColumnsPost,
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'editors');
-      const body = validate(ColumnsPost, await ctx.json());
+      const body = validate(ColumnsPost, await ctx.json(), 'body', COLUMNS_POST);
       return {columns: doc.addColumns(tableParam(ctx, doc), body.columns as Parameters<GristDoc['addColumns']>[1])};
     },
   },
@@ -266,7 +233,7 @@ export const docDataRoutes: Route[] = [
     method: 'PATCH', path: `${DATA}/columns`, tag: 'columns', summary: 'Update columns', body: ColumnsPatch,
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'editors');
-      const body = validate(ColumnsPatch, await ctx.json());
+      const body = validate(ColumnsPatch, await ctx.json(), 'body', COLUMNS_PATCH);
       const tableId = tableParam(ctx, doc);
       requireSameFields(body.columns);
       doc.updateColumns(tableId, body.columns as Array<{id: string, fields: Record<string, CellValue>}>);
@@ -278,7 +245,7 @@ export const docDataRoutes: Route[] = [
     body: ColumnsPatch, query: ['noadd', 'noupdate', 'replaceall'],
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'editors');
-      const body = validate(ColumnsPatch, await ctx.json(), 'value');
+      const body = validate(ColumnsPatch, await ctx.json(), 'value', COLUMNS_PATCH);
       doc.replaceColumns(tableParam(ctx, doc), body.columns as Array<{id: string, fields: Record<string, CellValue>}>, {
         noadd: flag(ctx.query, 'noadd'), noupdate: flag(ctx.query, 'noupdate'), replaceall: flag(ctx.query, 'replaceall'),
       });

@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { attachmentContentDisposition, backupDoc, makeId } from '@gristlite/core';
+import { attachmentContentDisposition, makeId } from '@gristlite/core';
 import { flag, type Route } from '../route.js';
 import { RawResponse } from '../types.js';
 import { openDocFor } from './doc-common.js';
@@ -26,18 +26,18 @@ export const downloadRoutes: Route[] = [
     method: 'GET', path: '/api/docs/:docId/download', tag: 'downloads', summary: 'Download the document as a .grist file',
     query: ['nohistory', 'template', 'title', 'dryrun'],
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'viewers');
+      const { doc, meta } = await openDocFor(ctx, 'viewers');
       if (flag(ctx.query, 'dryrun') || flag(ctx.query, 'dryRun')) return { dryRun: 'allowed' };
       const tmpDir = join(ctx.engine.dataDir, 'tmp');
       await mkdir(tmpDir, { recursive: true });
       const tmp = join(tmpDir, `${makeId()}.grist`);
       try {
-        await backupDoc(doc.db, tmp, { nohistory: flag(ctx.query, 'nohistory'), template: flag(ctx.query, 'template') });
+        await doc.backup(tmp, { nohistory: flag(ctx.query, 'nohistory'), template: flag(ctx.query, 'template') });
       } catch (e) {
         await rm(tmp, { force: true });
         throw e;
       }
-      const title = ctx.query.get('title') || doc.meta.name;
+      const title = ctx.query.get('title') || meta.name;
       return new RawResponse(200, streamAndRemove(tmp), {
         'Content-Type': 'application/x-sqlite3',
         'Content-Disposition': contentDisposition(`${title}.grist`),

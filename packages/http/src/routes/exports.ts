@@ -1,10 +1,9 @@
 /** Table downloads (SPEC §6.2-6.3): CSV, TSV, DSV (streamed) and the table schema. */
-import { BadRequest, exportFileBase, exportTableDsv, tableSchema, type DsvFormat, type ExportHeader } from '@gristlite/core';
+import { BadRequest, exportFileBase, type DsvFormat, type ExportHeader } from '@gristlite/core';
 import { oneOf, type Route } from '../route.js';
 import { RawResponse, type RequestContext } from '../types.js';
 import { openDocFor } from './doc-common.js';
 import { contentDisposition } from './download.js';
-import { xlsxStream, xlsxTables } from './xlsx.js';
 
 const EXPORT_QUERY = ['tableId', 'header', 'title'];
 
@@ -28,10 +27,10 @@ function dsvRoute(format: DsvFormat, what: string): Route {
     method: 'GET', path: `/api/docs/:docId/download/${format}`, tag: 'downloads', query: EXPORT_QUERY,
     summary: `Download a table as ${what}, values formatted as Grist shows them (streamed)`,
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'viewers');
+      const { doc, meta } = await openDocFor(ctx, 'viewers');
       const { tableId, header } = exportParams(ctx);
-      const exp = exportTableDsv({ db: doc.db, path: doc.path }, tableId, { format, header });
-      const filename = exportFileBase(doc.meta.name, tableId, ctx.query.get('title')) + exp.extension;
+      const exp = doc.exportDsv(tableId, { format, header });
+      const filename = exportFileBase(meta.name, tableId, ctx.query.get('title')) + exp.extension;
       return new RawResponse(200, exp.body, {
         'Content-Type': exp.contentType,
         'Content-Disposition': contentDisposition(filename),
@@ -56,21 +55,21 @@ export const exportRoutes: Route[] = [
     method: 'GET', path: '/api/docs/:docId/download/xlsx', tag: 'downloads', query: EXPORT_QUERY,
     summary: 'Download the whole document as an Excel workbook, one sheet per table (or one table with tableId); streamed',
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'viewers');
+      const { doc, meta } = await openDocFor(ctx, 'viewers');
       // Grist: no query, or only `title`, exports every table; any other query is a table export.
       const whole = [...ctx.query.keys()].every((k) => k === 'title');
       const title = ctx.query.get('title');
-      let tables: string[], header: ExportHeader = 'label', filename: string;
+      let tables: string[] | null, header: ExportHeader = 'label', filename: string;
       if (whole) {
-        tables = xlsxTables(doc.db);
-        filename = title || doc.meta.name || 'document';
+        tables = null;
+        filename = title || meta.name || 'document';
       } else {
         const p = exportParams(ctx);
         tables = [p.tableId];
         header = p.header;
-        filename = exportFileBase(doc.meta.name, p.tableId, title);
+        filename = exportFileBase(meta.name, p.tableId, title);
       }
-      return new RawResponse(200, xlsxStream(doc.db, tables, header), {
+      return new RawResponse(200, doc.exportXlsx(tables, header), {
         'Content-Type': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
         'Content-Disposition': contentDisposition(`${filename}.xlsx`),
       });
@@ -80,10 +79,10 @@ export const exportRoutes: Route[] = [
     method: 'GET', path: '/api/docs/:docId/download/table-schema', tag: 'downloads', query: EXPORT_QUERY,
     summary: 'The Frictionless table schema of a table\'s CSV download',
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'viewers');
+      const { doc, meta } = await openDocFor(ctx, 'viewers');
       const { tableId, header } = exportParams(ctx);
-      const csvPath = `${docApiUrl(ctx, doc.meta.urlId || doc.meta.id)}/download/csv?${ctx.query.toString()}`;
-      return tableSchema(doc.db, tableId, { header, csvPath });
+      const csvPath = `${docApiUrl(ctx, meta.urlId || meta.id)}/download/csv?${ctx.query.toString()}`;
+      return doc.tableSchema(tableId, { header, csvPath });
     },
   },
 ];

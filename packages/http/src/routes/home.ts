@@ -187,7 +187,9 @@ export const homeRoutes: Route[] = [
     method: 'DELETE', path: '/api/users/:userId', tag: 'users', summary: 'Delete the calling user, their personal org and docs',
     body: NameBody,
     handler: async (ctx) => {
-      const id = intParam('userId', ctx.params.userId);
+      // Grist parses the id with parseInt and refuses any id but the caller's (403), so a
+      // non-numeric one (NaN) is no 400 here.
+      const id = Number.parseInt(ctx.params.userId, 10);
       const body = await ctx.json();
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequest('to confirm deletion of a user, provide their name');
       return ctx.engine.deleteUser(id, ctx.principal, body);

@@ -4,10 +4,7 @@
  * endpoints are serialised per document, as Grist does (a lock released after 15 s in any case).
  */
 import * as v from 'valibot';
-import {
-  addWebhooks, clearWebhookQueue, listWebhooks, removeWebhook, subscribeWebhook, unsubscribeWebhook,
-  updateWebhook, webhookPolicyFromEnv, type WebhookFieldsInput, type WebhookUrlPolicy,
-} from '@gristlite/core';
+import type { WebhookFieldsInput } from '@gristlite/core';
 import type { Route } from '../route.js';
 import type { RequestContext } from '../types.js';
 import { validate } from '../validate.js';
@@ -45,27 +42,8 @@ const WebhookPatch = v.looseObject(
 );
 const Unsubscribe = v.looseObject({ webhookId: v.optional(v.unknown()), unsubscribeKey: v.optional(v.unknown()) });
 
-const LOCK_MS = 15_000;
-const locks = new Map<string, Promise<unknown>>();
-
-/** Runs `fn` after the document's previous webhook call (or after 15 s of it, whichever first). */
-async function withTriggersLock<T>(docId: string, fn: () => Promise<T>): Promise<T> {
-  const previous = locks.get(docId) ?? Promise.resolve();
-  const run = previous.then(fn, fn);
-  const released = Promise.race([run.catch(() => undefined), new Promise((r) => setTimeout(r, LOCK_MS).unref())]);
-  locks.set(docId, released);
-  released.then(() => {
-    if (locks.get(docId) === released) locks.delete(docId);
-  });
-  return run;
-}
-
-function policyOf(ctx: RequestContext): WebhookUrlPolicy {
-  return webhookPolicyFromEnv(ctx.options.env);
-}
-
 async function ownerDoc(ctx: RequestContext) {
-  return openDocFor(ctx, 'owners');
+  return (await openDocFor(ctx, 'owners')).doc;
 }
 
 export const webhookRoutes: Route[] = [
@@ -74,7 +52,7 @@ export const webhookRoutes: Route[] = [
     summary: 'List webhooks with their usage (authorization masked)',
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
-      return withTriggersLock(doc.id, async () => listWebhooks(doc.db));
+      return doc.listWebhooks();
     },
   },
   {
@@ -83,8 +61,7 @@ export const webhookRoutes: Route[] = [
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
       const body = validate(WebhookSubscribeCollection, await ctx.json(), 'value');
-      return withTriggersLock(doc.id, () =>
-        addWebhooks(doc.db, body.webhooks.map((w) => w.fields as WebhookFieldsInput), policyOf(ctx)));
+      return doc.addWebhooks(body.webhooks.map((w) => w.fields as WebhookFieldsInput));
     },
   },
   {
@@ -92,10 +69,8 @@ export const webhookRoutes: Route[] = [
     summary: 'Empty the outgoing queue of every webhook and reset their usage',
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
-      return withTriggersLock(doc.id, async () => {
-        clearWebhookQueue(doc.db);
-        return { success: true };
-      });
+      await doc.clearWebhookQueue();
+      return { success: true };
     },
   },
   {
@@ -103,10 +78,8 @@ export const webhookRoutes: Route[] = [
     summary: 'Empty one webhook\'s outgoing queue',
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
-      return withTriggersLock(doc.id, async () => {
-        clearWebhookQueue(doc.db, ctx.params.webhookId);
-        return { success: true };
-      });
+      await doc.clearWebhookQueue(ctx.params.webhookId);
+      return { success: true };
     },
   },
   {
@@ -115,8 +88,7 @@ export const webhookRoutes: Route[] = [
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
       const body = validate(WebhookPatch, await ctx.json(), 'value');
-      return withTriggersLock(doc.id, () =>
-        updateWebhook(doc.db, ctx.params.webhookId, body as WebhookFieldsInput, policyOf(ctx)));
+      return doc.updateWebhook(ctx.params.webhookId, body as WebhookFieldsInput);
     },
   },
   {
@@ -124,7 +96,7 @@ export const webhookRoutes: Route[] = [
     summary: 'Delete a webhook and its waiting events',
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
-      return withTriggersLock(doc.id, async () => removeWebhook(doc.db, ctx.params.webhookId));
+      return doc.removeWebhook(ctx.params.webhookId);
     },
   },
   {
@@ -133,19 +105,18 @@ export const webhookRoutes: Route[] = [
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
       const body = validate(WebhookSubscribe, await ctx.json(), 'value');
-      return withTriggersLock(doc.id, () =>
-        subscribeWebhook(doc.db, ctx.params.tableId, body as WebhookFieldsInput, policyOf(ctx)));
+      return doc.subscribeWebhook(ctx.params.tableId, body as WebhookFieldsInput);
     },
   },
   {
     method: 'POST', path: '/api/docs/:docId/tables/:tableId/_unsubscribe', tag: 'webhooks',
     summary: 'Deprecated: delete a webhook (editors need its unsubscribeKey)', body: Unsubscribe,
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, 'editors');
+      const { doc, role } = await openDocFor(ctx, 'editors');
       const body = validate(Unsubscribe, await ctx.json(), 'value');
       const webhookId = typeof body.webhookId === 'string' ? body.webhookId : '';
       const key = typeof body.unsubscribeKey === 'string' ? body.unsubscribeKey : undefined;
-      return withTriggersLock(doc.id, async () => unsubscribeWebhook(doc.db, webhookId, key, doc.role === 'owners', ctx.params.tableId));
+      return doc.unsubscribeWebhook(webhookId, key, role === 'owners', ctx.params.tableId);
     },
   },
 ];

@@ -13,7 +13,12 @@ let docZone: string | null = null;
  * Sets the document's time zone (Grist's `_grist_DocInfo.timezone`), used by NOW, TODAY, DTIME,
  * DATEVALUE and XL_TO_DATE when no zone is given. Without one Grist uses UTC.
  */
-export function setDocTimezone(name: string | null): void { docZone = name; }
+/** Sets the zone of the document whose formulas run next; returns the one it replaces. */
+export function setDocTimezone(name: string | null): string | null {
+  const previous = docZone;
+  docZone = name;
+  return previous;
+}
 export function docTimezone(): TzInfo { return IanaTz.get(docZone || 'UTC'); }
 
 function tzinfoArg(zonelabel: Value): TzInfo {

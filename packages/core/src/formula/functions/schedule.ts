@@ -20,10 +20,9 @@ const ALIASES: Record<string, [number, Unit]> = {
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october',
   'november', 'december'];
 const DAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
-const MONTH_OFFSETS = new Map<string, number>();
-MONTHS.forEach((n, i) => { MONTH_OFFSETS.set(n, i); MONTH_OFFSETS.set(n.slice(0, 3), i); });
-const WEEKDAY_OFFSETS = new Map<string, number>();
-DAYS.forEach((n, i) => { WEEKDAY_OFFSETS.set(n, i); WEEKDAY_OFFSETS.set(n.slice(0, 3), i); WEEKDAY_OFFSETS.set(n.slice(0, 2), i); });
+const MONTH_OFFSETS: ReadonlyMap<string, number> = new Map(MONTHS.flatMap((n, i) => [[n, i], [n.slice(0, 3), i]]));
+const WEEKDAY_OFFSETS: ReadonlyMap<string, number> =
+  new Map(DAYS.flatMap((n, i) => [[n, i], [n.slice(0, 3), i], [n.slice(0, 2), i]]));
 
 type SlotType = 'date' | 'mday' | 'wday' | 'time' | 'mins' | 'delta';
 const ALLOWED: Partial<Record<Unit, SlotType[]>> = {

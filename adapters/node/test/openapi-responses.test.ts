@@ -2,8 +2,8 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ok, startWorld, type World } from '../src/index.js';
-import { nodeTarget } from './targets.js';
+import { ok, startWorld, type World } from '@gristlite/conformance';
+import { nodeTarget } from './target.js';
 
 test('answers of the main operations match their documented schemas, errors match {error}', async () => {
   let world: World | undefined;

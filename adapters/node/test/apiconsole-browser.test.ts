@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { underCi } from '@gristlite/core/testing';
-import { startWorld, type World } from '../src/index.js';
-import { nodeTarget } from './targets.js';
+import { startWorld, type World } from '@gristlite/conformance';
+import { nodeTarget } from './target.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = [

@@ -3,32 +3,8 @@
  * does with `moment.tz(ms, tz).format(fmt)`), in English as Grist's server formats them. The wall
  * clock in a zone comes from Intl; unknown zones fall back to UTC as moment-timezone does.
  */
-const offsetFormatters = new Map<string, Intl.DateTimeFormat | null>();
-
-/** Offset of `tz` from UTC in seconds at `epochMs` (0 for an unknown zone). */
-function tzOffsetSeconds(tz: string, epochMs: number): number {
-  let f = offsetFormatters.get(tz);
-  if (f === undefined) {
-    try {
-      f = new Intl.DateTimeFormat('en-US', {
-        timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric',
-        hour: 'numeric', minute: 'numeric', second: 'numeric', era: 'short',
-      });
-    } catch {
-      f = null;
-    }
-    offsetFormatters.set(tz, f);
-  }
-  if (!f) return 0;
-  const whole = Math.floor(epochMs / 1000) * 1000;
-  const p: Record<string, string> = {};
-  for (const part of f.formatToParts(new Date(whole))) p[part.type] = part.value;
-  const year = p.era === 'BC' || p.era === 'B' ? 1 - Number(p.year) : Number(p.year);
-  const asUtc = Date.UTC(0, Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second));
-  const d = new Date(asUtc);
-  d.setUTCFullYear(year);
-  return (d.getTime() - whole) / 1000;
-}
+import {zoneOffsetSeconds} from './datetime.js';
+import {BoundedMap} from '../memo.js';
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September',
   'October', 'November', 'December'];
@@ -66,7 +42,7 @@ function offsetText(offsetMin: number, sep: string): string {
   return sign + pad(Math.floor(abs / 60), 2) + sep + pad(abs % 60, 2);
 }
 
-const abbrCache = new Map<string, Intl.DateTimeFormat[]>();
+const abbrCache = new BoundedMap<string, Intl.DateTimeFormat[]>(1000);
 
 /** The zone abbreviation (moment's `z`): Intl's short name where it has a real one, else "+03". */
 function zoneAbbr(w: Wall): string {
@@ -187,7 +163,7 @@ function token(tok: string, w: Wall): string {
 }
 
 function wallClock(epochMs: number, tz: string): Wall {
-  const offsetSec = tzOffsetSeconds(tz, epochMs);
+  const offsetSec = zoneOffsetSeconds(tz, epochMs);
   const local = new Date(epochMs + offsetSec * 1000);
   const y = local.getUTCFullYear();
   return {

@@ -1,5 +1,5 @@
 // A TypeScript client generated from the OpenAPI document (openapi-typescript types, openapi-fetch)
-// compiles with the project (tsc -b) and calls a running `gristlite serve`.
+// compiles with the project (tsc -b) and calls the API served by the Node adapter.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 import createClient from 'openapi-fetch';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { components, paths } from '../src/generated/openapi.js';
-import { startWorld, type World } from '../src/index.js';
-import { nodeTarget } from './targets.js';
+import type { components, paths } from '@gristlite/conformance/openapi';
+import { startWorld, type World } from '@gristlite/conformance';
+import { nodeTarget } from './target.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 

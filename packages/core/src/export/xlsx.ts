@@ -6,12 +6,10 @@
  */
 import { PassThrough } from 'node:stream';
 import ExcelJS from 'exceljs';
-import { columnHeader, planTableExport, type ExportHeader, type ExportPlan } from '@gristlite/core';
+import { columnHeader, planTableExport, type ExportHeader, type ExportPlan } from './plan.js';
+import type Database from 'better-sqlite3';
 
-/** What the writer reads from a document's database (better-sqlite3's Database). */
-interface Db {
-  prepare(sql: string): { all(...args: unknown[]): unknown[]; raw(on?: boolean): { iterate(...args: unknown[]): IterableIterator<unknown> } };
-}
+type Db = Database.Database;
 
 /** Excel's sheet name rules: at most 31 characters, none of []:*?/\. */
 function sheetName(name: string, used: Set<string>): string {
@@ -31,14 +29,14 @@ function cellValue(type: string, raw: unknown, format: (raw: unknown) => string)
 }
 
 /** The user tables an export of the whole document includes, in `_grist_Tables` order. */
-export function xlsxTables(db: Db): string[] {
+export function documentTables(db: Db): string[] {
   return (db.prepare('SELECT tableId FROM _grist_Tables WHERE summarySourceTable = 0 ORDER BY id').all() as { tableId: string }[])
     .map((r) => String(r.tableId));
 }
 
 /** The workbook's bytes as they are produced; an unknown table is a 404 before any byte is sent. */
 export function xlsxStream(db: Db, tableIds: string[], header: ExportHeader): AsyncIterable<Uint8Array> {
-  const plans: ExportPlan[] = tableIds.map((t) => planTableExport(db as never, t));
+  const plans: ExportPlan[] = tableIds.map((t) => planTableExport(db, t));
   return writeWorkbook(db, plans, header);
 }
 

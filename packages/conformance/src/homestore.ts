@@ -12,7 +12,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Conflict, type AclEntry, type Doc, type HomeStore, type Org, type User, type Workspace } from '../home/types.js';
+import { Conflict, type AclEntry, type Doc, type HomeStore, type Org, type User, type Workspace } from '@gristlite/core';
 
 export interface HomeStoreFactoryResult {
   store: HomeStore;

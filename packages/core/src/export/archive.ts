@@ -7,13 +7,11 @@
 import { basename, extname } from 'node:path/posix';
 import ZipStream from 'zip-stream';
 import * as tar from 'tar-stream';
+import type Database from 'better-sqlite3';
 
 interface Entry { name: string; data: Buffer }
 
-/** What the archive reads from a document's database (better-sqlite3's Database). */
-interface Db {
-  prepare(sql: string): { all(...args: unknown[]): unknown[]; pluck(): { get(...args: unknown[]): unknown } };
-}
+type Db = Database.Database;
 
 /** Grist's attachmentToArchiveFilePath. */
 export function archiveEntryName(fileIdent: string, fileName: string): string {

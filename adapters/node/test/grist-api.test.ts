@@ -6,8 +6,8 @@
 import { GristDocAPI } from 'grist-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ok, startWorld, type World } from '../src/index.js';
-import { nodeTarget } from './targets.js';
+import { ok, startWorld, type World } from '@gristlite/conformance';
+import { nodeTarget } from './target.js';
 
 const s = suite('grist-api client');
 let world: World;
@@ -116,6 +116,26 @@ s('computed formula values: a new formula column, and cells following the client
   assert.is((await api.fetchTable('People'))[0].Older, 11);
   await api.addRecords('People', [{ Name: 'Eve', Age: 5 }]);
   assert.is((await api.fetchTable('People', { Name: ['Eve'] }))[0].Older, 15);
+});
+
+s('computed values through a lookup follow the client\'s writes to other rows', async () => {
+  ok(await world.api.post(`/api/docs/${docId}/tables/People/columns`, { columns: [
+    { id: 'TeamSize', fields: { type: 'Int', isFormula: true, formula: 'len(People.lookupRecords(Team=$Team))' } },
+  ] }, world.chimpy.as));
+  // Each row's TeamSize is the number of rows with its Team, as the client reads them.
+  const check = async () => {
+    const rows = await api.fetchTable('People');
+    assert.ok(rows.length >= 2);
+    for (const r of rows) assert.is(r.TeamSize, rows.filter((o) => o.Team === r.Team).length, `row ${r.id}`);
+    return rows;
+  };
+  const rows = await check();
+  await api.updateRecords('People', [{ id: rows[0].id as number, Team: 'green' }, { id: rows[1].id as number, Team: 'green' }]);
+  assert.is((await check())[0].TeamSize, 2);
+  await api.addRecords('People', [{ Name: 'Gus', Team: 'green' }]);
+  assert.is((await check())[0].TeamSize, 3);
+  await api.deleteRecords('People', [rows[1].id as number]);
+  assert.is((await check())[0].TeamSize, 2);
 });
 
 s.run();

@@ -1,0 +1,90 @@
+/**
+ * Authentication: who a request is. Turns an `Authorization` header into a principal, and creates
+ * the users and API keys that later requests present.
+ */
+import { createHash } from 'node:crypto';
+import { Unauthorized } from '../errors.js';
+import { makeApiKey } from '../ids.js';
+import { ANON_EMAIL, EVERYONE_EMAIL, type Principal } from './principal.js';
+import { Conflict, type HomeStore, type User } from './types.js';
+
+/** Only this hash of an API key is stored, so a leaked home database gives no usable keys. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Operations on one's own account refuse the anonymous caller. */
+export function requireUser(p: Principal): void {
+  if (p.anonymous) throw new Unauthorized('user not authorized');
+}
+
+/** Grist's pseudo-users that public shares name. */
+export interface SpecialUsers {
+  anon: User;
+  everyone: User;
+}
+
+export class Authenticator {
+  constructor(
+    private readonly store: HomeStore,
+    private readonly special: SpecialUsers,
+  ) {}
+
+  /** Finds or creates anon@ and everyone@ (each a user without a personal org). */
+  static async specialUsers(store: HomeStore): Promise<SpecialUsers> {
+    return {
+      anon: await findOrCreate(store, ANON_EMAIL, 'Anonymous', false),
+      everyone: await findOrCreate(store, EVERYONE_EMAIL, 'Everyone', false),
+    };
+  }
+
+  principalFor(user: User, viaApiKey: boolean): Principal {
+    return {
+      user,
+      anonymous: user.id === this.special.anon.id,
+      viaApiKey,
+      accessIds: [user.id, this.special.everyone.id],
+      listIds: [user.id],
+    };
+  }
+
+  anonymousPrincipal(): Principal {
+    return this.principalFor(this.special.anon, false);
+  }
+
+  /** Resolves an `Authorization` header value (or undefined) to a principal, as SPEC §1.2 says. */
+  async authenticate(authorization: string | undefined): Promise<Principal> {
+    if (authorization === undefined) return this.anonymousPrincipal();
+    const m = /^(\S+)(?:\s+(.*))?$/.exec(authorization.trim());
+    if (!m || m[1].toLowerCase() !== 'bearer') {
+      throw new Unauthorized("Bad request: unsupported Authorization scheme, expected 'Bearer'");
+    }
+    const key = (m[2] ?? '').trim();
+    const user = key ? await this.store.getUserByApiKeyHash(hashApiKey(key)) : null;
+    if (!user || user.id === this.special.anon.id) throw new Unauthorized('Bad request: invalid API key');
+    return this.principalFor(user, true);
+  }
+
+  /** Finds or creates a real user (with a personal org), as a login or an invitation does. */
+  ensureUser(email: string, name = ''): Promise<User> {
+    return findOrCreate(this.store, email, name, true);
+  }
+
+  /** Sets a user's API key (a given one, or a new one) and returns it; only its hash is kept. */
+  async setApiKey(userId: number, key: string = makeApiKey()): Promise<string> {
+    await this.store.setApiKey(userId, hashApiKey(key), key.slice(0, 4));
+    return key;
+  }
+}
+
+/** A concurrent creator may win the race: its user is the one returned. */
+async function findOrCreate(store: HomeStore, email: string, name: string, personalOrg: boolean): Promise<User> {
+  const existing = await store.getUserByEmail(email);
+  if (existing) return existing;
+  try {
+    return await store.createUser({ email, name, personalOrg });
+  } catch (e) {
+    if (e instanceof Conflict) return (await store.getUserByEmail(email))!;
+    throw e;
+  }
+}
