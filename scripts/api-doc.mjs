@@ -1,7 +1,7 @@
 // Writes docs/api.md from the route table (the same table that serves /api/openapi.json);
 // with --stdout, prints it instead (packages/http/test/api-doc.test.ts compares the two).
-import { writeFileSync } from 'node:fs';
-import { allRoutes } from '../packages/http/dist/src/index.js';
+import {writeFileSync} from 'node:fs';
+import {allRoutes} from '../packages/http/dist/src/index.js';
 
 const byTag = new Map();
 for (const r of allRoutes()) {

@@ -1,7 +1,7 @@
 // Runs every package's uvu suite in its own process and prints one "N passed, N failed" line.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import {spawnSync} from 'node:child_process';
+import {existsSync, readdirSync} from 'node:fs';
+import {join} from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const only = process.argv.slice(2);
@@ -24,7 +24,7 @@ for (const dir of dirs) {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
     // Request lines (info) would drown the results; tests that read logs pass their own logger.
-    env: { GRISTLITE_LOG_LEVEL: 'warn', ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+    env: {GRISTLITE_LOG_LEVEL: 'warn', ...process.env, FORCE_COLOR: '0', NO_COLOR: '1'},
   });
   process.stdout.write(r.stdout ?? '');
   const total = Number(/Total:\s+(\d+)/.exec(r.stdout ?? '')?.[1] ?? NaN);

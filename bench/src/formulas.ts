@@ -3,14 +3,14 @@
  * measured in the same run: the same computation as one raw SQLite statement on a copy of the
  * document, or the same write to the same document without formulas.
  */
-import { copyFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {copyFileSync} from 'node:fs';
+import {join} from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import Database from 'better-sqlite3';
-import { GristDoc } from '@gristlite/core';
-import { latencies, makeRows, now, percentile, type Result } from './lib.js';
-import { result } from './scenarios.js';
+import {GristDoc} from '@gristlite/core';
+import {latencies, makeRows, now, percentile, type Result} from './lib.js';
+import {result} from './scenarios.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 /** 100 items per customer at 100k rows; 10 groups of ROWS/10 items. */
@@ -31,22 +31,35 @@ function heapMb(): number {
 function build(path: string): GristDoc {
   const doc = GristDoc.create(path);
   doc.addTables([
-    { id: 'Customers', columns: [{ id: 'Name', fields: { type: 'Text' } }] },
-    { id: 'Groups', columns: [{ id: 'Label', fields: { type: 'Text' } }] },
-    { id: 'Items', columns: [
-      { id: 'Name', fields: { type: 'Text' } }, { id: 'Qty', fields: { type: 'Int' } }, { id: 'Price', fields: { type: 'Numeric' } },
-      { id: 'Customer', fields: { type: 'Ref:Customers' } }, { id: 'Grp', fields: { type: 'Ref:Groups' } },
-    ] },
+    {id: 'Customers', columns: [{id: 'Name', fields: {type: 'Text'}}]},
+    {id: 'Groups', columns: [{id: 'Label', fields: {type: 'Text'}}]},
+    {
+      id: 'Items',
+      columns: [
+        {id: 'Name', fields: {type: 'Text'}},
+        {id: 'Qty', fields: {type: 'Int'}},
+        {id: 'Price', fields: {type: 'Numeric'}},
+        {id: 'Customer', fields: {type: 'Ref:Customers'}},
+        {id: 'Grp', fields: {type: 'Ref:Groups'}},
+      ],
+    },
   ]);
-  doc.addColumnar('Customers', { Name: Array.from({ length: CUSTOMERS }, (_, i) => `customer-${i + 1}`) }, { parse: false });
-  doc.addColumnar('Groups', { Label: Array.from({ length: GROUPS }, (_, i) => `group-${i + 1}`) }, { parse: false });
+  doc.addColumnar('Customers', {Name: Array.from({length: CUSTOMERS}, (_, i) => `customer-${i + 1}`)}, {parse: false});
+  doc.addColumnar('Groups', {Label: Array.from({length: GROUPS}, (_, i) => `group-${i + 1}`)}, {parse: false});
   const rows = makeRows(ROWS);
   for (let i = 0; i < ROWS; i += 10_000) {
     const part = rows.slice(i, i + 10_000);
-    doc.addColumnar('Items', {
-      Name: part.map((r) => r.Name), Qty: part.map((r) => r.Qty), Price: part.map((r) => r.Price),
-      Customer: part.map((_, j) => ((i + j) % CUSTOMERS) + 1), Grp: part.map((_, j) => ((i + j) % GROUPS) + 1),
-    }, { parse: false });
+    doc.addColumnar(
+      'Items',
+      {
+        Name: part.map((r) => r.Name),
+        Qty: part.map((r) => r.Qty),
+        Price: part.map((r) => r.Price),
+        Customer: part.map((_, j) => ((i + j) % CUSTOMERS) + 1),
+        Grp: part.map((_, j) => ((i + j) % GROUPS) + 1),
+      },
+      {parse: false},
+    );
   }
   return doc;
 }
@@ -56,7 +69,7 @@ function addColumnMs(doc: GristDoc, table: string, formula: string, type: string
   const times: number[] = [];
   for (let run = 0; run < RUNS; run++) {
     const t = now();
-    doc.addColumns(table, [{ id: 'Bench', fields: { type, isFormula: true, formula } }]);
+    doc.addColumns(table, [{id: 'Bench', fields: {type, isFormula: true, formula}}]);
     times.push(now() - t);
     doc.removeColumn(table, 'Bench');
   }
@@ -96,59 +109,117 @@ export async function formulaScenarios(dir: string): Promise<Result[]> {
   copyFileSync(plain.path, rawPath);
 
   // The first formula column of a document also loads the formula engine with every row.
-  let t = now();
-  doc.addColumns('Items', [{ id: 'Total', fields: { type: 'Numeric', isFormula: true, formula: '$Price * $Qty' } }]);
+  const t = now();
+  doc.addColumns('Items', [{id: 'Total', fields: {type: 'Numeric', isFormula: true, formula: '$Price * $Qty'}}]);
   const coldMs = now() - t;
   const heapBase = heapMb();
 
   const arith = addColumnMs(doc, 'Items', '$Price * $Qty', 'Numeric');
-  const arithRaw = rawMs(rawPath, ['ALTER TABLE Items ADD COLUMN Bench NUMERIC DEFAULT 0', 'UPDATE Items SET Bench = Price * Qty'],
-    ['ALTER TABLE Items DROP COLUMN Bench']);
-  results.push(result({
-    scenario: `F1. add $Price * $Qty column to ${ROWS} rows, in-process`, unit: 'ms', rate: arith, limit: arithRaw, p50Ms: arith,
-    target: '< 150 ms', maxMs: 150, note: `limit: one SQL UPDATE, committed; first formula column of a doc ${coldMs.toFixed(0)} ms (loads the engine)`,
-  }));
+  const arithRaw = rawMs(
+    rawPath,
+    ['ALTER TABLE Items ADD COLUMN Bench NUMERIC DEFAULT 0', 'UPDATE Items SET Bench = Price * Qty'],
+    ['ALTER TABLE Items DROP COLUMN Bench'],
+  );
+  results.push(
+    result({
+      scenario: `F1. add $Price * $Qty column to ${ROWS} rows, in-process`,
+      unit: 'ms',
+      rate: arith,
+      limit: arithRaw,
+      p50Ms: arith,
+      target: '< 150 ms',
+      maxMs: 150,
+      note: `limit: one SQL UPDATE, committed; first formula column of a doc ${coldMs.toFixed(0)} ms (loads the engine)`,
+    }),
+  );
 
   const ref = addColumnMs(doc, 'Items', '$Customer.Name', 'Text');
-  const refRaw = rawMs(rawPath, ['ALTER TABLE Items ADD COLUMN Bench TEXT', 'UPDATE Items SET Bench = (SELECT Name FROM Customers c WHERE c.id = Items.Customer)'],
-    ['ALTER TABLE Items DROP COLUMN Bench']);
-  results.push(result({ scenario: `F2. add $Customer.Name column to ${ROWS} rows`, unit: 'ms', rate: ref, limit: refRaw, p50Ms: ref, target: 'report', note: 'limit: one SQL UPDATE with a subquery' }));
+  const refRaw = rawMs(
+    rawPath,
+    [
+      'ALTER TABLE Items ADD COLUMN Bench TEXT',
+      'UPDATE Items SET Bench = (SELECT Name FROM Customers c WHERE c.id = Items.Customer)',
+    ],
+    ['ALTER TABLE Items DROP COLUMN Bench'],
+  );
+  results.push(
+    result({
+      scenario: `F2. add $Customer.Name column to ${ROWS} rows`,
+      unit: 'ms',
+      rate: ref,
+      limit: refRaw,
+      p50Ms: ref,
+      target: 'report',
+      note: 'limit: one SQL UPDATE with a subquery',
+    }),
+  );
 
   const sums = addColumnMs(doc, 'Customers', 'SUM(Items.lookupRecords(Customer=$id).Price)', 'Numeric');
-  const sumsRaw = rawMs(rawPath, ['CREATE INDEX bench_i ON Items (Customer)', 'ALTER TABLE Customers ADD COLUMN Bench NUMERIC',
-    'UPDATE Customers SET Bench = (SELECT SUM(Price) FROM Items i WHERE i.Customer = Customers.id)'],
-    ['DROP INDEX bench_i', 'ALTER TABLE Customers DROP COLUMN Bench']);
-  results.push(result({
-    scenario: `F3. ${CUSTOMERS} SUM(Items.lookupRecords(...).Price) cells over ${ROWS} rows`, unit: 'ms', rate: sums, limit: sumsRaw, p50Ms: sums,
-    target: '< 100 ms', maxMs: 100, note: 'limit: SQL UPDATE with an index (built in the timing)',
-  }));
+  const sumsRaw = rawMs(
+    rawPath,
+    [
+      'CREATE INDEX bench_i ON Items (Customer)',
+      'ALTER TABLE Customers ADD COLUMN Bench NUMERIC',
+      'UPDATE Customers SET Bench = (SELECT SUM(Price) FROM Items i WHERE i.Customer = Customers.id)',
+    ],
+    ['DROP INDEX bench_i', 'ALTER TABLE Customers DROP COLUMN Bench'],
+  );
+  results.push(
+    result({
+      scenario: `F3. ${CUSTOMERS} SUM(Items.lookupRecords(...).Price) cells over ${ROWS} rows`,
+      unit: 'ms',
+      rate: sums,
+      limit: sumsRaw,
+      p50Ms: sums,
+      target: '< 100 ms',
+      maxMs: 100,
+      note: 'limit: SQL UPDATE with an index (built in the timing)',
+    }),
+  );
 
   // One-cell writes: 1 dependent (Total), ROWS/CUSTOMERS ($Customer.Name), ROWS/GROUPS ($Grp.Label).
   doc.addColumns('Items', [
-    { id: 'CustName', fields: { type: 'Text', isFormula: true, formula: '$Customer.Name' } },
-    { id: 'GroupLabel', fields: { type: 'Text', isFormula: true, formula: '$Grp.Label' } },
+    {id: 'CustName', fields: {type: 'Text', isFormula: true, formula: '$Customer.Name'}},
+    {id: 'GroupLabel', fields: {type: 'Text', isFormula: true, formula: '$Grp.Label'}},
   ]);
   const heapFull = heapMb();
   let n = 0;
   const cases: Array<[string, number, (d: GristDoc) => void]> = [
-    ['Items.Qty', 1, (d) => d.updateRecords('Items', [{ id: 1, fields: { Qty: ++n } }])],
-    ['Customers.Name', Math.ceil(ROWS / CUSTOMERS), (d) => d.updateRecords('Customers', [{ id: 1, fields: { Name: `c${++n}` } }])],
-    ['Groups.Label', Math.ceil(ROWS / GROUPS), (d) => d.updateRecords('Groups', [{ id: 1, fields: { Label: `g${++n}` } }])],
+    ['Items.Qty', 1, (d) => d.updateRecords('Items', [{id: 1, fields: {Qty: ++n}}])],
+    [
+      'Customers.Name',
+      Math.ceil(ROWS / CUSTOMERS),
+      (d) => d.updateRecords('Customers', [{id: 1, fields: {Name: `c${++n}`}}]),
+    ],
+    ['Groups.Label', Math.ceil(ROWS / GROUPS), (d) => d.updateRecords('Groups', [{id: 1, fields: {Label: `g${++n}`}}])],
   ];
   for (const [what, deps, write] of cases) {
     const reps = deps > 1000 ? 20 : 200;
     const base = percentile(await latencies(reps, () => write(plain)), 50);
     const mine = percentile(await latencies(reps, () => write(doc)), 50);
-    results.push(result({
-      scenario: `F4. one-cell write (${what}) with ${deps} dependent cells`, unit: 'ms', rate: mine, limit: base, p50Ms: mine,
-      target: deps === 100 ? 'adds < 2 ms' : 'report', note: `adds ${(mine - base).toFixed(2)} ms over the same write without formulas`,
-      ...(deps === 100 ? { maxMs: base + 2 } : {}),
-    }));
+    results.push(
+      result({
+        scenario: `F4. one-cell write (${what}) with ${deps} dependent cells`,
+        unit: 'ms',
+        rate: mine,
+        limit: base,
+        p50Ms: mine,
+        target: deps === 100 ? 'adds < 2 ms' : 'report',
+        note: `adds ${(mine - base).toFixed(2)} ms over the same write without formulas`,
+        ...(deps === 100 ? {maxMs: base + 2} : {}),
+      }),
+    );
   }
-  results.push(result({
-    scenario: `F5. heap of an open document with formulas (${ROWS} rows, 3 formula columns)`, unit: 'MB', rate: heapFull - heap0, limit: null,
-    target: 'report', note: `engine with 1 column ${(heapBase - heap0).toFixed(0)} MB (both docs' SQLite caches included)`,
-  }));
+  results.push(
+    result({
+      scenario: `F5. heap of an open document with formulas (${ROWS} rows, 3 formula columns)`,
+      unit: 'MB',
+      rate: heapFull - heap0,
+      limit: null,
+      target: 'report',
+      note: `engine with 1 column ${(heapBase - heap0).toFixed(0)} MB (both docs' SQLite caches included)`,
+    }),
+  );
   doc.close();
   plain.close();
   return results;

@@ -1,5 +1,5 @@
 /** Shared pieces of the benchmark suite: timing, data, reporting. */
-import { readFileSync } from 'node:fs';
+import {readFileSync} from 'node:fs';
 
 export interface Result {
   scenario: string;
@@ -25,7 +25,11 @@ export function now(): number {
 }
 
 /** Runs `fn` `n` times and returns per-call latencies in ms; `before` runs untimed before each call. */
-export async function latencies(n: number, fn: () => Promise<unknown> | unknown, before?: () => Promise<unknown> | unknown): Promise<number[]> {
+export async function latencies(
+  n: number,
+  fn: () => Promise<unknown> | unknown,
+  before?: () => Promise<unknown> | unknown,
+): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     if (before) await before();
@@ -42,7 +46,10 @@ export function percentile(values: number[], p: number): number {
 }
 
 /** Deterministic rows of the five benchmark columns: Text, Int, Numeric, Bool, Date. */
-export function makeRows(count: number, offset = 0): { Name: string; Qty: number; Price: number; Active: boolean; Day: number }[] {
+export function makeRows(
+  count: number,
+  offset = 0,
+): {Name: string; Qty: number; Price: number; Active: boolean; Day: number}[] {
   const rows = new Array(count);
   for (let i = 0; i < count; i++) {
     const n = i + offset;
@@ -58,11 +65,11 @@ export function makeRows(count: number, offset = 0): { Name: string; Qty: number
 }
 
 export const COLUMNS = [
-  { id: 'Name', fields: { type: 'Text' } },
-  { id: 'Qty', fields: { type: 'Int' } },
-  { id: 'Price', fields: { type: 'Numeric' } },
-  { id: 'Active', fields: { type: 'Bool' } },
-  { id: 'Day', fields: { type: 'Date' } },
+  {id: 'Name', fields: {type: 'Text'}},
+  {id: 'Qty', fields: {type: 'Int'}},
+  {id: 'Price', fields: {type: 'Numeric'}},
+  {id: 'Active', fields: {type: 'Bool'}},
+  {id: 'Day', fields: {type: 'Date'}},
 ];
 
 /** Peak resident set of a process (VmHWM), in MB; Linux only. */
@@ -77,7 +84,7 @@ export function peakRssMb(pid: number = process.pid): number | undefined {
 
 export function fmt(n: number | null | undefined, digits = 0): string {
   if (n === null || n === undefined || Number.isNaN(n)) return '-';
-  return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  return n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits});
 }
 
 export function printTable(results: Result[]): void {

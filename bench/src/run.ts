@@ -1,11 +1,11 @@
 /** `pnpm bench [--json [FILE]]`: runs every scenario and prints a table (or writes JSON). */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {writeFileSync} from 'node:fs';
+import {join} from 'node:path';
 import os from 'node:os';
-import { Engine } from '@gristlite/core';
-import { printTable, type Result } from './lib.js';
-import { inProcess, overHttp, tempDir } from './scenarios.js';
-import { formulaScenarios } from './formulas.js';
+import {Engine} from '@gristlite/core';
+import {printTable, type Result} from './lib.js';
+import {inProcess, overHttp, tempDir} from './scenarios.js';
+import {formulaScenarios} from './formulas.js';
 
 const args = process.argv.slice(2);
 const jsonAt = args.indexOf('--json');
@@ -14,16 +14,16 @@ const engineOnly = process.env.BENCH_ONLY === 'engine';
 // BENCH_ONLY=formulas runs the formula scenarios alone.
 const formulasOnly = process.env.BENCH_ONLY === 'formulas';
 
-const { dir, cleanup } = tempDir();
+const {dir, cleanup} = tempDir();
 const results: Result[] = [];
 try {
   if (!formulasOnly) {
-    const engine = await Engine.open({ dataDir: join(dir, 'engine') });
+    const engine = await Engine.open({dataDir: join(dir, 'engine')});
     const user = await engine.home.ensureUser('bench@example.com', 'Bench');
     const principal = engine.home.principalFor(user, true);
     const ws = (await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id))[0];
-    const docId = await engine.createDoc(ws.id, principal, { name: 'bench' });
-    const { results: r, raw } = await inProcess(dir, engine, docId);
+    const docId = await engine.createDoc(ws.id, principal, {name: 'bench'});
+    const {results: r, raw} = await inProcess(dir, engine, docId);
     results.push(...r);
     if (!engineOnly) results.push(...(await overHttp(dir, raw)));
     await engine.close();
@@ -33,9 +33,14 @@ try {
   cleanup();
 }
 
-const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGb: Math.round(os.totalmem() / 2 ** 30), node: process.version };
+const machine = {
+  cpus: os.cpus().length,
+  model: os.cpus()[0]?.model,
+  memGb: Math.round(os.totalmem() / 2 ** 30),
+  node: process.version,
+};
 if (jsonAt >= 0) {
-  const out = JSON.stringify({ date: new Date().toISOString(), machine, results }, null, 2);
+  const out = JSON.stringify({date: new Date().toISOString(), machine, results}, null, 2);
   const file = args[jsonAt + 1];
   if (file && !file.startsWith('--')) writeFileSync(file, out);
   else console.log(out);

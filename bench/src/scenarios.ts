@@ -2,16 +2,16 @@
  * The scenarios of issue 6. Each measures gristlite and, in the same run, the physical limit it is
  * compared with: raw better-sqlite3 for the engine, a bare node:http server for the transport.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import {spawn, type ChildProcess} from 'node:child_process';
+import {once} from 'node:events';
+import {mkdtempSync, rmSync} from 'node:fs';
+import {createServer} from 'node:http';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
 import Database from 'better-sqlite3';
-import { type Engine, GristDoc } from '@gristlite/core';
-import { Pool } from 'undici';
-import { COLUMNS, fmt, latencies, makeRows, now, peakRssMb, percentile, type Result } from './lib.js';
+import {type Engine, GristDoc} from '@gristlite/core';
+import {Pool} from 'undici';
+import {COLUMNS, fmt, latencies, makeRows, now, peakRssMb, percentile, type Result} from './lib.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const CSV_ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
@@ -21,15 +21,17 @@ const HTTP_UPSERTS = Math.min(2000, ROWS);
 const SMALL_ROWS = Math.min(10_000, ROWS);
 const TABLE = 'Items';
 
-export function result(r: Omit<Result, 'ratio' | 'met'> & { ratioTarget?: number; maxMs?: number; maxMb?: number; minRate?: number }): Result {
+export function result(
+  r: Omit<Result, 'ratio' | 'met'> & {ratioTarget?: number; maxMs?: number; maxMb?: number; minRate?: number},
+): Result {
   const ratio = r.limit ? r.rate / r.limit : null;
   let met = true;
   if (r.ratioTarget !== undefined) met &&= ratio !== null && ratio >= r.ratioTarget;
   if (r.maxMs !== undefined) met &&= (r.p50Ms ?? Infinity) < r.maxMs;
   if (r.maxMb !== undefined) met &&= (r.peakRssMb ?? Infinity) < r.maxMb;
   if (r.minRate !== undefined) met &&= r.rate >= r.minRate;
-  const { ratioTarget: _a, maxMs: _b, maxMb: _c, minRate: _d, ...rest } = r;
-  return { ...rest, ratio, met };
+  const {ratioTarget: _a, maxMs: _b, maxMb: _c, minRate: _d, ...rest} = r;
+  return {...rest, ratio, met};
 }
 
 // ------------------------------------------------------------------------------- raw limits
@@ -37,7 +39,9 @@ export function result(r: Omit<Result, 'ratio' | 'met'> & { ratioTarget?: number
 function rawDb(dir: string): Database.Database {
   const db = new Database(join(dir, `raw-${Math.random().toString(36).slice(2)}.sqlite`));
   db.pragma('journal_mode = WAL');
-  db.exec(`CREATE TABLE ${TABLE} (id INTEGER PRIMARY KEY, manualSort NUMERIC, Name TEXT, Qty INTEGER, Price NUMERIC, Active BOOLEAN, Day DATE)`);
+  db.exec(
+    `CREATE TABLE ${TABLE} (id INTEGER PRIMARY KEY, manualSort NUMERIC, Name TEXT, Qty INTEGER, Price NUMERIC, Active BOOLEAN, Day DATE)`,
+  );
   return db;
 }
 
@@ -49,8 +53,9 @@ const RAW_INSERT_ROWS = 100;
  * fastest raw way found: ~1.7x the rate of one row per statement), the rest one row at a time.
  * With `perRow`, one row per statement (the textbook loop, reported for comparison).
  */
-function rawInsert(db: Database.Database, rows: ReturnType<typeof makeRows>, opts: { perRow?: boolean } = {}): void {
-  const sql = (n: number) => `INSERT INTO ${TABLE} (id, manualSort, Name, Qty, Price, Active, Day) VALUES ${new Array(n).fill('(?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
+function rawInsert(db: Database.Database, rows: ReturnType<typeof makeRows>, opts: {perRow?: boolean} = {}): void {
+  const sql = (n: number) =>
+    `INSERT INTO ${TABLE} (id, manualSort, Name, Qty, Price, Active, Day) VALUES ${new Array(n).fill('(?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
   const per = opts.perRow ? 1 : RAW_INSERT_ROWS;
   const many = db.prepare(sql(per));
   const one = db.prepare(sql(1));
@@ -75,13 +80,16 @@ function median(values: number[]): number {
 
 /** Raw SELECT + JSON in the API's record shape: the limit for a fetch. */
 function rawFetchJson(db: Database.Database, sql: string, params: unknown[] = []): string {
-  const rows = db.prepare(sql).raw(true).all(...params) as unknown[][];
+  const rows = db
+    .prepare(sql)
+    .raw(true)
+    .all(...params) as unknown[][];
   const records = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i];
-    records[i] = { id: r[0], fields: { Name: r[2], Qty: r[3], Price: r[4], Active: r[5] === 1, Day: r[6] } };
+    records[i] = {id: r[0], fields: {Name: r[2], Qty: r[3], Price: r[4], Active: r[5] === 1, Day: r[6]}};
   }
-  return JSON.stringify({ records });
+  return JSON.stringify({records});
 }
 
 const FILTER_SQL = `SELECT id, manualSort, Name, Qty, Price, Active, Day FROM ${TABLE} WHERE Active IN (1) ORDER BY Qty, Price DESC, id LIMIT 100`;
@@ -96,13 +104,20 @@ function addInBatches(doc: GristDoc, rows: ReturnType<typeof makeRows>, batch: n
  * Scenarios 1, 2, 6 (in-process) and 3 on a document of `engine` (engine-owned, so that SQL runs
  * on it). Scenario 3 comes last: it grows the table, and the others compare equal row counts.
  */
-export async function inProcess(dir: string, engine: Engine, docId: string): Promise<{ results: Result[]; raw: Database.Database }> {
+export async function inProcess(
+  dir: string,
+  engine: Engine,
+  docId: string,
+): Promise<{results: Result[]; raw: Database.Database}> {
   const doc = engine.openDoc(docId).grist;
   // Tick: a one-row table whose update makes every cached read of the document stale.
-  doc.addTables([{ id: TABLE, columns: COLUMNS }, { id: 'Tick', columns: [{ id: 'N', fields: { type: 'Int' } }] }]);
-  doc.addRecords('Tick', [{ N: 0 }]);
+  doc.addTables([
+    {id: TABLE, columns: COLUMNS},
+    {id: 'Tick', columns: [{id: 'N', fields: {type: 'Int'}}]},
+  ]);
+  doc.addRecords('Tick', [{N: 0}]);
   let ticks = 0;
-  const tick = () => doc.updateRecords('Tick', [{ id: 1, fields: { N: ++ticks } }]);
+  const tick = () => doc.updateRecords('Tick', [{id: 1, fields: {N: ++ticks}}]);
   const results: Result[] = [];
   const rows = makeRows(ROWS);
 
@@ -121,46 +136,75 @@ export async function inProcess(dir: string, engine: Engine, docId: string): Pro
     else raw = db;
     const perRow = rawDb(dir);
     t = now();
-    rawInsert(perRow, rows, { perRow: true });
+    rawInsert(perRow, rows, {perRow: true});
     perRowRates.push(ROWS / ((now() - t) / 1000));
     perRow.close();
     const target = run < 2 ? GristDoc.create(join(dir, `scratch-${run}.grist`)) : doc;
-    if (run < 2) target.addTables([{ id: TABLE, columns: COLUMNS }]);
+    if (run < 2) target.addTables([{id: TABLE, columns: COLUMNS}]);
     t = now();
     addInBatches(target, rows, 500);
     addRates.push(ROWS / ((now() - t) / 1000));
     if (run < 2) target.close();
   }
-  results.push(result({
-    scenario: `1. add ${ROWS} records (batches of 500), in-process`, unit: 'rows/s', rate: median(addRates), limit: median(rawRates),
-    target: '>= 0.5 of raw', ratioTarget: 0.5, note: `raw with one row per INSERT: ${fmt(median(perRowRates))} rows/s`,
-  }));
+  results.push(
+    result({
+      scenario: `1. add ${ROWS} records (batches of 500), in-process`,
+      unit: 'rows/s',
+      rate: median(addRates),
+      limit: median(rawRates),
+      target: '>= 0.5 of raw',
+      ratioTarget: 0.5,
+      note: `raw with one row per INSERT: ${fmt(median(perRowRates))} rows/s`,
+    }),
+  );
 
   // 2. fetch all, and filter + two-column sort + limit, vs raw SELECT + JSON.
-  const rawAll = await latencies(5, () => rawFetchJson(raw!, `SELECT id, manualSort, Name, Qty, Price, Active, Day FROM ${TABLE} ORDER BY id`));
+  const rawAll = await latencies(5, () =>
+    rawFetchJson(raw!, `SELECT id, manualSort, Name, Qty, Price, Active, Day FROM ${TABLE} ORDER BY id`),
+  );
   const engAll = await latencies(5, () => JSON.stringify(doc.fetchRecords(TABLE)));
-  results.push(result({
-    scenario: `2a. fetch ${ROWS} records + JSON, in-process`, unit: 'rows/s',
-    rate: ROWS / (percentile(engAll, 50) / 1000), limit: ROWS / (percentile(rawAll, 50) / 1000),
-    p50Ms: percentile(engAll, 50), p99Ms: percentile(engAll, 99), target: '>= 0.5 of raw', ratioTarget: 0.5,
-  }));
+  results.push(
+    result({
+      scenario: `2a. fetch ${ROWS} records + JSON, in-process`,
+      unit: 'rows/s',
+      rate: ROWS / (percentile(engAll, 50) / 1000),
+      limit: ROWS / (percentile(rawAll, 50) / 1000),
+      p50Ms: percentile(engAll, 50),
+      p99Ms: percentile(engAll, 99),
+      target: '>= 0.5 of raw',
+      ratioTarget: 0.5,
+    }),
+  );
   // What GET /records runs: fetchRecordsJson, where SQLite writes the JSON text (cold: not cached).
   const engJson = await latencies(5, () => doc.fetchRecordsJson(TABLE), tick);
-  results.push(result({
-    scenario: `2c. fetch ${ROWS} records as JSON text (fetchRecordsJson), in-process, cold`, unit: 'rows/s',
-    rate: ROWS / (percentile(engJson, 50) / 1000), limit: ROWS / (percentile(rawAll, 50) / 1000),
-    p50Ms: percentile(engJson, 50), p99Ms: percentile(engJson, 99), target: 'report',
-    note: doc.recordsJsonPaths.js ? 'built in JS' : 'written by SQLite',
-  }));
+  results.push(
+    result({
+      scenario: `2c. fetch ${ROWS} records as JSON text (fetchRecordsJson), in-process, cold`,
+      unit: 'rows/s',
+      rate: ROWS / (percentile(engJson, 50) / 1000),
+      limit: ROWS / (percentile(rawAll, 50) / 1000),
+      p50Ms: percentile(engJson, 50),
+      p99Ms: percentile(engJson, 99),
+      target: 'report',
+      note: doc.recordsJsonPaths.js ? 'built in JS' : 'written by SQLite',
+    }),
+  );
   const rawQ = await latencies(50, () => rawFetchJson(raw!, FILTER_SQL));
   const engQ = await latencies(50, () =>
-    JSON.stringify(doc.fetchRecords(TABLE, { filter: { Active: [true] }, sort: 'Qty,-Price', limit: 100 })),
+    JSON.stringify(doc.fetchRecords(TABLE, {filter: {Active: [true]}, sort: 'Qty,-Price', limit: 100})),
   );
-  results.push(result({
-    scenario: '2b. filter + 2-col sort + limit 100, in-process', unit: 'queries/s',
-    rate: 1000 / percentile(engQ, 50), limit: 1000 / percentile(rawQ, 50),
-    p50Ms: percentile(engQ, 50), p99Ms: percentile(engQ, 99), target: '>= 0.5 of raw', ratioTarget: 0.5,
-  }));
+  results.push(
+    result({
+      scenario: '2b. filter + 2-col sort + limit 100, in-process',
+      unit: 'queries/s',
+      rate: 1000 / percentile(engQ, 50),
+      limit: 1000 / percentile(rawQ, 50),
+      p50Ms: percentile(engQ, 50),
+      p99Ms: percentile(engQ, 99),
+      target: '>= 0.5 of raw',
+      ratioTarget: 0.5,
+    }),
+  );
 
   results.push(...(await sqlInProcess(engine, docId, raw!)));
 
@@ -169,13 +213,17 @@ export async function inProcess(dir: string, engine: Engine, docId: string): Pro
   // documents have none), so the raw side finds matches as the engine does, in one scan: the ids
   // and keys read column by column (pluck: no array per row), probed in a Map of the wanted keys.
   // Then one UPDATE per match, and the new rows in multi-row INSERTs.
-  const upserts = makeRows(UPSERTS, ROWS - UPSERTS / 2).map((r) => ({ require: { Name: r.Name }, fields: { Qty: r.Qty + 1, Price: r.Price } }));
+  const upserts = makeRows(UPSERTS, ROWS - UPSERTS / 2).map((r) => ({
+    require: {Name: r.Name},
+    fields: {Qty: r.Qty + 1, Price: r.Price},
+  }));
   const rawU = rawDb(dir);
   rawInsert(rawU, rows);
   const ids = rawU.prepare(`SELECT id FROM ${TABLE} ORDER BY id`).pluck();
   const names = rawU.prepare(`SELECT Name FROM ${TABLE} ORDER BY id`).pluck();
   const upd = rawU.prepare(`UPDATE ${TABLE} SET Qty = ?, Price = ? WHERE id = ?`);
-  const insSql = (n: number) => `INSERT INTO ${TABLE} (id, manualSort, Name, Qty, Price) VALUES ${new Array(n).fill('(?, ?, ?, ?, ?)').join(', ')}`;
+  const insSql = (n: number) =>
+    `INSERT INTO ${TABLE} (id, manualSort, Name, Qty, Price) VALUES ${new Array(n).fill('(?, ?, ?, ?, ?)').join(', ')}`;
   const insMany = rawU.prepare(insSql(RAW_INSERT_ROWS));
   const insOne = rawU.prepare(insSql(1));
   let t = now();
@@ -206,29 +254,46 @@ export async function inProcess(dir: string, engine: Engine, docId: string): Pro
   t = now();
   doc.upsertRecords(TABLE, upserts);
   const upsertMs = now() - t;
-  results.push(result({
-    scenario: `3. add-or-update ${UPSERTS} records vs ${ROWS}-row table`, unit: 'rows/s', rate: upserts.length / (upsertMs / 1000),
-    limit: rawUpsertRate, p50Ms: upsertMs, target: 'report',
-  }));
-  return { results, raw: raw! };
+  results.push(
+    result({
+      scenario: `3. add-or-update ${UPSERTS} records vs ${ROWS}-row table`,
+      unit: 'rows/s',
+      rate: upserts.length / (upsertMs / 1000),
+      limit: rawUpsertRate,
+      p50Ms: upsertMs,
+      target: 'report',
+    }),
+  );
+  return {results, raw: raw!};
 }
 
 async function sqlInProcess(engine: Engine, docId: string, raw: Database.Database): Promise<Result[]> {
   const out: Result[] = [];
   const cases = [
-    { name: '6a. SQL trivial query', sql: `SELECT id, Name FROM ${TABLE} WHERE id = 42` },
-    { name: '6b. SQL aggregate over the table', sql: `SELECT Active, count(*) AS n, sum(Price) AS total, avg(Qty) AS q FROM ${TABLE} GROUP BY Active` },
+    {name: '6a. SQL trivial query', sql: `SELECT id, Name FROM ${TABLE} WHERE id = 42`},
+    {
+      name: '6b. SQL aggregate over the table',
+      sql: `SELECT Active, count(*) AS n, sum(Price) AS total, avg(Qty) AS q FROM ${TABLE} GROUP BY Active`,
+    },
   ];
   for (const c of cases) {
     await engine.runSql(docId, c.sql, null); // warm the worker's connection
     const mine = await latencies(c.name.startsWith('6a') ? 300 : 20, () => engine.runSql(docId, c.sql, null));
-    const base = await latencies(c.name.startsWith('6a') ? 300 : 20, () => JSON.stringify(raw.prepare(`select * from (${c.sql})`).all()));
-    out.push(result({
-      scenario: `${c.name}, in-process`, unit: 'queries/s', rate: 1000 / percentile(mine, 50), limit: 1000 / percentile(base, 50),
-      p50Ms: percentile(mine, 50), p99Ms: percentile(mine, 99),
-      target: c.name.startsWith('6a') ? 'report (process hop)' : '>= 0.67 of raw (within 1.5x)',
-      ...(c.name.startsWith('6a') ? {} : { ratioTarget: 1 / 1.5 }),
-    }));
+    const base = await latencies(c.name.startsWith('6a') ? 300 : 20, () =>
+      JSON.stringify(raw.prepare(`select * from (${c.sql})`).all()),
+    );
+    out.push(
+      result({
+        scenario: `${c.name}, in-process`,
+        unit: 'queries/s',
+        rate: 1000 / percentile(mine, 50),
+        limit: 1000 / percentile(base, 50),
+        p50Ms: percentile(mine, 50),
+        p99Ms: percentile(mine, 99),
+        target: c.name.startsWith('6a') ? 'report (process hop)' : '>= 0.67 of raw (within 1.5x)',
+        ...(c.name.startsWith('6a') ? {} : {ratioTarget: 1 / 1.5}),
+      }),
+    );
   }
   return out;
 }
@@ -246,7 +311,7 @@ async function startServer(dataDir: string): Promise<Server> {
   const key = 'b'.repeat(40);
   const main = new URL('../../packages/cli/dist/src/main.js', import.meta.url).pathname;
   const proc = spawn(process.execPath, [main, 'serve', '--port', '0'], {
-    env: { ...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: key },
+    env: {...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: key},
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -258,19 +323,25 @@ async function startServer(dataDir: string): Promise<Server> {
     });
     proc.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
-  return { url, proc, key };
+  return {url, proc, key};
 }
 
-async function call(pool: Pool, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+async function call(
+  pool: Pool,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{status: number; text: string}> {
   const res = await pool.request({
     method: method as 'GET',
     path,
-    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {authorization: `Bearer ${key}`, ...(body !== undefined ? {'content-type': 'application/json'} : {})},
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.body.text();
   if (res.statusCode >= 400) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
-  return { status: res.statusCode, text };
+  return {status: res.statusCode, text};
 }
 
 /** Requests/s for `total` requests at a given concurrency, with latencies. */
@@ -279,7 +350,7 @@ async function loadTest(concurrency: number, total: number, fn: () => Promise<un
   let next = 0;
   const t = now();
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({length: concurrency}, async () => {
       while (next++ < total) {
         const s = now();
         await fn();
@@ -287,34 +358,42 @@ async function loadTest(concurrency: number, total: number, fn: () => Promise<un
       }
     }),
   );
-  return { rate: total / ((now() - t) / 1000), p50: percentile(lat, 50), p99: percentile(lat, 99) };
+  return {rate: total / ((now() - t) / 1000), p50: percentile(lat, 50), p99: percentile(lat, 99)};
 }
 
 /** A bare node:http server answering every request with the same bytes: the transport limit. */
-async function bareServer(bytes: string): Promise<{ url: string; close(): Promise<void> }> {
+async function bareServer(bytes: string): Promise<{url: string; close(): Promise<void>}> {
   const server = createServer((req, res) => {
     req.resume();
-    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+    res.writeHead(200, {'Content-Type': 'application/json; charset=utf-8'});
     res.end(bytes);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const addr = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${addr.port}`, close: () => new Promise((r) => server.close(() => r())) };
+  const addr = server.address() as {port: number};
+  return {url: `http://127.0.0.1:${addr.port}`, close: () => new Promise((r) => server.close(() => r()))};
 }
 
 export async function overHttp(dir: string, raw: Database.Database): Promise<Result[]> {
   const results: Result[] = [];
   const server = await startServer(join(dir, 'server'));
-  const pool = new Pool(server.url, { connections: 32 });
+  const pool = new Pool(server.url, {connections: 32});
   try {
     const wsList = JSON.parse((await call(pool, server.key, 'GET', '/api/orgs/docs/workspaces')).text);
-    const docId = JSON.parse((await call(pool, server.key, 'POST', `/api/workspaces/${wsList[0].id}/docs`, { name: 'bench' })).text);
+    const docId = JSON.parse(
+      (await call(pool, server.key, 'POST', `/api/workspaces/${wsList[0].id}/docs`, {name: 'bench'})).text,
+    );
     const base = `/api/docs/${docId}/tables`;
     // Tick: a one-row table whose update makes every cached read of the document stale.
-    await call(pool, server.key, 'POST', `/api/docs/${docId}/tables`, { tables: [{ id: TABLE, columns: COLUMNS }, { id: 'Tick', columns: [{ id: 'N', fields: { type: 'Int' } }] }] });
-    await call(pool, server.key, 'POST', `${base}/Tick/records`, { records: [{ fields: { N: 0 } }] });
+    await call(pool, server.key, 'POST', `/api/docs/${docId}/tables`, {
+      tables: [
+        {id: TABLE, columns: COLUMNS},
+        {id: 'Tick', columns: [{id: 'N', fields: {type: 'Int'}}]},
+      ],
+    });
+    await call(pool, server.key, 'POST', `${base}/Tick/records`, {records: [{fields: {N: 0}}]});
     let ticks = 0;
-    const tick = () => call(pool, server.key, 'PATCH', `${base}/Tick/records`, { records: [{ id: 1, fields: { N: ++ticks } }] });
+    const tick = () =>
+      call(pool, server.key, 'PATCH', `${base}/Tick/records`, {records: [{id: 1, fields: {N: ++ticks}}]});
 
     // Target: adding in batches of 500 over HTTP >= 25% of the raw insert rate.
     const rows = makeRows(ROWS);
@@ -324,7 +403,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
       for (const perRow of [false, true]) {
         const db = rawDb(dir);
         const rawT = now();
-        rawInsert(db, rows, { perRow });
+        rawInsert(db, rows, {perRow});
         (perRow ? perRowRates : rawRates).push(ROWS / ((now() - rawT) / 1000));
         db.close();
       }
@@ -333,89 +412,241 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
     const perRowNote = `raw with one row per INSERT: ${fmt(median(perRowRates))} rows/s`;
     let t = now();
     for (let i = 0; i < rows.length; i += 500) {
-      await call(pool, server.key, 'POST', `${base}/${TABLE}/records`, { records: rows.slice(i, i + 500).map((fields) => ({ fields })) });
+      await call(pool, server.key, 'POST', `${base}/${TABLE}/records`, {
+        records: rows.slice(i, i + 500).map((fields) => ({fields})),
+      });
     }
     const addRate = ROWS / ((now() - t) / 1000);
-    results.push(result({ scenario: `add ${ROWS} records over HTTP, batches of 500`, unit: 'rows/s', rate: addRate, limit: rawInsertRate, target: '>= 0.25 of raw', ratioTarget: 0.25, note: perRowNote }));
+    results.push(
+      result({
+        scenario: `add ${ROWS} records over HTTP, batches of 500`,
+        unit: 'rows/s',
+        rate: addRate,
+        limit: rawInsertRate,
+        target: '>= 0.25 of raw',
+        ratioTarget: 0.25,
+        note: perRowNote,
+      }),
+    );
 
     // 5. add in batches of 100 through the Node adapter.
     const small = makeRows(20_000, ROWS);
     t = now();
     for (let i = 0; i < small.length; i += 100) {
-      await call(pool, server.key, 'POST', `${base}/${TABLE}/records`, { records: small.slice(i, i + 100).map((fields) => ({ fields })) });
+      await call(pool, server.key, 'POST', `${base}/${TABLE}/records`, {
+        records: small.slice(i, i + 100).map((fields) => ({fields})),
+      });
     }
-    results.push(result({ scenario: '5. add records over HTTP, batches of 100', unit: 'rows/s', rate: small.length / ((now() - t) / 1000), limit: rawInsertRate, target: 'report', note: perRowNote }));
-    await call(pool, server.key, 'POST', `${base}/${TABLE}/records/delete`, Array.from({ length: small.length }, (_, i) => ROWS + 1 + i));
+    results.push(
+      result({
+        scenario: '5. add records over HTTP, batches of 100',
+        unit: 'rows/s',
+        rate: small.length / ((now() - t) / 1000),
+        limit: rawInsertRate,
+        target: 'report',
+        note: perRowNote,
+      }),
+    );
+    await call(
+      pool,
+      server.key,
+      'POST',
+      `${base}/${TABLE}/records/delete`,
+      Array.from({length: small.length}, (_, i) => ROWS + 1 + i),
+    );
 
     // Reads are measured cold (the document changed just before each request, untimed, so that
     // no cached answer can serve it: the work of the read itself) and, where noted, warm (the
     // same request repeated on unchanged data, which the server may answer from its read cache).
 
     // Fetch the whole table over HTTP (client JSON parse included) vs raw SELECT + JSON.stringify.
-    const rawFetch = await latencies(5, () => rawFetchJson(raw, `SELECT id, manualSort, Name, Qty, Price, Active, Day FROM ${TABLE} ORDER BY id`));
+    const rawFetch = await latencies(5, () =>
+      rawFetchJson(raw, `SELECT id, manualSort, Name, Qty, Price, Active, Day FROM ${TABLE} ORDER BY id`),
+    );
     const fetchAll = async () => JSON.parse((await call(pool, server.key, 'GET', `${base}/${TABLE}/records`)).text);
     const httpFetch = await latencies(5, fetchAll, tick);
     const httpFetchWarm = await latencies(5, fetchAll);
-    results.push(result({
-      scenario: `fetch ${ROWS} records over HTTP (+ client parse)`, unit: 'rows/s', rate: ROWS / (percentile(httpFetch, 50) / 1000),
-      limit: ROWS / (percentile(rawFetch, 50) / 1000), p50Ms: percentile(httpFetch, 50), target: '>= 0.85 of raw', ratioTarget: 0.85,
-    }));
-    results.push(result({
-      scenario: '  same, warm (repeated, data unchanged)', unit: 'rows/s', rate: ROWS / (percentile(httpFetchWarm, 50) / 1000),
-      limit: ROWS / (percentile(rawFetch, 50) / 1000), p50Ms: percentile(httpFetchWarm, 50), target: 'report',
-    }));
+    results.push(
+      result({
+        scenario: `fetch ${ROWS} records over HTTP (+ client parse)`,
+        unit: 'rows/s',
+        rate: ROWS / (percentile(httpFetch, 50) / 1000),
+        limit: ROWS / (percentile(rawFetch, 50) / 1000),
+        p50Ms: percentile(httpFetch, 50),
+        target: '>= 0.85 of raw',
+        ratioTarget: 0.85,
+      }),
+    );
+    results.push(
+      result({
+        scenario: '  same, warm (repeated, data unchanged)',
+        unit: 'rows/s',
+        rate: ROWS / (percentile(httpFetchWarm, 50) / 1000),
+        limit: ROWS / (percentile(rawFetch, 50) / 1000),
+        p50Ms: percentile(httpFetchWarm, 50),
+        target: 'report',
+      }),
+    );
 
     // Filter + two-column sort + limit 100 under 5 ms.
     const q = `${base}/${TABLE}/records?filter=${encodeURIComponent('{"Active":[true]}')}&sort=Qty,-Price&limit=100`;
     const fq = await latencies(100, () => call(pool, server.key, 'GET', q), tick);
     const fqWarm = await latencies(100, () => call(pool, server.key, 'GET', q));
-    results.push(result({ scenario: 'filter + 2-col sort + limit 100 over HTTP', unit: 'req/s', rate: 1000 / percentile(fq, 50), limit: null, p50Ms: percentile(fq, 50), p99Ms: percentile(fq, 99), target: 'p50 < 5 ms', maxMs: 5 }));
-    results.push(result({ scenario: '  same, warm', unit: 'req/s', rate: 1000 / percentile(fqWarm, 50), limit: null, p50Ms: percentile(fqWarm, 50), p99Ms: percentile(fqWarm, 99), target: 'report' }));
+    results.push(
+      result({
+        scenario: 'filter + 2-col sort + limit 100 over HTTP',
+        unit: 'req/s',
+        rate: 1000 / percentile(fq, 50),
+        limit: null,
+        p50Ms: percentile(fq, 50),
+        p99Ms: percentile(fq, 99),
+        target: 'p50 < 5 ms',
+        maxMs: 5,
+      }),
+    );
+    results.push(
+      result({
+        scenario: '  same, warm',
+        unit: 'req/s',
+        rate: 1000 / percentile(fqWarm, 50),
+        limit: null,
+        p50Ms: percentile(fqWarm, 50),
+        p99Ms: percentile(fqWarm, 99),
+        target: 'report',
+      }),
+    );
 
     // Trivial SQL under 2 ms; aggregate SQL over HTTP.
-    const sq = await latencies(200, () => call(pool, server.key, 'GET', `/api/docs/${docId}/sql?q=${encodeURIComponent(`select id, Name from ${TABLE} where id = 42`)}`));
-    results.push(result({ scenario: '6c. SQL trivial query over HTTP', unit: 'req/s', rate: 1000 / percentile(sq, 50), limit: null, p50Ms: percentile(sq, 50), p99Ms: percentile(sq, 99), target: 'p50 < 2 ms', maxMs: 2 }));
+    const sq = await latencies(200, () =>
+      call(
+        pool,
+        server.key,
+        'GET',
+        `/api/docs/${docId}/sql?q=${encodeURIComponent(`select id, Name from ${TABLE} where id = 42`)}`,
+      ),
+    );
+    results.push(
+      result({
+        scenario: '6c. SQL trivial query over HTTP',
+        unit: 'req/s',
+        rate: 1000 / percentile(sq, 50),
+        limit: null,
+        p50Ms: percentile(sq, 50),
+        p99Ms: percentile(sq, 99),
+        target: 'p50 < 2 ms',
+        maxMs: 2,
+      }),
+    );
     const aggSql = `SELECT Active, count(*) AS n, sum(Price) AS total FROM ${TABLE} GROUP BY Active`;
-    const ag = await latencies(20, () => call(pool, server.key, 'GET', `/api/docs/${docId}/sql?q=${encodeURIComponent(aggSql)}`));
+    const ag = await latencies(20, () =>
+      call(pool, server.key, 'GET', `/api/docs/${docId}/sql?q=${encodeURIComponent(aggSql)}`),
+    );
     const agRaw = await latencies(20, () => JSON.stringify(raw.prepare(aggSql).all()));
-    results.push(result({ scenario: '6d. SQL aggregate over HTTP', unit: 'queries/s', rate: 1000 / percentile(ag, 50), limit: 1000 / percentile(agRaw, 50), p50Ms: percentile(ag, 50), target: 'report' }));
+    results.push(
+      result({
+        scenario: '6d. SQL aggregate over HTTP',
+        unit: 'queries/s',
+        rate: 1000 / percentile(ag, 50),
+        limit: 1000 / percentile(agRaw, 50),
+        p50Ms: percentile(ag, 50),
+        target: 'report',
+      }),
+    );
 
     // 1000-row pages at concurrency 8 above 300 req/s: 8 clients asking for the same page (warm).
     // Cold, one at a time, for what producing a page costs.
     const page = `${base}/${TABLE}/records?sort=Name&limit=1000`;
     const pagesCold = await latencies(50, () => call(pool, server.key, 'GET', page), tick);
     const pages = await loadTest(8, 400, () => call(pool, server.key, 'GET', page));
-    results.push(result({ scenario: '1000-row pages (sort=Name), concurrency 8', unit: 'req/s', rate: pages.rate, limit: null, p50Ms: pages.p50, p99Ms: pages.p99, target: '> 300 req/s', minRate: 300 }));
-    results.push(result({ scenario: '  same, cold, concurrency 1', unit: 'req/s', rate: 1000 / percentile(pagesCold, 50), limit: null, p50Ms: percentile(pagesCold, 50), p99Ms: percentile(pagesCold, 99), target: 'report' }));
+    results.push(
+      result({
+        scenario: '1000-row pages (sort=Name), concurrency 8',
+        unit: 'req/s',
+        rate: pages.rate,
+        limit: null,
+        p50Ms: pages.p50,
+        p99Ms: pages.p99,
+        target: '> 300 req/s',
+        minRate: 300,
+      }),
+    );
+    results.push(
+      result({
+        scenario: '  same, cold, concurrency 1',
+        unit: 'req/s',
+        rate: 1000 / percentile(pagesCold, 50),
+        limit: null,
+        p50Ms: percentile(pagesCold, 50),
+        p99Ms: percentile(pagesCold, 99),
+        target: 'report',
+      }),
+    );
 
     // Add-or-update of 2000 records keyed on Text (1000 matching, 1000 new) under 100 ms.
-    const up = makeRows(HTTP_UPSERTS, ROWS - HTTP_UPSERTS / 2).map((r) => ({ require: { Name: r.Name }, fields: { Qty: r.Qty + 2 } }));
+    const up = makeRows(HTTP_UPSERTS, ROWS - HTTP_UPSERTS / 2).map((r) => ({
+      require: {Name: r.Name},
+      fields: {Qty: r.Qty + 2},
+    }));
     t = now();
-    await call(pool, server.key, 'PUT', `${base}/${TABLE}/records`, { records: up });
+    await call(pool, server.key, 'PUT', `${base}/${TABLE}/records`, {records: up});
     const upMs = now() - t;
-    results.push(result({ scenario: `add-or-update ${HTTP_UPSERTS} (${HTTP_UPSERTS / 2} match) over HTTP`, unit: 'ms', rate: upMs, limit: null, p50Ms: upMs, target: '< 100 ms', maxMs: 100 }));
+    results.push(
+      result({
+        scenario: `add-or-update ${HTTP_UPSERTS} (${HTTP_UPSERTS / 2} match) over HTTP`,
+        unit: 'ms',
+        rate: upMs,
+        limit: null,
+        p50Ms: upMs,
+        target: '< 100 ms',
+        maxMs: 100,
+      }),
+    );
 
     // 4. fetch of a 10k-row table, concurrency 1 and 32, vs a bare server sending the same bytes.
-    await call(pool, server.key, 'POST', `/api/docs/${docId}/tables`, { tables: [{ id: 'Small', columns: COLUMNS }] });
+    await call(pool, server.key, 'POST', `/api/docs/${docId}/tables`, {tables: [{id: 'Small', columns: COLUMNS}]});
     const tenK = makeRows(SMALL_ROWS);
     for (let i = 0; i < tenK.length; i += 500) {
-      await call(pool, server.key, 'POST', `${base}/Small/records`, { records: tenK.slice(i, i + 500).map((fields) => ({ fields })) });
+      await call(pool, server.key, 'POST', `${base}/Small/records`, {
+        records: tenK.slice(i, i + 500).map((fields) => ({fields})),
+      });
     }
     const bytes = (await call(pool, server.key, 'GET', `${base}/Small/records`)).text;
     const bare = await bareServer(bytes);
-    const barePool = new Pool(bare.url, { connections: 32 });
+    const barePool = new Pool(bare.url, {connections: 32});
     try {
       // The bare server sends prepared bytes: against it, the warm (repeated) fetch measures the
       // transport and request pipeline; the cold one adds producing the records.
       const fetchSmall = () => call(pool, server.key, 'GET', `${base}/Small/records`);
       const cold = await latencies(50, fetchSmall, tick);
-      const bareOne = await latencies(50, async () => (await barePool.request({ method: 'GET', path: '/' })).body.text());
-      results.push(result({ scenario: `4. fetch ${SMALL_ROWS} rows over HTTP, cold, concurrency 1`, unit: 'req/s', rate: 1000 / percentile(cold, 50), limit: 1000 / percentile(bareOne, 50), p50Ms: percentile(cold, 50), p99Ms: percentile(cold, 99), target: '>= 0.5 of bare (within 2x)', ratioTarget: 0.5 }));
+      const bareOne = await latencies(50, async () => (await barePool.request({method: 'GET', path: '/'})).body.text());
+      results.push(
+        result({
+          scenario: `4. fetch ${SMALL_ROWS} rows over HTTP, cold, concurrency 1`,
+          unit: 'req/s',
+          rate: 1000 / percentile(cold, 50),
+          limit: 1000 / percentile(bareOne, 50),
+          p50Ms: percentile(cold, 50),
+          p99Ms: percentile(cold, 99),
+          target: '>= 0.5 of bare (within 2x)',
+          ratioTarget: 0.5,
+        }),
+      );
       for (const c of [1, 32]) {
         const n = c === 1 ? 100 : 400;
         const mine = await loadTest(c, n, fetchSmall);
-        const lim = await loadTest(c, n, async () => (await barePool.request({ method: 'GET', path: '/' })).body.text());
-        results.push(result({ scenario: `4. fetch ${SMALL_ROWS} rows over HTTP, warm, concurrency ${c}`, unit: 'req/s', rate: mine.rate, limit: lim.rate, p50Ms: mine.p50, p99Ms: mine.p99, target: '>= 0.5 of bare (within 2x)', ratioTarget: 0.5 }));
+        const lim = await loadTest(c, n, async () => (await barePool.request({method: 'GET', path: '/'})).body.text());
+        results.push(
+          result({
+            scenario: `4. fetch ${SMALL_ROWS} rows over HTTP, warm, concurrency ${c}`,
+            unit: 'req/s',
+            rate: mine.rate,
+            limit: lim.rate,
+            p50Ms: mine.p50,
+            p99Ms: mine.p99,
+            target: '>= 0.5 of bare (within 2x)',
+            ratioTarget: 0.5,
+          }),
+        );
       }
     } finally {
       await barePool.close();
@@ -423,37 +654,73 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
     }
 
     // 7. CSV download of a large table: throughput and the server's peak RSS.
-    const csvRes = await pool.request({ method: 'GET', path: `/api/docs/${docId}/download/csv?tableId=${TABLE}`, headers: { authorization: `Bearer ${server.key}` } });
+    const csvRes = await pool.request({
+      method: 'GET',
+      path: `/api/docs/${docId}/download/csv?tableId=${TABLE}`,
+      headers: {authorization: `Bearer ${server.key}`},
+    });
     if (csvRes.statusCode === 200) {
       // Grow the table to CSV_ROWS first (ids stay within Grist's limit of 1,000,000).
       await csvRes.body.dump();
-      const counted = JSON.parse((await call(pool, server.key, 'GET', `/api/docs/${docId}/sql?q=${encodeURIComponent(`select count(*) as n from ${TABLE}`)}`)).text);
+      const counted = JSON.parse(
+        (
+          await call(
+            pool,
+            server.key,
+            'GET',
+            `/api/docs/${docId}/sql?q=${encodeURIComponent(`select count(*) as n from ${TABLE}`)}`,
+          )
+        ).text,
+      );
       for (let done: number = counted.records[0].fields.n; done < CSV_ROWS; done += 500) {
-        await call(pool, server.key, 'POST', `${base}/${TABLE}/records`, { records: makeRows(Math.min(500, CSV_ROWS - done), done).map((fields) => ({ fields })) });
+        await call(pool, server.key, 'POST', `${base}/${TABLE}/records`, {
+          records: makeRows(Math.min(500, CSV_ROWS - done), done).map((fields) => ({fields})),
+        });
       }
       // In a fresh server process, so that the peak RSS is the download's, not the earlier scenarios'.
       server.proc.kill();
       await once(server.proc, 'exit');
       const fresh = await startServer(join(dir, 'server'));
-      const freshPool = new Pool(fresh.url, { connections: 1 });
+      const freshPool = new Pool(fresh.url, {connections: 1});
       try {
         const startMb = peakRssMb(fresh.proc.pid!);
         t = now();
-        const res = await freshPool.request({ method: 'GET', path: `/api/docs/${docId}/download/csv?tableId=${TABLE}`, headers: { authorization: `Bearer ${fresh.key}` } });
+        const res = await freshPool.request({
+          method: 'GET',
+          path: `/api/docs/${docId}/download/csv?tableId=${TABLE}`,
+          headers: {authorization: `Bearer ${fresh.key}`},
+        });
         let bytesRead = 0;
         for await (const chunk of res.body) bytesRead += chunk.length;
         const secs = (now() - t) / 1000;
-        results.push(result({
-          scenario: `7. CSV download of ${CSV_ROWS} rows`, unit: 'rows/s', rate: CSV_ROWS / secs, limit: null, peakRssMb: peakRssMb(fresh.proc.pid!),
-          target: 'peak RSS < 300 MB', maxMb: 300, note: `${(bytesRead / 1e6).toFixed(0)} MB; server RSS before: ${fmt(startMb)} MB`,
-        }));
+        results.push(
+          result({
+            scenario: `7. CSV download of ${CSV_ROWS} rows`,
+            unit: 'rows/s',
+            rate: CSV_ROWS / secs,
+            limit: null,
+            peakRssMb: peakRssMb(fresh.proc.pid!),
+            target: 'peak RSS < 300 MB',
+            maxMb: 300,
+            note: `${(bytesRead / 1e6).toFixed(0)} MB; server RSS before: ${fmt(startMb)} MB`,
+          }),
+        );
       } finally {
         await freshPool.close();
         fresh.proc.kill();
       }
     } else {
       await csvRes.body.dump();
-      results.push({ scenario: '7. CSV download', unit: '-', rate: NaN, limit: null, ratio: null, target: 'peak RSS < 300 MB', met: false, note: `CSV export answered ${csvRes.statusCode}` });
+      results.push({
+        scenario: '7. CSV download',
+        unit: '-',
+        rate: NaN,
+        limit: null,
+        ratio: null,
+        target: 'peak RSS < 300 MB',
+        met: false,
+        note: `CSV export answered ${csvRes.statusCode}`,
+      });
     }
   } finally {
     await pool.close();
@@ -462,8 +729,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
   return results;
 }
 
-export function tempDir(): { dir: string; cleanup(): void } {
+export function tempDir(): {dir: string; cleanup(): void} {
   const dir = mkdtempSync(join(tmpdir(), 'gristlite-bench-'));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return {dir, cleanup: () => rmSync(dir, {recursive: true, force: true})};
 }
-

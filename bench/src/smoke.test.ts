@@ -1,10 +1,10 @@
 // CI runs the benchmark suite at a tiny size so that it keeps working; figures are not judged here.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { test } from 'uvu';
+import {spawnSync} from 'node:child_process';
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 
 test('pnpm bench --json runs every scenario at smoke size and reports a rate and a target for each', () => {
@@ -12,15 +12,32 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
   try {
     const out = join(dir, 'bench.json');
     const r = spawnSync(process.execPath, [fileURLToPath(new URL('./run.js', import.meta.url)), '--json', out], {
-      env: { ...process.env, BENCH_ROWS: '300', BENCH_CSV_ROWS: '2000' },
+      env: {...process.env, BENCH_ROWS: '300', BENCH_CSV_ROWS: '2000'},
       encoding: 'utf8',
       timeout: 180_000,
     });
     assert.is(r.status, 0, r.stderr);
-    const report = JSON.parse(readFileSync(out, 'utf8')) as { machine: unknown; results: { scenario: string; rate: number; target: string }[] };
+    const report = JSON.parse(readFileSync(out, 'utf8')) as {
+      machine: unknown;
+      results: {scenario: string; rate: number; target: string}[];
+    };
     assert.ok(report.machine);
     const names = report.results.map((x) => x.scenario).join('\n');
-    for (const s of ['1. add', '2a. fetch', '2b. filter', '3. add-or-update', '4. fetch', '5. add records over HTTP', '6a. SQL', '7. CSV', 'F1. add', 'F2. add', 'F3. ', 'F4. one-cell', 'F5. heap']) {
+    for (const s of [
+      '1. add',
+      '2a. fetch',
+      '2b. filter',
+      '3. add-or-update',
+      '4. fetch',
+      '5. add records over HTTP',
+      '6a. SQL',
+      '7. CSV',
+      'F1. add',
+      'F2. add',
+      'F3. ',
+      'F4. one-cell',
+      'F5. heap',
+    ]) {
       assert.ok(names.includes(s), `scenario ${s} missing from:\n${names}`);
     }
     for (const x of report.results) {
@@ -28,7 +45,7 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       assert.ok(x.target, `${x.scenario}: no target`);
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, {recursive: true, force: true});
   }
 });
 

@@ -1,9 +1,9 @@
 /** Serves a fetch-style handler from node:http (for the example server and the tests). */
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { unreadBodyCloses } from '@gristlite/node';
-import type { FetchHandler } from './index.js';
+import type {IncomingMessage, RequestListener, ServerResponse} from 'node:http';
+import {Readable} from 'node:stream';
+import {pipeline} from 'node:stream/promises';
+import {unreadBodyCloses} from '@gristlite/node';
+import type {FetchHandler} from './index.js';
 
 export function toRequest(req: IncomingMessage): Request {
   const headers = new Headers();
@@ -16,7 +16,7 @@ export function toRequest(req: IncomingMessage): Request {
     headers,
     body: hasBody ? (Readable.toWeb(req) as ReadableStream) : undefined,
     // Required by Node's fetch for a streamed request body.
-    ...(hasBody ? { duplex: 'half' } : {}),
+    ...(hasBody ? {duplex: 'half'} : {}),
   } as RequestInit);
 }
 
@@ -41,8 +41,8 @@ export function nodeListener(fetchHandler: FetchHandler): RequestListener {
       .then((response) => writeResponse(res, response, req))
       .catch((e) => {
         if (!res.headersSent) {
-          res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
-          res.end(JSON.stringify({ error: 'internal error' }));
+          res.writeHead(500, {'Content-Type': 'application/json; charset=utf-8'});
+          res.end(JSON.stringify({error: 'internal error'}));
         } else res.destroy(e as Error);
       });
   };

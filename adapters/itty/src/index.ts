@@ -3,8 +3,8 @@
  * `/o/<org>/api`, in any case, and the API console at `/apiconsole`), so the caller's own routes sit beside it. Routing, validation and error
  * mapping stay in @gristlite/http; this only hands the Request over.
  */
-import type { Handler } from '@gristlite/http';
-import { toFetchHandler } from '@gristlite/fetch';
+import type {Handler} from '@gristlite/http';
+import {toFetchHandler} from '@gristlite/fetch';
 
 /** The part of an itty-router router this needs (IttyRouter, Router and AutoRouter all fit). */
 export interface IttyLikeRouter {
@@ -17,6 +17,8 @@ const API_PATH = /^(?:\/o\/[^/]+)?(?:\/dw\/[^/]+\/v\/[^/]+)?\/(?:api|apiconsole)
 export function registerGristlite<R extends IttyLikeRouter>(router: R, handler: Handler): R {
   const fetchHandler = toFetchHandler(handler);
   // Returning undefined lets itty try the caller's later routes for everything outside the API.
-  router.all('*', (request: Request) => (API_PATH.test(new URL(request.url).pathname) ? fetchHandler(request) : undefined));
+  router.all('*', (request: Request) =>
+    API_PATH.test(new URL(request.url).pathname) ? fetchHandler(request) : undefined,
+  );
   return router;
 }

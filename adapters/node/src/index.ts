@@ -2,10 +2,10 @@
  * gristlite for Node's http module: translates IncomingMessage/ServerResponse to and from the
  * plain request/response objects of @gristlite/http. Bodies stream both ways.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { Handler, HttpRequest } from '@gristlite/http';
+import type {IncomingMessage, ServerResponse} from 'node:http';
+import {Readable} from 'node:stream';
+import {pipeline} from 'node:stream/promises';
+import type {Handler, HttpRequest} from '@gristlite/http';
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => Promise<void>;
 
@@ -20,7 +20,7 @@ export interface NodeAdapterOptions {
 function toRequest(req: IncomingMessage): HttpRequest {
   const headers: Record<string, string | undefined> = {};
   for (const [k, val] of Object.entries(req.headers)) headers[k] = Array.isArray(val) ? val.join(', ') : val;
-  return { method: req.method ?? 'GET', url: req.url ?? '/', headers, body: req };
+  return {method: req.method ?? 'GET', url: req.url ?? '/', headers, body: req};
 }
 
 // The API, and the API console (`/apiconsole` and its files).
@@ -37,11 +37,15 @@ export const LINGER_MS = 2000;
  * moment, discarding what still arrives, before it closes: closing a socket with unread input
  * resets it, and a client that is still sending would lose the answer.
  */
-export function unreadBodyCloses(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Record<string, string> {
+export function unreadBodyCloses(
+  req: IncomingMessage,
+  res: ServerResponse,
+  headers: Record<string, string>,
+): Record<string, string> {
   if (req.complete) return headers;
   res.once('finish', () => lingerThenClose(req));
   if (Object.keys(headers).some((k) => k.toLowerCase() === 'connection')) return headers;
-  return { ...headers, Connection: 'close' };
+  return {...headers, Connection: 'close'};
 }
 
 function lingerThenClose(req: IncomingMessage): void {
@@ -76,8 +80,8 @@ export function toNodeHandler(handler: Handler, opts: NodeAdapterOptions = {}): 
       if (!req.readableEnded) req.resume();
     } catch (e) {
       if (!res.headersSent) {
-        res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
-        res.end(JSON.stringify({ error: 'internal error' }));
+        res.writeHead(500, {'Content-Type': 'application/json; charset=utf-8'});
+        res.end(JSON.stringify({error: 'internal error'}));
       } else res.destroy(e as Error);
     }
   };

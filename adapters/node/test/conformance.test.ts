@@ -1,5 +1,5 @@
 // The shared conformance suite (@gristlite/conformance) through the Node adapter, over HTTP.
-import { runConformanceFromEnv } from '@gristlite/conformance';
-import { nodeTarget } from './target.js';
+import {runConformanceFromEnv} from '@gristlite/conformance';
+import {nodeTarget} from './target.js';
 
 runConformanceFromEnv(nodeTarget());

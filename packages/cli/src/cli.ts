@@ -1,20 +1,28 @@
 /** `gristlite serve | user add | org add`: the command line around the engine. */
-import { createServer, type RequestListener, type Server } from 'node:http';
-import { parseArgs } from 'node:util';
-import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import {createServer, type RequestListener, type Server} from 'node:http';
+import {parseArgs} from 'node:util';
+import {createRequire} from 'node:module';
+import {existsSync, mkdirSync, readdirSync, statSync} from 'node:fs';
+import {basename, join} from 'node:path';
 import {
-  BadRequest, Engine, backupSqliteFile, checkDomain, importUpload, isValidEmail, type DocLeases, type HomeStore, type ImportProgress, type User,
+  BadRequest,
+  Engine,
+  backupSqliteFile,
+  checkDomain,
+  importUpload,
+  isValidEmail,
+  type DocLeases,
+  type HomeStore,
+  type ImportProgress,
+  type User,
 } from '@gristlite/core';
-import { PgDocLeases, homeStoreFromUrl } from '@gristlite/store-postgres';
-import { createApiHandler, statusResponse } from '@gristlite/http';
-import { toNodeHandler } from '@gristlite/node';
+import {PgDocLeases, homeStoreFromUrl} from '@gristlite/store-postgres';
+import {createApiHandler, statusResponse} from '@gristlite/http';
+import {toNodeHandler} from '@gristlite/node';
 
 type Env = Record<string, string | undefined>;
 
-
-function dataDir(values: { data?: string }, env: Env): string {
+function dataDir(values: {data?: string}, env: Env): string {
   return values.data ?? env.GRISTLITE_DATA_DIR ?? './data';
 }
 
@@ -24,10 +32,10 @@ function dataDir(values: { data?: string }, env: Env): string {
  */
 export async function openEngine(dir: string, env: Env, leases?: Promise<DocLeases>): Promise<Engine> {
   privateFiles();
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  mkdirSync(dir, {recursive: true, mode: 0o700});
   const homeUrl = env.GRISTLITE_HOME_URL;
   const home: HomeStore | undefined = homeUrl ? await homeStoreFromUrl(homeUrl) : undefined;
-  return Engine.open({ dataDir: dir, home, leases, env });
+  return Engine.open({dataDir: dir, home, leases, env});
 }
 
 /**
@@ -60,33 +68,46 @@ export async function prepareEngine(
   dataDir: string,
   env: Env,
   leases?: Promise<DocLeases>,
-): Promise<{ engine: Engine; apiKey: string | null; keySource: KeySource; email: string }> {
+): Promise<{engine: Engine; apiKey: string | null; keySource: KeySource; email: string}> {
   const engine = await openEngine(dataDir, env, leases);
   const email = env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com';
   const name = env.GRISTLITE_DEFAULT_NAME ?? 'You';
   const given = env.GRISTLITE_API_KEY || undefined;
-  const { apiKey } = await engine.ensureDefaultUser(email, name, given);
+  const {apiKey} = await engine.ensureDefaultUser(email, name, given);
   // A key the operator chose is theirs already: never echoed (it would land in logs).
-  if (given) return { engine, apiKey: null, keySource: 'env', email };
-  return { engine, apiKey, keySource: apiKey ? 'generated' : 'existing', email };
+  if (given) return {engine, apiKey: null, keySource: 'env', email};
+  return {engine, apiKey, keySource: apiKey ? 'generated' : 'existing', email};
 }
 
 /** Listens with a node:http request listener; returns the server and its URL. */
-export async function listen(listener: RequestListener, port: number, host: string): Promise<{ server: Server; url: string }> {
+export async function listen(
+  listener: RequestListener,
+  port: number,
+  host: string,
+): Promise<{server: Server; url: string}> {
   const server = createServer(listener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EADDRINUSE') reject(new BadRequest(`port ${port} is already in use on ${host} (another gristlite?): stop it or choose another port with --port or PORT`));
-      else if (e.code === 'EACCES') reject(new BadRequest(`no permission to listen on port ${port} on ${host}: choose another port with --port or PORT`));
-      else if (e.code === 'EADDRNOTAVAIL') reject(new BadRequest(`cannot listen on ${host}: no such address on this machine (--host or HOST)`));
+      if (e.code === 'EADDRINUSE')
+        reject(
+          new BadRequest(
+            `port ${port} is already in use on ${host} (another gristlite?): stop it or choose another port with --port or PORT`,
+          ),
+        );
+      else if (e.code === 'EACCES')
+        reject(
+          new BadRequest(`no permission to listen on port ${port} on ${host}: choose another port with --port or PORT`),
+        );
+      else if (e.code === 'EADDRNOTAVAIL')
+        reject(new BadRequest(`cannot listen on ${host}: no such address on this machine (--host or HOST)`));
       else reject(e);
     });
     server.listen(port, host, resolve);
   });
   const addr = server.address();
   const actual = typeof addr === 'object' && addr ? addr.port : port;
-  return { server, url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}` };
+  return {server, url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}`};
 }
 
 export function closeServer(server: Server): Promise<void> {
@@ -97,7 +118,7 @@ export function closeServer(server: Server): Promise<void> {
 }
 
 /** Settings every server takes from the environment (as `gristlite serve` does). */
-export function serverSettings(env: Env, args: { data?: string; port?: string; host?: string } = {}) {
+export function serverSettings(env: Env, args: {data?: string; port?: string; host?: string} = {}) {
   return {
     dataDir: dataDir(args, env),
     port: Number(args.port ?? env.PORT ?? 8484),
@@ -106,7 +127,7 @@ export function serverSettings(env: Env, args: { data?: string; port?: string; h
 }
 
 /** Starts the API over node:http; used by `serve` and by the end-to-end tests. */
-export async function serve(opts: { dataDir: string; port: number; host: string; env: Env }): Promise<Served> {
+export async function serve(opts: {dataDir: string; port: number; host: string; env: Env}): Promise<Served> {
   // With a shared (PostgreSQL) home, several processes may serve one data directory: documents are
   // leased, and the lease names this process's URL, known only once it listens.
   const homeUrl = opts.env.GRISTLITE_HOME_URL;
@@ -120,26 +141,30 @@ export async function serve(opts: { dataDir: string; port: number; host: string;
   let ready!: (h: RequestListener) => void;
   const handler = new Promise<RequestListener>((resolve) => (ready = resolve));
   let isReady = false;
-  const { server, url } = await listen((req, res) => {
-    // Until the engine is open, /status answers itself (alive, not ready) instead of waiting.
-    if (!isReady && /^\/status(\?|$)/.test(req.url ?? '')) {
-      const q = (req.url ?? '').indexOf('?');
-      void statusResponse(new URLSearchParams(q < 0 ? '' : req.url!.slice(q + 1)), { ready: () => false }).then((r) => {
-        res.writeHead(r.status, r.headers).end(r.body as string);
-      });
-      return;
-    }
-    void handler.then((h) => h(req, res));
-  }, opts.port, opts.host);
-  let prepared;
+  const {server, url} = await listen(
+    (req, res) => {
+      // Until the engine is open, /status answers itself (alive, not ready) instead of waiting.
+      if (!isReady && /^\/status(\?|$)/.test(req.url ?? '')) {
+        const q = (req.url ?? '').indexOf('?');
+        void statusResponse(new URLSearchParams(q < 0 ? '' : req.url!.slice(q + 1)), {ready: () => false}).then((r) => {
+          res.writeHead(r.status, r.headers).end(r.body as string);
+        });
+        return;
+      }
+      void handler.then((h) => h(req, res));
+    },
+    opts.port,
+    opts.host,
+  );
+  let prepared: Awaited<ReturnType<typeof prepareEngine>>;
   try {
     prepared = await prepareEngine(opts.dataDir, opts.env, leases);
   } catch (e) {
     await closeServer(server);
     throw e;
   }
-  const { engine, apiKey, keySource } = prepared;
-  ready(toNodeHandler(createApiHandler(engine, { env: opts.env, ready: () => isReady })));
+  const {engine, apiKey, keySource} = prepared;
+  ready(toNodeHandler(createApiHandler(engine, {env: opts.env, ready: () => isReady})));
   isReady = true;
   if (homeUrl) {
     await PgDocLeases.connect(homeUrl, {
@@ -170,8 +195,14 @@ export async function serve(opts: { dataDir: string; port: number; host: string;
  * (a key from GRISTLITE_API_KEY is never echoed; an existing one is stored hashed, so say how to
  * make a new one).
  */
-export function announce(what: string, url: string, dataDir: string, email: string, apiKey: string | null,
-                         keySource: KeySource = apiKey ? 'generated' : 'existing'): void {
+export function announce(
+  what: string,
+  url: string,
+  dataDir: string,
+  email: string,
+  apiKey: string | null,
+  keySource: KeySource = apiKey ? 'generated' : 'existing',
+): void {
   console.log(`${what} listening on ${url} (data: ${dataDir})`);
   if (apiKey && keySource === 'generated') console.log(`API key for ${email}: ${apiKey}`);
   else if (keySource === 'env') console.log(`API key for ${email}: the one set in GRISTLITE_API_KEY`);
@@ -190,29 +221,37 @@ const COMMON = `  --data DIR     data directory (GRISTLITE_DATA_DIR, default ./d
 interface Command {
   usage: string;
   about: string;
-  options: Record<string, { type: 'string' | 'boolean'; short?: string }>;
+  options: Record<string, {type: 'string' | 'boolean'; short?: string}>;
   /** Number of positional arguments: exactly, or [min, max]. */
   positionals: number;
-  run(a: { values: Record<string, string | boolean | undefined>; positionals: string[]; env: Env }): Promise<number | undefined>;
+  run(a: {
+    values: Record<string, string | boolean | undefined>;
+    positionals: string[];
+    env: Env;
+  }): Promise<number | undefined>;
 }
 
-const HOME_OPTS = { data: { type: 'string' }, home: { type: 'string' } } as const;
+const HOME_OPTS = {data: {type: 'string'}, home: {type: 'string'}} as const;
 
 function str(v: string | boolean | undefined): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
 function withHome(values: Record<string, unknown>, env: Env): Env {
-  return typeof values.home === 'string' ? { ...env, GRISTLITE_HOME_URL: values.home } : env;
+  return typeof values.home === 'string' ? {...env, GRISTLITE_HOME_URL: values.home} : env;
 }
 
 function checkEmail(email: string | undefined, what: string): string {
-  if (!email || !isValidEmail(email)) throw new UsageError(`${what} must be an email address${email ? `: ${email}` : ''}`);
+  if (!email || !isValidEmail(email))
+    throw new UsageError(`${what} must be an email address${email ? `: ${email}` : ''}`);
   return email;
 }
 
 /** Runs `fn` with the engine and the existing user named by the command's EMAIL argument. */
-async function withExistingUser(a: Parameters<Command['run']>[0], fn: (engine: Engine, user: User) => Promise<void>): Promise<number> {
+async function withExistingUser(
+  a: Parameters<Command['run']>[0],
+  fn: (engine: Engine, user: User) => Promise<void>,
+): Promise<number> {
   const email = checkEmail(a.positionals[0], 'EMAIL');
   await withEngine(a.values, a.env, async (engine) => {
     const user = await engine.store.getUserByEmail(email);
@@ -222,8 +261,12 @@ async function withExistingUser(a: Parameters<Command['run']>[0], fn: (engine: E
   return 0;
 }
 
-async function withEngine<T>(values: Record<string, unknown>, env: Env, fn: (engine: Engine) => Promise<T>): Promise<T> {
-  const engine = await openEngine(dataDir(values as { data?: string }, env), withHome(values, env));
+async function withEngine<T>(
+  values: Record<string, unknown>,
+  env: Env,
+  fn: (engine: Engine) => Promise<T>,
+): Promise<T> {
+  const engine = await openEngine(dataDir(values as {data?: string}, env), withHome(values, env));
   try {
     return await fn(engine);
   } finally {
@@ -234,15 +277,25 @@ async function withEngine<T>(values: Record<string, unknown>, env: Env, fn: (eng
 /** Documents with a file in the data directory, with their home records. */
 async function listDocFiles(engine: Engine) {
   const dir = join(engine.dataDir, 'docs');
-  const files = existsSync(dir) ? readdirSync(dir).filter((f) => /^[A-Za-z0-9_-]+\.grist$/.test(f)).sort() : [];
+  const files = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => /^[A-Za-z0-9_-]+\.grist$/.test(f))
+        .sort()
+    : [];
   const out = [];
   for (const f of files) {
     const id = f.slice(0, -'.grist'.length);
     const doc = await engine.store.getDoc(id);
     const ws = doc ? await engine.store.getWorkspace(doc.workspaceId) : null;
     const org = ws ? await engine.store.getOrg(ws.orgId) : null;
-    out.push({ id, name: doc?.name ?? '(not in the home database)', workspace: ws ? `${ws.id} ${ws.name}` : '-',
-      org: org ? (org.domain ?? `personal ${org.id}`) : '-', size: statSync(join(dir, f)).size, removed: Boolean(doc?.removedAt) });
+    out.push({
+      id,
+      name: doc?.name ?? '(not in the home database)',
+      workspace: ws ? `${ws.id} ${ws.name}` : '-',
+      org: org ? (org.domain ?? `personal ${org.id}`) : '-',
+      size: statSync(join(dir, f)).size,
+      removed: Boolean(doc?.removedAt),
+    });
   }
   return out;
 }
@@ -251,17 +304,26 @@ const COMMANDS: Record<string, Command> = {
   serve: {
     usage: 'gristlite serve [--data DIR] [--port N] [--host H] [--home postgres://...]',
     about: 'Serves the API (default http://127.0.0.1:8484). Settings: docs/operations.md.',
-    options: { ...HOME_OPTS, port: { type: 'string' }, host: { type: 'string' } },
+    options: {...HOME_OPTS, port: {type: 'string'}, host: {type: 'string'}},
     positionals: 0,
-    async run({ values, env }) {
+    async run({values, env}) {
       const port = str(values.port) ?? env.PORT;
       if (port !== undefined && (!/^\d{1,5}$/.test(port) || Number(port) > 65535)) {
-        throw new UsageError(`${str(values.port) !== undefined ? '--port' : 'PORT'} must be a port number (0-65535): ${port}`);
+        throw new UsageError(
+          `${str(values.port) !== undefined ? '--port' : 'PORT'} must be a port number (0-65535): ${port}`,
+        );
       }
       env = withHome(values, env);
-      const settings = serverSettings(env, { data: str(values.data), port: str(values.port), host: str(values.host) });
-      const served = await serve({ ...settings, env });
-      announce('gristlite', served.url, settings.dataDir, env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com', served.apiKey, served.keySource);
+      const settings = serverSettings(env, {data: str(values.data), port: str(values.port), host: str(values.host)});
+      const served = await serve({...settings, env});
+      announce(
+        'gristlite',
+        served.url,
+        settings.dataDir,
+        env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com',
+        served.apiKey,
+        served.keySource,
+      );
       const stop = () => void served.close().then(() => process.exit(0));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
@@ -271,16 +333,17 @@ const COMMANDS: Record<string, Command> = {
   'user add': {
     usage: 'gristlite user add EMAIL [--name NAME] [--key KEY] [--data DIR] [--home URL]',
     about: 'Creates (or finds) a user and prints only their new API key.',
-    options: { ...HOME_OPTS, name: { type: 'string' }, key: { type: 'string' } },
+    options: {...HOME_OPTS, name: {type: 'string'}, key: {type: 'string'}},
     positionals: 1,
-    async run({ values, positionals, env }) {
+    async run({values, positionals, env}) {
       const email = checkEmail(positionals[0], 'EMAIL');
       const key = str(values.key);
-      if (key !== undefined && !/^[0-9a-f]{40}$/.test(key) && key.length < 16) throw new UsageError('--key must be at least 16 characters');
+      if (key !== undefined && !/^[0-9a-f]{40}$/.test(key) && key.length < 16)
+        throw new UsageError('--key must be at least 16 characters');
       await withEngine(values, env, async (engine) => {
         const name = str(values.name);
         const user = await engine.home.ensureUser(email, name ?? '');
-        if (name !== undefined && user.name !== name) await engine.store.updateUser(user.id, { name });
+        if (name !== undefined && user.name !== name) await engine.store.updateUser(user.id, {name});
         console.log(await engine.home.setApiKey(user.id, key));
       });
       return 0;
@@ -289,9 +352,9 @@ const COMMANDS: Record<string, Command> = {
   'org add': {
     usage: 'gristlite org add NAME --domain DOMAIN --owner EMAIL [--data DIR] [--home URL]',
     about: 'Creates a team site and prints its id.',
-    options: { ...HOME_OPTS, domain: { type: 'string' }, owner: { type: 'string' } },
+    options: {...HOME_OPTS, domain: {type: 'string'}, owner: {type: 'string'}},
     positionals: 1,
-    async run({ values, positionals, env }) {
+    async run({values, positionals, env}) {
       const domain = str(values.domain);
       if (!domain) throw new UsageError('--domain is required');
       const ownerEmail = checkEmail(str(values.owner), '--owner');
@@ -302,23 +365,30 @@ const COMMANDS: Record<string, Command> = {
       }
       await withEngine(values, env, async (engine) => {
         const owner = await engine.home.ensureUser(ownerEmail);
-        const org = await engine.store.createOrg({ name: positionals[0], domain, ownerUserId: owner.id, personal: false });
+        const org = await engine.store.createOrg({
+          name: positionals[0],
+          domain,
+          ownerUserId: owner.id,
+          personal: false,
+        });
         console.log(String(org.id));
       });
       return 0;
     },
   },
   import: {
-    usage: 'gristlite import FILE.grist|FILE.csv|FILE.tsv [--workspace ID] [--owner EMAIL] [--name TITLE] [--data DIR] [--home URL]',
+    usage:
+      'gristlite import FILE.grist|FILE.csv|FILE.tsv [--workspace ID] [--owner EMAIL] [--name TITLE] [--data DIR] [--home URL]',
     about: 'Creates a document from a file and prints its id (progress on stderr).',
-    options: { ...HOME_OPTS, workspace: { type: 'string' }, owner: { type: 'string' }, name: { type: 'string' } },
+    options: {...HOME_OPTS, workspace: {type: 'string'}, owner: {type: 'string'}, name: {type: 'string'}},
     positionals: 1,
-    async run({ values, positionals, env }) {
+    async run({values, positionals, env}) {
       const file = positionals[0];
       const owner = str(values.owner);
       if (owner !== undefined) checkEmail(owner, '--owner');
       const wsArg = str(values.workspace);
-      if (wsArg !== undefined && !/^\d+$/.test(wsArg)) throw new UsageError(`--workspace must be a workspace id: ${wsArg}`);
+      if (wsArg !== undefined && !/^\d+$/.test(wsArg))
+        throw new UsageError(`--workspace must be a workspace id: ${wsArg}`);
       if (!existsSync(file)) throw new BadRequest(`no such file: ${file}`);
       await withEngine(values, env, async (engine) => {
         // Imports act as a user: --owner, else the server's default user.
@@ -326,31 +396,50 @@ const COMMANDS: Record<string, Command> = {
         const user = await engine.store.getUserByEmail(email);
         if (!user) throw new BadRequest(`no user ${email}: create it with "gristlite user add ${email}"`);
         const principal = engine.home.principalFor(user, true);
-        const wid = wsArg !== undefined
-          ? Number(wsArg)
-          : (await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id))[0].id;
+        const wid =
+          wsArg !== undefined
+            ? Number(wsArg)
+            : (await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id))[0].id;
         // One progress line, rewritten in place (at most every 200 ms, and at each new stage):
         // rows, percent read or copied, and for a .grist file the schema upgrade and formulas.
         let progressShown = false;
         let last = 0;
         let lastStage = '';
-        const STAGES = { rows: '', copy: 'copying', upgrade: 'upgrading the schema', formulas: 'computing formulas', done: 'done' };
-        const progress = ({ rows, fraction, stage }: ImportProgress) => {
+        const STAGES = {
+          rows: '',
+          copy: 'copying',
+          upgrade: 'upgrading the schema',
+          formulas: 'computing formulas',
+          done: 'done',
+        };
+        const progress = ({rows, fraction, stage}: ImportProgress) => {
           const now = Date.now();
           if (now - last < 200 && stage === lastStage && fraction !== 1) return;
           last = now;
           lastStage = stage;
           progressShown = true;
-          const parts = [STAGES[stage] || null, rows !== null ? `${rows} rows` : null,
-            fraction !== null && stage !== 'done' ? `${Math.floor(fraction * 100)}%` : null];
-          process.stderr.write(`\rimporting ${basename(file)}: ${parts.filter(Boolean).join(', ')}${process.stderr.isTTY ? '\x1b[K' : ''}`);
+          const parts = [
+            STAGES[stage] || null,
+            rows !== null ? `${rows} rows` : null,
+            fraction !== null && stage !== 'done' ? `${Math.floor(fraction * 100)}%` : null,
+          ];
+          process.stderr.write(
+            `\rimporting ${basename(file)}: ${parts.filter(Boolean).join(', ')}${process.stderr.isTTY ? '\x1b[K' : ''}`,
+          );
         };
-        const result = await importUpload(engine, wid, principal, { fileName: basename(file), path: file }, {
-          documentName: str(values.name),
-          onProgress: progress,
-        });
+        const result = await importUpload(
+          engine,
+          wid,
+          principal,
+          {fileName: basename(file), path: file},
+          {
+            documentName: str(values.name),
+            onProgress: progress,
+          },
+        );
         if (progressShown) process.stderr.write('\n');
-        if (result.readOnly) process.stderr.write(`warning: ${result.title} can be read but not written: ${result.readOnly}\n`);
+        if (result.readOnly)
+          process.stderr.write(`warning: ${result.title} can be read but not written: ${result.readOnly}\n`);
         console.log(result.id);
       });
       return 0;
@@ -359,16 +448,18 @@ const COMMANDS: Record<string, Command> = {
   'docs list': {
     usage: 'gristlite docs list [--json] [--data DIR] [--home URL]',
     about: 'Lists the documents of the data directory: id, name, workspace, org, size in bytes.',
-    options: { ...HOME_OPTS, json: { type: 'boolean' } },
+    options: {...HOME_OPTS, json: {type: 'boolean'}},
     positionals: 0,
-    async run({ values, env }) {
+    async run({values, env}) {
       const docs = await withEngine(values, env, listDocFiles);
       if (values.json) {
         console.log(JSON.stringify(docs, null, 2));
         return 0;
       }
-      const rows = [['ID', 'NAME', 'WORKSPACE', 'ORG', 'SIZE'],
-        ...docs.map((d) => [d.id, d.name + (d.removed ? ' (removed)' : ''), d.workspace, d.org, String(d.size)])];
+      const rows = [
+        ['ID', 'NAME', 'WORKSPACE', 'ORG', 'SIZE'],
+        ...docs.map((d) => [d.id, d.name + (d.removed ? ' (removed)' : ''), d.workspace, d.org, String(d.size)]),
+      ];
       const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
       for (const r of rows) console.log(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  '));
       return 0;
@@ -376,23 +467,27 @@ const COMMANDS: Record<string, Command> = {
   },
   backup: {
     usage: 'gristlite backup DOC_ID OUT.grist | gristlite backup --all DIR [--data DIR] [--home URL]',
-    about: 'Copies a document, or every document and the home database, with SQLite\'s online backup (safe while a server runs).',
-    options: { ...HOME_OPTS, all: { type: 'boolean' } },
+    about:
+      "Copies a document, or every document and the home database, with SQLite's online backup (safe while a server runs).",
+    options: {...HOME_OPTS, all: {type: 'boolean'}},
     positionals: -1,
-    async run({ values, positionals, env }) {
+    async run({values, positionals, env}) {
       if (values.all ? positionals.length !== 1 : positionals.length !== 2) {
-        throw new UsageError(values.all ? 'backup --all takes one argument: DIR' : 'backup takes DOC_ID and OUT (or --all DIR)');
+        throw new UsageError(
+          values.all ? 'backup --all takes one argument: DIR' : 'backup takes DOC_ID and OUT (or --all DIR)',
+        );
       }
       await withEngine(values, env, async (engine) => {
         if (!values.all) {
           const [docId, out] = positionals;
-          if (!/^[A-Za-z0-9_-]+$/.test(docId) || !existsSync(engine.docPath(docId))) throw new BadRequest(`no document ${docId} in ${engine.dataDir}`);
+          if (!/^[A-Za-z0-9_-]+$/.test(docId) || !existsSync(engine.docPath(docId)))
+            throw new BadRequest(`no document ${docId} in ${engine.dataDir}`);
           await backupSqliteFile(engine.docPath(docId), out);
           console.log(out);
           return;
         }
         const out = positionals[0];
-        mkdirSync(join(out, 'docs'), { recursive: true });
+        mkdirSync(join(out, 'docs'), {recursive: true});
         const home = join(engine.dataDir, 'home.sqlite3');
         if (!withHome(values, env).GRISTLITE_HOME_URL && existsSync(home)) {
           await backupSqliteFile(home, join(out, 'home.sqlite3'));
@@ -412,29 +507,33 @@ const COMMANDS: Record<string, Command> = {
   'key create': {
     usage: 'gristlite key create EMAIL [--data DIR] [--home URL]',
     about: 'Makes a new API key for an existing user (the old one stops working) and prints it.',
-    options: { ...HOME_OPTS },
+    options: {...HOME_OPTS},
     positionals: 1,
-    run: (args) => withExistingUser(args, async (engine, user) => {
-      console.log(await engine.home.setApiKey(user.id));
-    }),
+    run: (args) =>
+      withExistingUser(args, async (engine, user) => {
+        console.log(await engine.home.setApiKey(user.id));
+      }),
   },
   'key revoke': {
     usage: 'gristlite key revoke EMAIL [--data DIR] [--home URL]',
-    about: 'Removes a user\'s API key: requests with it answer 401.',
-    options: { ...HOME_OPTS },
+    about: "Removes a user's API key: requests with it answer 401.",
+    options: {...HOME_OPTS},
     positionals: 1,
-    run: (args) => withExistingUser(args, async (engine, user) => {
-      await engine.store.setApiKey(user.id, null, null);
-      console.log(`API key of ${user.email} revoked`);
-    }),
+    run: (args) =>
+      withExistingUser(args, async (engine, user) => {
+        await engine.store.setApiKey(user.id, null, null);
+        console.log(`API key of ${user.email} revoked`);
+      }),
   },
 };
 
 /** The whole usage text (`gristlite --help`). */
 export function usage(): string {
   const lines = Object.values(COMMANDS).map((c) => `  ${c.usage}\n      ${c.about}`);
-  return `gristlite ${VERSION}: Grist's REST API over .grist files\n\nusage:\n${lines.join('\n')}\n\n` +
-    `Every command takes --help. gristlite --version prints the version.`;
+  return (
+    `gristlite ${VERSION}: Grist's REST API over .grist files\n\nusage:\n${lines.join('\n')}\n\n` +
+    `Every command takes --help. gristlite --version prints the version.`
+  );
 }
 
 function commandHelp(c: Command): string {
@@ -460,11 +559,13 @@ export async function run(argv: string[], env: Env): Promise<number | undefined>
     return 0;
   }
   if (!name) {
-    throw new UsageError(group.length && second === undefined
-      ? `${first} needs a subcommand: ${group.join(', ')}`
-      : group.length
-      ? `unknown command: ${two || first} (expected ${group.join(', ')})`
-      : `unknown command: ${first} (gristlite --help lists the commands)`);
+    throw new UsageError(
+      group.length && second === undefined
+        ? `${first} needs a subcommand: ${group.join(', ')}`
+        : group.length
+          ? `unknown command: ${two || first} (expected ${group.join(', ')})`
+          : `unknown command: ${first} (gristlite --help lists the commands)`,
+    );
   }
   const cmd = COMMANDS[name];
   const rest = argv.slice(name.split(' ').length);
@@ -472,20 +573,24 @@ export async function run(argv: string[], env: Env): Promise<number | undefined>
     console.log(commandHelp(cmd));
     return 0;
   }
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options: cmd.options, allowPositionals: true, strict: true });
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message.replace(/\. To specify a positional.*$/s, '')}\nusage: ${cmd.usage}`);
-  }
+  const parsed = (() => {
+    try {
+      return parseArgs({args: rest, options: cmd.options, allowPositionals: true, strict: true});
+    } catch (e) {
+      throw new UsageError(
+        `${(e as Error).message.replace(/\. To specify a positional.*$/s, '')}\nusage: ${cmd.usage}`,
+      );
+    }
+  })();
   if (cmd.positionals >= 0 && parsed.positionals.length !== cmd.positionals) {
-    throw new UsageError(`${name} takes ${cmd.positionals || 'no'} argument${cmd.positionals === 1 ? '' : 's'}, got ${parsed.positionals.length}\nusage: ${cmd.usage}`);
+    throw new UsageError(
+      `${name} takes ${cmd.positionals || 'no'} argument${cmd.positionals === 1 ? '' : 's'}, got ${parsed.positionals.length}\nusage: ${cmd.usage}`,
+    );
   }
-  return cmd.run({ values: parsed.values, positionals: parsed.positionals, env });
+  return cmd.run({values: parsed.values, positionals: parsed.positionals, env});
 }
 
 /** Exit code for an error: 2 for a mistake in the command line, else 1. */
 export function exitCodeFor(e: unknown): number {
   return e instanceof UsageError ? 2 : 1;
 }
-

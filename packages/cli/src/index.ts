@@ -1,1 +1,13 @@
-export { run, serve, openEngine, prepareEngine, listen, closeServer, serverSettings, announce, privateFiles, type Served, type KeySource } from './cli.js';
+export {
+  run,
+  serve,
+  openEngine,
+  prepareEngine,
+  listen,
+  closeServer,
+  serverSettings,
+  announce,
+  privateFiles,
+  type Served,
+  type KeySource,
+} from './cli.js';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { exitCodeFor, run } from './cli.js';
+import {exitCodeFor, run} from './cli.js';
 
 run(process.argv.slice(2), process.env).then(
   (code) => {

@@ -1,27 +1,31 @@
 // The command line: user add, org add and import, run as a user would run them.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { test } from 'uvu';
+import {execFileSync, spawnSync} from 'node:child_process';
+import {copyFileSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
-import { Engine, createDocFile, hashApiKey } from '@gristlite/core';
-import { fixturePath, withFixtures } from '@gristlite/core/testing';
+import {Engine, createDocFile, hashApiKey} from '@gristlite/core';
+import {fixturePath, withFixtures} from '@gristlite/core/testing';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
 /** Runs the CLI and returns its exit status, stdout (trimmed) and stderr. */
-function cliErr(dir: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
+function cliErr(dir: string, ...args: string[]): {status: number | null; stdout: string; stderr: string} {
   // No Node warnings (the test runner sets both FORCE_COLOR and NO_COLOR): stderr is what is tested.
-  const env = { ...process.env, GRISTLITE_DATA_DIR: dir, NODE_NO_WARNINGS: '1' };
-  const r = spawnSync(process.execPath, [MAIN, ...args], { env, encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout.trim(), stderr: r.stderr };
+  const env = {...process.env, GRISTLITE_DATA_DIR: dir, NODE_NO_WARNINGS: '1'};
+  const r = spawnSync(process.execPath, [MAIN, ...args], {env, encoding: 'utf8'});
+  return {status: r.status, stdout: r.stdout.trim(), stderr: r.stderr};
 }
 
 function cli(dir: string, ...args: string[]): string {
-  return execFileSync(process.execPath, [MAIN, ...args], { env: { ...process.env, GRISTLITE_DATA_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  return execFileSync(process.execPath, [MAIN, ...args], {
+    env: {...process.env, GRISTLITE_DATA_DIR: dir},
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim();
 }
 
 test('user add prints only a key that authenticates the user; org add prints the new org id', async () => {
@@ -34,7 +38,7 @@ test('user add prints only a key that authenticates the user; org add prints the
     const printed = cli(dir, 'org', 'add', 'Acme', '--domain', 'acme', '--owner', 'ada@example.com');
     const orgId = Number(printed);
     assert.ok(Number.isInteger(orgId), `org add printed ${JSON.stringify(printed)}`);
-    const engine = await Engine.open({ dataDir: dir });
+    const engine = await Engine.open({dataDir: dir});
     try {
       const user = await engine.store.getUserByApiKeyHash(hashApiKey('k'.repeat(20)));
       assert.is(user?.email, 'Ada@Example.com');
@@ -45,7 +49,7 @@ test('user add prints only a key that authenticates the user; org add prints the
       await engine.close();
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, {recursive: true, force: true});
   }
 });
 
@@ -57,19 +61,25 @@ withFixtures(test)('import creates documents from a .grist fixture and from a CS
     const worldId = cli(dir, 'import', join(dir, 'World.grist'), '--name', 'World');
     writeFileSync(join(dir, 'items.csv'), 'name,qty\nbolts,4\nnuts,5\n');
     const csvId = cli(dir, 'import', join(dir, 'items.csv'));
-    const engine = await Engine.open({ dataDir: dir });
+    const engine = await Engine.open({dataDir: dir});
     try {
       assert.is((await engine.store.getDoc(worldId))?.name, 'World');
-      const city = engine.openDoc(worldId).grist.fetchRecords('City', { limit: 1 }).records[0];
+      const city = engine.openDoc(worldId).grist.fetchRecords('City', {limit: 1}).records[0];
       assert.is(city.fields.Name, 'Kabul');
       const items = engine.openDoc(csvId).grist.fetchRecords('Items').records;
-      assert.equal(items.map((r) => [r.fields.name, r.fields.qty]), [['bolts', 4], ['nuts', 5]]);
+      assert.equal(
+        items.map((r) => [r.fields.name, r.fields.qty]),
+        [
+          ['bolts', 4],
+          ['nuts', 5],
+        ],
+      );
     } finally {
       await engine.close();
     }
     assert.throws(() => cli(dir, 'import', join(dir, 'missing.grist')));
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, {recursive: true, force: true});
   }
 });
 
@@ -100,11 +110,20 @@ test('import shows one progress line for CSV and .grist files; a missing file is
     newer.close();
     const ro = cliErr(dir, 'import', join(dir, 'Newer.grist'));
     assert.is(ro.status, 0, ro.stderr);
-    assert.match(ro.stderr, /\nwarning: Newer can be read but not written: Document has schema version 99, newer than gristlite's 46: it is served read-only\n$/);
-    const engine = await Engine.open({ dataDir: dir });
+    assert.match(
+      ro.stderr,
+      /\nwarning: Newer can be read but not written: Document has schema version 99, newer than gristlite's 46: it is served read-only\n$/,
+    );
+    const engine = await Engine.open({dataDir: dir});
     try {
       assert.is(engine.openDoc(csv.stdout).grist.fetchColumns('Rows').n.length, 30000);
-      assert.equal(engine.openDoc(grist.stdout).grist.listTables().map((t) => t.id), ['Table1']);
+      assert.equal(
+        engine
+          .openDoc(grist.stdout)
+          .grist.listTables()
+          .map((t) => t.id),
+        ['Table1'],
+      );
     } finally {
       await engine.close();
     }
@@ -112,7 +131,7 @@ test('import shows one progress line for CSV and .grist files; a missing file is
     assert.is(missing.status, 1);
     assert.is(missing.stderr, `gristlite: no such file: ${join(dir, 'missing.csv')}\n`);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, {recursive: true, force: true});
   }
 });
 

@@ -1,19 +1,19 @@
 // Issue 7: two `gristlite serve` processes share one PostgreSQL home store and one data directory.
 // Writes to one document through both are served by one writer (the lease holder), never two.
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type {ChildProcess} from 'node:child_process';
+import {mkdtempSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
 import pg from 'pg';
-import { test } from 'uvu';
+import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import { callApi, serve } from './servers.js';
+import {callApi, serve} from './servers.js';
 
 const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const KEY = 'c'.repeat(40);
 
 async function pgReachable(): Promise<boolean> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  const c = new pg.Client({connectionString: PG_URL, connectionTimeoutMillis: 3000});
   try {
     await c.connect();
     return true;
@@ -28,7 +28,7 @@ async function pgReachable(): Promise<boolean> {
 }
 
 async function sql(q: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_URL });
+  const c = new pg.Client({connectionString: PG_URL});
   await c.connect();
   try {
     await c.query(q);
@@ -38,7 +38,7 @@ async function sql(q: string): Promise<void> {
 }
 
 const start = (dataDir: string, homeUrl: string, env: Record<string, string> = {}) =>
-  serve(dataDir, KEY, { args: ['--home', homeUrl], env });
+  serve(dataDir, KEY, {args: ['--home', homeUrl], env});
 const api = (base: string, method: string, path: string, body?: unknown) => callApi(base, KEY, method, path, body);
 
 test('two processes serve the same users and documents, with one writer per document', async () => {
@@ -54,22 +54,26 @@ test('two processes serve the same users and documents, with one writer per docu
     // Same home: a workspace made through A is seen through B.
     const orgsA = (await api(a.url, 'GET', '/api/orgs')).json;
     assert.equal((await api(b.url, 'GET', '/api/orgs')).json, orgsA);
-    const wsId = (await api(a.url, 'POST', '/api/orgs/docs/workspaces', { name: 'Shared' })).json;
-    const docId = (await api(b.url, 'POST', `/api/workspaces/${wsId}/docs`, { name: 'Both' })).json;
+    const wsId = (await api(a.url, 'POST', '/api/orgs/docs/workspaces', {name: 'Shared'})).json;
+    const docId = (await api(b.url, 'POST', `/api/workspaces/${wsId}/docs`, {name: 'Both'})).json;
     assert.is((await api(a.url, 'GET', `/api/docs/${docId}`)).json.name, 'Both');
 
     // The first data request takes the lease (through A); B forwards to A.
-    const first = await api(a.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: 'a0' } }] });
+    const first = await api(a.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, {
+      records: [{fields: {A: 'a0'}}],
+    });
     assert.is(first.status, 200);
     assert.is(first.headers['x-gristlite-forwarded-to'], undefined);
-    const viaB = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: 'b0' } }] });
+    const viaB = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, {records: [{fields: {A: 'b0'}}]});
     assert.is(viaB.status, 200);
     assert.is(viaB.headers['x-gristlite-forwarded-to'], a.url);
 
     // Concurrent writes through both processes: every row lands once, ids are unique.
     const writes = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        api(i % 2 ? b.url : a.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: `w${i}` } }] }),
+      Array.from({length: 20}, (_, i) =>
+        api(i % 2 ? b.url : a.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, {
+          records: [{fields: {A: `w${i}`}}],
+        }),
       ),
     );
     assert.ok(writes.every((w) => w.status === 200));
@@ -79,15 +83,20 @@ test('two processes serve the same users and documents, with one writer per docu
     const fromB = (await api(b.url, 'GET', `/api/docs/${docId}/tables/Table1/records`)).json.records;
     assert.equal(fromB, fromA);
     assert.is(fromA.length, 22);
-    assert.equal(fromA.map((r: { fields: { A: string } }) => r.fields.A).sort(), ['a0', 'b0', ...Array.from({ length: 20 }, (_, i) => `w${i}`)].sort());
+    assert.equal(
+      fromA.map((r: {fields: {A: string}}) => r.fields.A).sort(),
+      ['a0', 'b0', ...Array.from({length: 20}, (_, i) => `w${i}`)].sort(),
+    );
 
     // When the holder dies, PostgreSQL ends its lease and the other process takes over.
     a.proc.kill('SIGKILL');
     await new Promise((r) => a.proc.once('exit', r));
-    let after = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: 'after' } }] });
+    let after = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, {
+      records: [{fields: {A: 'after'}}],
+    });
     for (let i = 0; i < 50 && after.status !== 200; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      after = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: 'after' } }] });
+      after = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, {records: [{fields: {A: 'after'}}]});
     }
     assert.is(after.status, 200);
     assert.is(after.headers['x-gristlite-forwarded-to'], undefined);
@@ -95,7 +104,7 @@ test('two processes serve the same users and documents, with one writer per docu
     assert.is(final.length, 23);
   } finally {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dataDir, {recursive: true, force: true});
     await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
 });
@@ -107,25 +116,29 @@ test('a document closed when idle gives its lease up: the other process then ser
   const dataDir = mkdtempSync(join(tmpdir(), 'gl-mpi-'));
   const procs: ChildProcess[] = [];
   try {
-    const idle = { GRISTLITE_DOC_IDLE_MSEC: '200' };
+    const idle = {GRISTLITE_DOC_IDLE_MSEC: '200'};
     const a = await start(dataDir, homeUrl, idle);
     const b = await start(dataDir, homeUrl, idle);
     procs.push(a.proc, b.proc);
-    const wsId = (await api(a.url, 'POST', '/api/orgs/docs/workspaces', { name: 'Shared' })).json;
-    const docId = (await api(a.url, 'POST', `/api/workspaces/${wsId}/docs`, { name: 'Idle' })).json;
-    const add = (url: string, v: string) => api(url, 'POST', `/api/docs/${docId}/tables/Table1/records`, { records: [{ fields: { A: v } }] });
+    const wsId = (await api(a.url, 'POST', '/api/orgs/docs/workspaces', {name: 'Shared'})).json;
+    const docId = (await api(a.url, 'POST', `/api/workspaces/${wsId}/docs`, {name: 'Idle'})).json;
+    const add = (url: string, v: string) =>
+      api(url, 'POST', `/api/docs/${docId}/tables/Table1/records`, {records: [{fields: {A: v}}]});
     assert.is((await add(a.url, 'a')).headers['x-gristlite-forwarded-to'], undefined);
     assert.is((await add(b.url, 'b')).headers['x-gristlite-forwarded-to'], a.url, 'A holds it while open');
-    await new Promise((r) => setTimeout(r, 800));  // A closes it (idle) and releases the lease
+    await new Promise((r) => setTimeout(r, 800)); // A closes it (idle) and releases the lease
     const viaB = await add(b.url, 'b2');
     assert.is(viaB.status, 200);
     assert.is(viaB.headers['x-gristlite-forwarded-to'], undefined, 'B took the lease');
     assert.is((await add(a.url, 'a2')).headers['x-gristlite-forwarded-to'], b.url);
     const rows = (await api(a.url, 'GET', `/api/docs/${docId}/tables/Table1/records`)).json.records;
-    assert.equal(rows.map((r: { fields: { A: string } }) => r.fields.A), ['a', 'b', 'b2', 'a2']);
+    assert.equal(
+      rows.map((r: {fields: {A: string}}) => r.fields.A),
+      ['a', 'b', 'b2', 'a2'],
+    );
   } finally {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dataDir, {recursive: true, force: true});
     await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
 });

@@ -1,6 +1,6 @@
 // Raw HTTP/1.1 over a socket, for what fetch cannot do: stop sending mid-body, disconnect, see an
 // answer that arrives while the body is still being sent.
-import { connect } from 'node:net';
+import {connect} from 'node:net';
 
 export interface RawResult {
   status: number | null;
@@ -68,7 +68,7 @@ export function rawRequest(port: number, opts: RawOptions): Promise<RawResult> {
         }
         rest = Buffer.concat(parts);
       } else if (Number.isFinite(length) && rest.length < length) return null;
-      return { status, headers, body: rest.toString('utf8'), sent };
+      return {status, headers, body: rest.toString('utf8'), sent};
     };
     sock.on('data', (d: Buffer) => {
       answered = true;
@@ -79,31 +79,39 @@ export function rawRequest(port: number, opts: RawOptions): Promise<RawResult> {
     sock.on('error', () => undefined);
     sock.on('close', () => {
       const r = parse();
-      finish(r ?? { status: null, headers: {}, body: received.toString(), sent });
+      finish(r ?? {status: null, headers: {}, body: received.toString(), sent});
     });
     const head = opts.head ?? Buffer.alloc(0);
     const tail = opts.tail ?? Buffer.alloc(0);
     const total = head.length + (opts.fill ?? 0) + tail.length;
-    const hdrs: Record<string, string> = { Host: '127.0.0.1', ...opts.headers };
+    const hdrs: Record<string, string> = {Host: '127.0.0.1', ...opts.headers};
     if (opts.chunked) hdrs['Transfer-Encoding'] = 'chunked';
     else hdrs['Content-Length'] = String(opts.contentLength ?? total);
-    const write = (b: Buffer) => new Promise<void>((res) => {
-      if (sock.destroyed || answered) return res();
-      const data = opts.chunked && b.length ? Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')]) : b;
-      if (sock.write(data)) res();
-      else {
-        const on = () => {
-          sock.off('drain', on);
-          sock.off('close', on);
-          res();
-        };
-        sock.once('drain', on);
-        sock.once('close', on);
-      }
-    });
+    const write = (b: Buffer) =>
+      new Promise<void>((res) => {
+        if (sock.destroyed || answered) return res();
+        const data =
+          opts.chunked && b.length
+            ? Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')])
+            : b;
+        if (sock.write(data)) res();
+        else {
+          const on = () => {
+            sock.off('drain', on);
+            sock.off('close', on);
+            res();
+          };
+          sock.once('drain', on);
+          sock.once('close', on);
+        }
+      });
     (async () => {
       await new Promise<void>((r) => sock.once('connect', () => r()));
-      sock.write(`${opts.method ?? 'POST'} ${opts.path} HTTP/1.1\r\n${Object.entries(hdrs).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+      sock.write(
+        `${opts.method ?? 'POST'} ${opts.path} HTTP/1.1\r\n${Object.entries(hdrs)
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('')}\r\n`,
+      );
       const pieces: Buffer[] = [head];
       for (let left = opts.fill ?? 0; left > 0; left -= 65536) pieces.push(Buffer.alloc(Math.min(65536, left), 97));
       pieces.push(tail);
@@ -124,7 +132,7 @@ export function rawRequest(port: number, opts: RawOptions): Promise<RawResult> {
 
 /** `--B` multipart pieces. */
 export const BOUNDARY = 'XyZzY';
-export const MULTIPART = { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` };
+export const MULTIPART = {'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`};
 
 export function filePartHead(name = 'a.csv'): Buffer {
   return Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="upload"; filename="${name}"\r\n\r\n`);

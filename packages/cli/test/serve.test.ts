@@ -1,11 +1,11 @@
 // Issue 11 item 10, `gristlite serve` as an operator meets it: data files private, a key given in
 // GRISTLITE_API_KEY never echoed, one clear line (no stack trace) when the port is taken.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { test } from 'uvu';
+import {spawn} from 'node:child_process';
+import {existsSync, mkdtempSync, readdirSync, rmSync, statSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -21,14 +21,17 @@ interface Run {
 /** Starts `gristlite serve`; resolves once it listens (or has exited). */
 function serve(dataDir: string, env: Record<string, string> = {}, port = '0'): Promise<Run> {
   // Without what would make node print warnings of its own on stderr.
-  const base = { ...process.env };
+  const base = {...process.env};
   for (const k of ['GRISTLITE_API_KEY', 'FORCE_COLOR', 'NO_COLOR']) delete base[k];
   const proc = spawn(process.execPath, [MAIN, 'serve', '--port', port], {
-    env: { ...base, GRISTLITE_DATA_DIR: dataDir, ...env },
+    env: {...base, GRISTLITE_DATA_DIR: dataDir, ...env},
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const run: Run = {
-    out: '', err: '', code: null, port: 0,
+    out: '',
+    err: '',
+    code: null,
+    port: 0,
     async stop() {
       if (proc.exitCode !== null) return;
       proc.kill('SIGTERM');
@@ -54,14 +57,14 @@ function serve(dataDir: string, env: Record<string, string> = {}, port = '0'): P
 }
 
 async function status(port: number, key: string): Promise<number> {
-  return (await fetch(`http://127.0.0.1:${port}/api/orgs`, { headers: { Authorization: `Bearer ${key}` } })).status;
+  return (await fetch(`http://127.0.0.1:${port}/api/orgs`, {headers: {Authorization: `Bearer ${key}`}})).status;
 }
 
 test('a key from GRISTLITE_API_KEY is not echoed; a generated one is, once; later starts say how to make one', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gl-serve-'));
   try {
     const key = 'my-own-secret-key-0123456789';
-    const first = await serve(join(dir, 'a'), { GRISTLITE_API_KEY: key });
+    const first = await serve(join(dir, 'a'), {GRISTLITE_API_KEY: key});
     await first.stop();
     assert.not.match(first.out + first.err, key);
     assert.match(first.out, 'API key for you@example.com: the one set in GRISTLITE_API_KEY');
@@ -77,7 +80,7 @@ test('a key from GRISTLITE_API_KEY is not echoed; a generated one is, once; late
     assert.not.match(again.out, printed!);
     assert.match(again.out, 'gristlite user add you@example.com');
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, {recursive: true, force: true});
   }
 });
 
@@ -85,37 +88,48 @@ test('the data directory, home.sqlite3, documents and temporary files are privat
   const dir = mkdtempSync(join(tmpdir(), 'gl-serve-'));
   const data = join(dir, 'data');
   const key = 'k'.repeat(40);
-  const run = await serve(data, { GRISTLITE_API_KEY: key });
+  const run = await serve(data, {GRISTLITE_API_KEY: key});
   try {
     const base = `http://127.0.0.1:${run.port}`;
-    const h = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-    const wid = (await (await fetch(`${base}/api/orgs/docs/workspaces`, { headers: h })).json())[0].id;
-    const docId = await (await fetch(`${base}/api/workspaces/${wid}/docs`, { method: 'POST', headers: h, body: '{"name":"A"}' })).json();
+    const h = {Authorization: `Bearer ${key}`, 'Content-Type': 'application/json'};
+    const wid = (await (await fetch(`${base}/api/orgs/docs/workspaces`, {headers: h})).json())[0].id;
+    const docId = await (
+      await fetch(`${base}/api/workspaces/${wid}/docs`, {method: 'POST', headers: h, body: '{"name":"A"}'})
+    ).json();
     // An import goes through an upload file and the import's own temporary files.
     const form = new FormData();
     form.append('upload', new Blob(['name,qty\nbolts,4\n']), 'items.csv');
-    const imported = await fetch(`${base}/api/workspaces/${wid}/import`, { method: 'POST', headers: { Authorization: h.Authorization }, body: form });
+    const imported = await fetch(`${base}/api/workspaces/${wid}/import`, {
+      method: 'POST',
+      headers: {Authorization: h.Authorization},
+      body: form,
+    });
     assert.is(imported.status, 200);
-    const { id: csvId } = await imported.json();
-    await fetch(`${base}/api/docs/${docId}/apply`, { method: 'POST', headers: h, body: '[["AddRecord", "Table1", null, {"A": "x"}]]' });
+    const {id: csvId} = await imported.json();
+    await fetch(`${base}/api/docs/${docId}/apply`, {
+      method: 'POST',
+      headers: h,
+      body: '[["AddRecord", "Table1", null, {"A": "x"}]]',
+    });
 
     const mode = (p: string) => (statSync(p).mode & 0o777).toString(8);
     assert.is(mode(data), '700');
     assert.is(mode(join(data, 'docs')), '700');
     assert.is(mode(join(data, 'tmp')), '700');
-    for (const f of readdirSync(data).filter((n) => n.startsWith('home.sqlite3'))) assert.is(mode(join(data, f)), '600', f);
+    for (const f of readdirSync(data).filter((n) => n.startsWith('home.sqlite3')))
+      assert.is(mode(join(data, f)), '600', f);
     const docs = readdirSync(join(data, 'docs'));
     assert.ok(docs.includes(`${docId}.grist`) && docs.includes(`${csvId}.grist`), docs.join());
     for (const f of docs) assert.is(mode(join(data, 'docs', f)), '600', f);
   } finally {
     await run.stop();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, {recursive: true, force: true});
   }
 });
 
 test('a second serve on a busy port prints one clear line, exits non-zero, creates nothing', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gl-serve-'));
-  const first = await serve(join(dir, 'a'), { GRISTLITE_API_KEY: 'k'.repeat(40) });
+  const first = await serve(join(dir, 'a'), {GRISTLITE_API_KEY: 'k'.repeat(40)});
   try {
     const second = await serve(join(dir, 'b'), {}, String(first.port));
     assert.is(second.code, 1);
@@ -127,7 +141,7 @@ test('a second serve on a busy port prints one clear line, exits non-zero, creat
     assert.is(existsSync(join(dir, 'b')), false);
   } finally {
     await first.stop();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, {recursive: true, force: true});
   }
 });
 

@@ -1,8 +1,8 @@
 // `gristlite serve` as a child process, for tests that need real servers (restarts, kills,
 // several processes), and a JSON call to one.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
+import {spawn, type ChildProcess} from 'node:child_process';
+import {fileURLToPath} from 'node:url';
+import {request} from 'undici';
 
 export const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
@@ -12,9 +12,13 @@ export interface Served {
 }
 
 /** Starts `gristlite serve --port 0 ...args` on `dataDir` with `key` as its API key; resolves once it listens. */
-export function serve(dataDir: string, key: string, opts: { args?: string[]; env?: Record<string, string> } = {}): Promise<Served> {
+export function serve(
+  dataDir: string,
+  key: string,
+  opts: {args?: string[]; env?: Record<string, string>} = {},
+): Promise<Served> {
   const proc = spawn(process.execPath, [MAIN, 'serve', '--port', '0', ...(opts.args ?? [])], {
-    env: { ...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: key, ...opts.env },
+    env: {...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: key, ...opts.env},
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -22,7 +26,7 @@ export function serve(dataDir: string, key: string, opts: { args?: string[]; env
     proc.stdout!.on('data', (d) => {
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ url: m[1], proc });
+      if (m) resolve({url: m[1], proc});
     });
     proc.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
   });
@@ -32,9 +36,9 @@ export function serve(dataDir: string, key: string, opts: { args?: string[]; env
 export async function callApi(base: string, key: string, method: string, path: string, body?: unknown) {
   const res = await request(base + path, {
     method: method as 'GET',
-    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {authorization: `Bearer ${key}`, ...(body !== undefined ? {'content-type': 'application/json'} : {})},
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, json: text ? JSON.parse(text) : null };
+  return {status: res.statusCode, headers: res.headers, json: text ? JSON.parse(text) : null};
 }

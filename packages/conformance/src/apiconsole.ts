@@ -3,7 +3,7 @@
  * table, with their content types and caching, and nothing else from the disk.
  */
 import * as assert from 'uvu/assert';
-import { areaSuite, isError, ok, useWorld, type Target } from './world.js';
+import {areaSuite, isError, ok, useWorld, type Target} from './world.js';
 
 export function apiConsoleSuite(target: Target): void {
   const s = areaSuite(target, 'apiconsole');
@@ -29,7 +29,11 @@ export function apiConsoleSuite(target: Target): void {
 
   s('every file the page names is served with its content type, a validator and a cache lifetime', async () => {
     const page = ok(await world().api.get('/apiconsole')).text;
-    const types: Record<string, RegExp> = { js: /^text\/javascript; charset=utf-8$/, css: /^text\/css; charset=utf-8$/, png: /^image\/png$/ };
+    const types: Record<string, RegExp> = {
+      js: /^text\/javascript; charset=utf-8$/,
+      css: /^text\/css; charset=utf-8$/,
+      png: /^image\/png$/,
+    };
     const files = [...page.matchAll(/(?:src|href)="(\/apiconsole\/[^"]+)"/g)].map((m) => m[1]);
     assert.ok(files.some((f) => f.includes('swagger-ui-bundle.js')));
     for (const file of files) {
@@ -39,7 +43,7 @@ export function apiConsoleSuite(target: Target): void {
       assert.ok(res.raw.length > 0, file);
       const etag = res.headers.etag;
       assert.match(etag, /^"[^"]+"$/, file);
-      const again = await world().api.get(file, { headers: { 'if-none-match': etag } });
+      const again = await world().api.get(file, {headers: {'if-none-match': etag}});
       assert.is(again.status, 304, `${file} revalidates`);
       assert.is(again.raw.length, 0);
     }
@@ -52,10 +56,18 @@ export function apiConsoleSuite(target: Target): void {
 
   s('no other file is reachable: traversal, other package files and odd names are 404', async () => {
     for (const path of [
-      '/apiconsole/..%2F..%2Fpackage.json', '/apiconsole/..%2fpackage.json', '/apiconsole/%2e%2e%2fpackage.json',
-      '/apiconsole/index.html', '/apiconsole/package.json', '/apiconsole/swagger-ui.js.map',
-      '/apiconsole/__proto__', '/apiconsole/constructor', '/apiconsole/%2Fetc%2Fpasswd', '/apiconsole/swagger-ui.css%00.png',
-      '/apiconsole/assets/swagger-ui.css', '/apiconsole/..%5Cpackage.json',
+      '/apiconsole/..%2F..%2Fpackage.json',
+      '/apiconsole/..%2fpackage.json',
+      '/apiconsole/%2e%2e%2fpackage.json',
+      '/apiconsole/index.html',
+      '/apiconsole/package.json',
+      '/apiconsole/swagger-ui.js.map',
+      '/apiconsole/__proto__',
+      '/apiconsole/constructor',
+      '/apiconsole/%2Fetc%2Fpasswd',
+      '/apiconsole/swagger-ui.css%00.png',
+      '/apiconsole/assets/swagger-ui.css',
+      '/apiconsole/..%5Cpackage.json',
     ]) {
       const res = await world().api.get(path);
       assert.is(res.status, 404, `${path}: ${res.status} ${res.text.slice(0, 80)}`);

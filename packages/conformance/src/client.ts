@@ -2,7 +2,7 @@
  * A small HTTP client for the conformance suite: undici against a real server, or a fetch-style
  * handler called in-process. Every call returns status, headers and the body (parsed when JSON).
  */
-import { request } from 'undici';
+import {request} from 'undici';
 
 export interface ApiResponse {
   status: number;
@@ -33,7 +33,7 @@ export class Client {
   ) {}
 
   async call(method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse> {
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    const headers: Record<string, string> = {...(opts.headers ?? {})};
     if (opts.key !== undefined) headers.authorization ??= `Bearer ${opts.key}`;
     let body = opts.body;
     if (opts.json !== undefined) {
@@ -42,19 +42,20 @@ export class Client {
     }
     const url = this.baseUrl + path;
     let status: number;
-    let outHeaders: Record<string, string> = {};
+    const outHeaders: Record<string, string> = {};
     let raw: Buffer;
     if (this.fetchHandler) {
-      const init: RequestInit & { duplex?: 'half' } = { method, headers, body: body as any };
+      const init: RequestInit & {duplex?: 'half'} = {method, headers, body: body as any};
       if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array)) init.duplex = 'half';
       const res = await this.fetchHandler(new Request(url, init));
       status = res.status;
       res.headers.forEach((v, k) => (outHeaders[k] = v));
       raw = Buffer.from(await res.arrayBuffer());
     } else {
-      const res = await request(url, { method: method as any, headers, body: body as any });
+      const res = await request(url, {method: method as any, headers, body: body as any});
       status = res.statusCode;
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) outHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
+      for (const [k, v] of Object.entries(res.headers))
+        if (v !== undefined) outHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
       raw = Buffer.from(await res.body.arrayBuffer());
     }
     const text = raw.toString('utf8');
@@ -66,17 +67,17 @@ export class Client {
         parsed = text;
       }
     }
-    return { status, headers: outHeaders, body: parsed, text, raw };
+    return {status, headers: outHeaders, body: parsed, text, raw};
   }
 
   get(path: string, opts?: CallOptions) {
     return this.call('GET', path, opts);
   }
   post(path: string, json: unknown, opts: CallOptions = {}) {
-    return this.call('POST', path, { ...opts, json });
+    return this.call('POST', path, {...opts, json});
   }
   patch(path: string, json: unknown, opts: CallOptions = {}) {
-    return this.call('PATCH', path, { ...opts, json });
+    return this.call('PATCH', path, {...opts, json});
   }
   del(path: string, opts: CallOptions = {}) {
     return this.call('DELETE', path, opts);

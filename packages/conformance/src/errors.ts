@@ -3,7 +3,7 @@
  * details (SPEC §1.1-§1.5).
  */
 import * as assert from 'uvu/assert';
-import { areaSuite, BASE_DOMAIN, isError, isErrorLike, ok, useWorld, type Target } from './world.js';
+import {areaSuite, BASE_DOMAIN, isError, isErrorLike, ok, useWorld, type Target} from './world.js';
 
 const CSRF =
   "Unauthenticated requests require one of the headers'Content-Type: application/json' or 'X-Requested-With: XMLHttpRequest'";
@@ -15,25 +15,25 @@ export function errorsSuite(target: Target): void {
   let doc = '';
 
   s('authentication: no key is anonymous; wrong key, empty key and wrong scheme are 401', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     org = await world().newOrg(chimpy, 'Errs', 'errs');
     doc = await world().newDoc(chimpy, await world().homeWs(chimpy), 'D');
     assert.equal(ok(await api.get('/api/orgs')).body, []);
     isError(await api.get(`/api/orgs/${org}`), 403, 'access denied');
     const bad = 'Bad request: invalid API key';
-    isError(await api.get('/api/orgs', { key: 'f'.repeat(40) }), 401, bad);
-    isError(await api.get('/api/orgs', { headers: { authorization: 'Bearer ' } }), 401, bad);
-    isError(await api.get('/api/orgs', { headers: { authorization: 'Bearer' } }), 401, bad);
+    isError(await api.get('/api/orgs', {key: 'f'.repeat(40)}), 401, bad);
+    isError(await api.get('/api/orgs', {headers: {authorization: 'Bearer '}}), 401, bad);
+    isError(await api.get('/api/orgs', {headers: {authorization: 'Bearer'}}), 401, bad);
     const scheme = "Bad request: unsupported Authorization scheme, expected 'Bearer'";
-    isError(await api.get('/api/orgs', { headers: { authorization: `Basic ${chimpy.key}` } }), 401, scheme);
-    isError(await api.get('/api/orgs', { headers: { authorization: chimpy.key } }), 401, scheme);
+    isError(await api.get('/api/orgs', {headers: {authorization: `Basic ${chimpy.key}`}}), 401, scheme);
+    isError(await api.get('/api/orgs', {headers: {authorization: chimpy.key}}), 401, scheme);
     // A bad key is refused even where anonymous access would be fine.
-    isError(await api.get('/api/profile/user', { key: 'nope' }), 401, bad);
-    isError(await api.post('/api/orgs', { name: 'X' }, { key: 'nope' }), 401, bad);
+    isError(await api.get('/api/profile/user', {key: 'nope'}), 401, bad);
+    isError(await api.post('/api/orgs', {name: 'X'}, {key: 'nope'}), 401, bad);
   });
 
   s('403 versus 404: unknown ids are 404, existing resources without access are 403', async () => {
-    const { api, chimpy, kiwi } = world();
+    const {api, chimpy, kiwi} = world();
     const wid = await world().homeWs(chimpy);
     isError(await api.get(`/api/orgs/${org}`, kiwi.as), 403, 'access denied');
     isError(await api.get('/api/orgs/424242', kiwi.as), 404, 'organization not found');
@@ -42,22 +42,26 @@ export function errorsSuite(target: Target): void {
     isError(await api.get(`/api/docs/${doc}`, kiwi.as), 403, 'access denied');
     isError(await api.get('/api/docs/AAAAAAAAAAAAAAAAAAAAAA', kiwi.as), 404, 'document not found');
     isError(await api.get(`/api/docs/${doc}/access`, kiwi.as), 403, 'access denied');
-    isError(await api.patch(`/api/docs/${doc}`, { name: 'x' }, kiwi.as), 403, 'access denied');
+    isError(await api.patch(`/api/docs/${doc}`, {name: 'x'}, kiwi.as), 403, 'access denied');
     isError(await api.del(`/api/docs/${doc}`, kiwi.as), 403, 'No view access');
   });
 
   s('unknown /api paths are 404 "not found: <url>" with the query string', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     isError(await api.get('/api/zig', chimpy.as), 404, 'not found: /api/zig');
     isError(await api.get('/api/zig?x=1&y=2', chimpy.as), 404, 'not found: /api/zig?x=1&y=2');
     isError(await api.get('/api'), 404, 'not found: /api');
     isError(await api.get('/o/errs/api/nothing/here', chimpy.as), 404, 'not found: /o/errs/api/nothing/here');
-    isError(await api.call('PUT', '/api/orgs', { ...chimpy.as, json: {} }), 404, 'not found: /api/orgs');
-    isError(await api.get(`/api/orgs/${org}/extra/segments`, chimpy.as), 404, `not found: /api/orgs/${org}/extra/segments`);
+    isError(await api.call('PUT', '/api/orgs', {...chimpy.as, json: {}}), 404, 'not found: /api/orgs');
+    isError(
+      await api.get(`/api/orgs/${org}/extra/segments`, chimpy.as),
+      404,
+      `not found: /api/orgs/${org}/extra/segments`,
+    );
   });
 
   s('routing is case-insensitive and accepts a trailing slash', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     assert.ok(Array.isArray(ok(await api.get('/api/ORGS', chimpy.as)).body));
     assert.ok(Array.isArray(ok(await api.get('/api/orgs/', chimpy.as)).body));
     assert.is(ok(await api.get(`/API/Orgs/${org}/`, chimpy.as)).body.id, org);
@@ -65,31 +69,49 @@ export function errorsSuite(target: Target): void {
   });
 
   s('bodies: malformed JSON is 400 naming the problem; strict top level; non-objects refused', async () => {
-    const { api, chimpy } = world();
-    const json = { ...chimpy.as, headers: { 'content-type': 'application/json' } };
+    const {api, chimpy} = world();
+    const json = {...chimpy.as, headers: {'content-type': 'application/json'}};
     const path = `/api/orgs/${org}/workspaces`;
-    const malformed = await api.call('POST', path, { ...json, body: '{"name": "x",}' });
+    const malformed = await api.call('POST', path, {...json, body: '{"name": "x",}'});
     isErrorLike(malformed, 400, /JSON/);
-    isErrorLike(await api.call('POST', path, { ...json, body: '{"name"' }), 400, /JSON/);
+    isErrorLike(await api.call('POST', path, {...json, body: '{"name"'}), 400, /JSON/);
     for (const body of ['"just a string"', '42', 'true', 'null']) {
-      assert.is((await api.call('POST', path, { ...json, body })).status, 400, body);
+      assert.is((await api.call('POST', path, {...json, body})).status, 400, body);
     }
-    isErrorLike(await api.call('POST', path, { ...json, body: '[1, 2]' }), 400, /./);
-    isErrorLike(await api.call('PATCH', `/api/orgs/${org}`, { ...json, body: '["name"]' }), 400, /./);
+    isErrorLike(await api.call('POST', path, {...json, body: '[1, 2]'}), 400, /./);
+    isErrorLike(await api.call('PATCH', `/api/orgs/${org}`, {...json, body: '["name"]'}), 400, /./);
     // A JSON body that is not declared as JSON is ignored ({}), so the name is missing.
-    isError(await api.call('POST', path, { ...chimpy.as, headers: { 'content-type': 'text/plain' }, body: '{"name":"x"}' }), 400, 'Bad request: name required');
+    isError(
+      await api.call('POST', path, {...chimpy.as, headers: {'content-type': 'text/plain'}, body: '{"name":"x"}'}),
+      400,
+      'Bad request: name required',
+    );
     // A charset parameter still counts as JSON for parsing.
-    const wid = ok(await api.call('POST', path, { ...chimpy.as, headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"name":"Charset"}' })).body;
+    const wid = ok(
+      await api.call('POST', path, {
+        ...chimpy.as,
+        headers: {'content-type': 'application/json; charset=utf-8'},
+        body: '{"name":"Charset"}',
+      }),
+    ).body;
     assert.type(wid, 'number');
     // Wrong shapes inside a valid object.
-    isError(await api.patch(`/api/docs/${doc}`, { name: true }, chimpy.as), 400, 'Bad request: name required');
-    isError(await api.patch(`/api/orgs/${org}/access`, { delta: 'x' }, chimpy.as), 400, 'Bad request: invalid permission delta');
-    isError(await api.patch(`/api/orgs/${org}/access`, { delta: { users: ['a@b.com'] } }, chimpy.as), 400, 'Bad request: invalid permission delta');
+    isError(await api.patch(`/api/docs/${doc}`, {name: true}, chimpy.as), 400, 'Bad request: name required');
+    isError(
+      await api.patch(`/api/orgs/${org}/access`, {delta: 'x'}, chimpy.as),
+      400,
+      'Bad request: invalid permission delta',
+    );
+    isError(
+      await api.patch(`/api/orgs/${org}/access`, {delta: {users: ['a@b.com']}}, chimpy.as),
+      400,
+      'Bad request: invalid permission delta',
+    );
   });
 
   s('bodies over 1 MB are 413, declared or streamed', async () => {
-    const { api, chimpy } = world();
-    const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) });
+    const {api, chimpy} = world();
+    const big = JSON.stringify({name: 'x'.repeat(1024 * 1024 + 10)});
     isError(await api.post(`/api/orgs/${org}/workspaces`, JSON.parse(big), chimpy.as), 413, 'request entity too large');
     async function* chunks() {
       const piece = new TextEncoder().encode('x'.repeat(64 * 1024));
@@ -98,70 +120,129 @@ export function errorsSuite(target: Target): void {
       yield new TextEncoder().encode('"}');
     }
     isError(
-      await api.call('POST', `/api/orgs/${org}/workspaces`, { ...chimpy.as, headers: { 'content-type': 'application/json' }, body: chunks() }),
+      await api.call('POST', `/api/orgs/${org}/workspaces`, {
+        ...chimpy.as,
+        headers: {'content-type': 'application/json'},
+        body: chunks(),
+      }),
       413,
       'request entity too large',
     );
     // Just under the limit is fine (and the name is accepted as given).
     const almost = 'y'.repeat(1024 * 1024 - 100);
-    assert.type(ok(await api.post(`/api/orgs/${org}/workspaces`, { name: almost }, chimpy.as)).body, 'number');
+    assert.type(ok(await api.post(`/api/orgs/${org}/workspaces`, {name: almost}, chimpy.as)).body, 'number');
   });
 
   s('CSRF: anonymous non-GET requests need JSON content type or X-Requested-With', async () => {
-    const { api, chimpy } = world();
-    isError(await api.call('POST', '/api/orgs', { headers: { 'content-type': 'text/plain' }, body: '{"name":"x"}' }), 401, CSRF);
+    const {api, chimpy} = world();
+    isError(
+      await api.call('POST', '/api/orgs', {headers: {'content-type': 'text/plain'}, body: '{"name":"x"}'}),
+      401,
+      CSRF,
+    );
     isError(await api.call('POST', '/api/orgs', {}), 401, CSRF);
-    isError(await api.call('POST', '/api/orgs', { headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"name":"x"}' }), 401, CSRF);
+    isError(
+      await api.call('POST', '/api/orgs', {
+        headers: {'content-type': 'application/json; charset=utf-8'},
+        body: '{"name":"x"}',
+      }),
+      401,
+      CSRF,
+    );
     isError(await api.call('DELETE', `/api/docs/${doc}`), 401, CSRF);
-    isError(await api.call('PATCH', `/api/orgs/${org}`, { headers: { 'content-type': 'text/plain' }, body: 'x' }), 401, CSRF);
+    isError(
+      await api.call('PATCH', `/api/orgs/${org}`, {headers: {'content-type': 'text/plain'}, body: 'x'}),
+      401,
+      CSRF,
+    );
     // With the header the request goes on (and is refused for being anonymous).
-    isError(await api.call('POST', '/api/orgs', { headers: { 'x-requested-with': 'XMLHttpRequest' } }), 401, 'user not authorized');
-    isError(await api.post('/api/orgs', { name: 'x' }), 401, 'user not authorized');
+    isError(
+      await api.call('POST', '/api/orgs', {headers: {'x-requested-with': 'XMLHttpRequest'}}),
+      401,
+      'user not authorized',
+    );
+    isError(await api.post('/api/orgs', {name: 'x'}), 401, 'user not authorized');
     // GET is exempt, and API-key requests are exempt.
     ok(await api.get('/api/orgs'));
-    isError(await api.call('POST', '/api/orgs', { ...chimpy.as, headers: { 'content-type': 'text/plain' }, body: 'x' }), 400, 'Bad request: name required');
+    isError(
+      await api.call('POST', '/api/orgs', {...chimpy.as, headers: {'content-type': 'text/plain'}, body: 'x'}),
+      400,
+      'Bad request: name required',
+    );
   });
 
   s('CORS: credentials from an untrusted origin are 403; trusted origins are echoed', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     const evil = 'https://evil.example.com';
-    isError(await api.get('/api/orgs', { ...chimpy.as, headers: { origin: evil } }), 403, 'Credentials not supported for cross-origin requests');
-    isError(await api.get('/api/orgs', { headers: { origin: evil, cookie: 'session=1' } }), 403, 'Credentials not supported for cross-origin requests');
-    const anon = ok(await api.get('/api/orgs', { headers: { origin: evil } }));
+    isError(
+      await api.get('/api/orgs', {...chimpy.as, headers: {origin: evil}}),
+      403,
+      'Credentials not supported for cross-origin requests',
+    );
+    isError(
+      await api.get('/api/orgs', {headers: {origin: evil, cookie: 'session=1'}}),
+      403,
+      'Credentials not supported for cross-origin requests',
+    );
+    const anon = ok(await api.get('/api/orgs', {headers: {origin: evil}}));
     assert.is(anon.headers['access-control-allow-origin'], '*');
     assert.is(anon.headers['access-control-allow-credentials'], undefined);
     assert.is(anon.headers['access-control-allow-headers'], 'Content-Type, X-Requested-With');
     assert.is(anon.headers['access-control-allow-methods'], 'GET, PATCH, PUT, POST, DELETE, OPTIONS');
     const trusted = `https://errs.${BASE_DOMAIN}`;
-    const res = ok(await api.get('/api/orgs', { ...chimpy.as, headers: { origin: trusted } }));
+    const res = ok(await api.get('/api/orgs', {...chimpy.as, headers: {origin: trusted}}));
     assert.is(res.headers['access-control-allow-origin'], trusted);
     assert.is(res.headers['access-control-allow-credentials'], 'true');
     assert.is(res.headers['access-control-allow-headers'], 'Authorization, Content-Type, X-Requested-With');
     assert.match(res.headers.vary ?? '', /Origin/);
-    const nullOrigin = ok(await api.get('/api/orgs', { headers: { origin: 'null' } }));
+    const nullOrigin = ok(await api.get('/api/orgs', {headers: {origin: 'null'}}));
     assert.is(nullOrigin.headers['access-control-allow-origin'], '*');
-    isError(await api.get('/api/orgs', { ...chimpy.as, headers: { origin: 'null' } }), 403, 'Credentials not supported for cross-origin requests');
-    isErrorLike(await api.get('/api/orgs', { headers: { origin: 'not a url' } }), 400, /^Invalid origin: /);
-    const pre = await api.call('OPTIONS', '/api/orgs', { headers: { origin: trusted } });
+    isError(
+      await api.get('/api/orgs', {...chimpy.as, headers: {origin: 'null'}}),
+      403,
+      'Credentials not supported for cross-origin requests',
+    );
+    isErrorLike(await api.get('/api/orgs', {headers: {origin: 'not a url'}}), 400, /^Invalid origin: /);
+    const pre = await api.call('OPTIONS', '/api/orgs', {headers: {origin: trusted}});
     assert.is(pre.status, 200);
     assert.is(pre.headers['access-control-allow-origin'], trusted);
     assert.is(pre.headers['access-control-allow-methods'], 'GET, PATCH, PUT, POST, DELETE, OPTIONS');
   });
 
   s('every /api response says Cache-Control: no-cache and JSON bodies are JSON', async () => {
-    const { api, chimpy } = world();
-    for (const res of [await api.get('/api/orgs', chimpy.as), await api.get('/api/zig'), await api.get('/api/orgs/424242', chimpy.as)]) {
+    const {api, chimpy} = world();
+    for (const res of [
+      await api.get('/api/orgs', chimpy.as),
+      await api.get('/api/zig'),
+      await api.get('/api/orgs/424242', chimpy.as),
+    ]) {
       assert.is(res.headers['cache-control'], 'no-cache');
       assert.match(res.headers['content-type'] ?? '', /^application\/json/);
     }
   });
 
   s('integer parameters: non-numeric ids are 400 naming the parameter', async () => {
-    const { api, chimpy } = world();
-    isError(await api.get('/api/workspaces/abc', chimpy.as), 400, 'wid parameter cannot be understood as an integer: abc');
-    isError(await api.patch('/api/workspaces/abc', { name: 'x' }, chimpy.as), 400, 'wid parameter cannot be understood as an integer: abc');
-    isError(await api.post('/api/workspaces/abc/docs', { name: 'x' }, chimpy.as), 400, 'wid parameter cannot be understood as an integer: abc');
-    isError(await api.get('/api/workspaces/abc/access', chimpy.as), 400, 'wid parameter cannot be understood as an integer: abc');
+    const {api, chimpy} = world();
+    isError(
+      await api.get('/api/workspaces/abc', chimpy.as),
+      400,
+      'wid parameter cannot be understood as an integer: abc',
+    );
+    isError(
+      await api.patch('/api/workspaces/abc', {name: 'x'}, chimpy.as),
+      400,
+      'wid parameter cannot be understood as an integer: abc',
+    );
+    isError(
+      await api.post('/api/workspaces/abc/docs', {name: 'x'}, chimpy.as),
+      400,
+      'wid parameter cannot be understood as an integer: abc',
+    );
+    isError(
+      await api.get('/api/workspaces/abc/access', chimpy.as),
+      400,
+      'wid parameter cannot be understood as an integer: abc',
+    );
   });
 
   s.run();

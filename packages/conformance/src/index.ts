@@ -9,27 +9,40 @@
  * API handler) and saying how it mounts the handler; a target's `skip` names, with a reason, any
  * test it does not run. The HomeStore suite for store implementations is `@gristlite/conformance/homestore`.
  */
-import { accessSuite } from './access.js';
-import { apiConsoleSuite } from './apiconsole.js';
-import { attachmentsSuite } from './attachments.js';
-import { columnsTablesSuite } from './columns-tables.js';
-import { dataSuite } from './data.js';
-import { docsSuite } from './docs.js';
-import { errorsSuite } from './errors.js';
-import { fixturesSuite } from './fixtures.js';
-import { formulasSuite } from './formulas.js';
-import { homeParitySuite } from './home-parity.js';
-import { orgsSuite } from './orgs.js';
-import { recordsSuite } from './records.js';
-import { sqlDownloadsSuite } from './sql-downloads.js';
-import { usersSuite } from './users.js';
-import { webhooksSuite } from './webhooks.js';
-import { checkSkipList, type Target } from './world.js';
-import { workspacesSuite } from './workspaces.js';
+import {accessSuite} from './access.js';
+import {apiConsoleSuite} from './apiconsole.js';
+import {attachmentsSuite} from './attachments.js';
+import {columnsTablesSuite} from './columns-tables.js';
+import {dataSuite} from './data.js';
+import {docsSuite} from './docs.js';
+import {errorsSuite} from './errors.js';
+import {fixturesSuite} from './fixtures.js';
+import {formulasSuite} from './formulas.js';
+import {homeParitySuite} from './home-parity.js';
+import {orgsSuite} from './orgs.js';
+import {recordsSuite} from './records.js';
+import {sqlDownloadsSuite} from './sql-downloads.js';
+import {usersSuite} from './users.js';
+import {webhooksSuite} from './webhooks.js';
+import {checkSkipList, type Target} from './world.js';
+import {workspacesSuite} from './workspaces.js';
 
-export { Client, type ApiResponse, type CallOptions, type FetchHandler } from './client.js';
-export { BASE_DOMAIN, ENV, World, startWorld, useWorld, ok, isError, isErrorLike, areaSuite, type Started, type Target, type TestUser } from './world.js';
-export { apiTarget, listenLocal, type Mounted } from './targets.js';
+export {Client, type ApiResponse, type CallOptions, type FetchHandler} from './client.js';
+export {
+  BASE_DOMAIN,
+  ENV,
+  World,
+  startWorld,
+  useWorld,
+  ok,
+  isError,
+  isErrorLike,
+  areaSuite,
+  type Started,
+  type Target,
+  type TestUser,
+} from './world.js';
+export {apiTarget, listenLocal, type Mounted} from './targets.js';
 
 /** Every suite, in the order they run. */
 export const SUITES: Record<string, (target: Target) => void> = {

@@ -4,8 +4,8 @@
  * cellFormat=typed, noparse, flat, add-or-update, and the exact error bodies.
  */
 import * as assert from 'uvu/assert';
-import { TIMESHEETS, addFoo, filterQs, ids, newTimesheets, tablePath } from './docdata.js';
-import { areaSuite, isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target } from './world.js';
+import {TIMESHEETS, addFoo, filterQs, ids, newTimesheets, tablePath} from './docdata.js';
+import {areaSuite, isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target} from './world.js';
 
 const NOT_A_CELL_VALUE =
   'Error: body.records[0] is not a NewRecord; body.records[0].fields.A is not a CellValue; ' +
@@ -20,91 +20,147 @@ export function recordsSuite(target: Target): void {
   let up = ''; // a new doc for add-or-update
 
   s('GET records: Timesheets exactly, by tableId and tableRef; hidden adds manualSort (item 1)', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     doc = await newTimesheets(world());
     t = tablePath(doc);
     const res = ok(await api.get(`${t}/records`, chimpy.as));
     assert.match(res.headers['content-type'], /^application\/json/);
-    assert.equal(res.body, { records: TIMESHEETS });
-    assert.equal(ok(await api.get(`${tablePath(doc, '1')}/records`, chimpy.as)).body, { records: TIMESHEETS });
+    assert.equal(res.body, {records: TIMESHEETS});
+    assert.equal(ok(await api.get(`${tablePath(doc, '1')}/records`, chimpy.as)).body, {records: TIMESHEETS});
     const hidden = ok(await api.get(`${t}/records?hidden=true`, chimpy.as)).body.records;
-    assert.equal(hidden, TIMESHEETS.map((r) => ({ id: r.id, fields: { ...r.fields, manualSort: r.id } })));
-    assert.equal(ok(await api.get(`${t}/records?hidden=0`, chimpy.as)).body, { records: TIMESHEETS }, 'hidden=0 is off');
+    assert.equal(
+      hidden,
+      TIMESHEETS.map((r) => ({id: r.id, fields: {...r.fields, manualSort: r.id}})),
+    );
+    assert.equal(ok(await api.get(`${t}/records?hidden=0`, chimpy.as)).body, {records: TIMESHEETS}, 'hidden=0 is off');
   });
 
   s('GET records: unknown table, doc, bad cellFormat, no access', async () => {
-    const { api, chimpy, kiwi } = world();
+    const {api, chimpy, kiwi} = world();
     isError(await api.get(`${tablePath(doc, 'Typo1')}/records`, chimpy.as), 404, 'Table not found "Typo1"');
     isError(await api.get(`${tablePath(doc, '99')}/records`, chimpy.as), 404, 'Table not found "99"');
     isError(await api.get(`${tablePath('nosuchdoc')}/records`, chimpy.as), 404, 'document not found');
-    isError(await api.get(`${t}/records?cellFormat=odd`, chimpy.as), 400, 'cellFormat parameter odd should be one of normal,typed');
+    isError(
+      await api.get(`${t}/records?cellFormat=odd`, chimpy.as),
+      400,
+      'cellFormat parameter odd should be one of normal,typed',
+    );
     isError(await api.get(`${t}/records`, kiwi.as), 403, 'No view access');
     isError(await api.get(`${t}/records`), 403, 'No view access');
     // A viewer reads but does not write.
-    await world().share(chimpy, `/api/docs/${doc}`, { [kiwi.email]: 'viewers' });
-    assert.equal(ok(await api.get(`${t}/records`, kiwi.as)).body, { records: TIMESHEETS });
-    isError(await api.post(`${t}/records`, { records: [{}] }, kiwi.as), 403, 'No write access');
-    isError(await api.patch(`${t}/records`, { records: [{ id: 1, fields: { A: 'x' } }] }, kiwi.as), 403, 'No write access');
-    isError(await api.call('PUT', `${t}/records`, { ...kiwi.as, json: { records: [{ require: { A: 'x' } }] } }), 403, 'No write access');
+    await world().share(chimpy, `/api/docs/${doc}`, {[kiwi.email]: 'viewers'});
+    assert.equal(ok(await api.get(`${t}/records`, kiwi.as)).body, {records: TIMESHEETS});
+    isError(await api.post(`${t}/records`, {records: [{}]}, kiwi.as), 403, 'No write access');
+    isError(await api.patch(`${t}/records`, {records: [{id: 1, fields: {A: 'x'}}]}, kiwi.as), 403, 'No write access');
+    isError(
+      await api.call('PUT', `${t}/records`, {...kiwi.as, json: {records: [{require: {A: 'x'}}]}}),
+      403,
+      'No write access',
+    );
     isError(await api.post(`${t}/records/delete`, [1], kiwi.as), 403, 'No write access');
-    await world().share(chimpy, `/api/docs/${doc}`, { [kiwi.email]: null });
-    assert.equal(ok(await api.get(`${t}/records`, chimpy.as)).body, { records: TIMESHEETS }, 'nothing changed');
+    await world().share(chimpy, `/api/docs/${doc}`, {[kiwi.email]: null});
+    assert.equal(ok(await api.get(`${t}/records`, chimpy.as)).body, {records: TIMESHEETS}, 'nothing changed');
   });
 
   s('errors in cells: null plus an errors map in /records, raw in /data (item 2)', async () => {
-    const { api, chimpy } = world();
-    ok(await api.post(`/api/docs/${doc}/apply`, [
-      ['AddTable', 'Errs', [{ id: 'A', type: 'Any', isFormula: false }, { id: 'B', type: 'Text', isFormula: false }, { id: 'C', type: 'Numeric', isFormula: false }]],
-      ['AddRecord', 'Errs', null, { A: ['E', 'ZeroDivisionError'], B: 'Hi', C: 1 }],
-      // A hidden display helper (Grist removes one that no column uses, so B uses it).
-      ['SetDisplayFormula', 'Errs', null, 'B', '$B'],
-      ['ModifyColumn', 'Errs', 'A', { isFormula: true, formula: '1/0' }],
-    ], chimpy.as));
+    const {api, chimpy} = world();
+    ok(
+      await api.post(
+        `/api/docs/${doc}/apply`,
+        [
+          [
+            'AddTable',
+            'Errs',
+            [
+              {id: 'A', type: 'Any', isFormula: false},
+              {id: 'B', type: 'Text', isFormula: false},
+              {id: 'C', type: 'Numeric', isFormula: false},
+            ],
+          ],
+          ['AddRecord', 'Errs', null, {A: ['E', 'ZeroDivisionError'], B: 'Hi', C: 1}],
+          // A hidden display helper (Grist removes one that no column uses, so B uses it).
+          ['SetDisplayFormula', 'Errs', null, 'B', '$B'],
+          ['ModifyColumn', 'Errs', 'A', {isFormula: true, formula: '1/0'}],
+        ],
+        chimpy.as,
+      ),
+    );
     const errs = tablePath(doc, 'Errs');
     assert.equal(ok(await api.get(`${errs}/records`, chimpy.as)).body, {
-      records: [{ id: 1, fields: { A: null, B: 'Hi', C: 1 }, errors: { A: 'ZeroDivisionError' } }],
+      records: [{id: 1, fields: {A: null, B: 'Hi', C: 1}, errors: {A: 'ZeroDivisionError'}}],
     });
     assert.equal(ok(await api.get(`${errs}/data`, chimpy.as)).body, {
-      id: [1], manualSort: [1], A: [['E', 'ZeroDivisionError']], B: ['Hi'], C: [1], gristHelper_Display: ['Hi'],
+      id: [1],
+      manualSort: [1],
+      A: [['E', 'ZeroDivisionError']],
+      B: ['Hi'],
+      C: [1],
+      gristHelper_Display: ['Hi'],
     });
-    assert.equal(ok(await api.get(`${errs}/records?hidden=1`, chimpy.as)).body.records[0].fields,
-      { A: null, B: 'Hi', C: 1, manualSort: 1, gristHelper_Display: 'Hi' });
+    assert.equal(ok(await api.get(`${errs}/records?hidden=1`, chimpy.as)).body.records[0].fields, {
+      A: null,
+      B: 'Hi',
+      C: 1,
+      manualSort: 1,
+      gristHelper_Display: 'Hi',
+    });
   });
 
   s('filter: /data, /records and records/list agree (item 3); bad filters are 400', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     const data = (f: unknown) => api.get(`${t}/data?${filterQs(f)}`, chimpy.as);
-    assert.equal(ok(await data({ B: ['world'] })).body, { id: [2], A: [''], B: ['world'], C: [''], D: [null], E: [''], manualSort: [2] });
-    assert.equal(ok(await data({ B: [''], A: [''] })).body.id, [3, 4]);
-    assert.equal(ok(await data({ B: ['world'], C: ['Neptune'] })).body, { id: [], A: [], B: [], C: [], D: [], E: [], manualSort: [] });
-    assert.equal(ok(await data({ A: ['hello', 'nope'], id: [1, 2] })).body.id, [1], 'AND across columns, OR within');
+    assert.equal(ok(await data({B: ['world']})).body, {
+      id: [2],
+      A: [''],
+      B: ['world'],
+      C: [''],
+      D: [null],
+      E: [''],
+      manualSort: [2],
+    });
+    assert.equal(ok(await data({B: [''], A: ['']})).body.id, [3, 4]);
+    assert.equal(ok(await data({B: ['world'], C: ['Neptune']})).body, {
+      id: [],
+      A: [],
+      B: [],
+      C: [],
+      D: [],
+      E: [],
+      manualSort: [],
+    });
+    assert.equal(ok(await data({A: ['hello', 'nope'], id: [1, 2]})).body.id, [1], 'AND across columns, OR within');
     assert.equal(ok(await data({})).body.id, [1, 2, 3, 4], 'an empty filter keeps every row');
-    assert.equal(ok(await api.get(`${t}/records?${filterQs({ B: ['world'] })}`, chimpy.as)).body, { records: [TIMESHEETS[1]] });
-    assert.equal(ok(await api.get(`${t}/records?${filterQs({ B: ['zz'] })}`, chimpy.as)).body, { records: [] });
-    isErrorLike(await data({ BadCol: [''] }), 400, /BadCol/);
-    isError(await data({ B: 'world' }), 400, 'Invalid query: filter values must be arrays');
+    assert.equal(ok(await api.get(`${t}/records?${filterQs({B: ['world']})}`, chimpy.as)).body, {
+      records: [TIMESHEETS[1]],
+    });
+    assert.equal(ok(await api.get(`${t}/records?${filterQs({B: ['zz']})}`, chimpy.as)).body, {records: []});
+    isErrorLike(await data({BadCol: ['']}), 400, /BadCol/);
+    isError(await data({B: 'world'}), 400, 'Invalid query: filter values must be arrays');
     // Decision 1: malformed JSON is a 400 naming the filter, not Grist's 500.
     isErrorLike(await api.get(`${t}/records?filter=%7Bnope`, chimpy.as), 400, /filter/);
     isErrorLike(await api.get(`${t}/records?filter=%5B1%5D`, chimpy.as), 400, /filter/);
     // POST records/list takes the same parameters in the body and answers the same.
     const list = (body: unknown) => api.post(`${t}/records/list`, body, chimpy.as);
-    assert.equal(ok(await list({ filter: { B: ['world'] } })).body, ok(await api.get(`${t}/records?${filterQs({ B: ['world'] })}`, chimpy.as)).body);
-    assert.equal(ids(await list({ sort: ['B', '-A'], limit: 3 })), [1, 3, 4]);
-    assert.equal(ok(await list({})).body, { records: TIMESHEETS });
-    assert.equal(ok(await list({ hidden: true })).body.records[0].fields.manualSort, 1);
-    for (const bad of [{ sort: 'A' }, { limit: 'abc' }, { filter: 'bad' }, { filter: { B: 'world' } }, { cellFormat: 'odd' }]) {
+    assert.equal(
+      ok(await list({filter: {B: ['world']}})).body,
+      ok(await api.get(`${t}/records?${filterQs({B: ['world']})}`, chimpy.as)).body,
+    );
+    assert.equal(ids(await list({sort: ['B', '-A'], limit: 3})), [1, 3, 4]);
+    assert.equal(ok(await list({})).body, {records: TIMESHEETS});
+    assert.equal(ok(await list({hidden: true})).body.records[0].fields.manualSort, 1);
+    for (const bad of [{sort: 'A'}, {limit: 'abc'}, {filter: 'bad'}, {filter: {B: 'world'}}, {cellFormat: 'odd'}]) {
       const res = await list(bad);
       assert.is(res.status, 400, JSON.stringify(bad));
       assert.is(res.body.error, 'Invalid payload', JSON.stringify(bad));
     }
-    isInvalidPayload(await list({ sort: 'A' }), 'Error: body.sort is not an array');
-    isInvalidPayload(await list({ limit: 'abc' }), 'Error: body.limit is not a number');
-    isErrorLike(await list({ filter: { BadCol: [1] } }), 400, /BadCol/);
+    isInvalidPayload(await list({sort: 'A'}), 'Error: body.sort is not an array');
+    isInvalidPayload(await list({limit: 'abc'}), 'Error: body.limit is not a number');
+    isErrorLike(await list({filter: {BadCol: [1]}}), 400, /BadCol/);
   });
 
   s('sort and limit, as query parameters or X-Sort/X-Limit headers (item 4)', async () => {
-    const { api, chimpy } = world();
-    const get = (qs: string, headers?: Record<string, string>) => api.get(`${t}/records${qs}`, { ...chimpy.as, headers });
+    const {api, chimpy} = world();
+    const get = (qs: string, headers?: Record<string, string>) => api.get(`${t}/records${qs}`, {...chimpy.as, headers});
     assert.equal(ids(await get('?sort=A')), [2, 3, 4, 1]);
     assert.equal(ids(await get('?sort=-A')), [1, 2, 3, 4]);
     assert.equal(ids(await get('?sort=B,-A')), [1, 3, 4, 2]);
@@ -113,29 +169,55 @@ export function recordsSuite(target: Target): void {
     assert.equal(ids(await get('?limit=1')), [1]);
     assert.equal(ids(await get('?limit=0')), [1, 2, 3, 4], 'limit 0 means none');
     assert.equal(ids(await get('?limit=-1')), [1, 2, 3], 'a negative limit drops rows from the end');
-    assert.equal(ids(await get('', { 'x-sort': 'A' })), [2, 3, 4, 1]);
-    assert.equal(ids(await get('', { 'x-sort': '-B,A', 'x-limit': '2' })), [2, 3]);
-    assert.equal(ids(await get('', { 'x-sort': '-id', 'x-limit': '2' })), [4, 3]);
-    assert.equal(ids(await get('', { 'x-limit': '1' })), [1]);
-    assert.equal(ids(await get('?sort=A', { 'x-sort': '-A' })), [2, 3, 4, 1], 'the query parameter wins');
-    assert.equal(ids(await get('?limit=3', { 'x-limit': '1' })), [1, 2, 3], 'the query parameter wins');
+    assert.equal(ids(await get('', {'x-sort': 'A'})), [2, 3, 4, 1]);
+    assert.equal(ids(await get('', {'x-sort': '-B,A', 'x-limit': '2'})), [2, 3]);
+    assert.equal(ids(await get('', {'x-sort': '-id', 'x-limit': '2'})), [4, 3]);
+    assert.equal(ids(await get('', {'x-limit': '1'})), [1]);
+    assert.equal(ids(await get('?sort=A', {'x-sort': '-A'})), [2, 3, 4, 1], 'the query parameter wins');
+    assert.equal(ids(await get('?limit=3', {'x-limit': '1'})), [1, 2, 3], 'the query parameter wins');
     assert.equal(ok(await api.get(`${t}/data?sort=-id&limit=2`, chimpy.as)).body.id, [4, 3]);
-    assert.equal(ok(await api.get(`${t}/data`, { ...chimpy.as, headers: { 'x-sort': '-id', 'x-limit': '3' } })).body.id, [4, 3, 2]);
+    assert.equal(
+      ok(await api.get(`${t}/data`, {...chimpy.as, headers: {'x-sort': '-id', 'x-limit': '3'}})).body.id,
+      [4, 3, 2],
+    );
     // Decision 1: Grist's 500s are 400s here.
     isError(await get('?limit=abc'), 400, 'limit is not a number');
-    isError(await get('', { 'x-limit': 'abc' }), 400, 'limit is not a number');
+    isError(await get('', {'x-limit': 'abc'}), 400, 'limit is not a number');
     isErrorLike(await get('?sort=Nope'), 400, /Nope/);
-    isErrorLike(await get('', { 'x-sort': 'Nope' }), 400, /Nope/);
+    isErrorLike(await get('', {'x-sort': 'Nope'}), 400, /Nope/);
   });
 
   s('sort options: naturalSort, emptyLast, orderByChoice; ties by manualSort', async () => {
-    const { api, chimpy } = world();
-    ok(await api.post(`/api/docs/${doc}/tables`, { tables: [{ id: 'Names', columns: [
-      { id: 'N' }, { id: 'Size', fields: { type: 'Choice', widgetOptions: JSON.stringify({ choices: ['S', 'M', 'L'] }) } },
-    ] }] }, chimpy.as));
+    const {api, chimpy} = world();
+    ok(
+      await api.post(
+        `/api/docs/${doc}/tables`,
+        {
+          tables: [
+            {
+              id: 'Names',
+              columns: [
+                {id: 'N'},
+                {id: 'Size', fields: {type: 'Choice', widgetOptions: JSON.stringify({choices: ['S', 'M', 'L']})}},
+              ],
+            },
+          ],
+        },
+        chimpy.as,
+      ),
+    );
     const names = tablePath(doc, 'Names');
-    ok(await api.post(`${names}/records`, { records: ['a11', '', 'a2', 'a1', 'b'].map((N, i) => ({ fields: { N, Size: ['L', 'M', 'S', 'M', 'L'][i] } })) }, chimpy.as));
-    const order = async (sort: string) => ok(await api.get(`${names}/records?sort=${encodeURIComponent(sort)}`, chimpy.as)).body.records.map((r: any) => r.fields.N);
+    ok(
+      await api.post(
+        `${names}/records`,
+        {records: ['a11', '', 'a2', 'a1', 'b'].map((N, i) => ({fields: {N, Size: ['L', 'M', 'S', 'M', 'L'][i]}}))},
+        chimpy.as,
+      ),
+    );
+    const order = async (sort: string) =>
+      ok(await api.get(`${names}/records?sort=${encodeURIComponent(sort)}`, chimpy.as)).body.records.map(
+        (r: any) => r.fields.N,
+      );
     assert.equal(await order('N'), ['', 'a1', 'a11', 'a2', 'b']);
     assert.equal(await order('N:naturalSort'), ['', 'a1', 'a2', 'a11', 'b']);
     assert.equal(await order('N:naturalSort;emptyLast'), ['a1', 'a2', 'a11', 'b', '']);
@@ -143,181 +225,452 @@ export function recordsSuite(target: Target): void {
     assert.equal(await order('Size:orderByChoice'), ['a2', '', 'a1', 'a11', 'b'], 'S, M, L; ties by row order');
     assert.equal(await order('Size'), ['a11', 'b', '', 'a1', 'a2'], 'alphabetical: L, M, S');
     // Ties follow manualSort, which need not follow the row ids.
-    ok(await api.patch(`${names}/records`, { records: [{ id: 1, fields: { manualSort: 10 } }] }, chimpy.as));
+    ok(await api.patch(`${names}/records`, {records: [{id: 1, fields: {manualSort: 10}}]}, chimpy.as));
     assert.equal(await order('Size'), ['b', 'a11', '', 'a1', 'a2']);
     // Mixed types in an Any column: numbers, then null, then strings (Grist's typed compare).
-    ok(await api.post(`/api/docs/${doc}/apply`, [
-      ['AddTable', 'Mixed', [{ id: 'M', type: 'Any', isFormula: false }]],
-      ['BulkAddRecord', 'Mixed', [null, null, null, null, null, null, null, null], { M: ['red', 'green', 'white', 2.5, 1, null, 5, 'blue'] }],
-    ], chimpy.as));
+    ok(
+      await api.post(
+        `/api/docs/${doc}/apply`,
+        [
+          ['AddTable', 'Mixed', [{id: 'M', type: 'Any', isFormula: false}]],
+          [
+            'BulkAddRecord',
+            'Mixed',
+            [null, null, null, null, null, null, null, null],
+            {M: ['red', 'green', 'white', 2.5, 1, null, 5, 'blue']},
+          ],
+        ],
+        chimpy.as,
+      ),
+    );
     const mixed = ok(await api.get(`${tablePath(doc, 'Mixed')}/data?sort=M`, chimpy.as)).body;
     assert.equal(mixed.M, [1, 2.5, 5, null, 'blue', 'green', 'red', 'white']);
     assert.equal(mixed.id, [5, 4, 7, 6, 8, 2, 1, 3]);
   });
 
   s('cellFormat=typed re-encodes by column type and keeps errors inline (item 5)', async () => {
-    const { api, chimpy } = world();
-    ok(await api.post(`/api/docs/${doc}/tables`, { tables: [{ id: 'Typed', columns: [
-      { id: 'Date', fields: { type: 'Date' } },
-      { id: 'DT', fields: { type: 'DateTime:America/New_York' } },
-      { id: 'Ref', fields: { type: 'Ref:Typed' } },
-      { id: 'RefList', fields: { type: 'RefList:Typed' } },
-      { id: 'Att', fields: { type: 'Attachments' } },
-      { id: 'CL', fields: { type: 'ChoiceList' } },
-      { id: 'Int', fields: { type: 'Int' } },
-      { id: 'Bool', fields: { type: 'Bool' } },
-      { id: 'Text', fields: { type: 'Text' } },
-      { id: 'Err', fields: { type: 'Any' } },
-    ] }] }, chimpy.as));
+    const {api, chimpy} = world();
+    ok(
+      await api.post(
+        `/api/docs/${doc}/tables`,
+        {
+          tables: [
+            {
+              id: 'Typed',
+              columns: [
+                {id: 'Date', fields: {type: 'Date'}},
+                {id: 'DT', fields: {type: 'DateTime:America/New_York'}},
+                {id: 'Ref', fields: {type: 'Ref:Typed'}},
+                {id: 'RefList', fields: {type: 'RefList:Typed'}},
+                {id: 'Att', fields: {type: 'Attachments'}},
+                {id: 'CL', fields: {type: 'ChoiceList'}},
+                {id: 'Int', fields: {type: 'Int'}},
+                {id: 'Bool', fields: {type: 'Bool'}},
+                {id: 'Text', fields: {type: 'Text'}},
+                {id: 'Err', fields: {type: 'Any'}},
+              ],
+            },
+          ],
+        },
+        chimpy.as,
+      ),
+    );
     const typed = tablePath(doc, 'Typed');
-    ok(await api.post(`${typed}/records`, { records: [
-      { fields: { Date: 1707868800, DT: 1707868800, Ref: 1, RefList: ['L', 2, 1], Att: ['L', 1, 2], CL: ['L', 'a', 'b'], Int: 5, Bool: true, Text: 'x', Err: ['E', 'ValueError'] } },
-    ] }, chimpy.as));
-    ok(await api.post(`${typed}/records`, { records: [{}] }, chimpy.as));
+    ok(
+      await api.post(
+        `${typed}/records`,
+        {
+          records: [
+            {
+              fields: {
+                Date: 1707868800,
+                DT: 1707868800,
+                Ref: 1,
+                RefList: ['L', 2, 1],
+                Att: ['L', 1, 2],
+                CL: ['L', 'a', 'b'],
+                Int: 5,
+                Bool: true,
+                Text: 'x',
+                Err: ['E', 'ValueError'],
+              },
+            },
+          ],
+        },
+        chimpy.as,
+      ),
+    );
+    ok(await api.post(`${typed}/records`, {records: [{}]}, chimpy.as));
     const normal = ok(await api.get(`${typed}/records`, chimpy.as)).body.records;
     assert.equal(normal, [
-      { id: 1, fields: { Date: 1707868800, DT: 1707868800, Ref: 1, RefList: ['L', 2, 1], Att: ['L', 1, 2], CL: ['L', 'a', 'b'], Int: 5, Bool: true, Text: 'x', Err: null }, errors: { Err: 'ValueError' } },
-      { id: 2, fields: { Date: null, DT: null, Ref: 0, RefList: null, Att: null, CL: null, Int: 0, Bool: false, Text: '', Err: null } },
+      {
+        id: 1,
+        fields: {
+          Date: 1707868800,
+          DT: 1707868800,
+          Ref: 1,
+          RefList: ['L', 2, 1],
+          Att: ['L', 1, 2],
+          CL: ['L', 'a', 'b'],
+          Int: 5,
+          Bool: true,
+          Text: 'x',
+          Err: null,
+        },
+        errors: {Err: 'ValueError'},
+      },
+      {
+        id: 2,
+        fields: {
+          Date: null,
+          DT: null,
+          Ref: 0,
+          RefList: null,
+          Att: null,
+          CL: null,
+          Int: 0,
+          Bool: false,
+          Text: '',
+          Err: null,
+        },
+      },
     ]);
     const expected = [
-      { id: 1, fields: {
-        Date: ['d', 1707868800], DT: ['D', 1707868800, 'America/New_York'], Ref: ['R', 'Typed', 1], RefList: ['r', 'Typed', [2, 1]],
-        Att: ['r', '_grist_Attachments', [1, 2]], CL: ['L', 'a', 'b'], Int: 5, Bool: true, Text: 'x', Err: ['E', 'ValueError'],
-      } },
-      { id: 2, fields: {
-        Date: null, DT: null, Ref: ['R', 'Typed', 0], RefList: ['r', 'Typed', []], Att: ['r', '_grist_Attachments', []], CL: ['L'],
-        Int: 0, Bool: false, Text: '', Err: null,
-      } },
+      {
+        id: 1,
+        fields: {
+          Date: ['d', 1707868800],
+          DT: ['D', 1707868800, 'America/New_York'],
+          Ref: ['R', 'Typed', 1],
+          RefList: ['r', 'Typed', [2, 1]],
+          Att: ['r', '_grist_Attachments', [1, 2]],
+          CL: ['L', 'a', 'b'],
+          Int: 5,
+          Bool: true,
+          Text: 'x',
+          Err: ['E', 'ValueError'],
+        },
+      },
+      {
+        id: 2,
+        fields: {
+          Date: null,
+          DT: null,
+          Ref: ['R', 'Typed', 0],
+          RefList: ['r', 'Typed', []],
+          Att: ['r', '_grist_Attachments', []],
+          CL: ['L'],
+          Int: 0,
+          Bool: false,
+          Text: '',
+          Err: null,
+        },
+      },
     ];
     assert.equal(ok(await api.get(`${typed}/records?cellFormat=typed`, chimpy.as)).body.records, expected);
-    assert.equal(ok(await api.post(`${typed}/records/list`, { cellFormat: 'typed' }, chimpy.as)).body.records, expected);
+    assert.equal(ok(await api.post(`${typed}/records/list`, {cellFormat: 'typed'}, chimpy.as)).body.records, expected);
     const cols = ok(await api.get(`${typed}/data?cellFormat=typed`, chimpy.as)).body;
-    assert.equal(cols.Ref, [['R', 'Typed', 1], ['R', 'Typed', 0]]);
+    assert.equal(cols.Ref, [
+      ['R', 'Typed', 1],
+      ['R', 'Typed', 0],
+    ]);
     assert.equal(cols.Err, [['E', 'ValueError'], null]);
     // Filters compare stored values with Python equality: true == 1 and 5 == 5.0.
-    assert.equal(ids(await api.get(`${typed}/records?${filterQs({ Bool: [true] })}`, chimpy.as)), [1]);
-    assert.equal(ids(await api.get(`${typed}/records?${filterQs({ Bool: [1] })}`, chimpy.as)), [1]);
-    assert.equal(ids(await api.get(`${typed}/records?${filterQs({ Bool: [false] })}`, chimpy.as)), [2]);
-    assert.equal(ids(await api.get(`${typed}/records?${filterQs({ Int: [5.0], Ref: [1] })}`, chimpy.as)), [1]);
+    assert.equal(ids(await api.get(`${typed}/records?${filterQs({Bool: [true]})}`, chimpy.as)), [1]);
+    assert.equal(ids(await api.get(`${typed}/records?${filterQs({Bool: [1]})}`, chimpy.as)), [1]);
+    assert.equal(ids(await api.get(`${typed}/records?${filterQs({Bool: [false]})}`, chimpy.as)), [2]);
+    assert.equal(ids(await api.get(`${typed}/records?${filterQs({Int: [5.0], Ref: [1]})}`, chimpy.as)), [1]);
   });
 
   s('POST records: ids, values read back as stored, blank rows, flat, ids ignored (item 6)', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     await addFoo(world(), doc);
     const foo = tablePath(doc, 'Foo');
-    const res = ok(await api.post(`${foo}/records`, { records: [{ fields: { A: 'John', B: 55 } }, { fields: { A: 'Jane', B: 0 } }] }, chimpy.as));
-    assert.equal(res.body, { records: [{ id: 5 }, { id: 6 }] });
-    const got = ok(await api.get(`${foo}/records?${filterQs({ id: [5, 6] })}`, chimpy.as)).body.records;
-    assert.equal(got, [{ id: 5, fields: { A: 'John', B: '55' } }, { id: 6, fields: { A: 'Jane', B: '0' } }]);
+    const res = ok(
+      await api.post(
+        `${foo}/records`,
+        {records: [{fields: {A: 'John', B: 55}}, {fields: {A: 'Jane', B: 0}}]},
+        chimpy.as,
+      ),
+    );
+    assert.equal(res.body, {records: [{id: 5}, {id: 6}]});
+    const got = ok(await api.get(`${foo}/records?${filterQs({id: [5, 6]})}`, chimpy.as)).body.records;
+    assert.equal(got, [
+      {id: 5, fields: {A: 'John', B: '55'}},
+      {id: 6, fields: {A: 'Jane', B: '0'}},
+    ]);
     // A record missing a key gets null for that column (not the type default).
-    assert.equal(ok(await api.post(`${foo}/records`, { records: [{ fields: { A: 'x' } }, { fields: { B: 'y' } }] }, chimpy.as)).body, { records: [{ id: 7 }, { id: 8 }] });
-    assert.equal(ok(await api.get(`${foo}/data?${filterQs({ id: [7, 8] })}`, chimpy.as)).body, { id: [7, 8], manualSort: [7, 8], A: ['x', null], B: [null, 'y'] });
+    assert.equal(
+      ok(await api.post(`${foo}/records`, {records: [{fields: {A: 'x'}}, {fields: {B: 'y'}}]}, chimpy.as)).body,
+      {records: [{id: 7}, {id: 8}]},
+    );
+    assert.equal(ok(await api.get(`${foo}/data?${filterQs({id: [7, 8]})}`, chimpy.as)).body, {
+      id: [7, 8],
+      manualSort: [7, 8],
+      A: ['x', null],
+      B: [null, 'y'],
+    });
     // An `id` key is ignored; flat takes a bare array.
-    assert.equal(ok(await api.post(`${foo}/records`, { records: [{ id: 99, fields: { A: 'i' } }] }, chimpy.as)).body, { records: [{ id: 9 }] });
-    const flat = ok(await api.post(`${foo}/records?flat=1`, [{ A: 'f1', B: 'b1', id: 77 }, { fields: { A: 'f2' } }], chimpy.as));
-    assert.equal(flat.body, { records: [{ id: 10 }, { id: 11 }] });
-    assert.equal(ok(await api.get(`${foo}/data?${filterQs({ id: [10, 11] })}`, chimpy.as)).body, { id: [10, 11], manualSort: [10, 11], A: ['f1', 'f2'], B: ['b1', null] });
-    isInvalidPayload(await api.post(`${foo}/records`, [{ A: 'x' }], chimpy.as), 'Error: body.records is missing', 'bare array without flat');
+    assert.equal(ok(await api.post(`${foo}/records`, {records: [{id: 99, fields: {A: 'i'}}]}, chimpy.as)).body, {
+      records: [{id: 9}],
+    });
+    const flat = ok(
+      await api.post(`${foo}/records?flat=1`, [{A: 'f1', B: 'b1', id: 77}, {fields: {A: 'f2'}}], chimpy.as),
+    );
+    assert.equal(flat.body, {records: [{id: 10}, {id: 11}]});
+    assert.equal(ok(await api.get(`${foo}/data?${filterQs({id: [10, 11]})}`, chimpy.as)).body, {
+      id: [10, 11],
+      manualSort: [10, 11],
+      A: ['f1', 'f2'],
+      B: ['b1', null],
+    });
+    isInvalidPayload(
+      await api.post(`${foo}/records`, [{A: 'x'}], chimpy.as),
+      'Error: body.records is missing',
+      'bare array without flat',
+    );
     ok(await api.post(`${foo}/records/delete`, [7, 8, 9, 10, 11], chimpy.as));
     // On a new doc, {} and {fields: {}} each add a blank row.
     const fresh = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Fresh');
-    assert.equal(ok(await api.post(`${tablePath(fresh)}/records`, { records: [{}, { fields: {} }] }, chimpy.as)).body, { records: [{ id: 1 }, { id: 2 }] });
+    assert.equal(ok(await api.post(`${tablePath(fresh)}/records`, {records: [{}, {fields: {}}]}, chimpy.as)).body, {
+      records: [{id: 1}, {id: 2}],
+    });
     assert.equal(ok(await api.get(`${tablePath(fresh)}/records`, chimpy.as)).body, {
-      records: [{ id: 1, fields: { A: null, B: null, C: null } }, { id: 2, fields: { A: null, B: null, C: null } }],
+      records: [
+        {id: 1, fields: {A: null, B: null, C: null}},
+        {id: 2, fields: {A: null, B: null, C: null}},
+      ],
     });
   });
 
   s('POST records: type guessing for empty columns, string parsing and noparse (§7.4, §7.5)', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     const wid = await world().homeWs(chimpy);
     const d1 = await world().newDoc(chimpy, wid, 'Guess');
-    ok(await api.post(`${tablePath(d1)}/records`, { records: [{ fields: { A: 1 } }, { fields: { B: 2 } }, {}] }, chimpy.as));
-    assert.equal(ok(await api.get(`${tablePath(d1)}/data`, chimpy.as)).body, { id: [1, 2, 3], manualSort: [1, 2, 3], A: [1, null, null], B: [null, 2, null], C: [null, null, null] });
-    const types = ok(await api.get(`${tablePath(d1)}/columns`, chimpy.as)).body.columns.map((c: any) => [c.id, c.fields.type, c.fields.isFormula]);
-    assert.equal(types, [['A', 'Numeric', false], ['B', 'Numeric', false], ['C', 'Any', true]]);
+    ok(await api.post(`${tablePath(d1)}/records`, {records: [{fields: {A: 1}}, {fields: {B: 2}}, {}]}, chimpy.as));
+    assert.equal(ok(await api.get(`${tablePath(d1)}/data`, chimpy.as)).body, {
+      id: [1, 2, 3],
+      manualSort: [1, 2, 3],
+      A: [1, null, null],
+      B: [null, 2, null],
+      C: [null, null, null],
+    });
+    const types = ok(await api.get(`${tablePath(d1)}/columns`, chimpy.as)).body.columns.map((c: any) => [
+      c.id,
+      c.fields.type,
+      c.fields.isFormula,
+    ]);
+    assert.equal(types, [
+      ['A', 'Numeric', false],
+      ['B', 'Numeric', false],
+      ['C', 'Any', true],
+    ]);
     const d2 = await world().newDoc(chimpy, wid, 'Guess2');
-    ok(await api.post(`${tablePath(d2)}/records`, { records: [{ fields: { A: '1970-01-02', B: 'true', C: '1.2' } }] }, chimpy.as));
-    assert.equal(ok(await api.get(`${tablePath(d2)}/records`, chimpy.as)).body.records, [{ id: 1, fields: { A: 86400, B: true, C: 1.2 } }]);
+    ok(
+      await api.post(
+        `${tablePath(d2)}/records`,
+        {records: [{fields: {A: '1970-01-02', B: 'true', C: '1.2'}}]},
+        chimpy.as,
+      ),
+    );
+    assert.equal(ok(await api.get(`${tablePath(d2)}/records`, chimpy.as)).body.records, [
+      {id: 1, fields: {A: 86400, B: true, C: 1.2}},
+    ]);
     const types2 = ok(await api.get(`${tablePath(d2)}/columns`, chimpy.as)).body.columns.map((c: any) => c.fields.type);
     assert.equal(types2, ['Date', 'Bool', 'Numeric']);
     // Parsing by column type, and what noparse leaves to the engine's own conversion.
-    ok(await api.post(`/api/docs/${doc}/tables`, { tables: [{ id: 'Nums', columns: [{ id: 'N', fields: { type: 'Numeric' } }, { id: 'I', fields: { type: 'Int' } }, { id: 'T', fields: { type: 'Text' } }, { id: 'Bo', fields: { type: 'Bool' } }] }] }, chimpy.as));
+    ok(
+      await api.post(
+        `/api/docs/${doc}/tables`,
+        {
+          tables: [
+            {
+              id: 'Nums',
+              columns: [
+                {id: 'N', fields: {type: 'Numeric'}},
+                {id: 'I', fields: {type: 'Int'}},
+                {id: 'T', fields: {type: 'Text'}},
+                {id: 'Bo', fields: {type: 'Bool'}},
+              ],
+            },
+          ],
+        },
+        chimpy.as,
+      ),
+    );
     const nums = tablePath(doc, 'Nums');
-    ok(await api.post(`${nums}/records`, { records: [{ fields: { N: '$4', I: '12', T: true, Bo: null } }, { fields: { N: '12', I: 1.7, T: 2.0, Bo: 'yes' } }] }, chimpy.as));
-    ok(await api.post(`${nums}/records?noparse=1`, { records: [{ fields: { N: '$55', I: -2.5, T: 2.5, Bo: 'maybe' } }, { fields: { N: '1e3', I: '12', T: 'x', Bo: 0 } }] }, chimpy.as));
+    ok(
+      await api.post(
+        `${nums}/records`,
+        {records: [{fields: {N: '$4', I: '12', T: true, Bo: null}}, {fields: {N: '12', I: 1.7, T: 2.0, Bo: 'yes'}}]},
+        chimpy.as,
+      ),
+    );
+    ok(
+      await api.post(
+        `${nums}/records?noparse=1`,
+        {records: [{fields: {N: '$55', I: -2.5, T: 2.5, Bo: 'maybe'}}, {fields: {N: '1e3', I: '12', T: 'x', Bo: 0}}]},
+        chimpy.as,
+      ),
+    );
     assert.equal(ok(await api.get(`${nums}/data`, chimpy.as)).body, {
-      id: [1, 2, 3, 4], manualSort: [1, 2, 3, 4],
-      N: [4, 12, '$55', 1000], I: [12, 1, -2, 12], T: ['True', '2', '2.5', 'x'], Bo: [false, true, 'maybe', false],
+      id: [1, 2, 3, 4],
+      manualSort: [1, 2, 3, 4],
+      N: [4, 12, '$55', 1000],
+      I: [12, 1, -2, 12],
+      T: ['True', '2', '2.5', 'x'],
+      Bo: [false, true, 'maybe', false],
     });
   });
 
   s('POST records: validation with exact bodies; unknown table, column, formula column (item 7)', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     const foo = tablePath(doc, 'Foo');
     const post = (body: unknown) => api.post(`${foo}/records`, body, chimpy.as);
     isInvalidPayload(await post({}), 'Error: body.records is missing');
-    isInvalidPayload(await post({ records: 1 }), 'Error: body.records is not an array');
-    isInvalidPayload(await post({ records: 'hi' }), 'Error: body.records is not an array');
-    isInvalidPayload(await post({ records: [{ fields: { A: [] } }] }), NOT_A_CELL_VALUE);
-    isInvalidPayload(await post({ records: [{ fields: { A: ['ZZ'] } }] }), NOT_A_CELL_VALUE);
-    const empty = await post({ records: [] });
+    isInvalidPayload(await post({records: 1}), 'Error: body.records is not an array');
+    isInvalidPayload(await post({records: 'hi'}), 'Error: body.records is not an array');
+    isInvalidPayload(await post({records: [{fields: {A: []}}]}), NOT_A_CELL_VALUE);
+    isInvalidPayload(await post({records: [{fields: {A: ['ZZ']}}]}), NOT_A_CELL_VALUE);
+    const empty = await post({records: []});
     assert.is(empty.status, 400);
     assert.is(empty.body.error, 'Invalid payload');
-    isError(await post({ records: [{ fields: { X: 1 } }] }), 400, 'Invalid column "X"');
-    isError(await api.post(`${tablePath(doc, 'NoTable')}/records`, { records: [{}] }, chimpy.as), 404, 'Table not found "NoTable"');
-    isError(await api.post(`${t}/records`, { records: [{ fields: { E: 'x' } }] }, chimpy.as), 400,
-      "Error manipulating data: [Sandbox] ValueError Can't save value to formula column E");
+    isError(await post({records: [{fields: {X: 1}}]}), 400, 'Invalid column "X"');
+    isError(
+      await api.post(`${tablePath(doc, 'NoTable')}/records`, {records: [{}]}, chimpy.as),
+      404,
+      'Table not found "NoTable"',
+    );
+    isError(
+      await api.post(`${t}/records`, {records: [{fields: {E: 'x'}}]}, chimpy.as),
+      400,
+      "Error manipulating data: [Sandbox] ValueError Can't save value to formula column E",
+    );
     assert.equal(ids(await api.get(`${foo}/records`, chimpy.as)), [1, 2, 3, 4, 5, 6], 'nothing was added');
     // Every cell-value code passes validation (Grist's test: `[code]` alone, into a new doc's A).
     const codes = await world().newDoc(chimpy, await world().homeWs(chimpy), 'PostTest');
-    for (const v of [1, 1.2, 'string', true, false, null, ...['L', 'O', 'D', 'd', 'S', 'C', 'R', 'r', 'E', 'P', 'U', 'V'].map((c) => [c])]) {
-      ok(await api.post(`${tablePath(codes)}/records`, { records: [{ fields: { A: v } }] }, chimpy.as), `POST ${JSON.stringify(v)}`);
-      ok(await api.patch(`${tablePath(codes)}/records`, { records: [{ id: 1, fields: { A: v } }] }, chimpy.as), `PATCH ${JSON.stringify(v)}`);
+    for (const v of [
+      1,
+      1.2,
+      'string',
+      true,
+      false,
+      null,
+      ...['L', 'O', 'D', 'd', 'S', 'C', 'R', 'r', 'E', 'P', 'U', 'V'].map((c) => [c]),
+    ]) {
+      ok(
+        await api.post(`${tablePath(codes)}/records`, {records: [{fields: {A: v}}]}, chimpy.as),
+        `POST ${JSON.stringify(v)}`,
+      );
+      ok(
+        await api.patch(`${tablePath(codes)}/records`, {records: [{id: 1, fields: {A: v}}]}, chimpy.as),
+        `PATCH ${JSON.stringify(v)}`,
+      );
     }
-    const patchBad = await api.patch(`${foo}/records`, { records: [{ id: 1, fields: { A: ['ZZ'] } }] }, chimpy.as);
+    const patchBad = await api.patch(`${foo}/records`, {records: [{id: 1, fields: {A: ['ZZ']}}]}, chimpy.as);
     isInvalidPayload(patchBad, NOT_A_CELL_VALUE.replace('a NewRecord', 'a Record'));
   });
 
   s('PATCH records: one cell changes; same fields required; atomic; exact schema errors (item 8)', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     const patch = (body: unknown) => api.patch(`${t}/records`, body, chimpy.as);
-    const res = ok(await patch({ records: [{ id: 1, fields: { A: 'Father Christmas' } }] }));
+    const res = ok(await patch({records: [{id: 1, fields: {A: 'Father Christmas'}}]}));
     assert.is(res.body, null);
     const after = ok(await api.get(`${t}/records`, chimpy.as)).body.records;
     // E is the formula $A.upper(): it follows in the same write.
-    assert.equal(after, [{ id: 1, fields: { ...TIMESHEETS[0].fields, A: 'Father Christmas', E: 'FATHER CHRISTMAS' } }, ...TIMESHEETS.slice(1)]);
-    isError(await patch({ records: [{ id: 1, fields: { A: 'x' } }, { id: 2, fields: { B: 'y' } }] }), 400, 'PATCH requires all records to have same fields');
+    assert.equal(after, [
+      {id: 1, fields: {...TIMESHEETS[0].fields, A: 'Father Christmas', E: 'FATHER CHRISTMAS'}},
+      ...TIMESHEETS.slice(1),
+    ]);
+    isError(
+      await patch({
+        records: [
+          {id: 1, fields: {A: 'x'}},
+          {id: 2, fields: {B: 'y'}},
+        ],
+      }),
+      400,
+      'PATCH requires all records to have same fields',
+    );
     isInvalidPayload(await patch({}), 'Error: body.records is missing');
-    isInvalidPayload(await patch({ records: 1 }), 'Error: body.records is not an array');
-    isInvalidPayload(await patch({ records: [] }), 'Error: body.records[0] is not a Record; body.records[0] is not an object');
-    isInvalidPayload(await patch({ records: [{}] }),
-      'Error: body.records[0] is not a Record\n    body.records[0].id is missing\n    body.records[0].fields is missing');
-    isInvalidPayload(await patch({ records: [{ id: '1' }] }),
-      'Error: body.records[0] is not a Record\n    body.records[0].id is not a number\n    body.records[0].fields is missing');
+    isInvalidPayload(await patch({records: 1}), 'Error: body.records is not an array');
+    isInvalidPayload(
+      await patch({records: []}),
+      'Error: body.records[0] is not a Record; body.records[0] is not an object',
+    );
+    isInvalidPayload(
+      await patch({records: [{}]}),
+      'Error: body.records[0] is not a Record\n    body.records[0].id is missing\n    body.records[0].fields is missing',
+    );
+    isInvalidPayload(
+      await patch({records: [{id: '1'}]}),
+      'Error: body.records[0] is not a Record\n    body.records[0].id is not a number\n    body.records[0].fields is missing',
+    );
     // Unknown row ids and columns: 400, and nothing is applied.
-    isError(await patch({ records: [{ id: 1, fields: { A: 'changed' } }, { id: 5, fields: { A: 'x' } }] }), 400, 'Invalid row id 5');
-    isError(await patch({ records: [{ id: 1, fields: { X: 'x' } }] }), 400, 'Invalid column "X"');
-    isError(await api.patch(`${tablePath(doc, 'Nope')}/records`, { records: [{ id: 1, fields: { A: 'x' } }] }, chimpy.as), 404, 'Table not found "Nope"');
+    isError(
+      await patch({
+        records: [
+          {id: 1, fields: {A: 'changed'}},
+          {id: 5, fields: {A: 'x'}},
+        ],
+      }),
+      400,
+      'Invalid row id 5',
+    );
+    isError(await patch({records: [{id: 1, fields: {X: 'x'}}]}), 400, 'Invalid column "X"');
+    isError(
+      await api.patch(`${tablePath(doc, 'Nope')}/records`, {records: [{id: 1, fields: {A: 'x'}}]}, chimpy.as),
+      404,
+      'Table not found "Nope"',
+    );
     assert.equal(ok(await api.get(`${t}/records`, chimpy.as)).body.records, after, 'unchanged');
     // Duplicate ids: the later value wins. noparse is honoured.
-    ok(await patch({ records: [{ id: 2, fields: { B: 'eleven' } }, { id: 2, fields: { B: 'twelve' } }] }));
-    assert.is(ok(await api.get(`${t}/records?${filterQs({ id: [2] })}`, chimpy.as)).body.records[0].fields.B, 'twelve');
-    ok(await api.patch(`${tablePath(doc, 'Nums')}/records?noparse=1`, { records: [{ id: 1, fields: { N: '$7' } }] }, chimpy.as));
-    ok(await api.patch(`${tablePath(doc, 'Nums')}/records`, { records: [{ id: 2, fields: { N: '$7' } }] }, chimpy.as));
+    ok(
+      await patch({
+        records: [
+          {id: 2, fields: {B: 'eleven'}},
+          {id: 2, fields: {B: 'twelve'}},
+        ],
+      }),
+    );
+    assert.is(ok(await api.get(`${t}/records?${filterQs({id: [2]})}`, chimpy.as)).body.records[0].fields.B, 'twelve');
+    ok(
+      await api.patch(
+        `${tablePath(doc, 'Nums')}/records?noparse=1`,
+        {records: [{id: 1, fields: {N: '$7'}}]},
+        chimpy.as,
+      ),
+    );
+    ok(await api.patch(`${tablePath(doc, 'Nums')}/records`, {records: [{id: 2, fields: {N: '$7'}}]}, chimpy.as));
     assert.equal(ok(await api.get(`${tablePath(doc, 'Nums')}/data`, chimpy.as)).body.N.slice(0, 2), ['$7', 7]);
     // Restore Timesheets for the suites' later checks.
-    ok(await patch({ records: [{ id: 1, fields: { A: 'hello' } }, { id: 2, fields: { A: '' } }] }));
-    ok(await patch({ records: [{ id: 2, fields: { B: 'world' } }] }));
-    assert.equal(ok(await api.get(`${t}/records`, chimpy.as)).body, { records: TIMESHEETS });
+    ok(
+      await patch({
+        records: [
+          {id: 1, fields: {A: 'hello'}},
+          {id: 2, fields: {A: ''}},
+        ],
+      }),
+    );
+    ok(await patch({records: [{id: 2, fields: {B: 'world'}}]}));
+    assert.equal(ok(await api.get(`${t}/records`, chimpy.as)).body, {records: TIMESHEETS});
   });
 
   s('records/delete: null, ids reused, unknown ids ignored; no DELETE route (item 10)', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     const foo = tablePath(doc, 'Foo');
     assert.equal(ok(await api.get(`${foo}/data`, chimpy.as)).body.id, [1, 2, 3, 4, 5, 6]);
     assert.is(ok(await api.post(`${foo}/records/delete`, [3, 4, 5, 6], chimpy.as)).body, null);
-    assert.equal(ok(await api.get(`${foo}/data`, chimpy.as)).body, { id: [1, 2], manualSort: [1, 2], A: ['Santa', 'Bob'], B: ['1', '11'] });
-    assert.equal(ok(await api.post(`${foo}/records`, { records: [{ fields: { A: 'Alice' } }, { fields: { A: 'Felix' } }] }, chimpy.as)).body, { records: [{ id: 3 }, { id: 4 }] });
+    assert.equal(ok(await api.get(`${foo}/data`, chimpy.as)).body, {
+      id: [1, 2],
+      manualSort: [1, 2],
+      A: ['Santa', 'Bob'],
+      B: ['1', '11'],
+    });
+    assert.equal(
+      ok(await api.post(`${foo}/records`, {records: [{fields: {A: 'Alice'}}, {fields: {A: 'Felix'}}]}, chimpy.as)).body,
+      {records: [{id: 3}, {id: 4}]},
+    );
     assert.is(ok(await api.post(`${foo}/records/delete`, [], chimpy.as)).body, null);
     assert.is(ok(await api.post(`${foo}/records/delete`, [999, 1000], chimpy.as)).body, null);
     assert.equal(ok(await api.get(`${foo}/data`, chimpy.as)).body.id, [1, 2, 3, 4]);
@@ -330,84 +683,158 @@ export function recordsSuite(target: Target): void {
     const row1 = ok(await api.get(`${typed}/records`, chimpy.as)).body.records[0].fields;
     assert.equal([row1.Ref, row1.RefList], [1, ['L', 1]]);
     ok(await api.post(`${typed}/records/delete`, [1], chimpy.as));
-    assert.equal(ok(await api.get(`${typed}/records`, chimpy.as)).body, { records: [] });
+    assert.equal(ok(await api.get(`${typed}/records`, chimpy.as)).body, {records: []});
   });
 
-  s('PUT records (upsert): Grist\'s sequence on a new doc (items 11-14)', async () => {
-    const { api, chimpy } = world();
+  s("PUT records (upsert): Grist's sequence on a new doc (items 11-14)", async () => {
+    const {api, chimpy} = world();
     up = await world().newDoc(chimpy, await world().homeWs(chimpy), 'BlankTest');
     const u = tablePath(up);
     // Like Grist's test: PUT, then the table without manualSort and C.
     const table = async () => {
-      const { manualSort: _m, C: _c, ...rest } = ok(await api.get(`${u}/data`, chimpy.as)).body;
+      const {manualSort: _m, C: _c, ...rest} = ok(await api.get(`${u}/data`, chimpy.as)).body;
       return rest;
     };
     const check = async (records: unknown[], expected: Record<string, unknown[]>, qs = '') => {
-      ok(await api.call('PUT', `${u}/records${qs}`, { ...chimpy.as, json: { records } }), JSON.stringify(records));
+      ok(await api.call('PUT', `${u}/records${qs}`, {...chimpy.as, json: {records}}), JSON.stringify(records));
       assert.equal(await table(), expected, JSON.stringify(records));
     };
-    const put = (records: unknown[], qs = '') => api.call('PUT', `${u}/records${qs}`, { ...chimpy.as, json: { records } });
-    const add = ok(await put([{ require: { A: 1 } }, { require: { A: 2 }, fields: { A: 3 } }, { require: { A: 4 }, fields: { B: 5 } }]));
-    assert.equal(add.body, { recordIds: [[1], [2], [3]], addRecordIds: [1, 2, 3], updateRecordIds: [] });
+    const put = (records: unknown[], qs = '') => api.call('PUT', `${u}/records${qs}`, {...chimpy.as, json: {records}});
+    const add = ok(
+      await put([{require: {A: 1}}, {require: {A: 2}, fields: {A: 3}}, {require: {A: 4}, fields: {B: 5}}]),
+    );
+    assert.equal(add.body, {recordIds: [[1], [2], [3]], addRecordIds: [1, 2, 3], updateRecordIds: []});
     // Rows 1-2 were added while B was still an empty column; B turning Numeric gives them its default.
-    assert.equal(await table(), { id: [1, 2, 3], A: [1, 3, 4], B: [0, 0, 5] });
-    const upd = ok(await put([{ require: { A: 1 } }, { require: { A: 3 }, fields: { A: 33 } }, { require: { A: 4 }, fields: { B: 6 } }]));
-    assert.equal(upd.body, { recordIds: [[1], [2], [3]], addRecordIds: [], updateRecordIds: [[1], [2], [3]] });
-    assert.equal(await table(), { id: [1, 2, 3], A: [1, 33, 4], B: [0, 0, 6] });
-    assert.equal(ok(await put([{ require: { A: 100 } }], '?noadd=1')).body, { recordIds: [[]], addRecordIds: [], updateRecordIds: [] });
-    await check([{ require: { A: 100 } }], { id: [1, 2, 3], A: [1, 33, 4], B: [0, 0, 6] }, '?noadd=1');
-    assert.equal(ok(await put([{ require: { A: 1 }, fields: { A: 11 } }], '?noupdate=1')).body, { recordIds: [[]], addRecordIds: [], updateRecordIds: [] });
-    await check([{ require: { A: 1 }, fields: { A: 11 } }], { id: [1, 2, 3], A: [1, 33, 4], B: [0, 0, 6] }, '?noupdate=1');
-    assert.equal(ok(await put([{ require: { B: 0 }, fields: { B: 1 } }], '?onmany=all')).body, { recordIds: [[1, 2]], addRecordIds: [], updateRecordIds: [[1, 2]] });
-    assert.equal(await table(), { id: [1, 2, 3], A: [1, 33, 4], B: [1, 1, 6] });
-    await check([{ require: { B: 1 }, fields: { B: 2 } }], { id: [1, 2, 3], A: [1, 33, 4], B: [2, 1, 6] });
-    await check([{ require: { A: '$4' }, fields: { A: '$44' } }], { id: [1, 2, 3], A: [1, 33, 44], B: [2, 1, 6] });
-    await check([{ require: { A: 44 }, fields: { A: '$55' } }], { id: [1, 2, 3], A: [1, 33, '$55'], B: [2, 1, 6] }, '?noparse=1');
-    await check([{ require: { A: 1 } }, { require: { A: 33 } }, { require: { A: '$55' } }, { require: { A: '$33' } }],
-      { id: [1, 2, 3, 4], A: [1, 33, '$55', '$33'], B: [2, 1, 6, 0] }, '?noparse=1');
-    await check([{ require: { id: 3 }, fields: { A: '66' } }], { id: [1, 2, 3, 4], A: [1, 33, 66, '$33'], B: [2, 1, 6, 0] });
-    await check([{ require: { A: 1 }, fields: { A: 111 } }, { require: { A: 33 }, fields: { A: 222, B: 444 } }, { require: { id: 3 }, fields: { A: 555, B: 666 } }],
-      { id: [1, 2, 3, 4], A: [111, 222, 555, '$33'], B: [2, 444, 666, 0] });
-    isError(await put([{ require: {}, fields: { A: 99 } }]), 400,
-      "Error manipulating data: [Sandbox] ValueError require is empty but allow_empty_require isn't set");
-    await check([{ require: {}, fields: { A: 99, B: 99 } }], { id: [1, 2, 3, 4], A: [99, 99, 99, 99], B: [99, 99, 99, 99] }, '?allow_empty_require=1&onmany=all');
+    assert.equal(await table(), {id: [1, 2, 3], A: [1, 3, 4], B: [0, 0, 5]});
+    const upd = ok(
+      await put([{require: {A: 1}}, {require: {A: 3}, fields: {A: 33}}, {require: {A: 4}, fields: {B: 6}}]),
+    );
+    assert.equal(upd.body, {recordIds: [[1], [2], [3]], addRecordIds: [], updateRecordIds: [[1], [2], [3]]});
+    assert.equal(await table(), {id: [1, 2, 3], A: [1, 33, 4], B: [0, 0, 6]});
+    assert.equal(ok(await put([{require: {A: 100}}], '?noadd=1')).body, {
+      recordIds: [[]],
+      addRecordIds: [],
+      updateRecordIds: [],
+    });
+    await check([{require: {A: 100}}], {id: [1, 2, 3], A: [1, 33, 4], B: [0, 0, 6]}, '?noadd=1');
+    assert.equal(ok(await put([{require: {A: 1}, fields: {A: 11}}], '?noupdate=1')).body, {
+      recordIds: [[]],
+      addRecordIds: [],
+      updateRecordIds: [],
+    });
+    await check([{require: {A: 1}, fields: {A: 11}}], {id: [1, 2, 3], A: [1, 33, 4], B: [0, 0, 6]}, '?noupdate=1');
+    assert.equal(ok(await put([{require: {B: 0}, fields: {B: 1}}], '?onmany=all')).body, {
+      recordIds: [[1, 2]],
+      addRecordIds: [],
+      updateRecordIds: [[1, 2]],
+    });
+    assert.equal(await table(), {id: [1, 2, 3], A: [1, 33, 4], B: [1, 1, 6]});
+    await check([{require: {B: 1}, fields: {B: 2}}], {id: [1, 2, 3], A: [1, 33, 4], B: [2, 1, 6]});
+    await check([{require: {A: '$4'}, fields: {A: '$44'}}], {id: [1, 2, 3], A: [1, 33, 44], B: [2, 1, 6]});
+    await check(
+      [{require: {A: 44}, fields: {A: '$55'}}],
+      {id: [1, 2, 3], A: [1, 33, '$55'], B: [2, 1, 6]},
+      '?noparse=1',
+    );
+    await check(
+      [{require: {A: 1}}, {require: {A: 33}}, {require: {A: '$55'}}, {require: {A: '$33'}}],
+      {id: [1, 2, 3, 4], A: [1, 33, '$55', '$33'], B: [2, 1, 6, 0]},
+      '?noparse=1',
+    );
+    await check([{require: {id: 3}, fields: {A: '66'}}], {id: [1, 2, 3, 4], A: [1, 33, 66, '$33'], B: [2, 1, 6, 0]});
+    await check(
+      [
+        {require: {A: 1}, fields: {A: 111}},
+        {require: {A: 33}, fields: {A: 222, B: 444}},
+        {require: {id: 3}, fields: {A: 555, B: 666}},
+      ],
+      {id: [1, 2, 3, 4], A: [111, 222, 555, '$33'], B: [2, 444, 666, 0]},
+    );
+    isError(
+      await put([{require: {}, fields: {A: 99}}]),
+      400,
+      "Error manipulating data: [Sandbox] ValueError require is empty but allow_empty_require isn't set",
+    );
+    await check(
+      [{require: {}, fields: {A: 99, B: 99}}],
+      {id: [1, 2, 3, 4], A: [99, 99, 99, 99], B: [99, 99, 99, 99]},
+      '?allow_empty_require=1&onmany=all',
+    );
   });
 
   s('PUT records (upsert): onmany none/first, require.id creating rows, fields over require', async () => {
-    const { api, chimpy } = world();
+    const {api, chimpy} = world();
     const u = tablePath(up);
-    const put = (records: unknown[], qs = '') => api.call('PUT', `${u}/records${qs}`, { ...chimpy.as, json: { records } });
+    const put = (records: unknown[], qs = '') => api.call('PUT', `${u}/records${qs}`, {...chimpy.as, json: {records}});
     const col = async (c: string) => ok(await api.get(`${u}/data`, chimpy.as)).body[c];
-    assert.equal(ok(await put([{ require: { B: 99 }, fields: { B: 3 } }], '?onmany=none')).body, { recordIds: [[]], addRecordIds: [], updateRecordIds: [] });
+    assert.equal(ok(await put([{require: {B: 99}, fields: {B: 3}}], '?onmany=none')).body, {
+      recordIds: [[]],
+      addRecordIds: [],
+      updateRecordIds: [],
+    });
     assert.equal(await col('B'), [99, 99, 99, 99], 'onmany=none neither updates nor adds');
-    assert.equal(ok(await put([{ require: { B: 99 }, fields: { B: 1 } }])).body, { recordIds: [[1]], addRecordIds: [], updateRecordIds: [[1]] }, 'first: lowest row id');
-    assert.equal(ok(await put([{ require: {}, fields: { B: 2 } }], '?allow_empty_require=1')).body.recordIds, [[1]], 'empty require, first row only');
+    assert.equal(
+      ok(await put([{require: {B: 99}, fields: {B: 1}}])).body,
+      {recordIds: [[1]], addRecordIds: [], updateRecordIds: [[1]]},
+      'first: lowest row id',
+    );
+    assert.equal(
+      ok(await put([{require: {}, fields: {B: 2}}], '?allow_empty_require=1')).body.recordIds,
+      [[1]],
+      'empty require, first row only',
+    );
     assert.equal(await col('B'), [2, 99, 99, 99]);
-    isError(await put([{ require: { B: 1 } }], '?onmany=foo'), 400, 'onmany parameter foo should be one of first,none,all');
+    isError(await put([{require: {B: 1}}], '?onmany=foo'), 400, 'onmany parameter foo should be one of first,none,all');
     // noupdate still adds; noadd still updates.
-    assert.equal(ok(await put([{ require: { A: 7 } }], '?noupdate=1')).body, { recordIds: [[5]], addRecordIds: [5], updateRecordIds: [] });
-    assert.equal(ok(await put([{ require: { A: 7 }, fields: { B: 70 } }], '?noadd=1')).body, { recordIds: [[5]], addRecordIds: [], updateRecordIds: [[5]] });
+    assert.equal(ok(await put([{require: {A: 7}}], '?noupdate=1')).body, {
+      recordIds: [[5]],
+      addRecordIds: [5],
+      updateRecordIds: [],
+    });
+    assert.equal(ok(await put([{require: {A: 7}, fields: {B: 70}}], '?noadd=1')).body, {
+      recordIds: [[5]],
+      addRecordIds: [],
+      updateRecordIds: [[5]],
+    });
     // require.id creates a row with that id when missing; too high is refused.
-    assert.equal(ok(await put([{ require: { id: 50 }, fields: { A: 50 } }])).body, { recordIds: [[50]], addRecordIds: [50], updateRecordIds: [] });
-    isErrorLike(await put([{ require: { id: 2000000 } }]), 400, /Row ID too high/);
+    assert.equal(ok(await put([{require: {id: 50}, fields: {A: 50}}])).body, {
+      recordIds: [[50]],
+      addRecordIds: [50],
+      updateRecordIds: [],
+    });
+    isErrorLike(await put([{require: {id: 2000000}}]), 400, /Row ID too high/);
     // fields win over require on insert; a record with no fields still counts as updated.
-    assert.equal(ok(await put([{ require: { A: 8 }, fields: { A: 9 } }])).body.addRecordIds, [51]);
-    assert.equal(ok(await put([{ require: { A: 9 } }])).body, { recordIds: [[51]], addRecordIds: [], updateRecordIds: [[51]] });
+    assert.equal(ok(await put([{require: {A: 8}, fields: {A: 9}}])).body.addRecordIds, [51]);
+    assert.equal(ok(await put([{require: {A: 9}}])).body, {
+      recordIds: [[51]],
+      addRecordIds: [],
+      updateRecordIds: [[51]],
+    });
     assert.equal(await col('A'), [99, 99, 99, 99, 7, 50, 9]);
-    isErrorLike(await put([{ require: { A: 5 } }, { require: { A: 5 } }]), 400, /require values must be unique/);
+    isErrorLike(await put([{require: {A: 5}}, {require: {A: 5}}]), 400, /require values must be unique/);
     assert.equal(await col('id'), [1, 2, 3, 4, 5, 50, 51], 'failed requests added nothing');
   });
 
   s('PUT records (upsert): errors (item 15)', async () => {
-    const { api, chimpy } = world();
-    const put = (path: string, body: unknown) => api.call('PUT', `${path}/records`, { ...chimpy.as, json: body });
-    isError(await put(tablePath(doc, 'Table2'), { records: [{ require: { A: 1 } }] }), 404, 'Table not found "Table2"');
-    isError(await put(t, { records: [{ require: { NoColumn: 1 } }] }), 400, 'Invalid column "NoColumn"');
-    isError(await put(t, { records: [{ require: { A: 'hello' }, fields: { NoColumn: 1 } }] }), 400, 'Invalid column "NoColumn"');
+    const {api, chimpy} = world();
+    const put = (path: string, body: unknown) => api.call('PUT', `${path}/records`, {...chimpy.as, json: body});
+    isError(await put(tablePath(doc, 'Table2'), {records: [{require: {A: 1}}]}), 404, 'Table not found "Table2"');
+    isError(await put(t, {records: [{require: {NoColumn: 1}}]}), 400, 'Invalid column "NoColumn"');
+    isError(
+      await put(t, {records: [{require: {A: 'hello'}, fields: {NoColumn: 1}}]}),
+      400,
+      'Invalid column "NoColumn"',
+    );
     isInvalidPayload(await put(t, {}), 'Error: body.records is missing');
-    isInvalidPayload(await put(t, { records: [{ fields: {} }] }), 'Error: body.records[0] is not a AddOrUpdateRecord; body.records[0].require is missing');
-    isInvalidPayload(await put(t, { records: [{ require: { id: '1' } }] }), 'Error: body.records[0] is not a AddOrUpdateRecord; body.records[0].require.id is not a number');
-    assert.equal(ok(await api.get(`${t}/records`, chimpy.as)).body, { records: TIMESHEETS }, 'nothing changed');
+    isInvalidPayload(
+      await put(t, {records: [{fields: {}}]}),
+      'Error: body.records[0] is not a AddOrUpdateRecord; body.records[0].require is missing',
+    );
+    isInvalidPayload(
+      await put(t, {records: [{require: {id: '1'}}]}),
+      'Error: body.records[0] is not a AddOrUpdateRecord; body.records[0].require.id is not a number',
+    );
+    assert.equal(ok(await api.get(`${t}/records`, chimpy.as)).body, {records: TIMESHEETS}, 'nothing changed');
   });
 
   s.run();

@@ -3,15 +3,15 @@
  * gives it an engine on a fresh data directory (as `gristlite serve` would open it) and a free
  * port. Adapters stay out of this package: it depends on core and http only.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type RequestListener } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Engine } from '@gristlite/core';
-import { createApiHandler, type Handler } from '@gristlite/http';
-import type { FetchHandler } from './client.js';
-import type { Target } from './world.js';
+import {mkdtempSync, rmSync} from 'node:fs';
+import {createServer, type RequestListener} from 'node:http';
+import type {AddressInfo} from 'node:net';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {Engine} from '@gristlite/core';
+import {createApiHandler, type Handler} from '@gristlite/http';
+import type {FetchHandler} from './client.js';
+import type {Target} from './world.js';
 
 /** How an adapter serves the API handler: over a URL, or in-process through `fetch`. */
 export interface Mounted {
@@ -26,23 +26,31 @@ export interface Mounted {
  * names, as `gristlite serve` makes), builds the API handler and lets `mount` serve it.
  * `skip` names tests this target does not run, each with its reason (see `Target.skip`).
  */
-export function apiTarget(name: string, mount: (api: Handler) => Promise<Mounted>, skip: Record<string, string> = {}): Target {
+export function apiTarget(
+  name: string,
+  mount: (api: Handler) => Promise<Mounted>,
+  skip: Record<string, string> = {},
+): Target {
   return {
     name,
     skip,
     async start(env) {
       const dataDir = mkdtempSync(join(tmpdir(), `gl-conf-${name}-`));
-      const engine = await Engine.open({ dataDir, env });
-      await engine.ensureDefaultUser(env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com', env.GRISTLITE_DEFAULT_NAME ?? 'You', env.GRISTLITE_API_KEY || undefined);
-      const mounted = await mount(createApiHandler(engine, { env }));
+      const engine = await Engine.open({dataDir, env});
+      await engine.ensureDefaultUser(
+        env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com',
+        env.GRISTLITE_DEFAULT_NAME ?? 'You',
+        env.GRISTLITE_API_KEY || undefined,
+      );
+      const mounted = await mount(createApiHandler(engine, {env}));
       return {
         url: mounted.url,
         engine,
-        ...(mounted.fetch ? { fetch: mounted.fetch } : {}),
+        ...(mounted.fetch ? {fetch: mounted.fetch} : {}),
         async close() {
           await mounted.close();
           await engine.close();
-          rmSync(dataDir, { recursive: true, force: true });
+          rmSync(dataDir, {recursive: true, force: true});
         },
       };
     },

@@ -4,9 +4,9 @@
  * over the API itself.
  */
 import * as assert from 'uvu/assert';
-import type { Engine } from '@gristlite/core';
-import { suite, type Test } from 'uvu';
-import { Client, type ApiResponse, type CallOptions, type FetchHandler } from './client.js';
+import type {Engine} from '@gristlite/core';
+import {suite, type Test} from 'uvu';
+import {Client, type ApiResponse, type CallOptions, type FetchHandler} from './client.js';
 
 /** What a target's `start` gives back. */
 export interface Started {
@@ -42,7 +42,7 @@ export function areaSuite(target: Target, area: string): Test {
     if (key in skip) s.skip(name, fn);
     else s(name, fn);
   }) as Test;
-  return Object.assign(register, { before: s.before, after: s.after, only: s.only, skip: s.skip, run: s.run });
+  return Object.assign(register, {before: s.before, after: s.after, only: s.only, skip: s.skip, run: s.run});
 }
 
 /** Every `<target>/<area>: <test>` registered so far, to check skip lists against. */
@@ -102,25 +102,25 @@ export class World {
   async homeWs(u: TestUser): Promise<number> {
     const res = await this.api.get(`/api/orgs/docs-${u.id}/workspaces`, u.as);
     ok(res);
-    return res.body.find((w: { name: string }) => w.name === 'Home').id;
+    return res.body.find((w: {name: string}) => w.name === 'Home').id;
   }
 
   async newOrg(u: TestUser, name: string, domain?: string): Promise<number> {
-    return ok(await this.api.post('/api/orgs', domain === undefined ? { name } : { name, domain }, u.as)).body;
+    return ok(await this.api.post('/api/orgs', domain === undefined ? {name} : {name, domain}, u.as)).body;
   }
 
   async newWorkspace(u: TestUser, org: number | string, name: string): Promise<number> {
-    return ok(await this.api.post(`/api/orgs/${org}/workspaces`, { name }, u.as)).body;
+    return ok(await this.api.post(`/api/orgs/${org}/workspaces`, {name}, u.as)).body;
   }
 
   async newDoc(u: TestUser, wid: number, name: string, extra: Record<string, unknown> = {}): Promise<string> {
-    return ok(await this.api.post(`/api/workspaces/${wid}/docs`, { name, ...extra }, u.as)).body;
+    return ok(await this.api.post(`/api/workspaces/${wid}/docs`, {name, ...extra}, u.as)).body;
   }
 
   async share(u: TestUser, path: string, users: Record<string, string | null>, maxInheritedRole?: string | null) {
-    const delta: Record<string, unknown> = { users };
+    const delta: Record<string, unknown> = {users};
     if (maxInheritedRole !== undefined) delta.maxInheritedRole = maxInheritedRole;
-    ok(await this.api.patch(`${path}/access`, { delta }, u.as));
+    ok(await this.api.patch(`${path}/access`, {delta}, u.as));
   }
 
   docPath(docId: string): string {
@@ -131,11 +131,11 @@ export class World {
 async function makeUser(engine: Engine, email: string, name: string): Promise<TestUser> {
   const user = await engine.home.ensureUser(email, name);
   const key = await engine.home.setApiKey(user.id);
-  return { id: user.id, email: user.email, name: user.name, ref: user.ref, key, as: { key } };
+  return {id: user.id, email: user.email, name: user.name, ref: user.ref, key, as: {key}};
 }
 
 export async function startWorld(target: Target, env: Record<string, string> = {}): Promise<World> {
-  const server = await target.start({ ...ENV, ...env });
+  const server = await target.start({...ENV, ...env});
   const api = new Client(server.url.replace(/\/$/, ''), server.fetch);
   const chimpy = await makeUser(server.engine, 'chimpy@getgrist.com', 'Chimpy');
   const kiwi = await makeUser(server.engine, 'kiwi@getgrist.com', 'Kiwi');
@@ -148,7 +148,11 @@ export async function startWorld(target: Target, env: Record<string, string> = {
  * and returns a getter for it. `env` extends ENV; give a function when it is known only once the
  * suite's own `before` hooks (registered earlier) have run, e.g. the port of a local receiver.
  */
-export function useWorld(s: Test, target: Target, env: Record<string, string> | (() => Record<string, string>) = {}): () => World {
+export function useWorld(
+  s: Test,
+  target: Target,
+  env: Record<string, string> | (() => Record<string, string>) = {},
+): () => World {
   let world: World | undefined;
   s.before(async () => {
     world = await startWorld(target, typeof env === 'function' ? env() : env);
@@ -176,13 +180,13 @@ export function ok(res: ApiResponse, what = ''): ApiResponse {
 /** Asserts an exact error: status and body `{"error": message}` (no details). */
 export function isError(res: ApiResponse, status: number, message: string, what = ''): void {
   assert.is(res.status, status, `${what} expected ${status} "${message}", got ${describeRes(res)}`);
-  assert.equal(res.body, { error: message }, `${what} error body`);
+  assert.equal(res.body, {error: message}, `${what} error body`);
 }
 
 /** Asserts Grist's schema-validation error: 400 `{"error": "Invalid payload", "details": {"userError": ...}}`. */
 export function isInvalidPayload(res: ApiResponse, userError: string, what = ''): void {
   assert.is(res.status, 400, `${what} expected 400 Invalid payload, got ${describeRes(res)}`);
-  assert.equal(res.body, { error: 'Invalid payload', details: { userError } }, `${what} error body`);
+  assert.equal(res.body, {error: 'Invalid payload', details: {userError}}, `${what} error body`);
 }
 
 /** Asserts an error status whose message matches a pattern. */

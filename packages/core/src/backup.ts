@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
  * consistent even while a server writes to it, whose writers are never blocked for long.
  */
 export async function backupSqliteFile(src: string, dest: string): Promise<void> {
-  const db = new Database(src, { readonly: true, fileMustExist: true });
+  const db = new Database(src, {readonly: true, fileMustExist: true});
   try {
     db.pragma('busy_timeout = 5000');
     await db.backup(dest);

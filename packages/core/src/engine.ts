@@ -2,24 +2,24 @@
  * The embeddable engine: a home store, the document files in a data directory, and the services
  * that the http layer (or an embedding app) calls. No HTTP and no process globals here.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import {AsyncLocalStorage} from 'node:async_hooks';
+import {closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync} from 'node:fs';
+import {join} from 'node:path';
 import Database from 'better-sqlite3';
-import { createDocFile } from './doc/index.js';
-import { GristDoc } from './doc/gristdoc.js';
-import { ApiError, BadRequest, Forbidden, NotFound, ServiceUnavailable, resourceShortage } from './errors.js';
-import type { DocLeases } from './leases.js';
-import { attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookPolicyFromEnv, type WebhookDelivery } from './webhooks/index.js';
-import { OUTBOX_TABLE } from './webhooks/schema.js';
-import { SqlPool, sqlPoolSettingsFromEnv, sqlTimeoutFromEnv, type SqlCaller, type SqlResult } from './sql/index.js';
-import type { OrgContext, Principal } from './home/principal.js';
-import { HomeService, hashApiKey } from './home/service.js';
-import { SqliteHomeStore } from './home/sqlite.js';
-import type { HomeStore, User } from './home/types.js';
-import { ReadCache } from './doc/readcache.js';
-import { OpenDocument } from './opendoc.js';
-import { Session } from './session.js';
+import {createDocFile} from './doc/index.js';
+import {GristDoc} from './doc/gristdoc.js';
+import {ApiError, BadRequest, Forbidden, NotFound, ServiceUnavailable, resourceShortage} from './errors.js';
+import type {DocLeases} from './leases.js';
+import {attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookPolicyFromEnv} from './webhooks/index.js';
+import {OUTBOX_TABLE} from './webhooks/schema.js';
+import {SqlPool, sqlPoolSettingsFromEnv, sqlTimeoutFromEnv, type SqlCaller, type SqlResult} from './sql/index.js';
+import type {OrgContext, Principal} from './home/principal.js';
+import {HomeService, hashApiKey} from './home/service.js';
+import {SqliteHomeStore} from './home/sqlite.js';
+import type {HomeStore, User} from './home/types.js';
+import {ReadCache} from './doc/readcache.js';
+import {OpenDocument} from './opendoc.js';
+import {Session} from './session.js';
 
 /** Options of `Engine.open`; defaults come from `env` (GRISTLITE_* settings, see docs/operations.md). */
 export interface EngineOptions {
@@ -58,18 +58,26 @@ function openDocFile<T>(path: string, open: () => T): T {
   } catch (e) {
     const shortage = resourceShortage(e);
     if (shortage) throw shortage;
-    const code = (e as { code?: string }).code;
-    if (code === 'SQLITE_CANTOPEN' || (code ?? '').startsWith('SQLITE_IOERR') || (e instanceof TypeError && /Cannot open database/.test(e.message))) {
+    const code = (e as {code?: string}).code;
+    if (
+      code === 'SQLITE_CANTOPEN' ||
+      (code ?? '').startsWith('SQLITE_IOERR') ||
+      (e instanceof TypeError && /Cannot open database/.test(e.message))
+    ) {
       try {
         closeSync(openSync(path, 'r'));
       } catch (probe) {
-        if ((probe as { code?: string }).code === 'ENOENT') throw new NotFound('Document file not found');
+        if ((probe as {code?: string}).code === 'ENOENT') throw new NotFound('Document file not found');
         throw resourceShortage(probe) ?? e;
       }
       // The file is there and readable: SQLite could not get the descriptors it needs (WAL, shm).
       throw new ServiceUnavailable('The document cannot be opened right now (too many open files?); try again later');
     }
-    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || (code === 'SQLITE_ERROR' && /no such (table|column)/.test((e as Error).message))) {
+    if (
+      code === 'SQLITE_NOTADB' ||
+      code === 'SQLITE_CORRUPT' ||
+      (code === 'SQLITE_ERROR' && /no such (table|column)/.test((e as Error).message))
+    ) {
       throw new BadRequest(`Document file is not a valid Grist document: ${(e as Error).message}`);
     }
     throw e;
@@ -81,7 +89,8 @@ function intFromEnv(env: Record<string, string | undefined>, name: string, dflt:
   const raw = env[name];
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`);
   return n;
 }
 
@@ -95,7 +104,7 @@ interface DocEntry {
 
 /** Does this document's outbox hold events? A short read-only look, without opening it for good. */
 function hasPendingEvents(path: string): boolean {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+  const db = new Database(path, {readonly: true, fileMustExist: true});
   try {
     if (!db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(OUTBOX_TABLE)) return false;
     return db.prepare(`SELECT 1 FROM ${OUTBOX_TABLE} LIMIT 1`).get() !== undefined;
@@ -169,7 +178,7 @@ export class Engine {
 
   /** Opens an engine on a data directory (creating it and the home database if needed). */
   static async open(opts: EngineOptions): Promise<Engine> {
-    mkdirSync(join(opts.dataDir, 'docs'), { recursive: true });
+    mkdirSync(join(opts.dataDir, 'docs'), {recursive: true});
     const store = opts.home ?? new SqliteHomeStore(join(opts.dataDir, 'home.sqlite3'));
     const engine = new Engine(opts.dataDir, store, await HomeService.create(store), opts);
     if (opts.resumeWebhooks ?? true) engine.resumeWebhooksAtStart();
@@ -183,7 +192,7 @@ export class Engine {
   async claimDoc(docId: string): Promise<string | null> {
     const open = this.openDocs.get(docId);
     if (open) {
-      this.holdInScope(open);  // so that it stays open (and leased) until the request's openDoc
+      this.holdInScope(open); // so that it stays open (and leased) until the request's openDoc
       return null;
     }
     if (!this.opts.leases) return null;
@@ -244,7 +253,7 @@ export class Engine {
   openDoc(docId: string): OpenDoc {
     let entry = this.openDocs.get(docId);
     if (entry) {
-      this.openDocs.delete(docId);  // re-inserted below as the most recently used
+      this.openDocs.delete(docId); // re-inserted below as the most recently used
     } else {
       const path = this.docPath(docId);
       let doc: OpenDoc;
@@ -256,7 +265,7 @@ export class Engine {
         this.closeIdle();
         doc = this.openDocFresh(docId, path);
       }
-      entry = { doc, holds: 0, lastUsed: Date.now() };
+      entry = {doc, holds: 0, lastUsed: Date.now()};
       this.claimed.delete(docId);
     }
     entry.lastUsed = Date.now();
@@ -267,7 +276,7 @@ export class Engine {
   }
 
   private openDocFresh(docId: string, path: string): OpenDoc {
-    const grist = openDocFile(path, () => GristDoc.open(path, { readCache: this.readCache }));
+    const grist = openDocFile(path, () => GristDoc.open(path, {readCache: this.readCache}));
     try {
       // Formulas gristlite never computed (a document from before it computed them) are computed
       // once, as Grist does on open, so that reads see current values (docs/decisions.md).
@@ -283,12 +292,19 @@ export class Engine {
         // WAL with synchronous=NORMAL: never corrupts, survives a process crash; an OS crash or power
         // loss may drop the last commits (Grist's own "wal" mode; its default is less durable still).
         // GRISTLITE_SQLITE_SYNC=full fsyncs every commit instead (about +0.5 ms per write here).
-        grist.db.pragma(`synchronous = ${(this.opts.env?.GRISTLITE_SQLITE_SYNC ?? '').toLowerCase() === 'full' ? 'FULL' : 'NORMAL'}`);
+        grist.db.pragma(
+          `synchronous = ${(this.opts.env?.GRISTLITE_SQLITE_SYNC ?? '').toLowerCase() === 'full' ? 'FULL' : 'NORMAL'}`,
+        );
         const env = this.opts.env ?? {};
         const accessRules = grist.db.prepare(accessRulesSql(grist.db));
         const policy = webhookPolicyFromEnv(env);
         const webhooks = attachWebhooks(grist.db, grist, {
-          policy, ...deliveryOptionsFromEnv(env), docId, onFailure: () => { this.webhookFailures++; },
+          policy,
+          ...deliveryOptionsFromEnv(env),
+          docId,
+          onFailure: () => {
+            this.webhookFailures++;
+          },
         });
         return new OpenDocument(docId, path, grist, webhooks, accessRules, policy);
       });
@@ -304,14 +320,21 @@ export class Engine {
   }
 
   /** Gauges for metrics: open documents, SQL statements waiting, webhook events queued (open docs). */
-  stats(): { openDocs: number; sqlQueued: number; webhookQueued: number; webhookFailures: number } {
+  stats(): {openDocs: number; sqlQueued: number; webhookQueued: number; webhookFailures: number} {
     let webhookQueued = 0;
     for (const entry of this.openDocs.values()) {
       try {
         if (entry.doc.webhooks.delivery) webhookQueued += queueSize(entry.doc.db);
-      } catch { /* a document closing meanwhile */ }
+      } catch {
+        /* a document closing meanwhile */
+      }
     }
-    return { openDocs: this.openDocs.size, sqlQueued: this.sqlPool?.queued ?? 0, webhookQueued, webhookFailures: this.webhookFailures };
+    return {
+      openDocs: this.openDocs.size,
+      sqlQueued: this.sqlPool?.queued ?? 0,
+      webhookQueued,
+      webhookFailures: this.webhookFailures,
+    };
   }
 
   /** May the document be closed now? Never while a request holds it or a webhook POST is in flight. */
@@ -371,11 +394,13 @@ export class Engine {
       if (pending && !forget && !this.closed) this.resumeQueue.add(docId);
     }
     const prev = this.closing.get(docId) ?? Promise.resolve();
-    const done = prev.then(async () => {
-      await detached;
-      if (forget) await this.sqlPool?.forget(this.docPath(docId));
-      if (entry) await this.releaseLease(docId);
-    }).catch((e) => console.error(`gristlite: closing document ${docId}`, e));
+    const done = prev
+      .then(async () => {
+        await detached;
+        if (forget) await this.sqlPool?.forget(this.docPath(docId));
+        if (entry) await this.releaseLease(docId);
+      })
+      .catch((e) => console.error(`gristlite: closing document ${docId}`, e));
     this.closing.set(docId, done);
     void done.then(() => {
       if (this.closing.get(docId) === done) this.closing.delete(docId);
@@ -427,13 +452,13 @@ export class Engine {
         try {
           pending = hasPendingEvents(join(dir, name));
         } catch {
-          pending = true;  // cannot tell read-only (e.g. a WAL to recover): the full open will
+          pending = true; // cannot tell read-only (e.g. a WAL to recover): the full open will
         }
         if (pending && (await this.store.getDoc(docId).catch(() => null))) {
           this.resumeQueue.add(docId);
           this.pumpResume();
         }
-        await new Promise((r) => setImmediate(r));  // requests go first
+        await new Promise((r) => setImmediate(r)); // requests go first
       }
     })().catch((e) => console.error('gristlite: resuming webhook delivery', e));
   }
@@ -471,11 +496,11 @@ export class Engine {
    * rules (beyond Grist's default row) is open to its owners only, until those rules are supported.
    */
   async docAccess(key: string, p: Principal, ctx: OrgContext, need: 'viewers' | 'editors' | 'owners') {
-    const { doc, role } = await this.home.docAccess(key, p, ctx, need);
+    const {doc, role} = await this.home.docAccess(key, p, ctx, need);
     if (role !== 'owners' && this.hasAccessRules(doc.id)) {
       throw new Forbidden('Document has access rules that gristlite does not support; only owners may use it');
     }
-    return { doc, role };
+    return {doc, role};
   }
 
   private hasAccessRules(docId: string): boolean {
@@ -483,7 +508,7 @@ export class Engine {
     if (open) return open.doc.accessRules.get() !== undefined;
     // Not open here (perhaps leased by another process): a short read-only look at the file.
     const path = this.docPath(docId);
-    const db = openDocFile(path, () => new Database(path, { readonly: true, fileMustExist: true }));
+    const db = openDocFile(path, () => new Database(path, {readonly: true, fileMustExist: true}));
     try {
       return openDocFile(path, () => db.prepare(accessRulesSql(db)).get()) !== undefined;
     } finally {
@@ -495,7 +520,13 @@ export class Engine {
    * Runs read-only SQL on a document in the sandboxed worker pool (see sql/). `caller.user` names
    * whose share of the pool it uses (GRISTLITE_SQL_MAX_PER_USER); pass the requesting user.
    */
-  runSql(docId: string, sql: string, args: unknown[] | null = null, timeoutMs?: number, caller?: SqlCaller): Promise<SqlResult> {
+  runSql(
+    docId: string,
+    sql: string,
+    args: unknown[] | null = null,
+    timeoutMs?: number,
+    caller?: SqlCaller,
+  ): Promise<SqlResult> {
     this.sqlPool ??= new SqlPool(this.sqlSettings);
     return this.sqlPool.run(this.docPath(docId), sql, args, timeoutMs, caller);
   }
@@ -536,8 +567,12 @@ export class Engine {
     } catch (e) {
       await this.store.deleteDoc(doc.id);
       // SQLite says CANTOPEN when it runs out of descriptors for a new file in an existing directory.
-      throw resourceShortage(e) ?? ((e as { code?: string }).code === 'SQLITE_CANTOPEN'
-        ? new ServiceUnavailable('The document cannot be created right now (too many open files?); try again later') : e);
+      throw (
+        resourceShortage(e) ??
+        ((e as {code?: string}).code === 'SQLITE_CANTOPEN'
+          ? new ServiceUnavailable('The document cannot be created right now (too many open files?); try again later')
+          : e)
+      );
     }
     return doc.id;
   }
@@ -547,7 +582,8 @@ export class Engine {
     for (const id of docIds) {
       for (const close of this.closers) await close(id);
       const path = this.docPath(id);
-      for (const suffix of ['', '-wal', '-shm', '-journal']) if (existsSync(path + suffix)) rmSync(path + suffix, { force: true });
+      for (const suffix of ['', '-wal', '-shm', '-journal'])
+        if (existsSync(path + suffix)) rmSync(path + suffix, {force: true});
     }
   }
 
@@ -560,21 +596,21 @@ export class Engine {
 
   /** Deletes a workspace with its documents (files too). */
   async deleteWorkspace(wid: number, p: Principal): Promise<number> {
-    const { id, docIds } = await this.home.deleteWorkspace(wid, p);
+    const {id, docIds} = await this.home.deleteWorkspace(wid, p);
     await this.removeDocFiles(docIds);
     return id;
   }
 
   /** Deletes an org with its workspaces and documents (files too). */
   async deleteOrg(key: string, name: string, p: Principal, ctx: OrgContext): Promise<number> {
-    const { id, docIds } = await this.home.deleteOrg(key, name, p, ctx);
+    const {id, docIds} = await this.home.deleteOrg(key, name, p, ctx);
     await this.removeDocFiles(docIds);
     return id;
   }
 
   /** Deletes a user, their personal org and its documents (files too). */
   async deleteUser(userId: number, p: Principal, body: unknown): Promise<null> {
-    const { docIds } = await this.home.deleteUser(userId, p, body);
+    const {docIds} = await this.home.deleteUser(userId, p, body);
     await this.removeDocFiles(docIds);
     return null;
   }
@@ -583,16 +619,16 @@ export class Engine {
    * First-start set-up: the default user with personal org and an API key. Returns the key only
    * when one was created or set now (so that start-up can print it once).
    */
-  async ensureDefaultUser(email: string, name: string, apiKey?: string): Promise<{ user: User; apiKey: string | null }> {
+  async ensureDefaultUser(email: string, name: string, apiKey?: string): Promise<{user: User; apiKey: string | null}> {
     const existing = await this.store.getUserByEmail(email);
     const user = existing ?? (await this.home.ensureUser(email, name));
     if (apiKey) {
       const current = await this.store.getUserByApiKeyHash(hashApiKey(apiKey));
-      if (current?.id === user.id) return { user, apiKey: null };
-      return { user, apiKey: await this.home.setApiKey(user.id, apiKey) };
+      if (current?.id === user.id) return {user, apiKey: null};
+      return {user, apiKey: await this.home.setApiKey(user.id, apiKey)};
     }
-    if (!existing || !user.apiKeyPrefix) return { user, apiKey: await this.home.setApiKey(user.id) };
-    return { user, apiKey: null };
+    if (!existing || !user.apiKeyPrefix) return {user, apiKey: await this.home.setApiKey(user.id)};
+    return {user, apiKey: null};
   }
 
   /** Closes every open document, the SQL pool and the home store. */

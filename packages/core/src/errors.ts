@@ -55,8 +55,8 @@ export class ServiceUnavailable extends ApiError {
  * undefined: such a failure says nothing about the request, so it must never read as a 404 or 500.
  */
 export function resourceShortage(e: unknown): ServiceUnavailable | undefined {
-  const code = (e as { code?: unknown } | null)?.code;
-  const message = String((e as { message?: unknown } | null)?.message ?? '');
+  const code = (e as {code?: unknown} | null)?.code;
+  const message = String((e as {message?: unknown} | null)?.message ?? '');
   if (code === 'EMFILE' || code === 'ENFILE' || /\b(EMFILE|ENFILE)\b|too many open files/i.test(message)) {
     return new ServiceUnavailable('The server has too many open files right now; try again later');
   }

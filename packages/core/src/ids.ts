@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import {randomBytes} from 'node:crypto';
 
 const BASE58 = '123456789abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ';
 

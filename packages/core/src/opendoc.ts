@@ -6,21 +6,38 @@
  */
 import type Database from 'better-sqlite3';
 import {
-  addAttachments, getAttachmentDownload, getAttachmentMetadata, listAttachments, removeUnusedAttachments,
-  updateUsedAttachments, verifyAttachmentFiles, type AddAttachmentsOptions, type AttachmentDownload, type AttachmentInfo,
-  type DownloadOptions, type UploadedFile,
+  addAttachments,
+  getAttachmentDownload,
+  getAttachmentMetadata,
+  listAttachments,
+  removeUnusedAttachments,
+  updateUsedAttachments,
+  verifyAttachmentFiles,
+  type AddAttachmentsOptions,
+  type AttachmentDownload,
+  type AttachmentInfo,
+  type DownloadOptions,
+  type UploadedFile,
 } from './attachments/index.js';
-import type { TableQuery } from './attachments/query.js';
-import type { GristDoc } from './doc/gristdoc.js';
-import { attachmentsArchive } from './export/archive.js';
-import { backupDoc, type BackupOptions } from './export/backup.js';
-import { exportTableDsv, type DsvExport, type DsvExportOptions } from './export/csv.js';
-import type { ExportHeader } from './export/plan.js';
-import { tableSchema, type TableSchema, type TableSchemaOptions } from './export/table-schema.js';
-import { documentTables, xlsxStream } from './export/xlsx.js';
+import type {TableQuery} from './attachments/query.js';
+import type {GristDoc} from './doc/gristdoc.js';
+import {attachmentsArchive} from './export/archive.js';
+import {backupDoc, type BackupOptions} from './export/backup.js';
+import {exportTableDsv, type DsvExport, type DsvExportOptions} from './export/csv.js';
+import type {ExportHeader} from './export/plan.js';
+import {tableSchema, type TableSchema, type TableSchemaOptions} from './export/table-schema.js';
+import {documentTables, xlsxStream} from './export/xlsx.js';
 import {
-  addWebhooks, clearWebhookQueue, listWebhooks, removeWebhook, subscribeWebhook, unsubscribeWebhook, updateWebhook,
-  type WebhookDelivery, type WebhookFieldsInput, type WebhookUrlPolicy,
+  addWebhooks,
+  clearWebhookQueue,
+  listWebhooks,
+  removeWebhook,
+  subscribeWebhook,
+  unsubscribeWebhook,
+  updateWebhook,
+  type WebhookDelivery,
+  type WebhookFieldsInput,
+  type WebhookUrlPolicy,
 } from './webhooks/index.js';
 
 /** How long one webhook call may hold the document's webhook lock before the next runs anyway (Grist: 15 s). */
@@ -28,7 +45,7 @@ const WEBHOOK_LOCK_MS = 15_000;
 
 /** Where attachment files are (Grist's transfer status with no external store configured). */
 export interface AttachmentStoreStatus {
-  status: { pendingTransferCount: number; isRunning: boolean; successes: number; failures: number };
+  status: {pendingTransferCount: number; isRunning: boolean; successes: number; failures: number};
   locationSummary: 'none' | 'internal';
 }
 
@@ -74,7 +91,7 @@ export class OpenDocument {
   }
 
   /** `_grist_Attachments` rows with filter/sort/limit, as `GET /attachments`. */
-  listAttachments(query: TableQuery = {}): { records: { id: number; fields: AttachmentInfo }[] } {
+  listAttachments(query: TableQuery = {}): {records: {id: number; fields: AttachmentInfo}[]} {
     return listAttachments(this.db, query);
   }
 
@@ -99,7 +116,7 @@ export class OpenDocument {
   }
 
   /** Removes unused attachments (only those unused for long, with `expiredOnly`). */
-  removeUnusedAttachments(opts: { expiredOnly?: boolean } = {}): void {
+  removeUnusedAttachments(opts: {expiredOnly?: boolean} = {}): void {
     removeUnusedAttachments(this.db, opts);
   }
 
@@ -117,7 +134,7 @@ export class OpenDocument {
       // An old document without _gristsys_Files holds no files.
     }
     return {
-      status: { pendingTransferCount: 0, isRunning: false, successes: 0, failures: 0 },
+      status: {pendingTransferCount: 0, isRunning: false, successes: 0, failures: 0},
       locationSummary: any ? 'internal' : 'none',
     };
   }
@@ -126,7 +143,7 @@ export class OpenDocument {
 
   /** A table as CSV, TSV or DSV, streamed. */
   exportDsv(tableId: string, opts: DsvExportOptions = {}): DsvExport {
-    return exportTableDsv({ db: this.db, path: this.path }, tableId, opts);
+    return exportTableDsv({db: this.db, path: this.path}, tableId, opts);
   }
 
   /** An Excel workbook of these tables (default: every table but summaries), streamed. */
@@ -153,7 +170,10 @@ export class OpenDocument {
   private withWebhookLock<T>(fn: () => T | Promise<T>): Promise<T> {
     const run = this.webhookLock.then(fn, fn);
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise((r) => { timer = setTimeout(r, WEBHOOK_LOCK_MS); timer.unref(); });
+    const timeout = new Promise((r) => {
+      timer = setTimeout(r, WEBHOOK_LOCK_MS);
+      timer.unref();
+    });
     this.webhookLock = Promise.race([run.catch(() => undefined), timeout]).finally(() => clearTimeout(timer));
     return run;
   }
@@ -164,17 +184,19 @@ export class OpenDocument {
   }
 
   /** Creates webhooks in order; returns their ids. */
-  addWebhooks(webhooks: readonly WebhookFieldsInput[]): Promise<{ webhooks: { id: string }[] }> {
+  addWebhooks(webhooks: readonly WebhookFieldsInput[]): Promise<{webhooks: {id: string}[]}> {
     return this.withWebhookLock(() => addWebhooks(this.db, webhooks, this.webhookPolicy));
   }
 
   /** Changes a webhook (`enabled: false` also clears its queue). */
-  updateWebhook(webhookId: string, patch: WebhookFieldsInput): Promise<{ success: true }> {
-    return this.withWebhookLock(() => updateWebhook(this.db, webhookId, patch, this.webhookPolicy, this.webhooks.delivery));
+  updateWebhook(webhookId: string, patch: WebhookFieldsInput): Promise<{success: true}> {
+    return this.withWebhookLock(() =>
+      updateWebhook(this.db, webhookId, patch, this.webhookPolicy, this.webhooks.delivery),
+    );
   }
 
   /** Removes a webhook and its queued events. */
-  removeWebhook(webhookId: string): Promise<{ success: true }> {
+  removeWebhook(webhookId: string): Promise<{success: true}> {
     return this.withWebhookLock(() => removeWebhook(this.db, webhookId, this.webhooks.delivery));
   }
 
@@ -189,7 +211,14 @@ export class OpenDocument {
   }
 
   /** The deprecated `_unsubscribe`: owners, or editors with the webhook's key. */
-  unsubscribeWebhook(webhookId: string, unsubscribeKey: string | undefined, isOwner: boolean, tableId?: string): Promise<{ success: true }> {
-    return this.withWebhookLock(() => unsubscribeWebhook(this.db, webhookId, unsubscribeKey, isOwner, tableId, this.webhooks.delivery));
+  unsubscribeWebhook(
+    webhookId: string,
+    unsubscribeKey: string | undefined,
+    isOwner: boolean,
+    tableId?: string,
+  ): Promise<{success: true}> {
+    return this.withWebhookLock(() =>
+      unsubscribeWebhook(this.db, webhookId, unsubscribeKey, isOwner, tableId, this.webhooks.delivery),
+    );
   }
 }

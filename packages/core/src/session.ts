@@ -6,16 +6,25 @@
  * `Engine.openDoc` and `Engine.home`/`Engine.store` stay available for trusted code (they check
  * nothing, or take the principal on every call); a `Session` is the convenient, safe default.
  */
-import type { Engine } from './engine.js';
-import { Forbidden, ServiceUnavailable } from './errors.js';
-import type { OrgContext, Principal } from './home/principal.js';
-import type { BasicRole, Doc, Org, Role, Workspace } from './home/types.js';
+import type {Engine} from './engine.js';
+import {Forbidden, ServiceUnavailable} from './errors.js';
+import type {OrgContext, Principal} from './home/principal.js';
+import type {BasicRole, Doc, Org, Role, Workspace} from './home/types.js';
 import type {
-  ApiRecord, ApplyResult, ColumnInfo, ColumnSpec, GristDoc, RecordQuery, TableInfo, TableSpec, UpsertOptions, UpsertRecord,
+  ApiRecord,
+  ApplyResult,
+  ColumnInfo,
+  ColumnSpec,
+  GristDoc,
+  RecordQuery,
+  TableInfo,
+  TableSpec,
+  UpsertOptions,
+  UpsertRecord,
   UpsertResult,
 } from './doc/gristdoc.js';
-import type { CellValue } from './doc/types.js';
-import type { SqlResult } from './sql/index.js';
+import type {CellValue} from './doc/types.js';
+import type {SqlResult} from './sql/index.js';
 
 /** A record's fields by column id, as the REST API takes and returns them. */
 export type Fields = Record<string, CellValue>;
@@ -54,7 +63,11 @@ export class Session {
    * @param org the org a request would name (`/o/<domain>/`), or null; it changes which
    *   documents a urlId finds, as over HTTP
    */
-  constructor(readonly engine: Engine, readonly principal: Principal, readonly org: OrgContext = null) {}
+  constructor(
+    readonly engine: Engine,
+    readonly principal: Principal,
+    readonly org: OrgContext = null,
+  ) {}
 
   /** The user's personal org (Grist's "Personal" site). */
   async personalOrg(): Promise<Org> {
@@ -72,20 +85,20 @@ export class Session {
 
   /** Creates a document (home record and `.grist` file) in a workspace the user may add to; returns its id. */
   createDoc(workspaceId: number, doc: NewDocBody): Promise<string> {
-    return this.engine.createDoc(workspaceId, this.principal, { ...doc });
+    return this.engine.createDoc(workspaceId, this.principal, {...doc});
   }
 
   /** A document the user may view, by id or urlId; writes through it also need editor rights. */
   async doc(docIdOrUrlId: string): Promise<SessionDoc> {
-    const { doc, role } = await this.engine.docAccess(docIdOrUrlId, this.principal, this.org, 'viewers');
+    const {doc, role} = await this.engine.docAccess(docIdOrUrlId, this.principal, this.org, 'viewers');
     return new SessionDoc(this, doc, role as Role);
   }
 
   /** Read-only SQL on a document the user may view, in the sandboxed pool, on the user's share of it. */
   async runSql(docIdOrUrlId: string, sql: string, opts: SqlOptions = {}): Promise<SqlResult> {
-    const { doc } = await this.engine.docAccess(docIdOrUrlId, this.principal, this.org, 'viewers');
+    const {doc} = await this.engine.docAccess(docIdOrUrlId, this.principal, this.org, 'viewers');
     const user = this.principal.anonymous ? 'anonymous' : String(this.principal.user.id);
-    return this.engine.runSql(doc.id, sql, opts.args ?? null, opts.timeoutMs, { user });
+    return this.engine.runSql(doc.id, sql, opts.args ?? null, opts.timeoutMs, {user});
   }
 }
 
@@ -94,18 +107,24 @@ export class Session {
  * between calls) and writes with the user's role, so metadata rules apply as over HTTP.
  */
 export class SessionDoc {
-  constructor(private readonly session: Session, readonly meta: Doc, readonly role: Role | BasicRole) {}
+  constructor(
+    private readonly session: Session,
+    readonly meta: Doc,
+    readonly role: Role | BasicRole,
+  ) {}
 
   /** The document's id. */
-  get id(): string { return this.meta.id; }
+  get id(): string {
+    return this.meta.id;
+  }
 
-  private async open(need: Need): Promise<{ grist: GristDoc; role: 'owners' | 'editors' }> {
-    const { engine, principal, org } = this.session;
-    const { doc, role } = await engine.docAccess(this.meta.id, principal, org, need);
+  private async open(need: Need): Promise<{grist: GristDoc; role: 'owners' | 'editors'}> {
+    const {engine, principal, org} = this.session;
+    const {doc, role} = await engine.docAccess(this.meta.id, principal, org, need);
     if (await engine.claimDoc(doc.id)) {
       throw new ServiceUnavailable('Document is open in another process; use the HTTP API to reach it');
     }
-    return { grist: engine.openDoc(doc.id).grist, role: role === 'owners' ? 'owners' : 'editors' };
+    return {grist: engine.openDoc(doc.id).grist, role: role === 'owners' ? 'owners' : 'editors'};
   }
 
   /** Tables, as `GET /tables` lists them. */
@@ -114,7 +133,7 @@ export class SessionDoc {
   }
 
   /** A table's columns, as `GET /columns` lists them. */
-  async listColumns(tableId: string, opts: { hidden?: boolean } = {}): Promise<ColumnInfo[]> {
+  async listColumns(tableId: string, opts: {hidden?: boolean} = {}): Promise<ColumnInfo[]> {
     return (await this.open('viewers')).grist.listColumns(tableId, opts);
   }
 
@@ -131,38 +150,42 @@ export class SessionDoc {
 
   /** Adds columns to a table (editors); returns their ids. */
   async addColumns(tableId: string, columns: ColumnSpec[]): Promise<string[]> {
-    const { grist } = await this.open('editors');
+    const {grist} = await this.open('editors');
     return grist.addColumns(tableId, columns).map((c) => c.id);
   }
 
   /** Adds records (editors); returns their row ids. */
   async addRecords(tableId: string, records: Fields[]): Promise<number[]> {
-    const { grist, role } = await this.open('editors');
-    return grist.addRecords(tableId, records, { role });
+    const {grist, role} = await this.open('editors');
+    return grist.addRecords(tableId, records, {role});
   }
 
   /** Updates records by id (editors). */
-  async updateRecords(tableId: string, records: Array<{ id: number; fields: Fields }>): Promise<void> {
-    const { grist, role } = await this.open('editors');
-    grist.updateRecords(tableId, records, { role });
+  async updateRecords(tableId: string, records: Array<{id: number; fields: Fields}>): Promise<void> {
+    const {grist, role} = await this.open('editors');
+    grist.updateRecords(tableId, records, {role});
   }
 
   /** Add-or-update keyed on `require` (editors), as `PUT /records`. */
-  async upsertRecords(tableId: string, records: UpsertRecord[], opts: Omit<UpsertOptions, 'role'> = {}): Promise<UpsertResult> {
-    const { grist, role } = await this.open('editors');
-    return grist.upsertRecords(tableId, records, { ...opts, role });
+  async upsertRecords(
+    tableId: string,
+    records: UpsertRecord[],
+    opts: Omit<UpsertOptions, 'role'> = {},
+  ): Promise<UpsertResult> {
+    const {grist, role} = await this.open('editors');
+    return grist.upsertRecords(tableId, records, {...opts, role});
   }
 
   /** Removes records by id (editors). */
   async removeRecords(tableId: string, ids: number[]): Promise<void> {
-    const { grist, role } = await this.open('editors');
-    grist.removeRecords(tableId, ids, { role });
+    const {grist, role} = await this.open('editors');
+    grist.removeRecords(tableId, ids, {role});
   }
 
   /** Applies Grist user actions in one transaction (editors), as `POST /apply`. */
   async applyUserActions(actions: unknown[][]): Promise<ApplyResult> {
-    const { grist, role } = await this.open('editors');
-    return grist.applyUserActions(actions, { role });
+    const {grist, role} = await this.open('editors');
+    return grist.applyUserActions(actions, {role});
   }
 
   /** Read-only SQL on this document, as `Session.runSql`. */

@@ -1,11 +1,19 @@
 // Table-driven tests of the one access decision (SPEC §2): role x action, and inheritance org ->
 // workspace -> doc capped by maxInheritedRole, with guests and members never inherited.
-import { test } from 'uvu';
+import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  can, directRole, effectiveRoles, inheritable, isRoleAtLeast, strongest, weakest, type Action, type ResourceAcl,
+  can,
+  directRole,
+  effectiveRoles,
+  inheritable,
+  isRoleAtLeast,
+  strongest,
+  weakest,
+  type Action,
+  type ResourceAcl,
 } from '../src/access/index.js';
-import type { AclEntry, BasicRole, ResourceKind, Role } from '../src/home/types.js';
+import type {AclEntry, BasicRole, ResourceKind, Role} from '../src/home/types.js';
 
 const ROLES: (Role | null)[] = ['owners', 'editors', 'viewers', 'members', 'guests', null];
 const ACTIONS: Action[] = ['view', 'update', 'add', 'remove', 'schemaEdit', 'aclEdit'];
@@ -51,7 +59,7 @@ const EVERYONE = 9;
 function acl(kind: ResourceKind, id: string, roles: Record<number, Role | null>): AclEntry[] {
   return Object.entries(roles)
     .filter(([, role]) => role !== null)
-    .map(([userId, role]) => ({ kind, resourceId: id, userId: Number(userId), role: role as Role }));
+    .map(([userId, role]) => ({kind, resourceId: id, userId: Number(userId), role: role as Role}));
 }
 
 interface Level {
@@ -69,10 +77,22 @@ function capOf(level: Level): BasicRole | null {
 
 function chainOf(org: Level, ws?: Level, doc?: Level): ResourceAcl[] {
   const chain: ResourceAcl[] = [
-    { acl: acl('org', '1', { [USER]: org.direct ?? null, [OTHER]: 'owners', [EVERYONE]: org.everyone ?? null }), hasInnerShare: org.inner },
+    {
+      acl: acl('org', '1', {[USER]: org.direct ?? null, [OTHER]: 'owners', [EVERYONE]: org.everyone ?? null}),
+      hasInnerShare: org.inner,
+    },
   ];
-  if (ws) chain.push({ acl: acl('ws', '2', { [USER]: ws.direct ?? null, [EVERYONE]: ws.everyone ?? null }), maxInheritedRole: capOf(ws), hasInnerShare: ws.inner });
-  if (doc) chain.push({ acl: acl('doc', 'd', { [USER]: doc.direct ?? null, [EVERYONE]: doc.everyone ?? null }), maxInheritedRole: capOf(doc) });
+  if (ws)
+    chain.push({
+      acl: acl('ws', '2', {[USER]: ws.direct ?? null, [EVERYONE]: ws.everyone ?? null}),
+      maxInheritedRole: capOf(ws),
+      hasInnerShare: ws.inner,
+    });
+  if (doc)
+    chain.push({
+      acl: acl('doc', 'd', {[USER]: doc.direct ?? null, [EVERYONE]: doc.everyone ?? null}),
+      maxInheritedRole: capOf(doc),
+    });
   return chain;
 }
 
@@ -82,7 +102,7 @@ test('inheritance with maxInheritedRole caps: every org role x ws cap x doc cap'
   for (const orgRole of ['owners', 'editors', 'viewers', 'members', null] as (Role | null)[]) {
     for (const wsMax of CAPS) {
       for (const docMax of CAPS) {
-        const { roles, parent } = effectiveRoles(chainOf({ direct: orgRole }, { max: wsMax }, { max: docMax }), [USER]);
+        const {roles, parent} = effectiveRoles(chainOf({direct: orgRole}, {max: wsMax}, {max: docMax}), [USER]);
         const ws = min(inheritable(orgRole), wsMax);
         const doc = min(ws, docMax);
         const label = `org=${orgRole} wsMax=${wsMax} docMax=${docMax}`;
@@ -104,39 +124,160 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'no role anywhere', org: {}, ws: {}, doc: {}, roles: [null, null, null], parent: null },
-  { name: 'org owner inherits everywhere', org: { direct: 'owners' }, ws: {}, doc: {}, roles: ['owners', 'owners', 'owners'], parent: 'owners' },
-  { name: 'direct ws role without org role', org: {}, ws: { direct: 'editors' }, doc: {}, roles: [null, 'editors', 'editors'] },
-  { name: 'direct doc role only', org: {}, ws: {}, doc: { direct: 'viewers' }, roles: [null, null, 'viewers'], parent: null },
-  { name: 'guest of org and ws through an inner share', org: { inner: true }, ws: { inner: true }, doc: { direct: 'viewers' }, roles: ['guests', 'guests', 'viewers'], parent: null },
-  { name: 'guests are not inherited', org: { inner: true }, ws: { inner: true }, doc: {}, roles: ['guests', 'guests', null], parent: null },
-  { name: 'members are not inherited', org: { direct: 'members' }, ws: {}, doc: {}, roles: ['members', null, null], parent: null },
-  { name: 'member with a direct ws role', org: { direct: 'members' }, ws: { direct: 'editors' }, doc: {}, roles: ['members', 'editors', 'editors'] },
-  { name: 'direct role beats a weaker inherited one', org: { direct: 'viewers' }, ws: { direct: 'owners' }, doc: {}, roles: ['viewers', 'owners', 'owners'] },
-  { name: 'inherited role beats a weaker direct one', org: { direct: 'owners' }, ws: { direct: 'viewers' }, doc: { direct: 'viewers' }, roles: ['owners', 'owners', 'owners'] },
-  { name: 'ws cap null cuts the org role; direct doc role stays', org: { direct: 'owners' }, ws: { max: null }, doc: { direct: 'editors' }, roles: ['owners', null, 'editors'], parent: null },
-  { name: 'ws cap viewers: direct ws editor keeps editors', org: { direct: 'owners' }, ws: { max: 'viewers', direct: 'editors' }, doc: {}, roles: ['owners', 'editors', 'editors'] },
-  { name: 'doc cap viewers on an org owner', org: { direct: 'owners' }, ws: {}, doc: { max: 'viewers' }, roles: ['owners', 'owners', 'viewers'], parent: 'owners' },
-  { name: 'doc cap null, no direct role', org: { direct: 'editors' }, ws: {}, doc: { max: null }, roles: ['editors', 'editors', null] },
-  { name: 'doc cap does not limit a direct doc role', org: {}, ws: {}, doc: { max: null, direct: 'owners' }, roles: [null, null, 'owners'] },
-  { name: 'everyone@ on the doc counts for whoever it applies to', org: {}, ws: {}, doc: { everyone: 'viewers' }, ids: [USER, EVERYONE], roles: [null, null, 'viewers'] },
-  { name: 'everyone@ on the ws is inherited by its docs', org: {}, ws: { everyone: 'editors' }, doc: {}, ids: [USER, EVERYONE], roles: [null, 'editors', 'editors'] },
-  { name: 'everyone@ does not apply unless its id is given', org: {}, ws: { everyone: 'editors' }, doc: {}, roles: [null, null, null] },
-  { name: 'strongest of the user and everyone@', org: { direct: 'viewers' }, ws: { everyone: 'editors' }, doc: {}, ids: [USER, EVERYONE], roles: ['viewers', 'editors', 'editors'] },
+  {name: 'no role anywhere', org: {}, ws: {}, doc: {}, roles: [null, null, null], parent: null},
+  {
+    name: 'org owner inherits everywhere',
+    org: {direct: 'owners'},
+    ws: {},
+    doc: {},
+    roles: ['owners', 'owners', 'owners'],
+    parent: 'owners',
+  },
+  {
+    name: 'direct ws role without org role',
+    org: {},
+    ws: {direct: 'editors'},
+    doc: {},
+    roles: [null, 'editors', 'editors'],
+  },
+  {
+    name: 'direct doc role only',
+    org: {},
+    ws: {},
+    doc: {direct: 'viewers'},
+    roles: [null, null, 'viewers'],
+    parent: null,
+  },
+  {
+    name: 'guest of org and ws through an inner share',
+    org: {inner: true},
+    ws: {inner: true},
+    doc: {direct: 'viewers'},
+    roles: ['guests', 'guests', 'viewers'],
+    parent: null,
+  },
+  {
+    name: 'guests are not inherited',
+    org: {inner: true},
+    ws: {inner: true},
+    doc: {},
+    roles: ['guests', 'guests', null],
+    parent: null,
+  },
+  {
+    name: 'members are not inherited',
+    org: {direct: 'members'},
+    ws: {},
+    doc: {},
+    roles: ['members', null, null],
+    parent: null,
+  },
+  {
+    name: 'member with a direct ws role',
+    org: {direct: 'members'},
+    ws: {direct: 'editors'},
+    doc: {},
+    roles: ['members', 'editors', 'editors'],
+  },
+  {
+    name: 'direct role beats a weaker inherited one',
+    org: {direct: 'viewers'},
+    ws: {direct: 'owners'},
+    doc: {},
+    roles: ['viewers', 'owners', 'owners'],
+  },
+  {
+    name: 'inherited role beats a weaker direct one',
+    org: {direct: 'owners'},
+    ws: {direct: 'viewers'},
+    doc: {direct: 'viewers'},
+    roles: ['owners', 'owners', 'owners'],
+  },
+  {
+    name: 'ws cap null cuts the org role; direct doc role stays',
+    org: {direct: 'owners'},
+    ws: {max: null},
+    doc: {direct: 'editors'},
+    roles: ['owners', null, 'editors'],
+    parent: null,
+  },
+  {
+    name: 'ws cap viewers: direct ws editor keeps editors',
+    org: {direct: 'owners'},
+    ws: {max: 'viewers', direct: 'editors'},
+    doc: {},
+    roles: ['owners', 'editors', 'editors'],
+  },
+  {
+    name: 'doc cap viewers on an org owner',
+    org: {direct: 'owners'},
+    ws: {},
+    doc: {max: 'viewers'},
+    roles: ['owners', 'owners', 'viewers'],
+    parent: 'owners',
+  },
+  {
+    name: 'doc cap null, no direct role',
+    org: {direct: 'editors'},
+    ws: {},
+    doc: {max: null},
+    roles: ['editors', 'editors', null],
+  },
+  {
+    name: 'doc cap does not limit a direct doc role',
+    org: {},
+    ws: {},
+    doc: {max: null, direct: 'owners'},
+    roles: [null, null, 'owners'],
+  },
+  {
+    name: 'everyone@ on the doc counts for whoever it applies to',
+    org: {},
+    ws: {},
+    doc: {everyone: 'viewers'},
+    ids: [USER, EVERYONE],
+    roles: [null, null, 'viewers'],
+  },
+  {
+    name: 'everyone@ on the ws is inherited by its docs',
+    org: {},
+    ws: {everyone: 'editors'},
+    doc: {},
+    ids: [USER, EVERYONE],
+    roles: [null, 'editors', 'editors'],
+  },
+  {
+    name: 'everyone@ does not apply unless its id is given',
+    org: {},
+    ws: {everyone: 'editors'},
+    doc: {},
+    roles: [null, null, null],
+  },
+  {
+    name: 'strongest of the user and everyone@',
+    org: {direct: 'viewers'},
+    ws: {everyone: 'editors'},
+    doc: {},
+    ids: [USER, EVERYONE],
+    roles: ['viewers', 'editors', 'editors'],
+  },
 ];
 
 for (const c of CASES) {
   test(`effectiveRoles: ${c.name}`, () => {
-    const { roles, parent } = effectiveRoles(chainOf(c.org, c.ws, c.doc), c.ids ?? [USER]);
+    const {roles, parent} = effectiveRoles(chainOf(c.org, c.ws, c.doc), c.ids ?? [USER]);
     assert.equal(roles, c.roles);
     if (c.parent !== undefined) assert.is(parent, c.parent);
   });
 }
 
 test('effectiveRoles on shorter chains', () => {
-  assert.equal(effectiveRoles(chainOf({ direct: 'editors' }), [USER]), { roles: ['editors'], parent: null });
-  assert.equal(effectiveRoles(chainOf({ direct: 'editors' }, { max: 'viewers' }), [USER]), { roles: ['editors', 'viewers'], parent: 'editors' });
-  assert.equal(effectiveRoles([], [USER]), { roles: [], parent: null });
+  assert.equal(effectiveRoles(chainOf({direct: 'editors'}), [USER]), {roles: ['editors'], parent: null});
+  assert.equal(effectiveRoles(chainOf({direct: 'editors'}, {max: 'viewers'}), [USER]), {
+    roles: ['editors', 'viewers'],
+    parent: 'editors',
+  });
+  assert.equal(effectiveRoles([], [USER]), {roles: [], parent: null});
 });
 
 test('role x action x resource: what each org role may do at each level', () => {
@@ -150,7 +291,7 @@ test('role x action x resource: what each org role may do at each level', () => 
   };
   for (const [orgRole, perLevel] of Object.entries(expected)) {
     const role = orgRole === 'null' ? null : (orgRole as Role);
-    const { roles } = effectiveRoles(chainOf({ direct: role }, {}, {}), [USER]);
+    const {roles} = effectiveRoles(chainOf({direct: role}, {}, {}), [USER]);
     (['org', 'ws', 'doc'] as const).forEach((level, i) => {
       for (const action of ACTIONS) {
         assert.is(can(roles[i], action), perLevel[i].includes(action), `${orgRole} ${action} on ${level}`);
@@ -160,7 +301,7 @@ test('role x action x resource: what each org role may do at each level', () => 
 });
 
 test('directRole picks the strongest entry among the given users', () => {
-  const entries = acl('doc', 'd', { [USER]: 'viewers', [EVERYONE]: 'editors', [OTHER]: 'owners' });
+  const entries = acl('doc', 'd', {[USER]: 'viewers', [EVERYONE]: 'editors', [OTHER]: 'owners'});
   assert.is(directRole(entries, [USER]), 'viewers');
   assert.is(directRole(entries, [USER, EVERYONE]), 'editors');
   assert.is(directRole(entries, []), null);

@@ -8,12 +8,26 @@ const US = {locale: 'en-US'};
 
 test('SQL types and defaults of every type (SPEC 7.2), DateTime:<tz> is BLOB', () => {
   const cases: Array<[string, string, string]> = [
-    ['Any', 'BLOB', 'NULL'], ['Text', 'TEXT', "''"], ['Choice', 'TEXT', "''"], ['Numeric', 'NUMERIC', '0'],
-    ['Int', 'INTEGER', '0'], ['Bool', 'BOOLEAN', '0'], ['Date', 'DATE', 'NULL'], ['DateTime', 'DATETIME', 'NULL'],
-    ['DateTime:UTC', 'BLOB', 'NULL'], ['Ref:T', 'INTEGER', '0'], ['RefList:T', 'TEXT', 'NULL'],
-    ['Attachments', 'TEXT', 'NULL'], ['ChoiceList', 'TEXT', 'NULL'], ['ManualSortPos', 'NUMERIC', '1e999'],
-    ['PositionNumber', 'NUMERIC', '1e999'], ['Id', 'INTEGER', '0'], ['Blob', 'BLOB', 'NULL'],
-    ['Reference', 'INTEGER', 'NULL'], ['Foo', 'BLOB', 'NULL'], ['constructor', 'BLOB', 'NULL'],
+    ['Any', 'BLOB', 'NULL'],
+    ['Text', 'TEXT', "''"],
+    ['Choice', 'TEXT', "''"],
+    ['Numeric', 'NUMERIC', '0'],
+    ['Int', 'INTEGER', '0'],
+    ['Bool', 'BOOLEAN', '0'],
+    ['Date', 'DATE', 'NULL'],
+    ['DateTime', 'DATETIME', 'NULL'],
+    ['DateTime:UTC', 'BLOB', 'NULL'],
+    ['Ref:T', 'INTEGER', '0'],
+    ['RefList:T', 'TEXT', 'NULL'],
+    ['Attachments', 'TEXT', 'NULL'],
+    ['ChoiceList', 'TEXT', 'NULL'],
+    ['ManualSortPos', 'NUMERIC', '1e999'],
+    ['PositionNumber', 'NUMERIC', '1e999'],
+    ['Id', 'INTEGER', '0'],
+    ['Blob', 'BLOB', 'NULL'],
+    ['Reference', 'INTEGER', 'NULL'],
+    ['Foo', 'BLOB', 'NULL'],
+    ['constructor', 'BLOB', 'NULL'],
   ];
   for (const [type, sql, dflt] of cases) {
     assert.is(columnType(type).sqlType, sql, type);

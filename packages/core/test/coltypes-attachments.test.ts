@@ -8,7 +8,10 @@ const US = {locale: 'en-US'};
 
 test('storage and typed form as a RefList of _grist_Attachments, no display lookups', () => {
   const att = columnType('Attachments');
-  assert.equal([att.sqlType, att.sqlDefault, att.target, att.displayTarget, att.isList], ['TEXT', 'NULL', '_grist_Attachments', null, true]);
+  assert.equal(
+    [att.sqlType, att.sqlDefault, att.target, att.displayTarget, att.isList],
+    ['TEXT', 'NULL', '_grist_Attachments', null, true],
+  );
   assert.is(att.encoder('TEXT')(['L', 1]), '[1]');
   assert.equal(att.decoder()(att.encoder('TEXT')(['L', 1, 2])), ['L', 1, 2]);
   assert.equal(makeTypedFormatter('Attachments')!(['L', 1, 2]), ['r', '_grist_Attachments', [1, 2]]);
@@ -17,7 +20,10 @@ test('storage and typed form as a RefList of _grist_Attachments, no display look
 test('convert and parse ids', () => {
   assert.equal(conv('Attachments', ['L', 7]), ['L', 7]);
   assert.equal(conv('Attachments', '[7, 8]'), ['L', 7, 8]);
-  const parse = columnType('Attachments').parser({}, {settings: US, refLookup: (texts) => ['L', ...texts.map(Number)]})!;
+  const parse = columnType('Attachments').parser(
+    {},
+    {settings: US, refLookup: (texts) => ['L', ...texts.map(Number)]},
+  )!;
   assert.equal(parse('7, 8'), ['L', 7, 8]);
 });
 

@@ -48,7 +48,11 @@ test('format: true/false, other values as they are shown', () => {
 });
 
 test('table schema: boolean with TRUE/FALSE', () => {
-  assert.equal(columnType('Bool').schemaType({}, 'en-US'), {type: 'boolean', trueValue: ['TRUE'], falseValue: ['FALSE']});
+  assert.equal(columnType('Bool').schemaType({}, 'en-US'), {
+    type: 'boolean',
+    trueValue: ['TRUE'],
+    falseValue: ['FALSE'],
+  });
 });
 
 test.run();

@@ -10,7 +10,10 @@ const US = {locale: 'en-US'};
 const ctx = {settings: US, refLookup: () => null};
 
 test('SQL types, defaults, typed form', () => {
-  assert.equal([columnType('Choice').sqlType, columnType('Choice').sqlDefault, columnType('Choice').defaultValue], ['TEXT', "''", '']);
+  assert.equal(
+    [columnType('Choice').sqlType, columnType('Choice').sqlDefault, columnType('Choice').defaultValue],
+    ['TEXT', "''", ''],
+  );
   assert.equal([columnType('ChoiceList').sqlType, columnType('ChoiceList').sqlDefault], ['TEXT', 'NULL']);
   assert.ok(columnType('ChoiceList').isList);
   assert.equal(makeTypedFormatter('ChoiceList')!(null), ['L']);
@@ -57,13 +60,24 @@ test('format: choices as CSV, quoted where needed, and back', () => {
   assert.is(format(['L', 'a,b', 'c']), '"a,b", c');
   assert.is(format(null), '');
   const parse = columnType('ChoiceList').parser({}, ctx)!;
-  for (const v of [['L', 'x', 'y'], ['L', 'a,b', 'c']]) { assert.equal(parse(format(v)), v); }
+  for (const v of [
+    ['L', 'x', 'y'],
+    ['L', 'a,b', 'c'],
+  ]) {
+    assert.equal(parse(format(v)), v);
+  }
   assert.is(columnType('Choice').formatter({}, US)('x'), 'x');
 });
 
 test('table schema: string and array with the choices', () => {
-  assert.equal(columnType('Choice').schemaType({choices: ['a']}, 'en-US'), {type: 'string', constraints: {enum: ['a']}});
-  assert.equal(columnType('ChoiceList').schemaType({choices: ['a']}, 'en-US'), {type: 'array', constraints: {enum: ['a']}});
+  assert.equal(columnType('Choice').schemaType({choices: ['a']}, 'en-US'), {
+    type: 'string',
+    constraints: {enum: ['a']},
+  });
+  assert.equal(columnType('ChoiceList').schemaType({choices: ['a']}, 'en-US'), {
+    type: 'array',
+    constraints: {enum: ['a']},
+  });
 });
 
 test.run();

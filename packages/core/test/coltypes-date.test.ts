@@ -17,7 +17,9 @@ test('SQL type, default and typed form', () => {
 
 test('encode/decode round trip', () => {
   const date = columnType('Date');
-  for (const v of [1707868800, -86400, 'soon', null]) { assert.equal(date.decoder()(date.encoder('DATE')(v)), v, String(v)); }
+  for (const v of [1707868800, -86400, 'soon', null]) {
+    assert.equal(date.decoder()(date.encoder('DATE')(v)), v, String(v));
+  }
 });
 
 test('convert: numbers and ISO strings', () => {

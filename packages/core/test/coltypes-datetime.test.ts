@@ -59,7 +59,9 @@ test('parse and format round trip in the column zone', () => {
   for (const type of ['DateTime:America/New_York', 'DateTime:Asia/Kolkata', 'DateTime:UTC']) {
     const parse = columnType(type).parser(options, ctx)!;
     const format = columnType(type).formatter(options, US);
-    for (const ts of [1707906600, 1720915200]) { assert.is(parse(format(ts)), ts, `${type} ${ts}`); }
+    for (const ts of [1707906600, 1720915200]) {
+      assert.is(parse(format(ts)), ts, `${type} ${ts}`);
+    }
   }
 });
 
@@ -72,12 +74,18 @@ test('one zone offset for parsing and display (DST, half-hour zones, unknown zon
   assert.is(zoneOffsetSeconds('UTC', year50 * 1000), 0);
   // Display inverts parsing.
   const wall = Date.UTC(2024, 2, 10, 12, 0) / 1000;
-  assert.is(formatMoment(localToEpoch(wall, 'America/New_York') * 1000, 'America/New_York', 'YYYY-MM-DD HH:mm'), '2024-03-10 12:00');
+  assert.is(
+    formatMoment(localToEpoch(wall, 'America/New_York') * 1000, 'America/New_York', 'YYYY-MM-DD HH:mm'),
+    '2024-03-10 12:00',
+  );
 });
 
 test('table schema: datetime with the Grist formats', () => {
-  assert.equal(columnType('DateTime:UTC').schemaType({dateFormat: 'YYYY-MM-DD', timeFormat: 'HH:mm'}, 'en-US'),
-    {type: 'datetime', format: 'any', gristFormat: 'YYYY-MM-DD HH:mm'});
+  assert.equal(columnType('DateTime:UTC').schemaType({dateFormat: 'YYYY-MM-DD', timeFormat: 'HH:mm'}, 'en-US'), {
+    type: 'datetime',
+    format: 'any',
+    gristFormat: 'YYYY-MM-DD HH:mm',
+  });
 });
 
 test.run();

@@ -6,14 +6,22 @@ import {parseNumber} from '../src/doc/coltypes/numeric.js';
 import {dumps} from '../src/doc/marshal.js';
 
 const US = {locale: 'en-US'};
-const ctx = {settings: US, refLookup: () => { throw new Error('no lookups for numbers'); }};
+const ctx = {
+  settings: US,
+  refLookup: () => {
+    throw new Error('no lookups for numbers');
+  },
+};
 const fmt = (type: string, options: object, v: any) => columnType(type).formatter(options as any, US)(v);
 
 test('SQL types and defaults', () => {
   assert.equal([columnType('Numeric').sqlType, columnType('Numeric').sqlDefault], ['NUMERIC', '0']);
   assert.equal([columnType('Int').sqlType, columnType('Int').sqlDefault], ['INTEGER', '0']);
   for (const type of ['ManualSortPos', 'PositionNumber']) {
-    assert.equal([columnType(type).sqlType, columnType(type).sqlDefault, columnType(type).defaultValue], ['NUMERIC', '1e999', Infinity]);
+    assert.equal(
+      [columnType(type).sqlType, columnType(type).sqlDefault, columnType(type).defaultValue],
+      ['NUMERIC', '1e999', Infinity],
+    );
   }
   assert.is(columnType('Numeric').defaultValue, 0);
   assert.ok(columnType('Numeric').holdsFloats);
@@ -32,8 +40,12 @@ test('encode/decode: strings raw unless SQLite could read them as a number; NaN 
   assert.is(enc('Numeric', 1.5), 1.5);
   assert.equal(enc('Numeric', true), dumps(true));
   const round = (type: string, v: any) => columnType(type).decoder()(enc(type, v));
-  for (const v of ['12', -0, 1.5, 'abc', NaN, null]) { assert.equal(round('Numeric', v), v, String(v)); }
-  for (const v of [3, -7, '1e3']) { assert.equal(round('Int', v), v, String(v)); }
+  for (const v of ['12', -0, 1.5, 'abc', NaN, null]) {
+    assert.equal(round('Numeric', v), v, String(v));
+  }
+  for (const v of [3, -7, '1e3']) {
+    assert.equal(round('Int', v), v, String(v));
+  }
 });
 
 test('convert with noparse: Numeric float(), Int int(float()) in 32 bits (SPEC 7.4)', () => {
@@ -88,7 +100,7 @@ test('format: numbers by their options, Int with no decimals minimum only', () =
   assert.is(fmt('Numeric', {}, 'abc'), 'abc');
   assert.is(fmt('Numeric', {}, null), '');
   assert.is(columnType('Numeric').formatter({numMode: 'currency'}, {locale: 'fr-FR'})(1234.5), '1\u202f234,50\u00a0€');
-  assert.is(fmt('Int', {}, 12.7), '12.7');   // Grist's Int format only sets a minimum of 0 decimals
+  assert.is(fmt('Int', {}, 12.7), '12.7'); // Grist's Int format only sets a minimum of 0 decimals
   assert.is(fmt('Int', {numMode: 'decimal'}, 1234567), '1,234,567');
 });
 
@@ -96,11 +108,18 @@ test('parse and format round trip through the same options', () => {
   const options = {numMode: 'currency', decimals: 2};
   const parse = columnType('Numeric').parser(options, ctx)!;
   const format = columnType('Numeric').formatter(options, US);
-  for (const text of ['$1,234.50', '-$0.25', '$0.00']) { assert.is(format(parse(text)), text); }
+  for (const text of ['$1,234.50', '-$0.25', '$0.00']) {
+    assert.is(format(parse(text)), text);
+  }
 });
 
 test('table schema: number and integer with the locale separators', () => {
-  assert.equal(columnType('Numeric').schemaType({numMode: 'decimal'}, 'de-DE'), {type: 'number', bareNumber: true, groupChar: '.', decimalChar: ','});
+  assert.equal(columnType('Numeric').schemaType({numMode: 'decimal'}, 'de-DE'), {
+    type: 'number',
+    bareNumber: true,
+    groupChar: '.',
+    decimalChar: ',',
+  });
   assert.equal(columnType('Int').schemaType({}, 'en-US'), {type: 'integer', bareNumber: false, groupChar: ','});
 });
 

@@ -10,15 +10,24 @@ const US = {locale: 'en-US'};
 /** A lookup that records what the parser asked for. */
 function lookupCtx() {
   const asked: Array<[string[], string, boolean]> = [];
-  return {asked, ctx: {settings: US, refLookup: (texts: string[], raw: string, list: boolean): CellValue => {
-    asked.push([texts, raw, list]);
-    return ['l', list ? ['L', ...texts] : texts[0], {column: 'Name', raw}];
-  }}};
+  return {
+    asked,
+    ctx: {
+      settings: US,
+      refLookup: (texts: string[], raw: string, list: boolean): CellValue => {
+        asked.push([texts, raw, list]);
+        return ['l', list ? ['L', ...texts] : texts[0], {column: 'Name', raw}];
+      },
+    },
+  };
 }
 
 test('SQL types and defaults; the target table parsed from the type', () => {
   const ref = columnType('Ref:People');
-  assert.equal([ref.sqlType, ref.sqlDefault, ref.defaultValue, ref.target, ref.displayTarget], ['INTEGER', '0', 0, 'People', 'People']);
+  assert.equal(
+    [ref.sqlType, ref.sqlDefault, ref.defaultValue, ref.target, ref.displayTarget],
+    ['INTEGER', '0', 0, 'People', 'People'],
+  );
   const refList = columnType('RefList:People');
   assert.equal([refList.sqlType, refList.sqlDefault, refList.target, refList.isList], ['TEXT', 'NULL', 'People', true]);
   assert.equal([columnType('Id').sqlType, columnType('Id').sqlDefault], ['INTEGER', '0']);
@@ -40,9 +49,13 @@ test('encode/decode: lists of ids as JSON text', () => {
   assert.equal(enc(['L', 'a']), dumps(['L', 'a']));
   assert.equal(rl.decoder()('[3]'), ['L', 3]);
   assert.is(rl.decoder()('[oops'), '[oops');
-  for (const v of [['L', 1, 2], ['L', 'a'], 'alt', null]) { assert.equal(rl.decoder()(enc(v as any)), v, JSON.stringify(v)); }
+  for (const v of [['L', 1, 2], ['L', 'a'], 'alt', null]) {
+    assert.equal(rl.decoder()(enc(v as any)), v, JSON.stringify(v));
+  }
   const ref = columnType('Ref:T');
-  for (const v of [3, 0, 'alt']) { assert.equal(ref.decoder()(ref.encoder('INTEGER')(v)), v); }
+  for (const v of [3, 0, 'alt']) {
+    assert.equal(ref.decoder()(ref.encoder('INTEGER')(v)), v);
+  }
 });
 
 test('convert: ids only (no floats or digit strings); a list stands for its first id', () => {
@@ -63,15 +76,27 @@ test('parse: display texts become lookups in the visible column', () => {
   const {asked, ctx} = lookupCtx();
   assert.is(columnType('Ref:T').parser({}, ctx)!(''), 0);
   assert.equal(columnType('Ref:T').parser({}, ctx)!('Ann'), ['l', 'Ann', {column: 'Name', raw: 'Ann'}]);
-  assert.equal(columnType('RefList:T').parser({}, ctx)!('Ann, "B, C"'), ['l', ['L', 'Ann', 'B, C'], {column: 'Name', raw: 'Ann, "B, C"'}]);
-  assert.equal(columnType('RefList:T').parser({}, ctx)!('["Ann", 2]'), ['l', ['L', 'Ann', '2'], {column: 'Name', raw: '["Ann", 2]'}]);
+  assert.equal(columnType('RefList:T').parser({}, ctx)!('Ann, "B, C"'), [
+    'l',
+    ['L', 'Ann', 'B, C'],
+    {column: 'Name', raw: 'Ann, "B, C"'},
+  ]);
+  assert.equal(columnType('RefList:T').parser({}, ctx)!('["Ann", 2]'), [
+    'l',
+    ['L', 'Ann', '2'],
+    {column: 'Name', raw: '["Ann", 2]'},
+  ]);
   assert.is(columnType('RefList:T').parser({}, ctx)!('  '), null);
-  assert.equal(asked.map(([, , list]) => list), [false, true, true]);
+  assert.equal(
+    asked.map(([, , list]) => list),
+    [false, true, true],
+  );
   assert.is(columnType('Id').parser({}, ctx), null);
 });
 
 test('format: row ids as Table[id], or through the visible column; alt-text as its text', () => {
-  const fmt = (type: string, v: any, visible?: (v: CellValue) => string) => columnType(type).formatter({}, US, visible)(v);
+  const fmt = (type: string, v: any, visible?: (v: CellValue) => string) =>
+    columnType(type).formatter({}, US, visible)(v);
   assert.is(fmt('Ref:T', 3), 'T[3]');
   assert.is(fmt('Ref:T', 0), '');
   assert.is(fmt('RefList:T', ['L', 3, 4]), 'T[3], T[4]');

@@ -5,10 +5,18 @@ import {columnType, convertValue as conv} from '../src/doc/coltypes/index.js';
 import {dumps} from '../src/doc/marshal.js';
 
 const US = {locale: 'en-US'};
-const ctx = {settings: US, refLookup: () => { throw new Error('no lookups for text'); }};
+const ctx = {
+  settings: US,
+  refLookup: () => {
+    throw new Error('no lookups for text');
+  },
+};
 
 test('SQL type and default', () => {
-  assert.equal([columnType('Text').sqlType, columnType('Text').sqlDefault, columnType('Text').defaultValue], ['TEXT', "''", '']);
+  assert.equal(
+    [columnType('Text').sqlType, columnType('Text').sqlDefault, columnType('Text').defaultValue],
+    ['TEXT', "''", ''],
+  );
 });
 
 test('encode/decode: numbers and booleans marshalled, strings as they are', () => {
@@ -18,7 +26,9 @@ test('encode/decode: numbers and booleans marshalled, strings as they are', () =
   assert.is(enc('12'), '12');
   assert.equal(enc(5), dumps(5));
   assert.equal(enc(true), dumps(true));
-  for (const v of ['x', '12', 5, true, null, ['L', 'a']]) { assert.equal(text.decoder()(enc(v as any)), v, JSON.stringify(v)); }
+  for (const v of ['x', '12', 5, true, null, ['L', 'a']]) {
+    assert.equal(text.decoder()(enc(v as any)), v, JSON.stringify(v));
+  }
 });
 
 test('convert: numbers as the engine prints them, booleans as Python', () => {

@@ -9,10 +9,14 @@ import {copyFixture, FIXTURE_NAMES, withFixtures} from './doc-helpers.js';
 const ftest = withFixtures(test);
 
 function decodeStored(raw: unknown, type: string): CellValue {
-  let v = raw instanceof Uint8Array ? marshalLoads(raw) as CellValue : raw as CellValue;
-  if (type === 'Bool' && (v === 0 || v === 1)) { v = v === 1; }
+  let v = raw instanceof Uint8Array ? (marshalLoads(raw) as CellValue) : (raw as CellValue);
+  if (type === 'Bool' && (v === 0 || v === 1)) {
+    v = v === 1;
+  }
   const isList = type === 'ChoiceList' || type === 'Attachments' || type.startsWith('RefList:');
-  if (isList && typeof v === 'string' && v.startsWith('[')) { v = ['L', ...JSON.parse(v)]; }
+  if (isList && typeof v === 'string' && v.startsWith('[')) {
+    v = ['L', ...JSON.parse(v)];
+  }
   return v;
 }
 
@@ -20,12 +24,20 @@ function decodeStored(raw: unknown, type: string): CellValue {
 function storedColumns(path: string, tableId: string): Record<string, CellValue[]> {
   const db = new Database(path, {readonly: true});
   try {
-    const types = new Map((db.prepare(`SELECT c.colId, c.type FROM _grist_Tables_column c
-      JOIN _grist_Tables t ON c.parentId = t.id WHERE t.tableId = ?`).all(tableId) as any[]).map((r) => [r.colId, r.type]));
+    const types = new Map(
+      (
+        db
+          .prepare(`SELECT c.colId, c.type FROM _grist_Tables_column c
+      JOIN _grist_Tables t ON c.parentId = t.id WHERE t.tableId = ?`)
+          .all(tableId) as any[]
+      ).map((r) => [r.colId, r.type]),
+    );
     const rows = db.prepare(`SELECT * FROM "${tableId}" ORDER BY id`).all() as Array<Record<string, unknown>>;
     const out: Record<string, CellValue[]> = {id: rows.map((r) => r.id as number)};
     for (const [colId, type] of types) {
-      if (rows.length && !(colId in rows[0])) { continue; }
+      if (rows.length && !(colId in rows[0])) {
+        continue;
+      }
       out[colId] = rows.map((r) => decodeStored(r[colId], type));
     }
     return out;
@@ -45,12 +57,18 @@ for (const name of FIXTURE_NAMES) {
         const stored = storedColumns(path, id);
         const data = doc.fetchColumns(id);
         assert.equal(Object.keys(data).sort(), Object.keys(stored).sort(), `${id} columns`);
-        for (const key of Object.keys(stored)) { assert.equal(data[key], stored[key], `${id}.${key}`); }
+        for (const key of Object.keys(stored)) {
+          assert.equal(data[key], stored[key], `${id}.${key}`);
+        }
 
         const hidden = new Set(doc.listColumns(id, {hidden: true}).map((c) => c.id));
         const visible = doc.listColumns(id).map((c) => c.id);
         const {records} = doc.fetchRecords(id);
-        assert.equal(records.map((r) => r.id), stored.id, `${id} ids`);
+        assert.equal(
+          records.map((r) => r.id),
+          stored.id,
+          `${id} ids`,
+        );
         records.forEach((rec, i) => {
           assert.equal(Object.keys(rec.fields), visible, `${id} fields`);
           for (const colId of visible) {
@@ -64,7 +82,9 @@ for (const name of FIXTURE_NAMES) {
           }
         });
         const withHidden = doc.fetchRecords(id, {hidden: true}).records;
-        if (records.length) { assert.equal(Object.keys(withHidden[0].fields).sort(), [...hidden].sort()); }
+        if (records.length) {
+          assert.equal(Object.keys(withHidden[0].fields).sort(), [...hidden].sort());
+        }
       }
     } finally {
       doc.close();
@@ -78,9 +98,20 @@ ftest('TypeEncoding.grist: values pinned literally', () => {
   assert.equal(r1.fields.AnyRef, ['R', 'Types', 0]);
   assert.is(r1.fields.Bool, false);
   assert.is(r1.fields.Date, null);
-  assert.equal(r2.fields, {...r2.fields, Date: 'Not-a-Date', Numeric: 'Not-a-Number', Reference: 'No-Ref', ReferenceList: 'No-RefList'});
-  assert.equal(r2.errors, {AnyDate: 'InvalidTypedValue', AnyDateTime: 'InvalidTypedValue', AnyRef: 'AssertionError',
-    AnyRefList: 'AssertionError', AnyAttachment: 'AssertionError'});
+  assert.equal(r2.fields, {
+    ...r2.fields,
+    Date: 'Not-a-Date',
+    Numeric: 'Not-a-Number',
+    Reference: 'No-Ref',
+    ReferenceList: 'No-RefList',
+  });
+  assert.equal(r2.errors, {
+    AnyDate: 'InvalidTypedValue',
+    AnyDateTime: 'InvalidTypedValue',
+    AnyRef: 'AssertionError',
+    AnyRefList: 'AssertionError',
+    AnyAttachment: 'AssertionError',
+  });
   assert.is(r24.id, 24);
   assert.equal(r24.fields.AnyDate, ['d', 1593648000]);
   assert.equal(r24.fields.AnyDateTime, ['D', 651259180.705, 'America/New_York']);
@@ -114,7 +145,10 @@ ftest('GridWithAllFields.grist: ChoiceList, DateTime with a zone, typed format',
 });
 
 ftest('older schemas (36, 25) opened read-only are readable but refuse writes without touching the file', () => {
-  for (const [name, version, table] of [['World.grist', 36, 'City'], ['Favorite_Films.grist', 25, 'Films']] as const) {
+  for (const [name, version, table] of [
+    ['World.grist', 36, 'City'],
+    ['Favorite_Films.grist', 25, 'Films'],
+  ] as const) {
     const path = copyFixture(name);
     const doc = GristDoc.open(path, {readonly: true});
     assert.is(doc.schemaVersion, version);
@@ -126,12 +160,17 @@ ftest('older schemas (36, 25) opened read-only are readable but refuse writes wi
     doc.close();
   }
   const world = GristDoc.open(copyFixture('World.grist'));
-  assert.equal(world.fetchRecords('City', {limit: 1}).records[0],
-    {id: 1, fields: {Name: 'Kabul', District: 'Kabol', Population: 1780000, Country: 2, PopulationK: 1780}});
+  assert.equal(world.fetchRecords('City', {limit: 1}).records[0], {
+    id: 1,
+    fields: {Name: 'Kabul', District: 'Kabol', Population: 1780000, Country: 2, PopulationK: 1780},
+  });
   world.close();
   const films = GristDoc.open(copyFixture('Favorite_Films.grist'));
-  assert.equal(films.fetchRecords('Films', {limit: 1}).records[0].fields,
-    {Title: 'Toy Story', Budget_millions: 30, Release_Date: 816998400});
+  assert.equal(films.fetchRecords('Films', {limit: 1}).records[0].fields, {
+    Title: 'Toy Story',
+    Budget_millions: 30,
+    Release_Date: 816998400,
+  });
   films.close();
 });
 

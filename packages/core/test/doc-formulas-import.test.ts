@@ -15,8 +15,15 @@ const world = useHomeWorld(test, 'gl-fimport-');
 function staleFile(): string {
   const path = tempPath();
   const doc = GristDoc.create(path);
-  doc.addTables([{id: 'T', columns: [{id: 'A', fields: {type: 'Numeric', isFormula: false}},
-    {id: 'Total', fields: {type: 'Numeric', isFormula: true, formula: '$A * 2'}}]}]);
+  doc.addTables([
+    {
+      id: 'T',
+      columns: [
+        {id: 'A', fields: {type: 'Numeric', isFormula: false}},
+        {id: 'Total', fields: {type: 'Numeric', isFormula: true, formula: '$A * 2'}},
+      ],
+    },
+  ]);
   doc.addRecords('T', [{A: 1}, {A: 2}]);
   doc.close();
   blank(path);
@@ -38,7 +45,7 @@ test('importing a .grist file recomputes every formula', async () => {
 
 test('a document never computed by gristlite is computed when the server opens it', async () => {
   const {id} = await importUpload(world.engine, world.wid, world.owner, {fileName: 'stale.grist', path: staleFile()});
-  blank(world.engine.docPath(id));   // before the server first opens it
+  blank(world.engine.docPath(id)); // before the server first opens it
   const doc = world.engine.openDoc(id).grist;
   assert.equal(doc.fetchColumns('T').Total, [2, 4]);
   assert.is(doc.needsFormulaRecompute, false);

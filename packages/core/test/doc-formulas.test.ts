@@ -9,13 +9,22 @@ import {tempPath} from './doc-helpers.js';
 /** A document with Products (Name, Price, Qty, Total = $Price * $Qty) and three rows. */
 function shop(): GristDoc {
   const doc = GristDoc.create(tempPath());
-  doc.addTables([{id: 'Products', columns: [
-    {id: 'Name', fields: {type: 'Text', isFormula: false}},
-    {id: 'Price', fields: {type: 'Numeric', isFormula: false}},
-    {id: 'Qty', fields: {type: 'Int', isFormula: false}},
-    {id: 'Total', fields: {type: 'Numeric', isFormula: true, formula: '$Price * $Qty'}},
-  ]}]);
-  doc.addRecords('Products', [{Name: 'a', Price: 2.5, Qty: 4}, {Name: 'b', Price: 1, Qty: 3}, {Name: 'c', Price: 10, Qty: 0}]);
+  doc.addTables([
+    {
+      id: 'Products',
+      columns: [
+        {id: 'Name', fields: {type: 'Text', isFormula: false}},
+        {id: 'Price', fields: {type: 'Numeric', isFormula: false}},
+        {id: 'Qty', fields: {type: 'Int', isFormula: false}},
+        {id: 'Total', fields: {type: 'Numeric', isFormula: true, formula: '$Price * $Qty'}},
+      ],
+    },
+  ]);
+  doc.addRecords('Products', [
+    {Name: 'a', Price: 2.5, Qty: 4},
+    {Name: 'b', Price: 1, Qty: 3},
+    {Name: 'c', Price: 10, Qty: 0},
+  ]);
   return doc;
 }
 
@@ -27,7 +36,10 @@ function col(doc: GristDoc, tableId: string, colId: string): unknown[] {
 function stored(doc: GristDoc, tableId: string, colId: string): Array<[unknown, string]> {
   const db = new Database(doc.path, {readonly: true});
   try {
-    return db.prepare(`SELECT "${colId}" AS v, typeof("${colId}") AS t FROM "${tableId}" ORDER BY id`).raw(true).all() as Array<[unknown, string]>;
+    return db
+      .prepare(`SELECT "${colId}" AS v, typeof("${colId}") AS t FROM "${tableId}" ORDER BY id`)
+      .raw(true)
+      .all() as Array<[unknown, string]>;
   } finally {
     db.close();
   }
@@ -36,7 +48,11 @@ function stored(doc: GristDoc, tableId: string, colId: string): Array<[unknown, 
 test('new records compute their formula cells in the same write', () => {
   const doc = shop();
   assert.equal(col(doc, 'Products', 'Total'), [10, 3, 0]);
-  assert.equal(stored(doc, 'Products', 'Total'), [[10, 'integer'], [3, 'integer'], [0, 'integer']]);
+  assert.equal(stored(doc, 'Products', 'Total'), [
+    [10, 'integer'],
+    [3, 'integer'],
+    [0, 'integer'],
+  ]);
   doc.close();
 });
 
@@ -46,10 +62,16 @@ test('updates recompute dependents; only changed cells are reported as updates',
   doc.onChange((c) => seen.push(c));
   doc.updateRecords('Products', [{id: 2, fields: {Qty: 5}}]);
   assert.equal(col(doc, 'Products', 'Total'), [10, 5, 0]);
-  assert.equal(seen.map((c) => [c.tableId, c.updated]), [['Products', [2]]]);
+  assert.equal(
+    seen.map((c) => [c.tableId, c.updated]),
+    [['Products', [2]]],
+  );
   seen.length = 0;
   doc.updateRecords('Products', [{id: 3, fields: {Name: 'cc'}}]);
-  assert.equal(seen.map((c) => [c.tableId, c.updated]), [['Products', [3]]]);
+  assert.equal(
+    seen.map((c) => [c.tableId, c.updated]),
+    [['Products', [3]]],
+  );
   doc.close();
 });
 
@@ -63,7 +85,10 @@ test('a new formula column computes at once; formula edits recompute; type chang
   assert.equal(col(doc, 'Products', 'Double'), ['7.5', '3', '30']);
   doc.applyUserActions([['ModifyColumn', 'Products', 'Double', {type: 'Int', formula: '$Qty + 1'}]]);
   assert.equal(col(doc, 'Products', 'Double'), [5, 4, 1]);
-  assert.equal(stored(doc, 'Products', 'Double').map(([, t]) => t), ['integer', 'integer', 'integer']);
+  assert.equal(
+    stored(doc, 'Products', 'Double').map(([, t]) => t),
+    ['integer', 'integer', 'integer'],
+  );
   doc.close();
 });
 
@@ -86,14 +111,20 @@ test('an engine loaded again (after a failed write) does not report unchanged er
   const seen: TableChange[] = [];
   doc.onChange((c) => seen.push(c));
   doc.updateRecords('Products', [{id: 1, fields: {Name: 'z'}}]);
-  assert.equal(seen.map((c) => [c.tableId, c.updated]), [['Products', [1]]]);
+  assert.equal(
+    seen.map((c) => [c.tableId, c.updated]),
+    [['Products', [1]]],
+  );
   assert.equal(col(doc, 'Products', 'Ratio')[2], ['E', 'ZeroDivisionError']);
   doc.close();
 });
 
 test('a formula column computes when the first formula of the document appears', () => {
   const doc = GristDoc.create(tempPath());
-  doc.addRecords('Table1', [{A: 1, B: 2}, {A: 3, B: 4}]);
+  doc.addRecords('Table1', [
+    {A: 1, B: 2},
+    {A: 3, B: 4},
+  ]);
   doc.applyUserActions([['AddColumn', 'Table1', 'S', {formula: '$A + $B'}]]);
   assert.equal(col(doc, 'Table1', 'S'), [3, 7]);
   doc.addRecords('Table1', [{A: 10, B: 1}]);
@@ -103,10 +134,12 @@ test('a formula column computes when the first formula of the document appears',
 
 test('a failed write rolls back formula cells and the engine', () => {
   const doc = shop();
-  assert.throws(() => doc.applyUserActions([
-    ['UpdateRecord', 'Products', 1, {Qty: 100}],
-    ['UpdateRecord', 'Products', 99, {Qty: 1}],
-  ]));
+  assert.throws(() =>
+    doc.applyUserActions([
+      ['UpdateRecord', 'Products', 1, {Qty: 100}],
+      ['UpdateRecord', 'Products', 99, {Qty: 1}],
+    ]),
+  );
   assert.equal(col(doc, 'Products', 'Total'), [10, 3, 0]);
   doc.updateRecords('Products', [{id: 2, fields: {Price: 2}}]);
   assert.equal(col(doc, 'Products', 'Total'), [10, 6, 0]);
@@ -125,7 +158,11 @@ test('storage classes: Int INTEGER, Numeric NUMERIC, Any 32-bit ints INTEGER and
   assert.equal(stored(doc, 'Products', 'I')[0], [8, 'integer']);
   assert.equal(stored(doc, 'Products', 'Big')[0], [2 ** 40 + 4, 'real']);
   assert.equal(stored(doc, 'Products', 'Small')[0], [5, 'integer']);
-  assert.equal(col(doc, 'Products', 'BigInt')[0], ['U', '1099511627776'], 'an int beyond 32 bits in Any, as Grist encodes it');
+  assert.equal(
+    col(doc, 'Products', 'BigInt')[0],
+    ['U', '1099511627776'],
+    'an int beyond 32 bits in Any, as Grist encodes it',
+  );
   assert.equal(stored(doc, 'Products', 'F')[0], [1.25, 'real']);
   doc.close();
 });

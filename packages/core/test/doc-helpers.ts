@@ -28,14 +28,20 @@ export interface HomeWorld {
 }
 
 /** Opens a HomeWorld before the suite's tests and closes it (removing its directory) after them. */
-export function useHomeWorld(s: {before: (fn: () => Promise<void>) => void, after: (fn: () => Promise<void>) => void}, prefix: string): HomeWorld {
+export function useHomeWorld(
+  s: {before: (fn: () => Promise<void>) => void; after: (fn: () => Promise<void>) => void},
+  prefix: string,
+): HomeWorld {
   const world = {} as HomeWorld;
   s.before(async () => {
     world.dir = mkdtempSync(join(tmpdir(), prefix));
     world.engine = await Engine.open({dataDir: world.dir});
     const user = await world.engine.home.ensureUser('chimpy@getgrist.com', 'Chimpy');
     world.owner = await world.engine.home.authenticate(`Bearer ${await world.engine.home.setApiKey(user.id)}`);
-    const ws = await world.engine.home.listWorkspaces(`docs-${user.id}`, world.owner, null, false) as Array<{id: number, name: string}>;
+    const ws = (await world.engine.home.listWorkspaces(`docs-${user.id}`, world.owner, null, false)) as Array<{
+      id: number;
+      name: string;
+    }>;
     world.wid = ws.find((w) => w.name === 'Home')!.id;
   });
   s.after(async () => {

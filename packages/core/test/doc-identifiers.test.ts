@@ -38,7 +38,13 @@ test('generated column ids: A..Z, then AA, AB', () => {
 });
 
 test('list of column ids avoids each other', () => {
-  assert.equal(pickColIdentList([null, '', 'NewCol4', 'NewCol4', 'x'], ['id']), ['A', 'B', 'NewCol4', 'NewCol4_2', 'x']);
+  assert.equal(pickColIdentList([null, '', 'NewCol4', 'NewCol4', 'x'], ['id']), [
+    'A',
+    'B',
+    'NewCol4',
+    'NewCol4_2',
+    'x',
+  ]);
 });
 
 test.run();

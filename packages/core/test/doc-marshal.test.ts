@@ -6,15 +6,22 @@ const hex = (h: string) => Buffer.from(h, 'hex');
 
 // Bytes written by CPython's marshal (format versions 2 and 4), pinned literally.
 const PYTHON: Array<[string, unknown]> = [
-  ['4e', null], ['54', true], ['46', false],
-  ['6905000000', 5], ['69f9ffffff', -7], ['e905000000', 5],
+  ['4e', null],
+  ['54', true],
+  ['46', false],
+  ['6905000000', 5],
+  ['69f9ffffff', -7],
+  ['e905000000', 5],
   ['6c03000000000000000004', 2 ** 40],
-  ['67000000000000f83f', 1.5], ['e7000000000000f83f', 1.5],
-  ['750600000068c3a96c6c6f', 'héllo'], ['f50600000068c3a96c6c6f', 'héllo'],
+  ['67000000000000f83f', 1.5],
+  ['e7000000000000f83f', 1.5],
+  ['750600000068c3a96c6c6f', 'héllo'],
+  ['f50600000068c3a96c6c6f', 'héllo'],
   ['73050000006279746573', 'bytes'],
   ['5b020000006901000000750100000061', [1, 'a']],
   ['db02000000e901000000da0161', [1, 'a']],
-  ['2801000000750100000078', ['x']], ['a901da0178', ['x']],
+  ['2801000000750100000078', ['x']],
+  ['a901da0178', ['x']],
   ['7b75010000006b5b01000000690100000030', {k: [1]}],
   ['fbda016b5b01000000e90100000030', {k: [1]}],
   // Version 4 back-references: the same interned string three times.
@@ -22,7 +29,9 @@ const PYTHON: Array<[string, unknown]> = [
 ];
 
 test('decodes what CPython marshal writes (versions 2 and 4)', () => {
-  for (const [h, v] of PYTHON) { assert.equal(loads(hex(h)), v, h); }
+  for (const [h, v] of PYTHON) {
+    assert.equal(loads(hex(h)), v, h);
+  }
 });
 
 test('decodes text floats, interned strings and string refs (version 1/2 codes)', () => {

@@ -8,7 +8,8 @@ const US = {locale: 'en-US'};
 
 test('guessing the type of strings written to an empty column (SPEC 7.5)', () => {
   assert.equal(guessColumn(['1970-01-02'], US, 'UTC'), {
-    type: 'Date', values: [86400],
+    type: 'Date',
+    values: [86400],
     widgetOptions: {dateFormat: 'YYYY-MM-DD', timeFormat: '', isCustomDateFormat: false, isCustomTimeFormat: true},
   });
   const dt = guessColumn(['1970-01-02 12:00'], US, 'UTC')!;
@@ -21,7 +22,9 @@ test('guessing the type of strings written to an empty column (SPEC 7.5)', () =>
   assert.is(guessColumn(['true', null], US, 'UTC')!.type, 'Text', 'Bool allows no blanks');
   assert.is(guessColumn(['007'], US, 'UTC')!.type, 'Text', 'a lossy parse is not a number');
   assert.equal(guessColumn(['$5', '$6.50'], US, 'UTC'), {
-    type: 'Numeric', values: [5, 6.5], widgetOptions: {numMode: 'currency', decimals: 2},
+    type: 'Numeric',
+    values: [5, 6.5],
+    widgetOptions: {numMode: 'currency', decimals: 2},
   });
   // Up to 10% of values may stay unparsed (kept as text).
   const mostly = guessColumn([...Array.from({length: 10}, (_, i) => String(i + 1)), 'n/a'], US, 'UTC')!;

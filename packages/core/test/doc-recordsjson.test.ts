@@ -23,9 +23,13 @@ function compare(doc: GristDoc, tableId: string, q: RecordQuery, what = ''): Pat
   const expected = JSON.stringify(doc.fetchRecords(tableId, q));
   if (json !== expected) {
     let i = 0;
-    while (json[i] === expected[i]) { i++; }
+    while (json[i] === expected[i]) {
+      i++;
+    }
     const around = (text: string) => text.slice(Math.max(0, i - 60), i + 60);
-    assert.unreachable(`${tableId} ${JSON.stringify(q)} ${what}: differs at ${i}:\n  sql: ${around(json)}\n  js:  ${around(expected)}`);
+    assert.unreachable(
+      `${tableId} ${JSON.stringify(q)} ${what}: differs at ${i}:\n  sql: ${around(json)}\n  js:  ${around(expected)}`,
+    );
   }
   const sql = doc.recordsJsonPaths.sql - before.sql;
   const js = doc.recordsJsonPaths.js - before.js;
@@ -45,10 +49,17 @@ function compareColumns(doc: GristDoc, tableId: string, typed: boolean): string[
   const checked: string[] = [];
   for (const col of table.columns) {
     const sql = recordJsonSql(table, [col], typed, stats, true);
-    if (sql === null) { continue; }
-    const rows = doc.db.prepare(`SELECT ${sql} FROM ${quoteIdent(tableId)} ORDER BY id`).pluck().all() as string[];
+    if (sql === null) {
+      continue;
+    }
+    const rows = doc.db
+      .prepare(`SELECT ${sql} FROM ${quoteIdent(tableId)} ORDER BY id`)
+      .pluck()
+      .all() as string[];
     const expected = records.map((r) => JSON.stringify({id: r.id, fields: {[col.colId]: r.fields[col.colId]}}));
-    rows.forEach((row, i) => assert.is(row, expected[i], `${tableId}.${col.colId} typed=${typed} row ${records[i].id}`));
+    rows.forEach((row, i) =>
+      assert.is(row, expected[i], `${tableId}.${col.colId} typed=${typed} row ${records[i].id}`),
+    );
     checked.push(col.colId);
   }
   return checked;
@@ -61,8 +72,13 @@ function variants(doc: GristDoc, tableId: string): RecordQuery[] {
   const out: RecordQuery[] = [{}, {hidden: true}, {cellFormat: 'typed'}, {hidden: true, cellFormat: 'typed'}];
   if (visible.length) {
     const first = visible[0];
-    out.push({sort: `-${first}`, limit: 2}, {sort: visible, limit: -1}, {sort: `${first}:naturalSort`, limit: 3, hidden: true},
-      {filter: {[first]: [cols[first] ?? null]}, cellFormat: 'typed'}, {sort: visible.map((c) => `-${c}`)});
+    out.push(
+      {sort: `-${first}`, limit: 2},
+      {sort: visible, limit: -1},
+      {sort: `${first}:naturalSort`, limit: 3, hidden: true},
+      {filter: {[first]: [cols[first] ?? null]}, cellFormat: 'typed'},
+      {sort: visible.map((c) => `-${c}`)},
+    );
   }
   return out;
 }
@@ -74,7 +90,9 @@ for (const name of FIXTURE_NAMES) {
       const paths: Path[] = [];
       let columns = 0;
       for (const tableId of loadMeta(doc.db).tables.keys()) {
-        for (const q of variants(doc, tableId)) { paths.push(compare(doc, tableId, q)); }
+        for (const q of variants(doc, tableId)) {
+          paths.push(compare(doc, tableId, q));
+        }
         columns += compareColumns(doc, tableId, false).length + compareColumns(doc, tableId, true).length;
       }
       assert.ok(paths.includes('sql'), 'some reads take the SQL path');
@@ -87,8 +105,18 @@ for (const name of FIXTURE_NAMES) {
 
 /** One column per type: colId to type. */
 const COLUMNS: Record<string, string> = {
-  Text: 'Text', Int: 'Int', Numeric: 'Numeric', Bool: 'Bool', Date: 'Date', DateTime: 'DateTime:America/New_York',
-  RefT: 'Ref:T', RefListT: 'RefList:T', ChoiceList: 'ChoiceList', Choice: 'Choice', Any: 'Any', Attachments: 'Attachments',
+  Text: 'Text',
+  Int: 'Int',
+  Numeric: 'Numeric',
+  Bool: 'Bool',
+  Date: 'Date',
+  DateTime: 'DateTime:America/New_York',
+  RefT: 'Ref:T',
+  RefListT: 'RefList:T',
+  ChoiceList: 'ChoiceList',
+  Choice: 'Choice',
+  Any: 'Any',
+  Attachments: 'Attachments',
   PositionNumber: 'PositionNumber',
 };
 const COL_IDS = Object.keys(COLUMNS);
@@ -96,20 +124,87 @@ const COL_IDS = Object.keys(COLUMNS);
 /** Values bound to SQLite as they are (numbers as REAL, BigInt as INTEGER, Buffers via CAST as text). */
 type Raw = number | bigint | string | null | {blob: Buffer} | {text: Buffer};
 
-const STRINGS: Raw[] = ['', 'plain', 'quote" back\\slash', "apostrophe'", 'nul\u0000inside', '\u0001\u001f\u007f', '\b\f\n\r\t',
-  '\u2028\u2029', '😀 emoji', 'lone \ud800 surrogate', 'e\u0301 combining', '<script>', '[1,2]', '["a","b"]', '[]', '{"a":1}',
-  '1e5', ' 12', 'true', '[1, 2]', '["a\\u0041"]',
+const STRINGS: Raw[] = [
+  '',
+  'plain',
+  'quote" back\\slash',
+  "apostrophe'",
+  'nul\u0000inside',
+  '\u0001\u001f\u007f',
+  '\b\f\n\r\t',
+  '\u2028\u2029',
+  '😀 emoji',
+  'lone \ud800 surrogate',
+  'e\u0301 combining',
+  '<script>',
+  '[1,2]',
+  '["a","b"]',
+  '[]',
+  '{"a":1}',
+  '1e5',
+  ' 12',
+  'true',
+  '[1, 2]',
+  '["a\\u0041"]',
   // Invalid UTF-8 stored as TEXT: lone bytes, truncated and overlong sequences, surrogates, beyond U+10FFFF.
-  ...['ff', 'c3', '61e282', 'eda080', 'f4908080', 'c080', '61ff62', 'f09f98', '80', 'e2'].map((hex) => ({text: Buffer.from(hex, 'hex')}))];
-const EXACT_NUMBERS: Raw[] = [0n, 1n, -1n, 0.1, 2.5, -2.5, 0.30000000000000004, 0.0001, 0.000123, 123456.789, 1e15 - 0.5,
-  4503599627370495.5, 12345678.9, 1.5e300, 1.7976931348623157e308, 2n ** 53n, -(2n ** 53n), 2n ** 53n + 2n, 7n];
-const INEXACT_NUMBERS: Raw[] = [0, 2.0, -0.0, 1e-7, 1e-5, 1 / 3, 2 / 3, 1e16, 1e20, 1e21, 5e-324,
-  2 ** 53, 2n ** 53n + 1n, 2n ** 60n, -(2n ** 63n), Infinity, -Infinity];
-const MARSHALLED: Raw[] = [['L', 'a', 'b'], ['E', 'ValueError', 'bad'], ['d', 0], 'alt', 2.5, true, null, ['L'], ['O', {a: 1}]]
-  .map((v) => ({blob: marshalDumps(v)}));
+  ...['ff', 'c3', '61e282', 'eda080', 'f4908080', 'c080', '61ff62', 'f09f98', '80', 'e2'].map((hex) => ({
+    text: Buffer.from(hex, 'hex'),
+  })),
+];
+const EXACT_NUMBERS: Raw[] = [
+  0n,
+  1n,
+  -1n,
+  0.1,
+  2.5,
+  -2.5,
+  0.30000000000000004,
+  0.0001,
+  0.000123,
+  123456.789,
+  1e15 - 0.5,
+  4503599627370495.5,
+  12345678.9,
+  1.5e300,
+  1.7976931348623157e308,
+  2n ** 53n,
+  -(2n ** 53n),
+  2n ** 53n + 2n,
+  7n,
+];
+const INEXACT_NUMBERS: Raw[] = [
+  0,
+  2.0,
+  -0.0,
+  1e-7,
+  1e-5,
+  1 / 3,
+  2 / 3,
+  1e16,
+  1e20,
+  1e21,
+  5e-324,
+  2 ** 53,
+  2n ** 53n + 1n,
+  2n ** 60n,
+  -(2n ** 63n),
+  Infinity,
+  -Infinity,
+];
+const MARSHALLED: Raw[] = [
+  ['L', 'a', 'b'],
+  ['E', 'ValueError', 'bad'],
+  ['d', 0],
+  'alt',
+  2.5,
+  true,
+  null,
+  ['L'],
+  ['O', {a: 1}],
+].map((v) => ({blob: marshalDumps(v)}));
 const OTHERS: Raw[] = [null, '[1,2]', '["x"]'];
 
-function valueSql(v: Raw): {sql: string, param: unknown} {
+function valueSql(v: Raw): {sql: string; param: unknown} {
   if (v !== null && typeof v === 'object') {
     return 'blob' in v ? {sql: '?', param: v.blob} : {sql: 'CAST(? AS TEXT)', param: v.text};
   }
@@ -121,18 +216,51 @@ function adversarialDoc(): GristDoc {
   doc.addTables([{id: 'T', columns: COL_IDS.map((id) => ({id, fields: {type: COLUMNS[id], isFormula: false}}))}]);
   doc.addRecords('T', [
     // List columns hold only nulls, so that they can take the SQL path (list JSON cannot).
-    {Text: 'a', Int: 1, Numeric: 1.5, Bool: true, Date: 86400, DateTime: 3600.5, RefT: 1, RefListT: null, ChoiceList: null,
-      Choice: 'c', Any: 'z', Attachments: null, PositionNumber: 2.5},
+    {
+      Text: 'a',
+      Int: 1,
+      Numeric: 1.5,
+      Bool: true,
+      Date: 86400,
+      DateTime: 3600.5,
+      RefT: 1,
+      RefListT: null,
+      ChoiceList: null,
+      Choice: 'c',
+      Any: 'z',
+      Attachments: null,
+      PositionNumber: 2.5,
+    },
     {},
-    {Text: 'c', Int: 3, Numeric: -0.5, Bool: false, Date: null, DateTime: null, RefT: 0, RefListT: null, ChoiceList: null,
-      Choice: '', Any: 3, Attachments: null, PositionNumber: 7},
+    {
+      Text: 'c',
+      Int: 3,
+      Numeric: -0.5,
+      Bool: false,
+      Date: null,
+      DateTime: null,
+      RefT: 0,
+      RefListT: null,
+      ChoiceList: null,
+      Choice: '',
+      Any: 3,
+      Attachments: null,
+      PositionNumber: 7,
+    },
   ]);
   return doc;
 }
 
-const QUERIES: RecordQuery[] = [{}, {hidden: true}, {cellFormat: 'typed'}, {hidden: true, cellFormat: 'typed'},
-  {sort: '-Text', limit: 2}, {sort: ['Numeric', '-Any'], limit: -1}, {filter: {Int: [1, 3]}, sort: 'id'},
-  {sort: 'Text:naturalSort,-Bool', limit: 1, cellFormat: 'typed'}];
+const QUERIES: RecordQuery[] = [
+  {},
+  {hidden: true},
+  {cellFormat: 'typed'},
+  {hidden: true, cellFormat: 'typed'},
+  {sort: '-Text', limit: 2},
+  {sort: ['Numeric', '-Any'], limit: -1},
+  {filter: {Int: [1, 3]}, sort: 'id'},
+  {sort: 'Text:naturalSort,-Bool', limit: 1, cellFormat: 'typed'},
+];
 
 test('adversarial values in every column type: identical, whole table and column by column', () => {
   const doc = adversarialDoc();
@@ -142,14 +270,22 @@ test('adversarial values in every column type: identical, whole table and column
     const {sql, param} = valueSql(v);
     for (const id of COL_IDS) {
       doc.db.prepare(`UPDATE T SET ${quoteIdent(id)} = ${sql} WHERE id = 2`).run(param);
-      for (const q of QUERIES) { compare(doc, 'T', q, `value ${String(param)} in ${COLUMNS[id]}`); }
+      for (const q of QUERIES) {
+        compare(doc, 'T', q, `value ${String(param)} in ${COLUMNS[id]}`);
+      }
       for (const typed of [false, true]) {
-        for (const c of compareColumns(doc, 'T', typed)) { sqlColumns.add(c); }
+        for (const c of compareColumns(doc, 'T', typed)) {
+          sqlColumns.add(c);
+        }
       }
     }
     doc.db.prepare(`UPDATE T SET ${COL_IDS.map((id) => `${quoteIdent(id)} = NULL`).join(', ')} WHERE id = 2`).run();
   }
-  assert.equal(COL_IDS.filter((id) => !sqlColumns.has(id)), [], 'every column type takes the SQL path for some value');
+  assert.equal(
+    COL_IDS.filter((id) => !sqlColumns.has(id)),
+    [],
+    'every column type takes the SQL path for some value',
+  );
   doc.close();
 });
 
@@ -175,14 +311,22 @@ test('the SQL path is taken exactly where its text is provably the same', () => 
   }
   // SQLite writes these differently (2.0, -0.0, 1.0e-07, 0.33333333333333332, 9.0e+999, all the
   // digits of integers JS reads rounded): the JS path answers.
-  for (const v of INEXACT_NUMBERS) { assert.is(pathWith('Any', v), 'js', `number ${String(v)}`); }
-  for (const v of MARSHALLED) { assert.is(pathWith('Any', v), 'js', 'marshalled'); }
+  for (const v of INEXACT_NUMBERS) {
+    assert.is(pathWith('Any', v), 'js', `number ${String(v)}`);
+  }
+  for (const v of MARSHALLED) {
+    assert.is(pathWith('Any', v), 'js', 'marshalled');
+  }
   assert.is(pathWith('ChoiceList', '["a"]'), 'js', 'list JSON becomes ["L", ...]');
   assert.is(pathWith('RefList:T', '[1]'), 'js');
   assert.is(pathWith('ChoiceList', null, {cellFormat: 'typed'}), 'sql');
   assert.is(pathWith('Bool', 1), 'sql');
   assert.is(pathWith('Bool', 0.5), 'sql');
-  for (const [type, v] of [['Numeric', 2.0], ['Numeric', -0.0], ['Int', 5]] as const) {
+  for (const [type, v] of [
+    ['Numeric', 2.0],
+    ['Numeric', -0.0],
+    ['Int', 5],
+  ] as const) {
     assert.is(pathWith(type, v), 'sql', `${type} stores ${v} as an INTEGER`);
   }
 });
@@ -201,11 +345,20 @@ function docEditedElsewhere(addSql: (db: Database.Database, tableRef: number) =>
 }
 
 test('column ids a JS object would reorder, drop or merge take the JS path', () => {
-  const cases = [['12', 'an array index, which JS puts first'], ['__proto__', 'not an own property'], ['B', 'twice']];
+  const cases = [
+    ['12', 'an array index, which JS puts first'],
+    ['__proto__', 'not an own property'],
+    ['B', 'twice'],
+  ];
   for (const [odd, why] of cases) {
     const doc = docEditedElsewhere((db, tableRef) => {
-      if (odd !== 'B') { db.exec(`ALTER TABLE T ADD COLUMN ${quoteIdent(odd)} TEXT DEFAULT 'x'`); }
-      db.prepare(`INSERT INTO _grist_Tables_column (parentId, parentPos, colId, type) VALUES (?, 9, ?, 'Text')`).run(tableRef, odd);
+      if (odd !== 'B') {
+        db.exec(`ALTER TABLE T ADD COLUMN ${quoteIdent(odd)} TEXT DEFAULT 'x'`);
+      }
+      db.prepare(`INSERT INTO _grist_Tables_column (parentId, parentPos, colId, type) VALUES (?, 9, ?, 'Text')`).run(
+        tableRef,
+        odd,
+      );
     });
     assert.is(compare(doc, 'T', {}), 'js', why);
     doc.close();
@@ -215,7 +368,9 @@ test('column ids a JS object would reorder, drop or merge take the JS path', () 
 test('a REAL-affinity column keeps integral numbers REAL, which SQLite writes as 2.0', () => {
   const doc = docEditedElsewhere((db, tableRef) => {
     db.exec(`ALTER TABLE T ADD COLUMN R REAL`);
-    db.prepare(`INSERT INTO _grist_Tables_column (parentId, parentPos, colId, type) VALUES (?, 9, 'R', 'Numeric')`).run(tableRef);
+    db.prepare(`INSERT INTO _grist_Tables_column (parentId, parentPos, colId, type) VALUES (?, 9, 'R', 'Numeric')`).run(
+      tableRef,
+    );
   });
   doc.addRecords('T', [{R: 2.5}]);
   assert.is(compare(doc, 'T', {}), 'sql');
@@ -225,7 +380,9 @@ test('a REAL-affinity column keeps integral numbers REAL, which SQLite writes as
 });
 
 test('row ids beyond 2^53, which JS reads rounded, take the JS path', () => {
-  const doc = docEditedElsewhere((db) => { db.prepare(`INSERT INTO T (id, B) VALUES (?, 'far')`).run(2n ** 53n + 1n); });
+  const doc = docEditedElsewhere((db) => {
+    db.prepare(`INSERT INTO T (id, B) VALUES (?, 'far')`).run(2n ** 53n + 1n);
+  });
   assert.is(compare(doc, 'T', {}), 'js');
   doc.db.prepare(`UPDATE T SET id = ? WHERE B = 'far'`).run(2n ** 53n);
   assert.is(compare(doc, 'T', {}), 'sql');
@@ -235,9 +392,20 @@ test('row ids beyond 2^53, which JS reads rounded, take the JS path', () => {
 test('writes through the engine, other code and other connections keep the choice exact', () => {
   const path = tempPath();
   const doc = GristDoc.create(path);
-  doc.addTables([{id: 'T', columns: [{id: 'N', fields: {type: 'Numeric'}}, {id: 'A', fields: {type: 'Any', isFormula: false}},
-    {id: 'P', fields: {type: 'PositionNumber', isFormula: false}}]}]);
-  doc.addRecords('T', [{N: 1.25, A: 'x', P: 1.5}, {N: 3, A: 2, P: 2}]);
+  doc.addTables([
+    {
+      id: 'T',
+      columns: [
+        {id: 'N', fields: {type: 'Numeric'}},
+        {id: 'A', fields: {type: 'Any', isFormula: false}},
+        {id: 'P', fields: {type: 'PositionNumber', isFormula: false}},
+      ],
+    },
+  ]);
+  doc.addRecords('T', [
+    {N: 1.25, A: 'x', P: 1.5},
+    {N: 3, A: 2, P: 2},
+  ]);
   const read = (q: RecordQuery = {}) => compare(doc, 'T', q);
   assert.is(read(), 'sql');
   // Engine writes: numbers stored as REAL are checked when next needed.
@@ -275,16 +443,33 @@ test('writes through the engine, other code and other connections keep the choic
   // A rolled-back bundle forgets what it wrote.
   doc.db.prepare('UPDATE T SET N = 0.5 WHERE id = 3').run();
   assert.is(read(), 'sql');
-  assert.throws(() => doc.applyUserActions([['UpdateRecord', 'T', 3, {N: 1e-9}], ['UpdateRecord', 'T', 99, {N: 1}]]));
+  assert.throws(() =>
+    doc.applyUserActions([
+      ['UpdateRecord', 'T', 3, {N: 1e-9}],
+      ['UpdateRecord', 'T', 99, {N: 1}],
+    ]),
+  );
   assert.is(read(), 'sql');
   doc.close();
 });
 
 test('a filtered or limited read scans nothing: it takes the SQL path with what is known', () => {
   const doc = GristDoc.create(tempPath());
-  doc.addTables([{id: 'T', columns: [{id: 'S', fields: {type: 'Text'}}, {id: 'N', fields: {type: 'Numeric'}},
-    {id: 'F', fields: {type: 'Numeric', isFormula: false}}]}, {id: 'Tick', columns: [{id: 'N', fields: {type: 'Int'}}]}]);
-  doc.addRecords('T', [{S: 'a', N: 1.5, F: 2.5}, {S: 'b', N: 2, F: 0.25}]);
+  doc.addTables([
+    {
+      id: 'T',
+      columns: [
+        {id: 'S', fields: {type: 'Text'}},
+        {id: 'N', fields: {type: 'Numeric'}},
+        {id: 'F', fields: {type: 'Numeric', isFormula: false}},
+      ],
+    },
+    {id: 'Tick', columns: [{id: 'N', fields: {type: 'Int'}}]},
+  ]);
+  doc.addRecords('T', [
+    {S: 'a', N: 1.5, F: 2.5},
+    {S: 'b', N: 2, F: 0.25},
+  ]);
   doc.addRecords('Tick', [{N: 0}]);
   const partial = [{limit: 1}, {filter: {S: ['a']}}, {filter: {N: [2]}, sort: '-S', limit: 5}] as RecordQuery[];
   // Each read after a write to another table (tracked: it keeps what is known), so that none is cached.
@@ -293,14 +478,22 @@ test('a filtered or limited read scans nothing: it takes the SQL path with what 
     doc.updateRecords('Tick', [{id: 1, fields: {N: ++ticks}}]);
     return compare(doc, 'T', q);
   };
-  for (const q of partial) { assert.is(read(q), 'js', 'nothing known yet'); }
+  for (const q of partial) {
+    assert.is(read(q), 'js', 'nothing known yet');
+  }
   assert.is(read({}), 'sql', 'a whole-table read scans');
-  for (const q of partial) { assert.is(read(q), 'sql'); }
+  for (const q of partial) {
+    assert.is(read(q), 'sql');
+  }
   // An insert that leaves columns to their default keeps them known.
   doc.addRecords('T', [{S: 'c'}]);
-  for (const q of partial) { assert.is(read(q), 'sql', 'after an insert'); }
+  for (const q of partial) {
+    assert.is(read(q), 'sql', 'after an insert');
+  }
   doc.db.prepare(`UPDATE T SET S = 'd' WHERE id = 3`).run();
-  for (const q of partial) { assert.is(read(q), 'js', 'after a write the engine did not make'); }
+  for (const q of partial) {
+    assert.is(read(q), 'js', 'after a write the engine did not make');
+  }
   doc.close();
 });
 
@@ -319,15 +512,35 @@ test('StoredValues: the numbers a write leaves to check are those that may land 
 
 test('the benchmark table (Text, Int, Numeric, Bool, Date) takes the SQL path', () => {
   const doc = GristDoc.create(tempPath());
-  doc.addTables([{id: 'Items', columns: [{id: 'Name', fields: {type: 'Text'}}, {id: 'Qty', fields: {type: 'Int'}},
-    {id: 'Price', fields: {type: 'Numeric'}}, {id: 'Active', fields: {type: 'Bool'}}, {id: 'Day', fields: {type: 'Date'}}]}]);
+  doc.addTables([
+    {
+      id: 'Items',
+      columns: [
+        {id: 'Name', fields: {type: 'Text'}},
+        {id: 'Qty', fields: {type: 'Int'}},
+        {id: 'Price', fields: {type: 'Numeric'}},
+        {id: 'Active', fields: {type: 'Bool'}},
+        {id: 'Day', fields: {type: 'Date'}},
+      ],
+    },
+  ]);
   const rows: Array<Record<string, CellValue>> = Array.from({length: 500}, (_, n) => ({
-    Name: `name-${(n * 7919) % 1000003}`, Qty: n % 1000, Price: Math.round(((n * 31) % 100000) * 1.25) / 100,
-    Active: n % 3 === 0, Day: 1_600_000_000 - (1_600_000_000 % 86400) + (n % 3650) * 86400,
+    Name: `name-${(n * 7919) % 1000003}`,
+    Qty: n % 1000,
+    Price: Math.round(((n * 31) % 100000) * 1.25) / 100,
+    Active: n % 3 === 0,
+    Day: 1_600_000_000 - (1_600_000_000 % 86400) + (n % 3650) * 86400,
   }));
-  for (let i = 0; i < rows.length; i += 100) { doc.addRecords('Items', rows.slice(i, i + 100)); }
-  for (const q of [{}, {filter: {Active: [true]}, sort: 'Qty,-Price', limit: 100}, {sort: 'Name', limit: 50},
-    {hidden: true}, {cellFormat: 'typed'}] as RecordQuery[]) {
+  for (let i = 0; i < rows.length; i += 100) {
+    doc.addRecords('Items', rows.slice(i, i + 100));
+  }
+  for (const q of [
+    {},
+    {filter: {Active: [true]}, sort: 'Qty,-Price', limit: 100},
+    {sort: 'Name', limit: 50},
+    {hidden: true},
+    {cellFormat: 'typed'},
+  ] as RecordQuery[]) {
     assert.is(compare(doc, 'Items', q), 'sql', JSON.stringify(q));
   }
   assert.is(doc.recordsJsonPaths.js, 0);

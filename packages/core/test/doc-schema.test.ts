@@ -22,26 +22,55 @@ function inconsistencies(db: Database.Database): string[] {
   const colIds = new Set(cols.map((c) => c.id));
   const sectionIds = new Set(sections.map((s) => s.id));
   for (const t of tables) {
-    if (!sqlTables.has(t.tableId)) { problems.push(`no SQL table ${t.tableId}`); continue; }
-    const sqlCols = all(`SELECT name FROM pragma_table_info('${t.tableId}')`).map((r) => r.name).filter((n) => n !== 'id').sort();
-    const metaCols = cols.filter((c) => c.parentId === t.id).map((c) => c.colId).sort();
-    if (JSON.stringify(sqlCols) !== JSON.stringify(metaCols)) { problems.push(`${t.tableId}: SQL ${sqlCols} vs meta ${metaCols}`); }
-    for (const ref of ['rawViewSectionRef', 'recordCardViewSectionRef']) {
-      if (!sectionIds.has(t[ref])) { problems.push(`${t.tableId}.${ref} dangles`); }
+    if (!sqlTables.has(t.tableId)) {
+      problems.push(`no SQL table ${t.tableId}`);
+      continue;
     }
-    if (t.primaryViewId && !views.has(t.primaryViewId)) { problems.push(`${t.tableId}.primaryViewId dangles`); }
+    const sqlCols = all(`SELECT name FROM pragma_table_info('${t.tableId}')`)
+      .map((r) => r.name)
+      .filter((n) => n !== 'id')
+      .sort();
+    const metaCols = cols
+      .filter((c) => c.parentId === t.id)
+      .map((c) => c.colId)
+      .sort();
+    if (JSON.stringify(sqlCols) !== JSON.stringify(metaCols)) {
+      problems.push(`${t.tableId}: SQL ${sqlCols} vs meta ${metaCols}`);
+    }
+    for (const ref of ['rawViewSectionRef', 'recordCardViewSectionRef']) {
+      if (!sectionIds.has(t[ref])) {
+        problems.push(`${t.tableId}.${ref} dangles`);
+      }
+    }
+    if (t.primaryViewId && !views.has(t.primaryViewId)) {
+      problems.push(`${t.tableId}.primaryViewId dangles`);
+    }
   }
-  for (const c of cols) { if (!tableIds.has(c.parentId)) { problems.push(`column ${c.id} without table`); } }
+  for (const c of cols) {
+    if (!tableIds.has(c.parentId)) {
+      problems.push(`column ${c.id} without table`);
+    }
+  }
   for (const s of sections) {
-    if (!tableIds.has(s.tableRef)) { problems.push(`section ${s.id} without table`); }
-    if (s.parentId && !views.has(s.parentId)) { problems.push(`section ${s.id} without view`); }
+    if (!tableIds.has(s.tableRef)) {
+      problems.push(`section ${s.id} without table`);
+    }
+    if (s.parentId && !views.has(s.parentId)) {
+      problems.push(`section ${s.id} without view`);
+    }
   }
   for (const f of fields) {
-    if (!colIds.has(f.colRef)) { problems.push(`field ${f.id} without column`); }
-    if (!sectionIds.has(f.parentId)) { problems.push(`field ${f.id} without section`); }
+    if (!colIds.has(f.colRef)) {
+      problems.push(`field ${f.id} without column`);
+    }
+    if (!sectionIds.has(f.parentId)) {
+      problems.push(`field ${f.id} without section`);
+    }
   }
   for (const r of all('SELECT viewRef FROM _grist_Pages UNION ALL SELECT viewRef FROM _grist_TabBar')) {
-    if (!views.has(r.viewRef)) { problems.push(`page/tab for missing view ${r.viewRef}`); }
+    if (!views.has(r.viewRef)) {
+      problems.push(`page/tab for missing view ${r.viewRef}`);
+    }
   }
   return problems;
 }
@@ -51,38 +80,91 @@ const colIds = (doc: GristDoc, table = 'Table1', hidden = false) => doc.listColu
 ftest('19.16 GET columns: fields of each column, hidden adds manualSort', () => {
   const doc = GristDoc.open(copyFixture('Hello.grist'));
   const cols = doc.listColumns('Table1');
-  assert.equal(cols[0], {id: 'A', fields: {colRef: 2, parentId: 1, parentPos: 1, type: 'Text', widgetOptions: '',
-    isFormula: false, formula: '', label: 'A', description: '', untieColIdFromLabel: false, summarySourceCol: 0,
-    displayCol: 0, visibleCol: 0, rules: null, recalcWhen: 0, recalcDeps: null, reverseCol: 0}});
+  assert.equal(cols[0], {
+    id: 'A',
+    fields: {
+      colRef: 2,
+      parentId: 1,
+      parentPos: 1,
+      type: 'Text',
+      widgetOptions: '',
+      isFormula: false,
+      formula: '',
+      label: 'A',
+      description: '',
+      untieColIdFromLabel: false,
+      summarySourceCol: 0,
+      displayCol: 0,
+      visibleCol: 0,
+      rules: null,
+      recalcWhen: 0,
+      recalcDeps: null,
+      reverseCol: 0,
+    },
+  });
   const e = cols.find((c) => c.id === 'E')!.fields;
   assert.equal([e.type, e.isFormula, e.formula], ['Any', true, '$A.upper()']);
   const d = cols.find((c) => c.id === 'D')!.fields;
   assert.equal([d.type, d.isFormula, d.formula], ['Any', true, '']);
   const ms = doc.listColumns('Table1', {hidden: true})[0];
   assert.equal([ms.id, ms.fields.colRef, ms.fields.type], ['manualSort', 1, 'ManualSortPos']);
-  assert.throws(() => doc.listColumns('_grist_Tables'), (e: any) => e.status === 400);
+  assert.throws(
+    () => doc.listColumns('_grist_Tables'),
+    (e: any) => e.status === 400,
+  );
   doc.close();
 });
 
 test('8.2 GET tables', () => {
   const doc = GristDoc.create(tempPath());
-  assert.equal(doc.listTables(), [{id: 'Table1', fields: {tableRef: 1, primaryViewId: 1, summarySourceTable: 0,
-    onDemand: false, rawViewSectionRef: 2, recordCardViewSectionRef: 3}}]);
+  assert.equal(doc.listTables(), [
+    {
+      id: 'Table1',
+      fields: {
+        tableRef: 1,
+        primaryViewId: 1,
+        summarySourceTable: 0,
+        onDemand: false,
+        rawViewSectionRef: 2,
+        recordCardViewSectionRef: 3,
+      },
+    },
+  ]);
   doc.close();
 });
 
 test('19.19 POST tables and columns de-duplicate ids', () => {
   const doc = GristDoc.create(tempPath());
-  const tables = doc.addTables([{columns: [{}]}, {id: '', columns: [{id: ''}]}, {id: 'NewTable1', columns: [{id: 'NewCol1'}]},
-    {id: 'NewTable2', columns: [{id: 'NewCol3'}, {id: 'NewCol3'}]}, {id: 'NewTable2', columns: [{id: 'NewCol1'}]}]);
+  const tables = doc.addTables([
+    {columns: [{}]},
+    {id: '', columns: [{id: ''}]},
+    {id: 'NewTable1', columns: [{id: 'NewCol1'}]},
+    {id: 'NewTable2', columns: [{id: 'NewCol3'}, {id: 'NewCol3'}]},
+    {id: 'NewTable2', columns: [{id: 'NewCol1'}]},
+  ]);
   assert.equal(tables, [{id: 'Table2'}, {id: 'Table3'}, {id: 'NewTable1'}, {id: 'NewTable2'}, {id: 'NewTable2_2'}]);
   assert.equal(colIds(doc, 'NewTable2'), ['NewCol3', 'NewCol3_2']);
-  const cols = doc.addColumns('NewTable2', [{}, {id: ''}, {id: 'NewCol4'}, {id: 'NewCol4'}, {id: 'NewCol5', fields: {label: 'Label5'}}]);
+  const cols = doc.addColumns('NewTable2', [
+    {},
+    {id: ''},
+    {id: 'NewCol4'},
+    {id: 'NewCol4'},
+    {id: 'NewCol5', fields: {label: 'Label5'}},
+  ]);
   assert.equal(cols, [{id: 'A'}, {id: 'B'}, {id: 'NewCol4'}, {id: 'NewCol4_2'}, {id: 'NewCol5'}]);
   assert.is(doc.listColumns('NewTable2').find((c) => c.id === 'NewCol5')!.fields.label, 'Label5');
-  assert.throws(() => doc.addColumns('NoSuchTable', [{}]), (e: any) => e.status === 404 && e.message === 'Table not found "NoSuchTable"');
-  assert.throws(() => doc.updateTables([{id: 'Table9', fields: {tableId: 'X'}}]), (e: any) => e.status === 404 && e.message === 'Table not found "Table9"');
-  assert.throws(() => doc.updateColumns('Table1', [{id: 'Zed', fields: {label: 'x'}}]), (e: any) => e.status === 404 && e.message === 'Column not found "Zed"');
+  assert.throws(
+    () => doc.addColumns('NoSuchTable', [{}]),
+    (e: any) => e.status === 404 && e.message === 'Table not found "NoSuchTable"',
+  );
+  assert.throws(
+    () => doc.updateTables([{id: 'Table9', fields: {tableId: 'X'}}]),
+    (e: any) => e.status === 404 && e.message === 'Table not found "Table9"',
+  );
+  assert.throws(
+    () => doc.updateColumns('Table1', [{id: 'Zed', fields: {label: 'x'}}]),
+    (e: any) => e.status === 404 && e.message === 'Column not found "Zed"',
+  );
   doc.updateColumns('Table1', [{id: 'A', fields: {colId: 'B'}}]);
   assert.equal(colIds(doc), ['B2', 'B', 'C']);
   assert.equal(inconsistencies(doc.db), []);
@@ -91,33 +173,60 @@ test('19.19 POST tables and columns de-duplicate ids', () => {
 
 test('8.3 POST tables: data columns of type Text by default; only some fields applied', () => {
   const doc = GristDoc.create(tempPath());
-  const [{id}] = doc.addTables([{id: 'foo bar', columns: [{id: 'Name'}, {id: 'Up', fields: {formula: '$Name.upper()'}},
-    {id: 'Age', fields: {type: 'Int', label: 'Years', description: 'ignored', recalcWhen: 2}}]}]);
+  const [{id}] = doc.addTables([
+    {
+      id: 'foo bar',
+      columns: [
+        {id: 'Name'},
+        {id: 'Up', fields: {formula: '$Name.upper()'}},
+        {id: 'Age', fields: {type: 'Int', label: 'Years', description: 'ignored', recalcWhen: 2}},
+      ],
+    },
+  ]);
   assert.is(id, 'Foo_bar');
   const f = Object.fromEntries(doc.listColumns(id).map((c) => [c.id, c.fields]));
   assert.equal([f.Name.type, f.Name.isFormula, f.Name.label], ['Text', false, 'Name']);
   assert.equal([f.Up.type, f.Up.isFormula, f.Up.formula], ['Any', true, '$Name.upper()']);
   assert.equal([f.Age.type, f.Age.label, f.Age.description, f.Age.recalcWhen], ['Int', 'Years', '', 0]);
   // The page and raw section keep the title as given.
-  const view = doc.db.prepare(`SELECT name FROM _grist_Views WHERE id = ?`).get(doc.listTables()[1].fields.primaryViewId) as any;
+  const view = doc.db
+    .prepare(`SELECT name FROM _grist_Views WHERE id = ?`)
+    .get(doc.listTables()[1].fields.primaryViewId) as any;
   assert.is(view.name, 'foo bar');
-  const raw = doc.db.prepare(`SELECT title FROM _grist_Views_section WHERE id = ?`).get(doc.listTables()[1].fields.rawViewSectionRef) as any;
+  const raw = doc.db
+    .prepare(`SELECT title FROM _grist_Views_section WHERE id = ?`)
+    .get(doc.listTables()[1].fields.rawViewSectionRef) as any;
   assert.is(raw.title, 'foo bar');
   // SQL columns declared as Grist declares them.
-  const decl = Object.fromEntries((doc.db.prepare(`SELECT name, type, dflt_value AS d FROM pragma_table_info('Foo_bar')`).all() as any[])
-    .map((r) => [r.name, `${r.type} ${r.d}`]));
-  assert.equal(decl, {id: 'INTEGER null', manualSort: 'NUMERIC 1e999', Name: "TEXT ''", Up: 'BLOB NULL', Age: 'INTEGER 0'});
+  const decl = Object.fromEntries(
+    (doc.db.prepare(`SELECT name, type, dflt_value AS d FROM pragma_table_info('Foo_bar')`).all() as any[]).map((r) => [
+      r.name,
+      `${r.type} ${r.d}`,
+    ]),
+  );
+  assert.equal(decl, {
+    id: 'INTEGER null',
+    manualSort: 'NUMERIC 1e999',
+    Name: "TEXT ''",
+    Up: 'BLOB NULL',
+    Age: 'INTEGER 0',
+  });
   assert.equal(inconsistencies(doc.db), []);
   doc.close();
 });
 
 test('9.2 POST columns: empty Any columns by default, fields in raw, card and record widgets', () => {
   const doc = GristDoc.create(tempPath());
-  const [{id}] = doc.addColumns('Table1', [{id: 'D', fields: {description: 'not applied', visibleCol: 0, recalcWhen: 1}}]);
+  const [{id}] = doc.addColumns('Table1', [
+    {id: 'D', fields: {description: 'not applied', visibleCol: 0, recalcWhen: 1}},
+  ]);
   const d = doc.listColumns('Table1').find((c) => c.id === id)!.fields;
   assert.equal([d.type, d.isFormula, d.formula, d.description, d.recalcWhen, d.label], ['Any', true, '', '', 1, 'D']);
-  const sections = (doc.db.prepare(`SELECT parentId FROM _grist_Views_section_field WHERE colRef = ?`).all(d.colRef) as any[])
-    .map((r) => r.parentId).sort();
+  const sections = (
+    doc.db.prepare(`SELECT parentId FROM _grist_Views_section_field WHERE colRef = ?`).all(d.colRef) as any[]
+  )
+    .map((r) => r.parentId)
+    .sort();
   assert.equal(sections, [1, 2, 3], 'page widget, raw section and record card');
   const [{id: dataCol}] = doc.addColumns('Table1', [{fields: {isFormula: false, label: 'Some label'}}]);
   assert.is(dataCol, 'E', 'a label does not determine the colId');
@@ -128,8 +237,10 @@ test('9.2 POST columns: empty Any columns by default, fields in raw, card and re
 });
 
 test('19.17 PUT columns: add, update, noadd, noupdate, replaceall', () => {
-  const body: Array<{id: string, fields: Record<string, string>}> = [
-    {id: 'Foo', fields: {type: 'Text', label: 'FooLabel'}}, {id: 'A', fields: {type: 'Numeric', colId: 'NewA'}}];
+  const body: Array<{id: string; fields: Record<string, string>}> = [
+    {id: 'Foo', fields: {type: 'Text', label: 'FooLabel'}},
+    {id: 'A', fields: {type: 'Numeric', colId: 'NewA'}},
+  ];
   const run = (options: object) => {
     const doc = GristDoc.create(tempPath());
     doc.replaceColumns('Table1', body, options);
@@ -138,12 +249,27 @@ test('19.17 PUT columns: add, update, noadd, noupdate, replaceall', () => {
     doc.close();
     return out;
   };
-  assert.equal(run({}), ['manualSort:ManualSortPos:manualSort', 'NewA:Numeric:A', 'B:Any:B', 'C:Any:C', 'Foo:Text:FooLabel']);
+  assert.equal(run({}), [
+    'manualSort:ManualSortPos:manualSort',
+    'NewA:Numeric:A',
+    'B:Any:B',
+    'C:Any:C',
+    'Foo:Text:FooLabel',
+  ]);
   assert.equal(run({noadd: true}), ['manualSort:ManualSortPos:manualSort', 'NewA:Numeric:A', 'B:Any:B', 'C:Any:C']);
-  assert.equal(run({noupdate: true}), ['manualSort:ManualSortPos:manualSort', 'A:Any:A', 'B:Any:B', 'C:Any:C', 'Foo:Text:FooLabel']);
+  assert.equal(run({noupdate: true}), [
+    'manualSort:ManualSortPos:manualSort',
+    'A:Any:A',
+    'B:Any:B',
+    'C:Any:C',
+    'Foo:Text:FooLabel',
+  ]);
   assert.equal(run({replaceall: true}), ['manualSort:ManualSortPos:manualSort', 'NewA:Numeric:A', 'Foo:Text:FooLabel']);
   const doc = GristDoc.create(tempPath());
-  assert.throws(() => doc.replaceColumns('NonExistingTable', body), (e: any) => e.status === 404 && e.message === 'Table not found "NonExistingTable"');
+  assert.throws(
+    () => doc.replaceColumns('NonExistingTable', body),
+    (e: any) => e.status === 404 && e.message === 'Table not found "NonExistingTable"',
+  );
   doc.close();
 });
 
@@ -152,11 +278,17 @@ test('19.18 DELETE column', () => {
   const colRef = doc.listColumns('Table1')[0].fields.colRef;
   doc.removeColumn('Table1', 'A');
   assert.equal(colIds(doc, 'Table1', true), ['manualSort', 'B', 'C']);
-  assert.equal(doc.db.prepare(`SELECT count(*) AS n FROM _grist_Views_section_field WHERE colRef = ?`).get(colRef), {n: 0});
-  assert.throws(() => doc.removeColumn('Table1', 'NonExistingColId'),
-    (e: any) => e.status === 404 && e.message === 'Table or column not found "Table1.NonExistingColId"');
-  assert.throws(() => doc.removeColumn('NonExistingTable', 'A'),
-    (e: any) => e.status === 404 && e.message === 'Table or column not found "NonExistingTable.A"');
+  assert.equal(doc.db.prepare(`SELECT count(*) AS n FROM _grist_Views_section_field WHERE colRef = ?`).get(colRef), {
+    n: 0,
+  });
+  assert.throws(
+    () => doc.removeColumn('Table1', 'NonExistingColId'),
+    (e: any) => e.status === 404 && e.message === 'Table or column not found "Table1.NonExistingColId"',
+  );
+  assert.throws(
+    () => doc.removeColumn('NonExistingTable', 'A'),
+    (e: any) => e.status === 404 && e.message === 'Table or column not found "NonExistingTable.A"',
+  );
   assert.equal(inconsistencies(doc.db), []);
   doc.close();
 });
@@ -172,7 +304,10 @@ test('labels rename colIds unless untied; untie false re-syncs', () => {
   doc.updateColumns('Table1', [{id: 'C', fields: {label: 'x', colId: 'Explicit'}}]);
   assert.equal(colIds(doc), ['My_Label_', 'Other', 'Explicit']);
   // Two columns renamed to clashing names in one request get distinct ids.
-  doc.updateColumns('Table1', [{id: 'Other', fields: {colId: 'Same'}}, {id: 'Explicit', fields: {colId: 'same'}}]);
+  doc.updateColumns('Table1', [
+    {id: 'Other', fields: {colId: 'Same'}},
+    {id: 'Explicit', fields: {colId: 'same'}},
+  ]);
   assert.equal(colIds(doc), ['My_Label_', 'Same', 'same2']);
   assert.throws(() => doc.updateColumns('Table1', [{id: 'Same', fields: {bogus: 1}}]), /Invalid column "bogus"/);
   doc.close();
@@ -216,30 +351,48 @@ test('formula columns: a formula computes; an empty formula holds the type defau
 
 test('renaming a table: references and formulas follow; missing table 404', () => {
   const doc = GristDoc.create(tempPath());
-  doc.addTables([{id: 'People', columns: [{id: 'Name'}]},
-    {id: 'Pets', columns: [{id: 'Owner', fields: {type: 'Ref:People'}},
-      {id: 'N', fields: {formula: 'len(People.all) + $Owner.People_count'}}]}]);
+  doc.addTables([
+    {id: 'People', columns: [{id: 'Name'}]},
+    {
+      id: 'Pets',
+      columns: [
+        {id: 'Owner', fields: {type: 'Ref:People'}},
+        {id: 'N', fields: {formula: 'len(People.all) + $Owner.People_count'}},
+      ],
+    },
+  ]);
   doc.addRecords('People', [{Name: 'a'}]);
   doc.addRecords('Pets', [{Owner: 1}]);
   doc.updateTables([{id: 'People', fields: {tableId: 'humans'}}]);
-  assert.equal(doc.listTables().map((t) => t.id), ['Table1', 'Humans', 'Pets']);
+  assert.equal(
+    doc.listTables().map((t) => t.id),
+    ['Table1', 'Humans', 'Pets'],
+  );
   const pets = Object.fromEntries(doc.listColumns('Pets').map((c) => [c.id, c.fields]));
   assert.is(pets.Owner.type, 'Ref:Humans');
   assert.is(pets.N.formula, 'len(Humans.all) + $Owner.People_count');
   assert.equal(doc.fetchColumns('Pets').Owner, [1]);
   assert.equal(doc.fetchColumns('Humans').Name, ['a']);
   assert.is(doc.applyUserActions([['RenameTable', 'Humans', 'HUMANS']]).retValues[0], 'HUMANS');
-  assert.throws(() => doc.updateTables([{id: 'People', fields: {tableId: 'X'}}]), (e: any) => e.status === 404);
+  assert.throws(
+    () => doc.updateTables([{id: 'People', fields: {tableId: 'X'}}]),
+    (e: any) => e.status === 404,
+  );
   assert.equal(inconsistencies(doc.db), []);
   doc.close();
 });
 
 test('removing a table removes its views, sections, fields and columns referring to it', () => {
   const doc = GristDoc.create(tempPath());
-  doc.addTables([{id: 'People', columns: [{id: 'Name'}]}, {id: 'Pets', columns: [{id: 'Owner', fields: {type: 'Ref:People'}},
-    {id: 'Kind'}]}]);
+  doc.addTables([
+    {id: 'People', columns: [{id: 'Name'}]},
+    {id: 'Pets', columns: [{id: 'Owner', fields: {type: 'Ref:People'}}, {id: 'Kind'}]},
+  ]);
   doc.removeTable('People');
-  assert.equal(doc.listTables().map((t) => t.id), ['Table1', 'Pets']);
+  assert.equal(
+    doc.listTables().map((t) => t.id),
+    ['Table1', 'Pets'],
+  );
   assert.equal(colIds(doc, 'Pets'), ['Kind']);
   assert.equal(inconsistencies(doc.db), []);
   assert.equal(doc.db.prepare(`SELECT count(*) AS n FROM _grist_Views`).get(), {n: 2});
@@ -247,31 +400,54 @@ test('removing a table removes its views, sections, fields and columns referring
   // Removing rows of _grist_Tables removes tables too (as the tests of Grist do via /data/delete).
   const petsRef = doc.listTables()[1].fields.tableRef;
   doc.removeRecords('_grist_Tables', [petsRef]);
-  assert.equal(doc.listTables().map((t) => t.id), ['Table1']);
+  assert.equal(
+    doc.listTables().map((t) => t.id),
+    ['Table1'],
+  );
   assert.equal(inconsistencies(doc.db), []);
   doc.close();
 });
 
 test('/apply: return values, unknown actions, actionNum', () => {
   const doc = GristDoc.create(tempPath());
-  const r1 = doc.applyUserActions([['AddTable', 'Things', [{id: 'Name', type: 'Text'}]], ['AddRecord', 'Things', null, {Name: 'a'}],
-    ['AddColumn', 'Things', 'Size', {type: 'Int'}], ['RenameColumn', 'Things', 'Size', 'Weight'],
-    ['BulkAddRecord', 'Things', [null, null], {Name: ['b', 'c'], Weight: [1, 2]}], ['RemoveColumn', 'Things', 'Weight']]);
-  assert.equal(r1.retValues, [{id: 2, table_id: 'Things', columns: ['Name'], views: [{id: 2, sections: [4]}]}, 1,
-    {colRef: 7, colId: 'Size'}, 'Weight', [2, 3], null]);
+  const r1 = doc.applyUserActions([
+    ['AddTable', 'Things', [{id: 'Name', type: 'Text'}]],
+    ['AddRecord', 'Things', null, {Name: 'a'}],
+    ['AddColumn', 'Things', 'Size', {type: 'Int'}],
+    ['RenameColumn', 'Things', 'Size', 'Weight'],
+    ['BulkAddRecord', 'Things', [null, null], {Name: ['b', 'c'], Weight: [1, 2]}],
+    ['RemoveColumn', 'Things', 'Weight'],
+  ]);
+  assert.equal(r1.retValues, [
+    {id: 2, table_id: 'Things', columns: ['Name'], views: [{id: 2, sections: [4]}]},
+    1,
+    {colRef: 7, colId: 'Size'},
+    'Weight',
+    [2, 3],
+    null,
+  ]);
   assert.is(r1.isModification, true);
   assert.match(r1.actionHash, /^[0-9a-f]{64}$/);
   const r2 = doc.applyUserActions([['BulkRemoveRecord', 'Things', [99]]]);
   assert.is(r2.actionNum, r1.actionNum + 1);
   assert.is(r2.isModification, false);
-  assert.throws(() => doc.applyUserActions([['Frobnicate', 'Things']]), (e: any) => e.status === 400 && /Frobnicate/.test(e.message));
-  assert.throws(() => doc.applyUserActions([['AddRecord', 'Nope', null, {}]]), (e: any) => e.status === 400 && /KeyError/.test(e.message));
+  assert.throws(
+    () => doc.applyUserActions([['Frobnicate', 'Things']]),
+    (e: any) => e.status === 400 && /Frobnicate/.test(e.message),
+  );
+  assert.throws(
+    () => doc.applyUserActions([['AddRecord', 'Nope', null, {}]]),
+    (e: any) => e.status === 400 && /KeyError/.test(e.message),
+  );
   doc.applyUserActions([['ReplaceTableData', 'Things', [5], {Name: ['only']}]]);
   assert.equal(doc.fetchColumns('Things'), {id: [5], manualSort: [5], Name: ['only']});
   doc.applyUserActions([['AddOrUpdateRecord', 'Things', {Name: 'only'}, {Name: 'ONLY'}, {}]]);
   assert.equal(doc.fetchColumns('Things').Name, ['ONLY']);
   doc.applyUserActions([['RemoveTable', 'Things']]);
-  assert.equal(doc.listTables().map((t) => t.id), ['Table1']);
+  assert.equal(
+    doc.listTables().map((t) => t.id),
+    ['Table1'],
+  );
   assert.equal(inconsistencies(doc.db), []);
   doc.close();
 });
@@ -284,7 +460,10 @@ test('metadata tables can be read (and written through their record overrides)',
   assert.equal(colIds(doc), ['Renamed', 'B', 'C']);
   doc.updateRecords('_grist_Views', [{id: 1, fields: {name: 'My page'}}]);
   assert.is(doc.fetchRecords('_grist_Views').records[0].fields.name, 'My page');
-  assert.throws(() => doc.fetchRecords('_gristsys_ActionHistory'), (e: any) => e.status === 404);
+  assert.throws(
+    () => doc.fetchRecords('_gristsys_ActionHistory'),
+    (e: any) => e.status === 404,
+  );
   doc.close();
 });
 

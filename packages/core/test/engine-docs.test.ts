@@ -1,38 +1,45 @@
 // Open documents are bounded (issue 11 item 5): an LRU with a cap and an idle timeout, documents in
 // use are never closed under their user, and running out of descriptors answers 503, never 404.
 import Database from 'better-sqlite3';
-import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { test } from 'uvu';
+import {spawnSync} from 'node:child_process';
+import {createServer} from 'node:http';
+import type {AddressInfo} from 'node:net';
+import {mkdtempSync, readdirSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import { Engine, ensureWebhookTables } from '../src/index.js';
+import {Engine, ensureWebhookTables} from '../src/index.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fds = () => readdirSync('/proc/self/fd').length;
 
-async function withEngine(opts: { maxOpenDocs?: number; docIdleMs?: number }, n: number,
-                          fn: (engine: Engine, docIds: string[]) => Promise<void>) {
+async function withEngine(
+  opts: {maxOpenDocs?: number; docIdleMs?: number},
+  n: number,
+  fn: (engine: Engine, docIds: string[]) => Promise<void>,
+) {
   const dir = mkdtempSync(join(tmpdir(), 'gl-lru-'));
   try {
     await withEngineIn(dir, fn, opts, n);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, {recursive: true, force: true});
   }
 }
 
-async function withEngineIn(dir: string, fn: (engine: Engine, docIds: string[]) => Promise<void>,
-                            opts: { maxOpenDocs?: number; docIdleMs?: number } = {}, n = 3) {
-  const engine = await Engine.open({ dataDir: dir, ...opts });
+async function withEngineIn(
+  dir: string,
+  fn: (engine: Engine, docIds: string[]) => Promise<void>,
+  opts: {maxOpenDocs?: number; docIdleMs?: number} = {},
+  n = 3,
+) {
+  const engine = await Engine.open({dataDir: dir, ...opts});
   try {
     const user = await engine.home.ensureUser('ada@example.com', 'Ada');
     const p = engine.home.principalFor(user, true);
     const [home] = await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id);
     const ids: string[] = [];
-    for (let i = 0; i < n; i++) ids.push(await engine.createDoc(home.id, p, { name: `D${i}` }));
+    for (let i = 0; i < n; i++) ids.push(await engine.createDoc(home.id, p, {name: `D${i}`}));
     await fn(engine, ids);
   } finally {
     await engine.close();
@@ -43,7 +50,7 @@ const tables = (engine: Engine, id: string) =>
   engine.withDoc(id, (d) => d.db.prepare('SELECT count(*) FROM _grist_Tables').pluck().get() as number);
 
 test('with a cap of 5, 60 documents keep descriptors bounded and every one still answers', () =>
-  withEngine({ maxOpenDocs: 5 }, 60, async (engine, ids) => {
+  withEngine({maxOpenDocs: 5}, 60, async (engine, ids) => {
     const base = fds();
     let most = 0;
     for (let round = 0; round < 2; round++) {
@@ -55,11 +62,13 @@ test('with a cap of 5, 60 documents keep descriptors bounded and every one still
     }
     // 3 descriptors per open document (file, WAL, shm).
     assert.ok(most - base <= 5 * 3 + 2, `descriptors grew by ${most - base}`);
-    console.log(`  60 docs twice under a cap of 5: at most ${most - base} more descriptors than at start, ${engine.openDocCount} open`);
+    console.log(
+      `  60 docs twice under a cap of 5: at most ${most - base} more descriptors than at start, ${engine.openDocCount} open`,
+    );
   }));
 
 test('idle documents are closed after the idle timeout, giving their descriptors back', () =>
-  withEngine({ docIdleMs: 100 }, 4, async (engine, ids) => {
+  withEngine({docIdleMs: 100}, 4, async (engine, ids) => {
     const base = fds();
     for (const id of ids) await tables(engine, id);
     assert.is(engine.openDocCount, 4);
@@ -71,12 +80,12 @@ test('idle documents are closed after the idle timeout, giving their descriptors
   }));
 
 test('a document in use is never closed under its user, whatever the cap and idle timeout', () =>
-  withEngine({ maxOpenDocs: 1, docIdleMs: 50 }, 3, async (engine, [a, b, c]) => {
+  withEngine({maxOpenDocs: 1, docIdleMs: 50}, 3, async (engine, [a, b, c]) => {
     await engine.inScope(async () => {
       const doc = engine.openDoc(a);
-      await sleep(200);  // four idle timeouts
+      await sleep(200); // four idle timeouts
       engine.openDoc(b);
-      await tables(engine, c);  // both over the cap
+      await tables(engine, c); // both over the cap
       assert.ok(doc.db.open, 'the held document is still open');
       assert.is(doc.db.prepare('SELECT count(*) FROM _grist_Tables').pluck().get(), 1);
       assert.is(engine.openDoc(a), doc, 'the same connection');
@@ -116,7 +125,9 @@ test('out of descriptors: 503 (never 404), idle documents are closed, and everyt
     console.log(JSON.stringify({ statuses, sql, after, sqlAfter }));
     await engine.close();`.replace('!.id', '.id');
   const r = spawnSync('sh', ['-c', `ulimit -n 90 && exec "${process.execPath}" --input-type=module -e "$SCRIPT"`], {
-    env: { ...process.env, SCRIPT: script }, encoding: 'utf8', timeout: 60_000,
+    env: {...process.env, SCRIPT: script},
+    encoding: 'utf8',
+    timeout: 60_000,
   });
   assert.is(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
@@ -124,20 +135,32 @@ test('out of descriptors: 503 (never 404), idle documents are closed, and everyt
   assert.ok(out.statuses.includes(503), `the limit was reached: ${out.statuses}`);
   assert.equal([...new Set(out.statuses)].sort(), [200, 503], `only 200s and 503s: ${out.statuses}`);
   assert.ok([200, 503].includes(out.sql), `SQL while out of descriptors: ${out.sql}`);
-  assert.ok(out.after.every((s: number) => s === 200), `after release: ${out.after}`);
+  assert.ok(
+    out.after.every((s: number) => s === 200),
+    `after release: ${out.after}`,
+  );
   assert.is(out.sqlAfter, 200);
-  console.log(`  ulimit -n 90: ${out.statuses.filter((s: number) => s === 200).length} held documents opened, then 503; SQL ${out.sql}`);
+  console.log(
+    `  ulimit -n 90: ${out.statuses.filter((s: number) => s === 200).length} held documents opened, then 503; SQL ${out.sql}`,
+  );
 });
 
 test('bad limits stop start-up with the setting named (not the first request)', async () => {
-  for (const [name, value] of [['GRISTLITE_MAX_OPEN_DOCS', '0'], ['GRISTLITE_DOC_IDLE_MSEC', 'soon'], ['GRISTLITE_SQL_MAX_PER_USER', '-1'],
-    ['GRISTLITE_SQL_WORKERS', '1.5']]) {
+  for (const [name, value] of [
+    ['GRISTLITE_MAX_OPEN_DOCS', '0'],
+    ['GRISTLITE_DOC_IDLE_MSEC', 'soon'],
+    ['GRISTLITE_SQL_MAX_PER_USER', '-1'],
+    ['GRISTLITE_SQL_WORKERS', '1.5'],
+  ]) {
     const dir = mkdtempSync(join(tmpdir(), 'gl-bad-'));
     try {
-      const e = await Engine.open({ dataDir: dir, env: { [name]: value } }).then(() => null, (err: Error) => err);
-      assert.ok(e && e.message.startsWith(`${name} must be an integer`), `${name}=${value}: ${e?.message}`);
+      const e = await Engine.open({dataDir: dir, env: {[name]: value}}).then(
+        () => null,
+        (err: Error) => err,
+      );
+      assert.ok(e?.message.startsWith(`${name} must be an integer`), `${name}=${value}: ${e?.message}`);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, {recursive: true, force: true});
     }
   }
 });
@@ -155,7 +178,7 @@ test('at start, documents with events waiting deliver them, taking turns under a
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   const dir = mkdtempSync(join(tmpdir(), 'gl-resume-'));
-  const env = { GRISTLITE_ALLOWED_WEBHOOK_DOMAINS: new URL(url).host };
+  const env = {GRISTLITE_ALLOWED_WEBHOOK_DOMAINS: new URL(url).host};
   try {
     // Three documents, each left with two events in its outbox (as a killed server leaves them).
     let ids: string[] = [];
@@ -164,13 +187,17 @@ test('at start, documents with events waiting deliver them, taking turns under a
       for (const [d, id] of docIds.entries()) {
         const db = new Database(engine.docPath(id));
         ensureWebhookTables(db);
-        db.prepare(`INSERT INTO _gristlite_webhook_secrets (webhookId, url, unsubscribeKey) VALUES ('w', ?, 'k')`).run(url);
-        const add = db.prepare(`INSERT INTO _gristlite_webhook_outbox (id, webhookId, eventType, payload, createdAt) VALUES (?, 'w', 'add', ?, 0)`);
-        for (const i of [1, 2]) add.run(i, JSON.stringify({ id: i, A: `d${d}-${i}` }));
+        db.prepare(`INSERT INTO _gristlite_webhook_secrets (webhookId, url, unsubscribeKey) VALUES ('w', ?, 'k')`).run(
+          url,
+        );
+        const add = db.prepare(
+          `INSERT INTO _gristlite_webhook_outbox (id, webhookId, eventType, payload, createdAt) VALUES (?, 'w', 'add', ?, 0)`,
+        );
+        for (const i of [1, 2]) add.run(i, JSON.stringify({id: i, A: `d${d}-${i}`}));
         db.close();
       }
     });
-    const engine = await Engine.open({ dataDir: dir, env, maxOpenDocs: 1, docIdleMs: 30 });
+    const engine = await Engine.open({dataDir: dir, env, maxOpenDocs: 1, docIdleMs: 30});
     try {
       let most = 0;
       const end = Date.now() + 10_000;
@@ -183,7 +210,7 @@ test('at start, documents with events waiting deliver them, taking turns under a
       await sleep(200);
       assert.is(engine.openDocCount, 0, 'closed again once delivered and idle');
       for (const id of ids) {
-        const db = new Database(engine.docPath(id), { readonly: true });
+        const db = new Database(engine.docPath(id), {readonly: true});
         assert.is(db.prepare('SELECT count(*) FROM _gristlite_webhook_outbox').pluck().get(), 0);
         db.close();
       }
@@ -193,7 +220,7 @@ test('at start, documents with events waiting deliver them, taking turns under a
   } finally {
     receiver.closeAllConnections();
     await new Promise((r) => receiver.close(r));
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, {recursive: true, force: true});
   }
 });
 

@@ -12,14 +12,30 @@ const ftest = withFixtures(test);
 
 test('§19: the exact shape for a table Foo with Text columns A and B', () => {
   const doc = GristDoc.create(tempPath());
-  doc.addTables([{id: 'Foo', columns: [{id: 'A', fields: {type: 'Text'}}, {id: 'B', fields: {type: 'Text'}}]}]);
+  doc.addTables([
+    {
+      id: 'Foo',
+      columns: [
+        {id: 'A', fields: {type: 'Text'}},
+        {id: 'B', fields: {type: 'Text'}},
+      ],
+    },
+  ]);
   const schema = tableSchema(doc.db, 'Foo', {csvPath: 'http://host/api/docs/x/download/csv?tableId=Foo'});
   assert.equal(JSON.parse(JSON.stringify(schema)), {
-    format: 'csv', mediatype: 'text/csv', encoding: 'utf-8',
+    format: 'csv',
+    mediatype: 'text/csv',
+    encoding: 'utf-8',
     path: 'http://host/api/docs/x/download/csv?tableId=Foo',
     dialect: {delimiter: ',', doubleQuote: true},
-    name: 'foo', title: 'Foo',
-    schema: {fields: [{name: 'A', type: 'string', format: 'default'}, {name: 'B', type: 'string', format: 'default'}]},
+    name: 'foo',
+    title: 'Foo',
+    schema: {
+      fields: [
+        {name: 'A', type: 'string', format: 'default'},
+        {name: 'B', type: 'string', format: 'default'},
+      ],
+    },
   });
   assert.equal(Object.keys(schema), ['format', 'mediatype', 'encoding', 'path', 'dialect', 'name', 'title', 'schema']);
   doc.close();
@@ -36,22 +52,38 @@ test('name is the lower-cased tableId with - for _; title the raw view name; hea
   assert.is(s.title, 'My Page');
   assert.equal(s.schema.fields, [{name: 'A', description: 'the first', type: 'string', format: 'default'}]);
   assert.equal(tableSchema(doc.db, 'My_Table', {csvPath: 'p'}).schema.fields[0].name, 'Alpha');
-  assert.throws(() => tableSchema(doc.db, 'Nope', {csvPath: 'p'}), (e: any) => e.status === 404 && e.message === 'Table Nope not found.');
+  assert.throws(
+    () => tableSchema(doc.db, 'Nope', {csvPath: 'p'}),
+    (e: any) => e.status === 404 && e.message === 'Table Nope not found.',
+  );
   doc.close();
 });
 
 ftest('type mapping on GridWithAllFields.grist (decision 5: Int and Ref integer, lists array)', () => {
   const doc = GristDoc.open(copyFixture('GridWithAllFields.grist'));
-  const fields = JSON.parse(JSON.stringify(tableSchema(doc.db, 'Table1', {csvPath: 'p', header: 'colId'}).schema.fields));
+  const fields = JSON.parse(
+    JSON.stringify(tableSchema(doc.db, 'Table1', {csvPath: 'p', header: 'colId'}).schema.fields),
+  );
   const byName = Object.fromEntries(fields.map((f: any) => [f.name, f]));
   assert.equal(byName.TextBox, {name: 'TextBox', type: 'string', format: 'default'});
   assert.equal(byName.HyperLink, {name: 'HyperLink', type: 'string', format: 'uri'});
-  assert.equal(byName.Numeric_TextBox, {name: 'Numeric_TextBox', type: 'number', bareNumber: false, groupChar: ',', decimalChar: '.'});
+  assert.equal(byName.Numeric_TextBox, {
+    name: 'Numeric_TextBox',
+    type: 'number',
+    bareNumber: false,
+    groupChar: ',',
+    decimalChar: '.',
+  });
   assert.equal(byName.Integer_TextBox, {name: 'Integer_TextBox', type: 'integer', bareNumber: false, groupChar: ','});
   assert.equal(byName.Checkbox, {name: 'Checkbox', type: 'boolean', trueValue: ['TRUE'], falseValue: ['FALSE']});
   assert.equal(byName.Date, {name: 'Date', type: 'date', format: 'any', gristFormat: 'YYYY-MM-DD'});
   // Grist prints the missing parts of a DateTime format as "undefined".
-  assert.equal(byName.DateTime, {name: 'DateTime', type: 'datetime', format: 'any', gristFormat: 'undefined undefined'});
+  assert.equal(byName.DateTime, {
+    name: 'DateTime',
+    type: 'datetime',
+    format: 'any',
+    gristFormat: 'undefined undefined',
+  });
   assert.equal(byName.Choice, {name: 'Choice', type: 'string', constraints: {enum: ['One', 'Two', 'Three']}});
   assert.equal(byName.Choice_List, {name: 'Choice_List', type: 'array', constraints: {enum: ['One', 'Two', 'Three']}});
   assert.equal(byName.Reference, {name: 'Reference', type: 'integer'});
@@ -65,8 +97,13 @@ ftest('type mapping on GridWithAllFields.grist (decision 5: Int and Ref integer,
 test('number separators follow the document locale', () => {
   const doc = GristDoc.create(tempPath(), {locale: 'de-DE'});
   doc.addTables([{id: 'N', columns: [{id: 'X', fields: {type: 'Numeric', widgetOptions: '{"numMode":"decimal"}'}}]}]);
-  assert.equal(tableSchema(doc.db, 'N', {csvPath: 'p'}).schema.fields[0],
-    {name: 'X', type: 'number', bareNumber: true, groupChar: '.', decimalChar: ','});
+  assert.equal(tableSchema(doc.db, 'N', {csvPath: 'p'}).schema.fields[0], {
+    name: 'X',
+    type: 'number',
+    bareNumber: true,
+    groupChar: '.',
+    decimalChar: ',',
+  });
   doc.close();
 });
 
@@ -74,7 +111,7 @@ test('number separators follow the document locale', () => {
 // Formatters
 
 test('moment format tokens', () => {
-  const t = Date.UTC(2024, 1, 4, 15, 5, 9, 45);   // Sunday 2024-02-04 15:05:09.045 UTC
+  const t = Date.UTC(2024, 1, 4, 15, 5, 9, 45); // Sunday 2024-02-04 15:05:09.045 UTC
   const f = (fmt: string, tz = 'UTC') => formatMoment(t, tz, fmt);
   assert.is(f('YYYY-MM-DD HH:mm:ss.SSS'), '2024-02-04 15:05:09.045');
   assert.is(f('YY M D H m s'), '24 2 4 15 5 9');

@@ -18,8 +18,7 @@ const count = (db: Database.Database, table: string) =>
 const gristSchema = (db: Database.Database) =>
   db.prepare(`SELECT type, name, sql FROM sqlite_master WHERE name LIKE '\\_grist%' ESCAPE '\\' ORDER BY name`).all();
 
-const userTables = (db: Database.Database) =>
-  db.prepare('SELECT tableId FROM _grist_Tables').pluck().all() as string[];
+const userTables = (db: Database.Database) => db.prepare('SELECT tableId FROM _grist_Tables').pluck().all() as string[];
 
 /** A copy of World.grist in WAL mode, grown so that the backup takes many steps. */
 function bigWorld(): {path: string; cities: number; countries: number} {
@@ -35,8 +34,9 @@ function bigWorld(): {path: string; cities: number; countries: number} {
 
 /** Commits (one City row + one Country row) per transaction on its own thread until stopped. */
 function startWriter(path: string): {stop: () => Promise<number>; commits: () => number} {
-  const shared = new Int32Array(new SharedArrayBuffer(8));  // [stop flag, commits]
-  const worker = new Worker(`
+  const shared = new Int32Array(new SharedArrayBuffer(8)); // [stop flag, commits]
+  const worker = new Worker(
+    `
     const {workerData: {path, shared, driver}} = require('node:worker_threads');
     const db = new (require(driver))(path);
     db.pragma('busy_timeout = 5000');
@@ -45,8 +45,13 @@ function startWriter(path: string): {stop: () => Promise<number>; commits: () =>
       db.prepare("INSERT INTO Country (Name) VALUES ('w')").run();
     });
     while (Atomics.load(shared, 0) === 0) { write(); Atomics.add(shared, 1, 1); }
-    db.close();`, {eval: true, workerData: {path, shared, driver: createRequire(import.meta.url).resolve('better-sqlite3')}});
-  const done = new Promise((resolve, reject) => { worker.once('exit', resolve); worker.once('error', reject); });
+    db.close();`,
+    {eval: true, workerData: {path, shared, driver: createRequire(import.meta.url).resolve('better-sqlite3')}},
+  );
+  const done = new Promise((resolve, reject) => {
+    worker.once('exit', resolve);
+    worker.once('error', reject);
+  });
   return {
     commits: () => Atomics.load(shared, 1),
     stop: async () => {
@@ -58,7 +63,10 @@ function startWriter(path: string): {stop: () => Promise<number>; commits: () =>
 }
 
 function checkCopy(path: string): Database.Database {
-  assert.equal(readdirSync(dirname(path)).filter((f) => f.startsWith('copy')), ['copy.grist']);
+  assert.equal(
+    readdirSync(dirname(path)).filter((f) => f.startsWith('copy')),
+    ['copy.grist'],
+  );
   const db = new Database(path, {readonly: true, fileMustExist: true});
   assert.is(db.pragma('integrity_check', {simple: true}), 'ok');
   assert.is(db.pragma('journal_mode', {simple: true}), 'delete');
@@ -70,7 +78,9 @@ ftest('a backup taken while another connection writes is one consistent state', 
   const src = new Database(path);
   const writer = startWriter(path);
   try {
-    while (writer.commits() < 20) { await new Promise((r) => setTimeout(r, 1)); }
+    while (writer.commits() < 20) {
+      await new Promise((r) => setTimeout(r, 1));
+    }
     const dest = tempPath('copy.grist');
     const before = writer.commits();
     await backupDoc(src, dest, {});
@@ -98,10 +108,14 @@ ftest('a backup stays consistent when its own connection writes between steps', 
   let writing = true;
   let writes = 0;
   const loop = (async () => {
-    while (writing) { write(); writes++; await new Promise((r) => setImmediate(r)); }
+    while (writing) {
+      write();
+      writes++;
+      await new Promise((r) => setImmediate(r));
+    }
   })();
   const dest = tempPath('copy.grist');
-  let atEnd;
+  let atEnd: typeof writes;
   try {
     await backupDoc(src, dest, {});
     atEnd = writes;
@@ -127,13 +141,17 @@ ftest('every fixture: same _grist_* schema and data, triggers off, one self-cont
     const flagged = src.prepare(`SELECT 1 FROM pragma_table_info('_grist_Triggers') WHERE name = 'enabled'`).get();
     src.exec(`INSERT INTO _grist_Triggers (tableRef, eventTypes${flagged ? ', enabled' : ''})
               VALUES (1, '["add"]'${flagged ? ', 1' : ''})`);
-    const active = flagged ? 'SELECT count(*) FROM _grist_Triggers WHERE enabled' : 'SELECT count(*) FROM _grist_Triggers';
+    const active = flagged
+      ? 'SELECT count(*) FROM _grist_Triggers WHERE enabled'
+      : 'SELECT count(*) FROM _grist_Triggers';
     const dest = tempPath('copy.grist');
     await backupDoc(src, dest, {});
     assert.not.ok(existsSync(`${dest}-wal`) || existsSync(`${dest}-shm`) || existsSync(`${dest}-journal`), name);
     const copy = checkCopy(dest);
     assert.equal(gristSchema(copy), gristSchema(src), name);
-    for (const table of userTables(src)) { assert.is(count(copy, table), count(src, table), `${name} ${table}`); }
+    for (const table of userTables(src)) {
+      assert.is(count(copy, table), count(src, table), `${name} ${table}`);
+    }
     assert.is(copy.prepare(active).pluck().get(), 0, name);
     assert.is(count(copy, '_grist_Triggers'), flagged ? 1 : 0, name);
     assert.is(count(copy, '_gristsys_ActionHistory'), count(src, '_gristsys_ActionHistory'), name);
@@ -146,16 +164,19 @@ ftest('nohistory keeps only the newest action and records it as the base; FullCo
   const src = new Database(copyFixture('Hello.grist'));
   src.exec(`INSERT INTO _grist_ACLResources (id, tableId, colIds) VALUES (7, '*SPECIAL', 'FullCopies');
             INSERT INTO _grist_ACLRules (resource, aclFormula, permissionsText) VALUES (7, 'user.Access == OWNER', '+R');`);
-  const tip = src.prepare(`SELECT h.id, actionNum AS n, actionHash AS h FROM _gristsys_ActionHistory h
-    JOIN _gristsys_ActionHistoryBranch b ON b.actionRef = h.id WHERE b.name = 'local_unsent'`).get() as
-    {id: number; n: number; h: string};
+  const tip = src
+    .prepare(`SELECT h.id, actionNum AS n, actionHash AS h FROM _gristsys_ActionHistory h
+    JOIN _gristsys_ActionHistoryBranch b ON b.actionRef = h.id WHERE b.name = 'local_unsent'`)
+    .get() as {id: number; n: number; h: string};
   assert.is(count(src, '_gristsys_ActionHistory'), 12);
   const dest = tempPath('copy.grist');
   await backupDoc(src, dest, {nohistory: true});
   const copy = checkCopy(dest);
   assert.equal(copy.prepare('SELECT id FROM _gristsys_ActionHistory').pluck().all(), [tip.id]);
-  assert.equal(copy.prepare('SELECT name, actionRef FROM _gristsys_ActionHistoryBranch ORDER BY id').all(),
-    ['shared', 'local_sent', 'local_unsent'].map((name) => ({name, actionRef: tip.id})));
+  assert.equal(
+    copy.prepare('SELECT name, actionRef FROM _gristsys_ActionHistoryBranch ORDER BY id').all(),
+    ['shared', 'local_sent', 'local_unsent'].map((name) => ({name, actionRef: tip.id})),
+  );
   const settings = JSON.parse(copy.prepare('SELECT documentSettings FROM _grist_DocInfo').pluck().get() as string);
   assert.equal(settings, {locale: 'en-US', baseAction: {n: tip.n, h: tip.h}});
   assert.is(copy.prepare("SELECT count(*) FROM _grist_ACLResources WHERE colIds = 'FullCopies'").pluck().get(), 0);
@@ -167,7 +188,7 @@ ftest('nohistory keeps only the newest action and records it as the base; FullCo
   src.close();
 });
 
-ftest('gristlite writes leave Grist\'s action history as it was; a download names the last action Grist recorded', async () => {
+ftest("gristlite writes leave Grist's action history as it was; a download names the last action Grist recorded", async () => {
   // Decision (docs/decisions.md): gristlite appends nothing to _gristsys_ActionHistory.
   const path = copyFixture('Hello.grist');
   const before = new Database(path, {readonly: true});
@@ -186,7 +207,7 @@ ftest('gristlite writes leave Grist\'s action history as it was; a download name
   assert.equal(copy.prepare('SELECT * FROM _gristsys_ActionHistoryBranch ORDER BY id').all(), branches);
   const settings = JSON.parse(copy.prepare('SELECT documentSettings FROM _grist_DocInfo').pluck().get() as string);
   assert.equal(settings.baseAction, {n: 12, h: 'ef2c9237b88baa0c944a441434fe406a112e8c38fb38fb4f23da82cb8bc79b47'});
-  assert.is(copy.prepare("SELECT A FROM Table1 WHERE id = 1").pluck().get(), 'changed');
+  assert.is(copy.prepare('SELECT A FROM Table1 WHERE id = 1').pluck().get(), 'changed');
   copy.close();
 });
 

@@ -1,11 +1,11 @@
-import { PyException, Value, repr } from '../src/formula/values.js';
-import { builtinTable } from '../src/formula/builtins.js';
-import { parseFormula } from '../src/formula/grist.js';
-import { compileFunctionBody } from '../src/formula/compiler.js';
-import { defaultLibrary } from '../src/formula/library.js';
+import {PyException, type Value, repr} from '../src/formula/values.js';
+import {builtinTable} from '../src/formula/builtins.js';
+import {parseFormula} from '../src/formula/grist.js';
+import {compileFunctionBody} from '../src/formula/compiler.js';
+import {defaultLibrary} from '../src/formula/library.js';
 
 const MODULES = defaultLibrary().modules;
-import { Budget, BudgetSettings, setCurrentBudget } from '../src/formula/budget.js';
+import {Budget, type BudgetSettings, setCurrentBudget} from '../src/formula/budget.js';
 
 const builtins = builtinTable();
 

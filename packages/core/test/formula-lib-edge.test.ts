@@ -1,17 +1,26 @@
 // Edge cases of the function library and datetime beyond Grist's doctests: Python types of results,
 // laziness, Grist's cell encoding, IANA zones around DST (expected values from CPython's zoneinfo
 // where it agrees with Grist's moment.tzinfo, from Grist's rules where they differ).
-import { test } from 'uvu';
+import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import { F, callAttr, check, lazyFn, tuple } from './formula-lib-helpers.js';
-import { PyCallable, PyException, Value, repr } from '../src/formula/values.js';
+import {F, callAttr, check, lazyFn, tuple} from './formula-lib-helpers.js';
+import {PyCallable, PyException, type Value, repr} from '../src/formula/values.js';
 import {
-  PyDate, PyDateTime, dateClass, datetimeClass, timedeltaClass, dateFromCell, dateToCell, datetimeFromCell, datetimeToCell, tzinfoFor,
+  PyDate,
+  PyDateTime,
+  dateClass,
+  datetimeClass,
+  timedeltaClass,
+  dateFromCell,
+  dateToCell,
+  datetimeFromCell,
+  datetimeToCell,
+  tzinfoFor,
 } from '../src/formula/datetime.js';
-import { gristFunctions } from '../src/formula/functions/index.js';
-import { PyType } from '../src/formula/ops.js';
+import {gristFunctions} from '../src/formula/functions/index.js';
+import {PyType} from '../src/formula/ops.js';
 
-const iso = (v: Value) => (callAttr(v, 'isoformat', [], null) as string);
+const iso = (v: Value) => callAttr(v, 'isoformat', [], null) as string;
 
 test('int and float results are kept apart (Grist stores them differently)', () => {
   assert.is(typeof F.SUM.call([[1n, 2n]], null), 'bigint');
@@ -34,29 +43,57 @@ test('errors are Python exceptions of the right type', () => {
   check('MOD(1, 0)', () => F.MOD.call([1n, 0n], null), null, ['ZeroDivisionError', 'integer modulo by zero']);
   check('SQRT("a")', () => F.SQRT.call(['a'], null), null, ['TypeError', 'must be real number, not str']);
   check('DATE(2020, 1.5, 1)', () => F.DATE.call([2020n, 1.5, 1n], null), null, ['TypeError', null]);
-  check('WEEKDAY(DATE(2020,1,1), 5)', () => F.WEEKDAY.call([F.DATE.call([2020n, 1n, 1n], null), 5n], null), null,
-    ['ValueError', 'Invalid return type 5']);
-  check('YEARFRAC(d1, d2, 7)', () => F.YEARFRAC.call([new PyDate(2020, 1, 1), new PyDate(2021, 1, 1), 7n], null), null,
-    ['ValueError', 'Invalid basis argument 7']);
-  check('SUM(1, x=2)', () => F.SUM.call([1n], { x: 2n }), null, ['TypeError', "SUM() got an unexpected keyword argument 'x'"]);
-  const invalid = { pyType: 'AltText', getattr: () => { throw new PyException('InvalidTypedValue', 'Date'); } };
-  check('DATEADD(AltText)', () => F.DATEADD.call([invalid], { days: 1n }), null, ['InvalidTypedValue', 'Date']);
-  check('DATEADD("2020-01-01")', () => F.DATEADD.call(['2020-01-01'], null), null,
-    ['AttributeError', "'str' object has no attribute 'year'"]);
+  check('WEEKDAY(DATE(2020,1,1), 5)', () => F.WEEKDAY.call([F.DATE.call([2020n, 1n, 1n], null), 5n], null), null, [
+    'ValueError',
+    'Invalid return type 5',
+  ]);
+  check(
+    'YEARFRAC(d1, d2, 7)',
+    () => F.YEARFRAC.call([new PyDate(2020, 1, 1), new PyDate(2021, 1, 1), 7n], null),
+    null,
+    ['ValueError', 'Invalid basis argument 7'],
+  );
+  check('SUM(1, x=2)', () => F.SUM.call([1n], {x: 2n}), null, [
+    'TypeError',
+    "SUM() got an unexpected keyword argument 'x'",
+  ]);
+  const invalid = {
+    pyType: 'AltText',
+    getattr: () => {
+      throw new PyException('InvalidTypedValue', 'Date');
+    },
+  };
+  check('DATEADD(AltText)', () => F.DATEADD.call([invalid], {days: 1n}), null, ['InvalidTypedValue', 'Date']);
+  check('DATEADD("2020-01-01")', () => F.DATEADD.call(['2020-01-01'], null), null, [
+    'AttributeError',
+    "'str' object has no attribute 'year'",
+  ]);
   check('DATEVALUE("13/13/13")', () => F.DATEVALUE.call(['13/13/13'], null), null, ['ParserError', null]);
 });
 
 test('lazy arguments: IF, IFERROR, ISERR and ISERROR call callables and catch only Python errors', () => {
-  const boom = lazyFn(() => { throw new PyException('ZeroDivisionError', 'division by zero'); });
+  const boom = lazyFn(() => {
+    throw new PyException('ZeroDivisionError', 'division by zero');
+  });
   assert.is(F.IF.call([false, boom, lazyFn(() => 17n)], null), 17n);
-  assert.throws(() => F.IF.call([true, boom, 1n], null), (e: unknown) => (e as PyException).type === 'ZeroDivisionError');
+  assert.throws(
+    () => F.IF.call([true, boom, 1n], null),
+    (e: unknown) => (e as PyException).type === 'ZeroDivisionError',
+  );
   assert.is(F.IFERROR.call([boom, 'X'], null), 'X');
   assert.is(F.IFERROR.call([boom], null), '');
   assert.is(F.ISERR.call([boom], null), true);
   assert.is(F.ISERROR.call([NaN], null), true);
-  const timeout = lazyFn(() => { throw new PyException('TimeoutError', 'budget'); });
-  assert.throws(() => F.IFERROR.call([timeout, 'X'], null), (e: unknown) => (e as PyException).type === 'TimeoutError');
-  const jsBug = lazyFn(() => { throw new RangeError('stack'); });
+  const timeout = lazyFn(() => {
+    throw new PyException('TimeoutError', 'budget');
+  });
+  assert.throws(
+    () => F.IFERROR.call([timeout, 'X'], null),
+    (e: unknown) => (e as PyException).type === 'TimeoutError',
+  );
+  const jsBug = lazyFn(() => {
+    throw new RangeError('stack');
+  });
   assert.throws(() => F.ISERR.call([jsBug], null), RangeError);
 });
 
@@ -85,7 +122,17 @@ test('the library has no stubs: every function is callable and named as Grist na
     assert.ok(f instanceof PyCallable, name);
     assert.is(f.name, name);
   }
-  for (const theirs of ['PREVIOUS', 'NEXT', 'RANK', 'VLOOKUP', 'PEEK', 'RECORD', 'SELF_HYPERLINK', 'CONTAINS', 'REQUEST']) {
+  for (const theirs of [
+    'PREVIOUS',
+    'NEXT',
+    'RANK',
+    'VLOOKUP',
+    'PEEK',
+    'RECORD',
+    'SELF_HYPERLINK',
+    'CONTAINS',
+    'REQUEST',
+  ]) {
     assert.not.ok(theirs in gristFunctions, theirs);
   }
 });
@@ -102,8 +149,10 @@ test('Date cells are seconds at UTC midnight', () => {
 test('DateTime cells are instants shown in the column zone', () => {
   assert.is(iso(datetimeFromCell(1700000000, 'Europe/Paris')), '2023-11-14T23:13:20+01:00');
   assert.is(iso(datetimeFromCell(1700000000.5, 'America/New_York')), '2023-11-14T17:13:20.500000-05:00');
-  assert.is(repr(datetimeFromCell(1700000000, 'America/New_York')),
-    "datetime.datetime(2023, 11, 14, 17, 13, 20, tzinfo=moment.tzinfo('America/New_York'))");
+  assert.is(
+    repr(datetimeFromCell(1700000000, 'America/New_York')),
+    "datetime.datetime(2023, 11, 14, 17, 13, 20, tzinfo=moment.tzinfo('America/New_York'))",
+  );
   // Both 01:30s of the NY fall-back keep their offsets.
   assert.is(iso(datetimeFromCell(1730611800, 'America/New_York')), '2024-11-03T01:30:00-04:00');
   assert.is(iso(datetimeFromCell(1730615400, 'America/New_York')), '2024-11-03T01:30:00-05:00');
@@ -154,23 +203,35 @@ test('datetime classes are type objects for isinstance (a datetime is a date, no
   assert.ok(timedeltaClass.test(timedeltaClass.call([1n], null)));
   assert.is(repr(dateClass), "<class 'datetime.date'>");
   assert.is(repr(dateClass.getattr('max')), 'datetime.date(9999, 12, 31)');
-  check('date.nope', () => dateClass.getattr('nope'), null, ['AttributeError', "type object 'datetime.date' has no attribute 'nope'"]);
+  check('date.nope', () => dateClass.getattr('nope'), null, [
+    'AttributeError',
+    "type object 'datetime.date' has no attribute 'nope'",
+  ]);
 });
 
 test('SCHEDULE limits and end', () => {
   const start = new PyDateTime(2018, 9, 4, 14, 0);
   const end = new PyDateTime(2018, 9, 6);
-  const r = F.SCHEDULE.call(['daily: 07:30, 21:00'], { start, end }) as Value[];
-  assert.equal(r.map((x) => callAttr(x, 'strftime', ['%m-%d %H:%M'], null)), ['09-04 21:00', '09-05 07:30', '09-05 21:00']);
-  assert.equal(F.SCHEDULE.call(['daily: 07:30'], { start, count: 0n }), []);
-  check('bad interval', () => F.SCHEDULE.call(['often: 1pm'], { start }), null, ['ValueError', "Not a valid interval 'often'"]);
-  check('bad slot', () => F.SCHEDULE.call(['daily: /15'], { start }), null, ['ValueError', "Invalid slot '/15' for unit 'days'"]);
+  const r = F.SCHEDULE.call(['daily: 07:30, 21:00'], {start, end}) as Value[];
+  assert.equal(
+    r.map((x) => callAttr(x, 'strftime', ['%m-%d %H:%M'], null)),
+    ['09-04 21:00', '09-05 07:30', '09-05 21:00'],
+  );
+  assert.equal(F.SCHEDULE.call(['daily: 07:30'], {start, count: 0n}), []);
+  check('bad interval', () => F.SCHEDULE.call(['often: 1pm'], {start}), null, [
+    'ValueError',
+    "Not a valid interval 'often'",
+  ]);
+  check('bad slot', () => F.SCHEDULE.call(['daily: /15'], {start}), null, [
+    'ValueError',
+    "Invalid slot '/15' for unit 'days'",
+  ]);
 });
 
 test('AVERAGE_WEIGHTED, SUMPRODUCT and the *A functions over tuples and records-like iterables', () => {
   assert.is(F.AVERAGE_WEIGHTED.call([[tuple(1n, 1n), tuple(3n, 3n)]], null), 2.5);
   assert.is(F.SUMPRODUCT.call([[1n, 2n, 3n], tuple(4n, 5n)], null), 14n);
-  const iterable = { pyType: 'RecordSet', iter: () => [1n, 'x', true][Symbol.iterator]() };
+  const iterable = {pyType: 'RecordSet', iter: () => [1n, 'x', true][Symbol.iterator]()};
   assert.is(F.SUM.call([iterable], null), 2n);
   assert.is(F.COUNTA.call([iterable], null), 3n);
   assert.is(F.MAXA.call([iterable], null), 1n);

@@ -1,21 +1,43 @@
 /** Helpers for the function-library tests: Python-like evaluation of doctest expressions. */
 import * as assert from 'uvu/assert';
-import { gristFunctions, setDocTimezone } from '../src/formula/functions/index.js';
+import {gristFunctions, setDocTimezone} from '../src/formula/functions/index.js';
 import {
-  PyCallable, PyDict, PyException, PyObject, PyTuple, Value, pyEquals, raise, repr, str,
+  PyCallable,
+  PyDict,
+  PyException,
+  type PyObject,
+  PyTuple,
+  type Value,
+  pyEquals,
+  raise,
+  repr,
+  str,
 } from '../src/formula/values.js';
-import { modules } from '../src/formula/modules/index.js';
+import {modules} from '../src/formula/modules/index.js';
 import {
-  PyClass, PyDate, dateClass, datetimeClass, setClock, strftime, timeClass, timedeltaClass, timezoneClass, tzinfoFor,
+  type PyClass,
+  type PyDate,
+  dateClass,
+  datetimeClass,
+  setClock,
+  strftime,
+  timeClass,
+  timedeltaClass,
+  timezoneClass,
+  tzinfoFor,
 } from '../src/formula/datetime.js';
-import { add, div, mul, num, pmod, pow, sub } from '../src/formula/functions/util.js';
-import { formatFixed } from '../src/formula/functions/text.js';
-import { parseDateText } from '../src/formula/functions/dateparse.js';
+import {add, div, mul, num, pmod, pow, sub} from '../src/formula/functions/util.js';
+import {formatFixed} from '../src/formula/functions/text.js';
+import {parseDateText} from '../src/formula/functions/dateparse.js';
 
-export { pyEquals, tzinfoFor };
+export {pyEquals, tzinfoFor};
 export const F = gristFunctions;
 export const DT: Record<string, PyClass> = {
-  date: dateClass, datetime: datetimeClass, time: timeClass, timedelta: timedeltaClass, timezone: timezoneClass,
+  date: dateClass,
+  datetime: datetimeClass,
+  time: timeClass,
+  timedelta: timedeltaClass,
+  timezone: timezoneClass,
 };
 
 // Grist's doctests run with America/New_York as the document's zone.
@@ -34,23 +56,31 @@ export function bin(op: string, a: Value, b: Value): Value {
     if (typeof r !== 'symbol') return r;
   }
   switch (op) {
-    case '|': return BigInt(a as bigint) | BigInt(b as bigint);
+    case '|':
+      return BigInt(a as bigint) | BigInt(b as bigint);
     case '<': {
       const o = a as PyObject;
       if (o?.compare) return o.compare(b) < 0;
       return Number(num(a)) < Number(num(b));
     }
-    case '+': return typeof a === 'string' ? a + (b as string) : add(a, b);
-    case '-': return sub(a, b);
-    case '*': return mul(a, b);
-    case '/': return div(a, b);
-    case '%': return pmod(a, b);
-    case '**': return pow(a, b);
+    case '+':
+      return typeof a === 'string' ? a + (b as string) : add(a, b);
+    case '-':
+      return sub(a, b);
+    case '*':
+      return mul(a, b);
+    case '/':
+      return div(a, b);
+    case '%':
+      return pmod(a, b);
+    case '**':
+      return pow(a, b);
     case '//': {
-      const x = num(a), y = num(b);
+      const x = num(a),
+        y = num(b);
       if (typeof x === 'bigint' && typeof y === 'bigint') {
         const q = x / y;
-        return x % y !== 0n && (x < 0n) !== (y < 0n) ? q - 1n : q;
+        return x % y !== 0n && x < 0n !== y < 0n ? q - 1n : q;
       }
       return Math.floor(Number(x) / Number(y));
     }
@@ -68,7 +98,7 @@ export function dict(entries: Array<[Value, Value]>): PyDict {
 }
 export const lazyFn = (f: () => Value) => new PyCallable('<lambda>', () => f());
 export const fixed = (x: Value, n: number) => formatFixed(Number(num(x)), n, false);
-export const altText = (s: string): PyObject => ({ pyType: 'AltText', str: () => s, repr: () => `AltText(${repr(s)})` });
+export const altText = (s: string): PyObject => ({pyType: 'AltText', str: () => s, repr: () => `AltText(${repr(s)})`});
 
 export function iter(x: Value): Value[] {
   if (Array.isArray(x)) return x;
@@ -105,9 +135,10 @@ function pyRound(x: Value, n?: Value): Value {
 export const py = {
   round: pyRound,
   len: (x: Value) => BigInt(typeof x === 'string' ? Array.from(x).length : iter(x).length),
-  range: (n: Value) => Array.from({ length: Number(n) }, (_, i) => BigInt(i)),
+  range: (n: Value) => Array.from({length: Number(n)}, (_, i) => BigInt(i)),
   zip: (a: Value, b: Value) => {
-    const x = iter(a), y = iter(b);
+    const x = iter(a),
+      y = iter(b);
     return x.slice(0, Math.min(x.length, y.length)).map((v, i) => new PyTuple([v, y[i]]));
   },
   int: (x: Value) => (typeof x === 'string' ? BigInt(x) : BigInt(Math.trunc(Number(num(x))))),

@@ -1,12 +1,22 @@
 // Lookups, summary groups, triggers on formula dependencies, and Grist's reading of odd cells.
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {ColumnSpec, FormulaEngine} from '../src/formula/engine.js';
+import {type ColumnSpec, FormulaEngine} from '../src/formula/engine.js';
 
 const data = (colId: string, type: string): ColumnSpec => ({colId, type, isFormula: false, formula: ''});
-const formula = (colId: string, type: string, text: string): ColumnSpec => ({colId, type, isFormula: true, formula: text});
-const trigger = (colId: string, type: string, text: string, recalcDeps: string[] | null, recalcWhen = 0): ColumnSpec =>
-  ({colId, type, isFormula: false, formula: text, recalcWhen, recalcDeps});
+const formula = (colId: string, type: string, text: string): ColumnSpec => ({
+  colId,
+  type,
+  isFormula: true,
+  formula: text,
+});
+const trigger = (
+  colId: string,
+  type: string,
+  text: string,
+  recalcDeps: string[] | null,
+  recalcWhen = 0,
+): ColumnSpec => ({colId, type, isFormula: false, formula: text, recalcWhen, recalcDeps});
 
 function cells(e: FormulaEngine, tableId: string, colId: string): unknown[] {
   return e.rowIdsOf(tableId).map((r) => e.getCell(tableId, colId, r));
@@ -14,21 +24,40 @@ function cells(e: FormulaEngine, tableId: string, colId: string): unknown[] {
 
 test('CONTAINS: lookups on RefList and ChoiceList cells, kept current as lists change', () => {
   const e = new FormulaEngine();
-  e.loadTable({tableId: 'Tags', columns: [data('Name', 'Text'),
-    formula('Count', 'Int', 'len(Items.lookupRecords(Tags=CONTAINS($id)))'),
-    formula('Names', 'Any', "' '.join(Items.lookupRecords(Tags=CONTAINS($id)).Name)")]}, [1, 2, 3], {Name: ['a', 'b', 'c']});
-  e.loadTable({tableId: 'Items', columns: [data('Name', 'Text'), data('Tags', 'RefList:Tags'), data('Colors', 'ChoiceList'),
-    formula('Reds', 'Int', "len(Items.lookupRecords(Colors=CONTAINS('red')))"),
-    formula('Blank', 'Int', "len(Items.lookupRecords(Colors=CONTAINS('', match_empty='')))"),
-    formula('Str', 'Int', "len(Items.lookupRecords(Name=CONTAINS('x')))")]},
-  [1, 2, 3], {Name: ['x', 'y', 'z'], Tags: [['L', 1, 2], ['L', 2], null], Colors: [['L', 'red', 'blue'], ['L', 'red'], null]});
+  e.loadTable(
+    {
+      tableId: 'Tags',
+      columns: [
+        data('Name', 'Text'),
+        formula('Count', 'Int', 'len(Items.lookupRecords(Tags=CONTAINS($id)))'),
+        formula('Names', 'Any', "' '.join(Items.lookupRecords(Tags=CONTAINS($id)).Name)"),
+      ],
+    },
+    [1, 2, 3],
+    {Name: ['a', 'b', 'c']},
+  );
+  e.loadTable(
+    {
+      tableId: 'Items',
+      columns: [
+        data('Name', 'Text'),
+        data('Tags', 'RefList:Tags'),
+        data('Colors', 'ChoiceList'),
+        formula('Reds', 'Int', "len(Items.lookupRecords(Colors=CONTAINS('red')))"),
+        formula('Blank', 'Int', "len(Items.lookupRecords(Colors=CONTAINS('', match_empty='')))"),
+        formula('Str', 'Int', "len(Items.lookupRecords(Name=CONTAINS('x')))"),
+      ],
+    },
+    [1, 2, 3],
+    {Name: ['x', 'y', 'z'], Tags: [['L', 1, 2], ['L', 2], null], Colors: [['L', 'red', 'blue'], ['L', 'red'], null]},
+  );
   e.recomputeAll();
   e.recalc();
   assert.equal(cells(e, 'Tags', 'Count'), [1, 2, 0]);
   assert.equal(cells(e, 'Tags', 'Names'), ['x', 'x y', '']);
   assert.equal(cells(e, 'Items', 'Reds'), [2, 2, 2]);
-  assert.equal(cells(e, 'Items', 'Blank'), [1, 1, 1]);   // match_empty: the empty list matches ''
-  assert.equal(cells(e, 'Items', 'Str'), [0, 0, 0]);     // a text cell is no container (Grist)
+  assert.equal(cells(e, 'Items', 'Blank'), [1, 1, 1]); // match_empty: the empty list matches ''
+  assert.equal(cells(e, 'Items', 'Str'), [0, 0, 0]); // a text cell is no container (Grist)
   // A list gains and loses items: only the tags involved recompute.
   e.updateRecords('Items', [3], {Tags: [['L', 3, 2]]});
   e.updateRecords('Items', [1], {Tags: [['L', 1]]});
@@ -46,12 +75,24 @@ test('CONTAINS: lookups on RefList and ChoiceList cells, kept current as lists c
 
 test('reads through a lookup key and Table.all: one entry per key and column, same results as per-row tracking', () => {
   const e = new FormulaEngine();
-  e.loadTable({tableId: 'C', columns: [data('Name', 'Text'),
-    formula('Sum', 'Numeric', 'SUM(O.lookupRecords(Cust=$id).Amt)'),
-    formula('Loop', 'Numeric', 'sum(o.Amt * 2 for o in O.lookupRecords(Cust=$id, order_by="-Amt"))'),
-    formula('First', 'Numeric', 'O.lookupOne(Cust=$id, order_by="Amt").Amt'),
-    formula('All', 'Numeric', 'SUM(O.all.Amt)')]}, [1, 2], {Name: ['a', 'b']});
-  e.loadTable({tableId: 'O', columns: [data('Cust', 'Ref:C'), data('Amt', 'Numeric')]}, [1, 2, 3], {Cust: [1, 1, 2], Amt: [1, 2, 4]});
+  e.loadTable(
+    {
+      tableId: 'C',
+      columns: [
+        data('Name', 'Text'),
+        formula('Sum', 'Numeric', 'SUM(O.lookupRecords(Cust=$id).Amt)'),
+        formula('Loop', 'Numeric', 'sum(o.Amt * 2 for o in O.lookupRecords(Cust=$id, order_by="-Amt"))'),
+        formula('First', 'Numeric', 'O.lookupOne(Cust=$id, order_by="Amt").Amt'),
+        formula('All', 'Numeric', 'SUM(O.all.Amt)'),
+      ],
+    },
+    [1, 2],
+    {Name: ['a', 'b']},
+  );
+  e.loadTable({tableId: 'O', columns: [data('Cust', 'Ref:C'), data('Amt', 'Numeric')]}, [1, 2, 3], {
+    Cust: [1, 1, 2],
+    Amt: [1, 2, 4],
+  });
   e.recomputeAll();
   e.recalc();
   assert.equal(cells(e, 'C', 'Sum'), [3, 4]);
@@ -63,7 +104,7 @@ test('reads through a lookup key and Table.all: one entry per key and column, sa
   let r = e.recalc();
   assert.equal(r.changes.C.Sum, {rowIds: [2], values: [5]});
   assert.equal(r.changes.C.All, {rowIds: [1, 2], values: [8, 8]});
-  assert.is(r.evaluations, 2 + 3);   // All (2 rows); Sum, Loop, First of customer 2
+  assert.is(r.evaluations, 2 + 3); // All (2 rows); Sum, Loop, First of customer 2
   // An order moves: both customers recompute.
   e.updateRecords('O', [1], {Cust: [2]});
   r = e.recalc();
@@ -79,13 +120,27 @@ test('reads through a lookup key and Table.all: one entry per key and column, sa
 
 test('reads through a Ref/RefList cell of the own row: recorded per column, dirtying the referring rows only', () => {
   const e = new FormulaEngine();
-  e.loadTable({tableId: 'C', columns: [data('Name', 'Text'), data('Price', 'Numeric')]}, [1, 2, 3],
-    {Name: ['a', 'b', 'c'], Price: [1, 2, 4]});
-  e.loadTable({tableId: 'O', columns: [data('Cust', 'Ref:C'), data('Items', 'RefList:C'), data('Pick', 'Int'),
-    formula('CName', 'Text', '$Cust.Name'), formula('Total', 'Numeric', 'SUM($Items.Price)'),
-    formula('PickRef', 'Ref:C', '$Pick'), formula('PickName', 'Text', '$PickRef.Name'),
-    formula('Other', 'Text', 'O.lookupOne(id=1).Cust.Name')]},
-  [1, 2, 3], {Cust: [1, 2, 1], Items: [['L', 1, 2], ['L', 3], null], Pick: [3, 3, 2]});
+  e.loadTable({tableId: 'C', columns: [data('Name', 'Text'), data('Price', 'Numeric')]}, [1, 2, 3], {
+    Name: ['a', 'b', 'c'],
+    Price: [1, 2, 4],
+  });
+  e.loadTable(
+    {
+      tableId: 'O',
+      columns: [
+        data('Cust', 'Ref:C'),
+        data('Items', 'RefList:C'),
+        data('Pick', 'Int'),
+        formula('CName', 'Text', '$Cust.Name'),
+        formula('Total', 'Numeric', 'SUM($Items.Price)'),
+        formula('PickRef', 'Ref:C', '$Pick'),
+        formula('PickName', 'Text', '$PickRef.Name'),
+        formula('Other', 'Text', 'O.lookupOne(id=1).Cust.Name'),
+      ],
+    },
+    [1, 2, 3],
+    {Cust: [1, 2, 1], Items: [['L', 1, 2], ['L', 3], null], Pick: [3, 3, 2]},
+  );
   e.recomputeAll();
   e.recalc();
   assert.equal(cells(e, 'O', 'CName'), ['a', 'b', 'a']);
@@ -131,9 +186,24 @@ test('a column read from a RecordSet before it is computed: its cells computed t
   const n = 2000;
   const rows = Array.from({length: n}, (_, i) => i + 1);
   const e = new FormulaEngine();
-  e.loadTable({tableId: 'S', columns: [formula('Sum', 'Int', 'SUM(T.all.X)'), formula('Loop', 'Int', 'sum(r.X for r in T.all)')]}, [1], {});
-  e.loadTable({tableId: 'T', columns: [data('A', 'Int'), formula('X', 'Int', '$A * 2'), formula('Y', 'Int', 'SUM(T.all.Y)'),
-    formula('Z', 'Int', 'SUM(T.lookupRecords(A=$A).Z) + 1')]}, rows, {A: rows});
+  e.loadTable(
+    {tableId: 'S', columns: [formula('Sum', 'Int', 'SUM(T.all.X)'), formula('Loop', 'Int', 'sum(r.X for r in T.all)')]},
+    [1],
+    {},
+  );
+  e.loadTable(
+    {
+      tableId: 'T',
+      columns: [
+        data('A', 'Int'),
+        formula('X', 'Int', '$A * 2'),
+        formula('Y', 'Int', 'SUM(T.all.Y)'),
+        formula('Z', 'Int', 'SUM(T.lookupRecords(A=$A).Z) + 1'),
+      ],
+    },
+    rows,
+    {A: rows},
+  );
   e.recomputeAll();
   const r = e.recalc();
   assert.is(e.getCell('S', 'Sum', 1), n * (n + 1));
@@ -147,21 +217,53 @@ test('a column read from a RecordSet before it is computed: its cells computed t
 
 test('summary tables: $group from the group-by columns (CONTAINS for list columns), kept current', () => {
   const e = new FormulaEngine();
-  e.loadTable({tableId: 'Src', columns: [data('Region', 'Text'), data('Tags', 'ChoiceList'), data('N', 'Numeric')]},
-    [1, 2, 3, 4], {Region: ['E', 'W', 'E', 'E'], Tags: [['L', 'a', 'b'], ['L', 'b'], null, ['L', 'a']], N: [1, 2, 4, 8]});
-  e.loadTable({tableId: 'Src_summary_Region', summarySourceTable: 'Src', summaryGroupBy: ['Region'], columns: [data('Region', 'Text'),
-    formula('group', 'RefList:Src', 'table.getSummarySourceGroup(rec)'), formula('count', 'Int', 'len($group)'),
-    formula('N', 'Numeric', 'SUM($group.N)')]}, [1, 2], {Region: ['E', 'W']});
+  e.loadTable(
+    {tableId: 'Src', columns: [data('Region', 'Text'), data('Tags', 'ChoiceList'), data('N', 'Numeric')]},
+    [1, 2, 3, 4],
+    {Region: ['E', 'W', 'E', 'E'], Tags: [['L', 'a', 'b'], ['L', 'b'], null, ['L', 'a']], N: [1, 2, 4, 8]},
+  );
+  e.loadTable(
+    {
+      tableId: 'Src_summary_Region',
+      summarySourceTable: 'Src',
+      summaryGroupBy: ['Region'],
+      columns: [
+        data('Region', 'Text'),
+        formula('group', 'RefList:Src', 'table.getSummarySourceGroup(rec)'),
+        formula('count', 'Int', 'len($group)'),
+        formula('N', 'Numeric', 'SUM($group.N)'),
+      ],
+    },
+    [1, 2],
+    {Region: ['E', 'W']},
+  );
   // Group-by columns inferred (data columns also in the source) when summaryGroupBy is not given.
-  e.loadTable({tableId: 'Src_summary_Tags', summarySourceTable: 'Src', columns: [data('Tags', 'Choice'),
-    formula('group', 'RefList:Src', 'table.getSummarySourceGroup(rec)'), formula('N', 'Numeric', 'SUM($group.N)')]},
-  [1, 2, 3], {Tags: ['a', 'b', '']});
+  e.loadTable(
+    {
+      tableId: 'Src_summary_Tags',
+      summarySourceTable: 'Src',
+      columns: [
+        data('Tags', 'Choice'),
+        formula('group', 'RefList:Src', 'table.getSummarySourceGroup(rec)'),
+        formula('N', 'Numeric', 'SUM($group.N)'),
+      ],
+    },
+    [1, 2, 3],
+    {Tags: ['a', 'b', '']},
+  );
   e.recomputeAll();
   e.recalc();
-  assert.equal(cells(e, 'Src_summary_Region', 'group'), [['L', 1, 3, 4], ['L', 2]]);
+  assert.equal(cells(e, 'Src_summary_Region', 'group'), [
+    ['L', 1, 3, 4],
+    ['L', 2],
+  ]);
   assert.equal(cells(e, 'Src_summary_Region', 'count'), [3, 1]);
   assert.equal(cells(e, 'Src_summary_Region', 'N'), [13, 2]);
-  assert.equal(cells(e, 'Src_summary_Tags', 'group'), [['L', 1, 4], ['L', 1, 2], ['L', 3]]);  // the empty list groups under ''
+  assert.equal(cells(e, 'Src_summary_Tags', 'group'), [
+    ['L', 1, 4],
+    ['L', 1, 2],
+    ['L', 3],
+  ]); // the empty list groups under ''
   assert.equal(cells(e, 'Src_summary_Tags', 'N'), [9, 3, 4]);
   e.updateRecords('Src', [3], {Region: ['W'], Tags: [['L', 'b']]});
   e.recalc();
@@ -177,10 +279,21 @@ test('summary tables: $group from the group-by columns (CONTAINS for list column
 
 test('trigger formulas fire when a formula column in their recalcDeps changes', () => {
   const e = new FormulaEngine();
-  e.loadTable({tableId: 'T', columns: [data('A', 'Numeric'), formula('F', 'Numeric', '$A * 2'),
-    trigger('OnF', 'Numeric', '$F + 1', ['F']), trigger('OnA', 'Numeric', '$F + 100', ['A']),
-    trigger('Never', 'Numeric', '$F', ['F'], 1)]}, [1, 2], {A: [1, 2], F: [2, 4], OnF: [3, 5], OnA: [102, 104], Never: [0, 0]});
-  e.recomputeAll();   // as on open: formulas run (and record their dependencies); nothing changes
+  e.loadTable(
+    {
+      tableId: 'T',
+      columns: [
+        data('A', 'Numeric'),
+        formula('F', 'Numeric', '$A * 2'),
+        trigger('OnF', 'Numeric', '$F + 1', ['F']),
+        trigger('OnA', 'Numeric', '$F + 100', ['A']),
+        trigger('Never', 'Numeric', '$F', ['F'], 1),
+      ],
+    },
+    [1, 2],
+    {A: [1, 2], F: [2, 4], OnF: [3, 5], OnA: [102, 104], Never: [0, 0]},
+  );
+  e.recomputeAll(); // as on open: formulas run (and record their dependencies); nothing changes
   assert.equal(e.recalc().changes, {});
   e.updateRecords('T', [1], {A: [10]});
   let r = e.recalc();
@@ -202,11 +315,24 @@ test('trigger formulas fire when a formula column in their recalcDeps changes', 
 
 test('odd cells read as Grist reads them: 32-bit ints, alt text, stored errors', () => {
   const e = new FormulaEngine();
-  e.loadTable({tableId: 'T', columns: [data('Any', 'Any'), data('N', 'Numeric'), data('R', 'Ref:T'), data('Name', 'Text'),
-    formula('AnyType', 'Text', 'type($Any).__name__'),
-    formula('Pass', 'Any', '$N'), formula('Plus', 'Any', '$N + 1'), formula('Via', 'Any', '$R.Name'),
-    formula('Rec', 'Any', 'RECORD(rec)')]},
-  [1, 2, 3], {Any: [5, 2 ** 40, 5.5], N: ['abc', 1, 2], R: ['hello', 1, 0], Name: ['x', 'y', 'z']});
+  e.loadTable(
+    {
+      tableId: 'T',
+      columns: [
+        data('Any', 'Any'),
+        data('N', 'Numeric'),
+        data('R', 'Ref:T'),
+        data('Name', 'Text'),
+        formula('AnyType', 'Text', 'type($Any).__name__'),
+        formula('Pass', 'Any', '$N'),
+        formula('Plus', 'Any', '$N + 1'),
+        formula('Via', 'Any', '$R.Name'),
+        formula('Rec', 'Any', 'RECORD(rec)'),
+      ],
+    },
+    [1, 2, 3],
+    {Any: [5, 2 ** 40, 5.5], N: ['abc', 1, 2], R: ['hello', 1, 0], Name: ['x', 'y', 'z']},
+  );
   e.recomputeAll();
   e.recalc();
   // Grist hands Any cells to Python through a marshaller writing int only within 32 bits.
@@ -218,7 +344,13 @@ test('odd cells read as Grist reads them: 32-bit ints, alt text, stored errors',
   // RECORD: keys sorted as Grist stores dicts, its own column left out, errors under _error_.
   const rec = e.getCell('T', 'Rec', 1) as [string, {[k: string]: unknown}];
   assert.equal(Object.keys(rec[1]), ['Any', 'AnyType', 'N', 'Name', 'Pass', 'Plus', 'R', 'Via', '_error_', 'id']);
-  assert.equal(rec[1]._error_, ['O', {Plus: "TypeError: unsupported operand type(s) for +: 'AltText' and 'int'", Via: 'InvalidTypedValue: Invalid Ref: hello'}]);
+  assert.equal(rec[1]._error_, [
+    'O',
+    {
+      Plus: "TypeError: unsupported operand type(s) for +: 'AltText' and 'int'",
+      Via: 'InvalidTypedValue: Invalid Ref: hello',
+    },
+  ]);
   assert.is(rec[1].R, 'hello');
 });
 

@@ -1,24 +1,29 @@
 // Incremental oracle: the real documents' formulas, recomputed after edits through the engine's
 // dependency tracking, must equal a fresh engine recomputing everything from the edited data.
 // Edits (seeded, deterministic): cells set to other rows' values, rows removed, rows added.
-import {existsSync, readdirSync} from 'node:fs';
-import {dirname, join} from 'node:path';
+import {readdirSync} from 'node:fs';
+import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import type {CellValue} from '../src/doc/types.js';
 import type {FormulaEngine} from '../src/formula/engine.js';
-import {LoadedTable, VOLATILE, loadEngine, readDoc, withDocCopy} from './formula-oracle-run.js';
+import {type LoadedTable, VOLATILE, loadEngine, readDoc, withDocCopy} from './formula-oracle-run.js';
 import {FIXTURES_SKIPPED} from '../src/testing/fixtures.js';
 import {oracleFixtureDirs} from './formula-oracle-run.js';
 
 const dirs = oracleFixtureDirs();
-const docs = dirs.flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.grist')).sort().map((f) => join(d, f)));
+const docs = dirs.flatMap((d) =>
+  readdirSync(d)
+    .filter((f) => f.endsWith('.grist'))
+    .sort()
+    .map((f) => join(d, f)),
+);
 
 /** A small deterministic generator (mulberry32). */
 function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
-    a = (a + 0x6D2B79F5) >>> 0;
+    a = (a + 0x6d2b79f5) >>> 0;
     let t = a;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
@@ -32,7 +37,9 @@ function edit(engine: FormulaEngine, tables: LoadedTable[], seed: number): numbe
   const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
   let edits = 0;
   for (const t of tables) {
-    if (t.meta || t.spec.summarySourceTable || t.rowIds.length < 2) { continue; }
+    if (t.meta || t.spec.summarySourceTable || t.rowIds.length < 2) {
+      continue;
+    }
     const dataCols = t.cols.filter((c) => !c.isFormula && c.colId !== 'manualSort');
     for (let n = 0; n < 12 && dataCols.length; n++) {
       const c = pick(dataCols);
@@ -46,11 +53,16 @@ function edit(engine: FormulaEngine, tables: LoadedTable[], seed: number): numbe
     const gone = Math.floor(rand() * t.rowIds.length);
     engine.removeRecords(t.tableId, [t.rowIds[gone]]);
     t.rowIds.splice(gone, 1);
-    for (const vs of Object.values(t.values)) { vs.splice(gone, 1); }
+    for (const vs of Object.values(t.values)) {
+      vs.splice(gone, 1);
+    }
     const from = Math.floor(rand() * t.rowIds.length);
     const id = Math.max(...t.rowIds) + 1;
     const added: {[colId: string]: CellValue[]} = {};
-    for (const [colId, vs] of Object.entries(t.values)) { vs.push(vs[from]); added[colId] = [vs[from]]; }
+    for (const [colId, vs] of Object.entries(t.values)) {
+      vs.push(vs[from]);
+      added[colId] = [vs[from]];
+    }
     t.rowIds.push(id);
     engine.addRecords(t.tableId, [id], added);
     edits += 2;
@@ -60,11 +72,14 @@ function edit(engine: FormulaEngine, tables: LoadedTable[], seed: number): numbe
 }
 
 if (!docs.length) {
-  test('incremental oracle', () => { console.log(FIXTURES_SKIPPED); });
+  test('incremental oracle', () => {
+    console.log(FIXTURES_SKIPPED);
+  });
 } else {
   test(`incremental oracle: ${docs.length} real documents edited, recomputed incrementally = recomputed from scratch`, () => {
     const diffs: string[] = [];
-    let cells = 0, edits = 0;
+    let cells = 0,
+      edits = 0;
     for (const doc of docs) {
       withDocCopy(doc, (db) => {
         const tables = readDoc(db);
@@ -73,18 +88,24 @@ if (!docs.length) {
         edits += edit(engine, tables, 14);
         for (const t of tables) {
           for (const c of t.cols) {
-            if (!c.isFormula && c.formula.trim()) { t.values[c.colId] = t.rowIds.map((r) => engine.getCell(t.tableId, c.colId, r)!); }
+            if (!c.isFormula && c.formula.trim()) {
+              t.values[c.colId] = t.rowIds.map((r) => engine.getCell(t.tableId, c.colId, r)!);
+            }
           }
         }
         const fresh = loadEngine(tables);
         for (const t of tables) {
           for (const c of t.cols) {
-            if (!c.isFormula || VOLATILE.test(c.formula)) { continue; }
+            if (!c.isFormula || VOLATILE.test(c.formula)) {
+              continue;
+            }
             for (const r of t.rowIds) {
               cells++;
               const a = JSON.stringify(engine.getCell(t.tableId, c.colId, r));
               const b = JSON.stringify(fresh.getCell(t.tableId, c.colId, r));
-              if (a !== b && diffs.length < 20) { diffs.push(`${doc.split('/').pop()} ${t.tableId}.${c.colId}[${r}]: ${a} != ${b}`); }
+              if (a !== b && diffs.length < 20) {
+                diffs.push(`${doc.split('/').pop()} ${t.tableId}.${c.colId}[${r}]: ${a} != ${b}`);
+              }
             }
           }
         }

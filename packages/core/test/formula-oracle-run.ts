@@ -8,8 +8,8 @@ import {tmpdir} from 'node:os';
 import {basename, join} from 'node:path';
 import {loads} from '../src/doc/marshal.js';
 import {META_TYPES} from '../src/doc/schema.js';
-import {CellValue, makeDecoder, makeEncoder} from '../src/doc/types.js';
-import {ColumnSpec, FormulaEngine, TableSpec} from '../src/formula/engine.js';
+import {type CellValue, makeDecoder, makeEncoder} from '../src/doc/types.js';
+import {type ColumnSpec, FormulaEngine, type TableSpec} from '../src/formula/engine.js';
 import {setClock} from '../src/formula/datetime.js';
 import {setDocTimezone} from '../src/formula/functions/index.js';
 import {findFixtures, requireFixtures, underCi} from '../src/testing/fixtures.js';
@@ -24,7 +24,7 @@ export interface ColumnResult {
   cells: number;
   matched: number;
   /** A few mismatches: row id, what Grist stored, what the engine would store. */
-  samples: Array<{row: number, grist: string, ours: string}>;
+  samples: Array<{row: number; grist: string; ours: string}>;
 }
 
 export interface DocResult {
@@ -41,7 +41,7 @@ export interface DocResult {
    * the type tag and, for datetimes, the zone). NOW() is stored to the microsecond, so it matches
    * by shape only.
    */
-  volatile: {cells: number, matched: number, sameShape: number, mismatches: ColumnResult[]};
+  volatile: {cells: number; matched: number; sameShape: number; mismatches: ColumnResult[]};
   ms: number;
 }
 
@@ -49,10 +49,18 @@ type Raw = null | number | bigint | string | Buffer;
 
 /** A stored SQLite value as a short readable string (storage class and value). */
 export function showRaw(v: Raw): string {
-  if (v === null) { return 'NULL'; }
-  if (typeof v === 'bigint') { return `INTEGER ${v}`; }
-  if (typeof v === 'number') { return `REAL ${v}`; }
-  if (typeof v === 'string') { return `TEXT ${JSON.stringify(v.length > 80 ? v.slice(0, 80) + '...' : v)}`; }
+  if (v === null) {
+    return 'NULL';
+  }
+  if (typeof v === 'bigint') {
+    return `INTEGER ${v}`;
+  }
+  if (typeof v === 'number') {
+    return `REAL ${v}`;
+  }
+  if (typeof v === 'string') {
+    return `TEXT ${JSON.stringify(v.length > 80 ? v.slice(0, 80) + '...' : v)}`;
+  }
   let text: string;
   try {
     text = JSON.stringify(loads(v));
@@ -64,13 +72,21 @@ export function showRaw(v: Raw): string {
 
 /** Same storage class; for marshalled values the same type tag and, for `["D", ts, zone]`, zone. */
 function sameShape(a: Raw, b: Raw): boolean {
-  if (a === null || b === null) { return a === b; }
-  if (typeof a !== typeof b) { return false; }
-  if (!Buffer.isBuffer(a) || !Buffer.isBuffer(b)) { return true; }
+  if (a === null || b === null) {
+    return a === b;
+  }
+  if (typeof a !== typeof b) {
+    return false;
+  }
+  if (!Buffer.isBuffer(a) || !Buffer.isBuffer(b)) {
+    return true;
+  }
   try {
     const x = loads(a) as unknown;
     const y = loads(b) as unknown;
-    if (!Array.isArray(x) || !Array.isArray(y)) { return typeof x === typeof y; }
+    if (!Array.isArray(x) || !Array.isArray(y)) {
+      return typeof x === typeof y;
+    }
     return x[0] === y[0] && (x[0] !== 'D' || x[2] === y[2]);
   } catch {
     return false;
@@ -83,7 +99,9 @@ function sameShape(a: Raw, b: Raw): boolean {
  */
 export function lastActionTime(db: Database.Database): number | null {
   try {
-    const row = db.prepare('SELECT body FROM _gristsys_ActionHistory ORDER BY id DESC LIMIT 1').get() as {body: Buffer} | undefined;
+    const row = db.prepare('SELECT body FROM _gristsys_ActionHistory ORDER BY id DESC LIMIT 1').get() as
+      | {body: Buffer}
+      | undefined;
     const info = row ? (loads(row.body) as {info?: [number, {time?: number | bigint}]}).info : undefined;
     const time = info?.[1]?.time;
     return time === undefined ? null : Number(time);
@@ -93,10 +111,18 @@ export function lastActionTime(db: Database.Database): number | null {
 }
 
 function sameRaw(a: Raw, b: Raw): boolean {
-  if (a === null || b === null) { return a === b; }
-  if (typeof a !== typeof b) { return false; }
-  if (Buffer.isBuffer(a)) { return Buffer.isBuffer(b) && a.equals(b); }
-  if (typeof a === 'number') { return a === b || (Number.isNaN(a) && Number.isNaN(b as number)); }
+  if (a === null || b === null) {
+    return a === b;
+  }
+  if (typeof a !== typeof b) {
+    return false;
+  }
+  if (Buffer.isBuffer(a)) {
+    return Buffer.isBuffer(b) && a.equals(b);
+  }
+  if (typeof a === 'number') {
+    return a === b || (Number.isNaN(a) && Number.isNaN(b as number));
+  }
   return a === b;
 }
 
@@ -106,13 +132,24 @@ function plain(v: Raw): unknown {
 }
 
 function columnNames(db: Database.Database, table: string): Map<string, string> {
-  const rows = db.prepare('SELECT name, type FROM pragma_table_info(?)').all(table) as Array<{name: string, type: string}>;
+  const rows = db.prepare('SELECT name, type FROM pragma_table_info(?)').all(table) as Array<{
+    name: string;
+    type: string;
+  }>;
   return new Map(rows.map((r) => [r.name, r.type]));
 }
 
 export interface MetaCol {
-  id: number; tableRef: number; colId: string; type: string; isFormula: boolean; formula: string;
-  recalcWhen: number; recalcDeps: number[]; summarySourceCol: number; declType: string;
+  id: number;
+  tableRef: number;
+  colId: string;
+  type: string;
+  isFormula: boolean;
+  formula: string;
+  recalcWhen: number;
+  recalcDeps: number[];
+  summarySourceCol: number;
+  declType: string;
 }
 
 /** Runs the oracle over one document (copied to a temporary directory first). */
@@ -149,27 +186,39 @@ export interface LoadedTable {
 export function readDoc(db: Database.Database): LoadedTable[] {
   const tcols = columnNames(db, '_grist_Tables');
   const ccols = columnNames(db, '_grist_Tables_column');
-  const tables = db.prepare(`SELECT id, tableId${tcols.has('summarySourceTable') ? ', summarySourceTable' : ''}
-    FROM _grist_Tables`).all() as Array<{id: bigint, tableId: string, summarySourceTable?: bigint}>;
+  const tables = db
+    .prepare(`SELECT id, tableId${tcols.has('summarySourceTable') ? ', summarySourceTable' : ''}
+    FROM _grist_Tables`)
+    .all() as Array<{id: bigint; tableId: string; summarySourceTable?: bigint}>;
   const field = (name: string, dflt: string) => (ccols.has(name) ? name : `${dflt} AS ${name}`);
-  const colRows = db.prepare(`SELECT id, parentId, colId, type, isFormula, formula,
+  const colRows = db
+    .prepare(`SELECT id, parentId, colId, type, isFormula, formula,
       ${field('recalcWhen', '0')}, ${field('recalcDeps', 'NULL')}, ${field('summarySourceCol', '0')}
-    FROM _grist_Tables_column ORDER BY parentPos, id`).all() as Array<{[k: string]: Raw}>;
+    FROM _grist_Tables_column ORDER BY parentPos, id`)
+    .all() as Array<{[k: string]: Raw}>;
   const depsDecoder = makeDecoder('RefList:_grist_Tables_column');
   const byTable = new Map<number, MetaCol[]>();
   const colIdOf = new Map<number, string>();
   for (const r of colRows) {
     const deps = depsDecoder(plain(r.recalcDeps));
     const c: MetaCol = {
-      id: Number(r.id), tableRef: Number(r.parentId), colId: String(r.colId), type: String(r.type || 'Any'),
-      isFormula: Boolean(Number(r.isFormula ?? 0)), formula: String(r.formula ?? ''),
+      id: Number(r.id),
+      tableRef: Number(r.parentId),
+      colId: String(r.colId),
+      type: String(r.type || 'Any'),
+      isFormula: Boolean(Number(r.isFormula ?? 0)),
+      formula: String(r.formula ?? ''),
       recalcWhen: Number(r.recalcWhen ?? 0),
       recalcDeps: Array.isArray(deps) ? (deps.slice(1) as number[]) : [],
-      summarySourceCol: Number(r.summarySourceCol ?? 0), declType: '',
+      summarySourceCol: Number(r.summarySourceCol ?? 0),
+      declType: '',
     };
     colIdOf.set(c.id, c.colId);
     let list = byTable.get(c.tableRef);
-    if (!list) { list = []; byTable.set(c.tableRef, list); }
+    if (!list) {
+      list = [];
+      byTable.set(c.tableRef, list);
+    }
     list.push(c);
   }
   const tableIdOf = new Map(tables.map((t) => [Number(t.id), t.tableId]));
@@ -177,35 +226,52 @@ export function readDoc(db: Database.Database): LoadedTable[] {
   const loaded: LoadedTable[] = [];
   for (const t of tables) {
     const sqlCols = columnNames(db, t.tableId);
-    if (!sqlCols.size) { continue; }
+    if (!sqlCols.size) {
+      continue;
+    }
     const cols = (byTable.get(Number(t.id)) ?? []).filter((c) => sqlCols.has(c.colId));
-    for (const c of cols) { c.declType = sqlCols.get(c.colId)!; }
+    for (const c of cols) {
+      c.declType = sqlCols.get(c.colId)!;
+    }
     const src = Number(t.summarySourceTable ?? 0);
     const spec: TableSpec = {
       tableId: t.tableId,
-      columns: cols.map((c): ColumnSpec => ({
-        colId: c.colId, type: c.type, isFormula: c.isFormula, formula: c.formula,
-        recalcWhen: c.recalcWhen,
-        recalcDeps: c.recalcDeps.map((d) => colIdOf.get(d)).filter((x): x is string => x !== undefined),
-      })),
-      summarySourceTable: src ? tableIdOf.get(src) ?? null : null,
+      columns: cols.map(
+        (c): ColumnSpec => ({
+          colId: c.colId,
+          type: c.type,
+          isFormula: c.isFormula,
+          formula: c.formula,
+          recalcWhen: c.recalcWhen,
+          recalcDeps: c.recalcDeps.map((d) => colIdOf.get(d)).filter((x): x is string => x !== undefined),
+        }),
+      ),
+      summarySourceTable: src ? (tableIdOf.get(src) ?? null) : null,
       summaryGroupBy: src ? cols.filter((c) => c.summarySourceCol).map((c) => c.colId) : undefined,
     };
-    const rows = db.prepare(`SELECT * FROM "${t.tableId.replace(/"/g, '""')}" ORDER BY id`).all() as Array<{[k: string]: Raw}>;
+    const rows = db.prepare(`SELECT * FROM "${t.tableId.replace(/"/g, '""')}" ORDER BY id`).all() as Array<{
+      [k: string]: Raw;
+    }>;
     const rowIds = rows.map((r) => Number(r.id));
     const values: {[colId: string]: CellValue[]} = {};
     for (const c of cols) {
-      if (c.isFormula) { continue; }   // blanked: the engine computes them
+      if (c.isFormula) {
+        continue;
+      } // blanked: the engine computes them
       const decode = makeDecoder(c.type);
       values[c.colId] = rows.map((r) => decode(plain(r[c.colId])));
     }
     loaded.push({tableId: t.tableId, spec, cols, rowIds, values, meta: false});
   }
   // Metadata tables, as formulas may read them (`_grist_Tables_column.all.colId`).
-  const sqlTables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_grist\\_%' ESCAPE '\\'").all() as Array<{name: string}>;
+  const sqlTables = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_grist\\_%' ESCAPE '\\'")
+    .all() as Array<{name: string}>;
   for (const {name} of sqlTables) {
     const types = (META_TYPES as {[t: string]: {[c: string]: string}})[name];
-    if (!types) { continue; }
+    if (!types) {
+      continue;
+    }
     const sqlCols = columnNames(db, name);
     const cols = Object.entries(types).filter(([colId]) => sqlCols.has(colId));
     const rows = db.prepare(`SELECT * FROM "${name}" ORDER BY id`).all() as Array<{[k: string]: Raw}>;
@@ -214,8 +280,14 @@ export function readDoc(db: Database.Database): LoadedTable[] {
       const decode = makeDecoder(type);
       values[colId] = rows.map((r) => decode(plain(r[colId])));
     }
-    loaded.push({tableId: name, spec: {tableId: name, columns: cols.map(([colId, type]) => ({colId, type, isFormula: false, formula: ''}))},
-      cols: [], rowIds: rows.map((r) => Number(r.id)), values, meta: true});
+    loaded.push({
+      tableId: name,
+      spec: {tableId: name, columns: cols.map(([colId, type]) => ({colId, type, isFormula: false, formula: ''}))},
+      cols: [],
+      rowIds: rows.map((r) => Number(r.id)),
+      values,
+      meta: true,
+    });
   }
   return loaded;
 }
@@ -223,7 +295,9 @@ export function readDoc(db: Database.Database): LoadedTable[] {
 /** A new engine with the tables loaded (formula columns blank) and everything recomputed. */
 export function loadEngine(tables: LoadedTable[]): FormulaEngine {
   const engine = new FormulaEngine();
-  for (const t of tables) { engine.loadTable(t.spec, t.rowIds, t.values); }
+  for (const t of tables) {
+    engine.loadTable(t.spec, t.rowIds, t.values);
+  }
   engine.recomputeAll();
   engine.recalc();
   return engine;
@@ -264,19 +338,37 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
   try {
     engine = loadEngine(all);
   } finally {
-    if (clock) { setClock(clock); }
+    if (clock) {
+      setClock(clock);
+    }
     setDocTimezone(zone);
   }
 
-  const result: DocResult = {doc, cells: 0, matched: 0, columns: 0, columnsMatched: 0, skippedVolatile: 0,
-    mismatches: [], volatile: {cells: 0, matched: 0, sameShape: 0, mismatches: []}, ms: 0};
+  const result: DocResult = {
+    doc,
+    cells: 0,
+    matched: 0,
+    columns: 0,
+    columnsMatched: 0,
+    skippedVolatile: 0,
+    mismatches: [],
+    volatile: {cells: 0, matched: 0, sameShape: 0, mismatches: []},
+    ms: 0,
+  };
   for (const {tableId, cols} of loaded) {
     const q = `"${tableId.replace(/"/g, '""')}"`;
     for (const c of cols) {
-      if (!c.isFormula) { continue; }
-      const stored = db.prepare(`SELECT id, "${c.colId.replace(/"/g, '""')}" AS v FROM ${q} ORDER BY id`).all() as Array<{id: bigint, v: Raw}>;
+      if (!c.isFormula) {
+        continue;
+      }
+      const stored = db
+        .prepare(`SELECT id, "${c.colId.replace(/"/g, '""')}" AS v FROM ${q} ORDER BY id`)
+        .all() as Array<{id: bigint; v: Raw}>;
       const volatile = VOLATILE.test(c.formula);
-      if (volatile && (at === null || !/\b(NOW|TODAY)\b/.test(c.formula) || /\b(SELF_HYPERLINK|UUID)\b|\brandom\b/.test(c.formula))) {
+      if (
+        volatile &&
+        (at === null || !/\b(NOW|TODAY)\b/.test(c.formula) || /\b(SELF_HYPERLINK|UUID)\b|\brandom\b/.test(c.formula))
+      ) {
         result.skippedVolatile += stored.length;
         continue;
       }
@@ -287,15 +379,27 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
       scratch.transaction(() => {
         for (const s of stored) {
           const cell = engine.getCell(tableId, c.colId, Number(s.id));
-          ins.run(s.id, cell === undefined ? null : encode(cell) as Raw);
+          ins.run(s.id, cell === undefined ? null : (encode(cell) as Raw));
         }
       })();
-      const ours = scratch.prepare('SELECT id, v FROM o ORDER BY id').all() as Array<{id: bigint, v: Raw}>;
-      const col: ColumnResult = {tableId, colId: c.colId, formula: c.formula, cells: stored.length, matched: 0, samples: []};
+      const ours = scratch.prepare('SELECT id, v FROM o ORDER BY id').all() as Array<{id: bigint; v: Raw}>;
+      const col: ColumnResult = {
+        tableId,
+        colId: c.colId,
+        formula: c.formula,
+        cells: stored.length,
+        matched: 0,
+        samples: [],
+      };
       let shaped = 0;
       for (let i = 0; i < stored.length; i++) {
-        if (sameShape(stored[i].v, ours[i].v)) { shaped++; }
-        if (sameRaw(stored[i].v, ours[i].v)) { col.matched++; continue; }
+        if (sameShape(stored[i].v, ours[i].v)) {
+          shaped++;
+        }
+        if (sameRaw(stored[i].v, ours[i].v)) {
+          col.matched++;
+          continue;
+        }
         if (col.samples.length < 3) {
           col.samples.push({row: Number(stored[i].id), grist: showRaw(stored[i].v), ours: showRaw(ours[i].v)});
         }
@@ -305,13 +409,19 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
         v.cells += col.cells;
         v.matched += col.matched;
         v.sameShape += shaped;
-        if (col.matched < col.cells) { v.mismatches.push(col); }
+        if (col.matched < col.cells) {
+          v.mismatches.push(col);
+        }
         continue;
       }
       result.cells += col.cells;
       result.matched += col.matched;
       result.columns++;
-      if (col.matched === col.cells) { result.columnsMatched++; } else { result.mismatches.push(col); }
+      if (col.matched === col.cells) {
+        result.columnsMatched++;
+      } else {
+        result.mismatches.push(col);
+      }
     }
   }
   result.ms = performance.now() - start;
@@ -322,7 +432,9 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
 export function oracleFixtureDirs(): string[] {
   const found = findFixtures();
   if (!found) {
-    if (underCi()) { requireFixtures(); }
+    if (underCi()) {
+      requireFixtures();
+    }
     return [];
   }
   return found.corpus ? [found.grist, found.corpus] : [found.grist];

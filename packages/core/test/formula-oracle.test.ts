@@ -5,12 +5,17 @@ import {existsSync, readFileSync, readdirSync} from 'node:fs';
 import {dirname, join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {DocResult, oracleDoc} from './formula-oracle-run.js';
+import {type DocResult, oracleDoc} from './formula-oracle-run.js';
 import {FIXTURES_SKIPPED} from '../src/testing/fixtures.js';
 import {oracleFixtureDirs} from './formula-oracle-run.js';
 
 const dirs = oracleFixtureDirs();
-const docs = dirs.flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.grist')).sort().map((f) => join(d, f)));
+const docs = dirs.flatMap((d) =>
+  readdirSync(d)
+    .filter((f) => f.endsWith('.grist'))
+    .sort()
+    .map((f) => join(d, f)),
+);
 
 /** The overall share of formula cells reproduced exactly (raise it as the engine improves). */
 const MIN_CELL_RATE = 0.998;
@@ -18,50 +23,82 @@ const MIN_CELL_RATE = 0.998;
 function explainedColumns(): Set<string> {
   let dir = dirname(new URL(import.meta.url).pathname);
   while (!existsSync(join(dir, 'docs/formulas.md'))) {
-    if (dirname(dir) === dir) { throw new Error('docs/formulas.md not found'); }
+    if (dirname(dir) === dir) {
+      throw new Error('docs/formulas.md not found');
+    }
     dir = dirname(dir);
   }
   const text = readFileSync(join(dir, 'docs/formulas.md'), 'utf8');
   const section = text.slice(text.indexOf('\n## Oracle'));
   const end = section.indexOf('\n## ', 5);
-  const names = [...(end < 0 ? section : section.slice(0, end)).matchAll(/^\| `([^`]+\/[^`]+)` \| \S/gm)].map((m) => m[1]);
+  const names = [...(end < 0 ? section : section.slice(0, end)).matchAll(/^\| `([^`]+\/[^`]+)` \| \S/gm)].map(
+    (m) => m[1],
+  );
   return new Set(names);
 }
 
 if (!docs.length) {
-  test('oracle', () => { console.log(FIXTURES_SKIPPED); });
+  test('oracle', () => {
+    console.log(FIXTURES_SKIPPED);
+  });
 } else {
   test(`oracle: ${docs.length} real documents recomputed as Grist stored them`, () => {
     const explained = explainedColumns();
     const results: DocResult[] = docs.map((d) => oracleDoc(d));
-    let cells = 0, matched = 0, columns = 0, columnsMatched = 0;
-    let vCells = 0, vMatched = 0, vShape = 0;
+    let cells = 0,
+      matched = 0,
+      columns = 0,
+      columnsMatched = 0;
+    let vCells = 0,
+      vMatched = 0,
+      vShape = 0;
     const unexplained: string[] = [];
     const stale = new Set(explained);
     const verbose = Boolean(process.env.GRISTLITE_ORACLE_VERBOSE);
     for (const r of results) {
-      cells += r.cells; matched += r.matched; columns += r.columns; columnsMatched += r.columnsMatched;
-      vCells += r.volatile.cells; vMatched += r.volatile.matched; vShape += r.volatile.sameShape;
+      cells += r.cells;
+      matched += r.matched;
+      columns += r.columns;
+      columnsMatched += r.columnsMatched;
+      vCells += r.volatile.cells;
+      vMatched += r.volatile.matched;
+      vShape += r.volatile.sameShape;
       if (verbose) {
         for (const m of r.volatile.mismatches) {
-          console.log(`  volatile ${r.doc}/${m.tableId}.${m.colId}: ${m.matched}/${m.cells} ${JSON.stringify(m.formula.slice(0, 100))}`);
-          for (const s of m.samples) { console.log(`    row ${s.row}: grist ${s.grist} | ours ${s.ours}`); }
+          console.log(
+            `  volatile ${r.doc}/${m.tableId}.${m.colId}: ${m.matched}/${m.cells} ${JSON.stringify(m.formula.slice(0, 100))}`,
+          );
+          for (const s of m.samples) {
+            console.log(`    row ${s.row}: grist ${s.grist} | ours ${s.ours}`);
+          }
         }
       }
-      if (verbose) { console.log(`${r.doc}: ${r.matched}/${r.cells} cells, ${r.columnsMatched}/${r.columns} columns, ${r.ms.toFixed(0)} ms`); }
+      if (verbose) {
+        console.log(
+          `${r.doc}: ${r.matched}/${r.cells} cells, ${r.columnsMatched}/${r.columns} columns, ${r.ms.toFixed(0)} ms`,
+        );
+      }
       for (const m of r.mismatches) {
         const name = `${r.doc.replace(/\.grist$/, '')}/${m.tableId}.${m.colId}`;
         if (verbose) {
           console.log(`  ${name}: ${m.matched}/${m.cells} ${JSON.stringify(m.formula.slice(0, 100))}`);
-          for (const s of m.samples) { console.log(`    row ${s.row}: grist ${s.grist} | ours ${s.ours}`); }
+          for (const s of m.samples) {
+            console.log(`    row ${s.row}: grist ${s.grist} | ours ${s.ours}`);
+          }
         }
-        if (!explained.has(name)) { unexplained.push(name); }
+        if (!explained.has(name)) {
+          unexplained.push(name);
+        }
         stale.delete(name);
       }
     }
     const rate = matched / cells;
-    console.log(`oracle: ${matched}/${cells} cells (${(rate * 100).toFixed(2)}%), ${columnsMatched}/${columns} columns, ${docs.length} documents`);
-    console.log(`oracle, NOW()/TODAY() with the clock at each document's last action: ${vMatched}/${vCells} cells equal, ${vShape}/${vCells} of the same shape`);
+    console.log(
+      `oracle: ${matched}/${cells} cells (${(rate * 100).toFixed(2)}%), ${columnsMatched}/${columns} columns, ${docs.length} documents`,
+    );
+    console.log(
+      `oracle, NOW()/TODAY() with the clock at each document's last action: ${vMatched}/${vCells} cells equal, ${vShape}/${vCells} of the same shape`,
+    );
     assert.ok(rate >= MIN_CELL_RATE, `cell match rate ${rate}`);
     // Volatile cells: same storage class, type and zone everywhere (NOW() is stored to the microsecond).
     assert.is(vShape, vCells, 'volatile cells of the shape Grist stored');

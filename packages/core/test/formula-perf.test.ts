@@ -2,10 +2,15 @@
 // Limits are loose (2 shared cores); the numbers are printed. GRISTLITE_PERF_RUNS=n repeats each.
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {ColumnSpec, FormulaEngine} from '../src/formula/engine.js';
+import {type ColumnSpec, FormulaEngine} from '../src/formula/engine.js';
 
 const data = (colId: string, type: string): ColumnSpec => ({colId, type, isFormula: false, formula: ''});
-const formula = (colId: string, type: string, text: string): ColumnSpec => ({colId, type, isFormula: true, formula: text});
+const formula = (colId: string, type: string, text: string): ColumnSpec => ({
+  colId,
+  type,
+  isFormula: true,
+  formula: text,
+});
 const RUNS = Number(process.env.GRISTLITE_PERF_RUNS ?? 3);
 const N = 100_000;
 
@@ -28,10 +33,18 @@ function best<S>(setup: () => S, measure: (s: S) => void): number {
 function ordersEngine(): FormulaEngine {
   const e = new FormulaEngine();
   const rows = ids(N);
-  e.loadTable({tableId: 'Customers', columns: [data('Name', 'Text')]}, ids(1000), {Name: ids(1000).map((i) => `C${i}`)});
-  e.loadTable({tableId: 'Orders', columns: [data('Price', 'Numeric'), data('Qty', 'Int'), data('Cust', 'Ref:Customers')]}, rows, {
-    Price: rows.map((i) => (i % 97) + 0.5), Qty: rows.map((i) => i % 13), Cust: rows.map((i) => (i % 1000) + 1),
+  e.loadTable({tableId: 'Customers', columns: [data('Name', 'Text')]}, ids(1000), {
+    Name: ids(1000).map((i) => `C${i}`),
   });
+  e.loadTable(
+    {tableId: 'Orders', columns: [data('Price', 'Numeric'), data('Qty', 'Int'), data('Cust', 'Ref:Customers')]},
+    rows,
+    {
+      Price: rows.map((i) => (i % 97) + 0.5),
+      Qty: rows.map((i) => i % 13),
+      Cust: rows.map((i) => (i % 1000) + 1),
+    },
+  );
   return e;
 }
 
@@ -83,8 +96,14 @@ test('perf: lookups on a formula key column computed after them (the key column 
   const n = 20_000;
   const rows = ids(n);
   const e = new FormulaEngine();
-  e.loadTable({tableId: 'T', columns: [data('A', 'Int'), formula('N', 'Int', 'len(T.lookupRecords(K=$K))'),
-    formula('K', 'Int', '$A % 100')]}, rows, {A: rows});
+  e.loadTable(
+    {
+      tableId: 'T',
+      columns: [data('A', 'Int'), formula('N', 'Int', 'len(T.lookupRecords(K=$K))'), formula('K', 'Int', '$A % 100')],
+    },
+    rows,
+    {A: rows},
+  );
   e.recomputeAll();
   const t0 = performance.now();
   const r = e.recalc();
@@ -99,19 +118,29 @@ test('perf: a running total with PREVIOUS over 4,000 rows (the order cached, not
   const n = 4000;
   const rows = ids(n);
   const e = new FormulaEngine();
-  e.loadTable({tableId: 'T', columns: [data('A', 'Int'), formula('Cum', 'Int', 'PREVIOUS(rec, order_by="K").Cum + $A'),
-    formula('K', 'Int', '-$A')]}, rows, {A: rows});
+  e.loadTable(
+    {
+      tableId: 'T',
+      columns: [
+        data('A', 'Int'),
+        formula('Cum', 'Int', 'PREVIOUS(rec, order_by="K").Cum + $A'),
+        formula('K', 'Int', '-$A'),
+      ],
+    },
+    rows,
+    {A: rows},
+  );
   e.recomputeAll();
   const t0 = performance.now();
   e.recalc();
   const ms = performance.now() - t0;
   console.log(`  4,000-row running total with PREVIOUS: ${ms.toFixed(1)} ms`);
-  assert.is(e.getCell('T', 'Cum', 1), n * (n + 1) / 2);
+  assert.is(e.getCell('T', 'Cum', 1), (n * (n + 1)) / 2);
   assert.is(e.getCell('T', 'Cum', n), n);
   // A change re-sorts once and recomputes the rows after it in the order.
   e.updateRecords('T', [n], {A: [n + 1]});
   e.recalc();
-  assert.is(e.getCell('T', 'Cum', 1), n * (n + 1) / 2 + 1);
+  assert.is(e.getCell('T', 'Cum', 1), (n * (n + 1)) / 2 + 1);
   assert.ok(ms < 3000, `${ms} ms`);
 });
 
@@ -119,8 +148,11 @@ test('perf: a one-cell update with 100 dependents', () => {
   const e = new FormulaEngine();
   e.loadTable({tableId: 'Customers', columns: [data('Name', 'Text')]}, [1, 2], {Name: ['a', 'b']});
   const rows = ids(10_000);
-  e.loadTable({tableId: 'Orders', columns: [data('Cust', 'Ref:Customers'), formula('CName', 'Text', '$Cust.Name')]}, rows,
-    {Cust: rows.map((i) => (i <= 100 ? 1 : 2))});
+  e.loadTable(
+    {tableId: 'Orders', columns: [data('Cust', 'Ref:Customers'), formula('CName', 'Text', '$Cust.Name')]},
+    rows,
+    {Cust: rows.map((i) => (i <= 100 ? 1 : 2))},
+  );
   e.recomputeAll();
   e.recalc();
   let min = Infinity;

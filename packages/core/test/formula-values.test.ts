@@ -1,6 +1,16 @@
-import { test } from 'uvu';
+import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import { floatRepr, hashKey, pyEquals, repr, PyTuple, PyDict, truthy, bindArgs, PyException } from '../src/formula/values.js';
+import {
+  floatRepr,
+  hashKey,
+  pyEquals,
+  repr,
+  PyTuple,
+  PyDict,
+  truthy,
+  bindArgs,
+  PyException,
+} from '../src/formula/values.js';
 
 test('floatRepr follows Python repr', () => {
   assert.is(floatRepr(6), '6.0');
@@ -24,7 +34,10 @@ test('equality and hashing agree across int, float and bool', () => {
   d.set(1n, 'a');
   assert.is(d.get(1.0), 'a');
   assert.ok(pyEquals(new PyTuple([1n, 'x']), new PyTuple([1.0, 'x'])));
-  assert.throws(() => hashKey([1n]), (e: unknown) => e instanceof PyException && e.type === 'TypeError');
+  assert.throws(
+    () => hashKey([1n]),
+    (e: unknown) => e instanceof PyException && e.type === 'TypeError',
+  );
 });
 
 test('repr and truthiness', () => {
@@ -38,11 +51,11 @@ test('repr and truthiness', () => {
 });
 
 test('bindArgs binds positional, keyword, defaults and rest', () => {
-  assert.equal(bindArgs('f', ['a', 'b', '*rest'], [1n, 2n, 3n], null), { a: 1n, b: 2n, rest: [3n] });
-  assert.equal(bindArgs('f', ['a', 'b'], [1n], { b: 'x' }), { a: 1n, b: 'x' });
-  assert.equal(bindArgs('f', ['a', 'b'], [1n], null, { b: null }), { a: 1n, b: null });
+  assert.equal(bindArgs('f', ['a', 'b', '*rest'], [1n, 2n, 3n], null), {a: 1n, b: 2n, rest: [3n]});
+  assert.equal(bindArgs('f', ['a', 'b'], [1n], {b: 'x'}), {a: 1n, b: 'x'});
+  assert.equal(bindArgs('f', ['a', 'b'], [1n], null, {b: null}), {a: 1n, b: null});
   assert.throws(() => bindArgs('f', ['a'], [], null), /missing required/);
-  assert.throws(() => bindArgs('f', ['a'], [1n], { z: 1n }), /unexpected keyword/);
+  assert.throws(() => bindArgs('f', ['a'], [1n], {z: 1n}), /unexpected keyword/);
 });
 
 test.run();

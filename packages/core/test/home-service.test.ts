@@ -1,15 +1,15 @@
 // Direct tests of HomeService (home/): authentication, the access decisions it makes for orgs,
 // workspaces and docs, the shapes it answers with, and its refusals, against the SQLite home store.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { suite } from 'uvu';
+import {mkdtempSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import { asViewer } from '../src/access/index.js';
-import { ApiError } from '../src/errors.js';
-import { HomeService, hashApiKey } from '../src/home/service.js';
-import { SqliteHomeStore } from '../src/home/sqlite.js';
-import type { Principal } from '../src/home/principal.js';
+import {asViewer} from '../src/access/index.js';
+import {ApiError} from '../src/errors.js';
+import {HomeService, hashApiKey} from '../src/home/service.js';
+import {SqliteHomeStore} from '../src/home/sqlite.js';
+import type {Principal} from '../src/home/principal.js';
 
 interface Ctx {
   dir: string;
@@ -32,14 +32,14 @@ home.before.each(async (ctx) => {
   ctx.owner = ctx.home.principalFor(await ctx.home.ensureUser('owner@example.com', 'Owner'), true);
   ctx.other = ctx.home.principalFor(await ctx.home.ensureUser('other@example.com', 'Other'), true);
   ctx.anon = ctx.home.anonymousPrincipal();
-  ctx.orgId = await ctx.home.createOrg(ctx.owner, { name: 'Team', domain: 'team' });
-  ctx.wsId = await ctx.home.createWorkspace(String(ctx.orgId), ctx.owner, null, { name: 'Projects' });
-  ctx.docId = (await ctx.home.createDoc(ctx.wsId, ctx.owner, { name: 'Plan' })).id;
+  ctx.orgId = await ctx.home.createOrg(ctx.owner, {name: 'Team', domain: 'team'});
+  ctx.wsId = await ctx.home.createWorkspace(String(ctx.orgId), ctx.owner, null, {name: 'Projects'});
+  ctx.docId = (await ctx.home.createDoc(ctx.wsId, ctx.owner, {name: 'Plan'})).id;
 });
 
 home.after.each((ctx) => {
   ctx.store.close?.();
-  rmSync(ctx.dir, { recursive: true, force: true });
+  rmSync(ctx.dir, {recursive: true, force: true});
 });
 
 /** Awaits a refusal and checks its status and Grist's message. */
@@ -56,8 +56,13 @@ async function refused(promise: Promise<unknown>, status: number, message: strin
   assert.unreachable(`expected ${status} ${message}`);
 }
 
-function share(ctx: Ctx, kind: 'org' | 'ws' | 'doc', target: { org?: string; wid?: number; doc?: string }, users: Record<string, string | null>) {
-  return ctx.home.updateAccess(kind, target, ctx.owner, null, { delta: { users } });
+function share(
+  ctx: Ctx,
+  kind: 'org' | 'ws' | 'doc',
+  target: {org?: string; wid?: number; doc?: string},
+  users: Record<string, string | null>,
+) {
+  return ctx.home.updateAccess(kind, target, ctx.owner, null, {delta: {users}});
 }
 
 home('authenticate: no header is the anonymous caller; a Bearer key is its user', async (ctx) => {
@@ -76,7 +81,11 @@ home('authenticate: no header is the anonymous caller; a Bearer key is its user'
 });
 
 home('authenticate: other schemes and unknown keys are 401 with Grist wording', async (ctx) => {
-  await refused(ctx.home.authenticate('Basic abc'), 401, "Bad request: unsupported Authorization scheme, expected 'Bearer'");
+  await refused(
+    ctx.home.authenticate('Basic abc'),
+    401,
+    "Bad request: unsupported Authorization scheme, expected 'Bearer'",
+  );
   await refused(ctx.home.authenticate('Bearer nope'), 401, 'Bad request: invalid API key');
   await refused(ctx.home.authenticate('Bearer'), 401, 'Bad request: invalid API key');
 });
@@ -97,43 +106,61 @@ home('orgs: the creator owns the org; strangers are refused; deletion needs the 
   await refused(ctx.home.getOrg('current', ctx.owner, null), 400, 'No organization chosen');
   assert.is((await ctx.home.getOrg('current', ctx.owner, 'team')).id, ctx.orgId);
   const listed = await ctx.home.listOrgs(ctx.owner, null, false);
-  assert.equal(listed.map((o) => o.name), ['Personal', 'Team']);
+  assert.equal(
+    listed.map((o) => o.name),
+    ['Personal', 'Team'],
+  );
   await refused(ctx.home.deleteOrg('team', 'wrong', ctx.owner, null), 400, 'Name does not match organization');
   await refused(ctx.home.deleteOrg('team', 'team', ctx.other, null), 403, 'access denied');
-  const { id, docIds } = await ctx.home.deleteOrg('team', 'team', ctx.owner, null);
+  const {id, docIds} = await ctx.home.deleteOrg('team', 'team', ctx.owner, null);
   assert.is(id, ctx.orgId);
   assert.equal(docIds, [ctx.docId]);
 });
 
 home('orgs: domain rules and personal orgs', async (ctx) => {
-  await refused(ctx.home.createOrg(ctx.owner, { name: 'X', domain: 'docs-3' }), 400, 'Domain is not permitted: reserved prefix');
-  await refused(ctx.home.createOrg(ctx.owner, { name: 'X', domain: 'team' }), 400, 'Domain already in use');
-  await refused(ctx.home.createOrg(ctx.anon, { name: 'X' }), 401, 'user not authorized');
+  await refused(
+    ctx.home.createOrg(ctx.owner, {name: 'X', domain: 'docs-3'}),
+    400,
+    'Domain is not permitted: reserved prefix',
+  );
+  await refused(ctx.home.createOrg(ctx.owner, {name: 'X', domain: 'team'}), 400, 'Domain already in use');
+  await refused(ctx.home.createOrg(ctx.anon, {name: 'X'}), 401, 'user not authorized');
   const personal = await ctx.home.getOrg('docs', ctx.owner, null);
   assert.is(personal.id, 0);
   assert.is(personal.domain, 'docs');
-  await refused(ctx.home.updateOrg('docs', ctx.owner, null, { domain: 'mine' }), 400, 'Cannot set a domain for a personal organization');
-  await refused(ctx.home.updateOrg('team', ctx.owner, null, { colour: 'red' }), 400, 'unrecognized property colour');
+  await refused(
+    ctx.home.updateOrg('docs', ctx.owner, null, {domain: 'mine'}),
+    400,
+    'Cannot set a domain for a personal organization',
+  );
+  await refused(ctx.home.updateOrg('team', ctx.owner, null, {colour: 'red'}), 400, 'unrecognized property colour');
 });
 
 home('members and guests act as viewers on a document, in every answer that shows a doc role', async (ctx) => {
   // other@ becomes an org member: no role on the workspace or doc by inheritance.
-  await share(ctx, 'org', { org: 'team' }, { 'other@example.com': 'members' });
-  await share(ctx, 'doc', { doc: ctx.docId }, { 'other@example.com': 'viewers' });
-  const { role } = await ctx.home.docAccess(ctx.docId, ctx.other, null, 'viewers');
+  await share(ctx, 'org', {org: 'team'}, {'other@example.com': 'members'});
+  await share(ctx, 'doc', {doc: ctx.docId}, {'other@example.com': 'viewers'});
+  const {role} = await ctx.home.docAccess(ctx.docId, ctx.other, null, 'viewers');
   assert.is(role, 'viewers');
   assert.is((await ctx.home.getDoc(ctx.docId, ctx.other, null, false)).access, 'viewers');
   const [ws] = await ctx.home.listWorkspaces('team', ctx.other, null, false);
-  assert.equal(ws.docs.map((d) => d.access), ['viewers']);
+  assert.equal(
+    ws.docs.map((d) => d.access),
+    ['viewers'],
+  );
   const personal = await ctx.home.getDocAccess(ctx.docId, ctx.other, null);
-  assert.equal(personal.users.map((u) => u.access), ['viewers']);
+  assert.equal(
+    personal.users.map((u) => u.access),
+    ['viewers'],
+  );
   await refused(ctx.home.docAccess(ctx.docId, ctx.other, null, 'editors'), 403, 'No write access');
 });
 
 home('asViewer maps members and guests to viewers and keeps the rest', () => {
-  assert.equal(['owners', 'editors', 'viewers', 'members', 'guests', null].map((r) => asViewer(r as never)), [
-    'owners', 'editors', 'viewers', 'viewers', 'viewers', null,
-  ]);
+  assert.equal(
+    ['owners', 'editors', 'viewers', 'members', 'guests', null].map((r) => asViewer(r as never)),
+    ['owners', 'editors', 'viewers', 'viewers', 'viewers', null],
+  );
 });
 
 home('docs: access wording for doc endpoints, and soft deletion', async (ctx) => {
@@ -153,38 +180,54 @@ home('docs: access wording for doc endpoints, and soft deletion', async (ctx) =>
 });
 
 home('docs: urlId, options and type are validated; renames need schema rights', async (ctx) => {
-  await refused(ctx.home.updateDoc(ctx.docId, ctx.owner, null, { urlId: 'new' }), 400, 'invalid urlId');
-  await refused(ctx.home.updateDoc(ctx.docId, ctx.owner, null, { type: 'other' }), 400, /'type' key authorized values/);
-  await refused(ctx.home.updateDoc(ctx.docId, ctx.owner, null, { options: { colour: 1 } }), 400, 'unrecognized property options.colour');
-  await ctx.home.updateDoc(ctx.docId, ctx.owner, null, { urlId: 'my-plan', options: { description: 'd' } });
+  await refused(ctx.home.updateDoc(ctx.docId, ctx.owner, null, {urlId: 'new'}), 400, 'invalid urlId');
+  await refused(ctx.home.updateDoc(ctx.docId, ctx.owner, null, {type: 'other'}), 400, /'type' key authorized values/);
+  await refused(
+    ctx.home.updateDoc(ctx.docId, ctx.owner, null, {options: {colour: 1}}),
+    400,
+    'unrecognized property options.colour',
+  );
+  await ctx.home.updateDoc(ctx.docId, ctx.owner, null, {urlId: 'my-plan', options: {description: 'd'}});
   const byUrlId = await ctx.home.getDoc('my-plan', ctx.owner, 'team', false);
   assert.is(byUrlId.id, ctx.docId);
-  assert.equal(byUrlId.options, { description: 'd' });
-  await share(ctx, 'doc', { doc: ctx.docId }, { 'other@example.com': 'editors' });
-  await refused(ctx.home.updateDoc(ctx.docId, ctx.other, null, { name: 'Mine' }), 403, 'access denied');
+  assert.equal(byUrlId.options, {description: 'd'});
+  await share(ctx, 'doc', {doc: ctx.docId}, {'other@example.com': 'editors'});
+  await refused(ctx.home.updateDoc(ctx.docId, ctx.other, null, {name: 'Mine'}), 403, 'access denied');
 });
 
 home('docs: moving needs ownership of the doc and add rights on the destination', async (ctx) => {
-  const dest = await ctx.home.createWorkspace('team', ctx.owner, null, { name: 'Archive' });
-  await refused(ctx.home.moveDoc(ctx.docId, ctx.owner, null, 'x'), 400, 'workspace parameter cannot be understood as an integer: x');
-  await refused(ctx.home.moveDoc(ctx.docId, ctx.owner, null, ctx.wsId), 400, 'Bad request: doc is already in destination workspace');
+  const dest = await ctx.home.createWorkspace('team', ctx.owner, null, {name: 'Archive'});
+  await refused(
+    ctx.home.moveDoc(ctx.docId, ctx.owner, null, 'x'),
+    400,
+    'workspace parameter cannot be understood as an integer: x',
+  );
+  await refused(
+    ctx.home.moveDoc(ctx.docId, ctx.owner, null, ctx.wsId),
+    400,
+    'Bad request: doc is already in destination workspace',
+  );
   assert.is(await ctx.home.moveDoc(ctx.docId, ctx.owner, null, String(dest)), ctx.docId);
   assert.is((await ctx.home.getDoc(ctx.docId, ctx.owner, null, false)).workspace.id, dest);
 });
 
 home('workspaces: editors may rename, only owners remove', async (ctx) => {
-  await share(ctx, 'ws', { wid: ctx.wsId }, { 'other@example.com': 'editors' });
-  assert.is(await ctx.home.updateWorkspace(ctx.wsId, ctx.other, { name: 'Renamed' }), ctx.wsId);
+  await share(ctx, 'ws', {wid: ctx.wsId}, {'other@example.com': 'editors'});
+  assert.is(await ctx.home.updateWorkspace(ctx.wsId, ctx.other, {name: 'Renamed'}), ctx.wsId);
   assert.is((await ctx.home.getWorkspace(ctx.wsId, ctx.owner, false)).name, 'Renamed');
   await refused(ctx.home.deleteWorkspace(ctx.wsId, ctx.other), 403, 'access denied');
   await refused(ctx.home.getWorkspace(9999, ctx.owner, false), 404, 'workspace not found');
   await ctx.home.setWorkspaceRemoved(ctx.wsId, ctx.owner, true);
   await refused(ctx.home.getWorkspace(ctx.wsId, ctx.owner, false), 404, 'workspace not found');
-  await refused(ctx.home.createDoc(ctx.wsId, ctx.owner, { name: 'Late' }), 400, 'Cannot add document to a deleted workspace');
+  await refused(
+    ctx.home.createDoc(ctx.wsId, ctx.owner, {name: 'Late'}),
+    400,
+    'Cannot add document to a deleted workspace',
+  );
 });
 
 home('access lists: owners see everyone; a doc share makes a guest of the org', async (ctx) => {
-  await share(ctx, 'doc', { doc: ctx.docId }, { 'other@example.com': 'editors' });
+  await share(ctx, 'doc', {doc: ctx.docId}, {'other@example.com': 'editors'});
   const org = await ctx.home.getOrgAccess('team', ctx.owner, null);
   const byEmail = Object.fromEntries(org.users.map((u) => [u.email, u]));
   assert.is(byEmail['owner@example.com'].access, 'owners');
@@ -193,37 +236,53 @@ home('access lists: owners see everyone; a doc share makes a guest of the org', 
   const doc = await ctx.home.getDocAccess(ctx.docId, ctx.owner, null);
   const other = doc.users.find((u) => u.email === 'other@example.com')!;
   assert.is(other.access, 'editors');
-  assert.is((other as { parentAccess?: unknown }).parentAccess, null);
+  assert.is((other as {parentAccess?: unknown}).parentAccess, null);
 });
 
-home('updateAccess: validates the delta and refuses changing one\'s own role', async (ctx) => {
-  const target = { doc: ctx.docId };
-  await refused(ctx.home.updateAccess('doc', target, ctx.owner, null, {}), 400, 'Bad request: missing permission delta');
-  await refused(share(ctx, 'doc', target, { 'other@example.com': 'members' }), 400, 'Invalid user role members');
-  await refused(share(ctx, 'doc', target, { 'not-an-email': 'viewers' }), 400, 'Invalid email address included');
-  await refused(share(ctx, 'doc', target, { 'OWNER@example.com': 'viewers' }), 400, 'Bad request: cannot update own permissions');
-  await refused(share(ctx, 'org', { org: 'team' }, { 'everyone@getgrist.com': 'viewers' }), 403, 'This user cannot share with everyone at top level');
+home("updateAccess: validates the delta and refuses changing one's own role", async (ctx) => {
+  const target = {doc: ctx.docId};
+  await refused(
+    ctx.home.updateAccess('doc', target, ctx.owner, null, {}),
+    400,
+    'Bad request: missing permission delta',
+  );
+  await refused(share(ctx, 'doc', target, {'other@example.com': 'members'}), 400, 'Invalid user role members');
+  await refused(share(ctx, 'doc', target, {'not-an-email': 'viewers'}), 400, 'Invalid email address included');
+  await refused(
+    share(ctx, 'doc', target, {'OWNER@example.com': 'viewers'}),
+    400,
+    'Bad request: cannot update own permissions',
+  );
+  await refused(
+    share(ctx, 'org', {org: 'team'}, {'everyone@getgrist.com': 'viewers'}),
+    403,
+    'This user cannot share with everyone at top level',
+  );
   // A new email is invited: the user is created.
-  await share(ctx, 'doc', target, { 'New@Example.com': 'viewers' });
+  await share(ctx, 'doc', target, {'New@Example.com': 'viewers'});
   assert.ok(await ctx.store.getUserByEmail('new@example.com'));
   // A non-owner may only remove themselves.
   const invited = ctx.home.principalFor((await ctx.store.getUserByEmail('new@example.com'))!, true);
-  await refused(ctx.home.updateAccess('doc', target, invited, null, { delta: { users: { 'other@example.com': 'viewers' } } }), 403, 'access denied');
-  await ctx.home.updateAccess('doc', target, invited, null, { delta: { users: { 'new@example.com': null } } });
+  await refused(
+    ctx.home.updateAccess('doc', target, invited, null, {delta: {users: {'other@example.com': 'viewers'}}}),
+    403,
+    'access denied',
+  );
+  await ctx.home.updateAccess('doc', target, invited, null, {delta: {users: {'new@example.com': null}}});
   await refused(ctx.home.docAccess(ctx.docId, invited, null, 'viewers'), 403, 'No view access');
 });
 
 home('public shares: everyone@ makes a doc public and readable by the anonymous caller', async (ctx) => {
-  await share(ctx, 'doc', { doc: ctx.docId }, { 'everyone@getgrist.com': 'viewers' });
+  await share(ctx, 'doc', {doc: ctx.docId}, {'everyone@getgrist.com': 'viewers'});
   const doc = await ctx.home.getDoc(ctx.docId, ctx.owner, null, false);
-  assert.is((doc as { public?: boolean }).public, true);
+  assert.is((doc as {public?: boolean}).public, true);
   assert.is((await ctx.home.docAccess(ctx.docId, ctx.anon, null, 'viewers')).role, 'viewers');
   const seen = await ctx.home.getDocAccess(ctx.docId, ctx.anon, null);
-  assert.equal(seen, { personal: true, public: true, maxInheritedRole: 'owners', users: [] });
+  assert.equal(seen, {personal: true, public: true, maxInheritedRole: 'owners', users: []});
 });
 
 home('users: profile, name, API keys and self-deletion', async (ctx) => {
-  assert.equal(ctx.home.profile(ctx.anon), { ...ctx.home.profile(ctx.anon), anonymous: true });
+  assert.equal(ctx.home.profile(ctx.anon), {...ctx.home.profile(ctx.anon), anonymous: true});
   assert.is(ctx.home.profile(ctx.owner).email, 'owner@example.com');
   await ctx.home.updateName(ctx.owner, 'Boss');
   assert.is((await ctx.store.getUser(ctx.owner.user.id))?.name, 'Boss');
@@ -234,10 +293,22 @@ home('users: profile, name, API keys and self-deletion', async (ctx) => {
   assert.is.not(await ctx.home.createApiKey(ctx.owner, true), key);
   await ctx.home.deleteApiKey(ctx.owner);
   assert.is(await ctx.home.getApiKey(ctx.owner), '');
-  await refused(ctx.home.deleteUser(ctx.owner.user.id, ctx.owner, {}), 400, 'to confirm deletion of a user, provide their name');
-  await refused(ctx.home.deleteUser(ctx.owner.user.id, ctx.other, { name: 'Boss' }), 403, 'not permitted to delete this user');
-  await refused(ctx.home.deleteUser(ctx.owner.user.id, ctx.owner, { name: 'Nope' }), 400, "user name did not match ('Nope' vs 'Boss')");
-  await ctx.home.deleteUser(ctx.owner.user.id, ctx.owner, { name: 'Boss' });
+  await refused(
+    ctx.home.deleteUser(ctx.owner.user.id, ctx.owner, {}),
+    400,
+    'to confirm deletion of a user, provide their name',
+  );
+  await refused(
+    ctx.home.deleteUser(ctx.owner.user.id, ctx.other, {name: 'Boss'}),
+    403,
+    'not permitted to delete this user',
+  );
+  await refused(
+    ctx.home.deleteUser(ctx.owner.user.id, ctx.owner, {name: 'Nope'}),
+    400,
+    "user name did not match ('Nope' vs 'Boss')",
+  );
+  await ctx.home.deleteUser(ctx.owner.user.id, ctx.owner, {name: 'Boss'});
   assert.is(await ctx.store.getUser(ctx.owner.user.id), null);
 });
 

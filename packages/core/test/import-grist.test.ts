@@ -1,7 +1,7 @@
 // Importing `.grist` files as new documents: every fixture, rejection of anything that is not a
 // sound Grist document (leaving nothing behind), the upgrade to schema 46, and the download round trip.
 import Database from 'better-sqlite3';
-import {copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
+import {copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {suite} from 'uvu';
@@ -30,7 +30,10 @@ test.before(async () => {
   owner = await engine.home.authenticate(`Bearer ${await engine.home.setApiKey(user.id)}`);
   const kiwi = await engine.home.ensureUser('kiwi@getgrist.com', 'Kiwi');
   stranger = await engine.home.authenticate(`Bearer ${await engine.home.setApiKey(kiwi.id)}`);
-  const ws = await engine.home.listWorkspaces(`docs-${user.id}`, owner, null, false) as Array<{id: number, name: string}>;
+  const ws = (await engine.home.listWorkspaces(`docs-${user.id}`, owner, null, false)) as Array<{
+    id: number;
+    name: string;
+  }>;
   wid = ws.find((w) => w.name === 'Home')!.id;
 });
 
@@ -40,7 +43,7 @@ test.after(async () => {
 });
 
 async function docCount(): Promise<number> {
-  const ws = await engine.home.getWorkspace(wid, owner, false) as {docs: unknown[]};
+  const ws = (await engine.home.getWorkspace(wid, owner, false)) as {docs: unknown[]};
   return ws.docs.length;
 }
 
@@ -55,13 +58,17 @@ const ENGINE_GAPS: Record<string, string[]> = {Types: ['AnyRef', 'AnyRefList', '
 function contents(doc: GristDoc): unknown {
   return doc.listTables().map((t) => ({
     id: t.id,
-    columns: doc.listColumns(t.id, {hidden: true}).map((c) => ({id: c.id, type: c.fields.type, formula: c.fields.formula})),
+    columns: doc
+      .listColumns(t.id, {hidden: true})
+      .map((c) => ({id: c.id, type: c.fields.type, formula: c.fields.formula})),
     records: doc.fetchRecords(t.id, {hidden: true}).records.map((r) => {
       const fields = {...r.fields};
       const errors = r.errors ? {...r.errors} : undefined;
       for (const c of ENGINE_GAPS[t.id] ?? []) {
         delete fields[c];
-        if (errors) { delete errors[c]; }
+        if (errors) {
+          delete errors[c];
+        }
       }
       return errors && Object.keys(errors).length ? {id: r.id, fields, errors} : {id: r.id, fields};
     }),
@@ -156,7 +163,10 @@ ftest('the workspace must accept new documents: strangers get 403, unknown works
 });
 
 ftest('download then import: every table, column and value comes back', async () => {
-  const src = await importUpload(engine, wid, owner, {fileName: 'World.grist', data: readFileSync(fixturePath('TypeEncoding.grist'))});
+  const src = await importUpload(engine, wid, owner, {
+    fileName: 'World.grist',
+    data: readFileSync(fixturePath('TypeEncoding.grist')),
+  });
   const doc = engine.openDoc(src.id).grist;
   doc.addRecords('Types', [{Text: 'added after import', Numeric: 1.5, Bool: true}]);
   const file = tempPath('download.grist');
@@ -165,7 +175,10 @@ ftest('download then import: every table, column and value comes back', async ()
   assert.equal(contents(engine.openDoc(back.id).grist), contents(doc));
   // The re-imported copy is a separate, writable document.
   engine.openDoc(back.id).grist.addRecords('Types', [{Text: 'only in the copy'}]);
-  assert.is(doc.fetchRecords('Types').records.length + 1, engine.openDoc(back.id).grist.fetchRecords('Types').records.length);
+  assert.is(
+    doc.fetchRecords('Types').records.length + 1,
+    engine.openDoc(back.id).grist.fetchRecords('Types').records.length,
+  );
 });
 
 ftest('empty documents (with a timezone) and copies (as template too)', async () => {
@@ -173,15 +186,27 @@ ftest('empty documents (with a timezone) and copies (as template too)', async ()
   assert.is(empty.title, 'Untitled document');
   const e = engine.openDoc(empty.id).grist;
   assert.is(e.timezone, 'Europe/Paris');
-  assert.equal(e.listColumns('Table1').map((c) => c.id), ['A', 'B', 'C']);
-  const world = await importUpload(engine, wid, owner, {fileName: 'World.grist', data: readFileSync(fixturePath('World.grist'))});
+  assert.equal(
+    e.listColumns('Table1').map((c) => c.id),
+    ['A', 'B', 'C'],
+  );
+  const world = await importUpload(engine, wid, owner, {
+    fileName: 'World.grist',
+    data: readFileSync(fixturePath('World.grist')),
+  });
   const copy = await copyDoc(engine, world.id, owner, null, wid, {name: 'World copy'});
   assert.is(copy.title, 'World copy');
   assert.equal(contents(engine.openDoc(copy.id).grist), contents(engine.openDoc(world.id).grist));
   const template = await copyDoc(engine, world.id, owner, null, wid, {asTemplate: true});
   assert.is(template.title, 'World');
   const t = engine.openDoc(template.id).grist;
-  assert.equal(t.listTables().map((x) => x.id), engine.openDoc(world.id).grist.listTables().map((x) => x.id));
+  assert.equal(
+    t.listTables().map((x) => x.id),
+    engine
+      .openDoc(world.id)
+      .grist.listTables()
+      .map((x) => x.id),
+  );
   assert.is(t.fetchRecords('City').records.length, 0);
   try {
     await copyDoc(engine, world.id, stranger, null, wid);
@@ -191,7 +216,7 @@ ftest('empty documents (with a timezone) and copies (as template too)', async ()
   }
 });
 
-test('gristlite\'s private tables never come in with a file: a partial, foreign set does not break writes', async () => {
+test("gristlite's private tables never come in with a file: a partial, foreign set does not break writes", async () => {
   const path = tempPath('private.grist');
   createDocFile(path);
   const db = new Database(path);
@@ -206,28 +231,44 @@ test('gristlite\'s private tables never come in with a file: a partial, foreign 
   db.close();
   const res = await importUpload(engine, wid, owner, {fileName: 'private.grist', path});
   const doc = engine.openDoc(res.id);
-  const privateObjects = () => doc.db.prepare(`SELECT name FROM sqlite_master WHERE name LIKE '\\_gristlite\\_%' ESCAPE '\\'`).pluck().all();
+  const privateObjects = () =>
+    doc.db.prepare(`SELECT name FROM sqlite_master WHERE name LIKE '\\_gristlite\\_%' ESCAPE '\\'`).pluck().all();
   // Only the mark of gristlite's own recomputation at import (docs/decisions.md).
   assert.equal(privateObjects(), ['_gristlite_formulas'], 'the copy starts with no private state');
   doc.grist.addRecords('Table1', [{A: 'x'}]);
-  const hook = await addWebhook(doc.db, {url: 'https://example.com/hook', eventTypes: ['add'], tableId: 'Table1'},
-    {entries: ['*'], lookup: (_h, cb) => cb(null, [{address: '93.184.216.34', family: 4}])});
+  const hook = await addWebhook(
+    doc.db,
+    {url: 'https://example.com/hook', eventTypes: ['add'], tableId: 'Table1'},
+    {entries: ['*'], lookup: (_h, cb) => cb(null, [{address: '93.184.216.34', family: 4}])},
+  );
   doc.grist.addRecords('Table1', [{A: 'y'}]);
-  assert.equal(listWebhooks(doc.db).webhooks.map((w) => [w.id, w.fields.url]), [[hook.webhookId, 'https://example.com/hook']]);
+  assert.equal(
+    listWebhooks(doc.db).webhooks.map((w) => [w.id, w.fields.url]),
+    [[hook.webhookId, 'https://example.com/hook']],
+  );
   assert.equal(doc.grist.fetchColumns('Table1').A, ['x', 'y']);
   // The source file is read, never changed.
   const src = new Database(path, {readonly: true});
-  assert.is((src.prepare(`SELECT count(*) FROM sqlite_master WHERE name LIKE '\\_gristlite\\_%' ESCAPE '\\'`).pluck().get()), 4);
+  assert.is(
+    src.prepare(`SELECT count(*) FROM sqlite_master WHERE name LIKE '\\_gristlite\\_%' ESCAPE '\\'`).pluck().get(),
+    4,
+  );
   src.close();
 });
 
-test('a file that lists a table named like gristlite\'s own is refused', async () => {
+test("a file that lists a table named like gristlite's own is refused", async () => {
   const path = tempPath('reserved.grist');
   createDocFile(path);
   const db = new Database(path);
-  db.exec(`CREATE TABLE _gristlite_mine (id INTEGER PRIMARY KEY); UPDATE _grist_Tables SET tableId = '_gristlite_mine' WHERE tableId = 'Table1'`);
+  db.exec(
+    `CREATE TABLE _gristlite_mine (id INTEGER PRIMARY KEY); UPDATE _grist_Tables SET tableId = '_gristlite_mine' WHERE tableId = 'Table1'`,
+  );
   db.close();
-  await rejected('reserved.grist', readFileSync(path), /Invalid Grist document: table _gristlite_mine has a name reserved for gristlite's own tables/);
+  await rejected(
+    'reserved.grist',
+    readFileSync(path),
+    /Invalid Grist document: table _gristlite_mine has a name reserved for gristlite's own tables/,
+  );
 });
 
 test.run();

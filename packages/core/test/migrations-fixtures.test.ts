@@ -12,19 +12,31 @@ const found = await findFixtureDirs();
 const fixtures = 'dirs' in found ? listFixtures(found.dirs) : [];
 
 /** Known conversions, by what makes them: see docs/migrations.md. */
-function convertedByMigration(before: {type: string}, after: {type: string}, oldValue: unknown, newValue: unknown,
-                              storage: number): boolean {
+function convertedByMigration(
+  before: {type: string},
+  after: {type: string},
+  oldValue: unknown,
+  newValue: unknown,
+  storage: number,
+): boolean {
   // Storage 6: NULLs in columns whose type has a non-NULL default take that default.
-  if (storage < 6 && oldValue === null && newValue !== null) { return true; }
+  if (storage < 6 && oldValue === null && newValue !== null) {
+    return true;
+  }
   // Schema 17: Image columns become Attachments, an image id n the list [n].
-  if (before.type === 'Image' && after.type === 'Attachments') { return true; }
+  if (before.type === 'Image' && after.type === 'Attachments') {
+    return true;
+  }
   return false;
 }
 
 /** SQL defaults compared by value ("" and '' are the same text; 2147483647 was an old position default). */
 function defaultValue(db: Database.Database, sql: string | null): unknown {
   const quoted = /^"(.*)"$/s.exec(sql ?? '');
-  return db.prepare(`SELECT ${quoted ? `'${quoted[1].replace(/'/g, "''")}'` : sql ?? 'NULL'}`).pluck().get();
+  return db
+    .prepare(`SELECT ${quoted ? `'${quoted[1].replace(/'/g, "''")}'` : (sql ?? 'NULL')}`)
+    .pluck()
+    .get();
 }
 
 if (!fixtures.length) {
@@ -34,7 +46,9 @@ if (!fixtures.length) {
 }
 
 for (const {name, path} of fixtures) {
-  if (name === 'DownmigrateTest.grist') { continue; }
+  if (name === 'DownmigrateTest.grist') {
+    continue;
+  }
   test(`${name}: upgrades to 46 with the same data, writable, sound`, () => {
     const copy = copyTo(path, name);
     const storage = Number(readPragma(copy, 'PRAGMA user_version'));
@@ -50,14 +64,22 @@ for (const {name, path} of fixtures) {
       if (!now) {
         // Schema 7 drops the non-group-by data columns of old-style summary tables (and the
         // helper column of their source table): they are named in that step's focused test.
-        assert.match(`${col.tableId}.${col.colId}`, /^Summary_|\.Summary_/, `${name}: ${col.tableId}.${col.colId} is gone`);
+        assert.match(
+          `${col.tableId}.${col.colId}`,
+          /^Summary_|\.Summary_/,
+          `${name}: ${col.tableId}.${col.colId} is gone`,
+        );
         continue;
       }
       for (const [rowId, v] of col.values) {
         const nv = now.values.get(rowId);
-        if (JSON.stringify(nv) === JSON.stringify(v)) { continue; }
-        assert.ok(convertedByMigration(col, now, v, nv, storage),
-          `${name}: ${col.tableId}.${col.colId}[${rowId}] was ${JSON.stringify(v)}, is ${JSON.stringify(nv)}`);
+        if (JSON.stringify(nv) === JSON.stringify(v)) {
+          continue;
+        }
+        assert.ok(
+          convertedByMigration(col, now, v, nv, storage),
+          `${name}: ${col.tableId}.${col.colId}[${rowId}] was ${JSON.stringify(v)}, is ${JSON.stringify(nv)}`,
+        );
       }
       assert.is(now.values.size, col.values.size, `${name}: ${col.tableId}.${col.colId} row count`);
     }
@@ -66,8 +88,15 @@ for (const {name, path} of fixtures) {
     const db = new Database(copy, {readonly: true});
     try {
       for (const [table, types] of Object.entries(META_TYPES)) {
-        const info = new Map((db.prepare(`SELECT name, type, dflt_value FROM pragma_table_info(?)`).all(table) as
-          Array<{name: string, type: string, dflt_value: string | null}>).map((c) => [c.name, c]));
+        const info = new Map(
+          (
+            db.prepare(`SELECT name, type, dflt_value FROM pragma_table_info(?)`).all(table) as Array<{
+              name: string;
+              type: string;
+              dflt_value: string | null;
+            }>
+          ).map((c) => [c.name, c]),
+        );
         assert.ok(info.size, `${name}: ${table} exists`);
         for (const [colId, type] of Object.entries(types)) {
           const c = info.get(colId);
@@ -76,8 +105,10 @@ for (const {name, path} of fixtures) {
           const have = defaultValue(db, c!.dflt_value);
           // Text columns of the oldest documents defaulted to "" (the same); positions to 2^31-1
           // where declared REAL before storage 2 (Grist keeps those in BLOB ones too).
-          assert.ok(have === want || (typeof want === 'number' && want === Infinity && have === 2147483647),
-            `${name}: ${table}.${colId} default ${c!.dflt_value} (want ${sqlDefaultFor(type)}, ${sqlTypeFor(type)})`);
+          assert.ok(
+            have === want || (typeof want === 'number' && want === Infinity && have === 2147483647),
+            `${name}: ${table}.${colId} default ${c!.dflt_value} (want ${sqlDefaultFor(type)}, ${sqlTypeFor(type)})`,
+          );
         }
       }
       assert.is(db.pragma('integrity_check', {simple: true}), 'ok');

@@ -16,15 +16,25 @@ import {copyTo, findFixtureDirs} from './migrations-helpers.js';
 const found = await findFixtureDirs();
 const dirs = 'dirs' in found ? found.dirs : [];
 
-interface Upgraded { tables: string[]; columns: Map<string, Array<{id: string, type: string, isFormula: boolean}>>; data: Map<string, Record<string, CellValue[]>> }
+interface Upgraded {
+  tables: string[];
+  columns: Map<string, Array<{id: string; type: string; isFormula: boolean}>>;
+  data: Map<string, Record<string, CellValue[]>>;
+}
 
 function upgraded(path: string): Upgraded {
   const doc = GristDoc.open(copyTo(path, 'World.grist'));
   try {
     assert.is(doc.schemaVersion, 46);
     const tables = doc.listTables().map((t) => t.id);
-    const columns = new Map(tables.map((t) => [t, doc.listColumns(t, {hidden: true}).map((c) =>
-      ({id: c.id, type: String(c.fields.type), isFormula: Boolean(c.fields.isFormula)}))]));
+    const columns = new Map(
+      tables.map((t) => [
+        t,
+        doc
+          .listColumns(t, {hidden: true})
+          .map((c) => ({id: c.id, type: String(c.fields.type), isFormula: Boolean(c.fields.isFormula)})),
+      ]),
+    );
     const data = new Map(tables.map((t) => [t, doc.fetchColumns(t, {hidden: true})]));
     return {tables, columns, data};
   } finally {
@@ -32,8 +42,13 @@ function upgraded(path: string): Upgraded {
   }
 }
 
-const RUNGS: Array<{v: number, storageBefore7: boolean, missingCols: string[], missingTables: string[]}> = [
-  ...[0, 1, 3].map((v) => ({v, storageBefore7: true, missingCols: ['City.gristHelper_Display', 'City.gristHelper_Display2'], missingTables: []})),
+const RUNGS: Array<{v: number; storageBefore7: boolean; missingCols: string[]; missingTables: string[]}> = [
+  ...[0, 1, 3].map((v) => ({
+    v,
+    storageBefore7: true,
+    missingCols: ['City.gristHelper_Display', 'City.gristHelper_Display2'],
+    missingTables: [],
+  })),
   {v: 8, storageBefore7: true, missingCols: ['City.gristHelper_Display2'], missingTables: []},
   ...[10, 11, 12, 13, 14, 15, 18].map((v) => ({v, storageBefore7: true, missingCols: [], missingTables: []})),
   ...[20, 24, 25].map((v) => ({v, storageBefore7: false, missingCols: [], missingTables: []})),
@@ -50,7 +65,10 @@ if (!dirs.length || dirs.length < 2) {
   for (const rung of RUNGS) {
     test(`World-v${rung.v} upgraded reads back as World.grist upgraded`, () => {
       const w = upgraded(join(dirs[1], `World-v${rung.v}.grist`));
-      assert.equal(w.tables, reference.tables.filter((t) => !rung.missingTables.includes(t)));
+      assert.equal(
+        w.tables,
+        reference.tables.filter((t) => !rung.missingTables.includes(t)),
+      );
       for (const t of w.tables) {
         const want = reference.columns.get(t)!.filter((c) => !rung.missingCols.includes(`${t}.${c.id}`));
         assert.equal(w.columns.get(t), want, `World-v${rung.v} ${t} columns`);
@@ -61,7 +79,10 @@ if (!dirs.length || dirs.length < 2) {
           const helperOf10 = c.id.startsWith('gristHelper_Display') && rung.v < 10;
           if (c.isFormula && (rung.storageBefore7 || helperOf10)) {
             // Not computed here: Pending (storage 7) or the column's default (migration 10).
-            assert.ok(data[c.id].every((v) => v === null || JSON.stringify(v) === '["P"]'), `World-v${rung.v} ${t}.${c.id}`);
+            assert.ok(
+              data[c.id].every((v) => v === null || JSON.stringify(v) === '["P"]'),
+              `World-v${rung.v} ${t}.${c.id}`,
+            );
             continue;
           }
           assert.equal(data[c.id], ref[c.id], `World-v${rung.v} ${t}.${c.id}`);

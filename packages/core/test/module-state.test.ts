@@ -2,10 +2,10 @@
 // the Engine and on each OpenDocument; what a module may keep is listed here with the reason.
 // The check reads core's sources: every top-level `let`, and every top-level Map/Set/WeakMap
 // that its module changes (`.set(`, `.add(`, `.delete(`, `.clear(`), must be in ALLOWED.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { test } from 'uvu';
+import {readdirSync, readFileSync, statSync} from 'node:fs';
+import {join, relative} from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
@@ -24,19 +24,19 @@ const ALLOWED: Record<string, string> = {
   'formula/convert.ts floatConverters': 'memo (BoundedMap)',
   'formula/modules/re.ts cache': 'memo of translated regular expressions, capped',
   'formula/modules/re.ts patternCache': 'memo of compiled patterns, capped',
-  'formula/functions/text.ts phoneUtil': 'libphonenumber\'s singleton, loaded on first use',
+  'formula/functions/text.ts phoneUtil': "libphonenumber's singleton, loaded on first use",
   'formula/library.ts registered': 'the function library, built once (immutable after)',
   // The formula library's ambient evaluation context: set by the engine around each synchronous
   // recalculation and restored after it, so that library functions (TODAY, DATEADD, loops)
   // need no context argument. Never holds state between two writes.
   'formula/budget.ts currentBudget': 'evaluation context, set and restored around each recalc',
   'formula/datetime.ts clock': 'evaluation context (the clock NOW() reads), set per write',
-  'formula/functions/date.ts docZone': 'evaluation context (the document\'s zone), set per write',
+  'formula/functions/date.ts docZone': "evaluation context (the document's zone), set per write",
   'webhooks/events.ts statements': 'prepared statements per connection (WeakMap: freed with it)',
   'webhooks/schema.ts ensured': 'connections whose webhook tables exist (WeakSet: freed with them)',
   'formula/compiler.ts excValues': 'WeakMap attaching Python exception objects to exceptions',
   // Not engine code.
-  'sql/worker.ts open': 'the SQL worker child process\'s own open files (a process entry point)',
+  'sql/worker.ts open': "the SQL worker child process's own open files (a process entry point)",
   'testing/fixtures.ts found': 'test helper: where the fixture documents are, looked up once',
 };
 
@@ -54,10 +54,13 @@ function moduleState(): string[] {
     const text = readFileSync(path, 'utf8');
     const file = relative(SRC, path);
     for (const m of text.matchAll(/^(?:export )?let (\w+)/gm)) found.push(`${file} ${m[1]}`);
-    for (const m of text.matchAll(/^(?:export )?const (\w+)(?::[^=]+)? = new (Map|Set|WeakMap|WeakSet|BoundedMap)\b/gm)) {
+    for (const m of text.matchAll(
+      /^(?:export )?const (\w+)(?::[^=]+)? = new (Map|Set|WeakMap|WeakSet|BoundedMap)\b/gm,
+    )) {
       const name = m[1];
       // A BoundedMap exists to be written (perhaps through an alias); other collections count when written.
-      if (m[2] === 'BoundedMap' || new RegExp(`\\b${name}\\.(set|add|delete|clear)\\(`).test(text)) found.push(`${file} ${name}`);
+      if (m[2] === 'BoundedMap' || new RegExp(`\\b${name}\\.(set|add|delete|clear)\\(`).test(text))
+        found.push(`${file} ${name}`);
     }
   }
   return found.sort();
@@ -75,7 +78,12 @@ test('core has no module-level mutable state beyond the listed memos and evaluat
 test('the check finds what it looks for', () => {
   // The webhook waker, read cache and bulk-update values used to be module state; they are gone.
   const found = moduleState();
-  for (const gone of ['webhooks/events.ts waker', 'doc/gristdoc.ts readCache', 'doc/formulas.ts bulkValues', 'webhooks/delivery.ts registry']) {
+  for (const gone of [
+    'webhooks/events.ts waker',
+    'doc/gristdoc.ts readCache',
+    'doc/formulas.ts bulkValues',
+    'webhooks/delivery.ts registry',
+  ]) {
     assert.not.ok(found.includes(gone), gone);
   }
   assert.ok(found.includes('formula/budget.ts currentBudget'), 'a known top-level let is found');

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import {spawn} from 'node:child_process';
 import {createHash} from 'node:crypto';
 import {copyFileSync, existsSync, readdirSync, readFileSync, renameSync} from 'node:fs';
-import {dirname, join} from 'node:path';
+import {dirname} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {ApiError, BadRequest, TooManyRequests} from '../src/errors.js';
@@ -14,7 +14,8 @@ import {findFixtures} from '../src/testing/fixtures.js';
 
 const ftest = withFixtures(test);
 
-const RUNAWAY = 'with recursive c(x) as (select 1 union all select x+1 from c) ' +
+const RUNAWAY =
+  'with recursive c(x) as (select 1 union all select x+1 from c) ' +
   'select count(*) from c where x > (select count(*) from Table1)';
 const INTERRUPT = 'a slow statement resulted in a database interrupt';
 
@@ -57,7 +58,9 @@ function alive(pid: number): boolean {
 async function waitFor(cond: () => boolean, limitMs: number, what: string): Promise<number> {
   const start = performance.now();
   while (!cond()) {
-    if (performance.now() - start > limitMs) { throw new Error(`timed out waiting for ${what}`); }
+    if (performance.now() - start > limitMs) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
     await sleep(1);
   }
   return performance.now() - start;
@@ -81,13 +84,17 @@ ftest('results: Grist shape, raw values, statement echoed as sent', async () => 
   assert.is((row.fields.AnyDate as {type: string}).type, 'Buffer');
   assert.is(row.fields.Bool, 1);
   assert.is(row.fields.ReferenceList, '[2,24]');
-  assert.equal(JSON.parse(JSON.stringify((await pool.run(hello, "select x'0102' as b", null)).records)),
-    [{fields: {b: {type: 'Buffer', data: [1, 2]}}}]);
+  assert.equal(JSON.parse(JSON.stringify((await pool.run(hello, "select x'0102' as b", null)).records)), [
+    {fields: {b: {type: 'Buffer', data: [1, 2]}}},
+  ]);
 });
 
 ftest('args bind positionally (numbered too); too few bind null; too many or a bad type is a 400', async () => {
   const res = await pool.run(hello, 'select id, A from Table1 where id = ? or B = ?', [1, 'world']);
-  assert.equal(res.records.map((r) => r.fields.id), [1, 2]);
+  assert.equal(
+    res.records.map((r) => r.fields.id),
+    [1, 2],
+  );
   assert.equal((await pool.run(hello, 'select ? as t, ? as n', [true, null])).records, [{fields: {t: 1, n: null}}]);
   assert.equal((await pool.run(hello, 'select * from Table1 where id = ?', [])).records, []);
   assert.equal((await pool.run(hello, 'select ?2 as b, ?1 as a', [1, 2])).records, [{fields: {b: 2, a: 1}}]);
@@ -100,7 +107,8 @@ ftest('args bind positionally (numbered too); too few bind null; too many or a b
 ftest('SPEC §19.21: refused statements give 400 and change nothing', async () => {
   const hash = fileHash(hello);
   const refused = [
-    'delete from Table1', '',
+    'delete from Table1',
+    '',
     "delete from Table1 where id in (select id from Table1 where 'selecty' = 'selecty')",
     "update Table1 set A = 'selecty'",
     "pragma data_store_directory = 'selecty'",
@@ -113,7 +121,7 @@ ftest('SPEC §19.21: refused statements give 400 and change nothing', async () =
     'select * from pragma_query_only(0)',
     'with x as (delete from Table1 returning *) select * from x',
     'with x as (select 1) delete from Table1',
-    'select 1; attach database \'selecty\' as t',
+    "select 1; attach database 'selecty' as t",
   ];
   for (const sql of refused) {
     const e = await failure(pool.run(hello, sql, null));
@@ -121,9 +129,16 @@ ftest('SPEC §19.21: refused statements give 400 and change nothing', async () =
     assert.is(e.status, 400, sql);
   }
   assert.is((await failure(pool.run(hello, 'select * from Foo', null))).message, 'SQLITE_ERROR: no such table: Foo');
-  assert.is((await failure(pool.run(hello, "select load_extension('x')", null))).message, 'SQLITE_ERROR: not authorized');
+  assert.is(
+    (await failure(pool.run(hello, "select load_extension('x')", null))).message,
+    'SQLITE_ERROR: not authorized',
+  );
   // Only the first statement runs: the SELECT answers and the DELETE is never seen.
-  const res = await pool.run(hello, 'select * from Table1); delete from Table1 where id in (select id from Table1', null);
+  const res = await pool.run(
+    hello,
+    'select * from Table1); delete from Table1 where id in (select id from Table1',
+    null,
+  );
   assert.is(res.records.length, 4);
   assert.is((await pool.run(hello, 'select count(*) as n from Table1', null)).records[0].fields.n, 4);
   assert.is(fileHash(hello), hash);
@@ -144,7 +159,9 @@ ftest('a runaway is killed at its deadline while other docs and the writer carry
 
   const start = performance.now();
   const runaway = failure(pool.run(doc, RUNAWAY, null, 3000)).then((e) => ({e, at: performance.now()}));
-  const writing = setInterval(() => { insert.run(`w${writes++}`); }, 5);
+  const writing = setInterval(() => {
+    insert.run(`w${writes++}`);
+  }, 5);
   await sleep(200);
   let slowest = 0;
   for (let i = 0; i < 20; i++) {
@@ -181,8 +198,10 @@ ftest('a runaway is killed at its deadline while other docs and the writer carry
 
   const refill = await refilled;
   assert.is((await pool.run(doc, 'select count(*) as n from Table1', null)).records[0].fields.n, 4 + writes);
-  console.log(`  runaway: interrupted at ${elapsed.toFixed(0)} ms of 3000, worker gone ${gone.toFixed(1)} ms later, ` +
-    `pool full again ${refill.toFixed(0)} ms after the interrupt; slowest concurrent pair ${slowest.toFixed(1)} ms`);
+  console.log(
+    `  runaway: interrupted at ${elapsed.toFixed(0)} ms of 3000, worker gone ${gone.toFixed(1)} ms later, ` +
+      `pool full again ${refill.toFixed(0)} ms after the interrupt; slowest concurrent pair ${slowest.toFixed(1)} ms`,
+  );
 });
 
 ftest('timeout: a request can only lower the limit ("timeout": 10)', async () => {
@@ -218,11 +237,14 @@ ftest('a full queue answers 429; queued statements run on the replacement worker
 ftest('row and byte caps give a clear 400', async () => {
   const capped = new SqlPool({size: 1, maxRows: 10, maxBytes: 2000});
   try {
-    const rows = (n: number) => `with recursive c(x) as (select 1 union all select x+1 from c limit ${n}) select x from c`;
+    const rows = (n: number) =>
+      `with recursive c(x) as (select 1 union all select x+1 from c limit ${n}) select x from c`;
     assert.is((await capped.run(hello, rows(10), null)).records.length, 10);
     assert.match((await failure(capped.run(hello, rows(11), null))).message, /more than 10 rows/);
-    assert.match((await failure(capped.run(hello, "select printf('%.*c', 3000, 'x') as s", null))).message,
-      /larger than 2000 bytes/);
+    assert.match(
+      (await failure(capped.run(hello, "select printf('%.*c', 3000, 'x') as s", null))).message,
+      /larger than 2000 bytes/,
+    );
   } finally {
     await capped.close();
   }
@@ -236,7 +258,10 @@ ftest('forget: a replaced file is read afresh', async () => {
   renameSync(replacement, path);
   await pool.forget(path);
   const answers = await Promise.all([0, 1].map(() => pool.run(path, 'select count(*) as n from City', null)));
-  assert.equal(answers.map((a) => a.records[0].fields.n), [4079, 4079]);
+  assert.equal(
+    answers.map((a) => a.records[0].fields.n),
+    [4079, 4079],
+  );
 });
 
 ftest('a worker dying under a statement fails that statement only, and is replaced', async () => {
@@ -246,7 +271,7 @@ ftest('a worker dying under a statement fails that statement only, and is replac
     const [pid] = one.pids;
     const running = failure(one.run(hello, RUNAWAY, null));
     await sleep(100);
-    process.kill(pid, 'SIGKILL');  // as the kernel's OOM killer would
+    process.kill(pid, 'SIGKILL'); // as the kernel's OOM killer would
     const e = await running;
     assert.is(e.status, 400);
     assert.match(e.message, /worker process exited \(SIGKILL\)/);
@@ -267,13 +292,15 @@ ftest('workers of a parent that died mid-statement end themselves', async () => 
     console.log(JSON.stringify(pool.pids));
     setInterval(() => {}, 1000);`;
   const parent = spawn(process.execPath, ['--input-type=module', '-e', script], {stdio: ['ignore', 'pipe', 'inherit']});
-  const pids: number[] = await new Promise((resolve) => parent.stdout.once('data', (d) => resolve(JSON.parse(String(d)))));
-  await sleep(100);  // the worker is now inside the statement
+  const pids: number[] = await new Promise((resolve) =>
+    parent.stdout.once('data', (d) => resolve(JSON.parse(String(d)))),
+  );
+  await sleep(100); // the worker is now inside the statement
   parent.kill('SIGKILL');
   await waitFor(() => !pids.some(alive), 3000, 'the orphaned worker to exit');
 });
 
-test('queue time does not eat a statement\'s own budget; the queue wait has its own bound (503)', async () => {
+test("queue time does not eat a statement's own budget; the queue wait has its own bound (503)", async () => {
   const one = new SqlPool({size: 1, defaultTimeoutMs: 5000, queueTimeoutMs: 1500});
   try {
     await waitFor(() => one.pids.length === 1, 2000, 'the worker');
@@ -296,42 +323,58 @@ test('queue time does not eat a statement\'s own budget; the queue wait has its 
   }
 });
 
-test('fairness: 70 runaways by one user on one doc cannot fail another user\'s select 1 elsewhere', async () => {
+test("fairness: 70 runaways by one user on one doc cannot fail another user's select 1 elsewhere", async () => {
   // Issue 11 item 6, scaled down: the runaways run 300 ms each instead of 1000.
   const fair = new SqlPool({size: 2, defaultTimeoutMs: 300, maxPerUser: 4, maxPerDoc: 8});
   const world = newDoc();
   try {
     await waitFor(() => fair.pids.length === 2, 2000, 'the workers');
-    const flood = Array.from({length: 70}, () => fair.run(blank, RUNAWAY, null, undefined, {user: 'viewer'}).then(
-      () => 'ok', (e: ApiError) => e.status));
+    const flood = Array.from({length: 70}, () =>
+      fair.run(blank, RUNAWAY, null, undefined, {user: 'viewer'}).then(
+        () => 'ok',
+        (e: ApiError) => e.status,
+      ),
+    );
     let slowest = 0;
     for (let i = 0; i < 12; i++) {
       const t = performance.now();
       // Two at a time, one after the other: a failure (any status) fails the test.
-      const pair = await Promise.all([0, 1].map(() => fair.run(world, 'select 1 as x', null, undefined, {user: 'other'})));
+      const pair = await Promise.all(
+        [0, 1].map(() => fair.run(world, 'select 1 as x', null, undefined, {user: 'other'})),
+      );
       slowest = Math.max(slowest, performance.now() - t);
-      assert.equal(pair.map((a) => a.records), [[{fields: {x: 1}}], [{fields: {x: 1}}]]);
+      assert.equal(
+        pair.map((a) => a.records),
+        [[{fields: {x: 1}}], [{fields: {x: 1}}]],
+      );
     }
     // Lanes take turns: each of the pair waits at most for one runaway's turn (300 ms) and a fork,
     // far below the queue bound (10 s) that would fail it.
     assert.ok(slowest < 4000, `slowest pair took ${slowest} ms`);
-    console.log(`  fairness: 12 pairs of select 1 by another user all answered during 70 runaways; slowest pair ${slowest.toFixed(0)} ms`);
+    console.log(
+      `  fairness: 12 pairs of select 1 by another user all answered during 70 runaways; slowest pair ${slowest.toFixed(0)} ms`,
+    );
     const statuses = await Promise.all(flood);
     // The viewer's own share is 4: the rest were refused with 429 at once, the 4 interrupted (400).
     assert.is(statuses.filter((s) => s === 429).length, 66);
     assert.is(statuses.filter((s) => s === 400).length, 4);
     // Once the runaways are over, the viewer's share is free again.
-    assert.equal((await fair.run(blank, 'select 2 as x', null, undefined, {user: 'viewer'})).records, [{fields: {x: 2}}]);
+    assert.equal((await fair.run(blank, 'select 2 as x', null, undefined, {user: 'viewer'})).records, [
+      {fields: {x: 2}},
+    ]);
   } finally {
     await fair.close();
   }
 });
 
-test('per-user and per-document shares answer 429 with Grist\'s error body', async () => {
+test("per-user and per-document shares answer 429 with Grist's error body", async () => {
   const p = new SqlPool({size: 1, defaultTimeoutMs: 300, maxPerUser: 2, maxPerDoc: 3});
   try {
     await waitFor(() => p.pids.length === 1, 2000, 'the worker');
-    const mine = [p.run(blank, RUNAWAY, null, undefined, {user: 'u1'}), p.run(blank, RUNAWAY, null, undefined, {user: 'u1'})];
+    const mine = [
+      p.run(blank, RUNAWAY, null, undefined, {user: 'u1'}),
+      p.run(blank, RUNAWAY, null, undefined, {user: 'u1'}),
+    ];
     const byUser = await failure(p.run(newDoc(), 'select 1', null, undefined, {user: 'u1'}));
     assert.is(byUser.status, 429);
     assert.match(byUser.message, /too many SQL statements of yours/);
@@ -339,7 +382,9 @@ test('per-user and per-document shares answer 429 with Grist\'s error body', asy
     const byDoc = await failure(p.run(blank, 'select 1', null, undefined, {user: 'u3'}));
     assert.is(byDoc.status, 429);
     assert.match(byDoc.message, /on this document/);
-    for (const r of [...mine, third]) { assert.is((await failure(r)).status, 400); }
+    for (const r of [...mine, third]) {
+      assert.is((await failure(r)).status, 400);
+    }
     // Shares are given back once statements end.
     assert.equal((await p.run(blank, 'select 1 as x', null, undefined, {user: 'u1'})).records, [{fields: {x: 1}}]);
   } finally {
@@ -353,7 +398,9 @@ test('close: every worker exits and further runs are refused', async () => {
   assert.equal(pool.pids, []);
   await waitFor(() => !pids.some(alive), 1000, 'workers to exit');
   await pool.run(blank, 'select 1', null).then(
-    () => assert.unreachable('ran on a closed pool'), (e: Error) => assert.match(e.message, /closed/));
+    () => assert.unreachable('ran on a closed pool'),
+    (e: Error) => assert.match(e.message, /closed/),
+  );
 });
 
 ftest('measure: trivial statement latency and worker fork time', async () => {
@@ -363,10 +410,14 @@ ftest('measure: trivial statement latency and worker fork time', async () => {
     await m.run(hello, 'select 1 as x', null);
     const n = 2000;
     const t = performance.now();
-    for (let i = 0; i < n; i++) { await m.run(hello, 'select id from Table1 where id = ?', [1]); }
+    for (let i = 0; i < n; i++) {
+      await m.run(hello, 'select id from Table1 where id = ?', [1]);
+    }
     const each = (performance.now() - t) / n;
     assert.ok(each < 5, `${each} ms per statement`);
-    console.log(`  fork to ready ${forkMs.toFixed(0)} ms; trivial statement through the pool ${(each * 1000).toFixed(0)} µs`);
+    console.log(
+      `  fork to ready ${forkMs.toFixed(0)} ms; trivial statement through the pool ${(each * 1000).toFixed(0)} µs`,
+    );
   } finally {
     await m.close();
   }

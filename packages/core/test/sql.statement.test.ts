@@ -4,7 +4,12 @@ import * as assert from 'uvu/assert';
 import {BadRequest} from '../src/errors.js';
 import {executeSelect, openReadOnly, SqlUserError, userMessage} from '../src/sql/execute.js';
 import {
-  effectiveTimeoutMs, firstStatementEnd, parameterNames, selectText, sqlParams, sqlTimeoutFromEnv,
+  effectiveTimeoutMs,
+  firstStatementEnd,
+  parameterNames,
+  selectText,
+  sqlParams,
+  sqlTimeoutFromEnv,
 } from '../src/sql/statement.js';
 import {copyFixture, withFixtures} from './doc-helpers.js';
 
@@ -17,7 +22,11 @@ function throwsBadRequest(fn: () => unknown, message: string | RegExp): void {
     fn();
   } catch (e) {
     assert.instance(e, BadRequest);
-    if (typeof message === 'string') { assert.is((e as Error).message, message); } else { assert.match((e as Error).message, message); }
+    if (typeof message === 'string') {
+      assert.is((e as Error).message, message);
+    } else {
+      assert.match((e as Error).message, message);
+    }
     return;
   }
   assert.unreachable('expected a BadRequest');
@@ -32,8 +41,10 @@ test('selectText: Grist checks, wrapping, first statement only', () => {
   // Only one trailing `;` goes; a second one ends the (now incomplete) statement, which SQLite
   // reports as Grist's does: `near ";": syntax error`.
   assert.is(selectText('select 1;;'), 'select * from (select 1;');
-  assert.is(selectText('select * from Table1); delete from Table1 where id in (select id from Table1'),
-    'select * from (select * from Table1);');
+  assert.is(
+    selectText('select * from Table1); delete from Table1 where id in (select id from Table1'),
+    'select * from (select * from Table1);',
+  );
 });
 
 test('firstStatementEnd: quotes, identifiers and comments hide semicolons', () => {
@@ -73,8 +84,10 @@ ftest('executeSelect: only a pure read passes the prepared-statement check', () 
   try {
     // Unwrapped texts, to exercise the check that backs up the wrapping.
     for (const text of ["attach database 'x.db' as x", 'delete from Table1 returning id', 'pragma user_version = 3']) {
-      assert.throws(() => executeSelect(db, text, [], caps), (e: Error) =>
-        e instanceof SqlUserError && e.message === 'only select statements are supported');
+      assert.throws(
+        () => executeSelect(db, text, [], caps),
+        (e: Error) => e instanceof SqlUserError && e.message === 'only select statements are supported',
+      );
     }
     assert.is(executeSelect(db, 'select id from Table1 where id = ?', [2], caps), '[{"fields":{"id":2}}]');
     assert.is(db.pragma('query_only', {simple: true}), 1);
@@ -87,7 +100,11 @@ ftest('executeSelect: only a pure read passes the prepared-statement check', () 
 ftest('executeSelect: caps, argument errors and SQLite messages', () => {
   const db = openReadOnly(copyFixture('Hello.grist'));
   const msg = (fn: () => unknown) => {
-    try { fn(); } catch (e) { return userMessage(e); }
+    try {
+      fn();
+    } catch (e) {
+      return userMessage(e);
+    }
     return 'no error';
   };
   try {
@@ -96,11 +113,23 @@ ftest('executeSelect: caps, argument errors and SQLite messages', () => {
     assert.is(JSON.parse(executeSelect(db, rows, [], {maxRows: 11, maxBytes: 1e6})).length, 11);
     const big = "select printf('%.*c', 5000, 'x') as s";
     assert.match(msg(() => executeSelect(db, big, [], {maxRows: 10, maxBytes: 2000}))!, /larger than 2000 bytes/);
-    assert.is(msg(() => executeSelect(db, 'select ?', [1, 2], caps)), 'SQLITE_RANGE: column index out of range');
+    assert.is(
+      msg(() => executeSelect(db, 'select ?', [1, 2], caps)),
+      'SQLITE_RANGE: column index out of range',
+    );
     assert.is(executeSelect(db, 'select ? as a, ? as b', [1], caps), '[{"fields":{"a":1,"b":null}}]');
-    assert.is(executeSelect(db, 'select ?2 as b, :x as x, ?1 as a', [1, 2, 3], caps), '[{"fields":{"b":2,"x":3,"a":1}}]');
-    assert.is(msg(() => executeSelect(db, 'select * from (select 1;', [], caps)), 'SQLITE_ERROR: near ";": syntax error');
-    assert.is(msg(() => executeSelect(db, 'select * from Foo', [], caps)), 'SQLITE_ERROR: no such table: Foo');
+    assert.is(
+      executeSelect(db, 'select ?2 as b, :x as x, ?1 as a', [1, 2, 3], caps),
+      '[{"fields":{"b":2,"x":3,"a":1}}]',
+    );
+    assert.is(
+      msg(() => executeSelect(db, 'select * from (select 1;', [], caps)),
+      'SQLITE_ERROR: near ";": syntax error',
+    );
+    assert.is(
+      msg(() => executeSelect(db, 'select * from Foo', [], caps)),
+      'SQLITE_ERROR: no such table: Foo',
+    );
     assert.is(userMessage(new Error('bug')), undefined);
   } finally {
     db.close();

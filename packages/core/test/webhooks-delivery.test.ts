@@ -1,13 +1,22 @@
 // End-to-end delivery against a real HTTP receiver on loopback.
 import Database from 'better-sqlite3';
-import { createHmac } from 'node:crypto';
-import { test } from 'uvu';
+import {createHmac} from 'node:crypto';
+import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  addWebhook, clearWebhookQueue, listWebhooks, queueSize, startWebhookDelivery, updateWebhook, webhookUsage,
-  type DeliveryOptions, type LookupAll, type WebhookDelivery, type WebhookUrlPolicy,
+  addWebhook,
+  clearWebhookQueue,
+  listWebhooks,
+  queueSize,
+  startWebhookDelivery,
+  updateWebhook,
+  webhookUsage,
+  type DeliveryOptions,
+  type LookupAll,
+  type WebhookDelivery,
+  type WebhookUrlPolicy,
 } from '../src/webhooks/index.js';
-import { addRows, deliverFrom, newDoc, Receiver, removeRows, sleep, updateRows, waitFor } from './webhooks-helpers.js';
+import {addRows, deliverFrom, newDoc, Receiver, removeRows, sleep, updateRows, waitFor} from './webhooks-helpers.js';
 
 interface Ctx {
   db: Database.Database;
@@ -19,12 +28,22 @@ interface Ctx {
 
 async function setup(): Promise<Ctx> {
   const receiver = await new Receiver().start();
-  const { db, path } = newDoc();
-  return { db, path, receiver, policy: { entries: [`127.0.0.1:${receiver.port}`] } };
+  const {db, path} = newDoc();
+  return {db, path, receiver, policy: {entries: [`127.0.0.1:${receiver.port}`]}};
 }
 
 function start(ctx: Ctx, opts: Partial<DeliveryOptions> = {}): WebhookDelivery {
-  ctx.delivery = deliverFrom(ctx.db, startWebhookDelivery(ctx.db, { policy: ctx.policy, waitDelayMs: 5, onError: (e) => { throw e; }, ...opts }));
+  ctx.delivery = deliverFrom(
+    ctx.db,
+    startWebhookDelivery(ctx.db, {
+      policy: ctx.policy,
+      waitDelayMs: 5,
+      onError: (e) => {
+        throw e;
+      },
+      ...opts,
+    }),
+  );
   return ctx.delivery;
 }
 
@@ -35,22 +54,34 @@ async function teardown(ctx: Ctx): Promise<void> {
 }
 
 async function hook(ctx: Ctx, fields: Record<string, unknown> = {}): Promise<string> {
-  return (await addWebhook(ctx.db, { url: ctx.receiver.url(), eventTypes: ['add', 'update'], tableId: 'Table1', ...fields }, ctx.policy)).webhookId;
+  return (
+    await addWebhook(
+      ctx.db,
+      {url: ctx.receiver.url(), eventTypes: ['add', 'update'], tableId: 'Table1', ...fields},
+      ctx.policy,
+    )
+  ).webhookId;
 }
 
-test('delivers Grist\'s request: POST, JSON array of full rows, Content-Type and Authorization', async () => {
+test("delivers Grist's request: POST, JSON array of full rows, Content-Type and Authorization", async () => {
   const ctx = await setup();
   try {
-    await hook(ctx, { authorization: 'Bearer xyz' });
+    await hook(ctx, {authorization: 'Bearer xyz'});
     start(ctx);
-    addRows(ctx.db, [{ A: 13, B: true }, { A: 'x', B: false, C: 2.5 }]);
+    addRows(ctx.db, [
+      {A: 13, B: true},
+      {A: 'x', B: false, C: 2.5},
+    ]);
     await waitFor(() => ctx.receiver.requests.length === 1);
     const r = ctx.receiver.requests[0];
     assert.is(r.path, '/hook');
     assert.is(r.headers['content-type'], 'application/json');
     assert.is(r.headers.authorization, 'Bearer xyz');
     assert.is(r.headers['x-gristlite-signature'], undefined);
-    assert.is(r.body, '[{"id":1,"manualSort":1,"A":13,"B":true,"C":null},{"id":2,"manualSort":2,"A":"x","B":false,"C":2.5}]');
+    assert.is(
+      r.body,
+      '[{"id":1,"manualSort":1,"A":13,"B":true,"C":null},{"id":2,"manualSort":2,"A":"x","B":false,"C":2.5}]',
+    );
     await waitFor(() => queueSize(ctx.db) === 0);
     const usage = webhookUsage(ctx.db, listWebhooks(ctx.db).webhooks[0].id);
     assert.is(usage.status, 'idle');
@@ -59,7 +90,7 @@ test('delivers Grist\'s request: POST, JSON array of full rows, Content-Type and
     assert.is(usage.lastFailureTime, null);
     assert.is(usage.lastErrorMessage, null);
     assert.ok(typeof usage.lastSuccessTime === 'number');
-    assert.equal(usage.lastEventBatch, { status: 'success', httpStatus: 200, errorMessage: null, size: 2, attempts: 1 });
+    assert.equal(usage.lastEventBatch, {status: 'success', httpStatus: 200, errorMessage: null, size: 2, attempts: 1});
   } finally {
     await teardown(ctx);
   }
@@ -68,17 +99,23 @@ test('delivers Grist\'s request: POST, JSON array of full rows, Content-Type and
 test('batches of at most 100, in order, across writes; any 2xx is delivered', async () => {
   const ctx = await setup();
   try {
-    ctx.receiver.respond = () => ({ status: 204 });
+    ctx.receiver.respond = () => ({status: 204});
     await hook(ctx);
-    addRows(ctx.db, Array.from({ length: 230 }, (_, i) => ({ A: i })));
-    updateRows(ctx.db, [{ id: 5, A: 'five' }]);
-    addRows(ctx.db, [{ A: 'last' }]);
+    addRows(
+      ctx.db,
+      Array.from({length: 230}, (_, i) => ({A: i})),
+    );
+    updateRows(ctx.db, [{id: 5, A: 'five'}]);
+    addRows(ctx.db, [{A: 'last'}]);
     start(ctx);
     await waitFor(() => queueSize(ctx.db) === 0, 5000, 'empty outbox');
-    const bodies = ctx.receiver.bodies() as { id: number; A: unknown }[][];
-    assert.equal(bodies.map((b) => b.length), [100, 100, 32]);
+    const bodies = ctx.receiver.bodies() as {id: number; A: unknown}[][];
+    assert.equal(
+      bodies.map((b) => b.length),
+      [100, 100, 32],
+    );
     const ids = bodies.flat().map((r) => r.id);
-    assert.equal(ids, [...Array.from({ length: 230 }, (_, i) => i + 1), 5, 231]);
+    assert.equal(ids, [...Array.from({length: 230}, (_, i) => i + 1), 5, 231]);
     assert.is(bodies[2][30].A, 'five');
   } finally {
     await teardown(ctx);
@@ -88,16 +125,22 @@ test('batches of at most 100, in order, across writes; any 2xx is delivered', as
 test('retries after a failing receiver, with usage as Grist keeps it', async () => {
   const ctx = await setup();
   try {
-    ctx.receiver.respond = (_r, n) => (n < 2 ? { status: 500, body: `down ${n}` } : { status: 200 });
+    ctx.receiver.respond = (_r, n) => (n < 2 ? {status: 500, body: `down ${n}`} : {status: 200});
     const id = await hook(ctx);
-    start(ctx, { waitDelayMs: 20 });
-    addRows(ctx.db, [{ A: 1 }]);
+    start(ctx, {waitDelayMs: 20});
+    addRows(ctx.db, [{A: 1}]);
     await waitFor(() => ctx.receiver.requests.length === 1);
     await waitFor(() => webhookUsage(ctx.db, id).lastEventBatch?.status === 'failure');
     let usage = webhookUsage(ctx.db, id);
     assert.is(usage.status, 'sending');
     assert.is(usage.numWaiting, 1);
-    assert.equal(usage.lastEventBatch, { status: 'failure', httpStatus: 500, errorMessage: 'down 0', size: 1, attempts: 1 });
+    assert.equal(usage.lastEventBatch, {
+      status: 'failure',
+      httpStatus: 500,
+      errorMessage: 'down 0',
+      size: 1,
+      attempts: 1,
+    });
     await waitFor(() => queueSize(ctx.db) === 0, 5000);
     usage = webhookUsage(ctx.db, id);
     assert.is(ctx.receiver.requests.length, 3);
@@ -106,7 +149,7 @@ test('retries after a failing receiver, with usage as Grist keeps it', async () 
     assert.is(usage.lastErrorMessage, 'down 1');
     assert.is(usage.lastHttpStatus, 200);
     assert.ok(usage.lastFailureTime! <= usage.lastSuccessTime!);
-    assert.equal(usage.lastEventBatch, { status: 'success', httpStatus: 200, errorMessage: null, size: 1, attempts: 3 });
+    assert.equal(usage.lastEventBatch, {status: 'success', httpStatus: 200, errorMessage: null, size: 1, attempts: 3});
     // The wait between attempts grows: 1 unit, then 2 units.
     assert.equal(listWebhooks(ctx.db).webhooks[0].usage.status, 'idle');
   } finally {
@@ -119,18 +162,18 @@ test('a failing webhook keeps its order and does not hold up another one', async
   try {
     let badCalls = 0;
     ctx.receiver.respond = (r) => {
-      if (r.path !== '/bad') return { status: 200 };
+      if (r.path !== '/bad') return {status: 200};
       badCalls++;
-      return badCalls <= 3 ? { status: 503, delayMs: 30 } : { status: 200, delayMs: 30 };
+      return badCalls <= 3 ? {status: 503, delayMs: 30} : {status: 200, delayMs: 30};
     };
-    const bad = await hook(ctx, { url: ctx.receiver.url('/bad') });
-    await hook(ctx, { url: ctx.receiver.url('/good') });
-    start(ctx, { maxAttempts: 2, batchSize: 1 });
-    addRows(ctx.db, [{ A: 1 }]);
-    addRows(ctx.db, [{ A: 2 }]);
+    const bad = await hook(ctx, {url: ctx.receiver.url('/bad')});
+    await hook(ctx, {url: ctx.receiver.url('/good')});
+    start(ctx, {maxAttempts: 2, batchSize: 1});
+    addRows(ctx.db, [{A: 1}]);
+    addRows(ctx.db, [{A: 2}]);
     await waitFor(() => queueSize(ctx.db) === 0, 5000);
     const paths = ctx.receiver.requests.map((r) => r.path);
-    const A = (r: { body: string }) => (JSON.parse(r.body) as { A: number }[]).map((x) => x.A);
+    const A = (r: {body: string}) => (JSON.parse(r.body) as {A: number}[]).map((x) => x.A);
     // /good was served while /bad was still failing.
     assert.ok(paths.lastIndexOf('/good') < paths.indexOf('/bad') + 3, paths.join(' '));
     assert.equal(ctx.receiver.requests.filter((r) => r.path === '/good').map(A), [[1], [2]]);
@@ -146,18 +189,18 @@ test('a failing webhook keeps its order and does not hold up another one', async
 test('delivery resumes after a restart, with the usage kept in the document', async () => {
   const ctx = await setup();
   try {
-    ctx.receiver.respond = () => ({ status: 500, body: 'not yet' });
+    ctx.receiver.respond = () => ({status: 500, body: 'not yet'});
     const id = await hook(ctx);
-    start(ctx, { waitDelayMs: 10_000 });
-    addRows(ctx.db, [{ A: 'first' }]);
-    addRows(ctx.db, [{ A: 'second' }]);
+    start(ctx, {waitDelayMs: 10_000});
+    addRows(ctx.db, [{A: 'first'}]);
+    addRows(ctx.db, [{A: 'second'}]);
     await waitFor(() => ctx.receiver.requests.length === 1);
     await waitFor(() => webhookUsage(ctx.db, id).lastEventBatch?.status === 'failure');
     // "Crash": stop the loop, close the connection; events recorded meanwhile are on disk too.
     await ctx.delivery!.stop();
     ctx.delivery = undefined;
     ctx.db.close();
-    ctx.receiver.respond = () => ({ status: 200 });
+    ctx.receiver.respond = () => ({status: 200});
     ctx.db = new Database(ctx.path);
     assert.is(queueSize(ctx.db), 2);
     const before = webhookUsage(ctx.db, id);
@@ -165,8 +208,14 @@ test('delivery resumes after a restart, with the usage kept in the document', as
     assert.is(before.lastHttpStatus, 500);
     start(ctx);
     await waitFor(() => queueSize(ctx.db) === 0, 5000);
-    const bodies = ctx.receiver.bodies() as { A: string }[][];
-    assert.equal(bodies.slice(1).flat().map((r) => r.A), ['first', 'second']);
+    const bodies = ctx.receiver.bodies() as {A: string}[][];
+    assert.equal(
+      bodies
+        .slice(1)
+        .flat()
+        .map((r) => r.A),
+      ['first', 'second'],
+    );
     const after = webhookUsage(ctx.db, id);
     assert.is(after.lastErrorMessage, 'not yet');
     assert.is(after.lastFailureTime, before.lastFailureTime);
@@ -183,16 +232,19 @@ test('no delivery for a write that rolled back', async () => {
     start(ctx);
     try {
       ctx.db.transaction(() => {
-        addRows(ctx.db, [{ A: 'ghost' }]);
+        addRows(ctx.db, [{A: 'ghost'}]);
         throw new Error('rollback');
       })();
     } catch {
       // expected
     }
-    addRows(ctx.db, [{ A: 'real' }]);
+    addRows(ctx.db, [{A: 'real'}]);
     await waitFor(() => ctx.receiver.requests.length === 1);
     await sleep(50);
-    assert.equal((ctx.receiver.bodies() as { A: string }[][]).flat().map((r) => r.A), ['real']);
+    assert.equal(
+      (ctx.receiver.bodies() as {A: string}[][]).flat().map((r) => r.A),
+      ['real'],
+    );
   } finally {
     await teardown(ctx);
   }
@@ -201,24 +253,27 @@ test('no delivery for a write that rolled back', async () => {
 test('clearing the queue drops waiting events, aborts the request in flight and resets usage', async () => {
   const ctx = await setup();
   try {
-    ctx.receiver.respond = () => ({ status: 200, delayMs: 5000 });
+    ctx.receiver.respond = () => ({status: 200, delayMs: 5000});
     const id = await hook(ctx);
     start(ctx);
-    addRows(ctx.db, [{ A: 1 }]);
-    addRows(ctx.db, [{ A: 2 }]);
+    addRows(ctx.db, [{A: 1}]);
+    addRows(ctx.db, [{A: 2}]);
     await waitFor(() => ctx.receiver.requests.length === 1);
     assert.is(webhookUsage(ctx.db, id).status, 'sending');
     assert.is(webhookUsage(ctx.db, id).numWaiting, 2);
     clearWebhookQueue(ctx.db, undefined, ctx.delivery);
-    assert.equal(webhookUsage(ctx.db, id), { status: 'idle', numWaiting: 0, lastEventBatch: null });
+    assert.equal(webhookUsage(ctx.db, id), {status: 'idle', numWaiting: 0, lastEventBatch: null});
     await sleep(100);
     assert.is(ctx.receiver.requests.length, 1);
-    assert.equal(webhookUsage(ctx.db, id), { status: 'idle', numWaiting: 0, lastEventBatch: null });
+    assert.equal(webhookUsage(ctx.db, id), {status: 'idle', numWaiting: 0, lastEventBatch: null});
     // Delivery goes on for new events.
-    ctx.receiver.respond = () => ({ status: 200 });
-    addRows(ctx.db, [{ A: 3 }]);
+    ctx.receiver.respond = () => ({status: 200});
+    addRows(ctx.db, [{A: 3}]);
     await waitFor(() => ctx.receiver.requests.length === 2);
-    assert.equal((ctx.receiver.bodies()[1] as { A: number }[]).map((r) => r.A), [3]);
+    assert.equal(
+      (ctx.receiver.bodies()[1] as {A: number}[]).map((r) => r.A),
+      [3],
+    );
   } finally {
     await teardown(ctx);
   }
@@ -227,18 +282,18 @@ test('clearing the queue drops waiting events, aborts the request in flight and 
 test('disabling a webhook clears its queue; a URL no longer allowed drops its events as sent', async () => {
   const ctx = await setup();
   try {
-    ctx.receiver.respond = () => ({ status: 500 });
+    ctx.receiver.respond = () => ({status: 500});
     const id = await hook(ctx);
-    addRows(ctx.db, [{ A: 1 }]);
+    addRows(ctx.db, [{A: 1}]);
     assert.is(queueSize(ctx.db, id), 1);
-    await updateWebhook(ctx.db, id, { enabled: false }, ctx.policy, ctx.delivery);
+    await updateWebhook(ctx.db, id, {enabled: false}, ctx.policy, ctx.delivery);
     assert.is(queueSize(ctx.db, id), 0);
-    addRows(ctx.db, [{ A: 2 }]);
+    addRows(ctx.db, [{A: 2}]);
     assert.is(queueSize(ctx.db, id), 0);
-    await updateWebhook(ctx.db, id, { enabled: true }, ctx.policy);
-    addRows(ctx.db, [{ A: 3 }]);
+    await updateWebhook(ctx.db, id, {enabled: true}, ctx.policy);
+    addRows(ctx.db, [{A: 3}]);
     assert.is(queueSize(ctx.db, id), 1);
-    start(ctx, { policy: { entries: ['example.com'] } });
+    start(ctx, {policy: {entries: ['example.com']}});
     await waitFor(() => queueSize(ctx.db) === 0);
     assert.is(ctx.receiver.requests.length, 0);
   } finally {
@@ -253,19 +308,19 @@ test('bounded queue: while draining, a failing batch gets 5 attempts and is drop
     let id = '';
     ctx.receiver.respond = (_r, n) => {
       if (n === 5) seenAtSixth = webhookUsage(ctx.db, id);
-      return n < 5 ? { status: 500, body: 'nope' } : { status: 200 };
+      return n < 5 ? {status: 500, body: 'nope'} : {status: 200};
     };
     id = await hook(ctx);
-    const delivery = start(ctx, { maxQueueSize: 3, batchSize: 1 });
-    addRows(ctx.db, [{ A: 1 }]);
-    addRows(ctx.db, [{ A: 2 }]);
-    addRows(ctx.db, [{ A: 3 }]);
+    const delivery = start(ctx, {maxQueueSize: 3, batchSize: 1});
+    addRows(ctx.db, [{A: 1}]);
+    addRows(ctx.db, [{A: 2}]);
+    addRows(ctx.db, [{A: 3}]);
     assert.ok(delivery.draining);
     await waitFor(() => queueSize(ctx.db) === 0, 5000);
-    const A = ctx.receiver.requests.map((r) => (JSON.parse(r.body) as { A: number }[])[0].A);
+    const A = ctx.receiver.requests.map((r) => (JSON.parse(r.body) as {A: number}[])[0].A);
     assert.equal(A, [1, 1, 1, 1, 1, 2, 3]);
-    const usage = seenAtSixth as { lastEventBatch: { status: string; attempts: number; errorMessage: string } };
-    assert.equal(usage.lastEventBatch, { status: 'rejected', httpStatus: 500, errorMessage: null, size: 1, attempts: 5 });
+    const usage = seenAtSixth as {lastEventBatch: {status: string; attempts: number; errorMessage: string}};
+    assert.equal(usage.lastEventBatch, {status: 'rejected', httpStatus: 500, errorMessage: null, size: 1, attempts: 5});
     assert.not.ok(delivery.draining);
     await delivery.waitForCapacity();
   } finally {
@@ -276,11 +331,11 @@ test('bounded queue: while draining, a failing batch gets 5 attempts and is drop
 test('waitForCapacity waits while the outbox is full', async () => {
   const ctx = await setup();
   try {
-    ctx.receiver.respond = () => ({ status: 200, delayMs: 50 });
+    ctx.receiver.respond = () => ({status: 200, delayMs: 50});
     await hook(ctx);
-    addRows(ctx.db, [{ A: 1 }]);
-    addRows(ctx.db, [{ A: 2 }]);
-    const delivery = start(ctx, { maxQueueSize: 2, batchSize: 1 });
+    addRows(ctx.db, [{A: 1}]);
+    addRows(ctx.db, [{A: 2}]);
+    const delivery = start(ctx, {maxQueueSize: 2, batchSize: 1});
     assert.ok(delivery.draining);
     const t0 = Date.now();
     await delivery.waitForCapacity();
@@ -294,18 +349,18 @@ test('waitForCapacity waits while the outbox is full', async () => {
 test('signed deliveries (beyond Grist): HMAC-SHA256 of timestamp and body', async () => {
   const ctx = await setup();
   try {
-    const id = await hook(ctx, { secret: 's3cret' });
+    const id = await hook(ctx, {secret: 's3cret'});
     assert.is(listWebhooks(ctx.db).webhooks[0].fields.secret, 's3cr...');
     start(ctx);
-    addRows(ctx.db, [{ A: 1 }]);
+    addRows(ctx.db, [{A: 1}]);
     await waitFor(() => ctx.receiver.requests.length === 1);
     const r = ctx.receiver.requests[0];
     const ts = String(r.headers['x-gristlite-timestamp']);
     assert.ok(Math.abs(Number(ts) - Date.now() / 1000) < 60);
     const expected = createHmac('sha256', 's3cret').update(`${ts}.${r.body}`).digest('hex');
     assert.is(r.headers['x-gristlite-signature'], `sha256=${expected}`);
-    await updateWebhook(ctx.db, id, { secret: null }, ctx.policy);
-    addRows(ctx.db, [{ A: 2 }]);
+    await updateWebhook(ctx.db, id, {secret: null}, ctx.policy);
+    addRows(ctx.db, [{A: 2}]);
     await waitFor(() => ctx.receiver.requests.length === 2);
     assert.is(ctx.receiver.requests[1].headers['x-gristlite-signature'], undefined);
   } finally {
@@ -316,15 +371,21 @@ test('signed deliveries (beyond Grist): HMAC-SHA256 of timestamp and body', asyn
 test('remove events (beyond Grist) go in their own batches, marked by a header', async () => {
   const ctx = await setup();
   try {
-    await hook(ctx, { eventTypes: ['add', 'remove'] });
-    addRows(ctx.db, [{ A: 1 }, { A: 2 }]);
+    await hook(ctx, {eventTypes: ['add', 'remove']});
+    addRows(ctx.db, [{A: 1}, {A: 2}]);
     removeRows(ctx.db, [1]);
-    addRows(ctx.db, [{ A: 3 }]);
+    addRows(ctx.db, [{A: 3}]);
     start(ctx);
     await waitFor(() => ctx.receiver.requests.length === 3);
     const rs = ctx.receiver.requests;
-    assert.equal(rs.map((r) => r.headers['x-gristlite-event'] ?? null), [null, 'remove', null]);
-    assert.equal(rs.map((r) => (JSON.parse(r.body) as { A: number }[]).map((x) => x.A)), [[1, 2], [1], [3]]);
+    assert.equal(
+      rs.map((r) => r.headers['x-gristlite-event'] ?? null),
+      [null, 'remove', null],
+    );
+    assert.equal(
+      rs.map((r) => (JSON.parse(r.body) as {A: number}[]).map((x) => x.A)),
+      [[1, 2], [1], [3]],
+    );
     assert.is(rs[1].body, '[{"id":1,"manualSort":1,"A":1,"B":null,"C":null}]');
   } finally {
     await teardown(ctx);
@@ -336,9 +397,15 @@ test('a receiver that cannot be reached is a failure with the error message', as
   try {
     const port = ctx.receiver.port;
     await ctx.receiver.close();
-    const id = (await addWebhook(ctx.db, { url: `http://127.0.0.1:${port}/gone`, eventTypes: ['add'], tableId: 'Table1' }, ctx.policy)).webhookId;
-    start(ctx, { maxAttempts: 2 });
-    addRows(ctx.db, [{ A: 1 }]);
+    const id = (
+      await addWebhook(
+        ctx.db,
+        {url: `http://127.0.0.1:${port}/gone`, eventTypes: ['add'], tableId: 'Table1'},
+        ctx.policy,
+      )
+    ).webhookId;
+    start(ctx, {maxAttempts: 2});
+    addRows(ctx.db, [{A: 1}]);
     await waitFor(() => webhookUsage(ctx.db, id).lastEventBatch?.attempts === 2, 5000);
     const usage = webhookUsage(ctx.db, id);
     assert.match(String(usage.lastErrorMessage), /ECONNREFUSED/);
@@ -353,19 +420,22 @@ test('a receiver that cannot be reached is a failure with the error message', as
 test('a name allowed as public that resolves to loopback when connecting is refused', async () => {
   const ctx = await setup();
   try {
-    const publicLookup = { entries: ['*'], lookup: ((_h, cb) => cb(null, [{ address: '93.184.216.34', family: 4 }])) as LookupAll };
+    const publicLookup = {
+      entries: ['*'],
+      lookup: ((_h, cb) => cb(null, [{address: '93.184.216.34', family: 4}])) as LookupAll,
+    };
     const url = `http://rebind.test:${ctx.receiver.port}/hook`;
-    const id = (await addWebhook(ctx.db, { url, eventTypes: ['add'], tableId: 'Table1' }, publicLookup)).webhookId;
+    const id = (await addWebhook(ctx.db, {url, eventTypes: ['add'], tableId: 'Table1'}, publicLookup)).webhookId;
     // By the time of delivery the name points at 127.0.0.1.
-    const rebound = { entries: ['*'], lookup: ((_h, cb) => cb(null, [{ address: '127.0.0.1', family: 4 }])) as LookupAll };
-    start(ctx, { policy: rebound, maxAttempts: 1 });
-    addRows(ctx.db, [{ A: 1 }]);
+    const rebound = {entries: ['*'], lookup: ((_h, cb) => cb(null, [{address: '127.0.0.1', family: 4}])) as LookupAll};
+    start(ctx, {policy: rebound, maxAttempts: 1});
+    addRows(ctx.db, [{A: 1}]);
     await waitFor(() => webhookUsage(ctx.db, id).lastEventBatch?.status === 'failure');
     assert.is(webhookUsage(ctx.db, id).lastErrorMessage, 'Provided url is forbidden');
     assert.is(ctx.receiver.requests.length, 0);
     // Named explicitly, the same loopback receiver is fine.
     await ctx.delivery!.stop();
-    start(ctx, { policy: { entries: ['*', 'rebind.test'], lookup: rebound.lookup } });
+    start(ctx, {policy: {entries: ['*', 'rebind.test'], lookup: rebound.lookup}});
     await waitFor(() => queueSize(ctx.db) === 0);
     assert.is(ctx.receiver.requests.length, 1);
   } finally {

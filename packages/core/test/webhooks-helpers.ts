@@ -1,20 +1,25 @@
 // Shared helpers of the webhooks*.test.ts suites: a document, writes that record events the way
 // the document engine does, and a receiver on loopback.
 import Database from 'better-sqlite3';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createDocFile } from '../src/doc/index.js';
-import { captureBefore, recordEvents as recordOutboxEvents, type RowChange, type WebhookDelivery } from '../src/webhooks/index.js';
-import { tempPath } from './doc-helpers.js';
+import {createServer, type IncomingHttpHeaders, type Server} from 'node:http';
+import type {AddressInfo} from 'node:net';
+import {createDocFile} from '../src/doc/index.js';
+import {
+  captureBefore,
+  recordEvents as recordOutboxEvents,
+  type RowChange,
+  type WebhookDelivery,
+} from '../src/webhooks/index.js';
+import {tempPath} from './doc-helpers.js';
 
 /** A new document whose Table1 has A (Any), B (Bool, the usual ready column) and C (Any). */
-export function newDoc(): { db: Database.Database; path: string } {
+export function newDoc(): {db: Database.Database; path: string} {
   const path = tempPath();
   createDocFile(path);
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.prepare(`UPDATE _grist_Tables_column SET type = 'Bool' WHERE colId = 'B'`).run();
-  return { db, path };
+  return {db, path};
 }
 
 /** The delivery running for a test document, woken after each write as attachWebhooks does. */
@@ -44,21 +49,24 @@ export function addRows(db: Database.Database, rows: Cells[], table = 'Table1'):
       db.prepare(`UPDATE "${table}" SET manualSort = ? WHERE id = ?`).run(id, id);
       ids.push(id);
     }
-    recordEvents(db, { tableId: table, added: ids });
+    recordEvents(db, {tableId: table, added: ids});
     return ids;
   })();
 }
 
 /** Updates rows (`{id, ...cells}`) in one transaction, capturing old values first. */
-export function updateRows(db: Database.Database, rows: ({ id: number } & Cells)[], table = 'Table1'): void {
+export function updateRows(db: Database.Database, rows: ({id: number} & Cells)[], table = 'Table1'): void {
   db.transaction(() => {
     const ids = rows.map((r) => r.id);
     const before = captureBefore(db, table, ids, []);
-    for (const { id, ...cells } of rows) {
+    for (const {id, ...cells} of rows) {
       const cols = Object.keys(cells);
-      db.prepare(`UPDATE "${table}" SET ${cols.map((c) => `"${c}" = ?`).join(', ')} WHERE id = ?`).run(...cols.map((c) => bind(cells[c])), id);
+      db.prepare(`UPDATE "${table}" SET ${cols.map((c) => `"${c}" = ?`).join(', ')} WHERE id = ?`).run(
+        ...cols.map((c) => bind(cells[c])),
+        id,
+      );
     }
-    recordEvents(db, { tableId: table, updated: ids, before });
+    recordEvents(db, {tableId: table, updated: ids, before});
   })();
 }
 
@@ -66,7 +74,7 @@ export function removeRows(db: Database.Database, ids: number[], table = 'Table1
   db.transaction(() => {
     const before = captureBefore(db, table, [], ids);
     db.prepare(`DELETE FROM "${table}" WHERE id IN (SELECT value FROM json_each(?))`).run(JSON.stringify(ids));
-    recordEvents(db, { tableId: table, removed: ids, before });
+    recordEvents(db, {tableId: table, removed: ids, before});
   })();
 }
 
@@ -77,9 +85,14 @@ export function write(db: Database.Database, fn: () => RowChange): void {
   })();
 }
 
-export function outbox(db: Database.Database): { webhookId: string; eventType: string; row: Cells }[] {
-  return (db.prepare('SELECT webhookId, eventType, payload FROM _gristlite_webhook_outbox ORDER BY id').all() as
-    { webhookId: string; eventType: string; payload: string }[]).map((r) => ({ webhookId: r.webhookId, eventType: r.eventType, row: JSON.parse(r.payload) }));
+export function outbox(db: Database.Database): {webhookId: string; eventType: string; row: Cells}[] {
+  return (
+    db.prepare('SELECT webhookId, eventType, payload FROM _gristlite_webhook_outbox ORDER BY id').all() as {
+      webhookId: string;
+      eventType: string;
+      payload: string;
+    }[]
+  ).map((r) => ({webhookId: r.webhookId, eventType: r.eventType, row: JSON.parse(r.payload)}));
 }
 
 export interface Received {
@@ -91,7 +104,7 @@ export interface Received {
 /** An HTTP receiver on 127.0.0.1. `respond` decides each answer (default 200). */
 export class Receiver {
   readonly requests: Received[] = [];
-  respond: (req: Received, n: number) => { status: number; body?: string; delayMs?: number } = () => ({ status: 200 });
+  respond: (req: Received, n: number) => {status: number; body?: string; delayMs?: number} = () => ({status: 200});
   private server!: Server;
   port = 0;
 
@@ -100,7 +113,7 @@ export class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const received = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() };
+        const received = {path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString()};
         const answer = this.respond(received, this.requests.length);
         this.requests.push(received);
         const send = () => {

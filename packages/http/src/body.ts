@@ -1,5 +1,5 @@
-import { ApiError, BadRequest, PayloadTooLarge } from '@gristlite/core';
-import type { RequestBody } from './types.js';
+import {ApiError, BadRequest, PayloadTooLarge} from '@gristlite/core';
+import type {RequestBody} from './types.js';
 
 /**
  * The client went away (or its connection broke) before its body was complete. Nobody is left
@@ -68,7 +68,9 @@ export function parseJsonBody(buf: Buffer): unknown {
     throw new BadRequest((e as Error).message);
   }
   if (value === null || typeof value !== 'object') {
-    throw new BadRequest(`Unexpected token ${JSON.stringify(text.trim()[0])} in JSON: the body must be an object or an array`);
+    throw new BadRequest(
+      `Unexpected token ${JSON.stringify(text.trim()[0])} in JSON: the body must be an object or an array`,
+    );
   }
   return value;
 }

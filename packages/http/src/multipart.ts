@@ -6,14 +6,14 @@
  * the limit. Whatever happens, nothing is left on disk once the request is answered (the caller
  * removes the form's directory) and no stream is left without an 'error' listener.
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
-import { ApiError, BadRequest, attachmentTooLarge } from '@gristlite/core';
-import { RequestAborted, bodyChunks } from './body.js';
-import type { RequestBody } from './types.js';
+import {createWriteStream, type WriteStream} from 'node:fs';
+import {mkdir, mkdtemp, readdir, rm} from 'node:fs/promises';
+import {join} from 'node:path';
+import type {Readable} from 'node:stream';
+import {Busboy, type BusboyFileStream, type BusboyInstance} from '@fastify/busboy';
+import {ApiError, BadRequest, attachmentTooLarge} from '@gristlite/core';
+import {RequestAborted, bodyChunks} from './body.js';
+import type {RequestBody} from './types.js';
 
 /** One uploaded file, on disk until the request is answered. */
 export interface FormFile {
@@ -53,7 +53,7 @@ export function isMultipart(contentType: string | undefined): boolean {
 
 /** A new private directory for one request's upload, under `root` (created 0700). */
 export async function makeUploadDir(root: string): Promise<string> {
-  await mkdir(root, { recursive: true, mode: 0o700 });
+  await mkdir(root, {recursive: true, mode: 0o700});
   return mkdtemp(join(root, `upload-${process.pid}-`));
 }
 
@@ -73,7 +73,7 @@ export async function sweepUploadDirs(root: string): Promise<void> {
     if (!m) continue;
     const pid = Number(m[1]);
     if (pid === process.pid || processExists(pid)) continue;
-    await rm(join(root, name), { recursive: true, force: true }).catch(() => undefined);
+    await rm(join(root, name), {recursive: true, force: true}).catch(() => undefined);
   }
 }
 
@@ -95,25 +95,25 @@ export async function parseMultipart(
   body: RequestBody,
   dir: string,
   limits: MultipartLimits,
-  opts: { onField?: (name: string, value: string) => Promise<void> | void } = {},
+  opts: {onField?: (name: string, value: string) => Promise<void> | void} = {},
 ): Promise<ParsedForm> {
   const contentType = headers['content-type'] ?? '';
   if (!isMultipart(contentType)) throw new ApiError(415, 'unsupported content-type');
   let parser: BusboyInstance;
   try {
     parser = Busboy({
-      headers: { 'content-type': contentType },
+      headers: {'content-type': contentType},
       defCharset: 'utf8',
       limits: {
         fieldSize: limits.maxFieldBytes,
         parts: limits.maxParts,
-        ...(limits.maxFileBytes > 0 ? { fileSize: limits.maxFileBytes } : {}),
+        ...(limits.maxFileBytes > 0 ? {fileSize: limits.maxFileBytes} : {}),
       },
     });
   } catch (e) {
     throw new BadRequest((e as Error).message);
   }
-  const form: ParsedForm = { files: new Map(), fields: new Map() };
+  const form: ParsedForm = {files: new Map(), fields: new Map()};
   const streams = new Set<Readable | WriteStream>();
   const writes: Promise<void>[] = [];
   let failure: Error | null = null;
@@ -137,11 +137,17 @@ export async function parseMultipart(
   });
   parser.on('partsLimit', () => fail(new ApiError(413, `A form may have at most ${limits.maxParts} parts`)));
   parser.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
-    if (valueTruncated) fail(new ApiError(413, `Form field ${JSON.stringify(name)} is larger than ${limits.maxFieldBytes} bytes`));
+    if (valueTruncated)
+      fail(new ApiError(413, `Form field ${JSON.stringify(name)} is larger than ${limits.maxFieldBytes} bytes`));
     else if (!form.fields.has(name)) {
       form.fields.set(name, value);
       // A refusal here (no access to the workspace named) stops the upload before its file.
-      if (opts.onField) writes.push(Promise.resolve().then(() => opts.onField!(name, value)).catch((e: Error) => fail(e)));
+      if (opts.onField)
+        writes.push(
+          Promise.resolve()
+            .then(() => opts.onField!(name, value))
+            .catch((e: Error) => fail(e)),
+        );
     }
   });
   parser.on('file', (name: string, stream: BusboyFileStream, filename: string, _enc: string, mimeType: string) => {
@@ -153,9 +159,9 @@ export async function parseMultipart(
       return;
     }
     const path = join(dir, String(++fileCount));
-    const out = createWriteStream(path, { flags: 'wx', mode: 0o600 });
+    const out = createWriteStream(path, {flags: 'wx', mode: 0o600});
     streams.add(out);
-    const file: FormFile = { fileName: filename ?? '', mimeType: mimeType || null, path, size: 0 };
+    const file: FormFile = {fileName: filename ?? '', mimeType: mimeType || null, path, size: 0};
     stream.on('limit', () => fail(tooLarge()));
     stream.on('data', (c: Buffer) => {
       file.size += c.byteLength;
@@ -163,21 +169,23 @@ export async function parseMultipart(
       // The limit bounds the whole upload too: attachments are stored in one transaction.
       if (limits.maxFileBytes > 0 && fileBytes > limits.maxFileBytes) fail(tooLarge());
     });
-    writes.push(new Promise<void>((resolve) => {
-      out.on('error', (e: Error) => {
-        fail(e);
-        resolve();
-      });
-      out.on('close', () => resolve());
-      stream.on('end', () => {
-        if (!failure) {
-          const list = form.files.get(name) ?? [];
-          list.push(file);
-          form.files.set(name, list);
-        }
-      });
-      stream.pipe(out);
-    }));
+    writes.push(
+      new Promise<void>((resolve) => {
+        out.on('error', (e: Error) => {
+          fail(e);
+          resolve();
+        });
+        out.on('close', () => resolve());
+        stream.on('end', () => {
+          if (!failure) {
+            const list = form.files.get(name) ?? [];
+            list.push(file);
+            form.files.set(name, list);
+          }
+        });
+        stream.pipe(out);
+      }),
+    );
   });
 
   // The body is read chunk by chunk, each written once the parser took the previous one. On a
@@ -185,14 +193,16 @@ export async function parseMultipart(
   // connection before the 4xx is sent).
   const it = bodyChunks(body)[Symbol.asyncIterator]();
   let received = 0;
-  const wait = (register: (done: () => void) => void) => new Promise<void>((resolve) => {
-    wake = resolve;
-    register(resolve);
-  }).finally(() => {
-    wake = null;
-  });
+  const wait = (register: (done: () => void) => void) =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+      register(resolve);
+    }).finally(() => {
+      wake = null;
+    });
   try {
     while (!failure) {
+      // biome-ignore lint/suspicious/noConfusingVoidType: what the guarded read below resolves to when it is cut short
       let next: IteratorResult<Uint8Array> | void;
       try {
         // A failure (a file that cannot be written) answers without waiting for more bytes.
@@ -236,5 +246,5 @@ function parseError(e: unknown): ApiError {
 
 /** Removes an upload directory and everything in it. */
 export async function removeUploadDir(dir: string): Promise<void> {
-  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+  await rm(dir, {recursive: true, force: true, maxRetries: 3});
 }

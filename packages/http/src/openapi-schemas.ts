@@ -3,90 +3,187 @@
  * (JSON Schema, OpenAPI 3.1), the query parameters (by name: the same name means the same thing
  * on every route), and each built-in route's success response.
  */
-import type { RouteResponse } from './route.js';
+import type {RouteResponse} from './route.js';
 
 type Schema = Record<string, unknown>;
 
-export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const arr = (items: Schema): Schema => ({ type: 'array', items });
-const int: Schema = { type: 'integer' };
-const str: Schema = { type: 'string' };
-const date: Schema = { type: 'string', format: 'date-time' };
-const obj = (properties: Record<string, Schema>, required: string[] = []): Schema =>
-  ({ type: 'object', properties, ...(required.length ? { required } : {}) });
+export const ref = (name: string): Schema => ({$ref: `#/components/schemas/${name}`});
+const arr = (items: Schema): Schema => ({type: 'array', items});
+const int: Schema = {type: 'integer'};
+const str: Schema = {type: 'string'};
+const date: Schema = {type: 'string', format: 'date-time'};
+const obj = (properties: Record<string, Schema>, required: string[] = []): Schema => ({
+  type: 'object',
+  properties,
+  ...(required.length ? {required} : {}),
+});
 
 export const SCHEMAS: Record<string, Schema> = {
   Error: {
     type: 'object',
     description: "An error, in Grist's shape.",
     required: ['error'],
-    properties: { error: { type: 'string' }, details: { type: 'object' } },
+    properties: {error: {type: 'string'}, details: {type: 'object'}},
   },
-  Role: { type: ['string', 'null'], enum: ['owners', 'editors', 'viewers', 'members', 'guests', null] },
-  User: obj({ id: int, name: str, ref: { type: ['string', 'null'] }, picture: { type: ['string', 'null'] }, type: str }, ['id', 'name']),
-  Profile: obj({ id: int, email: str, name: str, ref: str, picture: { type: ['string', 'null'] }, anonymous: { type: 'boolean' } }, ['id', 'email', 'name']),
-  Org: obj({
-    id: int, name: str, domain: { type: ['string', 'null'] }, owner: { oneOf: [ref('User'), { type: 'null' }] },
-    access: ref('Role'), host: { type: ['string', 'null'] }, createdAt: date, updatedAt: date,
-  }, ['id', 'name', 'domain', 'access']),
-  OrgSummary: obj({ id: int, name: str, domain: { type: ['string', 'null'] }, owner: { oneOf: [ref('User'), { type: 'null' }] }, host: { type: ['string', 'null'] } }, ['id', 'name']),
-  Doc: obj({
-    id: str, name: str, access: ref('Role'), isPinned: { type: 'boolean' }, urlId: { type: ['string', 'null'] },
-    type: { type: ['string', 'null'] }, options: { type: ['object', 'null'] }, createdAt: date, updatedAt: date,
-    removedAt: { type: ['string', 'null'] }, workspace: ref('WorkspaceSummary'),
-  }, ['id', 'name', 'access']),
-  WorkspaceSummary: obj({ id: int, name: str, access: ref('Role'), org: ref('OrgSummary') }, ['id', 'name']),
-  Workspace: obj({
-    id: int, name: str, access: ref('Role'), docs: arr(ref('Doc')), org: ref('OrgSummary'), isSupportWorkspace: { type: 'boolean' },
-    createdAt: date, updatedAt: date, removedAt: { type: ['string', 'null'] },
-  }, ['id', 'name', 'access']),
+  Role: {type: ['string', 'null'], enum: ['owners', 'editors', 'viewers', 'members', 'guests', null]},
+  User: obj({id: int, name: str, ref: {type: ['string', 'null']}, picture: {type: ['string', 'null']}, type: str}, [
+    'id',
+    'name',
+  ]),
+  Profile: obj(
+    {id: int, email: str, name: str, ref: str, picture: {type: ['string', 'null']}, anonymous: {type: 'boolean'}},
+    ['id', 'email', 'name'],
+  ),
+  Org: obj(
+    {
+      id: int,
+      name: str,
+      domain: {type: ['string', 'null']},
+      owner: {oneOf: [ref('User'), {type: 'null'}]},
+      access: ref('Role'),
+      host: {type: ['string', 'null']},
+      createdAt: date,
+      updatedAt: date,
+    },
+    ['id', 'name', 'domain', 'access'],
+  ),
+  OrgSummary: obj(
+    {
+      id: int,
+      name: str,
+      domain: {type: ['string', 'null']},
+      owner: {oneOf: [ref('User'), {type: 'null'}]},
+      host: {type: ['string', 'null']},
+    },
+    ['id', 'name'],
+  ),
+  Doc: obj(
+    {
+      id: str,
+      name: str,
+      access: ref('Role'),
+      isPinned: {type: 'boolean'},
+      urlId: {type: ['string', 'null']},
+      type: {type: ['string', 'null']},
+      options: {type: ['object', 'null']},
+      createdAt: date,
+      updatedAt: date,
+      removedAt: {type: ['string', 'null']},
+      workspace: ref('WorkspaceSummary'),
+    },
+    ['id', 'name', 'access'],
+  ),
+  WorkspaceSummary: obj({id: int, name: str, access: ref('Role'), org: ref('OrgSummary')}, ['id', 'name']),
+  Workspace: obj(
+    {
+      id: int,
+      name: str,
+      access: ref('Role'),
+      docs: arr(ref('Doc')),
+      org: ref('OrgSummary'),
+      isSupportWorkspace: {type: 'boolean'},
+      createdAt: date,
+      updatedAt: date,
+      removedAt: {type: ['string', 'null']},
+    },
+    ['id', 'name', 'access'],
+  ),
   Access: {
     type: 'object',
     description: 'Who has access, with their roles.',
     required: ['users'],
     properties: {
       maxInheritedRole: ref('Role'),
-      users: arr(obj({ id: int, name: str, email: str, ref: str, picture: { type: ['string', 'null'] }, access: ref('Role'), isMember: { type: 'boolean' } }, ['id', 'email', 'access'])),
+      users: arr(
+        obj(
+          {
+            id: int,
+            name: str,
+            email: str,
+            ref: str,
+            picture: {type: ['string', 'null']},
+            access: ref('Role'),
+            isMember: {type: 'boolean'},
+          },
+          ['id', 'email', 'access'],
+        ),
+      ),
     },
   },
-  CellValue: { description: 'A cell: a number, string, boolean, null, or a Grist encoded value such as ["L", 1, 2].' },
-  Fields: { type: 'object', additionalProperties: ref('CellValue') },
-  Tables: obj({ tables: arr(obj({ id: str, fields: { type: 'object' }, columns: arr(ref('Column')) }, ['id'])) }, ['tables']),
-  Column: obj({ id: str, fields: { type: 'object' } }, ['id', 'fields']),
-  Columns: obj({ columns: arr(ref('Column')) }, ['columns']),
-  ColumnIds: obj({ columns: arr(obj({ id: str }, ['id'])) }, ['columns']),
-  Records: obj({ records: arr(obj({ id: int, fields: ref('Fields') }, ['id', 'fields'])) }, ['records']),
-  RecordIds: obj({ records: arr(obj({ id: int }, ['id'])) }, ['records']),
-  ColumnarData: { type: 'object', description: 'Column id to the list of its values, `id` included.', additionalProperties: arr(ref('CellValue')) },
+  CellValue: {description: 'A cell: a number, string, boolean, null, or a Grist encoded value such as ["L", 1, 2].'},
+  Fields: {type: 'object', additionalProperties: ref('CellValue')},
+  Tables: obj({tables: arr(obj({id: str, fields: {type: 'object'}, columns: arr(ref('Column'))}, ['id']))}, ['tables']),
+  Column: obj({id: str, fields: {type: 'object'}}, ['id', 'fields']),
+  Columns: obj({columns: arr(ref('Column'))}, ['columns']),
+  ColumnIds: obj({columns: arr(obj({id: str}, ['id']))}, ['columns']),
+  Records: obj({records: arr(obj({id: int, fields: ref('Fields')}, ['id', 'fields']))}, ['records']),
+  RecordIds: obj({records: arr(obj({id: int}, ['id']))}, ['records']),
+  ColumnarData: {
+    type: 'object',
+    description: 'Column id to the list of its values, `id` included.',
+    additionalProperties: arr(ref('CellValue')),
+  },
   RowIds: arr(int),
-  ApplyResult: obj({ actionNum: int, actionHash: { type: ['string', 'null'] }, retValues: arr({}), isModification: { type: 'boolean' } }, ['actionNum', 'retValues']),
-  SqlResult: obj({ statement: str, records: arr(obj({ fields: ref('Fields') }, ['fields'])) }, ['statement', 'records']),
-  Attachments: obj({ records: arr(obj({ id: int, fields: obj({ fileName: str, fileSize: int, timeUploaded: { type: ['string', 'null'] } }) }, ['id', 'fields'])) }, ['records']),
-  AttachmentMetadata: obj({ fileName: str, fileSize: int, timeUploaded: { type: ['string', 'null'] } }, ['fileName', 'fileSize']),
-  Webhooks: obj({
-    webhooks: arr(obj({ id: str, fields: { type: 'object' }, usage: { type: ['object', 'null'] } }, ['id', 'fields'])),
-  }, ['webhooks']),
-  WebhookIds: obj({ webhooks: arr(obj({ id: str }, ['id'])) }, ['webhooks']),
-  Subscription: obj({ webhookId: str, unsubscribeKey: str, triggerId: int }, ['webhookId', 'unsubscribeKey']),
-  Success: obj({ success: { type: 'boolean' } }, ['success']),
-  Import: obj({
-    id: str, title: str,
-    readOnly: { type: 'string', description: 'Present only when the new document can be read but not written (a newer schema): the reason.' },
-  }, ['id', 'title']),
+  ApplyResult: obj(
+    {actionNum: int, actionHash: {type: ['string', 'null']}, retValues: arr({}), isModification: {type: 'boolean'}},
+    ['actionNum', 'retValues'],
+  ),
+  SqlResult: obj({statement: str, records: arr(obj({fields: ref('Fields')}, ['fields']))}, ['statement', 'records']),
+  Attachments: obj(
+    {
+      records: arr(
+        obj({id: int, fields: obj({fileName: str, fileSize: int, timeUploaded: {type: ['string', 'null']}})}, [
+          'id',
+          'fields',
+        ]),
+      ),
+    },
+    ['records'],
+  ),
+  AttachmentMetadata: obj({fileName: str, fileSize: int, timeUploaded: {type: ['string', 'null']}}, [
+    'fileName',
+    'fileSize',
+  ]),
+  Webhooks: obj(
+    {
+      webhooks: arr(obj({id: str, fields: {type: 'object'}, usage: {type: ['object', 'null']}}, ['id', 'fields'])),
+    },
+    ['webhooks'],
+  ),
+  WebhookIds: obj({webhooks: arr(obj({id: str}, ['id']))}, ['webhooks']),
+  Subscription: obj({webhookId: str, unsubscribeKey: str, triggerId: int}, ['webhookId', 'unsubscribeKey']),
+  Success: obj({success: {type: 'boolean'}}, ['success']),
+  Import: obj(
+    {
+      id: str,
+      title: str,
+      readOnly: {
+        type: 'string',
+        description: 'Present only when the new document can be read but not written (a newer schema): the reason.',
+      },
+    },
+    ['id', 'title'],
+  ),
 };
 
-const json = (schema: Schema, description: string): RouteResponse => ({ description, schema });
-const none = (description: string): RouteResponse => ({ description, schema: { type: 'null' } });
-const text = (description: string): RouteResponse => ({ description, contentType: 'text/plain', schema: str });
-const file = (contentType: string, description: string): RouteResponse => ({ description, contentType, schema: { type: 'string', contentMediaType: contentType } });
+const json = (schema: Schema, description: string): RouteResponse => ({description, schema});
+const none = (description: string): RouteResponse => ({description, schema: {type: 'null'}});
+const text = (description: string): RouteResponse => ({description, contentType: 'text/plain', schema: str});
+const file = (contentType: string, description: string): RouteResponse => ({
+  description,
+  contentType,
+  schema: {type: 'string', contentMediaType: contentType},
+});
 
 const DOCS = '/api/docs/:docId';
 const TABLE = `${DOCS}/tables/:tableId`;
 
 /** The success response of each built-in route, by `METHOD path`. A route's own `response` wins. */
 export const RESPONSES: Record<string, RouteResponse> = {
-  'GET /api/openapi.json': json({ type: 'object' }, 'This document'),
-  'GET /status': text('Health, as Grist answers it: `Grist server(home,docs) is alive.` (500 when a check asked for by `db=1` or `ready=1` fails)'),
+  'GET /api/openapi.json': json({type: 'object'}, 'This document'),
+  'GET /status': text(
+    'Health, as Grist answers it: `Grist server(home,docs) is alive.` (500 when a check asked for by `db=1` or `ready=1` fails)',
+  ),
   'GET /metrics': text('Prometheus metrics (only with GRISTLITE_METRICS=1)'),
   'GET /api/orgs': json(arr(ref('Org')), 'The orgs'),
   'POST /api/orgs': json(int, 'The new org id'),
@@ -123,21 +220,21 @@ export const RESPONSES: Record<string, RouteResponse> = {
   'DELETE /api/profile/apikey': text('OK'),
   'DELETE /api/users/:userId': none('Deleted'),
   [`GET ${DOCS}/tables`]: json(ref('Tables'), 'The tables (with their columns when expand is set)'),
-  [`POST ${DOCS}/tables`]: json(ref('Tables'), 'The new tables\' ids'),
+  [`POST ${DOCS}/tables`]: json(ref('Tables'), "The new tables' ids"),
   [`PATCH ${DOCS}/tables`]: none('Updated'),
   [`GET ${TABLE}/columns`]: json(ref('Columns'), 'The columns'),
-  [`POST ${TABLE}/columns`]: json(ref('ColumnIds'), 'The new columns\' ids'),
+  [`POST ${TABLE}/columns`]: json(ref('ColumnIds'), "The new columns' ids"),
   [`PATCH ${TABLE}/columns`]: none('Updated'),
   [`PUT ${TABLE}/columns`]: none('Added or updated'),
   [`DELETE ${TABLE}/columns/:colId`]: none('Removed'),
   [`GET ${TABLE}/records`]: json(ref('Records'), 'The records'),
   [`POST ${TABLE}/records/list`]: json(ref('Records'), 'The records'),
-  [`POST ${TABLE}/records`]: json(ref('RecordIds'), 'The new records\' ids'),
+  [`POST ${TABLE}/records`]: json(ref('RecordIds'), "The new records' ids"),
   [`PATCH ${TABLE}/records`]: none('Updated'),
   [`PUT ${TABLE}/records`]: none('Added or updated'),
   [`POST ${TABLE}/records/delete`]: none('Removed'),
   [`POST ${TABLE}/data/delete`]: none('Removed'),
-  [`GET ${TABLE}/data`]: json(ref('ColumnarData'), 'The columns\' values'),
+  [`GET ${TABLE}/data`]: json(ref('ColumnarData'), "The columns' values"),
   [`POST ${TABLE}/data`]: json(ref('RowIds'), 'The new row ids'),
   [`PATCH ${TABLE}/data`]: none('Updated'),
   [`POST ${DOCS}/apply`]: json(ref('ApplyResult'), 'What the actions did'),
@@ -147,26 +244,41 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`GET ${DOCS}/download/csv`]: file('text/csv', 'The table as CSV'),
   [`GET ${DOCS}/download/tsv`]: file('text/tab-separated-values', 'The table as TSV'),
   [`GET ${DOCS}/download/dsv`]: file('text/plain', 'The table as DSV (💩-separated)'),
-  [`GET ${DOCS}/download/table-schema`]: json({ type: 'object' }, 'The table\'s Frictionless table schema'),
+  [`GET ${DOCS}/download/table-schema`]: json({type: 'object'}, "The table's Frictionless table schema"),
   'POST /api/docs': json(str, 'The new document id'),
   'POST /api/workspaces/:wid/import': json(ref('Import'), 'The new document'),
   [`POST ${DOCS}/copy`]: json(str, 'The new document id'),
   [`POST ${DOCS}/attachments`]: json(arr(int), 'The new attachment ids'),
   [`GET ${DOCS}/attachments`]: json(ref('Attachments'), 'The attachments'),
-  [`GET ${DOCS}/attachments/store`]: json(obj({ type: { type: 'string', enum: ['internal'] } }, ['type']), 'Where attachments are kept'),
-  [`POST ${DOCS}/attachments/store`]: json({ type: 'object' }, 'The store was set (only "internal" without an external store)'),
-  [`GET ${DOCS}/attachments/stores`]: json(obj({ stores: arr({ type: 'object' }) }, ['stores']), 'The external stores configured (none here)'),
-  [`POST ${DOCS}/attachments/transferAll`]: json({ type: 'object' }, 'The transfer status'),
-  [`GET ${DOCS}/attachments/transferStatus`]: json({ type: 'object' }, 'The transfer status and where the files are'),
+  [`GET ${DOCS}/attachments/store`]: json(
+    obj({type: {type: 'string', enum: ['internal']}}, ['type']),
+    'Where attachments are kept',
+  ),
+  [`POST ${DOCS}/attachments/store`]: json(
+    {type: 'object'},
+    'The store was set (only "internal" without an external store)',
+  ),
+  [`GET ${DOCS}/attachments/stores`]: json(
+    obj({stores: arr({type: 'object'})}, ['stores']),
+    'The external stores configured (none here)',
+  ),
+  [`POST ${DOCS}/attachments/transferAll`]: json({type: 'object'}, 'The transfer status'),
+  [`GET ${DOCS}/attachments/transferStatus`]: json({type: 'object'}, 'The transfer status and where the files are'),
   [`GET ${DOCS}/attachments/archive`]: file('application/zip', 'Every attachment in a zip (or a tar with format=tar)'),
   [`POST ${DOCS}/attachments/updateUsed`]: none('Unreferenced attachments are marked deleted'),
   [`POST ${DOCS}/attachments/removeUnused`]: none('Unused attachments removed'),
   [`POST ${DOCS}/attachments/verifyFiles`]: none('Every attachment file is present and intact'),
-  [`GET ${DOCS}/download/xlsx`]: file('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'The document (or one table) as an Excel workbook'),
-  [`GET ${DOCS}/attachments/:attId`]: json(ref('AttachmentMetadata'), 'The attachment\'s metadata'),
-  [`GET ${DOCS}/attachments/:attId/download`]: file('application/octet-stream', 'The attachment\'s bytes, with its own content type'),
+  [`GET ${DOCS}/download/xlsx`]: file(
+    'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    'The document (or one table) as an Excel workbook',
+  ),
+  [`GET ${DOCS}/attachments/:attId`]: json(ref('AttachmentMetadata'), "The attachment's metadata"),
+  [`GET ${DOCS}/attachments/:attId/download`]: file(
+    'application/octet-stream',
+    "The attachment's bytes, with its own content type",
+  ),
   [`GET ${DOCS}/webhooks`]: json(ref('Webhooks'), 'The webhooks'),
-  [`POST ${DOCS}/webhooks`]: json(ref('WebhookIds'), 'The new webhooks\' ids'),
+  [`POST ${DOCS}/webhooks`]: json(ref('WebhookIds'), "The new webhooks' ids"),
   [`DELETE ${DOCS}/webhooks/queue`]: json(ref('Success'), 'Queue cleared'),
   [`DELETE ${DOCS}/webhooks/queue/:webhookId`]: json(ref('Success'), 'Queue cleared'),
   [`PATCH ${DOCS}/webhooks/:webhookId`]: json(ref('Success'), 'Updated'),
@@ -175,43 +287,57 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`POST ${TABLE}/_unsubscribe`]: json(ref('Success'), 'Unsubscribed'),
 };
 
-const flag = (description: string): Schema => ({ type: 'boolean', description: `${description} (1, true, on or yes).` });
+const flag = (description: string): Schema => ({type: 'boolean', description: `${description} (1, true, on or yes).`});
 
 /** Every query parameter, by name: its schema and what it does. */
 export const QUERY_PARAMS: Record<string, Schema> = {
   merged: flag('List the merged personal org "docs" instead of each personal org'),
   showRemoved: flag('Show soft-deleted items instead'),
   permanent: flag('Delete for good instead of soft-deleting'),
-  expand: { type: 'string', enum: ['column'], description: 'With "column", each table\'s columns are included.' },
+  expand: {type: 'string', enum: ['column'], description: 'With "column", each table\'s columns are included.'},
   hidden: flag('Include hidden columns (manualSort and helper columns)'),
-  filter: { type: 'string', description: 'JSON object of column id to the list of values to keep, e.g. {"Status": ["Done"]}.' },
-  sort: { type: 'string', description: 'Comma-separated column ids; "-" before one sorts it descending, e.g. -Date,Name.' },
-  limit: { type: 'integer', minimum: 0, description: 'At most this many records (0: no limit).' },
-  cellFormat: { type: 'string', enum: ['normal', 'typed'], description: 'How cells are encoded.' },
+  filter: {
+    type: 'string',
+    description: 'JSON object of column id to the list of values to keep, e.g. {"Status": ["Done"]}.',
+  },
+  sort: {
+    type: 'string',
+    description: 'Comma-separated column ids; "-" before one sorts it descending, e.g. -Date,Name.',
+  },
+  limit: {type: 'integer', minimum: 0, description: 'At most this many records (0: no limit).'},
+  cellFormat: {type: 'string', enum: ['normal', 'typed'], description: 'How cells are encoded.'},
   immediate: flag('Accepted for Grist compatibility (no effect: formulas are always computed before the answer)'),
   db: flag('Also check the home database (/status)'),
-  format: { type: 'string', enum: ['zip', 'tar'], description: 'Archive format (attachments/archive; default zip).' },
+  format: {type: 'string', enum: ['zip', 'tar'], description: 'Archive format (attachments/archive; default zip).'},
   expiredonly: flag('Remove only attachments deleted more than 7 days ago'),
   verifyfiles: flag('Check every attachment file first'),
   ready: flag('Also check that the server is ready: started, not shutting down (/status)'),
-  timeout: { type: 'integer', minimum: 1, description: 'Milliseconds the database check may take (/status; default 10000).' },
+  timeout: {
+    type: 'integer',
+    minimum: 1,
+    description: 'Milliseconds the database check may take (/status; default 10000).',
+  },
   noparse: flag('Store strings as given rather than parsing them by column type'),
   flat: flag('The body may be a plain array of records\' fields, without {"records": [{"fields": ...}]}'),
   noadd: flag('Do not add what does not exist yet'),
   noupdate: flag('Do not update what exists'),
   replaceall: flag('Remove the columns not named in the body'),
-  onmany: { type: 'string', enum: ['first', 'none', 'all'], description: 'What to update when "require" matches several records.' },
+  onmany: {
+    type: 'string',
+    enum: ['first', 'none', 'all'],
+    description: 'What to update when "require" matches several records.',
+  },
   allow_empty_require: flag('Allow an empty "require" (adds a record every time)'),
-  q: { type: 'string', description: 'A single SELECT statement.' },
+  q: {type: 'string', description: 'A single SELECT statement.'},
   nohistory: flag('Leave out the action history'),
   template: flag('Leave out the data (structure only)'),
-  title: { type: 'string', description: 'Name of the downloaded file, without extension.' },
+  title: {type: 'string', description: 'Name of the downloaded file, without extension.'},
   dryrun: flag('Only check access, answering {"dryRun": "allowed"}'),
-  tableId: { type: 'string', description: 'Table id.' },
-  header: { type: 'string', enum: ['colId', 'label'], description: 'Column headers: ids or labels.' },
-  colId: { type: 'string', description: 'Column id of the cell the attachment is in.' },
-  rowId: { type: 'integer', description: 'Row id of the cell the attachment is in.' },
+  tableId: {type: 'string', description: 'Table id.'},
+  header: {type: 'string', enum: ['colId', 'label'], description: 'Column headers: ids or labels.'},
+  colId: {type: 'string', description: 'Column id of the cell the attachment is in.'},
+  rowId: {type: 'integer', description: 'Row id of the cell the attachment is in.'},
   maybeNew: flag('Accepted for Grist compatibility (the attachment may not be in a cell yet)'),
   inline: flag('Content-Disposition inline instead of attachment'),
-  name: { type: 'string', description: 'File name to download as.' },
+  name: {type: 'string', description: 'File name to download as.'},
 };

@@ -1,7 +1,7 @@
 /** The OpenAPI 3.1 document, generated from the route table and its valibot schemas. */
-import { toJsonSchema } from '@valibot/to-json-schema';
-import { QUERY_PARAMS, RESPONSES, SCHEMAS } from './openapi-schemas.js';
-import type { Route } from './route.js';
+import {toJsonSchema} from '@valibot/to-json-schema';
+import {QUERY_PARAMS, RESPONSES, SCHEMAS} from './openapi-schemas.js';
+import type {Route} from './route.js';
 
 const ERRORS: Record<string, string> = {
   '400': 'Bad request: invalid parameters or body',
@@ -14,7 +14,7 @@ const ERRORS: Record<string, string> = {
 };
 
 const TAGS: Record<string, string> = {
-  meta: 'This API\'s description',
+  meta: "This API's description",
   orgs: 'Team sites and personal orgs',
   workspaces: 'Workspaces of an org',
   docs: 'Documents: metadata, creation, import and copy',
@@ -43,13 +43,13 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       name: m[1],
       in: 'path',
       required: true,
-      schema: /^(wid|userId)$/.test(m[1]) ? { type: 'integer' } : { type: 'string' },
+      schema: /^(wid|userId)$/.test(m[1]) ? {type: 'integer'} : {type: 'string'},
     }));
     const query = (r.query ?? []).map((name) => {
-      const { description, ...schema } = QUERY_PARAMS[name] ?? { type: 'string', description: name };
-      return { name, in: 'query', required: false, description, schema };
+      const {description, ...schema} = QUERY_PARAMS[name] ?? {type: 'string', description: name};
+      return {name, in: 'query', required: false, description, schema};
     });
-    const ok = r.response ?? RESPONSES[`${r.method} ${r.path}`] ?? { description: 'Success', schema: {} };
+    const ok = r.response ?? RESPONSES[`${r.method} ${r.path}`] ?? {description: 'Success', schema: {}};
     const errors = ['400', '401', '403', '404'];
     if (r.body || r.upload) errors.push('413');
     if (r.path.startsWith('/api/docs/:docId/')) errors.push('429');
@@ -59,16 +59,23 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       summary: r.summary,
       tags: [r.tag],
       operationId: operationId(r.method, path),
-      ...(params.length || query.length ? { parameters: [...params, ...query] } : {}),
+      ...(params.length || query.length ? {parameters: [...params, ...query]} : {}),
       ...(r.upload
         ? {
             requestBody: {
               required: !r.body,
               content: {
                 'multipart/form-data': {
-                  schema: { type: 'object', properties: { upload: { type: 'array', items: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+                  schema: {
+                    type: 'object',
+                    properties: {
+                      upload: {type: 'array', items: {type: 'string', contentMediaType: 'application/octet-stream'}},
+                    },
+                  },
                 },
-                ...(r.body ? { 'application/json': { schema: toJsonSchema(r.body, { errorMode: 'ignore', target: 'draft-2020-12' }) } } : {}),
+                ...(r.body
+                  ? {'application/json': {schema: toJsonSchema(r.body, {errorMode: 'ignore', target: 'draft-2020-12'})}}
+                  : {}),
               },
             },
           }
@@ -76,13 +83,15 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
           ? {
               requestBody: {
                 required: true,
-                content: { 'application/json': { schema: toJsonSchema(r.body, { errorMode: 'ignore', target: 'draft-2020-12' }) } },
+                content: {
+                  'application/json': {schema: toJsonSchema(r.body, {errorMode: 'ignore', target: 'draft-2020-12'})},
+                },
               },
             }
           : {}),
       responses: {
-        '200': { description: ok.description, content: { [ok.contentType ?? 'application/json']: { schema: ok.schema } } },
-        ...Object.fromEntries(errors.map((code) => [code, { $ref: `#/components/responses/Error${code}` }])),
+        '200': {description: ok.description, content: {[ok.contentType ?? 'application/json']: {schema: ok.schema}}},
+        ...Object.fromEntries(errors.map((code) => [code, {$ref: `#/components/responses/Error${code}`}])),
       },
     };
   }
@@ -91,23 +100,30 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
     info: {
       title: 'gristlite',
       version,
-      description: "Grist's REST API (v1.0.1), as served by gristlite. Authenticate with `Authorization: Bearer <API key>`.",
-      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      description:
+        "Grist's REST API (v1.0.1), as served by gristlite. Authenticate with `Authorization: Bearer <API key>`.",
+      license: {name: 'Apache-2.0', identifier: 'Apache-2.0'},
     },
     servers: [
-      { url: '/', description: 'This server (the personal org, or the team site of the subdomain)' },
-      { url: '/o/{org}', description: 'A team site, by its domain', variables: { org: { default: 'docs', description: 'The org\'s domain ("docs": your personal orgs)' } } },
+      {url: '/', description: 'This server (the personal org, or the team site of the subdomain)'},
+      {
+        url: '/o/{org}',
+        description: 'A team site, by its domain',
+        variables: {org: {default: 'docs', description: 'The org\'s domain ("docs": your personal orgs)'}},
+      },
     ],
-    tags: [...tags].map((name) => ({ name, description: TAGS[name] ?? name })),
+    tags: [...tags].map((name) => ({name, description: TAGS[name] ?? name})),
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key' } },
+      securitySchemes: {bearer: {type: 'http', scheme: 'bearer', description: 'API key'}},
       schemas: SCHEMAS,
-      responses: Object.fromEntries(Object.entries(ERRORS).map(([code, description]) => [
-        `Error${code}`,
-        { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-      ])),
+      responses: Object.fromEntries(
+        Object.entries(ERRORS).map(([code, description]) => [
+          `Error${code}`,
+          {description, content: {'application/json': {schema: {$ref: '#/components/schemas/Error'}}}},
+        ]),
+      ),
     },
-    security: [{ bearer: [] }, {}],
+    security: [{bearer: []}, {}],
     paths,
   };
 }

@@ -2,21 +2,21 @@
  * What operators need around the API: the health check (`GET /status`, as Grist answers it), one
  * structured log line per request (pino) and Prometheus metrics (`GET /metrics`, prom-client).
  */
-import { randomUUID } from 'node:crypto';
-import { pino, type Logger } from 'pino';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { NotFound, type Engine } from '@gristlite/core';
-import { flag } from './route.js';
-import type { Route } from './route.js';
-import { RawResponse } from './types.js';
+import {randomUUID} from 'node:crypto';
+import {pino, type Logger} from 'pino';
+import {Counter, Gauge, Histogram, Registry, collectDefaultMetrics} from 'prom-client';
+import {NotFound, type Engine} from '@gristlite/core';
+import {flag} from './route.js';
+import type {Route} from './route.js';
+import {RawResponse} from './types.js';
 
-export type { Logger } from 'pino';
+export type {Logger} from 'pino';
 
 type Env = Record<string, string | undefined>;
 
 /** The name Grist's status line gives the server: `Grist server(home,docs) is alive.` */
 const SERVER_NAME = 'server(home,docs)';
-const TEXT = { 'Content-Type': 'text/plain; charset=utf-8' };
+const TEXT = {'Content-Type': 'text/plain; charset=utf-8'};
 
 /**
  * Grist's health check: 200 `Grist <name> is alive.`; with `db=1` the home database answers a
@@ -24,14 +24,20 @@ const TEXT = { 'Content-Type': 'text/plain; charset=utf-8' };
  * adds `(db ok, ready not ok)`, and any failure answers 500 `... is unhealthy (...)`.
  */
 export async function statusResponse(
-  query: URLSearchParams, checks: { db?: () => Promise<unknown>; ready: () => boolean },
+  query: URLSearchParams,
+  checks: {db?: () => Promise<unknown>; ready: () => boolean},
 ): Promise<RawResponse> {
   const timeoutMs = Math.max(1, Number.parseInt(query.get('timeout') ?? '', 10) || 10_000);
   const results: [string, boolean][] = [];
   if (flag(query, 'db')) {
     let timer: NodeJS.Timeout | undefined;
     const ok = await Promise.race([
-      Promise.resolve().then(() => checks.db ? checks.db() : Promise.reject(new Error('not open'))).then(() => true, () => false),
+      Promise.resolve()
+        .then(() => (checks.db ? checks.db() : Promise.reject(new Error('not open'))))
+        .then(
+          () => true,
+          () => false,
+        ),
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
     ]);
     clearTimeout(timer);
@@ -50,10 +56,11 @@ export const statusRoute: Route = {
   summary: 'Health check as Grist answers it (`db=1`: home database, `ready=1`: readiness); no authentication',
   query: ['db', 'ready', 'timeout'],
   public: true,
-  handler: (ctx) => statusResponse(ctx.query, {
-    db: () => ctx.engine.store.getUser(0),
-    ready: () => ctx.options.ready?.() ?? true,
-  }),
+  handler: (ctx) =>
+    statusResponse(ctx.query, {
+      db: () => ctx.engine.store.getUser(0),
+      ready: () => ctx.options.ready?.() ?? true,
+    }),
 };
 
 export const metricsRoute: Route = {
@@ -65,7 +72,7 @@ export const metricsRoute: Route = {
   handler: async (ctx) => {
     const metrics = ctx.options.metrics;
     if (!metrics) throw new NotFound(`not found: ${ctx.originalUrl}`);
-    return new RawResponse(200, await metrics.registry.metrics(), { 'Content-Type': metrics.registry.contentType });
+    return new RawResponse(200, await metrics.registry.metrics(), {'Content-Type': metrics.registry.contentType});
   },
 };
 
@@ -82,29 +89,49 @@ export function metricsEnabled(env: Env): boolean {
 
 export function createMetrics(engine: Engine): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'gristlite_' });
+  collectDefaultMetrics({register: registry, prefix: 'gristlite_'});
   const requests = new Counter({
-    name: 'gristlite_http_requests_total', help: 'HTTP requests by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+    name: 'gristlite_http_requests_total',
+    help: 'HTTP requests by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
   });
   const duration = new Histogram({
-    name: 'gristlite_http_request_duration_seconds', help: 'Time to the response (headers and in-memory body), by route pattern',
-    labelNames: ['method', 'route'] as const, registers: [registry],
+    name: 'gristlite_http_request_duration_seconds',
+    help: 'Time to the response (headers and in-memory body), by route pattern',
+    labelNames: ['method', 'route'] as const,
+    registers: [registry],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   });
   let stats: ReturnType<Engine['stats']> | null = null;
   // One read of the engine per scrape, shared by the gauges below.
-  const read = () => (stats ??= engine.stats(), queueMicrotask(() => (stats = null)), stats);
+  const read = () => ((stats ??= engine.stats()), queueMicrotask(() => (stats = null)), stats);
   const gauge = (name: string, help: string, pick: (s: ReturnType<Engine['stats']>) => number) =>
-    new Gauge({ name, help, registers: [registry], collect() { this.set(pick(read())); } });
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(pick(read()));
+      },
+    });
   gauge('gristlite_open_documents', 'Documents open in this process', (s) => s.openDocs);
   gauge('gristlite_sql_queue_size', 'SQL statements waiting for a worker', (s) => s.sqlQueued);
-  gauge('gristlite_webhook_queue_size', 'Webhook events waiting to be sent (documents open in this process)', (s) => s.webhookQueued);
+  gauge(
+    'gristlite_webhook_queue_size',
+    'Webhook events waiting to be sent (documents open in this process)',
+    (s) => s.webhookQueued,
+  );
   new Counter({
-    name: 'gristlite_webhook_failures_total', help: 'Failed webhook delivery attempts since the process started',
-    registers: [registry], collect() { this.reset(); this.inc(read().webhookFailures); },
+    name: 'gristlite_webhook_failures_total',
+    help: 'Failed webhook delivery attempts since the process started',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read().webhookFailures);
+    },
   });
-  return { registry, requests, duration };
+  return {registry, requests, duration};
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -112,7 +139,11 @@ const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 /** The default logger: JSON lines on stdout at `GRISTLITE_LOG_LEVEL` (default info). */
 export function createLogger(env: Env): Logger {
   const wanted = (env.GRISTLITE_LOG_LEVEL ?? process.env.GRISTLITE_LOG_LEVEL ?? 'info').toLowerCase();
-  return pino({ level: LEVELS.includes(wanted) ? wanted : 'info', base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+  return pino({
+    level: LEVELS.includes(wanted) ? wanted : 'info',
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+  });
 }
 
 /** An incoming `X-Request-Id` is kept when it is short and plain; otherwise a new one. */
@@ -126,11 +157,18 @@ const SECRET_PARAM = /auth|key|token|secret|passw|signature|sig$/i;
 export function loggedUrl(url: string): string {
   const q = url.indexOf('?');
   if (q < 0 || !SECRET_PARAM.test(url.slice(q))) return url;
-  const parts = url.slice(q + 1).split('&').map((p) => {
-    const eq = p.indexOf('=');
-    let name = eq < 0 ? p : p.slice(0, eq);
-    try { name = decodeURIComponent(name); } catch { /* logged as received */ }
-    return SECRET_PARAM.test(name) ? `${p.slice(0, eq < 0 ? p.length : eq)}=[redacted]` : p;
-  });
+  const parts = url
+    .slice(q + 1)
+    .split('&')
+    .map((p) => {
+      const eq = p.indexOf('=');
+      let name = eq < 0 ? p : p.slice(0, eq);
+      try {
+        name = decodeURIComponent(name);
+      } catch {
+        /* logged as received */
+      }
+      return SECRET_PARAM.test(name) ? `${p.slice(0, eq < 0 ? p.length : eq)}=[redacted]` : p;
+    });
   return `${url.slice(0, q)}?${parts.join('&')}`;
 }

@@ -1,6 +1,6 @@
 import type * as v from 'valibot';
-import { BadRequest } from '@gristlite/core';
-import type { HandlerResult, RequestContext } from './types.js';
+import {BadRequest} from '@gristlite/core';
+import type {HandlerResult, RequestContext} from './types.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -56,14 +56,14 @@ export function compileRoute(r: Route): CompiledRoute {
     })
     .join('/');
   // Express defaults: case-insensitive, an optional trailing slash.
-  return { ...r, regex: new RegExp(`^${pattern}/?$`, 'i'), keys };
+  return {...r, regex: new RegExp(`^${pattern}/?$`, 'i'), keys};
 }
 
 export function matchRoute(
   routes: readonly CompiledRoute[],
   method: string,
   path: string,
-): { route: CompiledRoute; params: Record<string, string> } | null {
+): {route: CompiledRoute; params: Record<string, string>} | null {
   for (const route of routes) {
     if (route.method !== method) continue;
     const m = route.regex.exec(path);
@@ -72,7 +72,7 @@ export function matchRoute(
     route.keys.forEach((k, i) => {
       params[k] = decodePathSegment(m[i + 1]);
     });
-    return { route, params };
+    return {route, params};
   }
   return null;
 }

@@ -2,17 +2,34 @@
  * The request pipeline shared by every adapter: org resolution, CORS, authentication, the CSRF
  * rule, routing, body parsing and error mapping. Input and output are plain objects.
  */
-import { join } from 'node:path';
+import {join} from 'node:path';
 import {
-  ApiError, BadRequest, Forbidden, PayloadTooLarge, TooManyRequests, Unauthorized, attachmentTooLarge, resourceShortage, type Engine, type OrgContext,
+  ApiError,
+  BadRequest,
+  Forbidden,
+  PayloadTooLarge,
+  TooManyRequests,
+  Unauthorized,
+  attachmentTooLarge,
+  resourceShortage,
+  type Engine,
+  type OrgContext,
 } from '@gristlite/core';
-import { RequestAborted, isJsonContentType, parseJsonBody, readBody } from './body.js';
-import { forward, ForwardTo } from './forward.js';
-import { MAX_FORM_PARTS, isMultipart, makeUploadDir, parseMultipart, removeUploadDir, sweepUploadDirs, type ParsedForm } from './multipart.js';
-import { compileRoute, decodePathSegment, matchRoute, type CompiledRoute, type Route } from './route.js';
-import { allRoutes } from './routes/index.js';
-import { createLogger, createMetrics, loggedUrl, metricsEnabled, requestId, type Logger } from './ops.js';
-import { RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions } from './types.js';
+import {RequestAborted, isJsonContentType, parseJsonBody, readBody} from './body.js';
+import {forward, ForwardTo} from './forward.js';
+import {
+  MAX_FORM_PARTS,
+  isMultipart,
+  makeUploadDir,
+  parseMultipart,
+  removeUploadDir,
+  sweepUploadDirs,
+  type ParsedForm,
+} from './multipart.js';
+import {compileRoute, decodePathSegment, matchRoute, type CompiledRoute, type Route} from './route.js';
+import {allRoutes} from './routes/index.js';
+import {createLogger, createMetrics, loggedUrl, metricsEnabled, requestId, type Logger} from './ops.js';
+import {RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions} from './types.js';
 
 export function optionsFromEnv(env: Record<string, string | undefined> = process.env): ServerOptions {
   const num = (name: string, dflt: number) => {
@@ -23,28 +40,31 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
     baseDomain: env.GRISTLITE_BASE_DOMAIN || undefined,
     maxBodyBytes: num('GRISTLITE_MAX_BODY_BYTES', 1024 * 1024),
     maxParallelPerDoc: num('GRISTLITE_MAX_PARALLEL_REQUESTS_PER_DOC', 0),
-    maxUploadBytes: num('GRISTLITE_MAX_UPLOAD_BYTES', num('GRIST_MAX_UPLOAD_ATTACHMENT_MB', 0) * 1024 * 1024 || 100 * 1024 * 1024),
+    maxUploadBytes: num(
+      'GRISTLITE_MAX_UPLOAD_BYTES',
+      num('GRIST_MAX_UPLOAD_ATTACHMENT_MB', 0) * 1024 * 1024 || 100 * 1024 * 1024,
+    ),
     uploadDir: env.GRISTLITE_UPLOAD_DIR || undefined,
     env,
   };
 }
 
-const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8' };
+const JSON_HEADERS = {'Content-Type': 'application/json; charset=utf-8'};
 
 export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): HttpResponse {
-  return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(value) };
+  return {status, headers: {...JSON_HEADERS, ...headers}, body: JSON.stringify(value)};
 }
 
 export function errorBody(e: ApiError): Record<string, unknown> {
   const details = e.details && Object.keys(e.details).length ? e.details : undefined;
-  return details ? { error: e.message, details } : { error: e.message };
+  return details ? {error: e.message, details} : {error: e.message};
 }
 
 /** Splits `/o/<org>/` and `/dw/<w>/v/<t>/` prefixes off a path. */
-function splitPath(path: string): { path: string; org: string | null } {
+function splitPath(path: string): {path: string; org: string | null} {
   path = path.replace(/^\/dw\/[^/]+\/v\/[^/]+(?=\/)/, '');
   const m = /^\/o\/([^/]+)(\/.*)?$/.exec(path);
-  return m ? { path: m[2] ?? '/', org: decodePathSegment(m[1]) } : { path, org: null };
+  return m ? {path: m[2] ?? '/', org: decodePathSegment(m[1])} : {path, org: null};
 }
 
 function orgFromHost(host: string | undefined, baseDomain: string | undefined): string | null {
@@ -58,7 +78,7 @@ function orgFromHost(host: string | undefined, baseDomain: string | undefined): 
 
 /** CORS as SPEC §1.2: trusted origins are the base domain and its subdomains. */
 function corsHeaders(req: HttpRequest, opts: ServerOptions): Record<string, string> {
-  const headers: Record<string, string> = { 'Access-Control-Allow-Methods': 'GET, PATCH, PUT, POST, DELETE, OPTIONS' };
+  const headers: Record<string, string> = {'Access-Control-Allow-Methods': 'GET, PATCH, PUT, POST, DELETE, OPTIONS'};
   const origin = req.headers.origin;
   if (!origin) return headers;
   let host: string | null = null;
@@ -71,7 +91,8 @@ function corsHeaders(req: HttpRequest, opts: ServerOptions): Record<string, stri
   }
   const reqHost = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
   const base = opts.baseDomain?.toLowerCase();
-  const trusted = host !== null && (host === reqHost || (base !== undefined && (host === base || host.endsWith(`.${base}`))));
+  const trusted =
+    host !== null && (host === reqHost || (base !== undefined && (host === base || host.endsWith(`.${base}`))));
   if (trusted) {
     Object.assign(headers, {
       'Access-Control-Allow-Origin': origin,
@@ -83,7 +104,10 @@ function corsHeaders(req: HttpRequest, opts: ServerOptions): Record<string, stri
     if (req.headers.cookie !== undefined || req.headers.authorization !== undefined) {
       throw new Forbidden('Credentials not supported for cross-origin requests');
     }
-    Object.assign(headers, { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Content-Type, X-Requested-With' });
+    Object.assign(headers, {
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Allow-Headers': 'Content-Type, X-Requested-With',
+    });
   }
   return headers;
 }
@@ -111,10 +135,10 @@ interface RequestNote {
 
 /** Builds the transport-neutral handler that every adapter wraps. */
 export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}): Handler {
-  const opts: ServerOptions = { ...optionsFromEnv(options.env ?? process.env), ...stripUndefined(options) };
+  const opts: ServerOptions = {...optionsFromEnv(options.env ?? process.env), ...stripUndefined(options)};
   const routes: CompiledRoute[] = [...(options.routes ?? []), ...allRoutes()].map(compileRoute);
   const logger = options.logger ?? createLogger(opts.env);
-  const onError = options.onError ?? ((e: unknown) => logger.error({ err: e }, 'unexpected error'));
+  const onError = options.onError ?? ((e: unknown) => logger.error({err: e}, 'unexpected error'));
   if (opts.metrics === undefined && metricsEnabled(opts.env)) opts.metrics = createMetrics(engine);
   const metrics = opts.metrics;
   const logRequests = logger.isLevelEnabled('info');
@@ -144,27 +168,35 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
   return async function handle(req: HttpRequest): Promise<HttpResponse> {
     const start = performance.now();
     const id = requestId(req.headers['x-request-id']);
-    const note: RequestNote = { route: 'unmatched' };
+    const note: RequestNote = {route: 'unmatched'};
     const res = await dispatch(req, id, note);
     if (metrics) {
       // Labels stay few: route patterns, and methods outside the known ones counted as `other`.
       const method = KNOWN_METHODS.has(req.method) ? req.method : 'other';
-      metrics.requests.inc({ method, route: note.route, status: res.status });
-      metrics.duration.observe({ method, route: note.route }, (performance.now() - start) / 1000);
+      metrics.requests.inc({method, route: note.route, status: res.status});
+      metrics.duration.observe({method, route: note.route}, (performance.now() - start) / 1000);
     }
     if (logRequests) {
-      logger.info({
-        reqId: id, method: req.method, url: loggedUrl(req.url), status: res.status,
-        ms: Math.round((performance.now() - start) * 10) / 10,
-        userId: note.userId, docId: note.docId, aborted: note.aborted,
-      }, 'request');
+      logger.info(
+        {
+          reqId: id,
+          method: req.method,
+          url: loggedUrl(req.url),
+          status: res.status,
+          ms: Math.round((performance.now() - start) * 10) / 10,
+          userId: note.userId,
+          docId: note.docId,
+          aborted: note.aborted,
+        },
+        'request',
+      );
     }
     return res;
   };
 
   async function dispatch(req: HttpRequest, id: string, note: RequestNote): Promise<HttpResponse> {
     let cors: Record<string, string> = {};
-    const baseHeaders = { 'Cache-Control': 'no-cache', 'X-Request-Id': id };
+    const baseHeaders = {'Cache-Control': 'no-cache', 'X-Request-Id': id};
     try {
       cors = corsHeaders(req, opts);
       const q = req.url.indexOf('?');
@@ -177,9 +209,9 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       }
       const org: OrgContext = split.org ?? hostOrg;
       const method = req.method.toUpperCase();
-      if (method === 'OPTIONS') return { status: 200, headers: { ...baseHeaders, ...cors }, body: '' };
+      if (method === 'OPTIONS') return {status: 200, headers: {...baseHeaders, ...cors}, body: ''};
       const match = matchRoute(routes, method === 'HEAD' ? 'GET' : method, split.path);
-      if (!match) return jsonResponse(404, { error: `not found: ${req.url}` }, { ...baseHeaders, ...cors });
+      if (!match) return jsonResponse(404, {error: `not found: ${req.url}`}, {...baseHeaders, ...cors});
       note.route = match.route.path;
       note.docId = match.params.docId;
 
@@ -223,12 +255,18 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
           if (!upload) return Promise.reject(new ApiError(415, 'unsupported content-type'));
           formPromise ??= (async () => {
             uploadDir = await makeUploadDir(uploadRoot);
-            return parseMultipart(req.headers, req.body, uploadDir, {
-              maxFileBytes: opts.maxUploadBytes,
-              maxFieldBytes: opts.maxBodyBytes,
-              maxBodyBytes: bodyLimit,
-              maxParts: MAX_FORM_PARTS,
-            }, formOpts);
+            return parseMultipart(
+              req.headers,
+              req.body,
+              uploadDir,
+              {
+                maxFileBytes: opts.maxUploadBytes,
+                maxFieldBytes: opts.maxBodyBytes,
+                maxBodyBytes: bodyLimit,
+                maxParts: MAX_FORM_PARTS,
+              },
+              formOpts,
+            );
           })();
           return formPromise;
         },
@@ -241,10 +279,12 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
           return parsed;
         },
       };
-      let result;
+      let result: Awaited<ReturnType<typeof match.route.handler>>;
       try {
         // The documents the handler opens stay open (never closed by the LRU) until it is done.
-        result = await engine.inScope(() => withDocSlot(match.route.path, match.params.docId, () => match.route.handler(ctx)));
+        result = await engine.inScope(() =>
+          withDocSlot(match.route.path, match.params.docId, () => match.route.handler(ctx)),
+        );
       } catch (e) {
         if (e instanceof ForwardTo) return await forward(e.target, req, bodyBytes);
         throw e;
@@ -254,36 +294,48 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         if (uploadDir) await removeUploadDir(uploadDir).catch((e) => onError(e));
       }
       if (result instanceof RawResponse) {
-        return { status: result.status, headers: { ...baseHeaders, ...cors, ...result.headers }, body: method === 'HEAD' ? null : result.body };
+        return {
+          status: result.status,
+          headers: {...baseHeaders, ...cors, ...result.headers},
+          body: method === 'HEAD' ? null : result.body,
+        };
       }
-      return jsonResponse(200, result === undefined ? null : result, { ...baseHeaders, ...cors });
-    } catch (e) {
-      if (isClientGone(e)) e = new RequestAborted((e as Error).message);
+      return jsonResponse(200, result === undefined ? null : result, {...baseHeaders, ...cors});
+    } catch (caught) {
+      const e = isClientGone(caught) ? new RequestAborted((caught as Error).message) : caught;
       if (e instanceof RequestAborted) note.aborted = true;
       if (e instanceof ApiError) {
         // A body refused half-read leaves the connection unusable for the next request: close it.
-        const close: Record<string, string> = e.status === 413 || e instanceof RequestAborted ? { Connection: 'close' } : {};
-        return jsonResponse(e.status, errorBody(e), { ...baseHeaders, ...cors, ...close });
+        const close: Record<string, string> =
+          e.status === 413 || e instanceof RequestAborted ? {Connection: 'close'} : {};
+        return jsonResponse(e.status, errorBody(e), {...baseHeaders, ...cors, ...close});
       }
       // Out of file descriptors is the server's momentary state, never a bug in the request.
       const shortage = resourceShortage(e);
       if (shortage) {
-        engine.closeIdle();  // give descriptors back for the next requests
-        return jsonResponse(503, errorBody(shortage), { ...baseHeaders, ...cors });
+        engine.closeIdle(); // give descriptors back for the next requests
+        return jsonResponse(503, errorBody(shortage), {...baseHeaders, ...cors});
       }
       onError(e);
-      return jsonResponse(500, { error: 'internal error' }, { ...baseHeaders, ...cors });
+      return jsonResponse(500, {error: 'internal error'}, {...baseHeaders, ...cors});
     }
   }
 }
 
 /** A connection the client closed or broke: not the server's failure, nothing to log. */
 function isClientGone(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return code === 'ECONNRESET' || code === 'EPIPE' || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNABORTED' ||
-    (e instanceof Error && e.message === 'aborted');
+  const code = (e as {code?: unknown} | null)?.code;
+  return (
+    code === 'ECONNRESET' ||
+    code === 'EPIPE' ||
+    code === 'ERR_STREAM_PREMATURE_CLOSE' ||
+    code === 'ECONNABORTED' ||
+    (e instanceof Error && e.message === 'aborted')
+  );
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([k, v]) => v !== undefined && k !== 'routes' && k !== 'onError' && k !== 'logger')) as Partial<T>;
+  return Object.fromEntries(
+    Object.entries(o).filter(([k, v]) => v !== undefined && k !== 'routes' && k !== 'onError' && k !== 'logger'),
+  ) as Partial<T>;
 }

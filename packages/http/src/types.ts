@@ -1,6 +1,6 @@
-import type { Engine, OrgContext, Principal } from '@gristlite/core';
-import type { ParsedForm } from './multipart.js';
-import type { Metrics } from './ops.js';
+import type {Engine, OrgContext, Principal} from '@gristlite/core';
+import type {ParsedForm} from './multipart.js';
+import type {Metrics} from './ops.js';
 
 /** Request body as an adapter hands it over: bytes already read, or a stream to read on demand. */
 export type RequestBody = Uint8Array | AsyncIterable<Uint8Array> | null | undefined;
@@ -41,7 +41,7 @@ export interface RequestContext {
    * that is removed once the request is answered. Call it only after the access checks: nothing
    * of the body is read before. `onField` sees each plain field as it arrives (to refuse early).
    */
-  form(opts?: { onField?: (name: string, value: string) => Promise<void> | void }): Promise<ParsedForm>;
+  form(opts?: {onField?: (name: string, value: string) => Promise<void> | void}): Promise<ParsedForm>;
   /** The raw body stream; consumed once. */
   rawBody: RequestBody;
   options: ServerOptions;

@@ -7,7 +7,7 @@
  * named Grist type (`tables[]` -> TablePost), since valibot has no names.
  */
 import * as v from 'valibot';
-import { BadRequest } from '@gristlite/core';
+import {BadRequest} from '@gristlite/core';
 
 /** A failed check: `<path> <message>`, then the nested reasons (one: "; ", several: lines). */
 export interface Failure {
@@ -24,7 +24,7 @@ export function render(f: Failure, depth = 1): string {
 
 export function invalidPayload(f: Failure | Failure[]): BadRequest {
   const all = Array.isArray(f) ? f : [f];
-  return new BadRequest('Invalid payload', { userError: `Error: ${all.map((x) => render(x)).join('; ')}` });
+  return new BadRequest('Invalid payload', {userError: `Error: ${all.map((x) => render(x)).join('; ')}`});
 }
 
 const GRIST_OBJ_CODES = new Set(['L', 'l', 'O', 'D', 'd', 'S', 'C', 'R', 'r', 'E', 'P', 'U', 'V']);
@@ -32,17 +32,30 @@ const GRIST_OBJ_CODES = new Set(['L', 'l', 'O', 'D', 'd', 'S', 'C', 'R', 'r', 'E
 /** Grist's CellValue: number, string, boolean, null, or `[code, ...]` with a known code. */
 export function isCellValue(value: unknown): boolean {
   const t = typeof value;
-  return value === null || t === 'number' || t === 'string' || t === 'boolean' ||
-    (Array.isArray(value) && GRIST_OBJ_CODES.has(value[0] as string));
+  return (
+    value === null ||
+    t === 'number' ||
+    t === 'string' ||
+    t === 'boolean' ||
+    (Array.isArray(value) && GRIST_OBJ_CODES.has(value[0] as string))
+  );
 }
 
 /** Why `value` at `path` is not a CellValue (null when it is one), in Grist's words. */
 export function cellValueFailure(path: string, value: unknown): Failure | null {
   if (isCellValue(value)) return null;
   const tuple: Failure = Array.isArray(value)
-    ? { path: `${path}[0]`, msg: 'is not a GristObjCode', nested: [{ path: `${path}[0]`, msg: 'is not a valid enum value', nested: [] }] }
-    : { path, msg: 'is not an array', nested: [] };
-  return { path, msg: 'is not a CellValue', nested: [{ path, msg: 'is none of number, string, boolean, null, 1 more', nested: [tuple] }] };
+    ? {
+        path: `${path}[0]`,
+        msg: 'is not a GristObjCode',
+        nested: [{path: `${path}[0]`, msg: 'is not a valid enum value', nested: []}],
+      }
+    : {path, msg: 'is not an array', nested: []};
+  return {
+    path,
+    msg: 'is not a CellValue',
+    nested: [{path, msg: 'is none of number, string, boolean, null, 1 more', nested: [tuple]}],
+  };
 }
 
 const CELL_VALUE = 'gristlite:CellValue';
@@ -53,7 +66,10 @@ export const CellValue = v.custom<unknown>(isCellValue, CELL_VALUE);
 
 /** A non-empty array (Grist's `[T, ...T[]]` tuples: an empty one fails at `[0]`, "is not an object"). */
 export function nonEmptyArray<S extends v.GenericSchema>(item: S, message = 'is not an array') {
-  return v.pipe(v.array(item, message), v.check((a) => a.length > 0, EMPTY));
+  return v.pipe(
+    v.array(item, message),
+    v.check((a) => a.length > 0, EMPTY),
+  );
 }
 
 /** Which paths hold a named type: `[pattern, name]`, the pattern as `tables[].columns[]`, `*` any key. */
@@ -62,7 +78,7 @@ export type TypeNames = ReadonlyArray<readonly [string, string]>;
 type Key = string | number;
 
 function keysOf(issue: v.BaseIssue<unknown>): Key[] {
-  return (issue.path ?? []).map((item) => (item as { key: Key }).key);
+  return (issue.path ?? []).map((item) => (item as {key: Key}).key);
 }
 
 function fmt(prefix: string, keys: Key[]): string {
@@ -98,7 +114,7 @@ function failures(issues: readonly v.BaseIssue<unknown>[], prefix: string, names
   const roots: Failure[] = [];
   const child = (list: Failure[], path: string, msg: string): Failure => {
     let f = list.find((x) => x.path === path && x.msg === msg);
-    if (!f) list.push((f = { path, msg, nested: [] }));
+    if (!f) list.push((f = {path, msg, nested: []}));
     return f;
   };
   for (const issue of issues) {
@@ -106,11 +122,11 @@ function failures(issues: readonly v.BaseIssue<unknown>[], prefix: string, names
     let leaf: Failure;
     if (issue.message === EMPTY) {
       keys = [...keys, 0];
-      leaf = { path: fmt(prefix, keys), msg: 'is not an object', nested: [] };
+      leaf = {path: fmt(prefix, keys), msg: 'is not an object', nested: []};
     } else if (issue.message === CELL_VALUE) {
       leaf = cellValueFailure(fmt(prefix, keys), issue.input)!;
     } else {
-      leaf = { path: fmt(prefix, keys), msg: leafMessage(issue), nested: [] };
+      leaf = {path: fmt(prefix, keys), msg: leafMessage(issue), nested: []};
     }
     let level = roots;
     for (let i = 1; i <= keys.length; i++) {
@@ -125,7 +141,12 @@ function failures(issues: readonly v.BaseIssue<unknown>[], prefix: string, names
 }
 
 /** Parses `input` with `schema` or throws 400 Invalid payload in Grist's words. */
-export function validate<S extends v.GenericSchema>(schema: S, input: unknown, prefix = 'body', names: TypeNames = []): v.InferOutput<S> {
+export function validate<S extends v.GenericSchema>(
+  schema: S,
+  input: unknown,
+  prefix = 'body',
+  names: TypeNames = [],
+): v.InferOutput<S> {
   const r = v.safeParse(schema, input);
   if (r.success) return r.output;
   throw invalidPayload(failures(r.issues, prefix, names));

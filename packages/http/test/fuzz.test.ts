@@ -22,7 +22,14 @@ const COLLECT = process.env.GRISTLITE_FUZZ_COLLECT === '1';
 const collected = new Map<string, string>();
 
 /** Real Grist documents to aim at (read-only in gristlite: their schema versions are older). */
-const CORPUS = ['World-v39.grist', 'Grist_Basics.grist', 'Comments_44.grist', 'InvalidValues.grist', 'DownmigrateTest.grist', 'BadRules.grist'];
+const CORPUS = [
+  'World-v39.grist',
+  'Grist_Basics.grist',
+  'Comments_44.grist',
+  'InvalidValues.grist',
+  'DownmigrateTest.grist',
+  'BadRules.grist',
+];
 
 /** Real documents of the current schema, so writable here: the fuzzer writes to them too. */
 const WRITABLE = ['TypeEncoding.grist', 'GridWithAllFields.grist', 'CursorWithRefLists1.grist'];
@@ -42,7 +49,13 @@ let engine: Engine;
 let handle: Handler;
 const unexpected: unknown[] = [];
 const keys: Record<string, string> = {};
-const ids = {docs: [] as string[], wids: [] as number[], orgs: [] as string[], users: [] as number[], hooks: [] as string[]};
+const ids = {
+  docs: [] as string[],
+  wids: [] as number[],
+  orgs: [] as string[],
+  users: [] as number[],
+  hooks: [] as string[],
+};
 
 // ---------------------------------------------------------------------------------------------
 // The request, as data (so that fast-check can print and shrink it).
@@ -58,7 +71,10 @@ interface Req {
 
 function show(r: Req): string {
   const q = r.query.map(([k, v]) => `${k}=${v.length > 80 ? v.slice(0, 80) + '...' : v}`).join('&');
-  const b = r.body === undefined ? '' : ` ${r.body.length > 300 ? r.body.slice(0, 300) + `... (${r.body.length} chars)` : r.body}`;
+  const b =
+    r.body === undefined
+      ? ''
+      : ` ${r.body.length > 300 ? r.body.slice(0, 300) + `... (${r.body.length} chars)` : r.body}`;
   return `${r.as}: ${r.method} ${r.path}${q ? '?' + q : ''} ${JSON.stringify(r.headers)}${b}`;
 }
 
@@ -67,13 +83,23 @@ function enc(v: string): string {
   try {
     return encodeURIComponent(v);
   } catch {
-    return Array.from(v).map((ch) => { try { return encodeURIComponent(ch); } catch { return '%ED%A0%80'; } }).join('');
+    return Array.from(v)
+      .map((ch) => {
+        try {
+          return encodeURIComponent(ch);
+        } catch {
+          return '%ED%A0%80';
+        }
+      })
+      .join('');
   }
 }
 
 async function drain(body: unknown): Promise<void> {
   if (body && typeof body === 'object' && Symbol.asyncIterator in (body as object)) {
-    for await (const _chunk of body as AsyncIterable<Uint8Array>) { /* read it all */ }
+    for await (const _chunk of body as AsyncIterable<Uint8Array>) {
+      /* read it all */
+    }
   }
 }
 
@@ -87,11 +113,14 @@ async function send(r: Req): Promise<number> {
     timer = setTimeout(() => reject(new Error(`hang: no answer in ${REQUEST_TIMEOUT_MS} ms`)), REQUEST_TIMEOUT_MS);
   });
   try {
-    return await Promise.race([timeout, (async () => {
-      const res = await handle({method: r.method, url: r.path + (qs ? `?${qs}` : ''), headers, body});
-      await drain(res.body);
-      return res.status;
-    })()]);
+    return await Promise.race([
+      timeout,
+      (async () => {
+        const res = await handle({method: r.method, url: r.path + (qs ? `?${qs}` : ''), headers, body});
+        await drain(res.body);
+        return res.status;
+      })(),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -101,16 +130,49 @@ async function send(r: Req): Promise<number> {
 // Arbitraries
 
 const oddStrings = fc.constantFrom(
-  '', ' ', '0', '-1', '1e999', 'NaN', 'null', 'true', '[]', '{}', '..', '%ZZ', '%00', '\u0000', '\ud800',
-  'id', 'manualSort', '_grist_Tables', '_grist_ACLRules', '_gristsys_ActionHistory', '_gristlite_webhook_events',
-  'sqlite_master', 'sqlite_x', '__proto__', 'constructor', 'x'.repeat(3000), 'é', 'Table1', 'A', 'B',
+  '',
+  ' ',
+  '0',
+  '-1',
+  '1e999',
+  'NaN',
+  'null',
+  'true',
+  '[]',
+  '{}',
+  '..',
+  '%ZZ',
+  '%00',
+  '\u0000',
+  '\ud800',
+  'id',
+  'manualSort',
+  '_grist_Tables',
+  '_grist_ACLRules',
+  '_gristsys_ActionHistory',
+  '_gristlite_webhook_events',
+  'sqlite_master',
+  'sqlite_x',
+  '__proto__',
+  'constructor',
+  'x'.repeat(3000),
+  'é',
+  'Table1',
+  'A',
+  'B',
 );
 const text = fc.oneof(fc.string({maxLength: 12}), oddStrings, fc.string({unit: 'grapheme', maxLength: 8}));
 
 /** A value of a given list, or something random in its place. */
 function idOf(real: () => Array<string | number>): fc.Arbitrary<string> {
   return fc.oneof(
-    {arbitrary: fc.nat().map((i) => { const r = real(); return r.length ? String(r[i % r.length]) : 'none'; }), weight: 12},
+    {
+      arbitrary: fc.nat().map((i) => {
+        const r = real();
+        return r.length ? String(r[i % r.length]) : 'none';
+      }),
+      weight: 12,
+    },
     {arbitrary: text, weight: 2},
     {arbitrary: fc.integer().map(String), weight: 1},
   );
@@ -118,12 +180,54 @@ function idOf(real: () => Array<string | number>): fc.Arbitrary<string> {
 
 const docId = idOf(() => ids.docs);
 const tableId = fc.oneof(
-  {arbitrary: fc.constantFrom('Table1', 'Table2', 'Typed', 'Types', 'Items', 'Tags', 'City', 'Country', 'Sheet1', '1', '2', '_grist_Tables_column', '_grist_Views'), weight: 5},
+  {
+    arbitrary: fc.constantFrom(
+      'Table1',
+      'Table2',
+      'Typed',
+      'Types',
+      'Items',
+      'Tags',
+      'City',
+      'Country',
+      'Sheet1',
+      '1',
+      '2',
+      '_grist_Tables_column',
+      '_grist_Views',
+    ),
+    weight: 5,
+  },
   {arbitrary: text, weight: 1},
 );
 const colId = fc.oneof(
-  {arbitrary: fc.constantFrom('A', 'B', 'C', 'Num', 'Ref', 'RefL', 'Choices', 'When', 'Flag', 'Name', 'id', 'manualSort',
-    'Date', 'DateTime', 'Numeric', 'Reference', 'ReferenceList', 'Attachments', 'AnyRef', 'Choice_List', 'Tags', 'gristHelper_Display'), weight: 5},
+  {
+    arbitrary: fc.constantFrom(
+      'A',
+      'B',
+      'C',
+      'Num',
+      'Ref',
+      'RefL',
+      'Choices',
+      'When',
+      'Flag',
+      'Name',
+      'id',
+      'manualSort',
+      'Date',
+      'DateTime',
+      'Numeric',
+      'Reference',
+      'ReferenceList',
+      'Attachments',
+      'AnyRef',
+      'Choice_List',
+      'Tags',
+      'gristHelper_Display',
+    ),
+    weight: 5,
+  },
   {arbitrary: text, weight: 1},
 );
 
@@ -131,24 +235,74 @@ const colId = fc.oneof(
 const cell: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   cell: fc.oneof(
     {arbitrary: fc.oneof(fc.constant(null), fc.boolean(), fc.double(), fc.integer(), text), weight: 6},
-    {arbitrary: fc.tuple(fc.constantFrom('L', 'l', 'O', 'D', 'd', 'R', 'r', 'E', 'P', 'U', 'V', 'C', 'S', 'X'), fc.array(tie('cell'), {maxLength: 3}))
-      .map(([code, rest]) => [code, ...rest]), weight: 2},
+    {
+      arbitrary: fc
+        .tuple(
+          fc.constantFrom('L', 'l', 'O', 'D', 'd', 'R', 'r', 'E', 'P', 'U', 'V', 'C', 'S', 'X'),
+          fc.array(tie('cell'), {maxLength: 3}),
+        )
+        .map(([code, rest]) => [code, ...rest]),
+      weight: 2,
+    },
     {arbitrary: fc.dictionary(text, tie('cell'), {maxKeys: 3}), weight: 1},
   ),
 })).cell;
 
 const colValues = fc.dictionary(colId, cell, {maxKeys: 4});
-const rowId = fc.oneof(fc.integer({min: -2, max: 6}), fc.constantFrom(0, 1e6 + 1, 2 ** 53, 1.5, true, null, '1', {}, [] as unknown[]));
+const rowId = fc.oneof(
+  fc.integer({min: -2, max: 6}),
+  fc.constantFrom(0, 1e6 + 1, 2 ** 53, 1.5, true, null, '1', {}, [] as unknown[]),
+);
 
 const userAction = fc.oneof(
   fc.tuple(fc.constantFrom('AddRecord', 'UpdateRecord', 'RemoveRecord'), tableId, rowId, colValues),
-  fc.tuple(fc.constantFrom('BulkAddRecord', 'BulkUpdateRecord', 'BulkRemoveRecord', 'ReplaceTableData'), tableId,
-    fc.array(rowId, {maxLength: 4}), fc.dictionary(colId, fc.array(cell, {maxLength: 4}), {maxKeys: 3})),
-  fc.tuple(fc.constantFrom('AddOrUpdateRecord', 'BulkAddOrUpdateRecord'), tableId, colValues, colValues,
-    fc.record({on_many: fc.constantFrom('first', 'all', 'none', 'x'), allow_empty_require: fc.boolean()})),
-  fc.tuple(fc.constantFrom('AddTable', 'AddEmptyTable'), text, fc.array(fc.record({id: colId, type: fc.constantFrom('Text', 'Int', 'Ref:Table1', 'Bogus', 'RefList:Nope')}), {maxLength: 3})),
-  fc.tuple(fc.constantFrom('AddColumn', 'AddVisibleColumn', 'AddHiddenColumn', 'ModifyColumn'), tableId, colId,
-    fc.record({type: fc.constantFrom('Text', 'Numeric', 'Int', 'Bool', 'Date', 'DateTime:UTC', 'Choice', 'ChoiceList', 'Ref:Table1', 'RefList:Table1', 'Attachments', 'Any', 'Nope'), isFormula: fc.boolean(), formula: text}, {requiredKeys: []})),
+  fc.tuple(
+    fc.constantFrom('BulkAddRecord', 'BulkUpdateRecord', 'BulkRemoveRecord', 'ReplaceTableData'),
+    tableId,
+    fc.array(rowId, {maxLength: 4}),
+    fc.dictionary(colId, fc.array(cell, {maxLength: 4}), {maxKeys: 3}),
+  ),
+  fc.tuple(
+    fc.constantFrom('AddOrUpdateRecord', 'BulkAddOrUpdateRecord'),
+    tableId,
+    colValues,
+    colValues,
+    fc.record({on_many: fc.constantFrom('first', 'all', 'none', 'x'), allow_empty_require: fc.boolean()}),
+  ),
+  fc.tuple(
+    fc.constantFrom('AddTable', 'AddEmptyTable'),
+    text,
+    fc.array(fc.record({id: colId, type: fc.constantFrom('Text', 'Int', 'Ref:Table1', 'Bogus', 'RefList:Nope')}), {
+      maxLength: 3,
+    }),
+  ),
+  fc.tuple(
+    fc.constantFrom('AddColumn', 'AddVisibleColumn', 'AddHiddenColumn', 'ModifyColumn'),
+    tableId,
+    colId,
+    fc.record(
+      {
+        type: fc.constantFrom(
+          'Text',
+          'Numeric',
+          'Int',
+          'Bool',
+          'Date',
+          'DateTime:UTC',
+          'Choice',
+          'ChoiceList',
+          'Ref:Table1',
+          'RefList:Table1',
+          'Attachments',
+          'Any',
+          'Nope',
+        ),
+        isFormula: fc.boolean(),
+        formula: text,
+      },
+      {requiredKeys: []},
+    ),
+  ),
   fc.tuple(fc.constantFrom('RenameColumn', 'RemoveColumn', 'RenameTable', 'RemoveTable'), tableId, colId),
   fc.tuple(fc.constant('SetDisplayFormula'), tableId, rowId, fc.oneof(rowId, colId), fc.oneof(text, cell)),
   fc.tuple(fc.constantFrom('Calculate', 'EvalCode', 'Nope', ''), text),
@@ -174,7 +328,10 @@ const nasty = fc.constantFrom(
   JSON.stringify({columns: Array.from({length: 1000}, () => ({id: 'X', fields: {}}))}),
   JSON.stringify({A: Array.from({length: 40000}, (_, i) => i)}),
   JSON.stringify(Array.from({length: 2000}, (_, i) => `A${i % 3 ? '' : '-'}`)),
-  JSON.stringify([['UpdateRecord', 'Table1', true, {A: 1}], ['UpdateRecord', 'Table1', {}, {A: 1}]]),
+  JSON.stringify([
+    ['UpdateRecord', 'Table1', true, {A: 1}],
+    ['UpdateRecord', 'Table1', {}, {A: 1}],
+  ]),
   JSON.stringify([['AddRecord', 'Table1', 0, {}]]),
   JSON.stringify([['AddTable', 'sqlite_master', [{id: 'A'}]]]),
 );
@@ -193,17 +350,27 @@ const nastyByRoute: Record<string, fc.Arbitrary<string>> = {
   ),
   'POST /api/docs/:docId/tables/:tableId/columns': fc.constantFrom(
     JSON.stringify({columns: Array.from({length: 150}, () => ({id: 'Y'}))}),
-    JSON.stringify({columns: [{id: 'R', fields: {type: 'Ref:Table1', visibleCol: {}}}, {id: 'S', fields: {type: 'RefList:Typed', visibleCol: 2}}]}),
+    JSON.stringify({
+      columns: [
+        {id: 'R', fields: {type: 'Ref:Table1', visibleCol: {}}},
+        {id: 'S', fields: {type: 'RefList:Typed', visibleCol: 2}},
+      ],
+    }),
   ),
   'POST /api/docs/:docId/apply': fc.constantFrom(
-    JSON.stringify([['UpdateRecord', 'Table1', true, {A: 1}], ['UpdateRecord', 'Table1', {}, {A: 1}]]),
+    JSON.stringify([
+      ['UpdateRecord', 'Table1', true, {A: 1}],
+      ['UpdateRecord', 'Table1', {}, {A: 1}],
+    ]),
     JSON.stringify([['AddRecord', 'Table1', 0, {}]]),
     JSON.stringify([['AddTable', 'sqlite_master', [{id: 'A'}]]]),
     JSON.stringify([['BulkAddRecord', 'Table1', Array(3000).fill(null), {A: Array(3000).fill('x')}]]),
     JSON.stringify([['BulkRemoveRecord', 'Table1', Array.from({length: 40000}, (_, i) => i)]]),
     JSON.stringify([['AddRecord', 'Table1', null, {A: deepCell(80)}]]),
     JSON.stringify(Array.from({length: 1000}, (_, i) => ['RenameColumn', 'Table1', 'A', `A${i}`])),
-    JSON.stringify([['BulkUpdateRecord', 'Typed', [1, 1, 1], {Ref: [['l', 'x', {column: 'A'}], ['l', deepCell(5)], 3]}]]),
+    JSON.stringify([
+      ['BulkUpdateRecord', 'Typed', [1, 1, 1], {Ref: [['l', 'x', {column: 'A'}], ['l', deepCell(5)], 3]}],
+    ]),
   ),
   'POST /api/docs/:docId/tables/:tableId/records': fc.constantFrom(
     JSON.stringify({records: [{fields: {A: deepCell(80)}}]}),
@@ -230,7 +397,10 @@ const nastyByRoute: Record<string, fc.Arbitrary<string>> = {
     JSON.stringify({columns: [{id: 'B', fields: {type: 'Ref:Nope', widgetOptions: {x: 1}, visibleCol: 'A'}}]}),
     JSON.stringify({columns: [{id: 'A', fields: {parentId: 99}}]}),
   ),
-  'PATCH /api/docs/:docId': fc.constantFrom(JSON.stringify({urlId: 'x'.repeat(5000)}), JSON.stringify({name: 'x'.repeat(100000)})),
+  'PATCH /api/docs/:docId': fc.constantFrom(
+    JSON.stringify({urlId: 'x'.repeat(5000)}),
+    JSON.stringify({name: 'x'.repeat(100000)}),
+  ),
 };
 
 const bodyByRoute: Record<string, fc.Arbitrary<unknown>> = {
@@ -238,34 +408,168 @@ const bodyByRoute: Record<string, fc.Arbitrary<unknown>> = {
   'PATCH /api/orgs/:oid': fc.record({name: text, domain: text}, {requiredKeys: []}),
   'POST /api/orgs/:oid/workspaces': fc.record({name: text}, {requiredKeys: []}),
   'PATCH /api/workspaces/:wid': fc.record({name: text}, {requiredKeys: []}),
-  'POST /api/workspaces/:wid/docs': fc.record({name: text, urlId: text, isPinned: fc.boolean(), options: fc.dictionary(text, cell)}, {requiredKeys: []}),
-  'PATCH /api/docs/:docId': fc.record({name: text, urlId: fc.oneof(text, fc.constant(null)), options: fc.dictionary(fc.constantFrom('description', 'icon', 'openMode', 'appearance'), cell)}, {requiredKeys: []}),
+  'POST /api/workspaces/:wid/docs': fc.record(
+    {name: text, urlId: text, isPinned: fc.boolean(), options: fc.dictionary(text, cell)},
+    {requiredKeys: []},
+  ),
+  'PATCH /api/docs/:docId': fc.record(
+    {
+      name: text,
+      urlId: fc.oneof(text, fc.constant(null)),
+      options: fc.dictionary(fc.constantFrom('description', 'icon', 'openMode', 'appearance'), cell),
+    },
+    {requiredKeys: []},
+  ),
   'PATCH /api/docs/:docId/move': fc.record({workspace: fc.oneof(fc.integer(), text)}, {requiredKeys: []}),
-  'PATCH /api/docs/:docId/access': fc.record({delta: fc.record({maxInheritedRole: fc.constantFrom('owners', 'editors', 'viewers', null, 'x'), users: fc.dictionary(text, fc.constantFrom('owners', 'editors', 'viewers', null, 'x'))}, {requiredKeys: []})}, {requiredKeys: []}),
-  'POST /api/docs/:docId/tables': fc.record({tables: fc.array(fc.record({id: text, columns: fc.array(fc.record({id: colId, fields: colValues}, {requiredKeys: []}), {maxLength: 4})}, {requiredKeys: []}), {maxLength: 3})}),
-  'PATCH /api/docs/:docId/tables': fc.record({tables: fc.array(fc.record({id: tableId, fields: fc.record({tableId: text, onDemand: cell}, {requiredKeys: []})}), {maxLength: 3})}),
-  'POST /api/docs/:docId/tables/:tableId/columns': fc.record({columns: fc.array(fc.record({id: colId, fields: colValues}, {requiredKeys: []}), {maxLength: 4})}),
-  'PATCH /api/docs/:docId/tables/:tableId/columns': fc.record({columns: fc.array(fc.record({id: colId, fields: colValues}), {maxLength: 4})}),
-  'PUT /api/docs/:docId/tables/:tableId/columns': fc.record({columns: fc.array(fc.record({id: colId, fields: colValues}, {requiredKeys: ['id']}), {maxLength: 6})}),
-  'POST /api/docs/:docId/tables/:tableId/records': fc.record({records: fc.array(fc.record({fields: colValues}, {requiredKeys: []}), {maxLength: 5})}),
-  'PATCH /api/docs/:docId/tables/:tableId/records': fc.record({records: fc.array(fc.record({id: rowId, fields: colValues}), {maxLength: 5})}),
-  'PUT /api/docs/:docId/tables/:tableId/records': fc.record({records: fc.array(fc.record({require: fc.dictionary(colId, cell, {maxKeys: 2}), fields: colValues}, {requiredKeys: ['require']}), {maxLength: 5})}),
-  'POST /api/docs/:docId/tables/:tableId/records/list': fc.record({filter: fc.dictionary(colId, fc.array(cell, {maxLength: 4})), sort: fc.array(text, {maxLength: 3}), limit: fc.oneof(fc.integer(), fc.double()), cellFormat: fc.constantFrom('normal', 'typed', 'x')}, {requiredKeys: []}),
+  'PATCH /api/docs/:docId/access': fc.record(
+    {
+      delta: fc.record(
+        {
+          maxInheritedRole: fc.constantFrom('owners', 'editors', 'viewers', null, 'x'),
+          users: fc.dictionary(text, fc.constantFrom('owners', 'editors', 'viewers', null, 'x')),
+        },
+        {requiredKeys: []},
+      ),
+    },
+    {requiredKeys: []},
+  ),
+  'POST /api/docs/:docId/tables': fc.record({
+    tables: fc.array(
+      fc.record(
+        {id: text, columns: fc.array(fc.record({id: colId, fields: colValues}, {requiredKeys: []}), {maxLength: 4})},
+        {requiredKeys: []},
+      ),
+      {maxLength: 3},
+    ),
+  }),
+  'PATCH /api/docs/:docId/tables': fc.record({
+    tables: fc.array(fc.record({id: tableId, fields: fc.record({tableId: text, onDemand: cell}, {requiredKeys: []})}), {
+      maxLength: 3,
+    }),
+  }),
+  'POST /api/docs/:docId/tables/:tableId/columns': fc.record({
+    columns: fc.array(fc.record({id: colId, fields: colValues}, {requiredKeys: []}), {maxLength: 4}),
+  }),
+  'PATCH /api/docs/:docId/tables/:tableId/columns': fc.record({
+    columns: fc.array(fc.record({id: colId, fields: colValues}), {maxLength: 4}),
+  }),
+  'PUT /api/docs/:docId/tables/:tableId/columns': fc.record({
+    columns: fc.array(fc.record({id: colId, fields: colValues}, {requiredKeys: ['id']}), {maxLength: 6}),
+  }),
+  'POST /api/docs/:docId/tables/:tableId/records': fc.record({
+    records: fc.array(fc.record({fields: colValues}, {requiredKeys: []}), {maxLength: 5}),
+  }),
+  'PATCH /api/docs/:docId/tables/:tableId/records': fc.record({
+    records: fc.array(fc.record({id: rowId, fields: colValues}), {maxLength: 5}),
+  }),
+  'PUT /api/docs/:docId/tables/:tableId/records': fc.record({
+    records: fc.array(
+      fc.record({require: fc.dictionary(colId, cell, {maxKeys: 2}), fields: colValues}, {requiredKeys: ['require']}),
+      {maxLength: 5},
+    ),
+  }),
+  'POST /api/docs/:docId/tables/:tableId/records/list': fc.record(
+    {
+      filter: fc.dictionary(colId, fc.array(cell, {maxLength: 4})),
+      sort: fc.array(text, {maxLength: 3}),
+      limit: fc.oneof(fc.integer(), fc.double()),
+      cellFormat: fc.constantFrom('normal', 'typed', 'x'),
+    },
+    {requiredKeys: []},
+  ),
   'POST /api/docs/:docId/tables/:tableId/records/delete': fc.array(rowId, {maxLength: 6}),
   'POST /api/docs/:docId/tables/:tableId/data/delete': fc.array(rowId, {maxLength: 6}),
   'POST /api/docs/:docId/tables/:tableId/data': fc.dictionary(colId, fc.array(cell, {maxLength: 4}), {maxKeys: 3}),
-  'PATCH /api/docs/:docId/tables/:tableId/data': fc.record({id: fc.array(rowId, {maxLength: 3}), A: fc.array(cell, {maxLength: 3}), Num: fc.array(cell, {maxLength: 3})}, {requiredKeys: []}),
+  'PATCH /api/docs/:docId/tables/:tableId/data': fc.record(
+    {id: fc.array(rowId, {maxLength: 3}), A: fc.array(cell, {maxLength: 3}), Num: fc.array(cell, {maxLength: 3})},
+    {requiredKeys: []},
+  ),
   'POST /api/docs/:docId/apply': fc.array(userAction, {maxLength: 3}),
-  'POST /api/docs/:docId/sql': fc.record({sql: fc.oneof(fc.constantFrom('select * from Table1', 'select ?', 'select * from pragma_database_list', 'select 1; select 2', 'delete from Table1', 'attach database "x" as y', 'with recursive c(x) as (select 1 union all select x+1 from c limit 100000) select count(*) from c'), text), args: fc.array(cell, {maxLength: 3}), timeout: fc.oneof(fc.integer({min: -5, max: 2000}), text)}, {requiredKeys: []}),
-  'POST /api/docs/:docId/webhooks': fc.record({webhooks: fc.array(fc.record({fields: fc.record({url: fc.constantFrom('http://127.0.0.1:1/hook', 'https://example.com/x', 'ftp://x', 'not a url'), tableId, eventTypes: fc.array(fc.constantFrom('add', 'update', 'x'), {maxLength: 2}), enabled: cell, isReadyColumn: fc.oneof(colId, fc.constant(null)), name: text, memo: text, watchedColIds: fc.array(colId, {maxLength: 2})}, {requiredKeys: []})}), {maxLength: 2})}),
-  'PATCH /api/docs/:docId/webhooks/:webhookId': fc.record({url: text, tableId, eventTypes: fc.array(text, {maxLength: 2}), enabled: cell, isReadyColumn: fc.oneof(colId, fc.constant(null))}, {requiredKeys: []}),
-  'POST /api/docs/:docId/tables/:tableId/_subscribe': fc.record({url: fc.constantFrom('http://127.0.0.1:1/hook', 'x'), eventTypes: fc.array(text, {maxLength: 2}), isReadyColumn: fc.oneof(colId, fc.constant(null))}, {requiredKeys: []}),
-  'POST /api/docs/:docId/tables/:tableId/_unsubscribe': fc.record({unsubscribeKey: text, webhookId: fc.oneof(idOf(() => ids.hooks), text), triggerId: fc.oneof(fc.integer(), text)}, {requiredKeys: []}),
+  'POST /api/docs/:docId/sql': fc.record(
+    {
+      sql: fc.oneof(
+        fc.constantFrom(
+          'select * from Table1',
+          'select ?',
+          'select * from pragma_database_list',
+          'select 1; select 2',
+          'delete from Table1',
+          'attach database "x" as y',
+          'with recursive c(x) as (select 1 union all select x+1 from c limit 100000) select count(*) from c',
+        ),
+        text,
+      ),
+      args: fc.array(cell, {maxLength: 3}),
+      timeout: fc.oneof(fc.integer({min: -5, max: 2000}), text),
+    },
+    {requiredKeys: []},
+  ),
+  'POST /api/docs/:docId/webhooks': fc.record({
+    webhooks: fc.array(
+      fc.record({
+        fields: fc.record(
+          {
+            url: fc.constantFrom('http://127.0.0.1:1/hook', 'https://example.com/x', 'ftp://x', 'not a url'),
+            tableId,
+            eventTypes: fc.array(fc.constantFrom('add', 'update', 'x'), {maxLength: 2}),
+            enabled: cell,
+            isReadyColumn: fc.oneof(colId, fc.constant(null)),
+            name: text,
+            memo: text,
+            watchedColIds: fc.array(colId, {maxLength: 2}),
+          },
+          {requiredKeys: []},
+        ),
+      }),
+      {maxLength: 2},
+    ),
+  }),
+  'PATCH /api/docs/:docId/webhooks/:webhookId': fc.record(
+    {
+      url: text,
+      tableId,
+      eventTypes: fc.array(text, {maxLength: 2}),
+      enabled: cell,
+      isReadyColumn: fc.oneof(colId, fc.constant(null)),
+    },
+    {requiredKeys: []},
+  ),
+  'POST /api/docs/:docId/tables/:tableId/_subscribe': fc.record(
+    {
+      url: fc.constantFrom('http://127.0.0.1:1/hook', 'x'),
+      eventTypes: fc.array(text, {maxLength: 2}),
+      isReadyColumn: fc.oneof(colId, fc.constant(null)),
+    },
+    {requiredKeys: []},
+  ),
+  'POST /api/docs/:docId/tables/:tableId/_unsubscribe': fc.record(
+    {
+      unsubscribeKey: text,
+      webhookId: fc.oneof(
+        idOf(() => ids.hooks),
+        text,
+      ),
+      triggerId: fc.oneof(fc.integer(), text),
+    },
+    {requiredKeys: []},
+  ),
   'POST /api/profile/user/name': fc.record({name: text}, {requiredKeys: []}),
 };
 
 const queryKeys: Record<string, string[]> = {
-  records: ['filter', 'sort', 'limit', 'hidden', 'cellFormat', 'noparse', 'flat', 'onmany', 'noadd', 'noupdate', 'allow_empty_require'],
+  records: [
+    'filter',
+    'sort',
+    'limit',
+    'hidden',
+    'cellFormat',
+    'noparse',
+    'flat',
+    'onmany',
+    'noadd',
+    'noupdate',
+    'allow_empty_require',
+  ],
   columns: ['hidden', 'noadd', 'noupdate', 'replaceall'],
   download: ['tableId', 'header', 'title', 'nohistory', 'template', 'dryrun'],
   attachments: ['filter', 'sort', 'limit', 'tableId', 'colId', 'rowId', 'maybeNew', 'inline', 'name'],
@@ -274,10 +578,43 @@ const queryKeys: Record<string, string[]> = {
 
 const queryValue = fc.oneof(
   {arbitrary: text, weight: 4},
-  {arbitrary: fc.constantFrom('1', '0', 'true', 'false', '-5', '1e308', '99999999999999999999', 'typed', 'colId', 'label'), weight: 3},
+  {
+    arbitrary: fc.constantFrom(
+      '1',
+      '0',
+      'true',
+      'false',
+      '-5',
+      '1e308',
+      '99999999999999999999',
+      'typed',
+      'colId',
+      'label',
+    ),
+    weight: 3,
+  },
   {arbitrary: jsonBody(fc.dictionary(colId, fc.array(cell, {maxLength: 4}), {maxKeys: 3})), weight: 3},
-  {arbitrary: fc.array(fc.oneof(colId, colId.map((c) => `-${c}`), colId.map((c) => `${c}:naturalSort`)), {maxLength: 4}).map((a) => a.join(',')), weight: 2},
-  {arbitrary: fc.constantFrom(JSON.stringify({A: Array.from({length: 40000}, (_, i) => i)}), Array.from({length: 2000}, (_, i) => `A${i}`).join(','), 'select * from Table1'), weight: 1},
+  {
+    arbitrary: fc
+      .array(
+        fc.oneof(
+          colId,
+          colId.map((c) => `-${c}`),
+          colId.map((c) => `${c}:naturalSort`),
+        ),
+        {maxLength: 4},
+      )
+      .map((a) => a.join(',')),
+    weight: 2,
+  },
+  {
+    arbitrary: fc.constantFrom(
+      JSON.stringify({A: Array.from({length: 40000}, (_, i) => i)}),
+      Array.from({length: 2000}, (_, i) => `A${i}`).join(','),
+      'select * from Table1',
+    ),
+    weight: 1,
+  },
 );
 
 function query(family: string): fc.Arbitrary<Array<[string, string]>> {
@@ -285,53 +622,120 @@ function query(family: string): fc.Arbitrary<Array<[string, string]>> {
   return fc.oneof(
     {arbitrary: fc.array(fc.tuple(fc.oneof(fc.constantFrom(...known), text), queryValue), {maxLength: 5}), weight: 12},
     // Many parameters at once (the fuzzer's ~1000).
-    {arbitrary: fc.tuple(fc.constantFrom(...known), fc.integer({min: 100, max: 1200})).map(([k, n]) => Array.from({length: n}, (_, i): [string, string] => [i % 2 ? k : `${k}${i}`, String(i)])), weight: 1},
+    {
+      arbitrary: fc
+        .tuple(fc.constantFrom(...known), fc.integer({min: 100, max: 1200}))
+        .map(([k, n]) => Array.from({length: n}, (_, i): [string, string] => [i % 2 ? k : `${k}${i}`, String(i)])),
+      weight: 1,
+    },
   );
 }
 
-const headers = fc.record({
-  'content-type': fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', ''),
-  'x-limit': fc.oneof(fc.constantFrom('10', '-1', '1e309', '99999999999999999999999', 'abc', '0'), fc.integer().map(String)),
-  'x-sort': fc.oneof(fc.constantFrom('A', '-A,B', 'Nope', 'A:naturalSort'), text),
-  'x-requested-with': fc.constant('XMLHttpRequest'),
-}, {requiredKeys: ['content-type']}).chain((h) => fc.oneof(
-  {arbitrary: fc.constant(h), weight: 15},
-  {arbitrary: fc.constantFrom('0', '-1', 'x', '99999999999').map((n) => ({...h, 'content-length': n})), weight: 1},
-));
+const headers = fc
+  .record(
+    {
+      'content-type': fc.constantFrom(
+        'application/json',
+        'application/json; charset=utf-8',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        '',
+      ),
+      'x-limit': fc.oneof(
+        fc.constantFrom('10', '-1', '1e309', '99999999999999999999999', 'abc', '0'),
+        fc.integer().map(String),
+      ),
+      'x-sort': fc.oneof(fc.constantFrom('A', '-A,B', 'Nope', 'A:naturalSort'), text),
+      'x-requested-with': fc.constant('XMLHttpRequest'),
+    },
+    {requiredKeys: ['content-type']},
+  )
+  .chain((h) =>
+    fc.oneof(
+      {arbitrary: fc.constant(h), weight: 15},
+      {arbitrary: fc.constantFrom('0', '-1', 'x', '99999999999').map((n) => ({...h, 'content-length': n})), weight: 1},
+    ),
+  );
 
-interface Template { method: string, path: string, family: string, destructive?: boolean }
+interface Template {
+  method: string;
+  path: string;
+  family: string;
+  destructive?: boolean;
+}
 
 const TEMPLATES: Template[] = [
-  ['GET /api/orgs', 'orgs'], ['POST /api/orgs', 'orgs'], ['GET /api/orgs/:oid', 'orgs'], ['PATCH /api/orgs/:oid', 'orgs'],
-  ['DELETE /api/orgs/:oid', 'orgs', true], ['DELETE /api/orgs/:oid/:name', 'orgs', true], ['GET /api/orgs/:oid/access', 'orgs'],
-  ['PATCH /api/orgs/:oid/access', 'orgs'], ['GET /api/orgs/:oid/workspaces', 'orgs'], ['POST /api/orgs/:oid/workspaces', 'workspaces'],
-  ['GET /api/workspaces/:wid', 'workspaces'], ['PATCH /api/workspaces/:wid', 'workspaces'], ['DELETE /api/workspaces/:wid', 'workspaces', true],
-  ['POST /api/workspaces/:wid/remove', 'workspaces', true], ['POST /api/workspaces/:wid/unremove', 'workspaces'],
-  ['GET /api/workspaces/:wid/access', 'workspaces'], ['PATCH /api/workspaces/:wid/access', 'workspaces'],
-  ['POST /api/workspaces/:wid/docs', 'docs'], ['GET /api/docs/:docId', 'docs'], ['PATCH /api/docs/:docId', 'docs'],
-  ['DELETE /api/docs/:docId', 'docs', true], ['POST /api/docs/:docId/remove', 'docs', true], ['POST /api/docs/:docId/unremove', 'docs'],
-  ['PATCH /api/docs/:docId/pin', 'docs'], ['PATCH /api/docs/:docId/unpin', 'docs'], ['PATCH /api/docs/:docId/move', 'docs', true],
-  ['GET /api/docs/:docId/access', 'docs'], ['PATCH /api/docs/:docId/access', 'docs'], ['POST /api/docs/:docId/copy', 'docs'],
-  ['GET /api/profile/user', 'orgs'], ['POST /api/profile/user/name', 'orgs'], ['GET /api/profile/apikey', 'orgs'],
+  ['GET /api/orgs', 'orgs'],
+  ['POST /api/orgs', 'orgs'],
+  ['GET /api/orgs/:oid', 'orgs'],
+  ['PATCH /api/orgs/:oid', 'orgs'],
+  ['DELETE /api/orgs/:oid', 'orgs', true],
+  ['DELETE /api/orgs/:oid/:name', 'orgs', true],
+  ['GET /api/orgs/:oid/access', 'orgs'],
+  ['PATCH /api/orgs/:oid/access', 'orgs'],
+  ['GET /api/orgs/:oid/workspaces', 'orgs'],
+  ['POST /api/orgs/:oid/workspaces', 'workspaces'],
+  ['GET /api/workspaces/:wid', 'workspaces'],
+  ['PATCH /api/workspaces/:wid', 'workspaces'],
+  ['DELETE /api/workspaces/:wid', 'workspaces', true],
+  ['POST /api/workspaces/:wid/remove', 'workspaces', true],
+  ['POST /api/workspaces/:wid/unremove', 'workspaces'],
+  ['GET /api/workspaces/:wid/access', 'workspaces'],
+  ['PATCH /api/workspaces/:wid/access', 'workspaces'],
+  ['POST /api/workspaces/:wid/docs', 'docs'],
+  ['GET /api/docs/:docId', 'docs'],
+  ['PATCH /api/docs/:docId', 'docs'],
+  ['DELETE /api/docs/:docId', 'docs', true],
+  ['POST /api/docs/:docId/remove', 'docs', true],
+  ['POST /api/docs/:docId/unremove', 'docs'],
+  ['PATCH /api/docs/:docId/pin', 'docs'],
+  ['PATCH /api/docs/:docId/unpin', 'docs'],
+  ['PATCH /api/docs/:docId/move', 'docs', true],
+  ['GET /api/docs/:docId/access', 'docs'],
+  ['PATCH /api/docs/:docId/access', 'docs'],
+  ['POST /api/docs/:docId/copy', 'docs'],
+  ['GET /api/profile/user', 'orgs'],
+  ['POST /api/profile/user/name', 'orgs'],
+  ['GET /api/profile/apikey', 'orgs'],
   ['DELETE /api/users/:userId', 'orgs', true],
-  ['GET /api/docs/:docId/tables', 'tables'], ['POST /api/docs/:docId/tables', 'tables'], ['PATCH /api/docs/:docId/tables', 'tables'],
-  ['GET /api/docs/:docId/tables/:tableId/columns', 'columns'], ['POST /api/docs/:docId/tables/:tableId/columns', 'columns'],
-  ['PATCH /api/docs/:docId/tables/:tableId/columns', 'columns'], ['PUT /api/docs/:docId/tables/:tableId/columns', 'columns'],
+  ['GET /api/docs/:docId/tables', 'tables'],
+  ['POST /api/docs/:docId/tables', 'tables'],
+  ['PATCH /api/docs/:docId/tables', 'tables'],
+  ['GET /api/docs/:docId/tables/:tableId/columns', 'columns'],
+  ['POST /api/docs/:docId/tables/:tableId/columns', 'columns'],
+  ['PATCH /api/docs/:docId/tables/:tableId/columns', 'columns'],
+  ['PUT /api/docs/:docId/tables/:tableId/columns', 'columns'],
   ['DELETE /api/docs/:docId/tables/:tableId/columns/:colId', 'columns'],
-  ['GET /api/docs/:docId/tables/:tableId/records', 'records'], ['POST /api/docs/:docId/tables/:tableId/records/list', 'records'],
-  ['POST /api/docs/:docId/tables/:tableId/records', 'records'], ['PATCH /api/docs/:docId/tables/:tableId/records', 'records'],
-  ['PUT /api/docs/:docId/tables/:tableId/records', 'records'], ['POST /api/docs/:docId/tables/:tableId/records/delete', 'records'],
-  ['POST /api/docs/:docId/tables/:tableId/data/delete', 'data'], ['GET /api/docs/:docId/tables/:tableId/data', 'records'],
-  ['POST /api/docs/:docId/tables/:tableId/data', 'data'], ['PATCH /api/docs/:docId/tables/:tableId/data', 'data'],
-  ['POST /api/docs/:docId/apply', 'apply'], ['GET /api/docs/:docId/sql', 'sql'], ['POST /api/docs/:docId/sql', 'sql'],
-  ['GET /api/docs/:docId/download', 'download'], ['GET /api/docs/:docId/download/csv', 'download'], ['GET /api/docs/:docId/download/tsv', 'download'],
-  ['GET /api/docs/:docId/download/dsv', 'download'], ['GET /api/docs/:docId/download/table-schema', 'download'],
-  ['GET /api/docs/:docId/attachments', 'attachments'], ['GET /api/docs/:docId/attachments/store', 'attachments'],
-  ['GET /api/docs/:docId/attachments/:attId', 'attachments'], ['GET /api/docs/:docId/attachments/:attId/download', 'attachments'],
+  ['GET /api/docs/:docId/tables/:tableId/records', 'records'],
+  ['POST /api/docs/:docId/tables/:tableId/records/list', 'records'],
+  ['POST /api/docs/:docId/tables/:tableId/records', 'records'],
+  ['PATCH /api/docs/:docId/tables/:tableId/records', 'records'],
+  ['PUT /api/docs/:docId/tables/:tableId/records', 'records'],
+  ['POST /api/docs/:docId/tables/:tableId/records/delete', 'records'],
+  ['POST /api/docs/:docId/tables/:tableId/data/delete', 'data'],
+  ['GET /api/docs/:docId/tables/:tableId/data', 'records'],
+  ['POST /api/docs/:docId/tables/:tableId/data', 'data'],
+  ['PATCH /api/docs/:docId/tables/:tableId/data', 'data'],
+  ['POST /api/docs/:docId/apply', 'apply'],
+  ['GET /api/docs/:docId/sql', 'sql'],
+  ['POST /api/docs/:docId/sql', 'sql'],
+  ['GET /api/docs/:docId/download', 'download'],
+  ['GET /api/docs/:docId/download/csv', 'download'],
+  ['GET /api/docs/:docId/download/tsv', 'download'],
+  ['GET /api/docs/:docId/download/dsv', 'download'],
+  ['GET /api/docs/:docId/download/table-schema', 'download'],
+  ['GET /api/docs/:docId/attachments', 'attachments'],
+  ['GET /api/docs/:docId/attachments/store', 'attachments'],
+  ['GET /api/docs/:docId/attachments/:attId', 'attachments'],
+  ['GET /api/docs/:docId/attachments/:attId/download', 'attachments'],
   ['POST /api/docs/:docId/attachments', 'attachments'],
-  ['GET /api/docs/:docId/webhooks', 'webhooks'], ['POST /api/docs/:docId/webhooks', 'webhooks'], ['DELETE /api/docs/:docId/webhooks/queue', 'webhooks'],
-  ['DELETE /api/docs/:docId/webhooks/queue/:webhookId', 'webhooks'], ['PATCH /api/docs/:docId/webhooks/:webhookId', 'webhooks'],
-  ['DELETE /api/docs/:docId/webhooks/:webhookId', 'webhooks'], ['POST /api/docs/:docId/tables/:tableId/_subscribe', 'webhooks'],
+  ['GET /api/docs/:docId/webhooks', 'webhooks'],
+  ['POST /api/docs/:docId/webhooks', 'webhooks'],
+  ['DELETE /api/docs/:docId/webhooks/queue', 'webhooks'],
+  ['DELETE /api/docs/:docId/webhooks/queue/:webhookId', 'webhooks'],
+  ['PATCH /api/docs/:docId/webhooks/:webhookId', 'webhooks'],
+  ['DELETE /api/docs/:docId/webhooks/:webhookId', 'webhooks'],
+  ['POST /api/docs/:docId/tables/:tableId/_subscribe', 'webhooks'],
   ['POST /api/docs/:docId/tables/:tableId/_unsubscribe', 'webhooks'],
 ].map(([route, family, destructive]) => {
   const [method, path] = (route as string).split(' ');
@@ -339,8 +743,13 @@ const TEMPLATES: Template[] = [
 });
 
 const params: Record<string, fc.Arbitrary<string>> = {
-  docId, tableId, colId,
-  oid: fc.oneof(idOf(() => ids.orgs), fc.constantFrom('current', 'docs', 'docs-1', 'o-1')),
+  docId,
+  tableId,
+  colId,
+  oid: fc.oneof(
+    idOf(() => ids.orgs),
+    fc.constantFrom('current', 'docs', 'docs-1', 'o-1'),
+  ),
   wid: idOf(() => ids.wids),
   userId: idOf(() => ids.users),
   name: text,
@@ -361,31 +770,37 @@ function request(t: Template): fc.Arbitrary<Req> {
     {arbitrary: nasty, weight: 1},
     ...(nastyByRoute[`${t.method} ${t.path}`] ? [{arbitrary: nastyByRoute[`${t.method} ${t.path}`], weight: 3}] : []),
   );
-  return fc.record({
-    as: fc.constantFrom('owner', 'owner', 'owner', 'editor', 'viewer', 'stranger', 'anon'),
-    // Another method now and then; not DELETE or POST, which on a real id could remove the targets
-    // (DELETE /api/docs/:docId, DELETE /api/profile/apikey).
-    method: fc.oneof({arbitrary: fc.constant(t.method), weight: 12}, {arbitrary: fc.constantFrom('GET', 'PUT', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE'), weight: 1}),
-    parts: fc.tuple(...paramArbs.map((a) => fc.tuple(a, fc.nat(9)))),
-    query: query(t.family),
-    headers,
-    body,
-  }).map(({as, method, parts, query: q, headers: h, body: b}) => {
-    let i = 0;
-    const path = t.path.replace(/:(\w+)/g, () => {
-      const [value, how] = parts[i++];
-      // Mostly encoded; sometimes raw (slashes, percent signs and all).
-      return how === 0 ? value : enc(value);
+  return fc
+    .record({
+      as: fc.constantFrom('owner', 'owner', 'owner', 'editor', 'viewer', 'stranger', 'anon'),
+      // Another method now and then; not DELETE or POST, which on a real id could remove the targets
+      // (DELETE /api/docs/:docId, DELETE /api/profile/apikey).
+      method: fc.oneof(
+        {arbitrary: fc.constant(t.method), weight: 12},
+        {arbitrary: fc.constantFrom('GET', 'PUT', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE'), weight: 1},
+      ),
+      parts: fc.tuple(...paramArbs.map((a) => fc.tuple(a, fc.nat(9)))),
+      query: query(t.family),
+      headers,
+      body,
+    })
+    .map(({as, method, parts, query: q, headers: h, body: b}) => {
+      let i = 0;
+      const path = t.path.replace(/:(\w+)/g, () => {
+        const [value, how] = parts[i++];
+        // Mostly encoded; sometimes raw (slashes, percent signs and all).
+        return how === 0 ? value : enc(value);
+      });
+      return {as, method: t.destructive && method !== t.method ? 'GET' : method, path, query: q, headers: h, body: b};
     });
-    return {as, method: (t.destructive && method !== t.method) ? 'GET' : method, path, query: q, headers: h, body: b};
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
 
 async function api(as: string, method: string, path: string, body?: unknown): Promise<any> {
   const res = await handle({
-    method, url: path,
+    method,
+    url: path,
     headers: {host: '127.0.0.1', authorization: `Bearer ${keys[as]}`, 'content-type': 'application/json'},
     body: body === undefined ? undefined : new TextEncoder().encode(JSON.stringify(body)),
   });
@@ -394,13 +809,25 @@ async function api(as: string, method: string, path: string, body?: unknown): Pr
   return textBody ? JSON.parse(textBody) : null;
 }
 
-s.before(async () => { try { await setup(); } catch (e) { console.error("fuzz setup failed", e); throw e; } });
+s.before(async () => {
+  try {
+    await setup();
+  } catch (e) {
+    console.error('fuzz setup failed', e);
+    throw e;
+  }
+});
 async function setup(): Promise<void> {
   dir = mkdtempSync(join(tmpdir(), 'gl-fuzz-'));
   // Webhooks may only target a closed local port: nothing leaves the machine.
   const env = {ALLOWED_WEBHOOK_DOMAINS: '127.0.0.1:1', GRIST_TRIGGER_WAIT_DELAY: '10'};
   engine = await Engine.open({dataDir: dir, sqlTimeoutMs: 500, env});
-  handle = createApiHandler(engine, {env, onError: (e) => { unexpected.push(e); }});
+  handle = createApiHandler(engine, {
+    env,
+    onError: (e) => {
+      unexpected.push(e);
+    },
+  });
   for (const name of ['owner', 'editor', 'viewer', 'stranger']) {
     const user = await engine.home.ensureUser(`${name}@example.com`, name);
     keys[name] = await engine.home.setApiKey(user.id);
@@ -408,28 +835,55 @@ async function setup(): Promise<void> {
   }
   const ownerId = ids.users[0];
   ids.orgs.push(`docs-${ownerId}`, String((await engine.store.getPersonalOrg(ownerId))!.id));
-  const wid = (await api('owner', 'GET', `/api/orgs/docs-${ownerId}/workspaces`)).find((w: any) => w.name === 'Home').id;
+  const wid = (await api('owner', 'GET', `/api/orgs/docs-${ownerId}/workspaces`)).find(
+    (w: any) => w.name === 'Home',
+  ).id;
   ids.wids.push(wid);
-  const share = async (doc: string) => api('owner', 'PATCH', `/api/docs/${doc}/access`,
-    {delta: {users: {'editor@example.com': 'editors', 'viewer@example.com': 'viewers'}}});
+  const share = async (doc: string) =>
+    api('owner', 'PATCH', `/api/docs/${doc}/access`, {
+      delta: {users: {'editor@example.com': 'editors', 'viewer@example.com': 'viewers'}},
+    });
   // A writable document with one column of each kind of type, a few rows and a webhook.
   const doc = await api('owner', 'POST', `/api/workspaces/${wid}/docs`, {name: 'Fuzz'});
-  await api('owner', 'POST', `/api/docs/${doc}/tables`, {tables: [{id: 'Typed', columns: [
-    {id: 'Name'}, {id: 'Num', fields: {type: 'Numeric'}}, {id: 'Ref', fields: {type: 'Ref:Table1'}},
-    {id: 'RefL', fields: {type: 'RefList:Table1'}}, {id: 'Choices', fields: {type: 'ChoiceList'}},
-    {id: 'When', fields: {type: 'DateTime:America/New_York'}}, {id: 'Flag', fields: {type: 'Bool'}},
-  ]}]});
-  await api('owner', 'POST', `/api/docs/${doc}/tables/Table1/records`, {records: [{fields: {A: 'a'}}, {fields: {A: 'b', B: 2}}]});
-  await api('owner', 'POST', `/api/docs/${doc}/tables/Typed/records`, {records: [{fields: {Name: 'x', Num: 1, Ref: 1, RefL: ['L', 1, 2]}}]});
-  const hooks = await api('owner', 'POST', `/api/docs/${doc}/webhooks`, {webhooks: [{fields: {url: 'http://127.0.0.1:1/hook', tableId: 'Table1', eventTypes: ['add']}}]});
+  await api('owner', 'POST', `/api/docs/${doc}/tables`, {
+    tables: [
+      {
+        id: 'Typed',
+        columns: [
+          {id: 'Name'},
+          {id: 'Num', fields: {type: 'Numeric'}},
+          {id: 'Ref', fields: {type: 'Ref:Table1'}},
+          {id: 'RefL', fields: {type: 'RefList:Table1'}},
+          {id: 'Choices', fields: {type: 'ChoiceList'}},
+          {id: 'When', fields: {type: 'DateTime:America/New_York'}},
+          {id: 'Flag', fields: {type: 'Bool'}},
+        ],
+      },
+    ],
+  });
+  await api('owner', 'POST', `/api/docs/${doc}/tables/Table1/records`, {
+    records: [{fields: {A: 'a'}}, {fields: {A: 'b', B: 2}}],
+  });
+  await api('owner', 'POST', `/api/docs/${doc}/tables/Typed/records`, {
+    records: [{fields: {Name: 'x', Num: 1, Ref: 1, RefL: ['L', 1, 2]}}],
+  });
+  const hooks = await api('owner', 'POST', `/api/docs/${doc}/webhooks`, {
+    webhooks: [{fields: {url: 'http://127.0.0.1:1/hook', tableId: 'Table1', eventTypes: ['add']}}],
+  });
   ids.hooks.push(hooks.webhooks[0].id);
   await share(doc);
-  ids.docs.push(doc, doc, doc);   // weighted: the writable document is the main target
-  for (const [env, name, files] of [[process.env.GRISTLITE_FIXTURES, 'grist', WRITABLE], [process.env.GRISTLITE_CORPUS, 'grist-corpus', CORPUS]] as const) {
+  ids.docs.push(doc, doc, doc); // weighted: the writable document is the main target
+  for (const [env, name, files] of [
+    [process.env.GRISTLITE_FIXTURES, 'grist', WRITABLE],
+    [process.env.GRISTLITE_CORPUS, 'grist-corpus', CORPUS],
+  ] as const) {
     const found = fixturesDir(env, name);
     if (!found) {
-      if (process.env.CI === '1') throw new Error(`Grist fixtures not found: set GRISTLITE_FIXTURES and GRISTLITE_CORPUS`);
-      console.log(`fuzz: SKIPPED the real documents of ../shared/fixtures/${name} (not found; set ${name === 'grist' ? 'GRISTLITE_FIXTURES' : 'GRISTLITE_CORPUS'})`);
+      if (process.env.CI === '1')
+        throw new Error(`Grist fixtures not found: set GRISTLITE_FIXTURES and GRISTLITE_CORPUS`);
+      console.log(
+        `fuzz: SKIPPED the real documents of ../shared/fixtures/${name} (not found; set ${name === 'grist' ? 'GRISTLITE_FIXTURES' : 'GRISTLITE_CORPUS'})`,
+      );
       continue;
     }
     for (const file of files) {
@@ -451,36 +905,59 @@ s(`every endpoint family: no 5xx, hang or crash (seed ${SEED}, ${RUNS} requests)
   const started = Date.now();
   let firstFailure = '';
   const statuses = new Map<number, number>();
-  await fc.assert(
-    fc.asyncProperty(fc.oneof(...TEMPLATES.map(request)), async (r) => {
-      unexpected.length = 0;
-      let status: number;
-      try {
-        status = await send(r);
-      } catch (e) {
-        // The handler itself threw (a crash in a server) or hung.
-        if (!firstFailure) { firstFailure = `threw for ${show(r)}: ${(e as Error).stack}`; }
-        throw e;
-      }
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      if (process.env.GRISTLITE_FUZZ_DEBUG && status === 404) { console.log(String(status), show(r).slice(0, 160)); }
-      if (status >= 500 || unexpected.length) {
-        if (!firstFailure) { firstFailure = `${status} for ${show(r)}: ${String((unexpected[0] as Error)?.stack ?? unexpected[0])}`; }
-        if (COLLECT) {
-          const sig = String((unexpected[0] as Error)?.message ?? status).slice(0, 120);
-          if (!collected.has(sig)) { collected.set(sig, `${status} for ${show(r)}: ${String((unexpected[0] as Error)?.stack ?? unexpected[0]).split('\n').slice(0, 6).join('\n')}`); }
-          return;
+  await fc
+    .assert(
+      fc.asyncProperty(fc.oneof(...TEMPLATES.map(request)), async (r) => {
+        unexpected.length = 0;
+        let status: number;
+        try {
+          status = await send(r);
+        } catch (e) {
+          // The handler itself threw (a crash in a server) or hung.
+          if (!firstFailure) {
+            firstFailure = `threw for ${show(r)}: ${(e as Error).stack}`;
+          }
+          throw e;
         }
-        throw new Error(`${status} for ${show(r)}${unexpected.length ? `: ${String((unexpected[0] as Error)?.stack ?? unexpected[0])}` : ''}`);
-      }
-    }),
-    {seed: SEED, numRuns: RUNS, endOnFailure: false, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: false},
-  ).catch((e) => {
-    // The first failure as it happened (shrinking replays requests on a document that has changed since).
-    throw new Error(`${(e as Error).message}\nfirst failure: ${firstFailure}`);
-  });
-  if (collected.size) { throw new Error(`${collected.size} distinct failures:\n\n${[...collected.values()].join('\n\n')}`); }
-  const summary = [...statuses].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}:${v}`).join(' ');
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        if (process.env.GRISTLITE_FUZZ_DEBUG && status === 404) {
+          console.log(String(status), show(r).slice(0, 160));
+        }
+        if (status >= 500 || unexpected.length) {
+          if (!firstFailure) {
+            firstFailure = `${status} for ${show(r)}: ${String((unexpected[0] as Error)?.stack ?? unexpected[0])}`;
+          }
+          if (COLLECT) {
+            const sig = String((unexpected[0] as Error)?.message ?? status).slice(0, 120);
+            if (!collected.has(sig)) {
+              collected.set(
+                sig,
+                `${status} for ${show(r)}: ${String((unexpected[0] as Error)?.stack ?? unexpected[0])
+                  .split('\n')
+                  .slice(0, 6)
+                  .join('\n')}`,
+              );
+            }
+            return;
+          }
+          throw new Error(
+            `${status} for ${show(r)}${unexpected.length ? `: ${String((unexpected[0] as Error)?.stack ?? unexpected[0])}` : ''}`,
+          );
+        }
+      }),
+      {seed: SEED, numRuns: RUNS, endOnFailure: false, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: false},
+    )
+    .catch((e) => {
+      // The first failure as it happened (shrinking replays requests on a document that has changed since).
+      throw new Error(`${(e as Error).message}\nfirst failure: ${firstFailure}`);
+    });
+  if (collected.size) {
+    throw new Error(`${collected.size} distinct failures:\n\n${[...collected.values()].join('\n\n')}`);
+  }
+  const summary = [...statuses]
+    .sort((a, b) => a[0] - b[0])
+    .map(([k, v]) => `${k}:${v}`)
+    .join(' ');
   console.log(`fuzz: ${RUNS} requests in ${Date.now() - started} ms (${summary})`);
   assert.ok((statuses.get(200) ?? 0) > RUNS / 20, 'a fair share of requests got through validation');
   // Nothing was left half-written: every target still reads whole, and SQLite finds no damage.

@@ -1,31 +1,35 @@
 // Issue 16: access checks are as consistent in-process as over HTTP. The same operations, by an
 // owner, an editor, a viewer and a stranger, through `engine.as(principal)` and through the REST
 // API, succeed or fail alike, with the same status and message.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { test } from 'uvu';
+import {mkdtempSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import { ApiError, Engine, type Session } from '@gristlite/core';
-import { createApiHandler } from '../src/index.js';
+import {ApiError, Engine, type Session} from '@gristlite/core';
+import {createApiHandler} from '../src/index.js';
 
-type Outcome = { status: number; error?: string };
+type Outcome = {status: number; error?: string};
 
 async function inProcess(fn: () => Promise<unknown>): Promise<Outcome> {
   try {
     await fn();
-    return { status: 200 };
+    return {status: 200};
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
-    return { status: e.status, error: e.message };
+    return {status: e.status, error: e.message};
   }
 }
 
 test('owner, editor, viewer and stranger: the same outcomes in-process and over HTTP', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gl-session-'));
-  const engine = await Engine.open({ dataDir: dir, resumeWebhooks: false });
+  const engine = await Engine.open({dataDir: dir, resumeWebhooks: false});
   try {
-    const handle = createApiHandler(engine, { onError: (e) => { throw e; } });
+    const handle = createApiHandler(engine, {
+      onError: (e) => {
+        throw e;
+      },
+    });
     const people = ['ada', 'bob', 'cy', 'dee'];
     const sessions: Record<string, Session> = {};
     const keys: Record<string, string> = {};
@@ -35,44 +39,77 @@ test('owner, editor, viewer and stranger: the same outcomes in-process and over 
     }
     const http = async (who: string, method: string, url: string, body?: unknown): Promise<Outcome> => {
       const res = await handle({
-        method, url, headers: { authorization: `Bearer ${keys[who]}`, 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: new TextEncoder().encode(JSON.stringify(body)) }),
+        method,
+        url,
+        headers: {authorization: `Bearer ${keys[who]}`, 'content-type': 'application/json'},
+        ...(body === undefined ? {} : {body: new TextEncoder().encode(JSON.stringify(body))}),
       });
-      return res.status === 200 ? { status: 200 } : { status: res.status, error: JSON.parse(res.body as string).error };
+      return res.status === 200 ? {status: 200} : {status: res.status, error: JSON.parse(res.body as string).error};
     };
 
     const ada = sessions.ada;
     const home = await ada.personalWorkspace();
     assert.is(home.name, 'Home');
-    const docId = await ada.createDoc(home.id, { name: 'Shared' });
-    assert.is((await http('ada', 'PATCH', `/api/docs/${docId}/access`, {
-      delta: { users: { 'bob@example.com': 'editors', 'cy@example.com': 'viewers' } },
-    })).status, 200);
-    await (await ada.doc(docId)).addTables([{ id: 'Items', columns: [{ id: 'Name', fields: { type: 'Text' } }] }]);
+    const docId = await ada.createDoc(home.id, {name: 'Shared'});
+    assert.is(
+      (
+        await http('ada', 'PATCH', `/api/docs/${docId}/access`, {
+          delta: {users: {'bob@example.com': 'editors', 'cy@example.com': 'viewers'}},
+        })
+      ).status,
+      200,
+    );
+    await (await ada.doc(docId)).addTables([{id: 'Items', columns: [{id: 'Name', fields: {type: 'Text'}}]}]);
 
     // Each operation, in-process and over HTTP.
     const ops: Array<[string, (s: Session) => Promise<unknown>, (who: string) => Promise<Outcome>]> = [
-      ['read records', async (s) => (await s.doc(docId)).fetchRecords('Items'),
-        (w) => http(w, 'GET', `/api/docs/${docId}/tables/Items/records`)],
-      ['add records', async (s) => (await s.doc(docId)).addRecords('Items', [{ Name: 'x' }]),
-        (w) => http(w, 'POST', `/api/docs/${docId}/tables/Items/records`, { records: [{ fields: { Name: 'x' } }] })],
-      ['add a table', async (s) => (await s.doc(docId)).addTables([{ id: 'More', columns: [{ id: 'A' }] }]),
-        (w) => http(w, 'POST', `/api/docs/${docId}/tables`, { tables: [{ id: 'More', columns: [{ id: 'A' }] }] })],
-      ['write access rules', async (s) => (await s.doc(docId)).applyUserActions([['AddRecord', '_grist_ACLResources', null, { tableId: '*', colIds: '*' }]]),
-        (w) => http(w, 'POST', `/api/docs/${docId}/apply`, [['AddRecord', '_grist_ACLResources', null, { tableId: '*', colIds: '*' }]])],
-      ['run SQL', (s) => s.runSql(docId, 'select count(*) as n from Items'),
-        (w) => http(w, 'POST', `/api/docs/${docId}/sql`, { sql: 'select count(*) as n from Items' })],
-      ['create a doc in ada\'s Home', (s) => s.createDoc(home.id, { name: 'Another' }),
-        (w) => http(w, 'POST', `/api/workspaces/${home.id}/docs`, { name: 'Another' })],
+      [
+        'read records',
+        async (s) => (await s.doc(docId)).fetchRecords('Items'),
+        (w) => http(w, 'GET', `/api/docs/${docId}/tables/Items/records`),
+      ],
+      [
+        'add records',
+        async (s) => (await s.doc(docId)).addRecords('Items', [{Name: 'x'}]),
+        (w) => http(w, 'POST', `/api/docs/${docId}/tables/Items/records`, {records: [{fields: {Name: 'x'}}]}),
+      ],
+      [
+        'add a table',
+        async (s) => (await s.doc(docId)).addTables([{id: 'More', columns: [{id: 'A'}]}]),
+        (w) => http(w, 'POST', `/api/docs/${docId}/tables`, {tables: [{id: 'More', columns: [{id: 'A'}]}]}),
+      ],
+      [
+        'write access rules',
+        async (s) =>
+          (await s.doc(docId)).applyUserActions([
+            ['AddRecord', '_grist_ACLResources', null, {tableId: '*', colIds: '*'}],
+          ]),
+        (w) =>
+          http(w, 'POST', `/api/docs/${docId}/apply`, [
+            ['AddRecord', '_grist_ACLResources', null, {tableId: '*', colIds: '*'}],
+          ]),
+      ],
+      [
+        'run SQL',
+        (s) => s.runSql(docId, 'select count(*) as n from Items'),
+        (w) => http(w, 'POST', `/api/docs/${docId}/sql`, {sql: 'select count(*) as n from Items'}),
+      ],
+      [
+        "create a doc in ada's Home",
+        (s) => s.createDoc(home.id, {name: 'Another'}),
+        (w) => http(w, 'POST', `/api/workspaces/${home.id}/docs`, {name: 'Another'}),
+      ],
     ];
     const seen: string[] = [];
     for (const who of people) {
       for (const [what, viaSession, viaHttp] of ops) {
         // Tables added by one path would make the other's add differ: undo between the two.
         const mine = await inProcess(() => viaSession(sessions[who]));
-        if (what === 'add a table' && mine.status === 200) await (await ada.doc(docId)).applyUserActions([['RemoveTable', 'More']]);
+        if (what === 'add a table' && mine.status === 200)
+          await (await ada.doc(docId)).applyUserActions([['RemoveTable', 'More']]);
         const theirs = await viaHttp(who);
-        if (what === 'add a table' && theirs.status === 200) await (await ada.doc(docId)).applyUserActions([['RemoveTable', 'More']]);
+        if (what === 'add a table' && theirs.status === 200)
+          await (await ada.doc(docId)).applyUserActions([['RemoveTable', 'More']]);
         assert.equal(mine, theirs, `${who}: ${what}`);
         seen.push(`${who} ${what}: ${mine.status}`);
       }
@@ -86,10 +123,10 @@ test('owner, editor, viewer and stranger: the same outcomes in-process and over 
     assert.is(status('cy add records'), '403');
     assert.is(status('cy run SQL'), '200');
     assert.is(status('dee read records'), '403');
-    assert.is(status('dee create a doc in ada\'s Home'), '403');
+    assert.is(status("dee create a doc in ada's Home"), '403');
   } finally {
     await engine.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, {recursive: true, force: true});
   }
 });
 

@@ -1,8 +1,15 @@
-import type { HomeStore } from '@gristlite/core';
-import { PostgresHomeStore } from './store.js';
+import type {HomeStore} from '@gristlite/core';
+import {PostgresHomeStore} from './store.js';
 
-export { PostgresHomeStore, connectionConfig, migrate, LOCK_CLASS_MIGRATE, LOCK_CLASS_DOC_LEASE, type PostgresHomeStoreOptions } from './store.js';
-export { MIGRATIONS, type Migration } from './migrations.js';
+export {
+  PostgresHomeStore,
+  connectionConfig,
+  migrate,
+  LOCK_CLASS_MIGRATE,
+  LOCK_CLASS_DOC_LEASE,
+  type PostgresHomeStoreOptions,
+} from './store.js';
+export {MIGRATIONS, type Migration} from './migrations.js';
 
 /**
  * Opens the home store named by a URL: `postgres://` or `postgresql://` (an optional `schema`
@@ -11,7 +18,9 @@ export { MIGRATIONS, type Migration } from './migrations.js';
  */
 export async function homeStoreFromUrl(url: string): Promise<HomeStore> {
   if (/^postgres(ql)?:\/\//i.test(url)) return PostgresHomeStore.connect(url);
-  throw new Error(`unsupported home store URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: expected postgres://...`);
+  throw new Error(
+    `unsupported home store URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: expected postgres://...`,
+  );
 }
-export { PgDocLeases, type PgDocLeasesOptions } from './leases.js';
-export type { DocLeases } from '@gristlite/core';
+export {PgDocLeases, type PgDocLeasesOptions} from './leases.js';
+export type {DocLeases} from '@gristlite/core';

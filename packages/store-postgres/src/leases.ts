@@ -12,10 +12,10 @@
  * A hash collision between two doc ids can only make two docs share a lease (both are then routed
  * to one process), never give one doc two writers.
  */
-import { createHash } from 'node:crypto';
+import {createHash} from 'node:crypto';
 import pg from 'pg';
-import type { DocLeases } from '@gristlite/core';
-import { connectionConfig } from './store.js';
+import type {DocLeases} from '@gristlite/core';
+import {connectionConfig} from './store.js';
 
 export interface PgDocLeasesOptions {
   /** Schema of the deployment (leases are per schema); default as for PostgresHomeStore. */
@@ -27,10 +27,10 @@ export interface PgDocLeasesOptions {
 }
 
 /** Splits the 64-bit key into the (classid, objid) pair that `pg_locks` shows, as unsigned decimals. */
-function lockKey(schema: string, docId: string): { key: string; classid: string; objid: string } {
+function lockKey(schema: string, docId: string): {key: string; classid: string; objid: string} {
   const h = createHash('sha256').update(`${schema}\u0000${docId}`).digest();
   const key = h.readBigInt64BE(0);
-  return { key: key.toString(), classid: String(h.readUInt32BE(0)), objid: String(h.readUInt32BE(4)) };
+  return {key: key.toString(), classid: String(h.readUInt32BE(0)), objid: String(h.readUInt32BE(4))};
 }
 
 export class PgDocLeases implements DocLeases {
@@ -46,11 +46,12 @@ export class PgDocLeases implements DocLeases {
   ) {}
 
   static async connect(url: string, opts: PgDocLeasesOptions): Promise<PgDocLeases> {
-    if (!opts.holderId || Buffer.byteLength(opts.holderId) > 63) throw new Error('holderId must be 1 to 63 bytes (it is the connection application_name)');
-    const { connectionString, schema } = connectionConfig(url, opts.schema);
+    if (!opts.holderId || Buffer.byteLength(opts.holderId) > 63)
+      throw new Error('holderId must be 1 to 63 bytes (it is the connection application_name)');
+    const {connectionString, schema} = connectionConfig(url, opts.schema);
     const u = new URL(connectionString);
     u.searchParams.delete('application_name');
-    const client = new pg.Client({ connectionString: u.toString(), application_name: opts.holderId, keepAlive: true });
+    const client = new pg.Client({connectionString: u.toString(), application_name: opts.holderId, keepAlive: true});
     const leases = new PgDocLeases(client, schema, opts.holderId);
     const onGone = (e?: Error) => {
       if (leases.lost || leases.closing) return;
@@ -91,7 +92,9 @@ export class PgDocLeases implements DocLeases {
     return this.serial(docId, async () => {
       this.check();
       if (this.held.has(docId)) return true;
-      const { rows } = await this.client.query('SELECT pg_try_advisory_lock($1::bigint) AS ok', [lockKey(this.schema, docId).key]);
+      const {rows} = await this.client.query('SELECT pg_try_advisory_lock($1::bigint) AS ok', [
+        lockKey(this.schema, docId).key,
+      ]);
       if (rows[0].ok) this.held.add(docId);
       return rows[0].ok as boolean;
     });
@@ -107,8 +110,8 @@ export class PgDocLeases implements DocLeases {
 
   async holder(docId: string): Promise<string | null> {
     this.check();
-    const { classid, objid } = lockKey(this.schema, docId);
-    const { rows } = await this.client.query(
+    const {classid, objid} = lockKey(this.schema, docId);
+    const {rows} = await this.client.query(
       `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
        WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::oid AND l.objid = $2::oid AND l.objsubid = 1
          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())

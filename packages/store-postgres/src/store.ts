@@ -5,19 +5,15 @@ import {
   rowCodec,
   type HomeRow,
   type AclChange,
-  type AclEntry,
-  type Doc,
   type DocPatch,
   type HomeStore,
   type NewDoc,
   type Org,
   type OrgPatch,
   type ResourceKind,
-  type User,
-  type Workspace,
   type WorkspacePatch,
 } from '@gristlite/core';
-import { MIGRATIONS } from './migrations.js';
+import {MIGRATIONS} from './migrations.js';
 
 type Row = HomeRow;
 type Queryable = pg.Pool | pg.PoolClient;
@@ -42,15 +38,16 @@ const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
  * Splits a connection URL into the URL for `pg` (with `search_path` set through the startup
  * `options`) and the schema. A `schema` query parameter is ours and is removed.
  */
-export function connectionConfig(url: string, schemaOpt?: string): { connectionString: string; schema: string } {
+export function connectionConfig(url: string, schemaOpt?: string): {connectionString: string; schema: string} {
   const u = new URL(url);
   const fromUrl = u.searchParams.get('schema');
   u.searchParams.delete('schema');
   const schema = schemaOpt ?? fromUrl ?? 'public';
-  if (!SCHEMA_RE.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}: use lower-case letters, digits and _`);
+  if (!SCHEMA_RE.test(schema))
+    throw new Error(`invalid schema name ${JSON.stringify(schema)}: use lower-case letters, digits and _`);
   const existing = u.searchParams.get('options');
   u.searchParams.set('options', [existing, `-c search_path=${schema}`].filter(Boolean).join(' '));
-  return { connectionString: u.toString(), schema };
+  return {connectionString: u.toString(), schema};
 }
 
 // pg returns timestamptz as Date, jsonb already parsed, and boolean as boolean.
@@ -69,7 +66,7 @@ const UNIQUE_CONSTRAINTS: Record<string, Conflict['what']> = {
 
 /** Maps a unique violation of one of our named constraints to `Conflict`; anything else is returned as is. */
 function mapError(e: unknown): unknown {
-  const err = e as { code?: string; constraint?: string };
+  const err = e as {code?: string; constraint?: string};
   if (err && err.code === '23505' && err.constraint && UNIQUE_CONSTRAINTS[err.constraint]) {
     return new Conflict(UNIQUE_CONSTRAINTS[err.constraint]);
   }
@@ -93,8 +90,8 @@ export class PostgresHomeStore implements HomeStore {
 
   /** Connects, creates the schema if needed and applies pending migrations (once, under a lock). */
   static async connect(url: string, opts: PostgresHomeStoreOptions = {}): Promise<PostgresHomeStore> {
-    const { connectionString, schema } = connectionConfig(url, opts.schema);
-    const pool = new pg.Pool({ connectionString, max: opts.max ?? 10 });
+    const {connectionString, schema} = connectionConfig(url, opts.schema);
+    const pool = new pg.Pool({connectionString, max: opts.max ?? 10});
     // An idle client losing its connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
     const store = new PostgresHomeStore(pool, schema);
@@ -150,18 +147,18 @@ export class PostgresHomeStore implements HomeStore {
     const r = await this.one('SELECT * FROM users WHERE api_key_hash = $1', [hash]);
     return r ? rows.user(r) : null;
   }
-  async createUser(u: { email: string; name: string; personalOrg: boolean }) {
+  async createUser(u: {email: string; name: string; personalOrg: boolean}) {
     return this.tx(async (c) => {
       const r = (await this.one(
         'INSERT INTO users (email, email_norm, name, ref) VALUES ($1, $2, $3, $4) RETURNING *',
         [u.email, u.email.toLowerCase(), u.name, makeId()],
         c,
       ))!;
-      if (u.personalOrg) await this.createOrgIn(c, { name: 'Personal', domain: null, ownerUserId: r.id, personal: true });
+      if (u.personalOrg) await this.createOrgIn(c, {name: 'Personal', domain: null, ownerUserId: r.id, personal: true});
       return rows.user(r);
     });
   }
-  async updateUser(id: number, patch: { name?: string }) {
+  async updateUser(id: number, patch: {name?: string}) {
     if (patch.name !== undefined) await this.q('UPDATE users SET name = $1 WHERE id = $2', [patch.name, id]);
   }
   async setApiKey(id: number, hash: string | null, prefix: string | null) {
@@ -175,23 +172,30 @@ export class PostgresHomeStore implements HomeStore {
       await this.q('DELETE FROM prefs WHERE user_id = $1', [id], c);
       await this.q('DELETE FROM acl WHERE user_id = $1', [id], c);
       await this.q('DELETE FROM users WHERE id = $1', [id], c);
-      return { docIds };
+      return {docIds};
     });
   }
 
   // ---------------------------------------------------------------- orgs
 
-  private async createOrgIn(c: pg.PoolClient, o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }): Promise<Org> {
+  private async createOrgIn(
+    c: pg.PoolClient,
+    o: {name: string; domain: string | null; ownerUserId: number; personal: boolean},
+  ): Promise<Org> {
     const org = (await this.one(
       'INSERT INTO orgs (name, domain, owner_id) VALUES ($1, $2, $3) RETURNING *',
       [o.name, o.domain, o.personal ? o.ownerUserId : null],
       c,
     ))!;
-    await this.q("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('org', $1, $2, 'owners')", [String(org.id), o.ownerUserId], c);
+    await this.q(
+      "INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('org', $1, $2, 'owners')",
+      [String(org.id), o.ownerUserId],
+      c,
+    );
     await this.q("INSERT INTO workspaces (org_id, name) VALUES ($1, 'Home')", [org.id], c);
     return rows.org(org);
   }
-  async createOrg(o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }) {
+  async createOrg(o: {name: string; domain: string | null; ownerUserId: number; personal: boolean}) {
     return this.tx((c) => this.createOrgIn(c, o));
   }
   async getOrg(id: number) {
@@ -220,7 +224,9 @@ export class PostgresHomeStore implements HomeStore {
   private async deleteOrgIn(c: pg.PoolClient, id: number): Promise<string[]> {
     // Lock the org row first so that concurrent changes inside it wait for the delete.
     await this.q('SELECT id FROM orgs WHERE id = $1 FOR UPDATE', [id], c);
-    const docIds = (await this.q('SELECT id FROM docs WHERE org_id = $1 ORDER BY id', [id], c)).map((r) => r.id as string);
+    const docIds = (await this.q('SELECT id FROM docs WHERE org_id = $1 ORDER BY id', [id], c)).map(
+      (r) => r.id as string,
+    );
     const wsIds = (await this.q('SELECT id FROM workspaces WHERE org_id = $1', [id], c)).map((r) => String(r.id));
     await this.deleteAclFor(c, 'doc', docIds);
     await this.deleteAclFor(c, 'ws', wsIds);
@@ -232,7 +238,7 @@ export class PostgresHomeStore implements HomeStore {
     if (ids.length) await this.q('DELETE FROM acl WHERE kind = $1 AND resource_id = ANY($2::text[])', [kind, ids], c);
   }
   async deleteOrg(id: number) {
-    return this.tx(async (c) => ({ docIds: await this.deleteOrgIn(c, id) }));
+    return this.tx(async (c) => ({docIds: await this.deleteOrgIn(c, id)}));
   }
   async listOrgsForUsers(userIds: number[]) {
     if (userIds.length === 0) return [];
@@ -264,10 +270,18 @@ export class PostgresHomeStore implements HomeStore {
 
   // ---------------------------------------------------------------- workspaces
 
-  async createWorkspace(w: { orgId: number; name: string; ownerUserId: number }) {
+  async createWorkspace(w: {orgId: number; name: string; ownerUserId: number}) {
     return this.tx(async (c) => {
-      const r = (await this.one('INSERT INTO workspaces (org_id, name) VALUES ($1, $2) RETURNING *', [w.orgId, w.name], c))!;
-      await this.q("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('ws', $1, $2, 'owners')", [String(r.id), w.ownerUserId], c);
+      const r = (await this.one(
+        'INSERT INTO workspaces (org_id, name) VALUES ($1, $2) RETURNING *',
+        [w.orgId, w.name],
+        c,
+      ))!;
+      await this.q(
+        "INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('ws', $1, $2, 'owners')",
+        [String(r.id), w.ownerUserId],
+        c,
+      );
       return rows.workspace(r);
     });
   }
@@ -292,11 +306,13 @@ export class PostgresHomeStore implements HomeStore {
   async deleteWorkspace(id: number) {
     return this.tx(async (c) => {
       await this.q('SELECT id FROM workspaces WHERE id = $1 FOR UPDATE', [id], c);
-      const docIds = (await this.q('SELECT id FROM docs WHERE workspace_id = $1 ORDER BY id', [id], c)).map((r) => r.id as string);
+      const docIds = (await this.q('SELECT id FROM docs WHERE workspace_id = $1 ORDER BY id', [id], c)).map(
+        (r) => r.id as string,
+      );
       await this.deleteAclFor(c, 'doc', docIds);
       await this.deleteAclFor(c, 'ws', [String(id)]);
       await this.q('DELETE FROM workspaces WHERE id = $1', [id], c);
-      return { docIds };
+      return {docIds};
     });
   }
 
@@ -329,7 +345,11 @@ export class PostgresHomeStore implements HomeStore {
     );
     if (holder) throw new Conflict('urlId');
     // What is left are former aliases of the same creator's docs: this doc takes them over.
-    await this.q(`DELETE FROM aliases WHERE url_id = $1 AND doc_id <> $2 AND org_id IN (SELECT o.id FROM orgs o WHERE ${scope})`, args, c);
+    await this.q(
+      `DELETE FROM aliases WHERE url_id = $1 AND doc_id <> $2 AND org_id IN (SELECT o.id FROM orgs o WHERE ${scope})`,
+      args,
+      c,
+    );
     await this.q(
       `INSERT INTO aliases (org_id, url_id, doc_id) VALUES ($1, $2, $3)
        ON CONFLICT (org_id, url_id) DO UPDATE SET doc_id = excluded.doc_id, created_at = clock_timestamp()`,
@@ -348,7 +368,11 @@ export class PostgresHomeStore implements HomeStore {
       );
       if (!r) throw new Error(`workspace ${d.workspaceId} does not exist`);
       if (d.urlId) await this.claimUrlId(c, d.id, r.org_id, d.urlId);
-      await this.q("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('doc', $1, $2, 'owners')", [d.id, d.ownerUserId], c);
+      await this.q(
+        "INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('doc', $1, $2, 'owners')",
+        [d.id, d.ownerUserId],
+        c,
+      );
       return rows.doc(r);
     });
   }
@@ -364,12 +388,17 @@ export class PostgresHomeStore implements HomeStore {
              WHERE a.url_id = $1 AND o.owner_id IS NOT NULL ORDER BY a.created_at, a.doc_id LIMIT 1`,
             [urlId],
           )
-        : await this.one('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = $1 AND a.org_id = $2', [urlId, orgId]);
+        : await this.one(
+            'SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = $1 AND a.org_id = $2',
+            [urlId, orgId],
+          );
     return r ? rows.doc(r) : null;
   }
   async listDocs(workspaceIds: number[]) {
     if (workspaceIds.length === 0) return [];
-    return (await this.q('SELECT * FROM docs WHERE workspace_id = ANY($1::int[]) ORDER BY created_at, id', [workspaceIds])).map(rows.doc);
+    return (
+      await this.q('SELECT * FROM docs WHERE workspace_id = ANY($1::int[]) ORDER BY created_at, id', [workspaceIds])
+    ).map(rows.doc);
   }
   async updateDoc(id: string, patch: DocPatch) {
     await this.tx(async (c) => {
@@ -389,7 +418,11 @@ export class PostgresHomeStore implements HomeStore {
       }
       sets.push('updated_at = now()');
       args.push(id);
-      const r = await this.one(`UPDATE docs SET ${sets.join(', ')} WHERE id = $${args.length} RETURNING org_id`, args, c);
+      const r = await this.one(
+        `UPDATE docs SET ${sets.join(', ')} WHERE id = $${args.length} RETURNING org_id`,
+        args,
+        c,
+      );
       if (r && patch.urlId) await this.claimUrlId(c, id, r.org_id, patch.urlId);
     });
   }
@@ -402,7 +435,11 @@ export class PostgresHomeStore implements HomeStore {
         await this.q('DELETE FROM aliases WHERE doc_id = $1', [id], c);
         await this.q('UPDATE docs SET url_id = NULL WHERE id = $1', [id], c);
       }
-      await this.q('UPDATE docs SET workspace_id = $1, org_id = $2, updated_at = now() WHERE id = $3', [workspaceId, dest.org_id, id], c);
+      await this.q(
+        'UPDATE docs SET workspace_id = $1, org_id = $2, updated_at = now() WHERE id = $3',
+        [workspaceId, dest.org_id, id],
+        c,
+      );
     });
   }
   async deleteDoc(id: string) {
@@ -417,7 +454,10 @@ export class PostgresHomeStore implements HomeStore {
   async getAcl(kind: ResourceKind, resourceIds: string[]) {
     if (resourceIds.length === 0) return [];
     return (
-      await this.q('SELECT * FROM acl WHERE kind = $1 AND resource_id = ANY($2::text[]) ORDER BY user_id, kind, resource_id', [kind, resourceIds])
+      await this.q(
+        'SELECT * FROM acl WHERE kind = $1 AND resource_id = ANY($2::text[]) ORDER BY user_id, kind, resource_id',
+        [kind, resourceIds],
+      )
     ).map(rows.acl);
   }
   async getAclInOrg(orgId: number, userIds: number[] | null) {
@@ -433,12 +473,16 @@ export class PostgresHomeStore implements HomeStore {
       )
     ).map(rows.acl);
   }
-  async updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts: { cascade?: boolean } = {}) {
+  async updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts: {cascade?: boolean} = {}) {
     if (changes.length === 0) return;
     await this.tx(async (c) => {
       for (const ch of changes) {
         if (ch.role === null) {
-          await this.q('DELETE FROM acl WHERE kind = $1 AND resource_id = $2 AND user_id = $3', [kind, resourceId, ch.userId], c);
+          await this.q(
+            'DELETE FROM acl WHERE kind = $1 AND resource_id = $2 AND user_id = $3',
+            [kind, resourceId, ch.userId],
+            c,
+          );
           if (opts.cascade && kind === 'org' && /^\d+$/.test(resourceId)) {
             await this.q(
               `DELETE FROM acl WHERE user_id = $1 AND (
@@ -482,14 +526,21 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<number> {
       name text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const { rows } = await c.query(`SELECT COALESCE(max(version), 0) AS v FROM ${pg.escapeIdentifier(schema)}.gristlite_migrations`);
+    const {rows} = await c.query(
+      `SELECT COALESCE(max(version), 0) AS v FROM ${pg.escapeIdentifier(schema)}.gristlite_migrations`,
+    );
     const current = Number(rows[0].v);
     if (current > MIGRATIONS.length) {
-      throw new Error(`home schema ${schema} is at version ${current}, newer than this gristlite (${MIGRATIONS.length})`);
+      throw new Error(
+        `home schema ${schema} is at version ${current}, newer than this gristlite (${MIGRATIONS.length})`,
+      );
     }
     for (let v = current; v < MIGRATIONS.length; v++) {
       await c.query(MIGRATIONS[v].sql);
-      await c.query(`INSERT INTO ${pg.escapeIdentifier(schema)}.gristlite_migrations (version, name) VALUES ($1, $2)`, [v + 1, MIGRATIONS[v].name]);
+      await c.query(`INSERT INTO ${pg.escapeIdentifier(schema)}.gristlite_migrations (version, name) VALUES ($1, $2)`, [
+        v + 1,
+        MIGRATIONS[v].name,
+      ]);
     }
     await c.query('COMMIT');
     return MIGRATIONS.length - current;

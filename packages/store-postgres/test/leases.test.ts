@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import {spawn} from 'node:child_process';
+import {fileURLToPath} from 'node:url';
 import pg from 'pg';
-import { suite } from 'uvu';
+import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import { PgDocLeases } from '../src/index.js';
-import { PG_URL, freshSchema, pgAvailable } from './pg-helpers.js';
+import {PgDocLeases} from '../src/index.js';
+import {PG_URL, freshSchema, pgAvailable} from './pg-helpers.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -21,7 +21,7 @@ if (await pgAvailable('document leases')) {
   const t = suite('store-postgres: document leases');
   const open: PgDocLeases[] = [];
   const leases = async (holderId: string, schema: string, onLost?: (e: Error) => void) => {
-    const l = await PgDocLeases.connect(PG_URL, { schema, holderId, onLost });
+    const l = await PgDocLeases.connect(PG_URL, {schema, holderId, onLost});
     open.push(l);
     return l;
   };
@@ -29,28 +29,31 @@ if (await pgAvailable('document leases')) {
     for (const l of open.splice(0)) await l.close();
   });
 
-  t('two processes contend: one holds, the other is refused and sees the holder, then takes over on release', async () => {
-    const schema = freshSchema('gl_lease');
-    const p1 = await leases('http://p1:8484', schema);
-    const p2 = await leases('http://p2:8484', schema);
-    assert.is(await p1.holder('docA'), null);
-    assert.is(await p1.acquire('docA'), true);
-    assert.is(await p1.acquire('docA'), true, 'acquiring a held lease again is fine');
-    assert.is(await p2.acquire('docA'), false);
-    assert.is(await p2.holder('docA'), 'http://p1:8484');
-    assert.is(await p1.holder('docA'), 'http://p1:8484');
-    assert.is(await p2.acquire('docB'), true, 'other docs are independent');
-    assert.is(await p1.acquire('docB'), false);
-    assert.equal(p1.heldDocs(), ['docA']);
+  t(
+    'two processes contend: one holds, the other is refused and sees the holder, then takes over on release',
+    async () => {
+      const schema = freshSchema('gl_lease');
+      const p1 = await leases('http://p1:8484', schema);
+      const p2 = await leases('http://p2:8484', schema);
+      assert.is(await p1.holder('docA'), null);
+      assert.is(await p1.acquire('docA'), true);
+      assert.is(await p1.acquire('docA'), true, 'acquiring a held lease again is fine');
+      assert.is(await p2.acquire('docA'), false);
+      assert.is(await p2.holder('docA'), 'http://p1:8484');
+      assert.is(await p1.holder('docA'), 'http://p1:8484');
+      assert.is(await p2.acquire('docB'), true, 'other docs are independent');
+      assert.is(await p1.acquire('docB'), false);
+      assert.equal(p1.heldDocs(), ['docA']);
 
-    await p1.release('docA');
-    assert.is(await p2.holder('docA'), null, 'one release frees a lease acquired twice');
-    assert.is(await p2.acquire('docA'), true);
-    assert.is(await p1.acquire('docA'), false);
-    assert.is(await p1.holder('docA'), 'http://p2:8484');
-    await p1.release('docA'); // not held by p1: a no-op
-    assert.is(await p1.acquire('docA'), false, 'releasing a lease one does not hold frees nothing');
-  });
+      await p1.release('docA');
+      assert.is(await p2.holder('docA'), null, 'one release frees a lease acquired twice');
+      assert.is(await p2.acquire('docA'), true);
+      assert.is(await p1.acquire('docA'), false);
+      assert.is(await p1.holder('docA'), 'http://p2:8484');
+      await p1.release('docA'); // not held by p1: a no-op
+      assert.is(await p1.acquire('docA'), false, 'releasing a lease one does not hold frees nothing');
+    },
+  );
 
   t('many concurrent acquires of one doc: exactly one process wins', async () => {
     const schema = freshSchema('gl_lease');
@@ -95,7 +98,7 @@ if (await pgAvailable('document leases')) {
     const p2 = await leases('p2', schema);
     assert.is(await p1.acquire('doc'), true);
     const pid = await p1.backendPid();
-    const admin = new pg.Client({ connectionString: PG_URL });
+    const admin = new pg.Client({connectionString: PG_URL});
     await admin.connect();
     try {
       await admin.query('SELECT pg_terminate_backend($1)', [pid]);
@@ -121,7 +124,9 @@ if (await pgAvailable('document leases')) {
       const l = await PgDocLeases.connect(${JSON.stringify(PG_URL)}, { schema: ${JSON.stringify(schema)}, holderId: 'child' });
       console.log(await l.acquire('doc') ? 'held' : 'refused');
       setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const line = await new Promise<string>((resolve, reject) => {
         child.stdout.once('data', (d) => resolve(String(d).trim()));
@@ -141,7 +146,7 @@ if (await pgAvailable('document leases')) {
 
   t('holder ids must fit application_name', async () => {
     try {
-      await PgDocLeases.connect(PG_URL, { holderId: 'x'.repeat(64) });
+      await PgDocLeases.connect(PG_URL, {holderId: 'x'.repeat(64)});
       assert.unreachable('should have refused');
     } catch (e) {
       assert.match((e as Error).message, /holderId/);

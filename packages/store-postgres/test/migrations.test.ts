@@ -1,13 +1,13 @@
 import pg from 'pg';
-import { suite } from 'uvu';
+import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import { MIGRATIONS, PostgresHomeStore, connectionConfig, homeStoreFromUrl, migrate } from '../src/index.js';
-import { PG_URL, dropSchema, freshSchema, pgAvailable } from './pg-helpers.js';
+import {MIGRATIONS, PostgresHomeStore, connectionConfig, homeStoreFromUrl, migrate} from '../src/index.js';
+import {PG_URL, dropSchema, freshSchema, pgAvailable} from './pg-helpers.js';
 
 const config = suite('store-postgres: connection config');
 
 config('the schema query parameter is ours: removed from the URL and set as search_path', () => {
-  const { connectionString, schema } = connectionConfig('postgres://u@h:5432/db?schema=home_1&sslmode=disable');
+  const {connectionString, schema} = connectionConfig('postgres://u@h:5432/db?schema=home_1&sslmode=disable');
   assert.is(schema, 'home_1');
   const u = new URL(connectionString);
   assert.is(u.searchParams.get('schema'), null);
@@ -53,10 +53,12 @@ if (await pgAvailable('migrations')) {
   });
 
   async function versions(schema: string): Promise<number[]> {
-    const c = new pg.Client({ connectionString: PG_URL });
+    const c = new pg.Client({connectionString: PG_URL});
     await c.connect();
     try {
-      return (await c.query(`SELECT version FROM ${pg.escapeIdentifier(schema)}.gristlite_migrations ORDER BY version`)).rows.map((r) => r.version);
+      return (
+        await c.query(`SELECT version FROM ${pg.escapeIdentifier(schema)}.gristlite_migrations ORDER BY version`)
+      ).rows.map((r) => r.version);
     } finally {
       await c.end();
     }
@@ -64,10 +66,13 @@ if (await pgAvailable('migrations')) {
 
   mig('processes connecting at once migrate once; the schema is created and recorded', async () => {
     const schema = schemaFor();
-    const stores = await Promise.all([1, 2, 3, 4, 5].map(() => PostgresHomeStore.connect(PG_URL, { schema, max: 2 })));
+    const stores = await Promise.all([1, 2, 3, 4, 5].map(() => PostgresHomeStore.connect(PG_URL, {schema, max: 2})));
     try {
-      assert.equal(await versions(schema), MIGRATIONS.map((_, i) => i + 1));
-      const u = await stores[0].createUser({ email: 'x@example.com', name: 'X', personalOrg: true });
+      assert.equal(
+        await versions(schema),
+        MIGRATIONS.map((_, i) => i + 1),
+      );
+      const u = await stores[0].createUser({email: 'x@example.com', name: 'X', personalOrg: true});
       assert.is((await stores[4].getUser(u.id))?.email, 'x@example.com', 'all stores see one schema');
     } finally {
       await Promise.all(stores.map((s) => s.close()));
@@ -76,14 +81,17 @@ if (await pgAvailable('migrations')) {
 
   mig('migrate on an up-to-date schema applies nothing and keeps the data', async () => {
     const schema = schemaFor();
-    const first = await PostgresHomeStore.connect(PG_URL, { schema });
-    await first.createUser({ email: 'keep@example.com', name: '', personalOrg: false });
+    const first = await PostgresHomeStore.connect(PG_URL, {schema});
+    await first.createUser({email: 'keep@example.com', name: '', personalOrg: false});
     assert.is(await migrate(first.pool, schema), 0);
     await first.close();
-    const second = await PostgresHomeStore.connect(PG_URL, { schema });
+    const second = await PostgresHomeStore.connect(PG_URL, {schema});
     try {
       assert.ok(await second.getUserByEmail('keep@example.com'));
-      assert.equal(await versions(schema), MIGRATIONS.map((_, i) => i + 1));
+      assert.equal(
+        await versions(schema),
+        MIGRATIONS.map((_, i) => i + 1),
+      );
     } finally {
       await second.close();
     }
@@ -91,11 +99,13 @@ if (await pgAvailable('migrations')) {
 
   mig('a schema migrated by a newer gristlite is refused', async () => {
     const schema = schemaFor();
-    const s = await PostgresHomeStore.connect(PG_URL, { schema });
-    await s.pool.query(`INSERT INTO gristlite_migrations (version, name) VALUES ($1, 'from the future')`, [MIGRATIONS.length + 1]);
+    const s = await PostgresHomeStore.connect(PG_URL, {schema});
+    await s.pool.query(`INSERT INTO gristlite_migrations (version, name) VALUES ($1, 'from the future')`, [
+      MIGRATIONS.length + 1,
+    ]);
     await s.close();
     try {
-      await PostgresHomeStore.connect(PG_URL, { schema });
+      await PostgresHomeStore.connect(PG_URL, {schema});
       assert.unreachable('should have refused');
     } catch (e) {
       assert.match((e as Error).message, /newer than this gristlite/);
@@ -103,12 +113,12 @@ if (await pgAvailable('migrations')) {
   });
 
   mig('stores in different schemas do not see each other', async () => {
-    const a = await PostgresHomeStore.connect(PG_URL, { schema: schemaFor() });
-    const b = await PostgresHomeStore.connect(PG_URL, { schema: schemaFor() });
+    const a = await PostgresHomeStore.connect(PG_URL, {schema: schemaFor()});
+    const b = await PostgresHomeStore.connect(PG_URL, {schema: schemaFor()});
     try {
-      await a.createUser({ email: 'only-a@example.com', name: '', personalOrg: false });
+      await a.createUser({email: 'only-a@example.com', name: '', personalOrg: false});
       assert.is(await b.getUserByEmail('only-a@example.com'), null);
-      await b.createUser({ email: 'only-a@example.com', name: '', personalOrg: false });
+      await b.createUser({email: 'only-a@example.com', name: '', personalOrg: false});
     } finally {
       await a.close();
       await b.close();
@@ -119,7 +129,7 @@ if (await pgAvailable('migrations')) {
     const schema = schemaFor();
     const store = await homeStoreFromUrl(`${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`);
     try {
-      await store.createUser({ email: 'url@example.com', name: '', personalOrg: false });
+      await store.createUser({email: 'url@example.com', name: '', personalOrg: false});
       assert.is((await versions(schema)).length, MIGRATIONS.length);
     } finally {
       await store.close();

@@ -8,7 +8,7 @@ export function freshSchema(prefix = 'gl_test'): string {
 }
 
 export async function dropSchema(schema: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_URL });
+  const c = new pg.Client({connectionString: PG_URL});
   await c.connect();
   try {
     await c.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
@@ -22,7 +22,7 @@ export async function dropSchema(schema: string): Promise<void> {
  * and returns false, except under CI, where an unreachable server is an error.
  */
 export async function pgAvailable(what: string): Promise<boolean> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  const c = new pg.Client({connectionString: PG_URL, connectionTimeoutMillis: 3000});
   try {
     await c.connect();
     await c.query('SELECT 1');

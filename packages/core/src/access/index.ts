@@ -2,9 +2,9 @@
  * The one place that decides who may do what. Effective access follows SPEC §2: a direct role on a
  * resource, or the parent's inheritable role capped by the resource's `maxInheritedRole`.
  */
-import type { AclEntry, BasicRole, Role } from '../home/types.js';
+import type {AclEntry, BasicRole, Role} from '../home/types.js';
 
-const STRENGTH: Record<Role, number> = { owners: 5, editors: 4, viewers: 3, members: 2, guests: 1 };
+const STRENGTH: Record<Role, number> = {owners: 5, editors: 4, viewers: 3, members: 2, guests: 1};
 
 /** What a principal may want to do to a resource; each role allows a set of them (SPEC §2.1). */
 export type Action = 'view' | 'update' | 'add' | 'remove' | 'schemaEdit' | 'aclEdit';
@@ -79,7 +79,7 @@ export interface ResourceAcl {
 export function effectiveRoles(
   chain: readonly ResourceAcl[],
   userIds: readonly number[],
-): { roles: (Role | null)[]; parent: BasicRole | null } {
+): {roles: (Role | null)[]; parent: BasicRole | null} {
   const roles: (Role | null)[] = [];
   let parent: BasicRole | null = null;
   for (let i = 0; i < chain.length; i++) {
@@ -90,5 +90,5 @@ export function effectiveRoles(
     roles.push(role);
     if (i < chain.length - 1) parent = inheritable(role);
   }
-  return { roles, parent: chain.length > 1 ? parent : null };
+  return {roles, parent: chain.length > 1 ? parent : null};
 }

@@ -3,8 +3,8 @@
  * wins, `.csv` names are trusted, a name extension that agrees with the MIME type is kept, and
  * otherwise the content is sniffed, then the name extension, then the MIME type's extension.
  */
-import { extname } from 'node:path/posix';
-import { fileTypeFromBuffer } from 'file-type';
+import {extname} from 'node:path/posix';
+import {fileTypeFromBuffer} from 'file-type';
 import mime from 'mime-types';
 
 /**

@@ -1,8 +1,21 @@
 export {
-  addAttachments, listAttachments, getAttachmentMetadata, getAttachmentDownload, byteString,
-  attachmentTooLarge, parseAttId, contentDisposition as attachmentContentDisposition,
-  updateUsedAttachments, removeUnusedAttachments, verifyAttachmentFiles, ATTACHMENTS_EXPIRY_DAYS,
-  type UploadedFile, type AddAttachmentsOptions, type AttachmentInfo, type AttachmentDownload, type DownloadOptions,
+  addAttachments,
+  listAttachments,
+  getAttachmentMetadata,
+  getAttachmentDownload,
+  byteString,
+  attachmentTooLarge,
+  parseAttId,
+  contentDisposition as attachmentContentDisposition,
+  updateUsedAttachments,
+  removeUnusedAttachments,
+  verifyAttachmentFiles,
+  ATTACHMENTS_EXPIRY_DAYS,
+  type UploadedFile,
+  type AddAttachmentsOptions,
+  type AttachmentInfo,
+  type AttachmentDownload,
+  type DownloadOptions,
 } from './store.js';
-export { guessExt, contentTypeForExt } from './ext.js';
-export type { TableQuery } from './query.js';
+export {guessExt, contentTypeForExt} from './ext.js';
+export type {TableQuery} from './query.js';

@@ -4,9 +4,9 @@
  * equality); sorting uses Grist's exact typed compare with an en-US collator in JS (the metadata
  * table is small, and SQLite cannot collate as Intl does), then the limit is applied.
  */
-import { BadRequest, engineError } from '../errors.js';
-import { equalityCondition, quoteIdent } from '../doc/query.js';
-import type { CellValue } from '../doc/types.js';
+import {BadRequest, engineError} from '../errors.js';
+import {equalityCondition, quoteIdent} from '../doc/query.js';
+import type {CellValue} from '../doc/types.js';
 
 /** Filter, sort and limit of a listing (`GET /attachments`), as `/records` reads them. */
 export interface TableQuery {
@@ -26,10 +26,10 @@ export interface TableQuery {
 export function compileFilter(
   filter: Record<string, unknown> | undefined,
   columns: ReadonlySet<string>,
-): { where: string; params: unknown[] } {
+): {where: string; params: unknown[]} {
   const clauses: string[] = [];
   const params: unknown[] = [];
-  if (!filter) return { where: '', params };
+  if (!filter) return {where: '', params};
   const entries = Object.entries(filter);
   if (!entries.every(([, values]) => Array.isArray(values))) {
     throw new BadRequest('Invalid query: filter values must be arrays');
@@ -40,7 +40,7 @@ export function compileFilter(
     clauses.push(f.sql);
     for (const p of f.params) params.push(p);
   }
-  return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
+  return {where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params};
 }
 
 const collator = new Intl.Collator('en-US');
@@ -105,7 +105,7 @@ function parseSortKey(spec: string, columns: ReadonlySet<string>): SortKey {
   for (const f of flags) {
     if (!SORT_FLAGS.has(f)) throw new BadRequest(`Invalid sort: unknown flag "${f}" in ${JSON.stringify(spec)}`);
   }
-  return { colId, desc: m[1] === '-', natural: flags.includes('naturalSort'), emptyLast: flags.includes('emptyLast') };
+  return {colId, desc: m[1] === '-', natural: flags.includes('naturalSort'), emptyLast: flags.includes('emptyLast')};
 }
 
 /**
@@ -120,7 +120,7 @@ export function sortAndLimit<R extends Record<string, unknown>>(
   let out = rows;
   const keys = (query.sort ?? []).filter((s) => s !== '').map((s) => parseSortKey(s, columns));
   if (keys.length) {
-    const indexed = out.map((row, i) => ({ row, i }));
+    const indexed = out.map((row, i) => ({row, i}));
     indexed.sort((x, y) => {
       for (const k of keys) {
         const a = x.row[k.colId];

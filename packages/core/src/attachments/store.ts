@@ -3,15 +3,15 @@
  * bytes once per unique content in `_gristsys_Files`, keyed by `sha1hex + ext`. Works on a
  * better-sqlite3 handle, independent of the document engine.
  */
-import { createHash } from 'node:crypto';
-import { basename, extname } from 'node:path/posix';
+import {createHash} from 'node:crypto';
+import {basename, extname} from 'node:path/posix';
 import type Database from 'better-sqlite3';
-import { imageSize } from 'image-size';
-import { ApiError, BadRequest, NotFound } from '../errors.js';
-import { META_TYPES } from '../doc/schema.js';
-import { makeDecoder } from '../doc/types.js';
-import { contentTypeForExt, guessExt } from './ext.js';
-import { compileFilter, sortAndLimit, type TableQuery } from './query.js';
+import {imageSize} from 'image-size';
+import {ApiError, BadRequest, NotFound} from '../errors.js';
+import {META_TYPES} from '../doc/schema.js';
+import {makeDecoder} from '../doc/types.js';
+import {contentTypeForExt, guessExt} from './ext.js';
+import {compileFilter, sortAndLimit, type TableQuery} from './query.js';
 
 /** One uploaded file, as the multipart parser hands it over. */
 export interface UploadedFile {
@@ -66,12 +66,12 @@ interface PreparedFile {
   data: Buffer;
 }
 
-function imageDimensions(data: Buffer): { width: number; height: number } {
+function imageDimensions(data: Buffer): {width: number; height: number} {
   try {
     const d = imageSize(data);
-    return { width: d.width ?? 0, height: d.height ?? 0 };
+    return {width: d.width ?? 0, height: d.height ?? 0};
   } catch {
-    return { width: 0, height: 0 }; // Not an image (or not one image-size knows).
+    return {width: 0, height: 0}; // Not an image (or not one image-size knows).
   }
 }
 
@@ -92,7 +92,7 @@ export async function addAttachments(
   for (const f of files) {
     const fileExt = await guessExt(f.data, f.fileName, f.mimeType);
     const checksum = createHash('sha1').update(f.data).digest('hex');
-    const { width, height } = imageDimensions(f.data);
+    const {width, height} = imageDimensions(f.data);
     prepared.push({
       fileIdent: checksum + fileExt,
       fileName: f.fileName,
@@ -104,7 +104,9 @@ export async function addAttachments(
     });
   }
   const now = opts.now ?? Date.now;
-  const findFile = db.prepare('SELECT data IS NOT NULL OR storageId IS NOT NULL AS present FROM _gristsys_Files WHERE ident = ?');
+  const findFile = db.prepare(
+    'SELECT data IS NOT NULL OR storageId IS NOT NULL AS present FROM _gristsys_Files WHERE ident = ?',
+  );
   const insertFile = db.prepare('INSERT INTO _gristsys_Files (ident, data) VALUES (?, ?)');
   const fillFile = db.prepare('UPDATE _gristsys_Files SET data = ? WHERE ident = ?');
   // Integers bound as BigInt: the metadata columns are declared BLOB, where SQLite keeps a JS
@@ -116,12 +118,17 @@ export async function addAttachments(
   return db.transaction(() => {
     const ids: number[] = [];
     for (const p of prepared) {
-      const existing = findFile.get(p.fileIdent) as { present: number } | undefined;
+      const existing = findFile.get(p.fileIdent) as {present: number} | undefined;
       if (!existing) insertFile.run(p.fileIdent, p.data);
       else if (!existing.present) fillFile.run(p.data, p.fileIdent);
       const info = insertRow.run(
-        p.fileIdent, p.fileName, BigInt(p.fileSize), BigInt(p.imageHeight), BigInt(p.imageWidth),
-        BigInt(Math.trunc(now())), p.fileExt,
+        p.fileIdent,
+        p.fileName,
+        BigInt(p.fileSize),
+        BigInt(p.imageHeight),
+        BigInt(p.imageWidth),
+        BigInt(Math.trunc(now())),
+        p.fileExt,
       );
       ids.push(Number(info.lastInsertRowid));
     }
@@ -145,7 +152,7 @@ function decodeRow(raw: Record<string, unknown>): Record<string, unknown> {
 function cleanRecord(row: Record<string, unknown>): AttachmentInfo {
   const time = row.timeUploaded;
   const timeUploaded = typeof time === 'number' ? new Date(time).toISOString() : undefined;
-  const info = { fileName: row.fileName, fileSize: row.fileSize } as AttachmentInfo;
+  const info = {fileName: row.fileName, fileSize: row.fileSize} as AttachmentInfo;
   if (timeUploaded !== undefined) info.timeUploaded = timeUploaded;
   return info;
 }
@@ -157,18 +164,21 @@ function cleanRecord(row: Record<string, unknown>): AttachmentInfo {
 export function listAttachments(
   db: Database.Database,
   query: TableQuery = {},
-): { records: { id: number; fields: AttachmentInfo }[] } {
-  const { where, params } = compileFilter(query.filter, COLUMNS);
+): {records: {id: number; fields: AttachmentInfo}[]} {
+  const {where, params} = compileFilter(query.filter, COLUMNS);
   // Beyond 2^53 a limit does not bind as an integer ("datatype mismatch"); the JS path handles it.
-  const useSqlLimit = !query.sort?.length && query.limit !== undefined && query.limit > 0 && query.limit <= Number.MAX_SAFE_INTEGER;
+  const useSqlLimit =
+    !query.sort?.length && query.limit !== undefined && query.limit > 0 && query.limit <= Number.MAX_SAFE_INTEGER;
   const sql = `SELECT * FROM _grist_Attachments ${where} ORDER BY id${useSqlLimit ? ' LIMIT ?' : ''}`;
   const raw = db.prepare(sql).all(useSqlLimit ? [...params, query.limit!] : params) as Record<string, unknown>[];
   const rows = sortAndLimit(raw.map(decodeRow), query, COLUMNS);
-  return { records: rows.map((r) => ({ id: r.id as number, fields: cleanRecord(r) })) };
+  return {records: rows.map((r) => ({id: r.id as number, fields: cleanRecord(r)}))};
 }
 
 function attachmentRow(db: Database.Database, attId: number): Record<string, unknown> {
-  const raw = db.prepare('SELECT * FROM _grist_Attachments WHERE id = ?').get(attId) as Record<string, unknown> | undefined;
+  const raw = db.prepare('SELECT * FROM _grist_Attachments WHERE id = ?').get(attId) as
+    | Record<string, unknown>
+    | undefined;
   if (!raw) throw new NotFound(`Attachment not found: ${attId}`);
   return decodeRow(raw);
 }
@@ -191,10 +201,16 @@ export function contentDisposition(fileName: string, type: 'attachment' | 'inlin
   const name = basename(fileName);
   const quoted = (s: string) => `"${s.replace(/([\\"])/g, '\\$1')}"`;
   const extended = (s: string) =>
-    "UTF-8''" + encodeURIComponent(s).replace(/[\x00-\x20"'()*,/:;<=>?@[\\\]{}\x7f]/g,
-      (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+    "UTF-8''" +
+    encodeURIComponent(s).replace(
+      /[\x00-\x20"'()*,/:;<=>?@[\\\]{}\x7f]/g,
+      (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase(),
+    );
   if (!name) return type;
-  const fallback = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(NON_ASCII_RE, '?');
+  const fallback = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(NON_ASCII_RE, '?');
   let out = `${type}; filename=${quoted(fallback)}`;
   if (fallback !== name || HEX_ESCAPE_RE.test(name)) out += `; filename*=${extended(name)}`;
   return out;
@@ -212,10 +228,16 @@ export interface DownloadOptions {
  * GET /attachments/{id}/download: the bytes with the headers Grist sends. 404 `Attachment not
  * found: N` for an unknown id, 404 `Invalid attachment identifier` when the file is missing.
  */
-export function getAttachmentDownload(db: Database.Database, attId: number, opts: DownloadOptions = {}): AttachmentDownload {
+export function getAttachmentDownload(
+  db: Database.Database,
+  attId: number,
+  opts: DownloadOptions = {},
+): AttachmentDownload {
   const row = attachmentRow(db, attId);
   const fileIdent = String(row.fileIdent ?? '');
-  const file = db.prepare('SELECT data FROM _gristsys_Files WHERE ident = ?').get(fileIdent) as { data: Buffer | null } | undefined;
+  const file = db.prepare('SELECT data FROM _gristsys_Files WHERE ident = ?').get(fileIdent) as
+    | {data: Buffer | null}
+    | undefined;
   if (!file || file.data === null) throw new NotFound('Invalid attachment identifier');
   const ext = extname(fileIdent);
   const origName = String(row.fileName ?? '');
@@ -247,23 +269,32 @@ export const ATTACHMENTS_EXPIRY_DAYS = 7;
 
 /** The attachment ids referenced by any Attachments cell of any user table. */
 function usedAttachmentIds(db: Database.Database): Set<number> {
-  const cols = db.prepare(
-    `SELECT t.tableId AS tableId, c.colId AS colId FROM _grist_Tables_column c JOIN _grist_Tables t ON t.id = c.parentId
+  const cols = db
+    .prepare(
+      `SELECT t.tableId AS tableId, c.colId AS colId FROM _grist_Tables_column c JOIN _grist_Tables t ON t.id = c.parentId
      WHERE c.type = 'Attachments'`,
-  ).all() as { tableId: string; colId: string }[];
+    )
+    .all() as {tableId: string; colId: string}[];
   const used = new Set<number>();
   const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
-  for (const { tableId, colId } of cols) {
+  for (const {tableId, colId} of cols) {
     let cells: unknown[];
     try {
-      cells = db.prepare(`SELECT ${q(colId)} FROM ${q(tableId)}`).pluck().all();
+      cells = db
+        .prepare(`SELECT ${q(colId)} FROM ${q(tableId)}`)
+        .pluck()
+        .all();
     } catch {
-      continue;  // metadata naming a column the table lacks: nothing is used there
+      continue; // metadata naming a column the table lacks: nothing is used there
     }
     for (const cell of cells) {
       let list: unknown = cell;
       if (typeof cell === 'string' && cell.startsWith('[')) {
-        try { list = JSON.parse(cell); } catch { continue; }
+        try {
+          list = JSON.parse(cell);
+        } catch {
+          continue;
+        }
       }
       if (Array.isArray(list)) for (const v of list) if (typeof v === 'number') used.add(v);
     }
@@ -277,15 +308,24 @@ function usedAttachmentIds(db: Database.Database): Set<number> {
  */
 export function updateUsedAttachments(db: Database.Database, now: () => number = Date.now): boolean {
   const used = usedAttachmentIds(db);
-  const rows = db.prepare('SELECT id, timeDeleted FROM _grist_Attachments').all() as { id: number; timeDeleted: unknown }[];
+  const rows = db.prepare('SELECT id, timeDeleted FROM _grist_Attachments').all() as {
+    id: number;
+    timeDeleted: unknown;
+  }[];
   const set = db.prepare('UPDATE _grist_Attachments SET timeDeleted = ? WHERE id = ?');
   const stamp = now() / 1000;
   let changed = false;
   db.transaction(() => {
     for (const r of rows) {
       const deleted = r.timeDeleted !== null && r.timeDeleted !== undefined;
-      if (!deleted && !used.has(r.id)) { set.run(stamp, r.id); changed = true; }
-      if (deleted && used.has(r.id)) { set.run(null, r.id); changed = true; }
+      if (!deleted && !used.has(r.id)) {
+        set.run(stamp, r.id);
+        changed = true;
+      }
+      if (deleted && used.has(r.id)) {
+        set.run(null, r.id);
+        changed = true;
+      }
     }
   })();
   return changed;
@@ -296,7 +336,10 @@ export function updateUsedAttachments(db: Database.Database, now: () => number =
  * rows (with `expiredOnly`, those deleted over ATTACHMENTS_EXPIRY_DAYS ago), then the stored files
  * no row names, as Grist does.
  */
-export function removeUnusedAttachments(db: Database.Database, opts: { expiredOnly?: boolean; now?: () => number } = {}): void {
+export function removeUnusedAttachments(
+  db: Database.Database,
+  opts: {expiredOnly?: boolean; now?: () => number} = {},
+): void {
   const now = opts.now ?? Date.now;
   updateUsedAttachments(db, now);
   const cutoff = now() / 1000 - ATTACHMENTS_EXPIRY_DAYS * 24 * 3600;

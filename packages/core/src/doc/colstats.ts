@@ -37,14 +37,22 @@ export const ANY_CLASS = NULL_CLASS | NUM_CLASS | TEXT_CLASS | BLOB_CLASS;
 /** The storage class of a value bound to (or read from) SQLite. */
 export function classOf(v: unknown): number {
   switch (typeof v) {
-    case 'number': case 'bigint': case 'boolean': return NUM_CLASS;
-    case 'string': return TEXT_CLASS;
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return NUM_CLASS;
+    case 'string':
+      return TEXT_CLASS;
   }
   return v === null || v === undefined ? NULL_CLASS : BLOB_CLASS;
 }
 
 const TYPEOF_CLASS: Record<string, number> = {
-  null: NULL_CLASS, integer: NUM_CLASS, real: NUM_CLASS, text: TEXT_CLASS, blob: BLOB_CLASS,
+  null: NULL_CLASS,
+  integer: NUM_CLASS,
+  real: NUM_CLASS,
+  text: TEXT_CLASS,
+  blob: BLOB_CLASS,
 };
 
 /** Integers JS reads exactly (better-sqlite3 reads INTEGER as a JS number). */
@@ -69,9 +77,11 @@ export class StoredValues {
   add(v: unknown): void {
     this.classes |= classOf(v);
     if (typeof v === 'number') {
-      if (!(this.intAffinity && Number.isInteger(v) && Math.abs(v) <= MAX_EXACT_INT)) { this.reals.push(v); }
+      if (!(this.intAffinity && Number.isInteger(v) && Math.abs(v) <= MAX_EXACT_INT)) {
+        this.reals.push(v);
+      }
     } else if (typeof v === 'bigint' && (v > MAX_EXACT_INT || v < -MAX_EXACT_INT)) {
-      this.reals.push(Number(v));   // Checked as a REAL, which fails: JS would read it rounded.
+      this.reals.push(Number(v)); // Checked as a REAL, which fails: JS would read it rounded.
     }
   }
 }
@@ -86,7 +96,8 @@ export interface TrackedWrite {
 }
 
 /** A SQL default that is a constant: a number, string, blob literal, NULL, TRUE or FALSE. */
-const CONSTANT_DEFAULT = /^(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?|'(?:[^']|'')*'|x'[0-9a-f]*'|null|true|false)$/i;
+const CONSTANT_DEFAULT =
+  /^(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?|'(?:[^']|'')*'|x'[0-9a-f]*'|null|true|false)$/i;
 
 /** Numbers written but not yet checked, per column; beyond this, the column is scanned again. */
 const MAX_UNCHECKED = 100_000;
@@ -109,8 +120,10 @@ export class DataStamp {
   private readonly stmt: Database.Statement;
 
   constructor(db: Database.Database) {
-    this.stmt = db.prepare(`SELECT total_changes(), (SELECT data_version FROM pragma_data_version),
-      (SELECT schema_version FROM pragma_schema_version)`).raw(true);
+    this.stmt = db
+      .prepare(`SELECT total_changes(), (SELECT data_version FROM pragma_data_version),
+      (SELECT schema_version FROM pragma_schema_version)`)
+      .raw(true);
   }
 
   /** [rows changed here, data version, schema version]. */
@@ -164,13 +177,19 @@ export class ColumnClasses {
 
   /** The classes held by a column (a bit set of the *_CLASS constants). */
   of(tableId: string, colId: string): number {
-    if (colId === 'id') { return NUM_CLASS; }
+    if (colId === 'id') {
+      return NUM_CLASS;
+    }
     const s = this.stats(tableId, colId);
     if (s.classes === undefined) {
       let mask = 0;
-      const rows = this.db.prepare(`SELECT DISTINCT typeof(${quoteIdent(colId)}) FROM ${quoteIdent(tableId)}`)
-        .raw(true).all() as Array<[string]>;
-      for (const [t] of rows) { mask |= TYPEOF_CLASS[t] ?? ANY_CLASS; }
+      const rows = this.db
+        .prepare(`SELECT DISTINCT typeof(${quoteIdent(colId)}) FROM ${quoteIdent(tableId)}`)
+        .raw(true)
+        .all() as Array<[string]>;
+      for (const [t] of rows) {
+        mask |= TYPEOF_CLASS[t] ?? ANY_CLASS;
+      }
       s.classes = mask;
     }
     return s.classes;
@@ -178,7 +197,9 @@ export class ColumnClasses {
 
   /** Whether `of` and `jsonExact` answer for this column without scanning the table. */
   known(tableId: string, colId: string): boolean {
-    if (colId === 'id') { return true; }
+    if (colId === 'id') {
+      return true;
+    }
     const s = this.stats(tableId, colId);
     return s.classes !== undefined && (s.jsonExact !== undefined || !(s.classes & NUM_CLASS));
   }
@@ -192,8 +213,13 @@ export class ColumnClasses {
       // The INTEGER PRIMARY KEY: its extremes are enough, and cost two index lookups.
       // (Compared in SQL: JS would read them rounded.)
       const t = quoteIdent(tableId);
-      return this.db.prepare(`SELECT coalesce((SELECT min(id) FROM ${t}) >= ${-MAX_EXACT_INT}
-        AND (SELECT max(id) FROM ${t}) <= ${MAX_EXACT_INT}, 1)`).pluck().get() === 1;
+      return (
+        this.db
+          .prepare(`SELECT coalesce((SELECT min(id) FROM ${t}) >= ${-MAX_EXACT_INT}
+        AND (SELECT max(id) FROM ${t}) <= ${MAX_EXACT_INT}, 1)`)
+          .pluck()
+          .get() === 1
+      );
     }
     const s = this.stats(tableId, colId);
     if (s.jsonExact === undefined) {
@@ -217,8 +243,12 @@ export class ColumnClasses {
     this.checkStmt ??= this.db.prepare(`SELECT json_array(?${', ?'.repeat(n - 1)})`).pluck();
     for (let i = 0; i < values.length; i += n) {
       const chunk = values.slice(i, i + n);
-      while (chunk.length < n) { chunk.push(chunk[0]); }   // Padded with copies of its first value.
-      if (this.checkStmt.get(...chunk) !== JSON.stringify(chunk)) { return false; }
+      while (chunk.length < n) {
+        chunk.push(chunk[0]);
+      } // Padded with copies of its first value.
+      if (this.checkStmt.get(...chunk) !== JSON.stringify(chunk)) {
+        return false;
+      }
     }
     return true;
   }
@@ -236,23 +266,38 @@ export class ColumnClasses {
     return {
       done: (written, rowsChanged, newRow) => {
         const now = this.dataStamp.now();
-        if (now[0] !== before[0] + rowsChanged || now[1] !== before[1] || now[2] !== before[2]) { return; }
+        if (now[0] !== before[0] + rowsChanged || now[1] !== before[1] || now[2] !== before[2]) {
+          return;
+        }
         const cols = this.byTable.get(tableId);
         if (cols) {
           for (const [colId, s] of cols) {
             const w = written.get(colId);
-            if (!w) { continue; }
-            if (s.classes !== undefined) { s.classes |= w.classes; }
-            if (!s.jsonExact || !w.reals.length) { continue; }
+            if (!w) {
+              continue;
+            }
+            if (s.classes !== undefined) {
+              s.classes |= w.classes;
+            }
+            if (!s.jsonExact || !w.reals.length) {
+              continue;
+            }
             if (s.unchecked.length + w.reals.length > MAX_UNCHECKED) {
               s.jsonExact = undefined;
               s.unchecked = [];
             } else {
-              for (const v of w.reals) { s.unchecked.push(v); }
+              for (const v of w.reals) {
+                s.unchecked.push(v);
+              }
             }
           }
           if (newRow !== undefined) {
-            this.learnDefaults(tableId, cols, [...cols.keys()].filter((c) => !written.has(c)), newRow);
+            this.learnDefaults(
+              tableId,
+              cols,
+              [...cols.keys()].filter((c) => !written.has(c)),
+              newRow,
+            );
           }
         }
         this.stamp = now;
@@ -268,22 +313,38 @@ export class ColumnClasses {
   private learnDefaults(tableId: string, cols: Map<string, ColumnStats>, unlisted: string[], newRow: number): void {
     let constant = this.constantDefaults.get(tableId);
     if (!constant) {
-      const rows = this.db.prepare(`SELECT name, dflt_value FROM pragma_table_info(?)`).raw(true).all(tableId) as
-        Array<[string, string | null]>;
+      const rows = this.db.prepare(`SELECT name, dflt_value FROM pragma_table_info(?)`).raw(true).all(tableId) as Array<
+        [string, string | null]
+      >;
       constant = new Set(rows.filter(([, d]) => d === null || CONSTANT_DEFAULT.test(d)).map(([name]) => name));
       this.constantDefaults.set(tableId, constant);
     }
     const learnt = unlisted.filter((c) => constant.has(c));
-    for (const c of unlisted) { if (!constant.has(c)) { cols.delete(c); } }
-    if (!learnt.length) { return; }
-    const values = this.db.prepare(`SELECT ${learnt.map((c) => {
-      const q = quoteIdent(c);
-      return `typeof(${q}), ${q}, iif(typeof(${q}) IN ('integer', 'real'), json_quote(${q}), NULL)`;
-    }).join(', ')} FROM ${quoteIdent(tableId)} WHERE id = ?`).raw(true).get(newRow) as unknown[];
+    for (const c of unlisted) {
+      if (!constant.has(c)) {
+        cols.delete(c);
+      }
+    }
+    if (!learnt.length) {
+      return;
+    }
+    const values = this.db
+      .prepare(
+        `SELECT ${learnt
+          .map((c) => {
+            const q = quoteIdent(c);
+            return `typeof(${q}), ${q}, iif(typeof(${q}) IN ('integer', 'real'), json_quote(${q}), NULL)`;
+          })
+          .join(', ')} FROM ${quoteIdent(tableId)} WHERE id = ?`,
+      )
+      .raw(true)
+      .get(newRow) as unknown[];
     learnt.forEach((colId, i) => {
       const [type, value, json] = values.slice(3 * i, 3 * i + 3);
       const s = cols.get(colId)!;
-      if (s.classes !== undefined) { s.classes |= TYPEOF_CLASS[type as string] ?? ANY_CLASS; }
+      if (s.classes !== undefined) {
+        s.classes |= TYPEOF_CLASS[type as string] ?? ANY_CLASS;
+      }
       if (json !== null && JSON.stringify(value) !== json) {
         s.jsonExact = false;
         s.unchecked = [];

@@ -21,17 +21,24 @@ export interface CreateDocOptions {
  * Throws if the file exists.
  */
 export function createDocFile(path: string, options: CreateDocOptions = {}): void {
-  if (existsSync(path)) { throw new Error(`createDocFile: ${path} already exists`); }
+  if (existsSync(path)) {
+    throw new Error(`createDocFile: ${path} already exists`);
+  }
   const db = new Database(path);
   try {
     db.transaction(() => {
-      for (const sql of META_DDL) { db.exec(sql); }
+      for (const sql of META_DDL) {
+        db.exec(sql);
+      }
       writeInitialRows(db, options);
       db.pragma(`user_version = ${STORAGE_VERSION}`);
       // Table1, as AddEmptyTable makes it.
       const engine = new DocEngine(db);
       engine.changes = new ChangeSet();
-      engine.addTable(null, [1, 2, 3].map(() => ({id: null, isFormula: true})));
+      engine.addTable(
+        null,
+        [1, 2, 3].map(() => ({id: null, isFormula: true})),
+      );
     })();
   } finally {
     db.close();
@@ -44,16 +51,26 @@ function writeInitialRows(db: Database.Database, options: CreateDocOptions): voi
   const run = (sql: string, ...params: unknown[]) =>
     db.prepare(sql).run(...params.map((p) => (Number.isInteger(p) ? BigInt(p as number) : p)));
   const settings = JSON.stringify({locale: options.locale ?? 'en-US'});
-  run(`INSERT INTO _grist_DocInfo (id, docId, peers, schemaVersion, basketId, timezone, documentSettings)
-       VALUES (1, '', '', ?, '', ?, ?)`, SCHEMA_VERSION, options.timezone ?? 'UTC', settings);
+  run(
+    `INSERT INTO _grist_DocInfo (id, docId, peers, schemaVersion, basketId, timezone, documentSettings)
+       VALUES (1, '', '', ?, '', ?, ?)`,
+    SCHEMA_VERSION,
+    options.timezone ?? 'UTC',
+    settings,
+  );
   run(`INSERT INTO _gristsys_FileInfo (id, docId, ownerInstanceId) VALUES (0, ?, '')`, options.docId ?? '');
   for (const name of ['shared', 'local_sent', 'local_unsent']) {
     run(`INSERT INTO _gristsys_ActionHistoryBranch (name) VALUES (?)`, name);
   }
   const groups = ['Owners', 'Admins', 'Editors', 'Viewers'];
-  groups.forEach((g, i) => run(
-    `INSERT INTO _grist_ACLPrincipals (id, userName, groupName, userEmail, instanceId, type)
-     VALUES (?, '', ?, '', '', 'group')`, i + 1, g));
+  groups.forEach((g, i) =>
+    run(
+      `INSERT INTO _grist_ACLPrincipals (id, userName, groupName, userEmail, instanceId, type)
+     VALUES (?, '', ?, '', '', 'group')`,
+      i + 1,
+      g,
+    ),
+  );
   run(`INSERT INTO _grist_ACLResources (id, colIds, tableId) VALUES (1, '', '')`);
   run(`INSERT INTO _grist_ACLRules (id, aclFormula, principals, resource, aclColumn, permissions,
        aclFormulaParsed, permissionsText, rulePos, userAttributes, memo)

@@ -13,8 +13,15 @@ function offsetFormatter(tz: string): Intl.DateTimeFormat | null {
   if (f === undefined) {
     try {
       f = new Intl.DateTimeFormat('en-US', {
-        timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric',
-        hour: 'numeric', minute: 'numeric', second: 'numeric', era: 'short',
+        timeZone: tz,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+        era: 'short',
       });
     } catch {
       f = null;
@@ -30,13 +37,19 @@ function offsetFormatter(tz: string): Intl.DateTimeFormat | null {
  */
 export function zoneOffsetSeconds(tz: string, epochMs: number): number {
   const f = offsetFormatter(tz);
-  if (!f) { return 0; }
+  if (!f) {
+    return 0;
+  }
   const whole = Math.floor(epochMs / 1000) * 1000;
   const p: Record<string, string> = {};
-  for (const part of f.formatToParts(new Date(whole))) { p[part.type] = part.value; }
+  for (const part of f.formatToParts(new Date(whole))) {
+    p[part.type] = part.value;
+  }
   // setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999; eras for years before 1.
   const year = p.era === 'BC' || p.era === 'B' ? 1 - Number(p.year) : Number(p.year);
-  const d = new Date(Date.UTC(0, Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second)));
+  const d = new Date(
+    Date.UTC(0, Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second)),
+  );
   d.setUTCFullYear(year);
   return (d.getTime() - whole) / 1000;
 }
@@ -48,22 +61,38 @@ export function localToEpoch(wallAsUtcSec: number, tz: string): number {
   return guess;
 }
 
-const ISO_RE = /^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:T|\s+)(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?\s*$/i;
+const ISO_RE =
+  /^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:T|\s+)(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?\s*$/i;
 
-interface IsoParts { y: number, mo: number, d: number, h: number, mi: number, s: number, frac: number, offset: string | undefined }
+interface IsoParts {
+  y: number;
+  mo: number;
+  d: number;
+  h: number;
+  mi: number;
+  s: number;
+  frac: number;
+  offset: string | undefined;
+}
 
 function parseIsoParts(text: string): IsoParts | null {
   const m = ISO_RE.exec(text);
-  if (!m) { return null; }
+  if (!m) {
+    return null;
+  }
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const [h, mi, s] = [Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
-  if (!validYmd(y, mo, d) || h > 23 || mi > 59 || s > 59) { return null; }
+  if (!validYmd(y, mo, d) || h > 23 || mi > 59 || s > 59) {
+    return null;
+  }
   const frac = m[7] ? Number('0.' + m[7]) : 0;
   return {y, mo, d, h, mi, s, frac, offset: m[8]};
 }
 
 export function validYmd(y: number, mo: number, d: number): boolean {
-  if (mo < 1 || mo > 12 || d < 1) { return false; }
+  if (mo < 1 || mo > 12 || d < 1) {
+    return false;
+  }
   return d <= new Date(Date.UTC(y, mo, 0)).getUTCDate();
 }
 
@@ -76,10 +105,14 @@ export function parseIsoDate(text: string): number | null {
 /** Grist's `moment.parse_iso`: an ISO date-time, read in `tz` unless it carries an offset. */
 export function parseIsoDateTime(text: string, tz: string): number | null {
   const p = parseIsoParts(text);
-  if (!p) { return null; }
+  if (!p) {
+    return null;
+  }
   const wall = Date.UTC(p.y, p.mo - 1, p.d, p.h, p.mi, p.s) / 1000 + p.frac;
   if (p.offset) {
-    if (/^z$/i.test(p.offset)) { return wall; }
+    if (/^z$/i.test(p.offset)) {
+      return wall;
+    }
     const sign = p.offset[0] === '-' ? -1 : 1;
     const digits = p.offset.slice(1).replace(':', '');
     return wall - sign * (Number(digits.slice(0, 2)) * 3600 + Number(digits.slice(2) || 0) * 60);

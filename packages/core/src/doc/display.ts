@@ -18,10 +18,16 @@ function displayColUsers(doc: DocEngine): Map<number, number> {
   const users = new Map<number, number>();
   const count = (ref: CellValue) => {
     const r = Number(ref) || 0;
-    if (r) { users.set(r, (users.get(r) ?? 0) + 1); }
+    if (r) {
+      users.set(r, (users.get(r) ?? 0) + 1);
+    }
   };
-  for (const {col} of doc.meta.colsByRef.values()) { count(col.fields.displayCol); }
-  for (const f of doc.metaRows('_grist_Views_section_field')) { count(f.displayCol); }
+  for (const {col} of doc.meta.colsByRef.values()) {
+    count(col.fields.displayCol);
+  }
+  for (const f of doc.metaRows('_grist_Views_section_field')) {
+    count(f.displayCol);
+  }
   return users;
 }
 
@@ -31,7 +37,9 @@ function displayColUsers(doc: DocEngine): Map<number, number> {
  * the current helper was updated (the user's displayCol stays), 0 for an empty formula.
  */
 function helperFor(doc: DocEngine, table: TableMeta, current: number, formula: string): number | null {
-  if (!formula) { return 0; }
+  if (!formula) {
+    return 0;
+  }
   const users = displayColUsers(doc);
   const existing = current ? doc.meta.colsByRef.get(current) : undefined;
   if (existing && users.get(current) === 1) {
@@ -39,38 +47,59 @@ function helperFor(doc: DocEngine, table: TableMeta, current: number, formula: s
     return null;
   }
   const shared = table.columns.find((c) => c.colId.startsWith(DISPLAY_PREFIX) && c.isFormula && c.formula === formula);
-  if (shared) { return shared.colRef; }
-  return doc.addColumn(table, DISPLAY_PREFIX, {type: 'Any', isFormula: true, formula}, {visible: false, fields: false}).colRef;
+  if (shared) {
+    return shared.colRef;
+  }
+  return doc.addColumn(table, DISPLAY_PREFIX, {type: 'Any', isFormula: true, formula}, {visible: false, fields: false})
+    .colRef;
 }
 
 /**
  * `["SetDisplayFormula", tableId, fieldRef, colRef, formula]`: sets the display formula of a
  * section field (fieldRef) or of a column (colRef, a row id of `_grist_Tables_column` or a colId).
  */
-export function setDisplayFormula(doc: DocEngine, tableId: string, fieldRef: CellValue, colRef: CellValue, formula: CellValue): void {
-  if (fieldRef && colRef) { throw engineError('ValueError', 'SetDisplayFormula: set either a field or a column display formula, not both'); }
-  if (typeof formula !== 'string') { throw engineError('TypeError', 'SetDisplayFormula: the formula must be a string'); }
+export function setDisplayFormula(
+  doc: DocEngine,
+  tableId: string,
+  fieldRef: CellValue,
+  colRef: CellValue,
+  formula: CellValue,
+): void {
+  if (fieldRef && colRef) {
+    throw engineError('ValueError', 'SetDisplayFormula: set either a field or a column display formula, not both');
+  }
+  if (typeof formula !== 'string') {
+    throw engineError('TypeError', 'SetDisplayFormula: the formula must be a string');
+  }
   const table = doc.getTable(tableId);
   if (fieldRef) {
     const field = doc.metaRows('_grist_Views_section_field').find((f) => Number(f.id) === fieldRef);
-    if (!field) { throw engineError('KeyError', `SetDisplayFormula: no field ${String(fieldRef)}`); }
+    if (!field) {
+      throw engineError('KeyError', `SetDisplayFormula: no field ${String(fieldRef)}`);
+    }
     // Grist refuses to change fields of raw data widgets (useractions' BulkUpdateRecord check).
     if (doc.meta.userTables.some((t) => Number(t.fields.rawViewSectionRef) === Number(field.parentId))) {
       throw engineError('ValueError', 'Cannot modify raw view section fields');
     }
     const ref = helperFor(doc, table, Number(field.displayCol) || 0, formula);
-    if (ref !== null) { doc.metaUpdate('_grist_Views_section_field', Number(fieldRef), {displayCol: ref}); }
+    if (ref !== null) {
+      doc.metaUpdate('_grist_Views_section_field', Number(fieldRef), {displayCol: ref});
+    }
   }
   if (colRef) {
     const col = columnOf(doc, table, colRef);
     const ref = helperFor(doc, table, Number(col.fields.displayCol) || 0, formula);
-    if (ref !== null) { doc.updateColumns(doc.getTable(tableId), [{colId: col.colId, values: {displayCol: ref}}]); }
+    if (ref !== null) {
+      doc.updateColumns(doc.getTable(tableId), [{colId: col.colId, values: {displayCol: ref}}]);
+    }
   }
 }
 
 function columnOf(doc: DocEngine, table: TableMeta, colRef: CellValue): ColumnMeta {
   const col = typeof colRef === 'string' ? table.byId.get(colRef) : doc.meta.colsByRef.get(Number(colRef))?.col;
-  if (!col) { throw engineError('KeyError', `SetDisplayFormula: no column ${JSON.stringify(colRef)} in ${table.tableId}`); }
+  if (!col) {
+    throw engineError('KeyError', `SetDisplayFormula: no column ${JSON.stringify(colRef)} in ${table.tableId}`);
+  }
   return col;
 }
 
@@ -84,9 +113,13 @@ export function removeUnusedDisplayCols(doc: DocEngine): boolean {
   const unused: number[] = [];
   for (const table of doc.meta.userTables) {
     for (const c of table.columns) {
-      if (c.colId.startsWith(DISPLAY_PREFIX) && !users.get(c.colRef)) { unused.push(c.colRef); }
+      if (c.colId.startsWith(DISPLAY_PREFIX) && !users.get(c.colRef)) {
+        unused.push(c.colRef);
+      }
     }
   }
-  if (unused.length) { doc.removeColumns(unused); }
+  if (unused.length) {
+    doc.removeColumns(unused);
+  }
   return unused.length > 0;
 }

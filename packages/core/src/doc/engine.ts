@@ -19,8 +19,15 @@ import type {FormulaEngine} from '../formula/engine.js';
 import {formulaRenames, type Rename} from '../formula/rename.js';
 import {columnSpec, tableSpec, type BulkCells} from './formulas.js';
 import {
-  type CellValue, converterFor, convertsToNumeric, isRefListType,
-  makeEncoder, refTarget, type SqlValue, sqlDefaultFor, sqlTypeFor,
+  type CellValue,
+  converterFor,
+  convertsToNumeric,
+  isRefListType,
+  makeEncoder,
+  refTarget,
+  type SqlValue,
+  sqlDefaultFor,
+  sqlTypeFor,
 } from './types.js';
 
 /** What one write changed in one table (metadata tables included). */
@@ -51,9 +58,15 @@ export class ChangeSet {
     t.push([kind, ids]);
   }
 
-  add(tableId: string, ids: number[]): void { this.record(tableId, 'a', ids); }
-  update(tableId: string, ids: number[]): void { this.record(tableId, 'u', ids); }
-  remove(tableId: string, ids: number[]): void { this.record(tableId, 'r', ids); }
+  add(tableId: string, ids: number[]): void {
+    this.record(tableId, 'a', ids);
+  }
+  update(tableId: string, ids: number[]): void {
+    this.record(tableId, 'u', ids);
+  }
+  remove(tableId: string, ids: number[]): void {
+    this.record(tableId, 'r', ids);
+  }
 
   /** Follows a table rename, so that changes are reported under the table's final id. */
   rename(from: string, to: string): void {
@@ -85,10 +98,14 @@ export class ChangeSet {
             added.add(id);
             removed.delete(id);
           } else if (kind === 'u') {
-            if (!added.has(id)) { updated.add(id); }
+            if (!added.has(id)) {
+              updated.add(id);
+            }
           } else {
             updated.delete(id);
-            if (!added.delete(id)) { removed.add(id); }
+            if (!added.delete(id)) {
+              removed.add(id);
+            }
           }
         }
       }
@@ -118,7 +135,7 @@ export interface AddTableResult {
   id: number;
   table_id: string;
   columns: string[];
-  views?: Array<{id: number, sections: number[]}>;
+  views?: Array<{id: number; sections: number[]}>;
 }
 
 export interface WriteOptions {
@@ -152,7 +169,9 @@ const FIELD_TYPES = META_TYPES._grist_Tables_column;
 
 function chunks<T>(arr: T[], size = CHUNK): T[][] {
   const out: T[][] = [];
-  for (let i = 0; i < arr.length; i += size) { out.push(arr.slice(i, i + size)); }
+  for (let i = 0; i < arr.length; i += size) {
+    out.push(arr.slice(i, i + size));
+  }
   return out;
 }
 
@@ -160,7 +179,9 @@ function sameStored(a: SqlValue | unknown, b: SqlValue): boolean {
   if (Buffer.isBuffer(a) || Buffer.isBuffer(b) || a instanceof Uint8Array) {
     return Buffer.isBuffer(b) && a instanceof Uint8Array && Buffer.compare(Buffer.from(a), b) === 0;
   }
-  if (typeof b === 'bigint') { return Number(b) === a; }
+  if (typeof b === 'bigint') {
+    return Number(b) === a;
+  }
   return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
@@ -182,7 +203,9 @@ function groupFields(fields: Array<Record<string, CellValue>>): Map<number, numb
 
 /** The column ids of RefList metadata values, e.g. `["L", 2, 3]` or JSON text. */
 function refListIds(v: CellValue): number[] {
-  if (Array.isArray(v) && v[0] === 'L') { return v.slice(1).filter((x): x is number => typeof x === 'number'); }
+  if (Array.isArray(v) && v[0] === 'L') {
+    return v.slice(1).filter((x): x is number => typeof x === 'number');
+  }
   return [];
 }
 
@@ -225,7 +248,9 @@ export class DocEngine {
   stmt(sql: string): Database.Statement {
     let s = this.stmts.get(sql);
     if (!s) {
-      if (this.stmts.size >= 256) { this.stmts.clear(); }
+      if (this.stmts.size >= 256) {
+        this.stmts.clear();
+      }
       s = this.db.prepare(sql);
       this.stmts.set(sql, s);
     }
@@ -233,19 +258,25 @@ export class DocEngine {
   }
 
   private changeSet(): ChangeSet {
-    if (!this.changes) { throw new Error('DocEngine: write outside of a transaction'); }
+    if (!this.changes) {
+      throw new Error('DocEngine: write outside of a transaction');
+    }
     return this.changes;
   }
 
   getTable(tableId: string): TableMeta {
     const t = this.meta.tables.get(tableId);
-    if (!t) { throw new NotFound(`Table not found "${tableId}"`); }
+    if (!t) {
+      throw new NotFound(`Table not found "${tableId}"`);
+    }
     return t;
   }
 
   getColumn(table: TableMeta, colId: string): ColumnMeta {
     const c = table.byId.get(colId);
-    if (!c) { throw new BadRequest(`Invalid column "${colId}"`); }
+    if (!c) {
+      throw new BadRequest(`Invalid column "${colId}"`);
+    }
     return c;
   }
 
@@ -286,7 +317,9 @@ export class DocEngine {
   metaUpdate(tableId: string, id: number, values: Record<string, CellValue>): void {
     const table = this.getTable(tableId);
     const cols = Object.keys(values).filter((k) => table.byId.has(k));
-    if (!cols.length) { return; }
+    if (!cols.length) {
+      return;
+    }
     const sql = `UPDATE ${quoteIdent(tableId)} SET ${cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')} WHERE id = ?`;
     this.stmt(sql).run(...cols.map((c) => table.byId.get(c)!.encode(values[c])), id);
     if (this.formulas && this.formulasReadMeta) {
@@ -296,11 +329,15 @@ export class DocEngine {
   }
 
   metaRemove(tableId: string, ids: number[]): void {
-    if (!ids.length) { return; }
+    if (!ids.length) {
+      return;
+    }
     for (const part of chunks(ids)) {
       this.db.prepare(`DELETE FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
     }
-    if (this.formulas && this.formulasReadMeta) { this.formulas.removeRecords(tableId, ids); }
+    if (this.formulas && this.formulasReadMeta) {
+      this.formulas.removeRecords(tableId, ids);
+    }
     this.changeSet().remove(tableId, ids);
   }
 
@@ -327,7 +364,9 @@ export class DocEngine {
     for (const t of texts) {
       if (!visible) {
         // Without a visible column, only integer-looking strings can be row ids.
-        if (!/^\s*\d+\s*$/.test(t)) { return raw; }
+        if (!/^\s*\d+\s*$/.test(t)) {
+          return raw;
+        }
         values.push(Number(t));
       } else {
         values.push(parse ? parse(t) : t);
@@ -346,14 +385,20 @@ export class DocEngine {
     const isList = col.ct.isList;
     const target = this.meta.tables.get(col.ct.target ?? '');
     const visible = this.meta.colsByRef.get(Number(col.fields.visibleCol) || 0);
-    const byColumn = new Map<string, Array<{index: number, wanted: CellValue[], altText: string}>>();
+    const byColumn = new Map<string, Array<{index: number; wanted: CellValue[]; altText: string}>>();
     values.forEach((v, index) => {
-      if (!Array.isArray(v) || v[0] !== 'l') { return; }
-      const options = (v[2] && typeof v[2] === 'object' && !Array.isArray(v[2]) ? v[2] : {}) as Record<string, CellValue>;
+      if (!Array.isArray(v) || v[0] !== 'l') {
+        return;
+      }
+      const options = (v[2] && typeof v[2] === 'object' && !Array.isArray(v[2]) ? v[2] : {}) as Record<
+        string,
+        CellValue
+      >;
       const value = v[1] ?? null;
       const wanted = isList && Array.isArray(value) && value[0] === 'L' ? value.slice(1) : [value];
       const altText = typeof options.raw === 'string' ? options.raw : wanted.map((w) => pyStr(w)).join(', ');
-      const colId = typeof options.column === 'string' && options.column ? options.column : (visible?.col.colId ?? 'id');
+      const colId =
+        typeof options.column === 'string' && options.column ? options.column : (visible?.col.colId ?? 'id');
       if (!target || (colId !== 'id' && !target.byId.has(colId))) {
         values[index] = altText;
         return;
@@ -366,7 +411,12 @@ export class DocEngine {
       lookups.push({index, wanted, altText});
     });
     for (const [colId, lookups] of byColumn) {
-      const matches = findMatches(this.db, target!, [colId], lookups.flatMap((l) => l.wanted.map((w) => [w])));
+      const matches = findMatches(
+        this.db,
+        target!,
+        [colId],
+        lookups.flatMap((l) => l.wanted.map((w) => [w])),
+      );
       let k = 0;
       for (const {index, wanted, altText} of lookups) {
         const ids: Array<number | undefined> = wanted.map(() => matches[k++][0]);
@@ -387,13 +437,23 @@ export class DocEngine {
     let lookups = false;
     for (let i = 0; i < values.length; i++) {
       let v = values[i];
-      if (v === undefined) { v = null; }
-      if (parse && typeof v === 'string') { v = parse(v); }
-      if (Array.isArray(v) && v[0] === 'l') { lookups = true; }
+      if (v === undefined) {
+        v = null;
+      }
+      if (parse && typeof v === 'string') {
+        v = parse(v);
+      }
+      if (Array.isArray(v) && v[0] === 'l') {
+        lookups = true;
+      }
       out[i] = v;
     }
-    if (lookups && col.ct.target !== null) { this.resolveLookups(col, out); }
-    for (let i = 0; i < out.length; i++) { out[i] = convert(out[i]); }
+    if (lookups && col.ct.target !== null) {
+      this.resolveLookups(col, out);
+    }
+    for (let i = 0; i < out.length; i++) {
+      out[i] = convert(out[i]);
+    }
     return out;
   }
 
@@ -404,16 +464,24 @@ export class DocEngine {
    */
   private ensureAcceptsData(table: TableMeta, colId: string, values: CellValue[]): CellValue[] | null {
     const col = this.getColumn(table, colId);
-    if (!col.isFormula || table.isMeta) { return values; }
-    if (col.formula) { throw engineError('ValueError', `Can't save value to formula column ${colId}`); }
+    if (!col.isFormula || table.isMeta) {
+      return values;
+    }
+    if (col.formula) {
+      throw engineError('ValueError', `Can't save value to formula column ${colId}`);
+    }
     let out = values;
     if (col.type === 'Any') {
       const guess: Record<string, CellValue> = {};
       if (values.every((v) => v === null || typeof v === 'string')) {
         const g = guessColumn(values as Array<string | null>, this.meta.settings, this.meta.timezone);
-        if (!g) { return null; }
+        if (!g) {
+          return null;
+        }
         guess.type = g.type;
-        if (g.widgetOptions) { guess.widgetOptions = JSON.stringify(g.widgetOptions); }
+        if (g.widgetOptions) {
+          guess.widgetOptions = JSON.stringify(g.widgetOptions);
+        }
         out = g.values;
       } else {
         const nonBlank = values.filter((v) => v !== '' && v !== null);
@@ -428,11 +496,19 @@ export class DocEngine {
     // This is part of the column's conversion, not a record change: no events are reported for it.
     const dflt = sqlDefaultFor(this.getColumn(this.getTable(table.tableId), colId).type);
     if (dflt !== 'NULL') {
-      this.db.prepare(`UPDATE ${quoteIdent(table.tableId)} SET ${quoteIdent(colId)} = ${dflt} WHERE ${quoteIdent(colId)} IS NULL`).run();
+      this.db
+        .prepare(
+          `UPDATE ${quoteIdent(table.tableId)} SET ${quoteIdent(colId)} = ${dflt} WHERE ${quoteIdent(colId)} IS NULL`,
+        )
+        .run();
       if (this.formulas) {
         const col = this.getColumn(this.getTable(table.tableId), colId);
         const rows = this.columnValues(this.getTable(table.tableId), col);
-        this.formulas.updateRecords(table.tableId, rows.map(([id]) => id), {[colId]: rows.map(([, v]) => v)});
+        this.formulas.updateRecords(
+          table.tableId,
+          rows.map(([id]) => id),
+          {[colId]: rows.map(([, v]) => v)},
+        );
       }
     }
     return out;
@@ -444,37 +520,58 @@ export class DocEngine {
   private existingIds(tableId: string, ids: number[]): Set<number> {
     const found = new Set<number>();
     for (const part of chunks([...new Set(ids)])) {
-      const rows = this.db.prepare(`SELECT id FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`)
-        .raw(true).all(...part) as Array<[number]>;
-      for (const [id] of rows) { found.add(id); }
+      const rows = this.db
+        .prepare(`SELECT id FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`)
+        .raw(true)
+        .all(...part) as Array<[number]>;
+      for (const [id] of rows) {
+        found.add(id);
+      }
     }
     return found;
   }
 
   /** Validates columns and prepares them for data: returns the table (reloaded) and kept columns. */
-  private prepareColumns(table: TableMeta, colValues: Map<string, CellValue[]>): {table: TableMeta, cols: Map<string, CellValue[]>} {
-    for (const colId of colValues.keys()) { this.getColumn(table, colId); }
+  private prepareColumns(
+    table: TableMeta,
+    colValues: Map<string, CellValue[]>,
+  ): {table: TableMeta; cols: Map<string, CellValue[]>} {
+    for (const colId of colValues.keys()) {
+      this.getColumn(table, colId);
+    }
     const cols = new Map<string, CellValue[]>();
     for (const [colId, values] of colValues) {
       const accepted = this.ensureAcceptsData(table, colId, values);
-      if (accepted) { cols.set(colId, accepted); }
+      if (accepted) {
+        cols.set(colId, accepted);
+      }
       table = this.getTable(table.tableId);
     }
     return {table, cols};
   }
 
-  addRecords(table: TableMeta, rowIds: Array<number | null>, colValues: Map<string, CellValue[]>,
-             opts: WriteOptions): number[] {
+  addRecords(
+    table: TableMeta,
+    rowIds: Array<number | null>,
+    colValues: Map<string, CellValue[]>,
+    opts: WriteOptions,
+  ): number[] {
     colValues.delete('id');
     const prepared = this.prepareColumns(table, colValues);
     table = prepared.table;
     let next = this.maxId(table.tableId) + 1;
     const ids = rowIds.map((id) => {
       const filled = id === null || id === undefined || (typeof id === 'number' && id < 0) ? next : id;
-      if (typeof filled !== 'number' || !Number.isInteger(filled)) { throw engineError('TypeError', `Invalid row id ${JSON.stringify(id)}`); }
+      if (typeof filled !== 'number' || !Number.isInteger(filled)) {
+        throw engineError('TypeError', `Invalid row id ${JSON.stringify(id)}`);
+      }
       // Grist reserves row id 0 for "no record" (an empty Ref cell holds 0).
-      if (filled === 0) { throw engineError('ValueError', 'Row ID 0 is reserved for "no record"'); }
-      if (filled > MAX_ROW_ID) { throw engineError('ValueError', 'Row ID too high'); }
+      if (filled === 0) {
+        throw engineError('ValueError', 'Row ID 0 is reserved for "no record"');
+      }
+      if (filled > MAX_ROW_ID) {
+        throw engineError('ValueError', 'Row ID too high');
+      }
       next = Math.max(next, filled) + 1;
       return filled;
     });
@@ -497,7 +594,7 @@ export class DocEngine {
     const stored = cols.map((c) => new StoredValues(table.byId.get(c)!.declType));
     const tracked = this.classes.track(table.tableId);
     try {
-      for (let start = 0; start < ids.length;) {
+      for (let start = 0; start < ids.length; ) {
         const rowCount = ids.length - start >= perStmt ? perStmt : 1;
         const params = new Array<SqlValue>(rowCount * (n + 1));
         let p = 0;
@@ -527,21 +624,32 @@ export class DocEngine {
 
   updateRecords(table: TableMeta, rowIds: number[], colValues: Map<string, CellValue[]>, opts: WriteOptions): void {
     colValues.delete('id');
-    for (const colId of colValues.keys()) { this.getColumn(table, colId); }
+    for (const colId of colValues.keys()) {
+      this.getColumn(table, colId);
+    }
     for (const id of rowIds as unknown[]) {
-      if (typeof id !== 'number' || !Number.isInteger(id)) { throw new BadRequest(`Invalid row id ${JSON.stringify(id) ?? String(id)}`); }
+      if (typeof id !== 'number' || !Number.isInteger(id)) {
+        throw new BadRequest(`Invalid row id ${JSON.stringify(id) ?? String(id)}`);
+      }
     }
     const existing = this.existingIds(table.tableId, rowIds);
     const missing = rowIds.find((id) => !existing.has(id));
-    if (missing !== undefined) { throw new BadRequest(`Invalid row id ${missing}`); }
-    if (!rowIds.length || !colValues.size) { return; }
+    if (missing !== undefined) {
+      throw new BadRequest(`Invalid row id ${missing}`);
+    }
+    if (!rowIds.length || !colValues.size) {
+      return;
+    }
     const prepared = this.prepareColumns(table, colValues);
     table = prepared.table;
     const cols = [...prepared.cols.keys()];
-    if (!cols.length) { return; }
+    if (!cols.length) {
+      return;
+    }
     const converted = cols.map((c) => this.convertColumnValues(table.byId.get(c)!, prepared.cols.get(c)!, opts));
     const encoders = cols.map((c) => table.byId.get(c)!.encode);
-    const stmt = this.stmt(`UPDATE ${quoteIdent(table.tableId)} SET ${cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')}
+    const stmt =
+      this.stmt(`UPDATE ${quoteIdent(table.tableId)} SET ${cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')}
       WHERE id = ?`);
     const params = new Array<SqlValue>(cols.length + 1);
     this.beforeRows?.(table.tableId, rowIds);
@@ -569,13 +677,15 @@ export class DocEngine {
       }
     }
     const existing = [...this.existingIds(table.tableId, rowIds as number[])];
-    if (!existing.length) { return; }
+    if (!existing.length) {
+      return;
+    }
     this.beforeRows?.(table.tableId, existing);
     const tracked = this.classes.track(table.tableId);
     for (const part of chunks(existing)) {
       this.stmt(`DELETE FROM ${quoteIdent(table.tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
     }
-    tracked.done(new Map(), existing.length);   // Removing rows adds no storage class.
+    tracked.done(new Map(), existing.length); // Removing rows adds no storage class.
     this.formulas?.removeRecords(table.tableId, existing);
     this.changeSet().remove(table.tableId, existing);
     this.clearReferencesTo(table.tableId, existing);
@@ -586,28 +696,42 @@ export class DocEngine {
     const removedSet = new Set(removed);
     for (const t of this.meta.userTables) {
       for (const col of t.columns) {
-        if (refTarget(col.type) !== tableId || (col.isFormula && col.formula)) { continue; }
+        if (refTarget(col.type) !== tableId || (col.isFormula && col.formula)) {
+          continue;
+        }
         const c = quoteIdent(col.colId);
         const tq = quoteIdent(t.tableId);
         const updates: Array<[number, CellValue]> = [];
         for (const part of chunks(removed)) {
           const marks = part.map(() => '?').join(',');
           if (isRefListType(col.type)) {
-            const rows = this.db.prepare(`SELECT t.id, t.${c} FROM ${tq} t WHERE typeof(t.${c}) = 'text'
+            const rows = this.db
+              .prepare(`SELECT t.id, t.${c} FROM ${tq} t WHERE typeof(t.${c}) = 'text'
               AND json_valid(t.${c}) AND EXISTS (SELECT 1 FROM json_each(t.${c}) j WHERE j.value IN (${marks}))`)
-              .raw(true).all(...part) as Array<[number, unknown]>;
+              .raw(true)
+              .all(...part) as Array<[number, unknown]>;
             for (const [id, raw] of rows) {
               const v = col.decode(raw);
               const ids = Array.isArray(v) ? v.slice(1).filter((x) => !removedSet.has(x as number)) : [];
               updates.push([id, ids.length ? ['L', ...ids] : null]);
             }
           } else {
-            const rows = this.db.prepare(`SELECT id FROM ${tq} WHERE +${c} IN (${marks})`).raw(true).all(...part) as Array<[number]>;
-            for (const [id] of rows) { updates.push([id, 0]); }
+            const rows = this.db
+              .prepare(`SELECT id FROM ${tq} WHERE +${c} IN (${marks})`)
+              .raw(true)
+              .all(...part) as Array<[number]>;
+            for (const [id] of rows) {
+              updates.push([id, 0]);
+            }
           }
         }
-        if (!updates.length) { continue; }
-        this.beforeRows?.(t.tableId, updates.map(([id]) => id));
+        if (!updates.length) {
+          continue;
+        }
+        this.beforeRows?.(
+          t.tableId,
+          updates.map(([id]) => id),
+        );
         const stmt = this.stmt(`UPDATE ${tq} SET ${c} = ? WHERE id = ?`);
         const stored = new StoredValues(col.declType);
         const tracked = this.classes.track(t.tableId);
@@ -617,15 +741,32 @@ export class DocEngine {
           stmt.run(encoded, id);
         }
         tracked.done(new Map([[col.colId, stored]]), updates.length);
-        this.formulas?.updateRecords(t.tableId, updates.map(([id]) => id), {[col.colId]: updates.map(([, v]) => v)});
-        this.changeSet().update(t.tableId, updates.map(([id]) => id));
+        this.formulas?.updateRecords(
+          t.tableId,
+          updates.map(([id]) => id),
+          {[col.colId]: updates.map(([, v]) => v)},
+        );
+        this.changeSet().update(
+          t.tableId,
+          updates.map(([id]) => id),
+        );
       }
     }
   }
 
   /** ReplaceTableData: all rows replaced by the given ones. */
-  replaceTableData(table: TableMeta, rowIds: Array<number | null>, colValues: Map<string, CellValue[]>, opts: WriteOptions): void {
-    const all = (this.db.prepare(`SELECT id FROM ${quoteIdent(table.tableId)}`).raw(true).all() as Array<[number]>).map(([id]) => id);
+  replaceTableData(
+    table: TableMeta,
+    rowIds: Array<number | null>,
+    colValues: Map<string, CellValue[]>,
+    opts: WriteOptions,
+  ): void {
+    const all = (
+      this.db
+        .prepare(`SELECT id FROM ${quoteIdent(table.tableId)}`)
+        .raw(true)
+        .all() as Array<[number]>
+    ).map(([id]) => id);
     if (all.length) {
       this.beforeRows?.(table.tableId, all);
       this.db.prepare(`DELETE FROM ${quoteIdent(table.tableId)}`).run();
@@ -642,17 +783,22 @@ export class DocEngine {
     return [...this.meta.tables.keys()];
   }
 
-  private createSqlTable(tableId: string, cols: Array<{colId: string, type: string}>): void {
+  private createSqlTable(tableId: string, cols: Array<{colId: string; type: string}>): void {
     const defs = cols.map((c) => `, ${quoteIdent(c.colId)} ${sqlTypeFor(c.type)} DEFAULT ${sqlDefaultFor(c.type)}`);
     this.db.exec(`CREATE TABLE ${quoteIdent(tableId)} (id INTEGER PRIMARY KEY${defs.join('')})`);
   }
 
-  addTable(tableIdIn: string | null | undefined, columns: Array<{id?: string | null} & ColInfo>,
-           opts: {primaryView: boolean} = {primaryView: true}): AddTableResult {
+  addTable(
+    tableIdIn: string | null | undefined,
+    columns: Array<{id?: string | null} & ColInfo>,
+    opts: {primaryView: boolean} = {primaryView: true},
+  ): AddTableResult {
     const specs = columns.map((c) => ({...c, isFormula: c.isFormula ?? Boolean(c.formula)}));
     specs.unshift({id: 'manualSort', type: 'ManualSortPos', formula: '', isFormula: false});
     if (specs.length + 1 > MAX_TABLE_COLUMNS) {
-      throw new BadRequest(`Too many columns: a table may hold at most ${MAX_TABLE_COLUMNS - 2} besides id and manualSort (SQLite's limit)`);
+      throw new BadRequest(
+        `Too many columns: a table may hold at most ${MAX_TABLE_COLUMNS - 2} besides id and manualSort (SQLite's limit)`,
+      );
     }
     const tableId = pickTableIdent(tableIdIn, this.allTableIds());
     const title = tableIdIn || tableId;
@@ -673,7 +819,10 @@ export class DocEngine {
     this.createSqlTable(tableId, clean);
     const [tableRef] = this.metaAdd('_grist_Tables', [{tableId, primaryViewId: 0}]);
     let pos = this.nextPos('_grist_Tables_column', 'parentPos');
-    this.metaAdd('_grist_Tables_column', clean.map((c) => ({parentId: tableRef, parentPos: pos++, ...c})));
+    this.metaAdd(
+      '_grist_Tables_column',
+      clean.map((c) => ({parentId: tableRef, parentPos: pos++, ...c})),
+    );
     this.reloadMeta();
     this.formulas?.addTable(tableSpec(this.meta, this.getTable(tableId)));
 
@@ -685,9 +834,16 @@ export class DocEngine {
       primaryViewId = view.id;
     }
     const rawSection = this.addSection(tableRef, 0, 'record', title === tableId ? '' : title);
-    const [cardSection] = this.metaAdd('_grist_Views_section', [{
-      tableRef, parentId: 0, parentKey: 'single', title: '', borderWidth: 1, defaultWidth: 100,
-    }]);
+    const [cardSection] = this.metaAdd('_grist_Views_section', [
+      {
+        tableRef,
+        parentId: 0,
+        parentKey: 'single',
+        title: '',
+        borderWidth: 1,
+        defaultWidth: 100,
+      },
+    ]);
     this.metaUpdate('_grist_Tables', tableRef, {recordCardViewSectionRef: cardSection});
     this.addSectionFields(tableRef, cardSection);
     this.metaUpdate('_grist_Tables', tableRef, {primaryViewId, rawViewSectionRef: rawSection});
@@ -695,7 +851,7 @@ export class DocEngine {
     return result;
   }
 
-  private addView(tableRef: number, tableId: string, name: string): {id: number, sections: number[]} {
+  private addView(tableRef: number, tableId: string, name: string): {id: number; sections: number[]} {
     const [viewRef] = this.metaAdd('_grist_Views', [{name, type: 'raw_data'}]);
     if (!tableId.startsWith('GristHidden_')) {
       this.metaAdd('_grist_TabBar', [{viewRef, tabPos: this.nextPos('_grist_TabBar', 'tabPos')}]);
@@ -705,11 +861,24 @@ export class DocEngine {
     return {id: viewRef, sections: [section]};
   }
 
-  private addSection(tableRef: number, parentId: number, parentKey: string, title: string, sortColRefs?: string): number {
-    const [section] = this.metaAdd('_grist_Views_section', [{
-      tableRef, parentId, parentKey, title, borderWidth: 1, defaultWidth: 100,
-      ...(sortColRefs !== undefined ? {sortColRefs} : {}),
-    }]);
+  private addSection(
+    tableRef: number,
+    parentId: number,
+    parentKey: string,
+    title: string,
+    sortColRefs?: string,
+  ): number {
+    const [section] = this.metaAdd('_grist_Views_section', [
+      {
+        tableRef,
+        parentId,
+        parentKey,
+        title,
+        borderWidth: 1,
+        defaultWidth: 100,
+        ...(sortColRefs !== undefined ? {sortColRefs} : {}),
+      },
+    ]);
     this.addSectionFields(tableRef, section);
     return section;
   }
@@ -717,17 +886,28 @@ export class DocEngine {
   /** Fields for every visible column of the table, in column order (_RebuildViewFields). */
   private addSectionFields(tableRef: number, section: number): void {
     const table = this.meta.byRef.get(tableRef)!;
-    const cols = table.columns.filter((c) => !c.hidden && !c.colId.startsWith('#'))
+    const cols = table.columns
+      .filter((c) => !c.hidden && !c.colId.startsWith('#'))
       .sort((a, b) => Number(a.fields.parentPos) - Number(b.fields.parentPos));
     let pos = this.nextPos('_grist_Views_section_field', 'parentPos');
-    this.metaAdd('_grist_Views_section_field', cols.map((c) => ({parentId: section, parentPos: pos++, colRef: c.colRef})));
+    this.metaAdd(
+      '_grist_Views_section_field',
+      cols.map((c) => ({parentId: section, parentPos: pos++, colRef: c.colRef})),
+    );
   }
 
   renameTable(table: TableMeta, newIdIn: string): string {
-    if (table.fields.summarySourceTable) { throw engineError('ValueError', 'RenameTable: cannot rename a summary table'); }
+    if (table.fields.summarySourceTable) {
+      throw engineError('ValueError', 'RenameTable: cannot rename a summary table');
+    }
     const oldId = table.tableId;
-    const newId = pickTableIdent(newIdIn, this.allTableIds().filter((t) => t !== oldId));
-    if (newId === oldId) { return newId; }
+    const newId = pickTableIdent(
+      newIdIn,
+      this.allTableIds().filter((t) => t !== oldId),
+    );
+    if (newId === oldId) {
+      return newId;
+    }
     if (newId.toLowerCase() === oldId.toLowerCase()) {
       const tmp = `_tmp_${oldId}`;
       this.db.exec(`ALTER TABLE ${quoteIdent(oldId)} RENAME TO ${quoteIdent(tmp)}`);
@@ -744,17 +924,23 @@ export class DocEngine {
     for (const t of this.meta.userTables) {
       for (const col of t.columns) {
         const values: Record<string, CellValue> = {};
-        if (refTarget(col.type) === oldId) { values.type = `${col.type.split(':')[0]}:${newId}`; }
+        if (refTarget(col.type) === oldId) {
+          values.type = `${col.type.split(':')[0]}:${newId}`;
+        }
         const formula = edits.get(col.colRef);
         if (formula !== undefined) {
           values.formula = formula;
           this.formulas?.modifyColumn(t.tableId === oldId ? newId : t.tableId, col.colId, {formula});
         }
-        if (Object.keys(values).length) { this.metaUpdate('_grist_Tables_column', col.colRef, values); }
+        if (Object.keys(values).length) {
+          this.metaUpdate('_grist_Tables_column', col.colRef, values);
+        }
       }
     }
     for (const r of this.metaRows('_grist_ACLResources')) {
-      if (r.tableId === oldId) { this.metaUpdate('_grist_ACLResources', Number(r.id), {tableId: newId}); }
+      if (r.tableId === oldId) {
+        this.metaUpdate('_grist_ACLResources', Number(r.id), {tableId: newId});
+      }
     }
     this.reloadMeta();
     return newId;
@@ -763,18 +949,25 @@ export class DocEngine {
   removeTables(tableRefs: number[]): void {
     const tables = tableRefs.map((ref) => {
       const t = this.meta.byRef.get(ref);
-      if (!t) { throw engineError('KeyError', `Table ${ref} not found`); }
+      if (!t) {
+        throw engineError('KeyError', `Table ${ref} not found`);
+      }
       return t;
     });
     for (const t of this.meta.userTables) {
-      if (tableRefs.includes(Number(t.fields.summarySourceTable)) && !tables.includes(t)) { tables.push(t); }
+      if (tableRefs.includes(Number(t.fields.summarySourceTable)) && !tables.includes(t)) {
+        tables.push(t);
+      }
     }
     const ids = new Set(tables.map((t) => t.tableId));
     const refs = new Set(tables.map((t) => t.tableRef));
     // Columns of other tables referring to removed tables go too.
-    const backRefs = this.meta.userTables.filter((t) => !refs.has(t.tableRef))
+    const backRefs = this.meta.userTables
+      .filter((t) => !refs.has(t.tableRef))
       .flatMap((t) => t.columns.filter((c) => ids.has(refTarget(c.type) ?? '')).map((c) => c.colRef));
-    if (backRefs.length) { this.removeColumns(backRefs); }
+    if (backRefs.length) {
+      this.removeColumns(backRefs);
+    }
 
     const sections = this.metaRows('_grist_Views_section');
     const doomedSections = sections.filter((s) => refs.has(Number(s.tableRef)));
@@ -784,11 +977,16 @@ export class DocEngine {
     const views = new Set([...touchedViews].filter((v) => !remaining.has(v)));
     for (const t of tables) {
       const pv = Number(t.fields.primaryViewId);
-      if (pv) { views.add(pv); }
+      if (pv) {
+        views.add(pv);
+      }
     }
     this.removeViews([...views]);
-    const colRefs = tables.flatMap((t) => this.metaRows('_grist_Tables_column')
-      .filter((c) => Number(c.parentId) === t.tableRef).map((c) => Number(c.id)));
+    const colRefs = tables.flatMap((t) =>
+      this.metaRows('_grist_Tables_column')
+        .filter((c) => Number(c.parentId) === t.tableRef)
+        .map((c) => Number(c.id)),
+    );
     this.metaRemove('_grist_Tables_column', colRefs);
     this.metaRemove('_grist_Tables', [...refs]);
     for (const t of tables) {
@@ -802,24 +1000,42 @@ export class DocEngine {
   removeSections(sectionIds: number[]): void {
     const set = new Set(sectionIds);
     const fields = this.metaRows('_grist_Views_section_field').filter((f) => set.has(Number(f.parentId)));
-    this.metaRemove('_grist_Views_section_field', fields.map((f) => Number(f.id)));
+    this.metaRemove(
+      '_grist_Views_section_field',
+      fields.map((f) => Number(f.id)),
+    );
     this.metaRemove('_grist_Views_section', sectionIds);
   }
 
   removeViews(viewIds: number[]): void {
-    if (!viewIds.length) { return; }
+    if (!viewIds.length) {
+      return;
+    }
     const set = new Set(viewIds);
-    this.metaRemove('_grist_TabBar', this.metaRows('_grist_TabBar').filter((r) => set.has(Number(r.viewRef))).map((r) => Number(r.id)));
-    this.removeSections(this.metaRows('_grist_Views_section').filter((s) => set.has(Number(s.parentId))).map((s) => Number(s.id)));
+    this.metaRemove(
+      '_grist_TabBar',
+      this.metaRows('_grist_TabBar')
+        .filter((r) => set.has(Number(r.viewRef)))
+        .map((r) => Number(r.id)),
+    );
+    this.removeSections(
+      this.metaRows('_grist_Views_section')
+        .filter((s) => set.has(Number(s.parentId)))
+        .map((s) => Number(s.id)),
+    );
     // Removing a page promotes its children one level up (treeview.fix_indents, simplified).
     const pages = this.metaRows('_grist_Pages').sort((a, b) => Number(a.pagePos) - Number(b.pagePos));
     const removedPages: number[] = [];
     for (let i = 0; i < pages.length; i++) {
-      if (!set.has(Number(pages[i].viewRef))) { continue; }
+      if (!set.has(Number(pages[i].viewRef))) {
+        continue;
+      }
       removedPages.push(Number(pages[i].id));
       const indent = Number(pages[i].indentation);
       for (let j = i + 1; j < pages.length && Number(pages[j].indentation) > indent; j++) {
-        if (set.has(Number(pages[j].viewRef))) { continue; }
+        if (set.has(Number(pages[j].viewRef))) {
+          continue;
+        }
         const newIndent = Math.max(0, Number(pages[j].indentation) - 1);
         pages[j].indentation = newIndent;
         this.metaUpdate('_grist_Pages', Number(pages[j].id), {indentation: newIndent});
@@ -835,7 +1051,9 @@ export class DocEngine {
   private avoidColIds(table: TableMeta): Set<string> {
     const avoid = new Set(['id', ...table.columns.map((c) => c.colId)]);
     for (const t of this.meta.userTables) {
-      if (Number(t.fields.summarySourceTable) === table.tableRef) { t.columns.forEach((c) => avoid.add(c.colId)); }
+      if (Number(t.fields.summarySourceTable) === table.tableRef) {
+        t.columns.forEach((c) => avoid.add(c.colId));
+      }
     }
     return avoid;
   }
@@ -845,33 +1063,53 @@ export class DocEngine {
    * the raw section, the record card (unless customised), and with `visible` every record widget.
    * With `fields: false`, no fields at all (Grist's doAddColumn: display helpers, AddHiddenColumn).
    */
-  addColumn(table: TableMeta, colIdIn: string | null | undefined, info: ColInfo,
-            opts: {visible: boolean, fields?: boolean}): {colRef: number, colId: string} {
-    if (table.fields.onDemand && info.isFormula === undefined) { info = {...info, isFormula: false}; }
+  addColumn(
+    table: TableMeta,
+    colIdIn: string | null | undefined,
+    info: ColInfo,
+    opts: {visible: boolean; fields?: boolean},
+  ): {colRef: number; colId: string} {
+    if (table.fields.onDemand && info.isFormula === undefined) {
+      info = {...info, isFormula: false};
+    }
     const isFormula = info.isFormula !== false;
     if (table.fields.summarySourceTable && !isFormula) {
       throw engineError('ValueError', 'AddColumn: cannot add a non-formula column to a summary table');
     }
     if (++this.columnsAdded > MAX_COLUMNS_ADDED_PER_WRITE) {
-      throw new BadRequest(`Too many columns added at once: at most ${MAX_COLUMNS_ADDED_PER_WRITE} per request (AddTable takes more)`);
+      throw new BadRequest(
+        `Too many columns added at once: at most ${MAX_COLUMNS_ADDED_PER_WRITE} per request (AddTable takes more)`,
+      );
     }
     if (table.columns.length + 1 >= MAX_TABLE_COLUMNS) {
-      throw new BadRequest(`Too many columns: table ${table.tableId} may hold at most ${MAX_TABLE_COLUMNS - 1} (SQLite's limit)`);
+      throw new BadRequest(
+        `Too many columns: table ${table.tableId} may hold at most ${MAX_TABLE_COLUMNS - 1} (SQLite's limit)`,
+      );
     }
     const colId = pickColIdent(colIdIn, this.avoidColIds(table));
     const type = String(info.type ?? (isFormula ? 'Any' : 'Text'));
-    this.db.exec(`ALTER TABLE ${quoteIdent(table.tableId)} ADD COLUMN ${quoteIdent(colId)} ${sqlTypeFor(type)} DEFAULT ${sqlDefaultFor(type)}`);
+    this.db.exec(
+      `ALTER TABLE ${quoteIdent(table.tableId)} ADD COLUMN ${quoteIdent(colId)} ${sqlTypeFor(type)} DEFAULT ${sqlDefaultFor(type)}`,
+    );
     const values: Record<string, CellValue> = {
       parentId: table.tableRef,
-      parentPos: typeof info._position === 'number' ? info._position : this.nextPos('_grist_Tables_column', 'parentPos'),
-      colId, type, isFormula, formula: String(info.formula ?? ''),
+      parentPos:
+        typeof info._position === 'number' ? info._position : this.nextPos('_grist_Tables_column', 'parentPos'),
+      colId,
+      type,
+      isFormula,
+      formula: String(info.formula ?? ''),
       widgetOptions: info.widgetOptions !== undefined ? String(info.widgetOptions) : '',
       label: info.label !== undefined ? String(info.label) : colId,
     };
     for (const k of ['rules', 'recalcWhen', 'recalcDeps'] as const) {
-      if (info[k] !== undefined) { values[k] = info[k]!; }
+      if (info[k] !== undefined) {
+        values[k] = info[k]!;
+      }
     }
-    if (info.visibleCol) { values.visibleCol = info.visibleCol; }
+    if (info.visibleCol) {
+      values.visibleCol = info.visibleCol;
+    }
     const [colRef] = this.metaAdd('_grist_Tables_column', [values]);
     const isTransform = /^gristHelper_(Transform|Converted)/.test(colId);
     if (!isTransform && opts.fields !== false) {
@@ -880,19 +1118,32 @@ export class DocEngine {
       const raw = Number(table.fields.rawViewSectionRef);
       const card = Number(table.fields.recordCardViewSectionRef);
       const targets: number[] = [];
-      if (raw) { targets.push(raw); }
+      if (raw) {
+        targets.push(raw);
+      }
       const cardRec = sections.find((s) => Number(s.id) === card);
       if (cardRec) {
         const cardFields = fields.filter((f) => Number(f.parentId) === card);
-        const modified = cardRec.layoutSpec || cardRec.options || (cardRec.rules && refListIds(cardRec.rules).length) ||
-          cardRec.theme || cardFields.some((f) => f.widgetOptions);
-        if (!modified) { targets.push(card); }
+        const modified =
+          cardRec.layoutSpec ||
+          cardRec.options ||
+          (cardRec.rules && refListIds(cardRec.rules).length) ||
+          cardRec.theme ||
+          cardFields.some((f) => f.widgetOptions);
+        if (!modified) {
+          targets.push(card);
+        }
       }
       if (opts.visible) {
-        targets.push(...sections.filter((s) => s.parentKey === 'record' && Number(s.id) !== raw).map((s) => Number(s.id)));
+        targets.push(
+          ...sections.filter((s) => s.parentKey === 'record' && Number(s.id) !== raw).map((s) => Number(s.id)),
+        );
       }
       let pos = this.nextPos('_grist_Views_section_field', 'parentPos');
-      this.metaAdd('_grist_Views_section_field', targets.map((parentId) => ({parentId, parentPos: pos++, colRef})));
+      this.metaAdd(
+        '_grist_Views_section_field',
+        targets.map((parentId) => ({parentId, parentPos: pos++, colRef})),
+      );
     }
     this.reloadMeta();
     if (this.formulas) {
@@ -908,23 +1159,31 @@ export class DocEngine {
    * unique, a type change converts the data and resets widgetOptions/displayCol, and turning an
    * Any formula column into data guesses its type.
    */
-  updateColumns(table: TableMeta, updates: Array<{colId: string, values: Record<string, CellValue>}>): void {
+  updateColumns(table: TableMeta, updates: Array<{colId: string; values: Record<string, CellValue>}>): void {
     const avoidExtra = new Set<string>();
-    const planned: Array<{col: ColumnMeta, values: Record<string, CellValue>}> = [];
+    const planned: Array<{col: ColumnMeta; values: Record<string, CellValue>}> = [];
     for (const {colId, values: input} of updates) {
       const col = table.byId.get(colId);
-      if (!col) { throw new NotFound(`Column not found "${colId}"`); }
+      if (!col) {
+        throw new NotFound(`Column not found "${colId}"`);
+      }
       const values: Record<string, CellValue> = {};
       for (const [k, v] of Object.entries(input)) {
-        if (k === 'id') { continue; }
-        if (!(k in FIELD_TYPES)) { throw new BadRequest(`Invalid column "${k}"`); }
+        if (k === 'id') {
+          continue;
+        }
+        if (!(k in FIELD_TYPES)) {
+          throw new BadRequest(`Invalid column "${k}"`);
+        }
         values[k] = converterFor(FIELD_TYPES[k])(v);
       }
       if ('parentId' in values && values.parentId !== table.tableRef) {
         throw engineError('ValueError', `Cannot move column ${colId} to another table`);
       }
       const untie = 'untieColIdFromLabel' in values ? values.untieColIdFromLabel : col.fields.untieColIdFromLabel;
-      if ('label' in values && !untie && !('colId' in values)) { values.colId = values.label; }
+      if ('label' in values && !untie && !('colId' in values)) {
+        values.colId = values.label;
+      }
       if (values.untieColIdFromLabel === false && !('colId' in values)) {
         values.colId = 'label' in values ? values.label : col.fields.label;
       }
@@ -936,15 +1195,24 @@ export class DocEngine {
         avoidExtra.add(values.colId);
       }
       if (col.isFormula && values.isFormula === false && col.type === 'Any' && !('type' in values)) {
-        const data = this.columnValues(table, col).map(([, v]) => v).filter((v) => v !== '' && v !== null);
-        values.type = data.length && data.filter((v) => typeof v === 'number').length >= data.length * 0.9 ? 'Numeric' : 'Text';
+        const data = this.columnValues(table, col)
+          .map(([, v]) => v)
+          .filter((v) => v !== '' && v !== null);
+        values.type =
+          data.length && data.filter((v) => typeof v === 'number').length >= data.length * 0.9 ? 'Numeric' : 'Text';
       }
       if ('type' in values) {
-        if (!('widgetOptions' in values)) { values.widgetOptions = ''; }
+        if (!('widgetOptions' in values)) {
+          values.widgetOptions = '';
+        }
         // Between Ref and RefList of the same table, Grist keeps both (is_compatible_ref_type).
         if (!sameRefTarget(String(values.type), col.type)) {
-          if (!('displayCol' in values)) { values.displayCol = 0; }
-          if (!('visibleCol' in values)) { values.visibleCol = 0; }
+          if (!('displayCol' in values)) {
+            values.displayCol = 0;
+          }
+          if (!('visibleCol' in values)) {
+            values.visibleCol = 0;
+          }
         }
       }
       planned.push({col, values});
@@ -954,28 +1222,58 @@ export class DocEngine {
     const renames = planned.filter(({col, values}) => 'colId' in values && values.colId !== col.colId);
     const batchRenames = renames.length > DROP_ONE_BY_ONE ? new Map<string, string>() : null;
     const schemaOf = (values: Record<string, CellValue>) => {
-      const schema: {type?: string, isFormula?: boolean, formula?: string} = {};
-      if ('type' in values) { schema.type = String(values.type); }
-      if ('isFormula' in values) { schema.isFormula = Boolean(values.isFormula); }
-      if ('formula' in values) { schema.formula = String(values.formula ?? ''); }
+      const schema: {type?: string; isFormula?: boolean; formula?: string} = {};
+      if ('type' in values) {
+        schema.type = String(values.type);
+      }
+      if ('isFormula' in values) {
+        schema.isFormula = Boolean(values.isFormula);
+      }
+      if ('formula' in values) {
+        schema.formula = String(values.formula ?? '');
+      }
       return schema;
     };
     // Many type changes that redeclare SQL columns: one table copy per RETYPE_GROUP columns, their
     // values read first (each copy costs the whole table: 300 type changes took 4.5 s one by one).
     const retyped = new Set<number>();
-    const decl = new Map((this.db.prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`)
-      .all(table.tableId) as Array<{name: string, type: string, dflt: string | null}>).map((r) => [r.name, r]));
+    const decl = new Map(
+      (
+        this.db.prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`).all(table.tableId) as Array<{
+          name: string;
+          type: string;
+          dflt: string | null;
+        }>
+      ).map((r) => [r.name, r]),
+    );
     const retypes = planned.filter(({col, values}) => {
       const d = decl.get(col.colId);
       const type = 'type' in values ? String(values.type) : col.type;
-      return d !== undefined && type !== col.type && (sqlTypeFor(type) !== d.type || sqlDefaultFor(type) !== (d.dflt ?? 'NULL'));
+      return (
+        d !== undefined &&
+        type !== col.type &&
+        (sqlTypeFor(type) !== d.type || sqlDefaultFor(type) !== (d.dflt ?? 'NULL'))
+      );
     });
     if (retypes.length > DROP_ONE_BY_ONE) {
       for (const group of chunks(retypes, RETYPE_GROUP)) {
         const before = this.getTable(table.tableId);
         const rows = group.map(({col}) => this.columnValues(before, col));
-        this.rebuildTable(table.tableId, null, '', '', undefined,
-          new Map(group.map(({values}) => [String(values.type), values]).map(([type], i) => [group[i].col.colId, {type: sqlTypeFor(String(type)), dflt: sqlDefaultFor(String(type))}])));
+        this.rebuildTable(
+          table.tableId,
+          null,
+          '',
+          '',
+          undefined,
+          new Map(
+            group
+              .map(({values}) => [String(values.type), values])
+              .map(([type], i) => [
+                group[i].col.colId,
+                {type: sqlTypeFor(String(type)), dflt: sqlDefaultFor(String(type))},
+              ]),
+          ),
+        );
         group.forEach(({col, values}, i) => {
           this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schemaOf(values), rows[i]);
           retyped.add(col.colRef);
@@ -985,13 +1283,17 @@ export class DocEngine {
     // Section fields by column, read once (not once per column whose type changes).
     let fieldsByCol: Map<number, number[]> | undefined;
     for (const {col, values} of planned) {
-      if (!retyped.has(col.colRef)) { this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schemaOf(values)); }
+      if (!retyped.has(col.colRef)) {
+        this.modifyColumnSchema(this.getTable(table.tableId), col.colId, schemaOf(values));
+      }
       let colId = col.colId;
       if ('colId' in values && values.colId !== col.colId) {
         colId = String(values.colId);
         this.renameSqlColumn(this.getTable(table.tableId), col.colId, colId, batchRenames);
       }
-      if ('summarySourceCol' in values) { this.formulasStale = true; }
+      if ('summarySourceCol' in values) {
+        this.formulasStale = true;
+      }
       if (this.formulas && ('recalcWhen' in values || 'recalcDeps' in values)) {
         const spec = columnSpec(this.meta, {...col, fields: {...col.fields, ...values}});
         this.formulas.modifyColumn(table.tableId, colId, {recalcWhen: spec.recalcWhen, recalcDeps: spec.recalcDeps});
@@ -1004,13 +1306,17 @@ export class DocEngine {
       }
       this.metaUpdate('_grist_Tables_column', col.colRef, values);
     }
-    if (batchRenames?.size) { this.rebuildTable(table.tableId, null, '', '', batchRenames); }
+    if (batchRenames?.size) {
+      this.rebuildTable(table.tableId, null, '', '', batchRenames);
+    }
     this.reloadMeta();
   }
 
   private columnValues(table: TableMeta, col: ColumnMeta): Array<[number, CellValue, unknown]> {
-    const rows = this.db.prepare(`SELECT id, ${quoteIdent(col.colId)} FROM ${quoteIdent(table.tableId)} ORDER BY id`)
-      .raw(true).all() as Array<[number, unknown]>;
+    const rows = this.db
+      .prepare(`SELECT id, ${quoteIdent(col.colId)} FROM ${quoteIdent(table.tableId)} ORDER BY id`)
+      .raw(true)
+      .all() as Array<[number, unknown]>;
     return rows.map(([id, raw]) => [id, col.decode(raw), raw]);
   }
 
@@ -1020,16 +1326,23 @@ export class DocEngine {
    * converted, what does not becomes alt-text). The formula engine sees the schema change, then
    * the converted values, and recomputes formula columns afterwards.
    */
-  private modifyColumnSchema(table: TableMeta, colId: string, change: {type?: string, isFormula?: boolean, formula?: string},
-                             readBefore?: Array<[number, CellValue, unknown]>): void {
+  private modifyColumnSchema(
+    table: TableMeta,
+    colId: string,
+    change: {type?: string; isFormula?: boolean; formula?: string},
+    readBefore?: Array<[number, CellValue, unknown]>,
+  ): void {
     const col = this.getColumn(table, colId);
     const type = change.type ?? col.type;
     const isFormula = change.isFormula ?? col.isFormula;
     const formula = change.formula ?? col.formula;
-    if (type === col.type && isFormula === col.isFormula && formula === col.formula) { return; }
+    if (type === col.type && isFormula === col.isFormula && formula === col.formula) {
+      return;
+    }
     const rows = readBefore ?? this.columnValues(table, col);
-    const info = this.db.prepare(`SELECT type, dflt_value AS dflt FROM pragma_table_info(?) WHERE name = ?`)
-      .get(table.tableId, colId) as {type: string, dflt: string | null};
+    const info = this.db
+      .prepare(`SELECT type, dflt_value AS dflt FROM pragma_table_info(?) WHERE name = ?`)
+      .get(table.tableId, colId) as {type: string; dflt: string | null};
     let declType = info.type;
     if (sqlTypeFor(type) !== info.type || sqlDefaultFor(type) !== (info.dflt ?? 'NULL')) {
       this.rebuildTable(table.tableId, colId, sqlTypeFor(type), sqlDefaultFor(type));
@@ -1042,9 +1355,12 @@ export class DocEngine {
     const stmt = this.db.prepare(`UPDATE ${quoteIdent(table.tableId)} SET ${quoteIdent(colId)} = ? WHERE id = ?`);
     const changed: number[] = [];
     const changedValues: CellValue[] = [];
-    this.beforeRows?.(table.tableId, rows.map(([id]) => id));
+    this.beforeRows?.(
+      table.tableId,
+      rows.map(([id]) => id),
+    );
     for (const [id, value, raw] of rows) {
-      const next = emptyFormula ? null : (type !== col.type ? convert(value) : value);
+      const next = emptyFormula ? null : type !== col.type ? convert(value) : value;
       const stored = encode(next);
       if (!sameStored(raw, stored)) {
         stmt.run(stored, id);
@@ -1055,20 +1371,35 @@ export class DocEngine {
     if (this.formulas) {
       // As Grist's ModifyColumn: the schema change, then the converted values as an update.
       this.formulas.modifyColumn(table.tableId, colId, {type, isFormula, formula});
-      if (changed.length) { this.formulas.updateRecords(table.tableId, changed, {[colId]: changedValues}); }
+      if (changed.length) {
+        this.formulas.updateRecords(table.tableId, changed, {[colId]: changedValues});
+      }
     }
-    if (changed.length) { this.changeSet().update(table.tableId, changed); }
+    if (changed.length) {
+      this.changeSet().update(table.tableId, changed);
+    }
   }
 
   /** Redeclares one column of a user table (SQLite cannot alter a column's type in place). */
-  private rebuildTable(tableId: string, colId: string | null, sqlType: string, dflt: string, renames?: Map<string, string>,
-                       retypes?: Map<string, {type: string, dflt: string}>): void {
-    const info = this.db.prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`).all(tableId) as
-      Array<{name: string, type: string, dflt: string | null}>;
+  private rebuildTable(
+    tableId: string,
+    colId: string | null,
+    sqlType: string,
+    dflt: string,
+    renames?: Map<string, string>,
+    retypes?: Map<string, {type: string; dflt: string}>,
+  ): void {
+    const info = this.db
+      .prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`)
+      .all(tableId) as Array<{name: string; type: string; dflt: string | null}>;
     const cols = info.filter((c) => c.name !== 'id');
     const newName = (name: string) => renames?.get(name) ?? name;
-    const defs = cols.map((c) => (c.name === colId ? {...c, type: sqlType, dflt} : retypes?.has(c.name) ? {...c, ...retypes.get(c.name)!} : c))
-      .map((c) => `, ${quoteIdent(newName(c.name))} ${c.type} DEFAULT ${c.dflt ?? 'NULL'}`).join('');
+    const defs = cols
+      .map((c) =>
+        c.name === colId ? {...c, type: sqlType, dflt} : retypes?.has(c.name) ? {...c, ...retypes.get(c.name)!} : c,
+      )
+      .map((c) => `, ${quoteIdent(newName(c.name))} ${c.type} DEFAULT ${c.dflt ?? 'NULL'}`)
+      .join('');
     const names = cols.map((c) => ', ' + quoteIdent(c.name)).join('');
     const newNames = cols.map((c) => ', ' + quoteIdent(newName(c.name))).join('');
     const tmp = quoteIdent(`_tmp_${tableId}`);
@@ -1081,7 +1412,9 @@ export class DocEngine {
 
   /** Renames a column; with `batch`, the SQL rename is left to one rebuild of the table (recorded there). */
   private renameSqlColumn(table: TableMeta, from: string, to: string, batch?: Map<string, string> | null): void {
-    if (from === 'id' || from === 'manualSort') { throw engineError('ValueError', 'Cannot rename internal Grist column'); }
+    if (from === 'id' || from === 'manualSort') {
+      throw engineError('ValueError', 'Cannot rename internal Grist column');
+    }
     const t = quoteIdent(table.tableId);
     if (batch) {
       batch.set(from, to);
@@ -1098,7 +1431,9 @@ export class DocEngine {
     const edits = this.formulaEdits({kind: 'column', tableId: table.tableId, oldId: from, newId: to});
     this.formulas?.renameColumn(table.tableId, from, to);
     const renamed = table.byId.get(from);
-    if (renamed) { this.pendingColIds.set(renamed.colRef, to); }
+    if (renamed) {
+      this.pendingColIds.set(renamed.colRef, to);
+    }
     for (const [colRef, formula] of edits) {
       const found = this.meta.colsByRef.get(colRef)!;
       this.formulas?.modifyColumn(found.table.tableId, this.pendingColIds.get(colRef) ?? found.col.colId, {formula});
@@ -1124,7 +1459,9 @@ export class DocEngine {
     }));
     for (const e of formulaRenames(schema, rename)) {
       const colRef = refs.get(`${e.tableId}\0${e.colId}`);
-      if (colRef !== undefined) { out.set(colRef, e.formula); }
+      if (colRef !== undefined) {
+        out.set(colRef, e.formula);
+      }
     }
     return out;
   }
@@ -1133,7 +1470,9 @@ export class DocEngine {
   removeColumns(colRefs: number[]): void {
     const cols = colRefs.map((ref) => {
       const c = this.meta.colsByRef.get(ref);
-      if (!c) { throw engineError('KeyError', `Column ${ref} not found`); }
+      if (!c) {
+        throw engineError('KeyError', `Column ${ref} not found`);
+      }
       return c;
     });
     if (cols.some((c) => c.col.fields.summarySourceCol)) {
@@ -1143,43 +1482,77 @@ export class DocEngine {
     // Drop the columns from section sort specs.
     const tableRefs = new Set(cols.map((c) => c.table.tableRef));
     for (const s of this.metaRows('_grist_Views_section')) {
-      if (!tableRefs.has(Number(s.tableRef)) || !s.sortColRefs) { continue; }
+      if (!tableRefs.has(Number(s.tableRef)) || !s.sortColRefs) {
+        continue;
+      }
       let sort: unknown[];
       try {
         sort = JSON.parse(String(s.sortColRefs));
       } catch {
         continue;
       }
-      if (!Array.isArray(sort)) { continue; }
+      if (!Array.isArray(sort)) {
+        continue;
+      }
       const kept = sort.filter((spec) => !removed.has(Math.abs(parseInt(String(spec), 10))));
-      if (kept.length !== sort.length) { this.metaUpdate('_grist_Views_section', Number(s.id), {sortColRefs: JSON.stringify(kept)}); }
+      if (kept.length !== sort.length) {
+        this.metaUpdate('_grist_Views_section', Number(s.id), {sortColRefs: JSON.stringify(kept)});
+      }
     }
     const fields = this.metaRows('_grist_Views_section_field');
     const more = new Set<number>();
     for (const f of fields) {
-      if (removed.has(Number(f.colRef))) { refListIds(f.rules).forEach((r) => more.add(r)); }
-      if (removed.has(Number(f.visibleCol)) && Number(f.displayCol)) { more.add(Number(f.displayCol)); }
+      if (removed.has(Number(f.colRef))) {
+        refListIds(f.rules).forEach((r) => more.add(r));
+      }
+      if (removed.has(Number(f.visibleCol)) && Number(f.displayCol)) {
+        more.add(Number(f.displayCol));
+      }
     }
-    this.metaRemove('_grist_Views_section_field', fields.filter((f) => removed.has(Number(f.colRef))).map((f) => Number(f.id)));
+    this.metaRemove(
+      '_grist_Views_section_field',
+      fields.filter((f) => removed.has(Number(f.colRef))).map((f) => Number(f.id)),
+    );
     for (const {col} of cols) {
-      if (Number(col.fields.displayCol)) { more.add(Number(col.fields.displayCol)); }
-      if (!/^gristHelper_(Transform|Converted)/.test(col.colId)) { refListIds(col.fields.rules).forEach((r) => more.add(r)); }
+      if (Number(col.fields.displayCol)) {
+        more.add(Number(col.fields.displayCol));
+      }
+      if (!/^gristHelper_(Transform|Converted)/.test(col.colId)) {
+        refListIds(col.fields.rules).forEach((r) => more.add(r));
+      }
     }
     for (const {col} of this.meta.colsByRef.values()) {
-      if (removed.has(Number(col.fields.visibleCol)) && Number(col.fields.displayCol)) { more.add(Number(col.fields.displayCol)); }
+      if (removed.has(Number(col.fields.visibleCol)) && Number(col.fields.displayCol)) {
+        more.add(Number(col.fields.displayCol));
+      }
     }
-    const all = [...cols, ...[...more].filter((r) => !removed.has(r)).sort((a, b) => a - b)
-      .map((r) => this.meta.colsByRef.get(r)).filter((c): c is {table: TableMeta, col: ColumnMeta} => Boolean(c))];
-    this.metaRemove('_grist_Tables_column', all.map((c) => c.col.colRef));
+    const all = [
+      ...cols,
+      ...[...more]
+        .filter((r) => !removed.has(r))
+        .sort((a, b) => a - b)
+        .map((r) => this.meta.colsByRef.get(r))
+        .filter((c): c is {table: TableMeta; col: ColumnMeta} => Boolean(c)),
+    ];
+    this.metaRemove(
+      '_grist_Tables_column',
+      all.map((c) => c.col.colRef),
+    );
     const byTable = new Map<string, string[]>();
-    for (const {table, col} of all) { byTable.set(table.tableId, [...(byTable.get(table.tableId) ?? []), col.colId]); }
+    for (const {table, col} of all) {
+      byTable.set(table.tableId, [...(byTable.get(table.tableId) ?? []), col.colId]);
+    }
     for (const [tableId, colIds] of byTable) {
       if (colIds.length <= DROP_ONE_BY_ONE) {
-        for (const colId of colIds) { this.db.exec(`ALTER TABLE ${quoteIdent(tableId)} DROP COLUMN ${quoteIdent(colId)}`); }
+        for (const colId of colIds) {
+          this.db.exec(`ALTER TABLE ${quoteIdent(tableId)} DROP COLUMN ${quoteIdent(colId)}`);
+        }
       } else {
         this.rebuildWithout(tableId, new Set(colIds));
       }
-      for (const colId of colIds) { this.formulas?.removeColumn(tableId, colId); }
+      for (const colId of colIds) {
+        this.formulas?.removeColumn(tableId, colId);
+      }
     }
     this.reloadMeta();
   }
@@ -1189,8 +1562,9 @@ export class DocEngine {
    * and reparses its schema (measured: 999 columns of an empty table took 26 s one by one).
    */
   private rebuildWithout(tableId: string, drop: Set<string>): void {
-    const info = this.db.prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`).all(tableId) as
-      Array<{name: string, type: string, dflt: string | null}>;
+    const info = this.db
+      .prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`)
+      .all(tableId) as Array<{name: string; type: string; dflt: string | null}>;
     const kept = info.filter((c) => c.name !== 'id' && !drop.has(c.name));
     const defs = kept.map((c) => `, ${quoteIdent(c.name)} ${c.type} DEFAULT ${c.dflt ?? 'NULL'}`).join('');
     const names = kept.map((c) => ', ' + quoteIdent(c.name)).join('');

@@ -24,7 +24,7 @@ const HAS_FN = 'gristlite_recalc_has';
 
 /** Whether a column is computed by the engine: a formula column, or a trigger formula. */
 export function isComputed(col: ColumnMeta): boolean {
-  return col.isFormula ? true : Boolean(col.formula && col.formula.trim());
+  return col.isFormula ? true : Boolean(col.formula?.trim());
 }
 
 /**
@@ -35,7 +35,9 @@ export function isComputed(col: ColumnMeta): boolean {
  */
 export function useDocTimezone(meta: DocMeta): () => void {
   const previous = setDocTimezone(meta.timezone);
-  return () => { setDocTimezone(previous); };
+  return () => {
+    setDocTimezone(previous);
+  };
 }
 
 /** Whether the document has any formula (or trigger formula) column. */
@@ -45,18 +47,25 @@ export function hasFormulas(meta: DocMeta): boolean {
 
 /** `recalcDeps` (a RefList of `_grist_Tables_column` rows) as the colIds the engine takes. */
 function recalcDeps(meta: DocMeta, value: CellValue): string[] | null {
-  if (!Array.isArray(value) || value[0] !== 'L') { return null; }
+  if (!Array.isArray(value) || value[0] !== 'L') {
+    return null;
+  }
   const out: string[] = [];
   for (const ref of value.slice(1)) {
     const c = typeof ref === 'number' ? meta.colsByRef.get(ref) : undefined;
-    if (c) { out.push(c.col.colId); }
+    if (c) {
+      out.push(c.col.colId);
+    }
   }
   return out;
 }
 
 export function columnSpec(meta: DocMeta, col: ColumnMeta): ColumnSpec {
   return {
-    colId: col.colId, type: col.type, isFormula: col.isFormula, formula: col.formula,
+    colId: col.colId,
+    type: col.type,
+    isFormula: col.isFormula,
+    formula: col.formula,
     recalcWhen: Number(col.fields.recalcWhen) || 0,
     recalcDeps: recalcDeps(meta, col.fields.recalcDeps),
   };
@@ -67,7 +76,7 @@ export function tableSpec(meta: DocMeta, table: TableMeta): TableSpec {
   return {
     tableId: table.tableId,
     columns: table.columns.map((c) => columnSpec(meta, c)),
-    summarySourceTable: src ? meta.byRef.get(src)?.tableId ?? null : null,
+    summarySourceTable: src ? (meta.byRef.get(src)?.tableId ?? null) : null,
     summaryGroupBy: src ? table.columns.filter((c) => Number(c.fields.summarySourceCol)).map((c) => c.colId) : [],
   };
 }
@@ -91,7 +100,9 @@ export function readsMetadata(meta: DocMeta): boolean {
  */
 export function loadFormulaEngine(db: Database.Database, meta: DocMeta): FormulaEngine {
   const engine = new FormulaEngine({budget: ENGINE_BUDGET});
-  const metaTables = readsMetadata(meta) ? [...meta.tables.values()].filter((t) => t.isMeta && t.tableId.startsWith('_grist_')) : [];
+  const metaTables = readsMetadata(meta)
+    ? [...meta.tables.values()].filter((t) => t.isMeta && t.tableId.startsWith('_grist_'))
+    : [];
   for (const table of [...meta.userTables, ...metaTables]) {
     const cols = table.columns;
     const select = `SELECT "id"${cols.map((c) => ', ' + quoteIdent(c.colId)).join('')} FROM ${quoteIdent(table.tableId)} ORDER BY id`;
@@ -103,10 +114,15 @@ export function loadFormulaEngine(db: Database.Database, meta: DocMeta): Formula
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i];
       rowIds[i] = Number(row[0]);
-      for (let j = 0; j < cols.length; j++) { arrays[j][i] = decoders[j](row[j + 1]); }
+      for (let j = 0; j < cols.length; j++) {
+        arrays[j][i] = decoders[j](row[j + 1]);
+      }
     }
     const spec = table.isMeta
-      ? {tableId: table.tableId, columns: cols.map((c) => ({colId: c.colId, type: c.type, isFormula: false, formula: ''}))}
+      ? {
+          tableId: table.tableId,
+          columns: cols.map((c) => ({colId: c.colId, type: c.type, isFormula: false, formula: ''})),
+        }
       : tableSpec(meta, table);
     engine.loadTable(spec, rowIds, values);
   }
@@ -126,7 +142,9 @@ export function registerCellFunction(db: Database.Database): BulkCells {
     const v = bulk.values?.[Number(id) - bulk.base];
     return v === undefined ? null : v;
   });
-  db.function(HAS_FN, {deterministic: false, varargs: false}, (id: unknown) => (bulk.values?.[Number(id) - bulk.base] !== undefined ? 1 : 0));
+  db.function(HAS_FN, {deterministic: false, varargs: false}, (id: unknown) =>
+    bulk.values?.[Number(id) - bulk.base] !== undefined ? 1 : 0,
+  );
   return bulk;
 }
 
@@ -138,7 +156,9 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
   for (const [tableId, cols] of Object.entries(result.changes)) {
     const table = doc.meta.tables.get(tableId);
     const rows = result.rowsChanged[tableId];
-    if (!table || table.isMeta || !rows?.length) { continue; }
+    if (!table || table.isMeta || !rows?.length) {
+      continue;
+    }
     doc.beforeRows?.(tableId, rows);
     const tracked = doc.classes.track(tableId);
     const written = new Map<string, StoredValues>();
@@ -148,7 +168,9 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
     const writtenIds: Array<number[]> = [];
     for (const [colId, {rowIds, values}] of Object.entries(cols)) {
       const col = table.byId.get(colId);
-      if (!col || !rowIds.length) { continue; }
+      if (!col || !rowIds.length) {
+        continue;
+      }
       const t = quoteIdent(tableId);
       const c = quoteIdent(colId);
       const stored = new StoredValues(col.declType);
@@ -163,7 +185,9 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
           // The engine holds errors with their message: one loaded from the file reads as changed
           // when recomputed, though what is stored stays the same.
           const old = doc.stmt(`SELECT ${c} FROM ${t} WHERE id = ?`).pluck().get(rowIds[i]);
-          if (Buffer.isBuffer(old) && Buffer.isBuffer(encoded[i]) && old.equals(encoded[i] as Buffer)) { (skip ??= new Set()).add(i); }
+          if (Buffer.isBuffer(old) && Buffer.isBuffer(encoded[i]) && old.equals(encoded[i] as Buffer)) {
+            (skip ??= new Set()).add(i);
+          }
         } else {
           encoded[i] = col.encode(v);
         }
@@ -174,7 +198,9 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
         reported ??= new Set();
         ids = rowIds.filter((_, i) => !skip!.has(i));
         encoded = encoded.filter((_, i) => !skip!.has(i));
-        if (!ids.length) { continue; }
+        if (!ids.length) {
+          continue;
+        }
       }
       const lo = ids[0];
       const hi = ids[ids.length - 1];
@@ -184,7 +210,9 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
         const bulk = doc.bulkCells;
         bulk.values = new Array<SqlValue | undefined>(hi - lo + 1);
         bulk.base = lo;
-        for (let i = 0; i < ids.length; i++) { bulk.values[ids[i] - lo] = encoded[i]; }
+        for (let i = 0; i < ids.length; i++) {
+          bulk.values[ids[i] - lo] = encoded[i];
+        }
         try {
           const inRange = doc.stmt(`SELECT count(*) FROM ${t} WHERE id BETWEEN ? AND ?`).pluck().get(lo, hi) as number;
           const every = inRange === ids.length ? '' : ` AND ${HAS_FN}(id)`;
@@ -194,15 +222,26 @@ export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcRe
         }
       } else {
         const stmt = doc.stmt(`UPDATE ${t} SET ${c} = ? WHERE id = ?`);
-        for (let i = 0; i < ids.length; i++) { stmt.run(encoded[i], ids[i]); }
+        for (let i = 0; i < ids.length; i++) {
+          stmt.run(encoded[i], ids[i]);
+        }
       }
       count += ids.length;
       writtenIds.push(ids);
     }
     tracked.done(written, count);
     if (reported) {
-      for (const ids of writtenIds) { for (const r of ids) { reported.add(r); } }
-      if (reported.size) { changes.update(tableId, rows.filter((r) => reported!.has(r))); }
+      for (const ids of writtenIds) {
+        for (const r of ids) {
+          reported.add(r);
+        }
+      }
+      if (reported.size) {
+        changes.update(
+          tableId,
+          rows.filter((r) => reported!.has(r)),
+        );
+      }
     } else if (writtenIds.length) {
       changes.update(tableId, rows);
     }
@@ -233,10 +272,14 @@ export function markFormulasComputed(db: Database.Database): void {
  * RaisedException). The engine's cells also carry the message.
  */
 export function storedError(v: CellValue[]): CellValue {
-  if (v.length !== 3) { return v; }
+  if (v.length !== 3) {
+    return v;
+  }
   if (v[1] === 'InvalidTypedValue' && typeof v[2] === 'string') {
     const m = /^Invalid ([\w:]+): ([\s\S]*)$/.exec(v[2]);
-    if (m) { return ['E', 'InvalidTypedValue', m[1], m[2]]; }
+    if (m) {
+      return ['E', 'InvalidTypedValue', m[1], m[2]];
+    }
   }
   return ['E', v[1]];
 }

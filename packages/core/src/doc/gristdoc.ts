@@ -10,11 +10,23 @@ import {createHash} from 'node:crypto';
 import {BadRequest, engineError, NotFound} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
 import {
-  type AddTableResult, ChangeSet, type ColInfo, DocEngine, MAX_COLUMNS_ADDED_PER_WRITE, type TableChange, type WriteOptions,
+  type AddTableResult,
+  ChangeSet,
+  type ColInfo,
+  DocEngine,
+  MAX_COLUMNS_ADDED_PER_WRITE,
+  type TableChange,
+  type WriteOptions,
 } from './engine.js';
 import {DataStamp} from './colstats.js';
 import {
-  formulasComputed, hasFormulas, loadFormulaEngine, markFormulasComputed, readsMetadata, registerCellFunction, useDocTimezone,
+  formulasComputed,
+  hasFormulas,
+  loadFormulaEngine,
+  markFormulasComputed,
+  readsMetadata,
+  registerCellFunction,
+  useDocTimezone,
   writeRecalc,
 } from './formulas.js';
 import type {FormulaEngine} from '../formula/engine.js';
@@ -56,8 +68,12 @@ export interface ApiRecord {
 export interface TableInfo {
   id: string;
   fields: {
-    tableRef: number, primaryViewId: number, summarySourceTable: number, onDemand: boolean,
-    rawViewSectionRef: number, recordCardViewSectionRef: number,
+    tableRef: number;
+    primaryViewId: number;
+    summarySourceTable: number;
+    onDemand: boolean;
+    rawViewSectionRef: number;
+    recordCardViewSectionRef: number;
   };
 }
 
@@ -128,7 +144,7 @@ export interface OpenOptions {
 const OWN_READ_CACHE_BYTES = 8 * 1024 * 1024;
 
 /** `writeSeq` numbers the write, so that state kept between the two hooks can be matched up. */
-export type ChangeListener = (change: TableChange & { writeSeq: number }) => void;
+export type ChangeListener = (change: TableChange & {writeSeq: number}) => void;
 /** Called inside a write before user rows are updated or removed (the old values are still there). */
 export type BeforeRowsListener = (tableId: string, rowIds: number[], writeSeq: number) => void;
 
@@ -148,14 +164,24 @@ export function checkInput(value: unknown, what = 'body'): void {
   const stack: object[] = [];
   const depths: number[] = [];
   const visit = (v: unknown, depth: number) => {
-    if (v === null || v === undefined) { return; }
+    if (v === null || v === undefined) {
+      return;
+    }
     const t = typeof v;
-    if (t === 'string' || t === 'number' || t === 'boolean') { return; }
-    if (t !== 'object') { throw new BadRequest(`Invalid payload: ${what} holds a value of type ${t}`); }
-    if (depth > MAX_INPUT_DEPTH) { throw new BadRequest(`Invalid payload: ${what} is nested deeper than ${MAX_INPUT_DEPTH} levels`); }
+    if (t === 'string' || t === 'number' || t === 'boolean') {
+      return;
+    }
+    if (t !== 'object') {
+      throw new BadRequest(`Invalid payload: ${what} holds a value of type ${t}`);
+    }
+    if (depth > MAX_INPUT_DEPTH) {
+      throw new BadRequest(`Invalid payload: ${what} is nested deeper than ${MAX_INPUT_DEPTH} levels`);
+    }
     if (!Array.isArray(v)) {
       const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) { throw new BadRequest(`Invalid payload: ${what} holds a non-JSON object`); }
+      if (proto !== Object.prototype && proto !== null) {
+        throw new BadRequest(`Invalid payload: ${what} holds a non-JSON object`);
+      }
     }
     stack.push(v as object);
     depths.push(depth);
@@ -165,9 +191,13 @@ export function checkInput(value: unknown, what = 'body'): void {
     const v = stack.pop()!;
     const next = depths.pop()! + 1;
     if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) { visit(v[i], next); }
+      for (let i = 0; i < v.length; i++) {
+        visit(v[i], next);
+      }
     } else {
-      for (const k in v) { visit((v as Record<string, unknown>)[k], next); }
+      for (const k in v) {
+        visit((v as Record<string, unknown>)[k], next);
+      }
     }
   }
 }
@@ -175,21 +205,47 @@ export function checkInput(value: unknown, what = 'body'): void {
 /** Column fields accepted at creation by POST /tables (AddTable ignores the others). */
 const ADD_TABLE_FIELDS = ['type', 'isFormula', 'formula', 'label', 'widgetOptions'];
 /** Column fields accepted at creation by POST /columns (AddVisibleColumn). */
-const ADD_COLUMN_FIELDS = ['type', 'isFormula', 'formula', 'label', 'widgetOptions', 'rules',
-  'recalcWhen', 'recalcDeps', 'visibleCol', '_position'];
+const ADD_COLUMN_FIELDS = [
+  'type',
+  'isFormula',
+  'formula',
+  'label',
+  'widgetOptions',
+  'rules',
+  'recalcWhen',
+  'recalcDeps',
+  'visibleCol',
+  '_position',
+];
 
-const COLUMN_FIELD_ORDER = ['parentId', 'parentPos', 'type', 'widgetOptions', 'isFormula', 'formula',
-  'label', 'description', 'untieColIdFromLabel', 'summarySourceCol', 'displayCol', 'visibleCol',
-  'rules', 'recalcWhen', 'recalcDeps', 'reverseCol'];
+const COLUMN_FIELD_ORDER = [
+  'parentId',
+  'parentPos',
+  'type',
+  'widgetOptions',
+  'isFormula',
+  'formula',
+  'label',
+  'description',
+  'untieColIdFromLabel',
+  'summarySourceCol',
+  'displayCol',
+  'visibleCol',
+  'rules',
+  'recalcWhen',
+  'recalcDeps',
+  'reverseCol',
+];
 
 /** How often volatile formulas (NOW(), TODAY()) are refreshed: hourly, as in Grist. */
 const CLOCK_MSEC = 3600_000;
 
-
 function pick(obj: Record<string, CellValue> | undefined, keys: string[]): ColInfo {
   const out: ColInfo = {};
   for (const k of keys) {
-    if (obj && obj[k] !== undefined) { out[k] = obj[k]; }
+    if (obj && obj[k] !== undefined) {
+      out[k] = obj[k];
+    }
   }
   return out;
 }
@@ -237,9 +293,10 @@ export class GristDoc {
           db.close();
           db = new Database(path, {readonly: true, fileMustExist: true});
           db.pragma('trusted_schema = OFF');
-        } else if (isGristDocument(db)) {   // Other files are refused below, unchanged.
+        } else if (isGristDocument(db)) {
+          // Other files are refused below, unchanged.
           if (needsUpgrade(versions)) {
-            upgradeDocument(db);   // A failure throws MigrationError, a 400.
+            upgradeDocument(db); // A failure throws MigrationError, a 400.
           }
           db.pragma('journal_mode = WAL');
         }
@@ -257,7 +314,11 @@ export class GristDoc {
     return GristDoc.open(path);
   }
 
-  private constructor(readonly path: string, readonly db: Database.Database, private readonly readCache: ReadCache) {
+  private constructor(
+    readonly path: string,
+    readonly db: Database.Database,
+    private readonly readCache: ReadCache,
+  ) {
     this.cacheOwner = readCache.newOwner();
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.dataStamp = new DataStamp(db);
@@ -265,30 +326,44 @@ export class GristDoc {
     const bulkCells = registerCellFunction(db);
     this.engine = new DocEngine(db);
     this.engine.bulkCells = bulkCells;
-    const hist = db.prepare(`SELECT max(actionNum) AS n FROM _gristsys_ActionHistory`).get() as {n: number | null} | undefined;
+    const hist = db.prepare(`SELECT max(actionNum) AS n FROM _gristsys_ActionHistory`).get() as
+      | {n: number | null}
+      | undefined;
     this.actionNum = hist?.n ?? 0;
   }
 
   /** Closes the connection (pending webhook work must be stopped first: the engine does). */
   close(): void {
-    if (this.closed) { return; }
+    if (this.closed) {
+      return;
+    }
     this.closed = true;
     this.readCache.forget(this.cacheOwner);
     this.db.close();
   }
 
-  get schemaVersion(): number { return this.engine.meta.schemaVersion; }
-  get timezone(): string { return this.engine.meta.timezone; }
+  get schemaVersion(): number {
+    return this.engine.meta.schemaVersion;
+  }
+  get timezone(): string {
+    return this.engine.meta.timezone;
+  }
   /** Writes need the current schema (46): documents opened read-only or newer stay unwritten. */
-  get isWritable(): boolean { return this.readOnlyReason === null; }
+  get isWritable(): boolean {
+    return this.readOnlyReason === null;
+  }
 
   /** Why a write would be refused (the 400 a write answers), or null when the document is writable. */
   get readOnlyReason(): string | null {
     if (this.schemaVersion > SCHEMA_VERSION) {
-      return `Document has schema version ${this.schemaVersion}, newer than gristlite's ${SCHEMA_VERSION}: ` +
-        'it is served read-only';
+      return (
+        `Document has schema version ${this.schemaVersion}, newer than gristlite's ${SCHEMA_VERSION}: ` +
+        'it is served read-only'
+      );
     }
-    if (this.db.readonly) { return 'Document is open read-only'; }
+    if (this.db.readonly) {
+      return 'Document is open read-only';
+    }
     if (this.schemaVersion !== SCHEMA_VERSION) {
       return `Document has schema version ${this.schemaVersion}; it is upgraded to ${SCHEMA_VERSION} when opened for writing`;
     }
@@ -298,13 +373,17 @@ export class GristDoc {
   /** Registers a listener called inside a write before rows are updated or removed. */
   onBeforeRows(listener: BeforeRowsListener): () => void {
     this.beforeListeners.add(listener);
-    return () => { this.beforeListeners.delete(listener); };
+    return () => {
+      this.beforeListeners.delete(listener);
+    };
   }
 
   /** Registers a listener called, inside the write's transaction, once per changed table. */
   onChange(listener: ChangeListener): () => void {
     this.listeners.add(listener);
-    return () => { this.listeners.delete(listener); };
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -312,14 +391,22 @@ export class GristDoc {
 
   private write<T>(fn: () => T, role: WriterRole = 'owners'): T {
     const readOnly = this.readOnlyReason;
-    if (readOnly !== null) { throw new BadRequest(readOnly); }
-    if (this.engine.changes) { return fn(); }   // Already inside a write.
+    if (readOnly !== null) {
+      throw new BadRequest(readOnly);
+    }
+    if (this.engine.changes) {
+      return fn();
+    } // Already inside a write.
     const changes = new ChangeSet();
     this.engine.changes = changes;
     this.engine.columnsAdded = 0;
     const seq = ++this.writeSeq;
     this.engine.beforeRows = this.beforeListeners.size
-      ? (tableId, rowIds) => { for (const l of this.beforeListeners) { l(tableId, rowIds, seq); } }
+      ? (tableId, rowIds) => {
+          for (const l of this.beforeListeners) {
+            l(tableId, rowIds, seq);
+          }
+        }
       : null;
     const metaVersion = this.engine.meta.version;
     this.writer = role;
@@ -329,12 +416,19 @@ export class GristDoc {
         this.loadFormulas();
         const result = fn();
         // Grist's auto-removal of display helpers left unused by this write's schema changes.
-        if (changes.touched('_grist_Tables_column') || changes.touched('_grist_Views_section_field')) { removeUnusedDisplayCols(this.engine); }
-        if (changes.touched('_grist_DocInfo')) { this.engine.reloadMeta(); useDocTimezone(this.engine.meta); }
+        if (changes.touched('_grist_Tables_column') || changes.touched('_grist_Views_section_field')) {
+          removeUnusedDisplayCols(this.engine);
+        }
+        if (changes.touched('_grist_DocInfo')) {
+          this.engine.reloadMeta();
+          useDocTimezone(this.engine.meta);
+        }
         this.recalc(changes);
         if (this.listeners.size) {
           for (const change of changes.list()) {
-            for (const listener of this.listeners) { listener({...change, writeSeq: seq}); }
+            for (const listener of this.listeners) {
+              listener({...change, writeSeq: seq});
+            }
           }
         }
         return result;
@@ -342,7 +436,9 @@ export class GristDoc {
     } catch (e) {
       // The transaction rolled back: metadata read during it may describe undone changes, and
       // storage classes found during it may miss values the rollback restored.
-      if (this.engine.meta.version !== metaVersion) { this.engine.reloadMeta(); }
+      if (this.engine.meta.version !== metaVersion) {
+        this.engine.reloadMeta();
+      }
       this.engine.classes.clear();
       // The formula engine saw the undone actions: it is loaded again from SQLite when next needed.
       this.engine.formulas = null;
@@ -366,7 +462,9 @@ export class GristDoc {
    * Grist does when it opens a document); the write that loads it stores the cells that differ.
    */
   private loadFormulas(): void {
-    if (this.formulasLoaded) { return; }
+    if (this.formulasLoaded) {
+      return;
+    }
     this.engine.formulas = hasFormulas(this.engine.meta) ? this.freshFormulaEngine() : null;
     this.formulasLoaded = true;
   }
@@ -387,10 +485,14 @@ export class GristDoc {
   private recalc(changes: ChangeSet): void {
     let fx = this.engine.formulas;
     // A formula now reading metadata tables the engine does not hold: load it again with them.
-    if (fx && (this.engine.formulasStale || (!this.engine.formulasReadMeta && readsMetadata(this.engine.meta)))) { fx = null; }
+    if (fx && (this.engine.formulasStale || (!this.engine.formulasReadMeta && readsMetadata(this.engine.meta)))) {
+      fx = null;
+    }
     this.engine.formulasStale = false;
     if (!fx) {
-      if (!hasFormulas(this.engine.meta)) { return; }
+      if (!hasFormulas(this.engine.meta)) {
+        return;
+      }
       fx = this.freshFormulaEngine();
       this.engine.formulas = fx;
     }
@@ -403,13 +505,19 @@ export class GristDoc {
     syncSummaries(this.engine, changes);
     if (!this.marked) {
       // The document's formulas are now kept current by gristlite (docs/decisions.md).
-      if (!formulasComputed(this.db)) { markFormulasComputed(this.db); }
+      if (!formulasComputed(this.db)) {
+        markFormulasComputed(this.db);
+      }
       this.marked = true;
     }
-    if (!fx.pending) { return; }
+    if (!fx.pending) {
+      return;
+    }
     writeRecalc(this.engine, changes, fx.recalc());
     // Summaries grouped by a formula column follow the values the recalc gave it.
-    if (syncSummaries(this.engine, changes, true) && fx.pending) { writeRecalc(this.engine, changes, fx.recalc()); }
+    if (syncSummaries(this.engine, changes, true) && fx.pending) {
+      writeRecalc(this.engine, changes, fx.recalc());
+    }
   }
 
   /**
@@ -425,7 +533,9 @@ export class GristDoc {
         fx.recomputeAll();
         const result = fx.recalc();
         for (const cols of Object.values(result.changes)) {
-          for (const c of Object.values(cols)) { cells += c.rowIds.length; }
+          for (const c of Object.values(cols)) {
+            cells += c.rowIds.length;
+          }
         }
         writeRecalc(this.engine, this.engine.changes!, result);
       }
@@ -445,7 +555,9 @@ export class GristDoc {
 
   /** The document's formula engine, loaded if needed (for tests and measurements). @internal */
   formulaEngine(): FormulaEngine | null {
-    if (!this.formulasLoaded) { this.loadFormulas(); }
+    if (!this.formulasLoaded) {
+      this.loadFormulas();
+    }
     return this.engine.formulas;
   }
 
@@ -454,17 +566,23 @@ export class GristDoc {
 
   private table(tableId: string): TableMeta {
     const t = this.engine.meta.tables.get(tableId);
-    if (!t) { throw new NotFound(`Table not found "${tableId}"`); }
+    if (!t) {
+      throw new NotFound(`Table not found "${tableId}"`);
+    }
     return t;
   }
 
   /** A `{tableId}` path parameter: a tableId, or a numeric tableRef of an existing table. */
   resolveTableId(idOrRef: string): string {
     const meta = this.engine.meta;
-    if (meta.tables.has(idOrRef)) { return idOrRef; }
+    if (meta.tables.has(idOrRef)) {
+      return idOrRef;
+    }
     const ref = parseInt(idOrRef, 10);
     const byRef = ref ? meta.byRef.get(ref) : undefined;
-    if (byRef) { return byRef.tableId; }
+    if (byRef) {
+      return byRef.tableId;
+    }
     throw new NotFound(`Table not found "${idOrRef}"`);
   }
 
@@ -486,38 +604,52 @@ export class GristDoc {
   /** POST /tables: one AddTable per entry, all in one transaction. */
   addTables(tables: TableSpec[]): Array<{id: string}> {
     checkInput(tables, 'tables');
-    return this.write(() => tables.map((t) => {
-      const cols = t.columns.map((c) => ({id: c.id, ...pick(c.fields, ADD_TABLE_FIELDS)}));
-      return {id: this.engine.addTable(t.id, cols).table_id};
-    }));
+    return this.write(() =>
+      tables.map((t) => {
+        const cols = t.columns.map((c) => ({id: c.id, ...pick(c.fields, ADD_TABLE_FIELDS)}));
+        return {id: this.engine.addTable(t.id, cols).table_id};
+      }),
+    );
   }
 
   /** PATCH /tables: updates of `_grist_Tables` records by tableId (in practice, renames). */
-  updateTables(tables: Array<{id: string, fields: Record<string, CellValue>}>): void {
+  updateTables(tables: Array<{id: string; fields: Record<string, CellValue>}>): void {
     checkInput(tables, 'tables');
     for (const t of tables) {
       const table = this.engine.meta.tables.get(t.id);
-      if (!table || table.isMeta) { throw new NotFound(`Table not found "${t.id}"`); }
+      if (!table || table.isMeta) {
+        throw new NotFound(`Table not found "${t.id}"`);
+      }
     }
     this.write(() => {
-      for (const t of tables) { this.updateTableRecord(this.table(t.id).tableRef, t.fields); }
+      for (const t of tables) {
+        this.updateTableRecord(this.table(t.id).tableRef, t.fields);
+      }
     });
   }
 
   private updateTableRecord(tableRef: number, fields: Record<string, CellValue>): void {
     const table = this.engine.meta.byRef.get(tableRef);
-    if (!table) { throw new BadRequest(`Invalid row id ${tableRef}`); }
+    if (!table) {
+      throw new BadRequest(`Invalid row id ${tableRef}`);
+    }
     const {tableId, ...rest} = fields;
     if (tableId !== undefined && tableId !== table.tableId) {
       this.engine.renameTable(table, String(tableId));
     }
     const meta = this.table('_grist_Tables');
-    for (const k of Object.keys(rest)) { this.engine.getColumn(meta, k); }
+    for (const k of Object.keys(rest)) {
+      this.engine.getColumn(meta, k);
+    }
     if (Object.keys(rest).length) {
       const converted: Record<string, CellValue> = {};
-      for (const [k, v] of Object.entries(rest)) { converted[k] = converterFor(meta.byId.get(k)!.type)(v); }
+      for (const [k, v] of Object.entries(rest)) {
+        converted[k] = converterFor(meta.byId.get(k)!.type)(v);
+      }
       this.engine.metaUpdate('_grist_Tables', tableRef, converted);
-      if ('summarySourceTable' in converted) { this.engine.formulasStale = true; }
+      if ('summarySourceTable' in converted) {
+        this.engine.formulasStale = true;
+      }
       this.engine.reloadMeta();
     }
   }
@@ -525,7 +657,9 @@ export class GristDoc {
   /** Removes a table, its views and its summary tables. */
   removeTable(tableId: string): void {
     const table = this.table(tableId);
-    if (table.isMeta) { throw new BadRequest(`Cannot remove metadata table ${tableId}`); }
+    if (table.isMeta) {
+      throw new BadRequest(`Cannot remove metadata table ${tableId}`);
+    }
     this.write(() => this.engine.removeTables([table.tableRef]));
   }
 
@@ -534,7 +668,9 @@ export class GristDoc {
 
   private userTable(tableId: string): TableMeta {
     const t = this.table(tableId);
-    if (t.isMeta) { throw new BadRequest('getTableCols not available for meta tables'); }
+    if (t.isMeta) {
+      throw new BadRequest('getTableCols not available for meta tables');
+    }
     return t;
   }
 
@@ -549,51 +685,70 @@ export class GristDoc {
     checkInput(columns, 'columns');
     checkColumnCount(columns.length);
     this.userTable(tableId);
-    return this.write(() => columns.map((c) => {
-      const info = pick(c.fields, ADD_COLUMN_FIELDS);
-      return {id: this.engine.addColumn(this.table(tableId), c.id, info, {visible: true}).colId};
-    }));
+    return this.write(() =>
+      columns.map((c) => {
+        const info = pick(c.fields, ADD_COLUMN_FIELDS);
+        return {id: this.engine.addColumn(this.table(tableId), c.id, info, {visible: true}).colId};
+      }),
+    );
   }
 
   /** PATCH /columns: one update of `_grist_Tables_column` records (all columns checked first). */
-  updateColumns(tableId: string, columns: Array<{id: string, fields: Record<string, CellValue>}>): void {
+  updateColumns(tableId: string, columns: Array<{id: string; fields: Record<string, CellValue>}>): void {
     checkInput(columns, 'columns');
     refuseDuplicateIds(columns);
     const table = this.userTable(tableId);
     for (const c of columns) {
-      if (!table.byId.has(c.id)) { throw new NotFound(`Column not found "${c.id}"`); }
+      if (!table.byId.has(c.id)) {
+        throw new NotFound(`Column not found "${c.id}"`);
+      }
     }
-    this.write(() => this.engine.updateColumns(table, columns.map((c) => ({colId: c.id, values: c.fields}))));
+    this.write(() =>
+      this.engine.updateColumns(
+        table,
+        columns.map((c) => ({colId: c.id, values: c.fields})),
+      ),
+    );
   }
 
   /** PUT /columns: updates, then adds, then (with replaceall) removal of the unlisted columns. */
-  replaceColumns(tableId: string, columns: Array<{id: string, fields?: Record<string, CellValue>}>,
-                 options: {noadd?: boolean, noupdate?: boolean, replaceall?: boolean} = {}): void {
+  replaceColumns(
+    tableId: string,
+    columns: Array<{id: string; fields?: Record<string, CellValue>}>,
+    options: {noadd?: boolean; noupdate?: boolean; replaceall?: boolean} = {},
+  ): void {
     checkInput(columns, 'columns');
     refuseDuplicateIds(columns);
     const table = this.userTable(tableId);
     const listed = new Set<number>();
-    const updates: Array<{colId: string, values: Record<string, CellValue>}> = [];
+    const updates: Array<{colId: string; values: Record<string, CellValue>}> = [];
     const adds: ColumnSpec[] = [];
     for (const c of columns) {
       const existing = table.byId.get(c.id);
       if (existing) {
         listed.add(existing.colRef);
-        if (!options.noupdate) { updates.push({colId: c.id, values: c.fields ?? {}}); }
+        if (!options.noupdate) {
+          updates.push({colId: c.id, values: c.fields ?? {}});
+        }
       } else if (!options.noadd) {
         adds.push({id: c.id, fields: c.fields});
       }
     }
     checkColumnCount(adds.length);
-    const removals = options.replaceall ?
-      table.columns.filter((c) => !c.hidden && !listed.has(c.colRef)).map((c) => c.colRef) : [];
+    const removals = options.replaceall
+      ? table.columns.filter((c) => !c.hidden && !listed.has(c.colRef)).map((c) => c.colRef)
+      : [];
     this.write(() => {
       // One update of all listed columns, as Grist's BulkUpdateRecord (one at a time, 1000 took 99 s).
-      if (updates.length) { this.engine.updateColumns(this.table(tableId), updates); }
+      if (updates.length) {
+        this.engine.updateColumns(this.table(tableId), updates);
+      }
       for (const a of adds) {
         this.engine.addColumn(this.table(tableId), a.id, pick(a.fields, ADD_COLUMN_FIELDS), {visible: true});
       }
-      if (removals.length) { this.engine.removeColumns(removals); }
+      if (removals.length) {
+        this.engine.removeColumns(removals);
+      }
     });
   }
 
@@ -601,7 +756,9 @@ export class GristDoc {
   removeColumn(tableId: string, colId: string): void {
     const table = this.engine.meta.tables.get(tableId);
     const col = table && !table.isMeta ? table.byId.get(colId) : undefined;
-    if (!col) { throw new NotFound(`Table or column not found "${tableId}.${colId}"`); }
+    if (!col) {
+      throw new NotFound(`Table or column not found "${tableId}.${colId}"`);
+    }
     this.write(() => this.engine.removeColumns([col.colRef]));
   }
 
@@ -609,18 +766,22 @@ export class GristDoc {
   // Reading records
 
   /** The SELECT of `select` (SQL of result columns) for a record query: filter, sort, limit. */
-  private buildQuery(table: TableMeta, select: string, q: RecordQuery): {sql: string, params: unknown[]} {
+  private buildQuery(table: TableMeta, select: string, q: RecordQuery): {sql: string; params: unknown[]} {
     const classesOf = (colId: string) => this.engine.classes.of(table.tableId, colId);
-    let where: {sql: string, params: unknown[]} = {sql: '', params: []};
+    let where: {sql: string; params: unknown[]} = {sql: '', params: []};
     if (q.filter !== undefined && q.filter !== null) {
-      if (!isPlainObject(q.filter)) { throw new BadRequest('Invalid query: filter must be an object'); }
+      if (!isPlainObject(q.filter)) {
+        throw new BadRequest('Invalid query: filter must be an object');
+      }
       where = compileFilter(table, q.filter, classesOf);
     }
     const from = ` FROM ${quoteIdent(table.tableId)}${where.sql ? ` WHERE ${where.sql}` : ''}`;
     const specs = parseSortParam(q.sort);
     const sort = specs.length ? compileSort(table, specs, classesOf) : {sql: '"id"', params: []};
     const n = q.limit ?? 0;
-    if (!Number.isInteger(n)) { throw new BadRequest(`Invalid limit: ${String(q.limit)}`); }
+    if (!Number.isInteger(n)) {
+      throw new BadRequest(`Invalid limit: ${String(q.limit)}`);
+    }
     // Beyond 2^53 a limit no longer binds as an integer ("datatype mismatch"); no table is that long.
     let limit: number | null = n > 0 && n <= Number.MAX_SAFE_INTEGER ? n : null;
     if (n < 0) {
@@ -629,8 +790,12 @@ export class GristDoc {
       limit = Math.max(0, c + n);
     }
     const order = ` ORDER BY ${sort.sql}`;
-    if (limit === null) { return {sql: `SELECT ${select}${from}${order}`, params: [...where.params, ...sort.params]}; }
-    if (!specs.length) { return {sql: `SELECT ${select}${from}${order} LIMIT ?`, params: [...where.params, limit]}; }
+    if (limit === null) {
+      return {sql: `SELECT ${select}${from}${order}`, params: [...where.params, ...sort.params]};
+    }
+    if (!specs.length) {
+      return {sql: `SELECT ${select}${from}${order} LIMIT ?`, params: [...where.params, limit]};
+    }
     // Sorted and limited: the rows are picked first, and `select` computed for those alone (else
     // SQLite computes it for every row it sorts, which costs where `select` builds JSON text).
     return {
@@ -682,7 +847,14 @@ export class GristDoc {
    * same read of unchanged data is answered from a cache (readcache.ts) without running it again.
    */
   fetchRecordsJson(tableId: string, q: RecordQuery = {}): string {
-    const key = JSON.stringify([tableId, q.filter ?? null, q.sort ?? null, q.limit ?? 0, Boolean(q.hidden), q.cellFormat ?? 'normal']);
+    const key = JSON.stringify([
+      tableId,
+      q.filter ?? null,
+      q.sort ?? null,
+      q.limit ?? 0,
+      Boolean(q.hidden),
+      q.cellFormat ?? 'normal',
+    ]);
     return this.readCache.get(this.cacheOwner, this.dataStamp.now().join(','), key, () => {
       const table = this.readableTable(tableId);
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
@@ -718,7 +890,9 @@ export class GristDoc {
   }
 
   private readableTable(tableId: string): TableMeta {
-    if (tableId.startsWith('_gristsys_')) { throw new NotFound(`Table not found "${tableId}"`); }
+    if (tableId.startsWith('_gristsys_')) {
+      throw new NotFound(`Table not found "${tableId}"`);
+    }
     return this.table(tableId);
   }
 
@@ -733,35 +907,62 @@ export class GristDoc {
   addRecords(tableId: string, records: Array<Record<string, CellValue>>, options?: WriteAs): number[] {
     checkInput(records, 'records');
     const colValues = toColumns(records);
-    return this.write(() => this.bulkAdd(tableId, new Array(records.length).fill(null), colValues, this.opts(options)), options?.role);
+    return this.write(
+      () => this.bulkAdd(tableId, new Array(records.length).fill(null), colValues, this.opts(options)),
+      options?.role,
+    );
   }
 
   /** POST /data: `{colId: [values...]}`, the row count being the first column's length. */
   addColumnar(tableId: string, data: Record<string, CellValue[]>, options?: WriteAs): number[] {
     checkInput(data);
     const keys = Object.keys(data);
-    if (!keys.length) { throw new BadRequest('Invalid payload: at least one column is required'); }
+    if (!keys.length) {
+      throw new BadRequest('Invalid payload: at least one column is required');
+    }
     const count = columnArray(data, keys[0]).length;
     // Grist's engine zips each column with the row ids: a short column leaves its type's default.
     const table = this.table(tableId);
-    const colValues = new Map(keys.filter((k) => k !== 'id').map((k) =>
-      [k, padTo(columnArray(data, k), count, cellDefaultFor(table.byId.get(k)?.type))]));
-    return this.write(() => this.bulkAdd(tableId, new Array(count).fill(null), colValues, this.opts(options)), options?.role);
+    const colValues = new Map(
+      keys
+        .filter((k) => k !== 'id')
+        .map((k) => [k, padTo(columnArray(data, k), count, cellDefaultFor(table.byId.get(k)?.type))]),
+    );
+    return this.write(
+      () => this.bulkAdd(tableId, new Array(count).fill(null), colValues, this.opts(options)),
+      options?.role,
+    );
   }
 
   /** PATCH /records: one BulkUpdateRecord (the same-fields rule is checked by the caller). */
-  updateRecords(tableId: string, records: Array<{id: number, fields: Record<string, CellValue>}>,
-                options?: WriteAs): void {
+  updateRecords(
+    tableId: string,
+    records: Array<{id: number; fields: Record<string, CellValue>}>,
+    options?: WriteAs,
+  ): void {
     checkInput(records, 'records');
     const colValues = toColumns(records.map((r) => r.fields));
-    this.write(() => this.bulkUpdate(tableId, records.map((r) => r.id), colValues, this.opts(options)), options?.role);
+    this.write(
+      () =>
+        this.bulkUpdate(
+          tableId,
+          records.map((r) => r.id),
+          colValues,
+          this.opts(options),
+        ),
+      options?.role,
+    );
   }
 
   /** PATCH /data: `{id: [...], colId: [...]}`. */
   updateColumnar(tableId: string, data: Record<string, CellValue[]>, options?: WriteAs): void {
     checkInput(data);
     const ids = columnArray(data, 'id') as number[];
-    const colValues = new Map(Object.keys(data).filter((k) => k !== 'id').map((k) => [k, padTo(columnArray(data, k), ids.length)]));
+    const colValues = new Map(
+      Object.keys(data)
+        .filter((k) => k !== 'id')
+        .map((k) => [k, padTo(columnArray(data, k), ids.length)]),
+    );
     this.write(() => this.bulkUpdate(tableId, ids, colValues, this.opts(options)), options?.role);
   }
 
@@ -771,17 +972,26 @@ export class GristDoc {
     this.write(() => this.bulkRemove(tableId, ids as CellValue[]), options?.role);
   }
 
-  private bulkAdd(tableId: string, rowIds: Array<number | null>, colValues: Map<string, CellValue[]>, opts: WriteOptions): number[] {
+  private bulkAdd(
+    tableId: string,
+    rowIds: Array<number | null>,
+    colValues: Map<string, CellValue[]>,
+    opts: WriteOptions,
+  ): number[] {
     const table = this.table(tableId);
     if (table.isMeta) {
       checkMetaWrite(tableId, 'add', colValues.keys(), this.writer);
       if (tableId === '_grist_Tables' || tableId === '_grist_Tables_column') {
         throw new BadRequest(`Adding records to ${tableId} is not supported; use AddTable or AddColumn`);
       }
-      for (const k of colValues.keys()) { this.engine.getColumn(table, k); }
+      for (const k of colValues.keys()) {
+        this.engine.getColumn(table, k);
+      }
       const rows = rowIds.map((_, i) => {
         const row: Record<string, CellValue> = {};
-        for (const [k, vals] of colValues) { row[k] = converterFor(table.byId.get(k)!.type)(vals[i]); }
+        for (const [k, vals] of colValues) {
+          row[k] = converterFor(table.byId.get(k)!.type)(vals[i]);
+        }
         return row;
       });
       return this.engine.metaAdd(tableId, rows);
@@ -796,21 +1006,35 @@ export class GristDoc {
       return;
     }
     checkMetaWrite(tableId, 'update', colValues.keys(), this.writer);
-    for (const k of colValues.keys()) { if (k !== 'id') { this.engine.getColumn(table, k); } }
+    for (const k of colValues.keys()) {
+      if (k !== 'id') {
+        this.engine.getColumn(table, k);
+      }
+    }
     const rows = new Map(this.engine.metaRows(tableId).map((r) => [Number(r.id), r]));
     const missing = rowIds.find((id) => !rows.has(id));
-    if (missing !== undefined) { throw new BadRequest(`Invalid row id ${missing}`); }
+    if (missing !== undefined) {
+      throw new BadRequest(`Invalid row id ${missing}`);
+    }
     rowIds.forEach((id, i) => {
       const values: Record<string, CellValue> = {};
-      for (const [k, vals] of colValues) { if (k !== 'id') { values[k] = vals[i]; } }
+      for (const [k, vals] of colValues) {
+        if (k !== 'id') {
+          values[k] = vals[i];
+        }
+      }
       if (tableId === '_grist_Tables') {
         this.updateTableRecord(id, values);
       } else if (tableId === '_grist_Tables_column') {
         const found = this.engine.meta.colsByRef.get(id);
-        if (found) { this.engine.updateColumns(found.table, [{colId: found.col.colId, values}]); }
+        if (found) {
+          this.engine.updateColumns(found.table, [{colId: found.col.colId, values}]);
+        }
       } else {
         const converted: Record<string, CellValue> = {};
-        for (const [k, v] of Object.entries(values)) { converted[k] = converterFor(table.byId.get(k)!.type)(v); }
+        for (const [k, v] of Object.entries(values)) {
+          converted[k] = converterFor(table.byId.get(k)!.type)(v);
+        }
         this.engine.metaUpdate(tableId, id, converted);
       }
     });
@@ -829,10 +1053,18 @@ export class GristDoc {
     const existing = new Set(this.engine.metaRows(tableId).map((r) => Number(r.id)));
     const ids = (rowIds as number[]).filter((id) => existing.has(id));
     switch (tableId) {
-      case '_grist_Tables': this.engine.removeTables(ids); break;
-      case '_grist_Tables_column': this.engine.removeColumns(ids); break;
-      case '_grist_Views': this.engine.removeViews(ids); break;
-      case '_grist_Views_section': this.engine.removeSections(ids); break;
+      case '_grist_Tables':
+        this.engine.removeTables(ids);
+        break;
+      case '_grist_Tables_column':
+        this.engine.removeColumns(ids);
+        break;
+      case '_grist_Views':
+        this.engine.removeViews(ids);
+        break;
+      case '_grist_Views_section':
+        this.engine.removeSections(ids);
+        break;
       default:
         this.engine.metaRemove(tableId, ids);
         // Attachments cells refer to _grist_Attachments rows.
@@ -852,7 +1084,9 @@ export class GristDoc {
     checkInput(records, 'records');
     const groups = new Map<string, number[]>();
     records.forEach((r, i) => {
-      const key = `${Object.keys(r.require).sort().join(',')}:${Object.keys(r.fields ?? {}).sort().join(',')}`;
+      const key = `${Object.keys(r.require).sort().join(',')}:${Object.keys(r.fields ?? {})
+        .sort()
+        .join(',')}`;
       let g = groups.get(key);
       if (!g) {
         g = [];
@@ -863,33 +1097,52 @@ export class GristDoc {
     const result: UpsertResult = {recordIds: [], addRecordIds: [], updateRecordIds: []};
     this.write(() => {
       for (const indexes of groups.values()) {
-        const outcome = this.bulkAddOrUpdate(tableId, indexes.map((i) => records[i]), options);
+        const outcome = this.bulkAddOrUpdate(
+          tableId,
+          indexes.map((i) => records[i]),
+          options,
+        );
         outcome.recordIds.forEach((ids, j) => {
-          if (ids) { result.recordIds[indexes[j]] = ids; }
+          if (ids) {
+            result.recordIds[indexes[j]] = ids;
+          }
         });
         // Loops, not push(...): a spread of a data-sized array overflows the stack.
-        for (const id of outcome.added) { result.addRecordIds.push(id); }
-        for (const ids of outcome.updated) { result.updateRecordIds.push(ids); }
+        for (const id of outcome.added) {
+          result.addRecordIds.push(id);
+        }
+        for (const ids of outcome.updated) {
+          result.updateRecordIds.push(ids);
+        }
       }
     }, options.role);
     return result;
   }
 
-  private bulkAddOrUpdate(tableId: string, records: UpsertRecord[], options: UpsertOptions):
-      {recordIds: Array<number[] | undefined>, added: number[], updated: number[][]} {
+  private bulkAddOrUpdate(
+    tableId: string,
+    records: UpsertRecord[],
+    options: UpsertOptions,
+  ): {recordIds: Array<number[] | undefined>; added: number[]; updated: number[][]} {
     const opts = this.opts(options);
     let table = this.table(tableId);
-    if (table.isMeta) { throw new BadRequest(`Add-or-update is not supported on metadata table ${tableId}`); }
+    if (table.isMeta) {
+      throw new BadRequest(`Add-or-update is not supported on metadata table ${tableId}`);
+    }
     const requireCols = Object.keys(records[0].require);
     const fieldCols = Object.keys(records[0].fields ?? {});
     if (!requireCols.length && !options.allowEmptyRequire) {
       throw engineError('ValueError', "require is empty but allow_empty_require isn't set");
     }
     for (const c of [...requireCols, ...fieldCols]) {
-      if (c !== 'id') { this.engine.getColumn(table, c); }
+      if (c !== 'id') {
+        this.engine.getColumn(table, c);
+      }
     }
     const recordIds: Array<number[] | undefined> = new Array(records.length);
-    if (!requireCols.length && !fieldCols.length) { return {recordIds, added: [], updated: []}; }
+    if (!requireCols.length && !fieldCols.length) {
+      return {recordIds, added: [], updated: []};
+    }
 
     // Require values are parsed and converted like written values, then matched with equality.
     const requireValues = new Map<string, CellValue[]>();
@@ -900,17 +1153,23 @@ export class GristDoc {
     const seen = new Set<string>();
     for (let i = 0; i < records.length; i++) {
       const key = JSON.stringify(requireCols.map((c) => requireValues.get(c)![i]));
-      if (seen.has(key)) { throw engineError('ValueError', 'require values must be unique'); }
+      if (seen.has(key)) {
+        throw engineError('ValueError', 'require values must be unique');
+      }
       seen.add(key);
     }
     const onmany = options.onmany ?? 'first';
     const addIdx: number[] = [];
     const addIds: Array<number | null> = [];
-    const updates: Array<{index: number, rows: number[]}> = [];
+    const updates: Array<{index: number; rows: number[]}> = [];
     // One pass over the table finds the matches of every record (ascending ids, so the first is
     // the lowest), against the table as it was before this group.
-    const allMatches = findMatches(this.db, table, requireCols,
-      records.map((_, i) => requireCols.map((c) => requireValues.get(c)![i])));
+    const allMatches = findMatches(
+      this.db,
+      table,
+      requireCols,
+      records.map((_, i) => requireCols.map((c) => requireValues.get(c)![i])),
+    );
     for (let i = 0; i < records.length; i++) {
       const matches = allMatches[i];
       if (matches.length) {
@@ -932,23 +1191,39 @@ export class GristDoc {
     const updated: number[][] = [];
     if (fieldCols.length && updates.length) {
       const rowIds = updates.flatMap((u) => u.rows);
-      const colValues = new Map(fieldCols.map((c) => [c, updates.flatMap((u) => u.rows.map(() => records[u.index].fields![c]))]));
+      const colValues = new Map(
+        fieldCols.map((c) => [c, updates.flatMap((u) => u.rows.map(() => records[u.index].fields![c]))]),
+      );
       this.engine.updateRecords(table, rowIds, colValues, opts);
       table = this.table(tableId);
     }
-    for (const u of updates) { updated.push(u.rows); }
+    for (const u of updates) {
+      updated.push(u.rows);
+    }
     let added: number[] = [];
     if (addIdx.length) {
       // New rows take the require values (except formula columns, used only to match), then fields.
       const colValues = new Map<string, CellValue[]>();
       for (const c of requireCols) {
         const col = table.byId.get(c);
-        if (c === 'id' || fieldCols.includes(c) || (col && col.isFormula && col.formula)) { continue; }
-        colValues.set(c, addIdx.map((i) => records[i].require[c]));
+        if (c === 'id' || fieldCols.includes(c) || (col?.isFormula && col.formula)) {
+          continue;
+        }
+        colValues.set(
+          c,
+          addIdx.map((i) => records[i].require[c]),
+        );
       }
-      for (const c of fieldCols) { colValues.set(c, addIdx.map((i) => records[i].fields![c])); }
+      for (const c of fieldCols) {
+        colValues.set(
+          c,
+          addIdx.map((i) => records[i].fields![c]),
+        );
+      }
       added = this.engine.addRecords(table, addIds, colValues, opts);
-      addIdx.forEach((i, j) => { recordIds[i] = [added[j]]; });
+      addIdx.forEach((i, j) => {
+        recordIds[i] = [added[j]];
+      });
     }
     return {recordIds, added, updated};
   }
@@ -958,7 +1233,9 @@ export class GristDoc {
 
   /** POST /apply: a bundle of user actions, applied atomically. */
   applyUserActions(actions: unknown[], options?: WriteAs): ApplyResult {
-    if (!Array.isArray(actions)) { throw new BadRequest('Invalid payload: expected an array of user actions'); }
+    if (!Array.isArray(actions)) {
+      throw new BadRequest('Invalid payload: expected an array of user actions');
+    }
     checkInput(actions, 'user actions');
     checkSchemaActionCount(actions);
     const opts = this.opts(options);
@@ -969,11 +1246,15 @@ export class GristDoc {
         const ret = this.applyAction(a, opts);
         // The document's first formula appeared: later actions of the bundle reach its engine
         // (a trigger formula must see the updates and additions that follow it).
-        if (!this.engine.formulas && hasFormulas(this.engine.meta)) { this.engine.formulas = this.freshFormulaEngine(); }
+        if (!this.engine.formulas && hasFormulas(this.engine.meta)) {
+          this.engine.formulas = this.freshFormulaEngine();
+        }
         return ret;
       });
       const actionNum = this.actionNum + 1;
-      const actionHash = createHash('sha256').update(JSON.stringify([actionNum, actions])).digest('hex');
+      const actionHash = createHash('sha256')
+        .update(JSON.stringify([actionNum, actions]))
+        .digest('hex');
       return {actionNum, actionHash, retValues, isModification: !this.engine.changes!.isEmpty};
     }, options?.role);
     this.actionNum = result.actionNum;
@@ -993,7 +1274,9 @@ export class GristDoc {
     }
     const [name, ...args] = action as [string, ...unknown[]];
     const obj = (v: unknown, what: string): Record<string, CellValue> => {
-      if (!isPlainObject(v)) { throw engineError('TypeError', `${name}: ${what} must be an object`); }
+      if (!isPlainObject(v)) {
+        throw engineError('TypeError', `${name}: ${what} must be an object`);
+      }
       return v as Record<string, CellValue>;
     };
     const bulk = (v: unknown, n: number): Map<string, CellValue[]> => {
@@ -1007,12 +1290,16 @@ export class GristDoc {
       return cols;
     };
     const ids = (v: unknown): Array<number | null> => {
-      if (!Array.isArray(v)) { throw engineError('TypeError', `${name}: row ids must be a list`); }
+      if (!Array.isArray(v)) {
+        throw engineError('TypeError', `${name}: row ids must be a list`);
+      }
       return v as Array<number | null>;
     };
     const userTable = (v: unknown): TableMeta => {
       const t = this.table(this.actionTable(v));
-      if (t.isMeta) { throw engineError('ValueError', `${name}: ${String(v)} is a metadata table`); }
+      if (t.isMeta) {
+        throw engineError('ValueError', `${name}: ${String(v)} is a metadata table`);
+      }
       return t;
     };
     switch (name) {
@@ -1032,7 +1319,12 @@ export class GristDoc {
       }
       case 'UpdateRecord': {
         const values = obj(args[2], 'column values');
-        this.bulkUpdate(this.actionTable(args[0]), [args[1] as number], new Map(Object.entries(values).map(([k, v]) => [k, [v]])), opts);
+        this.bulkUpdate(
+          this.actionTable(args[0]),
+          [args[1] as number],
+          new Map(Object.entries(values).map(([k, v]) => [k, [v]])),
+          opts,
+        );
         return null;
       }
       case 'BulkUpdateRecord': {
@@ -1046,7 +1338,8 @@ export class GristDoc {
       case 'BulkRemoveRecord':
         this.bulkRemove(this.actionTable(args[0]), ids(args[1]));
         return null;
-      case 'AddOrUpdateRecord': case 'BulkAddOrUpdateRecord': {
+      case 'AddOrUpdateRecord':
+      case 'BulkAddOrUpdateRecord': {
         const tableId = userTable(args[0]).tableId;
         const options = isPlainObject(args[3]) ? args[3] : {};
         const upsertOpts: UpsertOptions = {
@@ -1062,8 +1355,9 @@ export class GristDoc {
         } else {
           const req = obj(args[1], 'require');
           const fields = obj(args[2] ?? {}, 'column values');
-          const n = Array.isArray(Object.values(req)[0]) ? (Object.values(req)[0] as unknown[]).length :
-            (Object.values(fields)[0] as unknown[] | undefined)?.length ?? 0;
+          const n = Array.isArray(Object.values(req)[0])
+            ? (Object.values(req)[0] as unknown[]).length
+            : ((Object.values(fields)[0] as unknown[] | undefined)?.length ?? 0);
           const r = bulk(req, n);
           const f = bulk(fields, n);
           records = Array.from({length: n}, (_, i) => ({
@@ -1072,15 +1366,20 @@ export class GristDoc {
           }));
         }
         const outcome = this.bulkAddOrUpdate(tableId, records, upsertOpts);
-        if (name === 'AddOrUpdateRecord') { return null; }
+        if (name === 'AddOrUpdateRecord') {
+          return null;
+        }
         return {recordIds: outcome.recordIds, addRecordIds: outcome.added, updateRecordIds: outcome.updated};
       }
-      case 'AddTable': case 'AddEmptyTable': {
-        const cols = name === 'AddEmptyTable' ? [{}, {}, {}].map(() => ({id: null, isFormula: true})) :
-          (Array.isArray(args[1]) ? args[1] : []).map((c) => {
-            const spec = obj(c, 'column');
-            return {...spec, id: spec.id as string | null} as {id: string | null} & ColInfo;
-          });
+      case 'AddTable':
+      case 'AddEmptyTable': {
+        const cols =
+          name === 'AddEmptyTable'
+            ? [{}, {}, {}].map(() => ({id: null, isFormula: true}))
+            : (Array.isArray(args[1]) ? args[1] : []).map((c) => {
+                const spec = obj(c, 'column');
+                return {...spec, id: spec.id as string | null} as {id: string | null} & ColInfo;
+              });
         const result: AddTableResult = this.engine.addTable(args[0] as string | null, cols);
         return result;
       }
@@ -1089,7 +1388,9 @@ export class GristDoc {
         return null;
       case 'RenameTable':
         return this.engine.renameTable(userTable(args[0]), String(args[1]));
-      case 'AddColumn': case 'AddVisibleColumn': case 'AddHiddenColumn': {
+      case 'AddColumn':
+      case 'AddVisibleColumn':
+      case 'AddHiddenColumn': {
         const table = userTable(args[0]);
         const info = obj(args[2] ?? {}, 'column info') as ColInfo;
         if (name === 'AddHiddenColumn') {
@@ -1100,20 +1401,26 @@ export class GristDoc {
       case 'RemoveColumn': {
         const table = userTable(args[0]);
         const col = table.byId.get(String(args[1]));
-        if (!col) { throw engineError('KeyError', `'${String(args[1])}'`); }
+        if (!col) {
+          throw engineError('KeyError', `'${String(args[1])}'`);
+        }
         this.engine.removeColumns([col.colRef]);
         return null;
       }
       case 'RenameColumn': {
         const table = userTable(args[0]);
-        if (!table.byId.has(String(args[1]))) { throw engineError('KeyError', `'${String(args[1])}'`); }
+        if (!table.byId.has(String(args[1]))) {
+          throw engineError('KeyError', `'${String(args[1])}'`);
+        }
         this.engine.updateColumns(table, [{colId: String(args[1]), values: {colId: String(args[2])}}]);
         const col = this.engine.meta.colsByRef.get(table.byId.get(String(args[1]))!.colRef);
         return col?.col.colId ?? null;
       }
       case 'ModifyColumn': {
         const table = userTable(args[0]);
-        if (!table.byId.has(String(args[1]))) { throw engineError('KeyError', `'${String(args[1])}'`); }
+        if (!table.byId.has(String(args[1]))) {
+          throw engineError('KeyError', `'${String(args[1])}'`);
+        }
         const info = {...obj(args[2], 'column info')};
         delete info.colId;
         delete info.id;
@@ -1126,7 +1433,13 @@ export class GristDoc {
         return null;
       }
       case 'SetDisplayFormula':
-        setDisplayFormula(this.engine, userTable(args[0]).tableId, args[1] as CellValue, args[2] as CellValue, args[3] as CellValue);
+        setDisplayFormula(
+          this.engine,
+          userTable(args[0]).tableId,
+          args[1] as CellValue,
+          args[2] as CellValue,
+          args[3] as CellValue,
+        );
         return null;
       default:
         throw new BadRequest(`Unsupported user action: ${name}`);
@@ -1143,17 +1456,33 @@ export class GristDoc {
  * in wide documents): 300 RemoveColumn actions took 4.7 s, and 1000 fit easily in a 1 MB body.
  */
 export const MAX_SCHEMA_ACTIONS_PER_APPLY = 100;
-const SCHEMA_ACTIONS = new Set(['AddTable', 'AddEmptyTable', 'RemoveTable', 'RenameTable', 'AddColumn', 'AddVisibleColumn',
-  'AddHiddenColumn', 'RemoveColumn', 'RenameColumn', 'ModifyColumn', 'SetDisplayFormula']);
+const SCHEMA_ACTIONS = new Set([
+  'AddTable',
+  'AddEmptyTable',
+  'RemoveTable',
+  'RenameTable',
+  'AddColumn',
+  'AddVisibleColumn',
+  'AddHiddenColumn',
+  'RemoveColumn',
+  'RenameColumn',
+  'ModifyColumn',
+  'SetDisplayFormula',
+]);
 
 /** Counts schema actions (and updates of `_grist_Tables`/`_grist_Tables_column` rows) before the write. */
 function checkSchemaActionCount(actions: unknown[]): void {
   let n = 0;
   for (const a of actions) {
-    if (!Array.isArray(a)) { continue; }
+    if (!Array.isArray(a)) {
+      continue;
+    }
     if (SCHEMA_ACTIONS.has(a[0])) {
       n++;
-    } else if ((a[0] === 'UpdateRecord' || a[0] === 'BulkUpdateRecord') && (a[1] === '_grist_Tables' || a[1] === '_grist_Tables_column')) {
+    } else if (
+      (a[0] === 'UpdateRecord' || a[0] === 'BulkUpdateRecord') &&
+      (a[1] === '_grist_Tables' || a[1] === '_grist_Tables_column')
+    ) {
       n += a[0] === 'BulkUpdateRecord' && Array.isArray(a[2]) ? a[2].length : 1;
     }
   }
@@ -1165,14 +1494,18 @@ function checkSchemaActionCount(actions: unknown[]): void {
 /** The engine's per-write cap on columns added one by one, checked before the write starts. */
 function checkColumnCount(n: number): void {
   if (n > MAX_COLUMNS_ADDED_PER_WRITE) {
-    throw new BadRequest(`Too many columns added at once: at most ${MAX_COLUMNS_ADDED_PER_WRITE} per request (AddTable takes more)`);
+    throw new BadRequest(
+      `Too many columns added at once: at most ${MAX_COLUMNS_ADDED_PER_WRITE} per request (AddTable takes more)`,
+    );
   }
 }
 
 function refuseDuplicateIds(columns: Array<{id: string}>): void {
   const seen = new Set<string>();
   for (const c of columns) {
-    if (seen.has(c.id)) { throw new BadRequest(`Invalid payload: column id "${c.id}" appears more than once`); }
+    if (seen.has(c.id)) {
+      throw new BadRequest(`Invalid payload: column id "${c.id}" appears more than once`);
+    }
     seen.add(c.id);
   }
 }
@@ -1202,28 +1535,42 @@ function columnList(cols: ColumnMeta[]): string {
 
 function columnInfo(c: ColumnMeta): ColumnInfo {
   const fields: Record<string, CellValue> = {colRef: c.colRef};
-  for (const k of COLUMN_FIELD_ORDER) { fields[k] = c.fields[k]; }
+  for (const k of COLUMN_FIELD_ORDER) {
+    fields[k] = c.fields[k];
+  }
   return {id: c.colId, fields};
 }
 
 function columnArray(data: Record<string, CellValue[]>, key: string): CellValue[] {
   const v = data[key];
-  if (!Array.isArray(v)) { throw new BadRequest(`Invalid payload: "${key}" must be an array`); }
+  if (!Array.isArray(v)) {
+    throw new BadRequest(`Invalid payload: "${key}" must be an array`);
+  }
   return v;
 }
 
 /** The value a new cell of a Grist type holds when none is given (Grist's column defaults). */
 function cellDefaultFor(type: string | undefined): CellValue {
   const base = (type ?? 'Any').split(':')[0];
-  if (base === 'Bool') { return false; }
-  if (base === 'Int' || base === 'Numeric' || base === 'Ref') { return 0; }
-  if (base === 'Text' || base === 'Choice') { return ''; }
+  if (base === 'Bool') {
+    return false;
+  }
+  if (base === 'Int' || base === 'Numeric' || base === 'Ref') {
+    return 0;
+  }
+  if (base === 'Text' || base === 'Choice') {
+    return '';
+  }
   return null;
 }
 
 function padTo(values: CellValue[], n: number, fill: CellValue = null): CellValue[] {
-  if (values.length === n) { return values; }
+  if (values.length === n) {
+    return values;
+  }
   const out = values.slice(0, n);
-  while (out.length < n) { out.push(fill); }
+  while (out.length < n) {
+    out.push(fill);
+  }
   return out;
 }

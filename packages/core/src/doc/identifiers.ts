@@ -5,9 +5,41 @@
 
 // Python 3's keyword.kwlist (the engine also refuses None/True/False, which it contains).
 const PY_KEYWORDS = new Set([
-  'False', 'None', 'True', 'and', 'as', 'assert', 'async', 'await', 'break', 'class', 'continue',
-  'def', 'del', 'elif', 'else', 'except', 'finally', 'for', 'from', 'global', 'if', 'import', 'in',
-  'is', 'lambda', 'nonlocal', 'not', 'or', 'pass', 'raise', 'return', 'try', 'while', 'with', 'yield',
+  'False',
+  'None',
+  'True',
+  'and',
+  'as',
+  'assert',
+  'async',
+  'await',
+  'break',
+  'class',
+  'continue',
+  'def',
+  'del',
+  'elif',
+  'else',
+  'except',
+  'finally',
+  'for',
+  'from',
+  'global',
+  'if',
+  'import',
+  'in',
+  'is',
+  'lambda',
+  'nonlocal',
+  'not',
+  'or',
+  'pass',
+  'raise',
+  'return',
+  'try',
+  'while',
+  'with',
+  'yield',
 ]);
 
 function sanitize(ident: string | null | undefined, prefix: string, capitalize: boolean): string {
@@ -15,10 +47,18 @@ function sanitize(ident: string | null | undefined, prefix: string, capitalize: 
   // NFKD, then drop combining marks, so that 'é' becomes 'e' rather than '_'.
   s = s.normalize('NFKD').replace(/\p{M}/gu, '');
   s = s.replace(/[^a-zA-Z0-9_]+/g, '_').replace(/^_+/, '');
-  if (/^[0-9_]/.test(s)) { s = prefix + s; }
-  if (!s) { return s; }
-  if (capitalize) { s = s[0].toUpperCase() + s.slice(1); }
-  while (PY_KEYWORDS.has(s)) { s = prefix + s; }
+  if (/^[0-9_]/.test(s)) {
+    s = prefix + s;
+  }
+  if (!s) {
+    return s;
+  }
+  if (capitalize) {
+    s = s[0].toUpperCase() + s.slice(1);
+  }
+  while (PY_KEYWORDS.has(s)) {
+    s = prefix + s;
+  }
   return s;
 }
 
@@ -30,7 +70,9 @@ function addSuffix(base: string, avoid: Set<string>, next: number): string {
   const stem = /\d$/.test(base) ? base + '_' : base;
   for (let n = next; ; n++) {
     const ident = `${stem}${n}`;
-    if (!avoid.has(ident.toUpperCase())) { return ident; }
+    if (!avoid.has(ident.toUpperCase())) {
+      return ident;
+    }
   }
 }
 
@@ -43,7 +85,9 @@ export function pickTableIdent(ident: string | null | undefined, avoid: Iterable
   const avoidSet = upperSet(avoid);
   let s = sanitize(ident, 'T', true);
   // SQLite reserves table names starting with sqlite_ (any case): "object name reserved for internal use".
-  if (/^sqlite_/i.test(s)) { s = 'T' + s; }
+  if (/^sqlite_/i.test(s)) {
+    s = 'T' + s;
+  }
   return s ? maybeAddSuffix(s, avoidSet) : addSuffix('Table', avoidSet, 1);
 }
 
@@ -72,7 +116,9 @@ function genLetters(avoid: Set<string>): string {
       for (let n = i, k = 0; k < length; k++, n = Math.floor(n / 26)) {
         s = String.fromCharCode(65 + (n % 26)) + s;
       }
-      if (!avoid.has(s)) { return s; }
+      if (!avoid.has(s)) {
+        return s;
+      }
     }
   }
 }

@@ -2,8 +2,19 @@ export {createDocFile} from './create.js';
 export type {CreateDocOptions} from './create.js';
 export {GristDoc} from './gristdoc.js';
 export type {
-  ApiRecord, ApplyResult, ChangeListener, ColumnInfo, ColumnSpec, OpenOptions, RecordQuery,
-  TableChange, TableInfo, TableSpec, UpsertOptions, UpsertRecord, UpsertResult,
+  ApiRecord,
+  ApplyResult,
+  ChangeListener,
+  ColumnInfo,
+  ColumnSpec,
+  OpenOptions,
+  RecordQuery,
+  TableChange,
+  TableInfo,
+  TableSpec,
+  UpsertOptions,
+  UpsertRecord,
+  UpsertResult,
 } from './gristdoc.js';
 export type {CellValue, SqlValue} from './types.js';
 export {SCHEMA_VERSION, STORAGE_VERSION, META_DDL, META_TYPES} from './schema.js';
@@ -12,7 +23,14 @@ export {pickColIdent, pickColIdentList, pickTableIdent} from './identifiers.js';
 export {FORMULAS_TABLE, formulasComputed, markFormulasComputed} from './formulas.js';
 export {columnType, type ColumnType} from './coltypes/index.js';
 export type {
-  Converter, Decoder, Encoder, ParseContext, SchemaType, TextParser, TypedForm, WidgetOptions,
+  Converter,
+  Decoder,
+  Encoder,
+  ParseContext,
+  SchemaType,
+  TextParser,
+  TypedForm,
+  WidgetOptions,
 } from './coltypes/base.js';
 export type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
 export type {DocSettings} from './parse.js';

@@ -25,14 +25,24 @@ const NULL_KEY = Symbol('null');
 function canonicalJson(v: CellValue): string | undefined {
   let hasNaN = false;
   const norm = (x: CellValue): unknown => {
-    if (typeof x === 'boolean') { return x ? 1 : 0; }
-    if (typeof x === 'number') {
-      if (Number.isNaN(x)) { hasNaN = true; }
-      return Number.isFinite(x) ? x : {n: String(x)};   // JSON would make infinities null.
+    if (typeof x === 'boolean') {
+      return x ? 1 : 0;
     }
-    if (Array.isArray(x)) { return x.map(norm); }
+    if (typeof x === 'number') {
+      if (Number.isNaN(x)) {
+        hasNaN = true;
+      }
+      return Number.isFinite(x) ? x : {n: String(x)}; // JSON would make infinities null.
+    }
+    if (Array.isArray(x)) {
+      return x.map(norm);
+    }
     if (x !== null && typeof x === 'object') {
-      return {d: Object.keys(x).sort().map((k) => [k, norm(x[k])])};
+      return {
+        d: Object.keys(x)
+          .sort()
+          .map((k) => [k, norm(x[k])]),
+      };
     }
     return x;
   };
@@ -44,12 +54,16 @@ function canonicalJson(v: CellValue): string | undefined {
  * Matches each wanted tuple (values of `colIds`, in that order; `id` allowed) to the ids of the
  * rows holding equal values, in ascending id order. With no columns, every row matches.
  */
-export function findMatches(db: Database.Database, table: TableMeta, colIds: string[],
-                            wanted: CellValue[][]): number[][] {
+export function findMatches(
+  db: Database.Database,
+  table: TableMeta,
+  colIds: string[],
+  wanted: CellValue[][],
+): number[][] {
   const out = wanted.map((): number[] => []);
   const t = quoteIdent(table.tableId);
   if (!colIds.length) {
-    const all = (db.prepare(`SELECT id FROM ${t} ORDER BY id`).pluck().all() as number[]);
+    const all = db.prepare(`SELECT id FROM ${t} ORDER BY id`).pluck().all() as number[];
     return out.map(() => all.slice());
   }
 
@@ -59,11 +73,16 @@ export function findMatches(db: Database.Database, table: TableMeta, colIds: str
   const single = colIds.length === 1;
   const partOf = (v: CellValue): unknown => {
     switch (typeof v) {
-      case 'string': return v;
-      case 'number': return Number.isNaN(v) ? undefined : (Number.isFinite(v) ? v : {n: String(v)});
-      case 'boolean': return v ? 1 : 0;
+      case 'string':
+        return v;
+      case 'number':
+        return Number.isNaN(v) ? undefined : Number.isFinite(v) ? v : {n: String(v)};
+      case 'boolean':
+        return v ? 1 : 0;
     }
-    if (v === null || v === undefined) { return null; }
+    if (v === null || v === undefined) {
+      return null;
+    }
     const json = canonicalJson(v);
     return json === undefined ? undefined : {c: json};
   };
@@ -71,13 +90,20 @@ export function findMatches(db: Database.Database, table: TableMeta, colIds: str
     if (single) {
       const v = values[0];
       switch (typeof v) {
-        case 'string': return v;
-        case 'number': return Number.isNaN(v) ? undefined : v;
-        case 'boolean': return v ? 1 : 0;
+        case 'string':
+          return v;
+        case 'number':
+          return Number.isNaN(v) ? undefined : v;
+        case 'boolean':
+          return v ? 1 : 0;
       }
-      if (v === null || v === undefined) { return NULL_KEY; }
+      if (v === null || v === undefined) {
+        return NULL_KEY;
+      }
       const json = canonicalJson(v);
-      if (json === undefined) { return undefined; }
+      if (json === undefined) {
+        return undefined;
+      }
       let sym = interned.get(json);
       if (!sym && create) {
         sym = Symbol(json);
@@ -92,11 +118,19 @@ export function findMatches(db: Database.Database, table: TableMeta, colIds: str
   const index = new Map<unknown, number[]>();
   wanted.forEach((values, i) => {
     const key = keyOf(values, true);
-    if (key === undefined) { return; }
+    if (key === undefined) {
+      return;
+    }
     const list = index.get(key);
-    if (list) { list.push(i); } else { index.set(key, [i]); }
+    if (list) {
+      list.push(i);
+    } else {
+      index.set(key, [i]);
+    }
   });
-  if (!index.size) { return out; }
+  if (!index.size) {
+    return out;
+  }
 
   const cols: Array<ColumnMeta | null> = colIds.map((c) => (c === 'id' ? null : table.byId.get(c)!));
   const idPos = colIds.indexOf('id');
@@ -110,7 +144,9 @@ export function findMatches(db: Database.Database, table: TableMeta, colIds: str
       const key = keyOf(values, false);
       const hits = key === undefined ? undefined : index.get(key);
       if (hits) {
-        for (const i of hits) { out[i].push(ids[r]); }
+        for (const i of hits) {
+          out[i].push(ids[r]);
+        }
       }
     }
   };
@@ -118,26 +154,45 @@ export function findMatches(db: Database.Database, table: TableMeta, colIds: str
   const where = idPos < 0 ? narrowingCondition(cols, wanted) : null;
   if (idPos >= 0) {
     // Only the wanted ids can match: look them up by primary key.
-    const ids = [...new Set(wanted.map((v) => v[idPos]).filter((id): id is number => Number.isInteger(id)))]
-      .sort((a, b) => a - b);
+    const ids = [...new Set(wanted.map((v) => v[idPos]).filter((id): id is number => Number.isInteger(id)))].sort(
+      (a, b) => a - b,
+    );
     for (let i = 0; i < ids.length; i += ID_CHUNK) {
       const part = ids.slice(i, i + ID_CHUNK);
-      visitRows(db.prepare(`${select(cols, t)} WHERE id IN (${part.map(() => '?').join(',')}) ORDER BY id`).raw(true)
-        .all(...part) as unknown[][]);
+      visitRows(
+        db
+          .prepare(`${select(cols, t)} WHERE id IN (${part.map(() => '?').join(',')}) ORDER BY id`)
+          .raw(true)
+          .all(...part) as unknown[][],
+      );
     }
   } else if (where) {
-    visitRows(db.prepare(`${select(cols, t)} WHERE ${where.sql} ORDER BY id`).raw(true).all(...where.params) as unknown[][]);
+    visitRows(
+      db
+        .prepare(`${select(cols, t)} WHERE ${where.sql} ORDER BY id`)
+        .raw(true)
+        .all(...where.params) as unknown[][],
+    );
   } else {
     // The whole table, a page at a time, each column read on its own with pluck(): better-sqlite3
     // builds no array per row then, which makes the scan several times faster than reading rows.
     const pageIds = db.prepare(`SELECT id FROM ${t} WHERE id > ? ORDER BY id LIMIT ${PAGE}`).pluck();
-    const pageCols = cols.map((c) => c && db.prepare(`SELECT ${quoteIdent(c.colId)} FROM ${t} WHERE id > ? AND id <= ? ORDER BY id`).pluck());
-    for (let after = -Infinity; ;) {
+    const pageCols = cols.map(
+      (c) => c && db.prepare(`SELECT ${quoteIdent(c.colId)} FROM ${t} WHERE id > ? AND id <= ? ORDER BY id`).pluck(),
+    );
+    for (let after = -Infinity; ; ) {
       const ids = pageIds.all(after) as number[];
-      if (!ids.length) { break; }
+      if (!ids.length) {
+        break;
+      }
       const last = ids[ids.length - 1];
-      visit(ids, pageCols.map((s) => (s ? s.all(after, last) : null)));
-      if (ids.length < PAGE) { break; }
+      visit(
+        ids,
+        pageCols.map((s) => (s ? s.all(after, last) : null)),
+      );
+      if (ids.length < PAGE) {
+        break;
+      }
       after = last;
     }
   }
@@ -147,11 +202,16 @@ export function findMatches(db: Database.Database, table: TableMeta, colIds: str
   function visitRows(rows: unknown[][]): void {
     let pos = 0;
     const columns = cols.map((c) => {
-      if (!c) { return null; }
+      if (!c) {
+        return null;
+      }
       const k = ++pos;
       return rows.map((r) => r[k]);
     });
-    visit(rows.map((r) => r[0] as number), columns);
+    visit(
+      rows.map((r) => r[0] as number),
+      columns,
+    );
   }
 }
 
@@ -166,13 +226,19 @@ function select(cols: Array<ColumnMeta | null>, t: string): string {
  * tuples, list columns (their JSON text decodes to lists) or list and dict values.
  */
 function narrowingCondition(cols: Array<ColumnMeta | null>, wanted: CellValue[][]): SqlFragment | null {
-  if (wanted.length > NARROW_MAX) { return null; }
+  if (wanted.length > NARROW_MAX) {
+    return null;
+  }
   const parts: string[] = [];
   const params: unknown[] = [];
   cols.forEach((col, j) => {
-    if (!col || col.ct.isList) { return; }
+    if (!col || col.ct.isList) {
+      return;
+    }
     const values = wanted.map((w) => w[j]);
-    if (values.some((v) => v !== null && typeof v === 'object')) { return; }
+    if (values.some((v) => v !== null && typeof v === 'object')) {
+      return;
+    }
     const c = quoteIdent(col.colId);
     const e = equalityCondition(c, values, NULL_CLASS | NUM_CLASS | TEXT_CLASS);
     parts.push(`(${e.sql} OR typeof(${c}) = 'blob')`);

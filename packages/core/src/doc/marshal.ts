@@ -23,8 +23,8 @@ export function loads(buf: Uint8Array): unknown {
 class Unmarshaller {
   private pos = 0;
   private readonly view: DataView;
-  private readonly refs: unknown[] = [];   // version 3+ object references
-  private readonly interned: string[] = [];  // version 2 interned strings ('t' / 'R')
+  private readonly refs: unknown[] = []; // version 3+ object references
+  private readonly interned: string[] = []; // version 2 interned strings ('t' / 'R')
 
   constructor(private readonly buf: Uint8Array) {
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -32,12 +32,16 @@ class Unmarshaller {
 
   load(): unknown {
     const value = this.read();
-    if (value === DICT_END) { throw new MarshalError('marshal: unexpected NULL'); }
+    if (value === DICT_END) {
+      throw new MarshalError('marshal: unexpected NULL');
+    }
     return value;
   }
 
   private need(n: number): void {
-    if (this.pos + n > this.buf.length) { throw new MarshalError('marshal: data truncated'); }
+    if (this.pos + n > this.buf.length) {
+      throw new MarshalError('marshal: data truncated');
+    }
   }
 
   private int32(): number {
@@ -48,7 +52,9 @@ class Unmarshaller {
   }
 
   private bytes(n: number): Uint8Array {
-    if (n < 0) { throw new MarshalError('marshal: negative length'); }
+    if (n < 0) {
+      throw new MarshalError('marshal: negative length');
+    }
     this.need(n);
     const b = this.buf.subarray(this.pos, this.pos + n);
     this.pos += n;
@@ -62,13 +68,23 @@ class Unmarshaller {
     const code = String.fromCharCode(byte & ~FLAG_REF);
     // Containers register their reference before their contents are read.
     const refIndex = flag ? this.refs.push(undefined) - 1 : -1;
-    const keep = <T>(v: T): T => { if (flag) { this.refs[refIndex] = v; } return v; };
+    const keep = <T>(v: T): T => {
+      if (flag) {
+        this.refs[refIndex] = v;
+      }
+      return v;
+    };
     switch (code) {
-      case '0': return DICT_END;
-      case 'N': return keep(null);
-      case 'F': return keep(false);
-      case 'T': return keep(true);
-      case 'i': return keep(this.int32());
+      case '0':
+        return DICT_END;
+      case 'N':
+        return keep(null);
+      case 'F':
+        return keep(false);
+      case 'T':
+        return keep(true);
+      case 'i':
+        return keep(this.int32());
       case 'I': {
         this.need(8);
         const v = this.view.getBigInt64(this.pos, true);
@@ -96,25 +112,36 @@ class Unmarshaller {
         const n = this.buf[this.pos++];
         return keep(parseFloat(latin1.decode(this.bytes(n))));
       }
-      case 'u': return keep(utf8.decode(this.bytes(this.int32())));
+      case 'u':
+        return keep(utf8.decode(this.bytes(this.int32())));
       case 't': {
         const s = utf8.decode(this.bytes(this.int32()));
         this.interned.push(s);
         return keep(s);
       }
-      case 's': return keep(utf8.decode(this.bytes(this.int32())));
+      case 's':
+        return keep(utf8.decode(this.bytes(this.int32())));
       case 'R': {
         const s = this.interned[this.int32()];
-        if (s === undefined) { throw new MarshalError('marshal: bad string reference'); }
+        if (s === undefined) {
+          throw new MarshalError('marshal: bad string reference');
+        }
         return keep(s);
       }
-      case 'a': case 'A': return keep(latin1.decode(this.bytes(this.int32())));
-      case 'z': case 'Z': {
+      case 'a':
+      case 'A':
+        return keep(latin1.decode(this.bytes(this.int32())));
+      case 'z':
+      case 'Z': {
         this.need(1);
         const n = this.buf[this.pos++];
         return keep(latin1.decode(this.bytes(n)));
       }
-      case '[': case '(': case '<': case '>': return this.readSeq(this.int32(), keep);
+      case '[':
+      case '(':
+      case '<':
+      case '>':
+        return this.readSeq(this.int32(), keep);
       case ')': {
         this.need(1);
         return this.readSeq(this.buf[this.pos++], keep);
@@ -123,13 +150,17 @@ class Unmarshaller {
         const obj: Record<string, unknown> = keep({});
         for (;;) {
           const key = this.read();
-          if (key === DICT_END) { return obj; }
+          if (key === DICT_END) {
+            return obj;
+          }
           obj[String(key)] = this.load();
         }
       }
       case 'r': {
         const idx = this.int32();
-        if (idx < 0 || idx >= this.refs.length) { throw new MarshalError('marshal: bad reference'); }
+        if (idx < 0 || idx >= this.refs.length) {
+          throw new MarshalError('marshal: bad reference');
+        }
         return this.refs[idx];
       }
       default:
@@ -138,9 +169,13 @@ class Unmarshaller {
   }
 
   private readSeq(n: number, keep: <T>(v: T) => T): unknown[] {
-    if (n < 0) { throw new MarshalError('marshal: negative length'); }
+    if (n < 0) {
+      throw new MarshalError('marshal: negative length');
+    }
     const arr: unknown[] = keep(new Array(n));
-    for (let i = 0; i < n; i++) { arr[i] = this.load(); }
+    for (let i = 0; i < n; i++) {
+      arr[i] = this.load();
+    }
     return arr;
   }
 }
@@ -163,7 +198,9 @@ class Marshaller {
   }
 
   private reserve(n: number): void {
-    if (this.pos + n <= this.buf.length) { return; }
+    if (this.pos + n <= this.buf.length) {
+      return;
+    }
     const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
     this.buf.copy(next, 0, 0, this.pos);
     this.buf = next;
@@ -213,7 +250,9 @@ class Marshaller {
     } else if (Array.isArray(value)) {
       this.code('[');
       this.int32(value.length);
-      for (const item of value) { this.write(item); }
+      for (const item of value) {
+        this.write(item);
+      }
     } else if (typeof value === 'object') {
       this.code('{');
       for (const [k, v] of Object.entries(value as Record<string, unknown>)) {

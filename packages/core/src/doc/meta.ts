@@ -51,10 +51,10 @@ export interface DocMeta {
   tables: Map<string, TableMeta>;
   userTables: TableMeta[];
   byRef: Map<number, TableMeta>;
-  colsByRef: Map<number, {table: TableMeta, col: ColumnMeta}>;
+  colsByRef: Map<number, {table: TableMeta; col: ColumnMeta}>;
   schemaVersion: number;
   timezone: string;
-  settings: {locale: string, currency?: string};
+  settings: {locale: string; currency?: string};
   /** Bumped on every reload; caches keyed on metadata compare it. */
   version: number;
 }
@@ -64,19 +64,39 @@ const COLUMN_FIELD_TYPES = META_TYPES._grist_Tables_column;
 
 /** Default values of `_grist_Tables_column` fields (for documents that predate some of them). */
 const COLUMN_FIELD_DEFAULTS: Record<string, CellValue> = {
-  parentId: 0, parentPos: 0, colId: '', type: 'Any', widgetOptions: '', isFormula: false,
-  formula: '', label: '', description: '', untieColIdFromLabel: false, summarySourceCol: 0,
-  displayCol: 0, visibleCol: 0, rules: null, recalcWhen: 0, recalcDeps: null, reverseCol: 0,
+  parentId: 0,
+  parentPos: 0,
+  colId: '',
+  type: 'Any',
+  widgetOptions: '',
+  isFormula: false,
+  formula: '',
+  label: '',
+  description: '',
+  untieColIdFromLabel: false,
+  summarySourceCol: 0,
+  displayCol: 0,
+  visibleCol: 0,
+  rules: null,
+  recalcWhen: 0,
+  recalcDeps: null,
+  reverseCol: 0,
 };
 
 const TABLE_FIELD_DEFAULTS: Record<string, CellValue> = {
-  tableId: '', primaryViewId: 0, summarySourceTable: 0, onDemand: false, rawViewSectionRef: 0,
+  tableId: '',
+  primaryViewId: 0,
+  summarySourceTable: 0,
+  onDemand: false,
+  rawViewSectionRef: 0,
   recordCardViewSectionRef: 0,
 };
 
 function sqlColumns(db: Database.Database, tableId: string): Map<string, string> {
-  const rows = db.prepare(`SELECT name, type FROM pragma_table_info(?)`).all(tableId) as
-    Array<{name: string, type: string}>;
+  const rows = db.prepare(`SELECT name, type FROM pragma_table_info(?)`).all(tableId) as Array<{
+    name: string;
+    type: string;
+  }>;
   return new Map(rows.map((r) => [r.name, r.type]));
 }
 
@@ -95,21 +115,38 @@ export function readMetaRows(db: Database.Database, tableId: string): Array<Reco
   });
 }
 
-function makeColumn(colRef: number, colId: string, type: string, declType: string,
-                    fields: Record<string, CellValue>): ColumnMeta {
+function makeColumn(
+  colRef: number,
+  colId: string,
+  type: string,
+  declType: string,
+  fields: Record<string, CellValue>,
+): ColumnMeta {
   const isFormula = Boolean(fields.isFormula);
   let options: Record<string, unknown> = {};
   try {
     const parsed = JSON.parse(String(fields.widgetOptions || '{}'));
-    if (parsed && typeof parsed === 'object') { options = parsed; }
+    if (parsed && typeof parsed === 'object') {
+      options = parsed;
+    }
   } catch {
     // Invalid widgetOptions are ignored, as Grist does.
   }
   const ct = columnType(type);
   return {
-    colRef, colId, type, ct, fields, isFormula, formula: String(fields.formula ?? ''), options,
+    colRef,
+    colId,
+    type,
+    ct,
+    fields,
+    isFormula,
+    formula: String(fields.formula ?? ''),
+    options,
     hidden: colId === 'manualSort' || colId.startsWith('gristHelper_'),
-    declType, encode: ct.encoder(declType), decode: ct.decoder(), typed: typedFormatter(ct),
+    declType,
+    encode: ct.encoder(declType),
+    decode: ct.decoder(),
+    typed: typedFormatter(ct),
   };
 }
 
@@ -120,7 +157,7 @@ function finishTable(t: Omit<TableMeta, 'byId' | 'hasManualSort'>): TableMeta {
 
 export function loadMeta(db: Database.Database, previousVersion = 0): DocMeta {
   const docInfo = readMetaRows(db, '_grist_DocInfo')[0] ?? {};
-  let settings: {locale: string, currency?: string} = {locale: 'en-US'};
+  let settings: {locale: string; currency?: string} = {locale: 'en-US'};
   try {
     const parsed = JSON.parse(String(docInfo.documentSettings || '{}'));
     settings = {locale: parsed.locale || 'en-US', ...(parsed.currency ? {currency: parsed.currency} : {})};
@@ -129,40 +166,56 @@ export function loadMeta(db: Database.Database, previousVersion = 0): DocMeta {
   }
   const tables = new Map<string, TableMeta>();
   const byRef = new Map<number, TableMeta>();
-  const colsByRef = new Map<number, {table: TableMeta, col: ColumnMeta}>();
+  const colsByRef = new Map<number, {table: TableMeta; col: ColumnMeta}>();
   const columnRows = readMetaRows(db, '_grist_Tables_column');
   const userTables: TableMeta[] = [];
   for (const row of readMetaRows(db, '_grist_Tables')) {
     const tableId = String(row.tableId);
     const sqlCols = sqlColumns(db, tableId);
     const fields: Record<string, CellValue> = {};
-    for (const k of Object.keys(TABLE_FIELD_TYPES)) { fields[k] = row[k] ?? TABLE_FIELD_DEFAULTS[k]; }
+    for (const k of Object.keys(TABLE_FIELD_TYPES)) {
+      fields[k] = row[k] ?? TABLE_FIELD_DEFAULTS[k];
+    }
     const columns: ColumnMeta[] = [];
     for (const c of columnRows) {
-      if (c.parentId !== row.id) { continue; }
+      if (c.parentId !== row.id) {
+        continue;
+      }
       const colId = String(c.colId);
       const declType = sqlCols.get(colId);
-      if (declType === undefined) { continue; }   // No storage (possible in very old documents).
+      if (declType === undefined) {
+        continue;
+      } // No storage (possible in very old documents).
       const colFields: Record<string, CellValue> = {};
-      for (const k of Object.keys(COLUMN_FIELD_TYPES)) { colFields[k] = c[k] ?? COLUMN_FIELD_DEFAULTS[k]; }
+      for (const k of Object.keys(COLUMN_FIELD_TYPES)) {
+        colFields[k] = c[k] ?? COLUMN_FIELD_DEFAULTS[k];
+      }
       columns.push(makeColumn(Number(c.id), colId, String(c.type), declType, colFields));
     }
     const table = finishTable({tableId, tableRef: Number(row.id), fields, columns, isMeta: false});
     tables.set(tableId, table);
     byRef.set(table.tableRef, table);
     userTables.push(table);
-    for (const col of columns) { colsByRef.set(col.colRef, {table, col}); }
+    for (const col of columns) {
+      colsByRef.set(col.colRef, {table, col});
+    }
   }
   for (const [tableId, types] of Object.entries(META_TYPES)) {
     const sqlCols = sqlColumns(db, tableId);
-    if (!sqlCols.size) { continue; }
+    if (!sqlCols.size) {
+      continue;
+    }
     const columns = Object.entries(types)
       .filter(([colId]) => sqlCols.has(colId))
       .map(([colId, type]) => makeColumn(0, colId, type, sqlCols.get(colId)!, {...COLUMN_FIELD_DEFAULTS, colId, type}));
     tables.set(tableId, finishTable({tableId, tableRef: 0, fields: {}, columns, isMeta: true}));
   }
   return {
-    tables, userTables, byRef, colsByRef, settings,
+    tables,
+    userTables,
+    byRef,
+    colsByRef,
+    settings,
     schemaVersion: Number(docInfo.schemaVersion ?? 0),
     timezone: String(docInfo.timezone || 'UTC'),
     version: previousVersion + 1,

@@ -58,11 +58,17 @@ const FROZEN: Readonly<Record<string, ReadonlySet<string>>> = {
  */
 export function checkMetaWrite(tableId: string, kind: MetaWrite, colIds: Iterable<string>, role: WriterRole): void {
   const rule = META_WRITE_RULES[tableId];
-  if (rule === undefined || rule === 'nobody') { throw new Forbidden(`${tableId} modification is not allowed`); }
-  if (rule === 'owners' && role !== 'owners') {
-    throw new Forbidden(ACL_TABLES.has(tableId) ? 'Only owners can modify access rules' : `Only owners can modify ${tableId}`);
+  if (rule === undefined || rule === 'nobody') {
+    throw new Forbidden(`${tableId} modification is not allowed`);
   }
-  if (tableId === '_grist_DocInfo' && kind !== 'update') { throw new Forbidden(`${tableId} modification is not allowed`); }
+  if (rule === 'owners' && role !== 'owners') {
+    throw new Forbidden(
+      ACL_TABLES.has(tableId) ? 'Only owners can modify access rules' : `Only owners can modify ${tableId}`,
+    );
+  }
+  if (tableId === '_grist_DocInfo' && kind !== 'update') {
+    throw new Forbidden(`${tableId} modification is not allowed`);
+  }
   if (tableId === '_grist_Attachments') {
     // Rows come from uploads; removing them (cleanup) is for owners, as DELETE /attachments is.
     const cols = [...colIds].filter((c) => c !== 'id');
@@ -74,7 +80,9 @@ export function checkMetaWrite(tableId: string, kind: MetaWrite, colIds: Iterabl
   const frozen = FROZEN[tableId];
   if (frozen) {
     for (const c of colIds) {
-      if (frozen.has(c)) { throw new BadRequest(`${tableId}.${c} cannot be changed`); }
+      if (frozen.has(c)) {
+        throw new BadRequest(`${tableId}.${c} cannot be changed`);
+      }
     }
   }
 }

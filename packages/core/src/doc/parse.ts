@@ -27,15 +27,30 @@ export interface GuessWithParser extends GuessResult {
   parse: (v: string | null) => CellValue;
 }
 
-const DATE_FORMAT_OPTIONS = ['YYYY-MM-DD', 'MM-DD-YYYY', 'MM/DD/YYYY', 'MM-DD-YY', 'MM/DD/YY',
-  'DD MMM YYYY', 'MMMM Do, YYYY', 'DD-MM-YYYY'];
+const DATE_FORMAT_OPTIONS = [
+  'YYYY-MM-DD',
+  'MM-DD-YYYY',
+  'MM/DD/YYYY',
+  'MM-DD-YY',
+  'MM/DD/YY',
+  'DD MMM YYYY',
+  'MMMM Do, YYYY',
+  'DD-MM-YYYY',
+];
 const TIME_FORMAT_OPTIONS = ['h:mma', 'h:mma z', 'HH:mm', 'HH:mm z', 'HH:mm:ss', 'HH:mm:ss z'];
 // Candidates standing in for moment-guess (which Grist uses to propose formats).
 const GUESS_FORMATS = [
-  ...DATE_FORMAT_OPTIONS, 'DD/MM/YYYY', 'YYYY/MM/DD', 'DD.MM.YYYY',
+  ...DATE_FORMAT_OPTIONS,
+  'DD/MM/YYYY',
+  'YYYY/MM/DD',
+  'DD.MM.YYYY',
   ...['YYYY-MM-DD', 'MM/DD/YYYY', 'DD/MM/YYYY'].flatMap((d) =>
-    ['HH:mm', 'HH:mm:ss', 'h:mma', 'h:mm A'].map((t) => `${d} ${t}`)),
-  'YYYY-MM-DDTHH:mm', 'YYYY-MM-DDTHH:mm:ss', 'YYYY-MM-DDTHH:mm:ssZ', 'YYYY-MM-DDTHH:mm:ss.SSSZ',
+    ['HH:mm', 'HH:mm:ss', 'h:mma', 'h:mm A'].map((t) => `${d} ${t}`),
+  ),
+  'YYYY-MM-DDTHH:mm',
+  'YYYY-MM-DDTHH:mm:ss',
+  'YYYY-MM-DDTHH:mm:ssZ',
+  'YYYY-MM-DDTHH:mm:ss.SSSZ',
 ];
 
 /**
@@ -45,15 +60,23 @@ const GUESS_FORMATS = [
  */
 export function guessColumn(values: Array<string | null>, settings: DocSettings, timezone: string): GuessResult | null {
   const guess = guessColumnWithParser(values, settings, timezone);
-  if (!guess) { return null; }
+  if (!guess) {
+    return null;
+  }
   const {parse: _parse, ...result} = guess;
   return result;
 }
 
 /** guessColumn, with the conversion it chose, to apply to more of the column's text. */
-export function guessColumnWithParser(values: Array<string | null>, settings: DocSettings, timezone: string): GuessWithParser | null {
+export function guessColumnWithParser(
+  values: Array<string | null>,
+  settings: DocSettings,
+  timezone: string,
+): GuessWithParser | null {
   const nonBlank = values.filter((v): v is string => Boolean(v));
-  if (!nonBlank.length) { return null; }
+  if (!nonBlank.length) {
+    return null;
+  }
   const maxUnparsed = nonBlank.length * 0.1;
 
   const tryGuess = (parse: (v: string) => CellValue | undefined, allowBlank = true): CellValue[] | null => {
@@ -61,13 +84,17 @@ export function guessColumnWithParser(values: Array<string | null>, settings: Do
     let unparsed = 0;
     for (const v of values) {
       if (!v) {
-        if (!allowBlank) { return null; }
+        if (!allowBlank) {
+          return null;
+        }
         out.push(null);
         continue;
       }
       const parsed = parse(v);
       if (parsed === undefined) {
-        if (++unparsed > maxUnparsed) { return null; }
+        if (++unparsed > maxUnparsed) {
+          return null;
+        }
         out.push(v);
       } else {
         out.push(parsed);
@@ -78,7 +105,9 @@ export function guessColumnWithParser(values: Array<string | null>, settings: Do
 
   const parseBool = (v: string) => (v === 'true' ? true : v === 'false' ? false : undefined);
   const bools = tryGuess(parseBool, false);
-  if (bools) { return {type: 'Bool', values: bools, parse: (v) => (v ? parseBool(v) ?? v : null)}; }
+  if (bools) {
+    return {type: 'Bool', values: bools, parse: (v) => (v ? (parseBool(v) ?? v) : null)};
+  }
 
   const numInfos: ParsedNumber[] = [];
   const parseNum = (v: string) => {
@@ -88,18 +117,34 @@ export function guessColumnWithParser(values: Array<string | null>, settings: Do
   };
   const numbers = tryGuess((v) => {
     const p = parseNum(v);
-    if (p) { numInfos.push(p); }
+    if (p) {
+      numInfos.push(p);
+    }
     return p?.value;
   });
   if (numbers) {
     const widgetOptions: Record<string, unknown> = {};
-    if (numInfos.some((p) => p.isCurrency)) { widgetOptions.numMode = 'currency'; } else if (numInfos.some((p) => p.isPercent)) { widgetOptions.numMode = 'percent'; } else if (numInfos.some((p) => p.hasGroups)) { widgetOptions.numMode = 'decimal'; }
-    if (numInfos.some((p) => p.isParenthesised)) { widgetOptions.numSign = 'parens'; }
-    if (numInfos.some((p) => p.trailingZero)) { widgetOptions.decimals = numInfos.reduce((m, p) => Math.max(m, p.decimals), 0); }
+    if (numInfos.some((p) => p.isCurrency)) {
+      widgetOptions.numMode = 'currency';
+    } else if (numInfos.some((p) => p.isPercent)) {
+      widgetOptions.numMode = 'percent';
+    } else if (numInfos.some((p) => p.hasGroups)) {
+      widgetOptions.numMode = 'decimal';
+    }
+    if (numInfos.some((p) => p.isParenthesised)) {
+      widgetOptions.numSign = 'parens';
+    }
+    if (numInfos.some((p) => p.trailingZero)) {
+      widgetOptions.decimals = numInfos.reduce((m, p) => Math.max(m, p.decimals), 0);
+    }
     // Plain decimals ("-12.5") parse to Number(v) in a '.'-decimal locale; the rest take the full path.
     const plain = numberSymbols(settings).decimal === '.' ? PLAIN_DECIMAL : null;
-    return {type: 'Numeric', values: numbers, parse: (v) => (v ? (plain?.test(v) ? Number(v) : parseNum(v)?.value ?? v) : null),
-      ...(Object.keys(widgetOptions).length ? {widgetOptions} : {})};
+    return {
+      type: 'Numeric',
+      values: numbers,
+      parse: (v) => (v ? (plain?.test(v) ? Number(v) : (parseNum(v)?.value ?? v)) : null),
+      ...(Object.keys(widgetOptions).length ? {widgetOptions} : {}),
+    };
   }
 
   const format = guessDateFormat(nonBlank);
@@ -115,11 +160,13 @@ export function guessColumnWithParser(values: Array<string | null>, settings: Do
       return {
         type: isDateTime ? `DateTime:${timezone}` : 'Date',
         widgetOptions: {
-          dateFormat, timeFormat, isCustomDateFormat: !DATE_FORMAT_OPTIONS.includes(dateFormat),
+          dateFormat,
+          timeFormat,
+          isCustomDateFormat: !DATE_FORMAT_OPTIONS.includes(dateFormat),
           isCustomTimeFormat: !TIME_FORMAT_OPTIONS.includes(timeFormat),
         },
         values: dates,
-        parse: (v) => (v ? parseDate(v) ?? v : null),
+        parse: (v) => (v ? (parseDate(v) ?? v) : null),
       };
     }
   }
@@ -130,9 +177,18 @@ const PLAIN_DECIMAL = /^-?(0|[1-9]\d{0,14})(\.\d{1,15})?$/;
 
 function numberRoundTrips(text: string, p: ParsedNumber, settings: DocSettings): boolean {
   const sym = numberSymbols(settings);
-  const stripped = text.replace(NUMBER_WHITESPACE, '').replace(sym.currency, '').replace('%', '')
-    .replace(/^\((.*)\)$/, '$1').split(sym.group).join('').replace(sym.decimal, '.').replace(/^[-+]/, '');
-  if (/[eE]/.test(stripped)) { return false; }
+  const stripped = text
+    .replace(NUMBER_WHITESPACE, '')
+    .replace(sym.currency, '')
+    .replace('%', '')
+    .replace(/^\((.*)\)$/, '$1')
+    .split(sym.group)
+    .join('')
+    .replace(sym.decimal, '.')
+    .replace(/^[-+]/, '');
+  if (/[eE]/.test(stripped)) {
+    return false;
+  }
   // No leading zeros (other than "0." or "0"), which formatting would drop.
   return /^(0|[1-9]\d*)(\.\d+)?$|^\.\d+$/.test(stripped) && Number.isFinite(p.value);
 }
@@ -143,7 +199,9 @@ function guessDateFormat(values: string[]): string | null {
   for (const format of [...GUESS_FORMATS].sort()) {
     let count = 0;
     for (const v of values) {
-      if (parseWithFormat(v, format, 'UTC') !== null) { count++; }
+      if (parseWithFormat(v, format, 'UTC') !== null) {
+        count++;
+      }
     }
     // Ties go to the lexicographically last format, as in Grist.
     if (count > 0 && count >= bestCount) {

@@ -60,8 +60,12 @@ function storedCandidates(v: CellValue): unknown[] {
     out.push(n, dumps(v), dumps(n), floatBytes(n));
   } else if (typeof v === 'number') {
     out.push(v, dumps(v));
-    if (Number.isInteger(v)) { out.push(floatBytes(v)); }
-    if (v === 0 || v === 1) { out.push(dumps(v === 1)); }
+    if (Number.isInteger(v)) {
+      out.push(floatBytes(v));
+    }
+    if (v === 0 || v === 1) {
+      out.push(dumps(v === 1));
+    }
   } else if (typeof v === 'string') {
     out.push(v, dumps(v));
   } else if (v !== null) {
@@ -85,7 +89,9 @@ export function equalityCondition(colSql: string, values: CellValue[], classes =
       continue;
     }
     for (const c of storedCandidates(v)) {
-      if (!(classOf(c) & classes)) { continue; }
+      if (!(classOf(c) & classes)) {
+        continue;
+      }
       const key = Buffer.isBuffer(c) ? 'b' + c.toString('hex') : typeof c + String(c);
       if (!seen.has(key)) {
         seen.add(key);
@@ -103,19 +109,31 @@ export function equalityCondition(colSql: string, values: CellValue[], classes =
     const plain = params.filter((p) => typeof p === 'number' || typeof p === 'string');
     const blobs = params.filter((p): p is Buffer => Buffer.isBuffer(p)).map((b) => b.toString('hex'));
     const lists: string[] = [];
-    if (plain.length) { lists.push('SELECT value FROM json_each(?)'); }
-    if (blobs.length) { lists.push('SELECT unhex(value) FROM json_each(?)'); }
+    if (plain.length) {
+      lists.push('SELECT value FROM json_each(?)');
+    }
+    if (blobs.length) {
+      lists.push('SELECT unhex(value) FROM json_each(?)');
+    }
     parts.push(`${lhs} IN (${lists.join(' UNION ALL ')})`);
     params.length = 0;
-    if (plain.length) { params.push(JSON.stringify(plain)); }
-    if (blobs.length) { params.push(JSON.stringify(blobs)); }
+    if (plain.length) {
+      params.push(JSON.stringify(plain));
+    }
+    if (blobs.length) {
+      params.push(JSON.stringify(blobs));
+    }
   } else if (params.length === 1) {
     parts.push(`${lhs} = ?`);
   } else if (params.length) {
     parts.push(`${lhs} IN (${params.map(() => '?').join(',')})`);
   }
-  if (hasNull && (classes & NULL_CLASS)) { parts.push(`${colSql} IS NULL`); }
-  if (!parts.length) { return {sql: '0', params}; }
+  if (hasNull && classes & NULL_CLASS) {
+    parts.push(`${colSql} IS NULL`);
+  }
+  if (!parts.length) {
+    return {sql: '0', params};
+  }
   return {sql: parts.length === 1 ? parts[0] : `(${parts.join(' OR ')})`, params};
 }
 
@@ -128,11 +146,21 @@ export function compileFilter(table: TableMeta, filter: Record<string, unknown>,
   const parts: string[] = [];
   const params: unknown[] = [];
   for (const [colId, values] of Object.entries(filter)) {
-    if (!Array.isArray(values)) { throw new BadRequest('Invalid query: filter values must be arrays'); }
-    if (colId !== 'id' && !table.byId.has(colId)) { throw engineError('KeyError', `'${colId}'`); }
-    const f = equalityCondition(quoteIdent(colId), values as CellValue[], colId === 'id' ? NUM_CLASS : classesOf(colId));
+    if (!Array.isArray(values)) {
+      throw new BadRequest('Invalid query: filter values must be arrays');
+    }
+    if (colId !== 'id' && !table.byId.has(colId)) {
+      throw engineError('KeyError', `'${colId}'`);
+    }
+    const f = equalityCondition(
+      quoteIdent(colId),
+      values as CellValue[],
+      colId === 'id' ? NUM_CLASS : classesOf(colId),
+    );
     parts.push(f.sql);
-    for (const p of f.params) { params.push(p); }
+    for (const p of f.params) {
+      params.push(p);
+    }
   }
   return {sql: parts.join(' AND '), params};
 }
@@ -144,7 +172,9 @@ export const NATURAL_KEY_FN = 'gristlite_natural_key';
 
 /** Digit runs become length-prefixed, so that "a2" < "a11" in plain string order. */
 export function naturalKey(v: unknown): unknown {
-  if (typeof v !== 'string') { return v; }
+  if (typeof v !== 'string') {
+    return v;
+  }
   return v.toLowerCase().replace(/\d+/g, (d) => {
     const digits = d.replace(/^0+(?=\d)/, '');
     return '\u0001' + String(digits.length).padStart(4, '0') + digits;
@@ -162,10 +192,14 @@ function nativeClassOrder(classes: number, isList: boolean): {nullsLast: boolean
   const hasNull = has(NULL_CLASS);
   const hasNum = has(NUM_CLASS);
   // Grist ranks null after numbers but before text and blobs.
-  if (hasNull && hasNum && (has(TEXT_CLASS) || has(BLOB_CLASS))) { return null; }
+  if (hasNull && hasNum && (has(TEXT_CLASS) || has(BLOB_CLASS))) {
+    return null;
+  }
   // Grist ranks blobs (lists) before strings, SQLite after; list columns rank their JSON text with
   // lists, compared by bytes, where SQLite's order between text and blob holds.
-  if (has(TEXT_CLASS) && has(BLOB_CLASS) && !isList) { return null; }
+  if (has(TEXT_CLASS) && has(BLOB_CLASS) && !isList) {
+    return null;
+  }
   return {nullsLast: hasNull && hasNum};
 }
 
@@ -174,19 +208,31 @@ export function compileSort(table: TableMeta, specs: string[], classesOf = anyCl
   const params: unknown[] = [];
   const seen = new Set<string>();
   for (const spec of specs) {
-    if (typeof spec !== 'string') { throw new BadRequest(`Invalid sort: ${JSON.stringify(spec)}`); }
+    if (typeof spec !== 'string') {
+      throw new BadRequest(`Invalid sort: ${JSON.stringify(spec)}`);
+    }
     const name = /^-?([^:]*)/.exec(spec)![1];
-    if (seen.has(name)) { continue; }
+    if (seen.has(name)) {
+      continue;
+    }
     seen.add(name);
-    if (seen.size > MAX_SORT_KEYS) { throw new BadRequest(`Invalid sort: more than ${MAX_SORT_KEYS} columns`); }
+    if (seen.size > MAX_SORT_KEYS) {
+      throw new BadRequest(`Invalid sort: more than ${MAX_SORT_KEYS} columns`);
+    }
     const m = /^(-?)([^:]+)(?::(.*))?$/.exec(spec);
-    if (!m) { throw new BadRequest(`Invalid sort: ${JSON.stringify(spec)}`); }
+    if (!m) {
+      throw new BadRequest(`Invalid sort: ${JSON.stringify(spec)}`);
+    }
     const [, minus, colId, flagText] = m;
     const col: ColumnMeta | undefined = table.byId.get(colId);
-    if (colId !== 'id' && !col) { throw new BadRequest(`Invalid sort: unknown column "${colId}"`); }
+    if (colId !== 'id' && !col) {
+      throw new BadRequest(`Invalid sort: unknown column "${colId}"`);
+    }
     const flags = new Set(flagText ? flagText.split(';') : []);
     for (const f of flags) {
-      if (!SORT_FLAGS.has(f)) { throw new BadRequest(`Invalid sort: unknown flag "${f}" in ${JSON.stringify(spec)}`); }
+      if (!SORT_FLAGS.has(f)) {
+        throw new BadRequest(`Invalid sort: unknown flag "${f}" in ${JSON.stringify(spec)}`);
+      }
     }
     const dir = minus ? 'DESC' : 'ASC';
     const rdir = minus ? 'ASC' : 'DESC';
@@ -196,12 +242,16 @@ export function compileSort(table: TableMeta, specs: string[], classesOf = anyCl
     const classes = colId === 'id' ? NUM_CLASS : classesOf(colId);
     if (flags.has('emptyLast')) {
       // Empty means falsy and not a number: "", null, false (raw in Bool columns, else marshalled).
-      keys.push(`(CASE WHEN ${c} IS NULL OR +${c} = '' OR +${c} = X'46'${isBool ? ` OR +${c} = 0` : ''} THEN 1 ELSE 0 END) ASC`);
+      keys.push(
+        `(CASE WHEN ${c} IS NULL OR +${c} = '' OR +${c} = X'46'${isBool ? ` OR +${c} = 0` : ''} THEN 1 ELSE 0 END) ASC`,
+      );
     }
     if (flags.has('orderByChoice') && col && ['Choice', 'ChoiceList'].includes(col.ct.base)) {
       const choices = choicesOf(col);
       if (choices.length) {
-        keys.push(`(CASE +${c} ${choices.map((_, i) => `WHEN ? THEN ${i}`).join(' ')} ELSE ${choices.length} END) ${dir}`);
+        keys.push(
+          `(CASE +${c} ${choices.map((_, i) => `WHEN ? THEN ${i}`).join(' ')} ELSE ${choices.length} END) ${dir}`,
+        );
         params.push(...choices);
       }
     }
@@ -210,9 +260,11 @@ export function compileSort(table: TableMeta, specs: string[], classesOf = anyCl
     const marshalledBools = !isList && (classes & BLOB_CLASS) !== 0;
     const native = marshalledBools ? null : nativeClassOrder(classes, isList);
     if (!native) {
-      keys.push(`(CASE WHEN ${c} IS NULL THEN 2 ${marshalledBools ? `WHEN +${c} IN (X'46', X'54') THEN 0 ` : ''}` +
-        `WHEN typeof(${c}) IN ('integer','real') THEN ${isBool ? 0 : 1} ` +
-        `WHEN typeof(${c}) = 'text' THEN ${isList ? 3 : 4} ELSE 3 END) ${dir}`);
+      keys.push(
+        `(CASE WHEN ${c} IS NULL THEN 2 ${marshalledBools ? `WHEN +${c} IN (X'46', X'54') THEN 0 ` : ''}` +
+          `WHEN typeof(${c}) IN ('integer','real') THEN ${isBool ? 0 : 1} ` +
+          `WHEN typeof(${c}) = 'text' THEN ${isList ? 3 : 4} ELSE 3 END) ${dir}`,
+      );
     }
     // Grist's descending order is its ascending order reversed, so NULLs go first there.
     const nulls = native?.nullsLast ? (minus ? ' NULLS FIRST' : ' NULLS LAST') : '';
@@ -225,7 +277,9 @@ export function compileSort(table: TableMeta, specs: string[], classesOf = anyCl
       keys.push(`+${c} ${dir}${nulls}`);
     }
   }
-  if (table.hasManualSort) { keys.push('"manualSort" ASC'); }
+  if (table.hasManualSort) {
+    keys.push('"manualSort" ASC');
+  }
   keys.push('"id" ASC');
   return {sql: keys.join(', '), params};
 }
@@ -241,6 +295,8 @@ function choicesOf(col: ColumnMeta): string[] {
 
 /** Sort specs from `sort=A,-B` (or an array already split). */
 export function parseSortParam(sort: string | string[] | undefined): string[] {
-  if (sort === undefined || sort === '') { return []; }
+  if (sort === undefined || sort === '') {
+    return [];
+  }
   return Array.isArray(sort) ? sort : sort.split(',');
 }

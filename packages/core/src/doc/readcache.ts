@@ -6,7 +6,7 @@
  * One LRU for an engine's open documents, bounded in bytes (strings count two bytes a character).
  */
 export class ReadCache {
-  private readonly entries = new Map<string, {stamp: string, json: string}>();
+  private readonly entries = new Map<string, {stamp: string; json: string}>();
   private bytes = 0;
   private owners = 0;
 
@@ -24,7 +24,7 @@ export class ReadCache {
     if (hit) {
       this.remove(k);
       if (hit.stamp === stamp) {
-        this.entries.set(k, hit);   // Most recently used last.
+        this.entries.set(k, hit); // Most recently used last.
         this.bytes += hit.json.length * 2;
         return hit.json;
       }
@@ -34,7 +34,9 @@ export class ReadCache {
       this.entries.set(k, {stamp, json});
       this.bytes += json.length * 2;
       for (const old of this.entries.keys()) {
-        if (this.bytes <= this.maxBytes) { break; }
+        if (this.bytes <= this.maxBytes) {
+          break;
+        }
         this.remove(old);
       }
     }
@@ -44,11 +46,15 @@ export class ReadCache {
   /** Drops every answer of `owner` (a document being closed). */
   forget(owner: string): void {
     for (const k of [...this.entries.keys()]) {
-      if (k.startsWith(`${owner}\u0000`)) { this.remove(k); }
+      if (k.startsWith(`${owner}\u0000`)) {
+        this.remove(k);
+      }
     }
   }
 
-  get size(): number { return this.entries.size; }
+  get size(): number {
+    return this.entries.size;
+  }
 
   private remove(k: string): void {
     const e = this.entries.get(k);

@@ -35,29 +35,43 @@ function sqlText(s: string): string {
 /** SQL giving the JSON text of one cell of `col`, or null when it could differ from the JS path's. */
 function cellJson(table: TableMeta, col: ColumnMeta, typed: boolean, stats: ColumnClasses): string | null {
   const classes = stats.of(table.tableId, col.colId);
-  if (classes & BLOB_CLASS) { return null; }
-  if ((classes & TEXT_CLASS) && col.ct.isList) { return null; }
-  if ((classes & NUM_CLASS) && !stats.jsonExact(table.tableId, col.colId)) { return null; }
+  if (classes & BLOB_CLASS) {
+    return null;
+  }
+  if (classes & TEXT_CLASS && col.ct.isList) {
+    return null;
+  }
+  if (classes & NUM_CLASS && !stats.jsonExact(table.tableId, col.colId)) {
+    return null;
+  }
   const c = quoteIdent(col.colId);
   const json = `json_quote(${c})`;
   if (col.type === 'Bool') {
     // `+`: no affinity, so that only numbers equal 0 or 1, as in the decoder.
     return `CASE +${c} WHEN 1 THEN 'true' WHEN 0 THEN 'false' ELSE ${json} END`;
   }
-  if (!typed) { return json; }
+  if (!typed) {
+    return json;
+  }
   // A number n as the array `[...before, n, ...after]`, other values as they are.
   const numberIn = (before: unknown[], after: unknown[] = []) => {
     const head = `[${before.map((v) => JSON.stringify(v) + ',').join('')}`;
     const tail = `${after.map((v) => ',' + JSON.stringify(v)).join('')}]`;
-    return `CASE WHEN typeof(${c}) IN ('integer', 'real') THEN ${sqlText(head)} || ${json} || ${sqlText(tail)} ` +
-      `ELSE ${json} END`;
+    return (
+      `CASE WHEN typeof(${c}) IN ('integer', 'real') THEN ${sqlText(head)} || ${json} || ${sqlText(tail)} ` +
+      `ELSE ${json} END`
+    );
   };
   // A null as a fixed value, other values as they are.
   const nullAs = (value: unknown) => `CASE WHEN ${c} IS NULL THEN ${sqlText(JSON.stringify(value))} ELSE ${json} END`;
   // The type's typed form, as its module declares it (lists holding text took the JS path above).
   const form = col.ct.typed;
-  if (form?.number) { return numberIn(form.number.before, form.number.after); }
-  if (form?.ofNull) { return nullAs(form.ofNull()); }
+  if (form?.number) {
+    return numberIn(form.number.before, form.number.after);
+  }
+  if (form?.ofNull) {
+    return nullAs(form.ofNull());
+  }
   return json;
 }
 
@@ -71,20 +85,35 @@ function cellJson(table: TableMeta, col: ColumnMeta, typed: boolean, stats: Colu
 /** Columns beyond which the records' JSON is built in JS rather than by SQLite. */
 const MAX_SQL_COLUMNS = 150;
 
-export function recordJsonSql(table: TableMeta, cols: ColumnMeta[], typed: boolean, stats: ColumnClasses,
-                              scan: boolean): string | null {
-  if (!stats.jsonExact(table.tableId, 'id')) { return null; }
+export function recordJsonSql(
+  table: TableMeta,
+  cols: ColumnMeta[],
+  typed: boolean,
+  stats: ColumnClasses,
+  scan: boolean,
+): string | null {
+  if (!stats.jsonExact(table.tableId, 'id')) {
+    return null;
+  }
   // Each column deepens the || chain; SQLite refuses expressions deeper than 1000 (a 600-column
   // table failed with "Expression tree is too large"). Wide tables are built in JS.
-  if (cols.length > MAX_SQL_COLUMNS) { return null; }
+  if (cols.length > MAX_SQL_COLUMNS) {
+    return null;
+  }
   const fields: string[] = [];
   const keys = new Set<string>();
   for (const col of cols) {
-    if (!PLAIN_KEY.test(col.colId) || col.colId === '__proto__' || keys.has(col.colId)) { return null; }
-    if (!scan && !stats.known(table.tableId, col.colId)) { return null; }
+    if (!PLAIN_KEY.test(col.colId) || col.colId === '__proto__' || keys.has(col.colId)) {
+      return null;
+    }
+    if (!scan && !stats.known(table.tableId, col.colId)) {
+      return null;
+    }
     keys.add(col.colId);
     const cell = cellJson(table, col, typed, stats);
-    if (cell === null) { return null; }
+    if (cell === null) {
+      return null;
+    }
     fields.push(`'${fields.length ? ',' : ''}"${col.colId}":' || ${cell}`);
   }
   return `'{"id":' || "id" || ',"fields":{' || ${fields.length ? fields.join(' || ') + ' || ' : ''}'}}'`;

@@ -4,8 +4,17 @@
  * `columnType()`; these are shorthands over it.
  */
 import {
-  affinityOf, baseOf, columnType, type ConvertOptions, converterFor, convertsToNumeric, convertValue,
-  type Decoder, type Encoder, pyFloatOfString, typedFormatter,
+  affinityOf,
+  baseOf,
+  columnType,
+  type ConvertOptions,
+  converterFor,
+  convertsToNumeric,
+  convertValue,
+  type Decoder,
+  type Encoder,
+  pyFloatOfString,
+  typedFormatter,
 } from './coltypes/index.js';
 
 /** A cell value in Grist's API encoding: primitives, or `[code, ...args]` arrays. */
@@ -14,8 +23,15 @@ export type CellValue = null | boolean | number | string | CellValue[] | {[key: 
 export type SqlValue = null | number | bigint | string | Buffer;
 
 export {
-  affinityOf, columnType, type ConvertOptions, converterFor, convertsToNumeric, convertValue, type Decoder,
-  type Encoder, pyFloatOfString,
+  affinityOf,
+  columnType,
+  type ConvertOptions,
+  converterFor,
+  convertsToNumeric,
+  convertValue,
+  type Decoder,
+  type Encoder,
+  pyFloatOfString,
 };
 
 /** `Ref:T` -> `Ref`. */

@@ -4,12 +4,15 @@
  * (well kept: zip-stream underlies archiver). Entries are `<sha1>_<name without ext><ident ext>`,
  * the form Grist writes so that a re-upload recreates the same file identifiers.
  */
-import { basename, extname } from 'node:path/posix';
+import {basename, extname} from 'node:path/posix';
 import ZipStream from 'zip-stream';
 import * as tar from 'tar-stream';
 import type Database from 'better-sqlite3';
 
-interface Entry { name: string; data: Buffer }
+interface Entry {
+  name: string;
+  data: Buffer;
+}
 
 type Db = Database.Database;
 
@@ -22,7 +25,10 @@ export function archiveEntryName(fileIdent: string, fileName: string): string {
 
 /** One entry per distinct name, in attachment id order; one file's bytes in memory at a time. */
 function* entries(db: Db): Generator<Entry> {
-  const rows = db.prepare('SELECT fileIdent, fileName FROM _grist_Attachments ORDER BY id').all() as { fileIdent: string; fileName: string }[];
+  const rows = db.prepare('SELECT fileIdent, fileName FROM _grist_Attachments ORDER BY id').all() as {
+    fileIdent: string;
+    fileName: string;
+  }[];
   const file = db.prepare('SELECT data FROM _gristsys_Files WHERE ident = ?').pluck();
   const seen = new Set<string>();
   for (const r of rows) {
@@ -30,7 +36,7 @@ function* entries(db: Db): Generator<Entry> {
     if (seen.has(name)) continue;
     seen.add(name);
     const data = file.get(r.fileIdent) as Buffer | null | undefined;
-    yield { name, data: data ?? Buffer.alloc(0) };
+    yield {name, data: data ?? Buffer.alloc(0)};
   }
 }
 
@@ -38,10 +44,12 @@ function* entries(db: Db): Generator<Entry> {
 export async function* attachmentsArchive(db: Db, format: 'zip' | 'tar'): AsyncGenerator<Uint8Array> {
   const it = entries(db);
   if (format === 'zip') {
-    const zip = new ZipStream({ store: true });
+    const zip = new ZipStream({store: true});
     const feed = (async () => {
       for (const e of it) {
-        await new Promise<void>((resolve, reject) => zip.entry(e.data, { name: e.name }, (err) => (err ? reject(err) : resolve())));
+        await new Promise<void>((resolve, reject) =>
+          zip.entry(e.data, {name: e.name}, (err) => (err ? reject(err) : resolve())),
+        );
       }
       zip.finalize();
     })();
@@ -51,7 +59,9 @@ export async function* attachmentsArchive(db: Db, format: 'zip' | 'tar'): AsyncG
     const pack = tar.pack();
     const feed = (async () => {
       for (const e of it) {
-        await new Promise<void>((resolve, reject) => pack.entry({ name: e.name, size: e.data.length }, e.data, (err) => (err ? reject(err) : resolve())));
+        await new Promise<void>((resolve, reject) =>
+          pack.entry({name: e.name, size: e.data.length}, e.data, (err) => (err ? reject(err) : resolve())),
+        );
       }
       pack.finalize();
     })();

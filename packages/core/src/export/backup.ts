@@ -24,8 +24,12 @@ export async function backupDoc(srcDb: Database.Database, destPath: string, opts
       db.pragma('journal_mode = DELETE');
       db.transaction(() => {
         markBaseAction(db);
-        if (opts.template) { removeData(db); }
-        if (opts.template || opts.nohistory) { removeHistory(db); }
+        if (opts.template) {
+          removeData(db);
+        }
+        if (opts.template || opts.nohistory) {
+          removeHistory(db);
+        }
         removeFullCopiesRule(db);
         dropPrivateTables(db);
         disableTriggers(db);
@@ -50,7 +54,9 @@ async function onlineBackup(srcDb: Database.Database, destPath: string): Promise
   let allAtOnce = false;
   await srcDb.backup(destPath, {
     progress({remainingPages}) {
-      if (remainingPages >= remaining) { allAtOnce = true; }
+      if (remainingPages >= remaining) {
+        allAtOnce = true;
+      }
       remaining = remainingPages;
       return allAtOnce ? 0x7fffffff : 100;
     },
@@ -59,18 +65,28 @@ async function onlineBackup(srcDb: Database.Database, destPath: string): Promise
 
 /** Records the newest action as the copy's base (Grist's `markAction`). */
 function markBaseAction(db: Database.Database): void {
-  const tip = db.prepare(
-    `SELECT h.actionNum AS n, h.actionHash AS h FROM _gristsys_ActionHistoryBranch b
+  const tip = db
+    .prepare(
+      `SELECT h.actionNum AS n, h.actionHash AS h FROM _gristsys_ActionHistoryBranch b
      JOIN _gristsys_ActionHistory h ON h.id = b.actionRef WHERE b.name = 'local_unsent'`,
-  ).get() as {n: number; h: string} | undefined;
-  if (!tip) { return; }
+    )
+    .get() as {n: number; h: string} | undefined;
+  if (!tip) {
+    return;
+  }
   // Documents older than the documentSettings column (schema < 29) have nowhere to record it.
-  if (!db.prepare(`SELECT 1 FROM pragma_table_info('_grist_DocInfo') WHERE name = 'documentSettings'`).get()) { return; }
-  const info = db.prepare('SELECT documentSettings FROM _grist_DocInfo').get() as {documentSettings: string} | undefined;
+  if (!db.prepare(`SELECT 1 FROM pragma_table_info('_grist_DocInfo') WHERE name = 'documentSettings'`).get()) {
+    return;
+  }
+  const info = db.prepare('SELECT documentSettings FROM _grist_DocInfo').get() as
+    | {documentSettings: string}
+    | undefined;
   let settings: Record<string, unknown> = {};
   try {
     const parsed: unknown = JSON.parse(info?.documentSettings ?? '');
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) { settings = parsed as Record<string, unknown>; }
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      settings = parsed as Record<string, unknown>;
+    }
   } catch {
     // Grist ignores unreadable settings here too.
   }
@@ -80,13 +96,20 @@ function markBaseAction(db: Database.Database): void {
 
 /** Empties every table that is not Grist's own metadata, and the attachments. */
 function removeData(db: Database.Database): void {
-  const tables = db.prepare(
-    `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_grist%' ESCAPE '\\'
+  const tables = db
+    .prepare(
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_grist%' ESCAPE '\\'
      AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'`,
-  ).pluck().all() as string[];
-  for (const name of tables) { db.exec(`DELETE FROM ${quoteIdent(name)}`); }
+    )
+    .pluck()
+    .all() as string[];
+  for (const name of tables) {
+    db.exec(`DELETE FROM ${quoteIdent(name)}`);
+  }
   for (const name of ['_grist_Attachments', '_gristsys_Files']) {
-    if (hasTable(db, name)) { db.exec(`DELETE FROM ${name}`); }
+    if (hasTable(db, name)) {
+      db.exec(`DELETE FROM ${name}`);
+    }
   }
 }
 
@@ -104,13 +127,17 @@ function removeHistory(db: Database.Database): void {
   `);
   // Tables of the obsolete action log.
   for (const name of ['_gristsys_Action', '_gristsys_Action_step']) {
-    if (hasTable(db, name)) { db.exec(`DELETE FROM ${name}`); }
+    if (hasTable(db, name)) {
+      db.exec(`DELETE FROM ${name}`);
+    }
   }
 }
 
 /** The FullCopies special permission must not travel with a copy. */
 function removeFullCopiesRule(db: Database.Database): void {
-  if (!hasTable(db, '_grist_ACLResources')) { return; }
+  if (!hasTable(db, '_grist_ACLResources')) {
+    return;
+  }
   db.exec(`
     DELETE FROM _grist_ACLRules WHERE resource IN
       (SELECT id FROM _grist_ACLResources WHERE tableId = '*SPECIAL' AND colIds = 'FullCopies');
@@ -123,7 +150,9 @@ function removeFullCopiesRule(db: Database.Database): void {
  * migration 39 enables every existing trigger, so an old document's triggers are removed instead.
  */
 function disableTriggers(db: Database.Database): void {
-  if (!hasTable(db, '_grist_Triggers')) { return; }
+  if (!hasTable(db, '_grist_Triggers')) {
+    return;
+  }
   const hasFlag = db.prepare(`SELECT 1 FROM pragma_table_info('_grist_Triggers') WHERE name = 'enabled'`).get();
   db.exec(hasFlag ? 'UPDATE _grist_Triggers SET enabled = 0' : 'DELETE FROM _grist_Triggers');
 }

@@ -6,18 +6,18 @@
  * batches, so memory stays bounded however many rows the table has.
  */
 import Database from 'better-sqlite3';
-import { stringify } from 'csv-stringify/sync';
-import type { DocMeta } from '../doc/meta.js';
-import { columnHeader, type ExportHeader, type ExportPlan, planTableExport } from './plan.js';
+import {stringify} from 'csv-stringify/sync';
+import type {DocMeta} from '../doc/meta.js';
+import {columnHeader, type ExportHeader, type ExportPlan, planTableExport} from './plan.js';
 
 /** A delimited format: `csv`, `tsv` or `dsv`. */
 export type DsvFormat = 'csv' | 'tsv' | 'dsv';
 
 /** The delimited formats Grist downloads: CSV, TSV and DSV, with their separator, extension and content type. */
-export const DSV_FORMATS: Record<DsvFormat, { delimiter: string; contentType: string; extension: string }> = {
-  csv: { delimiter: ',', contentType: 'text/csv; charset=utf-8', extension: '.csv' },
-  tsv: { delimiter: '\t', contentType: 'text/tab-separated-values; charset=utf-8', extension: '.tsv' },
-  dsv: { delimiter: '💩', contentType: 'text/x-doo-separated-values; charset=utf-8', extension: '.dsv' },
+export const DSV_FORMATS: Record<DsvFormat, {delimiter: string; contentType: string; extension: string}> = {
+  csv: {delimiter: ',', contentType: 'text/csv; charset=utf-8', extension: '.csv'},
+  tsv: {delimiter: '\t', contentType: 'text/tab-separated-values; charset=utf-8', extension: '.tsv'},
+  dsv: {delimiter: '💩', contentType: 'text/x-doo-separated-values; charset=utf-8', extension: '.dsv'},
 };
 
 /** The document to read: its connection (for checks up front) and its file (for the stream). */
@@ -53,21 +53,28 @@ export function exportTableDsv(source: ExportSource, tableId: string, opts: DsvE
   const format = DSV_FORMATS[opts.format ?? 'csv'];
   const plan = planTableExport(source.db, tableId, opts.meta);
   return {
-    plan, contentType: format.contentType, extension: format.extension,
+    plan,
+    contentType: format.contentType,
+    extension: format.extension,
     body: dsvRows(source.path, tableId, format.delimiter, opts.header ?? 'label', opts.chunkBytes ?? 65536),
   };
 }
 
-async function* dsvRows(path: string, tableId: string, delimiter: string, header: ExportHeader,
-                        chunkBytes: number): AsyncGenerator<Uint8Array> {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+async function* dsvRows(
+  path: string,
+  tableId: string,
+  delimiter: string,
+  header: ExportHeader,
+  chunkBytes: number,
+): AsyncGenerator<Uint8Array> {
+  const db = new Database(path, {readonly: true, fileMustExist: true});
   try {
     db.pragma('trusted_schema = OFF');
-    db.exec('BEGIN');   // One snapshot for the metadata and all the rows.
+    db.exec('BEGIN'); // One snapshot for the metadata and all the rows.
     const plan = planTableExport(db, tableId);
     const cols = plan.columns;
     const n = cols.length;
-    const options = { delimiter, eof: true };
+    const options = {delimiter, eof: true};
     let batch: string[][] = [cols.map((c) => columnHeader(c, header))];
     let size = 0;
     for (const row of db.prepare(plan.sql).raw(true).iterate() as IterableIterator<unknown[]>) {
@@ -92,7 +99,11 @@ async function* dsvRows(path: string, tableId: string, delimiter: string, header
 }
 
 /** Reads a whole export into a string (tests and small tables). */
-export async function exportTableDsvText(source: ExportSource, tableId: string, opts: DsvExportOptions = {}): Promise<string> {
+export async function exportTableDsvText(
+  source: ExportSource,
+  tableId: string,
+  opts: DsvExportOptions = {},
+): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of exportTableDsv(source, tableId, opts).body) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks).toString('utf8');

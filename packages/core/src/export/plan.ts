@@ -6,11 +6,11 @@
  * evaluate formulas and those stored values may be stale for rows it wrote.
  */
 import type Database from 'better-sqlite3';
-import { NotFound } from '../errors.js';
-import { type ColumnMeta, type DocMeta, loadMeta, type TableMeta } from '../doc/meta.js';
-import { quoteIdent } from '../doc/query.js';
-import type { CellValue } from '../doc/types.js';
-import { type CellFormatter, rowIdFormatter } from './format.js';
+import {NotFound} from '../errors.js';
+import {type ColumnMeta, type DocMeta, loadMeta, type TableMeta} from '../doc/meta.js';
+import {quoteIdent} from '../doc/query.js';
+import type {CellValue} from '../doc/types.js';
+import {type CellFormatter, rowIdFormatter} from './format.js';
 
 /** Whether an export names columns by label (Grist's default) or by column id. */
 export type ExportHeader = 'label' | 'colId';
@@ -51,7 +51,8 @@ function visibleLookup(db: Database.Database, table: TableMeta, col: ColumnMeta)
   const cache = new Map<number, CellValue>();
   return (id) => {
     let v = cache.get(id);
-    if (v === undefined) {   // (a decoded cell is never undefined)
+    if (v === undefined) {
+      // (a decoded cell is never undefined)
       const raw: unknown = id > 0 ? stmt.get(id) : undefined;
       v = raw === undefined ? dflt : col.decode(raw);
       if (cache.size >= LOOKUP_CACHE_LIMIT) cache.clear();
@@ -70,14 +71,18 @@ function isHiddenTable(meta: DocMeta, tableId: string): boolean {
 function exportColumn(db: Database.Database, meta: DocMeta, col: ColumnMeta): ExportColumn {
   const settings = meta.settings;
   const base = {
-    colRef: col.colRef, colId: col.colId, label: String(col.fields.label ?? ''),
-    description: String(col.fields.description ?? ''), type: col.type, options: col.options,
+    colRef: col.colRef,
+    colId: col.colId,
+    label: String(col.fields.label ?? ''),
+    description: String(col.fields.description ?? ''),
+    type: col.type,
+    options: col.options,
   };
   const target = col.ct.displayTarget;
   if (target === null) {
     const formatter = col.ct.formatter(col.options, settings);
     const decode = col.decode;
-    return { ...base, format: (raw) => formatter(decode(raw)) };
+    return {...base, format: (raw) => formatter(decode(raw))};
   }
   const visible = meta.colsByRef.get(Number(col.fields.visibleCol) || 0);
   let visibleFormatter: CellFormatter;
@@ -94,7 +99,7 @@ function exportColumn(db: Database.Database, meta: DocMeta, col: ColumnMeta): Ex
   }
   const formatter = col.ct.formatter(col.options, settings, visibleFormatter);
   const decode = col.decode;
-  return { ...base, format: (raw) => formatter(show(decode(raw))) };
+  return {...base, format: (raw) => formatter(show(decode(raw)))};
 }
 
 /**
@@ -106,17 +111,21 @@ export function planTableExport(db: Database.Database, tableId: string, meta: Do
   if (!table || table.isMeta) throw new NotFound(`Table ${tableId} not found.`);
   const cols = table.columns
     .filter((c) => !c.hidden)
-    .sort((a, b) => (Number(a.fields.parentPos) - Number(b.fields.parentPos)) || (a.colRef - b.colRef));
+    .sort((a, b) => Number(a.fields.parentPos) - Number(b.fields.parentPos) || a.colRef - b.colRef);
   const columns = cols.map((c) => exportColumn(db, meta, c));
   let title = table.tableId;
   const viewId = Number(table.fields.primaryViewId) || 0;
   if (viewId && meta.tables.has('_grist_Views')) {
-    const row = db.prepare('SELECT name FROM _grist_Views WHERE id = ?').get(viewId) as { name: unknown } | undefined;
+    const row = db.prepare('SELECT name FROM _grist_Views WHERE id = ?').get(viewId) as {name: unknown} | undefined;
     if (row && typeof row.name === 'string') title = row.name;
   }
   const select = ['"id"', ...cols.map((c) => quoteIdent(c.colId))].join(', ');
   return {
-    tableId: table.tableId, tableRef: table.tableRef, title, columns, settings: meta.settings,
+    tableId: table.tableId,
+    tableRef: table.tableRef,
+    title,
+    columns,
+    settings: meta.settings,
     sql: `SELECT ${select} FROM ${quoteIdent(table.tableId)} ORDER BY "id"`,
   };
 }

@@ -4,9 +4,9 @@
  * `integer`; RefList, ChoiceList and Attachments are `array`).
  */
 import type Database from 'better-sqlite3';
-import { columnType } from '../doc/coltypes/index.js';
-import type { DocMeta } from '../doc/meta.js';
-import { columnHeader, type ExportHeader, planTableExport } from './plan.js';
+import {columnType} from '../doc/coltypes/index.js';
+import type {DocMeta} from '../doc/meta.js';
+import {columnHeader, type ExportHeader, planTableExport} from './plan.js';
 
 /** One field (column) of a table schema. */
 export interface TableSchemaField {
@@ -22,10 +22,10 @@ export interface TableSchema {
   mediatype: 'text/csv';
   encoding: 'utf-8';
   path: string;
-  dialect: { delimiter: ','; doubleQuote: true };
+  dialect: {delimiter: ','; doubleQuote: true};
   name: string;
   title: string;
-  schema: { fields: TableSchemaField[] };
+  schema: {fields: TableSchemaField[]};
 }
 
 /** Options of a table schema: header form and the CSV download it describes. */
@@ -45,13 +45,13 @@ export function tableSchema(db: Database.Database, tableId: string, opts: TableS
     mediatype: 'text/csv',
     encoding: 'utf-8',
     path: opts.csvPath,
-    dialect: { delimiter: ',', doubleQuote: true },
+    dialect: {delimiter: ',', doubleQuote: true},
     name: tableId.toLowerCase().replace(/_/g, '-'),
     title: plan.title,
     schema: {
       fields: plan.columns.map((col) => ({
         name: columnHeader(col, opts.header),
-        ...(col.description ? { description: col.description } : {}),
+        ...(col.description ? {description: col.description} : {}),
         ...columnType(col.type).schemaType(col.options, locale),
       })),
     },

@@ -4,9 +4,9 @@
  * exceljs's streaming WorkbookWriter (what Grist uses): each row is committed as it is read from
  * SQLite, so memory stays bounded by the shared-strings table rather than by the row count.
  */
-import { PassThrough } from 'node:stream';
+import {PassThrough} from 'node:stream';
 import ExcelJS from 'exceljs';
-import { columnHeader, planTableExport, type ExportHeader, type ExportPlan } from './plan.js';
+import {columnHeader, planTableExport, type ExportHeader, type ExportPlan} from './plan.js';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;
@@ -30,8 +30,11 @@ function cellValue(type: string, raw: unknown, format: (raw: unknown) => string)
 
 /** The user tables an export of the whole document includes, in `_grist_Tables` order. */
 export function documentTables(db: Db): string[] {
-  return (db.prepare('SELECT tableId FROM _grist_Tables WHERE summarySourceTable = 0 ORDER BY id').all() as { tableId: string }[])
-    .map((r) => String(r.tableId));
+  return (
+    db.prepare('SELECT tableId FROM _grist_Tables WHERE summarySourceTable = 0 ORDER BY id').all() as {
+      tableId: string;
+    }[]
+  ).map((r) => String(r.tableId));
 }
 
 /** The workbook's bytes as they are produced; an unknown table is a 404 before any byte is sent. */
@@ -42,13 +45,16 @@ export function xlsxStream(db: Db, tableIds: string[], header: ExportHeader): As
 
 async function* writeWorkbook(db: Db, plans: ExportPlan[], header: ExportHeader): AsyncGenerator<Uint8Array> {
   const out = new PassThrough();
-  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: true, useSharedStrings: true });
+  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({stream: out, useStyles: true, useSharedStrings: true});
   const write = (async () => {
     const used = new Set<string>();
     for (const plan of plans) {
       const ws = wb.addWorksheet(sheetName(plan.tableId, used));
-      ws.columns = plan.columns.map((c) => ({ header: columnHeader(c, header), width: Math.max(14, columnHeader(c, header).length) }));
-      ws.getRow(1).font = { bold: false, color: { argb: 'FF000000' } };
+      ws.columns = plan.columns.map((c) => ({
+        header: columnHeader(c, header),
+        width: Math.max(14, columnHeader(c, header).length),
+      }));
+      ws.getRow(1).font = {bold: false, color: {argb: 'FF000000'}};
       let n = 0;
       for (const row of db.prepare(plan.sql).raw(true).iterate() as IterableIterator<unknown[]>) {
         ws.addRow(plan.columns.map((c, i) => cellValue(c.type, row[i + 1], c.format))).commit();

@@ -3,7 +3,7 @@
  * strings and lists it builds, and the wall time of one recalculation. Exceeding one raises a
  * Python exception (TimeoutError, RecursionError, MemoryError) that becomes an error cell.
  */
-import { PyException } from './values.js';
+import {PyException} from './values.js';
 
 export interface BudgetSettings {
   /** Loop iterations (for/while/comprehension items) per cell evaluation. Default 10,000,000. */
@@ -36,14 +36,16 @@ export class Budget {
   private cells = 0;
 
   constructor(settings: Partial<BudgetSettings> = {}) {
-    this.settings = { ...DEFAULT_BUDGET, ...settings };
+    this.settings = {...DEFAULT_BUDGET, ...settings};
   }
 
   startRecalc(): void {
     this.cells = 0;
     this.recalcDeadline = Date.now() + this.settings.maxRecalcMs;
   }
-  endRecalc(): void { this.recalcDeadline = Infinity; }
+  endRecalc(): void {
+    this.recalcDeadline = Infinity;
+  }
 
   /** Called before each cell evaluation. */
   startCell(): void {
@@ -53,7 +55,8 @@ export class Budget {
     // and let tick() check it (a cell that loops reads the clock every 1024 iterations).
     if ((this.cells++ & 63) === 0 || this.ticks !== 0) {
       const now = Date.now();
-      if (now > this.recalcDeadline) throw new PyException('TimeoutError', 'formula evaluation exceeded the time budget of this update');
+      if (now > this.recalcDeadline)
+        throw new PyException('TimeoutError', 'formula evaluation exceeded the time budget of this update');
       this.deadline = Math.min(now + this.settings.maxCellMs, this.recalcDeadline);
     }
     this.ticks = 0;
@@ -75,7 +78,9 @@ export class Budget {
       throw new PyException('RecursionError', 'maximum recursion depth exceeded');
     }
   }
-  leave(): void { this.depth--; }
+  leave(): void {
+    this.depth--;
+  }
 
   checkSize(n: number): void {
     if (n > this.settings.maxSize) throw new PyException('MemoryError', `result too large (${n} items)`);

@@ -5,16 +5,42 @@
  * a code (normal/break/continue/return), not thrown.
  */
 import {
-  Kwargs, PyCallable, PyDict, PyException, PyObject, PySet, PyTuple, Value, hashKey, raise, repr, str, truthy, typeName,
+  type Kwargs,
+  PyCallable,
+  PyDict,
+  PyException,
+  type PyObject,
+  PySet,
+  PyTuple,
+  type Value,
+  hashKey,
+  raise,
+  repr,
+  str,
+  truthy,
+  typeName,
 } from './values.js';
-import type { Expr, Stmt, Param, Gen, FPart, Arg } from './parser.js';
+import type {Expr, Stmt, Param, Gen, FPart, Arg} from './parser.js';
 import {
-  ExcObject, PyIterator, PySlice, PyType, binop, callValue, compareOp, delitem, excToValue, getitem, isSubclass, iterate,
-  setitem, toArray, unaryop,
+  ExcObject,
+  PyIterator,
+  PySlice,
+  PyType,
+  binop,
+  callValue,
+  compareOp,
+  delitem,
+  excToValue,
+  getitem,
+  isSubclass,
+  iterate,
+  setitem,
+  toArray,
+  unaryop,
 } from './ops.js';
-import { getattr } from './methods.js';
-import { formatSpec } from './pyformat.js';
-import { currentBudget } from './budget.js';
+import {getattr} from './methods.js';
+import {formatSpec} from './pyformat.js';
+import {currentBudget} from './budget.js';
 
 export interface Frame {
   v: Array<Value | undefined>;
@@ -26,7 +52,10 @@ export interface Frame {
 
 type Ev = (f: Frame) => Value;
 type Ex = (f: Frame) => number;
-const NORMAL = 0, BREAK = 1, CONTINUE = 2, RETURN = 3;
+const NORMAL = 0,
+  BREAK = 1,
+  CONTINUE = 2,
+  RETURN = 3;
 
 /** Where names not local to any function come from. */
 export interface Globals {
@@ -40,7 +69,11 @@ export interface Globals {
 
 /** Functions whose given positional arguments are passed as zero-argument thunks (Grist's lazy args). */
 export const LAZY_ARGS: Record<string, [number, number]> = {
-  IF: [1, 3], ISERR: [0, 1], ISERROR: [0, 1], IFERROR: [0, 1], PEEK: [0, 1],
+  IF: [1, 3],
+  ISERR: [0, 1],
+  ISERROR: [0, 1],
+  IFERROR: [0, 1],
+  PEEK: [0, 1],
 };
 
 /** Names never readable as attributes: JS object internals, and Python dunders that lead to escapes. */
@@ -58,7 +91,10 @@ class Scope {
   readonly slots = new Map<string, number>();
   readonly globalNames = new Set<string>();
   readonly nonlocalNames = new Set<string>();
-  constructor(readonly parent: Scope | null, readonly kind: 'function' | 'comp') {}
+  constructor(
+    readonly parent: Scope | null,
+    readonly kind: 'function' | 'comp',
+  ) {}
   declare(name: string): number {
     let i = this.slots.get(name);
     if (i === undefined) {
@@ -84,45 +120,106 @@ class Scope {
 function collectLocals(body: Stmt[], scope: Scope): void {
   const target = (e: Expr): void => {
     switch (e.k) {
-      case 'name': if (!scope.globalNames.has(e.id) && !scope.nonlocalNames.has(e.id)) scope.declare(e.id); break;
-      case 'tuple': case 'list': e.elts.forEach(target); break;
-      case 'star': target(e.v); break;
+      case 'name':
+        if (!scope.globalNames.has(e.id) && !scope.nonlocalNames.has(e.id)) scope.declare(e.id);
+        break;
+      case 'tuple':
+      case 'list':
+        e.elts.forEach(target);
+        break;
+      case 'star':
+        target(e.v);
+        break;
     }
   };
   const walrus = (e: Expr | null | undefined): void => {
     if (!e || typeof e !== 'object') return;
-    if (e.k === 'walrus') { scope.declare(e.target); walrus(e.value); return; }
+    if (e.k === 'walrus') {
+      scope.declare(e.target);
+      walrus(e.value);
+      return;
+    }
     if (e.k === 'lambda') return;
     for (const v of Object.values(e)) {
-      if (Array.isArray(v)) v.forEach((x) => { if (x && typeof x === 'object' && 'k' in x) walrus(x as Expr); else if (x && typeof x === 'object') Object.values(x).forEach((y) => { if (y && typeof y === 'object' && 'k' in (y as object)) walrus(y as Expr); }); });
+      if (Array.isArray(v))
+        v.forEach((x) => {
+          if (x && typeof x === 'object' && 'k' in x) walrus(x as Expr);
+          else if (x && typeof x === 'object')
+            Object.values(x).forEach((y) => {
+              if (y && typeof y === 'object' && 'k' in (y as object)) walrus(y as Expr);
+            });
+        });
       else if (v && typeof v === 'object' && 'k' in v) walrus(v as Expr);
     }
   };
   const visit = (stmts: Stmt[]): void => {
     for (const s of stmts) {
       switch (s.k) {
-        case 'global': s.names.forEach((n) => scope.globalNames.add(n)); break;
-        case 'nonlocal': s.names.forEach((n) => scope.nonlocalNames.add(n)); break;
+        case 'global':
+          s.names.forEach((n) => scope.globalNames.add(n));
+          break;
+        case 'nonlocal':
+          s.names.forEach((n) => scope.nonlocalNames.add(n));
+          break;
       }
     }
     for (const s of stmts) {
       switch (s.k) {
-        case 'assign': s.targets.forEach(target); walrus(s.value); break;
-        case 'augassign': target(s.target); break;
-        case 'annassign': target(s.target); break;
-        case 'for': target(s.target); walrus(s.iter); visit(s.body); visit(s.orelse); break;
-        case 'while': walrus(s.test); visit(s.body); visit(s.orelse); break;
-        case 'if': walrus(s.test); visit(s.body); visit(s.orelse); break;
-        case 'try':
-          visit(s.body); visit(s.orelse); visit(s.final);
-          s.handlers.forEach((h) => { if (h.name) target({ k: 'name', id: h.name, pos: 0, end: 0 }); visit(h.body); });
+        case 'assign':
+          s.targets.forEach(target);
+          walrus(s.value);
           break;
-        case 'def': target({ k: 'name', id: s.name, pos: 0, end: 0 }); break;
-        case 'import': s.names.forEach(([m, as]) => target({ k: 'name', id: as ?? m.split('.')[0], pos: 0, end: 0 })); break;
-        case 'from': s.names.forEach(([n, as]) => { if (n !== '*') target({ k: 'name', id: as ?? n, pos: 0, end: 0 }); }); break;
-        case 'del': s.targets.forEach(target); break;
-        case 'expr': walrus(s.v); break;
-        case 'return': walrus(s.v); break;
+        case 'augassign':
+          target(s.target);
+          break;
+        case 'annassign':
+          target(s.target);
+          break;
+        case 'for':
+          target(s.target);
+          walrus(s.iter);
+          visit(s.body);
+          visit(s.orelse);
+          break;
+        case 'while':
+          walrus(s.test);
+          visit(s.body);
+          visit(s.orelse);
+          break;
+        case 'if':
+          walrus(s.test);
+          visit(s.body);
+          visit(s.orelse);
+          break;
+        case 'try':
+          visit(s.body);
+          visit(s.orelse);
+          visit(s.final);
+          s.handlers.forEach((h) => {
+            if (h.name) target({k: 'name', id: h.name, pos: 0, end: 0});
+            visit(h.body);
+          });
+          break;
+        case 'def':
+          target({k: 'name', id: s.name, pos: 0, end: 0});
+          break;
+        case 'import':
+          s.names.forEach(([m, as]) => target({k: 'name', id: as ?? m.split('.')[0], pos: 0, end: 0}));
+          break;
+        case 'from':
+          s.names.forEach(([n, as]) => {
+            if (n !== '*') target({k: 'name', id: as ?? n, pos: 0, end: 0});
+          });
+          break;
+        case 'del':
+          s.targets.forEach(target);
+          break;
+        case 'expr':
+          walrus(s.v);
+          break;
+        case 'return':
+          walrus(s.v);
+          break;
       }
     }
   };
@@ -146,7 +243,7 @@ export class PyFunction implements PyObject {
     const b = currentBudget;
     b.enter();
     try {
-      const f: Frame = { v: new Array(this.nslots), up: this.closure };
+      const f: Frame = {v: new Array(this.nslots), up: this.closure};
       this.bind(f, args, kwargs);
       return this.body(f);
     } finally {
@@ -172,13 +269,19 @@ export class PyFunction implements PyObject {
     }
     if (ai < args.length) {
       const npos = ps.filter((p) => p.kind === 'normal').length;
-      raise('TypeError', `${this.name}() takes ${npos} positional argument${npos === 1 ? '' : 's'} but ${args.length} ${args.length === 1 ? 'was' : 'were'} given`);
+      raise(
+        'TypeError',
+        `${this.name}() takes ${npos} positional argument${npos === 1 ? '' : 's'} but ${args.length} ${args.length === 1 ? 'was' : 'were'} given`,
+      );
     }
     if (kwargs) {
       for (const k of Object.keys(kwargs)) {
         const idx = ps.findIndex((p) => p.name === k && (p.kind === 'normal' || p.kind === 'kwonly'));
         if (idx < 0) {
-          if (extraKw) { extraKw.set(k, kwargs[k]); continue; }
+          if (extraKw) {
+            extraKw.set(k, kwargs[k]);
+            continue;
+          }
           raise('TypeError', `${this.name}() got an unexpected keyword argument '${k}'`);
         }
         if (f.v[idx] !== undefined) raise('TypeError', `${this.name}() got multiple values for argument '${k}'`);
@@ -195,7 +298,9 @@ export class PyFunction implements PyObject {
     }
   }
 
-  repr(): string { return `<function ${this.name}>`; }
+  repr(): string {
+    return `<function ${this.name}>`;
+  }
 }
 
 // ---- the compiler -----------------------------------------------------------------------------
@@ -219,7 +324,7 @@ export function compileFunctionBody(body: Stmt[], paramNames: string[], globals:
   return {
     nslots,
     run(args: Value[]): Value {
-      const f: Frame = { v: new Array(nslots), up: null };
+      const f: Frame = {v: new Array(nslots), up: null};
       for (let i = 0; i < args.length; i++) f.v[i] = args[i];
       const code = ex(f);
       return code === RETURN ? f.ret! : null;
@@ -246,28 +351,53 @@ class Compiler {
     switch (s.k) {
       case 'expr': {
         const e = this.expr(s.v, scope);
-        return (f) => { e(f); return NORMAL; };
+        return (f) => {
+          e(f);
+          return NORMAL;
+        };
       }
-      case 'pass': case 'global': case 'nonlocal': return () => NORMAL;
-      case 'break': return () => BREAK;
-      case 'continue': return () => CONTINUE;
+      case 'pass':
+      case 'global':
+      case 'nonlocal':
+        return () => NORMAL;
+      case 'break':
+        return () => BREAK;
+      case 'continue':
+        return () => CONTINUE;
       case 'return': {
         const e = s.v ? this.expr(s.v, scope) : () => null;
-        return (f) => { f.ret = e(f); return RETURN; };
+        return (f) => {
+          f.ret = e(f);
+          return RETURN;
+        };
       }
       case 'assign': {
         const v = this.expr(s.value, scope);
         const ts = s.targets.map((t) => this.assignTarget(t, scope));
-        if (ts.length === 1) { const t = ts[0]; return (f) => { t(f, v(f)); return NORMAL; }; }
-        return (f) => { const val = v(f); for (const t of ts) t(f, val); return NORMAL; };
+        if (ts.length === 1) {
+          const t = ts[0];
+          return (f) => {
+            t(f, v(f));
+            return NORMAL;
+          };
+        }
+        return (f) => {
+          const val = v(f);
+          for (const t of ts) t(f, val);
+          return NORMAL;
+        };
       }
       case 'annassign': {
         if (!s.value) return () => NORMAL;
         const v = this.expr(s.value, scope);
         const t = this.assignTarget(s.target, scope);
-        return (f) => { t(f, v(f)); return NORMAL; };
+        return (f) => {
+          t(f, v(f));
+          return NORMAL;
+        };
       }
-      case 'augassign': return this.augassign(s, scope);
+      case 'augassign':
+        return this.augassign(s, scope);
       case 'if': {
         const test = this.expr(s.test, scope);
         const body = this.block(s.body, scope);
@@ -307,7 +437,7 @@ class Compiler {
         };
       }
       case 'def': {
-        const slot = this.assignTarget({ k: 'name', id: s.name, pos: 0, end: 0 }, scope);
+        const slot = this.assignTarget({k: 'name', id: s.name, pos: 0, end: 0}, scope);
         const make = this.makeFunction(s.name, s.params, s.body, null, scope);
         const decos = s.decorators.map((d) => this.expr(d, scope));
         return (f) => {
@@ -317,7 +447,8 @@ class Compiler {
           return NORMAL;
         };
       }
-      case 'try': return this.tryStmt(s, scope);
+      case 'try':
+        return this.tryStmt(s, scope);
       case 'raise': {
         const exc = s.exc ? this.expr(s.exc, scope) : null;
         const cause = s.cause ? this.expr(s.cause, scope) : null;
@@ -340,25 +471,31 @@ class Compiler {
       }
       case 'del': {
         const ds = s.targets.map((t) => this.delTarget(t, scope));
-        return (f) => { ds.forEach((d) => d(f)); return NORMAL; };
+        return (f) => {
+          ds.forEach((d) => d(f));
+          return NORMAL;
+        };
       }
       case 'import': {
         const parts = s.names.map(([mod, as]) => {
           const top = mod.split('.')[0];
-          const t = this.assignTarget({ k: 'name', id: as ?? top, pos: 0, end: 0 }, scope);
+          const t = this.assignTarget({k: 'name', id: as ?? top, pos: 0, end: 0}, scope);
           return (f: Frame) => {
             const m = this.g.importModule(mod);
             t(f, as ? m : this.g.importModule(top));
           };
         });
-        return (f) => { parts.forEach((p) => p(f)); return NORMAL; };
+        return (f) => {
+          parts.forEach((p) => p(f));
+          return NORMAL;
+        };
       }
       case 'from': {
         if (s.names.some(([n]) => n === '*')) {
           return () => raise('SyntaxError', 'import * only allowed at module level');
         }
         const parts = s.names.map(([name, as]) => {
-          const t = this.assignTarget({ k: 'name', id: as ?? name, pos: 0, end: 0 }, scope);
+          const t = this.assignTarget({k: 'name', id: as ?? name, pos: 0, end: 0}, scope);
           return (f: Frame) => {
             const m = this.g.importModule(s.module);
             let v: Value;
@@ -376,35 +513,55 @@ class Compiler {
             t(f, v);
           };
         });
-        return (f) => { parts.forEach((p) => p(f)); return NORMAL; };
+        return (f) => {
+          parts.forEach((p) => p(f));
+          return NORMAL;
+        };
       }
       case 'unsupported': {
         const what = s.what;
-        return () => { throw new PyException('UnsupportedError', `${what} is not supported by gristlite's formula engine`); };
+        return () => {
+          throw new PyException('UnsupportedError', `${what} is not supported by gristlite's formula engine`);
+        };
       }
     }
   }
 
-  private augassign(s: Extract<Stmt, { k: 'augassign' }>, scope: Scope): Ex {
+  private augassign(s: Extract<Stmt, {k: 'augassign'}>, scope: Scope): Ex {
     const op = s.op;
     const value = this.expr(s.value, scope);
     const inplace = (cur: Value, v: Value): Value => {
-      if (Array.isArray(cur) && op === '+') { cur.push(...toArray(v)); currentBudget.checkSize(cur.length); return cur; }
-      if (Array.isArray(cur) && op === '*') { const r = binop('*', cur, v) as Value[]; cur.length = 0; cur.push(...r); return cur; }
+      if (Array.isArray(cur) && op === '+') {
+        cur.push(...toArray(v));
+        currentBudget.checkSize(cur.length);
+        return cur;
+      }
+      if (Array.isArray(cur) && op === '*') {
+        const r = binop('*', cur, v) as Value[];
+        cur.length = 0;
+        cur.push(...r);
+        return cur;
+      }
       if (cur instanceof PySet && cur.pyType === 'set' && v instanceof PySet && '|&-^'.includes(op)) {
         const r = binop(op, cur, v) as PySet;
         cur.map.clear();
         for (const x of r.values()) cur.add(x);
         return cur;
       }
-      if (cur instanceof PyDict && op === '|' && v instanceof PyDict) { for (const [k, x] of v.entries()) cur.set(k, x); return cur; }
+      if (cur instanceof PyDict && op === '|' && v instanceof PyDict) {
+        for (const [k, x] of v.entries()) cur.set(k, x);
+        return cur;
+      }
       return binop(op, cur, v);
     };
     const t = s.target;
     if (t.k === 'name') {
       const load = this.expr(t, scope);
       const store = this.assignTarget(t, scope);
-      return (f) => { store(f, inplace(load(f), value(f))); return NORMAL; };
+      return (f) => {
+        store(f, inplace(load(f), value(f)));
+        return NORMAL;
+      };
     }
     if (t.k === 'attr') {
       const obj = this.expr(t.obj, scope);
@@ -418,7 +575,8 @@ class Compiler {
       const obj = this.expr(t.obj, scope);
       const idx = this.expr(t.index, scope);
       return (f) => {
-        const o = obj(f), k = idx(f);
+        const o = obj(f),
+          k = idx(f);
         setitem(o, k, inplace(getitem(o, k), value(f)));
         return NORMAL;
       };
@@ -426,12 +584,12 @@ class Compiler {
     return () => raise('SyntaxError', 'illegal expression for augmented assignment');
   }
 
-  private tryStmt(s: Extract<Stmt, { k: 'try' }>, scope: Scope): Ex {
+  private tryStmt(s: Extract<Stmt, {k: 'try'}>, scope: Scope): Ex {
     const body = this.block(s.body, scope);
     const handlers = s.handlers.map((h) => ({
       type: h.type ? this.expr(h.type, scope) : null,
-      bindName: h.name ? this.assignTarget({ k: 'name', id: h.name, pos: 0, end: 0 }, scope) : null,
-      unbind: h.name ? this.delTarget({ k: 'name', id: h.name, pos: 0, end: 0 }, scope, true) : null,
+      bindName: h.name ? this.assignTarget({k: 'name', id: h.name, pos: 0, end: 0}, scope) : null,
+      unbind: h.name ? this.delTarget({k: 'name', id: h.name, pos: 0, end: 0}, scope, true) : null,
       body: this.block(h.body, scope),
     }));
     const orelse = s.orelse.length ? this.block(s.orelse, scope) : null;
@@ -480,7 +638,13 @@ class Compiler {
     };
   }
 
-  private makeFunction(name: string, params: Param[], body: Stmt[] | null, exprBody: Expr | null, scope: Scope): (f: Frame) => PyFunction {
+  private makeFunction(
+    name: string,
+    params: Param[],
+    body: Stmt[] | null,
+    exprBody: Expr | null,
+    scope: Scope,
+  ): (f: Frame) => PyFunction {
     const inner = new Scope(scope, 'function');
     params.forEach((p) => inner.declare(p.name));
     if (body) collectLocals(body, inner);
@@ -493,7 +657,15 @@ class Compiler {
       run = this.expr(exprBody!, inner);
     }
     const nslots = () => inner.slots.size;
-    return (f) => new PyFunction(name, params, defaults.map((d) => (d ? d(f) : undefined)), nslots(), f, run);
+    return (f) =>
+      new PyFunction(
+        name,
+        params,
+        defaults.map((d) => (d ? d(f) : undefined)),
+        nslots(),
+        f,
+        run,
+      );
   }
 
   // ---- assignment ---------------------------------------------------------------------------
@@ -505,10 +677,15 @@ class Compiler {
         if (!loc) {
           const g = this.g;
           const name = t.id;
-          return (_f, v) => { g.vars.set(name, v); };
+          return (_f, v) => {
+            g.vars.set(name, v);
+          };
         }
         const [depth, slot] = loc;
-        if (depth === 0) return (f, v) => { f.v[slot] = v; };
+        if (depth === 0)
+          return (f, v) => {
+            f.v[slot] = v;
+          };
         return (f, v) => {
           let fr = f;
           for (let i = 0; i < depth; i++) fr = fr.up!;
@@ -525,7 +702,8 @@ class Compiler {
         const idx = this.expr(t.index, scope);
         return (f, v) => setitem(obj(f), idx(f), v);
       }
-      case 'tuple': case 'list': {
+      case 'tuple':
+      case 'list': {
         const starAt = t.elts.findIndex((e) => e.k === 'star');
         const targets = t.elts.map((e) => this.assignTarget(e.k === 'star' ? e.v : e, scope));
         const n = targets.length;
@@ -539,14 +717,16 @@ class Compiler {
             for (let i = 0; i < n; i++) targets[i](f, items[i]);
             return;
           }
-          if (items.length < n - 1) raise('ValueError', `not enough values to unpack (expected at least ${n - 1}, got ${items.length})`);
+          if (items.length < n - 1)
+            raise('ValueError', `not enough values to unpack (expected at least ${n - 1}, got ${items.length})`);
           const after = n - 1 - starAt;
           for (let i = 0; i < starAt; i++) targets[i](f, items[i]);
           targets[starAt](f, items.slice(starAt, items.length - after));
           for (let i = 0; i < after; i++) targets[starAt + 1 + i](f, items[items.length - after + i]);
         };
       }
-      case 'star': return this.assignTarget(t.v, scope);
+      case 'star':
+        return this.assignTarget(t.v, scope);
     }
     return () => raise('SyntaxError', 'cannot assign to expression');
   }
@@ -556,7 +736,10 @@ class Compiler {
       case 'name': {
         const loc = scope.find(t.id);
         const name = t.id;
-        if (!loc) return () => { if (!this.g.vars.delete(name) && !quiet) raise('NameError', `name '${name}' is not defined`); };
+        if (!loc)
+          return () => {
+            if (!this.g.vars.delete(name) && !quiet) raise('NameError', `name '${name}' is not defined`);
+          };
         const [depth, slot] = loc;
         return (f) => {
           let fr = f;
@@ -570,11 +753,13 @@ class Compiler {
         const idx = this.expr(t.index, scope);
         return (f) => delitem(obj(f), idx(f));
       }
-      case 'tuple': case 'list': {
+      case 'tuple':
+      case 'list': {
         const ds = t.elts.map((e) => this.delTarget(e, scope));
         return (f) => ds.forEach((d) => d(f));
       }
-      case 'attr': return () => raise('AttributeError', `cannot delete attribute '${t.name}'`);
+      case 'attr':
+        return () => raise('AttributeError', `cannot delete attribute '${t.name}'`);
     }
     return () => raise('SyntaxError', 'cannot delete expression');
   }
@@ -583,16 +768,25 @@ class Compiler {
 
   expr(e: Expr, scope: Scope): Ev {
     switch (e.k) {
-      case 'const': { const v = e.value; return () => v; }
-      case 'name': return this.name(e.id, scope);
+      case 'const': {
+        const v = e.value;
+        return () => v;
+      }
+      case 'name':
+        return this.name(e.id, scope);
       case 'attr': {
         const obj = this.expr(e.obj, scope);
         const name = e.name;
-        if (forbiddenAttr(name)) return (f) => { const o = obj(f); return raise('AttributeError', `'${typeName(o)}' object has no attribute '${name}'`); };
+        if (forbiddenAttr(name))
+          return (f) => {
+            const o = obj(f);
+            return raise('AttributeError', `'${typeName(o)}' object has no attribute '${name}'`);
+          };
         return (f) => {
           const o = obj(f);
           // Objects with their own getattr (records, modules, dates) first: the hot path.
-          if (o !== null && typeof o === 'object' && typeof (o as PyObject).getattr === 'function') return (o as PyObject).getattr!(name);
+          if (o !== null && typeof o === 'object' && typeof (o as PyObject).getattr === 'function')
+            return (o as PyObject).getattr!(name);
           return getattr(o, name);
         };
       }
@@ -607,33 +801,51 @@ class Compiler {
         const st = e.step ? this.expr(e.step, scope) : null;
         return (f) => new PySlice(lo ? lo(f) : null, hi ? hi(f) : null, st ? st(f) : null);
       }
-      case 'call': return this.call(e, scope);
+      case 'call':
+        return this.call(e, scope);
       case 'bin': {
-        const l = this.expr(e.l, scope), r = this.expr(e.r, scope);
+        const l = this.expr(e.l, scope),
+          r = this.expr(e.r, scope);
         const op = e.op;
         switch (op) {
-          case '*': return (f) => {
-            const a = l(f), b = r(f);
-            return typeof a === 'number' && typeof b === 'number' ? a * b : binop('*', a, b);
-          };
-          case '+': return (f) => {
-            const a = l(f), b = r(f);
-            return typeof a === 'number' && typeof b === 'number' ? a + b : binop('+', a, b);
-          };
-          case '-': return (f) => {
-            const a = l(f), b = r(f);
-            return typeof a === 'number' && typeof b === 'number' ? a - b : binop('-', a, b);
-          };
+          case '*':
+            return (f) => {
+              const a = l(f),
+                b = r(f);
+              return typeof a === 'number' && typeof b === 'number' ? a * b : binop('*', a, b);
+            };
+          case '+':
+            return (f) => {
+              const a = l(f),
+                b = r(f);
+              return typeof a === 'number' && typeof b === 'number' ? a + b : binop('+', a, b);
+            };
+          case '-':
+            return (f) => {
+              const a = l(f),
+                b = r(f);
+              return typeof a === 'number' && typeof b === 'number' ? a - b : binop('-', a, b);
+            };
         }
         return (f) => binop(op, l(f), r(f));
       }
-      case 'unary': { const v = this.expr(e.v, scope); const op = e.op; return (f) => unaryop(op, v(f)); }
-      case 'not': { const v = this.expr(e.v, scope); return (f) => !truthy(v(f)); }
+      case 'unary': {
+        const v = this.expr(e.v, scope);
+        const op = e.op;
+        return (f) => unaryop(op, v(f));
+      }
+      case 'not': {
+        const v = this.expr(e.v, scope);
+        return (f) => !truthy(v(f));
+      }
       case 'and': {
         const vs = e.vals.map((x) => this.expr(x, scope));
         return (f) => {
           let v: Value = null;
-          for (const x of vs) { v = x(f); if (!truthy(v)) return v; }
+          for (const x of vs) {
+            v = x(f);
+            if (!truthy(v)) return v;
+          }
           return v;
         };
       }
@@ -641,7 +853,10 @@ class Compiler {
         const vs = e.vals.map((x) => this.expr(x, scope));
         return (f) => {
           let v: Value = null;
-          for (const x of vs) { v = x(f); if (truthy(v)) return v; }
+          for (const x of vs) {
+            v = x(f);
+            if (truthy(v)) return v;
+          }
           return v;
         };
       }
@@ -664,7 +879,9 @@ class Compiler {
         };
       }
       case 'ifexp': {
-        const t = this.expr(e.test, scope), b = this.expr(e.body, scope), o = this.expr(e.orelse, scope);
+        const t = this.expr(e.test, scope),
+          b = this.expr(e.body, scope),
+          o = this.expr(e.orelse, scope);
         return (f) => (truthy(t(f)) ? b(f) : o(f));
       }
       case 'lambda': {
@@ -681,7 +898,11 @@ class Compiler {
       }
       case 'set': {
         const items = this.seqItems(e.elts, scope);
-        return (f) => { const vals = items(f); vals.forEach(hashKey); return new PySet(vals); };
+        return (f) => {
+          const vals = items(f);
+          vals.forEach(hashKey);
+          return new PySet(vals);
+        };
       }
       case 'dict': {
         const keys = e.keys.map((k) => (k ? this.expr(k, scope) : null));
@@ -703,25 +924,41 @@ class Compiler {
           return d;
         };
       }
-      case 'listcomp': case 'setcomp': case 'genexp': case 'dictcomp': return this.comprehension(e, scope);
-      case 'star': return () => raise('SyntaxError', "can't use starred expression here");
+      case 'listcomp':
+      case 'setcomp':
+      case 'genexp':
+      case 'dictcomp':
+        return this.comprehension(e, scope);
+      case 'star':
+        return () => raise('SyntaxError', "can't use starred expression here");
       case 'walrus': {
         const v = this.expr(e.value, scope);
         let s: Scope = scope;
         while (s.kind === 'comp' && s.parent) s = s.parent;
-        const t = this.assignTarget({ k: 'name', id: e.target, pos: 0, end: 0 }, scope.find(e.target) ? scope : s);
-        return (f) => { const x = v(f); t(f, x); return x; };
+        const t = this.assignTarget({k: 'name', id: e.target, pos: 0, end: 0}, scope.find(e.target) ? scope : s);
+        return (f) => {
+          const x = v(f);
+          t(f, x);
+          return x;
+        };
       }
-      case 'fstr': return this.fstring(e.parts, scope);
+      case 'fstr':
+        return this.fstring(e.parts, scope);
     }
   }
 
   private seqItems(elts: Expr[], scope: Scope): (f: Frame) => Value[] {
     const hasStar = elts.some((x) => x.k === 'star');
-    const parts = elts.map((x) => (x.k === 'star' ? { star: true, ev: this.expr(x.v, scope) } : { star: false, ev: this.expr(x, scope) }));
+    const parts = elts.map((x) =>
+      x.k === 'star' ? {star: true, ev: this.expr(x.v, scope)} : {star: false, ev: this.expr(x, scope)},
+    );
     if (!hasStar) {
       const evs = parts.map((p) => p.ev);
-      return (f) => { const out = new Array(evs.length); for (let i = 0; i < evs.length; i++) out[i] = evs[i](f); return out; };
+      return (f) => {
+        const out = new Array(evs.length);
+        for (let i = 0; i < evs.length; i++) out[i] = evs[i](f);
+        return out;
+      };
     }
     return (f) => {
       const out: Value[] = [];
@@ -760,7 +997,11 @@ class Compiler {
       if (depth === 0) {
         return (f) => {
           const v = f.v[slot];
-          if (v === undefined) raise(scope.parent ? 'UnboundLocalError' : 'UnboundLocalError', `cannot access local variable '${id}' where it is not associated with a value`);
+          if (v === undefined)
+            raise(
+              scope.parent ? 'UnboundLocalError' : 'UnboundLocalError',
+              `cannot access local variable '${id}' where it is not associated with a value`,
+            );
           return v as Value;
         };
       }
@@ -768,7 +1009,11 @@ class Compiler {
         let fr = f;
         for (let i = 0; i < depth; i++) fr = fr.up!;
         const v = fr.v[slot];
-        if (v === undefined) raise('NameError', `cannot access free variable '${id}' where it is not associated with a value in enclosing scope`);
+        if (v === undefined)
+          raise(
+            'NameError',
+            `cannot access free variable '${id}' where it is not associated with a value in enclosing scope`,
+          );
         return v as Value;
       };
     }
@@ -782,15 +1027,16 @@ class Compiler {
     };
   }
 
-  private call(e: Extract<Expr, { k: 'call' }>, scope: Scope): Ev {
+  private call(e: Extract<Expr, {k: 'call'}>, scope: Scope): Ev {
     const fn = this.expr(e.fn, scope);
-    const lazy = e.fn.k === 'name' && Object.prototype.hasOwnProperty.call(LAZY_ARGS, e.fn.id) && !scope.find(e.fn.id) ? LAZY_ARGS[e.fn.id] : null;
+    const lazy =
+      e.fn.k === 'name' && Object.hasOwn(LAZY_ARGS, e.fn.id) && !scope.find(e.fn.id) ? LAZY_ARGS[e.fn.id] : null;
     const argEvs = e.args.map((a: Arg, i) => {
       const ev = this.expr(a.value, scope);
       if (lazy && a.kind === 'pos' && i >= lazy[0] && i < lazy[1]) {
-        return { ...a, ev: (f: Frame): Value => new PyCallable('<lambda>', () => ev(f)) };
+        return {...a, ev: (f: Frame): Value => new PyCallable('<lambda>', () => ev(f))};
       }
-      return { ...a, ev };
+      return {...a, ev};
     });
     const simple = argEvs.every((a) => a.kind === 'pos');
     if (simple) {
@@ -809,11 +1055,15 @@ class Compiler {
       let kwargs: Kwargs | null = null;
       for (const a of argEvs) {
         switch (a.kind) {
-          case 'pos': args.push(a.ev(f)); break;
-          case 'star': args.push(...toArray(a.ev(f))); break;
+          case 'pos':
+            args.push(a.ev(f));
+            break;
+          case 'star':
+            args.push(...toArray(a.ev(f)));
+            break;
           case 'kw':
             kwargs ??= Object.create(null) as Kwargs;
-            if (Object.prototype.hasOwnProperty.call(kwargs, a.name!)) raise('SyntaxError', `keyword argument repeated: ${a.name}`);
+            if (Object.hasOwn(kwargs, a.name!)) raise('SyntaxError', `keyword argument repeated: ${a.name}`);
             kwargs[a.name!] = a.ev(f);
             break;
           case 'dstar': {
@@ -822,7 +1072,7 @@ class Compiler {
             kwargs ??= Object.create(null) as Kwargs;
             for (const [k, v] of d.entries()) {
               if (typeof k !== 'string') raise('TypeError', 'keywords must be strings');
-              if (Object.prototype.hasOwnProperty.call(kwargs, k)) raise('TypeError', `got multiple values for keyword argument '${k}'`);
+              if (Object.hasOwn(kwargs, k)) raise('TypeError', `got multiple values for keyword argument '${k}'`);
               kwargs[k] = v;
             }
           }
@@ -832,7 +1082,7 @@ class Compiler {
     };
   }
 
-  private comprehension(e: Extract<Expr, { k: 'listcomp' | 'setcomp' | 'genexp' | 'dictcomp' }>, scope: Scope): Ev {
+  private comprehension(e: Extract<Expr, {k: 'listcomp' | 'setcomp' | 'genexp' | 'dictcomp'}>, scope: Scope): Ev {
     const inner = new Scope(scope, 'comp');
     const declare = (t: Expr): void => {
       if (t.k === 'name') inner.declare(t.id);
@@ -864,19 +1114,26 @@ class Compiler {
     if (e.k === 'genexp') {
       const elt = this.expr(e.elt, inner);
       return (f) => {
-        const cf: Frame = { v: new Array(nslots()), up: f };
+        const cf: Frame = {v: new Array(nslots()), up: f};
         const first = firstIter(f);
         iterate(first);
-        const it = (function* () { for (const fr of loop(cf, first)) yield elt(fr); })();
+        const it = (function* () {
+          for (const fr of loop(cf, first)) yield elt(fr);
+        })();
         return new PyIterator(it, 'generator');
       };
     }
     if (e.k === 'dictcomp') {
-      const k = this.expr(e.key, inner), v = this.expr(e.value, inner);
+      const k = this.expr(e.key, inner),
+        v = this.expr(e.value, inner);
       return (f) => {
-        const cf: Frame = { v: new Array(nslots()), up: f };
+        const cf: Frame = {v: new Array(nslots()), up: f};
         const d = new PyDict();
-        for (const fr of loop(cf, firstIter(f))) { const kv = k(fr); hashKey(kv); d.set(kv, v(fr)); }
+        for (const fr of loop(cf, firstIter(f))) {
+          const kv = k(fr);
+          hashKey(kv);
+          d.set(kv, v(fr));
+        }
         return d;
       };
     }
@@ -886,7 +1143,7 @@ class Compiler {
     if (gens.length === 1) {
       const g = gens[0];
       return (f) => {
-        const cf: Frame = { v: new Array(nslots()), up: f };
+        const cf: Frame = {v: new Array(nslots()), up: f};
         const out: Value[] = [];
         const b = currentBudget;
         outer: for (const x of iterate(firstIter(f))) {
@@ -895,15 +1152,21 @@ class Compiler {
           for (const c of g.ifs) if (!truthy(c(cf))) continue outer;
           out.push(elt(cf));
         }
-        if (isSet) { out.forEach(hashKey); return new PySet(out); }
+        if (isSet) {
+          out.forEach(hashKey);
+          return new PySet(out);
+        }
         return out;
       };
     }
     return (f) => {
-      const cf: Frame = { v: new Array(nslots()), up: f };
+      const cf: Frame = {v: new Array(nslots()), up: f};
       const out: Value[] = [];
       for (const fr of loop(cf, firstIter(f))) out.push(elt(fr));
-      if (isSet) { out.forEach(hashKey); return new PySet(out); }
+      if (isSet) {
+        out.forEach(hashKey);
+        return new PySet(out);
+      }
       return out;
     };
   }
@@ -915,8 +1178,14 @@ function getattrChecked(o: Value, name: string): Value {
 }
 
 function setattr(o: Value, name: string, v: Value): void {
-  const obj = o as PyObject & { setattr?(n: string, v: Value): void };
-  if (!forbiddenAttr(name) && obj !== null && typeof obj === 'object' && !Array.isArray(obj) && typeof obj.setattr === 'function') {
+  const obj = o as PyObject & {setattr?(n: string, v: Value): void};
+  if (
+    !forbiddenAttr(name) &&
+    obj !== null &&
+    typeof obj === 'object' &&
+    !Array.isArray(obj) &&
+    typeof obj.setattr === 'function'
+  ) {
     obj.setattr(name, v);
     return;
   }

@@ -4,11 +4,11 @@
  * result to its column type as Grist's usertypes do (never throwing: what does not convert is kept
  * as alt text, which raises InvalidTypedValue when another formula reads it).
  */
-import { type CellValue, baseType, columnType, converterFor } from '../doc/types.js';
-import { PyDict, PyException, PyObject, PySet, PyTuple, Value, repr, str, strRepr } from './values.js';
-import { ExcObject } from './ops.js';
-import { Record, RecordHost, RecordSet, Via } from './records.js';
-import { IanaTz, PyDate, PyDateTime, dateToCell, datetimeToCell } from './datetime.js';
+import {type CellValue, baseType, columnType, converterFor} from '../doc/types.js';
+import {PyDict, PyException, type PyObject, PySet, PyTuple, type Value, repr, str, strRepr} from './values.js';
+import {ExcObject} from './ops.js';
+import {Record, type RecordHost, RecordSet, type Via} from './records.js';
+import {IanaTz, PyDate, PyDateTime, dateToCell, datetimeToCell} from './datetime.js';
 import {BoundedMap} from '../memo.js';
 
 /** Hooks for date values (provided by the function library's datetime classes). */
@@ -23,9 +23,12 @@ export interface DateHooks {
  * Objects that know their own cell encoding implement this (dates, datetimes: ['d', ts],
  * ['D', ts, tz]). `colType` is the target column type (e.g. naive datetimes take its zone).
  */
-export interface CellEncodable { toCellValue(colType: string): CellValue }
+export interface CellEncodable {
+  toCellValue(colType: string): CellValue;
+}
 
-const INT32_MIN = -(2n ** 31n), INT32_MAX = 2n ** 31n - 1n;
+const INT32_MIN = -(2n ** 31n),
+  INT32_MAX = 2n ** 31n - 1n;
 
 /** Grist's encode_object: a Python value in the cell encoding (Any columns, lists' items). */
 export function encodeObject(v: Value, colType = 'Any'): CellValue {
@@ -40,7 +43,7 @@ export function encodeObject(v: Value, colType = 'Any'): CellValue {
     if (!entries.every(([k]) => typeof k === 'string')) return ['U', repr(v)];
     // Grist stores dicts with their keys sorted (as RECORD(rec) cells in real documents show).
     entries.sort(([a], [b]) => ((a as string) < (b as string) ? -1 : (a as string) > (b as string) ? 1 : 0));
-    const o: { [k: string]: CellValue } = {};
+    const o: {[k: string]: CellValue} = {};
     for (const [k, x] of entries) o[k as string] = encodeObject(x);
     return ['O', o];
   }
@@ -88,10 +91,13 @@ export function convertResult(v: Value, colType: string): CellValue {
   const cache = isFloat ? floatConverters : converters;
   let conv = cache.get(colType);
   if (!conv) {
-    conv = converterFor(colType, { sourceIsFloat: isFloat, sourceIsTuple: false });
+    conv = converterFor(colType, {sourceIsFloat: isFloat, sourceIsTuple: false});
     cache.set(colType, conv);
   }
-  if ((base === 'Text' || base === 'Choice') && !(typeof cell === 'string' || typeof cell === 'number' || typeof cell === 'boolean' || cell === null)) {
+  if (
+    (base === 'Text' || base === 'Choice') &&
+    !(typeof cell === 'string' || typeof cell === 'number' || typeof cell === 'boolean' || cell === null)
+  ) {
     // Grist's Text keeps str(value) of anything else.
     return str(v);
   }
@@ -112,7 +118,10 @@ export function defaultCell(colType: string): CellValue {
 
 /** Grist's InvalidTypedValue: alt text used where a typed value was needed ("Invalid Ref: hello"). */
 export class InvalidTypedValue extends PyException {
-  constructor(readonly typename: string, readonly value: string) {
+  constructor(
+    readonly typename: string,
+    readonly value: string,
+  ) {
     super('InvalidTypedValue', `Invalid ${typename}: ${value}`);
   }
 }
@@ -124,25 +133,44 @@ export class InvalidTypedValue extends PyException {
  */
 export class AltText implements PyObject {
   readonly pyType = 'AltText';
-  constructor(readonly text: string, readonly typename: string) {}
-  str(): string { return this.text; }
-  repr(): string { return `AltText(${strRepr(this.text)})`; }
-  eq(o: Value): boolean { return o instanceof AltText && o.text === this.text; }
-  hashKey(): string { return `A:${this.text}`; }
-  getattr(_name: string): Value { throw new InvalidTypedValue(this.typename, this.text); }
+  constructor(
+    readonly text: string,
+    readonly typename: string,
+  ) {}
+  str(): string {
+    return this.text;
+  }
+  repr(): string {
+    return `AltText(${strRepr(this.text)})`;
+  }
+  eq(o: Value): boolean {
+    return o instanceof AltText && o.text === this.text;
+  }
+  hashKey(): string {
+    return `A:${this.text}`;
+  }
+  getattr(_name: string): Value {
+    throw new InvalidTypedValue(this.typename, this.text);
+  }
   toFloat(): number {
     const f = Number(this.text.trim());
-    if (this.text.trim() === '' || Number.isNaN(f)) throw new PyException('ValueError', `could not convert string to float: ${strRepr(this.text)}`);
+    if (this.text.trim() === '' || Number.isNaN(f))
+      throw new PyException('ValueError', `could not convert string to float: ${strRepr(this.text)}`);
     return f;
   }
-  toInt(): bigint { return BigInt(Math.trunc(this.toFloat())); }
-  toCellValue(): CellValue { return this.text; }
+  toInt(): bigint {
+    return BigInt(Math.trunc(this.toFloat()));
+  }
+  toCellValue(): CellValue {
+    return this.text;
+  }
 }
 
 /** The error a stored error cell re-raises (`message` when the engine knows it). */
 export function raiseStoredError(v: CellValue[], message?: string): never {
   const type = typeof v[1] === 'string' ? v[1] : 'Exception';
-  if (type === 'InvalidTypedValue' && typeof v[2] === 'string' && v.length >= 4) throw new InvalidTypedValue(v[2], str(v[3] as Value));
+  if (type === 'InvalidTypedValue' && typeof v[2] === 'string' && v.length >= 4)
+    throw new InvalidTypedValue(v[2], str(v[3] as Value));
   throw new PyException(type, message ?? (typeof v[2] === 'string' ? v[2] : ''));
 }
 
@@ -157,8 +185,12 @@ function altTextOf(v: CellValue): string {
 }
 
 const NO_HOST = {
-  readCell: () => null, hasColumn: () => false, lookup: () => ({ rows: [] }), allRows: () => ({ rows: [] }),
-  summaryGroup: () => null, rowExists: () => false,
+  readCell: () => null,
+  hasColumn: () => false,
+  lookup: () => ({rows: []}),
+  allRows: () => ({rows: []}),
+  summaryGroup: () => null,
+  rowExists: () => false,
 } as RecordHost;
 
 /** `via`: for Ref/RefList cells, the route the records were reached by (see engine.ts RefVia). */
@@ -178,31 +210,49 @@ export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHo
     return new AltText(altTextOf(v), base);
   };
   switch (base) {
-    case 'Int': case 'Id':
+    case 'Int':
+    case 'Id':
       return (v) => {
         if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
         if (v === null) return null;
         if (typeof v === 'boolean') return v;
         return special(v);
       };
-    case 'Numeric': case 'ManualSortPos': case 'PositionNumber':
+    case 'Numeric':
+    case 'ManualSortPos':
+    case 'PositionNumber':
       return (v) => (typeof v === 'number' ? v : v === null ? null : special(v));
-    case 'Text': case 'Choice':
-      return (v) => (typeof v === 'string' || v === null ? v : Array.isArray(v) ? (v[0] === 'E' ? special(v) : generic(v)) : (v as Value));
+    case 'Text':
+    case 'Choice':
+      return (v) =>
+        typeof v === 'string' || v === null
+          ? v
+          : Array.isArray(v)
+            ? v[0] === 'E'
+              ? special(v)
+              : generic(v)
+            : (v as Value);
     case 'Bool':
-      return (v) => (typeof v === 'boolean' || v === null ? v : typeof v === 'number' && (v === 0 || v === 1) ? v === 1 : special(v));
+      return (v) =>
+        typeof v === 'boolean' || v === null ? v : typeof v === 'number' && (v === 0 || v === 1) ? v === 1 : special(v);
     case 'Date':
       return (v) => (typeof v === 'number' ? (hooks.date ? hooks.date(v) : v) : v === null ? null : special(v));
     case 'DateTime': {
       const tz = ct.tz!;
-      return (v) => (typeof v === 'number' ? (hooks.datetime ? hooks.datetime(v, tz) : v) : v === null ? null : special(v));
+      return (v) =>
+        typeof v === 'number' ? (hooks.datetime ? hooks.datetime(v, tz) : v) : v === null ? null : special(v);
     }
     case 'Ref': {
       const target = ct.target!;
-      return (v, via) => (typeof v === 'number' ? new Record(host, target, v, undefined, via)
-        : v === null ? new Record(host, target, 0, undefined, via) : special(v));
+      return (v, via) =>
+        typeof v === 'number'
+          ? new Record(host, target, v, undefined, via)
+          : v === null
+            ? new Record(host, target, 0, undefined, via)
+            : special(v);
     }
-    case 'RefList': case 'Attachments': {
+    case 'RefList':
+    case 'Attachments': {
       const target = ct.target!;
       return (v, via) => {
         if (v === null) return new RecordSet(host, target, [], undefined, undefined, via);
@@ -235,19 +285,28 @@ export function decodeObject(v: CellValue, host: RecordHost, hooks: DateHooks): 
   }
   if (!Array.isArray(v)) return null;
   switch (v[0]) {
-    case 'L': return v.slice(1).map((x) => decodeObject(x, host, hooks));
+    case 'L':
+      return v.slice(1).map((x) => decodeObject(x, host, hooks));
     case 'O': {
       const d = new PyDict();
-      for (const [k, x] of Object.entries((v[1] ?? {}) as { [k: string]: CellValue })) d.set(k, decodeObject(x, host, hooks));
+      for (const [k, x] of Object.entries((v[1] ?? {}) as {[k: string]: CellValue}))
+        d.set(k, decodeObject(x, host, hooks));
       return d;
     }
-    case 'R': return new Record(host, String(v[1]), Number(v[2]));
-    case 'r': return new RecordSet(host, String(v[1]), (v[2] as number[]) ?? []);
-    case 'd': return hooks.date ? hooks.date(Number(v[1])) : Number(v[1]);
-    case 'D': return hooks.datetime ? hooks.datetime(Number(v[1]), String(v[2] ?? 'UTC')) : Number(v[1]);
-    case 'E': return raiseStoredError(v);
-    case 'U': return String(v[1]);
-    case 'P': throw new PyException('InvalidTypedValue', 'Pending value');
+    case 'R':
+      return new Record(host, String(v[1]), Number(v[2]));
+    case 'r':
+      return new RecordSet(host, String(v[1]), (v[2] as number[]) ?? []);
+    case 'd':
+      return hooks.date ? hooks.date(Number(v[1])) : Number(v[1]);
+    case 'D':
+      return hooks.datetime ? hooks.datetime(Number(v[1]), String(v[2] ?? 'UTC')) : Number(v[1]);
+    case 'E':
+      return raiseStoredError(v);
+    case 'U':
+      return String(v[1]);
+    case 'P':
+      throw new PyException('InvalidTypedValue', 'Pending value');
   }
   return null;
 }
@@ -261,7 +320,7 @@ export function errorCell(e: PyException, previous?: CellValue): CellValue {
   const out: CellValue[] = ['E', e.type];
   if (e instanceof InvalidTypedValue) out.push(e.typename, e.value);
   else if (previous !== undefined) out.push(e.message, null);
-  if (previous !== undefined) out.push({ u: previous });
+  if (previous !== undefined) out.push({u: previous});
   return out;
 }
 
@@ -274,4 +333,4 @@ export function sameCell(a: CellValue, b: CellValue): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-export { str };
+export {str};

@@ -9,10 +9,19 @@
  * `moment.tzinfo` does (see `IanaTz.utcoffsetLocal`).
  */
 import {
-  Kwargs, NOT_IMPLEMENTED, PyObject, PyTuple, Value, attributeError, bindArgs, isNumeric, raise,
-  toFloat, typeName,
+  type Kwargs,
+  NOT_IMPLEMENTED,
+  type PyObject,
+  PyTuple,
+  type Value,
+  attributeError,
+  bindArgs,
+  isNumeric,
+  raise,
+  toFloat,
+  typeName,
 } from './values.js';
-import { PyType } from './ops.js';
+import {PyType} from './ops.js';
 import {BoundedMap} from '../memo.js';
 
 export const MINYEAR = 1;
@@ -107,30 +116,47 @@ export class PyTimedelta implements PyObject {
     s = mod(s, 86400);
     if (!Number.isInteger(d) || !Number.isInteger(s) || !Number.isInteger(us)) {
       // Fractions (from floats) are carried down to microseconds and rounded there, as Python does.
-      const di = Math.trunc(d), si = Math.trunc(s);
+      const di = Math.trunc(d),
+        si = Math.trunc(s);
       const frac = (d - di) * 86400e6 + (s - si) * 1e6 + us;
       const total = BigInt(di) * 86_400_000_000n + BigInt(si) * 1_000_000n + BigInt(roundHalfEven(frac));
       const D = 86_400_000_000n;
-      let q = total / D, r = total % D;
-      if (r < 0n) { r += D; q -= 1n; }
-      d = Number(q); s = Number(r / 1_000_000n); us = Number(r % 1_000_000n);
+      let q = total / D,
+        r = total % D;
+      if (r < 0n) {
+        r += D;
+        q -= 1n;
+      }
+      d = Number(q);
+      s = Number(r / 1_000_000n);
+      us = Number(r % 1_000_000n);
     }
     if (Math.abs(d) > 999999999) raise('OverflowError', `days=${d}; must have magnitude <= 999999999`);
-    this.days = d; this.seconds = s; this.microseconds = us;
+    this.days = d;
+    this.seconds = s;
+    this.microseconds = us;
   }
 
   static fromMicros(total: bigint): PyTimedelta {
     const D = 86_400_000_000n;
     let d = total / D;
     let r = total % D;
-    if (r < 0n) { r += D; d -= 1n; }
+    if (r < 0n) {
+      r += D;
+      d -= 1n;
+    }
     return new PyTimedelta(Number(d), Number(r / 1_000_000n), Number(r % 1_000_000n));
   }
 
   /** Keyword construction as `timedelta(days, seconds, microseconds, milliseconds, minutes, hours, weeks)`. */
   static construct(args: Value[], kwargs: Kwargs | null): PyTimedelta {
-    const a = bindArgs('timedelta', ['days', 'seconds', 'microseconds', 'milliseconds', 'minutes', 'hours', 'weeks'],
-      args, kwargs, { days: 0n, seconds: 0n, microseconds: 0n, milliseconds: 0n, minutes: 0n, hours: 0n, weeks: 0n });
+    const a = bindArgs(
+      'timedelta',
+      ['days', 'seconds', 'microseconds', 'milliseconds', 'minutes', 'hours', 'weeks'],
+      args,
+      kwargs,
+      {days: 0n, seconds: 0n, microseconds: 0n, milliseconds: 0n, minutes: 0n, hours: 0n, weeks: 0n},
+    );
     const n = (k: string) => {
       const v = a[k] as Value;
       if (!isNumeric(v)) raise('TypeError', `unsupported type for timedelta ${k} component: ${typeName(v)}`);
@@ -138,29 +164,49 @@ export class PyTimedelta implements PyObject {
     };
     const allInt = Object.keys(a).every((k) => typeof a[k] !== 'number');
     if (allInt) {
-      const b = (k: string) => { const v = n(k); return typeof v === 'bigint' ? v : BigInt(v ? 1 : 0); };
+      const b = (k: string) => {
+        const v = n(k);
+        return typeof v === 'bigint' ? v : BigInt(v ? 1 : 0);
+      };
       return PyTimedelta.fromMicros(
-        b('days') * 86_400_000_000n + b('weeks') * 604_800_000_000n + b('hours') * 3_600_000_000n +
-        b('minutes') * 60_000_000n + b('seconds') * 1_000_000n + b('milliseconds') * 1000n + b('microseconds'));
+        b('days') * 86_400_000_000n +
+          b('weeks') * 604_800_000_000n +
+          b('hours') * 3_600_000_000n +
+          b('minutes') * 60_000_000n +
+          b('seconds') * 1_000_000n +
+          b('milliseconds') * 1000n +
+          b('microseconds'),
+      );
     }
     const f = (k: string) => toFloat(n(k));
-    return new PyTimedelta(f('days') + f('weeks') * 7, f('hours') * 3600 + f('minutes') * 60 + f('seconds'),
-      f('milliseconds') * 1000 + f('microseconds'));
+    return new PyTimedelta(
+      f('days') + f('weeks') * 7,
+      f('hours') * 3600 + f('minutes') * 60 + f('seconds'),
+      f('milliseconds') * 1000 + f('microseconds'),
+    );
   }
 
   totalMicros(): bigint {
     return BigInt(this.days) * 86_400_000_000n + BigInt(this.seconds * 1e6 + this.microseconds);
   }
   /** Total microseconds as a JS number (exact below ~285 years). */
-  microsNum(): number { return this.days * DAY_US + this.seconds * 1e6 + this.microseconds; }
-  totalSeconds(): number { return (this.days * 86400 + this.seconds) + this.microseconds / 1e6; }
+  microsNum(): number {
+    return this.days * DAY_US + this.seconds * 1e6 + this.microseconds;
+  }
+  totalSeconds(): number {
+    return this.days * 86400 + this.seconds + this.microseconds / 1e6;
+  }
 
   getattr(name: string): Value {
     switch (name) {
-      case 'days': return BigInt(this.days);
-      case 'seconds': return BigInt(this.seconds);
-      case 'microseconds': return BigInt(this.microseconds);
-      case 'total_seconds': return fn('total_seconds', () => Number(this.totalMicros()) / 1e6);
+      case 'days':
+        return BigInt(this.days);
+      case 'seconds':
+        return BigInt(this.seconds);
+      case 'microseconds':
+        return BigInt(this.microseconds);
+      case 'total_seconds':
+        return fn('total_seconds', () => Number(this.totalMicros()) / 1e6);
     }
     return attributeError(this, name);
   }
@@ -173,13 +219,17 @@ export class PyTimedelta implements PyObject {
     return `datetime.timedelta(${parts.length ? parts.join(', ') : '0'})`;
   }
   str(): string {
-    const h = Math.floor(this.seconds / 3600), m = Math.floor((this.seconds % 3600) / 60), s = this.seconds % 60;
+    const h = Math.floor(this.seconds / 3600),
+      m = Math.floor((this.seconds % 3600) / 60),
+      s = this.seconds % 60;
     let out = `${h}:${pad(m)}:${pad(s)}`;
     if (this.microseconds) out += `.${pad(this.microseconds, 6)}`;
     if (this.days) out = `${this.days} day${Math.abs(this.days) !== 1 ? 's' : ''}, ${out}`;
     return out;
   }
-  eq(o: Value): boolean { return o instanceof PyTimedelta && this.compareTd(o) === 0; }
+  eq(o: Value): boolean {
+    return o instanceof PyTimedelta && this.compareTd(o) === 0;
+  }
   compare(o: Value): number {
     if (!(o instanceof PyTimedelta)) return cmpTypeError(this, o);
     return this.compareTd(o);
@@ -187,17 +237,27 @@ export class PyTimedelta implements PyObject {
   private compareTd(o: PyTimedelta): number {
     return this.days - o.days || this.seconds - o.seconds || this.microseconds - o.microseconds;
   }
-  hashKey(): string { return `td:${this.days}:${this.seconds}:${this.microseconds}`; }
-  truthy(): boolean { return !!(this.days || this.seconds || this.microseconds); }
-  neg(): PyTimedelta { return PyTimedelta.fromMicros(-this.totalMicros()); }
+  hashKey(): string {
+    return `td:${this.days}:${this.seconds}:${this.microseconds}`;
+  }
+  truthy(): boolean {
+    return !!(this.days || this.seconds || this.microseconds);
+  }
+  neg(): PyTimedelta {
+    return PyTimedelta.fromMicros(-this.totalMicros());
+  }
 
   binop(op: string, other: Value, reflected: boolean): Value | typeof NOT_IMPLEMENTED {
     if (other instanceof PyTimedelta) {
-      const a = reflected ? other : this, b = reflected ? this : other;
-      const x = a.totalMicros(), y = b.totalMicros();
+      const a = reflected ? other : this,
+        b = reflected ? this : other;
+      const x = a.totalMicros(),
+        y = b.totalMicros();
       switch (op) {
-        case '+': return PyTimedelta.fromMicros(x + y);
-        case '-': return PyTimedelta.fromMicros(x - y);
+        case '+':
+          return PyTimedelta.fromMicros(x + y);
+        case '-':
+          return PyTimedelta.fromMicros(x - y);
         case '/':
           if (y === 0n) raise('ZeroDivisionError', 'division by zero');
           return Number(x) / Number(y);
@@ -233,7 +293,7 @@ export class PyTimedelta implements PyObject {
 
 function bigFloorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
-  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }
 
 function cmpTypeError(a: Value, b: Value): never {
@@ -251,7 +311,9 @@ export abstract class TzInfo implements PyObject {
   abstract utcoffsetLocal(localMs: number): number;
   abstract tznameAt(utcMs: number): string | null;
   /** The tzinfo a UTC instant converts to (IANA zones remember the offset, as Grist's moment does). */
-  fromutc(_utcMs: number): TzInfo { return this; }
+  fromutc(_utcMs: number): TzInfo {
+    return this;
+  }
   abstract repr(): string;
   getattr(name: string): Value {
     if (name === 'utcoffset') {
@@ -275,9 +337,18 @@ export abstract class TzInfo implements PyObject {
 
 export class FixedTz extends TzInfo {
   readonly pyType = 'timezone';
-  constructor(readonly offsetMs: number, readonly name: string | null = null) { super(); }
-  offsetAt(): number { return this.offsetMs; }
-  utcoffsetLocal(): number { return this.offsetMs; }
+  constructor(
+    readonly offsetMs: number,
+    readonly name: string | null = null,
+  ) {
+    super();
+  }
+  offsetAt(): number {
+    return this.offsetMs;
+  }
+  utcoffsetLocal(): number {
+    return this.offsetMs;
+  }
   tznameAt(): string {
     if (this.name !== null) return this.name;
     return this.offsetMs === 0 ? 'UTC' : `UTC${formatOffset(this.offsetMs, ':')}`;
@@ -287,9 +358,15 @@ export class FixedTz extends TzInfo {
     const td = new PyTimedelta(0, 0, this.offsetMs * 1000).repr();
     return this.name !== null ? `datetime.timezone(${td}, '${this.name}')` : `datetime.timezone(${td})`;
   }
-  str(): string { return this.tznameAt(); }
-  eq(o: Value): boolean { return o instanceof FixedTz && o.offsetMs === this.offsetMs; }
-  hashKey(): string { return `tz:${this.offsetMs}`; }
+  str(): string {
+    return this.tznameAt();
+  }
+  eq(o: Value): boolean {
+    return o instanceof FixedTz && o.offsetMs === this.offsetMs;
+  }
+  hashKey(): string {
+    return `tz:${this.offsetMs}`;
+  }
 }
 
 export const UTC = new FixedTz(0);
@@ -299,8 +376,15 @@ function zoneFormatter(name: string): Intl.DateTimeFormat {
   let f = fmtCache.get(name);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', {
-      timeZone: name, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric',
-      hour: 'numeric', minute: 'numeric', second: 'numeric', era: 'short',
+      timeZone: name,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      era: 'short',
     });
     fmtCache.set(name, f);
   }
@@ -311,7 +395,12 @@ function zoneFormatter(name: string): Intl.DateTimeFormat {
 export class IanaTz extends TzInfo {
   readonly pyType = 'TzInfo';
   private readonly offsets = new Map<number, number>();
-  private constructor(readonly name: string, readonly favorOffset: number | null) { super(); }
+  private constructor(
+    readonly name: string,
+    readonly favorOffset: number | null,
+  ) {
+    super();
+  }
 
   private static readonly cache = new Map<string, IanaTz>();
   /** The variants of this zone by favored offset (for fromutc, called per DateTime cell read). */
@@ -331,7 +420,7 @@ export class IanaTz extends TzInfo {
       } else {
         const base = IanaTz.get(name);
         z = new IanaTz(name, favorOffset);
-        (z as unknown as { offsets: Map<number, number> }).offsets = base.offsets;
+        (z as unknown as {offsets: Map<number, number>}).offsets = base.offsets;
       }
       IanaTz.cache.set(key, z);
     }
@@ -348,7 +437,8 @@ export class IanaTz extends TzInfo {
     if (hit !== undefined && !Number.isNaN(hit)) return hit;
     if (hit === undefined) {
       if (this.offsets.size > 50000) this.offsets.clear();
-      const a = this.rawOffset(day * DAY_MS), b = this.rawOffset(day * DAY_MS + DAY_MS - 1000);
+      const a = this.rawOffset(day * DAY_MS),
+        b = this.rawOffset(day * DAY_MS + DAY_MS - 1000);
       this.offsets.set(day, a === b ? a : NaN);
       if (a === b) return a;
     }
@@ -358,7 +448,8 @@ export class IanaTz extends TzInfo {
     if (b !== undefined) return b;
     const off = this.rawOffset(utcMs);
     // Transitions fall on bucket edges except historical LMT ones, which are not cached.
-    if (off % 60_000 === 0 && this.rawOffset(Math.floor(utcMs / 900_000) * 900_000) === off) this.offsets.set(bucket, off);
+    if (off % 60_000 === 0 && this.rawOffset(Math.floor(utcMs / 900_000) * 900_000) === off)
+      this.offsets.set(bucket, off);
     return off;
   }
 
@@ -369,8 +460,11 @@ export class IanaTz extends TzInfo {
     const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
     let year = get('year');
     if (parts.find((p) => p.type === 'era')?.value === 'BC') year = 1 - year;
-    const local = daysFromCivil(year, get('month'), get('day')) * DAY_MS +
-      get('hour') * 3_600_000 + get('minute') * 60_000 + get('second') * 1000;
+    const local =
+      daysFromCivil(year, get('month'), get('day')) * DAY_MS +
+      get('hour') * 3_600_000 +
+      get('minute') * 60_000 +
+      get('second') * 1000;
     return local - t;
   }
 
@@ -397,9 +491,9 @@ export class IanaTz extends TzInfo {
 
   tznameAt(utcMs: number): string {
     try {
-      const f = new Intl.DateTimeFormat('en-US', { timeZone: this.name, timeZoneName: 'short' });
+      const f = new Intl.DateTimeFormat('en-US', {timeZone: this.name, timeZoneName: 'short'});
       const n = f.formatToParts(new Date(utcMs)).find((p) => p.type === 'timeZoneName')?.value ?? '';
-      if (/^GMT[+-]/.test(n) || n === 'GMT' && this.name !== 'UTC' && !this.name.startsWith('Etc/')) {
+      if (/^GMT[+-]/.test(n) || (n === 'GMT' && this.name !== 'UTC' && !this.name.startsWith('Etc/'))) {
         // No abbreviation known to ICU: show the offset as moment-timezone's data often does.
         const o = this.offsetAt(utcMs);
         return formatOffset(o, '').replace(/^([+-]\d\d)00$/, '$1');
@@ -419,9 +513,15 @@ export class IanaTz extends TzInfo {
     }
     return z;
   }
-  repr(): string { return `moment.tzinfo('${this.name}')`; }
-  eq(o: Value): boolean { return o === this; }
-  hashKey(): string { return `iana:${this.name}:${this.favorOffset}`; }
+  repr(): string {
+    return `moment.tzinfo('${this.name}')`;
+  }
+  eq(o: Value): boolean {
+    return o === this;
+  }
+  hashKey(): string {
+    return `iana:${this.name}:${this.favorOffset}`;
+  }
 }
 
 /** A tzinfo for a zone name as Grist accepts it: IANA names; raises KeyError for unknown ones. */
@@ -433,9 +533,12 @@ export function tzinfoFor(name: string): TzInfo {
 function formatOffset(ms: number, sep: string, withSeconds = true): string {
   const sign = ms < 0 ? '-' : '+';
   let us = Math.abs(ms) * 1000;
-  const h = Math.floor(us / 3.6e9); us -= h * 3.6e9;
-  const m = Math.floor(us / 6e7); us -= m * 6e7;
-  const s = Math.floor(us / 1e6); us -= s * 1e6;
+  const h = Math.floor(us / 3.6e9);
+  us -= h * 3.6e9;
+  const m = Math.floor(us / 6e7);
+  us -= m * 6e7;
+  const s = Math.floor(us / 1e6);
+  us -= s * 1e6;
   let out = `${sign}${pad(h)}${sep}${pad(m)}`;
   if (withSeconds && (s || us)) out += `${sep}${pad(s)}`;
   if (withSeconds && us) out += `.${pad(us, 6)}`;
@@ -445,27 +548,49 @@ function formatOffset(ms: number, sep: string, withSeconds = true): string {
 // ---- date -----------------------------------------------------------------------------------
 
 const DAY_NAMES = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
-const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August',
-  'September', 'October', 'November', 'December'];
+const MONTH_NAMES = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 export class PyDate implements PyObject {
   readonly pyType: string = 'date';
-  constructor(readonly year: number, readonly month: number, readonly day: number) {}
+  constructor(
+    readonly year: number,
+    readonly month: number,
+    readonly day: number,
+  ) {}
 
   static create(y: number, m: number, d: number): PyDate {
     checkDate(y, m, d);
     return new PyDate(y, m, d);
   }
   /** Days since 1970-01-01. */
-  epochDays(): number { return daysFromCivil(this.year, this.month, this.day); }
+  epochDays(): number {
+    return daysFromCivil(this.year, this.month, this.day);
+  }
   static fromEpochDays(days: number): PyDate {
     const [y, m, d] = civilFromDays(days);
     if (y < MINYEAR || y > MAXYEAR) raise('OverflowError', 'date value out of range');
     return new PyDate(y, m, d);
   }
-  toordinal(): number { return this.epochDays() + EPOCH_ORD; }
+  toordinal(): number {
+    return this.epochDays() + EPOCH_ORD;
+  }
   /** Monday is 0. */
-  weekday(): number { return mod(this.epochDays() + 3, 7); }
+  weekday(): number {
+    return mod(this.epochDays() + 3, 7);
+  }
   isocalendar(): [number, number, number] {
     const wd = this.weekday();
     const thursday = this.epochDays() - wd + 3;
@@ -473,33 +598,57 @@ export class PyDate implements PyObject {
     const week = Math.floor((thursday - daysFromCivil(ty, 1, 1)) / 7) + 1;
     return [ty, week, wd + 1];
   }
-  isoformat(): string { return `${pad(this.year, 4)}-${pad(this.month)}-${pad(this.day)}`; }
-  dateOnly(): PyDate { return new PyDate(this.year, this.month, this.day); }
+  isoformat(): string {
+    return `${pad(this.year, 4)}-${pad(this.month)}-${pad(this.day)}`;
+  }
+  dateOnly(): PyDate {
+    return new PyDate(this.year, this.month, this.day);
+  }
 
   getattr(name: string): Value {
     switch (name) {
-      case 'year': return BigInt(this.year);
-      case 'month': return BigInt(this.month);
-      case 'day': return BigInt(this.day);
-      case 'weekday': return fn('weekday', () => BigInt(this.weekday()));
-      case 'isoweekday': return fn('isoweekday', () => BigInt(this.weekday() + 1));
-      case 'toordinal': return fn('toordinal', () => BigInt(this.toordinal()));
-      case 'isocalendar': return fn('isocalendar', () => new PyTuple(this.isocalendar().map(BigInt)));
-      case 'isoformat': return fn('isoformat', () => this.isoformat());
-      case 'ctime': return fn('ctime', () => strftime(this, '%a %b %e %H:%M:%S %Y'));
-      case 'strftime': return fn('strftime', (a, k) => strftime(this, String(bindArgs('strftime', ['format'], a, k).format)));
-      case '__format__': return fn('__format__', (a) => (a[0] ? strftime(this, String(a[0])) : this.str()));
-      case 'replace': return fn('replace', (a, k) => {
-        const b = bindArgs('replace', ['year', 'month', 'day'], a, k,
-          { year: BigInt(this.year), month: BigInt(this.month), day: BigInt(this.day) });
-        return PyDate.create(intArg(b.year as Value), intArg(b.month as Value), intArg(b.day as Value));
-      });
-      case 'timetuple': return fn('timetuple', () => timetuple(this));
+      case 'year':
+        return BigInt(this.year);
+      case 'month':
+        return BigInt(this.month);
+      case 'day':
+        return BigInt(this.day);
+      case 'weekday':
+        return fn('weekday', () => BigInt(this.weekday()));
+      case 'isoweekday':
+        return fn('isoweekday', () => BigInt(this.weekday() + 1));
+      case 'toordinal':
+        return fn('toordinal', () => BigInt(this.toordinal()));
+      case 'isocalendar':
+        return fn('isocalendar', () => new PyTuple(this.isocalendar().map(BigInt)));
+      case 'isoformat':
+        return fn('isoformat', () => this.isoformat());
+      case 'ctime':
+        return fn('ctime', () => strftime(this, '%a %b %e %H:%M:%S %Y'));
+      case 'strftime':
+        return fn('strftime', (a, k) => strftime(this, String(bindArgs('strftime', ['format'], a, k).format)));
+      case '__format__':
+        return fn('__format__', (a) => (a[0] ? strftime(this, String(a[0])) : this.str()));
+      case 'replace':
+        return fn('replace', (a, k) => {
+          const b = bindArgs('replace', ['year', 'month', 'day'], a, k, {
+            year: BigInt(this.year),
+            month: BigInt(this.month),
+            day: BigInt(this.day),
+          });
+          return PyDate.create(intArg(b.year as Value), intArg(b.month as Value), intArg(b.day as Value));
+        });
+      case 'timetuple':
+        return fn('timetuple', () => timetuple(this));
     }
     return attributeError(this, name);
   }
-  repr(): string { return `datetime.date(${this.year}, ${this.month}, ${this.day})`; }
-  str(): string { return this.isoformat(); }
+  repr(): string {
+    return `datetime.date(${this.year}, ${this.month}, ${this.day})`;
+  }
+  str(): string {
+    return this.isoformat();
+  }
   eq(o: Value): boolean {
     return o instanceof PyDate && !(o instanceof PyDateTime) && this.epochDays() === o.epochDays();
   }
@@ -508,7 +657,9 @@ export class PyDate implements PyObject {
     if (!(o instanceof PyDate)) return cmpTypeError(this, o);
     return this.epochDays() - o.epochDays();
   }
-  hashKey(): string { return `date:${this.epochDays()}`; }
+  hashKey(): string {
+    return `date:${this.epochDays()}`;
+  }
   binop(op: string, other: Value, reflected: boolean): Value | typeof NOT_IMPLEMENTED {
     if (other instanceof PyTimedelta) {
       if (op === '+' || (op === '-' && !reflected)) {
@@ -528,41 +679,72 @@ export class PyDate implements PyObject {
 function timetuple(d: PyDate): PyTuple {
   const dt = d instanceof PyDateTime ? d : null;
   const yday = d.epochDays() - daysFromCivil(d.year, 1, 1) + 1;
-  return new PyTuple([d.year, d.month, d.day, dt?.hour ?? 0, dt?.minute ?? 0, dt?.second ?? 0,
-    d.weekday(), yday, -1].map(BigInt));
+  return new PyTuple(
+    [d.year, d.month, d.day, dt?.hour ?? 0, dt?.minute ?? 0, dt?.second ?? 0, d.weekday(), yday, -1].map(BigInt),
+  );
 }
 
 // ---- time -----------------------------------------------------------------------------------
 
 export class PyTime implements PyObject {
   readonly pyType = 'time';
-  constructor(readonly hour: number, readonly minute: number, readonly second: number,
-    readonly microsecond: number, readonly tzinfo: TzInfo | null = null) {}
+  constructor(
+    readonly hour: number,
+    readonly minute: number,
+    readonly second: number,
+    readonly microsecond: number,
+    readonly tzinfo: TzInfo | null = null,
+  ) {}
   static construct(args: Value[], kwargs: Kwargs | null): PyTime {
-    const b = bindArgs('time', ['hour', 'minute', 'second', 'microsecond', 'tzinfo'], args, kwargs,
-      { hour: 0n, minute: 0n, second: 0n, microsecond: 0n, tzinfo: null });
+    const b = bindArgs('time', ['hour', 'minute', 'second', 'microsecond', 'tzinfo'], args, kwargs, {
+      hour: 0n,
+      minute: 0n,
+      second: 0n,
+      microsecond: 0n,
+      tzinfo: null,
+    });
     const [h, mi, s, us] = ['hour', 'minute', 'second', 'microsecond'].map((k) => intArg(b[k] as Value));
     checkTime(h, mi, s, us);
     return new PyTime(h, mi, s, us, tzArg(b.tzinfo as Value));
   }
-  micros(): number { return ((this.hour * 60 + this.minute) * 60 + this.second) * 1e6 + this.microsecond; }
-  isoformat(spec = 'auto'): string { return timeIso(this.hour, this.minute, this.second, this.microsecond, spec); }
+  micros(): number {
+    return ((this.hour * 60 + this.minute) * 60 + this.second) * 1e6 + this.microsecond;
+  }
+  isoformat(spec = 'auto'): string {
+    return timeIso(this.hour, this.minute, this.second, this.microsecond, spec);
+  }
   getattr(name: string): Value {
     switch (name) {
-      case 'hour': return BigInt(this.hour);
-      case 'minute': return BigInt(this.minute);
-      case 'second': return BigInt(this.second);
-      case 'microsecond': return BigInt(this.microsecond);
-      case 'tzinfo': return this.tzinfo;
-      case 'isoformat': return fn('isoformat', () => this.str());
-      case 'strftime': return fn('strftime', (a) => strftime(new PyDateTime(1900, 1, 1, this.hour, this.minute,
-        this.second, this.microsecond, this.tzinfo), String(a[0])));
-      case 'replace': return fn('replace', (a, k) => {
-        const b = bindArgs('replace', ['hour', 'minute', 'second', 'microsecond', 'tzinfo'], a, k,
-          { hour: BigInt(this.hour), minute: BigInt(this.minute), second: BigInt(this.second),
-            microsecond: BigInt(this.microsecond), tzinfo: this.tzinfo });
-        return PyTime.construct([b.hour, b.minute, b.second, b.microsecond, b.tzinfo] as Value[], null);
-      });
+      case 'hour':
+        return BigInt(this.hour);
+      case 'minute':
+        return BigInt(this.minute);
+      case 'second':
+        return BigInt(this.second);
+      case 'microsecond':
+        return BigInt(this.microsecond);
+      case 'tzinfo':
+        return this.tzinfo;
+      case 'isoformat':
+        return fn('isoformat', () => this.str());
+      case 'strftime':
+        return fn('strftime', (a) =>
+          strftime(
+            new PyDateTime(1900, 1, 1, this.hour, this.minute, this.second, this.microsecond, this.tzinfo),
+            String(a[0]),
+          ),
+        );
+      case 'replace':
+        return fn('replace', (a, k) => {
+          const b = bindArgs('replace', ['hour', 'minute', 'second', 'microsecond', 'tzinfo'], a, k, {
+            hour: BigInt(this.hour),
+            minute: BigInt(this.minute),
+            second: BigInt(this.second),
+            microsecond: BigInt(this.microsecond),
+            tzinfo: this.tzinfo,
+          });
+          return PyTime.construct([b.hour, b.minute, b.second, b.microsecond, b.tzinfo] as Value[], null);
+        });
     }
     return attributeError(this, name);
   }
@@ -577,23 +759,35 @@ export class PyTime implements PyObject {
     const tz = this.tzinfo ? formatOffset(this.tzinfo.utcoffsetLocal(0), ':') : '';
     return this.isoformat() + tz;
   }
-  eq(o: Value): boolean { return o instanceof PyTime && o.micros() === this.micros() && o.tzinfo === this.tzinfo; }
+  eq(o: Value): boolean {
+    return o instanceof PyTime && o.micros() === this.micros() && o.tzinfo === this.tzinfo;
+  }
   compare(o: Value): number {
     if (!(o instanceof PyTime)) return cmpTypeError(this, o);
     return this.micros() - o.micros();
   }
-  hashKey(): string { return `time:${this.micros()}`; }
-  truthy(): boolean { return true; }
+  hashKey(): string {
+    return `time:${this.micros()}`;
+  }
+  truthy(): boolean {
+    return true;
+  }
 }
 
 function timeIso(h: number, mi: number, s: number, us: number, spec: string): string {
   switch (spec) {
-    case 'hours': return pad(h);
-    case 'minutes': return `${pad(h)}:${pad(mi)}`;
-    case 'seconds': return `${pad(h)}:${pad(mi)}:${pad(s)}`;
-    case 'milliseconds': return `${pad(h)}:${pad(mi)}:${pad(s)}.${pad(Math.floor(us / 1000), 3)}`;
-    case 'microseconds': return `${pad(h)}:${pad(mi)}:${pad(s)}.${pad(us, 6)}`;
-    case 'auto': return us ? timeIso(h, mi, s, us, 'microseconds') : timeIso(h, mi, s, us, 'seconds');
+    case 'hours':
+      return pad(h);
+    case 'minutes':
+      return `${pad(h)}:${pad(mi)}`;
+    case 'seconds':
+      return `${pad(h)}:${pad(mi)}:${pad(s)}`;
+    case 'milliseconds':
+      return `${pad(h)}:${pad(mi)}:${pad(s)}.${pad(Math.floor(us / 1000), 3)}`;
+    case 'microseconds':
+      return `${pad(h)}:${pad(mi)}:${pad(s)}.${pad(us, 6)}`;
+    case 'auto':
+      return us ? timeIso(h, mi, s, us, 'microseconds') : timeIso(h, mi, s, us, 'seconds');
   }
   return raise('ValueError', `Unknown timespec value`);
 }
@@ -608,16 +802,30 @@ function tzArg(v: Value): TzInfo | null {
 
 export class PyDateTime extends PyDate {
   override readonly pyType = 'datetime';
-  constructor(year: number, month: number, day: number, readonly hour = 0, readonly minute = 0,
-    readonly second = 0, readonly microsecond = 0, readonly tzinfo: TzInfo | null = null) {
+  constructor(
+    year: number,
+    month: number,
+    day: number,
+    readonly hour = 0,
+    readonly minute = 0,
+    readonly second = 0,
+    readonly microsecond = 0,
+    readonly tzinfo: TzInfo | null = null,
+  ) {
     super(year, month, day);
   }
 
   static construct(args: Value[], kwargs: Kwargs | null): PyDateTime {
-    const b = bindArgs('datetime', ['year', 'month', 'day', 'hour', 'minute', 'second', 'microsecond', 'tzinfo'],
-      args, kwargs, { hour: 0n, minute: 0n, second: 0n, microsecond: 0n, tzinfo: null });
-    const [y, m, d, h, mi, s, us] = ['year', 'month', 'day', 'hour', 'minute', 'second', 'microsecond']
-      .map((k) => intArg(b[k] as Value));
+    const b = bindArgs(
+      'datetime',
+      ['year', 'month', 'day', 'hour', 'minute', 'second', 'microsecond', 'tzinfo'],
+      args,
+      kwargs,
+      {hour: 0n, minute: 0n, second: 0n, microsecond: 0n, tzinfo: null},
+    );
+    const [y, m, d, h, mi, s, us] = ['year', 'month', 'day', 'hour', 'minute', 'second', 'microsecond'].map((k) =>
+      intArg(b[k] as Value),
+    );
     checkDate(y, m, d);
     checkTime(h, mi, s, us);
     return new PyDateTime(y, m, d, h, mi, s, us, tzArg(b.tzinfo as Value));
@@ -625,8 +833,11 @@ export class PyDateTime extends PyDate {
 
   /** Wall-clock ms since epoch read as UTC (microseconds beyond ms dropped). */
   localMs(): number {
-    return this.epochDays() * DAY_MS + ((this.hour * 60 + this.minute) * 60 + this.second) * 1000 +
-      Math.floor(this.microsecond / 1000);
+    return (
+      this.epochDays() * DAY_MS +
+      ((this.hour * 60 + this.minute) * 60 + this.second) * 1000 +
+      Math.floor(this.microsecond / 1000)
+    );
   }
   /** Wall-clock microseconds since epoch (exact: below 2^53 for years 1..9999? no: ~2.5e17; use pairs). */
   private dayMicros(): number {
@@ -669,8 +880,12 @@ export class PyDateTime extends PyDate {
     return PyDateTime.fromUtc(days, us, localZone());
   }
 
-  date(): PyDate { return new PyDate(this.year, this.month, this.day); }
-  time(): PyTime { return new PyTime(this.hour, this.minute, this.second, this.microsecond); }
+  date(): PyDate {
+    return new PyDate(this.year, this.month, this.day);
+  }
+  time(): PyTime {
+    return new PyTime(this.hour, this.minute, this.second, this.microsecond);
+  }
   withTz(tz: TzInfo | null): PyDateTime {
     return new PyDateTime(this.year, this.month, this.day, this.hour, this.minute, this.second, this.microsecond, tz);
   }
@@ -680,50 +895,77 @@ export class PyDateTime extends PyDate {
   }
   override isoformat(sep = 'T', spec = 'auto'): string {
     const off = this.utcoffsetMs();
-    return `${super.isoformat()}${sep}${timeIso(this.hour, this.minute, this.second, this.microsecond, spec)}` +
-      (off === null ? '' : formatOffset(off, ':'));
+    return (
+      `${super.isoformat()}${sep}${timeIso(this.hour, this.minute, this.second, this.microsecond, spec)}` +
+      (off === null ? '' : formatOffset(off, ':'))
+    );
   }
 
   override getattr(name: string): Value {
     switch (name) {
-      case 'hour': return BigInt(this.hour);
-      case 'minute': return BigInt(this.minute);
-      case 'second': return BigInt(this.second);
-      case 'microsecond': return BigInt(this.microsecond);
-      case 'tzinfo': return this.tzinfo;
-      case 'fold': return 0n;
-      case 'date': return fn('date', () => this.date());
-      case 'time': return fn('time', () => this.time());
-      case 'timetz': return fn('timetz', () => new PyTime(this.hour, this.minute, this.second, this.microsecond, this.tzinfo));
-      case 'isoformat': return fn('isoformat', (a, k) => {
-        const b = bindArgs('isoformat', ['sep', 'timespec'], a, k, { sep: 'T', timespec: 'auto' });
-        return this.isoformat(String(b.sep), String(b.timespec));
-      });
-      case 'timestamp': return fn('timestamp', () => this.epochSeconds(this.tzinfo ? null : localZone()));
-      case 'utcoffset': return fn('utcoffset', () => {
-        const o = this.utcoffsetMs();
-        return o === null ? null : new PyTimedelta(0, 0, o * 1000);
-      });
-      case 'tzname': return fn('tzname', () => {
-        if (!this.tzinfo) return null;
-        const [d, us] = this.utcPair();
-        return this.tzinfo.tznameAt(d * DAY_MS + us / 1000);
-      });
-      case 'astimezone': return fn('astimezone', (a, k) => {
-        const b = bindArgs('astimezone', ['tz'], a, k, { tz: null });
-        return this.astimezone(tzArg(b.tz as Value));
-      });
-      case 'replace': return fn('replace', (a, k) => {
-        const names = ['year', 'month', 'day', 'hour', 'minute', 'second', 'microsecond', 'tzinfo'];
-        const b = bindArgs('replace', names, a, k, {
-          year: BigInt(this.year), month: BigInt(this.month), day: BigInt(this.day), hour: BigInt(this.hour),
-          minute: BigInt(this.minute), second: BigInt(this.second), microsecond: BigInt(this.microsecond),
-          tzinfo: this.tzinfo,
+      case 'hour':
+        return BigInt(this.hour);
+      case 'minute':
+        return BigInt(this.minute);
+      case 'second':
+        return BigInt(this.second);
+      case 'microsecond':
+        return BigInt(this.microsecond);
+      case 'tzinfo':
+        return this.tzinfo;
+      case 'fold':
+        return 0n;
+      case 'date':
+        return fn('date', () => this.date());
+      case 'time':
+        return fn('time', () => this.time());
+      case 'timetz':
+        return fn('timetz', () => new PyTime(this.hour, this.minute, this.second, this.microsecond, this.tzinfo));
+      case 'isoformat':
+        return fn('isoformat', (a, k) => {
+          const b = bindArgs('isoformat', ['sep', 'timespec'], a, k, {sep: 'T', timespec: 'auto'});
+          return this.isoformat(String(b.sep), String(b.timespec));
         });
-        return PyDateTime.construct(names.map((n) => b[n] as Value), null);
-      });
-      case 'timetuple': return fn('timetuple', () => timetuple(this));
-      case 'ctime': return fn('ctime', () => strftime(this, '%a %b %e %H:%M:%S %Y'));
+      case 'timestamp':
+        return fn('timestamp', () => this.epochSeconds(this.tzinfo ? null : localZone()));
+      case 'utcoffset':
+        return fn('utcoffset', () => {
+          const o = this.utcoffsetMs();
+          return o === null ? null : new PyTimedelta(0, 0, o * 1000);
+        });
+      case 'tzname':
+        return fn('tzname', () => {
+          if (!this.tzinfo) return null;
+          const [d, us] = this.utcPair();
+          return this.tzinfo.tznameAt(d * DAY_MS + us / 1000);
+        });
+      case 'astimezone':
+        return fn('astimezone', (a, k) => {
+          const b = bindArgs('astimezone', ['tz'], a, k, {tz: null});
+          return this.astimezone(tzArg(b.tz as Value));
+        });
+      case 'replace':
+        return fn('replace', (a, k) => {
+          const names = ['year', 'month', 'day', 'hour', 'minute', 'second', 'microsecond', 'tzinfo'];
+          const b = bindArgs('replace', names, a, k, {
+            year: BigInt(this.year),
+            month: BigInt(this.month),
+            day: BigInt(this.day),
+            hour: BigInt(this.hour),
+            minute: BigInt(this.minute),
+            second: BigInt(this.second),
+            microsecond: BigInt(this.microsecond),
+            tzinfo: this.tzinfo,
+          });
+          return PyDateTime.construct(
+            names.map((n) => b[n] as Value),
+            null,
+          );
+        });
+      case 'timetuple':
+        return fn('timetuple', () => timetuple(this));
+      case 'ctime':
+        return fn('ctime', () => strftime(this, '%a %b %e %H:%M:%S %Y'));
     }
     return super.getattr(name);
   }
@@ -735,13 +977,18 @@ export class PyDateTime extends PyDate {
     const tz = this.tzinfo ? `, tzinfo=${this.tzinfo.repr()}` : '';
     return `datetime.datetime(${parts.join(', ')}${tz})`;
   }
-  override str(): string { return this.isoformat(' '); }
+  override str(): string {
+    return this.isoformat(' ');
+  }
 
   /** Python compares aware datetimes by instant, but by wall time when both share one tzinfo. */
   private key(o: PyDateTime): [[number, number], [number, number]] | null {
     if ((this.tzinfo === null) !== (o.tzinfo === null)) return null;
     if (this.tzinfo === o.tzinfo) {
-      return [[this.epochDays(), this.dayMicros()], [o.epochDays(), o.dayMicros()]];
+      return [
+        [this.epochDays(), this.dayMicros()],
+        [o.epochDays(), o.dayMicros()],
+      ];
     }
     return [this.utcPair(), o.utcPair()];
   }
@@ -767,8 +1014,11 @@ export class PyDateTime extends PyDate {
     if (other instanceof PyTimedelta) {
       if (op === '+' || (op === '-' && !reflected)) {
         const sign = op === '+' ? 1 : -1;
-        return PyDateTime.fromPair(this.epochDays() + sign * other.days,
-          this.dayMicros() + sign * (other.seconds * 1e6 + other.microseconds), this.tzinfo);
+        return PyDateTime.fromPair(
+          this.epochDays() + sign * other.days,
+          this.dayMicros() + sign * (other.seconds * 1e6 + other.microseconds),
+          this.tzinfo,
+        );
       }
       return NOT_IMPLEMENTED;
     }
@@ -788,11 +1038,19 @@ function normPair(days: number, us: number): [number, number] {
 }
 
 /** The zone for naive `fromtimestamp`/`now()`/`astimezone()`: the process's zone is UTC for formulas. */
-function localZone(): TzInfo { return UTC; }
+function localZone(): TzInfo {
+  return UTC;
+}
 
 function localToUtcPair(dt: PyDateTime): [number, number] {
-  return normPair(dt.epochDays(), dt.hour * 3.6e9 + dt.minute * 6e7 + dt.second * 1e6 + dt.microsecond -
-    localZone().utcoffsetLocal(dt.localMs()) * 1000);
+  return normPair(
+    dt.epochDays(),
+    dt.hour * 3.6e9 +
+      dt.minute * 6e7 +
+      dt.second * 1e6 +
+      dt.microsecond -
+      localZone().utcoffsetLocal(dt.localMs()) * 1000,
+  );
 }
 
 // ---- strftime / strptime ----------------------------------------------------------------------
@@ -801,40 +1059,71 @@ function localToUtcPair(dt: PyDateTime): [number, number] {
 export function strftime(d: PyDate | PyTime, fmt: string): string {
   if (d instanceof PyTime) d = new PyDateTime(1900, 1, 1, d.hour, d.minute, d.second, d.microsecond, d.tzinfo);
   const dt = d instanceof PyDateTime ? d : null;
-  const H = dt?.hour ?? 0, M = dt?.minute ?? 0, S = dt?.second ?? 0, US = dt?.microsecond ?? 0;
+  const H = dt?.hour ?? 0,
+    M = dt?.minute ?? 0,
+    S = dt?.second ?? 0,
+    US = dt?.microsecond ?? 0;
   const wd = d.weekday();
   const yday = d.epochDays() - daysFromCivil(d.year, 1, 1) + 1;
   const date = d;
   const directive = (c: string, noPad: boolean): string | null => {
     const p = (n: number, w = 2) => (noPad ? String(n) : pad(n, w));
     switch (c) {
-      case 'a': return DAY_NAMES[wd].slice(0, 3);
-      case 'A': return DAY_NAMES[wd];
-      case 'w': return String((wd + 1) % 7);
-      case 'u': return String(wd + 1);
-      case 'd': return p(date.day);
-      case 'e': return noPad ? String(date.day) : String(date.day).padStart(2, ' ');
-      case 'b': case 'h': return MONTH_NAMES[date.month - 1].slice(0, 3);
-      case 'B': return MONTH_NAMES[date.month - 1];
-      case 'm': return p(date.month);
-      case 'y': return p(date.year % 100);
-      case 'Y': return noPad ? String(date.year) : String(date.year);
-      case 'C': return p(Math.floor(date.year / 100));
-      case 'H': return p(H);
-      case 'k': return String(H).padStart(2, ' ');
-      case 'I': return p(H % 12 === 0 ? 12 : H % 12);
-      case 'l': return String(H % 12 === 0 ? 12 : H % 12).padStart(2, ' ');
-      case 'p': return H < 12 ? 'AM' : 'PM';
-      case 'P': return H < 12 ? 'am' : 'pm';
-      case 'M': return p(M);
-      case 'S': return p(S);
-      case 'f': return pad(US, 6);
-      case 'j': return p(yday, 3);
-      case 'U': return p(Math.floor((yday + 6 - ((wd + 1) % 7)) / 7));
-      case 'W': return p(Math.floor((yday + 6 - wd) / 7));
-      case 'G': return String(date.isocalendar()[0]);
-      case 'g': return p(date.isocalendar()[0] % 100);
-      case 'V': return p(date.isocalendar()[1]);
+      case 'a':
+        return DAY_NAMES[wd].slice(0, 3);
+      case 'A':
+        return DAY_NAMES[wd];
+      case 'w':
+        return String((wd + 1) % 7);
+      case 'u':
+        return String(wd + 1);
+      case 'd':
+        return p(date.day);
+      case 'e':
+        return noPad ? String(date.day) : String(date.day).padStart(2, ' ');
+      case 'b':
+      case 'h':
+        return MONTH_NAMES[date.month - 1].slice(0, 3);
+      case 'B':
+        return MONTH_NAMES[date.month - 1];
+      case 'm':
+        return p(date.month);
+      case 'y':
+        return p(date.year % 100);
+      case 'Y':
+        return noPad ? String(date.year) : String(date.year);
+      case 'C':
+        return p(Math.floor(date.year / 100));
+      case 'H':
+        return p(H);
+      case 'k':
+        return String(H).padStart(2, ' ');
+      case 'I':
+        return p(H % 12 === 0 ? 12 : H % 12);
+      case 'l':
+        return String(H % 12 === 0 ? 12 : H % 12).padStart(2, ' ');
+      case 'p':
+        return H < 12 ? 'AM' : 'PM';
+      case 'P':
+        return H < 12 ? 'am' : 'pm';
+      case 'M':
+        return p(M);
+      case 'S':
+        return p(S);
+      case 'f':
+        return pad(US, 6);
+      case 'j':
+        return p(yday, 3);
+      case 'U':
+        return p(Math.floor((yday + 6 - ((wd + 1) % 7)) / 7));
+      case 'W':
+        return p(Math.floor((yday + 6 - wd) / 7));
+      case 'G':
+        return String(date.isocalendar()[0]);
+      case 'g':
+        return p(date.isocalendar()[0] % 100);
+      case 'V':
+        return p(date.isocalendar()[1]);
       case 'z': {
         const off = dt?.utcoffsetMs() ?? null;
         return off === null ? '' : formatOffset(off, '');
@@ -844,30 +1133,49 @@ export function strftime(d: PyDate | PyTime, fmt: string): string {
         const [dd, us] = dt.utcPair();
         return dt.tzinfo.tznameAt(dd * DAY_MS + us / 1000) ?? '';
       }
-      case 'c': return strftime(date, '%a %b %e %H:%M:%S %Y');
-      case 'x': return strftime(date, '%m/%d/%y');
-      case 'X': return strftime(date, '%H:%M:%S');
-      case 'D': return strftime(date, '%m/%d/%y');
-      case 'F': return strftime(date, '%Y-%m-%d');
-      case 'T': return strftime(date, '%H:%M:%S');
-      case 'R': return strftime(date, '%H:%M');
-      case 'r': return strftime(date, '%I:%M:%S %p');
-      case 's': return String(Math.floor(dt ? dt.epochSeconds() : d.epochDays() * 86400));
-      case 'n': return '\n';
-      case 't': return '\t';
-      case '%': return '%';
+      case 'c':
+        return strftime(date, '%a %b %e %H:%M:%S %Y');
+      case 'x':
+        return strftime(date, '%m/%d/%y');
+      case 'X':
+        return strftime(date, '%H:%M:%S');
+      case 'D':
+        return strftime(date, '%m/%d/%y');
+      case 'F':
+        return strftime(date, '%Y-%m-%d');
+      case 'T':
+        return strftime(date, '%H:%M:%S');
+      case 'R':
+        return strftime(date, '%H:%M');
+      case 'r':
+        return strftime(date, '%I:%M:%S %p');
+      case 's':
+        return String(Math.floor(dt ? dt.epochSeconds() : d.epochDays() * 86400));
+      case 'n':
+        return '\n';
+      case 't':
+        return '\t';
+      case '%':
+        return '%';
     }
     return null;
   };
   let out = '';
   for (let i = 0; i < fmt.length; i++) {
     const ch = fmt[i];
-    if (ch !== '%' || i === fmt.length - 1) { out += ch; continue; }
+    if (ch !== '%' || i === fmt.length - 1) {
+      out += ch;
+      continue;
+    }
     let j = i + 1;
     const noPad = fmt[j] === '-';
     if (noPad) j++;
     const r = directive(fmt[j] ?? '', noPad);
-    if (r === null) { out += fmt.slice(i, j + 1); i = j; continue; }
+    if (r === null) {
+      out += fmt.slice(i, j + 1);
+      i = j;
+      continue;
+    }
     out += r;
     i = j;
   }
@@ -875,14 +1183,29 @@ export function strftime(d: PyDate | PyTime, fmt: string): string {
 }
 
 const STRPTIME_RE: Record<string, string> = {
-  d: '(?<d>3[01]|[12]\\d|0?[1-9]| [1-9])', f: '(?<f>\\d{1,6})', H: '(?<H>2[0-3]|[0-1]\\d|\\d)',
-  I: '(?<I>1[0-2]|0?[1-9])', G: '(?<G>\\d\\d\\d\\d)', j: '(?<j>36[0-6]|3[0-5]\\d|[12]\\d\\d|0?[1-9]\\d|00?[1-9])',
-  m: '(?<m>1[0-2]|0?[1-9])', M: '(?<M>[0-5]\\d|\\d)', S: '(?<S>6[0-1]|[0-5]\\d|\\d)',
-  U: '(?<U>5[0-3]|[0-4]\\d|\\d)', w: '(?<w>[0-6])', u: '(?<u>[1-7])', V: '(?<V>5[0-3]|0[1-9]|[1-4]\\d|\\d)',
-  y: '(?<y>\\d\\d)', Y: '(?<Y>\\d\\d\\d\\d)', z: '(?<z>[+-]\\d\\d:?[0-5]\\d(:?[0-5]\\d(\\.\\d{1,6})?)?|Z)?',
-  A: `(?<A>${DAY_NAMES.join('|')})`, a: `(?<a>${DAY_NAMES.map((n) => n.slice(0, 3)).join('|')})`,
-  B: `(?<B>${MONTH_NAMES.join('|')})`, b: `(?<b>${MONTH_NAMES.map((n) => n.slice(0, 3)).join('|')})`,
-  p: '(?<p>am|pm)', Z: '(?<Z>utc|gmt|z)', '%': '%',
+  d: '(?<d>3[01]|[12]\\d|0?[1-9]| [1-9])',
+  f: '(?<f>\\d{1,6})',
+  H: '(?<H>2[0-3]|[0-1]\\d|\\d)',
+  I: '(?<I>1[0-2]|0?[1-9])',
+  G: '(?<G>\\d\\d\\d\\d)',
+  j: '(?<j>36[0-6]|3[0-5]\\d|[12]\\d\\d|0?[1-9]\\d|00?[1-9])',
+  m: '(?<m>1[0-2]|0?[1-9])',
+  M: '(?<M>[0-5]\\d|\\d)',
+  S: '(?<S>6[0-1]|[0-5]\\d|\\d)',
+  U: '(?<U>5[0-3]|[0-4]\\d|\\d)',
+  w: '(?<w>[0-6])',
+  u: '(?<u>[1-7])',
+  V: '(?<V>5[0-3]|0[1-9]|[1-4]\\d|\\d)',
+  y: '(?<y>\\d\\d)',
+  Y: '(?<Y>\\d\\d\\d\\d)',
+  z: '(?<z>[+-]\\d\\d:?[0-5]\\d(:?[0-5]\\d(\\.\\d{1,6})?)?|Z)?',
+  A: `(?<A>${DAY_NAMES.join('|')})`,
+  a: `(?<a>${DAY_NAMES.map((n) => n.slice(0, 3)).join('|')})`,
+  B: `(?<B>${MONTH_NAMES.join('|')})`,
+  b: `(?<b>${MONTH_NAMES.map((n) => n.slice(0, 3)).join('|')})`,
+  p: '(?<p>am|pm)',
+  Z: '(?<Z>utc|gmt|z)',
+  '%': '%',
 };
 STRPTIME_RE.W = STRPTIME_RE.U.replace('<U>', '<W>');
 STRPTIME_RE.h = STRPTIME_RE.b.replace('<b>', '<h>');
@@ -911,13 +1234,26 @@ export function strptime(text: string, fmt: string): PyDateTime {
     }
   }
   const m = new RegExp(`^${src}`, 'i').exec(text);
-  if (!m) return raise('ValueError', `time data ${JSON.stringify(text).replace(/^"|"$/g, "'")} does not match format '${fmt}'`);
+  if (!m)
+    return raise(
+      'ValueError',
+      `time data ${JSON.stringify(text).replace(/^"|"$/g, "'")} does not match format '${fmt}'`,
+    );
   if (m[0].length !== text.length) raise('ValueError', `unconverted data remains: ${text.slice(m[0].length)}`);
   const g = m.groups ?? {};
-  let year = 1900, month = 1, day = 1, hour = 0, minute = 0, second = 0, us = 0;
+  let year = 1900,
+    month = 1,
+    day = 1,
+    hour = 0,
+    minute = 0,
+    second = 0,
+    us = 0;
   let tz: TzInfo | null = null;
   if (g.Y) year = Number(g.Y);
-  else if (g.y) { const y = Number(g.y); year = y <= 68 ? 2000 + y : 1900 + y; }
+  else if (g.y) {
+    const y = Number(g.y);
+    year = y <= 68 ? 2000 + y : 1900 + y;
+  }
   if (g.m) month = Number(g.m);
   const monName = g.B ?? g.b ?? g.h;
   if (monName) month = MONTH_NAMES.findIndex((n) => n.toLowerCase().startsWith(monName.toLowerCase())) + 1;
@@ -951,14 +1287,19 @@ export function strptime(text: string, fmt: string): PyDateTime {
 
 /** `date.fromisoformat` / `datetime.fromisoformat` as Python 3.11 accepts them (common forms). */
 export function fromIsoFormat(text: string, kind: 'date' | 'datetime'): PyDate {
-  const m = /^(\d{4})-?(\d\d)-?(\d\d)(?:[T ](\d\d)(?::?(\d\d)(?::?(\d\d)(?:[.,](\d{1,6}))?)?)?)?(Z|[+-]\d\d(?::?\d\d(?::?\d\d(?:\.\d{1,6})?)?)?)?$/.exec(text);
+  const m =
+    /^(\d{4})-?(\d\d)-?(\d\d)(?:[T ](\d\d)(?::?(\d\d)(?::?(\d\d)(?:[.,](\d{1,6}))?)?)?)?(Z|[+-]\d\d(?::?\d\d(?::?\d\d(?:\.\d{1,6})?)?)?)?$/.exec(
+      text,
+    );
   if (!m || (kind === 'date' && m[4] !== undefined)) {
     return raise('ValueError', `Invalid isoformat string: '${text}'`);
   }
   const [y, mo, d] = [1, 2, 3].map((i) => Number(m[i]));
   checkDate(y, mo, d);
   if (kind === 'date') return new PyDate(y, mo, d);
-  const h = Number(m[4] ?? 0), mi = Number(m[5] ?? 0), s = Number(m[6] ?? 0);
+  const h = Number(m[4] ?? 0),
+    mi = Number(m[5] ?? 0),
+    s = Number(m[6] ?? 0);
   const us = m[7] ? Number(m[7].padEnd(6, '0')) : 0;
   checkTime(h, mi, s, us);
   let tz: TzInfo | null = null;
@@ -983,7 +1324,9 @@ export function setClock(f: () => number): () => number {
   clock = f;
   return previous;
 }
-export function nowMs(): number { return clock(); }
+export function nowMs(): number {
+  return clock();
+}
 
 export function now(tz: TzInfo | null): PyDateTime {
   const ms = nowMs();
@@ -1003,7 +1346,7 @@ export function dateFromCell(n: number | bigint): PyDate {
 
 /** A DateTime cell (seconds since epoch) as an aware `datetime` in the column's zone (UTC if none). */
 export function datetimeFromCell(n: number | bigint, tz: string | TzInfo | null): PyDateTime {
-  const zone = typeof tz === 'string' ? safeZone(tz) : tz ?? IanaTz.get('UTC');
+  const zone = typeof tz === 'string' ? safeZone(tz) : (tz ?? IanaTz.get('UTC'));
   return PyDateTime.fromTimestamp(Number(n), zone);
 }
 
@@ -1036,7 +1379,7 @@ export function safeZone(name: string): TzInfo {
 // ---- the classes as Python objects ------------------------------------------------------------
 
 export function fn(name: string, impl: (args: Value[], kwargs: Kwargs | null) => Value): PyObject {
-  return { pyType: 'builtin_function_or_method', call: impl, repr: () => `<built-in method ${name}>` };
+  return {pyType: 'builtin_function_or_method', call: impl, repr: () => `<built-in method ${name}>`};
 }
 
 /**
@@ -1045,21 +1388,31 @@ export function fn(name: string, impl: (args: Value[], kwargs: Kwargs | null) =>
  * first use and Python's qualified name in its repr.
  */
 export class PyClass extends PyType {
-  constructor(name: string, ctor: (args: Value[], kwargs: Kwargs | null) => Value,
-    test: (v: Value) => boolean, private readonly lazyAttrs: () => Record<string, Value>,
-    private readonly qualname = name) {
+  constructor(
+    name: string,
+    ctor: (args: Value[], kwargs: Kwargs | null) => Value,
+    test: (v: Value) => boolean,
+    private readonly lazyAttrs: () => Record<string, Value>,
+    private readonly qualname = name,
+  ) {
     super(name, ctor, test);
   }
   private attrCache: Record<string, Value> | null = null;
   override getattr(name: string): Value {
     if (name === '__name__') return this.name;
     const a = (this.attrCache ??= this.lazyAttrs());
-    if (Object.prototype.hasOwnProperty.call(a, name)) return a[name];
+    if (Object.hasOwn(a, name)) return a[name];
     return raise('AttributeError', `type object '${this.qualname}' has no attribute '${name}'`);
   }
-  override repr(): string { return `<class '${this.qualname}'>`; }
-  override hashKey(): string { return `class:${this.qualname}`; }
-  override eq(o: Value): boolean { return o === this; }
+  override repr(): string {
+    return `<class '${this.qualname}'>`;
+  }
+  override hashKey(): string {
+    return `class:${this.qualname}`;
+  }
+  override eq(o: Value): boolean {
+    return o === this;
+  }
 }
 
 function numArg(v: Value, what: string): number {
@@ -1072,26 +1425,37 @@ function strArg(v: Value, fname: string): string {
   return v as string;
 }
 
-export const timedeltaClass: PyClass = new PyClass('timedelta', (a, k) => PyTimedelta.construct(a, k),
-  (v) => v instanceof PyTimedelta, () => ({
+export const timedeltaClass: PyClass = new PyClass(
+  'timedelta',
+  (a, k) => PyTimedelta.construct(a, k),
+  (v) => v instanceof PyTimedelta,
+  () => ({
     min: new PyTimedelta(-999999999),
     max: new PyTimedelta(999999999, 86399, 999999),
     resolution: new PyTimedelta(0, 0, 1),
-  }), 'datetime.timedelta');
+  }),
+  'datetime.timedelta',
+);
 
-export const dateClass: PyClass = new PyClass('date', (a, k) => {
-  const b = bindArgs('date', ['year', 'month', 'day'], a, k);
-  return PyDate.create(intArg(b.year as Value), intArg(b.month as Value), intArg(b.day as Value));
-}, (v) => v instanceof PyDate, () => ({
-  today: fn('today', () => now(null).date()),
-  fromtimestamp: fn('fromtimestamp', (a) => PyDateTime.fromTimestamp(numArg(a[0], 'a timestamp'), null).date()),
-  fromordinal: fn('fromordinal', (a) => PyDate.fromEpochDays(intArg(a[0]) - EPOCH_ORD)),
-  fromisoformat: fn('fromisoformat', (a) => fromIsoFormat(strArg(a[0], 'fromisoformat'), 'date')),
-  fromisocalendar: fn('fromisocalendar', (a) => fromIsoCalendar(intArg(a[0]), intArg(a[1]), intArg(a[2]))),
-  min: new PyDate(1, 1, 1),
-  max: new PyDate(9999, 12, 31),
-  resolution: new PyTimedelta(1),
-}), 'datetime.date');
+export const dateClass: PyClass = new PyClass(
+  'date',
+  (a, k) => {
+    const b = bindArgs('date', ['year', 'month', 'day'], a, k);
+    return PyDate.create(intArg(b.year as Value), intArg(b.month as Value), intArg(b.day as Value));
+  },
+  (v) => v instanceof PyDate,
+  () => ({
+    today: fn('today', () => now(null).date()),
+    fromtimestamp: fn('fromtimestamp', (a) => PyDateTime.fromTimestamp(numArg(a[0], 'a timestamp'), null).date()),
+    fromordinal: fn('fromordinal', (a) => PyDate.fromEpochDays(intArg(a[0]) - EPOCH_ORD)),
+    fromisoformat: fn('fromisoformat', (a) => fromIsoFormat(strArg(a[0], 'fromisoformat'), 'date')),
+    fromisocalendar: fn('fromisocalendar', (a) => fromIsoCalendar(intArg(a[0]), intArg(a[1]), intArg(a[2]))),
+    min: new PyDate(1, 1, 1),
+    max: new PyDate(9999, 12, 31),
+    resolution: new PyTimedelta(1),
+  }),
+  'datetime.date',
+);
 
 function fromIsoCalendar(y: number, w: number, d: number): PyDate {
   if (w < 1 || w > 53) raise('ValueError', `Invalid week: ${w}`);
@@ -1101,24 +1465,33 @@ function fromIsoCalendar(y: number, w: number, d: number): PyDate {
   return PyDate.fromEpochDays(week1Monday + (w - 1) * 7 + d - 1);
 }
 
-export const timeClass: PyClass = new PyClass('time', (a, k) => PyTime.construct(a, k),
-  (v) => v instanceof PyTime, () => ({
+export const timeClass: PyClass = new PyClass(
+  'time',
+  (a, k) => PyTime.construct(a, k),
+  (v) => v instanceof PyTime,
+  () => ({
     min: new PyTime(0, 0, 0, 0),
     max: new PyTime(23, 59, 59, 999999),
     resolution: new PyTimedelta(0, 0, 1),
-  }), 'datetime.time');
+  }),
+  'datetime.time',
+);
 
-export const datetimeClass: PyClass = new PyClass('datetime', (a, k) => PyDateTime.construct(a, k),
-  (v) => v instanceof PyDateTime, () => ({
-    now: fn('now', (a, k) => now(tzArg(bindArgs('now', ['tz'], a, k, { tz: null }).tz as Value))),
+export const datetimeClass: PyClass = new PyClass(
+  'datetime',
+  (a, k) => PyDateTime.construct(a, k),
+  (v) => v instanceof PyDateTime,
+  () => ({
+    now: fn('now', (a, k) => now(tzArg(bindArgs('now', ['tz'], a, k, {tz: null}).tz as Value))),
     today: fn('today', () => now(null)),
     utcnow: fn('utcnow', () => now(null)),
     fromtimestamp: fn('fromtimestamp', (a, k) => {
-      const b = bindArgs('fromtimestamp', ['timestamp', 'tz'], a, k, { tz: null });
+      const b = bindArgs('fromtimestamp', ['timestamp', 'tz'], a, k, {tz: null});
       return PyDateTime.fromTimestamp(numArg(b.timestamp as Value, 'a timestamp'), tzArg(b.tz as Value));
     }),
     utcfromtimestamp: fn('utcfromtimestamp', (a) =>
-      PyDateTime.fromTimestamp(numArg(a[0], 'a timestamp'), UTC).withTz(null)),
+      PyDateTime.fromTimestamp(numArg(a[0], 'a timestamp'), UTC).withTz(null),
+    ),
     strptime: fn('strptime', (a) => strptime(strArg(a[0], 'strptime'), strArg(a[1], 'strptime'))),
     fromisoformat: fn('fromisoformat', (a) => fromIsoFormat(strArg(a[0], 'fromisoformat'), 'datetime')),
     fromordinal: fn('fromordinal', (a) => {
@@ -1126,32 +1499,50 @@ export const datetimeClass: PyClass = new PyClass('datetime', (a, k) => PyDateTi
       return new PyDateTime(d.year, d.month, d.day);
     }),
     combine: fn('combine', (a, k) => {
-      const b = bindArgs('combine', ['date', 'time', 'tzinfo'], a, k, { tzinfo: undefined as unknown as Value });
-      const d = b.date, t = b.time;
-      if (!(d instanceof PyDate)) return raise('TypeError', `combine() argument 1 must be datetime.date, not ${typeName(d as Value)}`);
-      if (!(t instanceof PyTime)) return raise('TypeError', `combine() argument 2 must be datetime.time, not ${typeName(t as Value)}`);
+      const b = bindArgs('combine', ['date', 'time', 'tzinfo'], a, k, {tzinfo: undefined as unknown as Value});
+      const d = b.date,
+        t = b.time;
+      if (!(d instanceof PyDate))
+        return raise('TypeError', `combine() argument 1 must be datetime.date, not ${typeName(d as Value)}`);
+      if (!(t instanceof PyTime))
+        return raise('TypeError', `combine() argument 2 must be datetime.time, not ${typeName(t as Value)}`);
       const tz = b.tzinfo === undefined ? t.tzinfo : tzArg(b.tzinfo as Value);
       return new PyDateTime(d.year, d.month, d.day, t.hour, t.minute, t.second, t.microsecond, tz);
     }),
     min: new PyDateTime(1, 1, 1),
     max: new PyDateTime(9999, 12, 31, 23, 59, 59, 999999),
     resolution: new PyTimedelta(0, 0, 1),
-  }), 'datetime.datetime');
+  }),
+  'datetime.datetime',
+);
 
-export const timezoneClass: PyClass = new PyClass('timezone', (a, k) => {
-  const b = bindArgs('timezone', ['offset', 'name'], a, k, { name: null });
-  const off = b.offset;
-  if (!(off instanceof PyTimedelta)) return raise('TypeError', `timezone() argument 1 must be datetime.timedelta, not ${typeName(off as Value)}`);
-  const ms = Number(off.totalMicros()) / 1000;
-  if (Math.abs(ms) >= DAY_MS) raise('ValueError', 'offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24).');
-  return ms === 0 && b.name === null ? UTC : new FixedTz(ms, b.name === null ? null : String(b.name));
-}, (v) => v instanceof FixedTz, () => ({ utc: UTC }), 'datetime.timezone');
+export const timezoneClass: PyClass = new PyClass(
+  'timezone',
+  (a, k) => {
+    const b = bindArgs('timezone', ['offset', 'name'], a, k, {name: null});
+    const off = b.offset;
+    if (!(off instanceof PyTimedelta))
+      return raise('TypeError', `timezone() argument 1 must be datetime.timedelta, not ${typeName(off as Value)}`);
+    const ms = Number(off.totalMicros()) / 1000;
+    if (Math.abs(ms) >= DAY_MS)
+      raise('ValueError', 'offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24).');
+    return ms === 0 && b.name === null ? UTC : new FixedTz(ms, b.name === null ? null : String(b.name));
+  },
+  (v) => v instanceof FixedTz,
+  () => ({utc: UTC}),
+  'datetime.timezone',
+);
 
-export const tzinfoClass: PyClass = new PyClass('tzinfo', () => raise('TypeError', 'tzinfo is abstract here'),
-  (v) => v instanceof TzInfo, () => ({}), 'datetime.tzinfo');
+export const tzinfoClass: PyClass = new PyClass(
+  'tzinfo',
+  () => raise('TypeError', 'tzinfo is abstract here'),
+  (v) => v instanceof TzInfo,
+  () => ({}),
+  'datetime.tzinfo',
+);
 
 // ---- helpers for the function library ---------------------------------------------------------
 
 export const isDate = (v: Value): v is PyDate => v instanceof PyDate;
 export const isDateTime = (v: Value): v is PyDateTime => v instanceof PyDateTime;
-export { isObj as isPyObject };
+export {isObj as isPyObject};

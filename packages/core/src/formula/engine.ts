@@ -10,24 +10,42 @@
  * transitively; dirty cells are computed from an explicit work stack, a cell that reads a dirty cell
  * yields to it first, and a cell that reads one being computed gets CircularRefError.
  */
-import type { CellValue } from '../doc/types.js';
-import { baseType, refTarget } from '../doc/types.js';
-import { Kwargs, PyCallable, PyException, PyObject, PyTuple, Value, hashKey, raise, repr, truthy } from './values.js';
-import { Budget, BudgetSettings, setCurrentBudget } from './budget.js';
-import { builtinTable } from './builtins.js';
-import { Globals } from './compiler.js';
-import { CompiledFormula, compileFormula } from './grist.js';
+import type {CellValue} from '../doc/types.js';
+import {refTarget} from '../doc/types.js';
 import {
-  CellDecoder, DateHooks, convertResult, defaultCell, errorCell, makeCellDecoder, raiseStoredError, sameCell,
+  type Kwargs,
+  PyCallable,
+  PyException,
+  type PyObject,
+  PyTuple,
+  type Value,
+  hashKey,
+  raise,
+  repr,
+  truthy,
+} from './values.js';
+import {Budget, type BudgetSettings, setCurrentBudget} from './budget.js';
+import {builtinTable} from './builtins.js';
+import type {Globals} from './compiler.js';
+import {type CompiledFormula, compileFormula} from './grist.js';
+import {
+  type CellDecoder,
+  type DateHooks,
+  convertResult,
+  defaultCell,
+  errorCell,
+  makeCellDecoder,
+  raiseStoredError,
+  sameCell,
 } from './convert.js';
-import { Record, RecordHost, RecordSet, UserTable, Via, recordToDict } from './records.js';
-import { pyCompare, toArray } from './ops.js';
-import { getattr } from './methods.js';
-import { tokenize } from './lexer.js';
-import { defaultLibrary, FormulaLibrary } from './library.js';
+import {Record, type RecordHost, RecordSet, UserTable, type Via, recordToDict} from './records.js';
+import {pyCompare, toArray} from './ops.js';
+import {getattr} from './methods.js';
+import {tokenize} from './lexer.js';
+import {defaultLibrary, type FormulaLibrary} from './library.js';
 
 /** Grist's recalcWhen values for trigger formulas. */
-export const RecalcWhen = { DEFAULT: 0, NEVER: 1, MANUAL_UPDATES: 2 } as const;
+export const RecalcWhen = {DEFAULT: 0, NEVER: 1, MANUAL_UPDATES: 2} as const;
 
 export interface ColumnSpec {
   colId: string;
@@ -51,15 +69,18 @@ export interface TableSpec {
 }
 
 /** Column values of a bulk action: colId -> one value per row id. */
-export type ColValues = { [colId: string]: CellValue[] };
+export type ColValues = {[colId: string]: CellValue[]};
 
-export interface ColumnChanges { rowIds: number[]; values: CellValue[] }
+export interface ColumnChanges {
+  rowIds: number[];
+  values: CellValue[];
+}
 
 export interface RecalcResult {
   /** Changed cells only: tableId -> colId -> row ids and new values. */
-  changes: { [tableId: string]: { [colId: string]: ColumnChanges } };
+  changes: {[tableId: string]: {[colId: string]: ColumnChanges}};
   /** Row ids whose cells changed, per table (sorted), for webhooks and change hooks. */
-  rowsChanged: { [tableId: string]: number[] };
+  rowsChanged: {[tableId: string]: number[]};
   /** Number of formula cells evaluated (for tests and measurements). */
   evaluations: number;
 }
@@ -73,12 +94,30 @@ export interface EngineOptions {
 class RowIndex {
   private slots: number[] = [];
   private count = 0;
-  get size(): number { return this.count; }
-  has(r: number): boolean { return this.slots[r] !== undefined && this.slots[r] >= 0; }
-  get(r: number): number | undefined { const s = this.slots[r]; return s === undefined || s < 0 ? undefined : s; }
-  set(r: number, slot: number): void { if (!this.has(r)) this.count++; this.slots[r] = slot; }
-  delete(r: number): boolean { if (!this.has(r)) return false; this.slots[r] = -1; this.count--; return true; }
-  clear(): void { this.slots = []; this.count = 0; }
+  get size(): number {
+    return this.count;
+  }
+  has(r: number): boolean {
+    return this.slots[r] !== undefined && this.slots[r] >= 0;
+  }
+  get(r: number): number | undefined {
+    const s = this.slots[r];
+    return s === undefined || s < 0 ? undefined : s;
+  }
+  set(r: number, slot: number): void {
+    if (!this.has(r)) this.count++;
+    this.slots[r] = slot;
+  }
+  delete(r: number): boolean {
+    if (!this.has(r)) return false;
+    this.slots[r] = -1;
+    this.count--;
+    return true;
+  }
+  clear(): void {
+    this.slots = [];
+    this.count = 0;
+  }
 }
 
 /** A set of row ids: flags by row id plus a list for iteration (entries added while iterating are visited). */
@@ -86,14 +125,20 @@ class RowSet {
   private flags = new Uint8Array(16);
   list: number[] = [];
   size = 0;
-  has(r: number): boolean { return r < this.flags.length && this.flags[r] === 1; }
+  has(r: number): boolean {
+    return r < this.flags.length && this.flags[r] === 1;
+  }
   add(r: number): this {
     if (r >= this.flags.length) {
       const f = new Uint8Array(Math.max(r + 1, this.flags.length * 2));
       f.set(this.flags);
       this.flags = f;
     }
-    if (this.flags[r] !== 1) { this.flags[r] = 1; this.list.push(r); this.size++; }
+    if (this.flags[r] !== 1) {
+      this.flags[r] = 1;
+      this.list.push(r);
+      this.size++;
+    }
     return this;
   }
   delete(r: number): boolean {
@@ -102,7 +147,11 @@ class RowSet {
     if (--this.size === 0) this.list = [];
     return true;
   }
-  clear(): void { this.flags = new Uint8Array(16); this.list = []; this.size = 0; }
+  clear(): void {
+    this.flags = new Uint8Array(16);
+    this.list = [];
+    this.size = 0;
+  }
   *[Symbol.iterator](): Iterator<number> {
     const list = this.list;
     for (let i = 0; i < list.length; i++) {
@@ -122,23 +171,30 @@ class NeedCompute {
    * `rows`: every one of these cells of the column is needed (a lookup's key column, a column read
    * from a RecordSet), computed in one go rather than one per re-run of the waiting cell.
    */
-  constructor(readonly col: ColData, readonly row: number, readonly rows?: number[]) {}
+  constructor(
+    readonly col: ColData,
+    readonly row: number,
+    readonly rows?: number[],
+  ) {}
 }
 
 class Edge {
   identity = false;
   rowMap: Map<number, Set<number>> | null = null;
-  constructor(readonly src: ColData, readonly dst: ColData) {}
+  constructor(
+    readonly src: ColData,
+    readonly dst: ColData,
+  ) {}
 }
 
 type Source =
-  | { kind: 0; edge: Edge; row: number }
-  | { kind: 1; index: LookupIndex; key: string }
-  | { kind: 2; table: TableData }
+  | {kind: 0; edge: Edge; row: number}
+  | {kind: 1; index: LookupIndex; key: string}
+  | {kind: 2; table: TableData}
   /** A column read through a lookup key (ckey = key + KEY_COL + colId). */
-  | { kind: 3; index: LookupIndex; ckey: string }
+  | {kind: 3; index: LookupIndex; ckey: string}
   /** A column read through Table.all. */
-  | { kind: 4; table: TableData; colId: string };
+  | {kind: 4; table: TableData; colId: string};
 
 interface Tracker {
   col: ColData;
@@ -161,7 +217,10 @@ const KEY_COL = '\u0001';
 
 /** Reads through a lookup key: the rows of that key, in whatever order. */
 class KeyVia {
-  constructor(readonly index: LookupIndex, readonly key: string) {}
+  constructor(
+    readonly index: LookupIndex,
+    readonly key: string,
+  ) {}
 }
 /**
  * Reads through a Ref/RefList cell of the reading cell's own row (`$Cust.Name`, `SUM($Items.Price)`,
@@ -180,14 +239,23 @@ class AllVia {
 /** `CONTAINS(value, match_empty=...)`: a lookup argument matching list cells that contain the value. */
 export class Contains implements PyObject {
   readonly pyType = '_Contains';
-  constructor(readonly value: Value, readonly matchEmpty: Value | undefined) {}
+  constructor(
+    readonly value: Value,
+    readonly matchEmpty: Value | undefined,
+  ) {}
   repr(): string {
     return `CONTAINS(${repr(this.value)}${this.matchEmpty === undefined ? '' : `, match_empty=${repr(this.matchEmpty)}`})`;
   }
-  hashKey(): string { return `C(${lookupKey(this.value)})`; }
+  hashKey(): string {
+    return `C(${lookupKey(this.value)})`;
+  }
 }
 
-interface KeySpec { colId: string; contains: boolean; matchEmpty?: Value }
+interface KeySpec {
+  colId: string;
+  contains: boolean;
+  matchEmpty?: Value;
+}
 
 class ColData {
   values: CellValue[] = [];
@@ -207,7 +275,7 @@ class ColData {
   /** Columns reading this one through a Ref column of their own row: route -> reading columns. */
   refReaders: Map<RefVia, Set<ColData>> | null = null;
   /** Where this column registered such reads (cleared with its sources). */
-  refEdges: Array<{ target: ColData; via: RefVia }> = [];
+  refEdges: Array<{target: ColData; via: RefVia}> = [];
   /** How lookup keys are made from this column's stored cells (see rawKeyKind), once known. */
   rawKeyKind: number | undefined = undefined;
   /** Trigger formulas that read their own column apply to explicitly set values too. */
@@ -216,11 +284,21 @@ class ColData {
   /** Messages of the errors stored in this column (Grist stores only the type; formulas reading the cell see the message). */
   errorMessages = new Map<number, string>();
   globals = new Map<string, Value>();
-  constructor(public table: TableData, public id: string, public spec: ColumnSpec) {}
-  get type(): string { return this.spec.type; }
+  constructor(
+    public table: TableData,
+    public id: string,
+    public spec: ColumnSpec,
+  ) {}
+  get type(): string {
+    return this.spec.type;
+  }
   /** Computed by the engine: formula columns, and trigger formulas when triggered. */
-  get isFormula(): boolean { return this.spec.isFormula; }
-  get isTrigger(): boolean { return !this.spec.isFormula && Boolean(this.spec.formula?.trim()); }
+  get isFormula(): boolean {
+    return this.spec.isFormula;
+  }
+  get isTrigger(): boolean {
+    return !this.spec.isFormula && Boolean(this.spec.formula?.trim());
+  }
 }
 
 class TableData {
@@ -240,15 +318,22 @@ class TableData {
   /** Incremented when rows are added or removed (with ColData.version: validity of sort caches). */
   rowsVersion = 0;
   /** Sorted rows of a lookup key or Table.all by an order_by spec: route -> spec -> entry. */
-  sortCache = new Map<Via, Map<string, { rows: number[]; cols: ColData[]; vers: number[]; rowsVersion: number }>>();
+  sortCache = new Map<Via, Map<string, {rows: number[]; cols: ColData[]; vers: number[]; rowsVersion: number}>>();
   /** See FormulaEngine.depTriggers (reset on schema changes). */
   depTriggers: Map<string, ColData[]> | null = null;
-  constructor(public id: string, public summarySource: string | null) {}
+  constructor(
+    public id: string,
+    public summarySource: string | null,
+  ) {}
   sortedRowIds(): number[] {
     if (!this.sortedCache) {
       const ids = this.rowIds.filter((r) => r > 0);
       let ascending = true;
-      for (let i = 1; i < ids.length; i++) if (ids[i] < ids[i - 1]) { ascending = false; break; }
+      for (let i = 1; i < ids.length; i++)
+        if (ids[i] < ids[i - 1]) {
+          ascending = false;
+          break;
+        }
       this.sortedCache = ascending ? ids : ids.sort((a, b) => a - b);
     }
     return this.sortedCache;
@@ -273,7 +358,11 @@ class LookupIndex {
   vias = new Map<string, KeyVia>();
   built = false;
   readonly colIds: string[];
-  constructor(readonly table: TableData, readonly name: string, readonly specs: KeySpec[]) {
+  constructor(
+    readonly table: TableData,
+    readonly name: string,
+    readonly specs: KeySpec[],
+  ) {
     this.colIds = specs.map((s) => s.colId);
   }
   add(row: number, keys: string | string[]): void {
@@ -283,8 +372,15 @@ class LookupIndex {
   }
   private addKey(row: number, key: string): void {
     let a = this.rowsByKey.get(key);
-    if (!a) { this.rowsByKey.set(key, [row]); return; }
-    if (this.shared.has(key)) { a = a.slice(); this.rowsByKey.set(key, a); this.shared.delete(key); }
+    if (!a) {
+      this.rowsByKey.set(key, [row]);
+      return;
+    }
+    if (this.shared.has(key)) {
+      a = a.slice();
+      this.rowsByKey.set(key, a);
+      this.shared.delete(key);
+    }
     if (a.length && a[a.length - 1] > row) this.unsorted.add(key);
     a.push(row);
   }
@@ -298,8 +394,17 @@ class LookupIndex {
       if (!a) continue;
       const i = a.indexOf(row);
       if (i < 0) continue;
-      if (a.length === 1) { this.rowsByKey.delete(key); this.unsorted.delete(key); this.shared.delete(key); continue; }
-      if (this.shared.has(key)) { a = a.slice(); this.rowsByKey.set(key, a); this.shared.delete(key); }
+      if (a.length === 1) {
+        this.rowsByKey.delete(key);
+        this.unsorted.delete(key);
+        this.shared.delete(key);
+        continue;
+      }
+      if (this.shared.has(key)) {
+        a = a.slice();
+        this.rowsByKey.set(key, a);
+        this.shared.delete(key);
+      }
       a.splice(i, 1);
     }
     return keys;
@@ -308,13 +413,19 @@ class LookupIndex {
   rows(key: string): number[] {
     const a = this.rowsByKey.get(key);
     if (!a) return EMPTY_ROWS;
-    if (this.unsorted.size && this.unsorted.has(key)) { a.sort((x, y) => x - y); this.unsorted.delete(key); }
+    if (this.unsorted.size && this.unsorted.has(key)) {
+      a.sort((x, y) => x - y);
+      this.unsorted.delete(key);
+    }
     this.shared.add(key);
     return a;
   }
   via(key: string): KeyVia {
     let v = this.vias.get(key);
-    if (!v) { v = new KeyVia(this, key); this.vias.set(key, v); }
+    if (!v) {
+      v = new KeyVia(this, key);
+      this.vias.set(key, v);
+    }
     return v;
   }
 }
@@ -362,7 +473,7 @@ export class FormulaEngine implements RecordHost {
   private cur: Tracker | null = null;
   private dirtyCols = new Set<ColData>();
   /** Changed cells per column in the order computed (a row may appear twice: the last wins). */
-  private changes = new Map<ColData, { rows: number[]; values: CellValue[] }>();
+  private changes = new Map<ColData, {rows: number[]; values: CellValue[]}>();
   private evaluations = 0;
   readonly budget: Budget;
   private readonly library: FormulaLibrary;
@@ -383,7 +494,7 @@ export class FormulaEngine implements RecordHost {
   /** Adds a table with its rows (a document's initial load, or AddTable with data). */
   loadTable(spec: TableSpec, rowIds: number[] = [], values: ColValues = {}): void {
     this.addTable(spec);
-    if (rowIds.length) this.addRecords(spec.tableId, rowIds, values, { load: true });
+    if (rowIds.length) this.addRecords(spec.tableId, rowIds, values, {load: true});
   }
 
   addTable(spec: TableSpec): void {
@@ -414,7 +525,7 @@ export class FormulaEngine implements RecordHost {
       for (const c of tt.cols.values()) {
         const target = refTarget(c.type);
         if (target === oldId) {
-          c.spec = { ...c.spec, type: c.type.replace(oldId, newId) };
+          c.spec = {...c.spec, type: c.type.replace(oldId, newId)};
           c.decode = makeCellDecoder(c.type, this, this.hooks);
         }
       }
@@ -448,11 +559,12 @@ export class FormulaEngine implements RecordHost {
     this.invalidateReaders(c, null);
     t.cols.delete(oldId);
     c.id = newId;
-    c.spec = { ...c.spec, colId: newId };
+    c.spec = {...c.spec, colId: newId};
     t.cols.set(newId, c);
     // recalcDeps name columns: follow the rename.
     for (const o of t.cols.values()) {
-      if (o.spec.recalcDeps?.includes(oldId)) o.spec = { ...o.spec, recalcDeps: o.spec.recalcDeps.map((d) => (d === oldId ? newId : d)) };
+      if (o.spec.recalcDeps?.includes(oldId))
+        o.spec = {...o.spec, recalcDeps: o.spec.recalcDeps.map((d) => (d === oldId ? newId : d))};
     }
     t.depTriggers = null;
     for (const idx of [...t.indexes.values()]) if (idx.colIds.includes(oldId)) this.dropIndex(t, idx);
@@ -468,11 +580,16 @@ export class FormulaEngine implements RecordHost {
     const c = this.col(tableId, colId);
     const prev = c.spec;
     c.table.depTriggers = null;
-    c.spec = { ...prev, ...changes, colId };
+    c.spec = {...prev, ...changes, colId};
     const typeChanged = changes.type !== undefined && changes.type !== prev.type;
-    const formulaChanged = (changes.formula !== undefined && changes.formula !== prev.formula) ||
+    const formulaChanged =
+      (changes.formula !== undefined && changes.formula !== prev.formula) ||
       (changes.isFormula !== undefined && changes.isFormula !== prev.isFormula);
-    if (typeChanged) { c.decode = makeCellDecoder(c.type, this, this.hooks); c.rawKeyKind = undefined; c.refKind = undefined; }
+    if (typeChanged) {
+      c.decode = makeCellDecoder(c.type, this, this.hooks);
+      c.rawKeyKind = undefined;
+      c.refKind = undefined;
+    }
     if (formulaChanged || typeChanged) {
       this.clearSources(c);
       this.compile(c);
@@ -484,7 +601,7 @@ export class FormulaEngine implements RecordHost {
 
   private createColumn(t: TableData, spec: ColumnSpec): ColData {
     if (t.cols.has(spec.colId)) raise('ValueError', `column ${t.id}.${spec.colId} exists`);
-    const c = new ColData(t, spec.colId, { ...spec });
+    const c = new ColData(t, spec.colId, {...spec});
     t.depTriggers = null;
     c.decode = makeCellDecoder(spec.type, this, this.hooks);
     const dflt = defaultCell(spec.type);
@@ -514,7 +631,10 @@ export class FormulaEngine implements RecordHost {
   private compile(c: ColData): void {
     const text = c.spec.formula ?? '';
     c.globals = new Map();
-    if (!c.isFormula && !c.isTrigger) { c.compiled = null; return; }
+    if (!c.isFormula && !c.isTrigger) {
+      c.compiled = null;
+      return;
+    }
     const globals: Globals = {
       vars: c.globals,
       resolve: (name) => this.resolveGlobal(name),
@@ -541,7 +661,7 @@ export class FormulaEngine implements RecordHost {
   private schemaNameChanged(name: string): void {
     for (const t of this.tables.values()) {
       for (const c of t.cols.values()) {
-        if (c.isFormula && c.spec.formula && c.spec.formula.includes(name)) {
+        if (c.isFormula && c.spec.formula?.includes(name)) {
           this.clearSources(c);
           this.markDirty(c, t.sortedRowIds());
         }
@@ -552,7 +672,7 @@ export class FormulaEngine implements RecordHost {
   // ---- data actions -------------------------------------------------------------------------
 
   /** BulkAddRecord (and AddRecord with one row). */
-  addRecords(tableId: string, rowIds: number[], values: ColValues, opts: { load?: boolean } = {}): void {
+  addRecords(tableId: string, rowIds: number[], values: ColValues, opts: {load?: boolean} = {}): void {
     const t = this.table(tableId);
     const given = new Set(Object.keys(values));
     const cols = [...t.cols.values()];
@@ -619,7 +739,11 @@ export class FormulaEngine implements RecordHost {
       let fire = false;
       if (when === RecalcWhen.MANUAL_UPDATES) fire = updated.some((u) => u !== c.id || c.readsSelf);
       else fire = (c.spec.recalcDeps ?? []).some((d) => updated.includes(d));
-      if (fire) this.markDirty(c, rowIds.filter((r) => t.index.has(r)));
+      if (fire)
+        this.markDirty(
+          c,
+          rowIds.filter((r) => t.index.has(r)),
+        );
     }
     // A write to a formula column is overwritten by the formula, as in Grist.
     for (const colId of updated) {
@@ -684,7 +808,8 @@ export class FormulaEngine implements RecordHost {
 
   /** The clock moved (Grist refreshes NOW()/TODAY() hourly): volatile formulas recompute. */
   invalidateClock(): void {
-    for (const t of this.tables.values()) for (const c of t.cols.values()) if (c.isFormula && c.volatile) this.markDirty(c, t.sortedRowIds());
+    for (const t of this.tables.values())
+      for (const c of t.cols.values()) if (c.isFormula && c.volatile) this.markDirty(c, t.sortedRowIds());
   }
 
   /** The current stored value of a cell. */
@@ -696,15 +821,26 @@ export class FormulaEngine implements RecordHost {
     return c.values[slot];
   }
 
-  tableIds(): string[] { return [...this.tables.keys()]; }
-  currentColumn(): { tableId: string; colId: string } | null {
-    return this.cur ? { tableId: this.cur.col.table.id, colId: this.cur.col.id } : null;
+  tableIds(): string[] {
+    return [...this.tables.keys()];
   }
-  columnIds(tableId: string): string[] { return [...(this.tables.get(tableId)?.cols.keys() ?? [])]; }
-  columnSpec(tableId: string, colId: string): ColumnSpec | undefined { return this.tables.get(tableId)?.cols.get(colId)?.spec; }
-  rowIdsOf(tableId: string): number[] { return this.tables.get(tableId)?.sortedRowIds().slice() ?? []; }
+  currentColumn(): {tableId: string; colId: string} | null {
+    return this.cur ? {tableId: this.cur.col.table.id, colId: this.cur.col.id} : null;
+  }
+  columnIds(tableId: string): string[] {
+    return [...(this.tables.get(tableId)?.cols.keys() ?? [])];
+  }
+  columnSpec(tableId: string, colId: string): ColumnSpec | undefined {
+    return this.tables.get(tableId)?.cols.get(colId)?.spec;
+  }
+  rowIdsOf(tableId: string): number[] {
+    return this.tables.get(tableId)?.sortedRowIds().slice() ?? [];
+  }
   /** Whether a recalc has work to do. */
-  get pending(): boolean { for (const c of this.dirtyCols) if (c.dirty.size) return true; return false; }
+  get pending(): boolean {
+    for (const c of this.dirtyCols) if (c.dirty.size) return true;
+    return false;
+  }
 
   // ---- dirtiness ----------------------------------------------------------------------------
 
@@ -716,7 +852,10 @@ export class FormulaEngine implements RecordHost {
       if (!c.isTrigger || (c.spec.recalcWhen ?? 0) !== RecalcWhen.DEFAULT) continue;
       for (const d of c.spec.recalcDeps ?? []) {
         let l = m.get(d);
-        if (!l) { l = []; m.set(d, l); }
+        if (!l) {
+          l = [];
+          m.set(d, l);
+        }
         l.push(c);
       }
     }
@@ -799,7 +938,10 @@ export class FormulaEngine implements RecordHost {
     for (const [via, dsts] of c.refReaders!) {
       if (!dsts.size) continue;
       const idx = this.refIndex(via);
-      if (!idx) { c.refReaders!.delete(via); continue; }
+      if (!idx) {
+        c.refReaders!.delete(via);
+        continue;
+      }
       const out: number[] = [];
       for (const k of rows) {
         const rs = idx.rowsByKey.get('n' + k);
@@ -816,7 +958,8 @@ export class FormulaEngine implements RecordHost {
       for (const dst of c.readers.keys()) if (dst.isFormula) all.push([dst, dst.table.sortedRowIds()]);
       for (const [dst, rs] of all) this.markDirty(dst, rs);
       for (const idx of c.table.indexes.values()) {
-        if (idx.colIds.includes(c.id)) for (const callers of idx.callers.values()) for (const [cc, rs] of callers) this.markDirty(cc, [...rs]);
+        if (idx.colIds.includes(c.id))
+          for (const callers of idx.callers.values()) for (const [cc, rs] of callers) this.markDirty(cc, [...rs]);
         const suffix = KEY_COL + c.id;
         for (const [ck, readers] of idx.colReaders) {
           if (ck.endsWith(suffix)) for (const [cc, rs] of readers) this.markDirty(cc, [...rs]);
@@ -839,7 +982,10 @@ export class FormulaEngine implements RecordHost {
       for (const [dst, edge] of c.readers) {
         if (!edge.rowMap || !dst.isFormula) continue;
         const out: number[] = [];
-        for (const r of rowIds) { const s = edge.rowMap.get(r); if (s) out.push(...s); }
+        for (const r of rowIds) {
+          const s = edge.rowMap.get(r);
+          if (s) out.push(...s);
+        }
         if (out.length) work.push([dst, out]);
       }
       if (c.refReaders?.size) this.collectRefReaders(c, rowIds, work);
@@ -866,7 +1012,7 @@ export class FormulaEngine implements RecordHost {
         const now = keys === null ? [] : typeof keys === 'string' ? [keys] : keys;
         // Callers of keys the row left or joined.
         if (old) for (const k of old) if (!now.includes(k)) this.dirtyCallers(idx, k);
-        for (const k of now) if (!old || !old.includes(k)) this.dirtyCallers(idx, k);
+        for (const k of now) if (!old?.includes(k)) this.dirtyCallers(idx, k);
       }
       void added;
     }
@@ -889,30 +1035,45 @@ export class FormulaEngine implements RecordHost {
     for (const s of srcs) {
       if (s.kind === 0) {
         const set = s.edge.rowMap?.get(s.row);
-        if (set) { set.delete(row); if (!set.size) s.edge.rowMap!.delete(s.row); }
+        if (set) {
+          set.delete(row);
+          if (!set.size) s.edge.rowMap!.delete(s.row);
+        }
       } else if (s.kind === 1) {
         const m = s.index.callers.get(s.key);
         const set = m?.get(c);
         if (set) {
           set.delete(row);
-          if (!set.size) { m!.delete(c); if (!m!.size) s.index.callers.delete(s.key); }
+          if (!set.size) {
+            m!.delete(c);
+            if (!m!.size) s.index.callers.delete(s.key);
+          }
         }
       } else if (s.kind === 2) {
         const set = s.table.allCallers.get(c);
-        if (set) { set.delete(row); if (!set.size) s.table.allCallers.delete(c); }
+        if (set) {
+          set.delete(row);
+          if (!set.size) s.table.allCallers.delete(c);
+        }
       } else if (s.kind === 3) {
         const m = s.index.colReaders.get(s.ckey);
         const set = m?.get(c);
         if (set) {
           set.delete(row);
-          if (!set.size) { m!.delete(c); if (!m!.size) s.index.colReaders.delete(s.ckey); }
+          if (!set.size) {
+            m!.delete(c);
+            if (!m!.size) s.index.colReaders.delete(s.ckey);
+          }
         }
       } else {
         const m = s.table.allColReaders.get(s.colId);
         const set = m?.get(c);
         if (set) {
           set.delete(row);
-          if (!set.size) { m!.delete(c); if (!m!.size) s.table.allColReaders.delete(s.colId); }
+          if (!set.size) {
+            m!.delete(c);
+            if (!m!.size) s.table.allColReaders.delete(s.colId);
+          }
         }
       }
     }
@@ -940,10 +1101,13 @@ export class FormulaEngine implements RecordHost {
     }
     if (!e.rowMap) e.rowMap = new Map();
     let s = e.rowMap.get(row);
-    if (!s) { s = new Set(); e.rowMap.set(row, s); }
+    if (!s) {
+      s = new Set();
+      e.rowMap.set(row, s);
+    }
     if (!s.has(cur.row)) {
       s.add(cur.row);
-      pushSource(cur, { kind: 0, edge: e, row });
+      pushSource(cur, {kind: 0, edge: e, row});
     }
   }
 
@@ -979,7 +1143,12 @@ export class FormulaEngine implements RecordHost {
         }
         if (c.dirty.size && c.dirty.has(rowId)) {
           // A record of a RecordSet: the set's dirty cells of this column are computed together.
-          if (group && group.length > 1) throw new NeedCompute(c, rowId, group.filter((r) => c.dirty.has(r) && !(cur.col === c && cur.row === r)));
+          if (group && group.length > 1)
+            throw new NeedCompute(
+              c,
+              rowId,
+              group.filter((r) => c.dirty.has(r) && !(cur.col === c && cur.row === r)),
+            );
           throw new NeedCompute(c, rowId);
         }
       }
@@ -988,10 +1157,10 @@ export class FormulaEngine implements RecordHost {
     if (slot === undefined) return c.decode(defaultCell(c.type));
     const v = c.values[slot];
     if (c.errorMessages.size && Array.isArray(v) && v[0] === 'E') raiseStoredError(v, c.errorMessages.get(rowId));
-    if (cur && cur.track && cur.row === rowId && cur.col.table === t && cur.col !== c) {
+    if (cur?.track && cur.row === rowId && cur.col.table === t && cur.col !== c) {
       // A Ref/RefList cell of the reading cell's own row: its records carry the route.
-      const kind = c.refKind ??= refKindOf(c.type);
-      if (kind) return c.decode(v, c.refVia ??= new RefVia(c));
+      const kind = (c.refKind ??= refKindOf(c.type));
+      if (kind) return c.decode(v, (c.refVia ??= new RefVia(c)));
     }
     return c.decode(v);
   }
@@ -1023,15 +1192,21 @@ export class FormulaEngine implements RecordHost {
     return this.tables.get(tableId)?.cols.get(colId)?.errorMessages.get(rowId);
   }
 
-  allRows(tableId: string): { rows: number[]; via: Via } {
+  allRows(tableId: string): {rows: number[]; via: Via} {
     const t = this.table(tableId);
     const cur = this.cur;
-    if (cur && cur.track) {
+    if (cur?.track) {
       let s = t.allCallers.get(cur.col);
-      if (!s) { s = new Set(); t.allCallers.set(cur.col, s); }
-      if (!s.has(cur.row)) { s.add(cur.row); pushSource(cur, { kind: 2, table: t }); }
+      if (!s) {
+        s = new Set();
+        t.allCallers.set(cur.col, s);
+      }
+      if (!s.has(cur.row)) {
+        s.add(cur.row);
+        pushSource(cur, {kind: 2, table: t});
+      }
     }
-    return { rows: t.sortedRowIds(), via: t.allVia };
+    return {rows: t.sortedRowIds(), via: t.allVia};
   }
 
   /** Records a column read through a lookup key or Table.all, once per (route, column) per cell. */
@@ -1044,25 +1219,43 @@ export class FormulaEngine implements RecordHost {
       const ckey = via.key + KEY_COL + c.id;
       const map = via.index.colReaders;
       m = map.get(ckey);
-      if (!m) { m = new Map(); map.set(ckey, m); }
-      src = { kind: 3, index: via.index, ckey };
+      if (!m) {
+        m = new Map();
+        map.set(ckey, m);
+      }
+      src = {kind: 3, index: via.index, ckey};
     } else if (via instanceof RefVia) {
-      const readers = c.refReaders ??= new Map();
+      const readers = (c.refReaders ??= new Map());
       let dsts = readers.get(via);
-      if (!dsts) { dsts = new Set(); readers.set(via, dsts); }
-      if (!dsts.has(cur.col)) { dsts.add(cur.col); cur.col.refEdges.push({ target: c, via }); }
+      if (!dsts) {
+        dsts = new Set();
+        readers.set(via, dsts);
+      }
+      if (!dsts.has(cur.col)) {
+        dsts.add(cur.col);
+        cur.col.refEdges.push({target: c, via});
+      }
       return;
     } else if (via instanceof AllVia) {
       const map = via.table.allColReaders;
       m = map.get(c.id);
-      if (!m) { m = new Map(); map.set(c.id, m); }
-      src = { kind: 4, table: via.table, colId: c.id };
+      if (!m) {
+        m = new Map();
+        map.set(c.id, m);
+      }
+      src = {kind: 4, table: via.table, colId: c.id};
     } else {
       return;
     }
     let s = m.get(cur.col);
-    if (!s) { s = new Set(); m.set(cur.col, s); }
-    if (!s.has(cur.row)) { s.add(cur.row); pushSource(cur, src); }
+    if (!s) {
+      s = new Set();
+      m.set(cur.col, s);
+    }
+    if (!s.has(cur.row)) {
+      s.add(cur.row);
+      pushSource(cur, src);
+    }
   }
 
   /**
@@ -1073,8 +1266,11 @@ export class FormulaEngine implements RecordHost {
     const t = this.table(tableId);
     const src = t.summarySource ? this.tables.get(t.summarySource) : undefined;
     if (!src) return null;
-    const groupBy = t.groupBy.length ? t.groupBy
-      : [...t.cols.values()].filter((c) => !c.isFormula && c.id !== 'manualSort' && src.cols.has(c.id)).map((c) => c.id);
+    const groupBy = t.groupBy.length
+      ? t.groupBy
+      : [...t.cols.values()]
+          .filter((c) => !c.isFormula && c.id !== 'manualSort' && src.cols.has(c.id))
+          .map((c) => c.id);
     const kw: Kwargs = {};
     for (const colId of groupBy) {
       const v = this.readCell(tableId, colId, rowId);
@@ -1083,7 +1279,7 @@ export class FormulaEngine implements RecordHost {
       else if (srcType.startsWith('RefList:')) kw[colId] = new Contains(v, 0n);
       else kw[colId] = v;
     }
-    const { rows, via } = groupBy.length ? this.lookup(src.id, kw, null) : this.allRows(src.id);
+    const {rows, via} = groupBy.length ? this.lookup(src.id, kw, null) : this.allRows(src.id);
     return new RecordSet(this, src.id, rows, kw, null, via);
   }
 
@@ -1094,7 +1290,7 @@ export class FormulaEngine implements RecordHost {
     if (idx.specs.length === 1 && !idx.specs[0].contains && idx.specs[0].colId !== 'id') {
       // One plain key column (the common lookup): no arrays.
       const c = t.cols.get(idx.specs[0].colId)!;
-      const kind = c.rawKeyKind ??= rawKeyKind(c.type);
+      const kind = (c.rawKeyKind ??= rawKeyKind(c.type));
       const fast = kind ? rawKey(kind, c.values[slot]) : undefined;
       if (fast !== undefined) return fast;
     }
@@ -1107,9 +1303,13 @@ export class FormulaEngine implements RecordHost {
       else {
         const c = t.cols.get(spec.colId)!;
         if (!spec.contains) {
-          const kind = c.rawKeyKind ??= rawKeyKind(c.type);
+          const kind = (c.rawKeyKind ??= rawKeyKind(c.type));
           const fast = kind ? rawKey(kind, c.values[slot]) : undefined;
-          if (fast !== undefined) { parts?.push(fast); groups?.push([fast]); continue; }
+          if (fast !== undefined) {
+            parts?.push(fast);
+            groups?.push([fast]);
+            continue;
+          }
         }
         try {
           v = c.decode(c.values[slot]);
@@ -1117,8 +1317,15 @@ export class FormulaEngine implements RecordHost {
           v = `\0err:${JSON.stringify(c.values[slot])}`;
         }
       }
-      if (!spec.contains) { parts?.push(lookupKey(v)); groups?.push([lookupKey(v)]); continue; }
-      if (!groups) { groups = parts!.map((p) => [p]); parts = null; }
+      if (!spec.contains) {
+        parts?.push(lookupKey(v));
+        groups?.push([lookupKey(v)]);
+        continue;
+      }
+      if (!groups) {
+        groups = parts!.map((p) => [p]);
+        parts = null;
+      }
       groups.push(containsKeys(v, spec.matchEmpty));
     }
     if (parts) return parts.join('\0');
@@ -1133,7 +1340,11 @@ export class FormulaEngine implements RecordHost {
   }
 
   private getIndex(t: TableData, specs: KeySpec[]): LookupIndex {
-    const name = specs.map((s) => s.contains ? `${s.colId}\u0002${s.matchEmpty === undefined ? '' : lookupKey(s.matchEmpty)}` : s.colId).join('\0');
+    const name = specs
+      .map((s) =>
+        s.contains ? `${s.colId}\u0002${s.matchEmpty === undefined ? '' : lookupKey(s.matchEmpty)}` : s.colId,
+      )
+      .join('\0');
     let idx = t.indexes.get(name);
     if (!idx) {
       idx = new LookupIndex(t, name, specs);
@@ -1157,28 +1368,29 @@ export class FormulaEngine implements RecordHost {
     const c = via.col;
     const t = c.table;
     if (this.tables.get(t.id) !== t || t.cols.get(c.id) !== c) return null;
-    const kind = c.refKind ??= refKindOf(c.type);
+    const kind = (c.refKind ??= refKindOf(c.type));
     if (!kind) return null;
-    const idx = this.getIndex(t, [kind === 2 ? { colId: c.id, contains: true } : { colId: c.id, contains: false }]);
+    const idx = this.getIndex(t, [kind === 2 ? {colId: c.id, contains: true} : {colId: c.id, contains: false}]);
     this.buildIndex(idx);
     return idx;
   }
 
-  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): { rows: number[]; via: Via } {
+  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): {rows: number[]; via: Via} {
     const t = this.table(tableId);
     const colIds = Object.keys(kwargs).sort();
     const specs: KeySpec[] = [];
     for (const colId of colIds) {
       if (!t.cols.has(colId) && colId !== 'id') raise('KeyError', `Table '${tableId}' has no column '${colId}'`);
       const v = kwargs[colId];
-      specs.push(v instanceof Contains ? { colId, contains: true, matchEmpty: v.matchEmpty } : { colId, contains: false });
+      specs.push(v instanceof Contains ? {colId, contains: true, matchEmpty: v.matchEmpty} : {colId, contains: false});
     }
     const idx = this.getIndex(t, specs);
     // Key columns computed by formulas must be current before the index answers.
     for (const colId of colIds) {
       const c = t.cols.get(colId);
       if (c?.dirty.size) {
-        const list = c.dirty.list, rows: number[] = [];
+        const list = c.dirty.list,
+          rows: number[] = [];
         for (let i = 0; i < list.length; i++) {
           const r = list[i];
           if (!c.dirty.has(r) || (this.cur && this.cur.col === c && this.cur.row === r)) continue;
@@ -1188,29 +1400,40 @@ export class FormulaEngine implements RecordHost {
       }
     }
     this.buildIndex(idx);
-    const key = colIds.map((k) => {
-      const v = kwargs[k];
-      return lookupKey(v instanceof Contains ? v.value : v);
-    }).join('\0');
+    const key = colIds
+      .map((k) => {
+        const v = kwargs[k];
+        return lookupKey(v instanceof Contains ? v.value : v);
+      })
+      .join('\0');
     const cur = this.cur;
-    if (cur && cur.track) {
+    if (cur?.track) {
       let m = idx.callers.get(key);
-      if (!m) { m = new Map(); idx.callers.set(key, m); }
+      if (!m) {
+        m = new Map();
+        idx.callers.set(key, m);
+      }
       let s = m.get(cur.col);
-      if (!s) { s = new Set(); m.set(cur.col, s); }
-      if (!s.has(cur.row)) { s.add(cur.row); pushSource(cur, { kind: 1, index: idx, key }); }
+      if (!s) {
+        s = new Set();
+        m.set(cur.col, s);
+      }
+      if (!s.has(cur.row)) {
+        s.add(cur.row);
+        pushSource(cur, {kind: 1, index: idx, key});
+      }
     }
     const via = idx.via(key);
     let rows = idx.rows(key);
     if (orderBy !== null && orderBy !== undefined) rows = this.sortRows(tableId, rows, orderBy, via);
-    return { rows, via };
+    return {rows, via};
   }
 
   private sortRows(tableId: string, rows: number[], orderBy: Value, via?: Via): number[] {
     const specs = (typeof orderBy === 'string' ? [orderBy] : toArray(orderBy)).map((s) => {
       if (typeof s !== 'string') raise('TypeError', 'order_by must be a column id or a tuple of column ids');
       const desc = (s as string).startsWith('-');
-      return { col: desc ? (s as string).slice(1) : (s as string), desc };
+      return {col: desc ? (s as string).slice(1) : (s as string), desc};
     });
     // The order of a lookup key's rows (or Table.all) by a spec is cached while its columns and rows
     // are unchanged (PREVIOUS/NEXT/RANK and sorted lookups ask for it from every row).
@@ -1219,17 +1442,31 @@ export class FormulaEngine implements RecordHost {
     const specKey = specs.map((sp) => (sp.desc ? '-' : '+') + sp.col).join(',');
     const cols: ColData[] = [];
     if (cacheable) {
-      for (const sp of specs) { const c = t.cols.get(sp.col); if (c) cols.push(c); }
-      if (via instanceof KeyVia) for (const k of via.index.colIds) { const c = t.cols.get(k); if (c) cols.push(c); }
-      const hit = cols.length === specs.length + (via instanceof KeyVia ? via.index.colIds.filter((k) => t.cols.has(k)).length : 0)
-        ? t.sortCache.get(via)?.get(specKey) : undefined;
-      if (hit && hit.rowsVersion === t.rowsVersion && hit.cols.length === cols.length &&
-          hit.cols.every((c, i) => c === cols[i] && hit.vers[i] === c.version)) {
+      for (const sp of specs) {
+        const c = t.cols.get(sp.col);
+        if (c) cols.push(c);
+      }
+      if (via instanceof KeyVia)
+        for (const k of via.index.colIds) {
+          const c = t.cols.get(k);
+          if (c) cols.push(c);
+        }
+      const hit =
+        cols.length ===
+        specs.length + (via instanceof KeyVia ? via.index.colIds.filter((k) => t.cols.has(k)).length : 0)
+          ? t.sortCache.get(via)?.get(specKey)
+          : undefined;
+      if (
+        hit &&
+        hit.rowsVersion === t.rowsVersion &&
+        hit.cols.length === cols.length &&
+        hit.cols.every((c, i) => c === cols[i] && hit.vers[i] === c.version)
+      ) {
         // Same dependencies and waits as reading the sort columns.
         const cur = this.cur;
         for (let i = 0; i < specs.length; i++) {
           const c = cols[i];
-          if (cur && cur.track && (cur.lastVia !== via || cur.lastViaCol !== c)) this.noteViaRead(c, via, cur);
+          if (cur?.track && (cur.lastVia !== via || cur.lastViaCol !== c)) this.noteViaRead(c, via, cur);
           if (c.dirty.size) {
             const dirty = rows.filter((r) => c.dirty.has(r) && !(cur && cur.col === c && cur.row === r));
             if (dirty.length) throw new NeedCompute(c, dirty[0], dirty);
@@ -1250,8 +1487,11 @@ export class FormulaEngine implements RecordHost {
     const sorted = idx.map((i) => rows[i]);
     if (cacheable && cols.length) {
       let m = t.sortCache.get(via);
-      if (!m) { m = new Map(); t.sortCache.set(via, m); }
-      m.set(specKey, { rows: sorted, cols, vers: cols.map((c) => c.version), rowsVersion: t.rowsVersion });
+      if (!m) {
+        m = new Map();
+        t.sortCache.set(via, m);
+      }
+      m.set(specKey, {rows: sorted, cols, vers: cols.map((c) => c.version), rowsVersion: t.rowsVersion});
     }
     return sorted;
   }
@@ -1267,12 +1507,16 @@ export class FormulaEngine implements RecordHost {
       for (;;) {
         let col: ColData | null = null;
         for (const c of this.dirtyCols) {
-          if (c.dirty.size) { col = c; break; }
+          if (c.dirty.size) {
+            col = c;
+            break;
+          }
           this.dirtyCols.delete(c);
         }
         if (!col) break;
         // The dirty list grows while computing (visited too); emptied, it restarts (picked up above).
-        const dirty = col.dirty, list = dirty.list;
+        const dirty = col.dirty,
+          list = dirty.list;
         for (let i = 0; i < list.length; i++) {
           const r = list[i];
           if (dirty.has(r)) this.computeFrom(col, r);
@@ -1287,13 +1531,17 @@ export class FormulaEngine implements RecordHost {
   }
 
   private takeChanges(): RecalcResult {
-    const result: RecalcResult = { changes: {}, rowsChanged: {}, evaluations: this.evaluations };
+    const result: RecalcResult = {changes: {}, rowsChanged: {}, evaluations: this.evaluations};
     const rowsByTable = new Map<string, number[][]>();
     for (const [c, ch] of this.changes) {
       if (!ch.rows.length || !this.tables.has(c.table.id) || c.table.cols.get(c.id) !== c) continue;
-      let { rows: rowIds, values } = ch;
+      let {rows: rowIds, values} = ch;
       let ascending = true;
-      for (let i = 1; i < rowIds.length; i++) if (rowIds[i] <= rowIds[i - 1]) { ascending = false; break; }
+      for (let i = 1; i < rowIds.length; i++)
+        if (rowIds[i] <= rowIds[i - 1]) {
+          ascending = false;
+          break;
+        }
       if (!ascending) {
         const last = new Map<number, CellValue>();
         for (let i = 0; i < rowIds.length; i++) last.set(rowIds[i], values[i]);
@@ -1302,9 +1550,12 @@ export class FormulaEngine implements RecordHost {
       }
       if (!rowIds.length) continue;
       const tableChanges = (result.changes[c.table.id] ??= {});
-      tableChanges[c.id] = { rowIds, values };
+      tableChanges[c.id] = {rowIds, values};
       let lists = rowsByTable.get(c.table.id);
-      if (!lists) { lists = []; rowsByTable.set(c.table.id, lists); }
+      if (!lists) {
+        lists = [];
+        rowsByTable.set(c.table.id, lists);
+      }
       lists.push(rowIds);
     }
     for (const [t, lists] of rowsByTable) {
@@ -1320,7 +1571,10 @@ export class FormulaEngine implements RecordHost {
   private computeFrom(col: ColData, row: number): void {
     // Fast path: the cell needs nothing dirty.
     const first = this.evaluate(col, row);
-    if (!first) { col.dirty.delete(row); return; }
+    if (!first) {
+      col.dirty.delete(row);
+      return;
+    }
     // Cells waiting for another are in `computing`; reading one of those is a cycle.
     const stack: Array<[ColData, number]> = [[col, row]];
     col.computing.add(row);
@@ -1336,7 +1590,8 @@ export class FormulaEngine implements RecordHost {
           stack.pop();
         } else if (need.rows) {
           c.computing.add(r);
-          const nc = need.col, rows = need.rows;
+          const nc = need.col,
+            rows = need.rows;
           for (let i = rows.length - 1; i >= 0; i--) {
             const x = rows[i];
             if (nc.dirty.has(x) && !nc.computing.has(x) && !(nc === c && x === r)) stack.push([nc, x]);
@@ -1367,16 +1622,26 @@ export class FormulaEngine implements RecordHost {
   private evaluate(c: ColData, r: number): NeedCompute | null {
     const t = c.table;
     const slot = t.index.get(r);
-    if (slot === undefined) { c.dirty.delete(r); return null; }
+    if (slot === undefined) {
+      c.dirty.delete(r);
+      return null;
+    }
     this.clearCellSources(c, r);
-    const tracker: Tracker = { col: c, row: r, sources: NO_SOURCES, track: c.isFormula, lastVia: undefined, lastViaCol: null };
+    const tracker: Tracker = {
+      col: c,
+      row: r,
+      sources: NO_SOURCES,
+      track: c.isFormula,
+      lastVia: undefined,
+      lastViaCol: null,
+    };
     const prev = this.cur;
     this.cur = tracker;
     this.evaluations++;
     let cell: CellValue;
     try {
       this.budget.startCell();
-      const value = c.compiled!.run(new Record(this, t.id, r), t.userTable ??= new UserTable(this, t.id));
+      const value = c.compiled!.run(new Record(this, t.id, r), (t.userTable ??= new UserTable(this, t.id)));
       cell = convertResult(value, c.type);
     } catch (e) {
       if (e instanceof NeedCompute) {
@@ -1396,13 +1661,17 @@ export class FormulaEngine implements RecordHost {
   private errorFor(e: unknown, c: ColData, slot: number): CellValue {
     let pe: PyException;
     if (e instanceof PyException) pe = e;
-    else if (e instanceof RangeError && /call stack/i.test(e.message)) pe = new PyException('RecursionError', 'maximum recursion depth exceeded');
+    else if (e instanceof RangeError && /call stack/i.test(e.message))
+      pe = new PyException('RecursionError', 'maximum recursion depth exceeded');
     else pe = new PyException('UnsupportedError', `internal error: ${e instanceof Error ? e.message : String(e)}`);
     c.errorMessages.set(c.table.rowIds[slot], pe.message);
     if (c.isTrigger) {
       // Grist keeps the previous value of a trigger formula's cell inside the error.
       const prev = c.values[slot];
-      return errorCell(pe, Array.isArray(prev) && prev[0] === 'E' ? (prev[4] as { u?: CellValue } | undefined)?.u ?? null : prev);
+      return errorCell(
+        pe,
+        Array.isArray(prev) && prev[0] === 'E' ? ((prev[4] as {u?: CellValue} | undefined)?.u ?? null) : prev,
+      );
     }
     return errorCell(pe);
   }
@@ -1417,7 +1686,10 @@ export class FormulaEngine implements RecordHost {
     c.values[slot] = cell;
     c.version++;
     let m = this.changes.get(c);
-    if (!m) { m = { rows: [], values: [] }; this.changes.set(c, m); }
+    if (!m) {
+      m = {rows: [], values: []};
+      this.changes.set(c, m);
+    }
     m.rows.push(r);
     m.values.push(cell);
     // Trigger formulas (recalcWhen DEFAULT) whose recalcDeps include this formula column fire.
@@ -1437,7 +1709,7 @@ export class FormulaEngine implements RecordHost {
   private resolveGlobal(name: string): Value | undefined {
     // Tables are defined after `from functions import *` in Grist's usercode: they shadow functions (table T vs T()).
     const t = this.tables.get(name);
-    if (t) return t.userTable ??= new UserTable(this, name);
+    if (t) return (t.userTable ??= new UserTable(this, name));
     const b = this.builtins.get(name);
     if (b !== undefined) return b;
     const m = this.library.modules[name];
@@ -1448,14 +1720,17 @@ export class FormulaEngine implements RecordHost {
   private importModule(name: string): Value {
     const m = this.library.modules[name];
     if (m === undefined) {
-      throw new PyException(KNOWN_MODULES.has(name) ? 'ImportError' : 'ModuleNotFoundError', `No module named '${name}'`);
+      throw new PyException(
+        KNOWN_MODULES.has(name) ? 'ImportError' : 'ModuleNotFoundError',
+        `No module named '${name}'`,
+      );
     }
     return m;
   }
 
   /** Grist functions that need the engine: PEEK, RECORD, VLOOKUP, PREVIOUS, NEXT, RANK. */
-  private gristFunctions(): { [name: string]: PyCallable } {
-    const fns: { [name: string]: PyCallable } = {};
+  private gristFunctions(): {[name: string]: PyCallable} {
+    const fns: {[name: string]: PyCallable} = {};
     fns.PEEK = new PyCallable('PEEK', (args) => {
       const thunk = args[0];
       const cur = this.cur;
@@ -1481,19 +1756,22 @@ export class FormulaEngine implements RecordHost {
     fns.VLOOKUP = new PyCallable('VLOOKUP', (args, kw) => {
       const table = args[0];
       if (!(table instanceof UserTable)) raise('TypeError', 'VLOOKUP requires a table');
-      return getattr(table, 'lookupOne') instanceof PyCallable ? (getattr(table, 'lookupOne') as PyCallable).call([], kw) : null;
+      return getattr(table, 'lookupOne') instanceof PyCallable
+        ? (getattr(table, 'lookupOne') as PyCallable).call([], kw)
+        : null;
     });
-    const neighbor = (name: string, delta: number) => new PyCallable(name, (args, kw) => {
-      const rec = args[0];
-      if (!(rec instanceof Record)) raise('TypeError', `${name}() requires a record`);
-      const r = rec as Record;
-      const groupBy = kw?.group_by ?? null;
-      const orderBy = kw?.order_by ?? null;
-      const rows = this.groupRows(r, groupBy, orderBy);
-      const i = rows.indexOf(r.rowId);
-      const j = i + delta;
-      return new Record(this, r.tableId, i >= 0 && j >= 0 && j < rows.length ? rows[j] : 0);
-    });
+    const neighbor = (name: string, delta: number) =>
+      new PyCallable(name, (args, kw) => {
+        const rec = args[0];
+        if (!(rec instanceof Record)) raise('TypeError', `${name}() requires a record`);
+        const r = rec as Record;
+        const groupBy = kw?.group_by ?? null;
+        const orderBy = kw?.order_by ?? null;
+        const rows = this.groupRows(r, groupBy, orderBy);
+        const i = rows.indexOf(r.rowId);
+        const j = i + delta;
+        return new Record(this, r.tableId, i >= 0 && j >= 0 && j < rows.length ? rows[j] : 0);
+      });
     fns.PREVIOUS = neighbor('PREVIOUS', -1);
     fns.NEXT = neighbor('NEXT', 1);
     fns.RANK = new PyCallable('RANK', (args, kw) => {
@@ -1514,7 +1792,7 @@ export class FormulaEngine implements RecordHost {
     const kw: Kwargs = {};
     for (const c of cols) kw[c] = rec.getattr(c);
     if (cols.length) return this.lookup(rec.tableId, kw, orderBy).rows;
-    const { rows, via } = this.allRows(rec.tableId);
+    const {rows, via} = this.allRows(rec.tableId);
     return orderBy === null ? rows : this.sortRows(rec.tableId, rows, orderBy, via);
   }
 }
@@ -1522,9 +1800,29 @@ export class FormulaEngine implements RecordHost {
 /** Modules formulas see without importing (Grist's generated usercode imports datetime, math, re). */
 const AUTO_IMPORTED = new Set(['datetime', 'math', 're']);
 /** Modules Grist provides to formulas (an import of one not yet available is an ImportError). */
-const KNOWN_MODULES = new Set(['datetime', 'math', 're', 'time', 'json', 'itertools', 'functools', 'statistics',
-  'collections', 'random', 'string', 'decimal', 'dateutil', 'dateutil.parser', 'dateutil.relativedelta', 'dateutil.tz',
-  'six', 'moment', 'unicodedata', 'operator', 'calendar']);
+const KNOWN_MODULES = new Set([
+  'datetime',
+  'math',
+  're',
+  'time',
+  'json',
+  'itertools',
+  'functools',
+  'statistics',
+  'collections',
+  'random',
+  'string',
+  'decimal',
+  'dateutil',
+  'dateutil.parser',
+  'dateutil.relativedelta',
+  'dateutil.tz',
+  'six',
+  'moment',
+  'unicodedata',
+  'operator',
+  'calendar',
+]);
 
 /** 1: Ref, 2: RefList/Attachments, 0: other types. */
 function refKindOf(type: string): number {
@@ -1555,9 +1853,10 @@ function sortCompare(a: Value, b: Value): number {
     const c = pyCompare(a, b);
     return Number.isNaN(c) ? 0 : c;
   } catch {
-    const ta = typeof a, tb = typeof b;
+    const ta = typeof a,
+      tb = typeof b;
     return ta < tb ? -1 : ta > tb ? 1 : 0;
   }
 }
 
-export { truthy };
+export {truthy};

@@ -5,9 +5,9 @@
  * a body with no return is a SyntaxError, as is assigning to `rec` or to `$col`. A syntax error
  * becomes an exception raised by every evaluation, so every cell of the column shows it.
  */
-import { PyException, Value } from './values.js';
-import { parseModule, Stmt, Expr } from './parser.js';
-import { CompiledBody, Globals, compileFunctionBody } from './compiler.js';
+import {PyException, type Value} from './values.js';
+import {parseModule, type Stmt, type Expr} from './parser.js';
+import {type CompiledBody, type Globals, compileFunctionBody} from './compiler.js';
 
 export interface CompiledFormula {
   /** Evaluates the formula for a record; throws PyException for errors. */
@@ -49,7 +49,7 @@ export function parseFormula(text: string): Stmt[] {
   if (!body.length) return body;
   const last = body[body.length - 1];
   if (last.k === 'expr') {
-    body[body.length - 1] = { k: 'return', v: last.v, line: last.line };
+    body[body.length - 1] = {k: 'return', v: last.v, line: last.line};
   } else if (!hasReturn(body)) {
     let msg = "No `return` statement, and the last line isn't an expression.";
     if (last.k === 'assign') msg += ' If you want to check for equality, use `==` instead of `=`.';
@@ -69,10 +69,20 @@ function gristSyntaxError(msg: string): PyException {
 function hasReturn(stmts: Stmt[]): boolean {
   for (const s of stmts) {
     switch (s.k) {
-      case 'return': return true;
-      case 'if': case 'for': case 'while': if (hasReturn(s.body) || hasReturn(s.orelse)) return true; break;
-      case 'try': if (hasReturn(s.body) || hasReturn(s.orelse) || hasReturn(s.final) || s.handlers.some((h) => hasReturn(h.body))) return true; break;
-      case 'def': if (hasReturn(s.body)) return true; break;
+      case 'return':
+        return true;
+      case 'if':
+      case 'for':
+      case 'while':
+        if (hasReturn(s.body) || hasReturn(s.orelse)) return true;
+        break;
+      case 'try':
+        if (hasReturn(s.body) || hasReturn(s.orelse) || hasReturn(s.final) || s.handlers.some((h) => hasReturn(h.body)))
+          return true;
+        break;
+      case 'def':
+        if (hasReturn(s.body)) return true;
+        break;
     }
   }
   return false;
@@ -81,21 +91,44 @@ function hasReturn(stmts: Stmt[]): boolean {
 function checkAssignments(stmts: Stmt[]): void {
   const target = (t: Expr, line: number): void => {
     if (t.k === 'name' && t.id === 'rec') {
-      throw new PyException('SyntaxError', `Grist disallows assignment to the special variable "rec" (usercode, line ${line})`);
+      throw new PyException(
+        'SyntaxError',
+        `Grist disallows assignment to the special variable "rec" (usercode, line ${line})`,
+      );
     }
     if (t.k === 'attr' && t.obj.k === 'name' && t.obj.id === 'rec') {
-      throw new PyException('SyntaxError', `You can't assign a value to a column with \`=\`. If you mean to check for equality, use \`==\` instead. (usercode, line ${line})`);
+      throw new PyException(
+        'SyntaxError',
+        `You can't assign a value to a column with \`=\`. If you mean to check for equality, use \`==\` instead. (usercode, line ${line})`,
+      );
     }
     if (t.k === 'tuple' || t.k === 'list') t.elts.forEach((e) => target(e, line));
     if (t.k === 'star') target(t.v, line);
   };
   for (const s of stmts) {
     switch (s.k) {
-      case 'assign': s.targets.forEach((t) => target(t, s.line)); break;
-      case 'augassign': target(s.target, s.line); break;
-      case 'for': target(s.target, s.line); checkAssignments(s.body); checkAssignments(s.orelse); break;
-      case 'if': case 'while': checkAssignments(s.body); checkAssignments(s.orelse); break;
-      case 'try': checkAssignments(s.body); checkAssignments(s.orelse); checkAssignments(s.final); s.handlers.forEach((h) => checkAssignments(h.body)); break;
+      case 'assign':
+        s.targets.forEach((t) => target(t, s.line));
+        break;
+      case 'augassign':
+        target(s.target, s.line);
+        break;
+      case 'for':
+        target(s.target, s.line);
+        checkAssignments(s.body);
+        checkAssignments(s.orelse);
+        break;
+      case 'if':
+      case 'while':
+        checkAssignments(s.body);
+        checkAssignments(s.orelse);
+        break;
+      case 'try':
+        checkAssignments(s.body);
+        checkAssignments(s.orelse);
+        checkAssignments(s.final);
+        s.handlers.forEach((h) => checkAssignments(h.body));
+        break;
     }
   }
 }
@@ -111,9 +144,15 @@ export function compileFormula(text: string, globals: Globals, defaultValue: Val
   } catch (e) {
     if (!(e instanceof PyException)) throw e;
     const err = e;
-    return { run: () => { throw err; }, syntaxError: err, empty: false };
+    return {
+      run: () => {
+        throw err;
+      },
+      syntaxError: err,
+      empty: false,
+    };
   }
-  if (!body.length) return { run: () => defaultValue, syntaxError: null, empty: true };
+  if (!body.length) return {run: () => defaultValue, syntaxError: null, empty: true};
   const compiled: CompiledBody = compileFunctionBody(body, ['rec', 'table'], globals);
-  return { run: (rec, table) => compiled.run([rec, table]), syntaxError: null, empty: false };
+  return {run: (rec, table) => compiled.run([rec, table]), syntaxError: null, empty: false};
 }

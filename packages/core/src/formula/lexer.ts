@@ -3,7 +3,7 @@
  * tokenizer does, ignores newlines inside brackets and after a backslash continuation, and turns
  * Grist's `$name` into `rec.name` (only where `$` starts a token, so never inside strings/comments).
  */
-import { PyException } from './values.js';
+import {PyException} from './values.js';
 
 export type TokKind = 'name' | 'number' | 'string' | 'op' | 'newline' | 'indent' | 'dedent' | 'eof';
 
@@ -32,7 +32,27 @@ export function syntaxError(msg: string, line: number, col?: number): PyExceptio
 }
 
 const OPS3 = ['**=', '//=', '>>=', '<<=', '...'];
-const OPS2 = ['**', '//', '==', '!=', '<=', '>=', '<<', '>>', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '->', ':=', '<>'];
+const OPS2 = [
+  '**',
+  '//',
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '<<',
+  '>>',
+  '+=',
+  '-=',
+  '*=',
+  '/=',
+  '%=',
+  '&=',
+  '|=',
+  '^=',
+  '->',
+  ':=',
+  '<>',
+];
 const OPS1 = '+-*/%@<>=()[]{},:.;~&|^!';
 
 const isIdStart = (c: string) => /[A-Za-z_\u00c0-\uffff]/.test(c);
@@ -49,7 +69,7 @@ export function tokenize(src: string): Token[] {
   const n = src.length;
 
   const push = (kind: TokKind, value: string, start: number, end: number, extra?: Partial<Token>) => {
-    toks.push({ kind, value, start, end, line, col: start - lineStart, ...extra });
+    toks.push({kind, value, start, end, line, col: start - lineStart, ...extra});
   };
 
   while (i < n) {
@@ -61,7 +81,10 @@ export function tokenize(src: string): Token[] {
         col = src[j] === '\t' ? (Math.floor(col / 8) + 1) * 8 : col + 1;
         j++;
       }
-      if (j >= n) { i = j; break; }
+      if (j >= n) {
+        i = j;
+        break;
+      }
       if (src[j] === '\n' || src[j] === '\r' || src[j] === '#') {
         while (j < n && src[j] !== '\n') j++;
         i = j + 1;
@@ -100,7 +123,10 @@ export function tokenize(src: string): Token[] {
       lineStart = i;
       continue;
     }
-    if (c === ' ' || c === '\t' || c === '\f') { i++; continue; }
+    if (c === ' ' || c === '\t' || c === '\f') {
+      i++;
+      continue;
+    }
     if (c === '#') {
       while (i < n && src[i] !== '\n') i++;
       continue;
@@ -134,9 +160,9 @@ export function tokenize(src: string): Token[] {
       if (j < n && isIdStart(src[j])) {
         while (j < n && isIdChar(src[j])) j++;
         const name = src.slice(i + 1, j);
-        push('name', 'rec', start, start + 1, { dollar: true });
-        push('op', '.', start, start + 1, { dollar: true });
-        push('name', name, start + 1, j, { dollar: true });
+        push('name', 'rec', start, start + 1, {dollar: true});
+        push('op', '.', start, start + 1, {dollar: true});
+        push('name', name, start + 1, j, {dollar: true});
         i = j;
         continue;
       }
@@ -172,15 +198,15 @@ export function tokenize(src: string): Token[] {
     let m: RegExpMatchArray | null;
     const rest = s.slice(j);
     if ((m = rest.match(/^0[xX](?:_?[0-9a-fA-F])+/))) {
-      push('number', m[0], st, j + m[0].length, { num: BigInt(m[0].replace(/_/g, '')) });
+      push('number', m[0], st, j + m[0].length, {num: BigInt(m[0].replace(/_/g, ''))});
       return j + m[0].length;
     }
     if ((m = rest.match(/^0[oO](?:_?[0-7])+/))) {
-      push('number', m[0], st, j + m[0].length, { num: BigInt(m[0].replace(/_/g, '')) });
+      push('number', m[0], st, j + m[0].length, {num: BigInt(m[0].replace(/_/g, ''))});
       return j + m[0].length;
     }
     if ((m = rest.match(/^0[bB](?:_?[01])+/))) {
-      push('number', m[0], st, j + m[0].length, { num: BigInt(m[0].replace(/_/g, '')) });
+      push('number', m[0], st, j + m[0].length, {num: BigInt(m[0].replace(/_/g, ''))});
       return j + m[0].length;
     }
     m = rest.match(/^(?:[0-9](?:_?[0-9])*)?(?:\.(?:[0-9](?:_?[0-9])*)?)?(?:[eE][-+]?[0-9](?:_?[0-9])*)?[jJ]?/);
@@ -188,12 +214,12 @@ export function tokenize(src: string): Token[] {
     if (/[jJ]$/.test(text)) throw syntaxError('complex numbers are not supported', line, j - lineStart);
     const clean = text.replace(/_/g, '');
     if (/[.eE]/.test(clean)) {
-      push('number', text, st, j + text.length, { num: Number(clean) });
+      push('number', text, st, j + text.length, {num: Number(clean)});
     } else {
       if (/^0[0-9]/.test(clean) && /[1-9]/.test(clean)) {
         throw syntaxError('leading zeros in decimal integer literals are not permitted', line, j - lineStart);
       }
-      push('number', text, st, j + text.length, { num: BigInt(clean) });
+      push('number', text, st, j + text.length, {num: BigInt(clean)});
     }
     if (j + text.length < n && isIdStart(s[j + text.length])) {
       throw syntaxError('invalid decimal literal', line, j - lineStart);
@@ -210,9 +236,17 @@ export function tokenize(src: string): Token[] {
     const startLine = line;
     let out = '';
     for (;;) {
-      if (k >= n) throw syntaxError(triple ? 'unterminated triple-quoted string literal' : 'unterminated string literal', startLine, st - lineStart);
+      if (k >= n)
+        throw syntaxError(
+          triple ? 'unterminated triple-quoted string literal' : 'unterminated string literal',
+          startLine,
+          st - lineStart,
+        );
       const ch = s[k];
-      if (s.startsWith(delim, k)) { k += delim.length; break; }
+      if (s.startsWith(delim, k)) {
+        k += delim.length;
+        break;
+      }
       if (ch === '\n') {
         if (!triple) throw syntaxError('unterminated string literal', startLine, st - lineStart);
         line++;
@@ -225,13 +259,19 @@ export function tokenize(src: string): Token[] {
         const nx = s[k + 1];
         if (raw || prefix.includes('f')) {
           // Raw strings keep the backslash; f-strings are decoded after splitting (below).
-          if (nx === '\n') { line++; lineStart = k + 2; }
+          if (nx === '\n') {
+            line++;
+            lineStart = k + 2;
+          }
           out += ch + (nx ?? '');
           k += 2;
           continue;
         }
         const [txt, len] = decodeEscape(s, k, prefix.includes('b'));
-        if (nx === '\n') { line++; lineStart = k + 2; }
+        if (nx === '\n') {
+          line++;
+          lineStart = k + 2;
+        }
         out += txt;
         k += len;
         continue;
@@ -239,7 +279,7 @@ export function tokenize(src: string): Token[] {
       out += ch;
       k++;
     }
-    push('string', out, st, k, { fstring: prefix.includes('f'), bytes: prefix.includes('b'), raw });
+    push('string', out, st, k, {fstring: prefix.includes('f'), bytes: prefix.includes('b'), raw});
     return k;
   }
 }
@@ -248,27 +288,40 @@ export function tokenize(src: string): Token[] {
 export function decodeEscape(s: string, k: number, bytes = false): [string, number] {
   const nx = s[k + 1];
   switch (nx) {
-    case '\n': return ['', 2];
-    case '\\': return ['\\', 2];
-    case "'": return ["'", 2];
-    case '"': return ['"', 2];
-    case 'a': return ['\x07', 2];
-    case 'b': return ['\b', 2];
-    case 'f': return ['\f', 2];
-    case 'n': return ['\n', 2];
-    case 'r': return ['\r', 2];
-    case 't': return ['\t', 2];
-    case 'v': return ['\v', 2];
+    case '\n':
+      return ['', 2];
+    case '\\':
+      return ['\\', 2];
+    case "'":
+      return ["'", 2];
+    case '"':
+      return ['"', 2];
+    case 'a':
+      return ['\x07', 2];
+    case 'b':
+      return ['\b', 2];
+    case 'f':
+      return ['\f', 2];
+    case 'n':
+      return ['\n', 2];
+    case 'r':
+      return ['\r', 2];
+    case 't':
+      return ['\t', 2];
+    case 'v':
+      return ['\v', 2];
     case 'x': {
       const h = s.slice(k + 2, k + 4);
       if (!/^[0-9a-fA-F]{2}$/.test(h)) throw new PyException('SyntaxError', 'truncated \\xXX escape');
       return [String.fromCharCode(parseInt(h, 16)), 4];
     }
-    case 'u': case 'U': {
+    case 'u':
+    case 'U': {
       if (bytes) return ['\\' + nx, 2];
       const len = nx === 'u' ? 4 : 8;
       const h = s.slice(k + 2, k + 2 + len);
-      if (!new RegExp(`^[0-9a-fA-F]{${len}}$`).test(h)) throw new PyException('SyntaxError', 'truncated \\uXXXX escape');
+      if (!new RegExp(`^[0-9a-fA-F]{${len}}$`).test(h))
+        throw new PyException('SyntaxError', 'truncated \\uXXXX escape');
       return [String.fromCodePoint(parseInt(h, 16)), 2 + len];
     }
     case 'N': {
@@ -286,7 +339,7 @@ export function decodeEscape(s: string, k: number, bytes = false): [string, numb
 /** Decodes all escapes of a non-raw string body (used for f-string literal parts). */
 export function decodeEscapes(s: string): string {
   let out = '';
-  for (let k = 0; k < s.length;) {
+  for (let k = 0; k < s.length; ) {
     if (s[k] === '\\') {
       const [t, len] = decodeEscape(s, k);
       out += t;

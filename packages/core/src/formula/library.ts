@@ -4,20 +4,31 @@
  * written separately; `defaultLibrary()` combines its modules (modules/index.ts) with the small
  * ones defined here (collections, statistics, operator, random).
  */
-import { PyModule, modules as libraryModules } from './modules/index.js';
-import { Kwargs, PyCallable, PyDict, PyException, PyTuple, Value, attributeError, raise, repr, toFloat } from './values.js';
-import { DateHooks } from './convert.js';
-import { binop, callValue, compareOp, getitem, iterate, toArray, pyCompare } from './ops.js';
-import { getattr } from './methods.js';
-import { TYPES, toFloatValue } from './builtins.js';
-import { gristFunctions } from './functions/index.js';
-import { dateFromCell, datetimeFromCell } from './datetime.js';
+import {PyModule, modules as libraryModules} from './modules/index.js';
+import {
+  type Kwargs,
+  PyCallable,
+  PyDict,
+  PyException,
+  PyTuple,
+  type Value,
+  attributeError,
+  raise,
+  repr,
+  toFloat,
+} from './values.js';
+import type {DateHooks} from './convert.js';
+import {binop, callValue, compareOp, getitem, iterate, toArray, pyCompare} from './ops.js';
+import {getattr} from './methods.js';
+import {TYPES, toFloatValue} from './builtins.js';
+import {gristFunctions} from './functions/index.js';
+import {dateFromCell, datetimeFromCell} from './datetime.js';
 
 export interface FormulaLibrary {
   /** Grist's functions, visible to every formula as globals. */
-  functions: { [name: string]: PyCallable };
+  functions: {[name: string]: PyCallable};
   /** Importable modules by name ('datetime', 'math', 're', ...). */
-  modules: { [name: string]: Value };
+  modules: {[name: string]: Value};
   dateHooks?: DateHooks;
 }
 
@@ -26,11 +37,18 @@ const fn = (name: string, impl: (args: Value[], kw: Kwargs | null) => Value) => 
 // ---- operator ---------------------------------------------------------------------------------
 
 const operator = new PyModule('operator', {
-  itemgetter: fn('itemgetter', (a) => fn('itemgetter', (b) => (a.length === 1 ? getitem(b[0], a[0]) : new PyTuple(a.map((k) => getitem(b[0], k)))))),
-  attrgetter: fn('attrgetter', (a) => fn('attrgetter', (b) => {
-    const get = (name: Value) => String(name).split('.').reduce((o: Value, n) => getattr(o, n), b[0]);
-    return a.length === 1 ? get(a[0]) : new PyTuple(a.map(get));
-  })),
+  itemgetter: fn('itemgetter', (a) =>
+    fn('itemgetter', (b) => (a.length === 1 ? getitem(b[0], a[0]) : new PyTuple(a.map((k) => getitem(b[0], k))))),
+  ),
+  attrgetter: fn('attrgetter', (a) =>
+    fn('attrgetter', (b) => {
+      const get = (name: Value) =>
+        String(name)
+          .split('.')
+          .reduce((o: Value, n) => getattr(o, n), b[0]);
+      return a.length === 1 ? get(a[0]) : new PyTuple(a.map(get));
+    }),
+  ),
   add: fn('add', (a) => binop('+', a[0], a[1])),
   sub: fn('sub', (a) => binop('-', a[0], a[1])),
   mul: fn('mul', (a) => binop('*', a[0], a[1])),
@@ -40,7 +58,9 @@ const operator = new PyModule('operator', {
 // ---- collections ------------------------------------------------------------------------------
 
 class DefaultDict extends PyDict {
-  constructor(readonly factory: Value) { super(); }
+  constructor(readonly factory: Value) {
+    super();
+  }
   missing = (k: Value): Value => {
     if (this.factory === null) throw new PyException('KeyError', repr(k));
     const v = callValue(this.factory, [], null);
@@ -73,13 +93,19 @@ const collections = new PyModule('collections', {
 
 // ---- string, statistics, random ----------------------------------------------------------------
 
-function nums(v: Value): number[] { return toArray(v).map((x) => toFloatValue(x)); }
+function nums(v: Value): number[] {
+  return toArray(v).map((x) => toFloatValue(x));
+}
 function mean(xs: number[]): number {
   if (!xs.length) raise('StatisticsError', 'mean requires at least one data point');
   return xs.reduce((s, x) => s + x, 0) / xs.length;
 }
 function variance(xs: number[], sample: boolean): number {
-  if (xs.length < (sample ? 2 : 1)) raise('StatisticsError', `${sample ? 'variance' : 'pvariance'} requires at least ${sample ? 'two data points' : 'one data point'}`);
+  if (xs.length < (sample ? 2 : 1))
+    raise(
+      'StatisticsError',
+      `${sample ? 'variance' : 'pvariance'} requires at least ${sample ? 'two data points' : 'one data point'}`,
+    );
   const m = mean(xs);
   return xs.reduce((s, x) => s + (x - m) ** 2, 0) / (xs.length - (sample ? 1 : 0));
 }
@@ -107,22 +133,46 @@ const statistics = new PyModule('statistics', {
     if (!items.length) raise('StatisticsError', 'no mode for empty data');
     const counts = new PyDict();
     for (const x of items) counts.set(x, ((counts.get(x) as bigint) ?? 0n) + 1n);
-    let best: Value = items[0], n = -1n;
-    for (const [k, c] of counts.entries()) if ((c as bigint) > n) { best = k; n = c as bigint; }
+    let best: Value = items[0],
+      n = -1n;
+    for (const [k, c] of counts.entries())
+      if ((c as bigint) > n) {
+        best = k;
+        n = c as bigint;
+      }
     return best;
   }),
 });
 
 const random = new PyModule('random', {
   random: fn('random', () => Math.random()),
-  randint: fn('randint', (a) => { const lo = Number(a[0]), hi = Number(a[1]); return BigInt(lo + Math.floor(Math.random() * (hi - lo + 1))); }),
-  choice: fn('choice', (a) => { const items = toArray(a[0]); if (!items.length) raise('IndexError', 'Cannot choose from an empty sequence'); return items[Math.floor(Math.random() * items.length)]; }),
-  uniform: fn('uniform', (a) => { const lo = toFloat(a[0]), hi = toFloat(a[1]); return lo + Math.random() * (hi - lo); }),
-  shuffle: fn('shuffle', (a) => { const l = a[0] as Value[]; for (let i = l.length - 1; i > 0; i--) { const j = Math.floor(Math.random() * (i + 1)); [l[i], l[j]] = [l[j], l[i]]; } return null; }),
+  randint: fn('randint', (a) => {
+    const lo = Number(a[0]),
+      hi = Number(a[1]);
+    return BigInt(lo + Math.floor(Math.random() * (hi - lo + 1)));
+  }),
+  choice: fn('choice', (a) => {
+    const items = toArray(a[0]);
+    if (!items.length) raise('IndexError', 'Cannot choose from an empty sequence');
+    return items[Math.floor(Math.random() * items.length)];
+  }),
+  uniform: fn('uniform', (a) => {
+    const lo = toFloat(a[0]),
+      hi = toFloat(a[1]);
+    return lo + Math.random() * (hi - lo);
+  }),
+  shuffle: fn('shuffle', (a) => {
+    const l = a[0] as Value[];
+    for (let i = l.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [l[i], l[j]] = [l[j], l[i]];
+    }
+    return null;
+  }),
 });
 
 /** The modules defined in this file. */
-export const LOCAL_MODULES: { [name: string]: Value } = { operator, collections, statistics, random };
+export const LOCAL_MODULES: {[name: string]: Value} = {operator, collections, statistics, random};
 
 let registered: FormulaLibrary | null = null;
 
@@ -133,8 +183,8 @@ let registered: FormulaLibrary | null = null;
  */
 export function registerLibrary(lib: Partial<FormulaLibrary>): void {
   registered = {
-    functions: { ...(registered?.functions ?? {}), ...(lib.functions ?? {}) },
-    modules: { ...(registered?.modules ?? {}), ...(lib.modules ?? {}) },
+    functions: {...(registered?.functions ?? {}), ...(lib.functions ?? {})},
+    modules: {...(registered?.modules ?? {}), ...(lib.modules ?? {})},
     dateHooks: lib.dateHooks ?? registered?.dateHooks,
   };
 }
@@ -142,10 +192,13 @@ export function registerLibrary(lib: Partial<FormulaLibrary>): void {
 /** The function library's functions, modules and date classes, with the modules of this file. */
 export function defaultLibrary(): FormulaLibrary {
   return {
-    functions: { ...gristFunctions, ...(registered?.functions ?? {}) },
-    modules: { ...LOCAL_MODULES, ...libraryModules, ...(registered?.modules ?? {}) },
-    dateHooks: registered?.dateHooks ?? { date: (ts) => dateFromCell(ts), datetime: (ts, tz) => datetimeFromCell(ts, tz) },
+    functions: {...gristFunctions, ...(registered?.functions ?? {})},
+    modules: {...LOCAL_MODULES, ...libraryModules, ...(registered?.modules ?? {})},
+    dateHooks: registered?.dateHooks ?? {
+      date: (ts) => dateFromCell(ts),
+      datetime: (ts, tz) => datetimeFromCell(ts, tz),
+    },
   };
 }
 
-export { attributeError, compareOp };
+export {attributeError, compareOp};

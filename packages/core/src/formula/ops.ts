@@ -4,11 +4,28 @@
  * iteration, len, subscripts and slices, and the exception and type objects.
  */
 import {
-  Kwargs, NOT_IMPLEMENTED, PyCallable, PyDict, PyException, PyObject, PySet, PyTuple, Value,
-  attributeError, floatRepr, hashKey, pyEquals, raise, repr, str, toNumeric, truthy, typeName,
+  type Kwargs,
+  NOT_IMPLEMENTED,
+  PyCallable,
+  PyDict,
+  PyException,
+  type PyObject,
+  PySet,
+  PyTuple,
+  type Value,
+  attributeError,
+  floatRepr,
+  hashKey,
+  pyEquals,
+  raise,
+  repr,
+  str,
+  toNumeric,
+  truthy,
+  typeName,
 } from './values.js';
-import { currentBudget } from './budget.js';
-import { percentFormat } from './pyformat.js';
+import {currentBudget} from './budget.js';
+import {percentFormat} from './pyformat.js';
 
 // ---- exceptions -------------------------------------------------------------------------------
 
@@ -60,7 +77,11 @@ export function isSubclass(type: string, cls: string): boolean {
 
 /** A Python exception instance as a value (`except E as e`, `ValueError('x')`). */
 export class ExcObject implements PyObject {
-  constructor(readonly pyType: string, readonly args: Value[], readonly exc?: PyException) {}
+  constructor(
+    readonly pyType: string,
+    readonly args: Value[],
+    readonly exc?: PyException,
+  ) {}
   get message(): string {
     if (this.args.length === 0) return '';
     if (this.args.length === 1) return this.pyType === 'KeyError' ? repr(this.args[0]) : str(this.args[0]);
@@ -71,7 +92,9 @@ export class ExcObject implements PyObject {
     if (name === 'message') return this.message;
     return attributeError(this, name);
   }
-  str(): string { return this.message; }
+  str(): string {
+    return this.message;
+  }
   repr(): string {
     return `${this.pyType}(${this.args.map(repr).join(', ')})`;
   }
@@ -106,12 +129,18 @@ export class PyType implements PyObject {
   }
   getattr(name: string): Value {
     if (name === '__name__') return this.name;
-    if (Object.prototype.hasOwnProperty.call(this.attrs, name)) return this.attrs[name];
+    if (Object.hasOwn(this.attrs, name)) return this.attrs[name];
     return raise('AttributeError', `type object '${this.name}' has no attribute '${name}'`);
   }
-  repr(): string { return EXC_PARENT[this.name] !== undefined ? `<class '${this.name}'>` : `<class '${this.name}'>`; }
-  hashKey(): string { return `type:${this.name}`; }
-  eq(o: Value): boolean { return o instanceof PyType && o.name === this.name; }
+  repr(): string {
+    return EXC_PARENT[this.name] !== undefined ? `<class '${this.name}'>` : `<class '${this.name}'>`;
+  }
+  hashKey(): string {
+    return `type:${this.name}`;
+  }
+  eq(o: Value): boolean {
+    return o instanceof PyType && o.name === this.name;
+  }
 }
 
 export function excType(name: string): PyType {
@@ -128,12 +157,20 @@ export function excType(name: string): PyType {
 export class PyIterator implements PyObject {
   readonly pyType: string;
   private done = false;
-  constructor(private readonly it: Iterator<Value>, pyType = 'iterator') { this.pyType = pyType; }
-  next(): { value: Value; done: boolean } {
-    if (this.done) return { value: null, done: true };
+  constructor(
+    private readonly it: Iterator<Value>,
+    pyType = 'iterator',
+  ) {
+    this.pyType = pyType;
+  }
+  next(): {value: Value; done: boolean} {
+    if (this.done) return {value: null, done: true};
     const r = this.it.next();
-    if (r.done) { this.done = true; return { value: null, done: true }; }
-    return { value: r.value, done: false };
+    if (r.done) {
+      this.done = true;
+      return {value: null, done: true};
+    }
+    return {value: r.value, done: false};
   }
   *iter(): Iterable<Value> {
     for (;;) {
@@ -142,23 +179,31 @@ export class PyIterator implements PyObject {
       yield r.value;
     }
   }
-  repr(): string { return `<${this.pyType} object>`; }
+  repr(): string {
+    return `<${this.pyType} object>`;
+  }
 }
 
 /** `range(...)`. */
 export class PyRange implements PyObject {
   readonly pyType = 'range';
   readonly length: number;
-  constructor(readonly start: bigint, readonly stop: bigint, readonly step: bigint) {
+  constructor(
+    readonly start: bigint,
+    readonly stop: bigint,
+    readonly step: bigint,
+  ) {
     if (step === 0n) raise('ValueError', 'range() arg 3 must not be zero');
     const n = step > 0n ? (stop - start + step - 1n) / step : (start - stop - step - 1n) / -step;
     this.length = n > 0n ? Number(n) : 0;
   }
   *iter(): Iterable<Value> {
-    const { start, step } = this;
+    const {start, step} = this;
     for (let i = 0; i < this.length; i++) yield start + BigInt(i) * step;
   }
-  len(): number { return this.length; }
+  len(): number {
+    return this.length;
+  }
   getitem(key: Value): Value {
     if (key instanceof PySlice) {
       const [a, , c, n] = key.indices(this.length);
@@ -183,13 +228,21 @@ export class PyRange implements PyObject {
     return this.step === 1n ? `range(${this.start}, ${this.stop})` : `range(${this.start}, ${this.stop}, ${this.step})`;
   }
   eq(o: Value): boolean {
-    return o instanceof PyRange && o.length === this.length && (this.length === 0 || (o.start === this.start && (this.length === 1 || o.step === this.step)));
+    return (
+      o instanceof PyRange &&
+      o.length === this.length &&
+      (this.length === 0 || (o.start === this.start && (this.length === 1 || o.step === this.step)))
+    );
   }
 }
 
 export class PySlice implements PyObject {
   readonly pyType = 'slice';
-  constructor(readonly lo: Value, readonly hi: Value, readonly step: Value) {}
+  constructor(
+    readonly lo: Value,
+    readonly hi: Value,
+    readonly step: Value,
+  ) {}
   /** [start, stop, step, count] for a sequence of the given length (Python's slice.indices). */
   indices(len: number): [number, number, number, number] {
     const step = this.step === null ? 1 : indexOf(this.step, 'slice');
@@ -208,10 +261,13 @@ export class PySlice implements PyObject {
       start = clamp(this.lo, len - 1, -1, len - 1);
       stop = clamp(this.hi, -1, -1, len - 1);
     }
-    const count = step > 0 ? Math.max(0, Math.ceil((stop - start) / step)) : Math.max(0, Math.ceil((start - stop) / -step));
+    const count =
+      step > 0 ? Math.max(0, Math.ceil((stop - start) / step)) : Math.max(0, Math.ceil((start - stop) / -step));
     return [start, stop, step, count];
   }
-  repr(): string { return `slice(${repr(this.lo)}, ${repr(this.hi)}, ${repr(this.step)})`; }
+  repr(): string {
+    return `slice(${repr(this.lo)}, ${repr(this.hi)}, ${repr(this.step)})`;
+  }
 }
 
 function sliceSeq<T>(seq: readonly T[], s: PySlice): T[] {
@@ -292,19 +348,21 @@ function opError(op: string, a: Value, b: Value): never {
 function floorDivInt(a: bigint, b: bigint): bigint {
   if (b === 0n) raise('ZeroDivisionError', 'integer division or modulo by zero');
   const q = a / b;
-  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }
 
 function modInt(a: bigint, b: bigint): bigint {
   if (b === 0n) raise('ZeroDivisionError', 'integer modulo by zero');
   const r = a % b;
-  return r !== 0n && (r < 0n) !== (b < 0n) ? r + b : r;
+  return r !== 0n && r < 0n !== b < 0n ? r + b : r;
 }
 
 function modFloat(a: number, b: number): number {
   if (b === 0) raise('ZeroDivisionError', 'float modulo');
   let r = a % b;
-  if (r !== 0) { if ((r < 0) !== (b < 0)) r += b; } else r = b < 0 ? -0 : 0;
+  if (r !== 0) {
+    if (r < 0 !== b < 0) r += b;
+  } else r = b < 0 ? -0 : 0;
   return r;
 }
 
@@ -336,33 +394,51 @@ function powNum(a: bigint | number, b: bigint | number): Value {
   if (x === 0 && y < 0) raise('ZeroDivisionError', '0.0 cannot be raised to a negative power');
   if (x < 0 && !Number.isInteger(y)) raise('ValueError', 'complex results are not supported');
   const r = Math.pow(x, y);
-  if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y)) raise('OverflowError', "(34, 'Numerical result out of range')");
+  if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y))
+    raise('OverflowError', "(34, 'Numerical result out of range')");
   return r;
 }
 
 function numBinop(op: string, x: bigint | number, y: bigint | number, boolish: boolean): Value {
   if (typeof x === 'bigint' && typeof y === 'bigint') {
     switch (op) {
-      case '+': return x + y;
-      case '-': return x - y;
-      case '*': return x * y;
+      case '+':
+        return x + y;
+      case '-':
+        return x - y;
+      case '*':
+        return x * y;
       case '/': {
         if (y === 0n) raise('ZeroDivisionError', 'division by zero');
         const r = Number(x) / Number(y);
-        if (Number.isFinite(r) && (x > 9007199254740992n || x < -9007199254740992n || y > 9007199254740992n || y < -9007199254740992n)) {
+        if (
+          Number.isFinite(r) &&
+          (x > 9007199254740992n || x < -9007199254740992n || y > 9007199254740992n || y < -9007199254740992n)
+        ) {
           // Correctly rounded for big operands: scale exactly.
           return bigDiv(x, y);
         }
         return r;
       }
-      case '//': return floorDivInt(x, y);
-      case '%': return modInt(x, y);
-      case '**': return powNum(x, y);
-      case '<<': if (y < 0n) raise('ValueError', 'negative shift count'); if (y > 100000n) raise('MemoryError', ''); return x << y;
-      case '>>': if (y < 0n) raise('ValueError', 'negative shift count'); return x >> y;
-      case '&': return boolish ? Boolean(x & y) : x & y;
-      case '|': return boolish ? Boolean(x | y) : x | y;
-      case '^': return boolish ? Boolean(x ^ y) : x ^ y;
+      case '//':
+        return floorDivInt(x, y);
+      case '%':
+        return modInt(x, y);
+      case '**':
+        return powNum(x, y);
+      case '<<':
+        if (y < 0n) raise('ValueError', 'negative shift count');
+        if (y > 100000n) raise('MemoryError', '');
+        return x << y;
+      case '>>':
+        if (y < 0n) raise('ValueError', 'negative shift count');
+        return x >> y;
+      case '&':
+        return boolish ? Boolean(x & y) : x & y;
+      case '|':
+        return boolish ? Boolean(x | y) : x | y;
+      case '^':
+        return boolish ? Boolean(x ^ y) : x ^ y;
     }
     return NOT_IMPLEMENTED as unknown as Value;
   }
@@ -370,30 +446,48 @@ function numBinop(op: string, x: bigint | number, y: bigint | number, boolish: b
   const a = typeof x === 'bigint' ? intToFloat(x) : x;
   const b = typeof y === 'bigint' ? intToFloat(y) : y;
   switch (op) {
-    case '+': return a + b;
-    case '-': return a - b;
-    case '*': return a * b;
-    case '/': if (b === 0) raise('ZeroDivisionError', 'float division by zero'); return a / b;
-    case '//': return floorDivFloat(a, b);
-    case '%': return modFloat(a, b);
-    case '**': return powNum(a, b);
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    case '/':
+      if (b === 0) raise('ZeroDivisionError', 'float division by zero');
+      return a / b;
+    case '//':
+      return floorDivFloat(a, b);
+    case '%':
+      return modFloat(a, b);
+    case '**':
+      return powNum(a, b);
   }
   return NOT_IMPLEMENTED as unknown as Value;
 }
 
 function bigDiv(x: bigint, y: bigint): number {
-  const neg = (x < 0n) !== (y < 0n);
+  const neg = x < 0n !== y < 0n;
   let a = x < 0n ? -x : x;
   const b = y < 0n ? -y : y;
   // Scale to 64 significant bits of quotient, then convert.
   let shift = 0n;
-  while (a / b < (1n << 64n)) { a <<= 32n; shift += 32n; }
+  while (a / b < 1n << 64n) {
+    a <<= 32n;
+    shift += 32n;
+  }
   const q = Number(a / b) / Math.pow(2, Number(shift));
   return neg ? -q : q;
 }
 
 function seqRepeat<T>(seq: readonly T[], n: Value, what: string): T[] {
-  const k = typeof n === 'bigint' ? n : typeof n === 'boolean' ? (n ? 1n : 0n) : raise('TypeError', `can't multiply sequence by non-int of type '${typeName(n)}'`);
+  const k =
+    typeof n === 'bigint'
+      ? n
+      : typeof n === 'boolean'
+        ? n
+          ? 1n
+          : 0n
+        : raise('TypeError', `can't multiply sequence by non-int of type '${typeName(n)}'`);
   if (k <= 0n) return [];
   currentBudget.checkSize(seq.length * Number(k));
   const out: T[] = [];
@@ -403,7 +497,14 @@ function seqRepeat<T>(seq: readonly T[], n: Value, what: string): T[] {
 }
 
 function strRepeat(s: string, n: Value): string {
-  const k = typeof n === 'bigint' ? n : typeof n === 'boolean' ? (n ? 1n : 0n) : raise('TypeError', `can't multiply sequence by non-int of type '${typeName(n)}'`);
+  const k =
+    typeof n === 'bigint'
+      ? n
+      : typeof n === 'boolean'
+        ? n
+          ? 1n
+          : 0n
+        : raise('TypeError', `can't multiply sequence by non-int of type '${typeName(n)}'`);
   if (k <= 0n) return '';
   currentBudget.checkSize(s.length * Number(k));
   return s.repeat(Number(k));
@@ -411,16 +512,23 @@ function strRepeat(s: string, n: Value): string {
 
 /** Python's binary operators. */
 export function binop(op: string, a: Value, b: Value): Value {
-  const ta = typeof a, tb = typeof b;
+  const ta = typeof a,
+    tb = typeof b;
   // Fast paths.
   if (ta === 'number' && tb === 'number') {
     switch (op) {
-      case '+': return (a as number) + (b as number);
-      case '-': return (a as number) - (b as number);
-      case '*': return (a as number) * (b as number);
+      case '+':
+        return (a as number) + (b as number);
+      case '-':
+        return (a as number) - (b as number);
+      case '*':
+        return (a as number) * (b as number);
     }
   }
-  if ((ta === 'bigint' || ta === 'number' || ta === 'boolean') && (tb === 'bigint' || tb === 'number' || tb === 'boolean')) {
+  if (
+    (ta === 'bigint' || ta === 'number' || ta === 'boolean') &&
+    (tb === 'bigint' || tb === 'number' || tb === 'boolean')
+  ) {
     const r = numBinop(op, toNumeric(a), toNumeric(b), ta === 'boolean' && tb === 'boolean');
     if ((r as unknown) !== NOT_IMPLEMENTED) return r;
     return opError(op, a, b);
@@ -442,7 +550,10 @@ export function binop(op: string, a: Value, b: Value): Value {
   if (tb === 'string' && op === '*' && (ta === 'bigint' || ta === 'boolean')) return strRepeat(b as string, a);
   if (Array.isArray(a)) {
     if (op === '+') {
-      if (Array.isArray(b)) { currentBudget.checkSize(a.length + b.length); return a.concat(b); }
+      if (Array.isArray(b)) {
+        currentBudget.checkSize(a.length + b.length);
+        return a.concat(b);
+      }
       return raise('TypeError', `can only concatenate list (not "${typeName(b)}") to list`);
     }
     if (op === '*') return seqRepeat(a, b, 'list');
@@ -455,14 +566,25 @@ export function binop(op: string, a: Value, b: Value): Value {
     }
     if (op === '*') return new PyTuple(seqRepeat(a.items, b, 'tuple'));
   }
-  if (b instanceof PyTuple && op === '*' && (ta === 'bigint' || ta === 'boolean')) return new PyTuple(seqRepeat(b.items, a, 'tuple'));
+  if (b instanceof PyTuple && op === '*' && (ta === 'bigint' || ta === 'boolean'))
+    return new PyTuple(seqRepeat(b.items, a, 'tuple'));
   if (a instanceof PySet && b instanceof PySet) {
     const frozen = a.pyType === 'frozenset';
     switch (op) {
-      case '|': return new PySet([...a.values(), ...b.values()], frozen);
-      case '&': return new PySet(a.values().filter((v) => b.has(v)), frozen);
-      case '-': return new PySet(a.values().filter((v) => !b.has(v)), frozen);
-      case '^': return new PySet([...a.values().filter((v) => !b.has(v)), ...b.values().filter((v) => !a.has(v))], frozen);
+      case '|':
+        return new PySet([...a.values(), ...b.values()], frozen);
+      case '&':
+        return new PySet(
+          a.values().filter((v) => b.has(v)),
+          frozen,
+        );
+      case '-':
+        return new PySet(
+          a.values().filter((v) => !b.has(v)),
+          frozen,
+        );
+      case '^':
+        return new PySet([...a.values().filter((v) => !b.has(v)), ...b.values().filter((v) => !a.has(v))], frozen);
     }
   }
   if (a instanceof PyDict && b instanceof PyDict && op === '|') {
@@ -511,17 +633,30 @@ export function unaryop(op: string, v: Value): Value {
 
 /** Python's ordering: negative/0/positive, or TypeError for unorderable pairs. */
 export function pyCompare(a: Value, b: Value, op = '<'): number {
-  const ta = typeof a, tb = typeof b;
-  if (ta === 'number' && tb === 'number') return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : (a === b ? 0 : NaN);
-  if ((ta === 'bigint' || ta === 'number' || ta === 'boolean') && (tb === 'bigint' || tb === 'number' || tb === 'boolean')) {
-    const x = toNumeric(a), y = toNumeric(b);
+  const ta = typeof a,
+    tb = typeof b;
+  if (ta === 'number' && tb === 'number')
+    return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : a === b ? 0 : NaN;
+  if (
+    (ta === 'bigint' || ta === 'number' || ta === 'boolean') &&
+    (tb === 'bigint' || tb === 'number' || tb === 'boolean')
+  ) {
+    const x = toNumeric(a),
+      y = toNumeric(b);
     if (typeof x === 'bigint' && typeof y === 'bigint') return x < y ? -1 : x > y ? 1 : 0;
     if (typeof x === 'number' && Number.isNaN(x)) return NaN;
     if (typeof y === 'number' && Number.isNaN(y)) return NaN;
     // int vs float: exact when the float is integral and finite.
-    if (typeof x === 'bigint' && Number.isInteger(y)) { const yy = BigInt(y); return x < yy ? -1 : x > yy ? 1 : 0; }
-    if (typeof y === 'bigint' && Number.isInteger(x)) { const xx = BigInt(x); return xx < y ? -1 : xx > y ? 1 : 0; }
-    const fx = Number(x), fy = Number(y);
+    if (typeof x === 'bigint' && Number.isInteger(y)) {
+      const yy = BigInt(y);
+      return x < yy ? -1 : x > yy ? 1 : 0;
+    }
+    if (typeof y === 'bigint' && Number.isInteger(x)) {
+      const xx = BigInt(x);
+      return xx < y ? -1 : xx > y ? 1 : 0;
+    }
+    const fx = Number(x),
+      fy = Number(y);
     return fx < fy ? -1 : fx > fy ? 1 : 0;
   }
   if (ta === 'string' && tb === 'string') return a === b ? 0 : (a as string) < (b as string) ? -1 : 1;
@@ -537,7 +672,7 @@ export function pyCompare(a: Value, b: Value, op = '<'): number {
   }
   if (a !== null && typeof a === 'object' && !Array.isArray(a) && (a as PyObject).compare) {
     const r = (a as PyObject).compare!(b);
-    if (r !== undefined && !Number.isNaN(r as number) || (a as PyObject).pyType === typeName(b)) return r;
+    if ((r !== undefined && !Number.isNaN(r as number)) || (a as PyObject).pyType === typeName(b)) return r;
   }
   if (b !== null && typeof b === 'object' && !Array.isArray(b) && (b as PyObject).compare) {
     const r = (b as PyObject).compare!(a);
@@ -556,16 +691,26 @@ function seqCompare(a: readonly Value[], b: readonly Value[], op: string): numbe
 
 export function compareOp(op: string, a: Value, b: Value): boolean {
   switch (op) {
-    case '==': return pyEquals(a, b);
-    case '!=': return !pyEquals(a, b);
-    case '<': return pyCompare(a, b, op) < 0;
-    case '<=': return pyCompare(a, b, op) <= 0;
-    case '>': return pyCompare(a, b, op) > 0;
-    case '>=': return pyCompare(a, b, op) >= 0;
-    case 'in': return contains(b, a);
-    case 'not in': return !contains(b, a);
-    case 'is': return isSame(a, b);
-    case 'is not': return !isSame(a, b);
+    case '==':
+      return pyEquals(a, b);
+    case '!=':
+      return !pyEquals(a, b);
+    case '<':
+      return pyCompare(a, b, op) < 0;
+    case '<=':
+      return pyCompare(a, b, op) <= 0;
+    case '>':
+      return pyCompare(a, b, op) > 0;
+    case '>=':
+      return pyCompare(a, b, op) >= 0;
+    case 'in':
+      return contains(b, a);
+    case 'not in':
+      return !contains(b, a);
+    case 'is':
+      return isSame(a, b);
+    case 'is not':
+      return !isSame(a, b);
   }
   return raise('SyntaxError', `unknown comparison ${op}`);
 }
@@ -579,7 +724,8 @@ function isSame(a: Value, b: Value): boolean {
 
 export function contains(container: Value, item: Value): boolean {
   if (typeof container === 'string') {
-    if (typeof item !== 'string') return raise('TypeError', `'in <string>' requires string as left operand, not ${typeName(item)}`);
+    if (typeof item !== 'string')
+      return raise('TypeError', `'in <string>' requires string as left operand, not ${typeName(item)}`);
     return container.includes(item);
   }
   if (Array.isArray(container)) return container.some((x) => pyEquals(x, item));
@@ -588,7 +734,7 @@ export function contains(container: Value, item: Value): boolean {
   if (container instanceof PySet) return container.has(item);
   if (container instanceof PyRange) return container.contains(item);
   if (container !== null && typeof container === 'object') {
-    const o = container as PyObject & { contains?(v: Value): boolean };
+    const o = container as PyObject & {contains?(v: Value): boolean};
     if (o.contains) return o.contains(item);
     if (o.iter) {
       for (const x of o.iter()) if (pyEquals(x, item)) return true;
@@ -634,7 +780,7 @@ export function getitem(obj: Value, key: Value): Value {
   if (obj instanceof PyDict) {
     const v = obj.get(key);
     if (v === undefined) {
-      const dflt = (obj as PyDict & { missing?: (k: Value) => Value }).missing;
+      const dflt = (obj as PyDict & {missing?: (k: Value) => Value}).missing;
       if (dflt) return dflt(key);
       throw new PyException('KeyError', repr(key));
     }
@@ -658,7 +804,8 @@ export function setitem(obj: Value, key: Value, value: Value): void {
         return;
       }
       const [, , , count] = key.indices(obj.length);
-      if (vals.length !== count) raise('ValueError', `attempt to assign sequence of size ${vals.length} to extended slice of size ${count}`);
+      if (vals.length !== count)
+        raise('ValueError', `attempt to assign sequence of size ${vals.length} to extended slice of size ${count}`);
       for (let i = 0, j = start; i < count; i++, j += step) obj[j] = vals[i];
       return;
     }
@@ -673,8 +820,11 @@ export function setitem(obj: Value, key: Value, value: Value): void {
     obj.set(key, value);
     return;
   }
-  const o = obj as PyObject & { setitem?(k: Value, v: Value): void };
-  if (o !== null && typeof o === 'object' && o.setitem) { o.setitem(key, value); return; }
+  const o = obj as PyObject & {setitem?(k: Value, v: Value): void};
+  if (o !== null && typeof o === 'object' && o.setitem) {
+    o.setitem(key, value);
+    return;
+  }
   raise('TypeError', `'${typeName(obj)}' object does not support item assignment`);
 }
 
@@ -719,4 +869,4 @@ export function method(name: string, impl: (args: Value[], kwargs: Kwargs | null
   return new PyCallable(name, impl);
 }
 
-export { truthy, floatRepr };
+export {truthy, floatRepr};

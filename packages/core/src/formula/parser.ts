@@ -3,63 +3,117 @@
  * follows Python's grammar (lambda < if-else < or < and < not < comparisons < | < ^ < & < shifts
  * < +,- < *,/,//,%,@ < unary < ** < primaries).
  */
-import { Token, tokenize, syntaxError, decodeEscapes } from './lexer.js';
-import { PyException, Value } from './values.js';
+import {type Token, tokenize, syntaxError, decodeEscapes} from './lexer.js';
+import type {PyException, Value} from './values.js';
 
 export type Expr =
-  | { k: 'const'; value: Value; pos: number; end: number }
-  | { k: 'name'; id: string; pos: number; end: number; dollar?: boolean }
-  | { k: 'attr'; obj: Expr; name: string; pos: number; end: number; dollar?: boolean }
-  | { k: 'sub'; obj: Expr; index: Expr }
-  | { k: 'slice'; lo: Expr | null; hi: Expr | null; step: Expr | null }
-  | { k: 'call'; fn: Expr; args: Arg[] }
-  | { k: 'bin'; op: string; l: Expr; r: Expr }
-  | { k: 'unary'; op: string; v: Expr }
-  | { k: 'not'; v: Expr }
-  | { k: 'and' | 'or'; vals: Expr[] }
-  | { k: 'cmp'; ops: string[]; vals: Expr[] }
-  | { k: 'ifexp'; test: Expr; body: Expr; orelse: Expr }
-  | { k: 'lambda'; params: Param[]; body: Expr }
-  | { k: 'list' | 'tuple' | 'set'; elts: Expr[] }
-  | { k: 'dict'; keys: Array<Expr | null>; values: Expr[] }
-  | { k: 'listcomp' | 'setcomp' | 'genexp'; elt: Expr; gens: Gen[] }
-  | { k: 'dictcomp'; key: Expr; value: Expr; gens: Gen[] }
-  | { k: 'star'; v: Expr }
-  | { k: 'walrus'; target: string; value: Expr }
-  | { k: 'fstr'; parts: FPart[]; pos: number; end: number };
+  | {k: 'const'; value: Value; pos: number; end: number}
+  | {k: 'name'; id: string; pos: number; end: number; dollar?: boolean}
+  | {k: 'attr'; obj: Expr; name: string; pos: number; end: number; dollar?: boolean}
+  | {k: 'sub'; obj: Expr; index: Expr}
+  | {k: 'slice'; lo: Expr | null; hi: Expr | null; step: Expr | null}
+  | {k: 'call'; fn: Expr; args: Arg[]}
+  | {k: 'bin'; op: string; l: Expr; r: Expr}
+  | {k: 'unary'; op: string; v: Expr}
+  | {k: 'not'; v: Expr}
+  | {k: 'and' | 'or'; vals: Expr[]}
+  | {k: 'cmp'; ops: string[]; vals: Expr[]}
+  | {k: 'ifexp'; test: Expr; body: Expr; orelse: Expr}
+  | {k: 'lambda'; params: Param[]; body: Expr}
+  | {k: 'list' | 'tuple' | 'set'; elts: Expr[]}
+  | {k: 'dict'; keys: Array<Expr | null>; values: Expr[]}
+  | {k: 'listcomp' | 'setcomp' | 'genexp'; elt: Expr; gens: Gen[]}
+  | {k: 'dictcomp'; key: Expr; value: Expr; gens: Gen[]}
+  | {k: 'star'; v: Expr}
+  | {k: 'walrus'; target: string; value: Expr}
+  | {k: 'fstr'; parts: FPart[]; pos: number; end: number};
 
-export type FPart = string | { expr: Expr; conv: string | null; spec: Expr | null };
-export interface Arg { kind: 'pos' | 'star' | 'kw' | 'dstar'; name?: string; value: Expr; pos?: number; end?: number }
-export interface Param { name: string; kind: 'normal' | 'star' | 'dstar' | 'kwonly'; def?: Expr }
-export interface Gen { target: Expr; iter: Expr; ifs: Expr[] }
-export interface Handler { type: Expr | null; name: string | null; body: Stmt[] }
+export type FPart = string | {expr: Expr; conv: string | null; spec: Expr | null};
+export interface Arg {
+  kind: 'pos' | 'star' | 'kw' | 'dstar';
+  name?: string;
+  value: Expr;
+  pos?: number;
+  end?: number;
+}
+export interface Param {
+  name: string;
+  kind: 'normal' | 'star' | 'dstar' | 'kwonly';
+  def?: Expr;
+}
+export interface Gen {
+  target: Expr;
+  iter: Expr;
+  ifs: Expr[];
+}
+export interface Handler {
+  type: Expr | null;
+  name: string | null;
+  body: Stmt[];
+}
 
-export type Stmt = { line: number } & (
-  | { k: 'expr'; v: Expr }
-  | { k: 'assign'; targets: Expr[]; value: Expr }
-  | { k: 'augassign'; target: Expr; op: string; value: Expr }
-  | { k: 'annassign'; target: Expr; value: Expr | null }
-  | { k: 'if'; test: Expr; body: Stmt[]; orelse: Stmt[] }
-  | { k: 'for'; target: Expr; iter: Expr; body: Stmt[]; orelse: Stmt[] }
-  | { k: 'while'; test: Expr; body: Stmt[]; orelse: Stmt[] }
-  | { k: 'break' } | { k: 'continue' } | { k: 'pass' }
-  | { k: 'return'; v: Expr | null }
-  | { k: 'def'; name: string; params: Param[]; body: Stmt[]; decorators: Expr[] }
-  | { k: 'try'; body: Stmt[]; handlers: Handler[]; orelse: Stmt[]; final: Stmt[] }
-  | { k: 'raise'; exc: Expr | null; cause: Expr | null }
-  | { k: 'assert'; test: Expr; msg: Expr | null }
-  | { k: 'del'; targets: Expr[] }
-  | { k: 'global' | 'nonlocal'; names: string[] }
-  | { k: 'import'; names: Array<[string, string | null]> }
-  | { k: 'from'; module: string; names: Array<[string, string | null]> }
-  | { k: 'unsupported'; what: string }
+export type Stmt = {line: number} & (
+  | {k: 'expr'; v: Expr}
+  | {k: 'assign'; targets: Expr[]; value: Expr}
+  | {k: 'augassign'; target: Expr; op: string; value: Expr}
+  | {k: 'annassign'; target: Expr; value: Expr | null}
+  | {k: 'if'; test: Expr; body: Stmt[]; orelse: Stmt[]}
+  | {k: 'for'; target: Expr; iter: Expr; body: Stmt[]; orelse: Stmt[]}
+  | {k: 'while'; test: Expr; body: Stmt[]; orelse: Stmt[]}
+  | {k: 'break'}
+  | {k: 'continue'}
+  | {k: 'pass'}
+  | {k: 'return'; v: Expr | null}
+  | {k: 'def'; name: string; params: Param[]; body: Stmt[]; decorators: Expr[]}
+  | {k: 'try'; body: Stmt[]; handlers: Handler[]; orelse: Stmt[]; final: Stmt[]}
+  | {k: 'raise'; exc: Expr | null; cause: Expr | null}
+  | {k: 'assert'; test: Expr; msg: Expr | null}
+  | {k: 'del'; targets: Expr[]}
+  | {k: 'global' | 'nonlocal'; names: string[]}
+  | {k: 'import'; names: Array<[string, string | null]>}
+  | {k: 'from'; module: string; names: Array<[string, string | null]>}
+  | {k: 'unsupported'; what: string}
 );
 
 const COMPARE_OPS = new Set(['<', '>', '==', '>=', '<=', '!=', '<>', 'in', 'is']);
 const AUG_OPS = new Set(['+=', '-=', '*=', '/=', '//=', '%=', '**=', '&=', '|=', '^=', '<<=', '>>=']);
-const KEYWORDS = new Set(['False', 'None', 'True', 'and', 'as', 'assert', 'async', 'await', 'break', 'class',
-  'continue', 'def', 'del', 'elif', 'else', 'except', 'finally', 'for', 'from', 'global', 'if', 'import',
-  'in', 'is', 'lambda', 'nonlocal', 'not', 'or', 'pass', 'raise', 'return', 'try', 'while', 'with', 'yield']);
+const KEYWORDS = new Set([
+  'False',
+  'None',
+  'True',
+  'and',
+  'as',
+  'assert',
+  'async',
+  'await',
+  'break',
+  'class',
+  'continue',
+  'def',
+  'del',
+  'elif',
+  'else',
+  'except',
+  'finally',
+  'for',
+  'from',
+  'global',
+  'if',
+  'import',
+  'in',
+  'is',
+  'lambda',
+  'nonlocal',
+  'not',
+  'or',
+  'pass',
+  'raise',
+  'return',
+  'try',
+  'while',
+  'with',
+  'yield',
+]);
 
 export function parseModule(src: string): Stmt[] {
   return new Parser(tokenize(src), src).module();
@@ -75,32 +129,56 @@ export function parseExpression(src: string): Expr {
 
 export class Parser {
   private i = 0;
-  constructor(private readonly toks: Token[], private readonly src: string) {}
+  constructor(
+    private readonly toks: Token[],
+    _src: string,
+  ) {}
 
-  private get t(): Token { return this.toks[this.i] as Token; }
-  private kind(): Token['kind'] { return this.toks[this.i].kind; }
-  private peek(o = 1): Token { return this.toks[Math.min(this.i + o, this.toks.length - 1)]; }
-  private isOp(v: string): boolean { return this.t.kind === 'op' && this.t.value === v; }
-  private isKw(v: string): boolean { return this.t.kind === 'name' && this.t.value === v; }
+  private get t(): Token {
+    return this.toks[this.i] as Token;
+  }
+  private kind(): Token['kind'] {
+    return this.toks[this.i].kind;
+  }
+  private peek(o = 1): Token {
+    return this.toks[Math.min(this.i + o, this.toks.length - 1)];
+  }
+  private isOp(v: string): boolean {
+    return this.t.kind === 'op' && this.t.value === v;
+  }
+  private isKw(v: string): boolean {
+    return this.t.kind === 'name' && this.t.value === v;
+  }
   private err(msg = 'invalid syntax', tok = this.t): PyException {
     return syntaxError(msg, tok.line, tok.col);
   }
   private eatOp(v: string): boolean {
-    if (this.isOp(v)) { this.i++; return true; }
+    if (this.isOp(v)) {
+      this.i++;
+      return true;
+    }
     return false;
   }
   private eatKw(v: string): boolean {
-    if (this.isKw(v)) { this.i++; return true; }
+    if (this.isKw(v)) {
+      this.i++;
+      return true;
+    }
     return false;
   }
   private expectOp(v: string): Token {
     if (!this.isOp(v)) {
-      if (this.t.kind === 'eof' || this.t.kind === 'newline') throw this.err(v === ')' || v === ']' || v === '}' ? `'${this.openerFor(v)}' was never closed` : 'invalid syntax');
+      if (this.t.kind === 'eof' || this.t.kind === 'newline')
+        throw this.err(
+          v === ')' || v === ']' || v === '}' ? `'${this.openerFor(v)}' was never closed` : 'invalid syntax',
+        );
       throw this.err();
     }
     return this.toks[this.i++];
   }
-  private openerFor(v: string): string { return v === ')' ? '(' : v === ']' ? '[' : '{'; }
+  private openerFor(v: string): string {
+    return v === ')' ? '(' : v === ']' ? '[' : '{';
+  }
   private expectKw(v: string): void {
     if (!this.eatKw(v)) throw this.err();
   }
@@ -112,7 +190,9 @@ export class Parser {
     if (this.t.kind !== 'name' || KEYWORDS.has(this.t.value)) throw this.err();
     return this.toks[this.i++];
   }
-  skipNewlines(): void { while (this.t.kind === 'newline') this.i++; }
+  skipNewlines(): void {
+    while (this.t.kind === 'newline') this.i++;
+  }
 
   module(): Stmt[] {
     const out: Stmt[] = [];
@@ -152,7 +232,7 @@ export class Parser {
         this.skipNewlines();
       }
       if (!this.isKw('def')) throw this.err();
-      const d = this.statement()[0] as Extract<Stmt, { k: 'def' }>;
+      const d = this.statement()[0] as Extract<Stmt, {k: 'def'}>;
       d.decorators = decorators;
       return [d];
     }
@@ -167,7 +247,7 @@ export class Parser {
           const test = this.namedTest();
           const body = this.block();
           const orelse = this.elseBlock();
-          return [{ k: 'while', test, body, orelse, line }];
+          return [{k: 'while', test, body, orelse, line}];
         }
         case 'for': {
           this.i++;
@@ -176,7 +256,7 @@ export class Parser {
           const iter = this.testlist();
           const body = this.block();
           const orelse = this.elseBlock();
-          return [{ k: 'for', target, iter, body, orelse, line }];
+          return [{k: 'for', target, iter, body, orelse, line}];
         }
         case 'def': {
           this.i++;
@@ -186,7 +266,7 @@ export class Parser {
           this.expectOp(')');
           if (this.eatOp('->')) this.test();
           const body = this.block();
-          return [{ k: 'def', name, params, body, decorators: [], line }];
+          return [{k: 'def', name, params, body, decorators: [], line}];
         }
         case 'try': {
           this.i++;
@@ -205,7 +285,7 @@ export class Parser {
               }
               if (this.eatKw('as')) name = this.identifier().value;
             }
-            handlers.push({ type, name, body: this.block() });
+            handlers.push({type, name, body: this.block()});
             this.skipNewlines();
           }
           const orelse = handlers.length ? this.elseBlock() : [];
@@ -213,15 +293,17 @@ export class Parser {
           let final: Stmt[] = [];
           if (this.eatKw('finally')) final = this.block();
           if (!handlers.length && !final.length) throw this.err("expected 'except' or 'finally' block");
-          return [{ k: 'try', body, handlers, orelse, final, line }];
+          return [{k: 'try', body, handlers, orelse, final, line}];
         }
-        case 'with': case 'class': case 'async': {
+        case 'with':
+        case 'class':
+        case 'async': {
           const what = this.t.value;
           // Skip the whole compound statement: it compiles to an error naming the construct.
           this.i++;
           while (!this.isOp(':') && this.kind() !== 'eof') this.i++;
           this.block();
-          return [{ k: 'unsupported', what: `${what} statement`, line }];
+          return [{k: 'unsupported', what: `${what} statement`, line}];
         }
       }
     }
@@ -246,7 +328,7 @@ export class Parser {
     } else if (this.eatKw('else')) {
       orelse = this.block();
     }
-    return { k: 'if', test, body, orelse, line };
+    return {k: 'if', test, body, orelse, line};
   }
 
   private simpleStatements(): Stmt[] {
@@ -263,39 +345,49 @@ export class Parser {
     const line = this.t.line;
     if (this.t.kind === 'name') {
       switch (this.t.value) {
-        case 'pass': this.i++; return { k: 'pass', line };
-        case 'break': this.i++; return { k: 'break', line };
-        case 'continue': this.i++; return { k: 'continue', line };
+        case 'pass':
+          this.i++;
+          return {k: 'pass', line};
+        case 'break':
+          this.i++;
+          return {k: 'break', line};
+        case 'continue':
+          this.i++;
+          return {k: 'continue', line};
         case 'return': {
           this.i++;
           const v = this.atStmtEnd() ? null : this.testlistStar();
-          return { k: 'return', v, line };
+          return {k: 'return', v, line};
         }
         case 'raise': {
           this.i++;
-          if (this.atStmtEnd()) return { k: 'raise', exc: null, cause: null, line };
+          if (this.atStmtEnd()) return {k: 'raise', exc: null, cause: null, line};
           const exc = this.test();
           const cause = this.eatKw('from') ? this.test() : null;
-          return { k: 'raise', exc, cause, line };
+          return {k: 'raise', exc, cause, line};
         }
         case 'assert': {
           this.i++;
           const test = this.test();
           const msg = this.eatOp(',') ? this.test() : null;
-          return { k: 'assert', test, msg, line };
+          return {k: 'assert', test, msg, line};
         }
         case 'del': {
           this.i++;
           const targets = [this.expr()];
-          while (this.eatOp(',')) { if (this.atStmtEnd()) break; targets.push(this.expr()); }
-          return { k: 'del', targets, line };
+          while (this.eatOp(',')) {
+            if (this.atStmtEnd()) break;
+            targets.push(this.expr());
+          }
+          return {k: 'del', targets, line};
         }
-        case 'global': case 'nonlocal': {
+        case 'global':
+        case 'nonlocal': {
           const k = this.t.value as 'global' | 'nonlocal';
           this.i++;
           const names = [this.identifier().value];
           while (this.eatOp(',')) names.push(this.identifier().value);
-          return { k, names, line };
+          return {k, names, line};
         }
         case 'import': {
           this.i++;
@@ -304,12 +396,15 @@ export class Parser {
             const mod = this.dottedName();
             names.push([mod, this.eatKw('as') ? this.identifier().value : null]);
           } while (this.eatOp(','));
-          return { k: 'import', names, line };
+          return {k: 'import', names, line};
         }
         case 'from': {
           this.i++;
           let dots = '';
-          while (this.isOp('.') || this.isOp('...')) { dots += this.t.value; this.i++; }
+          while (this.isOp('.') || this.isOp('...')) {
+            dots += this.t.value;
+            this.i++;
+          }
           const module = dots + (this.isKw('import') ? '' : this.dottedName());
           this.expectKw('import');
           const names: Array<[string, string | null]> = [];
@@ -323,9 +418,10 @@ export class Parser {
             } while (this.eatOp(','));
           }
           if (paren) this.expectOp(')');
-          return { k: 'from', module, names, line };
+          return {k: 'from', module, names, line};
         }
-        case 'yield': case 'await':
+        case 'yield':
+        case 'await':
           throw this.err(`'${this.t.value}' outside function`);
       }
     }
@@ -339,30 +435,39 @@ export class Parser {
       }
       targets.pop();
       for (const t of targets) this.checkTarget(t);
-      return { k: 'assign', targets, value, line };
+      return {k: 'assign', targets, value, line};
     }
     if (this.t.kind === 'op' && AUG_OPS.has(this.t.value)) {
       const op = this.t.value.slice(0, -1);
       this.i++;
-      if (first.k !== 'name' && first.k !== 'attr' && first.k !== 'sub') throw this.err("'expression' is an illegal expression for augmented assignment");
+      if (first.k !== 'name' && first.k !== 'attr' && first.k !== 'sub')
+        throw this.err("'expression' is an illegal expression for augmented assignment");
       const value = this.testlistStar();
-      return { k: 'augassign', target: first, op, value, line };
+      return {k: 'augassign', target: first, op, value, line};
     }
     if (this.isOp(':')) {
       this.i++;
       this.test();
       const value = this.eatOp('=') ? this.testlistStar() : null;
       this.checkTarget(first);
-      return { k: 'annassign', target: first, value, line };
+      return {k: 'annassign', target: first, value, line};
     }
-    return { k: 'expr', v: first, line };
+    return {k: 'expr', v: first, line};
   }
 
   private checkTarget(t: Expr): void {
     switch (t.k) {
-      case 'name': case 'attr': case 'sub': return;
-      case 'tuple': case 'list': t.elts.forEach((e) => this.checkTarget(e)); return;
-      case 'star': this.checkTarget(t.v); return;
+      case 'name':
+      case 'attr':
+      case 'sub':
+        return;
+      case 'tuple':
+      case 'list':
+        t.elts.forEach((e) => this.checkTarget(e));
+        return;
+      case 'star':
+        this.checkTarget(t.v);
+        return;
     }
     const what = t.k === 'call' ? 'function call' : t.k === 'const' ? 'literal' : 'expression';
     throw this.err(`cannot assign to ${what}`);
@@ -383,10 +488,10 @@ export class Parser {
     let kwonly = false;
     while (!this.isOp(close)) {
       if (this.eatOp('**')) {
-        out.push({ name: this.identifier().value, kind: 'dstar' });
+        out.push({name: this.identifier().value, kind: 'dstar'});
       } else if (this.eatOp('*')) {
         if (this.isOp(',') || this.isOp(close)) kwonly = true;
-        else out.push({ name: this.identifier().value, kind: 'star' });
+        else out.push({name: this.identifier().value, kind: 'star'});
         kwonly = true;
       } else if (this.eatOp('/')) {
         // positional-only marker: ignored
@@ -394,7 +499,7 @@ export class Parser {
         const name = this.identifier().value;
         if (close === ')' && this.eatOp(':')) this.test();
         const def = this.eatOp('=') ? this.test() : undefined;
-        out.push({ name, kind: kwonly ? 'kwonly' : 'normal', def });
+        out.push({name, kind: kwonly ? 'kwonly' : 'normal', def});
       }
       if (!this.eatOp(',')) break;
     }
@@ -412,11 +517,11 @@ export class Parser {
       if (this.atExprEnd()) break;
       elts.push(this.test());
     }
-    return { k: 'tuple', elts };
+    return {k: 'tuple', elts};
   }
 
   private testlistStar(): Expr {
-    const one = () => (this.isOp('*') ? (this.i++, { k: 'star', v: this.expr() } as Expr) : this.test());
+    const one = () => (this.isOp('*') ? (this.i++, {k: 'star', v: this.expr()} as Expr) : this.test());
     const first = one();
     if (!this.isOp(',')) return first;
     const elts = [first];
@@ -424,19 +529,22 @@ export class Parser {
       if (this.atExprEnd()) break;
       elts.push(one());
     }
-    return { k: 'tuple', elts };
+    return {k: 'tuple', elts};
   }
 
   private targetList(): Expr {
-    const one = () => (this.isOp('*') ? (this.i++, { k: 'star', v: this.expr() } as Expr) : this.expr());
+    const one = () => (this.isOp('*') ? (this.i++, {k: 'star', v: this.expr()} as Expr) : this.expr());
     const first = one();
-    if (!this.isOp(',')) { this.checkTarget(first); return first; }
+    if (!this.isOp(',')) {
+      this.checkTarget(first);
+      return first;
+    }
     const elts = [first];
     while (this.eatOp(',')) {
       if (this.isKw('in') || this.atExprEnd()) break;
       elts.push(one());
     }
-    const t: Expr = { k: 'tuple', elts };
+    const t: Expr = {k: 'tuple', elts};
     this.checkTarget(t);
     return t;
   }
@@ -444,14 +552,16 @@ export class Parser {
   private atExprEnd(): boolean {
     const t = this.t;
     if (t.kind === 'newline' || t.kind === 'eof' || t.kind === 'dedent') return true;
-    return t.kind === 'op' && [')', ']', '}', '=', ':', ';'].includes(t.value) || (t.kind === 'op' && AUG_OPS.has(t.value));
+    return (
+      (t.kind === 'op' && [')', ']', '}', '=', ':', ';'].includes(t.value)) || (t.kind === 'op' && AUG_OPS.has(t.value))
+    );
   }
 
   private namedTest(): Expr {
     if (this.t.kind === 'name' && this.peek().kind === 'op' && this.peek().value === ':=') {
       const target = this.identifier().value;
       this.i++;
-      return { k: 'walrus', target, value: this.test() };
+      return {k: 'walrus', target, value: this.test()};
     }
     return this.test();
   }
@@ -461,7 +571,7 @@ export class Parser {
       this.i++;
       const params = this.params(':');
       this.expectOp(':');
-      return { k: 'lambda', params, body: this.test() };
+      return {k: 'lambda', params, body: this.test()};
     }
     const e = this.orTest();
     if (this.isKw('if')) {
@@ -470,7 +580,7 @@ export class Parser {
       if (!this.isKw('else')) throw this.err("expected 'else' after 'if' expression");
       this.i++;
       const orelse = this.test();
-      return { k: 'ifexp', test, body: e, orelse };
+      return {k: 'ifexp', test, body: e, orelse};
     }
     return e;
   }
@@ -485,7 +595,7 @@ export class Parser {
     if (!this.isKw('or')) return first;
     const vals = [first];
     while (this.eatKw('or')) vals.push(this.andTest());
-    return { k: 'or', vals };
+    return {k: 'or', vals};
   }
 
   private andTest(): Expr {
@@ -493,20 +603,29 @@ export class Parser {
     if (!this.isKw('and')) return first;
     const vals = [first];
     while (this.eatKw('and')) vals.push(this.notTest());
-    return { k: 'and', vals };
+    return {k: 'and', vals};
   }
 
   private notTest(): Expr {
-    if (this.eatKw('not')) return { k: 'not', v: this.notTest() };
+    if (this.eatKw('not')) return {k: 'not', v: this.notTest()};
     return this.comparison();
   }
 
   private compOp(): string | null {
     const t = this.t;
-    if (t.kind === 'op' && COMPARE_OPS.has(t.value)) { this.i++; return t.value === '<>' ? '!=' : t.value; }
+    if (t.kind === 'op' && COMPARE_OPS.has(t.value)) {
+      this.i++;
+      return t.value === '<>' ? '!=' : t.value;
+    }
     if (t.kind === 'name') {
-      if (t.value === 'in') { this.i++; return 'in'; }
-      if (t.value === 'not' && this.peek().kind === 'name' && this.peek().value === 'in') { this.i += 2; return 'not in'; }
+      if (t.value === 'in') {
+        this.i++;
+        return 'in';
+      }
+      if (t.value === 'not' && this.peek().kind === 'name' && this.peek().value === 'in') {
+        this.i += 2;
+        return 'not in';
+      }
       if (t.value === 'is') {
         this.i++;
         if (this.eatKw('not')) return 'is not';
@@ -527,11 +646,13 @@ export class Parser {
       vals.push(this.expr());
       op = this.compOp();
     }
-    return { k: 'cmp', ops, vals };
+    return {k: 'cmp', ops, vals};
   }
 
   /** Bitwise or and everything tighter. */
-  expr(): Expr { return this.binLevel(0); }
+  expr(): Expr {
+    return this.binLevel(0);
+  }
 
   private static LEVELS: string[][] = [['|'], ['^'], ['&'], ['<<', '>>'], ['+', '-'], ['*', '/', '//', '%', '@']];
 
@@ -543,7 +664,7 @@ export class Parser {
       const op = this.t.value;
       this.i++;
       const r = this.binLevel(level + 1);
-      l = { k: 'bin', op, l, r };
+      l = {k: 'bin', op, l, r};
     }
     return l;
   }
@@ -555,9 +676,9 @@ export class Parser {
       const v = this.factor();
       // Fold negative numeric literals (so that -1 is a constant, as in Python's AST optimizer).
       if (op === '-' && v.k === 'const' && (typeof v.value === 'bigint' || typeof v.value === 'number')) {
-        return { k: 'const', value: -v.value as bigint | number, pos: v.pos, end: v.end };
+        return {k: 'const', value: -v.value as bigint | number, pos: v.pos, end: v.end};
       }
-      return { k: 'unary', op, v };
+      return {k: 'unary', op, v};
     }
     return this.power();
   }
@@ -567,7 +688,7 @@ export class Parser {
     const base = this.primary();
     if (this.eatOp('**')) {
       const exp = this.factor();
-      return { k: 'bin', op: '**', l: base, r: exp };
+      return {k: 'bin', op: '**', l: base, r: exp};
     }
     return base;
   }
@@ -579,17 +700,17 @@ export class Parser {
         const dotTok = this.t;
         this.i++;
         const nameTok = this.identifierOrKeywordAttr();
-        e = { k: 'attr', obj: e, name: nameTok.value, pos: nameTok.start, end: nameTok.end, dollar: dotTok.dollar };
+        e = {k: 'attr', obj: e, name: nameTok.value, pos: nameTok.start, end: nameTok.end, dollar: dotTok.dollar};
       } else if (this.isOp('(')) {
         this.i++;
         const args = this.callArgs();
         this.expectOp(')');
-        e = { k: 'call', fn: e, args };
+        e = {k: 'call', fn: e, args};
       } else if (this.isOp('[')) {
         this.i++;
         const index = this.subscriptList();
         this.expectOp(']');
-        e = { k: 'sub', obj: e, index };
+        e = {k: 'sub', obj: e, index};
       } else {
         return e;
       }
@@ -605,14 +726,14 @@ export class Parser {
     const one = (): Expr => {
       let lo: Expr | null = null;
       if (!this.isOp(':')) {
-        lo = this.isOp('*') ? (this.i++, { k: 'star', v: this.expr() }) : this.namedTest();
+        lo = this.isOp('*') ? (this.i++, {k: 'star', v: this.expr()}) : this.namedTest();
         if (!this.isOp(':')) return lo;
       }
       this.expectOp(':');
       const hi = this.isOp(':') || this.isOp(']') || this.isOp(',') ? null : this.test();
       let step: Expr | null = null;
       if (this.eatOp(':')) step = this.isOp(']') || this.isOp(',') ? null : this.test();
-      return { k: 'slice', lo, hi, step };
+      return {k: 'slice', lo, hi, step};
     };
     const first = one();
     if (!this.isOp(',')) return first;
@@ -621,7 +742,7 @@ export class Parser {
       if (this.isOp(']')) break;
       elts.push(one());
     }
-    return { k: 'tuple', elts };
+    return {k: 'tuple', elts};
   }
 
   private callArgs(): Arg[] {
@@ -629,23 +750,23 @@ export class Parser {
     let sawKw = false;
     while (!this.isOp(')')) {
       if (this.eatOp('*')) {
-        args.push({ kind: 'star', value: this.test() });
+        args.push({kind: 'star', value: this.test()});
       } else if (this.eatOp('**')) {
-        args.push({ kind: 'dstar', value: this.test() });
+        args.push({kind: 'dstar', value: this.test()});
         sawKw = true;
       } else if (this.t.kind === 'name' && this.peek().kind === 'op' && this.peek().value === '=') {
         const nameTok = this.identifier();
         this.i++;
-        args.push({ kind: 'kw', name: nameTok.value, value: this.test(), pos: nameTok.start, end: nameTok.end });
+        args.push({kind: 'kw', name: nameTok.value, value: this.test(), pos: nameTok.start, end: nameTok.end});
         sawKw = true;
       } else {
         const v = this.namedTest();
         if (this.isKw('for')) {
           const gens = this.compFor();
-          args.push({ kind: 'pos', value: { k: 'genexp', elt: v, gens } });
+          args.push({kind: 'pos', value: {k: 'genexp', elt: v, gens}});
         } else {
           if (sawKw) throw this.err('positional argument follows keyword argument');
-          args.push({ kind: 'pos', value: v });
+          args.push({kind: 'pos', value: v});
         }
       }
       if (!this.eatOp(',')) break;
@@ -665,7 +786,7 @@ export class Parser {
         this.i++;
         ifs.push(this.testNoCond());
       }
-      gens.push({ target, iter, ifs });
+      gens.push({target, iter, ifs});
     }
     return gens;
   }
@@ -675,88 +796,102 @@ export class Parser {
     switch (t.kind) {
       case 'number':
         this.i++;
-        return { k: 'const', value: t.num!, pos: t.start, end: t.end };
+        return {k: 'const', value: t.num!, pos: t.start, end: t.end};
       case 'string':
         return this.strings();
       case 'name': {
         if (t.value === 'None' || t.value === 'True' || t.value === 'False') {
           this.i++;
-          return { k: 'const', value: t.value === 'None' ? null : t.value === 'True', pos: t.start, end: t.end };
+          return {k: 'const', value: t.value === 'None' ? null : t.value === 'True', pos: t.start, end: t.end};
         }
         if (KEYWORDS.has(t.value)) throw this.err();
         this.i++;
-        return { k: 'name', id: t.value, pos: t.start, end: t.end, dollar: t.dollar };
+        return {k: 'name', id: t.value, pos: t.start, end: t.end, dollar: t.dollar};
       }
       case 'op':
         break;
       default:
-        throw this.err(t.kind === 'indent' ? 'unexpected indent' : t.kind === 'eof' ? 'unexpected EOF while parsing' : 'invalid syntax');
+        throw this.err(
+          t.kind === 'indent'
+            ? 'unexpected indent'
+            : t.kind === 'eof'
+              ? 'unexpected EOF while parsing'
+              : 'invalid syntax',
+        );
     }
-    if (t.value === '...') { this.i++; return { k: 'const', value: null, pos: t.start, end: t.end }; }
+    if (t.value === '...') {
+      this.i++;
+      return {k: 'const', value: null, pos: t.start, end: t.end};
+    }
     if (t.value === '(') {
       this.i++;
-      if (this.eatOp(')')) return { k: 'tuple', elts: [] };
-      const first = this.isOp('*') ? (this.i++, { k: 'star', v: this.expr() } as Expr) : this.namedTest();
+      if (this.eatOp(')')) return {k: 'tuple', elts: []};
+      const first = this.isOp('*') ? (this.i++, {k: 'star', v: this.expr()} as Expr) : this.namedTest();
       if (this.isKw('for')) {
         const gens = this.compFor();
         this.expectOp(')');
-        return { k: 'genexp', elt: first, gens };
+        return {k: 'genexp', elt: first, gens};
       }
-      if (this.eatOp(')')) return first.k === 'star' ? (() => { throw this.err("cannot use starred expression here"); })() : first;
+      if (this.eatOp(')'))
+        return first.k === 'star'
+          ? (() => {
+              throw this.err('cannot use starred expression here');
+            })()
+          : first;
       const elts = [first];
       while (this.eatOp(',')) {
         if (this.isOp(')')) break;
-        elts.push(this.isOp('*') ? (this.i++, { k: 'star', v: this.expr() } as Expr) : this.namedTest());
+        elts.push(this.isOp('*') ? (this.i++, {k: 'star', v: this.expr()} as Expr) : this.namedTest());
       }
       this.expectOp(')');
-      return { k: 'tuple', elts };
+      return {k: 'tuple', elts};
     }
     if (t.value === '[') {
       this.i++;
-      if (this.eatOp(']')) return { k: 'list', elts: [] };
-      const first = this.isOp('*') ? (this.i++, { k: 'star', v: this.expr() } as Expr) : this.namedTest();
+      if (this.eatOp(']')) return {k: 'list', elts: []};
+      const first = this.isOp('*') ? (this.i++, {k: 'star', v: this.expr()} as Expr) : this.namedTest();
       if (this.isKw('for')) {
         const gens = this.compFor();
         this.expectOp(']');
-        return { k: 'listcomp', elt: first, gens };
+        return {k: 'listcomp', elt: first, gens};
       }
       const elts = [first];
       while (this.eatOp(',')) {
         if (this.isOp(']')) break;
-        elts.push(this.isOp('*') ? (this.i++, { k: 'star', v: this.expr() } as Expr) : this.namedTest());
+        elts.push(this.isOp('*') ? (this.i++, {k: 'star', v: this.expr()} as Expr) : this.namedTest());
       }
       this.expectOp(']');
-      return { k: 'list', elts };
+      return {k: 'list', elts};
     }
     if (t.value === '{') {
       this.i++;
-      if (this.eatOp('}')) return { k: 'dict', keys: [], values: [] };
+      if (this.eatOp('}')) return {k: 'dict', keys: [], values: []};
       if (this.eatOp('**')) {
         const v = this.expr();
         return this.dictRest(null, v);
       }
-      const first = this.isOp('*') ? (this.i++, { k: 'star', v: this.expr() } as Expr) : this.test();
+      const first = this.isOp('*') ? (this.i++, {k: 'star', v: this.expr()} as Expr) : this.test();
       if (this.eatOp(':')) {
         const v = this.test();
         if (this.isKw('for')) {
           const gens = this.compFor();
           this.expectOp('}');
-          return { k: 'dictcomp', key: first, value: v, gens };
+          return {k: 'dictcomp', key: first, value: v, gens};
         }
         return this.dictRest(first, v);
       }
       if (this.isKw('for')) {
         const gens = this.compFor();
         this.expectOp('}');
-        return { k: 'setcomp', elt: first, gens };
+        return {k: 'setcomp', elt: first, gens};
       }
       const elts = [first];
       while (this.eatOp(',')) {
         if (this.isOp('}')) break;
-        elts.push(this.isOp('*') ? (this.i++, { k: 'star', v: this.expr() } as Expr) : this.test());
+        elts.push(this.isOp('*') ? (this.i++, {k: 'star', v: this.expr()} as Expr) : this.test());
       }
       this.expectOp('}');
-      return { k: 'set', elts };
+      return {k: 'set', elts};
     }
     throw this.err();
   }
@@ -766,13 +901,17 @@ export class Parser {
     const values: Expr[] = [v0];
     while (this.eatOp(',')) {
       if (this.isOp('}')) break;
-      if (this.eatOp('**')) { keys.push(null); values.push(this.expr()); continue; }
+      if (this.eatOp('**')) {
+        keys.push(null);
+        values.push(this.expr());
+        continue;
+      }
       keys.push(this.test());
       this.expectOp(':');
       values.push(this.test());
     }
     this.expectOp('}');
-    return { k: 'dict', keys, values };
+    return {k: 'dict', keys, values};
   }
 
   /** Adjacent string literals concatenate; f-strings among them make the whole an f-string. */
@@ -785,7 +924,8 @@ export class Parser {
     while (this.t.kind === 'string') {
       const t = this.toks[this.i++];
       end = t.end;
-      if (bytes !== null && bytes !== Boolean(t.bytes)) throw syntaxError('cannot mix bytes and nonbytes literals', t.line, t.col);
+      if (bytes !== null && bytes !== Boolean(t.bytes))
+        throw syntaxError('cannot mix bytes and nonbytes literals', t.line, t.col);
       bytes = Boolean(t.bytes);
       if (t.fstring) {
         isF = true;
@@ -794,8 +934,8 @@ export class Parser {
         parts.push(t.value);
       }
     }
-    if (!isF) return { k: 'const', value: parts.join(''), pos, end };
-    return { k: 'fstr', parts, pos, end };
+    if (!isF) return {k: 'const', value: parts.join(''), pos, end};
+    return {k: 'fstr', parts, pos, end};
   }
 
   private fstringParts(t: Token): FPart[] {
@@ -810,7 +950,11 @@ export class Parser {
     while (k < s.length) {
       const c = s[k];
       if (c === '{') {
-        if (s[k + 1] === '{') { lit += '{'; k += 2; continue; }
+        if (s[k + 1] === '{') {
+          lit += '{';
+          k += 2;
+          continue;
+        }
         flush();
         const [part, next] = this.fstringField(s, k + 1, t);
         out.push(part);
@@ -818,10 +962,18 @@ export class Parser {
         continue;
       }
       if (c === '}') {
-        if (s[k + 1] === '}') { lit += '}'; k += 2; continue; }
+        if (s[k + 1] === '}') {
+          lit += '}';
+          k += 2;
+          continue;
+        }
         throw syntaxError("f-string: single '}' is not allowed", t.line, t.col);
       }
-      if (c === '\\' && !t.raw) { lit += s.slice(k, k + 2); k += 2; continue; }
+      if (c === '\\' && !t.raw) {
+        lit += s.slice(k, k + 2);
+        k += 2;
+        continue;
+      }
       lit += c;
       k++;
     }
@@ -836,11 +988,19 @@ export class Parser {
     let quote: string | null = null;
     for (; j < s.length; j++) {
       const c = s[j];
-      if (quote) { if (c === quote) quote = null; continue; }
-      if (c === '"' || c === "'") { quote = c; continue; }
+      if (quote) {
+        if (c === quote) quote = null;
+        continue;
+      }
+      if (c === '"' || c === "'") {
+        quote = c;
+        continue;
+      }
       if ('([{'.includes(c)) depth++;
-      else if (')]}'.includes(c)) { if (depth === 0) break; depth--; }
-      else if (depth === 0 && (c === ':' || (c === '!' && s[j + 1] !== '='))) break;
+      else if (')]}'.includes(c)) {
+        if (depth === 0) break;
+        depth--;
+      } else if (depth === 0 && (c === ':' || (c === '!' && s[j + 1] !== '='))) break;
     }
     if (j >= s.length) throw syntaxError("f-string: expecting '}'", t.line, t.col);
     let exprText = s.slice(k, j);
@@ -854,7 +1014,8 @@ export class Parser {
     let conv: string | null = null;
     if (s[j] === '!') {
       conv = s[j + 1];
-      if (!'rsa'.includes(conv)) throw syntaxError("f-string: invalid conversion character: expected 's', 'r', or 'a'", t.line, t.col);
+      if (!'rsa'.includes(conv))
+        throw syntaxError("f-string: invalid conversion character: expected 's', 'r', or 'a'", t.line, t.col);
       j += 2;
     }
     let spec: Expr | null = null;
@@ -864,16 +1025,24 @@ export class Parser {
       let m = j + 1;
       for (; m < s.length; m++) {
         if (s[m] === '{') d++;
-        else if (s[m] === '}') { if (d === 0) break; d--; }
+        else if (s[m] === '}') {
+          if (d === 0) break;
+          d--;
+        }
       }
-      const specTok = { ...t, value: s.slice(j + 1, m) };
+      const specTok = {...t, value: s.slice(j + 1, m)};
       const specParts = this.fstringParts(specTok);
-      spec = { k: 'fstr', parts: specParts, pos: t.start, end: t.end };
+      spec = {k: 'fstr', parts: specParts, pos: t.start, end: t.end};
       j = m;
     }
     if (s[j] !== '}') throw syntaxError("f-string: expecting '}'", t.line, t.col);
     if (selfDoc && conv === null && spec === null) conv = 'r';
-    const part: FPart = { expr, conv, spec };
-    return [selfDoc ? (({ expr: { k: 'fstr', parts: [selfDoc, part], pos: t.start, end: t.end }, conv: null, spec: null }) as FPart) : part, j + 1];
+    const part: FPart = {expr, conv, spec};
+    return [
+      selfDoc
+        ? ({expr: {k: 'fstr', parts: [selfDoc, part], pos: t.start, end: t.end}, conv: null, spec: null} as FPart)
+        : part,
+      j + 1,
+    ];
   }
 }

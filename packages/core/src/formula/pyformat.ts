@@ -2,7 +2,19 @@
  * Python's string formatting: format specs (`format(x, spec)`, `str.format`, f-strings) and the
  * `%` operator, with Python's float rounding (half-even on the exact binary value).
  */
-import { PyDict, PyException, PyObject, PyTuple, Value, floatRepr, raise, repr, str, toNumeric, typeName } from './values.js';
+import {
+  PyDict,
+  PyException,
+  type PyObject,
+  PyTuple,
+  type Value,
+  floatRepr,
+  raise,
+  repr,
+  str,
+  toNumeric,
+  typeName,
+} from './values.js';
 
 /** Digits of x rounded to `prec` decimals, exactly as Python's '%.{prec}f' (ties to even). */
 export function toFixedPy(x: number, prec: number): string {
@@ -40,7 +52,7 @@ function expForm(x: number, prec: number, upper = false): string {
 function generalForm(x: number, prec: number, alt: boolean, upper: boolean): string {
   if (!Number.isFinite(x)) return Number.isNaN(x) ? 'nan' : x > 0 ? 'inf' : '-inf';
   const p = prec === 0 ? 1 : prec;
-  if (x === 0) return alt ? `${Object.is(x, -0) ? '-' : ''}0.${'0'.repeat(p - 1)}` : (Object.is(x, -0) ? '-0' : '0');
+  if (x === 0) return alt ? `${Object.is(x, -0) ? '-' : ''}0.${'0'.repeat(p - 1)}` : Object.is(x, -0) ? '-0' : '0';
   const exp = Number(x.toExponential(p - 1).split('e')[1]);
   let out: string;
   if (exp >= -4 && exp < p) {
@@ -74,7 +86,7 @@ const SPEC_RE = /^(?:(.)?([<>=^]))?([-+ ])?(z)?(#)?(0)?(\d+)?([,_])?(?:\.(\d+))?
 /** `format(value, spec)`. */
 export function formatSpec(v: Value, spec: string): string {
   if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-    const o = v as PyObject & { format?(spec: string): string };
+    const o = v as PyObject & {format?(spec: string): string};
     if (o.format) return o.format(spec);
   }
   if (spec === '') return str(v);
@@ -86,7 +98,10 @@ export function formatSpec(v: Value, spec: string): string {
   let body: string;
   let signStr = '';
   let numeric = false;
-  if (zero && !align) { fill = '0'; align = '='; }
+  if (zero && !align) {
+    fill = '0';
+    align = '=';
+  }
   if (typeof v === 'string') {
     if (type && type !== 's') return raise('ValueError', `Unknown format code '${type}' for object of type 'str'`);
     if (sign) return raise('ValueError', 'Sign not allowed in string format specifier');
@@ -105,12 +120,28 @@ export function formatSpec(v: Value, spec: string): string {
       const neg = n < 0n;
       const a = neg ? -n : n;
       switch (t) {
-        case 'b': body = a.toString(2); if (alt) body = '0b' + body; break;
-        case 'o': body = a.toString(8); if (alt) body = '0o' + body; break;
-        case 'x': body = a.toString(16); if (alt) body = '0x' + body; break;
-        case 'X': body = a.toString(16).toUpperCase(); if (alt) body = '0X' + body; break;
-        case 'c': body = String.fromCodePoint(Number(a)); break;
-        default: body = a.toString(); if (grouping) body = groupDigits(body, grouping);
+        case 'b':
+          body = a.toString(2);
+          if (alt) body = '0b' + body;
+          break;
+        case 'o':
+          body = a.toString(8);
+          if (alt) body = '0o' + body;
+          break;
+        case 'x':
+          body = a.toString(16);
+          if (alt) body = '0x' + body;
+          break;
+        case 'X':
+          body = a.toString(16).toUpperCase();
+          if (alt) body = '0X' + body;
+          break;
+        case 'c':
+          body = String.fromCodePoint(Number(a));
+          break;
+        default:
+          body = a.toString();
+          if (grouping) body = groupDigits(body, grouping);
       }
       if ('box'.includes(t.toLowerCase()) && grouping === '_' && t) body = groupDigits(body, '_', 4);
       signStr = neg ? '-' : sign === '+' ? '+' : sign === ' ' ? ' ' : '';
@@ -120,11 +151,25 @@ export function formatSpec(v: Value, spec: string): string {
       const a = Math.abs(x);
       if (t === 'n') t = 'g';
       switch (t) {
-        case 'f': case 'F': body = toFixedPy(a, prec ?? 6); if (alt && !body.includes('.')) body += '.'; if (t === 'F') body = body.toUpperCase(); break;
-        case 'e': case 'E': body = expForm(a, prec ?? 6, t === 'E'); break;
-        case 'g': case 'G': body = generalForm(a, prec ?? 6, Boolean(alt), t === 'G'); break;
-        case '%': body = toFixedPy(a * 100, prec ?? 6) + '%'; break;
-        default: body = noTypeFloat(a, prec);
+        case 'f':
+        case 'F':
+          body = toFixedPy(a, prec ?? 6);
+          if (alt && !body.includes('.')) body += '.';
+          if (t === 'F') body = body.toUpperCase();
+          break;
+        case 'e':
+        case 'E':
+          body = expForm(a, prec ?? 6, t === 'E');
+          break;
+        case 'g':
+        case 'G':
+          body = generalForm(a, prec ?? 6, Boolean(alt), t === 'G');
+          break;
+        case '%':
+          body = toFixedPy(a * 100, prec ?? 6) + '%';
+          break;
+        default:
+          body = noTypeFloat(a, prec);
       }
       if (grouping) {
         const mm = /^(\d+)(.*)$/s.exec(body);
@@ -167,16 +212,28 @@ function pad(s: string, fill: string | undefined, align: string, width: string |
   const f = fill ?? ' ';
   const n = w - len;
   switch (align) {
-    case '<': return s + f.repeat(n);
-    case '^': return f.repeat(Math.floor(n / 2)) + s + f.repeat(n - Math.floor(n / 2));
-    default: return f.repeat(n) + s;
+    case '<':
+      return s + f.repeat(n);
+    case '^':
+      return f.repeat(Math.floor(n / 2)) + s + f.repeat(n - Math.floor(n / 2));
+    default:
+      return f.repeat(n) + s;
   }
 }
 
 /** `fmt % args`. */
 export function percentFormat(fmt: string, args: Value): string {
   const list: Value[] = args instanceof PyTuple ? [...args.items] : [args];
-  const mapping = args instanceof PyDict ? args : (args !== null && typeof args === 'object' && !(args instanceof PyTuple) && !Array.isArray(args) && (args as PyObject).getitem ? args : null);
+  const mapping =
+    args instanceof PyDict
+      ? args
+      : args !== null &&
+          typeof args === 'object' &&
+          !(args instanceof PyTuple) &&
+          !Array.isArray(args) &&
+          (args as PyObject).getitem
+        ? args
+        : null;
   let ai = 0;
   let used = false;
   const next = (): Value => {
@@ -192,8 +249,15 @@ export function percentFormat(fmt: string, args: Value): string {
     out += fmt.slice(last, m.index);
     last = re.lastIndex;
     const [, key, flags, widthS, precS, conv] = m;
-    if (!conv) return raise('ValueError', `unsupported format character '${fmt[re.lastIndex] ?? ''}' (0x${(fmt.charCodeAt(re.lastIndex) || 0).toString(16)}) at index ${re.lastIndex}`);
-    if (conv === '%') { out += '%'; continue; }
+    if (!conv)
+      return raise(
+        'ValueError',
+        `unsupported format character '${fmt[re.lastIndex] ?? ''}' (0x${(fmt.charCodeAt(re.lastIndex) || 0).toString(16)}) at index ${re.lastIndex}`,
+      );
+    if (conv === '%') {
+      out += '%';
+      continue;
+    }
     const width = widthS === '*' ? Number(toNumeric(next())) : widthS ? Number(widthS) : 0;
     const prec = precS === '*' ? Number(toNumeric(next())) : precS !== undefined ? Number(precS) : null;
     let val: Value;
@@ -211,10 +275,19 @@ export function percentFormat(fmt: string, args: Value): string {
     let body: string;
     let signed = false;
     switch (conv) {
-      case 's': body = str(val); break;
-      case 'r': case 'a': body = repr(val); break;
-      case 'c': body = typeof val === 'string' ? val : String.fromCodePoint(Number(toNumeric(val))); break;
-      case 'd': case 'i': case 'u': {
+      case 's':
+        body = str(val);
+        break;
+      case 'r':
+      case 'a':
+        body = repr(val);
+        break;
+      case 'c':
+        body = typeof val === 'string' ? val : String.fromCodePoint(Number(toNumeric(val)));
+        break;
+      case 'd':
+      case 'i':
+      case 'u': {
         if (typeof val === 'string' || val === null || typeof val === 'object') {
           return raise('TypeError', `%${conv} format: a real number is required, not ${typeName(val)}`);
         }
@@ -223,9 +296,12 @@ export function percentFormat(fmt: string, args: Value): string {
         signed = true;
         break;
       }
-      case 'o': case 'x': case 'X': {
+      case 'o':
+      case 'x':
+      case 'X': {
         const n = toNumeric(val);
-        if (typeof n !== 'bigint') return raise('TypeError', `%${conv} format: an integer is required, not ${typeName(val)}`);
+        if (typeof n !== 'bigint')
+          return raise('TypeError', `%${conv} format: an integer is required, not ${typeName(val)}`);
         body = n.toString(conv === 'o' ? 8 : 16);
         if (conv === 'X') body = body.toUpperCase();
         if (flags.includes('#')) body = body.replace(/^(-?)/, `$1${conv === 'o' ? '0o' : conv === 'x' ? '0x' : '0X'}`);
@@ -233,7 +309,7 @@ export function percentFormat(fmt: string, args: Value): string {
         break;
       }
       default: {
-        if (typeof val === 'string' || val === null || (typeof val === 'object')) {
+        if (typeof val === 'string' || val === null || typeof val === 'object') {
           return raise('TypeError', `must be real number, not ${typeName(val)}`);
         }
         const x = Number(toNumeric(val));

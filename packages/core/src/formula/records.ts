@@ -4,9 +4,18 @@
  * Every read goes through the engine, which records the dependency.
  */
 import {
-  Kwargs, PyCallable, PyDict, PyObject, Value, attributeError, raise, repr, truthy, typeName,
+  type Kwargs,
+  PyCallable,
+  PyDict,
+  type PyObject,
+  type Value,
+  attributeError,
+  raise,
+  repr,
+  truthy,
+  typeName,
 } from './values.js';
-import { PyType, pyCompare } from './ops.js';
+import {PyType, pyCompare} from './ops.js';
 
 /** `table.Record` and `table.RecordSet`, for isinstance() (Grist's UserTable exposes both classes). */
 const RECORD_TYPE = new PyType('Record', null, (v) => v instanceof Record);
@@ -24,9 +33,9 @@ export interface RecordHost {
   readCell(tableId: string, colId: string, rowId: number, via?: Via, group?: number[]): Value;
   hasColumn(tableId: string, colId: string): boolean;
   /** Row ids of a lookup (tracking the dependency on the looked-up keys), and the route to read them through. */
-  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): { rows: number[]; via?: Via };
+  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): {rows: number[]; via?: Via};
   /** Every row id of a table, ascending (tracking additions/removals), and the route to read them through. */
-  allRows(tableId: string): { rows: number[]; via?: Via };
+  allRows(tableId: string): {rows: number[]; via?: Via};
   /** Summary tables: the source records of a summary row (Grist's getSummarySourceGroup), or null. */
   summaryGroup(tableId: string, rowId: number): RecordSet | null;
   /** Whether a row exists (no dependency). */
@@ -37,8 +46,13 @@ export interface RecordHost {
 
 export class Record implements PyObject {
   readonly pyType: string;
-  constructor(readonly host: RecordHost, readonly tableId: string, readonly rowId: number, readonly source?: RecordSet,
-    readonly via?: Via) {
+  constructor(
+    readonly host: RecordHost,
+    readonly tableId: string,
+    readonly rowId: number,
+    readonly source?: RecordSet,
+    readonly via?: Via,
+  ) {
     this.pyType = tableId;
   }
   getattr(name: string): Value {
@@ -52,26 +66,46 @@ export class Record implements PyObject {
     // `group`: the rows of the RecordSet this record came from (their dirty cells are computed together).
     return this.host.readCell(this.tableId, name, this.rowId, this.via ?? this.source?.via, this.source?.rowIds);
   }
-  truthy(): boolean { return this.rowId !== 0; }
-  eq(o: Value): boolean { return o instanceof Record && o.tableId === this.tableId && o.rowId === this.rowId; }
+  truthy(): boolean {
+    return this.rowId !== 0;
+  }
+  eq(o: Value): boolean {
+    return o instanceof Record && o.tableId === this.tableId && o.rowId === this.rowId;
+  }
   compare(o: Value): number {
     if (o instanceof Record && o.tableId === this.tableId) return this.rowId - o.rowId;
     return NaN;
   }
-  hashKey(): string { return `R:${this.tableId}:${this.rowId}`; }
-  repr(): string { return `${this.tableId}[${this.rowId}]`; }
+  hashKey(): string {
+    return `R:${this.tableId}:${this.rowId}`;
+  }
+  repr(): string {
+    return `${this.tableId}[${this.rowId}]`;
+  }
   /** int(rec) gives the row id, as Grist's Record.__int__ does. */
-  toInt(): bigint { return BigInt(this.rowId); }
+  toInt(): bigint {
+    return BigInt(this.rowId);
+  }
 }
 
 export class RecordSet implements PyObject {
   readonly pyType: string;
-  constructor(readonly host: RecordHost, readonly tableId: string, readonly rowIds: number[], readonly groupBy?: Kwargs,
-    readonly sortBy?: Value, readonly via?: Via) {
+  constructor(
+    readonly host: RecordHost,
+    readonly tableId: string,
+    readonly rowIds: number[],
+    readonly groupBy?: Kwargs,
+    readonly sortBy?: Value,
+    readonly via?: Via,
+  ) {
     this.pyType = tableId;
   }
-  len(): number { return this.rowIds.length; }
-  truthy(): boolean { return this.rowIds.length > 0; }
+  len(): number {
+    return this.rowIds.length;
+  }
+  truthy(): boolean {
+    return this.rowIds.length > 0;
+  }
   *iter(): Iterable<Value> {
     for (const id of this.rowIds) yield new Record(this.host, this.tableId, id, this);
   }
@@ -103,10 +137,19 @@ export class RecordSet implements PyObject {
     return raise('AttributeError', `Table '${this.tableId}' has no column '${name}'`);
   }
   eq(o: Value): boolean {
-    return o instanceof RecordSet && o.tableId === this.tableId && o.rowIds.length === this.rowIds.length && o.rowIds.every((x, i) => x === this.rowIds[i]);
+    return (
+      o instanceof RecordSet &&
+      o.tableId === this.tableId &&
+      o.rowIds.length === this.rowIds.length &&
+      o.rowIds.every((x, i) => x === this.rowIds[i])
+    );
   }
-  hashKey(): string { return `r:${this.tableId}:${this.rowIds.join(',')}`; }
-  repr(): string { return `${this.tableId}[${JSON.stringify(this.rowIds)}]`; }
+  hashKey(): string {
+    return `r:${this.tableId}:${this.rowIds.join(',')}`;
+  }
+  repr(): string {
+    return `${this.tableId}[${JSON.stringify(this.rowIds)}]`;
+  }
 }
 
 /** `RecordSet.find.lt(...)` etc. are rarely used; only the attribute exists, calls raise. */
@@ -115,10 +158,14 @@ class FindObject implements PyObject {
   constructor(private readonly rs: RecordSet) {}
   getattr(name: string): Value {
     const rs = this.rs;
-    const ops: { [k: string]: (c: number) => boolean } = {
-      lt: (c) => c < 0, le: (c) => c <= 0, gt: (c) => c > 0, ge: (c) => c >= 0, eq: (c) => c === 0,
+    const ops: {[k: string]: (c: number) => boolean} = {
+      lt: (c) => c < 0,
+      le: (c) => c <= 0,
+      gt: (c) => c > 0,
+      ge: (c) => c >= 0,
+      eq: (c) => c === 0,
     };
-    if (!Object.prototype.hasOwnProperty.call(ops, name)) return attributeError(this, name);
+    if (!Object.hasOwn(ops, name)) return attributeError(this, name);
     const test = ops[name];
     return new PyCallable(name, (args) => {
       const sortCol = typeof rs.sortBy === 'string' ? rs.sortBy.replace(/^-/, '') : null;
@@ -138,7 +185,10 @@ class FindObject implements PyObject {
 /** The table object formulas see by name (`Customers`) and as `table`. */
 export class UserTable implements PyObject {
   readonly pyType = 'UserTable';
-  constructor(readonly host: RecordHost, readonly tableId: string) {}
+  constructor(
+    readonly host: RecordHost,
+    readonly tableId: string,
+  ) {}
   getattr(name: string): Value {
     const host = this.host;
     const tableId = this.tableId;
@@ -146,32 +196,42 @@ export class UserTable implements PyObject {
       case 'lookupRecords':
         return new PyCallable('lookupRecords', (args, kw) => {
           if (args.length) raise('TypeError', 'lookupRecords() takes keyword arguments only');
-          const { keys, orderBy } = splitOrderBy(kw);
-          const { rows, via } = host.lookup(tableId, keys, orderBy);
+          const {keys, orderBy} = splitOrderBy(kw);
+          const {rows, via} = host.lookup(tableId, keys, orderBy);
           return new RecordSet(host, tableId, rows, keys, orderBy, via);
         });
       case 'lookupOne':
         return new PyCallable('lookupOne', (args, kw) => {
           if (args.length) raise('TypeError', 'lookupOne() takes keyword arguments only');
-          const { keys, orderBy } = splitOrderBy(kw);
-          const { rows, via } = host.lookup(tableId, keys, orderBy);
+          const {keys, orderBy} = splitOrderBy(kw);
+          const {rows, via} = host.lookup(tableId, keys, orderBy);
           if (!rows.length) return new Record(host, tableId, 0);
-          return new Record(host, tableId, rows[0], via ? new RecordSet(host, tableId, rows.slice(0, 1), keys, orderBy, via) : undefined);
+          return new Record(
+            host,
+            tableId,
+            rows[0],
+            via ? new RecordSet(host, tableId, rows.slice(0, 1), keys, orderBy, via) : undefined,
+          );
         });
       case 'all': {
-        const { rows, via } = host.allRows(tableId);
+        const {rows, via} = host.allRows(tableId);
         return new RecordSet(host, tableId, rows, undefined, undefined, via);
       }
-      case 'table_id': case '_table_id': return tableId;
-      case 'Record': return RECORD_TYPE;
-      case 'RecordSet': return RECORDSET_TYPE;
+      case 'table_id':
+      case '_table_id':
+        return tableId;
+      case 'Record':
+        return RECORD_TYPE;
+      case 'RecordSet':
+        return RECORDSET_TYPE;
       case 'getSummarySourceGroup':
         return new PyCallable('getSummarySourceGroup', (args) => {
           const r = args[0];
           if (!(r instanceof Record)) return null;
           return host.summaryGroup(tableId, r.rowId);
         });
-      case 'lookupOrAddDerived': case 'lookupOrAddDerivedOne':
+      case 'lookupOrAddDerived':
+      case 'lookupOrAddDerivedOne':
         return new PyCallable(name, () => raise('UnsupportedError', `${name} is not supported`));
     }
     return raise('AttributeError', `'UserTable' object has no attribute '${name}'`);
@@ -181,26 +241,32 @@ export class UserTable implements PyObject {
     const id = args[0];
     return new Record(this.host, this.tableId, typeof id === 'bigint' ? Number(id) : 0);
   }
-  repr(): string { return `<UserTable ${this.tableId}>`; }
-  hashKey(): string { return `T:${this.tableId}`; }
-  eq(o: Value): boolean { return o instanceof UserTable && o.tableId === this.tableId; }
+  repr(): string {
+    return `<UserTable ${this.tableId}>`;
+  }
+  hashKey(): string {
+    return `T:${this.tableId}`;
+  }
+  eq(o: Value): boolean {
+    return o instanceof UserTable && o.tableId === this.tableId;
+  }
 }
 
-function splitOrderBy(kw: Kwargs | null): { keys: Kwargs; orderBy: Value } {
+function splitOrderBy(kw: Kwargs | null): {keys: Kwargs; orderBy: Value} {
   const keys: Kwargs = {};
   let orderBy: Value = null;
   for (const [k, v] of Object.entries(kw ?? {})) {
     if (k === 'order_by' || k === 'sort_by') orderBy = v;
     else keys[k] = v;
   }
-  return { keys, orderBy };
+  return {keys, orderBy};
 }
 
 /** What RECORD() needs beyond RecordHost. */
 export interface RecordDictHost extends RecordHost {
   columnIds(tableId: string): string[];
   /** The column being computed, whose own cell RECORD(rec) leaves out (as Grist does). */
-  currentColumn(): { tableId: string; colId: string } | null;
+  currentColumn(): {tableId: string; colId: string} | null;
 }
 
 /** RECORD(rec_or_list, dates_as_iso=False, expand_refs=0): the dict form of records (Grist's _prepare_record_dict). */
@@ -226,7 +292,13 @@ export function recordToDict(host: RecordDictHost, r: Value, datesAsIso = false,
     let v: Value;
     try {
       v = r.getattr(colId);
-      if (datesAsIso && v !== null && typeof v === 'object' && (v as PyObject).pyType && /^(date|datetime)$/.test((v as PyObject).pyType)) {
+      if (
+        datesAsIso &&
+        v !== null &&
+        typeof v === 'object' &&
+        (v as PyObject).pyType &&
+        /^(date|datetime)$/.test((v as PyObject).pyType)
+      ) {
         const iso = (v as PyObject).getattr?.('isoformat');
         if (iso instanceof PyCallable) v = iso.call([], null);
       } else if (expandRefs && (v instanceof Record || v instanceof RecordSet)) {
@@ -235,7 +307,7 @@ export function recordToDict(host: RecordDictHost, r: Value, datesAsIso = false,
     } catch (e) {
       if (!(e instanceof Error) || !('type' in e)) throw e;
       v = null;
-      errors.set(colId, `${(e as { type: string }).type}: ${e.message}`);
+      errors.set(colId, `${(e as {type: string}).type}: ${e.message}`);
     }
     d.set(colId, v);
   }
@@ -243,4 +315,4 @@ export function recordToDict(host: RecordDictHost, r: Value, datesAsIso = false,
   return d;
 }
 
-export { truthy, repr };
+export {truthy, repr};

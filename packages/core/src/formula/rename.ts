@@ -5,17 +5,28 @@
  * variables over them), lookup keyword arguments and `order_by` strings; a table rename edits
  * names that refer to the table.
  */
-import { parseModule, Expr, Stmt, Arg } from './parser.js';
-import { dedent } from './grist.js';
+import {parseModule, type Expr, type Stmt, type Arg} from './parser.js';
+import {dedent} from './grist.js';
 
-export interface SchemaColumn { colId: string; type: string; formula: string }
-export interface SchemaTable { tableId: string; columns: SchemaColumn[] }
+export interface SchemaColumn {
+  colId: string;
+  type: string;
+  formula: string;
+}
+export interface SchemaTable {
+  tableId: string;
+  columns: SchemaColumn[];
+}
 export type Rename =
-  | { kind: 'table'; oldId: string; newId: string }
-  | { kind: 'column'; tableId: string; oldId: string; newId: string };
-export interface FormulaEdit { tableId: string; colId: string; formula: string }
+  | {kind: 'table'; oldId: string; newId: string}
+  | {kind: 'column'; tableId: string; oldId: string; newId: string};
+export interface FormulaEdit {
+  tableId: string;
+  colId: string;
+  formula: string;
+}
 
-type Ty = { k: 'rec' | 'set' | 'table'; table: string } | null;
+type Ty = {k: 'rec' | 'set' | 'table'; table: string} | null;
 
 /** The formula edits a rename implies (formulas that do not change are not listed). */
 export function formulaRenames(schema: SchemaTable[], rename: Rename): FormulaEdit[] {
@@ -23,16 +34,21 @@ export function formulaRenames(schema: SchemaTable[], rename: Rename): FormulaEd
   const out: FormulaEdit[] = [];
   for (const t of schema) {
     for (const c of t.columns) {
-      if (!c.formula || !c.formula.trim()) continue;
+      if (!c.formula?.trim()) continue;
       const next = renameInFormula(c.formula, t.tableId, tables, rename);
-      if (next !== null && next !== c.formula) out.push({ tableId: t.tableId, colId: c.colId, formula: next });
+      if (next !== null && next !== c.formula) out.push({tableId: t.tableId, colId: c.colId, formula: next});
     }
   }
   return out;
 }
 
 /** The rewritten formula text, or null when it does not parse (left as it is). */
-export function renameInFormula(text: string, tableId: string, tables: Map<string, Map<string, string>>, rename: Rename): string | null {
+export function renameInFormula(
+  text: string,
+  tableId: string,
+  tables: Map<string, Map<string, string>>,
+  rename: Rename,
+): string | null {
   const src = dedent(text);
   let body: Stmt[];
   try {
@@ -43,8 +59,8 @@ export function renameInFormula(text: string, tableId: string, tables: Map<strin
   const edits: Array<[number, number, string]> = [];
   const refTarget = (type: string | undefined): Ty => {
     if (!type) return null;
-    if (type.startsWith('Ref:')) return { k: 'rec', table: type.slice(4) };
-    if (type.startsWith('RefList:')) return { k: 'set', table: type.slice(8) };
+    if (type.startsWith('Ref:')) return {k: 'rec', table: type.slice(4)};
+    if (type.startsWith('RefList:')) return {k: 'set', table: type.slice(8)};
     return null;
   };
   const scope = new Map<string, Ty>();
@@ -53,22 +69,22 @@ export function renameInFormula(text: string, tableId: string, tables: Map<strin
     switch (e.k) {
       case 'name':
         if (scope.has(e.id)) return scope.get(e.id)!;
-        if (e.id === 'rec') return { k: 'rec', table: tableId };
-        if (tables.has(e.id)) return { k: 'table', table: e.id };
+        if (e.id === 'rec') return {k: 'rec', table: tableId};
+        if (tables.has(e.id)) return {k: 'table', table: e.id};
         return null;
       case 'attr': {
         const o = typeOf(e.obj);
         if (!o) return null;
-        if (o.k === 'table') return e.name === 'all' ? { k: 'set', table: o.table } : null;
+        if (o.k === 'table') return e.name === 'all' ? {k: 'set', table: o.table} : null;
         const t = refTarget(tables.get(o.table)?.get(e.name));
         if (!t) return null;
-        return o.k === 'set' ? { k: 'set', table: t.table } : t;
+        return o.k === 'set' ? {k: 'set', table: t.table} : t;
       }
       case 'call': {
         if (e.fn.k === 'attr') {
           const o = typeOf(e.fn.obj);
-          if (o?.k === 'table' && e.fn.name === 'lookupOne') return { k: 'rec', table: o.table };
-          if (o?.k === 'table' && e.fn.name === 'lookupRecords') return { k: 'set', table: o.table };
+          if (o?.k === 'table' && e.fn.name === 'lookupOne') return {k: 'rec', table: o.table};
+          if (o?.k === 'table' && e.fn.name === 'lookupRecords') return {k: 'set', table: o.table};
         }
         if (e.fn.k === 'name' && (e.fn.id === 'PEEK' || e.fn.id === 'sorted' || e.fn.id === 'list') && e.args[0]) {
           const t = typeOf(e.args[0].value);
@@ -78,7 +94,7 @@ export function renameInFormula(text: string, tableId: string, tables: Map<strin
       }
       case 'sub': {
         const o = typeOf(e.obj);
-        return o?.k === 'set' ? { k: 'rec', table: o.table } : null;
+        return o?.k === 'set' ? {k: 'rec', table: o.table} : null;
       }
     }
     return null;
@@ -100,7 +116,8 @@ export function renameInFormula(text: string, tableId: string, tables: Map<strin
     if (!e) return;
     switch (e.k) {
       case 'name':
-        if (rename.kind === 'table' && e.id === rename.oldId && !scope.has(e.id)) edits.push([e.pos, e.end, rename.newId]);
+        if (rename.kind === 'table' && e.id === rename.oldId && !scope.has(e.id))
+          edits.push([e.pos, e.end, rename.newId]);
         return;
       case 'attr': {
         visitExpr(e.obj);
@@ -126,33 +143,50 @@ export function renameInFormula(text: string, tableId: string, tables: Map<strin
         });
         return;
       }
-      case 'listcomp': case 'setcomp': case 'genexp': case 'dictcomp': {
+      case 'listcomp':
+      case 'setcomp':
+      case 'genexp':
+      case 'dictcomp': {
         const saved = new Map(scope);
         for (const g of e.gens) {
           visitExpr(g.iter);
           const t = typeOf(g.iter);
-          if (g.target.k === 'name') scope.set(g.target.id, t && t.k === 'set' ? { k: 'rec', table: t.table } : null);
+          if (g.target.k === 'name') scope.set(g.target.id, t && t.k === 'set' ? {k: 'rec', table: t.table} : null);
           g.ifs.forEach(visitExpr);
         }
-        if (e.k === 'dictcomp') { visitExpr(e.key); visitExpr(e.value); } else visitExpr(e.elt);
+        if (e.k === 'dictcomp') {
+          visitExpr(e.key);
+          visitExpr(e.value);
+        } else visitExpr(e.elt);
         scope.clear();
         saved.forEach((v, k) => scope.set(k, v));
         return;
       }
       case 'lambda': {
         const saved = new Map(scope);
-        e.params.forEach((p) => { visitExpr(p.def); scope.set(p.name, null); });
+        e.params.forEach((p) => {
+          visitExpr(p.def);
+          scope.set(p.name, null);
+        });
         visitExpr(e.body);
         scope.clear();
         saved.forEach((v, k) => scope.set(k, v));
         return;
       }
       case 'fstr':
-        e.parts.forEach((p) => { if (typeof p !== 'string') { visitExpr(p.expr); visitExpr(p.spec); } });
+        e.parts.forEach((p) => {
+          if (typeof p !== 'string') {
+            visitExpr(p.expr);
+            visitExpr(p.spec);
+          }
+        });
         return;
     }
     for (const v of Object.values(e)) {
-      if (Array.isArray(v)) v.forEach((x) => { if (x && typeof x === 'object' && 'k' in x) visitExpr(x as Expr); });
+      if (Array.isArray(v))
+        v.forEach((x) => {
+          if (x && typeof x === 'object' && 'k' in x) visitExpr(x as Expr);
+        });
       else if (v && typeof v === 'object' && 'k' in v) visitExpr(v as Expr);
     }
   };
@@ -163,24 +197,56 @@ export function renameInFormula(text: string, tableId: string, tables: Map<strin
         case 'for': {
           visitExpr(s.iter);
           const t = typeOf(s.iter);
-          if (s.target.k === 'name') scope.set(s.target.id, t && t.k === 'set' ? { k: 'rec', table: t.table } : null);
+          if (s.target.k === 'name') scope.set(s.target.id, t && t.k === 'set' ? {k: 'rec', table: t.table} : null);
           visitStmts(s.body);
           visitStmts(s.orelse);
           break;
         }
         case 'assign':
           visitExpr(s.value);
-          s.targets.forEach((t) => { if (t.k === 'name') scope.set(t.id, typeOf(s.value)); else visitExpr(t); });
+          s.targets.forEach((t) => {
+            if (t.k === 'name') scope.set(t.id, typeOf(s.value));
+            else visitExpr(t);
+          });
           break;
-        case 'if': case 'while': visitExpr(s.test); visitStmts(s.body); visitStmts(s.orelse); break;
-        case 'try': visitStmts(s.body); s.handlers.forEach((h) => { visitExpr(h.type); visitStmts(h.body); }); visitStmts(s.orelse); visitStmts(s.final); break;
-        case 'def': visitStmts(s.body); break;
-        case 'expr': visitExpr(s.v); break;
-        case 'return': visitExpr(s.v); break;
-        case 'augassign': visitExpr(s.target); visitExpr(s.value); break;
-        case 'assert': visitExpr(s.test); visitExpr(s.msg); break;
-        case 'raise': visitExpr(s.exc); break;
-        case 'del': s.targets.forEach(visitExpr); break;
+        case 'if':
+        case 'while':
+          visitExpr(s.test);
+          visitStmts(s.body);
+          visitStmts(s.orelse);
+          break;
+        case 'try':
+          visitStmts(s.body);
+          s.handlers.forEach((h) => {
+            visitExpr(h.type);
+            visitStmts(h.body);
+          });
+          visitStmts(s.orelse);
+          visitStmts(s.final);
+          break;
+        case 'def':
+          visitStmts(s.body);
+          break;
+        case 'expr':
+          visitExpr(s.v);
+          break;
+        case 'return':
+          visitExpr(s.v);
+          break;
+        case 'augassign':
+          visitExpr(s.target);
+          visitExpr(s.value);
+          break;
+        case 'assert':
+          visitExpr(s.test);
+          visitExpr(s.msg);
+          break;
+        case 'raise':
+          visitExpr(s.exc);
+          break;
+        case 'del':
+          s.targets.forEach(visitExpr);
+          break;
       }
     }
   };

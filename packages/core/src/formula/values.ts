@@ -14,17 +14,7 @@
  * subclass of int: arithmetic on booleans goes through `toNumeric`.
  */
 
-export type Value =
-  | null
-  | boolean
-  | bigint
-  | number
-  | string
-  | PyList
-  | PyTuple
-  | PyDict
-  | PySet
-  | PyObject;
+export type Value = null | boolean | bigint | number | string | PyList | PyTuple | PyDict | PySet | PyObject;
 
 /** Anything else a formula can hold: records, dates, modules, functions. */
 export interface PyObject {
@@ -74,14 +64,30 @@ export class PyTuple {
 export class PyDict {
   readonly pyType = 'dict';
   readonly map = new Map<string, [Value, Value]>();
-  get(key: Value): Value | undefined { return this.map.get(hashKey(key))?.[1]; }
-  set(key: Value, value: Value): void { this.map.set(hashKey(key), [key, value]); }
-  has(key: Value): boolean { return this.map.has(hashKey(key)); }
-  delete(key: Value): boolean { return this.map.delete(hashKey(key)); }
-  get size(): number { return this.map.size; }
-  keys(): Value[] { return [...this.map.values()].map((e) => e[0]); }
-  values(): Value[] { return [...this.map.values()].map((e) => e[1]); }
-  entries(): Array<[Value, Value]> { return [...this.map.values()]; }
+  get(key: Value): Value | undefined {
+    return this.map.get(hashKey(key))?.[1];
+  }
+  set(key: Value, value: Value): void {
+    this.map.set(hashKey(key), [key, value]);
+  }
+  has(key: Value): boolean {
+    return this.map.has(hashKey(key));
+  }
+  delete(key: Value): boolean {
+    return this.map.delete(hashKey(key));
+  }
+  get size(): number {
+    return this.map.size;
+  }
+  keys(): Value[] {
+    return [...this.map.values()].map((e) => e[0]);
+  }
+  values(): Value[] {
+    return [...this.map.values()].map((e) => e[1]);
+  }
+  entries(): Array<[Value, Value]> {
+    return [...this.map.values()];
+  }
 }
 
 export class PySet {
@@ -91,15 +97,27 @@ export class PySet {
     this.pyType = frozen ? 'frozenset' : 'set';
     for (const v of items) this.map.set(hashKey(v), v);
   }
-  has(v: Value): boolean { return this.map.has(hashKey(v)); }
-  add(v: Value): void { this.map.set(hashKey(v), v); }
-  get size(): number { return this.map.size; }
-  values(): Value[] { return [...this.map.values()]; }
+  has(v: Value): boolean {
+    return this.map.has(hashKey(v));
+  }
+  add(v: Value): void {
+    this.map.set(hashKey(v), v);
+  }
+  get size(): number {
+    return this.map.size;
+  }
+  values(): Value[] {
+    return [...this.map.values()];
+  }
 }
 
 /** A Python exception, thrown as a JS exception. `type` is the Python class name. */
 export class PyException extends Error {
-  constructor(readonly type: string, message = '', readonly details?: string) {
+  constructor(
+    readonly type: string,
+    message = '',
+    readonly details?: string,
+  ) {
     super(message);
   }
 }
@@ -122,10 +140,14 @@ export const isList = (v: unknown): v is PyList => Array.isArray(v);
 export function typeName(v: Value): string {
   if (v === null) return 'NoneType';
   switch (typeof v) {
-    case 'boolean': return 'bool';
-    case 'bigint': return 'int';
-    case 'number': return 'float';
-    case 'string': return 'str';
+    case 'boolean':
+      return 'bool';
+    case 'bigint':
+      return 'int';
+    case 'number':
+      return 'float';
+    case 'string':
+      return 'str';
   }
   if (Array.isArray(v)) return 'list';
   return (v as PyObject).pyType;
@@ -173,10 +195,14 @@ export function floatRepr(x: number): string {
 export function truthy(v: Value): boolean {
   if (v === null) return false;
   switch (typeof v) {
-    case 'boolean': return v;
-    case 'bigint': return v !== 0n;
-    case 'number': return v !== 0; // NaN is truthy in Python
-    case 'string': return v.length > 0;
+    case 'boolean':
+      return v;
+    case 'bigint':
+      return v !== 0n;
+    case 'number':
+      return v !== 0; // NaN is truthy in Python
+    case 'string':
+      return v.length > 0;
   }
   if (Array.isArray(v)) return v.length > 0;
   if (v instanceof PyTuple) return v.items.length > 0;
@@ -191,7 +217,8 @@ export function truthy(v: Value): boolean {
 export function pyEquals(a: Value, b: Value): boolean {
   if (a === b) return true;
   if (isNumeric(a) && isNumeric(b)) {
-    const x = toNumeric(a), y = toNumeric(b);
+    const x = toNumeric(a),
+      y = toNumeric(b);
     // int == float compares exactly (Python does not round the int).
     if (typeof x === 'bigint' && typeof y === 'bigint') return x === y;
     if (typeof x === 'number' && typeof y === 'number') return x === y;
@@ -229,10 +256,14 @@ function seqEquals(a: readonly Value[], b: readonly Value[]): boolean {
 export function hashKey(v: Value): string {
   if (v === null) return 'N';
   switch (typeof v) {
-    case 'boolean': return v ? 'n1' : 'n0';
-    case 'bigint': return `n${v}`;
-    case 'number': return Number.isInteger(v) ? `n${BigInt(v)}` : `f${v}`;
-    case 'string': return `s${v}`;
+    case 'boolean':
+      return v ? 'n1' : 'n0';
+    case 'bigint':
+      return `n${v}`;
+    case 'number':
+      return Number.isInteger(v) ? `n${BigInt(v)}` : `f${v}`;
+    case 'string':
+      return `s${v}`;
   }
   if (v instanceof PyTuple) return `t(${v.items.map(hashKey).join(',')})`;
   const o = v as PyObject;
@@ -244,16 +275,24 @@ export function hashKey(v: Value): string {
 export function repr(v: Value): string {
   if (v === null) return 'None';
   switch (typeof v) {
-    case 'boolean': return v ? 'True' : 'False';
-    case 'bigint': return String(v);
-    case 'number': return floatRepr(v);
-    case 'string': return strRepr(v);
+    case 'boolean':
+      return v ? 'True' : 'False';
+    case 'bigint':
+      return String(v);
+    case 'number':
+      return floatRepr(v);
+    case 'string':
+      return strRepr(v);
   }
   if (Array.isArray(v)) return `[${v.map(repr).join(', ')}]`;
   if (v instanceof PyTuple) {
     return v.items.length === 1 ? `(${repr(v.items[0])},)` : `(${v.items.map(repr).join(', ')})`;
   }
-  if (v instanceof PyDict) return `{${v.entries().map(([k, x]) => `${repr(k)}: ${repr(x)}`).join(', ')}}`;
+  if (v instanceof PyDict)
+    return `{${v
+      .entries()
+      .map(([k, x]) => `${repr(k)}: ${repr(x)}`)
+      .join(', ')}}`;
   if (v instanceof PySet) {
     const inner = v.values().map(repr).join(', ');
     if (v.pyType === 'frozenset') return v.size ? `frozenset({${inner}})` : 'frozenset()';
@@ -299,9 +338,16 @@ export type NativeImpl = (args: Value[], kwargs: Kwargs | null) => Value;
 /** A function implemented in TypeScript (a builtin, a module function or a Grist function). */
 export class PyCallable implements PyObject {
   readonly pyType = 'builtin_function_or_method';
-  constructor(readonly name: string, readonly impl: NativeImpl) {}
-  call(args: Value[], kwargs: Kwargs | null): Value { return this.impl(args, kwargs); }
-  repr(): string { return `<built-in function ${this.name}>`; }
+  constructor(
+    readonly name: string,
+    readonly impl: NativeImpl,
+  ) {}
+  call(args: Value[], kwargs: Kwargs | null): Value {
+    return this.impl(args, kwargs);
+  }
+  repr(): string {
+    return `<built-in function ${this.name}>`;
+  }
 }
 
 /**

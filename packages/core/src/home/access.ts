@@ -2,10 +2,10 @@
  * Access decisions for the home API: resolves org, workspace and document keys to records and
  * computes the caller's role on them through `access/`. No output shapes and no writes here.
  */
-import { asViewer, can, directRole, effectiveRoles, type Action, type ResourceAcl } from '../access/index.js';
-import { BadRequest, Forbidden, NotFound } from '../errors.js';
-import type { OrgContext, Principal } from './principal.js';
-import type { Doc, HomeStore, Org, Role, Workspace } from './types.js';
+import {asViewer, can, directRole, effectiveRoles, type Action, type ResourceAcl} from '../access/index.js';
+import {BadRequest, Forbidden, NotFound} from '../errors.js';
+import type {OrgContext, Principal} from './principal.js';
+import type {Doc, HomeStore, Org, Role, Workspace} from './types.js';
 
 /** Grist's urlId alphabet (SPEC §1.1 "Document ids"). */
 export const URL_ID_RE = /^[-a-z0-9]+$/i;
@@ -26,7 +26,7 @@ export class HomeAccess {
   constructor(private readonly store: HomeStore) {}
 
   /** Resolves an org key from a path (SPEC §1.1 table). `docs` gives the caller's personal org. */
-  async resolveOrg(key: string, p: Principal, ctx: OrgContext): Promise<{ org: Org; merged: boolean }> {
+  async resolveOrg(key: string, p: Principal, ctx: OrgContext): Promise<{org: Org; merged: boolean}> {
     if (key === 'current') {
       if (ctx === null) throw new BadRequest('No organization chosen');
       key = ctx;
@@ -42,7 +42,7 @@ export class HomeAccess {
     else if (/^o-\d+$/.test(key)) org = await this.store.getOrg(Number(key.slice(2)));
     else org = await this.store.getOrgByDomain(key);
     if (!org) throw new NotFound('organization not found');
-    return { org, merged };
+    return {org, merged};
   }
 
   /** The org named by the request context, or null when there is none or it does not resolve. */
@@ -59,9 +59,9 @@ export class HomeAccess {
     const acl = await this.store.getAcl('org', [String(org.id)]);
     // Guest status (a share inside the org) matters only to callers with no role on the org itself,
     // so the org-wide ACL scan is skipped on the common path (every document request).
-    if (directRole(acl, p.accessIds) !== null) return { acl };
+    if (directRole(acl, p.accessIds) !== null) return {acl};
     const inner = await this.store.getAclInOrg(org.id, p.accessIds);
-    return { acl, hasInnerShare: inner.some((e) => e.kind !== 'org') };
+    return {acl, hasInnerShare: inner.some((e) => e.kind !== 'org')};
   }
 
   async orgRole(org: Org, p: Principal): Promise<Role | null> {
@@ -70,35 +70,38 @@ export class HomeAccess {
 
   /** The org's role for the caller, which must allow `action`. */
   async orgFor(key: string, p: Principal, ctx: OrgContext, action: Action) {
-    const { org, merged } = await this.resolveOrg(key, p, ctx);
+    const {org, merged} = await this.resolveOrg(key, p, ctx);
     const role = await this.orgRole(org, p);
     if (!can(role, action)) throw new Forbidden('access denied');
-    return { org, merged, role };
+    return {org, merged, role};
   }
 
-  async wsChain(ws: Workspace, p: Principal): Promise<{ org: Org; chain: ResourceAcl[] }> {
+  async wsChain(ws: Workspace, p: Principal): Promise<{org: Org; chain: ResourceAcl[]}> {
     const org = (await this.store.getOrg(ws.orgId))!;
     const [orgLevel, wsAcl, docs] = await Promise.all([
       this.orgChainLevel(org, p),
       this.store.getAcl('ws', [String(ws.id)]),
       this.store.listDocs([ws.id]),
     ]);
-    const docAcl = await this.store.getAcl('doc', docs.map((d) => d.id));
+    const docAcl = await this.store.getAcl(
+      'doc',
+      docs.map((d) => d.id),
+    );
     const wsLevel: ResourceAcl = {
       acl: wsAcl,
       maxInheritedRole: ws.maxInheritedRole,
       hasInnerShare: docAcl.some((e) => p.accessIds.includes(e.userId)),
     };
-    return { org, chain: [orgLevel, wsLevel] };
+    return {org, chain: [orgLevel, wsLevel]};
   }
 
   async workspaceFor(wid: number, p: Principal, action: Action) {
     const ws = await this.store.getWorkspace(wid);
     if (!ws) throw new NotFound('workspace not found');
-    const { org, chain } = await this.wsChain(ws, p);
+    const {org, chain} = await this.wsChain(ws, p);
     const role = effectiveRoles(chain, p.accessIds).roles[WS];
     if (!can(role, action)) throw new Forbidden('access denied');
-    return { ws, org, chain, role };
+    return {ws, org, chain, role};
   }
 
   /** Finds a doc by id or urlId within the request's org context (SPEC §1.1 "Document ids"). */
@@ -107,7 +110,7 @@ export class HomeAccess {
     let merged = false;
     if (ctx !== null) {
       try {
-        ({ org: ctxOrg, merged } = await this.resolveOrg(ctx, p, ctx));
+        ({org: ctxOrg, merged} = await this.resolveOrg(ctx, p, ctx));
       } catch (e) {
         if (e instanceof NotFound) throw new NotFound('document not found');
         throw e;
@@ -142,7 +145,11 @@ export class HomeAccess {
       org,
       ws,
       doc,
-      chain: [orgLevel, { acl: wsAcl, maxInheritedRole: ws.maxInheritedRole }, { acl: docAcl, maxInheritedRole: doc.maxInheritedRole }],
+      chain: [
+        orgLevel,
+        {acl: wsAcl, maxInheritedRole: ws.maxInheritedRole},
+        {acl: docAcl, maxInheritedRole: doc.maxInheritedRole},
+      ],
     };
   }
 
@@ -153,12 +160,18 @@ export class HomeAccess {
 
   /** The caller's effective role on a doc; members and guests count as viewers there. */
   async docRole(doc: Doc, p: Principal): Promise<Role | null> {
-    const { chain } = await this.docChain(doc, p);
+    const {chain} = await this.docChain(doc, p);
     return asViewer(this.rawDocRole(chain, p));
   }
 
   /** Access to a doc for doc-level endpoints, with Grist's doc-API error wording (SPEC §1.5). */
-  async docAccess(key: string, p: Principal, ctx: OrgContext, need: 'viewers' | 'editors' | 'owners', opts: { allowRemoved?: boolean } = {}) {
+  async docAccess(
+    key: string,
+    p: Principal,
+    ctx: OrgContext,
+    need: 'viewers' | 'editors' | 'owners',
+    opts: {allowRemoved?: boolean} = {},
+  ) {
     const doc = await this.findDoc(key, p, ctx);
     const role = await this.docRole(doc, p);
     const removed = doc.removedAt || (await this.store.getWorkspace(doc.workspaceId))?.removedAt;
@@ -166,16 +179,16 @@ export class HomeAccess {
     if (!role) throw new Forbidden('No view access');
     if (need !== 'viewers' && role === 'viewers') throw new Forbidden('No write access');
     if (need === 'owners' && role !== 'owners') throw new Forbidden('No owner access');
-    return { doc, role };
+    return {doc, role};
   }
 
   /** A doc whose raw role allows every one of `actions`, with home-API wording (`access denied`). */
   async docFor(key: string, p: Principal, ctx: OrgContext, actions: Action[]) {
     const doc = await this.findDoc(key, p, ctx);
-    const { chain, org, ws } = await this.docChain(doc, p);
+    const {chain, org, ws} = await this.docChain(doc, p);
     const role = this.rawDocRole(chain, p);
     if (!actions.every((a) => can(role, a))) throw new Forbidden('access denied');
-    return { doc, org, ws, chain, role };
+    return {doc, org, ws, chain, role};
   }
 
   /** Role that makes a resource listed: computed from the caller's own shares only (not everyone@). */

@@ -1,10 +1,10 @@
 /** Access lists: GET and PATCH `.../access` on orgs, workspaces and docs (SPEC §2.5-2.6). */
-import { can, inheritable, strongest, weakest } from '../access/index.js';
-import { BadRequest, Forbidden } from '../errors.js';
-import type { HomeParts } from './parts.js';
-import { ANON_EMAIL, EVERYONE_EMAIL, type OrgContext, type Principal } from './principal.js';
-import type { AclChange, AclEntry, BasicRole, ResourceKind, Role } from './types.js';
-import { parseAccessDelta } from './validate.js';
+import {can, inheritable, strongest, weakest} from '../access/index.js';
+import {BadRequest, Forbidden} from '../errors.js';
+import type {HomeParts} from './parts.js';
+import {ANON_EMAIL, EVERYONE_EMAIL, type OrgContext, type Principal} from './principal.js';
+import type {AclChange, AclEntry, BasicRole, ResourceKind, Role} from './types.js';
+import {parseAccessDelta} from './validate.js';
 
 /**
  * One user of an access list, with the fields Grist's UserAccessData has: `access` (the role on
@@ -70,9 +70,7 @@ async function answer(h: HomeParts, entries: Entry[], extra: Record<string, unkn
   const users = await h.shapes.usersById(entries.map((e) => e.id));
   return {
     ...extra,
-    users: entries
-      .filter((e) => users.has(e.id))
-      .map(({ id, ...fields }) => h.shapes.userAccess(users.get(id)!, fields)),
+    users: entries.filter((e) => users.has(e.id)).map(({id, ...fields}) => h.shapes.userAccess(users.get(id)!, fields)),
   };
 }
 
@@ -85,25 +83,31 @@ function own(entries: Entry[], p: Principal): Entry | undefined {
  * Org and workspace lists (Grist's _filterAccessData): owners see everyone; anyone else sees
  * their own entry only, `public` when they hold no role of their own.
  */
-async function ownersSeeAll(h: HomeParts, p: Principal, entries: Entry[], maxInheritedRole: BasicRole | null, extra: Record<string, unknown>) {
+async function ownersSeeAll(
+  h: HomeParts,
+  p: Principal,
+  entries: Entry[],
+  maxInheritedRole: BasicRole | null,
+  extra: Record<string, unknown>,
+) {
   const me = own(entries, p);
   const real = me ? realAccess(me, maxInheritedRole) : null;
   if (real === 'owners') return answer(h, entries, extra);
-  return answer(h, me ? [me] : [], { personal: true, public: !real, ...extra });
+  return answer(h, me ? [me] : [], {personal: true, public: !real, ...extra});
 }
 
 export async function getOrgAccess(h: HomeParts, key: string, p: Principal, ctx: OrgContext) {
-  const { org } = await h.access.orgFor(key, p, ctx, 'view');
+  const {org} = await h.access.orgFor(key, p, ctx, 'view');
   const shares = new OrgShares(await h.store.getAclInOrg(org.id, null));
   const entries = shares.userIds().map((id) => {
     const access = shares.orgRole(org.id, id);
-    return { id, access, isMember: isMemberRole(access) };
+    return {id, access, isMember: isMemberRole(access)};
   });
   return ownersSeeAll(h, p, entries, null, {});
 }
 
 export async function getWorkspaceAccess(h: HomeParts, wid: number, p: Principal) {
-  const { ws, org } = await h.access.workspaceFor(wid, p, 'view');
+  const {ws, org} = await h.access.workspaceFor(wid, p, 'view');
   const shares = new OrgShares(await h.store.getAclInOrg(org.id, null));
   const docIds = new Set((await h.store.listDocs([ws.id])).map((d) => d.id));
   const entries = shares.userIds().map((id) => ({
@@ -112,7 +116,7 @@ export async function getWorkspaceAccess(h: HomeParts, wid: number, p: Principal
     parentAccess: inheritable(shares.direct('org', String(org.id), id)),
     isMember: isMemberRole(shares.orgRole(org.id, id)),
   }));
-  return ownersSeeAll(h, p, entries, ws.maxInheritedRole, { maxInheritedRole: ws.maxInheritedRole });
+  return ownersSeeAll(h, p, entries, ws.maxInheritedRole, {maxInheritedRole: ws.maxInheritedRole});
 }
 
 /**
@@ -122,7 +126,7 @@ export async function getWorkspaceAccess(h: HomeParts, wid: number, p: Principal
  */
 export async function getDocAccess(h: HomeParts, key: string, p: Principal, ctx: OrgContext) {
   const doc = await h.access.findDoc(key, p, ctx);
-  const { chain, org, ws } = await h.access.docChain(doc, p);
+  const {chain, org, ws} = await h.access.docChain(doc, p);
   if (!can(h.access.rawDocRole(chain, p), 'view')) throw new Forbidden('access denied');
   const shares = new OrgShares(await h.store.getAclInOrg(org.id, null));
   const docIds = new Set((await h.store.listDocs([ws.id])).map((d) => d.id));
@@ -130,7 +134,9 @@ export async function getDocAccess(h: HomeParts, key: string, p: Principal, ctx:
   const entries: Entry[] = shares.userIds().map((id) => ({
     id,
     access: shares.direct('doc', doc.id, id),
-    parentAccess: inheritable(strongest(inheritable(shares.direct('ws', String(ws.id), id)), weakest(orgBasic(id), ws.maxInheritedRole))),
+    parentAccess: inheritable(
+      strongest(inheritable(shares.direct('ws', String(ws.id), id)), weakest(orgBasic(id), ws.maxInheritedRole)),
+    ),
     isMember: isMemberRole(shares.orgRole(org.id, id)),
   }));
   const max = doc.maxInheritedRole;
@@ -138,23 +144,27 @@ export async function getDocAccess(h: HomeParts, key: string, p: Principal, ctx:
   const real = me ? realAccess(me, max) : null;
   const canViewDoc = (e: Entry) => realAccess(e, max) !== null;
   const canViewWs = (e: Entry) =>
-    realAccess({ id: e.id, access: shares.wsRole(ws.id, docIds, e.id), parentAccess: orgBasic(e.id), isMember: e.isMember }, ws.maxInheritedRole) !== null;
+    realAccess(
+      {id: e.id, access: shares.wsRole(ws.id, docIds, e.id), parentAccess: orgBasic(e.id), isMember: e.isMember},
+      ws.maxInheritedRole,
+    ) !== null;
   if (!me || !(real === 'owners' || real === 'editors')) {
-    return answer(h, me ? [me] : [], { personal: true, public: !real, maxInheritedRole: max });
+    return answer(h, me ? [me] : [], {personal: true, public: !real, maxInheritedRole: max});
   }
-  const listed = orgBasic(me.id) === 'owners'
-    ? entries
-    : me.parentAccess === 'owners'
-      ? entries.filter((e) => canViewDoc(e) || canViewWs(e))
-      : entries.filter(canViewDoc);
-  return answer(h, listed, { ...(real === 'owners' ? {} : { personal: true, public: false }), maxInheritedRole: max });
+  const listed =
+    orgBasic(me.id) === 'owners'
+      ? entries
+      : me.parentAccess === 'owners'
+        ? entries.filter((e) => canViewDoc(e) || canViewWs(e))
+        : entries.filter(canViewDoc);
+  return answer(h, listed, {...(real === 'owners' ? {} : {personal: true, public: false}), maxInheritedRole: max});
 }
 
 /** PATCH .../access for any resource kind (SPEC §2.6). */
 export async function updateAccess(
   h: HomeParts,
   kind: ResourceKind,
-  target: { org?: string; wid?: number; doc?: string },
+  target: {org?: string; wid?: number; doc?: string},
   p: Principal,
   ctx: OrgContext,
   body: unknown,
@@ -166,13 +176,13 @@ export async function updateAccess(
   let role: Role | null;
   let resourceId: string;
   if (kind === 'org') {
-    const { org } = await h.access.resolveOrg(target.org!, p, ctx);
+    const {org} = await h.access.resolveOrg(target.org!, p, ctx);
     role = await h.access.orgRole(org, p);
     resourceId = String(org.id);
     const everyone = delta.users.get(EVERYONE_EMAIL);
     if (everyone && everyone.role !== null) throw new Forbidden('This user cannot share with everyone at top level');
   } else if (kind === 'ws') {
-    ({ role } = await h.access.workspaceFor(target.wid!, p, 'view'));
+    ({role} = await h.access.workspaceFor(target.wid!, p, 'view'));
     resourceId = String(target.wid);
   } else {
     const doc = await h.access.findDoc(target.doc!, p, ctx);
@@ -189,22 +199,22 @@ export async function updateAccess(
   }
 
   const changes: AclChange[] = [];
-  for (const [norm, { email, role: r }] of delta.users) {
+  for (const [norm, {email, role: r}] of delta.users) {
     if (r === null) {
       const u = await h.store.getUserByEmail(norm);
-      if (u) changes.push({ userId: u.id, role: null });
+      if (u) changes.push({userId: u.id, role: null});
     } else {
       const special = norm === EVERYONE_EMAIL ? h.special.everyone : norm === ANON_EMAIL ? h.special.anon : null;
       const u = special ?? (await h.auth.ensureUser(email));
-      changes.push({ userId: u.id, role: r });
+      changes.push({userId: u.id, role: r});
     }
   }
   if (hasMax) {
     const max = delta.maxInheritedRole!;
-    if (max !== 'owners') changes.push({ userId: p.user.id, role: 'owners' });
-    if (kind === 'ws') await h.store.updateWorkspace(Number(resourceId), { maxInheritedRole: max });
-    else await h.store.updateDoc(resourceId, { maxInheritedRole: max });
+    if (max !== 'owners') changes.push({userId: p.user.id, role: 'owners'});
+    if (kind === 'ws') await h.store.updateWorkspace(Number(resourceId), {maxInheritedRole: max});
+    else await h.store.updateDoc(resourceId, {maxInheritedRole: max});
   }
-  await h.store.updateAcl(kind, resourceId, changes, { cascade: kind === 'org' });
+  await h.store.updateAcl(kind, resourceId, changes, {cascade: kind === 'org'});
   return null;
 }

@@ -2,11 +2,11 @@
  * Authentication: who a request is. Turns an `Authorization` header into a principal, and creates
  * the users and API keys that later requests present.
  */
-import { createHash } from 'node:crypto';
-import { Unauthorized } from '../errors.js';
-import { makeApiKey } from '../ids.js';
-import { ANON_EMAIL, EVERYONE_EMAIL, type Principal } from './principal.js';
-import { Conflict, type HomeStore, type User } from './types.js';
+import {createHash} from 'node:crypto';
+import {Unauthorized} from '../errors.js';
+import {makeApiKey} from '../ids.js';
+import {ANON_EMAIL, EVERYONE_EMAIL, type Principal} from './principal.js';
+import {Conflict, type HomeStore, type User} from './types.js';
 
 /** Only this hash of an API key is stored, so a leaked home database gives no usable keys. */
 export function hashApiKey(key: string): string {
@@ -56,7 +56,7 @@ export class Authenticator {
   async authenticate(authorization: string | undefined): Promise<Principal> {
     if (authorization === undefined) return this.anonymousPrincipal();
     const m = /^(\S+)(?:\s+(.*))?$/.exec(authorization.trim());
-    if (!m || m[1].toLowerCase() !== 'bearer') {
+    if (m?.[1].toLowerCase() !== 'bearer') {
       throw new Unauthorized("Bad request: unsupported Authorization scheme, expected 'Bearer'");
     }
     const key = (m[2] ?? '').trim();
@@ -82,7 +82,7 @@ async function findOrCreate(store: HomeStore, email: string, name: string, perso
   const existing = await store.getUserByEmail(email);
   if (existing) return existing;
   try {
-    return await store.createUser({ email, name, personalOrg });
+    return await store.createUser({email, name, personalOrg});
   } catch (e) {
     if (e instanceof Conflict) return (await store.getUserByEmail(email))!;
     throw e;

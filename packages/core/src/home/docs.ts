@@ -1,16 +1,16 @@
 /** Home operations on document records (SPEC §3.9-3.12); the Engine creates and removes the files. */
-import { asViewer, can } from '../access/index.js';
-import { BadRequest, Forbidden, NotFound } from '../errors.js';
-import { makeId, nowIso } from '../ids.js';
-import { DOC } from './access.js';
-import type { HomeParts } from './parts.js';
-import type { OrgContext, Principal } from './principal.js';
-import { Conflict, type Doc } from './types.js';
-import { checkDocType, checkKeys, checkUrlId, docName, mergeOptions } from './validate.js';
+import {asViewer, can} from '../access/index.js';
+import {BadRequest, Forbidden, NotFound} from '../errors.js';
+import {makeId, nowIso} from '../ids.js';
+import {DOC} from './access.js';
+import type {HomeParts} from './parts.js';
+import type {OrgContext, Principal} from './principal.js';
+import {Conflict, type Doc} from './types.js';
+import {checkDocType, checkKeys, checkUrlId, docName, mergeOptions} from './validate.js';
 
 /** Creates the doc's home record. The caller (Engine) then creates the file. */
 export async function createDoc(h: HomeParts, wid: number, p: Principal, body: Record<string, unknown>): Promise<Doc> {
-  const { ws, org, role } = await h.access.workspaceFor(wid, p, 'view');
+  const {ws, org, role} = await h.access.workspaceFor(wid, p, 'view');
   const name = docName(body.name);
   checkKeys(body, ['name', 'urlId', 'isPinned', 'options', 'type', 'createdAt', 'updatedAt']);
   if (!can(role, 'add')) throw new Forbidden('access denied');
@@ -52,7 +52,7 @@ export async function createDoc(h: HomeParts, wid: number, p: Principal, body: R
 
 export async function getDoc(h: HomeParts, key: string, p: Principal, ctx: OrgContext, showRemoved: boolean) {
   const doc = await h.access.findDoc(key, p, ctx);
-  const { org, ws, chain } = await h.access.docChain(doc, p);
+  const {org, ws, chain} = await h.access.docChain(doc, p);
   // A doc in a soft-deleted workspace counts as removed too.
   if (Boolean(doc.removedAt || ws.removedAt) !== showRemoved) throw new NotFound('document not found');
   const role = asViewer(h.access.rawDocRole(chain, p));
@@ -72,10 +72,16 @@ export async function getDoc(h: HomeParts, key: string, p: Principal, ctx: OrgCo
   };
 }
 
-export async function updateDoc(h: HomeParts, key: string, p: Principal, ctx: OrgContext, body: Record<string, unknown>) {
+export async function updateDoc(
+  h: HomeParts,
+  key: string,
+  p: Principal,
+  ctx: OrgContext,
+  body: Record<string, unknown>,
+) {
   const type = checkDocType(body);
   checkKeys(body, ['name', 'urlId', 'isPinned', 'type', 'options', 'createdAt', 'updatedAt', 'appearance']);
-  const { doc } = await h.access.docFor(key, p, ctx, ['schemaEdit']);
+  const {doc} = await h.access.docFor(key, p, ctx, ['schemaEdit']);
   const name = 'name' in body ? docName(body.name) : undefined;
   if ('isPinned' in body && typeof body.isPinned !== 'boolean') throw new BadRequest('isPinned must be a boolean');
   const urlId = body.urlId === undefined ? undefined : body.urlId === null ? null : checkUrlId(body.urlId);
@@ -85,11 +91,11 @@ export async function updateDoc(h: HomeParts, key: string, p: Principal, ctx: Or
   }
   try {
     await h.store.updateDoc(doc.id, {
-      ...(name !== undefined ? { name } : {}),
-      ...(urlId !== undefined ? { urlId } : {}),
-      ...(body.isPinned !== undefined ? { isPinned: body.isPinned as boolean } : {}),
-      ...('type' in body ? { type } : {}),
-      ...(body.options !== undefined ? { options: mergeOptions(doc.options, body.options) } : {}),
+      ...(name !== undefined ? {name} : {}),
+      ...(urlId !== undefined ? {urlId} : {}),
+      ...(body.isPinned !== undefined ? {isPinned: body.isPinned as boolean} : {}),
+      ...('type' in body ? {type} : {}),
+      ...(body.options !== undefined ? {options: mergeOptions(doc.options, body.options)} : {}),
     });
   } catch (e) {
     if (e instanceof Conflict) throw new BadRequest('urlId already in use');
@@ -100,7 +106,7 @@ export async function updateDoc(h: HomeParts, key: string, p: Principal, ctx: Or
 
 /** Hard delete of the home record; returns the id so that the caller removes the file. */
 export async function deleteDoc(h: HomeParts, key: string, p: Principal, ctx: OrgContext): Promise<string> {
-  const { doc } = await h.access.docAccess(key, p, ctx, 'editors', { allowRemoved: true });
+  const {doc} = await h.access.docAccess(key, p, ctx, 'editors', {allowRemoved: true});
   await h.access.docFor(doc.id, p, null, ['remove', 'schemaEdit']);
   await h.store.deleteDoc(doc.id);
   return doc.id;
@@ -109,7 +115,7 @@ export async function deleteDoc(h: HomeParts, key: string, p: Principal, ctx: Or
 export async function setDocRemoved(h: HomeParts, key: string, p: Principal, ctx: OrgContext, removed: boolean) {
   const doc = await h.access.findDoc(key, p, ctx);
   await h.access.docFor(doc.id, p, null, ['remove', 'schemaEdit']);
-  await h.store.updateDoc(doc.id, { removedAt: removed ? nowIso() : null });
+  await h.store.updateDoc(doc.id, {removedAt: removed ? nowIso() : null});
   return null;
 }
 
@@ -117,14 +123,20 @@ export async function setDocPinned(h: HomeParts, key: string, p: Principal, ctx:
   const doc = await h.access.findDoc(key, p, ctx);
   const org = await h.access.orgOfDoc(doc);
   if (!can(await h.access.orgRole(org, p), 'update')) throw new Forbidden('access denied');
-  await h.store.updateDoc(doc.id, { isPinned: pinned });
+  await h.store.updateDoc(doc.id, {isPinned: pinned});
   return null;
 }
 
 export async function moveDoc(h: HomeParts, key: string, p: Principal, ctx: OrgContext, workspace: unknown) {
-  const wid = typeof workspace === 'number' ? workspace : typeof workspace === 'string' && /^\d+$/.test(workspace) ? Number(workspace) : NaN;
-  if (!Number.isInteger(wid)) throw new BadRequest(`workspace parameter cannot be understood as an integer: ${workspace}`);
-  const { doc, role } = await h.access.docFor(key, p, ctx, ['view']);
+  const wid =
+    typeof workspace === 'number'
+      ? workspace
+      : typeof workspace === 'string' && /^\d+$/.test(workspace)
+        ? Number(workspace)
+        : NaN;
+  if (!Number.isInteger(wid))
+    throw new BadRequest(`workspace parameter cannot be understood as an integer: ${workspace}`);
+  const {doc, role} = await h.access.docFor(key, p, ctx, ['view']);
   if (role !== 'owners') throw new Forbidden('access denied');
   const dest = await h.store.getWorkspace(wid);
   if (!dest) throw new NotFound('workspace not found');

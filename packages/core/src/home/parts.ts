@@ -1,7 +1,7 @@
-import type { HomeAccess } from './access.js';
-import type { Authenticator, SpecialUsers } from './authn.js';
-import type { HomeShapes } from './shapes.js';
-import type { HomeStore } from './types.js';
+import type {HomeAccess} from './access.js';
+import type {Authenticator, SpecialUsers} from './authn.js';
+import type {HomeShapes} from './shapes.js';
+import type {HomeStore} from './types.js';
 
 /** What the home operations (orgs.ts, workspaces.ts, docs.ts, acl.ts, users.ts) work with. */
 export interface HomeParts {

@@ -1,4 +1,4 @@
-import type { User } from './types.js';
+import type {User} from './types.js';
 
 /** The email of Grist's anonymous user (shares with it make documents public). */
 export const ANON_EMAIL = 'anon@getgrist.com';

@@ -4,7 +4,7 @@
  * driver, which each says in a `RowDialect`: better-sqlite3 gives timestamps and JSON as TEXT and
  * booleans as 0/1; pg gives `timestamptz` as Date, `jsonb` parsed and `boolean` as boolean.
  */
-import type { AclEntry, Doc, Org, User, Workspace } from './types.js';
+import type {AclEntry, Doc, Org, User, Workspace} from './types.js';
 
 /** A row as a driver returns it. */
 export type HomeRow = Record<string, any>;
@@ -78,6 +78,6 @@ export function rowCodec(d: RowDialect): RowCodec {
       updatedAt: d.time(r.updated_at)!,
       removedAt: d.time(r.removed_at),
     }),
-    acl: (r) => ({ kind: r.kind, resourceId: r.resource_id, userId: r.user_id, role: r.role }),
+    acl: (r) => ({kind: r.kind, resourceId: r.resource_id, userId: r.user_id, role: r.role}),
   };
 }

@@ -5,21 +5,21 @@
  *   authn.ts (who is calling), access.ts (what they may do), validate.ts (bodies),
  *   shapes.ts (answers), and the operations in orgs.ts, workspaces.ts, docs.ts, acl.ts, users.ts.
  */
-import type { Action } from '../access/index.js';
-import { HomeAccess } from './access.js';
+import type {Action} from '../access/index.js';
+import {HomeAccess} from './access.js';
 import * as acl from './acl.js';
-import { Authenticator, type SpecialUsers } from './authn.js';
+import {Authenticator, type SpecialUsers} from './authn.js';
 import * as docs from './docs.js';
 import * as orgs from './orgs.js';
-import type { HomeParts } from './parts.js';
-import type { OrgContext, Principal } from './principal.js';
-import { HomeShapes } from './shapes.js';
-import type { Doc, HomeStore, ResourceKind, User } from './types.js';
+import type {HomeParts} from './parts.js';
+import type {OrgContext, Principal} from './principal.js';
+import {HomeShapes} from './shapes.js';
+import type {Doc, HomeStore, ResourceKind, User} from './types.js';
 import * as users from './users.js';
 import * as workspaces from './workspaces.js';
 
-export { hashApiKey } from './authn.js';
-export { checkDomain, isValidEmail, type AccessDelta } from './validate.js';
+export {hashApiKey} from './authn.js';
+export {checkDomain, isValidEmail, type AccessDelta} from './validate.js';
 
 /** Home operations as Grist's API has them (orgs, workspaces, documents, access lists, users, API keys); every method takes the acting principal and checks access. */
 export class HomeService implements HomeParts {
@@ -75,18 +75,19 @@ export class HomeService implements HomeParts {
 
   // ---------------------------------------------------------------- access decisions (access.ts)
 
-
-
   /** A workspace, its org and the principal's role there, if the principal may do `action`. */
   workspaceFor(wid: number, p: Principal, action: Action) {
     return this.access.workspaceFor(wid, p, action);
   }
 
-
-
-
   /** Access to a doc for doc-level endpoints, with Grist's doc-API error wording (SPEC §1.5). */
-  docAccess(key: string, p: Principal, ctx: OrgContext, need: 'viewers' | 'editors' | 'owners', opts: { allowRemoved?: boolean } = {}) {
+  docAccess(
+    key: string,
+    p: Principal,
+    ctx: OrgContext,
+    need: 'viewers' | 'editors' | 'owners',
+    opts: {allowRemoved?: boolean} = {},
+  ) {
     return this.access.docAccess(key, p, ctx, need, opts);
   }
 
@@ -103,7 +104,7 @@ export class HomeService implements HomeParts {
   }
 
   /** Creates a team site owned by the principal. */
-  createOrg(p: Principal, body: { name?: unknown; domain?: unknown }) {
+  createOrg(p: Principal, body: {name?: unknown; domain?: unknown}) {
     return orgs.createOrg(this, p, body);
   }
 
@@ -204,7 +205,13 @@ export class HomeService implements HomeParts {
   }
 
   /** PATCH .../access for any resource kind (SPEC §2.6). */
-  updateAccess(kind: ResourceKind, target: { org?: string; wid?: number; doc?: string }, p: Principal, ctx: OrgContext, body: unknown) {
+  updateAccess(
+    kind: ResourceKind,
+    target: {org?: string; wid?: number; doc?: string},
+    p: Principal,
+    ctx: OrgContext,
+    body: unknown,
+  ) {
     return acl.updateAccess(this, kind, target, p, ctx, body);
   }
 
@@ -236,7 +243,7 @@ export class HomeService implements HomeParts {
   }
 
   /** Deletes a user (themselves only; `name` must match); returns their documents to remove. */
-  deleteUser(userId: number, p: Principal, body: unknown): Promise<{ docIds: string[] }> {
+  deleteUser(userId: number, p: Principal, body: unknown): Promise<{docIds: string[]}> {
     return users.deleteUser(this, userId, p, body);
   }
 }

@@ -2,15 +2,15 @@
  * Output shapes: the JSON objects the home API answers with, shaped as Grist's (SPEC §3). Reads the
  * store only to fill in related records (an org's owner); decides nothing about access.
  */
-import type { SpecialUsers } from './authn.js';
-import type { Principal } from './principal.js';
-import type { AclEntry, Doc, HomeStore, Org, Role, User, Workspace } from './types.js';
+import type {SpecialUsers} from './authn.js';
+import type {Principal} from './principal.js';
+import type {AclEntry, Doc, HomeStore, Org, Role, User, Workspace} from './types.js';
 
 /**
  * The product self-hosted Grist gives every site: its server sets GRIST_DEFAULT_PRODUCT=Free, and
  * the first migration creates that product first (id 1); its features are Grist's `freeAllFeatures`.
  */
-export const FREE_PRODUCT = { id: 1, name: 'Free', features: { workspaces: true, vanityDomain: true } } as const;
+export const FREE_PRODUCT = {id: 1, name: 'Free', features: {workspaces: true, vanityDomain: true}} as const;
 
 /** Grist's answer for the anonymous caller's `docs` org: a virtual billing account on the `anonymous` plan (its personalFree features). */
 const ANONYMOUS_BILLING = {
@@ -22,7 +22,7 @@ const ANONYMOUS_BILLING = {
       workspaces: true,
       maxSharesPerWorkspace: 0,
       maxSharesPerDoc: 2,
-      snapshotWindow: { count: 30, unit: 'days' },
+      snapshotWindow: {count: 30, unit: 'days'},
       baseMaxRowsPerDocument: 5000,
       baseMaxApiUnitsPerDocumentPerDay: 5000,
       baseMaxDataSizePerDocument: 5000 * 2 * 1024,
@@ -46,7 +46,7 @@ export class HomeShapes {
 
   /** A user as Grist embeds one (an org's owner): its entity's columns, `createdAt` included. */
   userRef(u: User | null) {
-    return u ? { id: u.id, ref: u.ref, name: u.name, picture: u.picture, type: 'login', createdAt: u.createdAt } : null;
+    return u ? {id: u.id, ref: u.ref, name: u.name, picture: u.picture, type: 'login', createdAt: u.createdAt} : null;
   }
 
   /**
@@ -54,7 +54,7 @@ export class HomeShapes {
    * is the org's here), on the Free product, never paid. `forCaller` adds what Grist computes for
    * the caller on `GET /api/orgs/{org}`: `isManager` (decision H1) and `paid`.
    */
-  billingAccount(org: Org, forCaller?: { isManager: boolean }) {
+  billingAccount(org: Org, forCaller?: {isManager: boolean}) {
     return {
       id: org.id,
       individual: org.ownerId !== null,
@@ -63,7 +63,7 @@ export class HomeShapes {
       externalId: null,
       externalOptions: null,
       paymentLink: null,
-      ...(forCaller ? { isManager: forCaller.isManager, paid: false } : {}),
+      ...(forCaller ? {isManager: forCaller.isManager, paid: false} : {}),
       features: null,
       stripePlanId: null,
       product: FREE_PRODUCT,
@@ -80,7 +80,7 @@ export class HomeShapes {
       updatedAt: now,
       domain: 'docs',
       name: 'Anonymous',
-      owner: { id: anon.id, email: anon.email, name: anon.name, picture: anon.picture, ref: anon.ref, anonymous: true },
+      owner: {id: anon.id, email: anon.email, name: anon.name, picture: anon.picture, ref: anon.ref, anonymous: true},
       access: 'viewers',
       billingAccount: ANONYMOUS_BILLING,
       host: null,
@@ -125,12 +125,18 @@ export class HomeShapes {
       owner,
       createdAt: org.createdAt,
       updatedAt: org.updatedAt,
-      ...(withBilling ? { billingAccount: this.billingAccount(org) } : {}),
+      ...(withBilling ? {billingAccount: this.billingAccount(org)} : {}),
     };
   }
 
   /** A workspace as listed in an org's workspace list. */
-  listedWorkspace<D>(ws: Workspace, org: Org, access: Role | null, owner: ReturnType<HomeShapes['userRef']>, docs: D[]) {
+  listedWorkspace<D>(
+    ws: Workspace,
+    org: Org,
+    access: Role | null,
+    owner: ReturnType<HomeShapes['userRef']>,
+    docs: D[],
+  ) {
     return {
       id: ws.id,
       name: ws.name,
@@ -140,7 +146,7 @@ export class HomeShapes {
       orgDomain: this.orgDomain(org),
       createdAt: ws.createdAt,
       updatedAt: ws.updatedAt,
-      ...(ws.removedAt ? { removedAt: ws.removedAt } : {}),
+      ...(ws.removedAt ? {removedAt: ws.removedAt} : {}),
       docs,
     };
   }
@@ -161,10 +167,10 @@ export class HomeShapes {
       type: doc.type,
       createdAt: doc.createdAt,
       updatedAt: doc.updatedAt,
-      ...(doc.removedAt ? { removedAt: doc.removedAt } : {}),
-      ...(doc.options ? { options: doc.options } : {}),
-      ...(isPublic ? { public: true } : {}),
-      ...(withForks ? { forks: [] } : {}),
+      ...(doc.removedAt ? {removedAt: doc.removedAt} : {}),
+      ...(doc.options ? {options: doc.options} : {}),
+      ...(isPublic ? {public: true} : {}),
+      ...(withForks ? {forks: []} : {}),
     };
   }
 
@@ -181,7 +187,7 @@ export class HomeShapes {
       email: u.email,
       ref: u.ref,
       picture: u.picture,
-      ...(u.id === this.special.anon.id ? { anonymous: true } : {}),
+      ...(u.id === this.special.anon.id ? {anonymous: true} : {}),
       ...extra,
     };
   }
@@ -198,7 +204,7 @@ export class HomeShapes {
       name: u.name,
       picture: u.picture,
       ref: u.ref,
-      ...(p.anonymous ? { anonymous: true } : { allowGoogleLogin: true }),
+      ...(p.anonymous ? {anonymous: true} : {allowGoogleLogin: true}),
     };
   }
 }

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
-import { makeId, nowIso } from '../ids.js';
-import { rowCodec, type HomeRow } from './rows.js';
-import { Conflict } from './types.js';
-import type { AclChange, AclEntry, Doc, DocPatch, HomeStore, NewDoc, Org, OrgPatch, ResourceKind, User, Workspace, WorkspacePatch } from './types.js';
+import {makeId, nowIso} from '../ids.js';
+import {rowCodec, type HomeRow} from './rows.js';
+import {Conflict} from './types.js';
+import type {AclChange, DocPatch, HomeStore, NewDoc, Org, OrgPatch, ResourceKind, WorkspacePatch} from './types.js';
 
 /** Versioned migrations; index + 1 is the schema version recorded in `user_version`. */
 export const MIGRATIONS: string[] = [
@@ -153,21 +153,23 @@ export class SqliteHomeStore implements HomeStore {
   }
 
   private migrate(): void {
-    if ((this.db.pragma('user_version', { simple: true }) as number) >= MIGRATIONS.length) return;
+    if ((this.db.pragma('user_version', {simple: true}) as number) >= MIGRATIONS.length) return;
     // Table rebuilds need foreign keys off, which SQLite only allows outside a transaction; the
     // migration checks them itself before committing.
     this.db.pragma('foreign_keys = OFF');
     try {
       // IMMEDIATE so that two processes starting at once do not both migrate.
-      this.db.transaction(() => {
-        const version = this.db.pragma('user_version', { simple: true }) as number;
-        for (let v = version; v < MIGRATIONS.length; v++) this.db.exec(MIGRATIONS[v]);
-        if (version < MIGRATIONS.length) {
-          const broken = this.db.pragma('foreign_key_check') as unknown[];
-          if (broken.length) throw new Error(`home database migration broke ${broken.length} foreign keys`);
-          this.db.pragma(`user_version = ${MIGRATIONS.length}`);
-        }
-      }).immediate();
+      this.db
+        .transaction(() => {
+          const version = this.db.pragma('user_version', {simple: true}) as number;
+          for (let v = version; v < MIGRATIONS.length; v++) this.db.exec(MIGRATIONS[v]);
+          if (version < MIGRATIONS.length) {
+            const broken = this.db.pragma('foreign_key_check') as unknown[];
+            if (broken.length) throw new Error(`home database migration broke ${broken.length} foreign keys`);
+            this.db.pragma(`user_version = ${MIGRATIONS.length}`);
+          }
+        })
+        .immediate();
     } finally {
       this.db.pragma('foreign_keys = ON');
     }
@@ -199,7 +201,9 @@ export class SqliteHomeStore implements HomeStore {
   }
   async getUsers(ids: number[]) {
     if (ids.length === 0) return [];
-    return this.all(`SELECT * FROM users WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(ids)).map(rows.user);
+    return this.all(`SELECT * FROM users WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(ids)).map(
+      rows.user,
+    );
   }
   async getUserByEmail(email: string) {
     const r = this.get('SELECT * FROM users WHERE email_norm = ?', email.toLowerCase());
@@ -209,7 +213,7 @@ export class SqliteHomeStore implements HomeStore {
     const r = this.get('SELECT * FROM users WHERE api_key_hash = ?', hash);
     return r ? rows.user(r) : null;
   }
-  async createUser(u: { email: string; name: string; personalOrg: boolean }) {
+  async createUser(u: {email: string; name: string; personalOrg: boolean}) {
     return this.tx(() => {
       let id: number;
       try {
@@ -227,11 +231,11 @@ export class SqliteHomeStore implements HomeStore {
         if (isUnique(e, 'email_norm')) throw new Conflict('email');
         throw e;
       }
-      if (u.personalOrg) this.createOrgSync({ name: 'Personal', domain: null, ownerUserId: id, personal: true });
+      if (u.personalOrg) this.createOrgSync({name: 'Personal', domain: null, ownerUserId: id, personal: true});
       return rows.user(this.get('SELECT * FROM users WHERE id = ?', id)!);
     });
   }
-  async updateUser(id: number, patch: { name?: string }) {
+  async updateUser(id: number, patch: {name?: string}) {
     if (patch.name !== undefined) this.run('UPDATE users SET name = ? WHERE id = ?', patch.name, id);
   }
   async setApiKey(id: number, hash: string | null, prefix: string | null) {
@@ -250,11 +254,11 @@ export class SqliteHomeStore implements HomeStore {
       this.run('DELETE FROM prefs WHERE user_id = ?', id);
       this.run('DELETE FROM acl WHERE user_id = ?', id);
       this.run('DELETE FROM users WHERE id = ?', id);
-      return { docIds };
+      return {docIds};
     });
   }
 
-  private createOrgSync(o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }): Org {
+  private createOrgSync(o: {name: string; domain: string | null; ownerUserId: number; personal: boolean}): Org {
     const now = nowIso();
     let id: number;
     try {
@@ -272,11 +276,15 @@ export class SqliteHomeStore implements HomeStore {
       if (isUnique(e, 'orgs.domain')) throw new Conflict('domain');
       throw e;
     }
-    this.run("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('org', ?, ?, 'owners')", String(id), o.ownerUserId);
+    this.run(
+      "INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('org', ?, ?, 'owners')",
+      String(id),
+      o.ownerUserId,
+    );
     this.run('INSERT INTO workspaces (org_id, name, created_at, updated_at) VALUES (?, ?, ?, ?)', id, 'Home', now, now);
     return rows.org(this.get('SELECT * FROM orgs WHERE id = ?', id)!);
   }
-  async createOrg(o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }) {
+  async createOrg(o: {name: string; domain: string | null; ownerUserId: number; personal: boolean}) {
     return this.tx(() => this.createOrgSync(o));
   }
   async getOrg(id: number) {
@@ -294,9 +302,10 @@ export class SqliteHomeStore implements HomeStore {
   async updateOrg(id: number, patch: OrgPatch) {
     const sets: string[] = [];
     const args: unknown[] = [];
-    if (patch.name !== undefined) (sets.push('name = ?'), args.push(patch.name));
-    if (patch.domain !== undefined) (sets.push('domain = ?'), args.push(patch.domain));
-    if (patch.orgPrefs !== undefined) (sets.push('org_prefs = ?'), args.push(patch.orgPrefs ? JSON.stringify(patch.orgPrefs) : null));
+    if (patch.name !== undefined) sets.push('name = ?'), args.push(patch.name);
+    if (patch.domain !== undefined) sets.push('domain = ?'), args.push(patch.domain);
+    if (patch.orgPrefs !== undefined)
+      sets.push('org_prefs = ?'), args.push(patch.orgPrefs ? JSON.stringify(patch.orgPrefs) : null);
     sets.push('updated_at = ?');
     args.push(nowIso(), id);
     try {
@@ -320,11 +329,15 @@ export class SqliteHomeStore implements HomeStore {
   }
   private deleteAclFor(kind: ResourceKind, ids: string[]) {
     if (ids.length) {
-      this.run('DELETE FROM acl WHERE kind = ? AND resource_id IN (SELECT value FROM json_each(?))', kind, JSON.stringify(ids));
+      this.run(
+        'DELETE FROM acl WHERE kind = ? AND resource_id IN (SELECT value FROM json_each(?))',
+        kind,
+        JSON.stringify(ids),
+      );
     }
   }
   async deleteOrg(id: number) {
-    return this.tx(() => ({ docIds: this.deleteOrgSync(id) }));
+    return this.tx(() => ({docIds: this.deleteOrgSync(id)}));
   }
   async listOrgsForUsers(userIds: number[]) {
     const ids = JSON.stringify(userIds);
@@ -336,7 +349,7 @@ export class SqliteHomeStore implements HomeStore {
          UNION SELECT w.org_id FROM acl a JOIN docs d ON a.kind = 'doc' AND d.id = a.resource_id
            JOIN workspaces w ON w.id = d.workspace_id WHERE a.user_id IN (SELECT value FROM json_each(@ids)))
        ORDER BY id`,
-      { ids },
+      {ids},
     ).map(rows.org);
   }
   async getPrefs(orgId: number, userId: number | null) {
@@ -355,14 +368,23 @@ export class SqliteHomeStore implements HomeStore {
     }
   }
 
-  async createWorkspace(w: { orgId: number; name: string; ownerUserId: number }) {
+  async createWorkspace(w: {orgId: number; name: string; ownerUserId: number}) {
     return this.tx(() => {
       const now = nowIso();
       const id = Number(
-        this.run('INSERT INTO workspaces (org_id, name, created_at, updated_at) VALUES (?, ?, ?, ?)', w.orgId, w.name, now, now)
-          .lastInsertRowid,
+        this.run(
+          'INSERT INTO workspaces (org_id, name, created_at, updated_at) VALUES (?, ?, ?, ?)',
+          w.orgId,
+          w.name,
+          now,
+          now,
+        ).lastInsertRowid,
       );
-      this.run("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('ws', ?, ?, 'owners')", String(id), w.ownerUserId);
+      this.run(
+        "INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('ws', ?, ?, 'owners')",
+        String(id),
+        w.ownerUserId,
+      );
       return rows.workspace(this.get('SELECT * FROM workspaces WHERE id = ?', id)!);
     });
   }
@@ -376,9 +398,9 @@ export class SqliteHomeStore implements HomeStore {
   async updateWorkspace(id: number, patch: WorkspacePatch) {
     const sets: string[] = [];
     const args: unknown[] = [];
-    if (patch.name !== undefined) (sets.push('name = ?'), args.push(patch.name));
-    if (patch.maxInheritedRole !== undefined) (sets.push('max_inherited_role = ?'), args.push(patch.maxInheritedRole));
-    if (patch.removedAt !== undefined) (sets.push('removed_at = ?'), args.push(patch.removedAt));
+    if (patch.name !== undefined) sets.push('name = ?'), args.push(patch.name);
+    if (patch.maxInheritedRole !== undefined) sets.push('max_inherited_role = ?'), args.push(patch.maxInheritedRole);
+    if (patch.removedAt !== undefined) sets.push('removed_at = ?'), args.push(patch.removedAt);
     sets.push('updated_at = ?');
     args.push(nowIso(), id);
     this.run(`UPDATE workspaces SET ${sets.join(', ')} WHERE id = ?`, ...args);
@@ -389,7 +411,7 @@ export class SqliteHomeStore implements HomeStore {
       this.deleteAclFor('doc', docIds);
       this.deleteAclFor('ws', [String(id)]);
       this.run('DELETE FROM workspaces WHERE id = ?', id);
-      return { docIds };
+      return {docIds};
     });
   }
 
@@ -457,7 +479,11 @@ export class SqliteHomeStore implements HomeStore {
         now,
       );
       if (d.urlId) this.claimUrlId(d.id, this.orgOfWorkspace(d.workspaceId), d.urlId);
-      this.run("INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('doc', ?, ?, 'owners')", d.id, d.ownerUserId);
+      this.run(
+        "INSERT INTO acl (kind, resource_id, user_id, role) VALUES ('doc', ?, ?, 'owners')",
+        d.id,
+        d.ownerUserId,
+      );
       return rows.doc(this.get('SELECT * FROM docs WHERE id = ?', d.id)!);
     });
   }
@@ -473,7 +499,11 @@ export class SqliteHomeStore implements HomeStore {
              WHERE a.url_id = ? AND o.owner_id IS NOT NULL ORDER BY a.created_at, a.rowid LIMIT 1`,
             urlId,
           )
-        : this.get('SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = ? AND a.org_id = ?', urlId, orgId);
+        : this.get(
+            'SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = ? AND a.org_id = ?',
+            urlId,
+            orgId,
+          );
     return r ? rows.doc(r) : null;
   }
   async listDocs(workspaceIds: number[]) {
@@ -542,10 +572,10 @@ export class SqliteHomeStore implements HomeStore {
          OR (a.kind = 'doc' AND a.resource_id IN (SELECT d.id FROM docs d JOIN workspaces w ON w.id = d.workspace_id WHERE w.org_id = @org)))
        ORDER BY a.user_id`,
       // better-sqlite3 binds JS numbers as REAL, so CAST(@org AS TEXT) would be '1.0': pass the text form.
-      { org: orgId, orgText: String(orgId), users },
+      {org: orgId, orgText: String(orgId), users},
     ).map(rows.acl);
   }
-  async updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts: { cascade?: boolean } = {}) {
+  async updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts: {cascade?: boolean} = {}) {
     this.tx(() => {
       for (const c of changes) {
         if (c.role === null) {

@@ -120,17 +120,17 @@ export interface HomeStore {
   /** The user whose API key has this hash. */
   getUserByApiKeyHash(hash: string): Promise<User | null>;
   /** Creates a user; with `personalOrg`, also its personal org "Personal" and workspace "Home". */
-  createUser(u: { email: string; name: string; personalOrg: boolean }): Promise<User>;
+  createUser(u: {email: string; name: string; personalOrg: boolean}): Promise<User>;
   /** Changes a user. */
-  updateUser(id: number, patch: { name?: string }): Promise<void>;
+  updateUser(id: number, patch: {name?: string}): Promise<void>;
   /** Sets (or clears with null) the API key hash; Conflict('apiKey') if the hash is taken. */
   setApiKey(id: number, hash: string | null, prefix: string | null): Promise<void>;
   /** Deletes the user, their personal org with its workspaces and docs, and every ACL entry. */
-  deleteUser(id: number): Promise<{ docIds: string[] }>;
+  deleteUser(id: number): Promise<{docIds: string[]}>;
 
   // Orgs
   /** Creates an org with workspace "Home"; the owner gets `owners` on the org. */
-  createOrg(o: { name: string; domain: string | null; ownerUserId: number; personal: boolean }): Promise<Org>;
+  createOrg(o: {name: string; domain: string | null; ownerUserId: number; personal: boolean}): Promise<Org>;
   /** An org by id. */
   getOrg(id: number): Promise<Org | null>;
   /** A team site by domain. */
@@ -140,7 +140,7 @@ export interface HomeStore {
   /** Changes an org. */
   updateOrg(id: number, patch: OrgPatch): Promise<void>;
   /** Deletes an org with its workspaces and documents; returns the document ids. */
-  deleteOrg(id: number): Promise<{ docIds: string[] }>;
+  deleteOrg(id: number): Promise<{docIds: string[]}>;
   /** Orgs in which any of the users has an ACL entry on the org or on anything inside it. */
   listOrgsForUsers(userIds: number[]): Promise<Org[]>;
   /** Stored preferences of a user in an org. */
@@ -150,7 +150,7 @@ export interface HomeStore {
 
   // Workspaces
   /** Creates a workspace. */
-  createWorkspace(w: { orgId: number; name: string; ownerUserId: number }): Promise<Workspace>;
+  createWorkspace(w: {orgId: number; name: string; ownerUserId: number}): Promise<Workspace>;
   /** A workspace by id. */
   getWorkspace(id: number): Promise<Workspace | null>;
   /** An org's workspaces. */
@@ -158,7 +158,7 @@ export interface HomeStore {
   /** Changes a workspace. */
   updateWorkspace(id: number, patch: WorkspacePatch): Promise<void>;
   /** Deletes a workspace with its documents; returns the document ids. */
-  deleteWorkspace(id: number): Promise<{ docIds: string[] }>;
+  deleteWorkspace(id: number): Promise<{docIds: string[]}>;
 
   // Docs
   /** Creates a document record (Conflict when the urlId is taken). */
@@ -191,7 +191,7 @@ export interface HomeStore {
    * Applies role changes (null removes) atomically. With `cascade`, removing a user from an org
    * also removes them from every workspace and doc in it.
    */
-  updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts?: { cascade?: boolean }): Promise<void>;
+  updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts?: {cascade?: boolean}): Promise<void>;
 
   /** Closes the store. */
   close(): Promise<void>;

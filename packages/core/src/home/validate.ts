@@ -2,21 +2,51 @@
  * Body validation for the home API (names, domains, urlIds, doc options, access deltas), with
  * Grist's error wording. Pure functions: no store, no access decisions.
  */
-import { strongest } from '../access/index.js';
-import { BadRequest } from '../errors.js';
-import { URL_ID_RE } from './access.js';
-import { ANON_EMAIL, EVERYONE_EMAIL } from './principal.js';
-import type { BasicRole, ResourceKind, Role } from './types.js';
+import {strongest} from '../access/index.js';
+import {BadRequest} from '../errors.js';
+import {URL_ID_RE} from './access.js';
+import {ANON_EMAIL, EVERYONE_EMAIL} from './principal.js';
+import type {BasicRole, ResourceKind, Role} from './types.js';
 
 export const BASIC_ROLES = ['owners', 'editors', 'viewers'] as const;
 const DOMAIN_BLOCKLIST = new Set([
-  'admin', 'api', 'blog', 'current', 'dev', 'docs', 'documentation', 'grist', 'help', 'login', 'logout',
-  'static', 'support', 'test', 'www', 'signin', 'signup', 'billing', 'status', 'new', 'app', 'mail',
+  'admin',
+  'api',
+  'blog',
+  'current',
+  'dev',
+  'docs',
+  'documentation',
+  'grist',
+  'help',
+  'login',
+  'logout',
+  'static',
+  'support',
+  'test',
+  'www',
+  'signin',
+  'signup',
+  'billing',
+  'status',
+  'new',
+  'app',
+  'mail',
 ]);
 const DOMAIN_PREFIXES = ['docs-', 'o-', 'doc-worker-', '_', 'v1-'];
 // A pragmatic RFC 5322 subset: no spaces or control characters, one @, a dotted domain.
-const EMAIL_RE = /^[^\s@"()<>,;:\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
-const DOC_OPTIONS = ['description', 'icon', 'openMode', 'externalId', 'tutorial', 'appearance', 'allowIndex', 'proposedChanges'];
+const EMAIL_RE =
+  /^[^\s@"()<>,;:\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+const DOC_OPTIONS = [
+  'description',
+  'icon',
+  'openMode',
+  'externalId',
+  'tutorial',
+  'appearance',
+  'allowIndex',
+  'proposedChanges',
+];
 
 /** Whether a string is an email Grist would accept. */
 export function isValidEmail(email: string): boolean {
@@ -52,7 +82,8 @@ export function docName(v: unknown): string {
 }
 
 export function checkUrlId(urlId: unknown): string {
-  if (typeof urlId !== 'string' || !URL_ID_RE.test(urlId) || urlId.toLowerCase() === 'new') throw new BadRequest('invalid urlId');
+  if (typeof urlId !== 'string' || !URL_ID_RE.test(urlId) || urlId.toLowerCase() === 'new')
+    throw new BadRequest('invalid urlId');
   return urlId;
 }
 
@@ -69,16 +100,17 @@ export function mergeOptions(current: Record<string, unknown> | null, patch: unk
   if (patch === undefined) return current;
   if (patch === null) return null;
   if (typeof patch !== 'object' || Array.isArray(patch)) throw new BadRequest('options must be an object');
-  const out: Record<string, unknown> = { ...(current ?? {}) };
+  const out: Record<string, unknown> = {...(current ?? {})};
   for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
     if (!DOC_OPTIONS.includes(k)) throw new BadRequest(`unrecognized property options.${k}`);
-    if (k === 'openMode' && v !== null && !['default', 'fork', 'view'].includes(v as string)) throw new BadRequest('invalid openMode');
+    if (k === 'openMode' && v !== null && !['default', 'fork', 'view'].includes(v as string))
+      throw new BadRequest('invalid openMode');
     if (k === 'icon' && v !== null && (typeof v !== 'string' || !/^https:\/\/grist-static\.com\//.test(v))) {
       throw new BadRequest('icon must be a grist-static URL');
     }
     if (v === null) delete out[k];
     else if ((k === 'tutorial' || k === 'appearance') && typeof v === 'object' && typeof out[k] === 'object') {
-      out[k] = { ...(out[k] as object), ...(v as object) };
+      out[k] = {...(out[k] as object), ...(v as object)};
     } else out[k] = v;
   }
   return Object.keys(out).length ? out : null;
@@ -92,39 +124,45 @@ export interface AccessDelta {
 
 /** A validated permission delta: users keyed by lower-cased email. */
 export interface ParsedDelta {
-  users: Map<string, { email: string; role: Role | null }>;
+  users: Map<string, {email: string; role: Role | null}>;
   /** Present only when the delta names `maxInheritedRole`. */
   maxInheritedRole?: BasicRole | null;
 }
 
 /** Checks a PATCH .../access body (SPEC §2.6) for a resource kind. */
 export function parseAccessDelta(kind: ResourceKind, body: unknown): ParsedDelta {
-  const delta = (body as { delta?: AccessDelta } | null)?.delta;
+  const delta = (body as {delta?: AccessDelta} | null)?.delta;
   if (delta === undefined || delta === null) throw new BadRequest('Bad request: missing permission delta');
   if (typeof delta !== 'object' || Array.isArray(delta)) throw new BadRequest('Bad request: invalid permission delta');
   const hasUsers = delta.users !== undefined;
   const hasMax = 'maxInheritedRole' in delta;
-  if (kind === 'org' ? !hasUsers || hasMax : !hasUsers && !hasMax) throw new BadRequest('Bad request: invalid permission delta');
+  if (kind === 'org' ? !hasUsers || hasMax : !hasUsers && !hasMax)
+    throw new BadRequest('Bad request: invalid permission delta');
   if (hasUsers && (typeof delta.users !== 'object' || delta.users === null || Array.isArray(delta.users))) {
     throw new BadRequest('Bad request: invalid permission delta');
   }
   const validRoles: readonly string[] = kind === 'org' ? [...BASIC_ROLES, 'members'] : BASIC_ROLES;
   // Merge case-insensitive duplicates: the strongest role wins, the first sorted spelling is kept.
-  const users = new Map<string, { email: string; role: Role | null }>();
+  const users = new Map<string, {email: string; role: Role | null}>();
   for (const email of Object.keys(delta.users ?? {}).sort()) {
     const role = (delta.users as Record<string, unknown>)[email];
-    if (role !== null && (typeof role !== 'string' || !validRoles.includes(role))) throw new BadRequest(`Invalid user role ${role}`);
+    if (role !== null && (typeof role !== 'string' || !validRoles.includes(role)))
+      throw new BadRequest(`Invalid user role ${role}`);
     if (role !== null && !isValidEmail(email)) throw new BadRequest('Invalid email address included');
     const norm = email.toLowerCase();
     const prev = users.get(norm);
     const r = role as Role | null;
-    users.set(norm, { email: prev?.email ?? email, role: prev ? strongest(prev.role, r) : r });
+    users.set(norm, {email: prev?.email ?? email, role: prev ? strongest(prev.role, r) : r});
   }
-  if (hasMax && delta.maxInheritedRole !== null && !(BASIC_ROLES as readonly unknown[]).includes(delta.maxInheritedRole)) {
+  if (
+    hasMax &&
+    delta.maxInheritedRole !== null &&
+    !(BASIC_ROLES as readonly unknown[]).includes(delta.maxInheritedRole)
+  ) {
     throw new BadRequest(`Invalid maxInheritedRole ${delta.maxInheritedRole}`);
   }
   if (users.has(EVERYONE_EMAIL) && users.has(ANON_EMAIL)) {
     throw new BadRequest('this user cannot share with everyone and anonymous');
   }
-  return { users, ...(hasMax ? { maxInheritedRole: delta.maxInheritedRole as BasicRole | null } : {}) };
+  return {users, ...(hasMax ? {maxInheritedRole: delta.maxInheritedRole as BasicRole | null} : {})};
 }

@@ -1,16 +1,16 @@
 /** Home operations on workspaces (SPEC §3.8, §4). */
-import { asViewer, can, type ResourceAcl } from '../access/index.js';
-import { BadRequest, Forbidden, NotFound } from '../errors.js';
-import { nowIso } from '../ids.js';
-import { DOC, WS } from './access.js';
-import type { HomeParts } from './parts.js';
-import type { OrgContext, Principal } from './principal.js';
-import type { Org } from './types.js';
-import { checkKeys } from './validate.js';
+import {asViewer, can, type ResourceAcl} from '../access/index.js';
+import {BadRequest, Forbidden, NotFound} from '../errors.js';
+import {nowIso} from '../ids.js';
+import {DOC, WS} from './access.js';
+import type {HomeParts} from './parts.js';
+import type {OrgContext, Principal} from './principal.js';
+import type {Org} from './types.js';
+import {checkKeys} from './validate.js';
 
 /** Workspaces of an org visible to the caller, each with its visible docs (SPEC §3.8). */
 export async function listWorkspaces(h: HomeParts, key: string, p: Principal, ctx: OrgContext, showRemoved: boolean) {
-  const { org, merged } = await h.access.resolveOrg(key, p, ctx);
+  const {org, merged} = await h.access.resolveOrg(key, p, ctx);
   // The merged `docs` org spans every personal org the caller sees.
   const orgs = merged ? (await h.store.listOrgsForUsers(p.listIds)).filter((o) => o.ownerId !== null) : [org];
   if (!can(await h.access.orgRole(org, p), 'view')) throw new Forbidden('access denied');
@@ -24,8 +24,14 @@ async function workspacesOf(h: HomeParts, org: Org, p: Principal, showRemoved: b
   const workspaces = await h.store.listWorkspaces(org.id);
   const docs = await h.store.listDocs(workspaces.map((w) => w.id));
   const [wsAcl, docAcl] = await Promise.all([
-    h.store.getAcl('ws', workspaces.map((w) => String(w.id))),
-    h.store.getAcl('doc', docs.map((d) => d.id)),
+    h.store.getAcl(
+      'ws',
+      workspaces.map((w) => String(w.id)),
+    ),
+    h.store.getAcl(
+      'doc',
+      docs.map((d) => d.id),
+    ),
   ]);
   const owner = await h.shapes.orgOwner(org);
   const out = [];
@@ -44,7 +50,7 @@ async function workspacesOf(h: HomeParts, org: Org, p: Principal, showRemoved: b
     for (const doc of wsDocs) {
       if (Boolean(doc.removedAt) !== showRemoved && !(showRemoved && ws.removedAt)) continue;
       const acl = docAcl.filter((e) => e.resourceId === doc.id);
-      const role = h.access.listedRole([orgLevel, wsLevel, { acl, maxInheritedRole: doc.maxInheritedRole }], p, DOC);
+      const role = h.access.listedRole([orgLevel, wsLevel, {acl, maxInheritedRole: doc.maxInheritedRole}], p, DOC);
       if (!role) continue;
       docsOut.push(h.shapes.doc(doc, asViewer(role), h.shapes.isPublic(acl), withForks));
     }
@@ -53,17 +59,23 @@ async function workspacesOf(h: HomeParts, org: Org, p: Principal, showRemoved: b
   return out;
 }
 
-export async function createWorkspace(h: HomeParts, key: string, p: Principal, ctx: OrgContext, body: Record<string, unknown>) {
-  const { org, role } = await h.access.orgFor(key, p, ctx, 'view');
+export async function createWorkspace(
+  h: HomeParts,
+  key: string,
+  p: Principal,
+  ctx: OrgContext,
+  body: Record<string, unknown>,
+) {
+  const {org, role} = await h.access.orgFor(key, p, ctx, 'view');
   if (typeof body.name !== 'string' || !body.name) throw new BadRequest('Bad request: name required');
   checkKeys(body, ['name', 'createdAt', 'updatedAt']);
   if (!can(role, 'add')) throw new Forbidden('access denied');
-  const ws = await h.store.createWorkspace({ orgId: org.id, name: body.name, ownerUserId: p.user.id });
+  const ws = await h.store.createWorkspace({orgId: org.id, name: body.name, ownerUserId: p.user.id});
   return ws.id;
 }
 
 export async function getWorkspace(h: HomeParts, wid: number, p: Principal, showRemoved: boolean) {
-  const { ws, org, role } = await h.access.workspaceFor(wid, p, 'view');
+  const {ws, org, role} = await h.access.workspaceFor(wid, p, 'view');
   // A soft-deleted workspace exists only for showRemoved, which shows a live one only if it
   // holds soft-deleted docs (SPEC §4.1, Grist's removedAt test).
   const hasRemoved = showRemoved && !ws.removedAt && (await h.store.listDocs([ws.id])).some((d) => d.removedAt);
@@ -88,25 +100,29 @@ export async function updateWorkspace(h: HomeParts, wid: number, p: Principal, b
   await h.access.workspaceFor(wid, p, 'update');
   if ('name' in body) {
     if (typeof body.name !== 'string' || !body.name) throw new BadRequest('Bad request: name required');
-    await h.store.updateWorkspace(wid, { name: body.name });
+    await h.store.updateWorkspace(wid, {name: body.name});
   }
   return wid;
 }
 
 /** The caller must be allowed to remove and to edit the schema: owners only. */
 async function workspaceToRemove(h: HomeParts, wid: number, p: Principal) {
-  const { role } = await h.access.workspaceFor(wid, p, 'view');
+  const {role} = await h.access.workspaceFor(wid, p, 'view');
   if (!can(role, 'remove') || !can(role, 'schemaEdit')) throw new Forbidden('access denied');
 }
 
-export async function deleteWorkspace(h: HomeParts, wid: number, p: Principal): Promise<{ id: number; docIds: string[] }> {
+export async function deleteWorkspace(
+  h: HomeParts,
+  wid: number,
+  p: Principal,
+): Promise<{id: number; docIds: string[]}> {
   await workspaceToRemove(h, wid, p);
-  const { docIds } = await h.store.deleteWorkspace(wid);
-  return { id: wid, docIds };
+  const {docIds} = await h.store.deleteWorkspace(wid);
+  return {id: wid, docIds};
 }
 
 export async function setWorkspaceRemoved(h: HomeParts, wid: number, p: Principal, removed: boolean) {
   await workspaceToRemove(h, wid, p);
-  await h.store.updateWorkspace(wid, { removedAt: removed ? nowIso() : null });
+  await h.store.updateWorkspace(wid, {removedAt: removed ? nowIso() : null});
   return null;
 }

@@ -5,15 +5,15 @@
  * a header and without data dropped, and each column's type guessed from its text (Bool, Numeric,
  * Date, DateTime, else Text; a column of blanks stays an empty column).
  */
-import { Readable, pipeline } from 'node:stream';
+import {Readable, pipeline} from 'node:stream';
 import chardet from 'chardet';
-import { parse as parseStream } from 'csv-parse';
-import { parse } from 'csv-parse/sync';
+import {parse as parseStream} from 'csv-parse';
+import {parse} from 'csv-parse/sync';
 import iconv from 'iconv-lite';
-import type { ColumnSpec } from '../doc/gristdoc.js';
-import { type DocSettings, guessColumnWithParser } from '../doc/parse.js';
-import { type CellValue, pyFloatOfString } from '../doc/types.js';
-import { BadRequest } from '../errors.js';
+import type {ColumnSpec} from '../doc/gristdoc.js';
+import {type DocSettings, guessColumnWithParser} from '../doc/parse.js';
+import {type CellValue, pyFloatOfString} from '../doc/types.js';
+import {BadRequest} from '../errors.js';
 
 /** A CSV file split into headers and rows. */
 export interface ParsedCsv {
@@ -54,7 +54,7 @@ export function detectEncoding(head: Uint8Array, complete = true): string {
   const sample = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
   try {
     // `stream` lets the sample end in the middle of a character.
-    new TextDecoder('utf-8', { fatal: true }).decode(sample, { stream: !complete });
+    new TextDecoder('utf-8', {fatal: true}).decode(sample, {stream: !complete});
     return 'utf-8';
   } catch {
     // Not UTF-8: chardet decides.
@@ -62,7 +62,9 @@ export function detectEncoding(head: Uint8Array, complete = true): string {
   const found = chardet.analyse(sample);
   const bom = found.find((m) => /^UTF-(16|32)/.test(m.name) && m.confidence >= 100);
   if (bom) return bom.name;
-  const legacy = found.find((m) => !/^(UTF-|ASCII)/.test(m.name) && m.confidence >= LEGACY_CONFIDENCE && iconv.encodingExists(m.name));
+  const legacy = found.find(
+    (m) => !/^(UTF-|ASCII)/.test(m.name) && m.confidence >= LEGACY_CONFIDENCE && iconv.encodingExists(m.name),
+  );
   return !legacy || legacy.name === 'ISO-8859-1' ? 'windows-1252' : legacy.name;
 }
 
@@ -129,14 +131,17 @@ function countNonEmpty(row: string[]): number {
 }
 
 /** import_utils.headers_guess: [index of the first data row, headers ('' where none)]. */
-function headersGuess(rows: string[][]): { dataOffset: number; headers: string[] } {
+function headersGuess(rows: string[][]): {dataOffset: number; headers: string[]} {
   const sample = rows.slice(0, SAMPLE_ROWS);
   const first = sample.findIndex((r) => countNonEmpty(r) > 0);
-  if (first < 0) return { dataOffset: 0, headers: [] };
+  if (first < 0) return {dataOffset: 0, headers: []};
   let dataOffset = first + 1;
   let header: string[] = sample[first];
-  const isHeader = header.every((cell) => !isNumericText(cell)) &&
-    !sample.slice(dataOffset).some((row) => row.some((cell, i) => i < header.length && cell !== '' && cell === header[i]));
+  const isHeader =
+    header.every((cell) => !isNumericText(cell)) &&
+    !sample
+      .slice(dataOffset)
+      .some((row) => row.some((cell, i) => i < header.length && cell !== '' && cell === header[i]));
   if (!isHeader) {
     dataOffset -= 1;
     header = [];
@@ -144,7 +149,7 @@ function headersGuess(rows: string[][]): { dataOffset: number; headers: string[]
   const width = sample.slice(dataOffset).reduce((w, row) => Math.max(w, countNonEmpty(row)), header.length);
   const headers = header.map((h) => h.trim());
   while (headers.length < width) headers.push('');
-  return { dataOffset, headers };
+  return {dataOffset, headers};
 }
 
 /** Rows cut or padded to `width` cells. */
@@ -155,14 +160,14 @@ export function fitRow(r: string[], width: number): string[] {
   return out;
 }
 
-const PARSE_OPTIONS = { relax_column_count: true, relax_quotes: true, skip_empty_lines: true } as const;
+const PARSE_OPTIONS = {relax_column_count: true, relax_quotes: true, skip_empty_lines: true} as const;
 
 /** Parses CSV text into headers and rows (see the module comment). */
-export function parseCsv(text: string, opts: { delimiter?: string } = {}): ParsedCsv {
+export function parseCsv(text: string, opts: {delimiter?: string} = {}): ParsedCsv {
   const delimiter = opts.delimiter ?? sniffDelimiter(text);
   let records: string[][];
   try {
-    records = parse(text, { delimiter, ...PARSE_OPTIONS, bom: true }) as string[][];
+    records = parse(text, {delimiter, ...PARSE_OPTIONS, bom: true}) as string[][];
   } catch (e) {
     throw new BadRequest(`Could not parse the CSV file: ${(e as Error).message}`);
   }
@@ -171,8 +176,8 @@ export function parseCsv(text: string, opts: { delimiter?: string } = {}): Parse
 
 /** The header guess over the first records, and the data rows after it fitted to its width. */
 export function splitHeaders(records: string[][], delimiter: string): ParsedCsv {
-  const { dataOffset, headers } = headersGuess(records);
-  return { headers, rows: records.slice(dataOffset).map((r) => fitRow(r, headers.length)), delimiter };
+  const {dataOffset, headers} = headersGuess(records);
+  return {headers, rows: records.slice(dataOffset).map((r) => fitRow(r, headers.length)), delimiter};
 }
 
 /** Options of `readCsvRecords`: the delimiter, and a callback told how many bytes were read. */
@@ -188,7 +193,10 @@ export interface CsvReadOptions {
  * delimiter, then the text is decoded (iconv-lite) and parsed (csv-parse) chunk by chunk, so
  * memory does not grow with the file.
  */
-export async function* readCsvRecords(source: AsyncIterable<Uint8Array>, opts: CsvReadOptions = {}): AsyncGenerator<string[]> {
+export async function* readCsvRecords(
+  source: AsyncIterable<Uint8Array>,
+  opts: CsvReadOptions = {},
+): AsyncGenerator<string[]> {
   const it = source[Symbol.asyncIterator]();
   const next = async (): Promise<Buffer | null> => {
     const r = await it.next();
@@ -222,13 +230,13 @@ export async function* readCsvRecords(source: AsyncIterable<Uint8Array>, opts: C
     const tail = decoder.end();
     if (tail) yield tail;
   }
-  const parser = parseStream({ delimiter, ...PARSE_OPTIONS });
+  const parser = parseStream({delimiter, ...PARSE_OPTIONS});
   // A failure on either side ends the iteration below with that error.
   pipeline(Readable.from(text()), parser, () => undefined);
   try {
     for await (const record of parser) yield record as string[];
   } catch (e) {
-    if (String((e as { code?: unknown }).code).startsWith('CSV_')) {
+    if (String((e as {code?: unknown}).code).startsWith('CSV_')) {
       throw new BadRequest(`Could not parse the CSV file: ${(e as Error).message}`);
     }
     throw e;
@@ -243,21 +251,37 @@ export async function* readCsvRecords(source: AsyncIterable<Uint8Array>, opts: C
  * the values converted to that type. Columns with no header and no data are left out, unless
  * `more` says that rows beyond these will follow (then every column is kept: its data may come).
  */
-export function guessImportColumns(parsed: ParsedCsv, settings: DocSettings, timezone: string,
-                                   opts: { more?: boolean } = {}): ImportColumn[] {
+export function guessImportColumns(
+  parsed: ParsedCsv,
+  settings: DocSettings,
+  timezone: string,
+  opts: {more?: boolean} = {},
+): ImportColumn[] {
   const out: ImportColumn[] = [];
   parsed.headers.forEach((header, index) => {
     const values = parsed.rows.map((r) => r[index]);
     const blank = values.every((v) => v === '');
     if (!header && blank && !opts.more) return;
-    const fields: Record<string, CellValue> = header ? { label: header } : {};
+    const fields: Record<string, CellValue> = header ? {label: header} : {};
     const guess = blank ? null : guessColumnWithParser(values, settings, timezone);
     if (!guess) {
-      out.push({ header, index, spec: { id: header || null, fields: { ...fields, type: 'Any', isFormula: true, formula: '' } }, values: null, parse: null });
+      out.push({
+        header,
+        index,
+        spec: {id: header || null, fields: {...fields, type: 'Any', isFormula: true, formula: ''}},
+        values: null,
+        parse: null,
+      });
       return;
     }
     if (guess.widgetOptions) fields.widgetOptions = JSON.stringify(guess.widgetOptions);
-    out.push({ header, index, spec: { id: header || null, fields: { ...fields, type: guess.type, isFormula: false } }, values: guess.values, parse: guess.parse });
+    out.push({
+      header,
+      index,
+      spec: {id: header || null, fields: {...fields, type: guess.type, isFormula: false}},
+      values: guess.values,
+      parse: guess.parse,
+    });
   });
   return out;
 }

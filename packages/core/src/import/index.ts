@@ -4,29 +4,49 @@
  * of an existing document, or an empty document. Each is built in a temporary file and moved
  * into place only when complete; on any failure the home record and every file are removed.
  */
-import { closeSync, copyFileSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readSync,
-  renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { basename, extname, join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import {
+  closeSync,
+  copyFileSync,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import {basename, extname, join} from 'node:path';
+import {Readable} from 'node:stream';
+import {pipeline} from 'node:stream/promises';
 import Database from 'better-sqlite3';
-import { accessRulesSql, type Engine } from '../engine.js';
-import { BadRequest } from '../errors.js';
-import type { OrgContext, Principal } from '../home/principal.js';
-import { makeId } from '../ids.js';
-import { createDocFile } from '../doc/create.js';
-import { GristDoc } from '../doc/gristdoc.js';
-import { upgradeDocFile } from '../doc/migrations/index.js';
-import type { CellValue } from '../doc/types.js';
-import { backupDoc } from '../export/backup.js';
-import { fitRow, guessImportColumns, readCsvRecords, splitHeaders } from './csv.js';
-import { dropPrivateObjects, openGristUpload } from './grist.js';
+import {accessRulesSql, type Engine} from '../engine.js';
+import {BadRequest} from '../errors.js';
+import type {OrgContext, Principal} from '../home/principal.js';
+import {makeId} from '../ids.js';
+import {createDocFile} from '../doc/create.js';
+import {GristDoc} from '../doc/gristdoc.js';
+import {upgradeDocFile} from '../doc/migrations/index.js';
+import type {CellValue} from '../doc/types.js';
+import {backupDoc} from '../export/backup.js';
+import {fitRow, guessImportColumns, readCsvRecords, splitHeaders} from './csv.js';
+import {dropPrivateObjects, openGristUpload} from './grist.js';
 
 export {
-  decodeText, detectEncoding, guessImportColumns, parseCsv, readCsvRecords, sniffDelimiter, type CsvReadOptions, type ImportColumn,
+  decodeText,
+  detectEncoding,
+  guessImportColumns,
+  parseCsv,
+  readCsvRecords,
+  sniffDelimiter,
+  type CsvReadOptions,
+  type ImportColumn,
   type ParsedCsv,
 } from './csv.js';
-export { dropPrivateObjects, openGristUpload } from './grist.js';
+export {dropPrivateObjects, openGristUpload} from './grist.js';
 
 /**
  * An uploaded file: its bytes in memory, a file on disk (read, never changed), or a stream
@@ -91,12 +111,12 @@ const READ_CHUNK_BYTES = 1 << 20;
 
 function tmpDir(engine: Engine): string {
   const dir = join(engine.dataDir, 'tmp');
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, {recursive: true});
   return dir;
 }
 
 function removeFiles(path: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(path + suffix, { force: true });
+  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(path + suffix, {force: true});
 }
 
 /**
@@ -104,9 +124,15 @@ function removeFiles(path: string): void {
  * to write its file at a temporary path, and moves that file into place. Undoes everything if
  * any step fails.
  */
-async function createDocWith(engine: Engine, wid: number, p: Principal, name: string,
-                             build: (tmpPath: string) => void | Promise<void | { readOnly?: string }>): Promise<ImportResult> {
-  const doc = await engine.home.createDoc(wid, p, { name });
+async function createDocWith(
+  engine: Engine,
+  wid: number,
+  p: Principal,
+  name: string,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a builder returns nothing, or the new document's read-only reason
+  build: (tmpPath: string) => void | Promise<void | {readOnly?: string}>,
+): Promise<ImportResult> {
+  const doc = await engine.home.createDoc(wid, p, {name});
   const tmp = join(tmpDir(engine), `${makeId()}.grist`);
   let readOnly: string | undefined;
   try {
@@ -122,7 +148,7 @@ async function createDocWith(engine: Engine, wid: number, p: Principal, name: st
   } finally {
     removeFiles(tmp);
   }
-  return readOnly === undefined ? { id: doc.id, title: doc.name } : { id: doc.id, title: doc.name, readOnly };
+  return readOnly === undefined ? {id: doc.id, title: doc.name} : {id: doc.id, title: doc.name, readOnly};
 }
 
 /** The name the file gives the document (`Sales.csv` gives `Sales`). */
@@ -135,14 +161,19 @@ export function titleFromFileName(fileName: string): string {
 /** Writes an upload to the file `dest` (a copy, for a file on disk). */
 async function toFile(file: ImportedFile, dest: string): Promise<void> {
   if (file.path !== undefined) copyFileSync(file.path, dest);
-  else if (file.data !== undefined) writeFileSync(dest, file.data, { mode: 0o600 });
-  else if (file.stream) await pipeline(file.stream, createWriteStream(dest, { mode: 0o600 }));
+  else if (file.data !== undefined) writeFileSync(dest, file.data, {mode: 0o600});
+  else if (file.stream) await pipeline(file.stream, createWriteStream(dest, {mode: 0o600}));
   else throw new BadRequest('No file to import');
 }
 
 /** Imports a `.grist` document as a new document in workspace `wid`. */
-export async function importGristDoc(engine: Engine, wid: number, p: Principal, file: ImportedFile,
-                                     opts: ImportOptions = {}): Promise<ImportResult> {
+export async function importGristDoc(
+  engine: Engine,
+  wid: number,
+  p: Principal,
+  file: ImportedFile,
+  opts: ImportOptions = {},
+): Promise<ImportResult> {
   const name = opts.documentName || titleFromFileName(file.fileName);
   return createDocWith(engine, wid, p, name, async (tmp) => {
     // A copy of our own: opening the caller's file could leave -wal/-shm files beside it.
@@ -152,8 +183,12 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
       const src = openGristUpload(upload);
       try {
         await src.backup(tmp, {
-          progress({ totalPages, remainingPages }) {
-            opts.onProgress?.({ rows: null, fraction: totalPages ? 1 - remainingPages / totalPages : null, stage: 'copy' });
+          progress({totalPages, remainingPages}) {
+            opts.onProgress?.({
+              rows: null,
+              fraction: totalPages ? 1 - remainingPages / totalPages : null,
+              stage: 'copy',
+            });
             return 1024;
           },
         });
@@ -162,7 +197,7 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
       }
       // gristlite's own state (webhook secrets, outbox, stats) never comes in with a file: the
       // document starts clean, as downloads leave it.
-      const db = new Database(tmp, { fileMustExist: true });
+      const db = new Database(tmp, {fileMustExist: true});
       try {
         db.pragma('journal_mode = DELETE');
         dropPrivateObjects(db);
@@ -170,11 +205,11 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
         db.close();
       }
       // Older schemas are upgraded now, so that a failing migration refuses the import (400).
-      opts.onProgress?.({ rows: null, fraction: null, stage: 'upgrade' });
+      opts.onProgress?.({rows: null, fraction: null, stage: 'upgrade'});
       upgradeDocFile(tmp);
       // Only a document gristlite can open is accepted (very old layouts lack tables it reads).
       try {
-        const doc = GristDoc.open(tmp, { readonly: true });
+        const doc = GristDoc.open(tmp, {readonly: true});
         try {
           doc.db.prepare(accessRulesSql(doc.db));
         } finally {
@@ -185,7 +220,7 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
       }
       // Every formula is recomputed (on the upgraded schema), as Grist does when it opens a
       // document; the file stays in rollback-journal mode until it is moved into place.
-      opts.onProgress?.({ rows: null, fraction: null, stage: 'formulas' });
+      opts.onProgress?.({rows: null, fraction: null, stage: 'formulas'});
       const doc = GristDoc.open(tmp);
       let readOnly: string | null;
       try {
@@ -195,8 +230,8 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
       } finally {
         doc.close();
       }
-      opts.onProgress?.({ rows: null, fraction: 1, stage: 'done' });
-      return readOnly === null ? {} : { readOnly };
+      opts.onProgress?.({rows: null, fraction: 1, stage: 'done'});
+      return readOnly === null ? {} : {readOnly};
     } finally {
       removeFiles(upload);
     }
@@ -204,41 +239,49 @@ export async function importGristDoc(engine: Engine, wid: number, p: Principal, 
 }
 
 /** The bytes of an upload, a chunk at a time, and its size when known. */
-function chunksOf(file: ImportedFile): { source: AsyncIterable<Uint8Array>; size: number | null } {
+function chunksOf(file: ImportedFile): {source: AsyncIterable<Uint8Array>; size: number | null} {
   if (file.path !== undefined) {
-    return { source: createReadStream(file.path, { highWaterMark: READ_CHUNK_BYTES }), size: statSync(file.path).size };
+    return {source: createReadStream(file.path, {highWaterMark: READ_CHUNK_BYTES}), size: statSync(file.path).size};
   }
   if (file.data !== undefined) {
     const data = file.data;
     const source = (function* () {
       for (let i = 0; i < data.length; i += READ_CHUNK_BYTES) yield data.subarray(i, i + READ_CHUNK_BYTES);
     })();
-    return { source: Readable.from(source, { objectMode: true }), size: data.length };
+    return {source: Readable.from(source, {objectMode: true}), size: data.length};
   }
-  if (file.stream) return { source: file.stream, size: null };
+  if (file.stream) return {source: file.stream, size: null};
   throw new BadRequest('No file to import');
 }
 
 /** Imports a CSV (or TSV) file as a new document holding one table named after the file. */
-export async function importCsvDoc(engine: Engine, wid: number, p: Principal, file: ImportedFile,
-                                   opts: ImportOptions = {}): Promise<ImportResult> {
+export async function importCsvDoc(
+  engine: Engine,
+  wid: number,
+  p: Principal,
+  file: ImportedFile,
+  opts: ImportOptions = {},
+): Promise<ImportResult> {
   const name = opts.documentName || titleFromFileName(file.fileName);
   const timezone = opts.timezone || 'UTC';
   return createDocWith(engine, wid, p, name, async (tmp) => {
-    const { source, size } = chunksOf(file);
+    const {source, size} = chunksOf(file);
     let read = 0;
     const records = readCsvRecords(source, {
-      ...(extname(file.fileName).toLowerCase() === '.tsv' ? { delimiter: '\t' } : {}),
-      onRead: (n) => { read += n; },
+      ...(extname(file.fileName).toLowerCase() === '.tsv' ? {delimiter: '\t'} : {}),
+      onRead: (n) => {
+        read += n;
+      },
     });
-    const doc = GristDoc.create(tmp, { timezone });
+    const doc = GristDoc.create(tmp, {timezone});
     try {
       // The file is new and private until it is moved into place (a failure deletes it): no
       // rollback journal, no syncs until the end.
       doc.db.pragma('journal_mode = OFF');
       doc.db.pragma('synchronous = OFF');
-      await writeCsvTable(doc, titleFromFileName(file.fileName), records, timezone,
-        (rows) => opts.onProgress?.({ rows, fraction: size ? read / size : null, stage: 'rows' }));
+      await writeCsvTable(doc, titleFromFileName(file.fileName), records, timezone, (rows) =>
+        opts.onProgress?.({rows, fraction: size ? read / size : null, stage: 'rows'}),
+      );
       doc.db.pragma('journal_mode = DELETE');
     } finally {
       doc.close();
@@ -257,8 +300,13 @@ export async function importCsvDoc(engine: Engine, wid: number, p: Principal, fi
  * transaction: types guessed from the first rows, then every row converted and written in
  * batches, so memory stays bounded whatever the file's length. Returns the tableId.
  */
-export async function writeCsvTable(doc: GristDoc, tableName: string, records: AsyncIterable<string[]>, timezone: string,
-                                    onProgress?: (rows: number) => void): Promise<string> {
+export async function writeCsvTable(
+  doc: GristDoc,
+  tableName: string,
+  records: AsyncIterable<string[]>,
+  timezone: string,
+  onProgress?: (rows: number) => void,
+): Promise<string> {
   const it = records[Symbol.asyncIterator]();
   const sample: string[][] = [];
   let cells = 0;
@@ -275,16 +323,18 @@ export async function writeCsvTable(doc: GristDoc, tableName: string, records: A
   const parsed = splitHeaders(sample, ',');
   const width = parsed.headers.length;
   if (width > MAX_IMPORT_COLUMNS) {
-    throw new BadRequest(`The file has ${width} columns; at most ${MAX_IMPORT_COLUMNS} can be imported (SQLite's limit of columns in a table)`);
+    throw new BadRequest(
+      `The file has ${width} columns; at most ${MAX_IMPORT_COLUMNS} can be imported (SQLite's limit of columns in a table)`,
+    );
   }
-  const columns = guessImportColumns(parsed, { locale: 'en-US' }, timezone, { more });
+  const columns = guessImportColumns(parsed, {locale: 'en-US'}, timezone, {more});
   if (!columns.length) throw new BadRequest('The file holds no data to import');
   doc.db.exec('BEGIN');
   try {
     doc.removeTable('Table1');
-    const [{ id: tableId }] = doc.addTables([{ id: tableName, columns: columns.map((c) => c.spec) }]);
+    const [{id: tableId}] = doc.addTables([{id: tableName, columns: columns.map((c) => c.spec)}]);
     const colIds = doc.listColumns(tableId).map((c) => c.id);
-    const cols = columns.map((c, k) => ({ colId: colIds[k], index: c.index, parse: c.parse, values: [] as CellValue[] }));
+    const cols = columns.map((c, k) => ({colId: colIds[k], index: c.index, parse: c.parse, values: [] as CellValue[]}));
     const batchRows = Math.max(1, Math.floor(IMPORT_BATCH_CELLS / Math.max(1, width)));
     let pending = 0;
     let total = 0;
@@ -292,8 +342,8 @@ export async function writeCsvTable(doc: GristDoc, tableName: string, records: A
       if (!pending) return;
       const data: Record<string, CellValue[]> = {};
       for (const c of cols) if (c.parse) data[c.colId] = c.values;
-      if (Object.keys(data).length) doc.addColumnar(tableId, data, { parse: false });
-      else doc.addRecords(tableId, new Array(pending).fill({}), { parse: false });
+      if (Object.keys(data).length) doc.addColumnar(tableId, data, {parse: false});
+      else doc.addRecords(tableId, new Array(pending).fill({}), {parse: false});
       for (const c of cols) c.values = [];
       total += pending;
       pending = 0;
@@ -304,7 +354,7 @@ export async function writeCsvTable(doc: GristDoc, tableName: string, records: A
         if (!c.parse && row[c.index] !== '') {
           // A column blank in the sample has data after all: it becomes a Text column.
           flush();
-          doc.applyUserActions([['ModifyColumn', tableId, c.colId, { type: 'Text', isFormula: false }]]);
+          doc.applyUserActions([['ModifyColumn', tableId, c.colId, {type: 'Text', isFormula: false}]]);
           c.parse = (v) => v ?? '';
         }
       }
@@ -343,8 +393,13 @@ function startsAsSqlite(file: ImportedFile): boolean {
 }
 
 /** Imports an uploaded file by its extension: `.grist`, or CSV/TSV text. Others answer 400. */
-export async function importUpload(engine: Engine, wid: number, p: Principal, file: ImportedFile,
-                                   opts: ImportOptions = {}): Promise<ImportResult> {
+export async function importUpload(
+  engine: Engine,
+  wid: number,
+  p: Principal,
+  file: ImportedFile,
+  opts: ImportOptions = {},
+): Promise<ImportResult> {
   const ext = extname(file.fileName).toLowerCase();
   if (ext === '.grist' || (ext === '' && startsAsSqlite(file))) return importGristDoc(engine, wid, p, file, opts);
   if (CSV_EXTENSIONS.has(ext)) return importCsvDoc(engine, wid, p, file, opts);
@@ -352,10 +407,14 @@ export async function importUpload(engine: Engine, wid: number, p: Principal, fi
 }
 
 /** An empty document (Table1 with columns A, B, C), optionally in a given timezone. */
-export async function createEmptyDoc(engine: Engine, wid: number, p: Principal,
-                                     opts: { name?: string | null; timezone?: string | null } = {}): Promise<ImportResult> {
+export async function createEmptyDoc(
+  engine: Engine,
+  wid: number,
+  p: Principal,
+  opts: {name?: string | null; timezone?: string | null} = {},
+): Promise<ImportResult> {
   return createDocWith(engine, wid, p, opts.name || 'Untitled document', (tmp) => {
-    createDocFile(tmp, opts.timezone ? { timezone: opts.timezone } : {});
+    createDocFile(tmp, opts.timezone ? {timezone: opts.timezone} : {});
   });
 }
 
@@ -363,15 +422,21 @@ export async function createEmptyDoc(engine: Engine, wid: number, p: Principal,
  * A copy of document `sourceKey` (which the caller must be able to view) in workspace `wid`;
  * `asTemplate` keeps the structure and drops data and history, as the `.grist` download does.
  */
-export async function copyDoc(engine: Engine, sourceKey: string, p: Principal, org: OrgContext, wid: number,
-                              opts: { name?: string | null; asTemplate?: boolean } = {}): Promise<ImportResult> {
-  const { doc: source } = await engine.docAccess(sourceKey, p, org, 'viewers');
+export async function copyDoc(
+  engine: Engine,
+  sourceKey: string,
+  p: Principal,
+  org: OrgContext,
+  wid: number,
+  opts: {name?: string | null; asTemplate?: boolean} = {},
+): Promise<ImportResult> {
+  const {doc: source} = await engine.docAccess(sourceKey, p, org, 'viewers');
   return createDocWith(engine, wid, p, opts.name || source.name, async (tmp) => {
     // A read-only connection of its own: consistent under WAL, and needs no lease when several
     // processes share the data directory.
-    const src = new Database(engine.docPath(source.id), { readonly: true, fileMustExist: true });
+    const src = new Database(engine.docPath(source.id), {readonly: true, fileMustExist: true});
     try {
-      await backupDoc(src, tmp, { template: Boolean(opts.asTemplate) });
+      await backupDoc(src, tmp, {template: Boolean(opts.asTemplate)});
     } finally {
       src.close();
     }

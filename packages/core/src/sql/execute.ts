@@ -40,11 +40,17 @@ export function executeSelect(db: Database.Database, text: string, args: SqlPara
   try {
     const stmt = db.prepare(text);
     // ATTACH reports readonly and `... RETURNING` reports reader: only both together mean a pure read.
-    if (!stmt.reader || !stmt.readonly) { throw new SqlUserError(NOT_SELECT_MESSAGE); }
+    if (!stmt.reader || !stmt.readonly) {
+      throw new SqlUserError(NOT_SELECT_MESSAGE);
+    }
     // Webhook secrets and the outbox live in private tables that only owners may see (via the API).
     const bound = bindArgs(parameterNames(text), args);
-    if (typeof bound === 'string') { throw new SqlUserError(bound); }
-    if (readsPrivateTables(db, text, bound)) { throw new SqlUserError('SQLITE_ERROR: gristlite private tables cannot be queried'); }
+    if (typeof bound === 'string') {
+      throw new SqlUserError(bound);
+    }
+    if (readsPrivateTables(db, text, bound)) {
+      throw new SqlUserError('SQLITE_ERROR: gristlite private tables cannot be queried');
+    }
     const parts: string[] = [];
     let bytes = 2;
     for (const row of stmt.iterate(...bound) as IterableIterator<Record<string, unknown>>) {
@@ -52,16 +58,22 @@ export function executeSelect(db: Database.Database, text: string, args: SqlPara
         throw new SqlUserError(`the result has more than ${caps.maxRows} rows; add a LIMIT to the statement`);
       }
       // Checked before stringifying so that one huge value cannot exhaust memory on its way to JSON.
-      if (bytes + minJsonSize(row) > caps.maxBytes) { throw tooLarge(caps); }
+      if (bytes + minJsonSize(row) > caps.maxBytes) {
+        throw tooLarge(caps);
+      }
       const part = `{"fields":${JSON.stringify(row)}}`;
       bytes += Buffer.byteLength(part) + 1;
-      if (bytes > caps.maxBytes) { throw tooLarge(caps); }
+      if (bytes > caps.maxBytes) {
+        throw tooLarge(caps);
+      }
       parts.push(part);
     }
     return `[${parts.join(',')}]`;
   } catch (e) {
     // better-sqlite3 reports a wrong number or type of arguments as RangeError / TypeError.
-    if (e instanceof RangeError || e instanceof TypeError) { throw new SqlUserError(e.message); }
+    if (e instanceof RangeError || e instanceof TypeError) {
+      throw new SqlUserError(e.message);
+    }
     throw e;
   }
 }
@@ -71,8 +83,12 @@ export function executeSelect(db: Database.Database, text: string, args: SqlPara
  * or undefined for anything else (a bug). SQLite errors read as Grist shows them: `SQLITE_ERROR: ...`.
  */
 export function userMessage(e: unknown): string | undefined {
-  if (e instanceof SqlUserError) { return e.message; }
-  if (e instanceof Database.SqliteError) { return `${e.code}: ${e.message}`; }
+  if (e instanceof SqlUserError) {
+    return e.message;
+  }
+  if (e instanceof Database.SqliteError) {
+    return `${e.code}: ${e.message}`;
+  }
   return undefined;
 }
 
@@ -86,7 +102,11 @@ function minJsonSize(row: Record<string, unknown>): number {
   for (const key in row) {
     const v = row[key];
     size += key.length + 4;
-    if (typeof v === 'string') { size += v.length; } else if (Buffer.isBuffer(v)) { size += 2 * v.length; }
+    if (typeof v === 'string') {
+      size += v.length;
+    } else if (Buffer.isBuffer(v)) {
+      size += 2 * v.length;
+    }
   }
   return size;
 }

@@ -117,9 +117,18 @@ export class SqlPool {
    * Grist's messages; 429 when the caller's own share (or the whole queue) is full, 503 when no
    * worker frees up within the queue timeout. The statement's timeout starts when a worker starts it.
    */
-  run(path: string, sql: string, args: unknown[] | null, timeoutMs?: number, caller: SqlCaller = {}): Promise<SqlResult> {
-    if (this.#closed) { return Promise.reject(new Error('SqlPool is closed')); }
-    let text, params;
+  run(
+    path: string,
+    sql: string,
+    args: unknown[] | null,
+    timeoutMs?: number,
+    caller: SqlCaller = {},
+  ): Promise<SqlResult> {
+    if (this.#closed) {
+      return Promise.reject(new Error('SqlPool is closed'));
+    }
+    let text: string;
+    let params: ReturnType<typeof sqlParams>;
     try {
       text = selectText(sql);
       params = sqlParams(args);
@@ -129,22 +138,36 @@ export class SqlPool {
     const user = caller.user ?? '';
     // Shares are checked before the global queue, so that one caller's flood is refused as theirs.
     if ((this.#perUser.get(user) ?? 0) >= this.#maxPerUser) {
-      return Promise.reject(new TooManyRequests(
-        `too many SQL statements of yours are running or waiting (${this.#maxPerUser}); try again later`));
+      return Promise.reject(
+        new TooManyRequests(
+          `too many SQL statements of yours are running or waiting (${this.#maxPerUser}); try again later`,
+        ),
+      );
     }
     if ((this.#perDoc.get(path) ?? 0) >= this.#maxPerDoc) {
-      return Promise.reject(new TooManyRequests(
-        `too many SQL statements on this document are running or waiting (${this.#maxPerDoc}); try again later`));
+      return Promise.reject(
+        new TooManyRequests(
+          `too many SQL statements on this document are running or waiting (${this.#maxPerDoc}); try again later`,
+        ),
+      );
     }
     const busy = [...this.#children].every((c) => !c.ready || c.job);
     if (busy && this.#queued >= this.#maxQueue) {
-      return Promise.reject(new TooManyRequests(
-        `too many SQL statements are waiting (${this.#maxQueue}); try again later`));
+      return Promise.reject(
+        new TooManyRequests(`too many SQL statements are waiting (${this.#maxQueue}); try again later`),
+      );
     }
     this.#fill();
     return new Promise<SqlResult>((resolve, reject) => {
       const job: Job = {
-        id: this.#nextId++, path, user, statement: sql, text, args: params, resolve, reject,
+        id: this.#nextId++,
+        path,
+        user,
+        statement: sql,
+        text,
+        args: params,
+        resolve,
+        reject,
         timeoutMs: effectiveTimeoutMs(this.#defaultTimeoutMs, timeoutMs),
         timer: setTimeout(() => this.#expireQueued(job), this.#queueTimeoutMs),
       };
@@ -152,7 +175,11 @@ export class SqlPool {
       bump(this.#perDoc, path, 1);
       const key = `${user}\u0000${path}`;
       const lane = this.#lanes.get(key);
-      if (lane) { lane.push(job); } else { this.#lanes.set(key, [job]); }
+      if (lane) {
+        lane.push(job);
+      } else {
+        this.#lanes.set(key, [job]);
+      }
       this.#queued++;
       this.#dispatch();
     });
@@ -163,27 +190,40 @@ export class SqlPool {
    * when every worker has done so; a worker busy with a statement answers once that ends.
    */
   async forget(path: string): Promise<void> {
-    await Promise.all([...this.#children].filter((c) => c.ready).map((c) => new Promise<void>((resolve) => {
-      const id = this.#nextId++;
-      c.acks.set(id, resolve);
-      this.#send(c, {type: 'forget', id, path});
-    })));
+    await Promise.all(
+      [...this.#children]
+        .filter((c) => c.ready)
+        .map(
+          (c) =>
+            new Promise<void>((resolve) => {
+              const id = this.#nextId++;
+              c.acks.set(id, resolve);
+              this.#send(c, {type: 'forget', id, path});
+            }),
+        ),
+    );
   }
 
   /** Stops the workers (queued statements fail). */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const job of this.#takeAll()) { this.#settle(job, new Error('SqlPool is closed')); }
-    await Promise.all([...this.#children].map((c) => {
-      const exited = new Promise((resolve) => c.proc.once('exit', resolve));
-      c.proc.ref();  // so that close() is still awaited when nothing else keeps the loop alive
-      this.#kill(c, new Error('SqlPool is closed'));
-      return exited;
-    }));
+    for (const job of this.#takeAll()) {
+      this.#settle(job, new Error('SqlPool is closed'));
+    }
+    await Promise.all(
+      [...this.#children].map((c) => {
+        const exited = new Promise((resolve) => c.proc.once('exit', resolve));
+        c.proc.ref(); // so that close() is still awaited when nothing else keeps the loop alive
+        this.#kill(c, new Error('SqlPool is closed'));
+        return exited;
+      }),
+    );
   }
 
   #fill(): void {
-    for (let n = this.#size - this.#children.size; n > 0 && !this.#closed; n--) { this.#spawn(); }
+    for (let n = this.#size - this.#children.size; n > 0 && !this.#closed; n--) {
+      this.#spawn();
+    }
   }
 
   #spawn(): void {
@@ -195,8 +235,14 @@ export class SqlPool {
       this.#startError = (e as Error).message;
       if (this.#children.size === 0) {
         const error = startFailure(this.#startError);
-        if (error instanceof ApiError) { this.#onShortage?.(); }
-        queueMicrotask(() => { for (const job of this.#takeAll()) { this.#settle(job, error); } });
+        if (error instanceof ApiError) {
+          this.#onShortage?.();
+        }
+        queueMicrotask(() => {
+          for (const job of this.#takeAll()) {
+            this.#settle(job, error);
+          }
+        });
       }
       return;
     }
@@ -208,8 +254,12 @@ export class SqlPool {
     proc.on('message', (msg: FromWorker) => this.#onMessage(child, msg));
     proc.on('error', (err) => {
       // Spawn failures, and sends racing a worker's death (its 'exit' follows).
-      if (!child.ready) { this.#startError = err.message; }
-      if (proc.pid === undefined) { this.#onExit(child, null, null); }  // never spawned: no 'exit' follows
+      if (!child.ready) {
+        this.#startError = err.message;
+      }
+      if (proc.pid === undefined) {
+        this.#onExit(child, null, null);
+      } // never spawned: no 'exit' follows
     });
     proc.once('exit', (code, signal) => this.#onExit(child, code, signal));
   }
@@ -228,7 +278,9 @@ export class SqlPool {
       return;
     }
     const job = child.job;
-    if (!job || job.id !== msg.id) { return; }
+    if (!job || job.id !== msg.id) {
+      return;
+    }
     child.job = undefined;
     this.#updateRef(child);
     if (msg.type === 'result') {
@@ -241,13 +293,19 @@ export class SqlPool {
 
   #onExit(child: Child, code: number | null, signal: string | null): void {
     this.#children.delete(child);
-    for (const ack of child.acks.values()) { ack(); }  // a dead worker holds no connection
+    for (const ack of child.acks.values()) {
+      ack();
+    } // a dead worker holds no connection
     if (child.job) {
       // Not our kill (that clears the job first): the statement brought the worker down, e.g. memory.
-      this.#settle(child.job, new BadRequest(
-        `the statement could not complete: its worker process exited (${signal ?? `code ${code}`})`));
+      this.#settle(
+        child.job,
+        new BadRequest(`the statement could not complete: its worker process exited (${signal ?? `code ${code}`})`),
+      );
     }
-    if (this.#closed) { return; }
+    if (this.#closed) {
+      return;
+    }
     if (child.ready) {
       setImmediate(() => this.#fill());
     } else {
@@ -255,8 +313,12 @@ export class SqlPool {
       this.#startError ??= `exited during startup (${signal ?? `code ${code}`})`;
       if (this.#children.size === 0) {
         const error = startFailure(this.#startError);
-        if (error instanceof ApiError) { this.#onShortage?.(); }
-        for (const job of this.#takeAll()) { this.#settle(job, error); }
+        if (error instanceof ApiError) {
+          this.#onShortage?.();
+        }
+        for (const job of this.#takeAll()) {
+          this.#settle(job, error);
+        }
       }
     }
   }
@@ -264,8 +326,12 @@ export class SqlPool {
   /** Gives free workers the next statements, taking one from each lane in turn. */
   #dispatch(): void {
     for (const child of this.#children) {
-      if (this.#queued === 0) { return; }
-      if (!child.ready || child.job) { continue; }
+      if (this.#queued === 0) {
+        return;
+      }
+      if (!child.ready || child.job) {
+        continue;
+      }
       const job = this.#next();
       clearTimeout(job.timer);
       job.timer = setTimeout(() => this.#expire(job), job.timeoutMs);
@@ -279,7 +345,9 @@ export class SqlPool {
     const [key, lane] = this.#lanes.entries().next().value!;
     const job = lane.shift()!;
     this.#lanes.delete(key);
-    if (lane.length) { this.#lanes.set(key, lane); }
+    if (lane.length) {
+      this.#lanes.set(key, lane);
+    }
     this.#queued--;
     return job;
   }
@@ -288,9 +356,13 @@ export class SqlPool {
     const key = `${job.user}\u0000${job.path}`;
     const lane = this.#lanes.get(key);
     const i = lane ? lane.indexOf(job) : -1;
-    if (i < 0) { return false; }
+    if (i < 0) {
+      return false;
+    }
     lane!.splice(i, 1);
-    if (!lane!.length) { this.#lanes.delete(key); }
+    if (!lane!.length) {
+      this.#lanes.delete(key);
+    }
     this.#queued--;
     return true;
   }
@@ -304,15 +376,16 @@ export class SqlPool {
 
   /** No worker took the statement in time: the pool is saturated (503), not the statement slow. */
   #expireQueued(job: Job): void {
-    if (!this.#unqueue(job)) { return; }
-    this.#settle(job, new ApiError(503,
-      `no SQL worker was free within ${this.#queueTimeoutMs} ms; try again later`));
+    if (!this.#unqueue(job)) {
+      return;
+    }
+    this.#settle(job, new ApiError(503, `no SQL worker was free within ${this.#queueTimeoutMs} ms; try again later`));
   }
 
   #expire(job: Job): void {
     const child = [...this.#children].find((c) => c.job === job);
     if (child) {
-      this.#kill(child);  // its 'exit' forks the replacement
+      this.#kill(child); // its 'exit' forks the replacement
     } else {
       this.#unqueue(job);
     }
@@ -322,7 +395,9 @@ export class SqlPool {
   /** SIGKILL: safe for a read-only SQLite reader, and the only way to stop a running statement. */
   #kill(child: Child, reason?: Error): void {
     this.#children.delete(child);
-    if (child.job && reason) { this.#settle(child.job, reason); }
+    if (child.job && reason) {
+      this.#settle(child.job, reason);
+    }
     child.job = undefined;
     child.proc.kill('SIGKILL');
   }
@@ -333,26 +408,42 @@ export class SqlPool {
   }
 
   #updateRef(child: Child): void {
-    if (child.job || child.acks.size > 0) { child.proc.channel?.ref(); } else { child.proc.channel?.unref(); }
+    if (child.job || child.acks.size > 0) {
+      child.proc.channel?.ref();
+    } else {
+      child.proc.channel?.unref();
+    }
   }
 
   #settle(job: Job, error?: Error, result?: SqlResult): void {
     clearTimeout(job.timer);
-    if (job.settled) { return; }
+    if (job.settled) {
+      return;
+    }
     job.settled = true;
     bump(this.#perUser, job.user, -1);
     bump(this.#perDoc, job.path, -1);
-    if (error) { job.reject(error); } else { job.resolve(result!); }
+    if (error) {
+      job.reject(error);
+    } else {
+      job.resolve(result!);
+    }
   }
 }
 
 function bump(counts: Map<string, number>, key: string, by: number): void {
   const n = (counts.get(key) ?? 0) + by;
-  if (n > 0) { counts.set(key, n); } else { counts.delete(key); }
+  if (n > 0) {
+    counts.set(key, n);
+  } else {
+    counts.delete(key);
+  }
 }
 
 /** A worker that cannot start for lack of file descriptors or processes is a 503, not a bug. */
 function startFailure(reason: string | undefined): Error {
   const message = `SQL worker could not start: ${reason}`;
-  return /EMFILE|ENFILE|EAGAIN|ENOMEM/.test(reason ?? '') ? new ApiError(503, `${message}; try again later`) : new Error(message);
+  return /EMFILE|ENFILE|EAGAIN|ENOMEM/.test(reason ?? '')
+    ? new ApiError(503, `${message}; try again later`)
+    : new Error(message);
 }

@@ -5,7 +5,8 @@ export type SqlParam = number | bigint | string | Uint8Array | null;
 
 export const INTERRUPT_MESSAGE = 'a slow statement resulted in a database interrupt';
 export const NOT_SELECT_MESSAGE = 'only select statements are supported';
-export const PRIVATE_PRAGMA_MESSAGE = 'SQLITE_ERROR: pragma_database_list is not available (it shows server file paths)';
+export const PRIVATE_PRAGMA_MESSAGE =
+  'SQLITE_ERROR: pragma_database_list is not available (it shows server file paths)';
 
 /**
  * Grist's statement checks (SPEC §14.3): drop one trailing `;`, require `select` somewhere,
@@ -15,11 +16,15 @@ export const PRIVATE_PRAGMA_MESSAGE = 'SQLITE_ERROR: pragma_database_list is not
  */
 export function selectText(sql: string): string {
   const body = sql.replace(/;$/, '');
-  if (!body.toLowerCase().includes('select')) { throw new BadRequest(NOT_SELECT_MESSAGE); }
+  if (!body.toLowerCase().includes('select')) {
+    throw new BadRequest(NOT_SELECT_MESSAGE);
+  }
   // pragma_database_list shows the server's absolute file path (SQLite makes every path absolute,
   // so opening by a relative path does not hide it). SQLite folds only ASCII case and no quoting
   // can split a name, so a case-insensitive search finds every use (docs/decisions.md).
-  if (/pragma_database_list/i.test(body)) { throw new BadRequest(PRIVATE_PRAGMA_MESSAGE); }
+  if (/pragma_database_list/i.test(body)) {
+    throw new BadRequest(PRIVATE_PRAGMA_MESSAGE);
+  }
   const wrapped = `select * from (${body})`;
   const end = firstStatementEnd(wrapped);
   return end < 0 ? wrapped : wrapped.slice(0, end + 1);
@@ -33,10 +38,12 @@ export function selectText(sql: string): string {
 export function firstStatementEnd(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (c === ';') { return i; }
+    if (c === ';') {
+      return i;
+    }
     let close: string | undefined;
     if (c === "'" || c === '"' || c === '`') {
-      close = c;  // a doubled quote inside reads as two adjacent quoted runs: same outcome
+      close = c; // a doubled quote inside reads as two adjacent quoted runs: same outcome
     } else if (c === '[') {
       close = ']';
     } else if (c === '-' && text[i + 1] === '-') {
@@ -47,7 +54,9 @@ export function firstStatementEnd(text: string): number {
     }
     if (close !== undefined) {
       const j = text.indexOf(close, i + 1);
-      if (j < 0) { return -1; }  // unterminated: SQLite reports the error on the whole text
+      if (j < 0) {
+        return -1;
+      } // unterminated: SQLite reports the error on the whole text
       i = j + close.length - 1;
     }
   }
@@ -63,8 +72,13 @@ export function parameterNames(text: string): (string | null)[] {
   const names: (string | null)[] = [];
   const byName = new Map<string, number>();
   const place = (index: number, name: string | null) => {
-    while (names.length < index) { names.push(null); }
-    if (name !== null) { names[index - 1] = name; byName.set(name, index); }
+    while (names.length < index) {
+      names.push(null);
+    }
+    if (name !== null) {
+      names[index - 1] = name;
+      byName.set(name, index);
+    }
   };
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
@@ -99,7 +113,9 @@ export function parameterNames(text: string): (string | null)[] {
     }
     if (close !== undefined) {
       const j = text.indexOf(close, i + 1);
-      if (j < 0) { break; }
+      if (j < 0) {
+        break;
+      }
       i = j + close.length - 1;
     }
   }
@@ -113,25 +129,43 @@ export function parameterNames(text: string): (string | null)[] {
  * parameters is SQLite's SQLITE_RANGE (Grist: the same error, as a 500).
  */
 export function bindArgs(names: (string | null)[], args: SqlParam[]): unknown[] | string {
-  if (args.length > names.length) { return 'SQLITE_RANGE: column index out of range'; }
+  if (args.length > names.length) {
+    return 'SQLITE_RANGE: column index out of range';
+  }
   const plain: unknown[] = [];
   const named: Record<string, unknown> = {};
   let hasNamed = false;
   names.forEach((name, i) => {
     const value = i < args.length ? args[i] : null;
-    if (name === null) { plain.push(value); } else { named[name.slice(1)] = value; hasNamed = true; }
+    if (name === null) {
+      plain.push(value);
+    } else {
+      named[name.slice(1)] = value;
+      hasNamed = true;
+    }
   });
   return hasNamed ? [...plain, named] : plain;
 }
 
 /** Checks and converts the `args` of a request into bindable values. */
 export function sqlParams(args: unknown[] | null | undefined): SqlParam[] {
-  if (args == null) { return []; }
-  if (!Array.isArray(args)) { throw new BadRequest('args must be an array or null'); }
+  if (args == null) {
+    return [];
+  }
+  if (!Array.isArray(args)) {
+    throw new BadRequest('args must be an array or null');
+  }
   return args.map((a, i) => {
-    if (typeof a === 'boolean') { return a ? 1 : 0; }
-    if (a === null || typeof a === 'number' || typeof a === 'bigint' || typeof a === 'string' ||
-        a instanceof Uint8Array) {
+    if (typeof a === 'boolean') {
+      return a ? 1 : 0;
+    }
+    if (
+      a === null ||
+      typeof a === 'number' ||
+      typeof a === 'bigint' ||
+      typeof a === 'string' ||
+      a instanceof Uint8Array
+    ) {
       return a;
     }
     throw new BadRequest(`args[${i}] must be a number, string, boolean or null`);
@@ -149,7 +183,9 @@ export function effectiveTimeoutMs(defaultMs: number, requestedMs?: number): num
 export function sqlTimeoutFromEnv(env: NodeJS.ProcessEnv): number {
   for (const name of ['GRISTLITE_SQL_TIMEOUT_MSEC', 'GRIST_SQL_TIMEOUT_MSEC']) {
     const raw = env[name];
-    if (raw === undefined || raw === '') { continue; }
+    if (raw === undefined || raw === '') {
+      continue;
+    }
     const value = Number(raw);
     if (!Number.isInteger(value) || value < 0) {
       throw new Error(`${name} must be a non-negative integer (milliseconds), got ${JSON.stringify(raw)}`);
@@ -162,7 +198,9 @@ export function sqlTimeoutFromEnv(env: NodeJS.ProcessEnv): number {
 /** A non-negative integer setting, or undefined when unset. */
 function intSetting(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {
   const raw = env[name];
-  if (raw === undefined || raw === '') { return undefined; }
+  if (raw === undefined || raw === '') {
+    return undefined;
+  }
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) {
     throw new Error(`${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`);

@@ -15,10 +15,12 @@ const open = new Map<string, Database.Database>();
 function connection(path: string): Database.Database {
   let db = open.get(path);
   if (db) {
-    open.delete(path);  // re-inserted below as the most recently used
+    open.delete(path); // re-inserted below as the most recently used
   } else {
     db = openReadOnly(path);
-    if (open.size >= MAX_OPEN_DOCS) { forget(open.keys().next().value!); }
+    if (open.size >= MAX_OPEN_DOCS) {
+      forget(open.keys().next().value!);
+    }
   }
   open.set(path, db);
   return db;
@@ -38,9 +40,9 @@ function handle(msg: ToWorker): FromWorker {
     return {type: 'result', id: msg.id, json: executeSelect(connection(msg.path), msg.text, msg.args, msg.caps)};
   } catch (e) {
     const message = userMessage(e);
-    return message === undefined ?
-      {type: 'error', id: msg.id, message: String((e as Error)?.stack ?? e), userError: false} :
-      {type: 'error', id: msg.id, message, userError: true};
+    return message === undefined
+      ? {type: 'error', id: msg.id, message: String((e as Error)?.stack ?? e), userError: false}
+      : {type: 'error', id: msg.id, message, userError: true};
   }
 }
 

@@ -11,17 +11,22 @@
  * Tests that need them wrap their body in `needsFixtures`: when they are absent the test prints
  * `SKIPPED (no Grist fixtures: ...)` and passes, except under CI, where it fails.
  */
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import {copyFileSync, existsSync, mkdtempSync, readdirSync, statSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {dirname, join, resolve} from 'node:path';
+import {fileURLToPath} from 'node:url';
 
-export const FIXTURES_SKIPPED = 'SKIPPED (no Grist fixtures: set GRISTLITE_FIXTURES or place them at ../shared/fixtures/grist)';
+export const FIXTURES_SKIPPED =
+  'SKIPPED (no Grist fixtures: set GRISTLITE_FIXTURES or place them at ../shared/fixtures/grist)';
 
 /** The six fixture documents of `fixtures/grist` that the tests name. */
 export const FIXTURE_NAMES = [
-  'Hello.grist', 'TypeEncoding.grist', 'GridWithAllFields.grist', 'CursorWithRefLists1.grist',
-  'World.grist', 'Favorite_Films.grist',
+  'Hello.grist',
+  'TypeEncoding.grist',
+  'GridWithAllFields.grist',
+  'CursorWithRefLists1.grist',
+  'World.grist',
+  'Favorite_Films.grist',
 ];
 
 export interface FixtureDirs {
@@ -36,7 +41,7 @@ const hasGrist = (p: string) => isDir(p) && readdirSync(p).some((f) => f.endsWit
 
 function dirsFrom(grist: string): FixtureDirs {
   const corpus = join(dirname(grist), 'grist-corpus');
-  return { grist, corpus: hasGrist(corpus) ? corpus : null };
+  return {grist, corpus: hasGrist(corpus) ? corpus : null};
 }
 
 let found: FixtureDirs | null | undefined;
@@ -73,8 +78,12 @@ export function underCi(): boolean {
 export function requireFixtures(): FixtureDirs {
   const dirs = findFixtures();
   if (!dirs) {
-    const where = process.env.GRISTLITE_FIXTURES ? `GRISTLITE_FIXTURES=${process.env.GRISTLITE_FIXTURES} holds no .grist files` : 'none found upwards';
-    throw new Error(`Grist fixtures not found (${where}): set GRISTLITE_FIXTURES or place them at ../shared/fixtures/grist`);
+    const where = process.env.GRISTLITE_FIXTURES
+      ? `GRISTLITE_FIXTURES=${process.env.GRISTLITE_FIXTURES} holds no .grist files`
+      : 'none found upwards';
+    throw new Error(
+      `Grist fixtures not found (${where}): set GRISTLITE_FIXTURES or place them at ../shared/fixtures/grist`,
+    );
   }
   return dirs;
 }
@@ -86,9 +95,12 @@ export function fixturePath(name: string): string {
 
 /** Every `.grist` file of the corpus, sorted (full paths); throws when the corpus is absent. */
 export function corpusFiles(): string[] {
-  const { corpus } = requireFixtures();
+  const {corpus} = requireFixtures();
   if (!corpus) throw new Error('Grist fixture corpus (grist-corpus beside fixtures/grist) not found');
-  return readdirSync(corpus).filter((f) => f.endsWith('.grist')).sort().map((f) => join(corpus, f));
+  return readdirSync(corpus)
+    .filter((f) => f.endsWith('.grist'))
+    .sort()
+    .map((f) => join(corpus, f));
 }
 
 /** A copy of a fixture (a name in `fixtures/grist`, or a full path) in a new temporary directory. */
@@ -103,7 +115,10 @@ export function copyFixture(nameOrPath: string, dir = mkdtempSync(join(tmpdir(),
  * Wraps a test body that needs the fixtures: without them it prints `SKIPPED (...)` with the
  * test's name and passes, except under CI, where it fails saying why.
  */
-export function needsFixtures<A extends unknown[]>(name: string, fn: (...args: A) => void | Promise<void>): (...args: A) => Promise<void> {
+export function needsFixtures<A extends unknown[]>(
+  name: string,
+  fn: (...args: A) => void | Promise<void>,
+): (...args: A) => Promise<void> {
   return async (...args: A) => {
     if (!findFixtures()) {
       if (underCi()) requireFixtures();
@@ -118,6 +133,8 @@ export function needsFixtures<A extends unknown[]>(name: string, fn: (...args: A
  * A uvu `test`/suite whose tests all need the fixtures: `const ftest = withFixtures(test)` then
  * `ftest('name', async () => ...)`.
  */
-export function withFixtures<C>(t: (name: string, fn: (ctx: C) => void | Promise<void>) => void): (name: string, fn: (ctx: C) => void | Promise<void>) => void {
+export function withFixtures<C>(
+  t: (name: string, fn: (ctx: C) => void | Promise<void>) => void,
+): (name: string, fn: (ctx: C) => void | Promise<void>) => void {
   return (name, fn) => t(name, needsFixtures(name, fn));
 }

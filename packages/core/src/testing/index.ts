@@ -3,6 +3,15 @@
  * The HomeStore conformance suite is `@gristlite/conformance/homestore`, so core needs no test runner.
  */
 export {
-  FIXTURE_NAMES, FIXTURES_SKIPPED, copyFixture, corpusFiles, findFixtures, fixturePath, needsFixtures, requireFixtures,
-  underCi, withFixtures, type FixtureDirs,
+  FIXTURE_NAMES,
+  FIXTURES_SKIPPED,
+  copyFixture,
+  corpusFiles,
+  findFixtures,
+  fixturePath,
+  needsFixtures,
+  requireFixtures,
+  underCi,
+  withFixtures,
+  type FixtureDirs,
 } from './fixtures.js';

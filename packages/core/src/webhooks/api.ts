@@ -3,15 +3,13 @@
  * authorization, unsubscribe key, signing secret) in the private table `_gristlite_webhook_secrets`
  * (docs/decisions-webhooks.md). Request bodies arrive validated (shape) from the http layer.
  */
-import { randomUUID } from 'node:crypto';
+import {randomUUID} from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { BadRequest, NotFound, Unauthorized } from '../errors.js';
-import { clearWebhookQueue, forgetWebhook, webhookUsage, type WebhookDelivery, type WebhookUsage } from './delivery.js';
-import {
-  allTriggers, colIdOf, getSecret, resolveColumn, resolveTable, tableIdOf, triggerForWebhook,
-} from './meta.js';
-import { SECRETS_TABLE, ensureWebhookTables } from './schema.js';
-import { checkWebhookUrl, type WebhookUrlPolicy } from './urls.js';
+import {BadRequest, NotFound, Unauthorized} from '../errors.js';
+import {clearWebhookQueue, forgetWebhook, webhookUsage, type WebhookDelivery, type WebhookUsage} from './delivery.js';
+import {allTriggers, colIdOf, getSecret, resolveColumn, resolveTable, tableIdOf, triggerForWebhook} from './meta.js';
+import {SECRETS_TABLE, ensureWebhookTables} from './schema.js';
+import {checkWebhookUrl, type WebhookUrlPolicy} from './urls.js';
 
 /** The `fields` of a webhook in POST (all but `url`, `eventTypes`, `tableId` optional) and PATCH. */
 export interface WebhookFieldsInput {
@@ -75,12 +73,12 @@ async function webhookSettings(
   policy: WebhookUrlPolicy,
 ): Promise<TriggerFields> {
   const trigger = webhookId ? triggerForWebhook(db, webhookId) : undefined;
-  let current: { tableId: string; tableRef: number } | undefined;
+  let current: {tableId: string; tableRef: number} | undefined;
   if (trigger) {
     const tableId = tableIdOf(db, trigger.tableRef);
-    if (tableId !== null) current = { tableId, tableRef: trigger.tableRef };
+    if (tableId !== null) current = {tableId, tableRef: trigger.tableRef};
   }
-  const { url, eventTypes, watchedColIds, isReadyColumn, name } = webhook;
+  const {url, eventTypes, watchedColIds, isReadyColumn, name} = webhook;
   const table = webhook.tableId !== undefined && webhook.tableId !== '' ? resolveTable(db, webhook.tableId) : undefined;
   const fields: TriggerFields = {};
   if (url) await checkWebhookUrl(url, policy);
@@ -123,11 +121,11 @@ async function webhookSettings(
 }
 
 function triggerColumns(db: Database.Database): Set<string> {
-  return new Set((db.prepare(`PRAGMA table_info(_grist_Triggers)`).all() as { name: string }[]).map((c) => c.name));
+  return new Set((db.prepare(`PRAGMA table_info(_grist_Triggers)`).all() as {name: string}[]).map((c) => c.name));
 }
 
 /** Trigger fields as stored: ChoiceList and RefList as JSON arrays, Bool as 0/1. */
-function encodeFields(fields: TriggerFields & { actions?: string }, existing: Set<string>): [string, unknown][] {
+function encodeFields(fields: TriggerFields & {actions?: string}, existing: Set<string>): [string, unknown][] {
   const out: [string, unknown][] = [];
   for (const [key, value] of Object.entries(fields)) {
     if (value === undefined || !existing.has(key)) continue;
@@ -146,7 +144,11 @@ export interface CreatedWebhook {
 }
 
 /** Creates one webhook (Grist's `registerWebhook`): the secret and the trigger, in one transaction. */
-export async function addWebhook(db: Database.Database, webhook: WebhookFieldsInput, policy: WebhookUrlPolicy): Promise<CreatedWebhook> {
+export async function addWebhook(
+  db: Database.Database,
+  webhook: WebhookFieldsInput,
+  policy: WebhookUrlPolicy,
+): Promise<CreatedWebhook> {
   const fields = await webhookSettings(db, null, webhook, policy);
   if (!fields.eventTypes?.length) throw new BadRequest('eventTypes must be a non-empty array');
   await checkWebhookUrl(webhook.url ?? '', policy);
@@ -155,18 +157,21 @@ export async function addWebhook(db: Database.Database, webhook: WebhookFieldsIn
   const unsubscribeKey = randomUUID();
   ensureWebhookTables(db);
   const cols = encodeFields(
-    { enabled: true, ...fields, actions: JSON.stringify([{ type: 'webhook', id: webhookId }]) },
+    {enabled: true, ...fields, actions: JSON.stringify([{type: 'webhook', id: webhookId}])},
     triggerColumns(db),
   );
   const triggerId = db.transaction(() => {
-    db.prepare(`INSERT INTO ${SECRETS_TABLE} (webhookId, url, authorization, unsubscribeKey, signingSecret) VALUES (?, ?, ?, ?, ?)`)
-      .run(webhookId, webhook.url ?? '', webhook.authorization ?? '', unsubscribeKey, webhook.secret || null);
+    db.prepare(
+      `INSERT INTO ${SECRETS_TABLE} (webhookId, url, authorization, unsubscribeKey, signingSecret) VALUES (?, ?, ?, ?, ?)`,
+    ).run(webhookId, webhook.url ?? '', webhook.authorization ?? '', unsubscribeKey, webhook.secret || null);
     const info = db
-      .prepare(`INSERT INTO _grist_Triggers (${cols.map(([c]) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`)
+      .prepare(
+        `INSERT INTO _grist_Triggers (${cols.map(([c]) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
+      )
       .run(...cols.map(([, v]) => v));
     return Number(info.lastInsertRowid);
   })();
-  return { webhookId, unsubscribeKey, triggerId };
+  return {webhookId, unsubscribeKey, triggerId};
 }
 
 /**
@@ -177,17 +182,17 @@ export async function addWebhooks(
   db: Database.Database,
   webhooks: readonly WebhookFieldsInput[],
   policy: WebhookUrlPolicy,
-): Promise<{ webhooks: { id: string }[] }> {
-  const out: { id: string }[] = [];
-  for (const w of webhooks) out.push({ id: (await addWebhook(db, w, policy)).webhookId });
-  return { webhooks: out };
+): Promise<{webhooks: {id: string}[]}> {
+  const out: {id: string}[] = [];
+  for (const w of webhooks) out.push({id: (await addWebhook(db, w, policy)).webhookId});
+  return {webhooks: out};
 }
 
 /**
  * GET /webhooks: every webhook in `_grist_Triggers` row order, skipping those without a secret
  * (URL and unsubscribe key). `authorization` and the signing secret are masked (decision 2).
  */
-export function listWebhooks(db: Database.Database): { webhooks: WebhookSummary[] } {
+export function listWebhooks(db: Database.Database): {webhooks: WebhookSummary[]} {
   const out: WebhookSummary[] = [];
   for (const t of allTriggers(db)) {
     for (const id of t.webhookIds) {
@@ -213,7 +218,7 @@ export function listWebhooks(db: Database.Database): { webhooks: WebhookSummary[
       out.push(summary);
     }
   }
-  return { webhooks: out };
+  return {webhooks: out};
 }
 
 /** PATCH /webhooks/{id}: Grist's semantics (SPEC §13.4). `enabled: false` also clears its queue. */
@@ -223,7 +228,7 @@ export async function updateWebhook(
   patch: WebhookFieldsInput,
   policy: WebhookUrlPolicy,
   delivery?: WebhookDelivery,
-): Promise<{ success: true }> {
+): Promise<{success: true}> {
   const fields = await webhookSettings(db, webhookId, patch, policy);
   if (fields.enabled === false) clearWebhookQueue(db, webhookId, delivery);
   const triggerId = triggerForWebhook(db, webhookId).id;
@@ -235,15 +240,18 @@ export async function updateWebhook(
   db.transaction(() => {
     if (secretUpdates.length) {
       ensureWebhookTables(db);
-      db.prepare(`UPDATE ${SECRETS_TABLE} SET ${secretUpdates.map(([c]) => `${c} = ?`).join(', ')} WHERE webhookId = ?`)
-        .run(...secretUpdates.map(([, v]) => v), webhookId);
+      db.prepare(
+        `UPDATE ${SECRETS_TABLE} SET ${secretUpdates.map(([c]) => `${c} = ?`).join(', ')} WHERE webhookId = ?`,
+      ).run(...secretUpdates.map(([, v]) => v), webhookId);
     }
     if (cols.length) {
-      db.prepare(`UPDATE _grist_Triggers SET ${cols.map(([c]) => `"${c}" = ?`).join(', ')} WHERE id = ?`)
-        .run(...cols.map(([, v]) => v), triggerId);
+      db.prepare(`UPDATE _grist_Triggers SET ${cols.map(([c]) => `"${c}" = ?`).join(', ')} WHERE id = ?`).run(
+        ...cols.map(([, v]) => v),
+        triggerId,
+      );
     }
   })();
-  return { success: true };
+  return {success: true};
 }
 
 function deleteWebhook(db: Database.Database, webhookId: string, triggerId: number, delivery?: WebhookDelivery): void {
@@ -251,7 +259,7 @@ function deleteWebhook(db: Database.Database, webhookId: string, triggerId: numb
     const t = allTriggers(db).find((tr) => tr.id === triggerId);
     if (t && t.webhookIds.length > 1) {
       // A trigger naming several webhooks (never made by the API) keeps the others.
-      const actions = t.webhookIds.filter((id) => id !== webhookId).map((id) => ({ type: 'webhook', id }));
+      const actions = t.webhookIds.filter((id) => id !== webhookId).map((id) => ({type: 'webhook', id}));
       db.prepare('UPDATE _grist_Triggers SET actions = ? WHERE id = ?').run(JSON.stringify(actions), triggerId);
     } else {
       db.prepare('DELETE FROM _grist_Triggers WHERE id = ?').run(triggerId);
@@ -262,10 +270,10 @@ function deleteWebhook(db: Database.Database, webhookId: string, triggerId: numb
 }
 
 /** DELETE /webhooks/{id} (owners): removes the trigger, the secret, and its waiting events. */
-export function removeWebhook(db: Database.Database, webhookId: string, delivery?: WebhookDelivery): { success: true } {
+export function removeWebhook(db: Database.Database, webhookId: string, delivery?: WebhookDelivery): {success: true} {
   const trigger = triggerForWebhook(db, webhookId);
   deleteWebhook(db, webhookId, trigger.id, delivery);
-  return { success: true };
+  return {success: true};
 }
 
 /**
@@ -279,7 +287,7 @@ export function unsubscribeWebhook(
   isOwner: boolean,
   tableId?: string,
   delivery?: WebhookDelivery,
-): { success: true } {
+): {success: true} {
   const trigger = triggerForWebhook(db, webhookId ?? '');
   // The route names a table: a webhook of another table is not found there (Grist does not check;
   // issue 11 asks that it does).
@@ -293,7 +301,7 @@ export function unsubscribeWebhook(
     if (secret.unsubscribeKey !== unsubscribeKey) throw new Unauthorized('Wrong unsubscribeKey');
   }
   deleteWebhook(db, webhookId, trigger.id, delivery);
-  return { success: true };
+  return {success: true};
 }
 
 /** The deprecated `POST /tables/{tableId}/_subscribe`: `{unsubscribeKey, triggerId, webhookId}`. */
@@ -302,7 +310,7 @@ export async function subscribeWebhook(
   tableId: string,
   webhook: WebhookFieldsInput,
   policy: WebhookUrlPolicy,
-): Promise<{ unsubscribeKey: string; triggerId: number; webhookId: string }> {
-  const created = await addWebhook(db, { ...webhook, tableId }, policy);
-  return { unsubscribeKey: created.unsubscribeKey, triggerId: created.triggerId, webhookId: created.webhookId };
+): Promise<{unsubscribeKey: string; triggerId: number; webhookId: string}> {
+  const created = await addWebhook(db, {...webhook, tableId}, policy);
+  return {unsubscribeKey: created.unsubscribeKey, triggerId: created.triggerId, webhookId: created.webhookId};
 }

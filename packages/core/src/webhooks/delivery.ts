@@ -12,13 +12,13 @@
  * `rejected`), as in Grist. Usage stats are kept in the document, so they survive a restart, and
  * so do the undelivered events.
  */
-import { createHmac } from 'node:crypto';
+import {createHmac} from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { Agent, request } from 'undici';
-import { getSecret } from './meta.js';
-import { BeforeCapture, recordEvents, type RowChange } from './events.js';
-import { OUTBOX_TABLE, STATS_TABLE, hasTable } from './schema.js';
-import { classifyUrl, publicOnlyLookup, socketLookup, type WebhookUrlPolicy } from './urls.js';
+import {Agent, request} from 'undici';
+import {getSecret} from './meta.js';
+import {BeforeCapture, recordEvents, type RowChange} from './events.js';
+import {OUTBOX_TABLE, STATS_TABLE, hasTable} from './schema.js';
+import {classifyUrl, publicOnlyLookup, socketLookup, type WebhookUrlPolicy} from './urls.js';
 
 /** Whether a webhook is idle, sending, retrying, or failed. */
 export type WebhookStatus = 'idle' | 'sending' | 'retrying' | 'postponed' | 'error' | 'invalid';
@@ -95,7 +95,6 @@ type StatsRow = {
   batchAttempts: number | null;
 };
 
-
 /** Number of events waiting in the outbox, for one webhook or all. */
 export function queueSize(db: Database.Database, webhookId?: string): number {
   if (!hasTable(db, OUTBOX_TABLE)) return 0;
@@ -110,7 +109,7 @@ export function webhookUsage(db: Database.Database, webhookId: string): WebhookU
   const s = hasTable(db, STATS_TABLE)
     ? (db.prepare(`SELECT * FROM ${STATS_TABLE} WHERE webhookId = ?`).get(webhookId) as StatsRow | undefined)
     : undefined;
-  if (!s || !s.status) return { status: 'idle', numWaiting, lastEventBatch: null };
+  if (!s?.status) return {status: 'idle', numWaiting, lastEventBatch: null};
   return {
     status: s.status as WebhookStatus,
     numWaiting,
@@ -143,7 +142,7 @@ function logStatus(db: Database.Database, webhookId: string, status: WebhookStat
   writeStats(db, webhookId, {
     status,
     updatedTime: Date.now(),
-    ...(status === 'sending' ? { batchErrorMessage: '' } : {}),
+    ...(status === 'sending' ? {batchErrorMessage: ''} : {}),
   });
 }
 
@@ -151,10 +150,10 @@ function logBatch(
   db: Database.Database,
   webhookId: string,
   status: WebhookBatchStatus,
-  stats?: { httpStatus: number | null; error: string | null; size: number; attempts: number },
+  stats?: {httpStatus: number | null; error: string | null; size: number; attempts: number},
 ): void {
   const now = Date.now();
-  const values: Partial<StatsRow> = { batchStatus: status, updatedTime: now };
+  const values: Partial<StatsRow> = {batchStatus: status, updatedTime: now};
   if (stats) {
     Object.assign(values, {
       batchHttpStatus: stats.httpStatus,
@@ -208,7 +207,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
       clearTimeout(timer);
       reject(signal!.reason);
     };
-    signal?.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', onAbort, {once: true});
   });
 
 interface Lane {
@@ -225,7 +224,7 @@ interface OutboxRow {
 /** Signature headers of a delivery when the webhook has a signing secret (docs/webhooks.md). */
 export function signatureHeaders(secret: string, body: string, timestamp: number): Record<string, string> {
   const signature = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
-  return { 'X-Gristlite-Timestamp': String(timestamp), 'X-Gristlite-Signature': `sha256=${signature}` };
+  return {'X-Gristlite-Timestamp': String(timestamp), 'X-Gristlite-Signature': `sha256=${signature}`};
 }
 
 /** Delivers one open document's outbox: one lane per webhook, batches in order, retries with backoff. */
@@ -254,9 +253,11 @@ export class WebhookDelivery {
     this.batchSize = opts.batchSize ?? 100;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
     this.onError = opts.onError ?? ((e) => console.error(`gristlite: webhook delivery (doc ${opts.docId ?? '?'})`, e));
-    const timeouts = { headersTimeout: this.requestTimeoutMs, bodyTimeout: this.requestTimeoutMs };
-    this.anyAgent = new Agent(opts.policy.lookup ? { ...timeouts, connect: { lookup: socketLookup(opts.policy, false) } } : timeouts);
-    this.publicAgent = new Agent({ ...timeouts, connect: { lookup: publicOnlyLookup(opts.policy) } });
+    const timeouts = {headersTimeout: this.requestTimeoutMs, bodyTimeout: this.requestTimeoutMs};
+    this.anyAgent = new Agent(
+      opts.policy.lookup ? {...timeouts, connect: {lookup: socketLookup(opts.policy, false)}} : timeouts,
+    );
+    this.publicAgent = new Agent({...timeouts, connect: {lookup: publicOnlyLookup(opts.policy)}});
   }
 
   /** Starts sending whatever the outbox holds (one delivery per open document: the engine's). */
@@ -335,7 +336,7 @@ export class WebhookDelivery {
   }
 
   private startLane(webhookId: string): void {
-    const lane: Lane = { controller: new AbortController(), done: Promise.resolve() };
+    const lane: Lane = {controller: new AbortController(), done: Promise.resolve()};
     this.lanes.set(webhookId, lane);
     lane.done = this.runLane(webhookId, lane)
       .catch((e) => {
@@ -368,7 +369,9 @@ export class WebhookDelivery {
   }
 
   private deleteRows(rows: OutboxRow[]): void {
-    this.db.prepare(`DELETE FROM ${OUTBOX_TABLE} WHERE id IN (SELECT value FROM json_each(?))`).run(JSON.stringify(rows.map((r) => r.id)));
+    this.db
+      .prepare(`DELETE FROM ${OUTBOX_TABLE} WHERE id IN (SELECT value FROM json_each(?))`)
+      .run(JSON.stringify(rows.map((r) => r.id)));
   }
 
   private async runLane(webhookId: string, lane: Lane): Promise<void> {
@@ -424,7 +427,7 @@ export class WebhookDelivery {
   private async sendWithRetries(
     webhookId: string,
     batch: OutboxRow[],
-    secret: { url: string; authorization: string; signingSecret: string | null },
+    secret: {url: string; authorization: string; signingSecret: string | null},
     signal: AbortSignal,
   ): Promise<boolean> {
     const body = `[${batch.map((r) => r.payload).join(',')}]`;
@@ -435,10 +438,11 @@ export class WebhookDelivery {
     for (let attempt = 0; attempt < this.currentMaxAttempts(); attempt++) {
       if (!(await this.dbReady(signal))) return false;
       if (attempt > 0) logStatus(this.db, webhookId, 'retrying');
-      const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+      const headers: Record<string, string> = {'Content-Type': 'application/json'};
       if (secret.authorization) headers.Authorization = secret.authorization;
       if (batch[0].eventType === 'remove') headers['X-Gristlite-Event'] = 'remove';
-      if (secret.signingSecret) Object.assign(headers, signatureHeaders(secret.signingSecret, body, Math.floor(Date.now() / 1000)));
+      if (secret.signingSecret)
+        Object.assign(headers, signatureHeaders(secret.signingSecret, body, Math.floor(Date.now() / 1000)));
       let httpStatus: number | null = null;
       let error: string | null = null;
       // A delivered batch stays "in flight" until runLane has deleted it from the outbox.
@@ -449,7 +453,7 @@ export class WebhookDelivery {
         held = false;
       };
       try {
-        const res = await request(secret.url, { method: 'POST', body, headers, signal, dispatcher: agent });
+        const res = await request(secret.url, {method: 'POST', body, headers, signal, dispatcher: agent});
         httpStatus = res.statusCode;
         if (res.statusCode >= 200 && res.statusCode < 300) {
           await res.body.dump().catch(() => undefined);
@@ -461,7 +465,7 @@ export class WebhookDelivery {
           letGo();
           throw e;
         }
-        const err = e as Error & { cause?: Error };
+        const err = e as Error & {cause?: Error};
         error = err.cause?.message || err.message || 'Unrecognized error during fetch';
       }
       if (error !== null) letGo();
@@ -471,14 +475,14 @@ export class WebhookDelivery {
           return false;
         }
         if (error === null) {
-          logBatch(this.db, webhookId, 'success', { size, httpStatus, error: null, attempts: attempt + 1 });
+          logBatch(this.db, webhookId, 'success', {size, httpStatus, error: null, attempts: attempt + 1});
           return true;
         }
       } catch (e) {
         letGo();
         throw e;
       }
-      logBatch(this.db, webhookId, 'failure', { size, httpStatus, error, attempts: attempt + 1 });
+      logBatch(this.db, webhookId, 'failure', {size, httpStatus, error, attempts: attempt + 1});
       this.opts.onFailure?.();
       if (attempt >= this.currentMaxAttempts() - 1) return false;
       await sleep(wait * this.waitDelayMs, signal);
@@ -509,7 +513,7 @@ export interface AttachedWebhooks {
 export function attachWebhooks(
   db: Database.Database,
   doc: {
-    onChange(listener: (change: RowChange & { writeSeq?: number }) => void): () => void;
+    onChange(listener: (change: RowChange & {writeSeq?: number}) => void): () => void;
     onBeforeRows?(listener: (tableId: string, rowIds: number[], writeSeq: number) => void): () => void;
   },
   opts: DeliveryOptions,
@@ -525,12 +529,13 @@ export function attachWebhooks(
     }
     capture!.capture(tableId, rowIds);
   });
-  const ids = { last: 0 };
+  const ids = {last: 0};
   const delivery = startWebhookDelivery(db, opts);
   const unhook = doc.onChange((change) => {
-    const before = change.writeSeq !== undefined && change.writeSeq === captureSeq ? capture?.get(change.tableId) : change.before;
+    const before =
+      change.writeSeq !== undefined && change.writeSeq === captureSeq ? capture?.get(change.tableId) : change.before;
     // Delivery looks at the outbox once the current synchronous write is over.
-    if (recordEvents(db, { ...change, before }, ids).length) delivery.scheduleWake();
+    if (recordEvents(db, {...change, before}, ids).length) delivery.scheduleWake();
   });
   return {
     delivery,

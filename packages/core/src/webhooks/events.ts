@@ -13,9 +13,9 @@
  * events carry only the row id.
  */
 import type Database from 'better-sqlite3';
-import { makeDecoder, type CellValue } from '../doc/types.js';
-import { columnTypes, decodeTrigger, type EventType, type TriggerRow } from './meta.js';
-import { OUTBOX_TABLE, SECRETS_TABLE, hasTable } from './schema.js';
+import {makeDecoder, type CellValue} from '../doc/types.js';
+import {columnTypes, decodeTrigger, type EventType, type TriggerRow} from './meta.js';
+import {OUTBOX_TABLE, SECRETS_TABLE, hasTable} from './schema.js';
 
 /** A row's values by column id, `id` included. */
 export type RowValues = Record<string, CellValue>;
@@ -67,7 +67,7 @@ interface ActiveTrigger extends TriggerRow {
 }
 
 /** Enabled triggers of a table whose webhooks have a secret (a URL to deliver to). */
-function activeTriggers(db: Database.Database, tableId: string): { tableRef: number; triggers: ActiveTrigger[] } | null {
+function activeTriggers(db: Database.Database, tableId: string): {tableRef: number; triggers: ActiveTrigger[]} | null {
   const s = stmts(db);
   if (!s) return null;
   const raw = s.triggers.all(tableId) as Record<string, unknown>[];
@@ -76,10 +76,12 @@ function activeTriggers(db: Database.Database, tableId: string): { tableRef: num
   if (!triggers.length || !hasTable(db, SECRETS_TABLE)) return null;
   const known = new Set(db.prepare(`SELECT webhookId FROM ${SECRETS_TABLE}`).pluck().all() as string[]);
   const colIds = new Map(
-    (db.prepare('SELECT c.id, c.colId FROM _grist_Tables_column c WHERE c.parentId = ?').all(triggers[0].tableRef) as {
-      id: number;
-      colId: unknown;
-    }[]).map((r) => [r.id, String(r.colId)]),
+    (
+      db.prepare('SELECT c.id, c.colId FROM _grist_Tables_column c WHERE c.parentId = ?').all(triggers[0].tableRef) as {
+        id: number;
+        colId: unknown;
+      }[]
+    ).map((r) => [r.id, String(r.colId)]),
   );
   const active: ActiveTrigger[] = [];
   for (const t of triggers) {
@@ -95,7 +97,7 @@ function activeTriggers(db: Database.Database, tableId: string): { tableRef: num
       watchedColIds: t.watchedColRefs.map((ref) => colIds.get(ref)!),
     });
   }
-  return active.length ? { tableRef: triggers[0].tableRef, triggers: active } : null;
+  return active.length ? {tableRef: triggers[0].tableRef, triggers: active} : null;
 }
 
 function quoteIdent(name: string): string {
@@ -103,7 +105,12 @@ function quoteIdent(name: string): string {
 }
 
 /** Full rows (`id` first, then every column in table order), decoded as Grist serves raw values. */
-export function readRows(db: Database.Database, tableId: string, tableRef: number, ids: Iterable<number>): Map<number, RowValues> {
+export function readRows(
+  db: Database.Database,
+  tableId: string,
+  tableRef: number,
+  ids: Iterable<number>,
+): Map<number, RowValues> {
   const list = [...new Set(ids)];
   const out = new Map<number, RowValues>();
   if (!list.length) return out;
@@ -186,10 +193,14 @@ export class BeforeCapture {
 const sameValue = (a: CellValue | undefined, b: CellValue | undefined) => JSON.stringify(a) === JSON.stringify(b);
 
 /** The events a change produces for one trigger, in row-id order: adds and updates, then removals. */
-function eventsFor(t: ActiveTrigger, change: RowChange, current: Map<number, RowValues>): { type: EventType; row: RowValues }[] {
+function eventsFor(
+  t: ActiveTrigger,
+  change: RowChange,
+  current: Map<number, RowValues>,
+): {type: EventType; row: RowValues}[] {
   const removed = new Set(change.removed ?? []);
   const added = new Set(change.added ?? []);
-  const out: { type: EventType; row: RowValues }[] = [];
+  const out: {type: EventType; row: RowValues}[] = [];
   const touched = [...new Set([...(change.added ?? []), ...(change.updated ?? [])])].sort((a, b) => a - b);
   for (const rowId of touched) {
     if (removed.has(rowId)) continue; // Added (or updated) then removed in the same write.
@@ -212,7 +223,7 @@ function eventsFor(t: ActiveTrigger, change: RowChange, current: Map<number, Row
     } else {
       type = 'add';
     }
-    if (t.eventTypes.includes(type)) out.push({ type, row });
+    if (t.eventTypes.includes(type)) out.push({type, row});
   }
   if (t.eventTypes.includes('remove')) {
     for (const rowId of [...removed].sort((a, b) => a - b)) {
@@ -220,7 +231,7 @@ function eventsFor(t: ActiveTrigger, change: RowChange, current: Map<number, Row
       const before = change.before?.get(rowId);
       // With a ready column, only rows the receiver was told about (ready ones) are announced.
       if (t.readyColId && before && before[t.readyColId] !== true) continue;
-      out.push({ type: 'remove', row: before ? { ...before } : { id: rowId } });
+      out.push({type: 'remove', row: before ? {...before} : {id: rowId}});
     }
   }
   return out;
@@ -236,7 +247,7 @@ export interface OutboxIds {
  * write transaction, after the write (so the rows read are the new ones). Returns the events
  * recorded (empty, after one indexed query, when no enabled webhook watches the table).
  */
-export function recordEvents(db: Database.Database, change: RowChange, ids: OutboxIds = { last: 0 }): OutboxEvent[] {
+export function recordEvents(db: Database.Database, change: RowChange, ids: OutboxIds = {last: 0}): OutboxEvent[] {
   if (!change.added?.length && !change.updated?.length && !change.removed?.length) return [];
   const active = activeTriggers(db, change.tableId);
   if (!active) return [];
@@ -247,11 +258,13 @@ export function recordEvents(db: Database.Database, change: RowChange, ids: Outb
   for (const t of active.triggers) {
     const rows = eventsFor(t, change, current);
     for (const webhookId of t.webhookIds) {
-      for (const { type, row } of rows) events.push({ webhookId, eventType: type, row });
+      for (const {type, row} of rows) events.push({webhookId, eventType: type, row});
     }
   }
   if (!events.length) return events;
-  const insert = db.prepare(`INSERT INTO ${OUTBOX_TABLE} (id, webhookId, eventType, payload, createdAt) VALUES (?, ?, ?, ?, ?)`);
+  const insert = db.prepare(
+    `INSERT INTO ${OUTBOX_TABLE} (id, webhookId, eventType, payload, createdAt) VALUES (?, ?, ?, ?, ?)`,
+  );
   const now = Date.now();
   // Ids only grow while the document is open (SQLite would reuse the id of a newest row already
   // delivered and deleted): delivery batches a webhook's events only while their ids are
@@ -262,4 +275,3 @@ export function recordEvents(db: Database.Database, change: RowChange, ids: Outb
   ids.last = id;
   return events;
 }
-

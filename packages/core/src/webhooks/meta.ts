@@ -3,9 +3,9 @@
  * older documents whose `_grist_Triggers` lacks the newer columns.
  */
 import type Database from 'better-sqlite3';
-import { NotFound } from '../errors.js';
-import { makeDecoder, type CellValue } from '../doc/types.js';
-import { SECRETS_TABLE, hasTable } from './schema.js';
+import {NotFound} from '../errors.js';
+import {makeDecoder, type CellValue} from '../doc/types.js';
+import {SECRETS_TABLE, hasTable} from './schema.js';
 
 /** A record event: add, update or remove. */
 export type EventType = 'add' | 'update' | 'remove';
@@ -48,7 +48,10 @@ export function parseActions(actions: unknown): string[] {
     const parsed: unknown = JSON.parse(actions);
     if (!Array.isArray(parsed)) return [];
     return parsed
-      .filter((a): a is { type: string; id: string } => !!a && typeof a === 'object' && (a as { type?: unknown }).type === 'webhook')
+      .filter(
+        (a): a is {type: string; id: string} =>
+          !!a && typeof a === 'object' && (a as {type?: unknown}).type === 'webhook',
+      )
       .map((a) => String(a.id));
   } catch {
     return [];
@@ -73,7 +76,9 @@ export function decodeTrigger(raw: Record<string, unknown>): TriggerRow {
 
 export function allTriggers(db: Database.Database): TriggerRow[] {
   if (!hasTable(db, '_grist_Triggers')) return [];
-  return (db.prepare('SELECT * FROM _grist_Triggers ORDER BY id').all() as Record<string, unknown>[]).map(decodeTrigger);
+  return (db.prepare('SELECT * FROM _grist_Triggers ORDER BY id').all() as Record<string, unknown>[]).map(
+    decodeTrigger,
+  );
 }
 
 /** Grist's `getWebhookTriggerRecord`: the trigger whose actions name the webhook, or 404. */
@@ -89,13 +94,17 @@ export function getSecret(db: Database.Database, webhookId: string): WebhookSecr
 }
 
 export function tableIdOf(db: Database.Database, tableRef: number): string | null {
-  const row = db.prepare('SELECT tableId FROM _grist_Tables WHERE id = ?').get(tableRef) as { tableId: unknown } | undefined;
+  const row = db.prepare('SELECT tableId FROM _grist_Tables WHERE id = ?').get(tableRef) as
+    | {tableId: unknown}
+    | undefined;
   return row ? String(row.tableId) : null;
 }
 
 export function colIdOf(db: Database.Database, colRef: number): string | null {
   if (!colRef) return null;
-  const row = db.prepare('SELECT colId FROM _grist_Tables_column WHERE id = ?').get(colRef) as { colId: unknown } | undefined;
+  const row = db.prepare('SELECT colId FROM _grist_Tables_column WHERE id = ?').get(colRef) as
+    | {colId: unknown}
+    | undefined;
   return row ? String(row.colId) : null;
 }
 
@@ -103,24 +112,27 @@ export function colIdOf(db: Database.Database, colRef: number): string | null {
  * Grist's `getRealTableId` + `tableIdToRef`: a table id, or a table's row id (number or numeric
  * string), to `{tableId, tableRef}`; 404 `Table not found "X"` otherwise.
  */
-export function resolveTable(db: Database.Database, tableIdOrRef: string | number): { tableId: string; tableRef: number } {
+export function resolveTable(
+  db: Database.Database,
+  tableIdOrRef: string | number,
+): {tableId: string; tableRef: number} {
   const text = String(tableIdOrRef);
   if (parseInt(text, 10)) {
     const row = db.prepare('SELECT id, tableId FROM _grist_Tables WHERE id = ?').get(parseInt(text, 10)) as
-      | { id: number; tableId: unknown }
+      | {id: number; tableId: unknown}
       | undefined;
-    if (row) return { tableId: String(row.tableId), tableRef: row.id };
+    if (row) return {tableId: String(row.tableId), tableRef: row.id};
     throw new NotFound(`Table not found "${text}"`);
   }
-  const row = db.prepare('SELECT id FROM _grist_Tables WHERE tableId = ?').get(text) as { id: number } | undefined;
+  const row = db.prepare('SELECT id FROM _grist_Tables WHERE tableId = ?').get(text) as {id: number} | undefined;
   if (!row) throw new NotFound(`Table not found "${text}"`);
-  return { tableId: text, tableRef: row.id };
+  return {tableId: text, tableRef: row.id};
 }
 
 /** Grist's `colIdToRef`: 404 `Column not found "X"` for a column not in the table. */
 export function resolveColumn(db: Database.Database, tableRef: number, colId: string): number {
   const row = db.prepare('SELECT id FROM _grist_Tables_column WHERE parentId = ? AND colId = ?').get(tableRef, colId) as
-    | { id: number }
+    | {id: number}
     | undefined;
   if (!row) throw new NotFound(`Column not found "${colId}"`);
   return row.id;

@@ -68,13 +68,16 @@ export function hasTable(db: Database.Database, name: string): boolean {
  */
 export function readsPrivateTables(db: Database.Database, sql: string, params: readonly unknown[] = []): boolean {
   const privatePages = new Set(
-    db.prepare(`SELECT rootpage FROM sqlite_master WHERE rootpage > 0 AND tbl_name LIKE '\\_gristlite\\_%' ESCAPE '\\'`)
+    db
+      .prepare(`SELECT rootpage FROM sqlite_master WHERE rootpage > 0 AND tbl_name LIKE '\\_gristlite\\_%' ESCAPE '\\'`)
       .pluck()
       .all() as number[],
   );
   if (!privatePages.size) return false;
-  const program = db.prepare(`EXPLAIN ${sql}`).all(...params) as { opcode: string; p2: number; p3: number }[];
-  return program.some((op) => (op.opcode === 'OpenRead' || op.opcode === 'OpenWrite') && op.p3 === 0 && privatePages.has(op.p2));
+  const program = db.prepare(`EXPLAIN ${sql}`).all(...params) as {opcode: string; p2: number; p3: number}[];
+  return program.some(
+    (op) => (op.opcode === 'OpenRead' || op.opcode === 'OpenWrite') && op.p3 === 0 && privatePages.has(op.p2),
+  );
 }
 
 /**

@@ -9,12 +9,15 @@
  * `.entry`. "Explicitly named" means an exact match (with `*` present, an entry without a port
  * names its host at any port); only such hosts may be, or resolve to, a private address.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
-import { Forbidden } from '../errors.js';
+import {lookup as dnsLookup, type LookupAddress} from 'node:dns';
+import {BlockList, isIP} from 'node:net';
+import {Forbidden} from '../errors.js';
 
 /** A DNS lookup returning every address (injectable for tests). */
-export type LookupAll = (hostname: string, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type LookupAll = (
+  hostname: string,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 /** Which webhook URLs are allowed: the allow-list (`ALLOWED_WEBHOOK_DOMAINS`) and the lookup. */
 export interface WebhookUrlPolicy {
@@ -29,25 +32,46 @@ export interface WebhookUrlPolicy {
 /** The policy from `GRISTLITE_ALLOWED_WEBHOOK_DOMAINS`, else `ALLOWED_WEBHOOK_DOMAINS`. */
 export function webhookPolicyFromEnv(env: Record<string, string | undefined>): WebhookUrlPolicy {
   const raw = env.GRISTLITE_ALLOWED_WEBHOOK_DOMAINS ?? env.ALLOWED_WEBHOOK_DOMAINS ?? '';
-  return { entries: parseAllowList(raw) };
+  return {entries: parseAllowList(raw)};
 }
 
 /** The allow-list entries of a comma-separated setting, lower-case, empty ones dropped. */
 export function parseAllowList(raw: string): string[] {
-  return raw.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean);
+  return raw
+    .split(',')
+    .map((e) => e.trim().toLowerCase())
+    .filter(Boolean);
 }
 
 const PRIVATE = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ] as const) {
   PRIVATE.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-  ['2001:db8::', 32], ['64:ff9b:1::', 48], ['100::', 64],
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
 ] as const) {
   PRIVATE.addSubnet(net, prefix, 'ipv6');
 }
@@ -98,7 +122,8 @@ export function classifyUrl(urlString: string, policy: WebhookUrlPolicy): UrlCla
   const suffix = named.some((e) => host.endsWith(`.${e}`));
   const ipLiteral = isIP(hostname) !== 0;
   const privateTarget = isLocalName(hostname) || (ipLiteral && isPrivateAddress(hostname));
-  if (!wildcard && url.protocol === 'http:' && !(privateTarget && (exact || hostname === 'localhost'))) return 'forbidden';
+  if (!wildcard && url.protocol === 'http:' && !(privateTarget && (exact || hostname === 'localhost')))
+    return 'forbidden';
   if (exact) return 'explicit';
   if (!(wildcard || suffix)) return 'forbidden';
   return privateTarget ? 'forbidden' : 'public';
@@ -106,7 +131,7 @@ export function classifyUrl(urlString: string, policy: WebhookUrlPolicy): UrlCla
 
 /** Resolves every address of a name (system resolver unless the policy gives one). */
 function resolveAll(hostname: string, policy: WebhookUrlPolicy): Promise<LookupAddress[] | null> {
-  const lookup: LookupAll = policy.lookup ?? ((h, cb) => dnsLookup(h, { all: true }, cb));
+  const lookup: LookupAll = policy.lookup ?? ((h, cb) => dnsLookup(h, {all: true}, cb));
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(null), policy.lookupTimeoutMs ?? 3000);
     timer.unref?.();
@@ -145,8 +170,8 @@ export function publicOnlyLookup(policy: WebhookUrlPolicy) {
 
 /** A socket `lookup` using the policy's resolver; with `publicOnly`, private addresses are refused. */
 export function socketLookup(policy: WebhookUrlPolicy, publicOnly: boolean) {
-  const lookup: LookupAll = policy.lookup ?? ((h, cb) => dnsLookup(h, { all: true }, cb));
-  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+  const lookup: LookupAll = policy.lookup ?? ((h, cb) => dnsLookup(h, {all: true}, cb));
+  return (hostname: string, options: {all?: boolean}, callback: LookupCallback): void => {
     lookup(hostname, (err, addresses) => {
       if (err) return callback(err, options.all ? [] : '', undefined);
       if (!addresses.length || (publicOnly && addresses.some((a) => isPrivateAddress(a.address)))) {

@@ -1,16 +1,19 @@
 /** Attachments (SPEC §12): upload, list, metadata, download. Storage is in core (attachments/). */
-import { BadRequest, parseAttId, type TableQuery } from '@gristlite/core';
-import { readFile } from 'node:fs/promises';
-import { flag, oneOf, type Route } from '../route.js';
-import { RawResponse, type RequestContext } from '../types.js';
+import {BadRequest, parseAttId, type TableQuery} from '@gristlite/core';
+import {readFile} from 'node:fs/promises';
+import {flag, oneOf, type Route} from '../route.js';
+import {RawResponse, type RequestContext} from '../types.js';
 import * as v from 'valibot';
-import { validate } from '../validate.js';
-import { openDocFor } from './doc-common.js';
-import { contentDisposition } from './download.js';
+import {validate} from '../validate.js';
+import {openDocFor} from './doc-common.js';
+import {contentDisposition} from './download.js';
 
-const SetAttachmentStorePost = v.looseObject({
-  type: v.picklist(['internal', 'external'], 'is none of "internal", "external"'),
-}, 'is not an object');
+const SetAttachmentStorePost = v.looseObject(
+  {
+    type: v.picklist(['internal', 'external'], 'is none of "internal", "external"'),
+  },
+  'is not an object',
+);
 
 /**
  * `filter`, `sort`, `limit` (or the `X-Sort` / `X-Limit` headers; the query wins) as GET /records
@@ -44,78 +47,98 @@ export function tableQueryFrom(ctx: RequestContext): TableQuery {
 
 export const attachmentRoutes: Route[] = [
   {
-    method: 'POST', path: '/api/docs/:docId/attachments', tag: 'attachments', upload: true,
+    method: 'POST',
+    path: '/api/docs/:docId/attachments',
+    tag: 'attachments',
+    upload: true,
     summary: 'Upload attachments (multipart field "upload", one or more files); returns the new ids',
     handler: async (ctx) => {
       // Access first: a caller who may not edit is answered before any byte of the upload is read.
-      const { doc } = await openDocFor(ctx, 'editors');
+      const {doc} = await openDocFor(ctx, 'editors');
       const form = await ctx.form();
       const files = form.files.get('upload');
       if (!files?.length) throw new BadRequest('missing payload');
       // The bytes go into the document as blobs (one transaction), so they are read back here;
       // their sum is bounded by maxUploadBytes.
       const uploaded = [];
-      for (const f of files) uploaded.push({ fileName: f.fileName, mimeType: f.mimeType, data: await readFile(f.path) });
-      return doc.addAttachments(uploaded, { maxBytes: ctx.options.maxUploadBytes });
+      for (const f of files) uploaded.push({fileName: f.fileName, mimeType: f.mimeType, data: await readFile(f.path)});
+      return doc.addAttachments(uploaded, {maxBytes: ctx.options.maxUploadBytes});
     },
   },
   {
-    method: 'GET', path: '/api/docs/:docId/attachments', tag: 'attachments',
+    method: 'GET',
+    path: '/api/docs/:docId/attachments',
+    tag: 'attachments',
     summary: 'List attachments (fileName, fileSize, timeUploaded), with filter, sort and limit',
     query: ['filter', 'sort', 'limit'],
     handler: async (ctx) => {
-      const { doc } = await openDocFor(ctx, 'viewers');
+      const {doc} = await openDocFor(ctx, 'viewers');
       return doc.listAttachments(tableQueryFrom(ctx));
     },
   },
   {
-    method: 'GET', path: '/api/docs/:docId/attachments/store', tag: 'attachments',
+    method: 'GET',
+    path: '/api/docs/:docId/attachments/store',
+    tag: 'attachments',
     summary: 'Where attachments are stored (always "internal": inside the document)',
     handler: async (ctx) => {
       await openDocFor(ctx, 'viewers');
-      return { type: 'internal' };
+      return {type: 'internal'};
     },
   },
   {
-    method: 'POST', path: '/api/docs/:docId/attachments/store', tag: 'attachments',
-    summary: 'Choose the attachment store: "internal" (the only one gristlite has) or "external" (400: none configured)',
+    method: 'POST',
+    path: '/api/docs/:docId/attachments/store',
+    tag: 'attachments',
+    summary:
+      'Choose the attachment store: "internal" (the only one gristlite has) or "external" (400: none configured)',
     body: SetAttachmentStorePost,
     handler: async (ctx) => {
       await openDocFor(ctx, 'owners');
       const body = validate(SetAttachmentStorePost, await ctx.json());
       if (body.type === 'external') throw new BadRequest('server is not configured with an external store');
-      return {};  // Grist: `{store: undefined}` for the internal store
+      return {}; // Grist: `{store: undefined}` for the internal store
     },
   },
   {
-    method: 'GET', path: '/api/docs/:docId/attachments/stores', tag: 'attachments',
+    method: 'GET',
+    path: '/api/docs/:docId/attachments/stores',
+    tag: 'attachments',
     summary: 'External attachment stores configured on the server (none in gristlite)',
     handler: async (ctx) => {
       await openDocFor(ctx, 'owners');
-      return { stores: [] };
+      return {stores: []};
     },
   },
   {
-    method: 'POST', path: '/api/docs/:docId/attachments/transferAll', tag: 'attachments',
-    summary: 'Move every attachment to the document\'s store (nothing to move with the internal store); answers the transfer status',
+    method: 'POST',
+    path: '/api/docs/:docId/attachments/transferAll',
+    tag: 'attachments',
+    summary:
+      "Move every attachment to the document's store (nothing to move with the internal store); answers the transfer status",
     handler: async (ctx) => {
-      const { doc } = await openDocFor(ctx, 'owners');
+      const {doc} = await openDocFor(ctx, 'owners');
       return doc.attachmentStoreStatus();
     },
   },
   {
-    method: 'GET', path: '/api/docs/:docId/attachments/transferStatus', tag: 'attachments',
+    method: 'GET',
+    path: '/api/docs/:docId/attachments/transferStatus',
+    tag: 'attachments',
     summary: 'Status of attachment transfers between stores, and where the files are',
     handler: async (ctx) => {
-      const { doc } = await openDocFor(ctx, 'viewers');
+      const {doc} = await openDocFor(ctx, 'viewers');
       return doc.attachmentStoreStatus();
     },
   },
   {
-    method: 'GET', path: '/api/docs/:docId/attachments/archive', tag: 'attachments',
-    summary: 'Download every attachment as one zip (default) or tar file', query: ['format', 'title'],
+    method: 'GET',
+    path: '/api/docs/:docId/attachments/archive',
+    tag: 'attachments',
+    summary: 'Download every attachment as one zip (default) or tar file',
+    query: ['format', 'title'],
     handler: async (ctx) => {
-      const { doc, meta } = await openDocFor(ctx, 'viewers');
+      const {doc, meta} = await openDocFor(ctx, 'viewers');
       const format = oneOf('format', ctx.query.get('format'), ['zip', 'tar'] as const, 'zip');
       // Grist names it like a table export: `<doc>-Attachments`, or ?title.
       const title = ctx.query.get('title') || `${meta.name}-Attachments`;
@@ -127,56 +150,71 @@ export const attachmentRoutes: Route[] = [
     },
   },
   {
-    method: 'POST', path: '/api/docs/:docId/attachments/updateUsed', tag: 'attachments',
+    method: 'POST',
+    path: '/api/docs/:docId/attachments/updateUsed',
+    tag: 'attachments',
     summary: 'Mark attachments no cell references as deleted (timeDeleted), and referenced ones as not',
     handler: async (ctx) => {
-      const { doc } = await openDocFor(ctx, 'editors');
+      const {doc} = await openDocFor(ctx, 'editors');
       doc.updateUsedAttachments();
       return null;
     },
   },
   {
-    method: 'POST', path: '/api/docs/:docId/attachments/removeUnused', tag: 'attachments',
-    summary: 'Remove unused attachments and their files (expiredonly: only those unused for 7 days; verifyfiles: check the files afterwards)',
+    method: 'POST',
+    path: '/api/docs/:docId/attachments/removeUnused',
+    tag: 'attachments',
+    summary:
+      'Remove unused attachments and their files (expiredonly: only those unused for 7 days; verifyfiles: check the files afterwards)',
     query: ['expiredonly', 'verifyfiles'],
     handler: async (ctx) => {
-      const { doc } = await openDocFor(ctx, 'owners');
-      doc.removeUnusedAttachments({ expiredOnly: flag(ctx.query, 'expiredonly') });
+      const {doc} = await openDocFor(ctx, 'owners');
+      doc.removeUnusedAttachments({expiredOnly: flag(ctx.query, 'expiredonly')});
       if (flag(ctx.query, 'verifyfiles') && !doc.verifyAttachmentFiles()) {
-        throw new Error('attachment files do not match the attachment rows');  // Grist: a failed assertion (500)
+        throw new Error('attachment files do not match the attachment rows'); // Grist: a failed assertion (500)
       }
       return null;
     },
   },
   {
-    method: 'POST', path: '/api/docs/:docId/attachments/verifyFiles', tag: 'attachments',
+    method: 'POST',
+    path: '/api/docs/:docId/attachments/verifyFiles',
+    tag: 'attachments',
     summary: 'Check that the stored files are exactly those the attachment rows name',
     handler: async (ctx) => {
-      const { doc } = await openDocFor(ctx, 'owners');
+      const {doc} = await openDocFor(ctx, 'owners');
       if (!doc.verifyAttachmentFiles()) throw new Error('attachment files do not match the attachment rows');
       return null;
     },
   },
   {
-    method: 'GET', path: '/api/docs/:docId/attachments/:attId', tag: 'attachments',
-    summary: 'Metadata of one attachment', query: ['tableId', 'colId', 'rowId', 'maybeNew'],
+    method: 'GET',
+    path: '/api/docs/:docId/attachments/:attId',
+    tag: 'attachments',
+    summary: 'Metadata of one attachment',
+    query: ['tableId', 'colId', 'rowId', 'maybeNew'],
     handler: async (ctx) => {
-      const { doc } = await openDocFor(ctx, 'viewers');
+      const {doc} = await openDocFor(ctx, 'viewers');
       const attId = parseAttId(ctx.params.attId);
       const cell = ['tableId', 'colId', 'rowId'].map((k) => ctx.query.get(k));
-      if (cell.some(Boolean) && !cell.every(Boolean)) throw new BadRequest('define all of tableId, colId and rowId, or none.');
+      if (cell.some(Boolean) && !cell.every(Boolean))
+        throw new BadRequest('define all of tableId, colId and rowId, or none.');
       return doc.attachmentMetadata(attId);
     },
   },
   {
-    method: 'GET', path: '/api/docs/:docId/attachments/:attId/download', tag: 'attachments',
-    summary: 'Download an attachment\'s bytes', query: ['inline', 'name', 'tableId', 'colId', 'rowId'],
+    method: 'GET',
+    path: '/api/docs/:docId/attachments/:attId/download',
+    tag: 'attachments',
+    summary: "Download an attachment's bytes",
+    query: ['inline', 'name', 'tableId', 'colId', 'rowId'],
     handler: async (ctx) => {
-      const { doc } = await openDocFor(ctx, 'viewers');
+      const {doc} = await openDocFor(ctx, 'viewers');
       const attId = parseAttId(ctx.params.attId);
       const cell = ['tableId', 'colId', 'rowId'].map((k) => ctx.query.get(k));
-      if (cell.some(Boolean) && !cell.every(Boolean)) throw new BadRequest('define all of tableId, colId and rowId, or none.');
-      const { data, headers } = doc.attachmentDownload(attId, {
+      if (cell.some(Boolean) && !cell.every(Boolean))
+        throw new BadRequest('define all of tableId, colId and rowId, or none.');
+      const {data, headers} = doc.attachmentDownload(attId, {
         inline: flag(ctx.query, 'inline'),
         name: ctx.query.get('name') || undefined,
       });

@@ -3,17 +3,17 @@
  * `swagger-ui-dist` package on disk (no CDN), on this server's `/api/openapi.json`.
  * Only the files named in ASSETS are ever read, so no request path reaches the file system.
  */
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { NotFound } from '@gristlite/core';
-import type { Route } from '../route.js';
-import { RawResponse, type RequestContext } from '../types.js';
+import {createHash} from 'node:crypto';
+import {readFile} from 'node:fs/promises';
+import {createRequire} from 'node:module';
+import {dirname, join} from 'node:path';
+import {NotFound} from '@gristlite/core';
+import type {Route} from '../route.js';
+import {RawResponse, type RequestContext} from '../types.js';
 
 const require = createRequire(import.meta.url);
 const DIST_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
-const DIST_VERSION = (require('swagger-ui-dist/package.json') as { version: string }).version;
+const DIST_VERSION = (require('swagger-ui-dist/package.json') as {version: string}).version;
 
 const JS = 'text/javascript; charset=utf-8';
 
@@ -33,12 +33,12 @@ const INIT_JS = `window.addEventListener('load', function () {
 `;
 
 /** The files the console serves, by name: from swagger-ui-dist, or (a string) our own. */
-const ASSETS: Record<string, { type: string; file?: string; text?: string }> = {
-  'swagger-ui.css': { type: 'text/css; charset=utf-8', file: 'swagger-ui.css' },
-  'swagger-ui-bundle.js': { type: JS, file: 'swagger-ui-bundle.js' },
-  'favicon-32x32.png': { type: 'image/png', file: 'favicon-32x32.png' },
-  'favicon-16x16.png': { type: 'image/png', file: 'favicon-16x16.png' },
-  'console.js': { type: JS, text: INIT_JS },
+const ASSETS: Record<string, {type: string; file?: string; text?: string}> = {
+  'swagger-ui.css': {type: 'text/css; charset=utf-8', file: 'swagger-ui.css'},
+  'swagger-ui-bundle.js': {type: JS, file: 'swagger-ui-bundle.js'},
+  'favicon-32x32.png': {type: 'image/png', file: 'favicon-32x32.png'},
+  'favicon-16x16.png': {type: 'image/png', file: 'favicon-16x16.png'},
+  'console.js': {type: JS, text: INIT_JS},
 };
 
 /** What changes when a file does: the package's version, or a hash of our own text. */
@@ -101,7 +101,11 @@ const SECURITY_HEADERS = {
 
 export const consoleRoutes: Route[] = [
   {
-    method: 'GET', path: '/apiconsole', tag: 'console', summary: 'The API console (Swagger UI)', internal: true,
+    method: 'GET',
+    path: '/apiconsole',
+    tag: 'console',
+    summary: 'The API console (Swagger UI)',
+    internal: true,
     handler: async (ctx) =>
       new RawResponse(200, page(sitePrefix(ctx)), {
         ...SECURITY_HEADERS,
@@ -110,10 +114,14 @@ export const consoleRoutes: Route[] = [
       }),
   },
   {
-    method: 'GET', path: '/apiconsole/:asset', tag: 'console', summary: 'A file of the API console', internal: true,
+    method: 'GET',
+    path: '/apiconsole/:asset',
+    tag: 'console',
+    summary: 'A file of the API console',
+    internal: true,
     handler: async (ctx) => {
       const name = ctx.params.asset;
-      if (!Object.prototype.hasOwnProperty.call(ASSETS, name)) throw new NotFound(`not found: ${ctx.originalUrl}`);
+      if (!Object.hasOwn(ASSETS, name)) throw new NotFound(`not found: ${ctx.originalUrl}`);
       const etag = `"${assetVersion(name)}"`;
       const headers = {
         ...SECURITY_HEADERS,
@@ -121,7 +129,8 @@ export const consoleRoutes: Route[] = [
         'Cache-Control': ASSET_CACHE,
         ETag: etag,
       };
-      if (ctx.headers['if-none-match']?.split(',').some((t) => t.trim() === etag)) return new RawResponse(304, null, headers);
+      if (ctx.headers['if-none-match']?.split(',').some((t) => t.trim() === etag))
+        return new RawResponse(304, null, headers);
       return new RawResponse(200, await loadAsset(name), headers);
     },
   },

@@ -11,7 +11,15 @@ import * as v from 'valibot';
 import {BadRequest, type CellValue, type GristDoc, type RecordQuery} from '@gristlite/core';
 import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
-import {CellValue as CellValueSchema, cellValueFailure, invalidPayload, nonEmptyArray, validate, type Failure, type TypeNames} from '../validate.js';
+import {
+  CellValue as CellValueSchema,
+  cellValueFailure,
+  invalidPayload,
+  nonEmptyArray,
+  validate,
+  type Failure,
+  type TypeNames,
+} from '../validate.js';
 import {openDocFor, type Need} from './doc-common.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -35,7 +43,9 @@ function checkColValues(path: string, value: unknown, failures: Failure[]): void
     const cell = value[k];
     const t = typeof cell;
     // The common case first: no path string is built for a valid cell.
-    if (cell === null || t === 'number' || t === 'string' || t === 'boolean') { continue; }
+    if (cell === null || t === 'number' || t === 'string' || t === 'boolean') {
+      continue;
+    }
     const f = cellValueFailure(`${path}.${k}`, cell);
     if (f) {
       failures.push(f);
@@ -51,7 +61,9 @@ function checkRecord(kind: RecordKind, path: string, rec: unknown): Failure | nu
   if (!isObject(rec)) {
     failures.push({path, msg: 'is not an object', nested: []});
   } else if (kind === 'NewRecord') {
-    if (rec.fields !== undefined) { checkColValues(`${path}.fields`, rec.fields, failures); }
+    if (rec.fields !== undefined) {
+      checkColValues(`${path}.fields`, rec.fields, failures);
+    }
   } else if (kind === 'Record') {
     if (rec.id === undefined) {
       failures.push({path: `${path}.id`, msg: 'is missing', nested: []});
@@ -71,7 +83,9 @@ function checkRecord(kind: RecordKind, path: string, rec: unknown): Failure | nu
     } else {
       checkColValues(`${path}.require`, rec.require, failures);
     }
-    if (rec.fields !== undefined) { checkColValues(`${path}.fields`, rec.fields, failures); }
+    if (rec.fields !== undefined) {
+      checkColValues(`${path}.fields`, rec.fields, failures);
+    }
   }
   return failures.length ? {path, msg: `is not a ${kind}`, nested: failures} : null;
 }
@@ -82,11 +96,17 @@ function recordsBody<T>(kind: RecordKind, body: unknown): T[] {
     throw invalidPayload({path: 'body.records', msg: 'is missing', nested: []});
   }
   const records = body.records;
-  if (!Array.isArray(records)) { throw invalidPayload({path: 'body.records', msg: 'is not an array', nested: []}); }
-  if (!records.length) { throw invalidPayload(checkRecord(kind, 'body.records[0]', undefined)!); }
+  if (!Array.isArray(records)) {
+    throw invalidPayload({path: 'body.records', msg: 'is not an array', nested: []});
+  }
+  if (!records.length) {
+    throw invalidPayload(checkRecord(kind, 'body.records[0]', undefined)!);
+  }
   for (let i = 0; i < records.length; i++) {
     const f = checkRecord(kind, `body.records[${i}]`, records[i]);
-    if (f) { throw invalidPayload(f); }
+    if (f) {
+      throw invalidPayload(f);
+    }
   }
   return records as T[];
 }
@@ -98,13 +118,18 @@ const Fields = v.record(v.string(), CellValueSchema);
 const ColumnSpec = v.looseObject({id: v.optional(v.string()), fields: v.optional(Fields)}, 'is not an object');
 const ColumnUpdate = v.looseObject({id: v.string(), fields: Fields}, 'is not an object');
 const TablesPost = v.looseObject({
-  tables: nonEmptyArray(v.looseObject({id: v.optional(v.string()), columns: nonEmptyArray(ColumnSpec)}, 'is not an object')),
+  tables: nonEmptyArray(
+    v.looseObject({id: v.optional(v.string()), columns: nonEmptyArray(ColumnSpec)}, 'is not an object'),
+  ),
 });
 const TablesPatch = v.looseObject({tables: nonEmptyArray(ColumnUpdate)});
 const ColumnsPost = v.looseObject({columns: nonEmptyArray(ColumnSpec)});
 const ColumnsPatch = v.looseObject({columns: nonEmptyArray(ColumnUpdate)});
 // Grist's type names along the way (app/plugin/DocApiTypes.ts), for its error messages.
-const TABLES_POST: TypeNames = [['tables[]', 'TablePost'], ['tables[].columns[]', 'NewRecordWithStringId']];
+const TABLES_POST: TypeNames = [
+  ['tables[]', 'TablePost'],
+  ['tables[].columns[]', 'NewRecordWithStringId'],
+];
 const TABLES_PATCH: TypeNames = [['tables[]', 'RecordWithStringId']];
 const COLUMNS_POST: TypeNames = [['columns[]', 'NewRecordWithStringId']];
 const COLUMNS_PATCH: TypeNames = [['columns[]', 'RecordWithStringId']];
@@ -117,8 +142,12 @@ const RecordsListPost = v.looseObject({
   cellFormat: v.optional(v.picklist(['normal', 'typed'])),
 });
 const CellValues = v.record(v.string(), v.unknown());
-const RecordsBody = v.looseObject({records: v.array(v.looseObject({id: v.optional(v.number()), fields: v.optional(CellValues)}))});
-const UpsertBody = v.looseObject({records: v.array(v.looseObject({require: CellValues, fields: v.optional(CellValues)}))});
+const RecordsBody = v.looseObject({
+  records: v.array(v.looseObject({id: v.optional(v.number()), fields: v.optional(CellValues)})),
+});
+const UpsertBody = v.looseObject({
+  records: v.array(v.looseObject({require: CellValues, fields: v.optional(CellValues)})),
+});
 const ColumnarBody = v.record(v.string(), v.array(v.unknown()));
 const RowIds = v.array(v.unknown());
 const UserActions = v.array(v.array(v.unknown()));
@@ -132,7 +161,7 @@ async function gristFor(ctx: RequestContext, need: Need): Promise<GristDoc> {
 }
 
 /** The document for a record write, with the caller's role (metadata tables have rules by role). */
-async function writerFor(ctx: RequestContext): Promise<{doc: GristDoc, role: 'owners' | 'editors'}> {
+async function writerFor(ctx: RequestContext): Promise<{doc: GristDoc; role: 'owners' | 'editors'}> {
   const {doc, role} = await openDocFor(ctx, 'editors');
   return {doc: doc.grist, role: role === 'owners' ? 'owners' : 'editors'};
 }
@@ -152,15 +181,21 @@ function readQuery(ctx: RequestContext): RecordQuery {
     } catch (e) {
       throw new BadRequest(`Invalid query: filter is not valid JSON (${(e as Error).message})`);
     }
-    if (!isObject(parsed)) { throw new BadRequest('Invalid query: filter must be a JSON object'); }
+    if (!isObject(parsed)) {
+      throw new BadRequest('Invalid query: filter must be a JSON object');
+    }
     q.filter = parsed;
   }
   const sort = ctx.query.get('sort') ?? ctx.headers['x-sort'];
-  if (sort) { q.sort = sort; }
+  if (sort) {
+    q.sort = sort;
+  }
   const limit = ctx.query.get('limit') ?? ctx.headers['x-limit'];
   if (limit !== null && limit !== undefined && limit !== '') {
     const n = Number(limit);
-    if (Number.isNaN(n)) { throw new BadRequest('limit is not a number'); }
+    if (Number.isNaN(n)) {
+      throw new BadRequest('limit is not a number');
+    }
     q.limit = Math.trunc(n);
   }
   q.hidden = flag(ctx.query, 'hidden');
@@ -176,7 +211,9 @@ function parseOpts(ctx: RequestContext): {parse: boolean} {
 function requireSameFields(items: Array<{fields: Record<string, unknown>}>): void {
   const keys = (f: Record<string, unknown>) => Object.keys(f).sort().join('\u0000');
   const first = keys(items[0].fields);
-  if (items.some((r) => keys(r.fields) !== first)) { throw new BadRequest('PATCH requires all records to have same fields'); }
+  if (items.some((r) => keys(r.fields) !== first)) {
+    throw new BadRequest('PATCH requires all records to have same fields');
+  }
 }
 
 const DATA = '/api/docs/:docId/tables/:tableId';
@@ -184,18 +221,30 @@ const DATA = '/api/docs/:docId/tables/:tableId';
 export const docDataRoutes: Route[] = [
   // Tables (§8)
   {
-    method: 'GET', path: '/api/docs/:docId/tables', tag: 'tables', summary: 'List tables', query: ['expand'],
+    method: 'GET',
+    path: '/api/docs/:docId/tables',
+    tag: 'tables',
+    summary: 'List tables',
+    query: ['expand'],
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'viewers');
       const expand = ctx.query.get('expand');
-      if (expand !== null && expand !== 'column') { throw new BadRequest(`expand parameter ${expand} should be one of column`); }
+      if (expand !== null && expand !== 'column') {
+        throw new BadRequest(`expand parameter ${expand} should be one of column`);
+      }
       const tables = doc.listTables();
-      if (!expand) { return {tables}; }
+      if (!expand) {
+        return {tables};
+      }
       return {tables: tables.map((t) => ({...t, columns: doc.listColumns(t.id)}))};
     },
   },
   {
-    method: 'POST', path: '/api/docs/:docId/tables', tag: 'tables', summary: 'Add tables', body: TablesPost,
+    method: 'POST',
+    path: '/api/docs/:docId/tables',
+    tag: 'tables',
+    summary: 'Add tables',
+    body: TablesPost,
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'editors');
       const body = validate(TablesPost, await ctx.json(), 'body', TABLES_POST);
@@ -203,26 +252,38 @@ export const docDataRoutes: Route[] = [
     },
   },
   {
-    method: 'PATCH', path: '/api/docs/:docId/tables', tag: 'tables', summary: 'Update tables (rename)', body: TablesPatch,
+    method: 'PATCH',
+    path: '/api/docs/:docId/tables',
+    tag: 'tables',
+    summary: 'Update tables (rename)',
+    body: TablesPatch,
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'editors');
       const body = validate(TablesPatch, await ctx.json(), 'body', TABLES_PATCH);
       requireSameFields(body.tables);
-      doc.updateTables(body.tables as Array<{id: string, fields: Record<string, CellValue>}>);
+      doc.updateTables(body.tables as Array<{id: string; fields: Record<string, CellValue>}>);
       return null;
     },
   },
 
   // Columns (§9)
   {
-    method: 'GET', path: `${DATA}/columns`, tag: 'columns', summary: 'List columns', query: ['hidden'],
+    method: 'GET',
+    path: `${DATA}/columns`,
+    tag: 'columns',
+    summary: 'List columns',
+    query: ['hidden'],
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'viewers');
       return {columns: doc.listColumns(tableParam(ctx, doc), {hidden: flag(ctx.query, 'hidden')})};
     },
   },
   {
-    method: 'POST', path: `${DATA}/columns`, tag: 'columns', summary: 'Add columns', body: ColumnsPost,
+    method: 'POST',
+    path: `${DATA}/columns`,
+    tag: 'columns',
+    summary: 'Add columns',
+    body: ColumnsPost,
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'editors');
       const body = validate(ColumnsPost, await ctx.json(), 'body', COLUMNS_POST);
@@ -230,30 +291,43 @@ export const docDataRoutes: Route[] = [
     },
   },
   {
-    method: 'PATCH', path: `${DATA}/columns`, tag: 'columns', summary: 'Update columns', body: ColumnsPatch,
+    method: 'PATCH',
+    path: `${DATA}/columns`,
+    tag: 'columns',
+    summary: 'Update columns',
+    body: ColumnsPatch,
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'editors');
       const body = validate(ColumnsPatch, await ctx.json(), 'body', COLUMNS_PATCH);
       const tableId = tableParam(ctx, doc);
       requireSameFields(body.columns);
-      doc.updateColumns(tableId, body.columns as Array<{id: string, fields: Record<string, CellValue>}>);
+      doc.updateColumns(tableId, body.columns as Array<{id: string; fields: Record<string, CellValue>}>);
       return null;
     },
   },
   {
-    method: 'PUT', path: `${DATA}/columns`, tag: 'columns', summary: 'Add or update columns',
-    body: ColumnsPatch, query: ['noadd', 'noupdate', 'replaceall'],
+    method: 'PUT',
+    path: `${DATA}/columns`,
+    tag: 'columns',
+    summary: 'Add or update columns',
+    body: ColumnsPatch,
+    query: ['noadd', 'noupdate', 'replaceall'],
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'editors');
       const body = validate(ColumnsPatch, await ctx.json(), 'value', COLUMNS_PATCH);
-      doc.replaceColumns(tableParam(ctx, doc), body.columns as Array<{id: string, fields: Record<string, CellValue>}>, {
-        noadd: flag(ctx.query, 'noadd'), noupdate: flag(ctx.query, 'noupdate'), replaceall: flag(ctx.query, 'replaceall'),
+      doc.replaceColumns(tableParam(ctx, doc), body.columns as Array<{id: string; fields: Record<string, CellValue>}>, {
+        noadd: flag(ctx.query, 'noadd'),
+        noupdate: flag(ctx.query, 'noupdate'),
+        replaceall: flag(ctx.query, 'replaceall'),
       });
       return null;
     },
   },
   {
-    method: 'DELETE', path: `${DATA}/columns/:colId`, tag: 'columns', summary: 'Remove a column',
+    method: 'DELETE',
+    path: `${DATA}/columns/:colId`,
+    tag: 'columns',
+    summary: 'Remove a column',
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'editors');
       let tableId = ctx.params.tableId;
@@ -269,7 +343,10 @@ export const docDataRoutes: Route[] = [
 
   // Records (§10)
   {
-    method: 'GET', path: `${DATA}/records`, tag: 'records', summary: 'Fetch records',
+    method: 'GET',
+    path: `${DATA}/records`,
+    tag: 'records',
+    summary: 'Fetch records',
     query: ['filter', 'sort', 'limit', 'hidden', 'cellFormat', 'immediate'],
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'viewers');
@@ -277,37 +354,61 @@ export const docDataRoutes: Route[] = [
     },
   },
   {
-    method: 'POST', path: `${DATA}/records/list`, tag: 'records', summary: 'Fetch records (parameters in the body)',
+    method: 'POST',
+    path: `${DATA}/records/list`,
+    tag: 'records',
+    summary: 'Fetch records (parameters in the body)',
     body: RecordsListPost,
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'viewers');
       const body = validate(RecordsListPost, await ctx.json());
       const tableId = tableParam(ctx, doc);
-      return jsonText(doc.fetchRecordsJson(tableId, {
-        filter: body.filter, sort: body.sort, limit: body.limit, hidden: body.hidden, cellFormat: body.cellFormat,
-      }));
+      return jsonText(
+        doc.fetchRecordsJson(tableId, {
+          filter: body.filter,
+          sort: body.sort,
+          limit: body.limit,
+          hidden: body.hidden,
+          cellFormat: body.cellFormat,
+        }),
+      );
     },
   },
   {
-    method: 'POST', path: `${DATA}/records`, tag: 'records', summary: 'Add records', body: RecordsBody,
+    method: 'POST',
+    path: `${DATA}/records`,
+    tag: 'records',
+    summary: 'Add records',
+    body: RecordsBody,
     query: ['noparse', 'flat'],
     handler: async (ctx) => {
       const {doc, role} = await writerFor(ctx);
       let body = await ctx.json();
       if (flag(ctx.query, 'flat') && Array.isArray(body)) {
-        body = {records: body.map((item) => (isObject(item) && item.fields !== undefined ? item : {fields: dropId(item)}))};
+        body = {
+          records: body.map((item) => (isObject(item) && item.fields !== undefined ? item : {fields: dropId(item)})),
+        };
       }
       const records = recordsBody<{fields?: Record<string, CellValue>}>('NewRecord', body);
       const tableId = tableParam(ctx, doc);
-      const ids = doc.addRecords(tableId, records.map((r) => r.fields ?? {}), {...parseOpts(ctx), role});
+      const ids = doc.addRecords(
+        tableId,
+        records.map((r) => r.fields ?? {}),
+        {...parseOpts(ctx), role},
+      );
       return {records: ids.map((id) => ({id}))};
     },
   },
   {
-    method: 'PATCH', path: `${DATA}/records`, tag: 'records', summary: 'Update records', body: RecordsBody, query: ['noparse'],
+    method: 'PATCH',
+    path: `${DATA}/records`,
+    tag: 'records',
+    summary: 'Update records',
+    body: RecordsBody,
+    query: ['noparse'],
     handler: async (ctx) => {
       const {doc, role} = await writerFor(ctx);
-      const records = recordsBody<{id: number, fields: Record<string, CellValue>}>('Record', await ctx.json());
+      const records = recordsBody<{id: number; fields: Record<string, CellValue>}>('Record', await ctx.json());
       const tableId = tableParam(ctx, doc);
       requireSameFields(records);
       doc.updateRecords(tableId, records, {...parseOpts(ctx), role});
@@ -315,32 +416,51 @@ export const docDataRoutes: Route[] = [
     },
   },
   {
-    method: 'PUT', path: `${DATA}/records`, tag: 'records', summary: 'Add or update records', body: UpsertBody,
+    method: 'PUT',
+    path: `${DATA}/records`,
+    tag: 'records',
+    summary: 'Add or update records',
+    body: UpsertBody,
     query: ['onmany', 'noadd', 'noupdate', 'allow_empty_require', 'noparse'],
     handler: async (ctx) => {
       const {doc, role} = await writerFor(ctx);
       const onmany = oneOf('onmany', ctx.query.get('onmany'), ['first', 'none', 'all'] as const, 'first');
-      const records = recordsBody<{require: Record<string, CellValue>, fields?: Record<string, CellValue>}>(
-        'AddOrUpdateRecord', await ctx.json());
+      const records = recordsBody<{require: Record<string, CellValue>; fields?: Record<string, CellValue>}>(
+        'AddOrUpdateRecord',
+        await ctx.json(),
+      );
       return doc.upsertRecords(tableParam(ctx, doc), records, {
-        onmany, noadd: flag(ctx.query, 'noadd'), noupdate: flag(ctx.query, 'noupdate'),
-        allowEmptyRequire: flag(ctx.query, 'allow_empty_require'), ...parseOpts(ctx), role,
+        onmany,
+        noadd: flag(ctx.query, 'noadd'),
+        noupdate: flag(ctx.query, 'noupdate'),
+        allowEmptyRequire: flag(ctx.query, 'allow_empty_require'),
+        ...parseOpts(ctx),
+        role,
       });
     },
   },
-  ...['records', 'data'].map((form): Route => ({
-    method: 'POST', path: `${DATA}/${form}/delete`, tag: form, summary: 'Remove records by id', body: RowIds,
-    handler: async (ctx) => {
-      const {doc, role} = await writerFor(ctx);
-      const ids = validate(RowIds, await ctx.json());
-      doc.removeRecords(tableParam(ctx, doc), ids, {role});
-      return null;
-    },
-  })),
+  ...['records', 'data'].map(
+    (form): Route => ({
+      method: 'POST',
+      path: `${DATA}/${form}/delete`,
+      tag: form,
+      summary: 'Remove records by id',
+      body: RowIds,
+      handler: async (ctx) => {
+        const {doc, role} = await writerFor(ctx);
+        const ids = validate(RowIds, await ctx.json());
+        doc.removeRecords(tableParam(ctx, doc), ids, {role});
+        return null;
+      },
+    }),
+  ),
 
   // Deprecated column-oriented form (§11)
   {
-    method: 'GET', path: `${DATA}/data`, tag: 'data', summary: 'Fetch columns (deprecated form)',
+    method: 'GET',
+    path: `${DATA}/data`,
+    tag: 'data',
+    summary: 'Fetch columns (deprecated form)',
     query: ['filter', 'sort', 'limit', 'cellFormat', 'immediate'],
     handler: async (ctx) => {
       const doc = await gristFor(ctx, 'viewers');
@@ -348,7 +468,12 @@ export const docDataRoutes: Route[] = [
     },
   },
   {
-    method: 'POST', path: `${DATA}/data`, tag: 'data', summary: 'Add rows (deprecated form)', body: ColumnarBody, query: ['noparse'],
+    method: 'POST',
+    path: `${DATA}/data`,
+    tag: 'data',
+    summary: 'Add rows (deprecated form)',
+    body: ColumnarBody,
+    query: ['noparse'],
     handler: async (ctx) => {
       const {doc, role} = await writerFor(ctx);
       const body = validate(ColumnarBody, await ctx.json());
@@ -356,11 +481,18 @@ export const docDataRoutes: Route[] = [
     },
   },
   {
-    method: 'PATCH', path: `${DATA}/data`, tag: 'data', summary: 'Update rows (deprecated form)', body: ColumnarBody, query: ['noparse'],
+    method: 'PATCH',
+    path: `${DATA}/data`,
+    tag: 'data',
+    summary: 'Update rows (deprecated form)',
+    body: ColumnarBody,
+    query: ['noparse'],
     handler: async (ctx) => {
       const {doc, role} = await writerFor(ctx);
       const body = validate(ColumnarBody, await ctx.json());
-      if (!Array.isArray(body.id)) { throw new BadRequest('Invalid payload', {userError: 'Error: body.id is missing'}); }
+      if (!Array.isArray(body.id)) {
+        throw new BadRequest('Invalid payload', {userError: 'Error: body.id is missing'});
+      }
       doc.updateColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, {...parseOpts(ctx), role});
       return null;
     },
@@ -368,7 +500,11 @@ export const docDataRoutes: Route[] = [
 
   // User actions (§10.7)
   {
-    method: 'POST', path: '/api/docs/:docId/apply', tag: 'records', summary: 'Apply user actions', body: UserActions,
+    method: 'POST',
+    path: '/api/docs/:docId/apply',
+    tag: 'records',
+    summary: 'Apply user actions',
+    body: UserActions,
     query: ['noparse'],
     handler: async (ctx) => {
       const {doc, role} = await writerFor(ctx);
@@ -379,7 +515,9 @@ export const docDataRoutes: Route[] = [
 ];
 
 function dropId(item: unknown): unknown {
-  if (!isObject(item)) { return item; }
+  if (!isObject(item)) {
+    return item;
+  }
   const {id: _id, ...rest} = item;
   return rest;
 }

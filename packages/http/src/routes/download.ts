@@ -1,18 +1,18 @@
 /** Downloads of the whole document (SPEC §6.1). */
-import { createReadStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { attachmentContentDisposition, makeId } from '@gristlite/core';
-import { flag, type Route } from '../route.js';
-import { RawResponse } from '../types.js';
-import { openDocFor } from './doc-common.js';
+import {createReadStream} from 'node:fs';
+import {mkdir, rm} from 'node:fs/promises';
+import {join} from 'node:path';
+import {attachmentContentDisposition, makeId} from '@gristlite/core';
+import {flag, type Route} from '../route.js';
+import {RawResponse} from '../types.js';
+import {openDocFor} from './doc-common.js';
 
 /** Streams a temporary file and removes it once sent (or abandoned). */
 async function* streamAndRemove(path: string): AsyncIterable<Uint8Array> {
   try {
     yield* createReadStream(path);
   } finally {
-    await rm(path, { force: true });
+    await rm(path, {force: true});
   }
 }
 
@@ -23,18 +23,21 @@ export function contentDisposition(filename: string, disposition: 'attachment' |
 
 export const downloadRoutes: Route[] = [
   {
-    method: 'GET', path: '/api/docs/:docId/download', tag: 'downloads', summary: 'Download the document as a .grist file',
+    method: 'GET',
+    path: '/api/docs/:docId/download',
+    tag: 'downloads',
+    summary: 'Download the document as a .grist file',
     query: ['nohistory', 'template', 'title', 'dryrun'],
     handler: async (ctx) => {
-      const { doc, meta } = await openDocFor(ctx, 'viewers');
-      if (flag(ctx.query, 'dryrun') || flag(ctx.query, 'dryRun')) return { dryRun: 'allowed' };
+      const {doc, meta} = await openDocFor(ctx, 'viewers');
+      if (flag(ctx.query, 'dryrun') || flag(ctx.query, 'dryRun')) return {dryRun: 'allowed'};
       const tmpDir = join(ctx.engine.dataDir, 'tmp');
-      await mkdir(tmpDir, { recursive: true });
+      await mkdir(tmpDir, {recursive: true});
       const tmp = join(tmpDir, `${makeId()}.grist`);
       try {
-        await doc.backup(tmp, { nohistory: flag(ctx.query, 'nohistory'), template: flag(ctx.query, 'template') });
+        await doc.backup(tmp, {nohistory: flag(ctx.query, 'nohistory'), template: flag(ctx.query, 'template')});
       } catch (e) {
-        await rm(tmp, { force: true });
+        await rm(tmp, {force: true});
         throw e;
       }
       const title = ctx.query.get('title') || meta.name;

@@ -1,16 +1,16 @@
 /** Table downloads (SPEC §6.2-6.3): CSV, TSV, DSV (streamed) and the table schema. */
-import { BadRequest, exportFileBase, type DsvFormat, type ExportHeader } from '@gristlite/core';
-import { oneOf, type Route } from '../route.js';
-import { RawResponse, type RequestContext } from '../types.js';
-import { openDocFor } from './doc-common.js';
-import { contentDisposition } from './download.js';
+import {BadRequest, exportFileBase, type DsvFormat, type ExportHeader} from '@gristlite/core';
+import {oneOf, type Route} from '../route.js';
+import {RawResponse, type RequestContext} from '../types.js';
+import {openDocFor} from './doc-common.js';
+import {contentDisposition} from './download.js';
 
 const EXPORT_QUERY = ['tableId', 'header', 'title'];
 
 /** Grist's widget-level export options, which gristlite does not implement (it exports tables). */
 const UNSUPPORTED = ['viewSection', 'activeSortSpec', 'filters', 'linkingFilter'];
 
-function exportParams(ctx: RequestContext): { tableId: string; header: ExportHeader } {
+function exportParams(ctx: RequestContext): {tableId: string; header: ExportHeader} {
   for (const name of UNSUPPORTED) {
     if (ctx.query.has(name)) {
       throw new BadRequest(`${name} parameter is not supported: gristlite exports whole tables (use tableId)`);
@@ -19,17 +19,20 @@ function exportParams(ctx: RequestContext): { tableId: string; header: ExportHea
   const tableId = ctx.query.get('tableId');
   if (!tableId) throw new BadRequest('tableId parameter is required');
   const header = oneOf<ExportHeader>('header', ctx.query.get('header'), ['label', 'colId'], 'label');
-  return { tableId, header };
+  return {tableId, header};
 }
 
 function dsvRoute(format: DsvFormat, what: string): Route {
   return {
-    method: 'GET', path: `/api/docs/:docId/download/${format}`, tag: 'downloads', query: EXPORT_QUERY,
+    method: 'GET',
+    path: `/api/docs/:docId/download/${format}`,
+    tag: 'downloads',
+    query: EXPORT_QUERY,
     summary: `Download a table as ${what}, values formatted as Grist shows them (streamed)`,
     handler: async (ctx) => {
-      const { doc, meta } = await openDocFor(ctx, 'viewers');
-      const { tableId, header } = exportParams(ctx);
-      const exp = doc.exportDsv(tableId, { format, header });
+      const {doc, meta} = await openDocFor(ctx, 'viewers');
+      const {tableId, header} = exportParams(ctx);
+      const exp = doc.exportDsv(tableId, {format, header});
       const filename = exportFileBase(meta.name, tableId, ctx.query.get('title')) + exp.extension;
       return new RawResponse(200, exp.body, {
         'Content-Type': exp.contentType,
@@ -52,14 +55,20 @@ export const exportRoutes: Route[] = [
   dsvRoute('tsv', 'tab-separated values'),
   dsvRoute('dsv', 'values separated by "💩"'),
   {
-    method: 'GET', path: '/api/docs/:docId/download/xlsx', tag: 'downloads', query: EXPORT_QUERY,
-    summary: 'Download the whole document as an Excel workbook, one sheet per table (or one table with tableId); streamed',
+    method: 'GET',
+    path: '/api/docs/:docId/download/xlsx',
+    tag: 'downloads',
+    query: EXPORT_QUERY,
+    summary:
+      'Download the whole document as an Excel workbook, one sheet per table (or one table with tableId); streamed',
     handler: async (ctx) => {
-      const { doc, meta } = await openDocFor(ctx, 'viewers');
+      const {doc, meta} = await openDocFor(ctx, 'viewers');
       // Grist: no query, or only `title`, exports every table; any other query is a table export.
       const whole = [...ctx.query.keys()].every((k) => k === 'title');
       const title = ctx.query.get('title');
-      let tables: string[] | null, header: ExportHeader = 'label', filename: string;
+      let tables: string[] | null,
+        header: ExportHeader = 'label',
+        filename: string;
       if (whole) {
         tables = null;
         filename = title || meta.name || 'document';
@@ -76,13 +85,16 @@ export const exportRoutes: Route[] = [
     },
   },
   {
-    method: 'GET', path: '/api/docs/:docId/download/table-schema', tag: 'downloads', query: EXPORT_QUERY,
-    summary: 'The Frictionless table schema of a table\'s CSV download',
+    method: 'GET',
+    path: '/api/docs/:docId/download/table-schema',
+    tag: 'downloads',
+    query: EXPORT_QUERY,
+    summary: "The Frictionless table schema of a table's CSV download",
     handler: async (ctx) => {
-      const { doc, meta } = await openDocFor(ctx, 'viewers');
-      const { tableId, header } = exportParams(ctx);
+      const {doc, meta} = await openDocFor(ctx, 'viewers');
+      const {tableId, header} = exportParams(ctx);
       const csvPath = `${docApiUrl(ctx, meta.urlId || meta.id)}/download/csv?${ctx.query.toString()}`;
-      return doc.tableSchema(tableId, { header, csvPath });
+      return doc.tableSchema(tableId, {header, csvPath});
     },
   },
 ];

@@ -4,13 +4,11 @@
  * `POST /api/docs/:docId/copy`.
  */
 import * as v from 'valibot';
-import {
-  BadRequest, Unauthorized, copyDoc, createEmptyDoc, importUpload, type ImportResult,
-} from '@gristlite/core';
-import { isMultipart, type FormFile } from '../multipart.js';
-import { intParam, type Route } from '../route.js';
-import type { RequestContext } from '../types.js';
-import { validate } from '../validate.js';
+import {BadRequest, Unauthorized, copyDoc, createEmptyDoc, importUpload, type ImportResult} from '@gristlite/core';
+import {isMultipart, type FormFile} from '../multipart.js';
+import {intParam, type Route} from '../route.js';
+import type {RequestContext} from '../types.js';
+import {validate} from '../validate.js';
 
 const DocsPost = v.looseObject({
   workspaceId: v.optional(v.unknown()),
@@ -39,16 +37,18 @@ async function createParams(ctx: RequestContext): Promise<CreateParams> {
   if (isMultipart(ctx.headers['content-type'])) {
     const form = await ctx.form({
       onField: async (name, value) => {
-        if (name === 'workspaceId' && value !== '') await ctx.engine.home.workspaceFor(intParam('workspaceId', value), ctx.principal, 'add');
+        if (name === 'workspaceId' && value !== '')
+          await ctx.engine.home.workspaceFor(intParam('workspaceId', value), ctx.principal, 'add');
       },
     });
     const files = form.files.get('upload') ?? [];
     if (files.length > 1) throw new BadRequest('Upload one file at a time');
-    return { fields: Object.fromEntries(form.fields), upload: files[0] ?? null };
+    return {fields: Object.fromEntries(form.fields), upload: files[0] ?? null};
   }
   const body = await ctx.json();
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequest('Invalid payload: expected an object');
-  return { fields: validate(DocsPost, body) as Record<string, unknown>, upload: null };
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new BadRequest('Invalid payload: expected an object');
+  return {fields: validate(DocsPost, body) as Record<string, unknown>, upload: null};
 }
 
 function optString(fields: Record<string, unknown>, name: string): string | null {
@@ -70,21 +70,38 @@ function truthy(value: unknown): boolean {
   return typeof value === 'string' && ['1', 'on', 'true', 'yes'].includes(value.toLowerCase());
 }
 
-async function importFile(ctx: RequestContext, wid: number, upload: FormFile, fields: Record<string, unknown>): Promise<ImportResult> {
-  return importUpload(ctx.engine, wid, ctx.principal, { fileName: upload.fileName, path: upload.path }, {
-    documentName: optString(fields, 'documentName'),
-    timezone: optString(fields, 'timezone'),
-  });
+async function importFile(
+  ctx: RequestContext,
+  wid: number,
+  upload: FormFile,
+  fields: Record<string, unknown>,
+): Promise<ImportResult> {
+  return importUpload(
+    ctx.engine,
+    wid,
+    ctx.principal,
+    {fileName: upload.fileName, path: upload.path},
+    {
+      documentName: optString(fields, 'documentName'),
+      timezone: optString(fields, 'timezone'),
+    },
+  );
 }
 
 export const importRoutes: Route[] = [
   {
-    method: 'POST', path: '/api/docs', tag: 'docs', body: DocsPost, upload: true,
-    summary: 'Create a document: import a multipart "upload" (.grist or CSV), copy sourceDocumentId, or an empty one; returns its id',
+    method: 'POST',
+    path: '/api/docs',
+    tag: 'docs',
+    body: DocsPost,
+    upload: true,
+    summary:
+      'Create a document: import a multipart "upload" (.grist or CSV), copy sourceDocumentId, or an empty one; returns its id',
     handler: async (ctx) => {
       // The workspace may be named after the file: an anonymous upload is refused unread.
-      if (ctx.principal.anonymous && isMultipart(ctx.headers['content-type'])) throw new Unauthorized('user not authorized');
-      const { fields, upload } = await createParams(ctx);
+      if (ctx.principal.anonymous && isMultipart(ctx.headers['content-type']))
+        throw new Unauthorized('user not authorized');
+      const {fields, upload} = await createParams(ctx);
       const wid = workspaceParam(fields);
       if (upload) {
         if (wid === null) throw new BadRequest('workspaceId parameter is required');
@@ -94,19 +111,24 @@ export const importRoutes: Route[] = [
       if (source !== null) {
         if (wid === null) throw new BadRequest('workspaceId parameter is required');
         const copy = await copyDoc(ctx.engine, source, ctx.principal, ctx.org, wid, {
-          name: optString(fields, 'documentName'), asTemplate: truthy(fields.asTemplate),
+          name: optString(fields, 'documentName'),
+          asTemplate: truthy(fields.asTemplate),
         });
         return copy.id;
       }
       if (wid === null) throw new BadRequest('workspaceId parameter is required (gristlite has no unsaved documents)');
       const doc = await createEmptyDoc(ctx.engine, wid, ctx.principal, {
-        name: optString(fields, 'documentName'), timezone: optString(fields, 'timezone'),
+        name: optString(fields, 'documentName'),
+        timezone: optString(fields, 'timezone'),
       });
       return doc.id;
     },
   },
   {
-    method: 'POST', path: '/api/workspaces/:wid/import', tag: 'docs', upload: true,
+    method: 'POST',
+    path: '/api/workspaces/:wid/import',
+    tag: 'docs',
+    upload: true,
     summary: 'Import a multipart "upload" (.grist or CSV) as a new document in the workspace; returns {id, title}',
     handler: async (ctx) => {
       const wid = intParam('wid', ctx.params.wid);
@@ -115,20 +137,24 @@ export const importRoutes: Route[] = [
       }
       // Access first: no byte of the upload is read for a caller who may not add documents here.
       await ctx.engine.home.workspaceFor(wid, ctx.principal, 'add');
-      const { fields, upload } = await createParams(ctx);
+      const {fields, upload} = await createParams(ctx);
       if (!upload) throw new BadRequest('missing payload');
       return importFile(ctx, wid, upload, fields);
     },
   },
   {
-    method: 'POST', path: '/api/docs/:docId/copy', tag: 'docs', body: CopyPost,
+    method: 'POST',
+    path: '/api/docs/:docId/copy',
+    tag: 'docs',
+    body: CopyPost,
     summary: 'Copy a document into a workspace (asTemplate: structure only); returns the new id',
     handler: async (ctx) => {
       const body = validate(CopyPost, await ctx.json()) as Record<string, unknown>;
       const wid = workspaceParam(body);
       if (wid === null) throw new BadRequest('workspaceId parameter is required');
       const copy = await copyDoc(ctx.engine, ctx.params.docId, ctx.principal, ctx.org, wid, {
-        name: optString(body, 'documentName'), asTemplate: truthy(body.asTemplate),
+        name: optString(body, 'documentName'),
+        asTemplate: truthy(body.asTemplate),
       });
       return copy.id;
     },

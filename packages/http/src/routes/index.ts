@@ -1,21 +1,33 @@
-import { openApiDocument } from '../openapi.js';
-import { metricsRoute, statusRoute } from '../ops.js';
-import type { Route } from '../route.js';
-import { attachmentRoutes } from './attachments.js';
-import { consoleRoutes } from './console.js';
-import { docDataRoutes } from './docdata.js';
-import { downloadRoutes } from './download.js';
-import { exportRoutes } from './exports.js';
-import { homeRoutes } from './home.js';
-import { importRoutes } from './imports.js';
-import { sqlRoutes } from './sql.js';
-import { webhookRoutes } from './webhooks.js';
+import {openApiDocument} from '../openapi.js';
+import {metricsRoute, statusRoute} from '../ops.js';
+import type {Route} from '../route.js';
+import {attachmentRoutes} from './attachments.js';
+import {consoleRoutes} from './console.js';
+import {docDataRoutes} from './docdata.js';
+import {downloadRoutes} from './download.js';
+import {exportRoutes} from './exports.js';
+import {homeRoutes} from './home.js';
+import {importRoutes} from './imports.js';
+import {sqlRoutes} from './sql.js';
+import {webhookRoutes} from './webhooks.js';
 
 const VERSION = '1.0.1';
 
 /** The one route table. Order matters only where two patterns overlap (first match wins). */
 export function allRoutes(): Route[] {
-  const routes: Route[] = [...homeRoutes, ...docDataRoutes, ...sqlRoutes, ...downloadRoutes, ...exportRoutes, ...importRoutes, ...attachmentRoutes, ...webhookRoutes, statusRoute, metricsRoute, ...consoleRoutes];
+  const routes: Route[] = [
+    ...homeRoutes,
+    ...docDataRoutes,
+    ...sqlRoutes,
+    ...downloadRoutes,
+    ...exportRoutes,
+    ...importRoutes,
+    ...attachmentRoutes,
+    ...webhookRoutes,
+    statusRoute,
+    metricsRoute,
+    ...consoleRoutes,
+  ];
   const openapi: Route = {
     method: 'GET',
     path: '/api/openapi.json',

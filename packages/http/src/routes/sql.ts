@@ -1,10 +1,10 @@
 /** Read-only SQL (SPEC §14): runs in the engine's sandboxed worker pool. */
 import * as v from 'valibot';
-import { BadRequest } from '@gristlite/core';
-import type { Route } from '../route.js';
-import type { RequestContext } from '../types.js';
-import { validate } from '../validate.js';
-import { docFor } from './doc-common.js';
+import {BadRequest} from '@gristlite/core';
+import type {Route} from '../route.js';
+import type {RequestContext} from '../types.js';
+import {validate} from '../validate.js';
+import {docFor} from './doc-common.js';
 
 const SqlPost = v.looseObject({
   sql: v.string(),
@@ -14,24 +14,31 @@ const SqlPost = v.looseObject({
 
 /** Whose share of the SQL pool a request uses: its user (all anonymous callers share one). */
 function sqlCaller(ctx: RequestContext) {
-  return { user: ctx.principal.anonymous ? 'anonymous' : String(ctx.principal.user.id) };
+  return {user: ctx.principal.anonymous ? 'anonymous' : String(ctx.principal.user.id)};
 }
 
 export const sqlRoutes: Route[] = [
   {
-    method: 'GET', path: '/api/docs/:docId/sql', tag: 'sql', summary: 'Run a read-only SELECT', query: ['q'],
+    method: 'GET',
+    path: '/api/docs/:docId/sql',
+    tag: 'sql',
+    summary: 'Run a read-only SELECT',
+    query: ['q'],
     handler: async (ctx) => {
-      const { meta } = await docFor(ctx, 'viewers');
+      const {meta} = await docFor(ctx, 'viewers');
       const q = ctx.query.get('q');
       if (q === null) throw new BadRequest('q parameter is required');
       return ctx.engine.runSql(meta.id, q, null, undefined, sqlCaller(ctx));
     },
   },
   {
-    method: 'POST', path: '/api/docs/:docId/sql', tag: 'sql', summary: 'Run a read-only SELECT with arguments and a timeout',
+    method: 'POST',
+    path: '/api/docs/:docId/sql',
+    tag: 'sql',
+    summary: 'Run a read-only SELECT with arguments and a timeout',
     body: SqlPost,
     handler: async (ctx) => {
-      const { meta } = await docFor(ctx, 'viewers');
+      const {meta} = await docFor(ctx, 'viewers');
       const body = validate(SqlPost, await ctx.json());
       return ctx.engine.runSql(meta.id, body.sql, body.args ?? null, body.timeout, sqlCaller(ctx));
     },

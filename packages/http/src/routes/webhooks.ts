@@ -4,11 +4,11 @@
  * endpoints are serialised per document, as Grist does (a lock released after 15 s in any case).
  */
 import * as v from 'valibot';
-import type { WebhookFieldsInput } from '@gristlite/core';
-import type { Route } from '../route.js';
-import type { RequestContext } from '../types.js';
-import { validate } from '../validate.js';
-import { openDocFor } from './doc-common.js';
+import type {WebhookFieldsInput} from '@gristlite/core';
+import type {Route} from '../route.js';
+import type {RequestContext} from '../types.js';
+import {validate} from '../validate.js';
+import {openDocFor} from './doc-common.js';
 
 const EVENT_TYPES_MESSAGE = 'is none of "add", "update", "remove"';
 const str = () => v.string('is not a string');
@@ -28,19 +28,19 @@ const optionalFields = {
 };
 
 const WebhookFields = v.looseObject(
-  { url: str(), eventTypes: EventTypes, tableId: str(), ...optionalFields },
+  {url: str(), eventTypes: EventTypes, tableId: str(), ...optionalFields},
   'is not an object',
 );
 const WebhookSubscribeCollection = v.looseObject(
-  { webhooks: v.array(v.looseObject({ fields: WebhookFields }, 'is not an object'), 'is not an array') },
+  {webhooks: v.array(v.looseObject({fields: WebhookFields}, 'is not an object'), 'is not an array')},
   'is not an object',
 );
-const WebhookSubscribe = v.looseObject({ url: str(), eventTypes: EventTypes, ...optionalFields }, 'is not an object');
+const WebhookSubscribe = v.looseObject({url: str(), eventTypes: EventTypes, ...optionalFields}, 'is not an object');
 const WebhookPatch = v.looseObject(
-  { url: v.optional(str()), eventTypes: v.optional(EventTypes), tableId: v.optional(str()), ...optionalFields },
+  {url: v.optional(str()), eventTypes: v.optional(EventTypes), tableId: v.optional(str()), ...optionalFields},
   'is not an object',
 );
-const Unsubscribe = v.looseObject({ webhookId: v.optional(v.unknown()), unsubscribeKey: v.optional(v.unknown()) });
+const Unsubscribe = v.looseObject({webhookId: v.optional(v.unknown()), unsubscribeKey: v.optional(v.unknown())});
 
 async function ownerDoc(ctx: RequestContext) {
   return (await openDocFor(ctx, 'owners')).doc;
@@ -48,7 +48,9 @@ async function ownerDoc(ctx: RequestContext) {
 
 export const webhookRoutes: Route[] = [
   {
-    method: 'GET', path: '/api/docs/:docId/webhooks', tag: 'webhooks',
+    method: 'GET',
+    path: '/api/docs/:docId/webhooks',
+    tag: 'webhooks',
     summary: 'List webhooks with their usage (authorization masked)',
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
@@ -56,8 +58,11 @@ export const webhookRoutes: Route[] = [
     },
   },
   {
-    method: 'POST', path: '/api/docs/:docId/webhooks', tag: 'webhooks',
-    summary: 'Create webhooks; returns their ids', body: WebhookSubscribeCollection,
+    method: 'POST',
+    path: '/api/docs/:docId/webhooks',
+    tag: 'webhooks',
+    summary: 'Create webhooks; returns their ids',
+    body: WebhookSubscribeCollection,
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
       const body = validate(WebhookSubscribeCollection, await ctx.json(), 'value');
@@ -65,26 +70,33 @@ export const webhookRoutes: Route[] = [
     },
   },
   {
-    method: 'DELETE', path: '/api/docs/:docId/webhooks/queue', tag: 'webhooks',
+    method: 'DELETE',
+    path: '/api/docs/:docId/webhooks/queue',
+    tag: 'webhooks',
     summary: 'Empty the outgoing queue of every webhook and reset their usage',
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
       await doc.clearWebhookQueue();
-      return { success: true };
+      return {success: true};
     },
   },
   {
-    method: 'DELETE', path: '/api/docs/:docId/webhooks/queue/:webhookId', tag: 'webhooks',
-    summary: 'Empty one webhook\'s outgoing queue',
+    method: 'DELETE',
+    path: '/api/docs/:docId/webhooks/queue/:webhookId',
+    tag: 'webhooks',
+    summary: "Empty one webhook's outgoing queue",
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
       await doc.clearWebhookQueue(ctx.params.webhookId);
-      return { success: true };
+      return {success: true};
     },
   },
   {
-    method: 'PATCH', path: '/api/docs/:docId/webhooks/:webhookId', tag: 'webhooks',
-    summary: 'Change a webhook', body: WebhookPatch,
+    method: 'PATCH',
+    path: '/api/docs/:docId/webhooks/:webhookId',
+    tag: 'webhooks',
+    summary: 'Change a webhook',
+    body: WebhookPatch,
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
       const body = validate(WebhookPatch, await ctx.json(), 'value');
@@ -92,7 +104,9 @@ export const webhookRoutes: Route[] = [
     },
   },
   {
-    method: 'DELETE', path: '/api/docs/:docId/webhooks/:webhookId', tag: 'webhooks',
+    method: 'DELETE',
+    path: '/api/docs/:docId/webhooks/:webhookId',
+    tag: 'webhooks',
     summary: 'Delete a webhook and its waiting events',
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
@@ -100,8 +114,11 @@ export const webhookRoutes: Route[] = [
     },
   },
   {
-    method: 'POST', path: '/api/docs/:docId/tables/:tableId/_subscribe', tag: 'webhooks',
-    summary: 'Deprecated: create one webhook on a table', body: WebhookSubscribe,
+    method: 'POST',
+    path: '/api/docs/:docId/tables/:tableId/_subscribe',
+    tag: 'webhooks',
+    summary: 'Deprecated: create one webhook on a table',
+    body: WebhookSubscribe,
     handler: async (ctx) => {
       const doc = await ownerDoc(ctx);
       const body = validate(WebhookSubscribe, await ctx.json(), 'value');
@@ -109,10 +126,13 @@ export const webhookRoutes: Route[] = [
     },
   },
   {
-    method: 'POST', path: '/api/docs/:docId/tables/:tableId/_unsubscribe', tag: 'webhooks',
-    summary: 'Deprecated: delete a webhook (editors need its unsubscribeKey)', body: Unsubscribe,
+    method: 'POST',
+    path: '/api/docs/:docId/tables/:tableId/_unsubscribe',
+    tag: 'webhooks',
+    summary: 'Deprecated: delete a webhook (editors need its unsubscribeKey)',
+    body: Unsubscribe,
     handler: async (ctx) => {
-      const { doc, role } = await openDocFor(ctx, 'editors');
+      const {doc, role} = await openDocFor(ctx, 'editors');
       const body = validate(Unsubscribe, await ctx.json(), 'value');
       const webhookId = typeof body.webhookId === 'string' ? body.webhookId : '';
       const key = typeof body.unsubscribeKey === 'string' ? body.unsubscribeKey : undefined;

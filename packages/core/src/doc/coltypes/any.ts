@@ -6,7 +6,10 @@ import {BaseType, type CellFormatter} from './base.js';
 import {textFormatter} from './text.js';
 
 /** DocStorage's SQL types of the legacy names Reference and ReferenceList. */
-const LEGACY_SQL_TYPES = new Map([['Reference', 'INTEGER'], ['ReferenceList', 'TEXT']]);
+const LEGACY_SQL_TYPES = new Map([
+  ['Reference', 'INTEGER'],
+  ['ReferenceList', 'TEXT'],
+]);
 
 export class AnyType extends BaseType {
   override readonly sqlType: string;

@@ -41,7 +41,7 @@ export interface ParseContext {
  */
 export interface TypedForm {
   /** A number n is written `[...before, n, ...after]`. */
-  number?: {before: CellValue[], after: CellValue[]};
+  number?: {before: CellValue[]; after: CellValue[]};
   /** What a null is written as (a new value each time: callers may keep or change it). */
   ofNull?: () => CellValue;
   /** What a list `['L', ...items]` is written as. */
@@ -141,7 +141,9 @@ export class BaseType implements ColumnType {
 
   decoder(): Decoder {
     const item = this.listItem;
-    if (!item) { return plainDecoder; }
+    if (!item) {
+      return plainDecoder;
+    }
     // Only what the encoder writes as JSON reads back as a list: strings for ChoiceList, numbers
     // for RefList/Attachments. Other text (alt-text that happens to look like JSON) stays text.
     return (raw) => {
@@ -149,7 +151,9 @@ export class BaseType implements ColumnType {
       if (typeof v === 'string' && v.startsWith('[')) {
         try {
           const items = JSON.parse(v);
-          if (Array.isArray(items) && items.every((x) => typeof x === item)) { return ['L', ...items]; }
+          if (Array.isArray(items) && items.every((x) => typeof x === item)) {
+            return ['L', ...items];
+          }
         } catch {
           // Not JSON: alt-text.
         }
@@ -181,9 +185,15 @@ export class BaseType implements ColumnType {
 /** DocStorage._getAffinity, applied to the SQL type Grist derives from the Grist type. */
 function gristAffinity(sqlType: string): 'TEXT' | 'INTEGER' | 'NUMERIC' | 'BLOB' {
   switch (sqlType) {
-    case 'TEXT': return 'TEXT';
-    case 'INTEGER': return 'INTEGER';
-    case 'BOOLEAN': case 'DATE': case 'DATETIME': case 'NUMERIC': return 'NUMERIC';
+    case 'TEXT':
+      return 'TEXT';
+    case 'INTEGER':
+      return 'INTEGER';
+    case 'BOOLEAN':
+    case 'DATE':
+    case 'DATETIME':
+    case 'NUMERIC':
+      return 'NUMERIC';
   }
   return 'BLOB';
 }
@@ -191,10 +201,18 @@ function gristAffinity(sqlType: string): 'TEXT' | 'INTEGER' | 'NUMERIC' | 'BLOB'
 /** SQLite's affinity rules for a declared column type. */
 export function affinityOf(declType: string): 'INTEGER' | 'TEXT' | 'BLOB' | 'REAL' | 'NUMERIC' {
   const t = declType.toUpperCase();
-  if (t.includes('INT')) { return 'INTEGER'; }
-  if (t.includes('CHAR') || t.includes('CLOB') || t.includes('TEXT')) { return 'TEXT'; }
-  if (t.includes('BLOB') || t === '') { return 'BLOB'; }
-  if (t.includes('REAL') || t.includes('FLOA') || t.includes('DOUB')) { return 'REAL'; }
+  if (t.includes('INT')) {
+    return 'INTEGER';
+  }
+  if (t.includes('CHAR') || t.includes('CLOB') || t.includes('TEXT')) {
+    return 'TEXT';
+  }
+  if (t.includes('BLOB') || t === '') {
+    return 'BLOB';
+  }
+  if (t.includes('REAL') || t.includes('FLOA') || t.includes('DOUB')) {
+    return 'REAL';
+  }
   return 'NUMERIC';
 }
 
@@ -211,10 +229,14 @@ function storageEncoder(sqlType: string, declType: string, listItem: 'string' | 
   const blobStorage = affinityOf(declType) === 'BLOB';
   const isBoolean = sqlType === 'BOOLEAN';
   return (v: CellValue): SqlValue => {
-    if (v === null || v === undefined) { return null; }
+    if (v === null || v === undefined) {
+      return null;
+    }
     switch (typeof v) {
       case 'string':
-        if (affinity === 'TEXT' || affinity === 'BLOB' || !NUMBER_START.test(v.charAt(0))) { return v; }
+        if (affinity === 'TEXT' || affinity === 'BLOB' || !NUMBER_START.test(v.charAt(0))) {
+          return v;
+        }
         return dumps(v);
       case 'number':
         if (affinity === 'TEXT' || Number.isNaN(v) || Object.is(v, -0) || (isBoolean && (v === 0 || v === 1))) {
@@ -223,8 +245,10 @@ function storageEncoder(sqlType: string, declType: string, listItem: 'string' | 
         // node-sqlite3 binds a 32-bit integer as INTEGER and any other number as REAL.
         return blobStorage && Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff ? BigInt(v) : v;
       case 'boolean':
-        if (!isBoolean) { return dumps(v); }
-        return blobStorage ? (v ? 1n : 0n) : (v ? 1 : 0);
+        if (!isBoolean) {
+          return dumps(v);
+        }
+        return blobStorage ? (v ? 1n : 0n) : v ? 1 : 0;
     }
     if (listItem && Array.isArray(v) && v[0] === 'L' && v.slice(1).every((tok) => typeof tok === listItem)) {
       return JSON.stringify(v.slice(1));
@@ -235,7 +259,7 @@ function storageEncoder(sqlType: string, declType: string, listItem: 'string' | 
 
 /** A stored value as it is, marshalled blobs unmarshalled. */
 export function plainDecoder(raw: unknown): CellValue {
-  return raw instanceof Uint8Array ? loads(raw) as CellValue : raw as CellValue;
+  return raw instanceof Uint8Array ? (loads(raw) as CellValue) : (raw as CellValue);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -252,7 +276,9 @@ export function pyFloatOfString(s: string): number | null {
   }
   const special = /^([-+]?)(inf|infinity|nan)$/i.exec(t);
   if (special) {
-    if (special[2].toLowerCase() === 'nan') { return NaN; }
+    if (special[2].toLowerCase() === 'nan') {
+      return NaN;
+    }
     return special[1] === '-' ? -Infinity : Infinity;
   }
   return null;
@@ -260,27 +286,43 @@ export function pyFloatOfString(s: string): number | null {
 
 /** Python `float(x)`. */
 export function pyFloat(v: CellValue): number {
-  if (typeof v === 'number') { return v; }
-  if (typeof v === 'boolean') { return v ? 1 : 0; }
+  if (typeof v === 'number') {
+    return v;
+  }
+  if (typeof v === 'boolean') {
+    return v ? 1 : 0;
+  }
   if (typeof v === 'string') {
     const n = pyFloatOfString(v);
-    if (n !== null) { return n; }
+    if (n !== null) {
+      return n;
+    }
   }
   throw new ConversionError();
 }
 
 /** Python truthiness of a decoded value. */
 export function pyTruthy(v: CellValue): boolean {
-  if (v === null || v === false || v === 0 || v === '') { return false; }
-  if (Array.isArray(v) && v[0] === 'L') { return v.length > 1; }
-  if (Array.isArray(v) && v[0] === 'O') { return Object.keys((v[1] ?? {}) as object).length > 0; }
+  if (v === null || v === false || v === 0 || v === '') {
+    return false;
+  }
+  if (Array.isArray(v) && v[0] === 'L') {
+    return v.length > 1;
+  }
+  if (Array.isArray(v) && v[0] === 'O') {
+    return Object.keys((v[1] ?? {}) as object).length > 0;
+  }
   return true;
 }
 
 /** The items of a list (`['L', ...]`) or record set (`['r', table, ids]`), else null. */
 export function listItems(v: CellValue): CellValue[] | null {
-  if (Array.isArray(v) && v[0] === 'L') { return v.slice(1); }
-  if (Array.isArray(v) && v[0] === 'r' && Array.isArray(v[2])) { return v[2] as CellValue[]; }
+  if (Array.isArray(v) && v[0] === 'L') {
+    return v.slice(1);
+  }
+  if (Array.isArray(v) && v[0] === 'r' && Array.isArray(v[2])) {
+    return v[2] as CellValue[];
+  }
   return null;
 }
 
@@ -315,19 +357,26 @@ function isoDateTime(epochSec: number): string {
 function formatError(args: CellValue[]): string {
   const [name, message, details] = args;
   switch (name) {
-    case 'ZeroDivisionError': return '#DIV/0!';
-    case 'UnmarshallableError': return details ? String(details) : '#' + String(name);
-    case 'InvalidTypedValue': return `#Invalid ${String(message)}: ${String(details)}`;
+    case 'ZeroDivisionError':
+      return '#DIV/0!';
+    case 'UnmarshallableError':
+      return details ? String(details) : '#' + String(name);
+    case 'InvalidTypedValue':
+      return `#Invalid ${String(message)}: ${String(details)}`;
   }
   return '#' + String(name);
 }
 
 /** The text of a Grist-encoded value as Grist shows it (formatDecoded of decodeObject). */
 export function formatUnknown(value: CellValue, isTopLevel = true): string {
-  if (value === null || value === undefined) { return isTopLevel ? '' : 'null'; }
+  if (value === null || value === undefined) {
+    return isTopLevel ? '' : 'null';
+  }
   if (!Array.isArray(value)) {
-    if (typeof value === 'object') { return isTopLevel ? '[object Object]' : JSON.stringify(value); }
-    return isTopLevel ? String(value) : JSON.stringify(value) ?? 'null';
+    if (typeof value === 'object') {
+      return isTopLevel ? '[object Object]' : JSON.stringify(value);
+    }
+    return isTopLevel ? String(value) : (JSON.stringify(value) ?? 'null');
   }
   const [code, ...args] = value;
   switch (code) {
@@ -337,20 +386,35 @@ export function formatUnknown(value: CellValue, isTopLevel = true): string {
       }
       return csvEncodeRow(args.map((v) => formatUnknown(v, true)));
     case 'O': {
-      const obj = (args[0] && typeof args[0] === 'object' && !Array.isArray(args[0]) ? args[0] : {}) as Record<string, CellValue>;
-      const items = Object.keys(obj).sort().map((k) => `${JSON.stringify(k)}: ${formatUnknown(obj[k], false)}`);
+      const obj = (args[0] && typeof args[0] === 'object' && !Array.isArray(args[0]) ? args[0] : {}) as Record<
+        string,
+        CellValue
+      >;
+      const items = Object.keys(obj)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}: ${formatUnknown(obj[k], false)}`);
       return '{' + items.join(', ') + '}';
     }
     case 'D':
-      return isTopLevel ? formatMoment(Number(args[0]) * 1000, String(args[1]), 'YYYY-MM-DD HH:mm:ssZ') : isoDateTime(Number(args[0]));
-    case 'd': return isoDate(Number(args[0]));
-    case 'E': return args.length ? formatError(args) : 'E()';
-    case 'R': return `${String(args[0])}[${String(args[1])}]`;
-    case 'r': return `${String(args[0])}[[${Array.isArray(args[1]) ? args[1].join(',') : String(args[1])}]]`;
-    case 'P': return 'Loading...';
-    case 'S': return '...';
-    case 'C': return 'CENSORED';
-    case 'U': return String(args[0]);
+      return isTopLevel
+        ? formatMoment(Number(args[0]) * 1000, String(args[1]), 'YYYY-MM-DD HH:mm:ssZ')
+        : isoDateTime(Number(args[0]));
+    case 'd':
+      return isoDate(Number(args[0]));
+    case 'E':
+      return args.length ? formatError(args) : 'E()';
+    case 'R':
+      return `${String(args[0])}[${String(args[1])}]`;
+    case 'r':
+      return `${String(args[0])}[[${Array.isArray(args[1]) ? args[1].join(',') : String(args[1])}]]`;
+    case 'P':
+      return 'Loading...';
+    case 'S':
+      return '...';
+    case 'C':
+      return 'CENSORED';
+    case 'U':
+      return String(args[0]);
   }
   return `${String(code)}(${JSON.stringify(args).slice(1, -1)})`;
 }

@@ -1,5 +1,15 @@
 /** Bool: stored as 0/1 in a BOOLEAN column, converted by Python truthiness and yes/no words. */
-import {BaseType, type CellFormatter, ConversionError, type Converter, type Decoder, formatUnknown, plainDecoder, pyTruthy, type SchemaType} from './base.js';
+import {
+  BaseType,
+  type CellFormatter,
+  ConversionError,
+  type Converter,
+  type Decoder,
+  formatUnknown,
+  plainDecoder,
+  pyTruthy,
+  type SchemaType,
+} from './base.js';
 
 export class BoolType extends BaseType {
   override readonly sqlType = 'BOOLEAN';
@@ -15,12 +25,20 @@ export class BoolType extends BaseType {
 
   override converter(): Converter {
     return (v) => {
-      if (!pyTruthy(v)) { return false; }
-      if (typeof v === 'number' || typeof v === 'boolean') { return true; }
+      if (!pyTruthy(v)) {
+        return false;
+      }
+      if (typeof v === 'number' || typeof v === 'boolean') {
+        return true;
+      }
       if (typeof v === 'string') {
         const lower = v.toLowerCase();
-        if (lower === 'false' || lower === 'no' || lower === '0') { return false; }
-        if (lower === 'true' || lower === 'yes' || lower === '1') { return true; }
+        if (lower === 'false' || lower === 'no' || lower === '0') {
+          return false;
+        }
+        if (lower === 'true' || lower === 'yes' || lower === '1') {
+          return true;
+        }
       }
       throw new ConversionError();
     };

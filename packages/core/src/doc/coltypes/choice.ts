@@ -4,7 +4,17 @@
  */
 import {pyStr} from '../pyformat.js';
 import type {CellValue} from '../types.js';
-import {BaseType, type Converter, ConversionError, listItems, pyTruthy, type SchemaType, type TextParser, type TypedForm, type WidgetOptions} from './base.js';
+import {
+  BaseType,
+  type Converter,
+  ConversionError,
+  listItems,
+  pyTruthy,
+  type SchemaType,
+  type TextParser,
+  type TypedForm,
+  type WidgetOptions,
+} from './base.js';
 import {TextType} from './text.js';
 
 /** Splits one line of CSV (double quotes quote, "" escapes a quote). */
@@ -15,7 +25,14 @@ export function parseCsvLine(line: string): string[] {
   for (let i = 0; i < line.length; i++) {
     const ch = line[i];
     if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') { cur += '"'; i++; } else if (ch === '"') { quoted = false; } else { cur += ch; }
+      if (ch === '"' && line[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (ch === '"') {
+        quoted = false;
+      } else {
+        cur += ch;
+      }
     } else if (ch === '"' && cur.trim() === '') {
       quoted = true;
       cur = '';
@@ -38,14 +55,18 @@ export function parseChoiceList(text: string): CellValue {
     try {
       const parsed = JSON.parse(s);
       if (Array.isArray(parsed)) {
-        items = parsed.filter((v) => v !== null && v !== '').map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
+        items = parsed
+          .filter((v) => v !== null && v !== '')
+          .map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
         return items.length ? ['L', ...items] : null;
       }
     } catch {
       // Not JSON: read as CSV below.
     }
   }
-  items = parseCsvLine(s.replace(/\r?\n/g, ',')).map((v) => v.trim()).filter((v) => v !== '');
+  items = parseCsvLine(s.replace(/\r?\n/g, ','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
   return items.length ? ['L', ...items] : null;
 }
 
@@ -64,12 +85,16 @@ export class ChoiceListType extends BaseType {
   /** Lists of str() of their items; JSON text of an array read as one; other text kept. */
   override converter(): Converter {
     return (v) => {
-      if (!pyTruthy(v)) { return null; }
+      if (!pyTruthy(v)) {
+        return null;
+      }
       if (typeof v === 'string') {
         if (v.startsWith('[')) {
           try {
             const parsed = JSON.parse(v);
-            if (Array.isArray(parsed)) { return ['L', ...parsed.map((item: CellValue) => pyStr(item))]; }
+            if (Array.isArray(parsed)) {
+              return ['L', ...parsed.map((item: CellValue) => pyStr(item))];
+            }
           } catch {
             // Not JSON: kept as the string itself.
           }
@@ -77,7 +102,9 @@ export class ChoiceListType extends BaseType {
         return v;
       }
       const items = listItems(v);
-      if (items) { return ['L', ...items.map((item) => pyStr(item))]; }
+      if (items) {
+        return ['L', ...items.map((item) => pyStr(item))];
+      }
       throw new ConversionError();
     };
   }

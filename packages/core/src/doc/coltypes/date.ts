@@ -6,35 +6,82 @@ import {localToEpoch, parseIsoDate, validYmd} from '../datetime.js';
 import {formatMoment} from '../moment-format.js';
 import type {DocSettings} from '../parse.js';
 import {
-  BaseType, type CellFormatter, ConversionError, type Converter, formatUnknown, type SchemaType,
-  type TextParser, type TypedForm, type WidgetOptions,
+  BaseType,
+  type CellFormatter,
+  ConversionError,
+  type Converter,
+  formatUnknown,
+  type SchemaType,
+  type TextParser,
+  type TypedForm,
+  type WidgetOptions,
 } from './base.js';
 
 // ---------------------------------------------------------------------------------------------
 // A strict parser for the moment.js tokens Grist's date formats use.
 
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august',
-  'september', 'october', 'november', 'december'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
-interface Fields { year?: number, month?: number, day?: number, hour?: number, minute?: number,
-  second?: number, ms?: number, pm?: boolean, offsetMin?: number }
+interface Fields {
+  year?: number;
+  month?: number;
+  day?: number;
+  hour?: number;
+  minute?: number;
+  second?: number;
+  ms?: number;
+  pm?: boolean;
+  offsetMin?: number;
+}
 
-interface Token { re: string, set?: (f: Fields, s: string) => boolean }
+interface Token {
+  re: string;
+  set?: (f: Fields, s: string) => boolean;
+}
 
 const TWO_DIGIT_MAX = new Date().getFullYear() + 10 - 2000;
 
 function num(field: keyof Fields) {
-  return (f: Fields, s: string) => { (f as Record<string, number>)[field] = Number(s); return true; };
+  return (f: Fields, s: string) => {
+    (f as Record<string, number>)[field] = Number(s);
+    return true;
+  };
 }
 
 const TOKENS: Record<string, Token> = {
   YYYY: {re: '\\d{4}', set: num('year')},
-  YY: {re: '\\d{2}', set: (f, s) => { const y = Number(s); f.year = y + (y > TWO_DIGIT_MAX ? 1900 : 2000); return true; }},
+  YY: {
+    re: '\\d{2}',
+    set: (f, s) => {
+      const y = Number(s);
+      f.year = y + (y > TWO_DIGIT_MAX ? 1900 : 2000);
+      return true;
+    },
+  },
   MMMM: {re: '[A-Za-z]+', set: (f, s) => setMonth(f, s, false)},
   MMM: {re: '[A-Za-z]+', set: (f, s) => setMonth(f, s, true)},
   MM: {re: '\\d{2}', set: num('month')},
   M: {re: '\\d{1,2}', set: num('month')},
-  Do: {re: '\\d{1,2}(?:st|nd|rd|th)', set: (f, s) => { f.day = parseInt(s, 10); return true; }},
+  Do: {
+    re: '\\d{1,2}(?:st|nd|rd|th)',
+    set: (f, s) => {
+      f.day = parseInt(s, 10);
+      return true;
+    },
+  },
   DD: {re: '\\d{2}', set: num('day')},
   D: {re: '\\d{1,2}', set: num('day')},
   HH: {re: '\\d{2}', set: num('hour')},
@@ -46,16 +93,42 @@ const TOKENS: Record<string, Token> = {
   ss: {re: '\\d{2}', set: num('second')},
   s: {re: '\\d{1,2}', set: num('second')},
   SSS: {re: '\\d{3}', set: num('ms')},
-  A: {re: '[AaPp][Mm]', set: (f, s) => { f.pm = /^p/i.test(s); return true; }},
-  a: {re: '[AaPp][Mm]', set: (f, s) => { f.pm = /^p/i.test(s); return true; }},
-  Z: {re: '[+-]\\d{2}:?\\d{2}|Z', set: (f, s) => { f.offsetMin = parseOffset(s); return true; }},
-  ZZ: {re: '[+-]\\d{2}:?\\d{2}|Z', set: (f, s) => { f.offsetMin = parseOffset(s); return true; }},
+  A: {
+    re: '[AaPp][Mm]',
+    set: (f, s) => {
+      f.pm = /^p/i.test(s);
+      return true;
+    },
+  },
+  a: {
+    re: '[AaPp][Mm]',
+    set: (f, s) => {
+      f.pm = /^p/i.test(s);
+      return true;
+    },
+  },
+  Z: {
+    re: '[+-]\\d{2}:?\\d{2}|Z',
+    set: (f, s) => {
+      f.offsetMin = parseOffset(s);
+      return true;
+    },
+  },
+  ZZ: {
+    re: '[+-]\\d{2}:?\\d{2}|Z',
+    set: (f, s) => {
+      f.offsetMin = parseOffset(s);
+      return true;
+    },
+  },
   z: {re: '[A-Za-z]{1,5}'},
 };
 const TOKEN_RE = /YYYY|YY|MMMM|MMM|MM|M|Do|DD|D|HH|H|hh|h|mm|m|ss|s|SSS|A|a|ZZ|Z|z|\[[^\]]*\]|./g;
 
 function parseOffset(s: string): number {
-  if (s === 'Z') { return 0; }
+  if (s === 'Z') {
+    return 0;
+  }
   const digits = s.slice(1).replace(':', '');
   return (s[0] === '-' ? -1 : 1) * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2)));
 }
@@ -63,7 +136,9 @@ function parseOffset(s: string): number {
 function setMonth(f: Fields, s: string, short: boolean): boolean {
   const lower = s.toLowerCase();
   const i = MONTHS.findIndex((m) => (short ? m.slice(0, 3) === lower : m === lower));
-  if (i < 0) { return false; }
+  if (i < 0) {
+    return false;
+  }
   f.month = i + 1;
   return true;
 }
@@ -72,7 +147,7 @@ function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-const compiled = new Map<string, {re: RegExp, setters: Array<Token['set']>}>();
+const compiled = new Map<string, {re: RegExp; setters: Array<Token['set']>}>();
 
 function compileFormat(format: string) {
   let c = compiled.get(format);
@@ -90,7 +165,9 @@ function compileFormat(format: string) {
     }
     c = {re: new RegExp(src + '$'), setters};
     // Keyed on the formats of columns (and their variations): few; bounded all the same.
-    if (compiled.size >= 1000) { compiled.clear(); }
+    if (compiled.size >= 1000) {
+      compiled.clear();
+    }
     compiled.set(format, c);
   }
   return c;
@@ -100,11 +177,15 @@ function compileFormat(format: string) {
 export function parseWithFormat(text: string, format: string, tz: string): number | null {
   const {re, setters} = compileFormat(format);
   const m = re.exec(text);
-  if (!m) { return null; }
+  if (!m) {
+    return null;
+  }
   const f: Fields = {};
   for (let i = 0; i < setters.length; i++) {
     const set = setters[i];
-    if (set && !set(f, m[i + 1])) { return null; }
+    if (set && !set(f, m[i + 1])) {
+      return null;
+    }
   }
   const now = new Date();
   const year = f.year ?? now.getUTCFullYear();
@@ -112,28 +193,52 @@ export function parseWithFormat(text: string, format: string, tz: string): numbe
   const day = f.day ?? 1;
   let hour = f.hour ?? 0;
   if (f.pm !== undefined) {
-    if (hour < 1 || hour > 12) { return null; }
+    if (hour < 1 || hour > 12) {
+      return null;
+    }
     hour = (hour % 12) + (f.pm ? 12 : 0);
   }
   const minute = f.minute ?? 0;
   const second = f.second ?? 0;
-  if (!validYmd(year, month, day) || hour > 23 || minute > 59 || second > 59) { return null; }
+  if (!validYmd(year, month, day) || hour > 23 || minute > 59 || second > 59) {
+    return null;
+  }
   const wall = Date.UTC(year, month - 1, day, hour, minute, second) / 1000 + (f.ms ?? 0) / 1000;
-  if (f.offsetMin !== undefined) { return wall - f.offsetMin * 60; }
+  if (f.offsetMin !== undefined) {
+    return wall - f.offsetMin * 60;
+  }
   return tz === 'UTC' ? wall : localToEpoch(wall, tz);
 }
 
 const SEPARATORS = /[\W_]+/g;
-const UNAMBIGUOUS_FORMATS = ['YYYY M D', 'MMMM D YYYY', 'MMMM D', 'MMMM Do YYYY', 'MMMM Do',
-  'D MMMM YYYY', 'D MMMM', 'Do MMMM YYYY', 'Do MMMM', 'MMMM', 'MMM D YYYY', 'MMM D',
-  'MMM Do YYYY', 'MMM Do', 'D MMM YYYY', 'D MMM', 'Do MMM YYYY', 'Do MMM', 'MMM'];
+const UNAMBIGUOUS_FORMATS = [
+  'YYYY M D',
+  'MMMM D YYYY',
+  'MMMM D',
+  'MMMM Do YYYY',
+  'MMMM Do',
+  'D MMMM YYYY',
+  'D MMMM',
+  'Do MMMM YYYY',
+  'Do MMMM',
+  'MMMM',
+  'MMM D YYYY',
+  'MMM D',
+  'MMM Do YYYY',
+  'MMM Do',
+  'D MMM YYYY',
+  'D MMM',
+  'Do MMM YYYY',
+  'Do MMM',
+  'MMM',
+];
 
 function parseTimeStamp(text: string): number | null {
   return /^[1-9]\d{8,9}$/.test(text) ? Number(text) : null;
 }
 
 function partialFormat(input: string, format: string): string {
-  const re = /Y+|M+o?|D+o?|[a-zA-Z0-9]+/ig;
+  const re = /Y+|M+o?|D+o?|[a-zA-Z0-9]+/gi;
   const numInput = input.match(re)?.length ?? 0;
   let numFormat = format.match(re)?.length ?? 0;
   if (numFormat > numInput) {
@@ -141,34 +246,48 @@ function partialFormat(input: string, format: string): string {
       format = format.replace(/Y+/, ' ').trim();
       numFormat -= 1;
     }
-    if (numFormat > numInput) { format = format.replace(/M+/, ' ').trim(); }
+    if (numFormat > numInput) {
+      format = format.replace(/M+/, ' ').trim();
+    }
   }
   return format.replace(/\s+/g, ' ');
 }
 
 function formatVariations(dateFormat: string, date: string): string[] {
-  let format = dateFormat.replace(/MM+/g, (m) => (m === 'MM' ? 'M' : m))
+  let format = dateFormat
+    .replace(/MM+/g, (m) => (m === 'MM' ? 'M' : m))
     .replace(/DD+/g, (m) => (m === 'DD' ? 'D' : m))
-    .replace(SEPARATORS, ' ').trim();
-  if (format.includes('M') && format.includes('D') && !format.includes('Y')) { format += ' YYYY'; }
+    .replace(SEPARATORS, ' ')
+    .trim();
+  if (format.includes('M') && format.includes('D') && !format.includes('Y')) {
+    format += ' YYYY';
+  }
   format = partialFormat(date, format);
   const variations = new Set([format]);
   const otherYear = format.replace(/Y{2,4}/, (m) => (m === 'YY' ? 'YYYY' : m === 'YYYY' ? 'YY' : m));
   variations.add(otherYear);
   variations.add(format.replace(/MMM+/, 'M'));
-  if (otherYear !== format) { variations.add(otherYear.replace(/MMM+/, 'M')); }
+  if (otherYear !== format) {
+    variations.add(otherYear.replace(/MMM+/, 'M'));
+  }
   return [...variations];
 }
 
 /** parseDateStrict: the column's date format (separators and padding relaxed), then unambiguous ones. */
 export function parseDateStrict(text: string, dateFormat: string | undefined, tz = 'UTC'): number | null {
-  if (!text) { return null; }
+  if (!text) {
+    return null;
+  }
   const ts = parseTimeStamp(text);
-  if (ts !== null) { return ts; }
+  if (ts !== null) {
+    return ts;
+  }
   const clean = text.replace(SEPARATORS, ' ').trim();
   for (const format of [...formatVariations(dateFormat || 'YYYY-MM-DD', text), ...UNAMBIGUOUS_FORMATS]) {
     const v = parseWithFormat(clean, format, tz);
-    if (v !== null) { return v; }
+    if (v !== null) {
+      return v;
+    }
   }
   return null;
 }
@@ -178,13 +297,23 @@ export function parseDateStrict(text: string, dateFormat: string | undefined, tz
 /** Date and DateTime conversion: numbers and encoded dates as they are, ISO text parsed, "" and null empty. */
 export function dateConverter(parseText: (text: string) => number | null): Converter {
   return (v) => {
-    if (v === '' || v === null) { return null; }
-    if (typeof v === 'number') { return v; }
-    if (typeof v === 'boolean') { return v ? 1 : 0; }
-    if (Array.isArray(v) && (v[0] === 'd' || v[0] === 'D') && typeof v[1] === 'number') { return v[1]; }
+    if (v === '' || v === null) {
+      return null;
+    }
+    if (typeof v === 'number') {
+      return v;
+    }
+    if (typeof v === 'boolean') {
+      return v ? 1 : 0;
+    }
+    if (Array.isArray(v) && (v[0] === 'd' || v[0] === 'D') && typeof v[1] === 'number') {
+      return v[1];
+    }
     if (typeof v === 'string') {
       const ts = parseText(v);
-      if (ts !== null) { return ts; }
+      if (ts !== null) {
+        return ts;
+      }
     }
     throw new ConversionError();
   };
@@ -193,7 +322,9 @@ export function dateConverter(parseText: (text: string) => number | null): Conve
 /** Grist's DateFormatter: numbers (and encoded dates, in their own zone) by a moment.js format. */
 export function dateFormatter(format: string, timezone: string): CellFormatter {
   return (v) => {
-    if (v === null) { return ''; }
+    if (v === null) {
+      return '';
+    }
     let tz = timezone;
     let ts: number;
     if (typeof v === 'number') {
@@ -235,4 +366,3 @@ export class DateType extends BaseType {
     return {type: 'date', format: 'any', gristFormat: options.dateFormat || 'YYYY-MM-DD'};
   }
 }
-

@@ -4,7 +4,16 @@
  */
 import {localToEpoch, parseIsoDateTime} from '../datetime.js';
 import type {DocSettings} from '../parse.js';
-import {argOf, BaseType, type CellFormatter, type Converter, type SchemaType, type TextParser, type TypedForm, type WidgetOptions} from './base.js';
+import {
+  argOf,
+  BaseType,
+  type CellFormatter,
+  type Converter,
+  type SchemaType,
+  type TextParser,
+  type TypedForm,
+  type WidgetOptions,
+} from './base.js';
 import {dateConverter, dateFormatOf, dateFormatter, parseDateStrict} from './date.js';
 
 const TIME_REGEX = /(?:^|\s+|T)(?:(\d\d?)(?::(\d\d?)(?::(\d\d?))?)?|(\d\d?)(\d\d))\s*([ap]m?)?$/i;
@@ -14,9 +23,13 @@ const NUMERIC_TZ_REGEX = /([+-]\d\d?)(?::?(\d\d))?$/i;
 /** parseDateTime: a date (column format) followed by a flexible time and optional zone. */
 export function parseDateTime(text: string, dateFormat: string | undefined, tz: string): number | null {
   let s = text.trim();
-  if (!s) { return null; }
+  if (!s) {
+    return null;
+  }
   const dateOnly = parseDateStrict(s, dateFormat, tz);
-  if (dateOnly) { return dateOnly; }
+  if (dateOnly) {
+    return dateOnly;
+  }
   let offsetMin: number | undefined;
   const utc = UTC_REGEX.exec(s);
   if (utc) {
@@ -30,15 +43,25 @@ export function parseDateTime(text: string, dateFormat: string | undefined, tz: 
     }
   }
   const tm = TIME_REGEX.exec(s);
-  if (!tm) { return null; }
+  if (!tm) {
+    return null;
+  }
   let hours = parseInt(tm[1] || tm[4], 10);
   const minutes = Number(tm[2] || tm[5] || 0);
   const seconds = Number(tm[3] || 0);
   const ampm = (tm[6] || '').toLowerCase();
-  if (hours < 12 && hours > 0 && ampm.startsWith('p')) { hours += 12; } else if (hours === 12 && ampm.startsWith('a')) { hours = 0; }
-  if (hours > 23 || minutes > 59 || seconds > 59) { return null; }
+  if (hours < 12 && hours > 0 && ampm.startsWith('p')) {
+    hours += 12;
+  } else if (hours === 12 && ampm.startsWith('a')) {
+    hours = 0;
+  }
+  if (hours > 23 || minutes > 59 || seconds > 59) {
+    return null;
+  }
   const date = parseDateStrict(s.slice(0, tm.index).trim(), dateFormat);
-  if (!date) { return null; }
+  if (!date) {
+    return null;
+  }
   const wall = date + hours * 3600 + minutes * 60 + seconds;
   return offsetMin !== undefined ? wall - offsetMin * 60 : localToEpoch(wall, tz);
 }
@@ -77,6 +100,10 @@ export class DateTimeType extends BaseType {
 
   override schemaType(options: WidgetOptions): SchemaType {
     // Grist prints "undefined" for a missing part; kept as it is.
-    return {type: 'datetime', format: 'any', gristFormat: `${options.dateFormat as string} ${options.timeFormat as string}`};
+    return {
+      type: 'datetime',
+      format: 'any',
+      gristFormat: `${options.dateFormat as string} ${options.timeFormat as string}`,
+    };
   }
 }

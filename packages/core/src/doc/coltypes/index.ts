@@ -17,17 +17,41 @@ import {IdType, RefListType, RefType} from './ref.js';
 import {TextType} from './text.js';
 
 export {
-  affinityOf, baseOf, type CellFormatter, type ColumnType, type Converter, csvEncodeRow, type Decoder,
-  type Encoder, formatUnknown, type ParseContext, pyFloatOfString, type SchemaType, type TextParser,
-  type TypedForm, type WidgetOptions,
+  affinityOf,
+  baseOf,
+  type CellFormatter,
+  type ColumnType,
+  type Converter,
+  csvEncodeRow,
+  type Decoder,
+  type Encoder,
+  formatUnknown,
+  type ParseContext,
+  pyFloatOfString,
+  type SchemaType,
+  type TextParser,
+  type TypedForm,
+  type WidgetOptions,
 } from './base.js';
 
 /** Each base type name's module; names not listed (and Any) keep values as they are. */
 const FAMILIES = new Map<string, new (type: string) => ColumnType>([
-  ['Any', AnyType], ['Blob', BlobType], ['Text', TextType], ['Numeric', NumericType], ['Int', IntType],
-  ['ManualSortPos', PositionType], ['PositionNumber', PositionType], ['Bool', BoolType], ['Date', DateType],
-  ['DateTime', DateTimeType], ['Choice', ChoiceType], ['ChoiceList', ChoiceListType], ['Ref', RefType],
-  ['RefList', RefListType], ['Id', IdType], ['Attachments', AttachmentsType],
+  ['Any', AnyType],
+  ['Blob', BlobType],
+  ['Text', TextType],
+  ['Numeric', NumericType],
+  ['Int', IntType],
+  ['ManualSortPos', PositionType],
+  ['PositionNumber', PositionType],
+  ['Bool', BoolType],
+  ['Date', DateType],
+  ['DateTime', DateTimeType],
+  ['Choice', ChoiceType],
+  ['ChoiceList', ChoiceListType],
+  ['Ref', RefType],
+  ['RefList', RefListType],
+  ['Id', IdType],
+  ['Attachments', AttachmentsType],
 ]);
 
 /**
@@ -43,7 +67,9 @@ export function columnType(type: string): ColumnType {
   if (!ct) {
     const Family = FAMILIES.get(baseOf(type)) ?? AnyType;
     ct = new Family(type);
-    if (typeCache.size >= TYPE_CACHE_LIMIT) { typeCache.clear(); }
+    if (typeCache.size >= TYPE_CACHE_LIMIT) {
+      typeCache.clear();
+    }
     typeCache.set(type, ct);
   }
   return ct;
@@ -52,12 +78,20 @@ export function columnType(type: string): ColumnType {
 /** The `cellFormat=typed` form of a value, or null for a type whose cells are written as they are. */
 export function typedFormatter(ct: ColumnType): ((v: CellValue) => CellValue) | null {
   const form = ct.typed;
-  if (!form) { return null; }
+  if (!form) {
+    return null;
+  }
   const {number, ofNull, list} = form;
   return (v) => {
-    if (typeof v === 'number' && number) { return [...number.before, v, ...number.after]; }
-    if (v === null && ofNull) { return ofNull(); }
-    if (list && Array.isArray(v) && v[0] === 'L') { return list(v.slice(1)); }
+    if (typeof v === 'number' && number) {
+      return [...number.before, v, ...number.after];
+    }
+    if (v === null && ofNull) {
+      return ofNull();
+    }
+    if (list && Array.isArray(v) && v[0] === 'L') {
+      return list(v.slice(1));
+    }
     return v;
   };
 }
@@ -84,17 +118,23 @@ export function converterFor(type: string, opts: ConvertOptions = {}): (v: CellV
   let conv = converterCache.get(key);
   if (!conv) {
     conv = columnType(type).converter(Boolean(opts.sourceIsFloat));
-    if (converterCache.size >= TYPE_CACHE_LIMIT) { converterCache.clear(); }
+    if (converterCache.size >= TYPE_CACHE_LIMIT) {
+      converterCache.clear();
+    }
     converterCache.set(key, conv);
   }
   const strOpts = {isFloat: opts.sourceIsFloat, tuples: opts.sourceIsTuple};
   const c = conv;
   return (v) => {
-    if (Array.isArray(v) && v[0] === 'E') { return v; }
+    if (Array.isArray(v) && v[0] === 'E') {
+      return v;
+    }
     try {
       return c(v);
     } catch (e) {
-      if (!(e instanceof ConversionError)) { throw e; }
+      if (!(e instanceof ConversionError)) {
+        throw e;
+      }
       return pyStr(v, strOpts);
     }
   };

@@ -6,22 +6,88 @@
 import type {DocSettings} from '../parse.js';
 import type {CellValue} from '../types.js';
 import {
-  BaseType, type CellFormatter, ConversionError, type Converter, formatUnknown, INT32_MAX, INT32_MIN,
-  type ParseContext, pyFloat, type SchemaType, type TextParser, type WidgetOptions,
+  BaseType,
+  type CellFormatter,
+  ConversionError,
+  type Converter,
+  formatUnknown,
+  INT32_MAX,
+  INT32_MIN,
+  type ParseContext,
+  pyFloat,
+  type SchemaType,
+  type TextParser,
+  type WidgetOptions,
 } from './base.js';
 
 // ---------------------------------------------------------------------------------------------
 // The locale's currency and symbols
 
 // The currency of a locale's region (Grist uses the locale-currency package), for common regions.
-const EURO = ['AT', 'BE', 'CY', 'DE', 'EE', 'ES', 'FI', 'FR', 'GR', 'HR', 'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PT', 'SI', 'SK'];
+const EURO = [
+  'AT',
+  'BE',
+  'CY',
+  'DE',
+  'EE',
+  'ES',
+  'FI',
+  'FR',
+  'GR',
+  'HR',
+  'IE',
+  'IT',
+  'LT',
+  'LU',
+  'LV',
+  'MT',
+  'NL',
+  'PT',
+  'SI',
+  'SK',
+];
 const REGION_CURRENCY: Record<string, string> = {
   ...Object.fromEntries(EURO.map((r) => [r, 'EUR'])),
-  US: 'USD', GB: 'GBP', CA: 'CAD', AU: 'AUD', NZ: 'NZD', JP: 'JPY', CN: 'CNY', IN: 'INR', BR: 'BRL',
-  CH: 'CHF', RU: 'RUB', MX: 'MXN', SE: 'SEK', NO: 'NOK', DK: 'DKK', PL: 'PLN', UA: 'UAH', KR: 'KRW',
-  ZA: 'ZAR', CZ: 'CZK', HU: 'HUF', RO: 'RON', TR: 'TRY', IL: 'ILS', AR: 'ARS', CL: 'CLP', CO: 'COP',
-  SG: 'SGD', HK: 'HKD', TW: 'TWD', TH: 'THB', ID: 'IDR', MY: 'MYR', PH: 'PHP', VN: 'VND', EG: 'EGP',
-  NG: 'NGN', KE: 'KES', SA: 'SAR', AE: 'AED',
+  US: 'USD',
+  GB: 'GBP',
+  CA: 'CAD',
+  AU: 'AUD',
+  NZ: 'NZD',
+  JP: 'JPY',
+  CN: 'CNY',
+  IN: 'INR',
+  BR: 'BRL',
+  CH: 'CHF',
+  RU: 'RUB',
+  MX: 'MXN',
+  SE: 'SEK',
+  NO: 'NOK',
+  DK: 'DKK',
+  PL: 'PLN',
+  UA: 'UAH',
+  KR: 'KRW',
+  ZA: 'ZAR',
+  CZ: 'CZK',
+  HU: 'HUF',
+  RO: 'RON',
+  TR: 'TRY',
+  IL: 'ILS',
+  AR: 'ARS',
+  CL: 'CLP',
+  CO: 'COP',
+  SG: 'SGD',
+  HK: 'HKD',
+  TW: 'TWD',
+  TH: 'THB',
+  ID: 'IDR',
+  MY: 'MYR',
+  PH: 'PHP',
+  VN: 'VND',
+  EG: 'EGP',
+  NG: 'NGN',
+  KE: 'KES',
+  SA: 'SAR',
+  AE: 'AED',
 };
 
 /** The currency of the locale's region (USD when unknown). */
@@ -30,7 +96,11 @@ export function localeCurrency(locale: string): string {
   return REGION_CURRENCY[region ?? ''] ?? 'USD';
 }
 
-export interface NumberSymbols { decimal: string, group: string, currency: string }
+export interface NumberSymbols {
+  decimal: string;
+  group: string;
+  currency: string;
+}
 
 const symbolsCache = new Map<string, NumberSymbols>();
 
@@ -49,7 +119,9 @@ export function numberSymbols(settings: DocSettings, currency?: string): NumberS
     const get = (type: string, dflt: string) => parts.find((p) => p.type === type)?.value ?? dflt;
     s = {decimal: get('decimal', '.'), group: get('group', ','), currency: get('currency', '$')};
     // Keyed on (locale, currency) pairs: a few per document; cleared past a bound all the same.
-    if (symbolsCache.size >= 1000) { symbolsCache.clear(); }
+    if (symbolsCache.size >= 1000) {
+      symbolsCache.clear();
+    }
     symbolsCache.set(key, s);
   }
   return s;
@@ -92,8 +164,12 @@ export function parseNumber(text: string, settings: DocSettings, currency?: stri
   }
   s = s.replace(NUMBER_WHITESPACE, '').replace(/\u2212/g, '-');
   const isParenthesised = s.startsWith('(') && s.endsWith(')');
-  if (isParenthesised) { s = s.slice(1, -1); }
-  if (!s) { return null; }
+  if (isParenthesised) {
+    s = s.slice(1, -1);
+  }
+  if (!s) {
+    return null;
+  }
   const hasGroups = sym.group !== '' && s.includes(sym.group);
   if (hasGroups) {
     // Groups must sit between digits before the decimal separator.
@@ -104,16 +180,31 @@ export function parseNumber(text: string, settings: DocSettings, currency?: stri
     s = s.split(sym.group).join('');
   }
   if (sym.decimal !== '.') {
-    if (s.includes('.')) { return null; }
+    if (s.includes('.')) {
+      return null;
+    }
     s = s.replace(sym.decimal, '.');
   }
-  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s)) { return null; }
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s)) {
+    return null;
+  }
   let value = Number(s);
-  if (isPercent) { value *= 0.01; }
-  if (isParenthesised) { value = -value; }
+  if (isPercent) {
+    value *= 0.01;
+  }
+  if (isParenthesised) {
+    value = -value;
+  }
   const fraction = /\.(\d*)/.exec(s.replace(/[eE].*$/, ''))?.[1] ?? '';
-  return {value, isCurrency, isPercent, isParenthesised, hasGroups, decimals: fraction.length,
-    trailingZero: fraction.endsWith('0')};
+  return {
+    value,
+    isCurrency,
+    isPercent,
+    isParenthesised,
+    hasGroups,
+    decimals: fraction.length,
+    trailingZero: fraction.endsWith('0'),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,11 +229,20 @@ export function buildNumberFormat(options: WidgetOptions, settings: DocSettings)
   const currency = String(options.currency || settings.currency || localeCurrency(locale));
   const nf: Intl.NumberFormatOptions = {};
   switch (options.numMode) {
-    case 'currency': Object.assign(nf, {style: 'currency', currency, currencyDisplay: 'narrowSymbol'}); break;
-    case 'decimal': nf.useGrouping = true; break;
-    case 'percent': nf.style = 'percent'; break;
-    case 'scientific': nf.notation = 'scientific'; break;
-    default: nf.useGrouping = false;
+    case 'currency':
+      Object.assign(nf, {style: 'currency', currency, currencyDisplay: 'narrowSymbol'});
+      break;
+    case 'decimal':
+      nf.useGrouping = true;
+      break;
+    case 'percent':
+      nf.style = 'percent';
+      break;
+    case 'scientific':
+      nf.notation = 'scientific';
+      break;
+    default:
+      nf.useGrouping = false;
   }
   if (present(options.decimals) && Number.isFinite(Number(options.decimals))) {
     nf.minimumFractionDigits = clamp(Number(options.decimals), 0, 20);
@@ -165,18 +265,23 @@ export function buildNumberFormat(options: WidgetOptions, settings: DocSettings)
 
 function numberFormatter(options: WidgetOptions, settings: DocSettings): CellFormatter {
   const nf = buildNumberFormat(options, settings);
-  const fmt = options.numSign === 'parens'
-    ? (n: number) => (n >= 0 ? ` ${nf.format(n)} ` : `(${nf.format(-n)})`)
-    : (n: number) => nf.format(n);
+  const fmt =
+    options.numSign === 'parens'
+      ? (n: number) => (n >= 0 ? ` ${nf.format(n)} ` : `(${nf.format(-n)})`)
+      : (n: number) => nf.format(n);
   return (v) => {
-    if (v === null) { return ''; }
-    if (typeof v === 'number' || typeof v === 'boolean') { return fmt(Number(v)); }
+    if (v === null) {
+      return '';
+    }
+    if (typeof v === 'number' || typeof v === 'boolean') {
+      return fmt(Number(v));
+    }
     return formatUnknown(v);
   };
 }
 
 /** Group and decimal separators of the locale, from formatting 1000.1 (absent ones are omitted). */
-function numberSeparators(locale: string): {groupChar?: string, decimalChar?: string} {
+function numberSeparators(locale: string): {groupChar?: string; decimalChar?: string} {
   let parts: Intl.NumberFormatPart[];
   try {
     parts = new Intl.NumberFormat(locale).formatToParts(1000.1);
@@ -230,12 +335,18 @@ export class IntType extends BaseType {
   /** Python int(float(v)) within 32 bits; "" and null are empty. */
   override converter(): Converter {
     return (v) => {
-      if (v === '' || v === null) { return null; }
+      if (v === '' || v === null) {
+        return null;
+      }
       const f = pyFloat(v);
-      if (!Number.isFinite(f)) { throw new ConversionError(); }
+      if (!Number.isFinite(f)) {
+        throw new ConversionError();
+      }
       const i = Math.trunc(f);
-      if (i < INT32_MIN || i > INT32_MAX) { throw new ConversionError(); }
-      return i === 0 ? 0 : i;   // no -0
+      if (i < INT32_MIN || i > INT32_MAX) {
+        throw new ConversionError();
+      }
+      return i === 0 ? 0 : i; // no -0
     };
   }
 

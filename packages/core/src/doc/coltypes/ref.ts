@@ -6,35 +6,65 @@
 import type {DocSettings} from '../parse.js';
 import type {CellValue} from '../types.js';
 import {
-  argOf, BaseType, type CellFormatter, ConversionError, type Converter, csvEncodeRow, formatUnknown, INT32_MAX,
-  INT32_MIN, isNestedObject, listItems, type ParseContext, pyTruthy, type SchemaType, type TextParser,
-  type TypedForm, type WidgetOptions,
+  argOf,
+  BaseType,
+  type CellFormatter,
+  ConversionError,
+  type Converter,
+  csvEncodeRow,
+  formatUnknown,
+  INT32_MAX,
+  INT32_MIN,
+  isNestedObject,
+  listItems,
+  type ParseContext,
+  pyTruthy,
+  type SchemaType,
+  type TextParser,
+  type TypedForm,
+  type WidgetOptions,
 } from './base.js';
 import {parseCsvLine} from './choice.js';
 
 /** Python `int(x)` for an Id/Ref (no conversion through float: only ints and records). */
 export function toId(v: CellValue): number {
-  if (!pyTruthy(v)) { return 0; }
-  if (typeof v === 'boolean') { return 1; }
+  if (!pyTruthy(v)) {
+    return 0;
+  }
+  if (typeof v === 'boolean') {
+    return 1;
+  }
   if (typeof v === 'number' && Number.isInteger(v)) {
-    if (v < INT32_MIN || v > INT32_MAX) { throw new ConversionError(); }
+    if (v < INT32_MIN || v > INT32_MAX) {
+      throw new ConversionError();
+    }
     return v;
   }
-  if (Array.isArray(v) && v[0] === 'R' && typeof v[2] === 'number') { return v[2]; }
+  if (Array.isArray(v) && v[0] === 'R' && typeof v[2] === 'number') {
+    return v[2];
+  }
   throw new ConversionError();
 }
 
 /** Shows a row id as `Table[3]` (references whose visible column is the row id). */
 export function rowIdFormatter(tableId: string): CellFormatter {
   return (v) => {
-    if (typeof v === 'number' || typeof v === 'boolean') { return Number(v) > 0 ? `${tableId}[${Number(v)}]` : ''; }
+    if (typeof v === 'number' || typeof v === 'boolean') {
+      return Number(v) > 0 ? `${tableId}[${Number(v)}]` : '';
+    }
     return formatUnknown(v);
   };
 }
 
 /** An error cell of a reference display: alt-text in a Ref column shows as its text. */
 function invalidRefText(v: CellValue): string | null {
-  if (Array.isArray(v) && v[0] === 'E' && v[1] === 'InvalidTypedValue' && typeof v[2] === 'string' && v[2].startsWith('Ref')) {
+  if (
+    Array.isArray(v) &&
+    v[0] === 'E' &&
+    v[1] === 'InvalidTypedValue' &&
+    typeof v[2] === 'string' &&
+    v[2].startsWith('Ref')
+  ) {
     return String(v[3]);
   }
   return null;
@@ -105,9 +135,13 @@ export class RefListType extends BaseType {
           // Falls through to a failed conversion below.
         }
       }
-      if (!pyTruthy(value)) { return null; }
+      if (!pyTruthy(value)) {
+        return null;
+      }
       const items = listItems(value);
-      if (!items) { throw new ConversionError(); }
+      if (!items) {
+        throw new ConversionError();
+      }
       return items.length ? ['L', ...items.map(toId)] : null;
     };
   }
@@ -116,17 +150,23 @@ export class RefListType extends BaseType {
   override parser(_options: WidgetOptions, ctx: ParseContext): TextParser {
     return (text) => {
       const s = text.trim();
-      if (!s) { return null; }
+      if (!s) {
+        return null;
+      }
       let items: string[] | null = null;
       if (s.startsWith('[')) {
         try {
           const parsed = JSON.parse(s);
-          if (Array.isArray(parsed)) { items = parsed.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))); }
+          if (Array.isArray(parsed)) {
+            items = parsed.map((x) => (typeof x === 'string' ? x : JSON.stringify(x)));
+          }
         } catch {
           // Read as CSV below.
         }
       }
-      items ??= parseCsvLine(s).map((x) => x.trim()).filter((x) => x !== '');
+      items ??= parseCsvLine(s)
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
       return items.length ? ctx.refLookup(items, text, true) : null;
     };
   }
@@ -135,8 +175,12 @@ export class RefListType extends BaseType {
     const show = visible ?? rowIdFormatter(argOf(this.type));
     return (v) => {
       const invalid = invalidRefText(v);
-      if (invalid !== null) { return invalid; }
-      if (!Array.isArray(v) || v[0] !== 'L' || v.slice(1).some(isNestedObject)) { return formatUnknown(v); }
+      if (invalid !== null) {
+        return invalid;
+      }
+      if (!Array.isArray(v) || v[0] !== 'L' || v.slice(1).some(isNestedObject)) {
+        return formatUnknown(v);
+      }
       return csvEncodeRow(v.slice(1).map((item) => show(item)));
     };
   }

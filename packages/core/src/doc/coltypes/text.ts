@@ -1,7 +1,15 @@
 /** Text: stored as TEXT, numbers and booleans converted to their Python str(), shown as they are. */
 import {formatG15, pyNumberStr} from '../pyformat.js';
 import type {CellValue} from '../types.js';
-import {BaseType, type CellFormatter, ConversionError, type Converter, formatUnknown, type SchemaType, type WidgetOptions} from './base.js';
+import {
+  BaseType,
+  type CellFormatter,
+  ConversionError,
+  type Converter,
+  formatUnknown,
+  type SchemaType,
+  type WidgetOptions,
+} from './base.js';
 
 /** Python's str() of numbers and booleans; other values fail. */
 function textConverter(sourceIsFloat: boolean): Converter {
@@ -9,12 +17,18 @@ function textConverter(sourceIsFloat: boolean): Converter {
   // so below 2**53, else with "%.15g".
   const limit = sourceIsFloat ? 2 ** 53 : 1e21;
   return (v) => {
-    if (v === null || typeof v === 'string') { return v; }
+    if (v === null || typeof v === 'string') {
+      return v;
+    }
     if (typeof v === 'number') {
-      if (Number.isInteger(v) && Math.abs(v) < limit) { return pyNumberStr(v); }
+      if (Number.isInteger(v) && Math.abs(v) < limit) {
+        return pyNumberStr(v);
+      }
       return formatG15(v);
     }
-    if (typeof v === 'boolean') { return v ? 'True' : 'False'; }
+    if (typeof v === 'boolean') {
+      return v ? 'True' : 'False';
+    }
     throw new ConversionError();
   };
 }

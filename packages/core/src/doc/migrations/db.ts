@@ -10,7 +10,12 @@ import {type CellValue, makeDecoder, makeEncoder, sqlDefaultFor, sqlTypeFor} fro
 
 export type Row = Record<string, CellValue> & {id: number};
 
-interface ColInfo { name: string; type: string; dflt_value: string | null; pk: number }
+interface ColInfo {
+  name: string;
+  type: string;
+  dflt_value: string | null;
+  pk: number;
+}
 
 export class MigrationDb {
   constructor(readonly db: Database.Database) {}
@@ -20,7 +25,10 @@ export class MigrationDb {
   }
 
   tableNames(): string[] {
-    return this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid`).pluck().all() as string[];
+    return this.db
+      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid`)
+      .pluck()
+      .all() as string[];
   }
 
   columnInfo(tableId: string): ColInfo[] {
@@ -44,8 +52,12 @@ export class MigrationDb {
 
   /** AddColumn (skipped when the column is already there). Returns whether it was added. */
   addColumn(tableId: string, colId: string, type: string): boolean {
-    if (this.hasColumn(tableId, colId)) { return false; }
-    this.db.exec(`ALTER TABLE ${quoteIdent(tableId)} ADD COLUMN ${quoteIdent(colId)} ${sqlTypeFor(type)} DEFAULT ${sqlDefaultFor(type)}`);
+    if (this.hasColumn(tableId, colId)) {
+      return false;
+    }
+    this.db.exec(
+      `ALTER TABLE ${quoteIdent(tableId)} ADD COLUMN ${quoteIdent(colId)} ${sqlTypeFor(type)} DEFAULT ${sqlDefaultFor(type)}`,
+    );
     return true;
   }
 
@@ -61,15 +73,22 @@ export class MigrationDb {
   /** RemoveColumn: DocStorage rebuilds the table without it (a missing column is no error). */
   removeColumn(tableId: string, colId: string): void {
     const info = this.columnInfo(tableId);
-    if (!info.some((c) => c.name === colId)) { return; }
+    if (!info.some((c) => c.name === colId)) {
+      return;
+    }
     const rest = info.filter((c) => c.name !== colId && c.name !== 'id');
-    this.rebuild(tableId, ['id INTEGER PRIMARY KEY', ...rest.map(colSpec)],
-      ['id', ...rest.map((c) => quoteIdent(c.name))]);
+    this.rebuild(
+      tableId,
+      ['id INTEGER PRIMARY KEY', ...rest.map(colSpec)],
+      ['id', ...rest.map((c) => quoteIdent(c.name))],
+    );
   }
 
   /** RenameTable (through a temporary name when only the case changes, as DocStorage does). */
   renameTable(from: string, to: string): void {
-    if (from === to) { return; }
+    if (from === to) {
+      return;
+    }
     if (from.toLowerCase() === to.toLowerCase()) {
       this.db.exec(`ALTER TABLE ${quoteIdent(from)} RENAME TO ${quoteIdent(`_tmp_${from}`)}`);
       from = `_tmp_${from}`;
@@ -79,11 +98,17 @@ export class MigrationDb {
 
   /** Every row of a metadata table, decoded with the current schema's types. */
   rows(tableId: string): Row[] {
-    if (!this.hasTable(tableId)) { return []; }
-    const raw = this.db.prepare(`SELECT * FROM ${quoteIdent(tableId)} ORDER BY id`).all() as Array<Record<string, unknown>>;
+    if (!this.hasTable(tableId)) {
+      return [];
+    }
+    const raw = this.db.prepare(`SELECT * FROM ${quoteIdent(tableId)} ORDER BY id`).all() as Array<
+      Record<string, unknown>
+    >;
     return raw.map((r) => {
       const out: Record<string, CellValue> = {};
-      for (const [k, v] of Object.entries(r)) { out[k] = k === 'id' ? Number(v) : makeDecoder(this.metaType(tableId, k))(v); }
+      for (const [k, v] of Object.entries(r)) {
+        out[k] = k === 'id' ? Number(v) : makeDecoder(this.metaType(tableId, k))(v);
+      }
       return out as Row;
     });
   }
@@ -93,12 +118,14 @@ export class MigrationDb {
     return (n.n ?? 0) + 1;
   }
 
-  private encode(tableId: string, values: Record<string, CellValue>): {cols: string[], params: unknown[]} {
+  private encode(tableId: string, values: Record<string, CellValue>): {cols: string[]; params: unknown[]} {
     const decl = new Map(this.columnInfo(tableId).map((c) => [c.name, c.type]));
     const cols: string[] = [];
     const params: unknown[] = [];
     for (const [k, v] of Object.entries(values)) {
-      if (!decl.has(k)) { continue; }   // As TableDataSet: values of absent columns are dropped.
+      if (!decl.has(k)) {
+        continue;
+      } // As TableDataSet: values of absent columns are dropped.
       cols.push(k);
       params.push(makeEncoder(this.metaType(tableId, k), decl.get(k)!)(v));
     }
@@ -110,16 +137,19 @@ export class MigrationDb {
     const {cols, params} = this.encode(tableId, values);
     const names = ['id', ...cols].map(quoteIdent).join(', ');
     const marks = ['?', ...cols.map(() => '?')].join(', ');
-    const res = this.db.prepare(`INSERT INTO ${quoteIdent(tableId)} (${names}) VALUES (${marks})`)
-      .run(id === null ? null : BigInt(id), ...params as never[]);
+    const res = this.db
+      .prepare(`INSERT INTO ${quoteIdent(tableId)} (${names}) VALUES (${marks})`)
+      .run(id === null ? null : BigInt(id), ...(params as never[]));
     return Number(res.lastInsertRowid);
   }
 
   update(tableId: string, id: number, values: Record<string, CellValue>): void {
     const {cols, params} = this.encode(tableId, values);
-    if (!cols.length) { return; }
+    if (!cols.length) {
+      return;
+    }
     const sets = cols.map((c) => `${quoteIdent(c)} = ?`).join(', ');
-    this.db.prepare(`UPDATE ${quoteIdent(tableId)} SET ${sets} WHERE id = ?`).run(...params as never[], BigInt(id));
+    this.db.prepare(`UPDATE ${quoteIdent(tableId)} SET ${sets} WHERE id = ?`).run(...(params as never[]), BigInt(id));
   }
 
   /** ReplaceTableData: all rows go, the given ones (ids 1..n) come. */
@@ -130,14 +160,20 @@ export class MigrationDb {
 }
 
 /** A column spec from `PRAGMA table_info`, as DocStorage._sqlColSpecFromDBInfo writes it. */
-export function colSpec(info: {name: string, type: string, dflt_value: string | null}): string {
+export function colSpec(info: {name: string; type: string; dflt_value: string | null}): string {
   return `${quoteIdent(info.name)} ${info.type} DEFAULT ${info.dflt_value}`;
 }
 
 /** Python's `json.loads`, returning `{}` for invalid JSON (migrations.py's safe_parse). */
 export function safeParse(text: CellValue): unknown {
-  if (typeof text !== 'string') { return {}; }
-  try { return JSON.parse(text); } catch { return {}; }
+  if (typeof text !== 'string') {
+    return {};
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return {};
+  }
 }
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -150,15 +186,27 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
  */
 export function pyJsonDumps(value: unknown, compact = false): string {
   const [itemSep, keySep] = compact ? [',', ':'] : [', ', ': '];
-  const str = (s: string) => JSON.stringify(s).replace(/[\u0080-\uffff]/g,
-    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const str = (s: string) =>
+    JSON.stringify(s).replace(/[\u0080-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
   const dump = (v: unknown): string => {
-    if (v === null || v === undefined) { return 'null'; }
-    if (typeof v === 'string') { return str(v); }
-    if (typeof v === 'number') { return Number.isFinite(v) ? String(v) : (v > 0 ? 'Infinity' : v < 0 ? '-Infinity' : 'NaN'); }
-    if (typeof v === 'boolean') { return v ? 'true' : 'false'; }
-    if (Array.isArray(v)) { return `[${v.map(dump).join(itemSep)}]`; }
-    return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${str(k)}${keySep}${dump(x)}`).join(itemSep)}}`;
+    if (v === null || v === undefined) {
+      return 'null';
+    }
+    if (typeof v === 'string') {
+      return str(v);
+    }
+    if (typeof v === 'number') {
+      return Number.isFinite(v) ? String(v) : v > 0 ? 'Infinity' : v < 0 ? '-Infinity' : 'NaN';
+    }
+    if (typeof v === 'boolean') {
+      return v ? 'true' : 'false';
+    }
+    if (Array.isArray(v)) {
+      return `[${v.map(dump).join(itemSep)}]`;
+    }
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${str(k)}${keySep}${dump(x)}`)
+      .join(itemSep)}}`;
   };
   return dump(value);
 }
@@ -170,5 +218,9 @@ export function isVisibleColumn(colId: string): boolean {
 
 /** Python's sort of strings (by code point; UTF-16 order differs only beyond the BMP). */
 export function byString<T>(key: (t: T) => string): (a: T, b: T) => number {
-  return (a, b) => { const x = key(a); const y = key(b); return x < y ? -1 : x > y ? 1 : 0; };
+  return (a, b) => {
+    const x = key(a);
+    const y = key(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
 }

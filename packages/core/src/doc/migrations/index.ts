@@ -24,10 +24,17 @@ export interface DocVersions {
 
 /** A failed upgrade: 400, naming the version the document had and the step that failed. */
 export class MigrationError extends BadRequest {
-  constructor(readonly kind: 'storage' | 'schema', readonly version: number, readonly step: string,
-              readonly from: DocVersions, cause: Error) {
-    super(`Upgrading the document from schema version ${from.schema} failed at ${kind} version ${version} ` +
-      `(${step}): ${cause.message}`);
+  constructor(
+    readonly kind: 'storage' | 'schema',
+    readonly version: number,
+    readonly step: string,
+    readonly from: DocVersions,
+    cause: Error,
+  ) {
+    super(
+      `Upgrading the document from schema version ${from.schema} failed at ${kind} version ${version} ` +
+        `(${step}): ${cause.message}`,
+    );
   }
 }
 
@@ -36,7 +43,9 @@ export function readVersions(db: Database.Database): DocVersions {
   const m = new MigrationDb(db);
   let schema = 0;
   if (m.hasTable('_grist_DocInfo') && m.hasColumn('_grist_DocInfo', 'schemaVersion')) {
-    const row = db.prepare(`SELECT schemaVersion FROM _grist_DocInfo ORDER BY id LIMIT 1`).get() as {schemaVersion: unknown} | undefined;
+    const row = db.prepare(`SELECT schemaVersion FROM _grist_DocInfo ORDER BY id LIMIT 1`).get() as
+      | {schemaVersion: unknown}
+      | undefined;
     const v = Number(row?.schemaVersion ?? 0);
     schema = Number.isFinite(v) ? v : 0;
   }
@@ -57,8 +66,13 @@ export function needsUpgrade(v: DocVersions): boolean {
 export function ensureCurrentSchema(m: MigrationDb): void {
   for (const [table, types] of Object.entries(META_TYPES)) {
     const cols = Object.entries(types);
-    if (!m.hasTable(table)) { applyChange(m, {table, cols}); continue; }
-    for (const [colId, type] of cols) { m.addColumn(table, colId, type); }
+    if (!m.hasTable(table)) {
+      applyChange(m, {table, cols});
+      continue;
+    }
+    for (const [colId, type] of cols) {
+      m.addColumn(table, colId, type);
+    }
   }
   m.db.exec(`CREATE INDEX IF NOT EXISTS _grist_Attachments_fileIdent ON _grist_Attachments(fileIdent)`);
 }
@@ -80,7 +94,9 @@ export function runSteps(db: Database.Database, to: Partial<DocVersions> = {}): 
   const m = new MigrationDb(db);
   const steps: string[] = [];
   for (const step of STORAGE_STEPS) {
-    if (step.version <= from.storage || step.version > target.storage) { continue; }
+    if (step.version <= from.storage || step.version > target.storage) {
+      continue;
+    }
     try {
       step.run(m);
     } catch (e) {
@@ -88,12 +104,18 @@ export function runSteps(db: Database.Database, to: Partial<DocVersions> = {}): 
     }
     steps.push(`storage ${step.version}`);
   }
-  if (target.storage > from.storage) { db.pragma(`user_version = ${target.storage}`); }
+  if (target.storage > from.storage) {
+    db.pragma(`user_version = ${target.storage}`);
+  }
   if (from.schema < target.schema) {
     for (const step of SCHEMA_STEPS) {
-      if (step.version <= from.schema || step.version > target.schema) { continue; }
+      if (step.version <= from.schema || step.version > target.schema) {
+        continue;
+      }
       try {
-        for (const ch of step.add ?? []) { applyChange(m, ch); }
+        for (const ch of step.add ?? []) {
+          applyChange(m, ch);
+        }
         step.run?.(m);
       } catch (e) {
         throw new MigrationError('schema', step.version, step.summary, from, e as Error);
@@ -104,7 +126,13 @@ export function runSteps(db: Database.Database, to: Partial<DocVersions> = {}): 
       try {
         ensureCurrentSchema(m);
       } catch (e) {
-        throw new MigrationError('schema', SCHEMA_VERSION, 'every table and column of the current schema', from, e as Error);
+        throw new MigrationError(
+          'schema',
+          SCHEMA_VERSION,
+          'every table and column of the current schema',
+          from,
+          e as Error,
+        );
       }
     }
     m.update('_grist_DocInfo', 1, {schemaVersion: target.schema});
@@ -126,7 +154,9 @@ export function upgradeDocFile(path: string): UpgradeResult | null {
   try {
     db.pragma('trusted_schema = OFF');
     const versions = readVersions(db);
-    if (versions.schema > SCHEMA_VERSION || !needsUpgrade(versions) || !isGristDocument(db)) { return null; }
+    if (versions.schema > SCHEMA_VERSION || !needsUpgrade(versions) || !isGristDocument(db)) {
+      return null;
+    }
     return upgradeDocument(db);
   } finally {
     db.close();

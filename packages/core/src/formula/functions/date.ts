@@ -1,10 +1,17 @@
 /** Grist's date functions (grist-core sandbox/grist/functions/date.py). */
-import { NOT_IMPLEMENTED, PyCallable, PyObject, Value, pyEquals, raise, repr, typeName } from '../values.js';
 import {
-  PyDate, PyDateTime, PyTime, PyTimedelta, TzInfo, IanaTz, daysFromCivil, isLeap, now,
-} from '../datetime.js';
-import { parseDateText } from './dateparse.js';
-import { def, index, isNumber, iterOrThrow, num, pmod, toF, v } from './util.js';
+  NOT_IMPLEMENTED,
+  type PyCallable,
+  type PyObject,
+  type Value,
+  pyEquals,
+  raise,
+  repr,
+  typeName,
+} from '../values.js';
+import {PyDate, PyDateTime, PyTime, PyTimedelta, type TzInfo, IanaTz, daysFromCivil, isLeap, now} from '../datetime.js';
+import {parseDateText} from './dateparse.js';
+import {def, index, isNumber, iterOrThrow, num, pmod, toF, v} from './util.js';
 
 // ---- the document's time zone ------------------------------------------------------------------
 
@@ -19,7 +26,9 @@ export function setDocTimezone(name: string | null): string | null {
   docZone = name;
   return previous;
 }
-export function docTimezone(): TzInfo { return IanaTz.get(docZone || 'UTC'); }
+export function docTimezone(): TzInfo {
+  return IanaTz.get(docZone || 'UTC');
+}
 
 function tzinfoArg(zonelabel: Value): TzInfo {
   if (zonelabel === null || zonelabel === '' || zonelabel === false) return docTimezone();
@@ -110,22 +119,32 @@ export function DATE(year: Value, month: Value, day: Value): PyDate {
 }
 function floorDivBig(a: bigint, b: bigint): bigint {
   const q = a / b;
-  return a % b !== 0n && (a < 0n) !== (b < 0n) ? q - 1n : q;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }
 
 const WEEKDAY_TYPES: Record<number, [number, number]> = {
-  1: [6, 1], 2: [0, 1], 3: [0, 0], 11: [0, 1], 12: [1, 1], 13: [2, 1], 14: [3, 1], 15: [4, 1], 16: [5, 1], 17: [6, 1],
+  1: [6, 1],
+  2: [0, 1],
+  3: [0, 0],
+  11: [0, 1],
+  12: [1, 1],
+  13: [2, 1],
+  14: [3, 1],
+  15: [4, 1],
+  16: [5, 1],
+  17: [6, 1],
 };
 
 function weekdayType(rt: Value): [number, number] {
   const t = isNumber(rt) ? toF(rt) : NaN;
   const entry = WEEKDAY_TYPES[t];
-  if (!entry) raise('ValueError', `Invalid return type ${rt === null ? 'None' : String(typeof rt === 'number' ? repr(rt) : rt)}`);
+  if (!entry)
+    raise('ValueError', `Invalid return type ${rt === null ? 'None' : String(typeof rt === 'number' ? repr(rt) : rt)}`);
   return entry;
 }
 
 const date360 = (y: number, m: number, d: number) => y * 360 + m * 30 + d;
-const lastOfFeb = (d: PyDate) => d.month === 2 && (plus(d, new PyTimedelta(1))).month === 3;
+const lastOfFeb = (d: PyDate) => d.month === 2 && plus(d, new PyTimedelta(1)).month === 3;
 
 /** Tuple comparison (y, m, d) <= (y, m, d). */
 const tupleCmp = (a: number[], b: number[]) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
@@ -135,15 +154,24 @@ function oneYearFrac(start: PyDate, end: PyDate): number {
 }
 
 export function yearfrac(startIn: Value, endIn: Value, basisIn: Value): number {
-  let start = startIn, end = endIn;
+  let start = startIn,
+    end = endIn;
   if (pyEquals(start, end)) return 0;
   if (!(start instanceof PyDate) || !(end instanceof PyDate)) {
-    return raise('AttributeError', `'${typeName(start instanceof PyDate ? end : start)}' object has no attribute 'day'`);
+    return raise(
+      'AttributeError',
+      `'${typeName(start instanceof PyDate ? end : start)}' object has no attribute 'day'`,
+    );
   }
   if (cmp(start, end) > 0) [start, end] = [end, start];
-  const s = start as PyDate, e = end as PyDate;
-  let d1 = s.day, d2 = e.day;
-  const m1 = s.month, y1 = s.year, m2 = e.month, y2 = e.year;
+  const s = start as PyDate,
+    e = end as PyDate;
+  let d1 = s.day,
+    d2 = e.day;
+  const m1 = s.month,
+    y1 = s.year,
+    m2 = e.month,
+    y2 = e.year;
   const basis = isNumber(basisIn) ? toF(basisIn) : NaN;
   if (basis === 0) {
     if (d1 === 31) d1 = 30;
@@ -158,8 +186,10 @@ export function yearfrac(startIn: Value, endIn: Value, basisIn: Value): number {
     let yearLength: number;
     if (tupleCmp([y1 + 1, m1, d1], [y2, m2, d2]) >= 0) {
       if (y1 === y2 && isLeap(y1)) yearLength = 366;
-      else if (tupleCmp([y1, m1, d1], [y2, 2, 29]) < 0 && tupleCmp([y2, 2, 29], [y2, m2, d2]) <= 0 && isLeap(y2)) yearLength = 366;
-      else if (tupleCmp([y1, m1, d1], [y1, 2, 29]) <= 0 && tupleCmp([y1, 2, 29], [y2, m2, d2]) < 0 && isLeap(y1)) yearLength = 366;
+      else if (tupleCmp([y1, m1, d1], [y2, 2, 29]) < 0 && tupleCmp([y2, 2, 29], [y2, m2, d2]) <= 0 && isLeap(y2))
+        yearLength = 366;
+      else if (tupleCmp([y1, m1, d1], [y1, 2, 29]) <= 0 && tupleCmp([y1, 2, 29], [y2, m2, d2]) < 0 && isLeap(y1))
+        yearLength = 366;
       else yearLength = 365;
     } else {
       yearLength = (daysFromCivil(y2 + 1, 1, 1) - daysFromCivil(y1, 1, 1)) / (y2 + 1 - y1);
@@ -198,50 +228,65 @@ function isoweeknum(x: Value): bigint {
 }
 
 export const dateFunctions: Record<string, PyCallable> = {
-  DTIME: def('DTIME', ['value', 'tz'], { tz: null }, (a) => dtime(v(a, 'value'), v(a, 'tz'))),
-  XL_TO_DATE: def('XL_TO_DATE', ['value', 'tz'], { tz: null }, (a) =>
-    plus(dtime(EXCEL_ZERO, v(a, 'tz')), PyTimedelta.construct([], { days: v(a, 'value') }))),
+  DTIME: def('DTIME', ['value', 'tz'], {tz: null}, (a) => dtime(v(a, 'value'), v(a, 'tz'))),
+  XL_TO_DATE: def('XL_TO_DATE', ['value', 'tz'], {tz: null}, (a) =>
+    plus(dtime(EXCEL_ZERO, v(a, 'tz')), PyTimedelta.construct([], {days: v(a, 'value')})),
+  ),
   DATE_TO_XL: def('DATE_TO_XL', ['date_value'], {}, (a) => dateToXl(v(a, 'date_value'))),
   DATE: def('DATE', ['year', 'month', 'day'], {}, (a) => DATE(v(a, 'year'), v(a, 'month'), v(a, 'day'))),
   DATEDIF: def('DATEDIF', ['start_date', 'end_date', 'unit'], {}, (a) => {
-    const s = makeDate(v(a, 'start_date')), e = makeDate(v(a, 'end_date'));
+    const s = makeDate(v(a, 'start_date')),
+      e = makeDate(v(a, 'end_date'));
     const unit = v(a, 'unit');
     const monthDelta = s.day <= e.day ? 0 : 1;
     const yearDelta = tupleCmp([0, s.month, s.day], [0, e.month, e.day]) <= 0 ? 0 : 1;
     switch (unit) {
-      case 'D': return BigInt(tdDays(minus(e, s)));
-      case 'M': return BigInt((e.year - s.year) * 12 + (e.month - s.month) - monthDelta);
-      case 'Y': return BigInt(e.year - s.year - yearDelta);
-      case 'MD': return BigInt(tdDays(minus(e, DATE(BigInt(e.year), BigInt(e.month - monthDelta), BigInt(s.day)))));
-      case 'YM': return pmod(BigInt(e.month - s.month - monthDelta), 12n);
-      case 'YD': return BigInt(tdDays(minus(e, DATE(BigInt(e.year - yearDelta), BigInt(s.month), BigInt(s.day)))));
+      case 'D':
+        return BigInt(tdDays(minus(e, s)));
+      case 'M':
+        return BigInt((e.year - s.year) * 12 + (e.month - s.month) - monthDelta);
+      case 'Y':
+        return BigInt(e.year - s.year - yearDelta);
+      case 'MD':
+        return BigInt(tdDays(minus(e, DATE(BigInt(e.year), BigInt(e.month - monthDelta), BigInt(s.day)))));
+      case 'YM':
+        return pmod(BigInt(e.month - s.month - monthDelta), 12n);
+      case 'YD':
+        return BigInt(tdDays(minus(e, DATE(BigInt(e.year - yearDelta), BigInt(s.month), BigInt(s.day)))));
     }
     return raise('ValueError', `Invalid unit ${typeof unit === 'string' ? unit : repr(unit)}`);
   }),
-  DATEVALUE: def('DATEVALUE', ['date_string', 'tz'], { tz: null }, (a) => {
+  DATEVALUE: def('DATEVALUE', ['date_string', 'tz'], {tz: null}, (a) => {
     const ds = v(a, 'date_string');
     if (typeof ds !== 'string') raise('TypeError', `Parser must be a string or character stream, not ${typeName(ds)}`);
     return parseDateText(ds as string).withTz(tzinfoArg(v(a, 'tz')));
   }),
   DAY: def('DAY', ['date'], {}, (a) => BigInt(makeDatetime(v(a, 'date')).day)),
   DAYS: def('DAYS', ['end_date', 'start_date'], {}, (a) =>
-    BigInt(tdDays(minus(makeDatetime(v(a, 'end_date')), makeDatetime(v(a, 'start_date')))))),
+    BigInt(tdDays(minus(makeDatetime(v(a, 'end_date')), makeDatetime(v(a, 'start_date'))))),
+  ),
   EDATE: def('EDATE', ['start_date', 'months'], {}, (a) => {
     const s = v(a, 'start_date');
     return DATE(dateAttr(s, 'year'), dateAttr(s, 'month') + BigInt(index(v(a, 'months'))), dateAttr(s, 'day'));
   }),
-  DATEADD: def('DATEADD', ['start_date', 'days', 'months', 'years', 'weeks'],
-    { days: 0n, months: 0n, years: 0n, weeks: 0n }, (a) => {
+  DATEADD: def(
+    'DATEADD',
+    ['start_date', 'days', 'months', 'years', 'weeks'],
+    {days: 0n, months: 0n, years: 0n, weeks: 0n},
+    (a) => {
       const s = v(a, 'start_date');
       // Python's evaluation order: year, then month, then day.
       const year = dateAttr(s, 'year') + BigInt(index(v(a, 'years')));
       const month = dateAttr(s, 'month') + BigInt(index(v(a, 'months')));
-      const days = num(v(a, 'days')), weeks = num(v(a, 'weeks'));
-      const day = typeof days === 'bigint' && typeof weeks === 'bigint'
-        ? dateAttr(s, 'day') + days + weeks * 7n
-        : Number(dateAttr(s, 'day')) + Number(days) + Number(weeks) * 7;
+      const days = num(v(a, 'days')),
+        weeks = num(v(a, 'weeks'));
+      const day =
+        typeof days === 'bigint' && typeof weeks === 'bigint'
+          ? dateAttr(s, 'day') + days + weeks * 7n
+          : Number(dateAttr(s, 'day')) + Number(days) + Number(weeks) * 7;
       return DATE(year, month, day);
-    }),
+    },
+  ),
   EOMONTH: def('EOMONTH', ['start_date', 'months'], {}, (a) => {
     const s = v(a, 'start_date');
     const first = DATE(dateAttr(s, 'year'), dateAttr(s, 'month') + BigInt(index(v(a, 'months'))) + 1n, 1n);
@@ -251,26 +296,27 @@ export const dateFunctions: Record<string, PyCallable> = {
   ISOWEEKNUM: def('ISOWEEKNUM', ['date'], {}, (a) => isoweeknum(v(a, 'date'))),
   MINUTE: def('MINUTE', ['time'], {}, (a) => BigInt(makeDatetime(v(a, 'time')).minute)),
   MONTH: def('MONTH', ['date'], {}, (a) => BigInt(makeDatetime(v(a, 'date')).month)),
-  NOW: def('NOW', ['tz'], { tz: null }, (a) => now(tzinfoArg(v(a, 'tz')))),
+  NOW: def('NOW', ['tz'], {tz: null}, (a) => now(tzinfoArg(v(a, 'tz')))),
   SECOND: def('SECOND', ['time'], {}, (a) => BigInt(makeDatetime(v(a, 'time')).second)),
-  TODAY: def('TODAY', ['tz'], { tz: null }, (a) => now(tzinfoArg(v(a, 'tz'))).date()),
-  WEEKDAY: def('WEEKDAY', ['date', 'return_type'], { return_type: 1n }, (a) => {
+  TODAY: def('TODAY', ['tz'], {tz: null}, (a) => now(tzinfoArg(v(a, 'tz'))).date()),
+  WEEKDAY: def('WEEKDAY', ['date', 'return_type'], {return_type: 1n}, (a) => {
     const [first, idx] = weekdayType(v(a, 'return_type'));
-    return BigInt(((makeDatetime(v(a, 'date')).weekday() - first) % 7 + 7) % 7 + idx);
+    return BigInt(((((makeDatetime(v(a, 'date')).weekday() - first) % 7) + 7) % 7) + idx);
   }),
-  WEEKNUM: def('WEEKNUM', ['date', 'return_type'], { return_type: 1n }, (a) => {
+  WEEKNUM: def('WEEKNUM', ['date', 'return_type'], {return_type: 1n}, (a) => {
     const rt = v(a, 'return_type');
     if (isNumber(rt) && toF(rt) === 21) return isoweeknum(v(a, 'date'));
     const [first] = weekdayType(rt);
     const d = makeDatetime(v(a, 'date'));
     const jan1 = new PyDateTime(d.year, 1, 1);
-    const week1Start = minus(jan1, new PyTimedelta(((jan1.weekday() - first) % 7 + 7) % 7)) as PyDateTime;
+    const week1Start = minus(jan1, new PyTimedelta((((jan1.weekday() - first) % 7) + 7) % 7)) as PyDateTime;
     return BigInt(Math.floor(tdDays(minus(d, week1Start)) / 7) + 1);
   }),
   YEAR: def('YEAR', ['date'], {}, (a) => BigInt(makeDatetime(v(a, 'date')).year)),
-  YEARFRAC: def('YEARFRAC', ['start_date', 'end_date', 'basis'], { basis: 0n }, (a) =>
-    yearfrac(v(a, 'start_date'), v(a, 'end_date'), v(a, 'basis'))),
-  MOONPHASE: def('MOONPHASE', ['date', 'output'], { output: 'emoji' }, (a) => {
+  YEARFRAC: def('YEARFRAC', ['start_date', 'end_date', 'basis'], {basis: 0n}, (a) =>
+    yearfrac(v(a, 'start_date'), v(a, 'end_date'), v(a, 'basis')),
+  ),
+  MOONPHASE: def('MOONPHASE', ['date', 'output'], {output: 'emoji'}, (a) => {
     const days = totalSeconds(minus(makeDatetime(v(a, 'date')).date(), NEW_MOON) as PyTimedelta) / 86400;
     const age = pmod(days, SYNODIC_MONTH) as number;
     const phase = age / SYNODIC_MONTH;
@@ -282,15 +328,19 @@ export const dateFunctions: Record<string, PyCallable> = {
     if (output === 'lunacy') return i === 4 ? '🐺' : '🕺';
     return MOONS[i];
   }),
-  NETWORKDAYS: def('NETWORKDAYS', ['start_date', 'end_date', 'holidays'], { holidays: [] }, (a) => {
-    let s = makeDate(v(a, 'start_date')), e = makeDate(v(a, 'end_date'));
+  NETWORKDAYS: def('NETWORKDAYS', ['start_date', 'end_date', 'holidays'], {holidays: []}, (a) => {
+    let s = makeDate(v(a, 'start_date')),
+      e = makeDate(v(a, 'end_date'));
     const holidays = new Set(iterOrThrow(v(a, 'holidays')).map((h) => makeDate(h).epochDays()));
     let sign = 1n;
-    if (s.compare(e) > 0) { sign = -1n; [s, e] = [e, s]; }
+    if (s.compare(e) > 0) {
+      sign = -1n;
+      [s, e] = [e, s];
+    }
     let count = 0n;
     const end = e.epochDays();
     for (let d = s.epochDays(); d <= end; d++) {
-      const wd = ((d + 3) % 7 + 7) % 7;
+      const wd = (((d + 3) % 7) + 7) % 7;
       if (wd < 5 && !holidays.has(d)) count++;
     }
     return sign * count;

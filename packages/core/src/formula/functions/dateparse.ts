@@ -4,14 +4,44 @@
  * names, times with AM/PM, `Z`/`UTC`/`+hh:mm` offsets (and dateutil's inverted `UTC+h` POSIX
  * form). Missing fields come from today's date, as dateutil's default does.
  */
-import { raise } from '../values.js';
-import { FixedTz, PyDateTime, TzInfo, UTC, daysInMonth, now } from '../datetime.js';
+import {raise} from '../values.js';
+import {FixedTz, PyDateTime, type TzInfo, UTC, daysInMonth, now} from '../datetime.js';
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
-const LONG_MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september',
-  'october', 'november', 'december'];
-const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun', 'monday', 'tuesday', 'wednesday', 'thursday',
-  'friday', 'saturday', 'sunday', 'tues', 'wednes', 'thur', 'thurs'];
+const LONG_MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+const WEEKDAYS = [
+  'mon',
+  'tue',
+  'wed',
+  'thu',
+  'fri',
+  'sat',
+  'sun',
+  'monday',
+  'tuesday',
+  'wednesday',
+  'thursday',
+  'friday',
+  'saturday',
+  'sunday',
+  'tues',
+  'wednes',
+  'thur',
+  'thurs',
+];
 
 function monthOf(word: string): number {
   const w = word.toLowerCase().replace(/\.$/, '');
@@ -41,7 +71,10 @@ export function parseDateText(text: string): PyDateTime {
   const today = now(null);
   let s = ` ${text.trim()} `;
   if (!text.trim()) fail(text);
-  let hour: number | null = null, minute = 0, second = 0, us = 0;
+  let hour: number | null = null,
+    minute = 0,
+    second = 0,
+    us = 0;
   let tz: TzInfo | null = null;
 
   // ISO 8601 with T separator: 2012-01-02T10:20:30.5+01:00
@@ -50,7 +83,9 @@ export function parseDateText(text: string): PyDateTime {
   // Time of day: H:MM[:SS[.ffffff]] with optional am/pm.
   const tm = /\s(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6})\d*)?)?\s*(a\.?m\.?|p\.?m\.?)?(?=[\s+\-zZ]|$)/i.exec(s);
   if (tm) {
-    hour = Number(tm[1]); minute = Number(tm[2]); second = Number(tm[3] ?? 0);
+    hour = Number(tm[1]);
+    minute = Number(tm[2]);
+    second = Number(tm[3] ?? 0);
     us = tm[4] ? Number(tm[4].padEnd(6, '0')) : 0;
     const ampm = tm[5]?.toLowerCase()[0];
     if (ampm) {
@@ -91,12 +126,16 @@ export function parseDateText(text: string): PyDateTime {
 
   // Date: remaining tokens.
   const tokens = s.split(/[\s,/\-.]+/).filter((t) => t && !/^(at|on|of|the|and)$/i.test(t));
-  let year: number | null = null, month: number | null = null, day: number | null = null;
+  let year: number | null = null,
+    month: number | null = null,
+    day: number | null = null;
   const nums: Array<[number, number]> = [];
   for (const t of tokens) {
     if (/^\d+$/.test(t)) {
       if (t.length === 8 && nums.length === 0 && tokens.length === 1) {
-        year = Number(t.slice(0, 4)); month = Number(t.slice(4, 6)); day = Number(t.slice(6));
+        year = Number(t.slice(0, 4));
+        month = Number(t.slice(4, 6));
+        day = Number(t.slice(6));
         continue;
       }
       nums.push([Number(t), t.length]);
@@ -153,7 +192,8 @@ export function parseDateText(text: string): PyDateTime {
   const m = month ?? today.month;
   const d = day ?? (month === null && year !== null ? today.day : today.day);
   if (m < 1 || m > 12 || d < 1 || y < 1 || y > 9999 || d > daysInMonth(y, m)) {
-    if (m >= 1 && m <= 12 && d > daysInMonth(y, m) && d <= 31) raise('ParserError', `day is out of range for month: ${text}`);
+    if (m >= 1 && m <= 12 && d > daysInMonth(y, m) && d <= 31)
+      raise('ParserError', `day is out of range for month: ${text}`);
     return fail(text);
   }
   return new PyDateTime(y, m, d, hour ?? 0, minute, second, us, tz);

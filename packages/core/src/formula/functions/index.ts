@@ -3,14 +3,14 @@
  * tables (those, such as PREVIOUS, NEXT, RANK, VLOOKUP, PEEK, RECORD, SELF_HYPERLINK, CONTAINS and
  * REQUEST, belong to the interpreter). See docs/formulas.md, "Functions".
  */
-import { PyCallable } from '../values.js';
-import { mathFunctions } from './math.js';
-import { textFunctions } from './text.js';
-import { dateFunctions } from './date.js';
-import { infoFunctions } from './info.js';
-import { statsFunctions } from './stats.js';
-import { logicalFunctions } from './logical.js';
-import { scheduleFunctions } from './schedule.js';
+import type {PyCallable} from '../values.js';
+import {mathFunctions} from './math.js';
+import {textFunctions} from './text.js';
+import {dateFunctions} from './date.js';
+import {infoFunctions} from './info.js';
+import {statsFunctions} from './stats.js';
+import {logicalFunctions} from './logical.js';
+import {scheduleFunctions} from './schedule.js';
 
 export const gristFunctions: Record<string, PyCallable> = {
   ...mathFunctions,
@@ -22,4 +22,4 @@ export const gristFunctions: Record<string, PyCallable> = {
   ...scheduleFunctions,
 };
 
-export { setDocTimezone, docTimezone } from './date.js';
+export {setDocTimezone, docTimezone} from './date.js';

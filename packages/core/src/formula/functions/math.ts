@@ -1,12 +1,29 @@
 /** Grist's math functions (grist-core sandbox/grist/functions/math.py), with Python's int/float results. */
-import { PyCallable, Value, raise, isNumeric } from '../values.js';
-import { mathModule, mathLog, mathPow, mathSqrt, factorial, comb, gcd2 } from '../modules/math.js';
+import {type PyCallable, type Value, raise, isNumeric} from '../values.js';
+import {mathModule, mathLog, mathPow, mathSqrt, factorial, comb, gcd2} from '../modules/math.js';
 import {
-  Args, add, chain, chainNumeric, chainNumericA, ceilInt, def, floorInt, index, iterItems, mul, num, pmod, pyAbs,
-  pyInt, rest, strArg, toF, v,
+  type Args,
+  add,
+  chain,
+  chainNumeric,
+  chainNumericA,
+  ceilInt,
+  def,
+  floorInt,
+  index,
+  iterItems,
+  mul,
+  num,
+  pmod,
+  pyAbs,
+  pyInt,
+  rest,
+  strArg,
+  toF,
+  v,
 } from './util.js';
 
-const m = (name: string) => (mathModule.getattr!(name) as PyCallable);
+const m = (name: string) => mathModule.getattr!(name) as PyCallable;
 /** A one-argument function that is Python's math.<fn>. */
 const math1 = (name: string, param: string, mathName: string) =>
   def(name, [param], {}, (a) => m(mathName).call!([v(a, param)], null));
@@ -26,14 +43,31 @@ function pow10(n: Value): bigint | number {
   return 10 ** p;
 }
 
-const ROMAN: Array<[number, string]> = [[1000, 'M'], [900, 'CM'], [500, 'D'], [400, 'CD'], [100, 'C'], [90, 'XC'],
-  [50, 'L'], [40, 'XL'], [10, 'X'], [9, 'IX'], [5, 'V'], [4, 'IV'], [1, 'I']];
+const ROMAN: Array<[number, string]> = [
+  [1000, 'M'],
+  [900, 'CM'],
+  [500, 'D'],
+  [400, 'CD'],
+  [100, 'C'],
+  [90, 'XC'],
+  [50, 'L'],
+  [40, 'XL'],
+  [10, 'X'],
+  [9, 'IX'],
+  [5, 'V'],
+  [4, 'IV'],
+  [1, 'I'],
+];
 
 /** The `roman` package's toRoman: 1..4999. */
 function toRoman(n: number): string {
   if (n <= 0 || n >= 5000) raise('OutOfRangeError', 'number out of range (must be 1..4999)');
   let out = '';
-  for (const [val, sym] of ROMAN) while (n >= val) { out += sym; n -= val; }
+  for (const [val, sym] of ROMAN)
+    while (n >= val) {
+      out += sym;
+      n -= val;
+    }
   return out;
 }
 const ROMAN_RE = /^M{0,4}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$/;
@@ -41,9 +75,13 @@ const ROMAN_RE = /^M{0,4}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$/;
 function fromRoman(s: string): number {
   if (!s) raise('InvalidRomanNumeralError', 'Input can not be blank');
   if (!ROMAN_RE.test(s)) raise('InvalidRomanNumeralError', `Invalid Roman numeral: ${s}`);
-  let i = 0, out = 0;
+  let i = 0,
+    out = 0;
   for (const [val, sym] of ROMAN) {
-    while (s.startsWith(sym, i)) { out += val; i += sym.length; }
+    while (s.startsWith(sym, i)) {
+      out += val;
+      i += sym.length;
+    }
   }
   return out;
 }
@@ -55,22 +93,25 @@ function sumValues(values: Iterable<Value>): bigint | number {
 }
 
 function checkFactor(value: Value, factor: Value): void {
-  if ((toF(factor) < 0) !== (toF(value) < 0)) raise('ValueError', 'factor argument invalid');
+  if (toF(factor) < 0 !== toF(value) < 0) raise('ValueError', 'factor argument invalid');
 }
 
 export const mathFunctions: Record<string, PyCallable> = {
   ABS: def('ABS', ['value'], {}, (a) => pyAbs(v(a, 'value'))),
   ACOS: math1('ACOS', 'value', 'acos'),
   ACOSH: math1('ACOSH', 'value', 'acosh'),
-  ARABIC: def('ARABIC', ['roman_numeral'], {}, (a) => BigInt(fromRoman(strArg(v(a, 'roman_numeral'), 'ARABIC').toUpperCase()))),
+  ARABIC: def('ARABIC', ['roman_numeral'], {}, (a) =>
+    BigInt(fromRoman(strArg(v(a, 'roman_numeral'), 'ARABIC').toUpperCase())),
+  ),
   ASIN: math1('ASIN', 'value', 'asin'),
   ASINH: math1('ASINH', 'value', 'asinh'),
   ATAN: math1('ATAN', 'value', 'atan'),
   // Grist's ATAN2(x, y) is math.atan2(y, x), as in spreadsheets.
   ATAN2: def('ATAN2', ['x', 'y'], {}, (a) => m('atan2').call!([v(a, 'y'), v(a, 'x')], null)),
   ATANH: math1('ATANH', 'value', 'atanh'),
-  CEILING: def('CEILING', ['value', 'factor'], { factor: 1n }, (a) =>
-    intTimes(ceilInt(toF(v(a, 'value')) / divisor(v(a, 'factor'))), v(a, 'factor'))),
+  CEILING: def('CEILING', ['value', 'factor'], {factor: 1n}, (a) =>
+    intTimes(ceilInt(toF(v(a, 'value')) / divisor(v(a, 'factor'))), v(a, 'factor')),
+  ),
   COMBIN: def('COMBIN', ['n', 'k'], {}, (a) => combin(v(a, 'n'), v(a, 'k'))),
   COS: math1('COS', 'angle', 'cos'),
   COSH: math1('COSH', 'value', 'cosh'),
@@ -86,7 +127,7 @@ export const mathFunctions: Record<string, PyCallable> = {
     for (let i = n; i > 1n; i -= 2n) r *= i;
     return r;
   }),
-  FLOOR: def('FLOOR', ['value', 'factor'], { factor: 1n }, (a) => {
+  FLOOR: def('FLOOR', ['value', 'factor'], {factor: 1n}, (a) => {
     checkFactor(v(a, 'value'), v(a, 'factor'));
     return intTimes(floorInt(toF(v(a, 'value')) / divisor(v(a, 'factor'))), v(a, 'factor'));
   }),
@@ -107,7 +148,7 @@ export const mathFunctions: Record<string, PyCallable> = {
     return values.map(pyInt).reduce((x, y) => (x * y) / gcd2(x, y));
   }),
   LN: def('LN', ['value'], {}, (a) => mathLog(v(a, 'value'), undefined)),
-  LOG: def('LOG', ['value', 'base'], { base: 10n }, (a) => mathLog(v(a, 'value'), v(a, 'base'))),
+  LOG: def('LOG', ['value', 'base'], {base: 10n}, (a) => mathLog(v(a, 'value'), v(a, 'base'))),
   LOG10: math1('LOG10', 'value', 'log10'),
   MOD: def('MOD', ['dividend', 'divisor'], {}, (a) => pmod(v(a, 'dividend'), v(a, 'divisor'))),
   MROUND: def('MROUND', ['value', 'factor'], {}, (a) => {
@@ -136,21 +177,23 @@ export const mathFunctions: Record<string, PyCallable> = {
     return values.reduce<bigint | number>((x, y) => mul(x, y), values.shift()!);
   }),
   QUOTIENT: def('QUOTIENT', ['dividend', 'divisor'], {}, (a) =>
-    roundTowardZero(toF(v(a, 'dividend')) / divisor(v(a, 'divisor')))),
+    roundTowardZero(toF(v(a, 'dividend')) / divisor(v(a, 'divisor'))),
+  ),
   RADIANS: math1('RADIANS', 'angle', 'radians'),
   RAND: def('RAND', [], {}, () => Math.random()),
   RANDBETWEEN: def('RANDBETWEEN', ['low', 'high'], {}, (a) => {
-    const low = BigInt(index(v(a, 'low'))), high = BigInt(index(v(a, 'high')));
+    const low = BigInt(index(v(a, 'low'))),
+      high = BigInt(index(v(a, 'high')));
     if (high < low) raise('ValueError', `empty range in randrange(${low}, ${high + 1n})`);
     return low + BigInt(Math.floor(Math.random() * Number(high - low + 1n)));
   }),
-  ROMAN: def('ROMAN', ['number', 'form_unused'], { form_unused: null }, (a) => toRoman(Number(pyInt(v(a, 'number'))))),
-  ROUND: def('ROUND', ['value', 'places'], { places: 0n }, (a) => round(v(a, 'value'), v(a, 'places'))),
-  ROUNDDOWN: def('ROUNDDOWN', ['value', 'places'], { places: 0n }, (a) => {
+  ROMAN: def('ROMAN', ['number', 'form_unused'], {form_unused: null}, (a) => toRoman(Number(pyInt(v(a, 'number'))))),
+  ROUND: def('ROUND', ['value', 'places'], {places: 0n}, (a) => round(v(a, 'value'), v(a, 'places'))),
+  ROUNDDOWN: def('ROUNDDOWN', ['value', 'places'], {places: 0n}, (a) => {
     const factor = pow10(negate(v(a, 'places')));
     return intTimes(roundTowardZero(toF(v(a, 'value')) / toF(factor)), factor);
   }),
-  ROUNDUP: def('ROUNDUP', ['value', 'places'], { places: 0n }, (a) => {
+  ROUNDUP: def('ROUNDUP', ['value', 'places'], {places: 0n}, (a) => {
     const factor = pow10(negate(v(a, 'places')));
     return intTimes(roundAwayFromZero(toF(v(a, 'value')) / toF(factor)), factor);
   }),
@@ -172,7 +215,9 @@ export const mathFunctions: Record<string, PyCallable> = {
   SINH: math1('SINH', 'value', 'sinh'),
   SQRT: def('SQRT', ['value'], {}, (a) => mathSqrt(v(a, 'value'))),
   SQRTPI: def('SQRTPI', ['value'], {}, (a) => mathSqrt(Math.PI * toF(v(a, 'value')))),
-  SUM: def('SUM', ['value1', '*more_values'], {}, (a) => sumValues(chainNumericA([v(a, 'value1'), ...rest(a, 'more_values')]))),
+  SUM: def('SUM', ['value1', '*more_values'], {}, (a) =>
+    sumValues(chainNumericA([v(a, 'value1'), ...rest(a, 'more_values')])),
+  ),
   SUMPRODUCT: def('SUMPRODUCT', ['array1', '*more_arrays'], {}, (a) => {
     const arrays = [v(a, 'array1'), ...rest(a, 'more_arrays')].map((x) => {
       const items = iterItems(x);
@@ -190,7 +235,7 @@ export const mathFunctions: Record<string, PyCallable> = {
   }),
   TAN: math1('TAN', 'angle', 'tan'),
   TANH: math1('TANH', 'value', 'tanh'),
-  TRUNC: def('TRUNC', ['value', 'places'], { places: 0n }, (a) => {
+  TRUNC: def('TRUNC', ['value', 'places'], {places: 0n}, (a) => {
     const factor = pow10(negate(v(a, 'places')));
     return intTimes(roundTowardZero(toF(v(a, 'value')) / toF(factor)), factor);
   }),
@@ -198,7 +243,7 @@ export const mathFunctions: Record<string, PyCallable> = {
 };
 
 function mulAny(a: Value, b: Value): Value {
-  if (!isNumeric(a) || !isNumeric(b)) raise('TypeError', "unsupported operand type(s) for *");
+  if (!isNumeric(a) || !isNumeric(b)) raise('TypeError', 'unsupported operand type(s) for *');
   return mul(a, b);
 }
 
@@ -215,17 +260,20 @@ function divisor(x: Value): number {
 
 /** Python's `x ** y` for SERIESSUM (int ** non-negative int stays int). */
 function pyPow(x: Value, y: Value): bigint | number {
-  const a = num(x), b = num(y);
+  const a = num(x),
+    b = num(y);
   if (typeof a === 'bigint' && typeof b === 'bigint' && b >= 0n) return a ** b;
   if (Number(a) === 0 && Number(b) < 0) raise('ZeroDivisionError', '0.0 cannot be raised to a negative power');
   return Number(a) ** Number(b);
 }
 
 function combin(n: Value, k: Value): bigint | number {
-  const ni = num(n), ki = num(k);
+  const ni = num(n),
+    ki = num(k);
   if (typeof ni !== 'bigint' || typeof ki !== 'bigint') {
     raise('TypeError', "'float' object cannot be interpreted as an integer");
   }
+  // biome-ignore lint/complexity/useMathMinMax: bigints (Math.min takes numbers only)
   const kk = ni - ki < ki ? ni - ki : ki;
   if (kk === 0n) return 1n;
   if (kk < 0n) raise('TypeError', 'reduce() of empty iterable with no initial value');
@@ -239,4 +287,4 @@ export function round(value: Value, places: Value): number {
   return x >= 0 ? Math.floor(x * p + 0.5) / p : Math.ceil(x * p - 0.5) / p;
 }
 
-export type { Args };
+export type {Args};

@@ -2,32 +2,76 @@
  * Grist's SCHEDULE (grist-core sandbox/grist/functions/schedule.py): "INTERVAL: SLOTS, ..." specs
  * such as "monthly: /1 2pm, /15 5pm". Grist returns a generator; we return the list it would yield.
  */
-import { PyCallable, Value, raise, truthy } from '../values.js';
-import { PyDate, PyDateTime, PyTimedelta } from '../datetime.js';
-import { DATE, dtime } from './date.js';
-import { def, index, v } from './util.js';
-import { now } from '../datetime.js';
-import { docTimezone } from './date.js';
+import {type PyCallable, type Value, raise, truthy} from '../values.js';
+import {PyDate, PyDateTime, PyTimedelta} from '../datetime.js';
+import {DATE, dtime} from './date.js';
+import {def, index, v} from './util.js';
+import {now} from '../datetime.js';
+import {docTimezone} from './date.js';
 
 type Unit = 'years' | 'months' | 'weeks' | 'days' | 'hours' | 'minutes' | 'seconds';
 const UNITS: Unit[] = ['years', 'months', 'weeks', 'days', 'hours', 'minutes', 'seconds'];
-const SINGULAR: Record<string, Unit> = { year: 'years', month: 'months', week: 'weeks', day: 'days', hour: 'hours',
-  minute: 'minutes', second: 'seconds' };
-const SHORT: Record<string, Unit> = { y: 'years', m: 'months', w: 'weeks', d: 'days', H: 'hours', M: 'minutes', S: 'seconds' };
-const ALIASES: Record<string, [number, Unit]> = {
-  annual: [1, 'years'], monthly: [1, 'months'], weekly: [1, 'weeks'], daily: [1, 'days'], hourly: [1, 'hours'],
+const SINGULAR: Record<string, Unit> = {
+  year: 'years',
+  month: 'months',
+  week: 'weeks',
+  day: 'days',
+  hour: 'hours',
+  minute: 'minutes',
+  second: 'seconds',
 };
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october',
-  'november', 'december'];
+const SHORT: Record<string, Unit> = {
+  y: 'years',
+  m: 'months',
+  w: 'weeks',
+  d: 'days',
+  H: 'hours',
+  M: 'minutes',
+  S: 'seconds',
+};
+const ALIASES: Record<string, [number, Unit]> = {
+  annual: [1, 'years'],
+  monthly: [1, 'months'],
+  weekly: [1, 'weeks'],
+  daily: [1, 'days'],
+  hourly: [1, 'hours'],
+};
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 const DAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
-const MONTH_OFFSETS: ReadonlyMap<string, number> = new Map(MONTHS.flatMap((n, i) => [[n, i], [n.slice(0, 3), i]]));
-const WEEKDAY_OFFSETS: ReadonlyMap<string, number> =
-  new Map(DAYS.flatMap((n, i) => [[n, i], [n.slice(0, 3), i], [n.slice(0, 2), i]]));
+const MONTH_OFFSETS: ReadonlyMap<string, number> = new Map(
+  MONTHS.flatMap((n, i) => [
+    [n, i],
+    [n.slice(0, 3), i],
+  ]),
+);
+const WEEKDAY_OFFSETS: ReadonlyMap<string, number> = new Map(
+  DAYS.flatMap((n, i) => [
+    [n, i],
+    [n.slice(0, 3), i],
+    [n.slice(0, 2), i],
+  ]),
+);
 
 type SlotType = 'date' | 'mday' | 'wday' | 'time' | 'mins' | 'delta';
 const ALLOWED: Partial<Record<Unit, SlotType[]>> = {
-  years: ['date', 'time', 'delta'], months: ['mday', 'time', 'delta'], weeks: ['wday', 'time', 'delta'],
-  days: ['time', 'delta'], hours: ['mins', 'delta'],
+  years: ['date', 'time', 'delta'],
+  months: ['mday', 'time', 'delta'],
+  weeks: ['wday', 'time', 'delta'],
+  days: ['time', 'delta'],
+  hours: ['mins', 'delta'],
 };
 // One pattern per slot type, tried in this order (as one alternation would).
 const SLOT_RES: Array<[SlotType, RegExp]> = [
@@ -46,7 +90,7 @@ class Delta {
   add(n: number, unit: Unit): this {
     if (unit === 'months') this.months += n;
     else if (unit === 'years') this.months += n * 12;
-    else this.td = this.td.binop('+', PyTimedelta.construct([], { [unit]: BigInt(n) }), false) as PyTimedelta;
+    else this.td = this.td.binop('+', PyTimedelta.construct([], {[unit]: BigInt(n)}), false) as PyTimedelta;
     return this;
   }
   /** DATEADD by the months, keeping the time of day and zone, then the timedelta. */
@@ -92,7 +136,9 @@ function parseSlot(slot: string, parent: Unit): Delta {
         offsets.push([month, 'months'], [Number(m![3]) - 1, 'days']);
         break;
       }
-      case 'mday': offsets.push([Number(m![1]) - 1, 'days']); break;
+      case 'mday':
+        offsets.push([Number(m![1]) - 1, 'days']);
+        break;
       case 'wday': {
         const wd = WEEKDAY_OFFSETS.get(m![1].toLowerCase());
         if (wd === undefined) raise('ValueError', `Unknown day of the week '${m![1].toLowerCase()}'`);
@@ -106,7 +152,9 @@ function parseSlot(slot: string, parent: Unit): Delta {
         offsets.push([hours, 'hours'], [Number(m![2] ?? 0), 'minutes']);
         break;
       }
-      case 'mins': offsets.push([Number(m![1]), 'minutes']); break;
+      case 'mins':
+        offsets.push([Number(m![1]), 'minutes']);
+        break;
       case 'delta': {
         const unit = SHORT[m![2]];
         if (!unit) raise('ValueError', `Unknown unit '${m![2]}' in interval '${m![0]}'`);
@@ -126,17 +174,23 @@ function parseSlot(slot: string, parent: Unit): Delta {
 function roundDown(dt: PyDateTime, unit: Unit): PyDateTime {
   const tz = dt.tzinfo;
   switch (unit) {
-    case 'years': return new PyDateTime(dt.year, 1, 1, 0, 0, 0, 0, tz);
-    case 'months': return new PyDateTime(dt.year, dt.month, 1, 0, 0, 0, 0, tz);
+    case 'years':
+      return new PyDateTime(dt.year, 1, 1, 0, 0, 0, 0, tz);
+    case 'months':
+      return new PyDateTime(dt.year, dt.month, 1, 0, 0, 0, 0, tz);
     case 'weeks': {
       // Weeks start on Sunday.
       const d = PyDate.fromEpochDays(dt.epochDays() - ((dt.weekday() + 1) % 7));
       return new PyDateTime(d.year, d.month, d.day, 0, 0, 0, 0, tz);
     }
-    case 'days': return new PyDateTime(dt.year, dt.month, dt.day, 0, 0, 0, 0, tz);
-    case 'hours': return new PyDateTime(dt.year, dt.month, dt.day, dt.hour, 0, 0, 0, tz);
-    case 'minutes': return new PyDateTime(dt.year, dt.month, dt.day, dt.hour, dt.minute, 0, 0, tz);
-    case 'seconds': return new PyDateTime(dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, 0, tz);
+    case 'days':
+      return new PyDateTime(dt.year, dt.month, dt.day, 0, 0, 0, 0, tz);
+    case 'hours':
+      return new PyDateTime(dt.year, dt.month, dt.day, dt.hour, 0, 0, 0, tz);
+    case 'minutes':
+      return new PyDateTime(dt.year, dt.month, dt.day, dt.hour, dt.minute, 0, 0, tz);
+    case 'seconds':
+      return new PyDateTime(dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, 0, tz);
   }
 }
 
@@ -145,7 +199,10 @@ export function schedule(spec: string, startIn: Value, countIn: number, endIn: V
   if (colon < 0) raise('ValueError', 'schedule must have the form INTERVAL: SLOTS, ...');
   const [n, unit] = parseInterval(spec.slice(0, colon).trim());
   const interval = new Delta().add(n, unit);
-  const slots = spec.slice(colon + 1).split(',').map((s) => parseSlot(s, unit));
+  const slots = spec
+    .slice(colon + 1)
+    .split(',')
+    .map((s) => parseSlot(s, unit));
   const start = dtime(truthy(startIn) ? startIn : now(docTimezone()), null);
   const end = truthy(endIn) ? dtime(endIn, null) : null;
   const out: PyDateTime[] = [];
@@ -165,9 +222,10 @@ export function schedule(spec: string, startIn: Value, countIn: number, endIn: V
 }
 
 export const scheduleFunctions: Record<string, PyCallable> = {
-  SCHEDULE: def('SCHEDULE', ['schedule', 'start', 'count', 'end'], { start: null, count: 10n, end: null }, (a) => {
+  SCHEDULE: def('SCHEDULE', ['schedule', 'start', 'count', 'end'], {start: null, count: 10n, end: null}, (a) => {
     const spec = v(a, 'schedule');
-    if (typeof spec !== 'string') raise('AttributeError', `'${spec === null ? 'NoneType' : typeof spec}' object has no attribute 'split'`);
+    if (typeof spec !== 'string')
+      raise('AttributeError', `'${spec === null ? 'NoneType' : typeof spec}' object has no attribute 'split'`);
     return schedule(spec as string, v(a, 'start'), index(v(a, 'count')), v(a, 'end'));
   }),
 };

@@ -1,17 +1,34 @@
 /** Grist's statistics functions (grist-core sandbox/grist/functions/stats.py). */
-import { PyCallable, PyTuple, Value, raise, typeName } from '../values.js';
-import { PyDate } from '../datetime.js';
-import { dtime } from './date.js';
+import {type PyCallable, PyTuple, type Value, raise, typeName} from '../values.js';
+import {PyDate} from '../datetime.js';
+import {dtime} from './date.js';
 import {
-  add, chain, chainNumeric, chainNumericA, def, div, isNumber, iterOrThrow, mul, numCompare, rest, sub, toF, v,
+  add,
+  chain,
+  chainNumeric,
+  chainNumericA,
+  def,
+  div,
+  isNumber,
+  iterOrThrow,
+  mul,
+  numCompare,
+  rest,
+  sub,
+  toF,
+  v,
 } from './util.js';
 
 const all = (a: Record<string, Value | Value[]>) => [v(a, 'value'), ...rest(a, 'more_values')];
 
 /** Grist's _average: a float total divided by the count (ZeroDivisionError when empty). */
 function average(values: Iterable<bigint | number>): number {
-  let total = 0, count = 0;
-  for (const x of values) { total += Number(x); count++; }
+  let total = 0,
+    count = 0;
+  for (const x of values) {
+    total += Number(x);
+    count++;
+  }
   if (count === 0) raise('ZeroDivisionError', 'float division by zero');
   return total / count;
 }
@@ -29,7 +46,10 @@ function extreme(values: Value[], sign: 1 | -1, dateKey: boolean): Value {
   for (let i = 1; i < values.length; i++) {
     const x = values[i];
     const key = dateKey && x instanceof PyDate ? dtime(x, null) : x;
-    if (compareKeys(key, bestKey) * sign > 0) { best = x; bestKey = key; }
+    if (compareKeys(key, bestKey) * sign > 0) {
+      best = x;
+      bestKey = key;
+    }
   }
   return best;
 }
@@ -68,7 +88,8 @@ export const statsFunctions: Record<string, PyCallable> = {
   AVERAGE: def('AVERAGE', ['value', '*more_values'], {}, (a) => average(chainNumeric(all(a)))),
   AVERAGEA: def('AVERAGEA', ['value', '*more_values'], {}, (a) => average(chainNumericA(all(a)))),
   AVERAGE_WEIGHTED: def('AVERAGE_WEIGHTED', ['pairs'], {}, (a) => {
-    let sumValue = 0, sumWeight = 0;
+    let sumValue = 0,
+      sumWeight = 0;
     for (const pair of iterOrThrow(v(a, 'pairs'))) {
       const items = pair instanceof PyTuple ? pair.items : iterOrThrow(pair);
       if (items.length !== 2) raise('ValueError', `too many values to unpack (expected 2)`);

@@ -1,11 +1,21 @@
 /** Grist's text functions (grist-core sandbox/grist/functions/text.py). */
-import { PyCallable, PyObject, PyTuple, Value, pyEquals, raise, str, truthy, typeName } from '../values.js';
-import { PyDate } from '../datetime.js';
-import { compile } from '../modules/re.js';
-import { round } from './math.js';
-import { parseDateText } from './dateparse.js';
+import {
+  type PyCallable,
+  type PyObject,
+  PyTuple,
+  type Value,
+  pyEquals,
+  raise,
+  str,
+  truthy,
+  typeName,
+} from '../values.js';
+import {PyDate} from '../datetime.js';
+import {compile} from '../modules/re.js';
+import {round} from './math.js';
+import {parseDateText} from './dateparse.js';
 import libphonenumber from 'google-libphonenumber';
-import { def, index, isAltText, iterItems, pyInt, rest, slice, strArg, strFind, strLen, toF, v } from './util.js';
+import {def, index, isAltText, iterItems, pyInt, rest, slice, strArg, strFind, strLen, toF, v} from './util.js';
 
 /** Python's `"{:,.Nf}".format(x)` (commas optional) for a float. */
 export function formatFixed(x: number, decimals: number, commas: boolean): string {
@@ -25,7 +35,8 @@ export function titleCase(s: string): string {
   let out = '';
   let prevCased = false;
   for (const ch of s) {
-    const lower = ch.toLowerCase(), upper = ch.toUpperCase();
+    const lower = ch.toLowerCase(),
+      upper = ch.toUpperCase();
     const cased = lower !== upper;
     out += cased ? (prevCased ? lower : upper) : ch;
     prevCased = cased;
@@ -65,8 +76,14 @@ function parseFloatText(s: string): number | null {
 const PNF = libphonenumber.PhoneNumberFormat;
 let phoneUtil: libphonenumber.PhoneNumberUtil | null = null;
 const PHONE_FORMATS: Record<string, libphonenumber.PhoneNumberFormat> = {
-  '+': PNF.INTERNATIONAL, INTL: PNF.INTERNATIONAL, '#': PNF.NATIONAL, NATL: PNF.NATIONAL,
-  '*': PNF.E164, E164: PNF.E164, tel: PNF.RFC3966, RFC3966: PNF.RFC3966,
+  '+': PNF.INTERNATIONAL,
+  INTL: PNF.INTERNATIONAL,
+  '#': PNF.NATIONAL,
+  NATL: PNF.NATIONAL,
+  '*': PNF.E164,
+  E164: PNF.E164,
+  tel: PNF.RFC3966,
+  RFC3966: PNF.RFC3966,
 };
 /** libphonenumber's parse errors, worded as Python's phonenumbers words them. */
 const PARSE_ERRORS: Array<[RegExp, string]> = [
@@ -77,7 +94,11 @@ const PARSE_ERRORS: Array<[RegExp, string]> = [
   [/too long/i, '(4) The string supplied is too long to be a phone number.'],
 ];
 
-function phoneParse(util: libphonenumber.PhoneNumberUtil, text: string, country: string | null): libphonenumber.PhoneNumber {
+function phoneParse(
+  util: libphonenumber.PhoneNumberUtil,
+  text: string,
+  country: string | null,
+): libphonenumber.PhoneNumber {
   try {
     return util.parse(text, country ?? undefined);
   } catch (e) {
@@ -90,10 +111,14 @@ function phoneParse(util: libphonenumber.PhoneNumberUtil, text: string, country:
 export function phoneFormat(value: Value, countryIn: Value, formatIn: Value): Value {
   if (!truthy(value)) return value;
   if (typeof value !== 'string') {
-    raise('TypeError', 'Phone number must be a text value. ' +
-      'If formatting a value from a Numeric column, convert that column to Text first.');
+    raise(
+      'TypeError',
+      'Phone number must be a text value. ' +
+        'If formatting a value from a Numeric column, convert that column to Text first.',
+    );
   }
-  let country = countryIn, format = formatIn;
+  let country = countryIn,
+    format = formatIn;
   // PHONE_FORMAT(value, "tel") means PHONE_FORMAT(value, None, "tel").
   if (format === null && typeof country === 'string' && country in PHONE_FORMATS) {
     format = country;
@@ -103,14 +128,18 @@ export function phoneFormat(value: Value, countryIn: Value, formatIn: Value): Va
   const region = country === null ? null : str(country);
   const parsed = phoneParse(util, value as string, region);
   let outFmt = PHONE_FORMATS[format === null || format === '' ? '#' : str(format)];
-  if (outFmt === undefined) raise('ValueError', 'Unrecognized phone format; try +, INTL, #, NATL, *, E164, tel, or RFC3966');
+  if (outFmt === undefined)
+    raise('ValueError', 'Unrecognized phone format; try +, INTL, #, NATL, *, E164, tel, or RFC3966');
   // Without a country, the national format would lose the country code.
   if (outFmt === PNF.NATIONAL && !region) outFmt = PNF.INTERNATIONAL;
   let result = util.format(parsed, outFmt);
   if (outFmt === PNF.NATIONAL && region) {
     // A number of another country would be garbled in this country's national format.
     const again = phoneParse(util, result, region);
-    if (util.format(again, PNF.E164) !== util.format(parsed, PNF.E164) || again.getExtension() !== parsed.getExtension()) {
+    if (
+      util.format(again, PNF.E164) !== util.format(parsed, PNF.E164) ||
+      again.getExtension() !== parsed.getExtension()
+    ) {
       result = util.format(parsed, PNF.INTERNATIONAL);
     }
   }
@@ -133,26 +162,28 @@ export const textFunctions: Record<string, PyCallable> = {
     if (!s) raise('IndexError', 'string index out of range');
     return BigInt(s.codePointAt(0)!);
   }),
-  CONCATENATE: def('CONCATENATE', ['string', '*more_strings'], {}, (a) => concat([v(a, 'string'), ...rest(a, 'more_strings')])),
+  CONCATENATE: def('CONCATENATE', ['string', '*more_strings'], {}, (a) =>
+    concat([v(a, 'string'), ...rest(a, 'more_strings')]),
+  ),
   CONCAT: def('CONCAT', ['string', '*more_strings'], {}, (a) => concat([v(a, 'string'), ...rest(a, 'more_strings')])),
-  DOLLAR: def('DOLLAR', ['number', 'decimals'], { decimals: 2n }, (a) => {
+  DOLLAR: def('DOLLAR', ['number', 'decimals'], {decimals: 2n}, (a) => {
     const n = v(a, 'number');
     const decimals = index(v(a, 'decimals'));
     const formatted = `$${formatFixed(round(Math.abs(toF(n)), BigInt(decimals)), Math.max(0, decimals), true)}`;
     return toF(n) >= 0 ? formatted : `(${formatted})`;
   }),
   EXACT: def('EXACT', ['string1', 'string2'], {}, (a) => pyEquals(v(a, 'string1'), v(a, 'string2'))),
-  FIND: def('FIND', ['find_text', 'within_text', 'start_num'], { start_num: 1n }, (a) => {
+  FIND: def('FIND', ['find_text', 'within_text', 'start_num'], {start_num: 1n}, (a) => {
     const within = strArg(v(a, 'within_text'), 'FIND');
     const i = strFind(within, strArg(v(a, 'find_text'), 'FIND'), checkInt(v(a, 'start_num'), 'start_num') - 1);
     if (i < 0) raise('ValueError', 'substring not found');
     return BigInt(i + 1);
   }),
-  FIXED: def('FIXED', ['number', 'decimals', 'no_commas'], { decimals: 2n, no_commas: false }, (a) => {
+  FIXED: def('FIXED', ['number', 'decimals', 'no_commas'], {decimals: 2n, no_commas: false}, (a) => {
     const decimals = index(v(a, 'decimals'));
     return formatFixed(round(v(a, 'number'), BigInt(decimals)), Math.max(0, decimals), !v(a, 'no_commas'));
   }),
-  LEFT: def('LEFT', ['string', 'num_chars'], { num_chars: 1n }, (a) => {
+  LEFT: def('LEFT', ['string', 'num_chars'], {num_chars: 1n}, (a) => {
     const n = checkInt(v(a, 'num_chars'), 'num_chars');
     if (n < 0) raise('ValueError', 'num_chars invalid');
     return slice(strArg(v(a, 'string'), 'LEFT'), null, n);
@@ -165,18 +196,27 @@ export const textFunctions: Record<string, PyCallable> = {
     const n = checkInt(v(a, 'num_chars'), 'num_chars');
     return slice(strArg(v(a, 'text'), 'MID'), start - 1, start - 1 + n);
   }),
-  PHONE_FORMAT: def('PHONE_FORMAT', ['value', 'country', 'format'], { country: null, format: null }, (a) =>
-    phoneFormat(v(a, 'value'), v(a, 'country'), v(a, 'format'))),
+  PHONE_FORMAT: def('PHONE_FORMAT', ['value', 'country', 'format'], {country: null, format: null}, (a) =>
+    phoneFormat(v(a, 'value'), v(a, 'country'), v(a, 'format')),
+  ),
   PROPER: def('PROPER', ['text'], {}, (a) => titleCase(strArg(v(a, 'text'), 'PROPER'))),
   REGEXEXTRACT: def('REGEXEXTRACT', ['text', 'regular_expression'], {}, (a) => {
     const m = compile(v(a, 'regular_expression')).exec('search', strArg(v(a, 'text'), 'REGEXEXTRACT'));
     if (!m) raise('ValueError', 'REGEXEXTRACT text does not match');
     return m!.getattr('lastindex') !== null ? m!.group(1n) : m!.group(0n);
   }),
-  REGEXMATCH: def('REGEXMATCH', ['text', 'regular_expression'], {}, (a) =>
-    compile(v(a, 'regular_expression')).exec('search', strArg(v(a, 'text'), 'REGEXMATCH')) !== null),
-  REGEXREPLACE: def('REGEXREPLACE', ['text', 'regular_expression', 'replacement'], {}, (a) =>
-    compile(v(a, 'regular_expression')).sub(v(a, 'replacement'), strArg(v(a, 'text'), 'REGEXREPLACE'), 0)[0]),
+  REGEXMATCH: def(
+    'REGEXMATCH',
+    ['text', 'regular_expression'],
+    {},
+    (a) => compile(v(a, 'regular_expression')).exec('search', strArg(v(a, 'text'), 'REGEXMATCH')) !== null,
+  ),
+  REGEXREPLACE: def(
+    'REGEXREPLACE',
+    ['text', 'regular_expression', 'replacement'],
+    {},
+    (a) => compile(v(a, 'regular_expression')).sub(v(a, 'replacement'), strArg(v(a, 'text'), 'REGEXREPLACE'), 0)[0],
+  ),
   REPLACE: def('REPLACE', ['text', 'position', 'length', 'new_text'], {}, (a) => {
     const pos = checkInt(v(a, 'position'), 'position');
     if (pos < 1) raise('ValueError', 'position invalid');
@@ -190,20 +230,26 @@ export const textFunctions: Record<string, PyCallable> = {
     if (n < 0 || strLen(text) * n > 32767) raise('ValueError', 'number_times invalid');
     return text.repeat(Number(pyInt(v(a, 'number_times'))));
   }),
-  RIGHT: def('RIGHT', ['string', 'num_chars'], { num_chars: 1n }, (a) => {
+  RIGHT: def('RIGHT', ['string', 'num_chars'], {num_chars: 1n}, (a) => {
     const n = checkInt(v(a, 'num_chars'), 'num_chars');
     if (n < 0) raise('ValueError', 'num_chars invalid');
     // string[-0:] is the whole string in Python, and so RIGHT(s, 0) in Grist.
     return slice(strArg(v(a, 'string'), 'RIGHT'), -n, null);
   }),
-  SEARCH: def('SEARCH', ['find_text', 'within_text', 'start_num'], { start_num: 1n }, (a) => {
+  SEARCH: def('SEARCH', ['find_text', 'within_text', 'start_num'], {start_num: 1n}, (a) => {
     const within = strArg(v(a, 'within_text'), 'SEARCH').toLowerCase();
-    const i = strFind(within, strArg(v(a, 'find_text'), 'SEARCH').toLowerCase(), checkInt(v(a, 'start_num'), 'start_num') - 1);
+    const i = strFind(
+      within,
+      strArg(v(a, 'find_text'), 'SEARCH').toLowerCase(),
+      checkInt(v(a, 'start_num'), 'start_num') - 1,
+    );
     if (i < 0) raise('ValueError', 'substring not found');
     return BigInt(i + 1);
   }),
-  SUBSTITUTE: def('SUBSTITUTE', ['text', 'old_text', 'new_text', 'instance_num'], { instance_num: null }, (a) => {
-    const text = str(v(a, 'text')), old = str(v(a, 'old_text')), repl = str(v(a, 'new_text'));
+  SUBSTITUTE: def('SUBSTITUTE', ['text', 'old_text', 'new_text', 'instance_num'], {instance_num: null}, (a) => {
+    const text = str(v(a, 'text')),
+      old = str(v(a, 'old_text')),
+      repl = str(v(a, 'new_text'));
     if (!old) return text;
     const inst = v(a, 'instance_num');
     if (inst === null) return text.split(old).join(repl);
@@ -253,10 +299,9 @@ function pyLenOf(x: Value): number {
   if (x !== null && typeof x === 'object') {
     const o = x as PyObject;
     if (o.len) return o.len();
-    if ('size' in (o as object)) return (o as unknown as { size: number }).size;
+    if ('size' in (o as object)) return (o as unknown as {size: number}).size;
     const items = iterItems(x);
     if (items) return items.length;
   }
   return raise('TypeError', `object of type '${typeName(x)}' has no len()`);
 }
-

@@ -1,6 +1,16 @@
 /** Shared helpers of the function library: argument binding, Python's number rules, iteration. */
 import {
-  Kwargs, PyCallable, PyDict, PyException, PyObject, PySet, PyTuple, Value, bindArgs, raise, typeName,
+  type Kwargs,
+  PyCallable,
+  PyDict,
+  PyException,
+  type PyObject,
+  PySet,
+  PyTuple,
+  type Value,
+  bindArgs,
+  raise,
+  typeName,
 } from '../values.js';
 
 export type Args = Record<string, Value | Value[]>;
@@ -9,9 +19,15 @@ export type Args = Record<string, Value | Value[]>;
  * Defines a Grist function with a Python signature: `params` in order (`*name` collects the rest),
  * `defaults` for optional ones. The implementation gets the bound arguments by name.
  */
-export function def(name: string, params: string[], defaults: Record<string, Value>,
-  impl: (a: Args) => Value): PyCallable {
-  return new PyCallable(name, (args: Value[], kwargs: Kwargs | null) => impl(bindArgs(name, params, args, kwargs, defaults)));
+export function def(
+  name: string,
+  params: string[],
+  defaults: Record<string, Value>,
+  impl: (a: Args) => Value,
+): PyCallable {
+  return new PyCallable(name, (args: Value[], kwargs: Kwargs | null) =>
+    impl(bindArgs(name, params, args, kwargs, defaults)),
+  );
 }
 
 export const v = (a: Args, k: string): Value => a[k] as Value;
@@ -45,8 +61,12 @@ export function pyInt(x: Value): bigint {
 }
 
 /** Python's `math.floor`/`math.ceil` of a float, as int. */
-export function floorInt(x: number): bigint { return pyInt(Math.floor(x)); }
-export function ceilInt(x: number): bigint { return pyInt(Math.ceil(x)); }
+export function floorInt(x: number): bigint {
+  return pyInt(Math.floor(x));
+}
+export function ceilInt(x: number): bigint {
+  return pyInt(Math.ceil(x));
+}
 
 /** An argument Python would use as an index (int or bool; TypeError for floats). */
 export function index(x: Value, what = 'integer'): number {
@@ -57,51 +77,64 @@ export function index(x: Value, what = 'integer'): number {
 
 /** Python's `+`, `-`, `*` on ints and floats (int op int stays int). */
 export function add(a: Value, b: Value): bigint | number {
-  const x = num(a), y = num(b);
+  const x = num(a),
+    y = num(b);
   if (typeof x === 'bigint' && typeof y === 'bigint') return x + y;
   return Number(x) + Number(y);
 }
 export function sub(a: Value, b: Value): bigint | number {
-  const x = num(a), y = num(b);
+  const x = num(a),
+    y = num(b);
   if (typeof x === 'bigint' && typeof y === 'bigint') return x - y;
   return Number(x) - Number(y);
 }
 export function mul(a: Value, b: Value): bigint | number {
-  const x = num(a), y = num(b);
+  const x = num(a),
+    y = num(b);
   if (typeof x === 'bigint' && typeof y === 'bigint') return x * y;
   return Number(x) * Number(y);
 }
 /** Python's true division `/` (always float). */
 export function div(a: Value, b: Value): number {
-  const x = num(a), y = num(b);
-  if (Number(y) === 0) raise('ZeroDivisionError', typeof x === 'bigint' && typeof y === 'bigint' ? 'division by zero' : 'float division by zero');
+  const x = num(a),
+    y = num(b);
+  if (Number(y) === 0)
+    raise(
+      'ZeroDivisionError',
+      typeof x === 'bigint' && typeof y === 'bigint' ? 'division by zero' : 'float division by zero',
+    );
   // int / int beyond 2**53 may differ from Python's correctly rounded quotient in the last bit.
   return Number(x) / Number(y);
 }
 /** Python's `%`: the result has the sign of the divisor. */
 export function pmod(a: Value, b: Value): bigint | number {
-  const x = num(a), y = num(b);
+  const x = num(a),
+    y = num(b);
   if (typeof x === 'bigint' && typeof y === 'bigint') {
     if (y === 0n) raise('ZeroDivisionError', 'integer modulo by zero');
     const r = x % y;
-    return r !== 0n && (r < 0n) !== (y < 0n) ? r + y : r;
+    return r !== 0n && r < 0n !== y < 0n ? r + y : r;
   }
-  const fx = Number(x), fy = Number(y);
+  const fx = Number(x),
+    fy = Number(y);
   if (fy === 0) raise('ZeroDivisionError', 'float modulo');
   let r = fx % fy;
-  if (r !== 0 && (r < 0) !== (fy < 0)) r += fy;
+  if (r !== 0 && r < 0 !== fy < 0) r += fy;
   if (r === 0) r = fy < 0 ? -0 : 0;
   return r;
 }
 /** Python's `**` for ints and floats. */
 export function pow(a: Value, b: Value): bigint | number {
-  const x = num(a), y = num(b);
+  const x = num(a),
+    y = num(b);
   if (typeof x === 'bigint' && typeof y === 'bigint' && y >= 0n) return x ** y;
-  const fx = Number(x), fy = Number(y);
+  const fx = Number(x),
+    fy = Number(y);
   if (fx === 0 && fy < 0) raise('ZeroDivisionError', '0.0 cannot be raised to a negative power');
   const r = fx ** fy;
   if (Number.isNaN(r) && fx < 0) raise('ValueError', 'math domain error');
-  if (!Number.isFinite(r) && Number.isFinite(fx) && Number.isFinite(fy)) raise('OverflowError', 'Numerical result out of range');
+  if (!Number.isFinite(r) && Number.isFinite(fx) && Number.isFinite(fy))
+    raise('OverflowError', 'Numerical result out of range');
   return r;
 }
 
@@ -115,12 +148,14 @@ export function pyAbs(x: Value): bigint | number {
 export function numCompare(a: bigint | number, b: bigint | number): number {
   if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
   if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
-  const fa = Number(a), fb = Number(b);
+  const fa = Number(a),
+    fb = Number(b);
   if (fa !== fb) return fa < fb ? -1 : 1;
   // Equal as floats: compare exactly when the float is integral.
   const f = typeof a === 'number' ? a : (b as number);
   if (!Number.isInteger(f)) return 0;
-  const ia = typeof a === 'bigint' ? a : BigInt(a), ib = typeof b === 'bigint' ? b : BigInt(b as number);
+  const ia = typeof a === 'bigint' ? a : BigInt(a),
+    ib = typeof b === 'bigint' ? b : BigInt(b as number);
   return ia < ib ? -1 : ia > ib ? 1 : 0;
 }
 
@@ -189,7 +224,7 @@ export function lazyOrError(x: Value): Value | typeof ERROR {
     throw e;
   }
 }
-export { ERROR };
+export {ERROR};
 const BUDGET_ERRORS = new Set(['TimeoutError', 'MemoryError']);
 
 /** Grist's AltText: a value of the wrong type in a typed column (the interpreter's invalid value). */
@@ -212,7 +247,8 @@ export function slice(s: string, start: number | null, end: number | null): stri
     if (x < 0) return Math.max(0, x + n);
     return Math.min(x, n);
   };
-  const a = norm(start, 0), b = norm(end, n);
+  const a = norm(start, 0),
+    b = norm(end, n);
   if (b <= a) return '';
   return arr ? arr.slice(a, b).join('') : s.slice(a, b);
 }

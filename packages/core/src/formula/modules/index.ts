@@ -3,13 +3,21 @@
  * Grist's sandbox offers the whole standard library; gristlite offers these, and an import of
  * anything else gives ImportError.
  */
-import { PyObject } from '../values.js';
+import type {PyObject} from '../values.js';
 import {
-  MAXYEAR, MINYEAR, UTC, dateClass, datetimeClass, timeClass, timedeltaClass, timezoneClass, tzinfoClass,
+  MAXYEAR,
+  MINYEAR,
+  UTC,
+  dateClass,
+  datetimeClass,
+  timeClass,
+  timedeltaClass,
+  timezoneClass,
+  tzinfoClass,
 } from '../datetime.js';
-import { mathModule } from './math.js';
-import { reModule } from './re.js';
-import { PyModule, functoolsModule, itertoolsModule, jsonModule, stringModule, timeModule } from './small.js';
+import {mathModule} from './math.js';
+import {reModule} from './re.js';
+import {PyModule, functoolsModule, itertoolsModule, jsonModule, stringModule, timeModule} from './small.js';
 
 export const datetimeModule = new PyModule('datetime', {
   date: dateClass,
@@ -34,4 +42,4 @@ export const modules: Record<string, PyObject> = {
   functools: functoolsModule,
 };
 
-export { PyModule };
+export {PyModule};

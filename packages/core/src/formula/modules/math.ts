@@ -4,9 +4,9 @@
  * them (`ValueError: math domain error`, `OverflowError: math range error`); floor, ceil, trunc,
  * factorial, gcd, lcm, isqrt, comb and perm return ints.
  */
-import { PyObject, PyTuple, Value, bindArgs, raise, typeName } from '../values.js';
-import { fn } from '../datetime.js';
-import { floorInt, ceilInt, index, iterOrThrow, num, pyInt, toF, mul } from '../functions/util.js';
+import {type PyObject, PyTuple, type Value, bindArgs, raise, typeName} from '../values.js';
+import {fn} from '../datetime.js';
+import {floorInt, ceilInt, index, iterOrThrow, num, pyInt, toF, mul} from '../functions/util.js';
 
 type Pole = 'domain' | 'range';
 
@@ -18,7 +18,10 @@ function f1(name: string, f: (x: number) => number, pole: Pole = 'range'): PyObj
     const r = f(x);
     if (Number.isNaN(r) && !Number.isNaN(x)) raise('ValueError', 'math domain error');
     if (!Number.isFinite(r) && !Number.isNaN(r) && Number.isFinite(x)) {
-      raise(pole === 'domain' ? 'ValueError' : 'OverflowError', pole === 'domain' ? 'math domain error' : 'math range error');
+      raise(
+        pole === 'domain' ? 'ValueError' : 'OverflowError',
+        pole === 'domain' ? 'math domain error' : 'math range error',
+      );
     }
     return r;
   });
@@ -59,7 +62,8 @@ export function mathSqrt(x: Value): number {
 }
 
 export function mathPow(x: Value, y: Value): number {
-  const a = toF(x), b = toF(y);
+  const a = toF(x),
+    b = toF(y);
   if (a === 0 && b < 0) raise('ValueError', 'math domain error');
   const r = a ** b;
   if (Number.isNaN(r) && !Number.isNaN(a) && !Number.isNaN(b)) raise('ValueError', 'math domain error');
@@ -77,9 +81,12 @@ export function factorial(x: Value): bigint {
   return r;
 }
 
-function bigAbs(x: bigint): bigint { return x < 0n ? -x : x; }
+function bigAbs(x: bigint): bigint {
+  return x < 0n ? -x : x;
+}
 export function gcd2(a: bigint, b: bigint): bigint {
-  a = bigAbs(a); b = bigAbs(b);
+  a = bigAbs(a);
+  b = bigAbs(b);
   while (b) [a, b] = [b, a % b];
   return a;
 }
@@ -128,7 +135,8 @@ export function perm(n: bigint, k: bigint | null): bigint {
 /** Shewchuk's exactly rounded sum, as CPython's math.fsum. */
 export function fsum(values: number[]): number {
   const partials: number[] = [];
-  let special = 0, inf = 0;
+  let special = 0,
+    inf = 0;
   for (let x of values) {
     if (!Number.isFinite(x)) {
       if (Number.isNaN(x)) special = NaN;
@@ -178,8 +186,14 @@ function frexp(x: number): [number, number] {
   if (x === 0 || !Number.isFinite(x)) return [x, 0];
   let e = Math.max(-1073, Math.floor(Math.log2(Math.abs(x))) + 1);
   let m = x * 2 ** -e;
-  while (Math.abs(m) < 0.5) { m *= 2; e--; }
-  while (Math.abs(m) >= 1) { m /= 2; e++; }
+  while (Math.abs(m) < 0.5) {
+    m *= 2;
+    e--;
+  }
+  while (Math.abs(m) >= 1) {
+    m /= 2;
+    e++;
+  }
   return [m, e];
 }
 
@@ -201,14 +215,18 @@ class MathModule implements PyObject {
         return f(toF(b.x as Value), toF(b.y as Value));
       });
     this.attrs = {
-      pi: Math.PI, e: Math.E, tau: 2 * Math.PI, inf: Infinity, nan: NaN,
+      pi: Math.PI,
+      e: Math.E,
+      tau: 2 * Math.PI,
+      inf: Infinity,
+      nan: NaN,
       sqrt: fn('sqrt', (a, k) => mathSqrt(bindArgs('sqrt', ['x'], a, k).x as Value)),
       cbrt: f1('cbrt', Math.cbrt),
       exp: f1('exp', Math.exp),
       exp2: f1('exp2', (x) => 2 ** x),
       expm1: f1('expm1', Math.expm1),
       log: fn('log', (a, k) => {
-        const b = bindArgs('log', ['x', 'base'], a, k, { base: undefined as unknown as Value });
+        const b = bindArgs('log', ['x', 'base'], a, k, {base: undefined as unknown as Value});
         return mathLog(b.x as Value, b.base as Value | undefined);
       }),
       log10: fn('log10', (a, k) => log10(bindArgs('log10', ['x'], a, k).x as Value)),
@@ -218,17 +236,26 @@ class MathModule implements PyObject {
         const b = bindArgs('pow', ['x', 'y'], a, k);
         return mathPow(b.x as Value, b.y as Value);
       }),
-      sin: f1('sin', Math.sin), cos: f1('cos', Math.cos), tan: f1('tan', Math.tan),
-      asin: f1('asin', Math.asin), acos: f1('acos', Math.acos), atan: f1('atan', Math.atan),
+      sin: f1('sin', Math.sin),
+      cos: f1('cos', Math.cos),
+      tan: f1('tan', Math.tan),
+      asin: f1('asin', Math.asin),
+      acos: f1('acos', Math.acos),
+      atan: f1('atan', Math.atan),
       atan2: two('atan2', Math.atan2),
-      sinh: f1('sinh', Math.sinh), cosh: f1('cosh', Math.cosh), tanh: f1('tanh', Math.tanh),
-      asinh: f1('asinh', Math.asinh), acosh: f1('acosh', Math.acosh), atanh: f1('atanh', Math.atanh, 'domain'),
+      sinh: f1('sinh', Math.sinh),
+      cosh: f1('cosh', Math.cosh),
+      tanh: f1('tanh', Math.tanh),
+      asinh: f1('asinh', Math.asinh),
+      acosh: f1('acosh', Math.acosh),
+      atanh: f1('atanh', Math.atanh, 'domain'),
       degrees: f1('degrees', (x) => x * (180 / Math.PI)),
       radians: f1('radians', (x) => x * (Math.PI / 180)),
       hypot: fn('hypot', (a) => Math.hypot(...a.map(toF))),
       dist: fn('dist', (a, k) => {
         const b = bindArgs('dist', ['p', 'q'], a, k);
-        const p = iterOrThrow(b.p as Value).map(toF), q = iterOrThrow(b.q as Value).map(toF);
+        const p = iterOrThrow(b.p as Value).map(toF),
+          q = iterOrThrow(b.q as Value).map(toF);
         if (p.length !== q.length) raise('ValueError', 'both points must have the same number of dimensions');
         return Math.hypot(...p.map((x, i) => x - q[i]));
       }),
@@ -244,14 +271,16 @@ class MathModule implements PyObject {
       fabs: f1('fabs', Math.abs),
       factorial: fn('factorial', (a, k) => factorial(bindArgs('factorial', ['n'], a, k).n as Value)),
       gcd: fn('gcd', (a) => a.map(intArg).reduce((x, y) => gcd2(x, y), 0n)),
-      lcm: fn('lcm', (a) => a.map(intArg).reduce((x, y) => (x === 0n || y === 0n ? 0n : bigAbs(x * y) / gcd2(x, y)), 1n)),
+      lcm: fn('lcm', (a) =>
+        a.map(intArg).reduce((x, y) => (x === 0n || y === 0n ? 0n : bigAbs(x * y) / gcd2(x, y)), 1n),
+      ),
       isqrt: fn('isqrt', (a, k) => isqrt(intArg(bindArgs('isqrt', ['n'], a, k).n as Value))),
       comb: fn('comb', (a, k) => {
         const b = bindArgs('comb', ['n', 'k'], a, k);
         return comb(intArg(b.n as Value), intArg(b.k as Value));
       }),
       perm: fn('perm', (a, k) => {
-        const b = bindArgs('perm', ['n', 'k'], a, k, { k: null });
+        const b = bindArgs('perm', ['n', 'k'], a, k, {k: null});
         return perm(intArg(b.n as Value), b.k === null ? null : intArg(b.k as Value));
       }),
       fmod: two('fmod', (x, y) => {
@@ -267,12 +296,19 @@ class MathModule implements PyObject {
       }),
       copysign: two('copysign', (x, y) => (Math.sign(y) === -1 || Object.is(y, -0) ? -Math.abs(x) : Math.abs(x))),
       isnan: fn('isnan', (a) => Number.isNaN(toF(a[0]))),
-      isinf: fn('isinf', (a) => { const x = toF(a[0]); return !Number.isFinite(x) && !Number.isNaN(x); }),
+      isinf: fn('isinf', (a) => {
+        const x = toF(a[0]);
+        return !Number.isFinite(x) && !Number.isNaN(x);
+      }),
       isfinite: fn('isfinite', (a) => Number.isFinite(toF(a[0]))),
       isclose: fn('isclose', (a, k) => {
         const b = bindArgs('isclose', ['a', 'b'], a, null);
-        return isclose(toF(b.a as Value), toF(b.b as Value), k?.rel_tol !== undefined ? toF(k.rel_tol) : 1e-9,
-          k?.abs_tol !== undefined ? toF(k.abs_tol) : 0);
+        return isclose(
+          toF(b.a as Value),
+          toF(b.b as Value),
+          k?.rel_tol !== undefined ? toF(k.rel_tol) : 1e-9,
+          k?.abs_tol !== undefined ? toF(k.abs_tol) : 0,
+        );
       }),
       fsum: fn('fsum', (a) => fsum(iterOrThrow(a[0]).map(toF))),
       prod: fn('prod', (a, k) => {
@@ -297,8 +333,14 @@ class MathModule implements PyObject {
         let r = x;
         // Split the scaling so that 2**e itself does not overflow or underflow.
         let rem = e;
-        while (rem > 1000) { r *= 2 ** 1000; rem -= 1000; }
-        while (rem < -1000) { r *= 2 ** -1000; rem += 1000; }
+        while (rem > 1000) {
+          r *= 2 ** 1000;
+          rem -= 1000;
+        }
+        while (rem < -1000) {
+          r *= 2 ** -1000;
+          rem += 1000;
+        }
         r *= 2 ** rem;
         if (!Number.isFinite(r) && Number.isFinite(x)) raise('OverflowError', 'math range error');
         return r;
@@ -306,10 +348,12 @@ class MathModule implements PyObject {
     };
   }
   getattr(name: string): Value {
-    if (Object.prototype.hasOwnProperty.call(this.attrs, name)) return this.attrs[name];
+    if (Object.hasOwn(this.attrs, name)) return this.attrs[name];
     return raise('AttributeError', `module 'math' has no attribute '${name}'`);
   }
-  repr(): string { return "<module 'math' (built-in)>"; }
+  repr(): string {
+    return "<module 'math' (built-in)>";
+  }
 }
 
 export const mathModule: PyObject = new MathModule();

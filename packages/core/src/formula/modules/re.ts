@@ -6,17 +6,27 @@
  * possessive quantifiers have no JS equivalent on Node 20 and raise `re.error`.
  */
 import {
-  Kwargs, PyDict, PyList, PyObject, PyTuple, Value, attributeError, bindArgs, raise, strRepr, typeName,
+  type Kwargs,
+  PyDict,
+  type PyList,
+  type PyObject,
+  PyTuple,
+  type Value,
+  attributeError,
+  bindArgs,
+  raise,
+  strRepr,
+  typeName,
 } from '../values.js';
-import { PyClass, fn } from '../datetime.js';
+import {PyClass, fn} from '../datetime.js';
 
-export const FLAGS = { I: 2, L: 4, M: 8, S: 16, U: 32, X: 64, A: 256 } as const;
+export const FLAGS = {I: 2, L: 4, M: 8, S: 16, U: 32, X: 64, A: 256} as const;
 
 const WORD = '\\p{L}\\p{N}_';
 const SPACE = '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 const JS_SYNTAX = new Set('^$\\.*+?()[]{}|/'.split(''));
 
-function reError(msg: string, pattern?: string, pos?: number): never {
+function reError(msg: string, _pattern?: string, pos?: number): never {
   return raise('error', pos === undefined ? msg : `${msg} at position ${pos}`);
 }
 
@@ -41,7 +51,9 @@ export function translate(pattern: string, flags: number): Translated {
   return t;
 }
 
-function hexEsc(cp: number): string { return `\\u{${cp.toString(16)}}`; }
+function hexEsc(cp: number): string {
+  return `\\u{${cp.toString(16)}}`;
+}
 
 function doTranslate(pattern: string, flagsIn: number): Translated {
   let flags = flagsIn;
@@ -53,7 +65,9 @@ function doTranslate(pattern: string, flagsIn: number): Translated {
     const m = lead.exec(cps.slice(i).join(''));
     if (!m) break;
     for (const c of m[1]) {
-      flags |= ({ a: FLAGS.A, i: FLAGS.I, L: FLAGS.L, m: FLAGS.M, s: FLAGS.S, u: FLAGS.U, x: FLAGS.X } as Record<string, number>)[c];
+      flags |= (
+        {a: FLAGS.A, i: FLAGS.I, L: FLAGS.L, m: FLAGS.M, s: FLAGS.S, u: FLAGS.U, x: FLAGS.X} as Record<string, number>
+      )[c];
     }
     i += Array.from(m[0]).length;
   }
@@ -72,16 +86,26 @@ function doTranslate(pattern: string, flagsIn: number): Translated {
 
   const escapeOutside = (c: string): string => {
     switch (c) {
-      case 'A': return '(?<![\\s\\S])';
-      case 'Z': return '(?![\\s\\S])';
-      case 'b': return `(?:(?<=${wordRe})(?!${wordRe})|(?<!${wordRe})(?=${wordRe}))`;
-      case 'B': return `(?:(?<=${wordRe})(?=${wordRe})|(?<!${wordRe})(?!${wordRe}))`;
-      case 'd': return `[${digit}]`;
-      case 'D': return `[^${digit}]`;
-      case 'w': return `[${word}]`;
-      case 'W': return `[^${word}]`;
-      case 's': return `[${space}]`;
-      case 'S': return `[^${space}]`;
+      case 'A':
+        return '(?<![\\s\\S])';
+      case 'Z':
+        return '(?![\\s\\S])';
+      case 'b':
+        return `(?:(?<=${wordRe})(?!${wordRe})|(?<!${wordRe})(?=${wordRe}))`;
+      case 'B':
+        return `(?:(?<=${wordRe})(?=${wordRe})|(?<!${wordRe})(?!${wordRe}))`;
+      case 'd':
+        return `[${digit}]`;
+      case 'D':
+        return `[^${digit}]`;
+      case 'w':
+        return `[${word}]`;
+      case 'W':
+        return `[^${word}]`;
+      case 's':
+        return `[${space}]`;
+      case 'S':
+        return `[^${space}]`;
     }
     return '';
   };
@@ -90,25 +114,33 @@ function doTranslate(pattern: string, flagsIn: number): Translated {
   const simpleEscape = (j: number, inClass: boolean): [string, number] => {
     const c = cps[j];
     switch (c) {
-      case 'n': return ['\\n', 1];
-      case 't': return ['\\t', 1];
-      case 'r': return ['\\r', 1];
-      case 'f': return ['\\f', 1];
-      case 'v': return ['\\v', 1];
-      case 'a': return ['\\x07', 1];
+      case 'n':
+        return ['\\n', 1];
+      case 't':
+        return ['\\t', 1];
+      case 'r':
+        return ['\\r', 1];
+      case 'f':
+        return ['\\f', 1];
+      case 'v':
+        return ['\\v', 1];
+      case 'a':
+        return ['\\x07', 1];
       case 'x': {
         const h = cps.slice(j + 1, j + 3).join('');
         if (!/^[0-9a-fA-F]{2}$/.test(h)) reError(`incomplete escape \\x${h}`, pattern, j - 1);
         return [hexEsc(parseInt(h, 16)), 3];
       }
-      case 'u': case 'U': {
+      case 'u':
+      case 'U': {
         const len = c === 'u' ? 4 : 8;
         const h = cps.slice(j + 1, j + 1 + len).join('');
         if (!new RegExp(`^[0-9a-fA-F]{${len}}$`).test(h)) reError(`incomplete escape \\${c}${h}`, pattern, j - 1);
         return [hexEsc(parseInt(h, 16)), 1 + len];
       }
       case '0': {
-        let k = j + 1, oct = '0';
+        let k = j + 1,
+          oct = '0';
         while (k < n && k < j + 3 && /[0-7]/.test(cps[k])) oct += cps[k++];
         return [hexEsc(parseInt(oct, 8)), k - j];
       }
@@ -124,12 +156,15 @@ function doTranslate(pattern: string, flagsIn: number): Translated {
     }
     if (/[A-Za-z0-9]/.test(c)) return reError(`bad escape \\${c}`, pattern, j - 1);
     const cp = c.codePointAt(0)!;
-    return [JS_SYNTAX.has(c) || c === '-' && inClass ? `\\${c}` : hexEsc(cp), 1];
+    return [JS_SYNTAX.has(c) || (c === '-' && inClass) ? `\\${c}` : hexEsc(cp), 1];
   };
 
   while (i < n) {
     const c = cps[i];
-    if (verbose && /\s/.test(c)) { i++; continue; }
+    if (verbose && /\s/.test(c)) {
+      i++;
+      continue;
+    }
     if (verbose && c === '#') {
       while (i < n && cps[i] !== '\n') i++;
       continue;
@@ -138,9 +173,14 @@ function doTranslate(pattern: string, flagsIn: number): Translated {
       if (i + 1 >= n) reError('bad escape (end of pattern)', pattern, i);
       const e = cps[i + 1];
       const special = escapeOutside(e);
-      if (special) { out += special; i += 2; continue; }
+      if (special) {
+        out += special;
+        i += 2;
+        continue;
+      }
       if (/[1-9]/.test(e)) {
-        let k = i + 1, num = '';
+        let k = i + 1,
+          num = '';
         while (k < n && /[0-9]/.test(cps[k]) && num.length < 2) num += cps[k++];
         if (Number(num) > groups) reError(`invalid group reference ${num}`, pattern, i + 1);
         out += `(?:\\${num})`;
@@ -155,8 +195,14 @@ function doTranslate(pattern: string, flagsIn: number): Translated {
     if (c === '[') {
       let j = i + 1;
       let cls = '[';
-      if (cps[j] === '^') { cls += '^'; j++; }
-      if (cps[j] === ']') { cls += '\\]'; j++; }
+      if (cps[j] === '^') {
+        cls += '^';
+        j++;
+      }
+      if (cps[j] === ']') {
+        cls += '\\]';
+        j++;
+      }
       for (;;) {
         if (j >= n) reError('unterminated character set', pattern, i);
         const d = cps[j];
@@ -205,8 +251,13 @@ function doTranslate(pattern: string, flagsIn: number): Translated {
           i = end + 1;
           continue;
         }
-        if (rest.startsWith(':') || rest.startsWith('=') || rest.startsWith('!') ||
-            rest.startsWith('<=') || rest.startsWith('<!')) {
+        if (
+          rest.startsWith(':') ||
+          rest.startsWith('=') ||
+          rest.startsWith('!') ||
+          rest.startsWith('<=') ||
+          rest.startsWith('<!')
+        ) {
           const len = rest.startsWith('<') ? 3 : 2;
           out += cps.slice(i, i + len + 1).join('');
           i += len + 1;
@@ -239,17 +290,33 @@ function doTranslate(pattern: string, flagsIn: number): Translated {
       i++;
       continue;
     }
-    if (c === '}' || c === ']' || c === '/') { out += `\\${c}`; i++; continue; }
+    if (c === '}' || c === ']' || c === '/') {
+      out += `\\${c}`;
+      i++;
+      continue;
+    }
     if ((c === '+' || c === '*' || c === '?' || c === '}') && cps[i + 1] === '+' && c !== '?') {
       reError('possessive quantifiers are not supported by gristlite', pattern, i + 1);
     }
-    if (c === '.') { out += dotall ? '[\\s\\S]' : '[^\\n]'; i++; continue; }
-    if (c === '^') { out += multiline ? '(?<![^\\n])' : '(?<![\\s\\S])'; i++; continue; }
-    if (c === '$') { out += multiline ? '(?=\\n|(?![\\s\\S]))' : '(?=\\n?(?![\\s\\S]))'; i++; continue; }
+    if (c === '.') {
+      out += dotall ? '[\\s\\S]' : '[^\\n]';
+      i++;
+      continue;
+    }
+    if (c === '^') {
+      out += multiline ? '(?<![^\\n])' : '(?<![\\s\\S])';
+      i++;
+      continue;
+    }
+    if (c === '$') {
+      out += multiline ? '(?=\\n|(?![\\s\\S]))' : '(?=\\n?(?![\\s\\S]))';
+      i++;
+      continue;
+    }
     out += c;
     i++;
   }
-  return { source: out, flags, groups, groupNames };
+  return {source: out, flags, groups, groupNames};
 }
 
 // ---- compiled patterns ------------------------------------------------------------------------
@@ -282,16 +349,21 @@ export class PyPattern implements PyObject {
   readonly pyType = 'Pattern';
   readonly t: Translated;
   private res: Partial<Record<'search' | 'match' | 'full', RegExp>> = {};
-  constructor(readonly pattern: string, flags: number) {
+  constructor(
+    readonly pattern: string,
+    flags: number,
+  ) {
     this.t = translate(pattern, flags);
     this.regex('search');
   }
-  get flags(): number { return this.t.flags | ((this.t.flags & FLAGS.A) ? 0 : FLAGS.U); }
+  get flags(): number {
+    return this.t.flags | (this.t.flags & FLAGS.A ? 0 : FLAGS.U);
+  }
 
   regex(kind: 'search' | 'match' | 'full'): RegExp {
     let r = this.res[kind];
     if (!r) {
-      const jsFlags = 'du' + ((this.t.flags & FLAGS.I) ? 'i' : '') + (kind === 'search' ? 'g' : 'y');
+      const jsFlags = 'du' + (this.t.flags & FLAGS.I ? 'i' : '') + (kind === 'search' ? 'g' : 'y');
       const src = kind === 'full' ? `(?:${this.t.source})(?![\\s\\S])` : this.t.source;
       try {
         r = new RegExp(src, jsFlags);
@@ -354,7 +426,8 @@ export class PyPattern implements PyObject {
 
   split(s: string, maxsplit: number): PyList {
     const out: PyList = [];
-    let last = 0, n = 0;
+    let last = 0,
+      n = 0;
     for (const m of this.iterate(s)) {
       if (maxsplit > 0 && n >= maxsplit) break;
       out.push(s.slice(last, m.m.index));
@@ -371,7 +444,7 @@ export class PyPattern implements PyObject {
     for (const m of this.iterate(s, pos, endpos)) {
       if (this.t.groups === 0) out.push(m.m[0]);
       else if (this.t.groups === 1) out.push(m.m[1] ?? '');
-      else out.push(new PyTuple(Array.from({ length: this.t.groups }, (_, g) => m.m[g + 1] ?? '')));
+      else out.push(new PyTuple(Array.from({length: this.t.groups}, (_, g) => m.m[g + 1] ?? '')));
     }
     return out;
   }
@@ -383,19 +456,24 @@ export class PyPattern implements PyObject {
       return v as string;
     };
     const posArgs = (fname: string, a: Value[], k: Kwargs | null) => {
-      const b = bindArgs(fname, ['string', 'pos', 'endpos'], a, k, { pos: 0n, endpos: null });
+      const b = bindArgs(fname, ['string', 'pos', 'endpos'], a, k, {pos: 0n, endpos: null});
       return [s(b.string as Value, fname), Number(b.pos), b.endpos === null ? null : Number(b.endpos)] as const;
     };
     switch (name) {
-      case 'pattern': return this.pattern;
-      case 'flags': return BigInt(this.flags);
-      case 'groups': return BigInt(this.t.groups);
+      case 'pattern':
+        return this.pattern;
+      case 'flags':
+        return BigInt(this.flags);
+      case 'groups':
+        return BigInt(this.t.groups);
       case 'groupindex': {
         const d = new PyDict();
         for (const [k, v] of this.t.groupNames) d.set(k, BigInt(v));
         return d;
       }
-      case 'search': case 'match': case 'fullmatch':
+      case 'search':
+      case 'match':
+      case 'fullmatch':
         return fn(name, (a, k) => {
           const [str, pos, endpos] = posArgs(name, a, k);
           return this.exec(name === 'fullmatch' ? 'full' : name, str, pos, endpos);
@@ -410,15 +488,16 @@ export class PyPattern implements PyObject {
           const [str, pos, endpos] = posArgs(name, a, k);
           return this.findall(str, pos, endpos);
         });
-      case 'sub': case 'subn':
+      case 'sub':
+      case 'subn':
         return fn(name, (a, k) => {
-          const b = bindArgs(name, ['repl', 'string', 'count'], a, k, { count: 0n });
+          const b = bindArgs(name, ['repl', 'string', 'count'], a, k, {count: 0n});
           const [r, cnt] = this.sub(b.repl as Value, s(b.string as Value, name), Number(b.count));
           return name === 'sub' ? r : new PyTuple([r, BigInt(cnt)]);
         });
       case 'split':
         return fn(name, (a, k) => {
-          const b = bindArgs(name, ['string', 'maxsplit'], a, k, { maxsplit: 0n });
+          const b = bindArgs(name, ['string', 'maxsplit'], a, k, {maxsplit: 0n});
           return this.split(s(b.string as Value, name), Number(b.maxsplit));
         });
     }
@@ -428,14 +507,25 @@ export class PyPattern implements PyObject {
     const fl = flagNames(this.t.flags & ~FLAGS.U);
     return `re.compile(${strRepr(this.pattern)}${fl ? `, ${fl}` : ''})`;
   }
-  eq(o: Value): boolean { return o instanceof PyPattern && o.pattern === this.pattern && o.flags === this.flags; }
-  hashKey(): string { return `re:${this.flags}:${this.pattern}`; }
+  eq(o: Value): boolean {
+    return o instanceof PyPattern && o.pattern === this.pattern && o.flags === this.flags;
+  }
+  hashKey(): string {
+    return `re:${this.flags}:${this.pattern}`;
+  }
 }
 
 function flagNames(f: number): string {
   const names: string[] = [];
-  const all: Array<[string, number]> = [['IGNORECASE', FLAGS.I], ['LOCALE', FLAGS.L], ['MULTILINE', FLAGS.M],
-    ['DOTALL', FLAGS.S], ['UNICODE', FLAGS.U], ['VERBOSE', FLAGS.X], ['ASCII', FLAGS.A]];
+  const all: Array<[string, number]> = [
+    ['IGNORECASE', FLAGS.I],
+    ['LOCALE', FLAGS.L],
+    ['MULTILINE', FLAGS.M],
+    ['DOTALL', FLAGS.S],
+    ['UNICODE', FLAGS.U],
+    ['VERBOSE', FLAGS.X],
+    ['ASCII', FLAGS.A],
+  ];
   for (const [n, v] of all) if (f & v) names.push(`re.${n}`);
   return names.join('|');
 }
@@ -453,7 +543,10 @@ function parseTemplate(repl: string, p: PyPattern): TemplatePart[] {
   let lit = '';
   for (let i = 0; i < repl.length; i++) {
     const c = repl[i];
-    if (c !== '\\') { lit += c; continue; }
+    if (c !== '\\') {
+      lit += c;
+      continue;
+    }
     const e = repl[i + 1];
     if (e === undefined) reError('bad escape (end of pattern)', repl, i);
     let group: number | null = null;
@@ -472,13 +565,14 @@ function parseTemplate(repl: string, p: PyPattern): TemplatePart[] {
       group = Number(num);
       i += num.length;
     } else if (e === '0') {
-      let k = i + 2, oct = '0';
+      let k = i + 2,
+        oct = '0';
       while (k < repl.length && k < i + 4 && /[0-7]/.test(repl[k])) oct += repl[k++];
       lit += String.fromCodePoint(parseInt(oct, 8));
       i = k - 1;
       continue;
     } else {
-      const map: Record<string, string> = { n: '\n', t: '\t', r: '\r', f: '\f', v: '\v', a: '\x07', b: '\b', '\\': '\\' };
+      const map: Record<string, string> = {n: '\n', t: '\t', r: '\r', f: '\f', v: '\v', a: '\x07', b: '\b', '\\': '\\'};
       if (e in map) lit += map[e];
       else if (/[A-Za-z]/.test(e)) reError(`bad escape \\${e}`, repl, i);
       else lit += `\\${e}`;
@@ -486,7 +580,10 @@ function parseTemplate(repl: string, p: PyPattern): TemplatePart[] {
       continue;
     }
     if (group > p.t.groups) reError(`invalid group reference ${group}`, repl, i);
-    if (lit) { parts.push(lit); lit = ''; }
+    if (lit) {
+      parts.push(lit);
+      lit = '';
+    }
     parts.push(group);
   }
   if (lit) parts.push(lit);
@@ -495,14 +592,20 @@ function parseTemplate(repl: string, p: PyPattern): TemplatePart[] {
 
 function expandTemplate(parts: TemplatePart[], m: PyMatch): string {
   let out = '';
-  for (const p of parts) out += typeof p === 'string' ? p : m.m[p] ?? '';
+  for (const p of parts) out += typeof p === 'string' ? p : (m.m[p] ?? '');
   return out;
 }
 
 export class PyMatch implements PyObject {
   readonly pyType = 'Match';
-  constructor(readonly re: PyPattern, readonly string: string, readonly m: RegExpExecArray,
-    private readonly astral: boolean, readonly pos: number, readonly endpos: number) {}
+  constructor(
+    readonly re: PyPattern,
+    readonly string: string,
+    readonly m: RegExpExecArray,
+    private readonly astral: boolean,
+    readonly pos: number,
+    readonly endpos: number,
+  ) {}
 
   private groupIndex(g: Value): number {
     if (typeof g === 'bigint' || typeof g === 'boolean') {
@@ -513,7 +616,9 @@ export class PyMatch implements PyObject {
     if (typeof g === 'string' && this.re.t.groupNames.has(g)) return this.re.t.groupNames.get(g)!;
     return raise('IndexError', 'no such group');
   }
-  group(g: Value): Value { return this.m[this.groupIndex(g)] ?? null; }
+  group(g: Value): Value {
+    return this.m[this.groupIndex(g)] ?? null;
+  }
   span(g: Value = 0n): [number, number] {
     const i = this.groupIndex(g);
     const ind = this.m.indices?.[i];
@@ -521,40 +626,58 @@ export class PyMatch implements PyObject {
     return [cpIndex(this.string, this.astral, ind[0]), cpIndex(this.string, this.astral, ind[1])];
   }
   private lastindex(): number | null {
-    let best: number | null = null, bestEnd = -1;
+    let best: number | null = null,
+      bestEnd = -1;
     for (let g = 1; g <= this.re.t.groups; g++) {
       const ind = this.m.indices?.[g];
       // Python's lastindex: the last group to close.
-      if (ind && ind[1] >= bestEnd) { best = g; bestEnd = ind[1]; }
+      if (ind && ind[1] >= bestEnd) {
+        best = g;
+        bestEnd = ind[1];
+      }
     }
     return best;
   }
 
   getattr(name: string): Value {
     switch (name) {
-      case 'group': return fn('group', (a) => {
-        if (a.length <= 1) return this.group(a[0] ?? 0n);
-        return new PyTuple(a.map((g) => this.group(g)));
-      });
-      case 'groups': return fn('groups', (a, k) => {
-        const d = bindArgs('groups', ['default'], a, k, { default: null }).default as Value;
-        return new PyTuple(Array.from({ length: this.re.t.groups }, (_, g) => this.m[g + 1] ?? d));
-      });
-      case 'groupdict': return fn('groupdict', (a, k) => {
-        const dflt = bindArgs('groupdict', ['default'], a, k, { default: null }).default as Value;
-        const out = new PyDict();
-        for (const [nm, g] of this.re.t.groupNames) out.set(nm, this.m[g] ?? dflt);
-        return out;
-      });
-      case 'start': return fn('start', (a) => BigInt(this.span(a[0] ?? 0n)[0]));
-      case 'end': return fn('end', (a) => BigInt(this.span(a[0] ?? 0n)[1]));
-      case 'span': return fn('span', (a) => new PyTuple(this.span(a[0] ?? 0n).map(BigInt)));
-      case 'expand': return fn('expand', (a) => expandTemplate(parseTemplate(String(a[0]), this.re), this));
-      case 'string': return this.string;
-      case 're': return this.re;
-      case 'pos': return BigInt(this.pos);
-      case 'endpos': return BigInt(this.endpos);
-      case 'lastindex': { const l = this.lastindex(); return l === null ? null : BigInt(l); }
+      case 'group':
+        return fn('group', (a) => {
+          if (a.length <= 1) return this.group(a[0] ?? 0n);
+          return new PyTuple(a.map((g) => this.group(g)));
+        });
+      case 'groups':
+        return fn('groups', (a, k) => {
+          const d = bindArgs('groups', ['default'], a, k, {default: null}).default as Value;
+          return new PyTuple(Array.from({length: this.re.t.groups}, (_, g) => this.m[g + 1] ?? d));
+        });
+      case 'groupdict':
+        return fn('groupdict', (a, k) => {
+          const dflt = bindArgs('groupdict', ['default'], a, k, {default: null}).default as Value;
+          const out = new PyDict();
+          for (const [nm, g] of this.re.t.groupNames) out.set(nm, this.m[g] ?? dflt);
+          return out;
+        });
+      case 'start':
+        return fn('start', (a) => BigInt(this.span(a[0] ?? 0n)[0]));
+      case 'end':
+        return fn('end', (a) => BigInt(this.span(a[0] ?? 0n)[1]));
+      case 'span':
+        return fn('span', (a) => new PyTuple(this.span(a[0] ?? 0n).map(BigInt)));
+      case 'expand':
+        return fn('expand', (a) => expandTemplate(parseTemplate(String(a[0]), this.re), this));
+      case 'string':
+        return this.string;
+      case 're':
+        return this.re;
+      case 'pos':
+        return BigInt(this.pos);
+      case 'endpos':
+        return BigInt(this.endpos);
+      case 'lastindex': {
+        const l = this.lastindex();
+        return l === null ? null : BigInt(l);
+      }
       case 'lastgroup': {
         const l = this.lastindex();
         if (l === null) return null;
@@ -564,8 +687,12 @@ export class PyMatch implements PyObject {
     }
     return attributeError(this, name);
   }
-  getitem(key: Value): Value { return this.group(key); }
-  truthy(): boolean { return true; }
+  getitem(key: Value): Value {
+    return this.group(key);
+  }
+  truthy(): boolean {
+    return true;
+  }
   repr(): string {
     const [s, e] = this.span();
     return `<re.Match object; span=(${s}, ${e}), match=${strRepr(this.m[0])}>`;
@@ -599,9 +726,10 @@ function strArg(v: Value): string {
 }
 
 /** Python's re.escape: escapes every character that is special in a pattern. */
+// biome-ignore lint/suspicious/noShadowRestrictedNames: Python's re.escape, exported under its own name
 export function escape(s: string): string {
   return s.replace(/[()[\]{}?*+\-|^$\\.&~# \t\n\r\v\f]/g, (c) => {
-    const m: Record<string, string> = { '\t': '\\\t', '\n': '\\\n', '\r': '\\\r', '\v': '\\\v', '\f': '\\\f' };
+    const m: Record<string, string> = {'\t': '\\\t', '\n': '\\\n', '\r': '\\\r', '\v': '\\\v', '\f': '\\\f'};
     return m[c] ?? `\\${c}`;
   });
 }
@@ -611,50 +739,93 @@ class ReModule implements PyObject {
   private readonly attrs: Record<string, Value>;
   constructor() {
     const flagVals: Record<string, Value> = {};
-    const long: Record<string, string> = { I: 'IGNORECASE', L: 'LOCALE', M: 'MULTILINE', S: 'DOTALL', U: 'UNICODE', X: 'VERBOSE', A: 'ASCII' };
+    const long: Record<string, string> = {
+      I: 'IGNORECASE',
+      L: 'LOCALE',
+      M: 'MULTILINE',
+      S: 'DOTALL',
+      U: 'UNICODE',
+      X: 'VERBOSE',
+      A: 'ASCII',
+    };
     for (const [k, v] of Object.entries(FLAGS)) {
       flagVals[k] = BigInt(v);
       flagVals[long[k]] = BigInt(v);
     }
-    const withPattern = (name: string, params: string[], dflt: Record<string, Value>,
-      body: (p: PyPattern, b: Record<string, Value | Value[]>) => Value) =>
+    const withPattern = (
+      name: string,
+      params: string[],
+      dflt: Record<string, Value>,
+      body: (p: PyPattern, b: Record<string, Value | Value[]>) => Value,
+    ) =>
       fn(name, (a, k) => {
-        const b = bindArgs(name, params, a, k, { flags: 0n, ...dflt });
+        const b = bindArgs(name, params, a, k, {flags: 0n, ...dflt});
         return body(compile(b.pattern as Value, b.flags as Value), b);
       });
     this.attrs = {
       ...flagVals,
       NOFLAG: 0n,
       compile: fn('compile', (a, k) => {
-        const b = bindArgs('compile', ['pattern', 'flags'], a, k, { flags: 0n });
+        const b = bindArgs('compile', ['pattern', 'flags'], a, k, {flags: 0n});
         return compile(b.pattern as Value, b.flags as Value);
       }),
-      search: withPattern('search', ['pattern', 'string', 'flags'], {}, (p, b) => p.exec('search', strArg(b.string as Value))),
-      match: withPattern('match', ['pattern', 'string', 'flags'], {}, (p, b) => p.exec('match', strArg(b.string as Value))),
-      fullmatch: withPattern('fullmatch', ['pattern', 'string', 'flags'], {}, (p, b) => p.exec('full', strArg(b.string as Value))),
-      findall: withPattern('findall', ['pattern', 'string', 'flags'], {}, (p, b) => p.findall(strArg(b.string as Value))),
-      finditer: withPattern('finditer', ['pattern', 'string', 'flags'], {}, (p, b) => [...p.iterate(strArg(b.string as Value))]),
-      split: withPattern('split', ['pattern', 'string', 'maxsplit', 'flags'], { maxsplit: 0n },
-        (p, b) => p.split(strArg(b.string as Value), Number(b.maxsplit))),
-      sub: withPattern('sub', ['pattern', 'repl', 'string', 'count', 'flags'], { count: 0n },
-        (p, b) => p.sub(b.repl as Value, strArg(b.string as Value), Number(b.count))[0]),
-      subn: withPattern('subn', ['pattern', 'repl', 'string', 'count', 'flags'], { count: 0n }, (p, b) => {
+      search: withPattern('search', ['pattern', 'string', 'flags'], {}, (p, b) =>
+        p.exec('search', strArg(b.string as Value)),
+      ),
+      match: withPattern('match', ['pattern', 'string', 'flags'], {}, (p, b) =>
+        p.exec('match', strArg(b.string as Value)),
+      ),
+      fullmatch: withPattern('fullmatch', ['pattern', 'string', 'flags'], {}, (p, b) =>
+        p.exec('full', strArg(b.string as Value)),
+      ),
+      findall: withPattern('findall', ['pattern', 'string', 'flags'], {}, (p, b) =>
+        p.findall(strArg(b.string as Value)),
+      ),
+      finditer: withPattern('finditer', ['pattern', 'string', 'flags'], {}, (p, b) => [
+        ...p.iterate(strArg(b.string as Value)),
+      ]),
+      split: withPattern('split', ['pattern', 'string', 'maxsplit', 'flags'], {maxsplit: 0n}, (p, b) =>
+        p.split(strArg(b.string as Value), Number(b.maxsplit)),
+      ),
+      sub: withPattern(
+        'sub',
+        ['pattern', 'repl', 'string', 'count', 'flags'],
+        {count: 0n},
+        (p, b) => p.sub(b.repl as Value, strArg(b.string as Value), Number(b.count))[0],
+      ),
+      subn: withPattern('subn', ['pattern', 'repl', 'string', 'count', 'flags'], {count: 0n}, (p, b) => {
         const [r, n] = p.sub(b.repl as Value, strArg(b.string as Value), Number(b.count));
         return new PyTuple([r, BigInt(n)]);
       }),
       escape: fn('escape', (a, k) => escape(strArg(bindArgs('escape', ['pattern'], a, k).pattern as Value))),
-      purge: fn('purge', () => { cache.clear(); patternCache.clear(); return null; }),
-      Pattern: new PyClass('Pattern', () => raise('TypeError', "cannot create 're.Pattern' instances"),
-        (v) => v instanceof PyPattern, () => ({}), 're.Pattern'),
-      Match: new PyClass('Match', () => raise('TypeError', "cannot create 're.Match' instances"),
-        (v) => v instanceof PyMatch, () => ({}), 're.Match'),
+      purge: fn('purge', () => {
+        cache.clear();
+        patternCache.clear();
+        return null;
+      }),
+      Pattern: new PyClass(
+        'Pattern',
+        () => raise('TypeError', "cannot create 're.Pattern' instances"),
+        (v) => v instanceof PyPattern,
+        () => ({}),
+        're.Pattern',
+      ),
+      Match: new PyClass(
+        'Match',
+        () => raise('TypeError', "cannot create 're.Match' instances"),
+        (v) => v instanceof PyMatch,
+        () => ({}),
+        're.Match',
+      ),
     };
   }
   getattr(name: string): Value {
-    if (Object.prototype.hasOwnProperty.call(this.attrs, name)) return this.attrs[name];
+    if (Object.hasOwn(this.attrs, name)) return this.attrs[name];
     return raise('AttributeError', `module 're' has no attribute '${name}'`);
   }
-  repr(): string { return "<module 're'>"; }
+  repr(): string {
+    return "<module 're'>";
+  }
 }
 
 export const reModule: PyObject = new ReModule();

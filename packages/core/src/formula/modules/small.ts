@@ -3,22 +3,40 @@
  * common functions). Iterator-returning functions return lists (formulas consume them whole).
  */
 import {
-  Kwargs, PyDict, PyObject, PyTuple, Value, bindArgs, floatRepr, hashKey, raise, str, truthy, typeName,
+  type Kwargs,
+  PyDict,
+  type PyObject,
+  PyTuple,
+  type Value,
+  bindArgs,
+  floatRepr,
+  hashKey,
+  raise,
+  str,
+  truthy,
+  typeName,
 } from '../values.js';
-import { fn, nowMs } from '../datetime.js';
-import { iterOrThrow } from '../functions/util.js';
+import {fn, nowMs} from '../datetime.js';
+import {iterOrThrow} from '../functions/util.js';
 
 /** A module object: named attributes, AttributeError for the rest. */
 export class PyModule implements PyObject {
   readonly pyType = 'module';
-  constructor(readonly name: string, readonly attrs: Record<string, Value>) {}
+  constructor(
+    readonly name: string,
+    readonly attrs: Record<string, Value>,
+  ) {}
   getattr(name: string): Value {
     if (name === '__name__') return this.name;
-    if (Object.prototype.hasOwnProperty.call(this.attrs, name)) return this.attrs[name];
+    if (Object.hasOwn(this.attrs, name)) return this.attrs[name];
     return raise('AttributeError', `module '${this.name}' has no attribute '${name}'`);
   }
-  repr(): string { return `<module '${this.name}'>`; }
-  hashKey(): string { return `module:${this.name}`; }
+  repr(): string {
+    return `<module '${this.name}'>`;
+  }
+  hashKey(): string {
+    return `module:${this.name}`;
+  }
 }
 
 const call = (f: Value, args: Value[]): Value => {
@@ -53,10 +71,15 @@ export const stringModule = new PyModule('string', {
   whitespace,
   printable: '0123456789' + lower + upper + punctuation + whitespace,
   capwords: fn('capwords', (a, k) => {
-    const b = bindArgs('capwords', ['s', 'sep'], a, k, { sep: null });
+    const b = bindArgs('capwords', ['s', 'sep'], a, k, {sep: null});
     const s = String(b.s);
     const cap = (w: string) => (w ? w[0].toUpperCase() + w.slice(1).toLowerCase() : w);
-    if (b.sep === null) return s.split(/[ \t\n\r\x0b\x0c]+/).filter(Boolean).map(cap).join(' ');
+    if (b.sep === null)
+      return s
+        .split(/[ \t\n\r\x0b\x0c]+/)
+        .filter(Boolean)
+        .map(cap)
+        .join(' ');
     return s.split(String(b.sep)).map(cap).join(String(b.sep));
   }),
 });
@@ -82,7 +105,14 @@ function jsonString(s: string, ensureAscii: boolean): string {
   return out + '"';
 }
 
-interface DumpOpts { indent: string | null; itemSep: string; keySep: string; sortKeys: boolean; ensureAscii: boolean; dflt: Value }
+interface DumpOpts {
+  indent: string | null;
+  itemSep: string;
+  keySep: string;
+  sortKeys: boolean;
+  ensureAscii: boolean;
+  dflt: Value;
+}
 
 function jsonFloat(x: number): string {
   if (Number.isNaN(x)) return 'NaN';
@@ -102,7 +132,9 @@ function dumps(v: Value, o: DumpOpts, depth: number): string {
   if (Array.isArray(v) || v instanceof PyTuple) {
     const items = Array.isArray(v) ? v : v.items;
     if (!items.length) return '[]';
-    return '[' + nl(depth + 1) + items.map((x) => dumps(x, o, depth + 1)).join(o.itemSep + nl(depth + 1)) + nl(depth) + ']';
+    return (
+      '[' + nl(depth + 1) + items.map((x) => dumps(x, o, depth + 1)).join(o.itemSep + nl(depth + 1)) + nl(depth) + ']'
+    );
   }
   if (v instanceof PyDict) {
     if (!v.size) return '{}';
@@ -117,8 +149,15 @@ function dumps(v: Value, o: DumpOpts, depth: number): string {
       return [key, x] as [string, Value];
     });
     if (o.sortKeys) entries = entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    return '{' + nl(depth + 1) + entries.map(([k, x]) => jsonString(k, o.ensureAscii) + o.keySep + dumps(x, o, depth + 1))
-      .join(o.itemSep + nl(depth + 1)) + nl(depth) + '}';
+    return (
+      '{' +
+      nl(depth + 1) +
+      entries
+        .map(([k, x]) => jsonString(k, o.ensureAscii) + o.keySep + dumps(x, o, depth + 1))
+        .join(o.itemSep + nl(depth + 1)) +
+      nl(depth) +
+      '}'
+    );
   }
   if (o.dflt !== null) return dumps(call(o.dflt, [v]), o, depth + 1);
   return raise('TypeError', `Object of type ${typeName(v)} is not JSON serializable`);
@@ -127,7 +166,9 @@ function dumps(v: Value, o: DumpOpts, depth: number): string {
 /** A JSON parser keeping integers exact (as Python's json gives ints). */
 function loads(text: string): Value {
   let i = 0;
-  const ws = () => { while (i < text.length && ' \t\n\r'.includes(text[i])) i++; };
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
+  };
   const err = (msg: string): never => {
     const line = text.slice(0, i).split('\n').length;
     const col = i - text.lastIndexOf('\n', i - 1);
@@ -140,7 +181,10 @@ function loads(text: string): Value {
       i++;
       const d = new PyDict();
       ws();
-      if (text[i] === '}') { i++; return d; }
+      if (text[i] === '}') {
+        i++;
+        return d;
+      }
       for (;;) {
         ws();
         if (text[i] !== '"') err('Expecting property name enclosed in double quotes');
@@ -150,8 +194,14 @@ function loads(text: string): Value {
         i++;
         d.set(k, value());
         ws();
-        if (text[i] === ',') { i++; continue; }
-        if (text[i] === '}') { i++; return d; }
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === '}') {
+          i++;
+          return d;
+        }
         err("Expecting ',' delimiter");
       }
     }
@@ -159,19 +209,37 @@ function loads(text: string): Value {
       i++;
       const out: Value[] = [];
       ws();
-      if (text[i] === ']') { i++; return out; }
+      if (text[i] === ']') {
+        i++;
+        return out;
+      }
       for (;;) {
         out.push(value());
         ws();
-        if (text[i] === ',') { i++; continue; }
-        if (text[i] === ']') { i++; return out; }
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === ']') {
+          i++;
+          return out;
+        }
         err("Expecting ',' delimiter");
       }
     }
     if (c === '"') return string();
-    for (const [word, val] of [['true', true], ['false', false], ['null', null], ['NaN', NaN],
-      ['Infinity', Infinity], ['-Infinity', -Infinity]] as Array<[string, Value]>) {
-      if (text.startsWith(word, i)) { i += word.length; return val; }
+    for (const [word, val] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+      ['NaN', NaN],
+      ['Infinity', Infinity],
+      ['-Infinity', -Infinity],
+    ] as Array<[string, Value]>) {
+      if (text.startsWith(word, i)) {
+        i += word.length;
+        return val;
+      }
     }
     const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i));
     if (!m) return err('Expecting value');
@@ -187,10 +255,21 @@ function loads(text: string): Value {
       if (c === '"') return out;
       if (c === '\\') {
         const e = text[i++];
-        const map: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+        const map: Record<string, string> = {
+          '"': '"',
+          '\\': '\\',
+          '/': '/',
+          b: '\b',
+          f: '\f',
+          n: '\n',
+          r: '\r',
+          t: '\t',
+        };
         if (e in map) out += map[e];
-        else if (e === 'u') { out += String.fromCharCode(parseInt(text.slice(i, i + 4), 16)); i += 4; }
-        else err('Invalid \\escape');
+        else if (e === 'u') {
+          out += String.fromCharCode(parseInt(text.slice(i, i + 4), 16));
+          i += 4;
+        } else err('Invalid \\escape');
       } else if (c < ' ') {
         err('Invalid control character at');
       } else out += c;
@@ -208,19 +287,30 @@ export const jsonModule = new PyModule('json', {
     const kw: Kwargs = k ?? {};
     const indent = kw.indent ?? null;
     const ind = indent === null ? null : typeof indent === 'string' ? indent : ' '.repeat(Number(indent));
-    let itemSep = ind === null ? ', ' : ',', keySep = ': ';
+    let itemSep = ind === null ? ', ' : ',',
+      keySep = ': ';
     if (kw.separators !== undefined && kw.separators !== null) {
       const seps = iterOrThrow(kw.separators);
-      itemSep = str(seps[0]); keySep = str(seps[1]);
+      itemSep = str(seps[0]);
+      keySep = str(seps[1]);
     }
-    return dumps(b.obj as Value, {
-      indent: ind, itemSep, keySep, sortKeys: truthy(kw.sort_keys ?? false),
-      ensureAscii: truthy(kw.ensure_ascii ?? true), dflt: kw.default ?? null,
-    }, 0);
+    return dumps(
+      b.obj as Value,
+      {
+        indent: ind,
+        itemSep,
+        keySep,
+        sortKeys: truthy(kw.sort_keys ?? false),
+        ensureAscii: truthy(kw.ensure_ascii ?? true),
+        dflt: kw.default ?? null,
+      },
+      0,
+    );
   }),
   loads: fn('loads', (a) => {
     const s = a[0];
-    if (typeof s !== 'string') return raise('TypeError', `the JSON object must be str, bytes or bytearray, not ${typeName(s)}`);
+    if (typeof s !== 'string')
+      return raise('TypeError', `the JSON object must be str, bytes or bytearray, not ${typeName(s)}`);
     return loads(s);
   }),
 });
@@ -228,7 +318,10 @@ export const jsonModule = new PyModule('json', {
 // ---- itertools / functools ----------------------------------------------------------------------
 
 function* combos(items: Value[], r: number, start = 0, acc: Value[] = []): Generator<Value[]> {
-  if (acc.length === r) { yield acc.slice(); return; }
+  if (acc.length === r) {
+    yield acc.slice();
+    return;
+  }
   for (let i = start; i < items.length; i++) {
     acc.push(items[i]);
     yield* combos(items, r, i + 1, acc);
@@ -236,12 +329,17 @@ function* combos(items: Value[], r: number, start = 0, acc: Value[] = []): Gener
   }
 }
 function* perms(items: Value[], r: number, used: boolean[] = [], acc: Value[] = []): Generator<Value[]> {
-  if (acc.length === r) { yield acc.slice(); return; }
+  if (acc.length === r) {
+    yield acc.slice();
+    return;
+  }
   for (let i = 0; i < items.length; i++) {
     if (used[i]) continue;
-    used[i] = true; acc.push(items[i]);
+    used[i] = true;
+    acc.push(items[i]);
     yield* perms(items, r, used, acc);
-    used[i] = false; acc.pop();
+    used[i] = false;
+    acc.pop();
   }
 }
 
@@ -256,11 +354,14 @@ function limited<T>(g: Iterable<T>): T[] {
 }
 
 export const itertoolsModule = new PyModule('itertools', {
-  chain: Object.assign(fn('chain', (a) => a.flatMap((x) => iterOrThrow(x))), {}),
+  chain: Object.assign(
+    fn('chain', (a) => a.flatMap((x) => iterOrThrow(x))),
+    {},
+  ),
   product: fn('product', (a, k) => {
     const repeat = Number(k?.repeat ?? 1n);
     let pools = a.map((x) => iterOrThrow(x));
-    pools = Array.from({ length: repeat }, () => pools).flat();
+    pools = Array.from({length: repeat}, () => pools).flat();
     let result: Value[][] = [[]];
     for (const pool of pools) {
       result = limited(result.flatMap((r) => pool.map((x) => [...r, x])));
@@ -268,7 +369,7 @@ export const itertoolsModule = new PyModule('itertools', {
     return result.map((r) => new PyTuple(r));
   }),
   permutations: fn('permutations', (a, k) => {
-    const b = bindArgs('permutations', ['iterable', 'r'], a, k, { r: null });
+    const b = bindArgs('permutations', ['iterable', 'r'], a, k, {r: null});
     const items = iterOrThrow(b.iterable as Value);
     const r = b.r === null ? items.length : Number(b.r);
     return limited(perms(items, r)).map((x) => new PyTuple(x));
@@ -278,14 +379,16 @@ export const itertoolsModule = new PyModule('itertools', {
     return limited(combos(iterOrThrow(b.iterable as Value), Number(b.r))).map((x) => new PyTuple(x));
   }),
   groupby: fn('groupby', (a, k) => {
-    const b = bindArgs('groupby', ['iterable', 'key'], a, k, { key: null });
+    const b = bindArgs('groupby', ['iterable', 'key'], a, k, {key: null});
     const out: Value[] = [];
-    let curKey: Value | undefined, group: Value[] = [];
+    let curKey: Value | undefined,
+      group: Value[] = [];
     for (const x of iterOrThrow(b.iterable as Value)) {
       const key = b.key === null ? x : call(b.key as Value, [x]);
       if (curKey === undefined || hashKeySafe(key) !== hashKeySafe(curKey)) {
         if (curKey !== undefined) out.push(new PyTuple([curKey, group]));
-        curKey = key; group = [];
+        curKey = key;
+        group = [];
       }
       group.push(x);
     }
@@ -295,13 +398,15 @@ export const itertoolsModule = new PyModule('itertools', {
   islice: fn('islice', (a) => {
     const items = iterOrThrow(a[0]);
     const [start, stop, step] = a.length === 2 ? [0, a[1], 1] : [a[1] ?? 0, a[2] ?? null, a[3] ?? 1];
-    const s = Number(start ?? 0), e = stop === null ? items.length : Number(stop), st = Number(step ?? 1);
+    const s = Number(start ?? 0),
+      e = stop === null ? items.length : Number(stop),
+      st = Number(step ?? 1);
     const out: Value[] = [];
     for (let i = s; i < Math.min(e, items.length); i += st) out.push(items[i]);
     return out;
   }),
   accumulate: fn('accumulate', (a, k) => {
-    const b = bindArgs('accumulate', ['iterable', 'func'], a, k, { func: null });
+    const b = bindArgs('accumulate', ['iterable', 'func'], a, k, {func: null});
     const out: Value[] = [];
     let acc: Value | undefined = k?.initial;
     if (acc !== undefined) out.push(acc);
@@ -313,19 +418,23 @@ export const itertoolsModule = new PyModule('itertools', {
   }),
   repeat: fn('repeat', (a) => {
     if (a.length < 2) raise('ValueError', 'itertools.repeat without times is infinite');
-    return limited(Array.from({ length: Math.max(0, Number(a[1])) }, () => a[0]));
+    return limited(Array.from({length: Math.max(0, Number(a[1]))}, () => a[0]));
   }),
   zip_longest: fn('zip_longest', (a, k) => {
     const lists = a.map((x) => iterOrThrow(x));
     const fill = k?.fillvalue ?? null;
     const n = Math.max(0, ...lists.map((l) => l.length));
-    return Array.from({ length: n }, (_, i) => new PyTuple(lists.map((l) => (i < l.length ? l[i] : fill))));
+    return Array.from({length: n}, (_, i) => new PyTuple(lists.map((l) => (i < l.length ? l[i] : fill))));
   }),
   starmap: fn('starmap', (a) => iterOrThrow(a[1]).map((x) => call(a[0], iterOrThrow(x)))),
 });
 
 function hashKeySafe(v: Value): string {
-  try { return hashKey(v); } catch { return `id:${String(v)}`; }
+  try {
+    return hashKey(v);
+  } catch {
+    return `id:${String(v)}`;
+  }
 }
 
 /** `+` for accumulate's default: numbers, strings and lists. */
@@ -335,8 +444,11 @@ function addValues(x: Value, y: Value): Value {
   if ((typeof x === 'bigint' || typeof x === 'boolean') && (typeof y === 'bigint' || typeof y === 'boolean')) {
     return BigInt(x) + BigInt(y);
   }
-  if ((typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') &&
-      (typeof y === 'number' || typeof y === 'bigint' || typeof y === 'boolean')) return Number(x) + Number(y);
+  if (
+    (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') &&
+    (typeof y === 'number' || typeof y === 'bigint' || typeof y === 'boolean')
+  )
+    return Number(x) + Number(y);
   const o = x as PyObject;
   if (o?.binop) {
     const r = o.binop('+', y, false);
@@ -361,7 +473,8 @@ export const functoolsModule = new PyModule('functools', {
   }),
   partial: fn('partial', (a, k) => {
     const [f, ...bound] = a;
-    return fn('partial', (a2, k2) => (f as PyObject).call!([...bound, ...a2], k || k2 ? { ...(k ?? {}), ...(k2 ?? {}) } : null));
+    return fn('partial', (a2, k2) =>
+      (f as PyObject).call!([...bound, ...a2], k || k2 ? {...(k ?? {}), ...(k2 ?? {})} : null),
+    );
   }),
 });
-
