@@ -1,6 +1,6 @@
 /** Home API routes: orgs, workspaces, document metadata, access, profile and users (SPEC §3-5, §15). */
 import * as v from 'valibot';
-import {ApiError, BadRequest} from '@gristlite/core';
+import {ApiError, BadRequest, type ResourceKind} from '@gristlite/core';
 import {flag, intParam, type Route} from '../route.js';
 import {validate} from '../validate.js';
 import {RawResponse, type RequestContext} from '../types.js';
@@ -18,6 +18,31 @@ async function objectBody(ctx: RequestContext): Promise<Record<string, unknown>>
 
 function text(body: string): RawResponse {
   return new RawResponse(200, body, {'Content-Type': 'text/plain; charset=utf-8'});
+}
+
+/** `GET` and `PATCH <base>/access`: the access list of an org, workspace or document, and changes to it. */
+function accessRoutes(
+  kind: ResourceKind,
+  base: string,
+  tag: string,
+  what: string,
+  how: {
+    read: Route['handler'];
+    target: (ctx: RequestContext) => {org?: string; wid?: number; doc?: string};
+  },
+): Route[] {
+  return [
+    {method: 'GET', path: `${base}/access`, tag, summary: `List who has access to ${what}`, handler: how.read},
+    {
+      method: 'PATCH',
+      path: `${base}/access`,
+      tag,
+      summary: `Change access to ${what}`,
+      body: Delta,
+      handler: async (ctx) =>
+        ctx.engine.home.updateAccess(kind, how.target(ctx), ctx.principal, ctx.org, await objectBody(ctx)),
+    },
+  ];
 }
 
 export const homeRoutes: Route[] = [
@@ -69,22 +94,10 @@ export const homeRoutes: Route[] = [
     summary: 'Delete an org, confirming its name or domain',
     handler: (ctx) => ctx.engine.deleteOrg(ctx.params.oid, ctx.params.name, ctx.principal, ctx.org),
   },
-  {
-    method: 'GET',
-    path: '/api/orgs/:oid/access',
-    tag: 'orgs',
-    summary: 'List who has access to an org',
-    handler: (ctx) => ctx.engine.home.getOrgAccess(ctx.params.oid, ctx.principal, ctx.org),
-  },
-  {
-    method: 'PATCH',
-    path: '/api/orgs/:oid/access',
-    tag: 'orgs',
-    summary: 'Change access to an org',
-    body: Delta,
-    handler: async (ctx) =>
-      ctx.engine.home.updateAccess('org', {org: ctx.params.oid}, ctx.principal, ctx.org, await objectBody(ctx)),
-  },
+  ...accessRoutes('org', '/api/orgs/:oid', 'orgs', 'an org', {
+    read: (ctx) => ctx.engine.home.getOrgAccess(ctx.params.oid, ctx.principal, ctx.org),
+    target: (ctx) => ({org: ctx.params.oid}),
+  }),
   {
     method: 'GET',
     path: '/api/orgs/:oid/workspaces',
@@ -149,28 +162,10 @@ export const homeRoutes: Route[] = [
     summary: 'Restore a soft-deleted workspace',
     handler: (ctx) => ctx.engine.home.setWorkspaceRemoved(intParam('wid', ctx.params.wid), ctx.principal, false),
   },
-  {
-    method: 'GET',
-    path: '/api/workspaces/:wid/access',
-    tag: 'workspaces',
-    summary: 'List who has access to a workspace',
-    handler: (ctx) => ctx.engine.home.getWorkspaceAccess(intParam('wid', ctx.params.wid), ctx.principal),
-  },
-  {
-    method: 'PATCH',
-    path: '/api/workspaces/:wid/access',
-    tag: 'workspaces',
-    summary: 'Change access to a workspace',
-    body: Delta,
-    handler: async (ctx) =>
-      ctx.engine.home.updateAccess(
-        'ws',
-        {wid: intParam('wid', ctx.params.wid)},
-        ctx.principal,
-        ctx.org,
-        await objectBody(ctx),
-      ),
-  },
+  ...accessRoutes('ws', '/api/workspaces/:wid', 'workspaces', 'a workspace', {
+    read: (ctx) => ctx.engine.home.getWorkspaceAccess(intParam('wid', ctx.params.wid), ctx.principal),
+    target: (ctx) => ({wid: intParam('wid', ctx.params.wid)}),
+  }),
   {
     method: 'POST',
     path: '/api/workspaces/:wid/docs',
@@ -244,22 +239,10 @@ export const homeRoutes: Route[] = [
     handler: async (ctx) =>
       ctx.engine.home.moveDoc(ctx.params.docId, ctx.principal, ctx.org, (await objectBody(ctx)).workspace),
   },
-  {
-    method: 'GET',
-    path: '/api/docs/:docId/access',
-    tag: 'docs',
-    summary: 'List who has access to a document',
-    handler: (ctx) => ctx.engine.home.getDocAccess(ctx.params.docId, ctx.principal, ctx.org),
-  },
-  {
-    method: 'PATCH',
-    path: '/api/docs/:docId/access',
-    tag: 'docs',
-    summary: 'Change access to a document',
-    body: Delta,
-    handler: async (ctx) =>
-      ctx.engine.home.updateAccess('doc', {doc: ctx.params.docId}, ctx.principal, ctx.org, await objectBody(ctx)),
-  },
+  ...accessRoutes('doc', '/api/docs/:docId', 'docs', 'a document', {
+    read: (ctx) => ctx.engine.home.getDocAccess(ctx.params.docId, ctx.principal, ctx.org),
+    target: (ctx) => ({doc: ctx.params.docId}),
+  }),
   // ----- users
   {
     method: 'GET',
