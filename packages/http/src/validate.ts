@@ -7,7 +7,7 @@
  * named Grist type (`tables[]` -> TablePost), since valibot has no names.
  */
 import * as v from 'valibot';
-import {BadRequest} from '@gristlite/core';
+import {BadRequest, type CellValue as GristCellValue} from '@gristlite/core';
 
 /** A failed check: `<path> <message>`, then the nested reasons (one: "; ", several: lines). */
 export interface Failure {
@@ -62,7 +62,7 @@ const CELL_VALUE = 'gristlite:CellValue';
 const EMPTY = 'gristlite:empty';
 
 /** A CellValue, reported as Grist reports a bad one. */
-export const CellValue = v.custom<unknown>(isCellValue, CELL_VALUE);
+export const CellValue = v.custom<GristCellValue>(isCellValue, CELL_VALUE);
 
 /** A non-empty array (Grist's `[T, ...T[]]` tuples: an empty one fails at `[0]`, "is not an object"). */
 export function nonEmptyArray<S extends v.GenericSchema>(item: S, message = 'is not an array') {

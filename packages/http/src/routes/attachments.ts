@@ -4,8 +4,7 @@ import {readFile} from 'node:fs/promises';
 import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
 import * as v from 'valibot';
-import {validate} from '../validate.js';
-import {openDocFor} from './doc-common.js';
+import {docRoute} from './doc-common.js';
 import {contentDisposition} from './download.js';
 
 const SetAttachmentStorePost = v.looseObject(
@@ -46,15 +45,15 @@ export function tableQueryFrom(ctx: RequestContext): TableQuery {
 }
 
 export const attachmentRoutes: Route[] = [
-  {
+  docRoute({
     method: 'POST',
     path: '/api/docs/:docId/attachments',
     tag: 'attachments',
     upload: true,
     summary: 'Upload attachments (multipart field "upload", one or more files); returns the new ids',
-    handler: async (ctx) => {
-      // Access first: a caller who may not edit is answered before any byte of the upload is read.
-      const {doc} = await openDocFor(ctx, 'editors');
+    // Access first: a caller who may not edit is answered before any byte of the upload is read.
+    need: 'editors',
+    handler: async (ctx, {doc}) => {
       const form = await ctx.form();
       const files = form.files.get('upload');
       if (!files?.length) throw new BadRequest('missing payload');
@@ -64,81 +63,80 @@ export const attachmentRoutes: Route[] = [
       for (const f of files) uploaded.push({fileName: f.fileName, mimeType: f.mimeType, data: await readFile(f.path)});
       return doc.addAttachments(uploaded, {maxBytes: ctx.options.maxUploadBytes});
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/attachments',
     tag: 'attachments',
     summary: 'List attachments (fileName, fileSize, timeUploaded), with filter, sort and limit',
     query: ['filter', 'sort', 'limit'],
-    handler: async (ctx) => {
-      const {doc} = await openDocFor(ctx, 'viewers');
+    need: 'viewers',
+    handler: async (ctx, {doc}) => {
       return doc.listAttachments(tableQueryFrom(ctx));
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/attachments/store',
     tag: 'attachments',
     summary: 'Where attachments are stored (always "internal": inside the document)',
-    handler: async (ctx) => {
-      await openDocFor(ctx, 'viewers');
+    need: 'viewers',
+    handler: async () => {
       return {type: 'internal'};
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'POST',
     path: '/api/docs/:docId/attachments/store',
     tag: 'attachments',
     summary:
       'Choose the attachment store: "internal" (the only one gristlite has) or "external" (400: none configured)',
-    body: SetAttachmentStorePost,
-    handler: async (ctx) => {
-      await openDocFor(ctx, 'owners');
-      const body = validate(SetAttachmentStorePost, await ctx.json());
+    body: {schema: SetAttachmentStorePost},
+    need: 'owners',
+    handler: async (_ctx, _doc, body) => {
       if (body.type === 'external') throw new BadRequest('server is not configured with an external store');
       return {}; // Grist: `{store: undefined}` for the internal store
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/attachments/stores',
     tag: 'attachments',
     summary: 'External attachment stores configured on the server (none in gristlite)',
-    handler: async (ctx) => {
-      await openDocFor(ctx, 'owners');
+    need: 'owners',
+    handler: async () => {
       return {stores: []};
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'POST',
     path: '/api/docs/:docId/attachments/transferAll',
     tag: 'attachments',
     summary:
       "Move every attachment to the document's store (nothing to move with the internal store); answers the transfer status",
-    handler: async (ctx) => {
-      const {doc} = await openDocFor(ctx, 'owners');
+    need: 'owners',
+    handler: async (_ctx, {doc}) => {
       return doc.attachmentStoreStatus();
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/attachments/transferStatus',
     tag: 'attachments',
     summary: 'Status of attachment transfers between stores, and where the files are',
-    handler: async (ctx) => {
-      const {doc} = await openDocFor(ctx, 'viewers');
+    need: 'viewers',
+    handler: async (_ctx, {doc}) => {
       return doc.attachmentStoreStatus();
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/attachments/archive',
     tag: 'attachments',
     summary: 'Download every attachment as one zip (default) or tar file',
     query: ['format', 'title'],
-    handler: async (ctx) => {
-      const {doc, meta} = await openDocFor(ctx, 'viewers');
+    need: 'viewers',
+    handler: async (ctx, {doc, meta}) => {
       const format = oneOf('format', ctx.query.get('format'), ['zip', 'tar'] as const, 'zip');
       // Grist names it like a table export: `<doc>-Attachments`, or ?title.
       const title = ctx.query.get('title') || `${meta.name}-Attachments`;
@@ -148,68 +146,68 @@ export const attachmentRoutes: Route[] = [
         'Cache-Control': 'no-store',
       });
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'POST',
     path: '/api/docs/:docId/attachments/updateUsed',
     tag: 'attachments',
     summary: 'Mark attachments no cell references as deleted (timeDeleted), and referenced ones as not',
-    handler: async (ctx) => {
-      const {doc} = await openDocFor(ctx, 'editors');
+    need: 'editors',
+    handler: async (_ctx, {doc}) => {
       doc.updateUsedAttachments();
       return null;
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'POST',
     path: '/api/docs/:docId/attachments/removeUnused',
     tag: 'attachments',
     summary:
       'Remove unused attachments and their files (expiredonly: only those unused for 7 days; verifyfiles: check the files afterwards)',
     query: ['expiredonly', 'verifyfiles'],
-    handler: async (ctx) => {
-      const {doc} = await openDocFor(ctx, 'owners');
+    need: 'owners',
+    handler: async (ctx, {doc}) => {
       doc.removeUnusedAttachments({expiredOnly: flag(ctx.query, 'expiredonly')});
       if (flag(ctx.query, 'verifyfiles') && !doc.verifyAttachmentFiles()) {
         throw new Error('attachment files do not match the attachment rows'); // Grist: a failed assertion (500)
       }
       return null;
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'POST',
     path: '/api/docs/:docId/attachments/verifyFiles',
     tag: 'attachments',
     summary: 'Check that the stored files are exactly those the attachment rows name',
-    handler: async (ctx) => {
-      const {doc} = await openDocFor(ctx, 'owners');
+    need: 'owners',
+    handler: async (_ctx, {doc}) => {
       if (!doc.verifyAttachmentFiles()) throw new Error('attachment files do not match the attachment rows');
       return null;
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/attachments/:attId',
     tag: 'attachments',
     summary: 'Metadata of one attachment',
     query: ['tableId', 'colId', 'rowId', 'maybeNew'],
-    handler: async (ctx) => {
-      const {doc} = await openDocFor(ctx, 'viewers');
+    need: 'viewers',
+    handler: async (ctx, {doc}) => {
       const attId = parseAttId(ctx.params.attId);
       const cell = ['tableId', 'colId', 'rowId'].map((k) => ctx.query.get(k));
       if (cell.some(Boolean) && !cell.every(Boolean))
         throw new BadRequest('define all of tableId, colId and rowId, or none.');
       return doc.attachmentMetadata(attId);
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/attachments/:attId/download',
     tag: 'attachments',
     summary: "Download an attachment's bytes",
     query: ['inline', 'name', 'tableId', 'colId', 'rowId'],
-    handler: async (ctx) => {
-      const {doc} = await openDocFor(ctx, 'viewers');
+    need: 'viewers',
+    handler: async (ctx, {doc}) => {
       const attId = parseAttId(ctx.params.attId);
       const cell = ['tableId', 'colId', 'rowId'].map((k) => ctx.query.get(k));
       if (cell.some(Boolean) && !cell.every(Boolean))
@@ -220,5 +218,5 @@ export const attachmentRoutes: Route[] = [
       });
       return new RawResponse(200, data, headers);
     },
-  },
+  }),
 ];

@@ -1,7 +1,10 @@
 /** What every `/api/docs/:docId/...` data route shares: the access check and the open document. */
 import type {Doc, OpenDocument, Role} from '@gristlite/core';
+import type * as v from 'valibot';
 import {ForwardTo} from '../forward.js';
-import type {RequestContext} from '../types.js';
+import type {Route} from '../route.js';
+import type {HandlerResult, RequestContext} from '../types.js';
+import {type TypeNames, validate} from '../validate.js';
 
 export type Need = 'viewers' | 'editors' | 'owners';
 
@@ -27,4 +30,43 @@ export async function openDocFor(ctx: RequestContext, need: Need): Promise<DocFo
   const holder = await ctx.engine.claimDoc(meta.id);
   if (holder) throw new ForwardTo(holder);
   return {doc: ctx.engine.openDoc(meta.id), meta, role};
+}
+
+/** A body schema with how Grist names its failures (see validate.ts). */
+export interface BodySpec<S extends v.GenericSchema> {
+  schema: S;
+  /** Where paths start in messages: Grist's doc API says `body`, its webhook checks `value`. */
+  prefix?: 'body' | 'value';
+  names?: TypeNames;
+}
+
+type DocRouteSpec<S extends v.GenericSchema | undefined> = Omit<Route, 'handler' | 'body'> & {
+  /** The access the caller needs; checked, then the document opened, before anything else. */
+  need: Need;
+  /** The JSON body, checked after the access check (as Grist's middleware order has it). */
+  body?: S extends v.GenericSchema ? BodySpec<S> : undefined;
+  handler(
+    ctx: RequestContext,
+    doc: DocForRequest,
+    body: S extends v.GenericSchema ? v.InferOutput<S> : undefined,
+  ): Promise<HandlerResult>;
+};
+
+/**
+ * A `/api/docs/:docId/...` route that declares what it needs: the pipeline checks the caller's
+ * access, opens the document, checks the body against the declared schema (in Grist's words),
+ * and hands the handler the open document and the typed body.
+ */
+export function docRoute<S extends v.GenericSchema | undefined = undefined>(spec: DocRouteSpec<S>): Route {
+  const {need, body, handler, ...route} = spec;
+  const check = body as BodySpec<v.GenericSchema> | undefined;
+  return {
+    ...route,
+    ...(check ? {body: check.schema} : {}),
+    handler: async (ctx) => {
+      const doc = await openDocFor(ctx, need);
+      const parsed = check ? validate(check.schema, await ctx.json(), check.prefix, check.names) : undefined;
+      return handler(ctx, doc, parsed as S extends v.GenericSchema ? v.InferOutput<S> : undefined);
+    },
+  };
 }

@@ -20,7 +20,7 @@ import {
   type Failure,
   type TypeNames,
 } from '../validate.js';
-import {openDocFor, type Need} from './doc-common.js';
+import {docRoute, openDocFor, type Need} from './doc-common.js';
 
 // ---------------------------------------------------------------------------------------------
 // Record bodies, with Grist's error texts.
@@ -239,32 +239,28 @@ export const docDataRoutes: Route[] = [
       return {tables: tables.map((t) => ({...t, columns: doc.listColumns(t.id)}))};
     },
   },
-  {
+  docRoute({
     method: 'POST',
     path: '/api/docs/:docId/tables',
     tag: 'tables',
     summary: 'Add tables',
-    body: TablesPost,
-    handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
-      const body = validate(TablesPost, await ctx.json(), 'body', TABLES_POST);
-      return {tables: doc.addTables(body.tables as Parameters<GristDoc['addTables']>[0])};
-    },
-  },
-  {
+    need: 'editors',
+    body: {schema: TablesPost, names: TABLES_POST},
+    handler: async (_ctx, {doc: {grist: doc}}, body) => ({tables: doc.addTables(body.tables)}),
+  }),
+  docRoute({
     method: 'PATCH',
     path: '/api/docs/:docId/tables',
     tag: 'tables',
     summary: 'Update tables (rename)',
-    body: TablesPatch,
-    handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
-      const body = validate(TablesPatch, await ctx.json(), 'body', TABLES_PATCH);
+    need: 'editors',
+    body: {schema: TablesPatch, names: TABLES_PATCH},
+    handler: async (_ctx, {doc: {grist: doc}}, body) => {
       requireSameFields(body.tables);
-      doc.updateTables(body.tables as Array<{id: string; fields: Record<string, CellValue>}>);
+      doc.updateTables(body.tables);
       return null;
     },
-  },
+  }),
 
   // Columns (§9)
   {
@@ -278,51 +274,48 @@ export const docDataRoutes: Route[] = [
       return {columns: doc.listColumns(tableParam(ctx, doc), {hidden: flag(ctx.query, 'hidden')})};
     },
   },
-  {
+  docRoute({
     method: 'POST',
     path: `${DATA}/columns`,
     tag: 'columns',
     summary: 'Add columns',
-    body: ColumnsPost,
-    handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
-      const body = validate(ColumnsPost, await ctx.json(), 'body', COLUMNS_POST);
-      return {columns: doc.addColumns(tableParam(ctx, doc), body.columns as Parameters<GristDoc['addColumns']>[1])};
+    need: 'editors',
+    body: {schema: ColumnsPost, names: COLUMNS_POST},
+    handler: async (ctx, {doc: {grist: doc}}, body) => {
+      return {columns: doc.addColumns(tableParam(ctx, doc), body.columns)};
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'PATCH',
     path: `${DATA}/columns`,
     tag: 'columns',
     summary: 'Update columns',
-    body: ColumnsPatch,
-    handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
-      const body = validate(ColumnsPatch, await ctx.json(), 'body', COLUMNS_PATCH);
+    need: 'editors',
+    body: {schema: ColumnsPatch, names: COLUMNS_PATCH},
+    handler: async (ctx, {doc: {grist: doc}}, body) => {
       const tableId = tableParam(ctx, doc);
       requireSameFields(body.columns);
-      doc.updateColumns(tableId, body.columns as Array<{id: string; fields: Record<string, CellValue>}>);
+      doc.updateColumns(tableId, body.columns);
       return null;
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'PUT',
     path: `${DATA}/columns`,
     tag: 'columns',
     summary: 'Add or update columns',
-    body: ColumnsPatch,
     query: ['noadd', 'noupdate', 'replaceall'],
-    handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'editors');
-      const body = validate(ColumnsPatch, await ctx.json(), 'value', COLUMNS_PATCH);
-      doc.replaceColumns(tableParam(ctx, doc), body.columns as Array<{id: string; fields: Record<string, CellValue>}>, {
+    need: 'editors',
+    body: {schema: ColumnsPatch, prefix: 'value', names: COLUMNS_PATCH},
+    handler: async (ctx, {doc: {grist: doc}}, body) => {
+      doc.replaceColumns(tableParam(ctx, doc), body.columns, {
         noadd: flag(ctx.query, 'noadd'),
         noupdate: flag(ctx.query, 'noupdate'),
         replaceall: flag(ctx.query, 'replaceall'),
       });
       return null;
     },
-  },
+  }),
   {
     method: 'DELETE',
     path: `${DATA}/columns/:colId`,
@@ -353,15 +346,14 @@ export const docDataRoutes: Route[] = [
       return jsonText(doc.fetchRecordsJson(tableParam(ctx, doc), readQuery(ctx)));
     },
   },
-  {
+  docRoute({
     method: 'POST',
     path: `${DATA}/records/list`,
     tag: 'records',
     summary: 'Fetch records (parameters in the body)',
-    body: RecordsListPost,
-    handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'viewers');
-      const body = validate(RecordsListPost, await ctx.json());
+    need: 'viewers',
+    body: {schema: RecordsListPost},
+    handler: async (ctx, {doc: {grist: doc}}, body) => {
       const tableId = tableParam(ctx, doc);
       return jsonText(
         doc.fetchRecordsJson(tableId, {
@@ -373,7 +365,7 @@ export const docDataRoutes: Route[] = [
         }),
       );
     },
-  },
+  }),
   {
     method: 'POST',
     path: `${DATA}/records`,

@@ -5,7 +5,7 @@ import {join} from 'node:path';
 import {attachmentContentDisposition, makeId} from '@gristlite/core';
 import {flag, type Route} from '../route.js';
 import {RawResponse} from '../types.js';
-import {openDocFor} from './doc-common.js';
+import {docRoute} from './doc-common.js';
 
 /** Streams a temporary file and removes it once sent (or abandoned). */
 async function* streamAndRemove(path: string): AsyncIterable<Uint8Array> {
@@ -22,14 +22,14 @@ export function contentDisposition(filename: string, disposition: 'attachment' |
 }
 
 export const downloadRoutes: Route[] = [
-  {
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/download',
     tag: 'downloads',
     summary: 'Download the document as a .grist file',
     query: ['nohistory', 'template', 'title', 'dryrun'],
-    handler: async (ctx) => {
-      const {doc, meta} = await openDocFor(ctx, 'viewers');
+    need: 'viewers',
+    handler: async (ctx, {doc, meta}) => {
       if (flag(ctx.query, 'dryrun') || flag(ctx.query, 'dryRun')) return {dryRun: 'allowed'};
       const tmpDir = join(ctx.engine.dataDir, 'tmp');
       await mkdir(tmpDir, {recursive: true});
@@ -46,5 +46,5 @@ export const downloadRoutes: Route[] = [
         'Content-Disposition': contentDisposition(`${title}.grist`),
       });
     },
-  },
+  }),
 ];

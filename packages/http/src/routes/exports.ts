@@ -2,7 +2,7 @@
 import {BadRequest, exportFileBase, type DsvFormat, type ExportHeader} from '@gristlite/core';
 import {oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
-import {openDocFor} from './doc-common.js';
+import {docRoute} from './doc-common.js';
 import {contentDisposition} from './download.js';
 
 const EXPORT_QUERY = ['tableId', 'header', 'title'];
@@ -23,14 +23,14 @@ function exportParams(ctx: RequestContext): {tableId: string; header: ExportHead
 }
 
 function dsvRoute(format: DsvFormat, what: string): Route {
-  return {
+  return docRoute({
     method: 'GET',
     path: `/api/docs/:docId/download/${format}`,
     tag: 'downloads',
     query: EXPORT_QUERY,
     summary: `Download a table as ${what}, values formatted as Grist shows them (streamed)`,
-    handler: async (ctx) => {
-      const {doc, meta} = await openDocFor(ctx, 'viewers');
+    need: 'viewers',
+    handler: async (ctx, {doc, meta}) => {
       const {tableId, header} = exportParams(ctx);
       const exp = doc.exportDsv(tableId, {format, header});
       const filename = exportFileBase(meta.name, tableId, ctx.query.get('title')) + exp.extension;
@@ -39,7 +39,7 @@ function dsvRoute(format: DsvFormat, what: string): Route {
         'Content-Disposition': contentDisposition(filename),
       });
     },
-  };
+  });
 }
 
 /** The API URL of the document as this request reached it (Grist's `getResourceUrl(doc, 'api')`). */
@@ -54,15 +54,15 @@ export const exportRoutes: Route[] = [
   dsvRoute('csv', 'CSV'),
   dsvRoute('tsv', 'tab-separated values'),
   dsvRoute('dsv', 'values separated by "💩"'),
-  {
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/download/xlsx',
     tag: 'downloads',
     query: EXPORT_QUERY,
     summary:
       'Download the whole document as an Excel workbook, one sheet per table (or one table with tableId); streamed',
-    handler: async (ctx) => {
-      const {doc, meta} = await openDocFor(ctx, 'viewers');
+    need: 'viewers',
+    handler: async (ctx, {doc, meta}) => {
       // Grist: no query, or only `title`, exports every table; any other query is a table export.
       const whole = [...ctx.query.keys()].every((k) => k === 'title');
       const title = ctx.query.get('title');
@@ -83,18 +83,18 @@ export const exportRoutes: Route[] = [
         'Content-Disposition': contentDisposition(`${filename}.xlsx`),
       });
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/download/table-schema',
     tag: 'downloads',
     query: EXPORT_QUERY,
     summary: "The Frictionless table schema of a table's CSV download",
-    handler: async (ctx) => {
-      const {doc, meta} = await openDocFor(ctx, 'viewers');
+    need: 'viewers',
+    handler: async (ctx, {doc, meta}) => {
       const {tableId, header} = exportParams(ctx);
       const csvPath = `${docApiUrl(ctx, meta.urlId || meta.id)}/download/csv?${ctx.query.toString()}`;
       return doc.tableSchema(tableId, {header, csvPath});
     },
-  },
+  }),
 ];

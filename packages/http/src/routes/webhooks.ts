@@ -6,9 +6,7 @@
 import * as v from 'valibot';
 import type {WebhookFieldsInput} from '@gristlite/core';
 import type {Route} from '../route.js';
-import type {RequestContext} from '../types.js';
-import {validate} from '../validate.js';
-import {openDocFor} from './doc-common.js';
+import {docRoute} from './doc-common.js';
 
 const EVENT_TYPES_MESSAGE = 'is none of "add", "update", "remove"';
 const str = () => v.string('is not a string');
@@ -42,101 +40,83 @@ const WebhookPatch = v.looseObject(
 );
 const Unsubscribe = v.looseObject({webhookId: v.optional(v.unknown()), unsubscribeKey: v.optional(v.unknown())});
 
-async function ownerDoc(ctx: RequestContext) {
-  return (await openDocFor(ctx, 'owners')).doc;
-}
-
 export const webhookRoutes: Route[] = [
-  {
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/webhooks',
     tag: 'webhooks',
     summary: 'List webhooks with their usage (authorization masked)',
-    handler: async (ctx) => {
-      const doc = await ownerDoc(ctx);
-      return doc.listWebhooks();
-    },
-  },
-  {
+    need: 'owners',
+    handler: async (_ctx, {doc}) => doc.listWebhooks(),
+  }),
+  docRoute({
     method: 'POST',
     path: '/api/docs/:docId/webhooks',
     tag: 'webhooks',
     summary: 'Create webhooks; returns their ids',
-    body: WebhookSubscribeCollection,
-    handler: async (ctx) => {
-      const doc = await ownerDoc(ctx);
-      const body = validate(WebhookSubscribeCollection, await ctx.json(), 'value');
-      return doc.addWebhooks(body.webhooks.map((w) => w.fields as WebhookFieldsInput));
-    },
-  },
-  {
+    need: 'owners',
+    body: {schema: WebhookSubscribeCollection, prefix: 'value'},
+    handler: async (_ctx, {doc}, body) => doc.addWebhooks(body.webhooks.map((w) => w.fields as WebhookFieldsInput)),
+  }),
+  docRoute({
     method: 'DELETE',
     path: '/api/docs/:docId/webhooks/queue',
     tag: 'webhooks',
     summary: 'Empty the outgoing queue of every webhook and reset their usage',
-    handler: async (ctx) => {
-      const doc = await ownerDoc(ctx);
+    need: 'owners',
+    handler: async (_ctx, {doc}) => {
       await doc.clearWebhookQueue();
       return {success: true};
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'DELETE',
     path: '/api/docs/:docId/webhooks/queue/:webhookId',
     tag: 'webhooks',
     summary: "Empty one webhook's outgoing queue",
-    handler: async (ctx) => {
-      const doc = await ownerDoc(ctx);
+    need: 'owners',
+    handler: async (ctx, {doc}) => {
       await doc.clearWebhookQueue(ctx.params.webhookId);
       return {success: true};
     },
-  },
-  {
+  }),
+  docRoute({
     method: 'PATCH',
     path: '/api/docs/:docId/webhooks/:webhookId',
     tag: 'webhooks',
     summary: 'Change a webhook',
-    body: WebhookPatch,
-    handler: async (ctx) => {
-      const doc = await ownerDoc(ctx);
-      const body = validate(WebhookPatch, await ctx.json(), 'value');
-      return doc.updateWebhook(ctx.params.webhookId, body as WebhookFieldsInput);
-    },
-  },
-  {
+    need: 'owners',
+    body: {schema: WebhookPatch, prefix: 'value'},
+    handler: async (ctx, {doc}, body) => doc.updateWebhook(ctx.params.webhookId, body as WebhookFieldsInput),
+  }),
+  docRoute({
     method: 'DELETE',
     path: '/api/docs/:docId/webhooks/:webhookId',
     tag: 'webhooks',
     summary: 'Delete a webhook and its waiting events',
-    handler: async (ctx) => {
-      const doc = await ownerDoc(ctx);
-      return doc.removeWebhook(ctx.params.webhookId);
-    },
-  },
-  {
+    need: 'owners',
+    handler: async (ctx, {doc}) => doc.removeWebhook(ctx.params.webhookId),
+  }),
+  docRoute({
     method: 'POST',
     path: '/api/docs/:docId/tables/:tableId/_subscribe',
     tag: 'webhooks',
     summary: 'Deprecated: create one webhook on a table',
-    body: WebhookSubscribe,
-    handler: async (ctx) => {
-      const doc = await ownerDoc(ctx);
-      const body = validate(WebhookSubscribe, await ctx.json(), 'value');
-      return doc.subscribeWebhook(ctx.params.tableId, body as WebhookFieldsInput);
-    },
-  },
-  {
+    need: 'owners',
+    body: {schema: WebhookSubscribe, prefix: 'value'},
+    handler: async (ctx, {doc}, body) => doc.subscribeWebhook(ctx.params.tableId, body as WebhookFieldsInput),
+  }),
+  docRoute({
     method: 'POST',
     path: '/api/docs/:docId/tables/:tableId/_unsubscribe',
     tag: 'webhooks',
     summary: 'Deprecated: delete a webhook (editors need its unsubscribeKey)',
-    body: Unsubscribe,
-    handler: async (ctx) => {
-      const {doc, role} = await openDocFor(ctx, 'editors');
-      const body = validate(Unsubscribe, await ctx.json(), 'value');
+    need: 'editors',
+    body: {schema: Unsubscribe, prefix: 'value'},
+    handler: async (ctx, {doc, role}, body) => {
       const webhookId = typeof body.webhookId === 'string' ? body.webhookId : '';
       const key = typeof body.unsubscribeKey === 'string' ? body.unsubscribeKey : undefined;
       return doc.unsubscribeWebhook(webhookId, key, role === 'owners', ctx.params.tableId);
     },
-  },
+  }),
 ];
