@@ -324,6 +324,67 @@ export function columnsTablesSuite(target: Target): void {
     },
   );
 
+  s(
+    "a column type Grist does not know is refused (D42); Grist's own types, old spellings included, are taken",
+    async () => {
+      const {api, chimpy} = world();
+      const columns = `${tablePath(doc)}/columns`;
+      isErrorLike(
+        await api.post(columns, {columns: [{id: 'Bad', fields: {type: 'Foo'}}]}, chimpy.as),
+        400,
+        /Invalid column type "Foo": not a Grist type/,
+      );
+      isErrorLike(
+        await api.post(columns, {columns: [{id: 'Bad', fields: {type: 'Ref'}}]}, chimpy.as),
+        400,
+        /Invalid column type "Ref": Ref needs a table/,
+      );
+      isErrorLike(
+        await api.post(`/api/docs/${doc}/apply`, [['AddColumn', 'Table1', 'Bad', {type: 'Numbers'}]], chimpy.as),
+        400,
+        /Invalid column type "Numbers"/,
+      );
+      isErrorLike(
+        await api.patch(columns, {columns: [{id: 'A', fields: {type: 'Decimal'}}]}, chimpy.as),
+        400,
+        /Invalid column type "Decimal"/,
+      );
+      // Nothing was added or changed by the refused writes.
+      const after = ok(await api.get(columns, chimpy.as)).body.columns as Array<{id: string; fields: {type: string}}>;
+      assert.not.ok(after.some((c) => c.id === 'Bad'));
+      ok(
+        await api.post(
+          columns,
+          {
+            columns: [
+              {id: 'Good1', fields: {type: 'Reference:Table1'}},
+              {id: 'Good2', fields: {type: 'DateTime:Europe/Paris'}},
+            ],
+          },
+          chimpy.as,
+        ),
+      );
+      const types = Object.fromEntries(
+        (ok(await api.get(columns, chimpy.as)).body.columns as Array<{id: string; fields: {type: string}}>).map((c) => [
+          c.id,
+          c.fields.type,
+        ]),
+      );
+      assert.is(types.Good1, 'Reference:Table1');
+      assert.is(types.Good2, 'DateTime:Europe/Paris');
+      ok(
+        await api.post(
+          `/api/docs/${doc}/apply`,
+          [
+            ['RemoveColumn', 'Table1', 'Good1'],
+            ['RemoveColumn', 'Table1', 'Good2'],
+          ],
+          chimpy.as,
+        ),
+      );
+    },
+  );
+
   s('POST /tables and /columns: validation, normalised ids, access', async () => {
     const {api, chimpy, kiwi} = world();
     const post = (body: unknown) => api.post(`/api/docs/${doc}/tables`, body, chimpy.as);

@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import {BadRequest, engineError, NotFound} from '../errors.js';
 import {pickColIdent, pickTableIdent} from './identifiers.js';
 import {type ColumnMeta, type DocMeta, loadMeta, readMetaRows, type TableMeta} from './meta.js';
-import type {TextParser} from './coltypes/index.js';
+import {checkColumnType, type TextParser} from './coltypes/index.js';
 import {guessColumn} from './parse.js';
 import {ColumnClasses, StoredValues} from './colstats.js';
 import {findMatches} from './lookup.js';
@@ -1088,6 +1088,7 @@ export class DocEngine {
     }
     const colId = pickColIdent(colIdIn, this.avoidColIds(table));
     const type = String(info.type ?? (isFormula ? 'Any' : 'Text'));
+    checkColumnType(type);
     this.db.exec(
       `ALTER TABLE ${quoteIdent(table.tableId)} ADD COLUMN ${quoteIdent(colId)} ${sqlTypeFor(type)} DEFAULT ${sqlDefaultFor(type)}`,
     );
@@ -1176,6 +1177,9 @@ export class DocEngine {
           throw new BadRequest(`Invalid column "${k}"`);
         }
         values[k] = converterFor(FIELD_TYPES[k])(v);
+      }
+      if (typeof values.type === 'string' && values.type !== col.type) {
+        checkColumnType(values.type);
       }
       if ('parentId' in values && values.parentId !== table.tableRef) {
         throw engineError('ValueError', `Cannot move column ${colId} to another table`);

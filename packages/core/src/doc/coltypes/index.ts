@@ -3,6 +3,7 @@
  * converts, parses and formats cells of that type (one file per type family, all implementing
  * `ColumnType` from base.ts), and the helpers every caller shares on top of it.
  */
+import {BadRequest} from '../../errors.js';
 import {pyStr} from '../pyformat.js';
 import type {CellValue} from '../types.js';
 import {AnyType, BlobType} from './any.js';
@@ -53,6 +54,27 @@ const FAMILIES = new Map<string, new (type: string) => ColumnType>([
   ['Id', IdType],
   ['Attachments', AttachmentsType],
 ]);
+
+/**
+ * Type names Grist's data engine knows (its `usertypes` classes; `Reference`/`ReferenceList` are the
+ * old spellings of Ref/RefList). Grist turns a column's type into Python code naming one of them,
+ * so any other name fails the whole action there.
+ */
+const GRIST_TYPE_NAMES = new Set([...FAMILIES.keys(), 'Reference', 'ReferenceList']);
+
+/**
+ * Refuses a type a write would give a column when Grist could not run it (decision D42): an
+ * unknown name, or Ref/RefList without a table. Types already in a document are never checked.
+ */
+export function checkColumnType(type: string): void {
+  const base = baseOf(type);
+  if (!GRIST_TYPE_NAMES.has(base)) {
+    throw new BadRequest(`Invalid column type "${type}": not a Grist type`);
+  }
+  if ((base === 'Ref' || base === 'RefList') && !type.slice(base.length + 1).trim()) {
+    throw new BadRequest(`Invalid column type "${type}": ${base} needs a table (${base}:TableId)`);
+  }
+}
 
 /**
  * Column types by type string. They are immutable, so one object serves every caller (the formula
