@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import {existsSync} from 'node:fs';
-import {ChangeSet, DocEngine} from './engine.js';
+import {ChangeSet, DocStorage} from './storage.js';
 import {META_DDL, SCHEMA_VERSION, STORAGE_VERSION} from './schema.js';
 
 /** Options of a new document file (its time zone, Grist's starter table). */
@@ -33,7 +33,7 @@ export function createDocFile(path: string, options: CreateDocOptions = {}): voi
       writeInitialRows(db, options);
       db.pragma(`user_version = ${STORAGE_VERSION}`);
       // Table1, as AddEmptyTable makes it.
-      const engine = new DocEngine(db);
+      const engine = new DocStorage(db);
       engine.changes = new ChangeSet();
       engine.addTable(
         null,

@@ -7,14 +7,14 @@
  * them like any formula column, so they follow every change of the referenced rows.
  */
 import {engineError} from '../errors.js';
-import type {DocEngine} from './engine.js';
+import type {DocStorage} from './storage.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import type {CellValue} from './types.js';
 
 const DISPLAY_PREFIX = 'gristHelper_Display';
 
 /** How many columns and fields use each column as their display column (Grist's numDisplayColUsers). */
-function displayColUsers(doc: DocEngine): Map<number, number> {
+function displayColUsers(doc: DocStorage): Map<number, number> {
   const users = new Map<number, number>();
   const count = (ref: CellValue) => {
     const r = Number(ref) || 0;
@@ -36,7 +36,7 @@ function displayColUsers(doc: DocEngine): Map<number, number> {
  * else uses it, else an existing helper of the table with that formula, else a new one. Null when
  * the current helper was updated (the user's displayCol stays), 0 for an empty formula.
  */
-function helperFor(doc: DocEngine, table: TableMeta, current: number, formula: string): number | null {
+function helperFor(doc: DocStorage, table: TableMeta, current: number, formula: string): number | null {
   if (!formula) {
     return 0;
   }
@@ -59,7 +59,7 @@ function helperFor(doc: DocEngine, table: TableMeta, current: number, formula: s
  * section field (fieldRef) or of a column (colRef, a row id of `_grist_Tables_column` or a colId).
  */
 export function setDisplayFormula(
-  doc: DocEngine,
+  doc: DocStorage,
   tableId: string,
   fieldRef: CellValue,
   colRef: CellValue,
@@ -95,7 +95,7 @@ export function setDisplayFormula(
   }
 }
 
-function columnOf(doc: DocEngine, table: TableMeta, colRef: CellValue): ColumnMeta {
+function columnOf(doc: DocStorage, table: TableMeta, colRef: CellValue): ColumnMeta {
   const col = typeof colRef === 'string' ? table.byId.get(colRef) : doc.meta.colsByRef.get(Number(colRef))?.col;
   if (!col) {
     throw engineError('KeyError', `SetDisplayFormula: no column ${JSON.stringify(colRef)} in ${table.tableId}`);
@@ -108,7 +108,7 @@ function columnOf(doc: DocEngine, table: TableMeta, colRef: CellValue): ColumnMe
  * displayCol, an empty display formula, a removed field): Grist's auto-removal at the end of a
  * user action. Returns whether any column was removed.
  */
-export function removeUnusedDisplayCols(doc: DocEngine): boolean {
+export function removeUnusedDisplayCols(doc: DocStorage): boolean {
   const users = displayColUsers(doc);
   const unused: number[] = [];
   for (const table of doc.meta.userTables) {

@@ -8,7 +8,7 @@ import {FormulaEngine, type ColumnSpec, type RecalcResult, type TableSpec} from 
 import {setDocTimezone} from '../formula/functions/index.js';
 import type {SchemaTable} from '../formula/rename.js';
 import {StoredValues} from './colstats.js';
-import type {ChangeSet, DocEngine} from './engine.js';
+import type {ChangeSet, DocStorage} from './storage.js';
 import type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
 import {quoteIdent} from './query.js';
 import type {CellValue, SqlValue} from './types.js';
@@ -152,7 +152,7 @@ export function registerCellFunction(db: Database.Database): BulkCells {
  * Writes the cells `recalc()` changed: only those, with their columns' encoders, reported as
  * updates of their rows (Grist reports formula changes as BulkUpdateRecord actions).
  */
-export function writeRecalc(doc: DocEngine, changes: ChangeSet, result: RecalcResult): void {
+export function writeRecalc(doc: DocStorage, changes: ChangeSet, result: RecalcResult): void {
   for (const [tableId, cols] of Object.entries(result.changes)) {
     const table = doc.meta.tables.get(tableId);
     const rows = result.rowsChanged[tableId];

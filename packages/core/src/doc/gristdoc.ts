@@ -13,11 +13,11 @@ import {
   type AddTableResult,
   ChangeSet,
   type ColInfo,
-  DocEngine,
+  DocStorage,
   MAX_COLUMNS_ADDED_PER_WRITE,
   type TableChange,
   type WriteOptions,
-} from './engine.js';
+} from './storage.js';
 import {DataStamp} from './colstats.js';
 import {
   formulasComputed,
@@ -42,7 +42,7 @@ import {SCHEMA_VERSION} from './schema.js';
 import {type CellValue, converterFor} from './types.js';
 import {checkMetaWrite, type WriterRole} from './metarules.js';
 
-export type {TableChange} from './engine.js';
+export type {TableChange} from './storage.js';
 
 /** Filter, sort, limit and form of a record read, as `/records` reads them from the query string. */
 export interface RecordQuery {
@@ -256,7 +256,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 /** One `.grist` document, opened on one better-sqlite3 connection: tables, columns, records, user actions and formulas, each write one SQLite transaction. Synchronous. */
 export class GristDoc {
-  private readonly engine: DocEngine;
+  private readonly storage: DocStorage;
   private readonly listeners = new Set<ChangeListener>();
   private readonly beforeListeners = new Set<BeforeRowsListener>();
   private writeSeq = 0;
@@ -324,8 +324,8 @@ export class GristDoc {
     this.dataStamp = new DataStamp(db);
     db.function(NATURAL_KEY_FN, {deterministic: true}, naturalKey);
     const bulkCells = registerCellFunction(db);
-    this.engine = new DocEngine(db);
-    this.engine.bulkCells = bulkCells;
+    this.storage = new DocStorage(db);
+    this.storage.bulkCells = bulkCells;
     const hist = db.prepare(`SELECT max(actionNum) AS n FROM _gristsys_ActionHistory`).get() as
       | {n: number | null}
       | undefined;
@@ -343,10 +343,10 @@ export class GristDoc {
   }
 
   get schemaVersion(): number {
-    return this.engine.meta.schemaVersion;
+    return this.storage.meta.schemaVersion;
   }
   get timezone(): string {
-    return this.engine.meta.timezone;
+    return this.storage.meta.timezone;
   }
   /** Writes need the current schema (46): documents opened read-only or newer stay unwritten. */
   get isWritable(): boolean {
@@ -394,34 +394,34 @@ export class GristDoc {
     if (readOnly !== null) {
       throw new BadRequest(readOnly);
     }
-    if (this.engine.changes) {
+    if (this.storage.changes) {
       return fn();
     } // Already inside a write.
     const changes = new ChangeSet();
-    this.engine.changes = changes;
-    this.engine.columnsAdded = 0;
+    this.storage.changes = changes;
+    this.storage.columnsAdded = 0;
     const seq = ++this.writeSeq;
-    this.engine.beforeRows = this.beforeListeners.size
+    this.storage.beforeRows = this.beforeListeners.size
       ? (tableId, rowIds) => {
           for (const l of this.beforeListeners) {
             l(tableId, rowIds, seq);
           }
         }
       : null;
-    const metaVersion = this.engine.meta.version;
+    const metaVersion = this.storage.meta.version;
     this.writer = role;
-    const restoreZone = useDocTimezone(this.engine.meta);
+    const restoreZone = useDocTimezone(this.storage.meta);
     try {
       return this.inTransaction(() => {
         this.loadFormulas();
         const result = fn();
         // Grist's auto-removal of display helpers left unused by this write's schema changes.
         if (changes.touched('_grist_Tables_column') || changes.touched('_grist_Views_section_field')) {
-          removeUnusedDisplayCols(this.engine);
+          removeUnusedDisplayCols(this.storage);
         }
         if (changes.touched('_grist_DocInfo')) {
-          this.engine.reloadMeta();
-          useDocTimezone(this.engine.meta);
+          this.storage.reloadMeta();
+          useDocTimezone(this.storage.meta);
         }
         this.recalc(changes);
         if (this.listeners.size) {
@@ -436,18 +436,18 @@ export class GristDoc {
     } catch (e) {
       // The transaction rolled back: metadata read during it may describe undone changes, and
       // storage classes found during it may miss values the rollback restored.
-      if (this.engine.meta.version !== metaVersion) {
-        this.engine.reloadMeta();
+      if (this.storage.meta.version !== metaVersion) {
+        this.storage.reloadMeta();
       }
-      this.engine.classes.clear();
+      this.storage.classes.clear();
       // The formula engine saw the undone actions: it is loaded again from SQLite when next needed.
-      this.engine.formulas = null;
-      this.engine.formulasStale = false;
+      this.storage.formulas = null;
+      this.storage.formulasStale = false;
       this.formulasLoaded = false;
       throw e;
     } finally {
-      this.engine.changes = null;
-      this.engine.beforeRows = null;
+      this.storage.changes = null;
+      this.storage.beforeRows = null;
       this.writer = 'owners';
       restoreZone();
     }
@@ -465,14 +465,14 @@ export class GristDoc {
     if (this.formulasLoaded) {
       return;
     }
-    this.engine.formulas = hasFormulas(this.engine.meta) ? this.freshFormulaEngine() : null;
+    this.storage.formulas = hasFormulas(this.storage.meta) ? this.freshFormulaEngine() : null;
     this.formulasLoaded = true;
   }
 
   /** An engine loaded from SQLite (in the current transaction), every formula marked for computing. */
   private freshFormulaEngine(): FormulaEngine {
-    const fx = loadFormulaEngine(this.db, this.engine.meta);
-    this.engine.formulasReadMeta = readsMetadata(this.engine.meta);
+    const fx = loadFormulaEngine(this.db, this.storage.meta);
+    this.storage.formulasReadMeta = readsMetadata(this.storage.meta);
     fx.recomputeAll();
     return fx;
   }
@@ -483,18 +483,18 @@ export class GristDoc {
    * formula appeared in this write gets its engine now, computing every formula.
    */
   private recalc(changes: ChangeSet): void {
-    let fx = this.engine.formulas;
+    let fx = this.storage.formulas;
     // A formula now reading metadata tables the engine does not hold: load it again with them.
-    if (fx && (this.engine.formulasStale || (!this.engine.formulasReadMeta && readsMetadata(this.engine.meta)))) {
+    if (fx && (this.storage.formulasStale || (!this.storage.formulasReadMeta && readsMetadata(this.storage.meta)))) {
       fx = null;
     }
-    this.engine.formulasStale = false;
+    this.storage.formulasStale = false;
     if (!fx) {
-      if (!hasFormulas(this.engine.meta)) {
+      if (!hasFormulas(this.storage.meta)) {
         return;
       }
       fx = this.freshFormulaEngine();
-      this.engine.formulas = fx;
+      this.storage.formulas = fx;
     }
     const now = Date.now();
     if (now - this.clockAt >= CLOCK_MSEC) {
@@ -502,7 +502,7 @@ export class GristDoc {
       fx.invalidateClock();
       this.clockAt = now;
     }
-    syncSummaries(this.engine, changes);
+    syncSummaries(this.storage, changes);
     if (!this.marked) {
       // The document's formulas are now kept current by gristlite (docs/decisions.md).
       if (!formulasComputed(this.db)) {
@@ -513,10 +513,10 @@ export class GristDoc {
     if (!fx.pending) {
       return;
     }
-    writeRecalc(this.engine, changes, fx.recalc());
+    writeRecalc(this.storage, changes, fx.recalc());
     // Summaries grouped by a formula column follow the values the recalc gave it.
-    if (syncSummaries(this.engine, changes, true) && fx.pending) {
-      writeRecalc(this.engine, changes, fx.recalc());
+    if (syncSummaries(this.storage, changes, true) && fx.pending) {
+      writeRecalc(this.storage, changes, fx.recalc());
     }
   }
 
@@ -528,7 +528,7 @@ export class GristDoc {
   recomputeFormulas(): number {
     let cells = 0;
     this.write(() => {
-      const fx = this.engine.formulas;
+      const fx = this.storage.formulas;
       if (fx) {
         fx.recomputeAll();
         const result = fx.recalc();
@@ -537,7 +537,7 @@ export class GristDoc {
             cells += c.rowIds.length;
           }
         }
-        writeRecalc(this.engine, this.engine.changes!, result);
+        writeRecalc(this.storage, this.storage.changes!, result);
       }
       markFormulasComputed(this.db);
     });
@@ -550,7 +550,7 @@ export class GristDoc {
    * computed). docs/decisions.md.
    */
   get needsFormulaRecompute(): boolean {
-    return this.isWritable && hasFormulas(this.engine.meta) && !formulasComputed(this.db);
+    return this.isWritable && hasFormulas(this.storage.meta) && !formulasComputed(this.db);
   }
 
   /** The document's formula engine, loaded if needed (for tests and measurements). @internal */
@@ -558,14 +558,14 @@ export class GristDoc {
     if (!this.formulasLoaded) {
       this.loadFormulas();
     }
-    return this.engine.formulas;
+    return this.storage.formulas;
   }
 
   // -------------------------------------------------------------------------------------------
   // Tables
 
   private table(tableId: string): TableMeta {
-    const t = this.engine.meta.tables.get(tableId);
+    const t = this.storage.meta.tables.get(tableId);
     if (!t) {
       throw new NotFound(`Table not found "${tableId}"`);
     }
@@ -574,7 +574,7 @@ export class GristDoc {
 
   /** A `{tableId}` path parameter: a tableId, or a numeric tableRef of an existing table. */
   resolveTableId(idOrRef: string): string {
-    const meta = this.engine.meta;
+    const meta = this.storage.meta;
     if (meta.tables.has(idOrRef)) {
       return idOrRef;
     }
@@ -588,7 +588,7 @@ export class GristDoc {
 
   /** Every user table, as `GET /tables` lists them. */
   listTables(): TableInfo[] {
-    return this.engine.meta.userTables.map((t) => ({
+    return this.storage.meta.userTables.map((t) => ({
       id: t.tableId,
       fields: {
         tableRef: t.tableRef,
@@ -607,7 +607,7 @@ export class GristDoc {
     return this.write(() =>
       tables.map((t) => {
         const cols = t.columns.map((c) => ({id: c.id, ...pick(c.fields, ADD_TABLE_FIELDS)}));
-        return {id: this.engine.addTable(t.id, cols).table_id};
+        return {id: this.storage.addTable(t.id, cols).table_id};
       }),
     );
   }
@@ -616,7 +616,7 @@ export class GristDoc {
   updateTables(tables: Array<{id: string; fields: Record<string, CellValue>}>): void {
     checkInput(tables, 'tables');
     for (const t of tables) {
-      const table = this.engine.meta.tables.get(t.id);
+      const table = this.storage.meta.tables.get(t.id);
       if (!table || table.isMeta) {
         throw new NotFound(`Table not found "${t.id}"`);
       }
@@ -629,28 +629,28 @@ export class GristDoc {
   }
 
   private updateTableRecord(tableRef: number, fields: Record<string, CellValue>): void {
-    const table = this.engine.meta.byRef.get(tableRef);
+    const table = this.storage.meta.byRef.get(tableRef);
     if (!table) {
       throw new BadRequest(`Invalid row id ${tableRef}`);
     }
     const {tableId, ...rest} = fields;
     if (tableId !== undefined && tableId !== table.tableId) {
-      this.engine.renameTable(table, String(tableId));
+      this.storage.renameTable(table, String(tableId));
     }
     const meta = this.table('_grist_Tables');
     for (const k of Object.keys(rest)) {
-      this.engine.getColumn(meta, k);
+      this.storage.getColumn(meta, k);
     }
     if (Object.keys(rest).length) {
       const converted: Record<string, CellValue> = {};
       for (const [k, v] of Object.entries(rest)) {
         converted[k] = converterFor(meta.byId.get(k)!.type)(v);
       }
-      this.engine.metaUpdate('_grist_Tables', tableRef, converted);
+      this.storage.metaUpdate('_grist_Tables', tableRef, converted);
       if ('summarySourceTable' in converted) {
-        this.engine.formulasStale = true;
+        this.storage.formulasStale = true;
       }
-      this.engine.reloadMeta();
+      this.storage.reloadMeta();
     }
   }
 
@@ -660,7 +660,7 @@ export class GristDoc {
     if (table.isMeta) {
       throw new BadRequest(`Cannot remove metadata table ${tableId}`);
     }
-    this.write(() => this.engine.removeTables([table.tableRef]));
+    this.write(() => this.storage.removeTables([table.tableRef]));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -688,7 +688,7 @@ export class GristDoc {
     return this.write(() =>
       columns.map((c) => {
         const info = pick(c.fields, ADD_COLUMN_FIELDS);
-        return {id: this.engine.addColumn(this.table(tableId), c.id, info, {visible: true}).colId};
+        return {id: this.storage.addColumn(this.table(tableId), c.id, info, {visible: true}).colId};
       }),
     );
   }
@@ -704,7 +704,7 @@ export class GristDoc {
       }
     }
     this.write(() =>
-      this.engine.updateColumns(
+      this.storage.updateColumns(
         table,
         columns.map((c) => ({colId: c.id, values: c.fields})),
       ),
@@ -741,25 +741,25 @@ export class GristDoc {
     this.write(() => {
       // One update of all listed columns, as Grist's BulkUpdateRecord (one at a time, 1000 took 99 s).
       if (updates.length) {
-        this.engine.updateColumns(this.table(tableId), updates);
+        this.storage.updateColumns(this.table(tableId), updates);
       }
       for (const a of adds) {
-        this.engine.addColumn(this.table(tableId), a.id, pick(a.fields, ADD_COLUMN_FIELDS), {visible: true});
+        this.storage.addColumn(this.table(tableId), a.id, pick(a.fields, ADD_COLUMN_FIELDS), {visible: true});
       }
       if (removals.length) {
-        this.engine.removeColumns(removals);
+        this.storage.removeColumns(removals);
       }
     });
   }
 
   /** Removes a column, as `DELETE /columns/{colId}`. */
   removeColumn(tableId: string, colId: string): void {
-    const table = this.engine.meta.tables.get(tableId);
+    const table = this.storage.meta.tables.get(tableId);
     const col = table && !table.isMeta ? table.byId.get(colId) : undefined;
     if (!col) {
       throw new NotFound(`Table or column not found "${tableId}.${colId}"`);
     }
-    this.write(() => this.engine.removeColumns([col.colRef]));
+    this.write(() => this.storage.removeColumns([col.colRef]));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -767,7 +767,7 @@ export class GristDoc {
 
   /** The SELECT of `select` (SQL of result columns) for a record query: filter, sort, limit. */
   private buildQuery(table: TableMeta, select: string, q: RecordQuery): {sql: string; params: unknown[]} {
-    const classesOf = (colId: string) => this.engine.classes.of(table.tableId, colId);
+    const classesOf = (colId: string) => this.storage.classes.of(table.tableId, colId);
     let where: {sql: string; params: unknown[]} = {sql: '', params: []};
     if (q.filter !== undefined && q.filter !== null) {
       if (!isPlainObject(q.filter)) {
@@ -809,7 +809,7 @@ export class GristDoc {
     const table = this.readableTable(tableId);
     const cols = table.columns.filter((c) => q.hidden || !c.hidden);
     const {sql, params} = this.buildQuery(table, columnList(cols), q);
-    const rows = this.engine.stmt(sql).raw(true).all(params) as unknown[][];
+    const rows = this.storage.stmt(sql).raw(true).all(params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const n = cols.length;
     const ids = cols.map((c) => c.colId);
@@ -859,14 +859,14 @@ export class GristDoc {
       const table = this.readableTable(tableId);
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
       const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);
-      const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.engine.classes, wholeTable);
+      const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.storage.classes, wholeTable);
       if (recordSql === null) {
         this.recordsJsonPaths.js++;
         return JSON.stringify(this.fetchRecords(tableId, q));
       }
       this.recordsJsonPaths.sql++;
       const {sql, params} = this.buildQuery(table, recordSql, q);
-      const records = this.engine.stmt(sql).pluck().all(params) as string[];
+      const records = this.storage.stmt(sql).pluck().all(params) as string[];
       return `{"records":[${records.join(',')}]}`;
     });
   }
@@ -876,7 +876,7 @@ export class GristDoc {
     const table = this.readableTable(tableId);
     const cols = table.columns;
     const {sql, params} = this.buildQuery(table, columnList(cols), q);
-    const rows = this.engine.stmt(sql).raw(true).all(params) as unknown[][];
+    const rows = this.storage.stmt(sql).raw(true).all(params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const out: Record<string, CellValue[]> = {id: rows.map((r) => r[0] as number)};
     cols.forEach((c, j) => {
@@ -985,7 +985,7 @@ export class GristDoc {
         throw new BadRequest(`Adding records to ${tableId} is not supported; use AddTable or AddColumn`);
       }
       for (const k of colValues.keys()) {
-        this.engine.getColumn(table, k);
+        this.storage.getColumn(table, k);
       }
       const rows = rowIds.map((_, i) => {
         const row: Record<string, CellValue> = {};
@@ -994,24 +994,24 @@ export class GristDoc {
         }
         return row;
       });
-      return this.engine.metaAdd(tableId, rows);
+      return this.storage.metaAdd(tableId, rows);
     }
-    return this.engine.addRecords(table, rowIds, colValues, opts);
+    return this.storage.addRecords(table, rowIds, colValues, opts);
   }
 
   private bulkUpdate(tableId: string, rowIds: number[], colValues: Map<string, CellValue[]>, opts: WriteOptions): void {
     const table = this.table(tableId);
     if (!table.isMeta) {
-      this.engine.updateRecords(table, rowIds, colValues, opts);
+      this.storage.updateRecords(table, rowIds, colValues, opts);
       return;
     }
     checkMetaWrite(tableId, 'update', colValues.keys(), this.writer);
     for (const k of colValues.keys()) {
       if (k !== 'id') {
-        this.engine.getColumn(table, k);
+        this.storage.getColumn(table, k);
       }
     }
-    const rows = new Map(this.engine.metaRows(tableId).map((r) => [Number(r.id), r]));
+    const rows = new Map(this.storage.metaRows(tableId).map((r) => [Number(r.id), r]));
     const missing = rowIds.find((id) => !rows.has(id));
     if (missing !== undefined) {
       throw new BadRequest(`Invalid row id ${missing}`);
@@ -1026,16 +1026,16 @@ export class GristDoc {
       if (tableId === '_grist_Tables') {
         this.updateTableRecord(id, values);
       } else if (tableId === '_grist_Tables_column') {
-        const found = this.engine.meta.colsByRef.get(id);
+        const found = this.storage.meta.colsByRef.get(id);
         if (found) {
-          this.engine.updateColumns(found.table, [{colId: found.col.colId, values}]);
+          this.storage.updateColumns(found.table, [{colId: found.col.colId, values}]);
         }
       } else {
         const converted: Record<string, CellValue> = {};
         for (const [k, v] of Object.entries(values)) {
           converted[k] = converterFor(table.byId.get(k)!.type)(v);
         }
-        this.engine.metaUpdate(tableId, id, converted);
+        this.storage.metaUpdate(tableId, id, converted);
       }
     });
   }
@@ -1043,32 +1043,32 @@ export class GristDoc {
   private bulkRemove(tableId: string, rowIds: CellValue[]): void {
     const table = this.table(tableId);
     if (!table.isMeta) {
-      this.engine.removeRecords(table, rowIds);
+      this.storage.removeRecords(table, rowIds);
       return;
     }
     checkMetaWrite(tableId, 'remove', [], this.writer);
     if (rowIds.some((id) => typeof id !== 'number' || !Number.isInteger(id))) {
       throw engineError('TypeError', 'row ids must be integers');
     }
-    const existing = new Set(this.engine.metaRows(tableId).map((r) => Number(r.id)));
+    const existing = new Set(this.storage.metaRows(tableId).map((r) => Number(r.id)));
     const ids = (rowIds as number[]).filter((id) => existing.has(id));
     switch (tableId) {
       case '_grist_Tables':
-        this.engine.removeTables(ids);
+        this.storage.removeTables(ids);
         break;
       case '_grist_Tables_column':
-        this.engine.removeColumns(ids);
+        this.storage.removeColumns(ids);
         break;
       case '_grist_Views':
-        this.engine.removeViews(ids);
+        this.storage.removeViews(ids);
         break;
       case '_grist_Views_section':
-        this.engine.removeSections(ids);
+        this.storage.removeSections(ids);
         break;
       default:
-        this.engine.metaRemove(tableId, ids);
+        this.storage.metaRemove(tableId, ids);
         // Attachments cells refer to _grist_Attachments rows.
-        this.engine.clearReferencesTo(tableId, ids);
+        this.storage.clearReferencesTo(tableId, ids);
     }
   }
 
@@ -1136,7 +1136,7 @@ export class GristDoc {
     }
     for (const c of [...requireCols, ...fieldCols]) {
       if (c !== 'id') {
-        this.engine.getColumn(table, c);
+        this.storage.getColumn(table, c);
       }
     }
     const recordIds: Array<number[] | undefined> = new Array(records.length);
@@ -1148,7 +1148,7 @@ export class GristDoc {
     const requireValues = new Map<string, CellValue[]>();
     for (const c of requireCols) {
       const values = records.map((r) => r.require[c]);
-      requireValues.set(c, c === 'id' ? values : this.engine.convertColumnValues(table.byId.get(c)!, values, opts));
+      requireValues.set(c, c === 'id' ? values : this.storage.convertColumnValues(table.byId.get(c)!, values, opts));
     }
     const seen = new Set<string>();
     for (let i = 0; i < records.length; i++) {
@@ -1194,7 +1194,7 @@ export class GristDoc {
       const colValues = new Map(
         fieldCols.map((c) => [c, updates.flatMap((u) => u.rows.map(() => records[u.index].fields![c]))]),
       );
-      this.engine.updateRecords(table, rowIds, colValues, opts);
+      this.storage.updateRecords(table, rowIds, colValues, opts);
       table = this.table(tableId);
     }
     for (const u of updates) {
@@ -1220,7 +1220,7 @@ export class GristDoc {
           addIdx.map((i) => records[i].fields![c]),
         );
       }
-      added = this.engine.addRecords(table, addIds, colValues, opts);
+      added = this.storage.addRecords(table, addIds, colValues, opts);
       addIdx.forEach((i, j) => {
         recordIds[i] = [added[j]];
       });
@@ -1246,8 +1246,8 @@ export class GristDoc {
         const ret = this.applyAction(a, opts);
         // The document's first formula appeared: later actions of the bundle reach its engine
         // (a trigger formula must see the updates and additions that follow it).
-        if (!this.engine.formulas && hasFormulas(this.engine.meta)) {
-          this.engine.formulas = this.freshFormulaEngine();
+        if (!this.storage.formulas && hasFormulas(this.storage.meta)) {
+          this.storage.formulas = this.freshFormulaEngine();
         }
         return ret;
       });
@@ -1255,14 +1255,14 @@ export class GristDoc {
       const actionHash = createHash('sha256')
         .update(JSON.stringify([actionNum, actions]))
         .digest('hex');
-      return {actionNum, actionHash, retValues, isModification: !this.engine.changes!.isEmpty};
+      return {actionNum, actionHash, retValues, isModification: !this.storage.changes!.isEmpty};
     }, options?.role);
     this.actionNum = result.actionNum;
     return result;
   }
 
   private actionTable(tableId: unknown): string {
-    if (typeof tableId !== 'string' || !this.engine.meta.tables.has(tableId)) {
+    if (typeof tableId !== 'string' || !this.storage.meta.tables.has(tableId)) {
       throw engineError('KeyError', `'${String(tableId)}'`);
     }
     return tableId;
@@ -1314,7 +1314,7 @@ export class GristDoc {
       }
       case 'ReplaceTableData': {
         const rowIds = ids(args[1]);
-        this.engine.replaceTableData(userTable(args[0]), rowIds, bulk(args[2] ?? {}, rowIds.length), opts);
+        this.storage.replaceTableData(userTable(args[0]), rowIds, bulk(args[2] ?? {}, rowIds.length), opts);
         return null;
       }
       case 'UpdateRecord': {
@@ -1380,23 +1380,23 @@ export class GristDoc {
                 const spec = obj(c, 'column');
                 return {...spec, id: spec.id as string | null} as {id: string | null} & ColInfo;
               });
-        const result: AddTableResult = this.engine.addTable(args[0] as string | null, cols);
+        const result: AddTableResult = this.storage.addTable(args[0] as string | null, cols);
         return result;
       }
       case 'RemoveTable':
-        this.engine.removeTables([userTable(args[0]).tableRef]);
+        this.storage.removeTables([userTable(args[0]).tableRef]);
         return null;
       case 'RenameTable':
-        return this.engine.renameTable(userTable(args[0]), String(args[1]));
+        return this.storage.renameTable(userTable(args[0]), String(args[1]));
       case 'AddColumn':
       case 'AddVisibleColumn':
       case 'AddHiddenColumn': {
         const table = userTable(args[0]);
         const info = obj(args[2] ?? {}, 'column info') as ColInfo;
         if (name === 'AddHiddenColumn') {
-          return this.engine.addColumn(table, args[1] as string | null, info, {visible: false, fields: false});
+          return this.storage.addColumn(table, args[1] as string | null, info, {visible: false, fields: false});
         }
-        return this.engine.addColumn(table, args[1] as string | null, info, {visible: name === 'AddVisibleColumn'});
+        return this.storage.addColumn(table, args[1] as string | null, info, {visible: name === 'AddVisibleColumn'});
       }
       case 'RemoveColumn': {
         const table = userTable(args[0]);
@@ -1404,7 +1404,7 @@ export class GristDoc {
         if (!col) {
           throw engineError('KeyError', `'${String(args[1])}'`);
         }
-        this.engine.removeColumns([col.colRef]);
+        this.storage.removeColumns([col.colRef]);
         return null;
       }
       case 'RenameColumn': {
@@ -1412,8 +1412,8 @@ export class GristDoc {
         if (!table.byId.has(String(args[1]))) {
           throw engineError('KeyError', `'${String(args[1])}'`);
         }
-        this.engine.updateColumns(table, [{colId: String(args[1]), values: {colId: String(args[2])}}]);
-        const col = this.engine.meta.colsByRef.get(table.byId.get(String(args[1]))!.colRef);
+        this.storage.updateColumns(table, [{colId: String(args[1]), values: {colId: String(args[2])}}]);
+        const col = this.storage.meta.colsByRef.get(table.byId.get(String(args[1]))!.colRef);
         return col?.col.colId ?? null;
       }
       case 'ModifyColumn': {
@@ -1429,12 +1429,12 @@ export class GristDoc {
           info.parentPos = info._position;
           delete info._position;
         }
-        this.engine.updateColumns(table, [{colId: String(args[1]), values: info}]);
+        this.storage.updateColumns(table, [{colId: String(args[1]), values: info}]);
         return null;
       }
       case 'SetDisplayFormula':
         setDisplayFormula(
-          this.engine,
+          this.storage,
           userTable(args[0]).tableId,
           args[1] as CellValue,
           args[2] as CellValue,

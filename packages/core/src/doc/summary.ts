@@ -3,7 +3,7 @@
  * row for each new group and loses the rows of groups left empty (what Grist's summary actions
  * do). The formula engine computes `group` (getSummarySourceGroup) and the summary's formulas.
  */
-import type {ChangeSet, DocEngine} from './engine.js';
+import type {ChangeSet, DocStorage} from './storage.js';
 import type {ColumnMeta} from './meta.js';
 import {quoteIdent} from './query.js';
 import type {CellValue} from './types.js';
@@ -13,7 +13,7 @@ import type {CellValue} from './types.js';
  * `formulaGroupBy`, only summaries grouped by a formula column (whose values a recalc may have
  * changed). Returns whether any summary row was added or removed.
  */
-export function syncSummaries(doc: DocEngine, changes: ChangeSet, formulaGroupBy = false): boolean {
+export function syncSummaries(doc: DocStorage, changes: ChangeSet, formulaGroupBy = false): boolean {
   const meta = doc.meta;
   let changed = false;
   for (const summary of meta.userTables) {

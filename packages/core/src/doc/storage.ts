@@ -209,7 +209,12 @@ function refListIds(v: CellValue): number[] {
   return [];
 }
 
-export class DocEngine {
+/**
+ * A document's tables, columns and records in SQLite, with Grist's rules: the low-level write side
+ * under `GristDoc` (which adds transactions, formulas and listeners). Named apart from the public
+ * `Engine`, which holds every open document.
+ */
+export class DocStorage {
   meta: DocMeta;
   changes: ChangeSet | null = null;
   /** Columns added by addColumn in the current write (reset by GristDoc at each write). */
@@ -259,7 +264,7 @@ export class DocEngine {
 
   private changeSet(): ChangeSet {
     if (!this.changes) {
-      throw new Error('DocEngine: write outside of a transaction');
+      throw new Error('DocStorage: write outside of a transaction');
     }
     return this.changes;
   }
