@@ -10,7 +10,6 @@ import {createHash} from 'node:crypto';
 import {BadRequest, engineError, NotFound} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
 import {
-  type AddTableResult,
   ChangeSet,
   type ColInfo,
   DocStorage,
@@ -32,8 +31,9 @@ import {
 import type {FormulaEngine} from '../formula/engine.js';
 import {findMatches} from './lookup.js';
 import {syncSummaries} from './summary.js';
-import {removeUnusedDisplayCols, setDisplayFormula} from './display.js';
+import {removeUnusedDisplayCols} from './display.js';
 import {ReadCache} from './readcache.js';
+import {actionContext, type ActionTarget, userAction} from './useractions.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {compileFilter, compileSort, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
@@ -257,6 +257,17 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** One `.grist` document, opened on one better-sqlite3 connection: tables, columns, records, user actions and formulas, each write one SQLite transaction. Synchronous. */
 export class GristDoc {
   private readonly storage: DocStorage;
+  /** The operations user actions run on (useractions.ts), bound to this document. */
+  private readonly actionTarget: ActionTarget = ((doc: GristDoc): ActionTarget => ({
+    get storage() {
+      return doc.storage;
+    },
+    actionTable: (t) => doc.actionTable(t),
+    bulkAdd: (...x) => doc.bulkAdd(...x),
+    bulkUpdate: (...x) => doc.bulkUpdate(...x),
+    bulkRemove: (...x) => doc.bulkRemove(...x),
+    bulkAddOrUpdate: (...x) => doc.bulkAddOrUpdate(...x),
+  }))(this);
   private readonly listeners = new Set<ChangeListener>();
   private readonly beforeListeners = new Set<BeforeRowsListener>();
   private writeSeq = 0;
@@ -1273,177 +1284,7 @@ export class GristDoc {
       throw new BadRequest(`Invalid user action: ${JSON.stringify(action)}`);
     }
     const [name, ...args] = action as [string, ...unknown[]];
-    const obj = (v: unknown, what: string): Record<string, CellValue> => {
-      if (!isPlainObject(v)) {
-        throw engineError('TypeError', `${name}: ${what} must be an object`);
-      }
-      return v as Record<string, CellValue>;
-    };
-    const bulk = (v: unknown, n: number): Map<string, CellValue[]> => {
-      const cols = new Map<string, CellValue[]>();
-      for (const [k, vals] of Object.entries(obj(v, 'column values'))) {
-        if (!Array.isArray(vals) || vals.length !== n) {
-          throw engineError('ValueError', `${name}: column ${k} must have ${n} values`);
-        }
-        cols.set(k, vals);
-      }
-      return cols;
-    };
-    const ids = (v: unknown): Array<number | null> => {
-      if (!Array.isArray(v)) {
-        throw engineError('TypeError', `${name}: row ids must be a list`);
-      }
-      return v as Array<number | null>;
-    };
-    const userTable = (v: unknown): TableMeta => {
-      const t = this.table(this.actionTable(v));
-      if (t.isMeta) {
-        throw engineError('ValueError', `${name}: ${String(v)} is a metadata table`);
-      }
-      return t;
-    };
-    switch (name) {
-      case 'AddRecord': {
-        const values = obj(args[2] ?? {}, 'column values');
-        const cols = new Map(Object.entries(values).map(([k, v]) => [k, [v]]));
-        return this.bulkAdd(this.actionTable(args[0]), [args[1] as number | null], cols, opts)[0];
-      }
-      case 'BulkAddRecord': {
-        const rowIds = ids(args[1]);
-        return this.bulkAdd(this.actionTable(args[0]), rowIds, bulk(args[2] ?? {}, rowIds.length), opts);
-      }
-      case 'ReplaceTableData': {
-        const rowIds = ids(args[1]);
-        this.storage.replaceTableData(userTable(args[0]), rowIds, bulk(args[2] ?? {}, rowIds.length), opts);
-        return null;
-      }
-      case 'UpdateRecord': {
-        const values = obj(args[2], 'column values');
-        this.bulkUpdate(
-          this.actionTable(args[0]),
-          [args[1] as number],
-          new Map(Object.entries(values).map(([k, v]) => [k, [v]])),
-          opts,
-        );
-        return null;
-      }
-      case 'BulkUpdateRecord': {
-        const rowIds = ids(args[1]) as number[];
-        this.bulkUpdate(this.actionTable(args[0]), rowIds, bulk(args[2], rowIds.length), opts);
-        return null;
-      }
-      case 'RemoveRecord':
-        this.bulkRemove(this.actionTable(args[0]), [args[1] as CellValue]);
-        return null;
-      case 'BulkRemoveRecord':
-        this.bulkRemove(this.actionTable(args[0]), ids(args[1]));
-        return null;
-      case 'AddOrUpdateRecord':
-      case 'BulkAddOrUpdateRecord': {
-        const tableId = userTable(args[0]).tableId;
-        const options = isPlainObject(args[3]) ? args[3] : {};
-        const upsertOpts: UpsertOptions = {
-          ...opts,
-          onmany: (options.on_many as UpsertOptions['onmany']) ?? 'first',
-          noadd: options.add === false,
-          noupdate: options.update === false,
-          allowEmptyRequire: Boolean(options.allow_empty_require),
-        };
-        let records: UpsertRecord[];
-        if (name === 'AddOrUpdateRecord') {
-          records = [{require: obj(args[1], 'require'), fields: obj(args[2] ?? {}, 'column values')}];
-        } else {
-          const req = obj(args[1], 'require');
-          const fields = obj(args[2] ?? {}, 'column values');
-          const n = Array.isArray(Object.values(req)[0])
-            ? (Object.values(req)[0] as unknown[]).length
-            : ((Object.values(fields)[0] as unknown[] | undefined)?.length ?? 0);
-          const r = bulk(req, n);
-          const f = bulk(fields, n);
-          records = Array.from({length: n}, (_, i) => ({
-            require: Object.fromEntries([...r].map(([k, v]) => [k, v[i]])),
-            fields: Object.fromEntries([...f].map(([k, v]) => [k, v[i]])),
-          }));
-        }
-        const outcome = this.bulkAddOrUpdate(tableId, records, upsertOpts);
-        if (name === 'AddOrUpdateRecord') {
-          return null;
-        }
-        return {recordIds: outcome.recordIds, addRecordIds: outcome.added, updateRecordIds: outcome.updated};
-      }
-      case 'AddTable':
-      case 'AddEmptyTable': {
-        const cols =
-          name === 'AddEmptyTable'
-            ? [{}, {}, {}].map(() => ({id: null, isFormula: true}))
-            : (Array.isArray(args[1]) ? args[1] : []).map((c) => {
-                const spec = obj(c, 'column');
-                return {...spec, id: spec.id as string | null} as {id: string | null} & ColInfo;
-              });
-        const result: AddTableResult = this.storage.addTable(args[0] as string | null, cols);
-        return result;
-      }
-      case 'RemoveTable':
-        this.storage.removeTables([userTable(args[0]).tableRef]);
-        return null;
-      case 'RenameTable':
-        return this.storage.renameTable(userTable(args[0]), String(args[1]));
-      case 'AddColumn':
-      case 'AddVisibleColumn':
-      case 'AddHiddenColumn': {
-        const table = userTable(args[0]);
-        const info = obj(args[2] ?? {}, 'column info') as ColInfo;
-        if (name === 'AddHiddenColumn') {
-          return this.storage.addColumn(table, args[1] as string | null, info, {visible: false, fields: false});
-        }
-        return this.storage.addColumn(table, args[1] as string | null, info, {visible: name === 'AddVisibleColumn'});
-      }
-      case 'RemoveColumn': {
-        const table = userTable(args[0]);
-        const col = table.byId.get(String(args[1]));
-        if (!col) {
-          throw engineError('KeyError', `'${String(args[1])}'`);
-        }
-        this.storage.removeColumns([col.colRef]);
-        return null;
-      }
-      case 'RenameColumn': {
-        const table = userTable(args[0]);
-        if (!table.byId.has(String(args[1]))) {
-          throw engineError('KeyError', `'${String(args[1])}'`);
-        }
-        this.storage.updateColumns(table, [{colId: String(args[1]), values: {colId: String(args[2])}}]);
-        const col = this.storage.meta.colsByRef.get(table.byId.get(String(args[1]))!.colRef);
-        return col?.col.colId ?? null;
-      }
-      case 'ModifyColumn': {
-        const table = userTable(args[0]);
-        if (!table.byId.has(String(args[1]))) {
-          throw engineError('KeyError', `'${String(args[1])}'`);
-        }
-        const info = {...obj(args[2], 'column info')};
-        delete info.colId;
-        delete info.id;
-        delete info.parentId;
-        if ('_position' in info) {
-          info.parentPos = info._position;
-          delete info._position;
-        }
-        this.storage.updateColumns(table, [{colId: String(args[1]), values: info}]);
-        return null;
-      }
-      case 'SetDisplayFormula':
-        setDisplayFormula(
-          this.storage,
-          userTable(args[0]).tableId,
-          args[1] as CellValue,
-          args[2] as CellValue,
-          args[3] as CellValue,
-        );
-        return null;
-      default:
-        throw new BadRequest(`Unsupported user action: ${name}`);
-    }
+    return userAction(name)(actionContext(name, opts, this.actionTarget), args);
   }
 }
 
