@@ -34,6 +34,7 @@ import {syncSummaries} from './summary.js';
 import {removeUnusedDisplayCols} from './display.js';
 import {ReadCache} from './readcache.js';
 import {actionContext, type ActionTarget, userAction} from './useractions.js';
+import {removeSections, removeViews} from './views.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {compileFilter, compileSort, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
@@ -1071,10 +1072,10 @@ export class GristDoc {
         this.storage.removeColumns(ids);
         break;
       case '_grist_Views':
-        this.storage.removeViews(ids);
+        removeViews(this.storage, ids);
         break;
       case '_grist_Views_section':
-        this.storage.removeSections(ids);
+        removeSections(this.storage, ids);
         break;
       default:
         this.storage.metaRemove(tableId, ids);

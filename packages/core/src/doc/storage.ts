@@ -30,96 +30,10 @@ import {
   sqlTypeFor,
 } from './types.js';
 
-/** What one write changed in one table (metadata tables included). */
-export interface TableChange {
-  tableId: string;
-  added: number[];
-  updated: number[];
-  removed: number[];
-}
+import type {BeforeRowsHook, ChangeSet} from './changes.js';
+import {addRawView, addSection, addSectionFields, removeSections, removeViews} from './views.js';
 
-/**
- * Changes made during one write, per table. Operations are recorded as they happen (cheap on bulk
- * paths) and merged when listed: a row added then updated is reported as added, a row added then
- * removed is not reported at all.
- */
-/** Called before user rows are updated or removed, with their ids (webhooks read old values then). */
-export type BeforeRowsHook = (tableId: string, rowIds: number[]) => void;
-
-export class ChangeSet {
-  private readonly ops = new Map<string, Array<['a' | 'u' | 'r', number[]]>>();
-
-  private record(tableId: string, kind: 'a' | 'u' | 'r', ids: number[]): void {
-    let t = this.ops.get(tableId);
-    if (!t) {
-      t = [];
-      this.ops.set(tableId, t);
-    }
-    t.push([kind, ids]);
-  }
-
-  add(tableId: string, ids: number[]): void {
-    this.record(tableId, 'a', ids);
-  }
-  update(tableId: string, ids: number[]): void {
-    this.record(tableId, 'u', ids);
-  }
-  remove(tableId: string, ids: number[]): void {
-    this.record(tableId, 'r', ids);
-  }
-
-  /** Follows a table rename, so that changes are reported under the table's final id. */
-  rename(from: string, to: string): void {
-    const t = this.ops.get(from);
-    if (t) {
-      this.ops.delete(from);
-      this.ops.set(to, t);
-    }
-  }
-
-  drop(tableId: string): void {
-    this.ops.delete(tableId);
-  }
-
-  /** Whether the write changed rows of this table. */
-  touched(tableId: string): boolean {
-    return this.ops.has(tableId);
-  }
-
-  list(): TableChange[] {
-    const out: TableChange[] = [];
-    for (const [tableId, ops] of this.ops) {
-      const added = new Set<number>();
-      const updated = new Set<number>();
-      const removed = new Set<number>();
-      for (const [kind, ids] of ops) {
-        for (const id of ids) {
-          if (kind === 'a') {
-            added.add(id);
-            removed.delete(id);
-          } else if (kind === 'u') {
-            if (!added.has(id)) {
-              updated.add(id);
-            }
-          } else {
-            updated.delete(id);
-            if (!added.delete(id)) {
-              removed.add(id);
-            }
-          }
-        }
-      }
-      if (added.size || updated.size || removed.size) {
-        out.push({tableId, added: [...added], updated: [...updated], removed: [...removed]});
-      }
-    }
-    return out;
-  }
-
-  get isEmpty(): boolean {
-    return this.list().length === 0;
-  }
-}
+export {type BeforeRowsHook, ChangeSet, type TableChange} from './changes.js';
 
 /** Column properties accepted by AddTable / AddColumn. */
 export interface ColInfo {
@@ -294,7 +208,8 @@ export class DocStorage {
   }
 
   /** Next position after every existing one in a PositionNumber column (Grist appends at the end). */
-  private nextPos(tableId: string, colId: string): number {
+  /** The next free position (`parentPos`, `tabPos`, `pagePos`) in a metadata table. */
+  nextPos(tableId: string, colId: string): number {
     const c = quoteIdent(colId);
     const row = this.stmt(`SELECT max(+${c}) AS m FROM ${quoteIdent(tableId)}
       WHERE typeof(${c}) IN ('integer', 'real') AND ${c} < 1e308`).get() as {m: number | null};
@@ -834,11 +749,11 @@ export class DocStorage {
     const result: AddTableResult = {id: tableRef, table_id: tableId, columns: colIds.slice(1)};
     let primaryViewId = 0;
     if (opts.primaryView) {
-      const view = this.addView(tableRef, tableId, title);
+      const view = addRawView(this, tableRef, tableId, title);
       result.views = [view];
       primaryViewId = view.id;
     }
-    const rawSection = this.addSection(tableRef, 0, 'record', title === tableId ? '' : title);
+    const rawSection = addSection(this, tableRef, 0, 'record', title === tableId ? '' : title);
     const [cardSection] = this.metaAdd('_grist_Views_section', [
       {
         tableRef,
@@ -850,55 +765,10 @@ export class DocStorage {
       },
     ]);
     this.metaUpdate('_grist_Tables', tableRef, {recordCardViewSectionRef: cardSection});
-    this.addSectionFields(tableRef, cardSection);
+    addSectionFields(this, tableRef, cardSection);
     this.metaUpdate('_grist_Tables', tableRef, {primaryViewId, rawViewSectionRef: rawSection});
     this.reloadMeta();
     return result;
-  }
-
-  private addView(tableRef: number, tableId: string, name: string): {id: number; sections: number[]} {
-    const [viewRef] = this.metaAdd('_grist_Views', [{name, type: 'raw_data'}]);
-    if (!tableId.startsWith('GristHidden_')) {
-      this.metaAdd('_grist_TabBar', [{viewRef, tabPos: this.nextPos('_grist_TabBar', 'tabPos')}]);
-    }
-    this.metaAdd('_grist_Pages', [{viewRef, indentation: 0, pagePos: this.nextPos('_grist_Pages', 'pagePos')}]);
-    const section = this.addSection(tableRef, viewRef, 'record', '', '[]');
-    return {id: viewRef, sections: [section]};
-  }
-
-  private addSection(
-    tableRef: number,
-    parentId: number,
-    parentKey: string,
-    title: string,
-    sortColRefs?: string,
-  ): number {
-    const [section] = this.metaAdd('_grist_Views_section', [
-      {
-        tableRef,
-        parentId,
-        parentKey,
-        title,
-        borderWidth: 1,
-        defaultWidth: 100,
-        ...(sortColRefs !== undefined ? {sortColRefs} : {}),
-      },
-    ]);
-    this.addSectionFields(tableRef, section);
-    return section;
-  }
-
-  /** Fields for every visible column of the table, in column order (_RebuildViewFields). */
-  private addSectionFields(tableRef: number, section: number): void {
-    const table = this.meta.byRef.get(tableRef)!;
-    const cols = table.columns
-      .filter((c) => !c.hidden && !c.colId.startsWith('#'))
-      .sort((a, b) => Number(a.fields.parentPos) - Number(b.fields.parentPos));
-    let pos = this.nextPos('_grist_Views_section_field', 'parentPos');
-    this.metaAdd(
-      '_grist_Views_section_field',
-      cols.map((c) => ({parentId: section, parentPos: pos++, colRef: c.colRef})),
-    );
   }
 
   renameTable(table: TableMeta, newIdIn: string): string {
@@ -977,7 +847,10 @@ export class DocStorage {
     const sections = this.metaRows('_grist_Views_section');
     const doomedSections = sections.filter((s) => refs.has(Number(s.tableRef)));
     const touchedViews = new Set(doomedSections.map((s) => Number(s.parentId)).filter(Boolean));
-    this.removeSections(doomedSections.map((s) => Number(s.id)));
+    removeSections(
+      this,
+      doomedSections.map((s) => Number(s.id)),
+    );
     const remaining = new Set(this.metaRows('_grist_Views_section').map((s) => Number(s.parentId)));
     const views = new Set([...touchedViews].filter((v) => !remaining.has(v)));
     for (const t of tables) {
@@ -986,7 +859,7 @@ export class DocStorage {
         views.add(pv);
       }
     }
-    this.removeViews([...views]);
+    removeViews(this, [...views]);
     const colRefs = tables.flatMap((t) =>
       this.metaRows('_grist_Tables_column')
         .filter((c) => Number(c.parentId) === t.tableRef)
@@ -1000,54 +873,6 @@ export class DocStorage {
       this.formulas?.removeTable(t.tableId);
     }
     this.reloadMeta();
-  }
-
-  removeSections(sectionIds: number[]): void {
-    const set = new Set(sectionIds);
-    const fields = this.metaRows('_grist_Views_section_field').filter((f) => set.has(Number(f.parentId)));
-    this.metaRemove(
-      '_grist_Views_section_field',
-      fields.map((f) => Number(f.id)),
-    );
-    this.metaRemove('_grist_Views_section', sectionIds);
-  }
-
-  removeViews(viewIds: number[]): void {
-    if (!viewIds.length) {
-      return;
-    }
-    const set = new Set(viewIds);
-    this.metaRemove(
-      '_grist_TabBar',
-      this.metaRows('_grist_TabBar')
-        .filter((r) => set.has(Number(r.viewRef)))
-        .map((r) => Number(r.id)),
-    );
-    this.removeSections(
-      this.metaRows('_grist_Views_section')
-        .filter((s) => set.has(Number(s.parentId)))
-        .map((s) => Number(s.id)),
-    );
-    // Removing a page promotes its children one level up (treeview.fix_indents, simplified).
-    const pages = this.metaRows('_grist_Pages').sort((a, b) => Number(a.pagePos) - Number(b.pagePos));
-    const removedPages: number[] = [];
-    for (let i = 0; i < pages.length; i++) {
-      if (!set.has(Number(pages[i].viewRef))) {
-        continue;
-      }
-      removedPages.push(Number(pages[i].id));
-      const indent = Number(pages[i].indentation);
-      for (let j = i + 1; j < pages.length && Number(pages[j].indentation) > indent; j++) {
-        if (set.has(Number(pages[j].viewRef))) {
-          continue;
-        }
-        const newIndent = Math.max(0, Number(pages[j].indentation) - 1);
-        pages[j].indentation = newIndent;
-        this.metaUpdate('_grist_Pages', Number(pages[j].id), {indentation: newIndent});
-      }
-    }
-    this.metaRemove('_grist_Pages', removedPages);
-    this.metaRemove('_grist_Views', viewIds);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -1,0 +1,91 @@
+// What one write changed: per table, the rows added, updated and removed (GristDoc reports them to listeners).
+/** What one write changed in one table (metadata tables included). */
+export interface TableChange {
+  tableId: string;
+  added: number[];
+  updated: number[];
+  removed: number[];
+}
+
+/** Called before user rows are updated or removed, with their ids (webhooks read old values then). */
+export type BeforeRowsHook = (tableId: string, rowIds: number[]) => void;
+
+/**
+ * Changes made during one write, per table. Operations are recorded as they happen (cheap on bulk
+ * paths) and merged when listed: a row added then updated is reported as added, a row added then
+ * removed is not reported at all.
+ */
+export class ChangeSet {
+  private readonly ops = new Map<string, Array<['a' | 'u' | 'r', number[]]>>();
+
+  private record(tableId: string, kind: 'a' | 'u' | 'r', ids: number[]): void {
+    let t = this.ops.get(tableId);
+    if (!t) {
+      t = [];
+      this.ops.set(tableId, t);
+    }
+    t.push([kind, ids]);
+  }
+
+  add(tableId: string, ids: number[]): void {
+    this.record(tableId, 'a', ids);
+  }
+  update(tableId: string, ids: number[]): void {
+    this.record(tableId, 'u', ids);
+  }
+  remove(tableId: string, ids: number[]): void {
+    this.record(tableId, 'r', ids);
+  }
+
+  /** Follows a table rename, so that changes are reported under the table's final id. */
+  rename(from: string, to: string): void {
+    const t = this.ops.get(from);
+    if (t) {
+      this.ops.delete(from);
+      this.ops.set(to, t);
+    }
+  }
+
+  drop(tableId: string): void {
+    this.ops.delete(tableId);
+  }
+
+  /** Whether the write changed rows of this table. */
+  touched(tableId: string): boolean {
+    return this.ops.has(tableId);
+  }
+
+  list(): TableChange[] {
+    const out: TableChange[] = [];
+    for (const [tableId, ops] of this.ops) {
+      const added = new Set<number>();
+      const updated = new Set<number>();
+      const removed = new Set<number>();
+      for (const [kind, ids] of ops) {
+        for (const id of ids) {
+          if (kind === 'a') {
+            added.add(id);
+            removed.delete(id);
+          } else if (kind === 'u') {
+            if (!added.has(id)) {
+              updated.add(id);
+            }
+          } else {
+            updated.delete(id);
+            if (!added.delete(id)) {
+              removed.add(id);
+            }
+          }
+        }
+      }
+      if (added.size || updated.size || removed.size) {
+        out.push({tableId, added: [...added], updated: [...updated], removed: [...removed]});
+      }
+    }
+    return out;
+  }
+
+  get isEmpty(): boolean {
+    return this.list().length === 0;
+  }
+}
