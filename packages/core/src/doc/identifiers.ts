@@ -4,7 +4,7 @@
  */
 
 // Python 3's keyword.kwlist (the engine also refuses None/True/False, which it contains).
-const PY_KEYWORDS = new Set([
+export const PY_KEYWORDS: ReadonlySet<string> = new Set([
   'False',
   'None',
   'True',

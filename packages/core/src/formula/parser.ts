@@ -5,6 +5,7 @@
  */
 import {type Token, tokenize, syntaxError, decodeEscapes} from './lexer.js';
 import type {PyException, Value} from './values.js';
+import {PY_KEYWORDS} from '../doc/identifiers.js';
 
 export type Expr =
   | {k: 'const'; value: Value; pos: number; end: number}
@@ -77,43 +78,8 @@ export type Stmt = {line: number} & (
 
 const COMPARE_OPS = new Set(['<', '>', '==', '>=', '<=', '!=', '<>', 'in', 'is']);
 const AUG_OPS = new Set(['+=', '-=', '*=', '/=', '//=', '%=', '**=', '&=', '|=', '^=', '<<=', '>>=']);
-const KEYWORDS = new Set([
-  'False',
-  'None',
-  'True',
-  'and',
-  'as',
-  'assert',
-  'async',
-  'await',
-  'break',
-  'class',
-  'continue',
-  'def',
-  'del',
-  'elif',
-  'else',
-  'except',
-  'finally',
-  'for',
-  'from',
-  'global',
-  'if',
-  'import',
-  'in',
-  'is',
-  'lambda',
-  'nonlocal',
-  'not',
-  'or',
-  'pass',
-  'raise',
-  'return',
-  'try',
-  'while',
-  'with',
-  'yield',
-]);
+// Python 3's keywords: never names.
+const KEYWORDS = PY_KEYWORDS;
 
 export function parseModule(src: string): Stmt[] {
   return new Parser(tokenize(src), src).module();
