@@ -17,7 +17,7 @@ import {
   type User,
 } from '@gristlite/core';
 import {PgDocLeases, homeStoreFromUrl} from '@gristlite/store-postgres';
-import {createApiHandler, statusResponse} from '@gristlite/http';
+import {createApiHandler, createLogger, type Logger, statusResponse} from '@gristlite/http';
 import {toNodeHandler} from '@gristlite/node';
 
 type Env = Record<string, string | undefined>;
@@ -30,12 +30,14 @@ function dataDir(values: {data?: string}, env: Env): string {
  * Opens the engine for a data directory: the embedded SQLite home store, or PostgreSQL when
  * `GRISTLITE_HOME_URL` (or `--home`) names one. Documents always stay files in the data directory.
  */
-export async function openEngine(dir: string, env: Env, leases?: Promise<DocLeases>): Promise<Engine> {
+export async function openEngine(dir: string, env: Env, leases?: Promise<DocLeases>, logger?: Logger): Promise<Engine> {
   privateFiles();
   mkdirSync(dir, {recursive: true, mode: 0o700});
   const homeUrl = env.GRISTLITE_HOME_URL;
   const home: HomeStore | undefined = homeUrl ? await homeStoreFromUrl(homeUrl) : undefined;
-  return Engine.open({dataDir: dir, home, leases, env});
+  // Background errors go to the server's log lines when there is a logger (serve), else to stderr.
+  const onError = logger ? (err: unknown, what: string) => logger.error({err}, what) : undefined;
+  return Engine.open({dataDir: dir, home, leases, env, onError});
 }
 
 /**
@@ -68,8 +70,9 @@ export async function prepareEngine(
   dataDir: string,
   env: Env,
   leases?: Promise<DocLeases>,
+  logger?: Logger,
 ): Promise<{engine: Engine; apiKey: string | null; keySource: KeySource; email: string}> {
-  const engine = await openEngine(dataDir, env, leases);
+  const engine = await openEngine(dataDir, env, leases, logger);
   const email = env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com';
   const name = env.GRISTLITE_DEFAULT_NAME ?? 'You';
   const given = env.GRISTLITE_API_KEY || undefined;
@@ -131,6 +134,8 @@ export async function serve(opts: {dataDir: string; port: number; host: string; 
   // With a shared (PostgreSQL) home, several processes may serve one data directory: documents are
   // leased, and the lease names this process's URL, known only once it listens.
   const homeUrl = opts.env.GRISTLITE_HOME_URL;
+  // One logger for request lines and the engine's background errors.
+  const logger = createLogger(opts.env);
   let setLeases!: (l: DocLeases) => void;
   let failLeases!: (e: unknown) => void;
   const leases = homeUrl
@@ -158,13 +163,13 @@ export async function serve(opts: {dataDir: string; port: number; host: string; 
   );
   let prepared: Awaited<ReturnType<typeof prepareEngine>>;
   try {
-    prepared = await prepareEngine(opts.dataDir, opts.env, leases);
+    prepared = await prepareEngine(opts.dataDir, opts.env, leases, logger);
   } catch (e) {
     await closeServer(server);
     throw e;
   }
   const {engine, apiKey, keySource} = prepared;
-  ready(toNodeHandler(createApiHandler(engine, {env: opts.env, ready: () => isReady})));
+  ready(toNodeHandler(createApiHandler(engine, {env: opts.env, ready: () => isReady, logger})));
   isReady = true;
   if (homeUrl) {
     await PgDocLeases.connect(homeUrl, {

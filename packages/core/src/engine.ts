@@ -41,6 +41,11 @@ export interface EngineOptions {
   env?: Record<string, string | undefined>;
   /** Document leases, when several processes share the data directory (may resolve later). */
   leases?: DocLeases | Promise<DocLeases>;
+  /**
+   * Where unexpected errors of background work go (closing a document, resuming or running webhook
+   * delivery), with what was being done. Default: `console.error`. The CLI passes its pino logger.
+   */
+  onError?: (err: unknown, what: string) => void;
 }
 
 /** An open document (see `OpenDocument`); the old name, kept for callers. */
@@ -305,6 +310,7 @@ export class Engine {
           onFailure: () => {
             this.webhookFailures++;
           },
+          onError: (e) => this.reportError(e, `webhook delivery of ${docId}`),
         });
         return new OpenDocument(docId, path, grist, webhooks, accessRules, policy);
       });
@@ -400,7 +406,7 @@ export class Engine {
         if (forget) await this.sqlPool?.forget(this.docPath(docId));
         if (entry) await this.releaseLease(docId);
       })
-      .catch((e) => console.error(`gristlite: closing document ${docId}`, e));
+      .catch((e) => this.reportError(e, `closing document ${docId}`));
     this.closing.set(docId, done);
     void done.then(() => {
       if (this.closing.get(docId) === done) this.closing.delete(docId);
@@ -460,7 +466,7 @@ export class Engine {
         }
         await new Promise((r) => setImmediate(r)); // requests go first
       }
-    })().catch((e) => console.error('gristlite: resuming webhook delivery', e));
+    })().catch((e) => this.reportError(e, 'resuming webhook delivery'));
   }
 
   /** Opens queued documents whose webhook events wait, while there is room under the cap. */
@@ -482,7 +488,7 @@ export class Engine {
               this.resumeQueue.add(docId);
               break;
             }
-            if (!(e instanceof ApiError)) console.error(`gristlite: resuming webhook delivery of ${docId}`, e);
+            if (!(e instanceof ApiError)) this.reportError(e, `resuming webhook delivery of ${docId}`);
           }
         }
       } finally {
@@ -629,6 +635,12 @@ export class Engine {
     }
     if (!existing || !user.apiKeyPrefix) return {user, apiKey: await this.home.setApiKey(user.id)};
     return {user, apiKey: null};
+  }
+
+  /** An unexpected error of background work, to the embedder's handler or the console. */
+  private reportError(err: unknown, what: string): void {
+    if (this.opts.onError) this.opts.onError(err, what);
+    else console.error(`gristlite: ${what}`, err);
   }
 
   /** Closes every open document, the SQL pool and the home store. */
