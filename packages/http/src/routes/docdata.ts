@@ -8,7 +8,7 @@
  * a plain loop costs little next to the insert itself.
  */
 import * as v from 'valibot';
-import {BadRequest, type CellValue, type GristDoc, type RecordQuery} from '@gristlite/core';
+import {BadRequest, type CellValue, type GristDoc, type RecordQuery, type Role} from '@gristlite/core';
 import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
 import {
@@ -16,7 +16,6 @@ import {
   cellValueFailure,
   invalidPayload,
   nonEmptyArray,
-  validate,
   type Failure,
   type TypeNames,
 } from '../validate.js';
@@ -163,7 +162,12 @@ async function gristFor(ctx: RequestContext, need: Need): Promise<GristDoc> {
 /** The document for a record write, with the caller's role (metadata tables have rules by role). */
 async function writerFor(ctx: RequestContext): Promise<{doc: GristDoc; role: 'owners' | 'editors'}> {
   const {doc, role} = await openDocFor(ctx, 'editors');
-  return {doc: doc.grist, role: role === 'owners' ? 'owners' : 'editors'};
+  return {doc: doc.grist, role: writerRole(role)};
+}
+
+/** The role metadata rules see for a caller with write access. */
+function writerRole(role: Role): 'owners' | 'editors' {
+  return role === 'owners' ? 'owners' : 'editors';
 }
 
 function tableParam(ctx: RequestContext, doc: GristDoc): string {
@@ -432,19 +436,19 @@ export const docDataRoutes: Route[] = [
     },
   },
   ...['records', 'data'].map(
-    (form): Route => ({
-      method: 'POST',
-      path: `${DATA}/${form}/delete`,
-      tag: form,
-      summary: 'Remove records by id',
-      body: RowIds,
-      handler: async (ctx) => {
-        const {doc, role} = await writerFor(ctx);
-        const ids = validate(RowIds, await ctx.json());
-        doc.removeRecords(tableParam(ctx, doc), ids, {role});
-        return null;
-      },
-    }),
+    (form): Route =>
+      docRoute({
+        method: 'POST',
+        path: `${DATA}/${form}/delete`,
+        tag: form,
+        summary: 'Remove records by id',
+        need: 'editors',
+        body: {schema: RowIds},
+        handler: async (ctx, {doc: {grist: doc}, role}, ids) => {
+          doc.removeRecords(tableParam(ctx, doc), ids, {role: writerRole(role)});
+          return null;
+        },
+      }),
   ),
 
   // Deprecated column-oriented form (§11)
@@ -459,51 +463,52 @@ export const docDataRoutes: Route[] = [
       return doc.fetchColumns(tableParam(ctx, doc), readQuery(ctx));
     },
   },
-  {
+  docRoute({
     method: 'POST',
     path: `${DATA}/data`,
     tag: 'data',
     summary: 'Add rows (deprecated form)',
-    body: ColumnarBody,
     query: ['noparse'],
-    handler: async (ctx) => {
-      const {doc, role} = await writerFor(ctx);
-      const body = validate(ColumnarBody, await ctx.json());
-      return doc.addColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, {...parseOpts(ctx), role});
-    },
-  },
-  {
+    need: 'editors',
+    body: {schema: ColumnarBody},
+    handler: async (ctx, {doc: {grist: doc}, role}, body) =>
+      doc.addColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, {
+        ...parseOpts(ctx),
+        role: writerRole(role),
+      }),
+  }),
+  docRoute({
     method: 'PATCH',
     path: `${DATA}/data`,
     tag: 'data',
     summary: 'Update rows (deprecated form)',
-    body: ColumnarBody,
     query: ['noparse'],
-    handler: async (ctx) => {
-      const {doc, role} = await writerFor(ctx);
-      const body = validate(ColumnarBody, await ctx.json());
+    need: 'editors',
+    body: {schema: ColumnarBody},
+    handler: async (ctx, {doc: {grist: doc}, role}, body) => {
       if (!Array.isArray(body.id)) {
         throw new BadRequest('Invalid payload', {userError: 'Error: body.id is missing'});
       }
-      doc.updateColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, {...parseOpts(ctx), role});
+      doc.updateColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, {
+        ...parseOpts(ctx),
+        role: writerRole(role),
+      });
       return null;
     },
-  },
+  }),
 
   // User actions (§10.7)
-  {
+  docRoute({
     method: 'POST',
     path: '/api/docs/:docId/apply',
     tag: 'records',
     summary: 'Apply user actions',
-    body: UserActions,
     query: ['noparse'],
-    handler: async (ctx) => {
-      const {doc, role} = await writerFor(ctx);
-      const actions = validate(UserActions, await ctx.json());
-      return doc.applyUserActions(actions, {...parseOpts(ctx), role});
-    },
-  },
+    need: 'editors',
+    body: {schema: UserActions},
+    handler: async (ctx, {doc: {grist: doc}, role}, actions) =>
+      doc.applyUserActions(actions, {...parseOpts(ctx), role: writerRole(role)}),
+  }),
 ];
 
 function dropId(item: unknown): unknown {
