@@ -29,12 +29,12 @@ import {
   writeRecalc,
 } from './formulas.js';
 import type {FormulaEngine} from '../formula/engine.js';
-import {findMatches} from './lookup.js';
 import {syncSummaries} from './summary.js';
 import {removeUnusedDisplayCols} from './display.js';
 import {ReadCache} from './readcache.js';
 import {actionContext, type ActionTarget, userAction} from './useractions.js';
 import {removeSections, removeViews} from './views.js';
+import {bulkAddOrUpdate, type UpsertTarget} from './upsert.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {compileFilter, compileSort, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
@@ -1136,109 +1136,20 @@ export class GristDoc {
     records: UpsertRecord[],
     options: UpsertOptions,
   ): {recordIds: Array<number[] | undefined>; added: number[]; updated: number[][]} {
-    const opts = this.opts(options);
-    let table = this.table(tableId);
-    if (table.isMeta) {
-      throw new BadRequest(`Add-or-update is not supported on metadata table ${tableId}`);
-    }
-    const requireCols = Object.keys(records[0].require);
-    const fieldCols = Object.keys(records[0].fields ?? {});
-    if (!requireCols.length && !options.allowEmptyRequire) {
-      throw engineError('ValueError', "require is empty but allow_empty_require isn't set");
-    }
-    for (const c of [...requireCols, ...fieldCols]) {
-      if (c !== 'id') {
-        this.storage.getColumn(table, c);
-      }
-    }
-    const recordIds: Array<number[] | undefined> = new Array(records.length);
-    if (!requireCols.length && !fieldCols.length) {
-      return {recordIds, added: [], updated: []};
-    }
-
-    // Require values are parsed and converted like written values, then matched with equality.
-    const requireValues = new Map<string, CellValue[]>();
-    for (const c of requireCols) {
-      const values = records.map((r) => r.require[c]);
-      requireValues.set(c, c === 'id' ? values : this.storage.convertColumnValues(table.byId.get(c)!, values, opts));
-    }
-    const seen = new Set<string>();
-    for (let i = 0; i < records.length; i++) {
-      const key = JSON.stringify(requireCols.map((c) => requireValues.get(c)![i]));
-      if (seen.has(key)) {
-        throw engineError('ValueError', 'require values must be unique');
-      }
-      seen.add(key);
-    }
-    const onmany = options.onmany ?? 'first';
-    const addIdx: number[] = [];
-    const addIds: Array<number | null> = [];
-    const updates: Array<{index: number; rows: number[]}> = [];
-    // One pass over the table finds the matches of every record (ascending ids, so the first is
-    // the lowest), against the table as it was before this group.
-    const allMatches = findMatches(
-      this.db,
-      table,
-      requireCols,
-      records.map((_, i) => requireCols.map((c) => requireValues.get(c)![i])),
-    );
-    for (let i = 0; i < records.length; i++) {
-      const matches = allMatches[i];
-      if (matches.length) {
-        if (options.noupdate || (onmany === 'none' && matches.length > 1)) {
-          recordIds[i] = [];
-          continue;
-        }
-        const rows = onmany === 'all' ? matches : matches.slice(0, 1);
-        updates.push({index: i, rows});
-        recordIds[i] = rows;
-      } else if (options.noadd) {
-        recordIds[i] = [];
-      } else {
-        addIdx.push(i);
-        const id = requireValues.get('id')?.[i];
-        addIds.push(typeof id === 'number' ? id : null);
-      }
-    }
-    const updated: number[][] = [];
-    if (fieldCols.length && updates.length) {
-      const rowIds = updates.flatMap((u) => u.rows);
-      const colValues = new Map(
-        fieldCols.map((c) => [c, updates.flatMap((u) => u.rows.map(() => records[u.index].fields![c]))]),
-      );
-      this.storage.updateRecords(table, rowIds, colValues, opts);
-      table = this.table(tableId);
-    }
-    for (const u of updates) {
-      updated.push(u.rows);
-    }
-    let added: number[] = [];
-    if (addIdx.length) {
-      // New rows take the require values (except formula columns, used only to match), then fields.
-      const colValues = new Map<string, CellValue[]>();
-      for (const c of requireCols) {
-        const col = table.byId.get(c);
-        if (c === 'id' || fieldCols.includes(c) || (col?.isFormula && col.formula)) {
-          continue;
-        }
-        colValues.set(
-          c,
-          addIdx.map((i) => records[i].require[c]),
-        );
-      }
-      for (const c of fieldCols) {
-        colValues.set(
-          c,
-          addIdx.map((i) => records[i].fields![c]),
-        );
-      }
-      added = this.storage.addRecords(table, addIds, colValues, opts);
-      addIdx.forEach((i, j) => {
-        recordIds[i] = [added[j]];
-      });
-    }
-    return {recordIds, added, updated};
+    return bulkAddOrUpdate(this.upsertTarget, tableId, records, options);
   }
+
+  /** What add-or-update uses (upsert.ts), bound to this document. */
+  private readonly upsertTarget: UpsertTarget = ((doc: GristDoc): UpsertTarget => ({
+    get storage() {
+      return doc.storage;
+    },
+    get db() {
+      return doc.db;
+    },
+    table: (t) => doc.table(t),
+    opts: (o) => doc.opts(o),
+  }))(this);
 
   // -------------------------------------------------------------------------------------------
   // User actions
