@@ -37,7 +37,7 @@ import {removeSections, removeViews} from './views.js';
 import {bulkAddOrUpdate, type UpsertTarget} from './upsert.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
-import {compileFilter, compileSort, NATURAL_KEY_FN, naturalKey, parseSortParam, quoteIdent} from './query.js';
+import {buildRecordQuery, NATURAL_KEY_FN, naturalKey, quoteIdent} from './query.js';
 import {isGristDocument, needsUpgrade, readVersions, upgradeDocument} from './migrations/index.js';
 import {SCHEMA_VERSION} from './schema.js';
 import {type CellValue, converterFor} from './types.js';
@@ -249,10 +249,6 @@ function pick(obj: Record<string, CellValue> | undefined, keys: string[]): ColIn
     }
   }
   return out;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** One `.grist` document, opened on one better-sqlite3 connection: tables, columns, records, user actions and formulas, each write one SQLite transaction. Synchronous. */
@@ -777,50 +773,11 @@ export class GristDoc {
   // -------------------------------------------------------------------------------------------
   // Reading records
 
-  /** The SELECT of `select` (SQL of result columns) for a record query: filter, sort, limit. */
-  private buildQuery(table: TableMeta, select: string, q: RecordQuery): {sql: string; params: unknown[]} {
-    const classesOf = (colId: string) => this.storage.classes.of(table.tableId, colId);
-    let where: {sql: string; params: unknown[]} = {sql: '', params: []};
-    if (q.filter !== undefined && q.filter !== null) {
-      if (!isPlainObject(q.filter)) {
-        throw new BadRequest('Invalid query: filter must be an object');
-      }
-      where = compileFilter(table, q.filter, classesOf);
-    }
-    const from = ` FROM ${quoteIdent(table.tableId)}${where.sql ? ` WHERE ${where.sql}` : ''}`;
-    const specs = parseSortParam(q.sort);
-    const sort = specs.length ? compileSort(table, specs, classesOf) : {sql: '"id"', params: []};
-    const n = q.limit ?? 0;
-    if (!Number.isInteger(n)) {
-      throw new BadRequest(`Invalid limit: ${String(q.limit)}`);
-    }
-    // Beyond 2^53 a limit no longer binds as an integer ("datatype mismatch"); no table is that long.
-    let limit: number | null = n > 0 && n <= Number.MAX_SAFE_INTEGER ? n : null;
-    if (n < 0) {
-      // Array.splice(limit) semantics: a negative limit drops rows from the end.
-      const {c} = this.db.prepare(`SELECT count(*) AS c${from}`).get(where.params) as {c: number};
-      limit = Math.max(0, c + n);
-    }
-    const order = ` ORDER BY ${sort.sql}`;
-    if (limit === null) {
-      return {sql: `SELECT ${select}${from}${order}`, params: [...where.params, ...sort.params]};
-    }
-    if (!specs.length) {
-      return {sql: `SELECT ${select}${from}${order} LIMIT ?`, params: [...where.params, limit]};
-    }
-    // Sorted and limited: the rows are picked first, and `select` computed for those alone (else
-    // SQLite computes it for every row it sorts, which costs where `select` builds JSON text).
-    return {
-      sql: `SELECT ${select} FROM (SELECT *${from}${order} LIMIT ?)${order}`,
-      params: [...where.params, ...sort.params, limit, ...sort.params],
-    };
-  }
-
   /** GET /records (and POST /records/list). */
   fetchRecords(tableId: string, q: RecordQuery = {}): {records: ApiRecord[]} {
     const table = this.readableTable(tableId);
     const cols = table.columns.filter((c) => q.hidden || !c.hidden);
-    const {sql, params} = this.buildQuery(table, columnList(cols), q);
+    const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, columnList(cols), q);
     const rows = this.storage.stmt(sql).raw(true).all(params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const n = cols.length;
@@ -877,7 +834,7 @@ export class GristDoc {
         return JSON.stringify(this.fetchRecords(tableId, q));
       }
       this.recordsJsonPaths.sql++;
-      const {sql, params} = this.buildQuery(table, recordSql, q);
+      const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, recordSql, q);
       const records = this.storage.stmt(sql).pluck().all(params) as string[];
       return `{"records":[${records.join(',')}]}`;
     });
@@ -887,7 +844,7 @@ export class GristDoc {
   fetchColumns(tableId: string, q: RecordQuery = {}): Record<string, CellValue[]> {
     const table = this.readableTable(tableId);
     const cols = table.columns;
-    const {sql, params} = this.buildQuery(table, columnList(cols), q);
+    const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, columnList(cols), q);
     const rows = this.storage.stmt(sql).raw(true).all(params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const out: Record<string, CellValue[]> = {id: rows.map((r) => r[0] as number)};

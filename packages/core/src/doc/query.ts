@@ -21,10 +21,12 @@
  * non-text columns are left out, giving the plain WHERE and ORDER BY that SQLite runs at the speed
  * of a hand-written query, with the same result.
  */
+import type Database from 'better-sqlite3';
 import {BadRequest, engineError} from '../errors.js';
 import {dumps} from './marshal.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
-import {ANY_CLASS, BLOB_CLASS, classOf, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from './colstats.js';
+import {ANY_CLASS, BLOB_CLASS, classOf, type ColumnClasses, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from './colstats.js';
+import type {RecordQuery} from './gristdoc.js';
 import {quoteIdent} from './identifiers.js';
 import type {CellValue} from './types.js';
 
@@ -299,4 +301,49 @@ export function parseSortParam(sort: string | string[] | undefined): string[] {
     return [];
   }
   return Array.isArray(sort) ? sort : sort.split(',');
+}
+
+/** The SELECT of `select` (SQL of result columns) for a record query: filter, sort, limit. */
+export function buildRecordQuery(
+  db: Database.Database,
+  classes: ColumnClasses,
+  table: TableMeta,
+  select: string,
+  q: RecordQuery,
+): {sql: string; params: unknown[]} {
+  const classesOf = (colId: string) => classes.of(table.tableId, colId);
+  let where: {sql: string; params: unknown[]} = {sql: '', params: []};
+  if (q.filter !== undefined && q.filter !== null) {
+    if (typeof q.filter !== 'object' || Array.isArray(q.filter)) {
+      throw new BadRequest('Invalid query: filter must be an object');
+    }
+    where = compileFilter(table, q.filter, classesOf);
+  }
+  const from = ` FROM ${quoteIdent(table.tableId)}${where.sql ? ` WHERE ${where.sql}` : ''}`;
+  const specs = parseSortParam(q.sort);
+  const sort = specs.length ? compileSort(table, specs, classesOf) : {sql: '"id"', params: []};
+  const n = q.limit ?? 0;
+  if (!Number.isInteger(n)) {
+    throw new BadRequest(`Invalid limit: ${String(q.limit)}`);
+  }
+  // Beyond 2^53 a limit no longer binds as an integer ("datatype mismatch"); no table is that long.
+  let limit: number | null = n > 0 && n <= Number.MAX_SAFE_INTEGER ? n : null;
+  if (n < 0) {
+    // Array.splice(limit) semantics: a negative limit drops rows from the end.
+    const {c} = db.prepare(`SELECT count(*) AS c${from}`).get(where.params) as {c: number};
+    limit = Math.max(0, c + n);
+  }
+  const order = ` ORDER BY ${sort.sql}`;
+  if (limit === null) {
+    return {sql: `SELECT ${select}${from}${order}`, params: [...where.params, ...sort.params]};
+  }
+  if (!specs.length) {
+    return {sql: `SELECT ${select}${from}${order} LIMIT ?`, params: [...where.params, limit]};
+  }
+  // Sorted and limited: the rows are picked first, and `select` computed for those alone (else
+  // SQLite computes it for every row it sorts, which costs where `select` builds JSON text).
+  return {
+    sql: `SELECT ${select} FROM (SELECT *${from}${order} LIMIT ?)${order}`,
+    params: [...where.params, ...sort.params, limit, ...sort.params],
+  };
 }
