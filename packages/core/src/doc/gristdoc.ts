@@ -9,13 +9,7 @@ import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
 import {BadRequest, engineError, NotFound} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
-import {
-  ChangeSet,
-  type ColInfo,
-  DocStorage,
-  type TableChange,
-  type WriteOptions,
-} from './storage.js';
+import {ChangeSet, type ColInfo, DocStorage, type TableChange, type WriteOptions} from './storage.js';
 import {DataStamp} from './colstats.js';
 import {
   formulasComputed,
