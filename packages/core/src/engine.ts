@@ -8,7 +8,15 @@ import {join} from 'node:path';
 import Database from 'better-sqlite3';
 import {createDocFile} from './doc/index.js';
 import {GristDoc} from './doc/gristdoc.js';
-import {ApiError, BadRequest, Forbidden, NotFound, ServiceUnavailable, resourceShortage} from './errors.js';
+import {
+  ApiError,
+  BadRequest,
+  Forbidden,
+  HeldElsewhere,
+  NotFound,
+  ServiceUnavailable,
+  resourceShortage,
+} from './errors.js';
 import type {DocLeases} from './leases.js';
 import {attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookPolicyFromEnv} from './webhooks/index.js';
 import {OUTBOX_TABLE} from './webhooks/schema.js';
@@ -20,6 +28,7 @@ import type {HomeStore, User} from './home/types.js';
 import {ReadCache} from './doc/readcache.js';
 import {OpenDocument} from './opendoc.js';
 import {Session} from './session.js';
+import {Cluster, type ClusterOptions} from './cluster/index.js';
 
 /** Options of `Engine.open`; defaults come from `env` (GRISTLITE_* settings, see docs/operations.md). */
 export interface EngineOptions {
@@ -41,6 +50,11 @@ export interface EngineOptions {
   env?: Record<string, string | undefined>;
   /** Document leases, when several processes share the data directory (may resolve later). */
   leases?: DocLeases | Promise<DocLeases>;
+  /**
+   * Several machines: documents in object storage, placement and fencing in PostgreSQL
+   * (docs/deployment.md). Each worker's `dataDir` is then its own cache of the documents it holds.
+   */
+  cluster?: ClusterOptions;
   /**
    * Where unexpected errors of background work go (closing a document, resuming or running webhook
    * delivery), with what was being done. Default: `console.error`. The CLI passes its pino logger.
@@ -158,6 +172,8 @@ export class Engine {
   readonly docIdleMs: number;
   /** Read (and checked) at start, so that a bad setting stops start-up, not the first SQL request. */
   private readonly sqlSettings: ConstructorParameters<typeof SqlPool>[0];
+  /** Set in a several-machine deployment (EngineOptions.cluster). */
+  readonly cluster: Cluster | null;
 
   private constructor(
     readonly dataDir: string,
@@ -177,6 +193,13 @@ export class Engine {
       onShortage: () => this.closeIdle(),
     };
     this.onDocRemoved((docId) => this.removeOpenDoc(docId));
+    this.cluster = opts.cluster
+      ? new Cluster(opts.cluster, {
+          docPath: (id) => this.docPath(id),
+          drop: (id) => this.dropDoc(id),
+          onError: (e, what) => this.reportError(e, what),
+        })
+      : null;
     this.sweeper = setInterval(() => this.sweep(), Math.min(30_000, Math.max(20, this.docIdleMs / 2)));
     this.sweeper.unref();
   }
@@ -186,7 +209,8 @@ export class Engine {
     mkdirSync(join(opts.dataDir, 'docs'), {recursive: true});
     const store = opts.home ?? new SqliteHomeStore(join(opts.dataDir, 'home.sqlite3'));
     const engine = new Engine(opts.dataDir, store, await HomeService.create(store), opts);
-    if (opts.resumeWebhooks ?? true) engine.resumeWebhooksAtStart();
+    // With a cluster, the local files are a cache: events of documents held elsewhere are theirs.
+    if ((opts.resumeWebhooks ?? true) && !opts.cluster) engine.resumeWebhooksAtStart();
     return engine;
   }
 
@@ -195,6 +219,7 @@ export class Engine {
    * there are no leases), otherwise the URL of the process that holds it.
    */
   async claimDoc(docId: string): Promise<string | null> {
+    if (this.cluster) return this.claimInCluster(docId, this.cluster);
     const open = this.openDocs.get(docId);
     if (open) {
       this.holdInScope(open); // so that it stays open (and leased) until the request's openDoc
@@ -215,24 +240,63 @@ export class Engine {
     throw new ApiError(503, 'Document in flux - try again later');
   }
 
+  /** claimDoc in a several-machine deployment: held here (restored if need be), or the holder's address. */
+  private async claimInCluster(docId: string, cluster: Cluster): Promise<string | null> {
+    let open = this.openDocs.get(docId);
+    if (open?.doc.replica?.failed) {
+      // Its writes can no longer be made durable: rebuilt from the record once nobody uses it.
+      if (open.holds > 0) throw new ServiceUnavailable('Document in flux - try again later');
+      await this.closeDoc(docId);
+      open = undefined;
+    }
+    if (open && cluster.holds(docId)) {
+      this.holdInScope(open);
+      return null;
+    }
+    await this.closing.get(docId);
+    const holder = await cluster.claim(docId, this.openDocs.has(docId));
+    if (holder) return holder;
+    const now = this.openDocs.get(docId);
+    if (now) this.holdInScope(now);
+    return null;
+  }
+
   /**
    * Runs `fn` as one request: every document it opens (openDoc, claimDoc) stays open until `fn`
    * settles, whatever the LRU cap and idle timeout say. The http layer runs each request so.
+   * In a several-machine deployment, what the request committed is durable in the action log
+   * before `fn`'s result is returned (else it throws 503 and nothing is acknowledged).
    */
   inScope<T>(fn: () => Promise<T>): Promise<T> {
     const held = new Set<DocEntry>();
     return this.scopes.run(held, async () => {
       try {
-        return await fn();
+        const result = await fn();
+        await this.syncScope(held);
+        return result;
+      } catch (e) {
+        // A failed request may have committed too (a write then a failing step): ship it anyway,
+        // so the log never falls behind the file; its own error is the answer.
+        await this.syncScope(held).catch(() => {});
+        throw e;
       } finally {
         for (const entry of held) this.release(entry);
       }
     });
   }
 
+  private async syncScope(held: Set<DocEntry>): Promise<void> {
+    if (!this.cluster) return;
+    for (const entry of held) await entry.doc.replica?.sync();
+  }
+
   /** Opens a document and keeps it open until `fn` settles (for embedders and background work). */
   async withDoc<T>(docId: string, fn: (doc: OpenDoc) => T | Promise<T>): Promise<T> {
-    return this.inScope(async () => fn(this.openDoc(docId)));
+    return this.inScope(async () => {
+      const holder = this.cluster ? await this.claimDoc(docId) : null;
+      if (holder) throw new HeldElsewhere(holder);
+      return fn(this.openDoc(docId));
+    });
   }
 
   private holdInScope(entry: DocEntry): void {
@@ -246,6 +310,10 @@ export class Engine {
   private release(entry: DocEntry): void {
     entry.holds--;
     entry.lastUsed = Date.now();
+    if (entry.holds === 0 && entry.doc.replica?.failed && this.openDocs.get(entry.doc.id) === entry) {
+      void this.closeDoc(entry.doc.id);
+      return;
+    }
     if (entry.holds === 0 && this.openDocs.size > this.maxOpenDocs) this.trim();
   }
 
@@ -312,7 +380,8 @@ export class Engine {
           },
           onError: (e) => this.reportError(e, `webhook delivery of ${docId}`),
         });
-        return new OpenDocument(docId, path, grist, webhooks, accessRules, policy);
+        const replica = this.cluster?.replica(docId, grist.db);
+        return new OpenDocument(docId, path, grist, webhooks, accessRules, policy, replica);
       });
     } catch (e) {
       grist.close();
@@ -376,6 +445,12 @@ export class Engine {
     for (const [id, entry] of this.openDocs) {
       if (entry.lastUsed > before || !this.closeable(entry)) continue;
       if (entry.doc.webhooks.delivery?.pending && this.resumeQueue.size === 0) continue;
+      const replica = entry.doc.replica;
+      if (replica?.dirty && !replica.failed) {
+        // A snapshot first, so that whoever opens it next downloads no log (closed at the next sweep).
+        replica.snapshot().catch((e) => this.reportError(e, `snapshot of ${id}`));
+        continue;
+      }
       void this.closeDoc(id);
     }
     // A lease claimed by a request that never opened the document (it failed) is given back.
@@ -391,7 +466,10 @@ export class Engine {
     const entry = this.openDocs.get(docId);
     this.openDocs.delete(docId);
     let detached: Promise<void> | undefined;
+    let shipped: Promise<boolean> | undefined;
     if (entry) {
+      // What is committed is captured now (synchronously), before closing checkpoints the file.
+      shipped = entry.doc.replica?.close();
       // The connection closes now, so its descriptors are free at once (closeIdle relies on it);
       // the delivery's lanes see it closed and end, leaving their events in the outbox.
       const pending = entry.doc.webhooks.delivery?.pending ?? false;
@@ -404,6 +482,7 @@ export class Engine {
       .then(async () => {
         await detached;
         if (forget) await this.sqlPool?.forget(this.docPath(docId));
+        if (entry?.doc.replica) await this.cluster?.closed(docId, entry.doc.replica, (await shipped) === true);
         if (entry) await this.releaseLease(docId);
       })
       .catch((e) => this.reportError(e, `closing document ${docId}`));
@@ -427,6 +506,14 @@ export class Engine {
     const done = prev.then(() => this.releaseLease(docId)).catch(() => {});
     this.closing.set(docId, done);
     void done.then(() => this.closing.get(docId) === done && this.closing.delete(docId));
+  }
+
+  /** The local copy is outdated or no longer ours (taken over elsewhere): closed, never released. */
+  private async dropDoc(docId: string): Promise<void> {
+    const entry = this.openDocs.get(docId);
+    if (!entry) return;
+    entry.doc.replica?.fail(new Error('the document moved to another worker'));
+    if (entry.holds === 0) await this.closeDoc(docId);
   }
 
   private async removeOpenDoc(docId: string): Promise<void> {
@@ -512,6 +599,8 @@ export class Engine {
   private hasAccessRules(docId: string): boolean {
     const open = this.openDocs.get(docId);
     if (open) return open.doc.accessRules.get() !== undefined;
+    // The file may be on another worker: the one serving the request checks (checkAccessRules).
+    if (this.cluster) return false;
     // Not open here (perhaps leased by another process): a short read-only look at the file.
     const path = this.docPath(docId);
     const db = openDocFile(path, () => new Database(path, {readonly: true, fileMustExist: true}));
@@ -519,6 +608,16 @@ export class Engine {
       return openDocFile(path, () => db.prepare(accessRulesSql(db)).get()) !== undefined;
     } finally {
       db.close();
+    }
+  }
+
+  /**
+   * Decision 9 again, on the worker that opened the document (in a several-machine deployment,
+   * `docAccess` on another worker could not look at the file).
+   */
+  checkAccessRules(doc: OpenDoc, role: string): void {
+    if (this.cluster && role !== 'owners' && doc.accessRules.get() !== undefined) {
+      throw new Forbidden('Document has access rules that gristlite does not support; only owners may use it');
     }
   }
 
@@ -570,7 +669,9 @@ export class Engine {
     const doc = await this.home.createDoc(wid, p, body);
     try {
       createDocFile(this.docPath(doc.id));
+      await this.docFileCreated(doc.id);
     } catch (e) {
+      await this.removeDocFiles([doc.id]).catch(() => {});
       await this.store.deleteDoc(doc.id);
       // SQLite says CANTOPEN when it runs out of descriptors for a new file in an existing directory.
       throw (
@@ -583,6 +684,14 @@ export class Engine {
     return doc.id;
   }
 
+  /**
+   * A new document file is in place (created, imported, copied): in a several-machine deployment
+   * it is published (held here, first snapshot recorded) before anyone is told it exists.
+   */
+  async docFileCreated(docId: string): Promise<void> {
+    await this.cluster?.created(docId);
+  }
+
   /** Closes and removes the files of documents already deleted from the home store. */
   async removeDocFiles(docIds: string[]): Promise<void> {
     for (const id of docIds) {
@@ -590,6 +699,7 @@ export class Engine {
       const path = this.docPath(id);
       for (const suffix of ['', '-wal', '-shm', '-journal'])
         if (existsSync(path + suffix)) rmSync(path + suffix, {force: true});
+      await this.cluster?.removed(id);
     }
   }
 
@@ -653,6 +763,7 @@ export class Engine {
     await this.sqlPool?.close();
     this.sqlPool = null;
     if (this.opts.leases) await (await this.opts.leases).close?.();
+    await this.cluster?.close();
     await this.store.close();
   }
 }

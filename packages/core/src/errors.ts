@@ -51,6 +51,16 @@ export class ServiceUnavailable extends ApiError {
 }
 
 /**
+ * The document is held by another worker of a several-machine deployment: the request belongs
+ * there (the http layer forwards it; an embedder sees a 503).
+ */
+export class HeldElsewhere extends ServiceUnavailable {
+  constructor(readonly holder: string) {
+    super('Document in flux - try again later');
+  }
+}
+
+/**
  * A 503 for an error that means the process ran out of file descriptors (EMFILE/ENFILE), or
  * undefined: such a failure says nothing about the request, so it must never read as a 404 or 500.
  */

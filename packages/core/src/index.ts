@@ -17,3 +17,24 @@ export * from './attachments/index.js';
 export * from './webhooks/index.js';
 export type {DocLeases} from './leases.js';
 export {backupSqliteFile} from './backup.js';
+export {
+  Cluster,
+  DirObjectStore,
+  Fenced,
+  MemoryPlacement,
+  MemoryPlacementHub,
+  Replica,
+  restoreDoc,
+  WalTail,
+  WalGap,
+  type Claim,
+  type ClusterOptions,
+  type LogEntry,
+  type ObjectStore,
+  type PlacementRow,
+  type ReplicaOptions,
+  type WalSegment,
+  type Placement,
+  type SnapshotRef,
+  type Takeover,
+} from './cluster/index.js';

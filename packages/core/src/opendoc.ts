@@ -5,6 +5,7 @@
  * these methods; none of them sees the SQLite handle.
  */
 import type Database from 'better-sqlite3';
+import type {Replica} from './cluster/replica.js';
 import {
   addAttachments,
   getAttachmentDownload,
@@ -76,6 +77,8 @@ export class OpenDocument {
     readonly webhooks: DocWebhooks,
     readonly accessRules: Database.Statement,
     readonly webhookPolicy: WebhookUrlPolicy,
+    /** Log shipping and snapshots, in a several-machine deployment (cluster/replica.ts). */
+    readonly replica?: Replica,
   ) {}
 
   /** The connection, for core code only (the read-only SQL pool opens its own). @internal */

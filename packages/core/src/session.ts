@@ -118,74 +118,80 @@ export class SessionDoc {
     return this.meta.id;
   }
 
-  private async open(need: Need): Promise<{grist: GristDoc; role: 'owners' | 'editors'}> {
+  /**
+   * Runs `fn` on the open document as one request (Engine.inScope): checked access, the document
+   * kept open meanwhile, and in a several-machine deployment its commits durable before the answer.
+   */
+  private use<T>(need: Need, fn: (grist: GristDoc, role: 'owners' | 'editors') => T): Promise<T> {
     const {engine, principal, org} = this.session;
-    const {doc, role} = await engine.docAccess(this.meta.id, principal, org, need);
-    if (await engine.claimDoc(doc.id)) {
-      throw new ServiceUnavailable('Document is open in another process; use the HTTP API to reach it');
-    }
-    return {grist: engine.openDoc(doc.id).grist, role: role === 'owners' ? 'owners' : 'editors'};
+    return engine.inScope(async () => {
+      const {doc, role} = await engine.docAccess(this.meta.id, principal, org, need);
+      if (await engine.claimDoc(doc.id)) {
+        throw new ServiceUnavailable('Document is open in another process; use the HTTP API to reach it');
+      }
+      const open = engine.openDoc(doc.id);
+      engine.checkAccessRules(open, role ?? '');
+      return fn(open.grist, role === 'owners' ? 'owners' : 'editors');
+    });
   }
 
   /** Tables, as `GET /tables` lists them. */
-  async listTables(): Promise<TableInfo[]> {
-    return (await this.open('viewers')).grist.listTables();
+  listTables(): Promise<TableInfo[]> {
+    return this.use('viewers', (grist) => grist.listTables());
   }
 
   /** A table's columns, as `GET /columns` lists them. */
-  async listColumns(tableId: string, opts: {hidden?: boolean} = {}): Promise<ColumnInfo[]> {
-    return (await this.open('viewers')).grist.listColumns(tableId, opts);
+  listColumns(tableId: string, opts: {hidden?: boolean} = {}): Promise<ColumnInfo[]> {
+    return this.use('viewers', (grist) => grist.listColumns(tableId, opts));
   }
 
   /** Records with optional filter, sort and limit, as `GET /records` answers. */
-  async fetchRecords(tableId: string, query: RecordQuery = {}): Promise<ApiRecord[]> {
-    return (await this.open('viewers')).grist.fetchRecords(tableId, query).records;
+  fetchRecords(tableId: string, query: RecordQuery = {}): Promise<ApiRecord[]> {
+    return this.use('viewers', (grist) => grist.fetchRecords(tableId, query).records);
   }
 
   /** Adds tables (editors); returns their ids. */
-  async addTables(tables: TableSpec[]): Promise<string[]> {
+  addTables(tables: TableSpec[]): Promise<string[]> {
     // Schema changes follow Grist's SchemaEdit rule, which editors pass (as over HTTP).
-    return (await this.open('editors')).grist.addTables(tables).map((t) => t.id);
+    return this.use('editors', (grist) => grist.addTables(tables).map((t) => t.id));
   }
 
   /** Adds columns to a table (editors); returns their ids. */
-  async addColumns(tableId: string, columns: ColumnSpec[]): Promise<string[]> {
-    const {grist} = await this.open('editors');
-    return grist.addColumns(tableId, columns).map((c) => c.id);
+  addColumns(tableId: string, columns: ColumnSpec[]): Promise<string[]> {
+    return this.use('editors', (grist) => grist.addColumns(tableId, columns).map((c) => c.id));
   }
 
   /** Adds records (editors); returns their row ids. */
-  async addRecords(tableId: string, records: Fields[]): Promise<number[]> {
-    const {grist, role} = await this.open('editors');
-    return grist.addRecords(tableId, records, {role});
+  addRecords(tableId: string, records: Fields[]): Promise<number[]> {
+    return this.use('editors', (grist, role) => grist.addRecords(tableId, records, {role}));
   }
 
   /** Updates records by id (editors). */
-  async updateRecords(tableId: string, records: Array<{id: number; fields: Fields}>): Promise<void> {
-    const {grist, role} = await this.open('editors');
-    grist.updateRecords(tableId, records, {role});
+  updateRecords(tableId: string, records: Array<{id: number; fields: Fields}>): Promise<void> {
+    return this.use('editors', (grist, role) => {
+      grist.updateRecords(tableId, records, {role});
+    });
   }
 
   /** Add-or-update keyed on `require` (editors), as `PUT /records`. */
-  async upsertRecords(
+  upsertRecords(
     tableId: string,
     records: UpsertRecord[],
     opts: Omit<UpsertOptions, 'role'> = {},
   ): Promise<UpsertResult> {
-    const {grist, role} = await this.open('editors');
-    return grist.upsertRecords(tableId, records, {...opts, role});
+    return this.use('editors', (grist, role) => grist.upsertRecords(tableId, records, {...opts, role}));
   }
 
   /** Removes records by id (editors). */
-  async removeRecords(tableId: string, ids: number[]): Promise<void> {
-    const {grist, role} = await this.open('editors');
-    grist.removeRecords(tableId, ids, {role});
+  removeRecords(tableId: string, ids: number[]): Promise<void> {
+    return this.use('editors', (grist, role) => {
+      grist.removeRecords(tableId, ids, {role});
+    });
   }
 
   /** Applies Grist user actions in one transaction (editors), as `POST /apply`. */
-  async applyUserActions(actions: unknown[][]): Promise<ApplyResult> {
-    const {grist, role} = await this.open('editors');
-    return grist.applyUserActions(actions, {role});
+  applyUserActions(actions: unknown[][]): Promise<ApplyResult> {
+    return this.use('editors', (grist, role) => grist.applyUserActions(actions, {role}));
   }
 
   /** Read-only SQL on this document, as `Session.runSql`. */

@@ -24,3 +24,4 @@ export async function homeStoreFromUrl(url: string): Promise<HomeStore> {
 }
 export {PgDocLeases, type PgDocLeasesOptions} from './leases.js';
 export type {DocLeases} from '@gristlite/core';
+export {PgPlacement, type PgPlacementOptions} from './placement.js';

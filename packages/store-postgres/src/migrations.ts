@@ -92,4 +92,47 @@ export const MIGRATIONS: Migration[] = [
     CREATE INDEX acl_user ON acl(user_id);
     `,
   },
+  {
+    // Issue 17: several machines. Placement with fencing epochs, the action log (WAL segments)
+    // since the last snapshot, snapshot history, and the deployment's shared secret.
+    name: 'document placement',
+    sql: `
+    CREATE TABLE gristlite_placement (
+      doc_id text COLLATE "C" PRIMARY KEY,
+      worker text,
+      epoch bigint NOT NULL,
+      lease_until timestamptz NOT NULL,
+      session_pid integer,
+      session_start timestamptz,
+      snapshot_key text,
+      snapshot_sha256 text,
+      snapshot_size bigint,
+      snapshot_seq bigint NOT NULL DEFAULT 0
+    );
+    CREATE INDEX gristlite_placement_worker ON gristlite_placement(worker);
+    CREATE TABLE gristlite_doc_log (
+      doc_id text COLLATE "C" NOT NULL,
+      seq bigint NOT NULL,
+      gen integer NOT NULL,
+      off bigint NOT NULL,
+      epoch bigint NOT NULL,
+      bytes bytea NOT NULL,
+      PRIMARY KEY (doc_id, seq)
+    );
+    CREATE TABLE gristlite_snapshots (
+      doc_id text COLLATE "C" NOT NULL,
+      key text NOT NULL,
+      seq bigint NOT NULL,
+      sha256 text NOT NULL,
+      size bigint NOT NULL,
+      epoch bigint NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      PRIMARY KEY (doc_id, key)
+    );
+    CREATE TABLE gristlite_cluster (
+      name text PRIMARY KEY,
+      value text NOT NULL
+    );
+    `,
+  },
 ];

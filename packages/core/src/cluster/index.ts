@@ -1,0 +1,155 @@
+/**
+ * The engine's side of a several-machine deployment: which documents this worker holds, taking
+ * one over (restoring it from its snapshot and log), publishing a new one, and forgetting a
+ * deleted one. See docs/deployment.md for the whole picture.
+ */
+import {existsSync, rmSync, statSync} from 'node:fs';
+import type Database from 'better-sqlite3';
+import BetterSqlite from 'better-sqlite3';
+import {NotFound, ServiceUnavailable} from '../errors.js';
+import {Replica, fileSha256, restoreDoc, snapshotKey} from './replica.js';
+import type {ClusterOptions, ObjectStore, Placement} from './types.js';
+
+export * from './types.js';
+export {Replica, restoreDoc, type ReplicaOptions} from './replica.js';
+export {WalTail, WalGap, walChecksum, type WalSegment} from './wal.js';
+export {DirObjectStore, MemoryPlacement, MemoryPlacementHub, type PlacementRow} from './memory.js';
+
+/** What this worker knows about a document it holds. */
+interface Held {
+  epoch: number;
+  seq: number;
+  gen: number;
+}
+
+/** A worker's documents in a several-machine deployment (the engine makes one from EngineOptions.cluster). */
+export class Cluster {
+  readonly placement: Placement;
+  readonly store: ObjectStore;
+  private readonly prefix: string;
+  private readonly held = new Map<string, Held>();
+  /** One claim per document at a time in this worker (a second would take it over from the first). */
+  private readonly claiming = new Map<string, Promise<string | null>>();
+
+  constructor(
+    private readonly opts: ClusterOptions,
+    private readonly hooks: {
+      docPath(docId: string): string;
+      /** Closes the local copy at once (it is outdated or no longer ours). */
+      drop(docId: string): void | Promise<void>;
+      onError(err: unknown, what: string): void;
+    },
+  ) {
+    this.placement = opts.placement;
+    this.store = opts.store;
+    this.prefix = opts.prefix ?? '';
+    this.placement.onLost((docId) => {
+      const ids = docId === null ? [...this.held.keys()] : [docId];
+      for (const id of ids) {
+        this.held.delete(id);
+        void Promise.resolve(this.hooks.drop(id)).catch((e) => this.hooks.onError(e, `dropping ${id}`));
+      }
+    });
+  }
+
+  /** Is the document held here with a lease still valid? */
+  holds(docId: string): boolean {
+    const h = this.held.get(docId);
+    return h !== undefined && performance.now() < this.placement.validUntil(docId, h.epoch);
+  }
+
+  /**
+   * Makes sure this worker may serve the document: null when it may (held, or taken over and
+   * restored now), else the address of the worker that holds it.
+   */
+  claim(docId: string, isOpen: boolean): Promise<string | null> {
+    const running = this.claiming.get(docId);
+    if (running) return running;
+    const p = this.claimOnce(docId, isOpen).finally(() => this.claiming.delete(docId));
+    this.claiming.set(docId, p);
+    return p;
+  }
+
+  private async claimOnce(docId: string, isOpen: boolean): Promise<string | null> {
+    if (isOpen && this.holds(docId)) return null;
+    const known = this.held.get(docId);
+    // Held but not open: just created or restored here, the local file is current.
+    const c = await this.placement.claim(docId, known?.epoch);
+    if ('missing' in c) throw new NotFound('document not found');
+    if (!c.mine) {
+      if (known) {
+        this.held.delete(docId);
+        await this.hooks.drop(docId);
+      }
+      return c.holder;
+    }
+    if (!c.takeover) return null; // renewed: the open copy is current
+    if (isOpen) await this.hooks.drop(docId); // ours again under a new epoch: rebuild from the record
+    const path = this.hooks.docPath(docId);
+    await restoreDoc(path, c.takeover, this.store);
+    const last = c.takeover.log.at(-1)?.seq ?? c.takeover.snapshot?.seq ?? 0;
+    this.held.set(docId, {epoch: c.takeover.epoch, seq: last, gen: c.takeover.nextGen});
+    return null;
+  }
+
+  /** The log shipping of a document just opened here (after `claim`). */
+  replica(docId: string, db: Database.Database): Replica {
+    const h = this.held.get(docId);
+    if (!h) throw new ServiceUnavailable('Document in flux - try again later (not held by this worker)');
+    return new Replica(docId, this.hooks.docPath(docId), db, h.epoch, h, {
+      placement: this.placement,
+      store: this.store,
+      prefix: this.prefix,
+      snapshotDelayMs: this.opts.snapshotDelayMs ?? 5000,
+      snapshotLogBytes: this.opts.snapshotLogBytes ?? 16 * 1024 * 1024,
+      onError: this.hooks.onError,
+    });
+  }
+
+  /** A replica closed cleanly: remember where its log ended, and give the document up. */
+  async closed(docId: string, replica: Replica, clean: boolean): Promise<void> {
+    const h = this.held.get(docId);
+    if (!h || h.epoch !== replica.epoch) return;
+    this.held.delete(docId);
+    // Not clean: left to expire (or to be taken back under a new epoch by this worker's next claim).
+    if (clean) await this.placement.release(docId, replica.epoch);
+  }
+
+  /**
+   * Publishes a document file just created here: held under epoch 1, its first snapshot uploaded
+   * and recorded before the creating request is answered.
+   */
+  async created(docId: string): Promise<void> {
+    const path = this.hooks.docPath(docId);
+    // Snapshots are WAL-mode files, so that a restored one takes its log as it is.
+    const db = new BetterSqlite(path);
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('wal_checkpoint(TRUNCATE)');
+    } finally {
+      db.close();
+    }
+    for (const suffix of ['-wal', '-shm']) rmSync(path + suffix, {force: true});
+    const epoch = await this.placement.create(docId);
+    const key = snapshotKey(this.prefix, docId, epoch, 0);
+    const sha256 = await fileSha256(path);
+    await this.store.putFile(key, path);
+    await this.placement.recordSnapshot(docId, epoch, {key, sha256, size: statSync(path).size, seq: 0});
+    this.held.set(docId, {epoch, seq: 0, gen: 0});
+  }
+
+  /** Forgets a deleted document: its placement, log and snapshots. */
+  async removed(docId: string): Promise<void> {
+    this.held.delete(docId);
+    const keys = await this.placement.remove(docId);
+    if (keys.length) await this.store.delete(keys);
+    const path = this.hooks.docPath(docId);
+    if (existsSync(path)) rmSync(path, {force: true});
+  }
+
+  /** Closes the placement and the object store. */
+  async close(): Promise<void> {
+    await this.placement.close();
+    this.store.close?.();
+  }
+}

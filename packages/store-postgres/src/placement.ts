@@ -1,0 +1,424 @@
+/**
+ * Placement of documents on workers in PostgreSQL, with fencing (issue 17, docs/deployment.md).
+ *
+ * One row per document names its worker, an epoch that grows at every takeover, and a lease whose
+ * expiry comes from PostgreSQL's clock (never the workers'). A worker may take a document when
+ * nobody holds it, when the lease expired (a stalled or cut-off holder), or when the holder's
+ * lease connection is gone from `pg_stat_activity` (a crashed holder: no need to wait for the
+ * lease). Every log append checks the epoch and the lease in the same statement, under a row
+ * lock that a takeover's `FOR UPDATE` waits for: once a takeover commits, the old holder can
+ * append nothing, so it can acknowledge nothing.
+ *
+ * The lease connection (one per worker) renews every held lease each third of the lease time and
+ * listens for placement changes (LISTEN/NOTIFY), so a holder hears at once that a document moved.
+ */
+import {randomBytes} from 'node:crypto';
+import pg from 'pg';
+import {Fenced, type Claim, type LogEntry, type Placement, type SnapshotRef} from '@gristlite/core';
+import {connectionConfig, migrate} from './store.js';
+
+export interface PgPlacementOptions {
+  /** This worker's address as the others reach it (GRISTLITE_WORKER_URL). */
+  self: string;
+  /** Schema (default: the URL's `schema` parameter, else `public`). */
+  schema?: string;
+  /** Lease time (default 10000 ms): a stalled holder loses its documents after this long. */
+  leaseMs?: number;
+  /** Snapshots kept per document (default 5); older ones are deleted. */
+  keepSnapshots?: number;
+  /** Connections for claims and appends (default 8). */
+  poolSize?: number;
+  /** Background failures (renewals, reconnects). */
+  onError?: (err: unknown, what: string) => void;
+}
+
+const CHANNEL = 'gristlite_placement';
+
+/** Rows of the log as they come back (pg returns bigint as text). */
+interface LogRow {
+  seq: string;
+  gen: number;
+  off: string;
+  bytes: Buffer;
+}
+
+export class PgPlacement implements Placement {
+  private lease!: pg.Client;
+  private pid = 0;
+  private started = '';
+  private readonly mine = new Map<string, {epoch: number; until: number}>();
+  /** Holders other workers have, as last seen (kept fresh by NOTIFY), so routing skips a query. */
+  private readonly holders = new Map<string, {worker: string; at: number}>();
+  private lostFns: ((docId: string | null) => void)[] = [];
+  private renewTimer: NodeJS.Timeout | null = null;
+  private closing = false;
+  private connecting: Promise<void> | null = null;
+  readonly leaseMs: number;
+  secret = '';
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly connectionString: string,
+    readonly schema: string,
+    private readonly opts: PgPlacementOptions,
+  ) {
+    this.leaseMs = opts.leaseMs ?? 10_000;
+  }
+
+  get self(): string {
+    return this.opts.self;
+  }
+
+  static async connect(url: string, opts: PgPlacementOptions): Promise<PgPlacement> {
+    const {connectionString, schema} = connectionConfig(url, opts.schema);
+    const leaseMs = opts.leaseMs ?? 10_000;
+    const pool = new pg.Pool({
+      connectionString,
+      max: opts.poolSize ?? 8,
+      // A cut link must not hang a request for TCP's minutes: the lease is the longest wait.
+      query_timeout: leaseMs,
+      connectionTimeoutMillis: leaseMs,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 1000,
+    });
+    pool.on('error', (e) => opts.onError?.(e, 'placement pool'));
+    const p = new PgPlacement(pool, connectionString, schema, opts);
+    try {
+      await migrate(pool, schema);
+      await pool.query(
+        `INSERT INTO gristlite_cluster (name, value) VALUES ('internal_secret', $1) ON CONFLICT DO NOTHING`,
+        [randomBytes(32).toString('hex')],
+      );
+      p.secret = (await pool.query(`SELECT value FROM gristlite_cluster WHERE name = 'internal_secret'`)).rows[0].value;
+      await p.connectLease();
+    } catch (e) {
+      await pool.end().catch(() => {});
+      throw e;
+    }
+    p.renewTimer = setInterval(() => void p.renew(), Math.max(100, Math.floor(leaseMs / 3)));
+    p.renewTimer.unref();
+    return p;
+  }
+
+  /** The lease connection: its backend pid is this worker's liveness as the others see it. */
+  private async connectLease(): Promise<void> {
+    const u = new URL(this.connectionString);
+    const client = new pg.Client({
+      connectionString: u.toString(),
+      application_name: `gristlite ${this.self}`.slice(0, 63),
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 1000,
+      query_timeout: this.leaseMs,
+      connectionTimeoutMillis: this.leaseMs,
+    });
+    let gone = false;
+    const onGone = (e?: Error) => {
+      if (gone || this.closing) return;
+      gone = true;
+      if (this.lease === client) this.leaseLost(e ?? new Error('lease connection ended'));
+    };
+    client.on('error', onGone);
+    client.on('end', () => onGone());
+    client.on('notification', (n) => this.notified(n.payload ?? ''));
+    await client.connect();
+    const {rows} = await client.query(
+      `SELECT pg_backend_pid() AS pid, backend_start::text AS started FROM pg_stat_activity WHERE pid = pg_backend_pid()`,
+    );
+    await client.query(`LISTEN ${CHANNEL}`);
+    this.lease = client;
+    this.pid = rows[0].pid;
+    this.started = rows[0].started;
+  }
+
+  /** Without its lease connection the worker can prove nothing: every document is given up. */
+  private leaseLost(err: Error): void {
+    this.opts.onError?.(err, 'placement lease connection lost; documents given up');
+    const client = this.lease;
+    void client.end().catch(() => {});
+    this.mine.clear();
+    this.holders.clear();
+    for (const fn of this.lostFns) fn(null);
+    this.reconnect();
+  }
+
+  private reconnect(): void {
+    if (this.closing || this.connecting) return;
+    this.connecting = (async () => {
+      for (let wait = 200; !this.closing; wait = Math.min(wait * 2, 2000)) {
+        try {
+          await this.connectLease();
+          return;
+        } catch (e) {
+          this.opts.onError?.(e, 'placement lease connection');
+          await new Promise((r) => setTimeout(r, wait));
+        }
+      }
+    })().finally(() => {
+      this.connecting = null;
+    });
+  }
+
+  private notified(payload: string): void {
+    const [docId, epoch, worker] = payload.split(' ');
+    if (!docId) return;
+    if (worker) this.holders.set(docId, {worker, at: Date.now()});
+    else this.holders.delete(docId);
+    const m = this.mine.get(docId);
+    // Our own takeover's notice may arrive before its COMMIT answers: only others' count.
+    if (m && worker !== this.self) {
+      this.mine.delete(docId);
+      for (const fn of this.lostFns) fn(docId);
+    }
+  }
+
+  /** Renews every lease this worker holds; those it no longer holds are reported lost. */
+  private async renew(): Promise<void> {
+    if (this.closing || this.connecting || this.mine.size === 0) return;
+    const sent = performance.now();
+    let rows: {doc_id: string; epoch: string}[];
+    try {
+      rows = (
+        await this.lease.query(
+          `UPDATE gristlite_placement SET lease_until = clock_timestamp() + $2 * interval '1 millisecond'
+           WHERE worker = $1 AND session_pid = pg_backend_pid() RETURNING doc_id, epoch`,
+          [this.self, this.leaseMs],
+        )
+      ).rows;
+    } catch (e) {
+      // Not confirmed: the documents stay usable only until their current expiry (validUntil).
+      this.opts.onError?.(e, 'placement lease renewal');
+      if (/timeout/i.test((e as Error).message)) this.leaseLost(e as Error);
+      return;
+    }
+    const renewed = new Map(rows.map((r) => [r.doc_id, Number(r.epoch)]));
+    for (const [docId, m] of this.mine) {
+      if (renewed.get(docId) === m.epoch) m.until = sent + this.leaseMs;
+      else {
+        this.mine.delete(docId);
+        for (const fn of this.lostFns) fn(docId);
+      }
+    }
+  }
+
+  private hold(docId: string, epoch: number, sent: number): void {
+    this.mine.set(docId, {epoch, until: sent + this.leaseMs});
+    this.holders.delete(docId);
+  }
+
+  async claim(docId: string, known?: number): Promise<Claim> {
+    // Routing's fast path: a holder named by a recent notification or claim (forgotten when it
+    // does not answer), so a forwarded request costs no placement query.
+    const cached = this.holders.get(docId);
+    if (cached && cached.worker !== this.self && Date.now() - cached.at < this.leaseMs) {
+      return {mine: false, holder: cached.worker};
+    }
+    const sent = performance.now();
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      const {rows} = await c.query(
+        `SELECT worker, epoch, session_pid,
+                lease_until > clock_timestamp() AS live_lease,
+                EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p.session_pid
+                        AND a.backend_start = p.session_start) AS live_session,
+                snapshot_key, snapshot_sha256, snapshot_size, snapshot_seq
+         FROM gristlite_placement p WHERE doc_id = $1 FOR UPDATE`,
+        [docId],
+      );
+      if (!rows.length) {
+        await c.query('ROLLBACK');
+        return {missing: true};
+      }
+      const r = rows[0];
+      const epoch = Number(r.epoch);
+      if (r.worker === this.self && known === epoch && r.session_pid === this.pid) {
+        await c.query(
+          `UPDATE gristlite_placement SET lease_until = clock_timestamp() + $2 * interval '1 millisecond' WHERE doc_id = $1`,
+          [docId, this.leaseMs],
+        );
+        await c.query('COMMIT');
+        this.hold(docId, epoch, sent);
+        return {mine: true, takeover: null};
+      }
+      if (r.worker !== null && r.worker !== this.self && r.live_lease && r.live_session) {
+        await c.query('ROLLBACK');
+        this.holders.set(docId, {worker: r.worker, at: Date.now()});
+        return {mine: false, holder: r.worker};
+      }
+      if (!this.pid) throw new Error('no lease connection');
+      const next = epoch + 1;
+      await c.query(
+        `UPDATE gristlite_placement SET worker = $2, epoch = $3, session_pid = $4, session_start = $5::timestamptz,
+           lease_until = clock_timestamp() + $6 * interval '1 millisecond' WHERE doc_id = $1`,
+        [docId, this.self, next, this.pid, this.started, this.leaseMs],
+      );
+      const seq = Number(r.snapshot_seq);
+      const log = (
+        await c.query<LogRow>(
+          `SELECT seq, gen, off, bytes FROM gristlite_doc_log WHERE doc_id = $1 AND seq > $2 ORDER BY seq`,
+          [docId, seq],
+        )
+      ).rows.map((e) => ({seq: Number(e.seq), gen: e.gen, offset: Number(e.off), bytes: e.bytes}));
+      await c.query(`SELECT pg_notify($1, $2)`, [CHANNEL, `${docId} ${next} ${this.self}`]);
+      await c.query('COMMIT');
+      this.hold(docId, next, sent);
+      return {
+        mine: true,
+        takeover: {
+          epoch: next,
+          snapshot: r.snapshot_key
+            ? {key: r.snapshot_key, sha256: r.snapshot_sha256, size: Number(r.snapshot_size), seq}
+            : null,
+          log,
+          nextGen: (log.at(-1)?.gen ?? -1) + 1,
+        },
+      };
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      c.release();
+    }
+  }
+
+  async create(docId: string): Promise<number> {
+    if (!this.pid) throw new Error('no lease connection');
+    const sent = performance.now();
+    const {rowCount} = await this.pool.query(
+      `INSERT INTO gristlite_placement (doc_id, worker, epoch, session_pid, session_start, lease_until)
+       VALUES ($1, $2, 1, $3, $4::timestamptz, clock_timestamp() + $5 * interval '1 millisecond')
+       ON CONFLICT (doc_id) DO NOTHING`,
+      [docId, this.self, this.pid, this.started, this.leaseMs],
+    );
+    if (rowCount !== 1) throw new Error(`document ${docId} is placed already`);
+    this.hold(docId, 1, sent);
+    return 1;
+  }
+
+  async append(docId: string, epoch: number, entries: LogEntry[]): Promise<void> {
+    if (!entries.length) return;
+    // The epoch, the holder and an unexpired lease are checked in the statement that appends,
+    // under a share lock a takeover's FOR UPDATE has to wait for.
+    const {rowCount} = await this.pool.query(
+      `WITH p AS (
+         SELECT doc_id FROM gristlite_placement
+         WHERE doc_id = $1 AND epoch = $2 AND worker = $3 AND lease_until > clock_timestamp()
+         FOR SHARE
+       )
+       INSERT INTO gristlite_doc_log (doc_id, seq, gen, off, epoch, bytes)
+       SELECT p.doc_id, e.seq, e.gen, e.off, $2, e.bytes
+       FROM p, unnest($4::bigint[], $5::integer[], $6::bigint[], $7::bytea[]) AS e(seq, gen, off, bytes)`,
+      [
+        docId,
+        epoch,
+        this.self,
+        entries.map((e) => e.seq),
+        entries.map((e) => e.gen),
+        entries.map((e) => e.offset),
+        entries.map((e) => e.bytes),
+      ],
+    );
+    if (rowCount !== entries.length) {
+      this.dropMine(docId, epoch);
+      throw new Fenced(docId);
+    }
+  }
+
+  private dropMine(docId: string, epoch: number): void {
+    if (this.mine.get(docId)?.epoch === epoch) this.mine.delete(docId);
+  }
+
+  async recordSnapshot(docId: string, epoch: number, snap: SnapshotRef): Promise<string[]> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      const {rowCount} = await c.query(
+        `UPDATE gristlite_placement SET snapshot_key = $4, snapshot_sha256 = $5, snapshot_size = $6, snapshot_seq = $7
+         WHERE doc_id = $1 AND epoch = $2 AND worker = $3 AND snapshot_seq <= $7`,
+        [docId, epoch, this.self, snap.key, snap.sha256, snap.size, snap.seq],
+      );
+      if (rowCount !== 1) {
+        await c.query('ROLLBACK');
+        this.dropMine(docId, epoch);
+        throw new Fenced(docId);
+      }
+      await c.query(
+        `INSERT INTO gristlite_snapshots (doc_id, key, seq, sha256, size, epoch) VALUES ($1, $2, $3, $4, $5, $6)`,
+        [docId, snap.key, snap.seq, snap.sha256, snap.size, epoch],
+      );
+      await c.query(`DELETE FROM gristlite_doc_log WHERE doc_id = $1 AND seq <= $2`, [docId, snap.seq]);
+      const pruned = await c.query<{key: string}>(
+        `DELETE FROM gristlite_snapshots WHERE doc_id = $1 AND key NOT IN (
+           SELECT key FROM gristlite_snapshots WHERE doc_id = $1 ORDER BY seq DESC, created_at DESC LIMIT $2)
+         RETURNING key`,
+        [docId, this.opts.keepSnapshots ?? 5],
+      );
+      await c.query('COMMIT');
+      return pruned.rows.map((r) => r.key);
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      c.release();
+    }
+  }
+
+  async release(docId: string, epoch: number): Promise<void> {
+    this.dropMine(docId, epoch);
+    await this.pool.query(
+      `WITH r AS (
+         UPDATE gristlite_placement SET worker = NULL, lease_until = clock_timestamp()
+         WHERE doc_id = $1 AND epoch = $2 AND worker = $3 RETURNING doc_id)
+       SELECT pg_notify($4, $1 || ' ' || $2) FROM r`,
+      [docId, epoch, this.self, CHANNEL],
+    );
+  }
+
+  async remove(docId: string): Promise<string[]> {
+    this.mine.delete(docId);
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      const keys = await c.query<{key: string}>(`DELETE FROM gristlite_snapshots WHERE doc_id = $1 RETURNING key`, [
+        docId,
+      ]);
+      await c.query(`DELETE FROM gristlite_doc_log WHERE doc_id = $1`, [docId]);
+      await c.query(`DELETE FROM gristlite_placement WHERE doc_id = $1`, [docId]);
+      await c.query(`SELECT pg_notify($1, $2)`, [CHANNEL, `${docId} 0`]);
+      await c.query('COMMIT');
+      return keys.rows.map((r) => r.key);
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      c.release();
+    }
+  }
+
+  validUntil(docId: string, epoch: number): number {
+    const m = this.mine.get(docId);
+    return m && m.epoch === epoch ? m.until : 0;
+  }
+
+  onLost(fn: (docId: string | null) => void): void {
+    this.lostFns.push(fn);
+  }
+
+  forgetHolder(docId: string): void {
+    this.holders.delete(docId);
+  }
+
+  /** Backend pid of the lease connection (for tests and operations). */
+  get leasePid(): number {
+    return this.pid;
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.lostFns = [];
+    await this.lease?.end().catch(() => {});
+    await this.pool.end().catch(() => {});
+  }
+}

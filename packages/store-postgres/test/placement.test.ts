@@ -1,0 +1,158 @@
+// Issue 17: placement and fencing in PostgreSQL. One holder per document; a crashed holder's
+// documents are free at once (its session is gone), a stalled one's when its lease expires; an
+// outdated epoch appends nothing.
+import pg from 'pg';
+import {suite} from 'uvu';
+import * as assert from 'uvu/assert';
+import {Fenced, type LogEntry} from '@gristlite/core';
+import {PgPlacement} from '../src/index.js';
+import {PG_URL, dropSchema, freshSchema, pgAvailable} from './pg-helpers.js';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const entry = (seq: number, gen = 0, offset = 0): LogEntry => ({seq, gen, offset, bytes: Buffer.from(`e${seq}`)});
+
+if (await pgAvailable('document placement')) {
+  const t = suite('store-postgres: document placement');
+  const open: PgPlacement[] = [];
+  const schemas: string[] = [];
+  const worker = async (self: string, schema: string, leaseMs = 10_000) => {
+    const p = await PgPlacement.connect(PG_URL, {schema, self, leaseMs, keepSnapshots: 2});
+    open.push(p);
+    return p;
+  };
+  const schema = () => {
+    const s = freshSchema('gl_place');
+    schemas.push(s);
+    return s;
+  };
+  t.after.each(async () => {
+    for (const p of open.splice(0)) await p.close();
+  });
+  t.after(async () => {
+    for (const s of schemas) await dropSchema(s);
+  });
+
+  t('one holder; another worker is told who it is; the workers share one secret', async () => {
+    const s = schema();
+    const a = await worker('http://a', s);
+    const b = await worker('http://b', s);
+    assert.equal(await a.claim('d1'), {missing: true});
+    assert.is(await a.create('d1'), 1);
+    assert.equal(await b.claim('d1'), {mine: false, holder: 'http://a'});
+    assert.equal(await a.claim('d1', 1), {mine: true, takeover: null}, 'the holder renews');
+    assert.ok(a.secret.length >= 64);
+    assert.is(b.secret, a.secret);
+  });
+
+  t('appends need the current epoch; a takeover after a crash replays the log after the snapshot', async () => {
+    const s = schema();
+    const a = await worker('http://a', s);
+    const b = await worker('http://b', s);
+    await a.create('d1');
+    await a.recordSnapshot('d1', 1, {key: 'k0', sha256: 'x', size: 1, seq: 0});
+    await a.append('d1', 1, [entry(1), entry(2, 0, 10)]);
+    await a.recordSnapshot('d1', 1, {key: 'k2', sha256: 'y', size: 2, seq: 2});
+    await a.append('d1', 1, [entry(3, 1, 0), entry(4, 1, 3)]);
+    // The crash: a's lease connection dies with its process.
+    const admin = new pg.Client({connectionString: PG_URL});
+    await admin.connect();
+    await admin.query('SELECT pg_terminate_backend($1)', [a.leasePid]);
+    await admin.end();
+    await sleep(100);
+    const c = await b.claim('d1');
+    assert.ok('mine' in c && c.mine && c.takeover, 'taken at once, no lease to wait for');
+    const tk = (c as {takeover: NonNullable<Extract<typeof c, {mine: true}>['takeover']>}).takeover;
+    assert.is(tk.epoch, 2);
+    assert.equal(tk.snapshot, {key: 'k2', sha256: 'y', size: 2, seq: 2});
+    assert.equal(
+      tk.log.map((e) => [e.seq, e.gen, e.offset, e.bytes.toString()]),
+      [
+        [3, 1, 0, 'e3'],
+        [4, 1, 3, 'e4'],
+      ],
+    );
+    assert.is(tk.nextGen, 2);
+    try {
+      await a.append('d1', 1, [entry(5, 1, 6)]);
+      assert.unreachable('appended under an outdated epoch');
+    } catch (e) {
+      assert.instance(e, Fenced);
+    }
+    await b.append('d1', 2, [entry(5, 2, 0)]);
+  });
+
+  t('a stalled holder (no renewals) loses its documents when the lease expires, not before', async () => {
+    const s = schema();
+    const a = await worker('http://a', s, 600);
+    const b = await worker('http://b', s, 600);
+    await a.create('d1');
+    clearInterval((a as unknown as {renewTimer: NodeJS.Timeout}).renewTimer); // as if SIGSTOPped
+    assert.equal(await b.claim('d1'), {mine: false, holder: 'http://a'});
+    b.forgetHolder('d1');
+    await sleep(700);
+    assert.ok(a.validUntil('d1', 1) < performance.now(), 'the holder itself stopped trusting its lease');
+    const c = await b.claim('d1');
+    assert.ok('mine' in c && c.mine && c.takeover?.epoch === 2);
+    try {
+      await a.append('d1', 1, [entry(1)]);
+      assert.unreachable('the stalled holder appended');
+    } catch (e) {
+      assert.instance(e, Fenced);
+    }
+  });
+
+  t('renewals keep a live holder; a takeover is heard by the old holder at once (NOTIFY)', async () => {
+    const s = schema();
+    const a = await worker('http://a', s, 600);
+    const b = await worker('http://b', s, 600);
+    await a.create('d1');
+    await sleep(1000);
+    assert.equal(await b.claim('d1'), {mine: false, holder: 'http://a'}, 'renewed past its first expiry');
+    const lost: (string | null)[] = [];
+    a.onLost((id) => lost.push(id));
+    // A takeover by force (as after a cut): expire the row.
+    const admin = new pg.Client({connectionString: PG_URL});
+    await admin.connect();
+    await admin.query(
+      `UPDATE ${pg.escapeIdentifier(s)}.gristlite_placement SET lease_until = clock_timestamp() - interval '1 s'`,
+    );
+    await admin.end();
+    b.forgetHolder('d1');
+    const c = await b.claim('d1');
+    assert.ok('mine' in c && c.mine);
+    for (let i = 0; i < 50 && !lost.length; i++) await sleep(20);
+    assert.equal(lost, ['d1']);
+    assert.is(a.validUntil('d1', 1), 0);
+  });
+
+  t('snapshot history keeps the newest and returns the pruned keys; a removed document frees everything', async () => {
+    const s = schema();
+    const a = await worker('http://a', s);
+    await a.create('d1');
+    assert.equal(await a.recordSnapshot('d1', 1, {key: 'k1', sha256: 'a', size: 1, seq: 1}), []);
+    assert.equal(await a.recordSnapshot('d1', 1, {key: 'k2', sha256: 'b', size: 1, seq: 2}), []);
+    assert.equal(await a.recordSnapshot('d1', 1, {key: 'k3', sha256: 'c', size: 1, seq: 3}), ['k1']);
+    try {
+      await a.recordSnapshot('d1', 7, {key: 'k9', sha256: 'c', size: 1, seq: 9});
+      assert.unreachable('recorded under a wrong epoch');
+    } catch (e) {
+      assert.instance(e, Fenced);
+    }
+    assert.equal((await a.remove('d1')).sort(), ['k2', 'k3']);
+    assert.equal(await a.claim('d1'), {missing: true});
+  });
+
+  t('many workers claim one free document at once: exactly one takes it', async () => {
+    const s = schema();
+    const ws = await Promise.all([1, 2, 3, 4, 5].map((i) => worker(`http://w${i}`, s)));
+    await ws[0].create('d1');
+    await ws[0].release('d1', 1);
+    const claims = await Promise.all(ws.map((w) => w.claim('d1')));
+    const winners = claims.filter((c) => 'mine' in c && c.mine);
+    assert.is(winners.length, 1);
+    const holder = ws[claims.findIndex((c) => 'mine' in c && c.mine)].self;
+    for (const c of claims) if ('holder' in c) assert.is(c.holder, holder);
+  });
+
+  t.run();
+}
