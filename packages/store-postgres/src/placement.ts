@@ -159,7 +159,7 @@ export class PgPlacement implements Placement {
   }
 
   private notified(payload: string): void {
-    const [docId, epoch, worker] = payload.split(' ');
+    const [docId, , worker] = payload.split(' ');
     if (!docId) return;
     if (worker) this.holders.set(docId, {worker, at: Date.now()});
     else this.holders.delete(docId);
