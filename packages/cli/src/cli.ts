@@ -11,12 +11,14 @@ import {
   checkDomain,
   importUpload,
   isValidEmail,
+  type ClusterOptions,
   type DocLeases,
   type HomeStore,
   type ImportProgress,
   type User,
 } from '@gristlite/core';
-import {PgDocLeases, homeStoreFromUrl} from '@gristlite/store-postgres';
+import {PgDocLeases, PgPlacement, homeStoreFromUrl} from '@gristlite/store-postgres';
+import {S3ObjectStore} from '@gristlite/store-s3';
 import {createApiHandler, createLogger, type Logger, statusResponse} from '@gristlite/http';
 import {toNodeHandler} from '@gristlite/node';
 
@@ -30,14 +32,20 @@ function dataDir(values: {data?: string}, env: Env): string {
  * Opens the engine for a data directory: the embedded SQLite home store, or PostgreSQL when
  * `GRISTLITE_HOME_URL` (or `--home`) names one. Documents always stay files in the data directory.
  */
-export async function openEngine(dir: string, env: Env, leases?: Promise<DocLeases>, logger?: Logger): Promise<Engine> {
+export async function openEngine(
+  dir: string,
+  env: Env,
+  leases?: Promise<DocLeases>,
+  logger?: Logger,
+  cluster?: ClusterOptions,
+): Promise<Engine> {
   privateFiles();
   mkdirSync(dir, {recursive: true, mode: 0o700});
   const homeUrl = env.GRISTLITE_HOME_URL;
   const home: HomeStore | undefined = homeUrl ? await homeStoreFromUrl(homeUrl) : undefined;
   // Background errors go to the server's log lines when there is a logger (serve), else to stderr.
   const onError = logger ? (err: unknown, what: string) => logger.error({err}, what) : undefined;
-  return Engine.open({dataDir: dir, home, leases, env, onError});
+  return Engine.open({dataDir: dir, home, leases, env, onError, cluster});
 }
 
 /**
@@ -71,8 +79,9 @@ export async function prepareEngine(
   env: Env,
   leases?: Promise<DocLeases>,
   logger?: Logger,
+  cluster?: ClusterOptions,
 ): Promise<{engine: Engine; apiKey: string | null; keySource: KeySource; email: string}> {
-  const engine = await openEngine(dataDir, env, leases, logger);
+  const engine = await openEngine(dataDir, env, leases, logger, cluster);
   const email = env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com';
   const name = env.GRISTLITE_DEFAULT_NAME ?? 'You';
   const given = env.GRISTLITE_API_KEY || undefined;
@@ -129,18 +138,54 @@ export function serverSettings(env: Env, args: {data?: string; port?: string; ho
   };
 }
 
+/**
+ * A worker of a several-machine deployment, from the settings: GRISTLITE_DOC_STORE (s3://...),
+ * GRISTLITE_S3_ENDPOINT and AWS_*, GRISTLITE_WORKER_URL (default: the address it listens on),
+ * GRISTLITE_LEASE_MSEC (default 10000), GRISTLITE_SNAPSHOT_MSEC (default 5000).
+ */
+export async function clusterFromEnv(
+  env: Env,
+  homeUrl: string,
+  listenUrl: string,
+  logger: Logger,
+): Promise<ClusterOptions> {
+  const num = (name: string, dflt: number, min: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return dflt;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min)
+      throw new BadRequest(`${name} must be an integer of at least ${min}, got ${raw}`);
+    return n;
+  };
+  const self = env.GRISTLITE_WORKER_URL || listenUrl;
+  if (!/^https?:\/\/[^/]+\/?$/.test(self))
+    throw new BadRequest(`GRISTLITE_WORKER_URL must be http(s)://host:port, got ${JSON.stringify(self)}`);
+  const {store, prefix} = S3ObjectStore.fromEnv(env);
+  const placement = await PgPlacement.connect(homeUrl, {
+    self: self.replace(/\/$/, ''),
+    leaseMs: num('GRISTLITE_LEASE_MSEC', 10_000, 500),
+    keepSnapshots: num('GRISTLITE_SNAPSHOT_KEEP', 5, 1),
+    onError: (err, what) => logger.warn({err}, what),
+  });
+  return {placement, store, prefix, snapshotDelayMs: num('GRISTLITE_SNAPSHOT_MSEC', 5000, 0)};
+}
+
 /** Starts the API over node:http; used by `serve` and by the end-to-end tests. */
 export async function serve(opts: {dataDir: string; port: number; host: string; env: Env}): Promise<Served> {
   // With a shared (PostgreSQL) home, several processes may serve one data directory: documents are
   // leased, and the lease names this process's URL, known only once it listens.
   const homeUrl = opts.env.GRISTLITE_HOME_URL;
+  // Several machines (docs/deployment.md): documents in object storage, placement in PostgreSQL.
+  const docStore = opts.env.GRISTLITE_DOC_STORE;
+  if (docStore && !homeUrl) throw new BadRequest('GRISTLITE_DOC_STORE needs GRISTLITE_HOME_URL (a PostgreSQL home)');
   // One logger for request lines and the engine's background errors.
   const logger = createLogger(opts.env);
   let setLeases!: (l: DocLeases) => void;
   let failLeases!: (e: unknown) => void;
-  const leases = homeUrl
-    ? new Promise<DocLeases>((resolve, reject) => ((setLeases = resolve), (failLeases = reject)))
-    : undefined;
+  const leases =
+    homeUrl && !docStore
+      ? new Promise<DocLeases>((resolve, reject) => ((setLeases = resolve), (failLeases = reject)))
+      : undefined;
   // The port first: a busy port fails before anything is created (a first start would otherwise
   // make, and lose, the default user's key). Requests wait for the engine.
   let ready!: (h: RequestListener) => void;
@@ -163,7 +208,8 @@ export async function serve(opts: {dataDir: string; port: number; host: string; 
   );
   let prepared: Awaited<ReturnType<typeof prepareEngine>>;
   try {
-    prepared = await prepareEngine(opts.dataDir, opts.env, leases, logger);
+    const cluster = docStore ? await clusterFromEnv(opts.env, homeUrl!, url, logger) : undefined;
+    prepared = await prepareEngine(opts.dataDir, opts.env, leases, logger, cluster);
   } catch (e) {
     await closeServer(server);
     throw e;
@@ -171,8 +217,8 @@ export async function serve(opts: {dataDir: string; port: number; host: string; 
   const {engine, apiKey, keySource} = prepared;
   ready(toNodeHandler(createApiHandler(engine, {env: opts.env, ready: () => isReady, logger})));
   isReady = true;
-  if (homeUrl) {
-    await PgDocLeases.connect(homeUrl, {
+  if (leases) {
+    await PgDocLeases.connect(homeUrl!, {
       holderId: opts.env.GRISTLITE_SELF_URL || url,
       onLost: (e) => {
         // Without the lease connection this process can no longer prove it is the only writer.

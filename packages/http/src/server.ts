@@ -7,6 +7,7 @@ import {
   ApiError,
   BadRequest,
   Forbidden,
+  HeldElsewhere,
   PayloadTooLarge,
   TooManyRequests,
   Unauthorized,
@@ -16,7 +17,7 @@ import {
   type OrgContext,
 } from '@gristlite/core';
 import {RequestAborted, isJsonContentType, parseJsonBody, readBody} from './body.js';
-import {forward, ForwardTo} from './forward.js';
+import {forward, ForwardTo, INTERNAL_HEADER, NotDelivered, signInternal, verifyInternal} from './forward.js';
 import {
   MAX_FORM_PARTS,
   isMultipart,
@@ -40,6 +41,7 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
     baseDomain: env.GRISTLITE_BASE_DOMAIN || undefined,
     maxBodyBytes: num('GRISTLITE_MAX_BODY_BYTES', 1024 * 1024),
     maxParallelPerDoc: num('GRISTLITE_MAX_PARALLEL_REQUESTS_PER_DOC', 0),
+    forwardTimeoutMs: num('GRISTLITE_FORWARD_TIMEOUT_MSEC', 60_000),
     maxUploadBytes: num(
       'GRISTLITE_MAX_UPLOAD_BYTES',
       num('GRIST_MAX_UPLOAD_ATTACHMENT_MB', 0) * 1024 * 1024 || 100 * 1024 * 1024,
@@ -194,6 +196,34 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
     return res;
   };
 
+  /** Sends the request to the document's holder: signed (several machines), with timeouts and a watch. */
+  async function forwardTo(
+    to: ForwardTo,
+    req: HttpRequest,
+    body: Uint8Array | null,
+    ctx: RequestContext,
+  ): Promise<HttpResponse> {
+    const cluster = engine.cluster;
+    if (!cluster) return forward(to.target, req, body, {timeoutMs: opts.forwardTimeoutMs});
+    const docId = to.checked?.meta.id;
+    const internal = signInternal(cluster.placement.secret, req, {
+      principal: ctx.principal,
+      meta: to.checked?.meta,
+      role: to.checked?.role,
+    });
+    try {
+      return await forward(to.target, req, body, {
+        timeoutMs: opts.forwardTimeoutMs,
+        internal,
+        holderAlive: docId ? () => cluster.holderAlive(docId, to.target) : undefined,
+        watchMs: Math.max(250, Math.floor(cluster.leaseMs / 2)),
+      });
+    } catch (e) {
+      if (docId) cluster.placement.forgetHolder(docId);
+      throw e;
+    }
+  }
+
   async function dispatch(req: HttpRequest, id: string, note: RequestNote): Promise<HttpResponse> {
     let cors: Record<string, string> = {};
     const baseHeaders = {'Cache-Control': 'no-cache', 'X-Request-Id': id};
@@ -215,9 +245,15 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       note.route = match.route.path;
       note.docId = match.params.docId;
 
-      const principal = match.route.public
-        ? engine.home.anonymousPrincipal()
-        : await engine.home.authenticate(req.headers.authorization);
+      // Forwarded by another worker of the deployment: it logged the caller in and checked access.
+      const vouched =
+        req.headers[INTERNAL_HEADER] && engine.cluster ? verifyInternal(engine.cluster.placement.secret, req) : null;
+      if (req.headers[INTERNAL_HEADER] && !vouched) throw new Unauthorized('Invalid or expired internal signature');
+      const principal = vouched
+        ? vouched.principal
+        : match.route.public
+          ? engine.home.anonymousPrincipal()
+          : await engine.home.authenticate(req.headers.authorization);
       if (!principal.anonymous) note.userId = principal.user.id;
       if (!principal.viaApiKey && !['GET', 'HEAD'].includes(method)) {
         const ct = req.headers['content-type'];
@@ -251,6 +287,8 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         headers: req.headers,
         rawBody: req.body,
         options: opts,
+        vouched: vouched ?? undefined,
+        responseHeaders: {},
         form(formOpts = {}) {
           if (!upload) return Promise.reject(new ApiError(415, 'unsupported content-type'));
           formPromise ??= (async () => {
@@ -280,13 +318,30 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         },
       };
       let result: Awaited<ReturnType<typeof match.route.handler>>;
+      // The documents the handler opens stay open (never closed by the LRU) until it is done.
+      const run = () =>
+        engine.inScope(() => withDocSlot(match.route.path, match.params.docId, () => match.route.handler(ctx)));
       try {
-        // The documents the handler opens stay open (never closed by the LRU) until it is done.
-        result = await engine.inScope(() =>
-          withDocSlot(match.route.path, match.params.docId, () => match.route.handler(ctx)),
-        );
+        try {
+          result = await run();
+        } catch (e) {
+          const to = e instanceof ForwardTo ? e : e instanceof HeldElsewhere ? new ForwardTo(e.holder) : null;
+          if (!to) throw e;
+          if (!upload) {
+            await ctx.json().catch(() => {}); // buffered: a retry here, after a failed forward, needs it again
+          }
+          try {
+            return await forwardTo(to, req, bodyBytes, ctx);
+          } catch (fe) {
+            // The holder is not there at all (crashed): nothing reached it, so this worker may try
+            // to take the document over and serve the request itself, once.
+            if (!(fe instanceof NotDelivered) || !engine.cluster || (upload && !bodyBytes)) throw fe;
+            if (match.params.docId) engine.cluster.placement.forgetHolder(to.checked?.meta.id ?? match.params.docId);
+            result = await run();
+          }
+        }
       } catch (e) {
-        if (e instanceof ForwardTo) return await forward(e.target, req, bodyBytes);
+        if (e instanceof ForwardTo) return await forwardTo(e, req, bodyBytes, ctx);
         throw e;
       } finally {
         // The upload's files go, whatever the outcome, before the answer leaves.
@@ -296,11 +351,11 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       if (result instanceof RawResponse) {
         return {
           status: result.status,
-          headers: {...baseHeaders, ...cors, ...result.headers},
+          headers: {...baseHeaders, ...cors, ...ctx.responseHeaders, ...result.headers},
           body: method === 'HEAD' ? null : result.body,
         };
       }
-      return jsonResponse(200, result === undefined ? null : result, {...baseHeaders, ...cors});
+      return jsonResponse(200, result === undefined ? null : result, {...baseHeaders, ...cors, ...ctx.responseHeaders});
     } catch (caught) {
       const e = isClientGone(caught) ? new RequestAborted((caught as Error).message) : caught;
       if (e instanceof RequestAborted) note.aborted = true;

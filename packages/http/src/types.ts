@@ -21,7 +21,8 @@ export interface HttpResponse {
   body: string | Uint8Array | AsyncIterable<Uint8Array> | null;
 }
 
-/** Everything a route handler gets. */
+/** Everything a route handler gets. */ import type {Vouched} from './forward.js';
+
 export interface RequestContext {
   engine: Engine;
   principal: Principal;
@@ -45,6 +46,10 @@ export interface RequestContext {
   /** The raw body stream; consumed once. */
   rawBody: RequestBody;
   options: ServerOptions;
+  /** Caller and access vouched for by the worker that forwarded this request (signed header). */
+  vouched?: Vouched;
+  /** Headers added to the answer (which worker served it, under which epoch). */
+  responseHeaders: Record<string, string>;
 }
 
 /** What a handler returns: a JSON value (sent with 200), or a full response. */
@@ -69,6 +74,12 @@ export interface ServerOptions {
   uploadDir?: string;
   /** Decision 3: concurrent requests per document (doc endpoints); 0 = no cap (the default). */
   maxParallelPerDoc: number;
+  /**
+   * Longest wait for the answer of a request forwarded to the worker holding its document
+   * (GRISTLITE_FORWARD_TIMEOUT_MSEC, default 60000 ms). A holder that stalls or is cut off is
+   * noticed sooner, when its lease expires.
+   */
+  forwardTimeoutMs: number;
   /** Readiness for `GET /status?ready=1` (false while starting or shutting down); default ready. */
   ready?: () => boolean;
   /** Set when `/metrics` is served (GRISTLITE_METRICS=1). */

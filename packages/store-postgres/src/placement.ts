@@ -404,6 +404,15 @@ export class PgPlacement implements Placement {
     this.lostFns.push(fn);
   }
 
+  async holderAlive(docId: string, worker: string): Promise<boolean> {
+    const {rows} = await this.pool.query(
+      `SELECT 1 FROM gristlite_placement p WHERE doc_id = $1 AND worker = $2 AND lease_until > clock_timestamp()
+         AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p.session_pid AND a.backend_start = p.session_start)`,
+      [docId, worker],
+    );
+    return rows.length > 0;
+  }
+
   forgetHolder(docId: string): void {
     this.holders.delete(docId);
   }

@@ -52,6 +52,16 @@ export class Cluster {
     });
   }
 
+  /** The lease time (ms): a stalled holder loses its documents after it. */
+  get leaseMs(): number {
+    return this.placement.leaseMs;
+  }
+
+  /** Does `worker` still hold the document (live lease and session)? */
+  holderAlive(docId: string, worker: string): Promise<boolean> {
+    return this.placement.holderAlive(docId, worker);
+  }
+
   /** Is the document held here with a lease still valid? */
   holds(docId: string): boolean {
     const h = this.held.get(docId);

@@ -160,6 +160,15 @@ export class MemoryPlacement implements Placement {
 
   forgetHolder(): void {}
 
+  get leaseMs(): number {
+    return this.hub.leaseMs;
+  }
+
+  async holderAlive(docId: string, worker: string): Promise<boolean> {
+    const r = this.row(docId);
+    return r !== undefined && r.worker === worker && this.live(r);
+  }
+
   /** Stops reporting losses. */
   async close(): Promise<void> {
     this.lost = [];

@@ -81,6 +81,10 @@ export interface Placement {
   validUntil(docId: string, epoch: number): number;
   /** Called when a document this worker holds was taken by another (or the lease connection was lost: docId null). */
   onLost(fn: (docId: string | null) => void): void;
+  /** Does `worker` still hold the document with a live lease (routing's watch while forwarding)? */
+  holderAlive(docId: string, worker: string): Promise<boolean>;
+  /** The lease time (ms). */
+  readonly leaseMs: number;
   /** Forgets a cached holder address (it did not answer). */
   forgetHolder(docId: string): void;
   /** Stops renewing and closes connections (leases then expire). */

@@ -24,7 +24,7 @@ import {Readable} from 'node:stream';
 import {pipeline} from 'node:stream/promises';
 import Database from 'better-sqlite3';
 import {accessRulesSql, type Engine} from '../engine.js';
-import {BadRequest} from '../errors.js';
+import {BadRequest, HeldElsewhere} from '../errors.js';
 import type {OrgContext, Principal} from '../home/principal.js';
 import {makeId} from '../ids.js';
 import {createDocFile} from '../doc/create.js';
@@ -140,6 +140,7 @@ async function createDocWith(
     const dest = engine.docPath(doc.id);
     if (existsSync(dest)) throw new Error(`document file ${dest} already exists`);
     renameSync(tmp, dest);
+    await engine.docFileCreated(doc.id);
   } catch (e) {
     removeFiles(tmp);
     await engine.removeDocFiles([doc.id]).catch(() => undefined);
@@ -431,6 +432,9 @@ export async function copyDoc(
   opts: {name?: string | null; asTemplate?: boolean} = {},
 ): Promise<ImportResult> {
   const {doc: source} = await engine.docAccess(sourceKey, p, org, 'viewers');
+  // Several machines: the source file is on the worker that holds it, which makes the copy.
+  const holder = engine.cluster ? await engine.claimDoc(source.id) : null;
+  if (holder) throw new HeldElsewhere(holder);
   return createDocWith(engine, wid, p, opts.name || source.name, async (tmp) => {
     // A read-only connection of its own: consistent under WAL, and needs no lease when several
     // processes share the data directory.

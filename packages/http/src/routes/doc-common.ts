@@ -10,6 +10,11 @@ export type Need = 'viewers' | 'editors' | 'owners';
 
 /** Checks the caller's access to the document (SPEC §1.5 wording) and returns its home record. */
 export async function docFor(ctx: RequestContext, need: Need): Promise<{meta: Doc; role: Role}> {
+  // Checked already by the worker that forwarded the request here (same route, same need).
+  const v = ctx.vouched;
+  if (v?.meta && v.role && (v.meta.id === ctx.params.docId || v.meta.urlId === ctx.params.docId)) {
+    return {meta: v.meta, role: v.role};
+  }
   const {doc, role} = await ctx.engine.docAccess(ctx.params.docId, ctx.principal, ctx.org, need);
   return {meta: doc, role: role!};
 }
@@ -28,8 +33,15 @@ export interface DocForRequest {
 export async function openDocFor(ctx: RequestContext, need: Need): Promise<DocForRequest> {
   const {meta, role} = await docFor(ctx, need);
   const holder = await ctx.engine.claimDoc(meta.id);
-  if (holder) throw new ForwardTo(holder);
-  return {doc: ctx.engine.openDoc(meta.id), meta, role};
+  if (holder) throw new ForwardTo(holder, {meta, role});
+  const doc = ctx.engine.openDoc(meta.id);
+  ctx.engine.checkAccessRules(doc, role);
+  if (doc.replica && ctx.engine.cluster) {
+    // Which worker answered, under which epoch: what a client (or the fault tests) can check.
+    ctx.responseHeaders['X-Gristlite-Worker'] = ctx.engine.cluster.placement.self;
+    ctx.responseHeaders['X-Gristlite-Epoch'] = String(doc.replica.epoch);
+  }
+  return {doc, meta, role};
 }
 
 /** A body schema with how Grist names its failures (see validate.ts). */

@@ -4,7 +4,7 @@ import {BadRequest} from '@gristlite/core';
 import type {Route} from '../route.js';
 import type {RequestContext} from '../types.js';
 import {validate} from '../validate.js';
-import {docFor} from './doc-common.js';
+import {docFor, openDocFor} from './doc-common.js';
 
 const SqlPost = v.looseObject({
   sql: v.string(),
@@ -17,6 +17,11 @@ function sqlCaller(ctx: RequestContext) {
   return {user: ctx.principal.anonymous ? 'anonymous' : String(ctx.principal.user.id)};
 }
 
+/** The document's record; with several machines, only its holder has the file (else forwarded there). */
+async function sqlDoc(ctx: RequestContext) {
+  return ctx.engine.cluster ? openDocFor(ctx, 'viewers') : docFor(ctx, 'viewers');
+}
+
 export const sqlRoutes: Route[] = [
   {
     method: 'GET',
@@ -25,7 +30,7 @@ export const sqlRoutes: Route[] = [
     summary: 'Run a read-only SELECT',
     query: ['q'],
     handler: async (ctx) => {
-      const {meta} = await docFor(ctx, 'viewers');
+      const {meta} = await sqlDoc(ctx);
       const q = ctx.query.get('q');
       if (q === null) throw new BadRequest('q parameter is required');
       return ctx.engine.runSql(meta.id, q, null, undefined, sqlCaller(ctx));
@@ -38,7 +43,7 @@ export const sqlRoutes: Route[] = [
     summary: 'Run a read-only SELECT with arguments and a timeout',
     body: SqlPost,
     handler: async (ctx) => {
-      const {meta} = await docFor(ctx, 'viewers');
+      const {meta} = await sqlDoc(ctx);
       const body = validate(SqlPost, await ctx.json());
       return ctx.engine.runSql(meta.id, body.sql, body.args ?? null, body.timeout, sqlCaller(ctx));
     },
