@@ -7,7 +7,13 @@ import {createReadStream, createWriteStream, statSync} from 'node:fs';
 import {rm} from 'node:fs/promises';
 import {pipeline} from 'node:stream/promises';
 import type {Readable} from 'node:stream';
-import {DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, S3Client} from '@aws-sdk/client-s3';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import type {ObjectStore} from '@gristlite/core';
 
 type Env = Record<string, string | undefined>;
@@ -100,6 +106,18 @@ export class S3ObjectStore implements ObjectStore {
         }),
       );
     }
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({Bucket: this.bucket, Prefix: prefix, ContinuationToken: token}),
+      );
+      const keys = (page.Contents ?? []).map((o) => o.Key!).filter(Boolean);
+      if (keys.length) await this.delete(keys);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
   }
 
   close(): void {

@@ -151,8 +151,10 @@ export class Cluster {
   /** Forgets a deleted document: its placement, log and snapshots. */
   async removed(docId: string): Promise<void> {
     this.held.delete(docId);
-    const keys = await this.placement.remove(docId);
-    if (keys.length) await this.store.delete(keys);
+    await this.placement.remove(docId);
+    // Everything under the document's folder: recorded snapshots and any upload a crash or a
+    // lost race left unrecorded.
+    await this.store.deletePrefix(`${this.prefix}docs/${docId}/`);
     const path = this.hooks.docPath(docId);
     if (existsSync(path)) rmSync(path, {force: true});
   }

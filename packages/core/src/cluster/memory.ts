@@ -197,4 +197,10 @@ export class DirObjectStore implements ObjectStore {
   async delete(keys: string[]): Promise<void> {
     for (const k of keys) rmSync(this.path(k), {force: true});
   }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    // Prefixes used here end at a folder (`docs/<id>/`).
+    if (!prefix.endsWith('/')) throw new Error(`prefix ${prefix} must end with /`);
+    rmSync(this.path(prefix.slice(0, -1)), {recursive: true, force: true});
+  }
 }

@@ -304,7 +304,10 @@ export class Replica {
         seq,
       };
       await this.opts.store.putFile(ref.key, copy);
-      const prune = await this.opts.placement.recordSnapshot(this.docId, this.epoch, ref);
+      const prune = await this.opts.placement.recordSnapshot(this.docId, this.epoch, ref).catch(async (e) => {
+        await this.opts.store.delete([ref.key]).catch(() => {}); // never recorded: nobody will read it
+        throw e;
+      });
       this.setDurable(seq);
       if (prune.length) await this.opts.store.delete(prune).catch((e) => this.opts.onError(e, 'pruning snapshots'));
     } catch (e) {

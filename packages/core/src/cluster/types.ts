@@ -12,6 +12,8 @@ export interface ObjectStore {
   getFile(key: string, path: string): Promise<void>;
   /** Deletes keys (missing ones are fine). */
   delete(keys: string[]): Promise<void>;
+  /** Deletes every key starting with `prefix` (a deleted document's snapshots, orphans included). */
+  deletePrefix(prefix: string): Promise<void>;
   /** Frees connections. */
   close?(): void;
 }
