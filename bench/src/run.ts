@@ -6,6 +6,7 @@ import {Engine} from '@gristlite/core';
 import {printTable, type Result} from './lib.js';
 import {inProcess, overHttp, tempDir} from './scenarios.js';
 import {formulaScenarios} from './formulas.js';
+import {clusterScenarios} from './cluster.js';
 
 const args = process.argv.slice(2);
 const jsonAt = args.indexOf('--json');
@@ -13,11 +14,13 @@ const jsonAt = args.indexOf('--json');
 const engineOnly = process.env.BENCH_ONLY === 'engine';
 // BENCH_ONLY=formulas runs the formula scenarios alone.
 const formulasOnly = process.env.BENCH_ONLY === 'formulas';
+// BENCH_ONLY=cluster runs the several-machine scenarios alone (PostgreSQL and s3rver, C1-C8).
+const clusterOnly = process.env.BENCH_ONLY === 'cluster';
 
 const {dir, cleanup} = tempDir();
 const results: Result[] = [];
 try {
-  if (!formulasOnly) {
+  if (!formulasOnly && !clusterOnly) {
     const engine = await Engine.open({dataDir: join(dir, 'engine')});
     const user = await engine.home.ensureUser('bench@example.com', 'Bench');
     const principal = engine.home.principalFor(user, true);
@@ -28,7 +31,8 @@ try {
     if (!engineOnly) results.push(...(await overHttp(dir, raw)));
     await engine.close();
   }
-  if (!engineOnly) results.push(...(await formulaScenarios(dir)));
+  if (!engineOnly && !clusterOnly) results.push(...(await formulaScenarios(dir)));
+  if (!engineOnly && !formulasOnly) results.push(...(await clusterScenarios(dir)));
 } finally {
   cleanup();
 }

@@ -75,7 +75,8 @@ export function toNodeHandler(handler: Handler, opts: NodeAdapterOptions = {}): 
       res.writeHead(out.status, unreadBodyCloses(req, res, out.headers));
       const body = out.body;
       if (body === null || typeof body === 'string' || body instanceof Uint8Array) res.end(body ?? undefined);
-      else await pipeline(Readable.from(body), res);
+      // A Node stream (a forwarded answer, a file) pipes as it is; other iterables are wrapped.
+      else await pipeline(body instanceof Readable ? body : Readable.from(body), res);
       // What is left of a body already received is discarded, keeping the connection usable.
       if (!req.readableEnded) req.resume();
     } catch (e) {

@@ -8,6 +8,7 @@
  * about half of a forwarded request's cost).
  */
 import {createHmac, timingSafeEqual} from 'node:crypto';
+import {EventEmitter} from 'node:events';
 import {Readable} from 'node:stream';
 import {request} from 'undici';
 import {ApiError, type Doc, type Principal, type Role} from '@gristlite/core';
@@ -17,8 +18,8 @@ import type {HttpRequest, HttpResponse} from './types.js';
 export class ForwardTo extends Error {
   constructor(
     readonly target: string,
-    /** The access already checked here, for the signed header (several machines). */
-    readonly checked?: {meta: Doc; role: Role},
+    /** Several machines: the document, and the access already checked here if it was (signed header). */
+    readonly doc?: {id: string; meta?: Doc; role?: Role},
   ) {
     super(`forward to ${target}`);
   }
@@ -113,6 +114,9 @@ export class NotDelivered extends ApiError {
   }
 }
 
+/** Answers up to this size are buffered rather than streamed back. */
+const SMALL_ANSWER = 256 * 1024;
+
 const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND']);
 
 export async function forward(
@@ -130,13 +134,20 @@ export async function forward(
     delete headers.authorization; // vouched for instead: the holder does not log in again
   }
   if (body) headers['content-length'] = String(body.byteLength);
-  const abort = new AbortController();
+  // undici takes an EventEmitter as its abort signal: far cheaper per request than an
+  // AbortController (about 45 us each in a profile of forwarded writes).
+  const abort = new EventEmitter();
+  let stopped: ApiError | null = null;
   let watch: NodeJS.Timeout | undefined;
   if (opts.holderAlive) {
     const check = opts.holderAlive;
     watch = setInterval(() => {
       check().then(
-        (alive) => alive || abort.abort(new ApiError(503, 'Document in flux - try again later (its holder stopped)')),
+        (alive) => {
+          if (alive || stopped) return;
+          stopped = new ApiError(503, 'Document in flux - try again later (its holder stopped)');
+          abort.emit('abort');
+        },
         () => {},
       );
     }, opts.watchMs ?? 1000);
@@ -146,7 +157,7 @@ export async function forward(
     const res = await request(new URL(req.url, target), {
       method: req.method as 'GET',
       headers,
-      signal: abort.signal,
+      signal: abort,
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
       body:
@@ -155,7 +166,7 @@ export async function forward(
           ? Readable.from(req.body as AsyncIterable<Uint8Array>)
           : undefined),
     }).catch((e: Error & {code?: string}) => {
-      if (abort.signal.aborted && abort.signal.reason instanceof ApiError) throw abort.signal.reason;
+      if (stopped) throw stopped;
       if (CONNECT_ERRORS.has(e.code ?? '')) throw new NotDelivered(e.message);
       throw new ApiError(503, `Document in flux - try again later (${e.message})`);
     });
@@ -164,6 +175,11 @@ export async function forward(
       if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = Array.isArray(v) ? v.join(', ') : v;
     }
     out['x-gristlite-forwarded-to'] = target;
+    // A small answer (most are) is read here: one write to the client instead of a stream pipe.
+    const length = Number(res.headers['content-length']);
+    if (Number.isFinite(length) && length <= SMALL_ANSWER) {
+      return {status: res.statusCode, headers: out, body: new Uint8Array(await res.body.arrayBuffer())};
+    }
     return {status: res.statusCode, headers: out, body: res.body};
   } finally {
     clearInterval(watch);

@@ -17,7 +17,15 @@ import {
   type OrgContext,
 } from '@gristlite/core';
 import {RequestAborted, isJsonContentType, parseJsonBody, readBody} from './body.js';
-import {forward, ForwardTo, INTERNAL_HEADER, NotDelivered, signInternal, verifyInternal} from './forward.js';
+import {
+  FORWARDED_HEADER,
+  forward,
+  ForwardTo,
+  INTERNAL_HEADER,
+  NotDelivered,
+  signInternal,
+  verifyInternal,
+} from './forward.js';
 import {
   MAX_FORM_PARTS,
   isMultipart,
@@ -196,6 +204,40 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
     return res;
   };
 
+  /**
+   * Several machines: a request for a document another worker holds goes there untouched, before
+   * any login or access check here (the holder does both, as for a request it got directly), so
+   * a forwarded request costs one hop and no home-database query here (issue 17). When the holder
+   * refuses the connection (it crashed), the request is served here instead, from a buffered body.
+   */
+  async function routeToHolder(
+    req: HttpRequest,
+    route: Route,
+    docId: string | undefined,
+    method: string,
+  ): Promise<{res?: HttpResponse; req: HttpRequest}> {
+    const cluster = engine.cluster;
+    if (!cluster || !docId || !route.path.startsWith('/api/docs/:docId')) return {req};
+    if (req.headers[FORWARDED_HEADER] || req.headers[INTERNAL_HEADER]) return {req};
+    const holder = await cluster.liveHolder(docId);
+    if (!holder) return {req};
+    const streamed = route.upload === true && isMultipart(req.headers['content-type']);
+    const bytes =
+      streamed || method === 'GET' || method === 'HEAD' ? null : await readBody(req.body, opts.maxBodyBytes);
+    try {
+      const res = await forward(holder, req, bytes, {
+        timeoutMs: opts.forwardTimeoutMs,
+        holderAlive: () => cluster.holderAlive(docId, holder),
+        watchMs: Math.max(250, Math.floor(cluster.leaseMs / 2)),
+      });
+      return {res, req};
+    } catch (e) {
+      cluster.placement.forgetHolder(docId);
+      if (!(e instanceof NotDelivered) || streamed) throw e;
+      return {req: bytes ? {...req, body: bytes} : req};
+    }
+  }
+
   /** Sends the request to the document's holder: signed (several machines), with timeouts and a watch. */
   async function forwardTo(
     to: ForwardTo,
@@ -205,11 +247,11 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
   ): Promise<HttpResponse> {
     const cluster = engine.cluster;
     if (!cluster) return forward(to.target, req, body, {timeoutMs: opts.forwardTimeoutMs});
-    const docId = to.checked?.meta.id;
+    const docId = to.doc?.id;
     const internal = signInternal(cluster.placement.secret, req, {
       principal: ctx.principal,
-      meta: to.checked?.meta,
-      role: to.checked?.role,
+      meta: to.doc?.meta,
+      role: to.doc?.role,
     });
     try {
       return await forward(to.target, req, body, {
@@ -244,6 +286,9 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       if (!match) return jsonResponse(404, {error: `not found: ${req.url}`}, {...baseHeaders, ...cors});
       note.route = match.route.path;
       note.docId = match.params.docId;
+      const routed = await routeToHolder(req, match.route, match.params.docId, method);
+      if (routed.res) return routed.res;
+      req = routed.req;
 
       // Forwarded by another worker of the deployment: it logged the caller in and checked access.
       const vouched =
@@ -336,7 +381,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
             // The holder is not there at all (crashed): nothing reached it, so this worker may try
             // to take the document over and serve the request itself, once.
             if (!(fe instanceof NotDelivered) || !engine.cluster || (upload && !bodyBytes)) throw fe;
-            if (match.params.docId) engine.cluster.placement.forgetHolder(to.checked?.meta.id ?? match.params.docId);
+            if (match.params.docId) engine.cluster.placement.forgetHolder(to.doc?.id ?? match.params.docId);
             result = await run();
           }
         }

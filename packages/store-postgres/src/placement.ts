@@ -404,6 +404,21 @@ export class PgPlacement implements Placement {
     this.lostFns.push(fn);
   }
 
+  async liveHolder(docId: string): Promise<string | null> {
+    const cached = this.holders.get(docId);
+    if (cached && Date.now() - cached.at < this.leaseMs) return cached.worker === this.self ? null : cached.worker;
+    if (this.mine.has(docId)) return null;
+    const {rows} = await this.pool.query(
+      `SELECT worker FROM gristlite_placement p WHERE doc_id = $1 AND worker IS NOT NULL AND worker <> $2
+         AND lease_until > clock_timestamp()
+         AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p.session_pid AND a.backend_start = p.session_start)`,
+      [docId, this.self],
+    );
+    if (!rows.length) return null;
+    this.holders.set(docId, {worker: rows[0].worker, at: Date.now()});
+    return rows[0].worker;
+  }
+
   async holderAlive(docId: string, worker: string): Promise<boolean> {
     const {rows} = await this.pool.query(
       `SELECT 1 FROM gristlite_placement p WHERE doc_id = $1 AND worker = $2 AND lease_until > clock_timestamp()

@@ -6,7 +6,7 @@
 import {existsSync, rmSync, statSync} from 'node:fs';
 import type Database from 'better-sqlite3';
 import BetterSqlite from 'better-sqlite3';
-import {NotFound, ServiceUnavailable} from '../errors.js';
+import {ApiError, NotFound, ServiceUnavailable} from '../errors.js';
 import {Replica, fileSha256, restoreDoc, snapshotKey} from './replica.js';
 import type {ClusterOptions, ObjectStore, Placement} from './types.js';
 
@@ -14,6 +14,19 @@ export * from './types.js';
 export {Replica, restoreDoc, type ReplicaOptions} from './replica.js';
 export {WalTail, WalGap, walChecksum, type WalSegment} from './wal.js';
 export {DirObjectStore, MemoryPlacement, MemoryPlacementHub, type PlacementRow} from './memory.js';
+
+/**
+ * PostgreSQL or the object store failing (down, unreachable, timing out) is the deployment's
+ * momentary state, not the request's fault: a 503 to try again, never a 500.
+ */
+async function unavailableOnFailure<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    throw new ServiceUnavailable(`Document storage unavailable - try again later (${(e as Error).message})`);
+  }
+}
 
 /** What this worker knows about a document it holds. */
 interface Held {
@@ -57,6 +70,16 @@ export class Cluster {
     return this.placement.leaseMs;
   }
 
+  /**
+   * The worker holding this document when it is another one (a look, no takeover), else null.
+   * Keys that are not document ids (aliases) are null: they are resolved the long way.
+   */
+  liveHolder(key: string): Promise<string | null> {
+    if (!/^[A-Za-z0-9_-]{10,}$/.test(key) || this.held.has(key)) return Promise.resolve(null);
+    // Unanswerable now (PostgreSQL away): the long way, whose claim answers 503.
+    return this.placement.liveHolder(key).catch(() => null);
+  }
+
   /** Does `worker` still hold the document (live lease and session)? */
   holderAlive(docId: string, worker: string): Promise<boolean> {
     return this.placement.holderAlive(docId, worker);
@@ -75,7 +98,7 @@ export class Cluster {
   claim(docId: string, isOpen: boolean): Promise<string | null> {
     const running = this.claiming.get(docId);
     if (running) return running;
-    const p = this.claimOnce(docId, isOpen).finally(() => this.claiming.delete(docId));
+    const p = unavailableOnFailure(this.claimOnce(docId, isOpen)).finally(() => this.claiming.delete(docId));
     this.claiming.set(docId, p);
     return p;
   }
@@ -129,7 +152,11 @@ export class Cluster {
    * Publishes a document file just created here: held under epoch 1, its first snapshot uploaded
    * and recorded before the creating request is answered.
    */
-  async created(docId: string): Promise<void> {
+  created(docId: string): Promise<void> {
+    return unavailableOnFailure(this.createdOnce(docId));
+  }
+
+  private async createdOnce(docId: string): Promise<void> {
     const path = this.hooks.docPath(docId);
     // Snapshots are WAL-mode files, so that a restored one takes its log as it is.
     const db = new BetterSqlite(path);

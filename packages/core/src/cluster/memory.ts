@@ -164,6 +164,11 @@ export class MemoryPlacement implements Placement {
     return this.hub.leaseMs;
   }
 
+  async liveHolder(docId: string): Promise<string | null> {
+    const r = this.row(docId);
+    return r && r.worker !== this.self && this.live(r) ? r.worker : null;
+  }
+
   async holderAlive(docId: string, worker: string): Promise<boolean> {
     const r = this.row(docId);
     return r !== undefined && r.worker === worker && this.live(r);

@@ -83,6 +83,11 @@ export interface Placement {
   validUntil(docId: string, epoch: number): number;
   /** Called when a document this worker holds was taken by another (or the lease connection was lost: docId null). */
   onLost(fn: (docId: string | null) => void): void;
+  /**
+   * Another worker that holds the document live (lease and session), or null: a look, never a
+   * takeover (routing's first step, before any access check).
+   */
+  liveHolder(docId: string): Promise<string | null>;
   /** Does `worker` still hold the document with a live lease (routing's watch while forwarding)? */
   holderAlive(docId: string, worker: string): Promise<boolean>;
   /** The lease time (ms). */

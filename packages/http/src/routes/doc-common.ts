@@ -33,7 +33,7 @@ export interface DocForRequest {
 export async function openDocFor(ctx: RequestContext, need: Need): Promise<DocForRequest> {
   const {meta, role} = await docFor(ctx, need);
   const holder = await ctx.engine.claimDoc(meta.id);
-  if (holder) throw new ForwardTo(holder, {meta, role});
+  if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
   const doc = ctx.engine.openDoc(meta.id);
   ctx.engine.checkAccessRules(doc, role);
   if (doc.replica && ctx.engine.cluster) {
