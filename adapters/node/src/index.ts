@@ -72,9 +72,19 @@ export function toNodeHandler(handler: Handler, opts: NodeAdapterOptions = {}): 
     res.on('error', ignore);
     try {
       const out = await handler(toRequest(req));
-      res.writeHead(out.status, unreadBodyCloses(req, res, out.headers));
       const body = out.body;
-      if (body === null || typeof body === 'string' || body instanceof Uint8Array) res.end(body ?? undefined);
+      const whole = typeof body === 'string' || body instanceof Uint8Array;
+      // A body known in full goes with its length (not chunked): a forwarding worker can then
+      // read the answer in one piece, and clients know what to expect.
+      const headers =
+        whole && !Object.keys(out.headers).some((k) => k.toLowerCase() === 'content-length')
+          ? {
+              ...out.headers,
+              'Content-Length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength),
+            }
+          : out.headers;
+      res.writeHead(out.status, unreadBodyCloses(req, res, headers));
+      if (body === null || whole) res.end(body ?? undefined);
       // A Node stream (a forwarded answer, a file) pipes as it is; other iterables are wrapped.
       else await pipeline(body instanceof Readable ? body : Readable.from(body), res);
       // What is left of a body already received is discarded, keeping the connection usable.

@@ -160,6 +160,9 @@ export async function clusterFromEnv(
   const self = env.GRISTLITE_WORKER_URL || listenUrl;
   if (!/^https?:\/\/[^/]+\/?$/.test(self))
     throw new BadRequest(`GRISTLITE_WORKER_URL must be http(s)://host:port, got ${JSON.stringify(self)}`);
+  // The AWS SDK warns at start that its releases after January 2027 need Node 22; the lockfile
+  // pins one that runs on 20 (package.json engines), so the warning is noise in a server's log.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const {store, prefix} = S3ObjectStore.fromEnv(env);
   const placement = await PgPlacement.connect(homeUrl, {
     self: self.replace(/\/$/, ''),
@@ -312,6 +315,17 @@ async function withExistingUser(
   return 0;
 }
 
+/**
+ * Commands that read or write document files directly: with several machines the files live in
+ * object storage and on the worker holding each document, so these go through the HTTP API.
+ */
+function localDocumentsOnly(env: Env, command: string, instead: string): void {
+  if (env.GRISTLITE_DOC_STORE)
+    throw new UsageError(
+      `gristlite ${command} works on one data directory's documents; with GRISTLITE_DOC_STORE (several machines) ${instead}`,
+    );
+}
+
 async function withEngine<T>(
   values: Record<string, unknown>,
   env: Env,
@@ -441,6 +455,7 @@ const COMMANDS: Record<string, Command> = {
       if (wsArg !== undefined && !/^\d+$/.test(wsArg))
         throw new UsageError(`--workspace must be a workspace id: ${wsArg}`);
       if (!existsSync(file)) throw new BadRequest(`no such file: ${file}`);
+      localDocumentsOnly(env, 'import', 'upload it with POST /api/workspaces/:wid/import or /api/docs');
       await withEngine(values, env, async (engine) => {
         // Imports act as a user: --owner, else the server's default user.
         const email = owner ?? env.GRISTLITE_DEFAULT_EMAIL ?? 'you@example.com';
@@ -502,6 +517,7 @@ const COMMANDS: Record<string, Command> = {
     options: {...HOME_OPTS, json: {type: 'boolean'}},
     positionals: 0,
     async run({values, env}) {
+      localDocumentsOnly(env, 'docs list', 'list them with GET /api/orgs/:org/workspaces');
       const docs = await withEngine(values, env, listDocFiles);
       if (values.json) {
         console.log(JSON.stringify(docs, null, 2));
@@ -528,6 +544,7 @@ const COMMANDS: Record<string, Command> = {
           values.all ? 'backup --all takes one argument: DIR' : 'backup takes DOC_ID and OUT (or --all DIR)',
         );
       }
+      localDocumentsOnly(env, 'backup', 'download documents with GET /api/docs/:docId/download');
       await withEngine(values, env, async (engine) => {
         if (!values.all) {
           const [docId, out] = positionals;

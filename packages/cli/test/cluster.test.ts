@@ -2,7 +2,7 @@
 // through S3 (s3rver here) and PostgreSQL placement. Forwarding is signed, a crashed holder is
 // replaced at once, a stalled one when its lease ends, and no acknowledged write is lost.
 // (The same with network namespaces, cuts and many faults: netns-e2e.test.ts.)
-import type {ChildProcess} from 'node:child_process';
+import {spawnSync, type ChildProcess} from 'node:child_process';
 import {existsSync, mkdtempSync, readdirSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
@@ -10,7 +10,7 @@ import pg from 'pg';
 import {request} from 'undici';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {callApi, serve, type Served} from './servers.js';
+import {MAIN, callApi, serve, type Served} from './servers.js';
 
 const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const KEY = 'd'.repeat(40);
@@ -175,6 +175,27 @@ test('workers with private disks: forwarded and signed, failover after kill -9 a
   assert.is(left.rows[0].n, 0);
   const remaining = existsSync(objects) ? readdirSync(objects).filter((n) => !n.startsWith('.')) : [];
   assert.equal(remaining, [], 'snapshot objects deleted');
+});
+
+test('commands on local document files refuse with several machines, and serve needs PostgreSQL', () => {
+  const run = (args: string[], extra: Record<string, string>) =>
+    spawnSync(process.execPath, [MAIN, ...args], {
+      env: {...process.env, GRISTLITE_DATA_DIR: join(dir, 'cli'), NODE_NO_WARNINGS: '1', ...extra},
+      encoding: 'utf8',
+    });
+  const store = {GRISTLITE_DOC_STORE: 's3://gl-docs/x'};
+  for (const args of [
+    ['backup', 'doc', join(dir, 'out.grist')],
+    ['docs', 'list'],
+    ['import', MAIN],
+  ]) {
+    const r = run(args, store);
+    assert.is(r.status, 2, `${args[0]}: ${r.stderr}`);
+    assert.match(r.stderr, /GRISTLITE_DOC_STORE \(several machines\)/);
+  }
+  const serveAlone = run(['serve', '--port', '0'], {...store, GRISTLITE_HOME_URL: ''});
+  assert.not.equal(serveAlone.status, 0);
+  assert.match(serveAlone.stderr, /GRISTLITE_DOC_STORE needs GRISTLITE_HOME_URL/);
 });
 
 test.run();

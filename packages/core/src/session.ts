@@ -7,7 +7,7 @@
  * nothing, or take the principal on every call); a `Session` is the convenient, safe default.
  */
 import type {Engine} from './engine.js';
-import {Forbidden, ServiceUnavailable} from './errors.js';
+import {Forbidden, HeldElsewhere, ServiceUnavailable} from './errors.js';
 import type {OrgContext, Principal} from './home/principal.js';
 import type {BasicRole, Doc, Org, Role, Workspace} from './home/types.js';
 import type {
@@ -98,7 +98,15 @@ export class Session {
   async runSql(docIdOrUrlId: string, sql: string, opts: SqlOptions = {}): Promise<SqlResult> {
     const {doc} = await this.engine.docAccess(docIdOrUrlId, this.principal, this.org, 'viewers');
     const user = this.principal.anonymous ? 'anonymous' : String(this.principal.user.id);
-    return this.engine.runSql(doc.id, sql, opts.args ?? null, opts.timeoutMs, {user});
+    const engine = this.engine;
+    if (!engine.cluster) return engine.runSql(doc.id, sql, opts.args ?? null, opts.timeoutMs, {user});
+    // Several machines: the file is current only on the worker that holds the document.
+    return engine.inScope(async () => {
+      const holder = await engine.claimDoc(doc.id);
+      if (holder) throw new HeldElsewhere(holder);
+      engine.openDoc(doc.id);
+      return engine.runSql(doc.id, sql, opts.args ?? null, opts.timeoutMs, {user});
+    });
   }
 }
 

@@ -125,6 +125,25 @@ if (await pgAvailable('document placement')) {
     assert.is(a.validUntil('d1', 1), 0);
   });
 
+  t('a worker whose lease connection drops gives up its documents, reconnects, and can take them back', async () => {
+    const s = schema();
+    const a = await worker('http://a', s, 2000);
+    await a.create('d1');
+    const lost: (string | null)[] = [];
+    a.onLost((id) => lost.push(id));
+    const before = a.leasePid;
+    const admin = new pg.Client({connectionString: PG_URL});
+    await admin.connect();
+    await admin.query('SELECT pg_terminate_backend($1)', [before]);
+    await admin.end();
+    for (let i = 0; i < 100 && (a.leasePid === before || !lost.length); i++) await sleep(20);
+    assert.equal(lost, [null], 'everything given up at once');
+    assert.is(a.validUntil('d1', 1), 0);
+    assert.not.equal(a.leasePid, before, 'a new lease connection');
+    const c = await a.claim('d1');
+    assert.ok('mine' in c && c.mine && c.takeover?.epoch === 2, 'taken back under a new epoch');
+  });
+
   t('snapshot history keeps the newest and returns the pruned keys; a removed document frees everything', async () => {
     const s = schema();
     const a = await worker('http://a', s);
