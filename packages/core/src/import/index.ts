@@ -433,8 +433,11 @@ export async function copyDoc(
 ): Promise<ImportResult> {
   const {doc: source} = await engine.docAccess(sourceKey, p, org, 'viewers');
   // Several machines: the source file is on the worker that holds it, which makes the copy.
-  const holder = engine.cluster ? await engine.claimDoc(source.id) : null;
-  if (holder) throw new HeldElsewhere(holder);
+  if (engine.cluster) {
+    const holder = await engine.claimDoc(source.id);
+    if (holder) throw new HeldElsewhere(holder);
+    engine.openDoc(source.id); // held here now: open, so that the LRU closes (and releases) it in time
+  }
   return createDocWith(engine, wid, p, opts.name || source.name, async (tmp) => {
     // A read-only connection of its own: consistent under WAL, and needs no lease when several
     // processes share the data directory.
