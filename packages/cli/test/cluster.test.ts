@@ -10,27 +10,11 @@ import pg from 'pg';
 import {request} from 'undici';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {MAIN, callApi, serve, type Served} from './servers.js';
+import {MAIN, PG_URL, callApi, pgReachable, serve, withSchema, type Served} from './servers.js';
 
-const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const KEY = 'd'.repeat(40);
 const LEASE = 1500;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function pgReachable(): Promise<boolean> {
-  const c = new pg.Client({connectionString: PG_URL, connectionTimeoutMillis: 3000});
-  try {
-    await c.connect();
-    return true;
-  } catch (e) {
-    const reason = `${(e as Error).message} (set GRISTLITE_TEST_PG_URL)`;
-    if (process.env.CI) throw new Error(`several-machine test cannot run under CI: ${reason}`);
-    console.log(`SKIPPED several-machine (S3 + PostgreSQL) test: ${reason}`);
-    return false;
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'gl-cluster-'));
 const schema = `gl_cl_${process.pid}_${Date.now().toString(36)}`;
@@ -39,7 +23,7 @@ let s3: {close(): Promise<void>} | null = null;
 let env: Record<string, string> = {};
 
 test.before(async () => {
-  if (!(await pgReachable())) return;
+  if (!(await pgReachable('several-machine (S3 + PostgreSQL) test'))) return;
   // s3rver ships no types; this is all the test uses of it.
   const {default: S3rver} = (await import('s3rver' as string)) as {
     default: new (o: object) => {run(): Promise<{port: number}>; close(): Promise<void>};
@@ -54,7 +38,7 @@ test.before(async () => {
   const {port} = await server.run();
   s3 = server;
   env = {
-    GRISTLITE_HOME_URL: `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`,
+    GRISTLITE_HOME_URL: withSchema(PG_URL, schema),
     GRISTLITE_DOC_STORE: 's3://gl-docs/test',
     GRISTLITE_S3_ENDPOINT: `http://127.0.0.1:${port}`,
     AWS_ACCESS_KEY_ID: 'S3RVER',

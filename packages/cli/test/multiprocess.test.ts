@@ -7,25 +7,9 @@ import {join} from 'node:path';
 import pg from 'pg';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {callApi, serve} from './servers.js';
+import {PG_URL, callApi, pgReachable, serve, withSchema} from './servers.js';
 
-const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const KEY = 'c'.repeat(40);
-
-async function pgReachable(): Promise<boolean> {
-  const c = new pg.Client({connectionString: PG_URL, connectionTimeoutMillis: 3000});
-  try {
-    await c.connect();
-    return true;
-  } catch (e) {
-    const reason = `${(e as Error).message} (set GRISTLITE_TEST_PG_URL)`;
-    if (process.env.CI) throw new Error(`PostgreSQL multi-process test cannot run under CI: ${reason}`);
-    console.log(`SKIPPED PostgreSQL multi-process test: ${reason}`);
-    return false;
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
 
 async function sql(q: string): Promise<void> {
   const c = new pg.Client({connectionString: PG_URL});
@@ -42,9 +26,9 @@ const start = (dataDir: string, homeUrl: string, env: Record<string, string> = {
 const api = (base: string, method: string, path: string, body?: unknown) => callApi(base, KEY, method, path, body);
 
 test('two processes serve the same users and documents, with one writer per document', async () => {
-  if (!(await pgReachable())) return;
+  if (!(await pgReachable('PostgreSQL multi-process test'))) return;
   const schema = `gl_mp_${process.pid}_${Date.now().toString(36)}`;
-  const homeUrl = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+  const homeUrl = withSchema(PG_URL, schema);
   const dataDir = mkdtempSync(join(tmpdir(), 'gl-mp-'));
   const procs: ChildProcess[] = [];
   try {
@@ -110,9 +94,9 @@ test('two processes serve the same users and documents, with one writer per docu
 });
 
 test('a document closed when idle gives its lease up: the other process then serves it itself', async () => {
-  if (!(await pgReachable())) return;
+  if (!(await pgReachable('PostgreSQL multi-process test'))) return;
   const schema = `gl_mpi_${process.pid}_${Date.now().toString(36)}`;
-  const homeUrl = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+  const homeUrl = withSchema(PG_URL, schema);
   const dataDir = mkdtempSync(join(tmpdir(), 'gl-mpi-'));
   const procs: ChildProcess[] = [];
   try {

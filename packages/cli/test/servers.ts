@@ -2,6 +2,7 @@
 // several processes), and a JSON call to one.
 import {spawn, type ChildProcess} from 'node:child_process';
 import {fileURLToPath} from 'node:url';
+import pg from 'pg';
 import {request} from 'undici';
 
 export const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -41,4 +42,29 @@ export async function callApi(base: string, key: string, method: string, path: s
   });
   const text = await res.body.text();
   return {status: res.statusCode, headers: res.headers, json: text ? JSON.parse(text) : null};
+}
+
+/** PostgreSQL for the tests that need it (GRISTLITE_TEST_PG_URL). */
+export const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A home URL on a schema of its own (`?schema=` or `&schema=`). */
+export const withSchema = (url: string, schema: string) => `${url}${url.includes('?') ? '&' : '?'}schema=${schema}`;
+
+/**
+ * Whether PostgreSQL answers at PG_URL. When it does not: prints `SKIPPED <what>: reason` and
+ * returns false, except under CI, where it throws.
+ */
+export async function pgReachable(what: string): Promise<boolean> {
+  const c = new pg.Client({connectionString: PG_URL, connectionTimeoutMillis: 3000});
+  try {
+    await c.connect();
+    return true;
+  } catch (e) {
+    const reason = `${(e as Error).message} (set GRISTLITE_TEST_PG_URL)`;
+    if (process.env.CI) throw new Error(`${what} cannot run under CI: ${reason}`);
+    console.log(`SKIPPED ${what}: ${reason}`);
+    return false;
+  } finally {
+    await c.end().catch(() => {});
+  }
 }
