@@ -373,7 +373,11 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
           const to = e instanceof ForwardTo ? e : e instanceof HeldElsewhere ? new ForwardTo(e.holder) : null;
           if (!to) throw e;
           if (!upload) {
-            await ctx.json().catch(() => {}); // buffered: a retry here, after a failed forward, needs it again
+            // Buffered: a retry here, after a failed forward, needs it again. A body that is not
+            // JSON is the holder's to refuse; one too large is refused here (it was not all read).
+            await ctx.json().catch((je) => {
+              if (!bodyBytes) throw je;
+            });
           }
           try {
             return await forwardTo(to, req, bodyBytes, ctx);

@@ -14,7 +14,7 @@ import {copyFileSync, createReadStream, existsSync, renameSync, rmSync, statSync
 import type Database from 'better-sqlite3';
 import BetterSqlite from 'better-sqlite3';
 import {ServiceUnavailable} from '../errors.js';
-import type {LogEntry, ObjectStore, Placement, SnapshotRef, Takeover} from './types.js';
+import {Fenced, type LogEntry, type ObjectStore, type Placement, type SnapshotRef, type Takeover} from './types.js';
 import {WalGap, WalTail} from './wal.js';
 
 /** A log entry larger than this is not appended: a snapshot covers it instead. */
@@ -312,6 +312,10 @@ export class Replica {
       if (prune.length) await this.opts.store.delete(prune).catch((e) => this.opts.onError(e, 'pruning snapshots'));
     } catch (e) {
       if (forced) throw e;
+      if (e instanceof Fenced) {
+        this.fail(e); // the document moved: nothing more is ours to record
+        return;
+      }
       // The log still holds everything (it was complete before the checkpoint): try later.
       this.dirtySince ||= Date.now();
       this.opts.onError(e, `snapshot of ${this.docId}`);
