@@ -33,6 +33,8 @@ export interface PgPlacementOptions {
 }
 
 const CHANNEL = 'gristlite_placement';
+/** Holders remembered for routing at most (oldest forgotten first). */
+const MAX_CACHED_HOLDERS = 10_000;
 
 /** Rows of the log as they come back (pg returns bigint as text). */
 interface LogRow {
@@ -158,10 +160,16 @@ export class PgPlacement implements Placement {
     });
   }
 
+  private rememberHolder(docId: string, worker: string): void {
+    this.holders.delete(docId);
+    this.holders.set(docId, {worker, at: Date.now()});
+    if (this.holders.size > MAX_CACHED_HOLDERS) this.holders.delete(this.holders.keys().next().value!);
+  }
+
   private notified(payload: string): void {
     const [docId, , worker] = payload.split(' ');
     if (!docId) return;
-    if (worker) this.holders.set(docId, {worker, at: Date.now()});
+    if (worker) this.rememberHolder(docId, worker);
     else this.holders.delete(docId);
     const m = this.mine.get(docId);
     // Our own takeover's notice may arrive before its COMMIT answers: only others' count.
@@ -242,7 +250,7 @@ export class PgPlacement implements Placement {
       }
       if (r.worker !== null && r.worker !== this.self && r.live_lease && r.live_session) {
         await c.query('ROLLBACK');
-        this.holders.set(docId, {worker: r.worker, at: Date.now()});
+        this.rememberHolder(docId, r.worker);
         return {mine: false, holder: r.worker};
       }
       if (!this.pid) throw new Error('no lease connection');
@@ -415,7 +423,7 @@ export class PgPlacement implements Placement {
       [docId, this.self],
     );
     if (!rows.length) return null;
-    this.holders.set(docId, {worker: rows[0].worker, at: Date.now()});
+    this.rememberHolder(docId, rows[0].worker);
     return rows[0].worker;
   }
 
