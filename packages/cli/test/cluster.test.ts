@@ -46,6 +46,7 @@ test.before(async () => {
     AWS_REGION: 'us-east-1',
     GRISTLITE_LEASE_MSEC: String(LEASE),
     GRISTLITE_SNAPSHOT_MSEC: '200',
+    GRISTLITE_METRICS: '1',
   };
 });
 
@@ -123,6 +124,9 @@ test('workers with private disks: forwarded and signed, failover after kill -9 a
   assert.is(afterKill.res.headers['x-gristlite-worker'], a.url);
   assert.is(afterKill.res.headers['x-gristlite-epoch'], '2');
   assert.ok(afterKill.ms < 1000, `failover took ${afterKill.ms} ms`);
+  const metrics = await (await request(`${a.url}/metrics`)).body.text();
+  assert.match(metrics, /gristlite_cluster_takeovers_total 1\b/);
+  assert.match(metrics, /gristlite_cluster_log_bytes \d+/);
 
   // B again, with its disk wiped: it forwards to A.
   rmSync(join(dir, 'b'), {recursive: true, force: true});

@@ -395,9 +395,23 @@ export class Engine {
   }
 
   /** Gauges for metrics: open documents, SQL statements waiting, webhook events queued (open docs). */
-  stats(): {openDocs: number; sqlQueued: number; webhookQueued: number; webhookFailures: number} {
+  stats(): {
+    openDocs: number;
+    sqlQueued: number;
+    webhookQueued: number;
+    webhookFailures: number;
+    /** Several machines: log bytes not yet in a snapshot, the oldest such change's age, takeovers. */
+    cluster: {logBytes: number; snapshotAgeSec: number; takeovers: number} | null;
+  } {
     let webhookQueued = 0;
+    let logBytes = 0;
+    let oldest = 0;
     for (const entry of this.openDocs.values()) {
+      const r = entry.doc.replica;
+      if (r) {
+        logBytes += r.logBytesSinceSnapshot;
+        if (r.unsnapshottedSince && (!oldest || r.unsnapshottedSince < oldest)) oldest = r.unsnapshottedSince;
+      }
       try {
         if (entry.doc.webhooks.delivery) webhookQueued += queueSize(entry.doc.db);
       } catch {
@@ -409,6 +423,9 @@ export class Engine {
       sqlQueued: this.sqlPool?.queued ?? 0,
       webhookQueued,
       webhookFailures: this.webhookFailures,
+      cluster: this.cluster
+        ? {logBytes, snapshotAgeSec: oldest ? (Date.now() - oldest) / 1000 : 0, takeovers: this.cluster.takeovers}
+        : null,
     };
   }
 

@@ -122,6 +122,27 @@ export function createMetrics(engine: Engine): Metrics {
     'Webhook events waiting to be sent (documents open in this process)',
     (s) => s.webhookQueued,
   );
+  if (engine.cluster) {
+    gauge(
+      'gristlite_cluster_log_bytes',
+      'Action-log bytes of open documents not yet in a snapshot',
+      (s) => s.cluster!.logBytes,
+    );
+    gauge(
+      'gristlite_cluster_snapshot_age_seconds',
+      'Age of the oldest change of an open document not yet in a snapshot',
+      (s) => s.cluster!.snapshotAgeSec,
+    );
+    new Counter({
+      name: 'gristlite_cluster_takeovers_total',
+      help: 'Documents this worker rebuilt from snapshot and log since it started',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read().cluster!.takeovers);
+      },
+    });
+  }
   new Counter({
     name: 'gristlite_webhook_failures_total',
     help: 'Failed webhook delivery attempts since the process started',

@@ -41,6 +41,8 @@ export class Cluster {
   readonly store: ObjectStore;
   private readonly prefix: string;
   private readonly held = new Map<string, Held>();
+  /** Documents this worker rebuilt from snapshot and log since it started (metrics). */
+  takeovers = 0;
   /** One claim per document at a time in this worker (a second would take it over from the first). */
   private readonly claiming = new Map<string, Promise<string | null>>();
 
@@ -120,6 +122,7 @@ export class Cluster {
     if (isOpen) await this.hooks.drop(docId); // ours again under a new epoch: rebuild from the record
     const path = this.hooks.docPath(docId);
     await restoreDoc(path, c.takeover, this.store);
+    this.takeovers++;
     const last = c.takeover.log.at(-1)?.seq ?? c.takeover.snapshot?.seq ?? 0;
     this.held.set(docId, {epoch: c.takeover.epoch, seq: last, gen: c.takeover.nextGen});
     return null;

@@ -149,6 +149,16 @@ export class Replica {
     return this.failure;
   }
 
+  /** Log bytes since the last snapshot (what a takeover would replay). */
+  get logBytesSinceSnapshot(): number {
+    return this.logBytes;
+  }
+
+  /** When the oldest change not in a snapshot was made (Date.now()), or 0. */
+  get unsnapshottedSince(): number {
+    return this.dirtySince;
+  }
+
   /** Has the document changed since its last snapshot? */
   get dirty(): boolean {
     return this.dirtySince > 0 || this.seq > this.durable;
