@@ -209,8 +209,15 @@ export class Engine {
     mkdirSync(join(opts.dataDir, 'docs'), {recursive: true});
     const store = opts.home ?? new SqliteHomeStore(join(opts.dataDir, 'home.sqlite3'));
     const engine = new Engine(opts.dataDir, store, await HomeService.create(store), opts);
-    // With a cluster, the local files are a cache: events of documents held elsewhere are theirs.
+    // With a cluster, the local files are a cache: events of documents held elsewhere are theirs;
+    // documents whose holder is gone are adopted instead (opened as webhook resumes are).
     if ((opts.resumeWebhooks ?? true) && !opts.cluster) engine.resumeWebhooksAtStart();
+    if ((opts.resumeWebhooks ?? true) && engine.cluster) {
+      engine.cluster.startAdoption((id) => {
+        engine.resumeQueue.add(id);
+        engine.pumpResume();
+      }, engine.cluster.leaseMs);
+    }
     return engine;
   }
 

@@ -103,9 +103,12 @@ test('a restore refuses a snapshot whose checksum does not match', async () => {
 });
 
 /** Two workers of one deployment in this process: one home store, one hub, private data dirs. */
-async function twoWorkers(fn: (w: {a: Engine; b: Engine; hub: MemoryPlacementHub; store: string}) => Promise<void>) {
+async function twoWorkers(
+  fn: (w: {a: Engine; b: Engine; hub: MemoryPlacementHub; store: string}) => Promise<void>,
+  leaseMs = 3000,
+) {
   const dir = tmp();
-  const hub = new MemoryPlacementHub(3000, 2);
+  const hub = new MemoryPlacementHub(leaseMs, 2);
   const home = new SqliteHomeStore(join(dir, 'home.sqlite3'));
   const objects = new DirObjectStore(join(dir, 'objects'));
   const cluster = (self: string) => ({placement: hub.worker(self), store: objects, snapshotDelayMs: 30});
@@ -210,5 +213,19 @@ test('a worker taking back its own document reuses its local file when it matche
     assert.not.equal(sha, '', 'file readable');
     assert.equal(await values(a, docId), ['x']);
   }));
+
+test("a dead worker's documents are adopted by another with no request (their webhooks resume)", () =>
+  twoWorkers(async ({a, b, hub}) => {
+    const sa = await a.forUser('ada@example.com', 'Ada');
+    const ws = await sa.personalWorkspace();
+    const docId = await sa.createDoc(ws.id, {name: 'orphan'});
+    await (await sa.doc(docId)).addRecords('Table1', [{A: 'kept'}]);
+    assert.is(hub.rows.get(docId)!.worker, 'http://a');
+    hub.kill('http://a');
+    for (let i = 0; i < 100 && hub.rows.get(docId)!.worker !== 'http://b'; i++) await sleep(20);
+    assert.is(hub.rows.get(docId)!.worker, 'http://b', 'adopted');
+    assert.is(b.openDocCount, 1, 'open at b, as a webhook resume opens it');
+    assert.equal(await values(b, docId), ['kept']);
+  }, 150));
 
 test.run();

@@ -412,6 +412,17 @@ export class PgPlacement implements Placement {
     this.lostFns.push(fn);
   }
 
+  async orphans(limit: number): Promise<string[]> {
+    const {rows} = await this.pool.query(
+      `SELECT doc_id FROM gristlite_placement p WHERE worker IS NOT NULL AND worker <> $1
+         AND (lease_until <= clock_timestamp()
+              OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p.session_pid AND a.backend_start = p.session_start))
+       ORDER BY lease_until LIMIT $2`,
+      [this.self, limit],
+    );
+    return rows.map((r) => r.doc_id);
+  }
+
   async liveHolder(docId: string): Promise<string | null> {
     const cached = this.holders.get(docId);
     if (cached && Date.now() - cached.at < this.leaseMs) return cached.worker === this.self ? null : cached.worker;

@@ -59,8 +59,10 @@ if (await pgAvailable('document placement')) {
     await admin.query('SELECT pg_terminate_backend($1)', [a.leasePid]);
     await admin.end();
     await sleep(100);
+    assert.equal(await b.orphans(10), ['d1'], 'an orphan, to adopt with no request');
     const c = await b.claim('d1');
     assert.ok('mine' in c && c.mine && c.takeover, 'taken at once, no lease to wait for');
+    assert.equal(await b.orphans(10), [], 'adopted');
     const tk = (c as {takeover: NonNullable<Extract<typeof c, {mine: true}>['takeover']>}).takeover;
     assert.is(tk.epoch, 2);
     assert.equal(tk.snapshot, {key: 'k2', sha256: 'y', size: 2, seq: 2});

@@ -43,6 +43,7 @@ export class Cluster {
   private readonly held = new Map<string, Held>();
   /** Documents this worker rebuilt from snapshot and log since it started (metrics). */
   takeovers = 0;
+  private adoptTimer: NodeJS.Timeout | null = null;
   /** One claim per document at a time in this worker (a second would take it over from the first). */
   private readonly claiming = new Map<string, Promise<string | null>>();
 
@@ -85,6 +86,30 @@ export class Cluster {
   /** Does `worker` still hold the document (live lease and session)? */
   holderAlive(docId: string, worker: string): Promise<boolean> {
     return this.placement.holderAlive(docId, worker);
+  }
+
+  /**
+   * Every `everyMs`, adopts up to 16 documents whose holder is gone (`adopt` claims and opens
+   * them), so that a crashed worker's documents deliver their webhook events and are warm again
+   * without waiting for a request. Workers race for each; the placement's row lock picks one.
+   */
+  startAdoption(adopt: (docId: string) => void, everyMs: number): void {
+    if (this.adoptTimer) return;
+    let running = false;
+    this.adoptTimer = setInterval(() => {
+      if (running) return;
+      running = true;
+      this.placement
+        .orphans(16)
+        .then((ids) => {
+          for (const id of ids) adopt(id);
+        })
+        .catch(() => {}) // PostgreSQL away: next time
+        .finally(() => {
+          running = false;
+        });
+    }, everyMs);
+    this.adoptTimer.unref();
   }
 
   /** Is the document held here with a lease still valid? */
@@ -191,6 +216,7 @@ export class Cluster {
 
   /** Closes the placement and the object store. */
   async close(): Promise<void> {
+    if (this.adoptTimer) clearInterval(this.adoptTimer);
     await this.placement.close();
     this.store.close?.();
   }

@@ -56,11 +56,25 @@ export class MemoryPlacement implements Placement {
   readonly secret = 'memory-placement-secret';
   private readonly mine = new Map<string, {epoch: number; until: number}>();
   private lost: ((docId: string | null) => void)[] = [];
+  private readonly renewer: NodeJS.Timeout;
 
   constructor(
     private readonly hub: MemoryPlacementHub,
     readonly self: string,
-  ) {}
+  ) {
+    // Renewals, as PgPlacement's: a live worker keeps its leases; a killed one stops renewing.
+    this.renewer = setInterval(
+      () => {
+        if (!hub.isAlive(self)) return;
+        for (const [docId, m] of this.mine) {
+          const r = this.row(docId);
+          if (r && r.worker === self && r.epoch === m.epoch && r.leaseUntil > Date.now()) this.hold(docId, r);
+        }
+      },
+      Math.max(10, hub.leaseMs / 3),
+    );
+    this.renewer.unref();
+  }
 
   private row(docId: string): PlacementRow | undefined {
     return this.hub.rows.get(docId);
@@ -164,6 +178,12 @@ export class MemoryPlacement implements Placement {
     return this.hub.leaseMs;
   }
 
+  async orphans(limit: number): Promise<string[]> {
+    const out: string[] = [];
+    for (const [id, r] of this.hub.rows) if (r.worker !== null && r.worker !== this.self && !this.live(r)) out.push(id);
+    return out.slice(0, limit);
+  }
+
   async liveHolder(docId: string): Promise<string | null> {
     const r = this.row(docId);
     return r && r.worker !== this.self && this.live(r) ? r.worker : null;
@@ -176,6 +196,7 @@ export class MemoryPlacement implements Placement {
 
   /** Stops reporting losses. */
   async close(): Promise<void> {
+    clearInterval(this.renewer);
     this.lost = [];
   }
 }

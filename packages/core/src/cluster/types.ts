@@ -88,6 +88,11 @@ export interface Placement {
    * takeover (routing's first step, before any access check).
    */
   liveHolder(docId: string): Promise<string | null>;
+  /**
+   * Documents whose holder is gone (crashed, stalled past its lease, cut off), oldest first, at
+   * most `limit`: a worker adopts them with no request waiting (their webhook events, above all).
+   */
+  orphans(limit: number): Promise<string[]>;
   /** Does `worker` still hold the document with a live lease (routing's watch while forwarding)? */
   holderAlive(docId: string, worker: string): Promise<boolean>;
   /** The lease time (ms). */
