@@ -1,6 +1,7 @@
 import type {Engine, OrgContext, Principal} from '@gristlite/core';
 import type {ParsedForm} from './multipart.js';
 import type {Metrics} from './ops.js';
+import type {Vouched} from './forward.js';
 
 /** Request body as an adapter hands it over: bytes already read, or a stream to read on demand. */
 export type RequestBody = Uint8Array | AsyncIterable<Uint8Array> | null | undefined;
@@ -21,8 +22,7 @@ export interface HttpResponse {
   body: string | Uint8Array | AsyncIterable<Uint8Array> | null;
 }
 
-/** Everything a route handler gets. */ import type {Vouched} from './forward.js';
-
+/** Everything a route handler gets. */
 export interface RequestContext {
   engine: Engine;
   principal: Principal;
