@@ -196,7 +196,7 @@ export class Engine {
     this.cluster = opts.cluster
       ? new Cluster(opts.cluster, {
           docPath: (id) => this.docPath(id),
-          drop: (id) => this.dropDoc(id),
+          drop: (id, discard) => this.dropDoc(id, discard),
           onError: (e, what) => this.reportError(e, what),
         })
       : null;
@@ -532,12 +532,21 @@ export class Engine {
     void done.then(() => this.closing.get(docId) === done && this.closing.delete(docId));
   }
 
-  /** The local copy is outdated or no longer ours (taken over elsewhere): closed, never released. */
-  private async dropDoc(docId: string): Promise<void> {
+  /**
+   * The local copy is outdated or no longer ours (taken over elsewhere): closed, never released;
+   * with `discard`, its file goes too once closed (kept while a request still uses it).
+   */
+  private async dropDoc(docId: string, discard: boolean): Promise<void> {
     const entry = this.openDocs.get(docId);
-    if (!entry) return;
-    entry.doc.replica?.fail(new Error('the document moved to another worker'));
-    if (entry.holds === 0) await this.closeDoc(docId);
+    if (entry) {
+      entry.doc.replica?.fail(new Error('the document moved to another worker'));
+      if (entry.holds > 0) return;
+      await this.closeDoc(docId);
+    }
+    if (discard && !this.openDocs.has(docId) && !this.cluster?.usesFile(docId)) {
+      const path = this.docPath(docId);
+      for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, {force: true});
+    }
   }
 
   private async removeOpenDoc(docId: string): Promise<void> {

@@ -51,8 +51,11 @@ export class Cluster {
     private readonly opts: ClusterOptions,
     private readonly hooks: {
       docPath(docId: string): string;
-      /** Closes the local copy at once (it is outdated or no longer ours). */
-      drop(docId: string): void | Promise<void>;
+      /**
+       * Closes the local copy at once (it is outdated or no longer ours); `discard` also deletes
+       * the file (the document lives on another worker now: no reason to keep a stale copy).
+       */
+      drop(docId: string, discard: boolean): void | Promise<void>;
       onError(err: unknown, what: string): void;
     },
   ) {
@@ -63,7 +66,7 @@ export class Cluster {
       const ids = docId === null ? [...this.held.keys()] : [docId];
       for (const id of ids) {
         this.held.delete(id);
-        void Promise.resolve(this.hooks.drop(id)).catch((e) => this.hooks.onError(e, `dropping ${id}`));
+        void Promise.resolve(this.hooks.drop(id, true)).catch((e) => this.hooks.onError(e, `dropping ${id}`));
       }
     });
   }
@@ -112,6 +115,11 @@ export class Cluster {
     this.adoptTimer.unref();
   }
 
+  /** Is the document held here, or being claimed (its file in use or being restored)? */
+  usesFile(docId: string): boolean {
+    return this.held.has(docId) || this.claiming.has(docId);
+  }
+
   /** Is the document held here with a lease still valid? */
   holds(docId: string): boolean {
     const h = this.held.get(docId);
@@ -139,12 +147,12 @@ export class Cluster {
     if (!c.mine) {
       if (known) {
         this.held.delete(docId);
-        await this.hooks.drop(docId);
+        await this.hooks.drop(docId, true);
       }
       return c.holder;
     }
     if (!c.takeover) return null; // renewed: the open copy is current
-    if (isOpen) await this.hooks.drop(docId); // ours again under a new epoch: rebuild from the record
+    if (isOpen) await this.hooks.drop(docId, false); // ours again under a new epoch: rebuild from the record
     const path = this.hooks.docPath(docId);
     await restoreDoc(path, c.takeover, this.store);
     this.takeovers++;
