@@ -141,7 +141,8 @@ export function serverSettings(env: Env, args: {data?: string; port?: string; ho
 /**
  * A worker of a several-machine deployment, from the settings: GRISTLITE_DOC_STORE (s3://...),
  * GRISTLITE_S3_ENDPOINT and AWS_*, GRISTLITE_WORKER_URL (default: the address it listens on),
- * GRISTLITE_LEASE_MSEC (default 10000), GRISTLITE_SNAPSHOT_MSEC (default 5000).
+ * GRISTLITE_LEASE_MSEC (default 10000), GRISTLITE_SNAPSHOT_MSEC (default 5000), GRISTLITE_SNAPSHOT_KEEP
+ * (default 5), GRISTLITE_LOG_MAX_MB (default 256).
  */
 export async function clusterFromEnv(
   env: Env,
@@ -170,7 +171,13 @@ export async function clusterFromEnv(
     keepSnapshots: num('GRISTLITE_SNAPSHOT_KEEP', 5, 1),
     onError: (err, what) => logger.warn({err}, what),
   });
-  return {placement, store, prefix, snapshotDelayMs: num('GRISTLITE_SNAPSHOT_MSEC', 5000, 0)};
+  return {
+    placement,
+    store,
+    prefix,
+    snapshotDelayMs: num('GRISTLITE_SNAPSHOT_MSEC', 5000, 0),
+    maxLogBytes: num('GRISTLITE_LOG_MAX_MB', 256, 1) * 1024 * 1024,
+  };
 }
 
 /** Starts the API over node:http; used by `serve` and by the end-to-end tests. */

@@ -139,6 +139,7 @@ export class SessionDoc {
       }
       const open = engine.openDoc(doc.id);
       engine.checkAccessRules(open, role ?? '');
+      if (need !== 'viewers') open.replica?.checkWritable();
       return fn(open.grist, role === 'owners' ? 'owners' : 'editors');
     });
   }

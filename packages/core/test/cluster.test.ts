@@ -228,4 +228,55 @@ test("a dead worker's documents are adopted by another with no request (their we
     assert.equal(await values(b, docId), ['kept']);
   }, 150));
 
+test('while snapshots fail, writes stop at the log cap with a 503 and reads go on', async () => {
+  const dir = tmp();
+  const hub = new MemoryPlacementHub(3000, 2);
+  const objects = new DirObjectStore(join(dir, 'objects'));
+  let storeUp = true;
+  const flaky = Object.assign(Object.create(objects), {
+    putFile: (key: string, path: string) =>
+      storeUp ? objects.putFile(key, path) : Promise.reject(new Error('object store unreachable')),
+  });
+  const errors: string[] = [];
+  const engine = await Engine.open({
+    dataDir: join(dir, 'a'),
+    cluster: {placement: hub.worker('http://a'), store: flaky, snapshotDelayMs: 20, maxLogBytes: 40_000},
+    onError: (e) => errors.push((e as Error).message),
+  });
+  try {
+    const s = await engine.forUser('ada@example.com', 'Ada');
+    const docId = await s.createDoc((await s.personalWorkspace()).id, {name: 'capped'});
+    const doc = await s.doc(docId);
+    storeUp = false;
+    const refusals: {status?: number; message: string}[] = [];
+    for (let i = 0; i < 50 && !refusals.length; i++) {
+      await doc.addRecords('Table1', [{A: `r${i}-${'z'.repeat(2000)}`}]).catch((e) => refusals.push(e));
+    }
+    assert.is(refusals.length, 1, 'writes stopped');
+    assert.is(refusals[0].status, 503);
+    assert.match(refusals[0].message, /wait for a snapshot/);
+    for (let i = 0; i < 50 && !errors.length; i++) await sleep(20);
+    assert.ok(
+      errors.some((m) => /object store unreachable/.test(m)),
+      'the failing snapshots were reported',
+    );
+    const before = (await doc.fetchRecords('Table1')).length;
+    assert.ok(before > 0, 'reads go on');
+    storeUp = true;
+    let ok = false;
+    for (let i = 0; i < 100 && !ok; i++) {
+      await sleep(30);
+      ok = await doc.addRecords('Table1', [{A: 'again'}]).then(
+        () => true,
+        () => false,
+      );
+    }
+    assert.ok(ok, 'writes resume once a snapshot succeeds');
+    assert.is(hub.rows.get(docId)!.log.length <= 1, true);
+  } finally {
+    await engine.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+});
+
 test.run();

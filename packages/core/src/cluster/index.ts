@@ -171,6 +171,7 @@ export class Cluster {
       prefix: this.prefix,
       snapshotDelayMs: this.opts.snapshotDelayMs ?? 5000,
       snapshotLogBytes: this.opts.snapshotLogBytes ?? 16 * 1024 * 1024,
+      maxLogBytes: this.opts.maxLogBytes ?? 256 * 1024 * 1024,
       onError: this.hooks.onError,
     });
   }

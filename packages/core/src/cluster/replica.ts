@@ -104,6 +104,7 @@ export interface ReplicaOptions {
   prefix: string;
   snapshotDelayMs: number;
   snapshotLogBytes: number;
+  maxLogBytes: number;
   /** Background failures (snapshots, pruning). */
   onError(err: unknown, what: string): void;
 }
@@ -157,6 +158,18 @@ export class Replica {
   /** When the oldest change not in a snapshot was made (Date.now()), or 0. */
   get unsnapshottedSince(): number {
     return this.dirtySince;
+  }
+
+  /**
+   * Throws 503 when the log since the last snapshot reached its cap (snapshots failing): call
+   * before a write. Tries a snapshot meanwhile.
+   */
+  checkWritable(): void {
+    if (this.logBytes < this.opts.maxLogBytes) return;
+    this.scheduleSnapshot();
+    throw new ServiceUnavailable(
+      `Document storage unavailable - try again later (${Math.round(this.logBytes / 2 ** 20)} MB of changes wait for a snapshot)`,
+    );
   }
 
   /** Has the document changed since its last snapshot? */

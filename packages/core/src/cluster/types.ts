@@ -120,4 +120,10 @@ export interface ClusterOptions {
   snapshotDelayMs?: number;
   /** ... or at once when the log since the last snapshot is this large (default 16 MB). */
   snapshotLogBytes?: number;
+  /**
+   * Writes to a document answer 503 while its log since the last snapshot is this large (default
+   * 256 MB): snapshots are failing (object store away), and the log in PostgreSQL must not grow
+   * without bound. Reads go on.
+   */
+  maxLogBytes?: number;
 }

@@ -36,6 +36,7 @@ export async function openDocFor(ctx: RequestContext, need: Need): Promise<DocFo
   if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
   const doc = ctx.engine.openDoc(meta.id);
   ctx.engine.checkAccessRules(doc, role);
+  if (need !== 'viewers' && ctx.method !== 'GET' && ctx.method !== 'HEAD') doc.replica?.checkWritable();
   if (doc.replica && ctx.engine.cluster) {
     // Which worker answered, under which epoch: what a client (or the fault tests) can check.
     ctx.responseHeaders['X-Gristlite-Worker'] = ctx.engine.cluster.placement.self;
