@@ -279,4 +279,24 @@ test('while snapshots fail, writes stop at the log cap with a 503 and reads go o
   }
 });
 
+test('an upload a crash left unrecorded is found through its intent and deleted; recorded ones are kept', () =>
+  twoWorkers(async ({a, hub, store}) => {
+    const sa = await a.forUser('ada@example.com', 'Ada');
+    const docId = await sa.createDoc((await sa.personalWorkspace()).id, {name: 'sweep'});
+    assert.is(hub.uploads.size, 0, 'the first snapshot was recorded, its intent forgotten');
+    // As if a worker died between upload and record:
+    const key = `docs/${docId}/00000009-000000000009-deadbeef.grist`;
+    await hub.worker('http://c').intendUpload(docId, key);
+    await a.cluster!.store.putFile(key, a.docPath(docId));
+    assert.is(await a.cluster!.sweepUploads(), 0, 'a recent intent is left alone (its upload may be running)');
+    assert.is(await a.cluster!.sweepUploads(0), 1);
+    assert.equal(
+      readdirSync(join(store, 'docs', docId)).filter((n) => n.includes('deadbeef')),
+      [],
+      'the orphan is gone',
+    );
+    assert.is(readdirSync(join(store, 'docs', docId)).length, 1, 'the recorded snapshot stays');
+    assert.is(hub.uploads.size, 0);
+  }));
+
 test.run();

@@ -135,4 +135,17 @@ export const MIGRATIONS: Migration[] = [
     );
     `,
   },
+  {
+    // Snapshot uploads announced before they start, so that one a crash leaves unrecorded is found
+    // and deleted (the object store is never listed).
+    name: 'snapshot upload intents',
+    sql: `
+    CREATE TABLE gristlite_uploads (
+      key text PRIMARY KEY,
+      doc_id text COLLATE "C" NOT NULL,
+      started_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    );
+    CREATE INDEX gristlite_uploads_started ON gristlite_uploads(started_at);
+    `,
+  },
 ];

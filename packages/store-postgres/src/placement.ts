@@ -355,6 +355,7 @@ export class PgPlacement implements Placement {
         [docId, snap.key, snap.seq, snap.sha256, snap.size, epoch],
       );
       await c.query(`DELETE FROM gristlite_doc_log WHERE doc_id = $1 AND seq <= $2`, [docId, snap.seq]);
+      await c.query(`DELETE FROM gristlite_uploads WHERE key = $1`, [snap.key]);
       const pruned = await c.query<{key: string}>(
         `DELETE FROM gristlite_snapshots WHERE doc_id = $1 AND key NOT IN (
            SELECT key FROM gristlite_snapshots WHERE doc_id = $1 ORDER BY seq DESC, created_at DESC LIMIT $2)
@@ -369,6 +370,26 @@ export class PgPlacement implements Placement {
     } finally {
       c.release();
     }
+  }
+
+  async intendUpload(docId: string, key: string): Promise<void> {
+    await this.pool.query(`INSERT INTO gristlite_uploads (key, doc_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+      key,
+      docId,
+    ]);
+  }
+
+  async staleUploads(olderThanMs: number, limit: number): Promise<string[]> {
+    const {rows} = await this.pool.query<{key: string}>(
+      `SELECT key FROM gristlite_uploads WHERE started_at < clock_timestamp() - $1 * interval '1 millisecond'
+       ORDER BY started_at LIMIT $2`,
+      [olderThanMs, limit],
+    );
+    return rows.map((r) => r.key);
+  }
+
+  async forgetUploads(keys: string[]): Promise<void> {
+    if (keys.length) await this.pool.query(`DELETE FROM gristlite_uploads WHERE key = ANY($1::text[])`, [keys]);
   }
 
   async release(docId: string, epoch: number): Promise<void> {
@@ -392,6 +413,7 @@ export class PgPlacement implements Placement {
       ]);
       await c.query(`DELETE FROM gristlite_doc_log WHERE doc_id = $1`, [docId]);
       await c.query(`DELETE FROM gristlite_placement WHERE doc_id = $1`, [docId]);
+      await c.query(`DELETE FROM gristlite_uploads WHERE doc_id = $1`, [docId]);
       await c.query(`SELECT pg_notify($1, $2)`, [CHANNEL, `${docId} 0`]);
       await c.query('COMMIT');
       return keys.rows.map((r) => r.key);

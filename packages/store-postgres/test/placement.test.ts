@@ -159,7 +159,15 @@ if (await pgAvailable('document placement')) {
     } catch (e) {
       assert.instance(e, Fenced);
     }
-    assert.equal((await a.remove('d1')).sort(), ['k2', 'k3']);
+    // Upload intents: recording forgets one; an unrecorded one is listed once stale.
+    await a.intendUpload('d1', 'k4');
+    await a.intendUpload('d1', 'orphan');
+    await a.recordSnapshot('d1', 1, {key: 'k4', sha256: 'd', size: 1, seq: 4});
+    assert.equal(await a.staleUploads(60_000, 10), [], 'nothing stale yet');
+    assert.equal(await a.staleUploads(0, 10), ['orphan']);
+    await a.forgetUploads(['orphan']);
+    assert.equal(await a.staleUploads(0, 10), []);
+    assert.equal((await a.remove('d1')).sort(), ['k3', 'k4']);
     assert.equal(await a.claim('d1'), {missing: true});
   });
 

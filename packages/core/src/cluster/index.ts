@@ -107,12 +107,26 @@ export class Cluster {
         .then((ids) => {
           for (const id of ids) adopt(id);
         })
+        .then(() => this.sweepUploads())
         .catch(() => {}) // PostgreSQL away: next time
         .finally(() => {
           running = false;
         });
     }, everyMs);
     this.adoptTimer.unref();
+  }
+
+  /**
+   * Deletes snapshot objects whose upload was announced an hour ago or more and never recorded
+   * (their worker crashed or lost the document between upload and record). An hour leaves any
+   * upload still running alone.
+   */
+  async sweepUploads(olderThanMs = 60 * 60_000): Promise<number> {
+    const keys = await this.placement.staleUploads(olderThanMs, 100);
+    if (!keys.length) return 0;
+    await this.store.delete(keys);
+    await this.placement.forgetUploads(keys);
+    return keys.length;
   }
 
   /** Is the document held here, or being claimed (its file in use or being restored)? */
@@ -207,6 +221,7 @@ export class Cluster {
     const epoch = await this.placement.create(docId);
     const key = snapshotKey(this.prefix, docId, epoch, 0);
     const sha256 = await fileSha256(path);
+    await this.placement.intendUpload(docId, key);
     await this.store.putFile(key, path);
     await this.placement.recordSnapshot(docId, epoch, {key, sha256, size: statSync(path).size, seq: 0});
     this.held.set(docId, {epoch, seq: 0, gen: 0});

@@ -20,6 +20,8 @@ export interface PlacementRow {
 /** The shared state of an in-process deployment; `worker(url)` gives each engine its Placement. */
 export class MemoryPlacementHub {
   readonly rows = new Map<string, PlacementRow>();
+  /** Snapshot upload intents: key -> when announced. */
+  readonly uploads = new Map<string, number>();
   private readonly dead = new Set<string>();
   private readonly workers = new Map<string, MemoryPlacement>();
 
@@ -138,10 +140,27 @@ export class MemoryPlacement implements Placement {
 
   async recordSnapshot(docId: string, epoch: number, snap: SnapshotRef): Promise<string[]> {
     const r = this.check(docId, epoch);
+    this.hub.uploads.delete(snap.key);
     r.snapshot = snap;
     r.log = r.log.filter((e) => e.seq > snap.seq);
     r.history.push(snap);
     return r.history.splice(0, Math.max(0, r.history.length - this.hub.keepSnapshots)).map((s) => s.key);
+  }
+
+  async intendUpload(_docId: string, key: string): Promise<void> {
+    this.hub.uploads.set(key, Date.now());
+  }
+
+  async staleUploads(olderThanMs: number, limit: number): Promise<string[]> {
+    const before = Date.now() - olderThanMs;
+    return [...this.hub.uploads]
+      .filter(([, at]) => at <= before)
+      .map(([key]) => key)
+      .slice(0, limit);
+  }
+
+  async forgetUploads(keys: string[]): Promise<void> {
+    for (const k of keys) this.hub.uploads.delete(k);
   }
 
   async release(docId: string, epoch: number): Promise<void> {

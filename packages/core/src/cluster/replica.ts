@@ -326,9 +326,14 @@ export class Replica {
         size: statSync(copy).size,
         seq,
       };
+      await this.opts.placement.intendUpload(this.docId, ref.key);
       await this.opts.store.putFile(ref.key, copy);
       const prune = await this.opts.placement.recordSnapshot(this.docId, this.epoch, ref).catch(async (e) => {
-        await this.opts.store.delete([ref.key]).catch(() => {}); // never recorded: nobody will read it
+        // Never recorded: nobody will read it (if this fails too, the upload sweep deletes it).
+        await this.opts.store
+          .delete([ref.key])
+          .then(() => this.opts.placement.forgetUploads([ref.key]))
+          .catch(() => {});
         throw e;
       });
       this.setDurable(seq);

@@ -75,6 +75,14 @@ export interface Placement {
    * snapshots beyond the kept history, for the caller to delete.
    */
   recordSnapshot(docId: string, epoch: number, snap: SnapshotRef): Promise<string[]>;
+  /** Announces a snapshot upload before it starts (recordSnapshot forgets the intent). */
+  intendUpload(docId: string, key: string): Promise<void>;
+  /**
+   * Upload intents older than `olderThanMs` (their worker crashed or gave up between upload and
+   * record), at most `limit`; `forgetUploads` drops them once their objects are deleted.
+   */
+  staleUploads(olderThanMs: number, limit: number): Promise<string[]>;
+  forgetUploads(keys: string[]): Promise<void>;
   /** Gives a document up (when closing it); a no-op unless held under `epoch`. */
   release(docId: string, epoch: number): Promise<void>;
   /** Forgets a deleted document; returns its snapshot keys to delete. */
