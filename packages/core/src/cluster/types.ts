@@ -79,9 +79,10 @@ export interface Placement {
   intendUpload(docId: string, key: string): Promise<void>;
   /**
    * Upload intents older than `olderThanMs` (their worker crashed or gave up between upload and
-   * record), at most `limit`; `forgetUploads` drops them once their objects are deleted.
+   * record), at most `limit`.
    */
   staleUploads(olderThanMs: number, limit: number): Promise<string[]>;
+  /** Drops upload intents (their objects are deleted, or were recorded). */
   forgetUploads(keys: string[]): Promise<void>;
   /** Gives a document up (when closing it); a no-op unless held under `epoch`. */
   release(docId: string, epoch: number): Promise<void>;
