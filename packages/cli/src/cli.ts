@@ -142,7 +142,7 @@ export function serverSettings(env: Env, args: {data?: string; port?: string; ho
  * A worker of a several-machine deployment, from the settings: GRISTLITE_DOC_STORE (s3://...),
  * GRISTLITE_S3_ENDPOINT and AWS_*, GRISTLITE_WORKER_URL (default: the address it listens on),
  * GRISTLITE_LEASE_MSEC (default 10000), GRISTLITE_SNAPSHOT_MSEC (default 5000), GRISTLITE_SNAPSHOT_KEEP
- * (default 5), GRISTLITE_LOG_MAX_MB (default 256).
+ * (default 5), GRISTLITE_LOG_MAX_MB (default 256), GRISTLITE_LOCAL_COPIES (default 200).
  */
 export async function clusterFromEnv(
   env: Env,
@@ -177,6 +177,7 @@ export async function clusterFromEnv(
     prefix,
     snapshotDelayMs: num('GRISTLITE_SNAPSHOT_MSEC', 5000, 0),
     maxLogBytes: num('GRISTLITE_LOG_MAX_MB', 256, 1) * 1024 * 1024,
+    keepLocalCopies: num('GRISTLITE_LOCAL_COPIES', 200, 0),
   };
 }
 

@@ -3,7 +3,7 @@
  * that the http layer (or an embedding app) calls. No HTTP and no process globals here.
  */
 import {AsyncLocalStorage} from 'node:async_hooks';
-import {closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync} from 'node:fs';
+import {closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, statSync} from 'node:fs';
 import {join} from 'node:path';
 import Database from 'better-sqlite3';
 import {createDocFile} from './doc/index.js';
@@ -198,6 +198,13 @@ export class Engine {
           docPath: (id) => this.docPath(id),
           drop: (id, discard) => this.dropDoc(id, discard),
           onError: (e, what) => this.reportError(e, what),
+          localDocs: () => {
+            const dir = join(dataDir, 'docs');
+            const ids = readdirSync(dir)
+              .filter((n) => /^[A-Za-z0-9_-]+\.grist$/.test(n))
+              .map((n) => ({id: n.slice(0, -'.grist'.length), at: statSync(join(dir, n)).mtimeMs}));
+            return ids.sort((x, y) => x.at - y.at).map((x) => x.id);
+          },
         })
       : null;
     this.sweeper = setInterval(() => this.sweep(), Math.min(30_000, Math.max(20, this.docIdleMs / 2)));

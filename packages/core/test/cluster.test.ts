@@ -3,7 +3,7 @@
 // Here with the in-process placement and a directory as object store (the PostgreSQL and S3 ones
 // run the same model in packages/store-postgres and packages/cli's end-to-end tests).
 import Database from 'better-sqlite3';
-import {copyFileSync, mkdtempSync, readdirSync, rmSync} from 'node:fs';
+import {copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
@@ -222,7 +222,8 @@ test("a dead worker's documents are adopted by another with no request (their we
     await (await sa.doc(docId)).addRecords('Table1', [{A: 'kept'}]);
     assert.is(hub.rows.get(docId)!.worker, 'http://a');
     hub.kill('http://a');
-    for (let i = 0; i < 100 && hub.rows.get(docId)!.worker !== 'http://b'; i++) await sleep(20);
+    for (let i = 0; i < 100 && (hub.rows.get(docId)!.worker !== 'http://b' || b.openDocCount === 0); i++)
+      await sleep(20);
     assert.is(hub.rows.get(docId)!.worker, 'http://b', 'adopted');
     assert.is(b.openDocCount, 1, 'open at b, as a webhook resume opens it');
     assert.equal(await values(b, docId), ['kept']);
@@ -298,5 +299,41 @@ test('an upload a crash left unrecorded is found through its intent and deleted;
     assert.is(readdirSync(join(store, 'docs', docId)).length, 1, 'the recorded snapshot stays');
     assert.is(hub.uploads.size, 0);
   }));
+
+test('local copies of released documents are a bounded cache: the least recently released go first', async () => {
+  const dir = tmp();
+  const hub = new MemoryPlacementHub(3000, 2);
+  const engine = await Engine.open({
+    dataDir: join(dir, 'a'),
+    docIdleMs: 40,
+    cluster: {
+      placement: hub.worker('http://a'),
+      store: new DirObjectStore(join(dir, 'objects')),
+      snapshotDelayMs: 10,
+      keepLocalCopies: 1,
+    },
+  });
+  try {
+    const s = await engine.forUser('ada@example.com', 'Ada');
+    const ws = await s.personalWorkspace();
+    const ids: string[] = [];
+    for (const name of ['first', 'second']) {
+      const id = await s.createDoc(ws.id, {name});
+      await (await s.doc(id)).addRecords('Table1', [{A: name}]);
+      ids.push(id);
+      // Released once idle (after a snapshot), which makes it a kept local copy.
+      for (let i = 0; i < 100 && hub.rows.get(id)!.worker !== null; i++) await sleep(20);
+      assert.is(hub.rows.get(id)!.worker, null, `${name} released`);
+    }
+    assert.not.ok(existsSync(engine.docPath(ids[0])), 'the older copy is gone (cap 1)');
+    assert.ok(existsSync(engine.docPath(ids[1])), 'the newer copy stays');
+    // Both still serve: one from its kept copy, the other downloaded again.
+    assert.equal(await values(engine, ids[0]), ['first']);
+    assert.equal(await values(engine, ids[1]), ['second']);
+  } finally {
+    await engine.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+});
 
 test.run();

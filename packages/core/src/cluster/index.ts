@@ -46,6 +46,8 @@ export class Cluster {
   private adoptTimer: NodeJS.Timeout | null = null;
   /** One claim per document at a time in this worker (a second would take it over from the first). */
   private readonly claiming = new Map<string, Promise<string | null>>();
+  /** Local files of documents not held here, least recently released first (a bounded cache). */
+  private readonly copies = new Set<string>();
 
   constructor(
     private readonly opts: ClusterOptions,
@@ -57,11 +59,14 @@ export class Cluster {
        */
       drop(docId: string, discard: boolean): void | Promise<void>;
       onError(err: unknown, what: string): void;
+      /** Documents with a local file at start (from an earlier run), oldest first. */
+      localDocs(): string[];
     },
   ) {
     this.placement = opts.placement;
     this.store = opts.store;
     this.prefix = opts.prefix ?? '';
+    for (const id of hooks.localDocs()) this.keepCopy(id);
     this.placement.onLost((docId) => {
       const ids = docId === null ? [...this.held.keys()] : [docId];
       for (const id of ids) {
@@ -165,11 +170,13 @@ export class Cluster {
       }
       return c.holder;
     }
+    this.copies.delete(docId); // held here again: its file is in use
     if (!c.takeover) return null; // renewed: the open copy is current
     if (isOpen) await this.hooks.drop(docId, false); // ours again under a new epoch: rebuild from the record
     const path = this.hooks.docPath(docId);
     await restoreDoc(path, c.takeover, this.store);
     this.takeovers++;
+    this.copies.delete(docId);
     const last = c.takeover.log.at(-1)?.seq ?? c.takeover.snapshot?.seq ?? 0;
     this.held.set(docId, {epoch: c.takeover.epoch, seq: last, gen: c.takeover.nextGen});
     return null;
@@ -190,11 +197,26 @@ export class Cluster {
     });
   }
 
+  /** Keeps a released document's local file, deleting the least recently released past the cap. */
+  private keepCopy(docId: string): void {
+    this.copies.delete(docId);
+    this.copies.add(docId);
+    const cap = this.opts.keepLocalCopies ?? 200;
+    for (const old of this.copies) {
+      if (this.copies.size <= cap) break;
+      this.copies.delete(old);
+      if (this.usesFile(old)) continue;
+      const path = this.hooks.docPath(old);
+      for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, {force: true});
+    }
+  }
+
   /** A replica closed cleanly: remember where its log ended, and give the document up. */
   async closed(docId: string, replica: Replica, clean: boolean): Promise<void> {
     const h = this.held.get(docId);
     if (!h || h.epoch !== replica.epoch) return;
     this.held.delete(docId);
+    this.keepCopy(docId);
     // Not clean: left to expire (or to be taken back under a new epoch by this worker's next claim).
     if (clean) await this.placement.release(docId, replica.epoch);
   }
@@ -230,6 +252,7 @@ export class Cluster {
   /** Forgets a deleted document: its placement, log and snapshots. */
   async removed(docId: string): Promise<void> {
     this.held.delete(docId);
+    this.copies.delete(docId);
     await this.placement.remove(docId);
     // Everything under the document's folder: recorded snapshots and any upload a crash or a
     // lost race left unrecorded.

@@ -135,4 +135,9 @@ export interface ClusterOptions {
    * without bound. Reads go on.
    */
   maxLogBytes?: number;
+  /**
+   * Local copies of documents released here (idle) kept for a cheap return (a matching checksum
+   * saves the download), at most this many (default 200); the least recently released go.
+   */
+  keepLocalCopies?: number;
 }
