@@ -10,6 +10,7 @@ import {
   backupSqliteFile,
   checkDomain,
   importUpload,
+  intFromEnv,
   isValidEmail,
   type ClusterOptions,
   type DocLeases,
@@ -150,14 +151,7 @@ export async function clusterFromEnv(
   listenUrl: string,
   logger: Logger,
 ): Promise<ClusterOptions> {
-  const num = (name: string, dflt: number, min: number) => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return dflt;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min)
-      throw new BadRequest(`${name} must be an integer of at least ${min}, got ${raw}`);
-    return n;
-  };
+  const num = (name: string, dflt: number, min: number) => intFromEnv(env, name, dflt, min);
   const self = env.GRISTLITE_WORKER_URL || listenUrl;
   if (!/^https?:\/\/[^/]+\/?$/.test(self))
     throw new BadRequest(`GRISTLITE_WORKER_URL must be http(s)://host:port, got ${JSON.stringify(self)}`);

@@ -3,11 +3,13 @@
  * that the http layer (or an embedding app) calls. No HTTP and no process globals here.
  */
 import {AsyncLocalStorage} from 'node:async_hooks';
-import {closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, statSync} from 'node:fs';
+import {closeSync, mkdirSync, openSync, readdirSync, statSync} from 'node:fs';
 import {join} from 'node:path';
 import Database from 'better-sqlite3';
 import {createDocFile} from './doc/index.js';
 import {GristDoc} from './doc/gristdoc.js';
+import {removeSqliteFiles} from './doc/files.js';
+import {intFromEnv} from './settings.js';
 import {
   ApiError,
   BadRequest,
@@ -101,16 +103,6 @@ function openDocFile<T>(path: string, open: () => T): T {
     }
     throw e;
   }
-}
-
-/** A positive integer setting from the environment, or the default. */
-function intFromEnv(env: Record<string, string | undefined>, name: string, dflt: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min)
-    throw new Error(`${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`);
-  return n;
 }
 
 /** An open document and who is using it. */
@@ -550,10 +542,7 @@ export class Engine {
       if (entry.holds > 0) return;
       await this.closeDoc(docId);
     }
-    if (discard && !this.openDocs.has(docId) && !this.cluster?.usesFile(docId)) {
-      const path = this.docPath(docId);
-      for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, {force: true});
-    }
+    if (discard && !this.openDocs.has(docId) && !this.cluster?.usesFile(docId)) removeSqliteFiles(this.docPath(docId));
   }
 
   private async removeOpenDoc(docId: string): Promise<void> {
@@ -736,9 +725,7 @@ export class Engine {
   async removeDocFiles(docIds: string[]): Promise<void> {
     for (const id of docIds) {
       for (const close of this.closers) await close(id);
-      const path = this.docPath(id);
-      for (const suffix of ['', '-wal', '-shm', '-journal'])
-        if (existsSync(path + suffix)) rmSync(path + suffix, {force: true});
+      removeSqliteFiles(this.docPath(id));
       await this.cluster?.removed(id);
     }
   }

@@ -1,4 +1,5 @@
 export * from './errors.js';
+export {intFromEnv, intSetting} from './settings.js';
 export * from './ids.js';
 export * from './access/index.js';
 export * from './home/types.js';

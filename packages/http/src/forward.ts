@@ -178,7 +178,11 @@ export async function forward(
     // A small answer (most are) is read here: one write to the client instead of a stream pipe.
     const length = Number(res.headers['content-length']);
     if (Number.isFinite(length) && length <= SMALL_ANSWER) {
-      return {status: res.statusCode, headers: out, body: new Uint8Array(await res.body.arrayBuffer())};
+      // The holder may die mid-answer: that is the deployment's state, a 503, never a 500.
+      const body = await res.body.arrayBuffer().catch((e: Error) => {
+        throw new ApiError(503, `Document in flux - try again later (${e.message})`);
+      });
+      return {status: res.statusCode, headers: out, body: new Uint8Array(body)};
     }
     return {status: res.statusCode, headers: out, body: res.body};
   } finally {

@@ -367,14 +367,22 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       const run = () =>
         engine.inScope(() => withDocSlot(match.route.path, match.params.docId, () => match.route.handler(ctx)));
       try {
-        try {
-          result = await run();
-        } catch (e) {
-          const to = e instanceof ForwardTo ? e : e instanceof HeldElsewhere ? new ForwardTo(e.holder) : null;
-          if (!to) throw e;
+        // A document held by another worker or process: forwarded. When the holder is not there at
+        // all (crashed), nothing reached it, so this worker may take the document over and serve
+        // the request itself: a second attempt, the last.
+        for (let attempt = 0; ; attempt++) {
+          let to: ForwardTo;
+          try {
+            result = await run();
+            break;
+          } catch (e) {
+            if (e instanceof HeldElsewhere) to = new ForwardTo(e.holder);
+            else if (e instanceof ForwardTo) to = e;
+            else throw e;
+          }
           if (!upload) {
-            // Buffered: a retry here, after a failed forward, needs it again. A body that is not
-            // JSON is the holder's to refuse; one too large is refused here (it was not all read).
+            // Buffered, for that second attempt. A body that is not JSON is the holder's to refuse;
+            // one too large is refused here (it was not all read).
             await ctx.json().catch((je) => {
               if (!bodyBytes) throw je;
             });
@@ -382,16 +390,10 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
           try {
             return await forwardTo(to, req, bodyBytes, ctx);
           } catch (fe) {
-            // The holder is not there at all (crashed): nothing reached it, so this worker may try
-            // to take the document over and serve the request itself, once.
-            if (!(fe instanceof NotDelivered) || !engine.cluster || (upload && !bodyBytes)) throw fe;
-            if (match.params.docId) engine.cluster.placement.forgetHolder(to.doc?.id ?? match.params.docId);
-            result = await run();
+            if (attempt > 0 || !(fe instanceof NotDelivered) || !engine.cluster || (upload && !bodyBytes)) throw fe;
+            engine.cluster.placement.forgetHolder(to.doc?.id ?? match.params.docId);
           }
         }
-      } catch (e) {
-        if (e instanceof ForwardTo) return await forwardTo(e, req, bodyBytes, ctx);
-        throw e;
       } finally {
         // The upload's files go, whatever the outcome, before the answer leaves.
         if (formPromise) await (formPromise as Promise<ParsedForm>).catch(() => undefined);

@@ -15,7 +15,7 @@
 import {randomBytes} from 'node:crypto';
 import pg from 'pg';
 import {Fenced, type Claim, type LogEntry, type Placement, type SnapshotRef} from '@gristlite/core';
-import {connectionConfig, migrate} from './store.js';
+import {connectionConfig, inTransaction, migrate} from './store.js';
 
 export interface PgPlacementOptions {
   /** This worker's address as the others reach it (GRISTLITE_WORKER_URL). */
@@ -221,9 +221,7 @@ export class PgPlacement implements Placement {
       return {mine: false, holder: cached.worker};
     }
     const sent = performance.now();
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN');
+    const claim = await inTransaction(this.pool, async (c): Promise<Claim> => {
       const {rows} = await c.query(
         `SELECT worker, epoch, session_pid,
                 lease_until > clock_timestamp() AS live_lease,
@@ -233,10 +231,7 @@ export class PgPlacement implements Placement {
          FROM gristlite_placement p WHERE doc_id = $1 FOR UPDATE`,
         [docId],
       );
-      if (!rows.length) {
-        await c.query('ROLLBACK');
-        return {missing: true};
-      }
+      if (!rows.length) return {missing: true};
       const r = rows[0];
       const epoch = Number(r.epoch);
       if (r.worker === this.self && known === epoch && r.session_pid === this.pid) {
@@ -244,13 +239,9 @@ export class PgPlacement implements Placement {
           `UPDATE gristlite_placement SET lease_until = clock_timestamp() + $2 * interval '1 millisecond' WHERE doc_id = $1`,
           [docId, this.leaseMs],
         );
-        await c.query('COMMIT');
-        this.hold(docId, epoch, sent);
         return {mine: true, takeover: null};
       }
       if (r.worker !== null && r.worker !== this.self && r.live_lease && r.live_session) {
-        await c.query('ROLLBACK');
-        this.rememberHolder(docId, r.worker);
         return {mine: false, holder: r.worker};
       }
       if (!this.pid) throw new Error('no lease connection');
@@ -268,8 +259,6 @@ export class PgPlacement implements Placement {
         )
       ).rows.map((e) => ({seq: Number(e.seq), gen: e.gen, offset: Number(e.off), bytes: e.bytes}));
       await c.query(`SELECT pg_notify($1, $2)`, [CHANNEL, `${docId} ${next} ${this.self}`]);
-      await c.query('COMMIT');
-      this.hold(docId, next, sent);
       return {
         mine: true,
         takeover: {
@@ -281,12 +270,11 @@ export class PgPlacement implements Placement {
           nextGen: (log.at(-1)?.gen ?? -1) + 1,
         },
       };
-    } catch (e) {
-      await c.query('ROLLBACK').catch(() => {});
-      throw e;
-    } finally {
-      c.release();
-    }
+    });
+    // Remembered only once committed.
+    if ('holder' in claim) this.rememberHolder(docId, claim.holder);
+    else if ('mine' in claim) this.hold(docId, claim.takeover?.epoch ?? (known as number), sent);
+    return claim;
   }
 
   async create(docId: string): Promise<number> {
@@ -337,16 +325,13 @@ export class PgPlacement implements Placement {
   }
 
   async recordSnapshot(docId: string, epoch: number, snap: SnapshotRef): Promise<string[]> {
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN');
+    return inTransaction(this.pool, async (c) => {
       const {rowCount} = await c.query(
         `UPDATE gristlite_placement SET snapshot_key = $4, snapshot_sha256 = $5, snapshot_size = $6, snapshot_seq = $7
          WHERE doc_id = $1 AND epoch = $2 AND worker = $3 AND snapshot_seq <= $7`,
         [docId, epoch, this.self, snap.key, snap.sha256, snap.size, snap.seq],
       );
       if (rowCount !== 1) {
-        await c.query('ROLLBACK');
         this.dropMine(docId, epoch);
         throw new Fenced(docId);
       }
@@ -362,14 +347,8 @@ export class PgPlacement implements Placement {
          RETURNING key`,
         [docId, this.opts.keepSnapshots ?? 5],
       );
-      await c.query('COMMIT');
       return pruned.rows.map((r) => r.key);
-    } catch (e) {
-      await c.query('ROLLBACK').catch(() => {});
-      throw e;
-    } finally {
-      c.release();
-    }
+    });
   }
 
   async intendUpload(docId: string, key: string): Promise<void> {
@@ -405,9 +384,7 @@ export class PgPlacement implements Placement {
 
   async remove(docId: string): Promise<string[]> {
     this.mine.delete(docId);
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN');
+    return inTransaction(this.pool, async (c) => {
       const keys = await c.query<{key: string}>(`DELETE FROM gristlite_snapshots WHERE doc_id = $1 RETURNING key`, [
         docId,
       ]);
@@ -415,14 +392,8 @@ export class PgPlacement implements Placement {
       await c.query(`DELETE FROM gristlite_placement WHERE doc_id = $1`, [docId]);
       await c.query(`DELETE FROM gristlite_uploads WHERE doc_id = $1`, [docId]);
       await c.query(`SELECT pg_notify($1, $2)`, [CHANNEL, `${docId} 0`]);
-      await c.query('COMMIT');
       return keys.rows.map((r) => r.key);
-    } catch (e) {
-      await c.query('ROLLBACK').catch(() => {});
-      throw e;
-    } finally {
-      c.release();
-    }
+    });
   }
 
   validUntil(docId: string, epoch: number): number {

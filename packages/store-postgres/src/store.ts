@@ -115,17 +115,10 @@ export class PostgresHomeStore implements HomeStore {
     return (await this.q(sql, args, db))[0];
   }
   private async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
     try {
-      await c.query('BEGIN');
-      const result = await fn(c);
-      await c.query('COMMIT');
-      return result;
+      return await inTransaction(this.pool, fn);
     } catch (e) {
-      await c.query('ROLLBACK').catch(() => {});
       throw mapError(e);
-    } finally {
-      c.release();
     }
   }
 
@@ -515,6 +508,22 @@ export class PostgresHomeStore implements HomeStore {
  * Applies pending migrations in one transaction, under a transaction-scoped advisory lock keyed by
  * the schema, so that processes starting together migrate once and the others wait, then see it done.
  */
+/** Runs `fn` in one transaction on a pooled connection: committed when it returns, rolled back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const result = await fn(c);
+    await c.query('COMMIT');
+    return result;
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw e;
+  } finally {
+    c.release();
+  }
+}
+
 export async function migrate(pool: pg.Pool, schema: string): Promise<number> {
   const c = await pool.connect();
   try {

@@ -3,7 +3,8 @@
  * one over (restoring it from its snapshot and log), publishing a new one, and forgetting a
  * deleted one. See docs/deployment.md for the whole picture.
  */
-import {existsSync, rmSync, statSync} from 'node:fs';
+import {statSync} from 'node:fs';
+import {removeSqliteCompanions, removeSqliteFiles} from '../doc/files.js';
 import type Database from 'better-sqlite3';
 import BetterSqlite from 'better-sqlite3';
 import {ApiError, NotFound, ServiceUnavailable} from '../errors.js';
@@ -176,7 +177,6 @@ export class Cluster {
     const path = this.hooks.docPath(docId);
     await restoreDoc(path, c.takeover, this.store);
     this.takeovers++;
-    this.copies.delete(docId);
     const last = c.takeover.log.at(-1)?.seq ?? c.takeover.snapshot?.seq ?? 0;
     this.held.set(docId, {epoch: c.takeover.epoch, seq: last, gen: c.takeover.nextGen});
     return null;
@@ -206,8 +206,7 @@ export class Cluster {
       if (this.copies.size <= cap) break;
       this.copies.delete(old);
       if (this.usesFile(old)) continue;
-      const path = this.hooks.docPath(old);
-      for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, {force: true});
+      removeSqliteFiles(this.hooks.docPath(old));
     }
   }
 
@@ -239,7 +238,7 @@ export class Cluster {
     } finally {
       db.close();
     }
-    for (const suffix of ['-wal', '-shm']) rmSync(path + suffix, {force: true});
+    removeSqliteCompanions(path);
     const epoch = await this.placement.create(docId);
     const key = snapshotKey(this.prefix, docId, epoch, 0);
     const sha256 = await fileSha256(path);
@@ -249,7 +248,7 @@ export class Cluster {
     this.held.set(docId, {epoch, seq: 0, gen: 0});
   }
 
-  /** Forgets a deleted document: its placement, log and snapshots. */
+  /** Forgets a deleted document: its placement, log and snapshots (the engine deletes the local file). */
   async removed(docId: string): Promise<void> {
     this.held.delete(docId);
     this.copies.delete(docId);
@@ -257,8 +256,6 @@ export class Cluster {
     // Everything under the document's folder: recorded snapshots and any upload a crash or a
     // lost race left unrecorded.
     await this.store.deletePrefix(`${this.prefix}docs/${docId}/`);
-    const path = this.hooks.docPath(docId);
-    if (existsSync(path)) rmSync(path, {force: true});
   }
 
   /** Closes the placement and the object store. */

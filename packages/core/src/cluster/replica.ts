@@ -9,7 +9,8 @@
  * the log, or, when that cannot be (a WAL gap or a huge transaction), inside a snapshot that is
  * recorded before anything later is appended.
  */
-import {createHash} from 'node:crypto';
+import {createHash, randomBytes} from 'node:crypto';
+import {removeSqliteCompanions} from '../doc/files.js';
 import {copyFileSync, createReadStream, existsSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs';
 import type Database from 'better-sqlite3';
 import BetterSqlite from 'better-sqlite3';
@@ -31,7 +32,7 @@ export async function fileSha256(path: string): Promise<string> {
 
 /** Where a document's snapshots go: one immutable key per snapshot. */
 export function snapshotKey(prefix: string, docId: string, epoch: number, seq: number): string {
-  const nonce = createHash('sha256').update(`${Date.now()}:${Math.random()}`).digest('hex').slice(0, 8);
+  const nonce = randomBytes(4).toString('hex');
   return `${prefix}docs/${docId}/${String(epoch).padStart(8, '0')}-${String(seq).padStart(12, '0')}-${nonce}.grist`;
 }
 
@@ -54,7 +55,7 @@ function checkpointTruncate(db: Database.Database, walPath: string): boolean {
 export async function restoreDoc(path: string, takeover: Takeover, store: ObjectStore): Promise<void> {
   const snap = takeover.snapshot;
   if (!snap) throw new ServiceUnavailable('Document has no snapshot yet (its creation did not finish)');
-  for (const suffix of ['-wal', '-shm', '-journal']) rmSync(path + suffix, {force: true});
+  removeSqliteCompanions(path);
   if (!existsSync(path) || (await fileSha256(path)) !== snap.sha256) {
     const tmp = `${path}.download`;
     try {
@@ -94,7 +95,7 @@ export async function restoreDoc(path: string, takeover: Takeover, store: Object
       db.close();
     }
   }
-  for (const suffix of ['-wal', '-shm']) rmSync(path + suffix, {force: true});
+  removeSqliteCompanions(path);
 }
 
 /** Shipping settings (from ClusterOptions). */
@@ -213,7 +214,13 @@ export class Replica {
    */
   sync(): Promise<void> {
     if (this.failure) return Promise.reject(this.unavailable());
-    this.capture();
+    try {
+      this.capture();
+    } catch (e) {
+      // The WAL could not be read: what was committed cannot be shipped, so it is not acknowledged.
+      this.fail(e as Error);
+      return Promise.reject(this.unavailable());
+    }
     const target = this.forced ? this.seq + 1 : this.seq;
     if (this.durable >= target) return Promise.resolve();
     const done = new Promise<void>((resolve, reject) => this.waiters.push({seq: target, resolve, reject}));

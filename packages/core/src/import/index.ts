@@ -15,7 +15,6 @@ import {
   openSync,
   readSync,
   renameSync,
-  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -28,6 +27,7 @@ import {BadRequest, HeldElsewhere} from '../errors.js';
 import type {OrgContext, Principal} from '../home/principal.js';
 import {makeId} from '../ids.js';
 import {createDocFile} from '../doc/create.js';
+import {removeSqliteFiles} from '../doc/files.js';
 import {GristDoc} from '../doc/gristdoc.js';
 import {upgradeDocFile} from '../doc/migrations/index.js';
 import type {CellValue} from '../doc/types.js';
@@ -115,10 +115,6 @@ function tmpDir(engine: Engine): string {
   return dir;
 }
 
-function removeFiles(path: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(path + suffix, {force: true});
-}
-
 /**
  * Creates the home record of a document in `wid` (access checks happen here), then runs `build`
  * to write its file at a temporary path, and moves that file into place. Undoes everything if
@@ -142,12 +138,12 @@ async function createDocWith(
     renameSync(tmp, dest);
     await engine.docFileCreated(doc.id);
   } catch (e) {
-    removeFiles(tmp);
+    removeSqliteFiles(tmp);
     await engine.removeDocFiles([doc.id]).catch(() => undefined);
     await engine.store.deleteDoc(doc.id);
     throw e;
   } finally {
-    removeFiles(tmp);
+    removeSqliteFiles(tmp);
   }
   return readOnly === undefined ? {id: doc.id, title: doc.name} : {id: doc.id, title: doc.name, readOnly};
 }
@@ -234,7 +230,7 @@ export async function importGristDoc(
       opts.onProgress?.({rows: null, fraction: 1, stage: 'done'});
       return readOnly === null ? {} : {readOnly};
     } finally {
-      removeFiles(upload);
+      removeSqliteFiles(upload);
     }
   });
 }

@@ -1,4 +1,5 @@
 import {BadRequest} from '../errors.js';
+import {intSetting} from '../settings.js';
 
 /** Values a statement parameter may take. JSON booleans are bound as 1/0, as Grist's binding does. */
 export type SqlParam = number | bigint | string | Uint8Array | null;
@@ -193,19 +194,6 @@ export function sqlTimeoutFromEnv(env: NodeJS.ProcessEnv): number {
     return value;
   }
   return 1000;
-}
-
-/** A non-negative integer setting, or undefined when unset. */
-function intSetting(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') {
-    return undefined;
-  }
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    throw new Error(`${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`);
-  }
-  return value;
 }
 
 /**
