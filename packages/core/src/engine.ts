@@ -614,40 +614,12 @@ export class Engine {
   }
 
   /**
-   * Access to a document for its data endpoints. Decision 9: a document carrying granular access
-   * rules (beyond Grist's default row) is open to its owners only, until those rules are supported.
+   * Access to a document for its data endpoints: the caller's role from the home store (SPEC §1.5
+   * wording). What they may see and do inside it is the document's access rules'
+   * (`OpenDocument.accessFor`), checked where the document is open.
    */
   async docAccess(key: string, p: Principal, ctx: OrgContext, need: 'viewers' | 'editors' | 'owners') {
-    const {doc, role} = await this.home.docAccess(key, p, ctx, need);
-    if (role !== 'owners' && this.hasAccessRules(doc.id)) {
-      throw new Forbidden('Document has access rules that gristlite does not support; only owners may use it');
-    }
-    return {doc, role};
-  }
-
-  private hasAccessRules(docId: string): boolean {
-    const open = this.openDocs.get(docId);
-    if (open) return open.doc.accessRules.get() !== undefined;
-    // The file may be on another worker: the one serving the request checks (checkAccessRules).
-    if (this.cluster) return false;
-    // Not open here (perhaps leased by another process): a short read-only look at the file.
-    const path = this.docPath(docId);
-    const db = openDocFile(path, () => new Database(path, {readonly: true, fileMustExist: true}));
-    try {
-      return openDocFile(path, () => db.prepare(accessRulesSql(db)).get()) !== undefined;
-    } finally {
-      db.close();
-    }
-  }
-
-  /**
-   * Decision 9 again, on the worker that opened the document (in a several-machine deployment,
-   * `docAccess` on another worker could not look at the file).
-   */
-  checkAccessRules(doc: OpenDoc, role: string): void {
-    if (this.cluster && role !== 'owners' && doc.accessRules.get() !== undefined) {
-      throw new Forbidden('Document has access rules that gristlite does not support; only owners may use it');
-    }
+    return this.home.docAccess(key, p, ctx, need);
   }
 
   /**

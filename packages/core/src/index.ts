@@ -39,3 +39,9 @@ export {
   type SnapshotRef,
   type Takeover,
 } from './cluster/index.js';
+export {AccessContext, type AttributeLookup, type RuleUser} from './access/rules/context.js';
+export {BrokenRules, RuleSet, type Rule, type RuleList, type UserAttribute} from './access/rules/ruleset.js';
+export type {Answer, Bit, RulePermissions} from './access/rules/permissions.js';
+export type {PredicateInput, RowView} from './access/rules/evaluate.js';
+export type {DocGuard, RowReader, TableReadFilter} from './doc/guard.js';
+export type {ExportRestriction} from './export/plan.js';

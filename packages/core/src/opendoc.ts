@@ -22,10 +22,15 @@ import {
 } from './attachments/index.js';
 import type {TableQuery} from './attachments/query.js';
 import type {GristDoc} from './doc/gristdoc.js';
+import {AccessContext} from './access/rules/context.js';
+import {RuleSet} from './access/rules/ruleset.js';
+import type {Principal} from './home/principal.js';
+import type {Role} from './home/types.js';
 import {attachmentsArchive} from './export/archive.js';
 import {backupDoc, type BackupOptions} from './export/backup.js';
 import {exportTableDsv, type DsvExport, type DsvExportOptions} from './export/csv.js';
-import type {ExportHeader} from './export/plan.js';
+import type {ExportHeader, ExportRestriction} from './export/plan.js';
+import {Forbidden, NotFound} from './errors.js';
 import {tableSchema, type TableSchema, type TableSchemaOptions} from './export/table-schema.js';
 import {documentTables, xlsxStream} from './export/xlsx.js';
 import {
@@ -40,6 +45,9 @@ import {
   type WebhookFieldsInput,
   type WebhookUrlPolicy,
 } from './webhooks/index.js';
+
+/** Tables whose change may change the compiled rules. */
+const RULE_INPUTS = new Set(['_grist_ACLRules', '_grist_ACLResources', '_grist_Tables', '_grist_Tables_column']);
 
 /** How long one webhook call may hold the document's webhook lock before the next runs anyway (Grist: 15 s). */
 const WEBHOOK_LOCK_MS = 15_000;
@@ -79,7 +87,82 @@ export class OpenDocument {
     readonly webhookPolicy: WebhookUrlPolicy,
     /** Log shipping and snapshots, in a several-machine deployment (cluster/replica.ts). */
     readonly replica?: Replica,
-  ) {}
+  ) {
+    // Rules are compiled once per version of the rule tables (and of the schema they name).
+    grist.onChange((change) => {
+      if (RULE_INPUTS.has(change.tableId)) this.compiledRules = null;
+    });
+  }
+
+  private compiledRules: {rules: RuleSet | null} | {error: unknown} | null = null;
+
+  /**
+   * The document's access rules, compiled (null: none beyond Grist's defaults). Rules Grist would
+   * refuse (a duplicate resource, a rule after the default one) throw Grist's error, for everyone.
+   */
+  accessRuleSet(): RuleSet | null {
+    if (!this.compiledRules) {
+      try {
+        this.compiledRules = {rules: RuleSet.read(this.grist.db)};
+      } catch (e) {
+        this.compiledRules = {error: e};
+      }
+    }
+    if ('error' in this.compiledRules) throw this.compiledRules.error;
+    return this.compiledRules.rules;
+  }
+
+  /**
+   * What one user may see and do under the document's rules, or null when it has none. Made per
+   * request: user attributes are looked up in the document's current rows.
+   */
+  accessFor(principal: Principal, role: Role | null, linkKey?: Record<string, string>): AccessContext | null {
+    const rules = this.accessRuleSet();
+    if (!rules) return null;
+    const user = principal.anonymous ? null : principal.user;
+    return new AccessContext(
+      rules,
+      {
+        access: role === 'owners' || role === 'editors' || role === 'viewers' ? role : null,
+        userId: user?.id ?? null,
+        email: user?.email ?? null,
+        name: user?.name ?? null,
+        userRef: user?.ref ?? null,
+        linkKey,
+      },
+      (tableId, colId, value, ci) => this.grist.lookupRow(tableId, colId, value, ci),
+    );
+  }
+
+  /**
+   * The attachments a user under access rules may reach: those held by a cell they can read
+   * (Grist's rule), or null when they may read everything (or the document has no rules).
+   */
+  readableAttachments(access: AccessContext | null): ReadonlySet<number> | null {
+    if (!access || access.canReadEverything()) return null;
+    const out = new Set<number>();
+    const seen = this.grist.as(access);
+    for (const t of seen.listTables()) {
+      const cols = seen
+        .listColumns(t.id, {hidden: true})
+        .filter((c) => String(c.fields.type) === 'Attachments')
+        .map((c) => c.id);
+      if (!cols.length) continue;
+      for (const r of seen.fetchRecords(t.id, {hidden: true}).records) {
+        for (const c of cols) {
+          const v = r.fields[c];
+          if (Array.isArray(v) && v[0] === 'L') for (const id of v.slice(1)) if (typeof id === 'number') out.add(id);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Refuses an attachment no readable cell holds (403 `Cannot access attachment`, Grist's words). */
+  checkAttachment(access: AccessContext | null, attId: number): void {
+    const readable = this.readableAttachments(access);
+    if (readable && !readable.has(attId)) throw new Forbidden('Cannot access attachment');
+  }
 
   /** The connection, for core code only (the read-only SQL pool opens its own). @internal */
   get db(): Database.Database {
@@ -145,18 +228,51 @@ export class OpenDocument {
   // ---- exports -------------------------------------------------------------------------------
 
   /** A table as CSV, TSV or DSV, streamed. */
-  exportDsv(tableId: string, opts: DsvExportOptions = {}): DsvExport {
-    return exportTableDsv({db: this.db, path: this.path}, tableId, opts);
+  exportDsv(tableId: string, opts: DsvExportOptions = {}, access: AccessContext | null = null): DsvExport {
+    return exportTableDsv({db: this.db, path: this.path}, tableId, {
+      ...opts,
+      restrict: this.exportRestriction(access, tableId),
+    });
   }
 
   /** An Excel workbook of these tables (default: every table but summaries), streamed. */
-  exportXlsx(tableIds: string[] | null, header: ExportHeader): AsyncIterable<Uint8Array> {
-    return xlsxStream(this.db, tableIds ?? documentTables(this.db), header);
+  exportXlsx(
+    tableIds: string[] | null,
+    header: ExportHeader,
+    access: AccessContext | null = null,
+  ): AsyncIterable<Uint8Array> {
+    // A whole-document export leaves out the tables the user cannot see (Grist).
+    const tables = tableIds ?? documentTables(this.db).filter((t) => !access || access.tableVisible(t));
+    const restrict = access ? new Map(tables.map((t) => [t, this.exportRestriction(access, t)!])) : undefined;
+    return xlsxStream(this.db, tables, header, restrict);
   }
 
   /** The Frictionless table schema of a table's CSV download. */
-  tableSchema(tableId: string, opts: TableSchemaOptions): TableSchema {
-    return tableSchema(this.db, tableId, opts);
+  tableSchema(tableId: string, opts: TableSchemaOptions, access: AccessContext | null = null): TableSchema {
+    return tableSchema(this.db, tableId, {...opts, restrict: this.exportRestriction(access, tableId)});
+  }
+
+  /**
+   * What a user may export of a table under access rules (undefined: all of it). A table they
+   * cannot see answers 404 `Cannot find or access table`, as in Grist; rows and cells follow the
+   * same filter as `GET /records`.
+   */
+  private exportRestriction(access: AccessContext | null, tableId: string): ExportRestriction | undefined {
+    if (!access) return undefined;
+    const known = this.grist.listTables().some((t) => t.id === tableId);
+    if (known && !access.tableVisible(tableId)) throw new NotFound('Cannot find or access table');
+    if (!known) return undefined; // The export answers its own 404.
+    const filter = access.readTable(tableId);
+    if (!filter.row) return filter.hiddenCols.size ? {hiddenCols: filter.hiddenCols} : undefined;
+    const rows = new Map<number, ReadonlySet<string>>();
+    for (const r of this.grist.as(access).fetchRecords(tableId, {hidden: true}).records) {
+      const censored = Object.keys(r.fields).filter((k) => {
+        const v = r.fields[k];
+        return Array.isArray(v) && v.length === 1 && v[0] === 'C';
+      });
+      rows.set(r.id, new Set(censored));
+    }
+    return {hiddenCols: filter.hiddenCols, rows};
   }
 
   /** A consistent, self-contained `.grist` copy at `destPath`, filtered as Grist's downloads are. */

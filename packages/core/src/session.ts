@@ -24,6 +24,7 @@ import type {
   UpsertResult,
 } from './doc/gristdoc.js';
 import type {CellValue} from './doc/types.js';
+import {checkRecords} from './doc/bodies.js';
 import type {SqlResult} from './sql/index.js';
 
 /** A record's fields by column id, as the REST API takes and returns them. */
@@ -96,15 +97,17 @@ export class Session {
 
   /** Read-only SQL on a document the user may view, in the sandboxed pool, on the user's share of it. */
   async runSql(docIdOrUrlId: string, sql: string, opts: SqlOptions = {}): Promise<SqlResult> {
-    const {doc} = await this.engine.docAccess(docIdOrUrlId, this.principal, this.org, 'viewers');
+    const {doc, role} = await this.engine.docAccess(docIdOrUrlId, this.principal, this.org, 'viewers');
     const user = this.principal.anonymous ? 'anonymous' : String(this.principal.user.id);
     const engine = this.engine;
-    if (!engine.cluster) return engine.runSql(doc.id, sql, opts.args ?? null, opts.timeoutMs, {user});
-    // Several machines: the file is current only on the worker that holds the document.
     return engine.inScope(async () => {
+      // Several machines: the file is current only on the worker that holds the document.
       const holder = await engine.claimDoc(doc.id);
       if (holder) throw new HeldElsewhere(holder);
-      engine.openDoc(doc.id);
+      const open = engine.openDoc(doc.id);
+      const access = open.accessFor(this.principal, role);
+      // SQL sees every row and column: only for those who may copy everything (as over HTTP).
+      if (access && !access.canCopyEverything()) throw new Forbidden('insufficient document access');
       return engine.runSql(doc.id, sql, opts.args ?? null, opts.timeoutMs, {user});
     });
   }
@@ -138,9 +141,9 @@ export class SessionDoc {
         throw new ServiceUnavailable('Document is open in another process; use the HTTP API to reach it');
       }
       const open = engine.openDoc(doc.id);
-      engine.checkAccessRules(open, role ?? '');
+      const access = open.accessFor(principal, role);
       if (need !== 'viewers') open.replica?.checkWritable();
-      return fn(open.grist, role === 'owners' ? 'owners' : 'editors');
+      return fn(open.grist.as(access), role === 'owners' ? 'owners' : 'editors');
     });
   }
 
@@ -172,12 +175,17 @@ export class SessionDoc {
 
   /** Adds records (editors); returns their row ids. */
   addRecords(tableId: string, records: Fields[]): Promise<number[]> {
-    return this.use('editors', (grist, role) => grist.addRecords(tableId, records, {role}));
+    return this.use('editors', (grist, role) => {
+      // Checked after access, as POST /records checks `{records: [{fields}]}`.
+      checkRecords('NewRecord', Array.isArray(records) ? records.map((fields) => ({fields})) : records, 'records');
+      return grist.addRecords(tableId, records, {role});
+    });
   }
 
   /** Updates records by id (editors). */
   updateRecords(tableId: string, records: Array<{id: number; fields: Fields}>): Promise<void> {
     return this.use('editors', (grist, role) => {
+      checkRecords('Record', records, 'records');
       grist.updateRecords(tableId, records, {role});
     });
   }
@@ -188,7 +196,10 @@ export class SessionDoc {
     records: UpsertRecord[],
     opts: Omit<UpsertOptions, 'role'> = {},
   ): Promise<UpsertResult> {
-    return this.use('editors', (grist, role) => grist.upsertRecords(tableId, records, {...opts, role}));
+    return this.use('editors', (grist, role) => {
+      checkRecords('AddOrUpdateRecord', records, 'records');
+      return grist.upsertRecords(tableId, records, {...opts, role});
+    });
   }
 
   /** Removes records by id (editors). */

@@ -29,10 +29,12 @@ test('a home record whose file is gone answers 404, for the access check and for
       () => engine.openDoc(docId),
       (e: unknown) => e instanceof NotFound && e.message === 'Document file not found',
     );
-    // A non-owner's access check reads the file's access rules without opening it for writing.
+    // A non-owner's request: the home check passes (access rules are read where the document is
+    // open), then opening answers the same 404.
     const kiwi = engine.home.principalFor(await engine.home.ensureUser('kiwi@example.com', 'Kiwi'), true);
     await engine.home.updateAccess('doc', {doc: docId}, p, null, {delta: {users: {'kiwi@example.com': 'viewers'}}});
-    const err = await engine.docAccess(docId, kiwi, null, 'viewers').catch((e) => e);
+    const session = engine.as(kiwi);
+    const err = await (await session.doc(docId)).fetchRecords('Table1').catch((e) => e);
     assert.instance(err, NotFound);
   }));
 

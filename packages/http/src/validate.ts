@@ -7,56 +7,17 @@
  * named Grist type (`tables[]` -> TablePost), since valibot has no names.
  */
 import * as v from 'valibot';
-import {BadRequest, type CellValue as GristCellValue} from '@gristlite/core';
+import {
+  cellValueFailure,
+  type Failure,
+  type CellValue as GristCellValue,
+  invalidPayload,
+  isCellValue,
+  renderFailure,
+} from '@gristlite/core';
 
-/** A failed check: `<path> <message>`, then the nested reasons (one: "; ", several: lines). */
-export interface Failure {
-  path: string;
-  msg: string;
-  nested: Failure[];
-}
-
-export function render(f: Failure, depth = 1): string {
-  const head = `${f.path} ${f.msg}`;
-  if (f.nested.length === 1) return `${head}; ${render(f.nested[0], depth)}`;
-  return head + f.nested.map((n) => `\n${'    '.repeat(depth)}${render(n, depth + 1)}`).join('');
-}
-
-export function invalidPayload(f: Failure | Failure[]): BadRequest {
-  const all = Array.isArray(f) ? f : [f];
-  return new BadRequest('Invalid payload', {userError: `Error: ${all.map((x) => render(x)).join('; ')}`});
-}
-
-const GRIST_OBJ_CODES = new Set(['L', 'l', 'O', 'D', 'd', 'S', 'C', 'R', 'r', 'E', 'P', 'U', 'V']);
-
-/** Grist's CellValue: number, string, boolean, null, or `[code, ...]` with a known code. */
-export function isCellValue(value: unknown): boolean {
-  const t = typeof value;
-  return (
-    value === null ||
-    t === 'number' ||
-    t === 'string' ||
-    t === 'boolean' ||
-    (Array.isArray(value) && GRIST_OBJ_CODES.has(value[0] as string))
-  );
-}
-
-/** Why `value` at `path` is not a CellValue (null when it is one), in Grist's words. */
-export function cellValueFailure(path: string, value: unknown): Failure | null {
-  if (isCellValue(value)) return null;
-  const tuple: Failure = Array.isArray(value)
-    ? {
-        path: `${path}[0]`,
-        msg: 'is not a GristObjCode',
-        nested: [{path: `${path}[0]`, msg: 'is not a valid enum value', nested: []}],
-      }
-    : {path, msg: 'is not an array', nested: []};
-  return {
-    path,
-    msg: 'is not a CellValue',
-    nested: [{path, msg: 'is none of number, string, boolean, null, 1 more', nested: [tuple]}],
-  };
-}
+// The record checks live in core (shared with Session); re-exported for the other routes.
+export {cellValueFailure, invalidPayload, isCellValue, renderFailure as render, type Failure};
 
 const CELL_VALUE = 'gristlite:CellValue';
 const EMPTY = 'gristlite:empty';

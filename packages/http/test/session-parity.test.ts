@@ -130,4 +130,118 @@ test('owner, editor, viewer and stranger: the same outcomes in-process and over 
   }
 });
 
+// Issue 23: every record write of SessionDoc refuses the malformed inputs its HTTP twin refuses,
+// with the same status and message (paths start at the argument, `records`, instead of `body.records`),
+// and leaves the rows as they were. The inputs are those of the conformance records tests.
+test('SessionDoc writes refuse malformed input as their HTTP twins do, and change nothing', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-session-bad-'));
+  const engine = await Engine.open({dataDir: dir, resumeWebhooks: false});
+  try {
+    const handle = createApiHandler(engine, {
+      onError: (e) => {
+        throw e;
+      },
+    });
+    const ada = await engine.forUser('ada@example.com', 'Ada');
+    const key = await engine.home.setApiKey(ada.principal.user.id);
+    const home = await ada.personalWorkspace();
+    const docId = await ada.createDoc(home.id, {name: 'Bad input'});
+    const doc = await ada.doc(docId);
+    await doc.addTables([
+      {id: 'Tasks', columns: [{id: 'Title'}, {id: 'Owner'}, {id: 'Hours', fields: {type: 'Numeric'}}]},
+    ]);
+    await doc.addRecords('Tasks', [
+      {Title: 'a', Owner: 'ann', Hours: 1},
+      {Title: 'b', Owner: 'bo', Hours: 2},
+      {Title: 'c', Owner: 'cy', Hours: 3},
+    ]);
+    const before = await doc.fetchRecords('Tasks');
+    const http = async (method: string, body: unknown): Promise<Outcome> => {
+      const res = await handle({
+        method,
+        url: `/api/docs/${docId}/tables/Tasks/records`,
+        headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'},
+        body: new TextEncoder().encode(JSON.stringify(body)),
+      });
+      if (res.status === 200) return {status: 200};
+      const b = JSON.parse(res.body as string);
+      return {status: res.status, error: [b.error, b.details?.userError].filter(Boolean).join(' ')};
+    };
+    const session = async (fn: () => Promise<unknown>): Promise<Outcome> => {
+      try {
+        await fn();
+        return {status: 200};
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        const details = (e as ApiError & {details?: {userError?: string}}).details?.userError;
+        return {status: e.status, error: [e.message, details].filter(Boolean).join(' ')};
+      }
+    };
+    // Message paths: `body.records` over HTTP, the argument `records` in-process.
+    const bad: unknown[] = [
+      1,
+      'hi',
+      [],
+      [1],
+      [null],
+      [{}],
+      [{id: 'x'}],
+      [{id: 1}],
+      [{id: 1, fields: 5}],
+      [{id: 1, fields: {Title: {nested: true}}}],
+      [{id: 1, fields: {Title: ['Z', 1]}}],
+      [
+        {id: 1, fields: {Hours: 10}},
+        {id: 3, fields: {Title: 'x'}},
+      ],
+      [
+        {id: 1, fields: {Hours: 10}},
+        {id: 3, fields: {Hours: 11, Title: 'x'}},
+      ],
+    ];
+    // POST /records takes `{fields}` per record, SessionDoc.addRecords the fields themselves.
+    const badFields: unknown[] = [5, 'x', null, [1], {Title: {nested: true}}, {Title: ['Z', 1]}];
+    let checked = 0;
+    for (const fields of badFields) {
+      const mine = await session(() => doc.addRecords('Tasks', [{Title: 'ok'}, fields] as never));
+      const theirs = await http('POST', {records: [{fields: {Title: 'ok'}}, {fields}]});
+      assert.equal(mine, {...theirs, error: theirs.error?.replaceAll('body.records', 'records')}, `add ${fields}`);
+      assert.is(mine.status, 400, `add ${JSON.stringify(fields)} is refused`);
+      assert.equal(await doc.fetchRecords('Tasks'), before, `add ${JSON.stringify(fields)} changed nothing`);
+      checked++;
+    }
+    for (const records of bad) {
+      const inputs: Array<[string, () => Promise<unknown>, () => Promise<Outcome>]> = [
+        ['update', () => doc.updateRecords('Tasks', records as never), () => http('PATCH', {records})],
+        ['upsert', () => doc.upsertRecords('Tasks', records as never), () => http('PUT', {records})],
+      ];
+      for (const [what, viaSession, viaHttp] of inputs) {
+        const mine = await session(viaSession);
+        const theirs = await viaHttp();
+        assert.equal(
+          mine,
+          {...theirs, error: theirs.error?.replaceAll('body.records', 'records')},
+          `${what} ${JSON.stringify(records)}`,
+        );
+        assert.is(mine.status, 400, `${what} ${JSON.stringify(records)} is refused`);
+        assert.equal(await doc.fetchRecords('Tasks'), before, `${what} ${JSON.stringify(records)} changed nothing`);
+        checked++;
+      }
+    }
+    assert.ok(checked >= 30, `${checked} inputs compared`);
+    // The mixed update of issue 23, by name: refused, no cell nulled.
+    const e = await session(() =>
+      doc.updateRecords('Tasks', [
+        {id: 1, fields: {Hours: 10}},
+        {id: 3, fields: {Title: 'x'}},
+      ]),
+    );
+    assert.equal(e, {status: 400, error: 'PATCH requires all records to have same fields'});
+    assert.equal((await doc.fetchRecords('Tasks'))[0].fields, {Title: 'a', Owner: 'ann', Hours: 1});
+  } finally {
+    await engine.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+});
+
 test.run();

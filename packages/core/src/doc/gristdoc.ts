@@ -28,6 +28,9 @@ import {ReadCache} from './readcache.js';
 import {actionContext, type ActionTarget, userAction} from './useractions.js';
 import {removeSections, removeViews} from './views.js';
 import {checkColumnCount, checkInput, checkSchemaActionCount, refuseDuplicateIds} from './input.js';
+import {requireSameFields} from './bodies.js';
+import type {DocGuard, RowValues} from './guard.js';
+import {Placeholders} from './placeholders.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
 import {bulkAddOrUpdate, type UpsertTarget} from './upsert.js';
@@ -213,6 +216,8 @@ export class GristDoc {
   private actionNum: number;
   /** The role of the current write's caller (metadata write rules, metarules.ts). */
   private writer: WriterRole = 'owners';
+  /** Access rules of the current call's user (`as`), or null: reads unfiltered, writes unchecked. */
+  private guard: DocGuard | null = null;
   /** Runs a function in one SQLite transaction (made once: better-sqlite3 builds it per call). */
   private readonly inTransaction: (fn: () => unknown) => unknown;
   private readonly dataStamp: DataStamp;
@@ -337,6 +342,76 @@ export class GristDoc {
   }
 
   // -------------------------------------------------------------------------------------------
+  // Access rules
+
+  /**
+   * This document as one user sees it under access rules: every call runs with `guard`, so reads
+   * are filtered (tables, columns, rows, cells) and writes are checked inside their transaction.
+   * A null guard (no rules) is the document itself.
+   */
+  as(guard: DocGuard | null): GristDoc {
+    if (!guard) return this;
+    return new Proxy(this, {
+      get: (target, key) => {
+        const v = Reflect.get(target, key, target);
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) => target.withGuard(guard, () => v.apply(target, args));
+      },
+    });
+  }
+
+  private withGuard<T>(guard: DocGuard, fn: () => T): T {
+    const outer = this.guard;
+    this.guard = guard;
+    try {
+      return fn();
+    } finally {
+      this.guard = outer;
+    }
+  }
+
+  /** Rows by id, decoded, every column (what rules see as `rec`). */
+  private readRows(tableId: string, ids: readonly number[]): Map<number, RowValues> {
+    const table = this.storage.meta.tables.get(tableId);
+    const out = new Map<number, RowValues>();
+    if (!table || !ids.length) return out;
+    const cols = table.columns;
+    for (let start = 0; start < ids.length; start += 500) {
+      const part = ids.slice(start, start + 500);
+      const rows = this.storage
+        .stmt(`SELECT ${columnList(cols)} FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`)
+        .raw(true)
+        .all(...part) as unknown[][];
+      for (const row of rows) {
+        const values: RowValues = {};
+        cols.forEach((c, j) => {
+          values[c.colId] = c.decode(row[j + 1]);
+        });
+        out.set(row[0] as number, values);
+      }
+    }
+    return out;
+  }
+
+  /** The first row of a table whose column equals `value` (user attributes of access rules). */
+  lookupRow(tableId: string, colId: string, value: CellValue, caseInsensitive: boolean): RowValues | null {
+    const table = this.storage.meta.tables.get(tableId);
+    const col = table?.byId.get(colId);
+    if (!table || !col || table.isMeta) return null;
+    const where =
+      caseInsensitive && typeof value === 'string'
+        ? `lower(${quoteIdent(colId)}) = lower(?)`
+        : `${quoteIdent(colId)} = ?`;
+    const row = this.storage
+      .stmt(`SELECT id FROM ${quoteIdent(tableId)} WHERE ${where} ORDER BY id LIMIT 1`)
+      .raw(true)
+      .get(typeof value === 'boolean' ? Number(value) : value) as [number] | undefined;
+    if (!row) return null;
+    const found = this.readRows(tableId, [row[0]]).get(row[0]) ?? null;
+    return found ? {...found, id: row[0]} : null;
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Transactions
 
   private write<T>(fn: () => T, role: WriterRole = 'owners'): T {
@@ -360,6 +435,11 @@ export class GristDoc {
       : null;
     const metaVersion = this.storage.meta.version;
     this.writer = role;
+    const guard = this.guard;
+    if (guard) {
+      guard.beginWrite((tableId, ids) => this.readRows(tableId, ids));
+      this.storage.guard = guard;
+    }
     const restoreZone = useDocTimezone(this.storage.meta);
     try {
       return this.inTransaction(() => {
@@ -374,6 +454,13 @@ export class GristDoc {
           useDocTimezone(this.storage.meta);
         }
         this.recalc(changes);
+        // Access rules see the rows after the whole write, formulas included; a refusal rolls it all back.
+        guard?.finishWrite(
+          changes
+            .list()
+            .map((c) => c.tableId)
+            .filter((t) => t.startsWith('_grist_')),
+        );
         if (this.listeners.size) {
           for (const change of changes.list()) {
             for (const listener of this.listeners) {
@@ -396,6 +483,8 @@ export class GristDoc {
       this.formulasLoaded = false;
       throw e;
     } finally {
+      guard?.endWrite();
+      this.storage.guard = null;
       this.storage.changes = null;
       this.storage.beforeRows = null;
       this.writer = 'owners';
@@ -538,7 +627,11 @@ export class GristDoc {
 
   /** Every user table, as `GET /tables` lists them. */
   listTables(): TableInfo[] {
-    return this.storage.meta.userTables.map((t) => ({
+    const guard = this.guard;
+    const tables = guard
+      ? this.storage.meta.userTables.filter((t) => guard.tableVisible(t.tableId))
+      : this.storage.meta.userTables;
+    return tables.map((t) => ({
       id: t.tableId,
       fields: {
         tableRef: t.tableRef,
@@ -565,6 +658,7 @@ export class GristDoc {
   /** PATCH /tables: updates of `_grist_Tables` records by tableId (in practice, renames). */
   updateTables(tables: Array<{id: string; fields: Record<string, CellValue>}>): void {
     checkInput(tables, 'tables');
+    requireSameFields(tables);
     for (const t of tables) {
       const table = this.storage.meta.tables.get(t.id);
       if (!table || table.isMeta) {
@@ -627,7 +721,14 @@ export class GristDoc {
   /** A table's columns, as `GET /columns` lists them (hidden ones with `hidden`). */
   listColumns(tableId: string, options: {hidden?: boolean} = {}): ColumnInfo[] {
     const table = this.userTable(tableId);
-    return table.columns.filter((c) => options.hidden || !c.hidden).map((c) => columnInfo(c));
+    let cols = table.columns.filter((c) => options.hidden || !c.hidden);
+    if (this.guard) {
+      // A table the user cannot read is as if absent; columns denied outright are left out (Grist).
+      if (!this.guard.tableVisible(tableId)) throw new NotFound(`Table not found "${tableId}"`);
+      const {hiddenCols} = this.guard.readTable(tableId);
+      cols = cols.filter((c) => !hiddenCols.has(c.colId));
+    }
+    return cols.map((c) => columnInfo(c));
   }
 
   /** POST /columns: AddVisibleColumn per entry. */
@@ -646,6 +747,7 @@ export class GristDoc {
   /** PATCH /columns: one update of `_grist_Tables_column` records (all columns checked first). */
   updateColumns(tableId: string, columns: Array<{id: string; fields: Record<string, CellValue>}>): void {
     checkInput(columns, 'columns');
+    requireSameFields(columns);
     refuseDuplicateIds(columns);
     const table = this.userTable(tableId);
     for (const c of columns) {
@@ -718,6 +820,7 @@ export class GristDoc {
   /** GET /records (and POST /records/list). */
   fetchRecords(tableId: string, q: RecordQuery = {}): {records: ApiRecord[]} {
     const table = this.readableTable(tableId);
+    if (this.guard) return {records: this.fetchGuarded(table, q)};
     const cols = table.columns.filter((c) => q.hidden || !c.hidden);
     const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, columnList(cols), q);
     const rows = this.storage.stmt(sql).raw(true).all(params) as unknown[][];
@@ -758,6 +861,8 @@ export class GristDoc {
    * same read of unchanged data is answered from a cache (readcache.ts) without running it again.
    */
   fetchRecordsJson(tableId: string, q: RecordQuery = {}): string {
+    // Answers filtered for one user are neither cached nor shared.
+    if (this.guard) return JSON.stringify(this.fetchRecords(tableId, q));
     const key = JSON.stringify([
       tableId,
       q.filter ?? null,
@@ -785,6 +890,15 @@ export class GristDoc {
   /** GET /data: column-oriented, always with every column; errors stay raw. */
   fetchColumns(tableId: string, q: RecordQuery = {}): Record<string, CellValue[]> {
     const table = this.readableTable(tableId);
+    if (this.guard) {
+      const records = this.fetchGuarded(table, {...q, hidden: true});
+      const visible = this.guard.readTable(table.tableId).hiddenCols;
+      const out: Record<string, CellValue[]> = {id: records.map((r) => r.id)};
+      for (const c of table.columns) {
+        if (!visible.has(c.colId)) out[c.colId] = records.map((r) => r.fields[c.colId] ?? null);
+      }
+      return out;
+    }
     const cols = table.columns;
     const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, columnList(cols), q);
     const rows = this.storage.stmt(sql).raw(true).all(params) as unknown[][];
@@ -797,6 +911,46 @@ export class GristDoc {
         return fmt && !(Array.isArray(v) && v[0] === 'E') ? fmt(v) : v;
       });
     });
+    return out;
+  }
+
+  /**
+   * A read under access rules: the table refused (403) or its rows read whole, filtered row by row
+   * where rules depend on rows (cells censored as `["C"]`, denied columns left out), and `limit`
+   * applied after filtering, as Grist filters before limiting.
+   */
+  private fetchGuarded(table: TableMeta, q: RecordQuery): ApiRecord[] {
+    const guard = this.guard!;
+    if (table.tableId.startsWith('_grist_ACL') && !guard.canReadRules()) return [];
+    const filter = guard.readTable(table.tableId);
+    const all = table.columns;
+    const shown = all.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
+    const query = filter.row ? {...q, limit: undefined} : q;
+    const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, columnList(all), query);
+    const rows = this.storage.stmt(sql).raw(true).all(params) as unknown[][];
+    const typed = q.cellFormat === 'typed';
+    const out: ApiRecord[] = [];
+    const limit = filter.row && q.limit && q.limit > 0 ? q.limit : Infinity;
+    for (const row of rows) {
+      if (out.length >= limit) break;
+      const id = row[0] as number;
+      const values: RowValues & {id: number} = {id};
+      for (let j = 0; j < all.length; j++) values[all[j].colId] = all[j].decode(row[j + 1]);
+      const censored = filter.row ? filter.row(values) : null;
+      if (censored === null && filter.row) continue;
+      const fields: Record<string, CellValue> = {};
+      let errors: Record<string, string> | undefined;
+      for (const c of shown) {
+        let v = values[c.colId];
+        if (censored?.has(c.colId)) v = ['C'];
+        else if (Array.isArray(v) && v[0] === 'E' && !typed) {
+          (errors ??= {})[c.colId] = String(v[1]);
+          v = null;
+        } else if (typed && !(Array.isArray(v) && v[0] === 'E')) v = c.typed ? c.typed(v) : v;
+        fields[c.colId] = v;
+      }
+      out.push(errors ? {id, fields, errors} : {id, fields});
+    }
     return out;
   }
 
@@ -845,13 +999,17 @@ export class GristDoc {
     );
   }
 
-  /** PATCH /records: one BulkUpdateRecord (the same-fields rule is checked by the caller). */
+  /**
+   * PATCH /records: one BulkUpdateRecord, so every record must name the same fields (400
+   * otherwise, as Grist answers), checked here so that no caller can null the cells a record left out.
+   */
   updateRecords(
     tableId: string,
     records: Array<{id: number; fields: Record<string, CellValue>}>,
     options?: WriteAs,
   ): void {
     checkInput(records, 'records');
+    requireSameFields(records);
     const colValues = toColumns(records.map((r) => r.fields));
     this.write(
       () =>
@@ -1064,8 +1222,11 @@ export class GristDoc {
     // Everything the answer needs is built inside the transaction: once it commits, nothing that
     // follows can throw (issue 11: a write committed, then its action record failed with a 500).
     const result = this.write(() => {
-      const retValues = actions.map((a) => {
+      const placeholders = new Placeholders();
+      const retValues = actions.map((given) => {
+        const a = placeholders.rewrite(given, this.storage.meta);
         const ret = this.applyAction(a, opts);
+        placeholders.record(a, ret);
         // The document's first formula appeared: later actions of the bundle reach its engine
         // (a trigger formula must see the updates and additions that follow it).
         if (!this.storage.formulas && hasFormulas(this.storage.meta)) {

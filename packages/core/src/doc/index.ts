@@ -36,3 +36,14 @@ export type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
 export type {DocSettings} from './parse.js';
 export type {WriterRole} from './metarules.js';
 export type {BeforeRowsListener, WriteAs} from './gristdoc.js';
+export {
+  cellValueFailure,
+  checkRecords,
+  invalidPayload,
+  isCellValue,
+  recordsBody,
+  renderFailure,
+  requireSameFields,
+  type Failure,
+  type RecordKind,
+} from './bodies.js';

@@ -31,6 +31,7 @@ import {
 } from './types.js';
 
 import type {BeforeRowsHook, ChangeSet} from './changes.js';
+import type {DocGuard} from './guard.js';
 import {addRawView, addSection, addSectionFields, removeSections, removeViews} from './views.js';
 
 export {type BeforeRowsHook, ChangeSet, type TableChange} from './changes.js';
@@ -135,6 +136,8 @@ export class DocStorage {
   columnsAdded = 0;
   /** Set by GristDoc for the duration of a write when someone needs old row values. */
   beforeRows: BeforeRowsHook | null = null;
+  /** Set by GristDoc for a write under access rules: told of every direct row change. */
+  guard: DocGuard | null = null;
   /** The document's formula engine (set by GristDoc during writes): every data and schema change is mirrored to it. */
   formulas: FormulaEngine | null = null;
   /** Set when metadata the formula engine does not follow changed (summary links): reload it. */
@@ -537,6 +540,7 @@ export class DocStorage {
       throw e;
     }
     tracked.done(new Map(cols.map((c, j) => [c, stored[j]])), ids.length, ids[0]);
+    this.guard?.added(table.tableId, ids, cols);
     this.formulas?.addRecords(table.tableId, ids, Object.fromEntries(cols.map((c, j) => [c, converted[j]])));
     this.changeSet().add(table.tableId, ids);
     return ids;
@@ -572,6 +576,7 @@ export class DocStorage {
       this.stmt(`UPDATE ${quoteIdent(table.tableId)} SET ${cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')}
       WHERE id = ?`);
     const params = new Array<SqlValue>(cols.length + 1);
+    this.guard?.updating(table.tableId, rowIds, cols);
     this.beforeRows?.(table.tableId, rowIds);
     const n = cols.length;
     const stored = cols.map((c) => new StoredValues(table.byId.get(c)!.declType));
@@ -600,6 +605,7 @@ export class DocStorage {
     if (!existing.length) {
       return;
     }
+    this.guard?.removing(table.tableId, existing);
     this.beforeRows?.(table.tableId, existing);
     const tracked = this.classes.track(table.tableId);
     for (const part of chunks(existing)) {
@@ -688,6 +694,7 @@ export class DocStorage {
         .all() as Array<[number]>
     ).map(([id]) => id);
     if (all.length) {
+      this.guard?.removing(table.tableId, all);
       this.beforeRows?.(table.tableId, all);
       this.db.prepare(`DELETE FROM ${quoteIdent(table.tableId)}`).run();
       this.formulas?.removeRecords(table.tableId, all);

@@ -8,7 +8,15 @@
 import Database from 'better-sqlite3';
 import {stringify} from 'csv-stringify/sync';
 import type {DocMeta} from '../doc/meta.js';
-import {columnHeader, type ExportHeader, type ExportPlan, planTableExport} from './plan.js';
+import {
+  CENSORED,
+  columnHeader,
+  type ExportHeader,
+  type ExportPlan,
+  type ExportRestriction,
+  planTableExport,
+  restrictPlan,
+} from './plan.js';
 
 /** A delimited format: `csv`, `tsv` or `dsv`. */
 export type DsvFormat = 'csv' | 'tsv' | 'dsv';
@@ -34,6 +42,8 @@ export interface DsvExportOptions {
   chunkBytes?: number;
   /** Metadata already loaded from `source.db`, to skip loading it again for the checks. */
   meta?: DocMeta;
+  /** What access rules let the user export (absent: everything). */
+  restrict?: ExportRestriction;
 }
 
 /** A table export: its bytes as they are produced, with the extension and content type to send. */
@@ -56,7 +66,14 @@ export function exportTableDsv(source: ExportSource, tableId: string, opts: DsvE
     plan,
     contentType: format.contentType,
     extension: format.extension,
-    body: dsvRows(source.path, tableId, format.delimiter, opts.header ?? 'label', opts.chunkBytes ?? 65536),
+    body: dsvRows(
+      source.path,
+      tableId,
+      format.delimiter,
+      opts.header ?? 'label',
+      opts.chunkBytes ?? 65536,
+      opts.restrict,
+    ),
   };
 }
 
@@ -66,21 +83,25 @@ async function* dsvRows(
   delimiter: string,
   header: ExportHeader,
   chunkBytes: number,
+  restrict?: ExportRestriction,
 ): AsyncGenerator<Uint8Array> {
   const db = new Database(path, {readonly: true, fileMustExist: true});
   try {
     db.pragma('trusted_schema = OFF');
     db.exec('BEGIN'); // One snapshot for the metadata and all the rows.
-    const plan = planTableExport(db, tableId);
+    const {plan, keep} = restrictPlan(planTableExport(db, tableId), restrict);
     const cols = plan.columns;
     const n = cols.length;
+    const rows = restrict?.rows;
     const options = {delimiter, eof: true};
     let batch: string[][] = [cols.map((c) => columnHeader(c, header))];
     let size = 0;
     for (const row of db.prepare(plan.sql).raw(true).iterate() as IterableIterator<unknown[]>) {
+      const censored = rows ? rows.get(row[0] as number) : undefined;
+      if (rows && !censored) continue;
       const out = new Array<string>(n);
       for (let j = 0; j < n; j++) {
-        const text = cols[j].format(row[j + 1]);
+        const text = censored?.has(cols[j].colId) ? CENSORED : cols[j].format(row[keep[j] + 1]);
         out[j] = text;
         size += text.length + 1;
       }

@@ -41,6 +41,24 @@ export interface ExportPlan {
   sql: string;
 }
 
+/**
+ * What one user may export of a table under access rules: columns left out, and (when rules depend
+ * on rows) the rows that may be exported with the columns whose cells print as `CENSORED` in each.
+ */
+export interface ExportRestriction {
+  hiddenCols: ReadonlySet<string>;
+  rows?: ReadonlyMap<number, ReadonlySet<string>>;
+}
+
+/** A plan without the columns a restriction hides; the SQL still selects them (values are by index). */
+export function restrictPlan(plan: ExportPlan, r: ExportRestriction | undefined): {plan: ExportPlan; keep: number[]} {
+  const keep = plan.columns.map((_, i) => i).filter((i) => !r?.hiddenCols.has(plan.columns[i].colId));
+  return {plan: {...plan, columns: keep.map((i) => plan.columns[i])}, keep};
+}
+
+/** How Grist exports a cell the user may not read. */
+export const CENSORED = 'CENSORED';
+
 /** How many looked-up display values a reference column keeps before starting afresh. */
 const LOOKUP_CACHE_LIMIT = 20000;
 

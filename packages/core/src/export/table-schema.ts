@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import {columnType} from '../doc/coltypes/index.js';
 import type {DocMeta} from '../doc/meta.js';
-import {columnHeader, type ExportHeader, planTableExport} from './plan.js';
+import {columnHeader, type ExportHeader, type ExportRestriction, planTableExport, restrictPlan} from './plan.js';
 
 /** One field (column) of a table schema. */
 export interface TableSchemaField {
@@ -34,11 +34,13 @@ export interface TableSchemaOptions {
   /** URL of the matching CSV download (`<doc api url>/download/csv?<query>`). */
   csvPath: string;
   meta?: DocMeta;
+  /** Columns access rules hide from the user are left out. */
+  restrict?: ExportRestriction;
 }
 
 /** The table schema of a user table; 404 `Table X not found.` for an unknown one. */
 export function tableSchema(db: Database.Database, tableId: string, opts: TableSchemaOptions): TableSchema {
-  const plan = planTableExport(db, tableId, opts.meta);
+  const {plan} = restrictPlan(planTableExport(db, tableId, opts.meta), opts.restrict);
   const locale = plan.settings.locale;
   return {
     format: 'csv',

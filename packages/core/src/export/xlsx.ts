@@ -6,7 +6,15 @@
  */
 import {PassThrough} from 'node:stream';
 import ExcelJS from 'exceljs';
-import {columnHeader, planTableExport, type ExportHeader, type ExportPlan} from './plan.js';
+import {
+  CENSORED,
+  columnHeader,
+  planTableExport,
+  restrictPlan,
+  type ExportHeader,
+  type ExportPlan,
+  type ExportRestriction,
+} from './plan.js';
 import type Database from 'better-sqlite3';
 
 type Db = Database.Database;
@@ -38,17 +46,27 @@ export function documentTables(db: Db): string[] {
 }
 
 /** The workbook's bytes as they are produced; an unknown table is a 404 before any byte is sent. */
-export function xlsxStream(db: Db, tableIds: string[], header: ExportHeader): AsyncIterable<Uint8Array> {
-  const plans: ExportPlan[] = tableIds.map((t) => planTableExport(db, t));
+export function xlsxStream(
+  db: Db,
+  tableIds: string[],
+  header: ExportHeader,
+  restrict?: ReadonlyMap<string, ExportRestriction>,
+): AsyncIterable<Uint8Array> {
+  const plans = tableIds.map((t) => ({
+    ...restrictPlan(planTableExport(db, t), restrict?.get(t)),
+    rows: restrict?.get(t)?.rows,
+  }));
   return writeWorkbook(db, plans, header);
 }
 
-async function* writeWorkbook(db: Db, plans: ExportPlan[], header: ExportHeader): AsyncGenerator<Uint8Array> {
+type SheetPlan = {plan: ExportPlan; keep: number[]; rows?: ReadonlyMap<number, ReadonlySet<string>>};
+
+async function* writeWorkbook(db: Db, sheets: SheetPlan[], header: ExportHeader): AsyncGenerator<Uint8Array> {
   const out = new PassThrough();
   const wb = new ExcelJS.stream.xlsx.WorkbookWriter({stream: out, useStyles: true, useSharedStrings: true});
   const write = (async () => {
     const used = new Set<string>();
-    for (const plan of plans) {
+    for (const {plan, keep, rows} of sheets) {
       const ws = wb.addWorksheet(sheetName(plan.tableId, used));
       ws.columns = plan.columns.map((c) => ({
         header: columnHeader(c, header),
@@ -57,7 +75,13 @@ async function* writeWorkbook(db: Db, plans: ExportPlan[], header: ExportHeader)
       ws.getRow(1).font = {bold: false, color: {argb: 'FF000000'}};
       let n = 0;
       for (const row of db.prepare(plan.sql).raw(true).iterate() as IterableIterator<unknown[]>) {
-        ws.addRow(plan.columns.map((c, i) => cellValue(c.type, row[i + 1], c.format))).commit();
+        const censored = rows ? rows.get(row[0] as number) : undefined;
+        if (rows && !censored) continue;
+        ws.addRow(
+          plan.columns.map((c, i) =>
+            censored?.has(c.colId) ? CENSORED : cellValue(c.type, row[keep[i] + 1], c.format),
+          ),
+        ).commit();
         // Let the consumer drain the stream now and then, so that output does not pile up.
         if (++n % 1000 === 0 && out.writableNeedDrain) await new Promise((r) => out.once('drain', r));
       }

@@ -16,9 +16,10 @@ import type Database from 'better-sqlite3';
 import {makeDecoder, type CellValue} from '../doc/types.js';
 import {columnTypes, decodeTrigger, type EventType, type TriggerRow} from './meta.js';
 import {OUTBOX_TABLE, SECRETS_TABLE, hasTable} from './schema.js';
+import type {RowValues} from '../doc/guard.js';
 
-/** A row's values by column id, `id` included. */
-export type RowValues = Record<string, CellValue>;
+/** A row's values by column id, `id` included (the same shape access rules read). */
+export type {RowValues};
 /** Values of rows before a change, by row id: the full row (`id` and every column). */
 export type BeforeRows = ReadonlyMap<number, Readonly<RowValues>>;
 

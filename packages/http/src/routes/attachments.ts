@@ -1,5 +1,5 @@
 /** Attachments (SPEC §12): upload, list, metadata, download. Storage is in core (attachments/). */
-import {BadRequest, parseAttId, type TableQuery} from '@gristlite/core';
+import {BadRequest, Forbidden, parseAttId, type TableQuery} from '@gristlite/core';
 import {readFile} from 'node:fs/promises';
 import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
@@ -71,8 +71,10 @@ export const attachmentRoutes: Route[] = [
     summary: 'List attachments (fileName, fileSize, timeUploaded), with filter, sort and limit',
     query: ['filter', 'sort', 'limit'],
     need: 'viewers',
-    handler: async (ctx, {doc}) => {
-      return doc.listAttachments(tableQueryFrom(ctx));
+    handler: async (ctx, {doc, access}) => {
+      const listed = doc.listAttachments(tableQueryFrom(ctx));
+      const readable = doc.readableAttachments(access);
+      return readable ? {records: listed.records.filter((r) => readable.has(r.id))} : listed;
     },
   }),
   docRoute({
@@ -136,8 +138,10 @@ export const attachmentRoutes: Route[] = [
     summary: 'Download every attachment as one zip (default) or tar file',
     query: ['format', 'title'],
     need: 'viewers',
-    handler: async (ctx, {doc, meta}) => {
+    handler: async (ctx, {doc, meta, access}) => {
       const format = oneOf('format', ctx.query.get('format'), ['zip', 'tar'] as const, 'zip');
+      // The archive holds every attachment: only for those who may read everything.
+      if (doc.readableAttachments(access)) throw new Forbidden('Cannot access attachment');
       // Grist names it like a table export: `<doc>-Attachments`, or ?title.
       const title = ctx.query.get('title') || `${meta.name}-Attachments`;
       return new RawResponse(200, doc.attachmentsArchive(format), {
@@ -192,11 +196,12 @@ export const attachmentRoutes: Route[] = [
     summary: 'Metadata of one attachment',
     query: ['tableId', 'colId', 'rowId', 'maybeNew'],
     need: 'viewers',
-    handler: async (ctx, {doc}) => {
+    handler: async (ctx, {doc, access}) => {
       const attId = parseAttId(ctx.params.attId);
       const cell = ['tableId', 'colId', 'rowId'].map((k) => ctx.query.get(k));
       if (cell.some(Boolean) && !cell.every(Boolean))
         throw new BadRequest('define all of tableId, colId and rowId, or none.');
+      doc.checkAttachment(access, attId);
       return doc.attachmentMetadata(attId);
     },
   }),
@@ -207,11 +212,12 @@ export const attachmentRoutes: Route[] = [
     summary: "Download an attachment's bytes",
     query: ['inline', 'name', 'tableId', 'colId', 'rowId'],
     need: 'viewers',
-    handler: async (ctx, {doc}) => {
+    handler: async (ctx, {doc, access}) => {
       const attId = parseAttId(ctx.params.attId);
       const cell = ['tableId', 'colId', 'rowId'].map((k) => ctx.query.get(k));
       if (cell.some(Boolean) && !cell.every(Boolean))
         throw new BadRequest('define all of tableId, colId and rowId, or none.');
+      doc.checkAttachment(access, attId);
       const {data, headers} = doc.attachmentDownload(attId, {
         inline: flag(ctx.query, 'inline'),
         name: ctx.query.get('name') || undefined,

@@ -1,5 +1,5 @@
 /** What every `/api/docs/:docId/...` data route shares: the access check and the open document. */
-import type {Doc, OpenDocument, Role} from '@gristlite/core';
+import {type AccessContext, BrokenRules, type Doc, type GristDoc, type OpenDocument, type Role} from '@gristlite/core';
 import type * as v from 'valibot';
 import {ForwardTo} from '../forward.js';
 import type {Route} from '../route.js';
@@ -22,27 +22,48 @@ export async function docFor(ctx: RequestContext, need: Need): Promise<{meta: Do
 /** A document a request may use: the open document, its home record, and the caller's role. */
 export interface DocForRequest {
   doc: OpenDocument;
+  /** The document as the caller sees it under its access rules (reads filtered, writes checked). */
+  grist: GristDoc;
+  /** The caller's access rules context, or null when the document has none. */
+  access: AccessContext | null;
   meta: Doc;
   role: Role;
+}
+
+/** Query parameters ending in `_`: Grist's link keys, which rules read as `user.LinkKey`. */
+function linkKeys(ctx: RequestContext): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of ctx.query) if (k.endsWith('_')) out[k.slice(0, -1)] = v;
+  return out;
 }
 
 /**
  * Access check, then the open document (kept open by the engine). When another process holds the
  * document's lease, the request is forwarded there instead.
  */
-export async function openDocFor(ctx: RequestContext, need: Need): Promise<DocForRequest> {
+export async function openDocFor(
+  ctx: RequestContext,
+  need: Need,
+  opts: {ownersDespiteBrokenRules?: boolean} = {},
+): Promise<DocForRequest> {
   const {meta, role} = await docFor(ctx, need);
   const holder = await ctx.engine.claimDoc(meta.id);
   if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
   const doc = ctx.engine.openDoc(meta.id);
-  ctx.engine.checkAccessRules(doc, role);
+  let access: AccessContext | null;
+  try {
+    access = doc.accessFor(ctx.principal, role, linkKeys(ctx));
+  } catch (e) {
+    if (!(e instanceof BrokenRules && opts.ownersDespiteBrokenRules && role === 'owners')) throw e;
+    access = null;
+  }
   if (need !== 'viewers' && ctx.method !== 'GET' && ctx.method !== 'HEAD') doc.replica?.checkWritable();
   if (doc.replica && ctx.engine.cluster) {
     // Which worker answered, under which epoch: what a client (or the fault tests) can check.
     ctx.responseHeaders['X-Gristlite-Worker'] = ctx.engine.cluster.placement.self;
     ctx.responseHeaders['X-Gristlite-Epoch'] = String(doc.replica.epoch);
   }
-  return {doc, meta, role};
+  return {doc, grist: doc.grist.as(access), access, meta, role};
 }
 
 /** A body schema with how Grist names its failures (see validate.ts). */
@@ -56,6 +77,8 @@ export interface BodySpec<S extends v.GenericSchema> {
 type DocRouteSpec<S extends v.GenericSchema | undefined> = Omit<Route, 'handler' | 'body'> & {
   /** The access the caller needs; checked, then the document opened, before anything else. */
   need: Need;
+  /** Owners reach the route although the document's access rules are broken (to repair them). */
+  ownersDespiteBrokenRules?: boolean;
   /** The JSON body, checked after the access check (as Grist's middleware order has it). */
   body?: S extends v.GenericSchema ? BodySpec<S> : undefined;
   handler(
@@ -71,13 +94,13 @@ type DocRouteSpec<S extends v.GenericSchema | undefined> = Omit<Route, 'handler'
  * and hands the handler the open document and the typed body.
  */
 export function docRoute<S extends v.GenericSchema | undefined = undefined>(spec: DocRouteSpec<S>): Route {
-  const {need, body, handler, ...route} = spec;
+  const {need, body, handler, ownersDespiteBrokenRules, ...route} = spec;
   const check = body as BodySpec<v.GenericSchema> | undefined;
   return {
     ...route,
     ...(check ? {body: check.schema} : {}),
     handler: async (ctx) => {
-      const doc = await openDocFor(ctx, need);
+      const doc = await openDocFor(ctx, need, {ownersDespiteBrokenRules});
       const parsed = check ? validate(check.schema, await ctx.json(), check.prefix, check.names) : undefined;
       return handler(ctx, doc, parsed as S extends v.GenericSchema ? v.InferOutput<S> : undefined);
     },

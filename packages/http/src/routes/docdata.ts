@@ -3,22 +3,13 @@
  * form, and POST /apply. Handlers check access, parse parameters as Grist does, and call the
  * open document's GristDoc.
  *
- * Record bodies are checked by hand rather than with valibot: the messages must be Grist's
- * (ts-interface-checker's wording, SPEC §10/§19) and the check runs on 500-record bodies, where
- * a plain loop costs little next to the insert itself.
+ * Record bodies are checked by core's `recordsBody` (shared with Session), in Grist's wording.
  */
 import * as v from 'valibot';
-import {BadRequest, type CellValue, type GristDoc, type RecordQuery, type Role} from '@gristlite/core';
+import {BadRequest, type CellValue, type GristDoc, type RecordQuery, type Role, recordsBody} from '@gristlite/core';
 import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
-import {
-  CellValue as CellValueSchema,
-  cellValueFailure,
-  invalidPayload,
-  nonEmptyArray,
-  type Failure,
-  type TypeNames,
-} from '../validate.js';
+import {CellValue as CellValueSchema, nonEmptyArray, type TypeNames} from '../validate.js';
 import {docRoute, openDocFor, type Need} from './doc-common.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -31,83 +22,6 @@ function isObject(x: unknown): x is Record<string, unknown> {
 /** A JSON text the engine already produced (cached reads), sent as it is. */
 function jsonText(text: string): RawResponse {
   return new RawResponse(200, text, {'Content-Type': 'application/json; charset=utf-8'});
-}
-
-function checkColValues(path: string, value: unknown, failures: Failure[]): void {
-  if (!isObject(value)) {
-    failures.push({path, msg: 'is not an object', nested: []});
-    return;
-  }
-  for (const k in value) {
-    const cell = value[k];
-    const t = typeof cell;
-    // The common case first: no path string is built for a valid cell.
-    if (cell === null || t === 'number' || t === 'string' || t === 'boolean') {
-      continue;
-    }
-    const f = cellValueFailure(`${path}.${k}`, cell);
-    if (f) {
-      failures.push(f);
-      return;
-    }
-  }
-}
-
-type RecordKind = 'NewRecord' | 'Record' | 'AddOrUpdateRecord';
-
-function checkRecord(kind: RecordKind, path: string, rec: unknown): Failure | null {
-  const failures: Failure[] = [];
-  if (!isObject(rec)) {
-    failures.push({path, msg: 'is not an object', nested: []});
-  } else if (kind === 'NewRecord') {
-    if (rec.fields !== undefined) {
-      checkColValues(`${path}.fields`, rec.fields, failures);
-    }
-  } else if (kind === 'Record') {
-    if (rec.id === undefined) {
-      failures.push({path: `${path}.id`, msg: 'is missing', nested: []});
-    } else if (typeof rec.id !== 'number') {
-      failures.push({path: `${path}.id`, msg: 'is not a number', nested: []});
-    }
-    if (rec.fields === undefined) {
-      failures.push({path: `${path}.fields`, msg: 'is missing', nested: []});
-    } else {
-      checkColValues(`${path}.fields`, rec.fields, failures);
-    }
-  } else {
-    if (rec.require === undefined) {
-      failures.push({path: `${path}.require`, msg: 'is missing', nested: []});
-    } else if (isObject(rec.require) && rec.require.id !== undefined && typeof rec.require.id !== 'number') {
-      failures.push({path: `${path}.require.id`, msg: 'is not a number', nested: []});
-    } else {
-      checkColValues(`${path}.require`, rec.require, failures);
-    }
-    if (rec.fields !== undefined) {
-      checkColValues(`${path}.fields`, rec.fields, failures);
-    }
-  }
-  return failures.length ? {path, msg: `is not a ${kind}`, nested: failures} : null;
-}
-
-/** `{records: [...]}` with at least one record of the given kind. */
-function recordsBody<T>(kind: RecordKind, body: unknown): T[] {
-  if (!isObject(body) || body.records === undefined) {
-    throw invalidPayload({path: 'body.records', msg: 'is missing', nested: []});
-  }
-  const records = body.records;
-  if (!Array.isArray(records)) {
-    throw invalidPayload({path: 'body.records', msg: 'is not an array', nested: []});
-  }
-  if (!records.length) {
-    throw invalidPayload(checkRecord(kind, 'body.records[0]', undefined)!);
-  }
-  for (let i = 0; i < records.length; i++) {
-    const f = checkRecord(kind, `body.records[${i}]`, records[i]);
-    if (f) {
-      throw invalidPayload(f);
-    }
-  }
-  return records as T[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -156,13 +70,13 @@ const UserActions = v.array(v.array(v.unknown()));
 
 /** The document, after the access check. */
 async function gristFor(ctx: RequestContext, need: Need): Promise<GristDoc> {
-  return (await openDocFor(ctx, need)).doc.grist;
+  return (await openDocFor(ctx, need)).grist;
 }
 
 /** The document for a record write, with the caller's role (metadata tables have rules by role). */
 async function writerFor(ctx: RequestContext): Promise<{doc: GristDoc; role: 'owners' | 'editors'}> {
-  const {doc, role} = await openDocFor(ctx, 'editors');
-  return {doc: doc.grist, role: writerRole(role)};
+  const {grist, role} = await openDocFor(ctx, 'editors');
+  return {doc: grist, role: writerRole(role)};
 }
 
 /** The role metadata rules see for a caller with write access. */
@@ -211,15 +125,6 @@ function parseOpts(ctx: RequestContext): {parse: boolean} {
   return {parse: !flag(ctx.query, 'noparse')};
 }
 
-/** PATCH bodies must give every record the same set of fields (one BulkUpdateRecord). */
-function requireSameFields(items: Array<{fields: Record<string, unknown>}>): void {
-  const keys = (f: Record<string, unknown>) => Object.keys(f).sort().join('\u0000');
-  const first = keys(items[0].fields);
-  if (items.some((r) => keys(r.fields) !== first)) {
-    throw new BadRequest('PATCH requires all records to have same fields');
-  }
-}
-
 const DATA = '/api/docs/:docId/tables/:tableId';
 
 export const docDataRoutes: Route[] = [
@@ -250,7 +155,7 @@ export const docDataRoutes: Route[] = [
     summary: 'Add tables',
     need: 'editors',
     body: {schema: TablesPost, names: TABLES_POST},
-    handler: async (_ctx, {doc: {grist: doc}}, body) => ({tables: doc.addTables(body.tables)}),
+    handler: async (_ctx, {grist: doc}, body) => ({tables: doc.addTables(body.tables)}),
   }),
   docRoute({
     method: 'PATCH',
@@ -259,8 +164,7 @@ export const docDataRoutes: Route[] = [
     summary: 'Update tables (rename)',
     need: 'editors',
     body: {schema: TablesPatch, names: TABLES_PATCH},
-    handler: async (_ctx, {doc: {grist: doc}}, body) => {
-      requireSameFields(body.tables);
+    handler: async (_ctx, {grist: doc}, body) => {
       doc.updateTables(body.tables);
       return null;
     },
@@ -285,7 +189,7 @@ export const docDataRoutes: Route[] = [
     summary: 'Add columns',
     need: 'editors',
     body: {schema: ColumnsPost, names: COLUMNS_POST},
-    handler: async (ctx, {doc: {grist: doc}}, body) => {
+    handler: async (ctx, {grist: doc}, body) => {
       return {columns: doc.addColumns(tableParam(ctx, doc), body.columns)};
     },
   }),
@@ -296,9 +200,8 @@ export const docDataRoutes: Route[] = [
     summary: 'Update columns',
     need: 'editors',
     body: {schema: ColumnsPatch, names: COLUMNS_PATCH},
-    handler: async (ctx, {doc: {grist: doc}}, body) => {
+    handler: async (ctx, {grist: doc}, body) => {
       const tableId = tableParam(ctx, doc);
-      requireSameFields(body.columns);
       doc.updateColumns(tableId, body.columns);
       return null;
     },
@@ -311,7 +214,7 @@ export const docDataRoutes: Route[] = [
     query: ['noadd', 'noupdate', 'replaceall'],
     need: 'editors',
     body: {schema: ColumnsPatch, prefix: 'value', names: COLUMNS_PATCH},
-    handler: async (ctx, {doc: {grist: doc}}, body) => {
+    handler: async (ctx, {grist: doc}, body) => {
       doc.replaceColumns(tableParam(ctx, doc), body.columns, {
         noadd: flag(ctx.query, 'noadd'),
         noupdate: flag(ctx.query, 'noupdate'),
@@ -357,7 +260,7 @@ export const docDataRoutes: Route[] = [
     summary: 'Fetch records (parameters in the body)',
     need: 'viewers',
     body: {schema: RecordsListPost},
-    handler: async (ctx, {doc: {grist: doc}}, body) => {
+    handler: async (ctx, {grist: doc}, body) => {
       const tableId = tableParam(ctx, doc);
       return jsonText(
         doc.fetchRecordsJson(tableId, {
@@ -406,7 +309,6 @@ export const docDataRoutes: Route[] = [
       const {doc, role} = await writerFor(ctx);
       const records = recordsBody<{id: number; fields: Record<string, CellValue>}>('Record', await ctx.json());
       const tableId = tableParam(ctx, doc);
-      requireSameFields(records);
       doc.updateRecords(tableId, records, {...parseOpts(ctx), role});
       return null;
     },
@@ -444,7 +346,7 @@ export const docDataRoutes: Route[] = [
         summary: 'Remove records by id',
         need: 'editors',
         body: {schema: RowIds},
-        handler: async (ctx, {doc: {grist: doc}, role}, ids) => {
+        handler: async (ctx, {grist: doc, role}, ids) => {
           doc.removeRecords(tableParam(ctx, doc), ids, {role: writerRole(role)});
           return null;
         },
@@ -471,7 +373,7 @@ export const docDataRoutes: Route[] = [
     query: ['noparse'],
     need: 'editors',
     body: {schema: ColumnarBody},
-    handler: async (ctx, {doc: {grist: doc}, role}, body) =>
+    handler: async (ctx, {grist: doc, role}, body) =>
       doc.addColumnar(tableParam(ctx, doc), body as Record<string, CellValue[]>, {
         ...parseOpts(ctx),
         role: writerRole(role),
@@ -485,7 +387,7 @@ export const docDataRoutes: Route[] = [
     query: ['noparse'],
     need: 'editors',
     body: {schema: ColumnarBody},
-    handler: async (ctx, {doc: {grist: doc}, role}, body) => {
+    handler: async (ctx, {grist: doc, role}, body) => {
       if (!Array.isArray(body.id)) {
         throw new BadRequest('Invalid payload', {userError: 'Error: body.id is missing'});
       }
@@ -506,7 +408,7 @@ export const docDataRoutes: Route[] = [
     query: ['noparse'],
     need: 'editors',
     body: {schema: UserActions},
-    handler: async (ctx, {doc: {grist: doc}, role}, actions) =>
+    handler: async (ctx, {grist: doc, role}, actions) =>
       doc.applyUserActions(actions, {...parseOpts(ctx), role: writerRole(role)}),
   }),
 ];

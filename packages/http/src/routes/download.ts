@@ -2,7 +2,7 @@
 import {createReadStream} from 'node:fs';
 import {mkdir, rm} from 'node:fs/promises';
 import {join} from 'node:path';
-import {attachmentContentDisposition, makeId} from '@gristlite/core';
+import {attachmentContentDisposition, Forbidden, makeId} from '@gristlite/core';
 import {flag, type Route} from '../route.js';
 import {RawResponse} from '../types.js';
 import {docRoute} from './doc-common.js';
@@ -29,7 +29,13 @@ export const downloadRoutes: Route[] = [
     summary: 'Download the document as a .grist file',
     query: ['nohistory', 'template', 'title', 'dryrun'],
     need: 'viewers',
-    handler: async (ctx, {doc, meta}) => {
+    // Owners download a document whose rules are broken, to repair them (Grist's recovery).
+    ownersDespiteBrokenRules: true,
+    handler: async (ctx, {doc, meta, role, access}) => {
+      // The file is not filtered: only owners and those who may copy everything get it (Grist).
+      if (access && role !== 'owners' && !access.canCopyEverything()) {
+        throw new Forbidden('not authorized to download this document');
+      }
       if (flag(ctx.query, 'dryrun') || flag(ctx.query, 'dryRun')) return {dryRun: 'allowed'};
       const tmpDir = join(ctx.engine.dataDir, 'tmp');
       await mkdir(tmpDir, {recursive: true});

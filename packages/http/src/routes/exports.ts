@@ -30,9 +30,9 @@ function dsvRoute(format: DsvFormat, what: string): Route {
     query: EXPORT_QUERY,
     summary: `Download a table as ${what}, values formatted as Grist shows them (streamed)`,
     need: 'viewers',
-    handler: async (ctx, {doc, meta}) => {
+    handler: async (ctx, {doc, meta, access}) => {
       const {tableId, header} = exportParams(ctx);
-      const exp = doc.exportDsv(tableId, {format, header});
+      const exp = doc.exportDsv(tableId, {format, header}, access);
       const filename = exportFileBase(meta.name, tableId, ctx.query.get('title')) + exp.extension;
       return new RawResponse(200, exp.body, {
         'Content-Type': exp.contentType,
@@ -62,7 +62,7 @@ export const exportRoutes: Route[] = [
     summary:
       'Download the whole document as an Excel workbook, one sheet per table (or one table with tableId); streamed',
     need: 'viewers',
-    handler: async (ctx, {doc, meta}) => {
+    handler: async (ctx, {doc, meta, access}) => {
       // Grist: no query, or only `title`, exports every table; any other query is a table export.
       const whole = [...ctx.query.keys()].every((k) => k === 'title');
       const title = ctx.query.get('title');
@@ -78,7 +78,7 @@ export const exportRoutes: Route[] = [
         header = p.header;
         filename = exportFileBase(meta.name, p.tableId, title);
       }
-      return new RawResponse(200, doc.exportXlsx(tables, header), {
+      return new RawResponse(200, doc.exportXlsx(tables, header, access), {
         'Content-Type': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
         'Content-Disposition': contentDisposition(`${filename}.xlsx`),
       });
@@ -91,10 +91,10 @@ export const exportRoutes: Route[] = [
     query: EXPORT_QUERY,
     summary: "The Frictionless table schema of a table's CSV download",
     need: 'viewers',
-    handler: async (ctx, {doc, meta}) => {
+    handler: async (ctx, {doc, meta, access}) => {
       const {tableId, header} = exportParams(ctx);
       const csvPath = `${docApiUrl(ctx, meta.urlId || meta.id)}/download/csv?${ctx.query.toString()}`;
-      return doc.tableSchema(tableId, {header, csvPath});
+      return doc.tableSchema(tableId, {header, csvPath}, access);
     },
   }),
 ];

@@ -1,10 +1,10 @@
 /** Read-only SQL (SPEC §14): runs in the engine's sandboxed worker pool. */
 import * as v from 'valibot';
-import {BadRequest} from '@gristlite/core';
+import {BadRequest, Forbidden} from '@gristlite/core';
 import type {Route} from '../route.js';
 import type {RequestContext} from '../types.js';
 import {validate} from '../validate.js';
-import {docFor, openDocFor} from './doc-common.js';
+import {openDocFor} from './doc-common.js';
 
 const SqlPost = v.looseObject({
   sql: v.string(),
@@ -17,9 +17,15 @@ function sqlCaller(ctx: RequestContext) {
   return {user: ctx.principal.anonymous ? 'anonymous' : String(ctx.principal.user.id)};
 }
 
-/** The document's record; with several machines, only its holder has the file (else forwarded there). */
+/**
+ * The document's record, opened here (with several machines its holder has the file, else the
+ * request is forwarded there). Under access rules SQL sees everything, so only those who may copy
+ * everything run it (Grist: 403 `insufficient document access`).
+ */
 async function sqlDoc(ctx: RequestContext) {
-  return ctx.engine.cluster ? openDocFor(ctx, 'viewers') : docFor(ctx, 'viewers');
+  const found = await openDocFor(ctx, 'viewers');
+  if (found.access && !found.access.canCopyEverything()) throw new Forbidden('insufficient document access');
+  return found;
 }
 
 export const sqlRoutes: Route[] = [

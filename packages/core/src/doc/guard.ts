@@ -1,0 +1,49 @@
+/**
+ * What a document's reads and writes ask of access rules, as interfaces, so that `doc/` does not
+ * depend on how rules are evaluated (`access/rules/` implements them). A `GristDoc` seen through
+ * a guard (`GristDoc.as(guard)`) filters what it reads and checks what it writes, inside the
+ * write's transaction.
+ */
+import type {CellValue} from './types.js';
+
+/** A row's cells by column id (stored values decoded, lists as Grist encodes them). */
+export type RowValues = Record<string, CellValue>;
+
+/** Reads rows by id inside the current transaction (what a write guard compares). */
+export type RowReader = (tableId: string, ids: readonly number[]) => Map<number, RowValues>;
+
+/** How one table reads for this user. */
+export interface TableReadFilter {
+  /** Columns left out entirely (denied for every row). */
+  hiddenCols: ReadonlySet<string>;
+  /**
+   * Per row, when rules depend on rows: null drops the row, else the columns whose cells read
+   * as `["C"]` (censored). Absent when every row reads alike.
+   */
+  row?: (row: RowValues & {id: number}) => ReadonlySet<string> | null;
+}
+
+/** The access-rules stage of a document's read and write pipelines (implemented by `AccessContext`). */
+export interface DocGuard {
+  /** The read filter of a table; throws (403) when the table cannot be read at all. */
+  readTable(tableId: string): TableReadFilter;
+  /** Whether a table is listed (`/tables`, exports); a hidden one is as if absent. */
+  tableVisible(tableId: string): boolean;
+  /** Whether the user may read metadata about the rules themselves (`_grist_ACL*` tables). */
+  canReadRules(): boolean;
+  /** A write begins: rows of the document can be read through `read` until it ends. */
+  beginWrite(read: RowReader): void;
+  /** Rows about to be updated (their old values still readable) with the columns given. */
+  updating(tableId: string, ids: readonly number[], colIds: readonly string[]): void;
+  /** Rows about to be removed. */
+  removing(tableId: string, ids: readonly number[]): void;
+  /** Rows just added, with the columns given. */
+  added(tableId: string, ids: readonly number[], colIds: readonly string[]): void;
+  /**
+   * After the write's actions and recalculation, still inside its transaction: throws (403) to
+   * refuse the whole write; `schemaTouched` names the metadata tables it changed directly.
+   */
+  finishWrite(schemaTouched: readonly string[]): void;
+  /** The write ended (committed or rolled back). */
+  endWrite(): void;
+}
