@@ -31,6 +31,7 @@ import {checkColumnCount, checkInput, checkSchemaActionCount, refuseDuplicateIds
 import {requireSameFields} from './bodies.js';
 import type {DocGuard, RowValues} from './guard.js';
 import {Placeholders} from './placeholders.js';
+import {refreshRules} from '../access/rules/write.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
 import {bulkAddOrUpdate, type UpsertTarget} from './upsert.js';
@@ -448,6 +449,11 @@ export class GristDoc {
         // Grist's auto-removal of display helpers left unused by this write's schema changes.
         if (changes.touched('_grist_Tables_column') || changes.touched('_grist_Views_section_field')) {
           removeUnusedDisplayCols(this.storage);
+        }
+        // Rules written: their parsed form as Grist writes it, and a rule set Grist accepts.
+        if (changes.touched('_grist_ACLRules') || changes.touched('_grist_ACLResources')) {
+          const rules = changes.list().find((c) => c.tableId === '_grist_ACLRules');
+          refreshRules(this.db, rules ? [...rules.added, ...rules.updated] : []);
         }
         if (changes.touched('_grist_DocInfo')) {
           this.storage.reloadMeta();
@@ -922,20 +928,23 @@ export class GristDoc {
   private fetchGuarded(table: TableMeta, q: RecordQuery): ApiRecord[] {
     const guard = this.guard!;
     if (table.tableId.startsWith('_grist_ACL') && !guard.canReadRules()) return [];
+    const metaRow = table.isMeta ? this.metaRowFilter(table.tableId, guard) : null;
     const filter = guard.readTable(table.tableId);
     const all = table.columns;
     const shown = all.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
-    const query = filter.row ? {...q, limit: undefined} : q;
+    const query = filter.row || metaRow ? {...q, limit: undefined} : q;
     const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, columnList(all), query);
     const rows = this.storage.stmt(sql).raw(true).all(params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const out: ApiRecord[] = [];
-    const limit = filter.row && q.limit && q.limit > 0 ? q.limit : Infinity;
+    const limit = (filter.row || metaRow) && q.limit && q.limit > 0 ? q.limit : Infinity;
     for (const row of rows) {
       if (out.length >= limit) break;
       const id = row[0] as number;
       const values: RowValues & {id: number} = {id};
       for (let j = 0; j < all.length; j++) values[all[j].colId] = all[j].decode(row[j + 1]);
+      values.id = id;
+      if (metaRow && !metaRow(values)) continue;
       const censored = filter.row ? filter.row(values) : null;
       if (censored === null && filter.row) continue;
       const fields: Record<string, CellValue> = {};
@@ -952,6 +961,36 @@ export class GristDoc {
       out.push(errors ? {id, fields, errors} : {id, fields});
     }
     return out;
+  }
+
+  /**
+   * Rows of metadata tables that describe what the user cannot see are left out (Grist censors
+   * them): tables they cannot read, columns denied to them, and cell comments outside what they
+   * can read in full. Null when the table needs no such filter.
+   */
+  private metaRowFilter(tableId: string, guard: DocGuard): ((row: RowValues) => boolean) | null {
+    const meta = this.storage.meta;
+    const tableVisible = (ref: CellValue) => {
+      const t = meta.byRef.get(Number(ref));
+      return !t || guard.tableVisible(t.tableId);
+    };
+    const colVisible = (ref: CellValue, fully: boolean) => {
+      const found = meta.colsByRef.get(Number(ref));
+      if (!found) return true;
+      if (!guard.tableVisible(found.table.tableId)) return false;
+      const f = guard.readTable(found.table.tableId);
+      return !f.hiddenCols.has(found.col.colId) && (!fully || !f.row);
+    };
+    switch (tableId) {
+      case '_grist_Tables':
+        return (row) => guard.tableVisible(String(row.tableId));
+      case '_grist_Tables_column':
+        return (row) => tableVisible(row.parentId) && colVisible(row.id, false);
+      case '_grist_Cells':
+        return (row) => tableVisible(row.tableRef) && colVisible(row.colRef, true);
+      default:
+        return null;
+    }
   }
 
   private readableTable(tableId: string): TableMeta {

@@ -139,8 +139,10 @@ export class RuleSet {
     const col = (c: string) => (cols.has(c) ? quoteIdent(c) : 'null');
     const rows = db
       .prepare(
-        `select id, resource, aclFormula, aclFormulaParsed, permissionsText, rulePos, ${col('memo')} as memo,
-           ${col('userAttributes')} as userAttributes from _grist_ACLRules order by rulePos, id`,
+        `select id, ${col('resource')} as resource, ${col('aclFormula')} as aclFormula,
+           ${col('aclFormulaParsed')} as aclFormulaParsed, ${col('permissionsText')} as permissionsText,
+           ${col('rulePos')} as rulePos, ${col('memo')} as memo, ${col('userAttributes')} as userAttributes
+         from _grist_ACLRules order by rulePos, id`,
       )
       .all() as RuleRow[];
     const resources = new Map(
@@ -217,7 +219,38 @@ export class RuleSet {
       }
     }
     if (!any) return null;
+    for (const list of lists) if (list.colIds !== '*') list.colIds = [...list.colIds, ...helperColumns(db, list)];
     return new RuleSet(lists, docOwn, specials, attrs);
+  }
+}
+
+/**
+ * Display helpers of the columns a rule list names (their `displayCol`, and those of their fields):
+ * they show the same values, so they follow the same rules (Grist's ACLRuleCollection).
+ */
+function helperColumns(db: Database.Database, list: RuleList): string[] {
+  const names = list.colIds as string[];
+  if (!names.length) return [];
+  const marks = names.map(() => '?').join(',');
+  try {
+    const rows = db
+      .prepare(
+        `SELECT h.colId FROM _grist_Tables_column c
+           JOIN _grist_Tables t ON t.id = c.parentId
+           JOIN _grist_Tables_column h ON h.id = c.displayCol
+         WHERE t.tableId = ? AND c.colId IN (${marks})
+         UNION
+         SELECT h.colId FROM _grist_Views_section_field f
+           JOIN _grist_Tables_column c ON c.id = f.colRef
+           JOIN _grist_Tables t ON t.id = c.parentId
+           JOIN _grist_Tables_column h ON h.id = f.displayCol
+         WHERE t.tableId = ? AND c.colId IN (${marks})`,
+      )
+      .pluck()
+      .all(list.tableId, ...names, list.tableId, ...names) as string[];
+    return rows.filter((c) => typeof c === 'string' && !names.includes(c));
+  } catch {
+    return []; // A document without these metadata columns has no helpers.
   }
 }
 
