@@ -38,14 +38,12 @@ export type AttributeLookup = (
 type States = Record<Bit, BitState>;
 const ALL_BITS = new Set<Bit>(BITS);
 
-/** A view over a row's values for rule formulas (lists decoded as Grist's `decodeObject` does). */
+/** A view over a row's values for rule formulas (cells as Grist encodes them; the evaluator decodes). */
 export function rowView(values: RowValues & {id?: number}): RowView {
   return {
     get(colId: string) {
       if (colId === 'id') return values.id;
-      if (!Object.hasOwn(values, colId)) return undefined;
-      const v = values[colId];
-      return Array.isArray(v) && v[0] === 'L' ? v.slice(1) : v;
+      return Object.hasOwn(values, colId) ? values[colId] : undefined;
     },
   };
 }

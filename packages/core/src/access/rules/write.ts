@@ -11,7 +11,9 @@ import {RuleSet} from './ruleset.js';
 
 /** Brings `aclFormulaParsed` up to date for these rules, then checks the whole rule set. */
 export function refreshRules(db: Database.Database, ruleIds: readonly number[]): void {
-  const cols = new Set((db.prepare('pragma table_info("_grist_ACLRules")').all() as Array<{name: string}>).map((c) => c.name));
+  const cols = new Set(
+    (db.prepare('pragma table_info("_grist_ACLRules")').all() as Array<{name: string}>).map((c) => c.name),
+  );
   if (cols.has('aclFormula') && cols.has('aclFormulaParsed')) {
     const read = db.prepare('SELECT aclFormula, aclFormulaParsed FROM _grist_ACLRules WHERE id = ?');
     const write = db.prepare('UPDATE _grist_ACLRules SET aclFormulaParsed = ? WHERE id = ?');
