@@ -139,23 +139,7 @@ export class OpenDocument {
    * (Grist's rule), or null when they may read everything (or the document has no rules).
    */
   readableAttachments(access: AccessContext | null): ReadonlySet<number> | null {
-    if (!access || access.canReadEverything()) return null;
-    const out = new Set<number>();
-    const seen = this.grist.as(access);
-    for (const t of seen.listTables()) {
-      const cols = seen
-        .listColumns(t.id, {hidden: true})
-        .filter((c) => String(c.fields.type) === 'Attachments')
-        .map((c) => c.id);
-      if (!cols.length) continue;
-      for (const r of seen.fetchRecords(t.id, {hidden: true}).records) {
-        for (const c of cols) {
-          const v = r.fields[c];
-          if (Array.isArray(v) && v[0] === 'L') for (const id of v.slice(1)) if (typeof id === 'number') out.add(id);
-        }
-      }
-    }
-    return out;
+    return access ? this.grist.as(access).readableAttachments() : null;
   }
 
   /** Refuses an attachment no readable cell holds (403 `Cannot access attachment`, Grist's words). */

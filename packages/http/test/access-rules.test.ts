@@ -377,4 +377,203 @@ fixtureTest('Memos-v34.grist: rules with comments deny and allow as Grist stored
   }
 });
 
+test("rule edits: Grist's parsed text stored, bad rules refused with Grist's messages, owners only", async () => {
+  const w = await world();
+  try {
+    const d = `/api/docs/${w.docId}`;
+    const add = (aclFormula: string, permissionsText = '-R', who = 'ada') =>
+      w.as(who, 'POST', `${d}/apply`, [
+        ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Table1', colIds: '*'}],
+        ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula, permissionsText, rulePos: 1}],
+      ]);
+    const ok = await add('user.Email in ["a@b.c", "d@e.f"] and not $A # memo');
+    assert.is(ok.status, 200, JSON.stringify(ok.body));
+    const rules = (await w.as('ada', 'GET', `${d}/tables/_grist_ACLRules/records`)).body.records;
+    const mine = rules.find((r: any) => r.fields.aclFormula.startsWith('user.Email'));
+    assert.is(
+      mine.fields.aclFormulaParsed,
+      '["Comment", ["And", ["In", ["Attr", ["Name", "user"], "Email"], ["List", ["Const", "a@b.c"], ["Const", "d@e.f"]]], ["Not", ["Attr", ["Name", "rec"], "A"]]], "memo"]',
+    );
+    // A second resource for the same table: Grist refuses the duplicate; nothing is written.
+    const dup = await add('True');
+    assert.is(dup.status, 400);
+    assert.match(dup.body.error, /^Duplicate ACLResource \d+: an ACLResource with the same tableId and colIds already exists$/);
+    const count = (await w.as('ada', 'GET', `${d}/tables/_grist_ACLResources/records`)).body.records.length;
+    const again = await w.as('ada', 'POST', `${d}/apply`, [
+      ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Table1', colIds: 'A'}],
+      ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: 'len(rec.A) > 1', permissionsText: '-R'}],
+    ]);
+    assert.equal([again.status, again.body.error], [400, "Unknown variable 'len'"]);
+    const syntax = await w.as('ada', 'POST', `${d}/apply`, [
+      ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Table1', colIds: 'B'}],
+      ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: 'rec.A ==', permissionsText: '-R'}],
+    ]);
+    assert.is(syntax.status, 400);
+    const perms = await w.as('ada', 'POST', `${d}/apply`, [
+      ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Table1', colIds: 'C'}],
+      ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: '', permissionsText: 'R+'}],
+    ]);
+    assert.equal([perms.status, perms.body.error], [400, 'Invalid permissions specification "R+"']);
+    assert.is((await w.as('ada', 'GET', `${d}/tables/_grist_ACLResources/records`)).body.records.length, count);
+    // Only owners edit rules.
+    const kiwi = await w.as('kiwi', 'POST', `${d}/apply`, [
+      ['UpdateRecord', '_grist_ACLRules', mine.id, {permissionsText: '+R'}],
+    ]);
+    assert.equal([kiwi.status, kiwi.body.error], [403, 'Only owners can modify access rules']);
+  } finally {
+    await w.close();
+  }
+});
+
+test("user attributes: a row found by the user's email (case-insensitive) gives user.Team.X", async () => {
+  const w = await world();
+  try {
+    const d = `/api/docs/${w.docId}`;
+    await w.as('ada', 'POST', `${d}/tables`, {
+      tables: [
+        {id: 'Team', columns: [{id: 'Email'}, {id: 'Region'}]},
+        {id: 'Sales', columns: [{id: 'Region'}, {id: 'Amount', fields: {type: 'Numeric'}}]},
+      ],
+    });
+    await w.as('ada', 'POST', `${d}/tables/Team/records`, {
+      records: [{fields: {Email: 'KIWI@Example.com', Region: 'North'}}, {fields: {Email: 'vic@example.com', Region: 'South'}}],
+    });
+    await w.as('ada', 'POST', `${d}/tables/Sales/records`, {
+      records: [
+        {fields: {Region: 'North', Amount: 1}},
+        {fields: {Region: 'South', Amount: 2}},
+        {fields: {Region: 'North', Amount: 3}},
+      ],
+    });
+    const r = await w.as('ada', 'POST', `${d}/apply`, [
+      ['AddRecord', '_grist_ACLResources', -1, {tableId: '*', colIds: '*'}],
+      ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Sales', colIds: '*'}],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {
+          resource: -1,
+          aclFormula: '',
+          permissionsText: '',
+          rulePos: 1,
+          userAttributes: JSON.stringify({name: 'Team', tableId: 'Team', lookupColId: 'Email', charId: 'Email'}),
+        },
+      ],
+      ['AddRecord', '_grist_ACLRules', null, {resource: -2, aclFormula: 'user.Access == OWNER', permissionsText: 'all', rulePos: 2}],
+      ['AddRecord', '_grist_ACLRules', null, {resource: -2, aclFormula: 'rec.Region != user.Team.Region', permissionsText: '-R', rulePos: 3}],
+    ]);
+    assert.is(r.status, 200, JSON.stringify(r.body));
+    const ids = async (who: string) =>
+      (await w.as(who, 'GET', `${d}/tables/Sales/records`)).body.records.map((x: {id: number}) => x.id);
+    assert.equal(await ids('kiwi'), [1, 3]);
+    assert.equal(await ids('vic'), [2]);
+    assert.equal(await ids('ada'), [1, 2, 3]);
+    // Moving kiwi to the South changes what she sees at once (the attribute table is read per request).
+    await w.as('ada', 'PATCH', `${d}/tables/Team/records`, {records: [{id: 1, fields: {Region: 'South'}}]});
+    assert.equal(await ids('kiwi'), [2]);
+  } finally {
+    await w.close();
+  }
+});
+
+// The red-team check of issue 27: a value a rule hides appears in no answer a non-owner can get.
+test('red team: no endpoint shows kiwi a value the rules hide from her', async () => {
+  const w = await world();
+  try {
+    const d = `/api/docs/${w.docId}`;
+    await w.as('ada', 'POST', `${d}/tables`, {
+      tables: [
+        {id: 'Vault', columns: [{id: 'Code'}]},
+        {
+          id: 'People',
+          columns: [
+            {id: 'Name'},
+            {id: 'Salary'},
+            {id: 'Owner'},
+            {id: 'Files', fields: {type: 'Attachments'}},
+            {id: 'Shout', fields: {formula: '$Salary.upper()', type: 'Any'}},
+          ],
+        },
+      ],
+    });
+    const open = w.engine.openDoc(w.docId);
+    const [attSecret] = await open.addAttachments([
+      {fileName: 'SECRET-FILE.txt', mimeType: 'text/plain', data: Buffer.from('SECRET-BYTES')},
+    ]);
+    await w.as('ada', 'POST', `${d}/tables/Vault/records`, {records: [{fields: {Code: 'SECRET-TABLE'}}]});
+    await w.as('ada', 'POST', `${d}/tables/People/records`, {
+      records: [
+        {fields: {Name: 'kiwi', Salary: 'secret-col-1', Owner: 'kiwi@example.com'}},
+        {fields: {Name: 'SECRET-ROW', Salary: 'secret-col-2', Owner: 'ada@example.com', Files: ['L', attSecret]}},
+      ],
+    });
+    const r = await w.as('ada', 'POST', `${d}/apply`, [
+      ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Vault', colIds: '*'}],
+      ['AddRecord', '_grist_ACLResources', -2, {tableId: 'People', colIds: 'Salary,Shout'}],
+      ['AddRecord', '_grist_ACLResources', -3, {tableId: 'People', colIds: '*'}],
+      ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R', rulePos: 1}],
+      ['AddRecord', '_grist_ACLRules', null, {resource: -2, aclFormula: 'user.Access != OWNER', permissionsText: '-R', rulePos: 2}],
+      ['AddRecord', '_grist_ACLRules', null, {resource: -3, aclFormula: 'user.Access != OWNER and rec.Owner != user.Email', permissionsText: '-R', rulePos: 3}],
+    ]);
+    assert.is(r.status, 200, JSON.stringify(r.body));
+    // What an owner sees, so that the check below means something.
+    assert.match(JSON.stringify((await w.as('ada', 'GET', `${d}/tables/People/records`)).body), /SECRET-ROW/);
+    const gets = [
+      '',
+      '/tables',
+      '/tables/Vault/records',
+      '/tables/Vault/data',
+      '/tables/Vault/columns',
+      '/tables/People/records',
+      '/tables/People/records?hidden=1',
+      '/tables/People/data',
+      '/tables/People/columns?hidden=1',
+      '/tables/_grist_Tables/records',
+      '/tables/_grist_Tables_column/records',
+      '/tables/_grist_ACLRules/records',
+      '/tables/_grist_Attachments/records',
+      '/tables/_grist_Cells/records',
+      '/download',
+      '/download/csv?tableId=People',
+      '/download/csv?tableId=Vault',
+      '/download/table-schema?tableId=People',
+      '/attachments',
+      `/attachments/${attSecret}`,
+      `/attachments/${attSecret}/download`,
+      '/attachments/archive',
+      `/sql?q=${encodeURIComponent('select * from People')}`,
+      '/webhooks',
+    ];
+    const leaks: string[] = [];
+    for (const path of gets) {
+      const res = await w.as('kiwi', 'GET', `${d}${path}`);
+      const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
+      if (/SECRET|secret-col/i.test(text)) leaks.push(`GET ${path}: ${res.status} ${text.slice(0, 120)}`);
+    }
+    const posts: Array<[string, unknown]> = [
+      ['/tables/People/records/list', {}],
+      ['/sql', {sql: 'select Name, Salary from People'}],
+      ['/copy', {workspaceId: 1, documentName: 'mine'}],
+    ];
+    for (const [path, body] of posts) {
+      const res = await w.as('kiwi', 'POST', `${d}${path}`, body);
+      const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
+      if (/SECRET|secret-col/i.test(text) || (path === '/copy' && res.status === 200)) {
+        leaks.push(`POST ${path}: ${res.status} ${text.slice(0, 120)}`);
+      }
+    }
+    assert.equal(leaks, []);
+    // Kiwi still reads her own row, without the hidden columns.
+    const mine = (await w.as('kiwi', 'GET', `${d}/tables/People/records`)).body.records;
+    assert.equal(
+      mine.map((x: {id: number}) => x.id),
+      [1],
+    );
+    assert.not.ok('Salary' in mine[0].fields || 'Shout' in mine[0].fields);
+  } finally {
+    await w.close();
+  }
+});
+
 test.run();

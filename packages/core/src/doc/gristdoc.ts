@@ -394,6 +394,28 @@ export class GristDoc {
     return out;
   }
 
+  /**
+   * Under access rules, the attachments held by a cell the user can read (Grist lets a user reach
+   * those only); null when there are no rules or the user may read everything.
+   */
+  readableAttachments(): ReadonlySet<number> | null {
+    const guard = this.guard;
+    if (!guard || guard.canReadEverything()) return null;
+    const out = new Set<number>();
+    for (const t of this.storage.meta.userTables) {
+      if (!guard.tableVisible(t.tableId)) continue;
+      const cols = t.columns.filter((c) => c.type === 'Attachments').map((c) => c.colId);
+      if (!cols.length) continue;
+      for (const r of this.fetchGuarded(t, {hidden: true})) {
+        for (const c of cols) {
+          const v = r.fields[c];
+          if (Array.isArray(v) && v[0] === 'L') for (const id of v.slice(1)) if (typeof id === 'number') out.add(id);
+        }
+      }
+    }
+    return out;
+  }
+
   /** The first row of a table whose column equals `value` (user attributes of access rules). */
   lookupRow(tableId: string, colId: string, value: CellValue, caseInsensitive: boolean): RowValues | null {
     const table = this.storage.meta.tables.get(tableId);
@@ -988,6 +1010,10 @@ export class GristDoc {
         return (row) => tableVisible(row.parentId) && colVisible(row.id, false);
       case '_grist_Cells':
         return (row) => tableVisible(row.tableRef) && colVisible(row.colRef, true);
+      case '_grist_Attachments': {
+        const readable = this.readableAttachments();
+        return readable ? (row) => readable.has(Number(row.id)) : null;
+      }
       default:
         return null;
     }

@@ -31,6 +31,8 @@ export interface DocGuard {
   tableVisible(tableId: string): boolean;
   /** Whether the user may read metadata about the rules themselves (`_grist_ACL*` tables). */
   canReadRules(): boolean;
+  /** Whether every table, column and row reads in full for the user. */
+  canReadEverything(): boolean;
   /** A write begins: rows of the document can be read through `read` until it ends. */
   beginWrite(read: RowReader): void;
   /** Rows about to be updated (their old values still readable) with the columns given. */

@@ -23,7 +23,7 @@ import {Readable} from 'node:stream';
 import {pipeline} from 'node:stream/promises';
 import Database from 'better-sqlite3';
 import {accessRulesSql, type Engine} from '../engine.js';
-import {BadRequest, HeldElsewhere} from '../errors.js';
+import {BadRequest, Forbidden, HeldElsewhere} from '../errors.js';
 import type {OrgContext, Principal} from '../home/principal.js';
 import {makeId} from '../ids.js';
 import {createDocFile} from '../doc/create.js';
@@ -427,12 +427,15 @@ export async function copyDoc(
   wid: number,
   opts: {name?: string | null; asTemplate?: boolean} = {},
 ): Promise<ImportResult> {
-  const {doc: source} = await engine.docAccess(sourceKey, p, org, 'viewers');
+  const {doc: source, role} = await engine.docAccess(sourceKey, p, org, 'viewers');
   // Several machines: the source file is on the worker that holds it, which makes the copy.
-  if (engine.cluster) {
-    const holder = await engine.claimDoc(source.id);
-    if (holder) throw new HeldElsewhere(holder);
-    engine.openDoc(source.id); // held here now: open, so that the LRU closes (and releases) it in time
+  const holder = engine.cluster ? await engine.claimDoc(source.id) : null;
+  if (holder) throw new HeldElsewhere(holder);
+  // Open here (the LRU closes and releases it in time); a copy holds everything, so under access
+  // rules only owners and those who may copy everything make one (Grist's words).
+  const access = engine.openDoc(source.id).accessFor(p, role);
+  if (access && role !== 'owners' && !access.canCopyEverything()) {
+    throw new Forbidden('Insufficient access to document to copy it entirely');
   }
   return createDocWith(engine, wid, p, opts.name || source.name, async (tmp) => {
     // A read-only connection of its own: consistent under WAL, and needs no lease when several

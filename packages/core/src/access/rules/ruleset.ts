@@ -273,7 +273,7 @@ function compileRow(row: RuleRow): Rule['match'] {
   try {
     return compilePredicate(JSON.parse(row.aclFormulaParsed!));
   } catch (e) {
-    throw new BrokenRules(`ACLRule ${row.id}: ${(e as Error).message}`);
+    throw new BrokenRules((e as Error).message);
   }
 }
 
