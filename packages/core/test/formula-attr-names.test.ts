@@ -255,6 +255,32 @@ test('a dict with any string key is stored in an Any column as that key', () => 
   }
 });
 
+test('a column named constructor is its cell, and leads no further', () => {
+  const doc = GristDoc.create(tempPath());
+  try {
+    doc.addTables([
+      {
+        id: 'T',
+        columns: [
+          {id: 'constructor', fields: {type: 'Text', isFormula: false}},
+          {id: 'A', fields: {type: 'Any', isFormula: true, formula: "rec.constructor.constructor('return process')()"}},
+          {id: 'B', fields: {type: 'Any', isFormula: true, formula: 'T.all.constructor'}},
+          {id: 'C', fields: {type: 'Any', isFormula: true, formula: 'rec._table.constructor'}},
+          {id: 'D', fields: {type: 'Any', isFormula: true, formula: 'type(rec).constructor'}},
+        ],
+      },
+    ]);
+    doc.addRecords('T', [{constructor: 'x'}]);
+    const cols = doc.fetchColumns('T');
+    assert.equal(cols.A, [['E', 'AttributeError']]);
+    assert.equal(cols.B, [['L', 'x']]);
+    assert.equal(cols.C, [['E', 'AttributeError']]);
+    assert.equal(cols.D, [['E', 'AttributeError']]);
+  } finally {
+    doc.close();
+  }
+});
+
 test('sandbox: no formula reaches a JavaScript object through names or imports', () => {
   for (const src of [
     'import constructor\nconstructor',
