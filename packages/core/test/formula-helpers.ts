@@ -2,9 +2,9 @@ import {PyException, type Value, repr} from '../src/formula/values.js';
 import {builtinTable} from '../src/formula/builtins.js';
 import {parseFormula} from '../src/formula/grist.js';
 import {compileFunctionBody} from '../src/formula/compiler.js';
-import {defaultLibrary} from '../src/formula/library.js';
+import {defaultLibrary, findModule} from '../src/formula/library.js';
 
-const MODULES = defaultLibrary().modules;
+const LIBRARY = defaultLibrary();
 import {Budget, type BudgetSettings, setCurrentBudget} from '../src/formula/budget.js';
 
 const builtins = builtinTable();
@@ -16,7 +16,7 @@ export function run(src: string, budget: Partial<BudgetSettings> = {}): Value {
     vars: new Map(),
     resolve: (name) => builtins.get(name),
     importModule: (name) => {
-      const m = MODULES[name];
+      const m = findModule(LIBRARY, name);
       if (m === undefined) throw new PyException('ImportError', `No module named '${name}'`);
       return m;
     },

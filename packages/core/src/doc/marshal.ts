@@ -153,7 +153,11 @@ class Unmarshaller {
           if (key === DICT_END) {
             return obj;
           }
-          obj[String(key)] = this.load();
+          const k = String(key);
+          // `__proto__` is a key like any other (an assignment would set the prototype).
+          if (k === '__proto__') {
+            Object.defineProperty(obj, k, {value: this.load(), enumerable: true, writable: true, configurable: true});
+          } else obj[k] = this.load();
         }
       }
       case 'r': {

@@ -226,7 +226,7 @@ function isinstanceOf(v: Value, cls: Value): boolean {
 const isIntLike = (v: Value) => typeof v === 'bigint' || typeof v === 'boolean';
 
 /** The `type` objects of built-in types, by name. */
-export const TYPES: Record<string, PyType> = {};
+export const TYPES: Record<string, PyType> = Object.create(null);
 
 function defType(
   name: string,
@@ -573,10 +573,6 @@ export const BUILTIN_FUNCTIONS: Record<string, PyCallable> = {
   ),
   getattr: fn('getattr', (a) => {
     if (typeof a[1] !== 'string') raise('TypeError', 'getattr(): attribute name must be string');
-    if (forbidden(a[1] as string)) {
-      if (a.length > 2) return a[2];
-      raise('AttributeError', `'${typeName(a[0])}' object has no attribute '${a[1]}'`);
-    }
     if (a.length > 2) {
       try {
         return getattr(a[0], a[1] as string);
@@ -623,14 +619,6 @@ export const BUILTIN_FUNCTIONS: Record<string, PyCallable> = {
   input: fn('input', () => raise('UnsupportedError', 'input() is not available to formulas')),
   __import__: fn('__import__', () => raise('ImportError', '__import__ is not available to formulas')),
 };
-
-function forbidden(name: string): boolean {
-  return (
-    name in Object.prototype ||
-    name in Function.prototype ||
-    (name.startsWith('__') && name.endsWith('__') && name !== '__name__')
-  );
-}
 
 function isSubclassName(c: string, p: string): boolean {
   for (let t: string | undefined = c; t; t = EXC_PARENT[t]) if (t === p) return true;

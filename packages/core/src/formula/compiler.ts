@@ -76,13 +76,6 @@ export const LAZY_ARGS: Record<string, [number, number]> = {
   PEEK: [0, 1],
 };
 
-/** Names never readable as attributes: JS object internals, and Python dunders that lead to escapes. */
-const ALLOWED_DUNDERS = new Set(['__name__', '__doc__', '__len__', '__contains__', '__getitem__']);
-export function forbiddenAttr(name: string): boolean {
-  if (name in Object.prototype || name in Function.prototype || name === 'prototype') return true;
-  return name.startsWith('__') && name.endsWith('__') && !ALLOWED_DUNDERS.has(name);
-}
-
 export class UnsupportedError extends PyException {}
 
 // ---- scopes -----------------------------------------------------------------------------------
@@ -567,7 +560,7 @@ class Compiler {
       const obj = this.expr(t.obj, scope);
       return (f) => {
         const o = obj(f);
-        setattr(o, t.name, inplace(getattrChecked(o, t.name), value(f)));
+        setattr(o, t.name, inplace(getattr(o, t.name), value(f)));
         return NORMAL;
       };
     }
@@ -777,11 +770,8 @@ class Compiler {
       case 'attr': {
         const obj = this.expr(e.obj, scope);
         const name = e.name;
-        if (forbiddenAttr(name))
-          return (f) => {
-            const o = obj(f);
-            return raise('AttributeError', `'${typeName(o)}' object has no attribute '${name}'`);
-          };
+        // Every getattr answers from its own table (own-property or switch lookups), never from
+        // JavaScript's properties, so any name may be asked for.
         return (f) => {
           const o = obj(f);
           // Objects with their own getattr (records, modules, dates) first: the hot path.
@@ -1172,20 +1162,9 @@ class Compiler {
   }
 }
 
-function getattrChecked(o: Value, name: string): Value {
-  if (forbiddenAttr(name)) return raise('AttributeError', `'${typeName(o)}' object has no attribute '${name}'`);
-  return getattr(o, name);
-}
-
 function setattr(o: Value, name: string, v: Value): void {
   const obj = o as PyObject & {setattr?(n: string, v: Value): void};
-  if (
-    !forbiddenAttr(name) &&
-    obj !== null &&
-    typeof obj === 'object' &&
-    !Array.isArray(obj) &&
-    typeof obj.setattr === 'function'
-  ) {
+  if (obj !== null && typeof obj === 'object' && !Array.isArray(obj) && typeof obj.setattr === 'function') {
     obj.setattr(name, v);
     return;
   }

@@ -4,7 +4,7 @@
  * result to its column type as Grist's usertypes do (never throwing: what does not convert is kept
  * as alt text, which raises InvalidTypedValue when another formula reads it).
  */
-import {type CellValue, baseType, columnType, converterFor} from '../doc/types.js';
+import {type CellValue, baseType, columnType, converterFor, setOwnKey} from '../doc/types.js';
 import {PyDict, PyException, type PyObject, PySet, PyTuple, type Value, repr, str, strRepr} from './values.js';
 import {ExcObject} from './ops.js';
 import {Record, type RecordHost, RecordSet, type Via} from './records.js';
@@ -44,7 +44,7 @@ export function encodeObject(v: Value, colType = 'Any'): CellValue {
     // Grist stores dicts with their keys sorted (as RECORD(rec) cells in real documents show).
     entries.sort(([a], [b]) => ((a as string) < (b as string) ? -1 : (a as string) > (b as string) ? 1 : 0));
     const o: {[k: string]: CellValue} = {};
-    for (const [k, x] of entries) o[k as string] = encodeObject(x);
+    for (const [k, x] of entries) setOwnKey(o, k as string, encodeObject(x));
     return ['O', o];
   }
   if (v instanceof AltText) return v.text;

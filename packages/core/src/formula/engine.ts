@@ -42,7 +42,7 @@ import {Record, type RecordHost, RecordSet, UserTable, type Via, recordToDict} f
 import {pyCompare, toArray} from './ops.js';
 import {getattr} from './methods.js';
 import {tokenize} from './lexer.js';
-import {defaultLibrary, type FormulaLibrary} from './library.js';
+import {defaultLibrary, findModule, type FormulaLibrary} from './library.js';
 
 /** Grist's recalcWhen values for trigger formulas. */
 export const RecalcWhen = {DEFAULT: 0, NEVER: 1, MANUAL_UPDATES: 2} as const;
@@ -676,7 +676,7 @@ export class FormulaEngine implements RecordHost {
     const t = this.table(tableId);
     const given = new Set(Object.keys(values));
     const cols = [...t.cols.values()];
-    const srcs = cols.map((c) => values[c.id]);
+    const srcs = cols.map((c) => (Object.hasOwn(values, c.id) ? values[c.id] : undefined));
     const dflts = cols.map((c) => defaultCell(c.type));
     for (let i = 0; i < rowIds.length; i++) {
       const rowId = rowIds[i];
@@ -1271,7 +1271,7 @@ export class FormulaEngine implements RecordHost {
       : [...t.cols.values()]
           .filter((c) => !c.isFormula && c.id !== 'manualSort' && src.cols.has(c.id))
           .map((c) => c.id);
-    const kw: Kwargs = {};
+    const kw: Kwargs = Object.create(null);
     for (const colId of groupBy) {
       const v = this.readCell(tableId, colId, rowId);
       const srcType = src.cols.get(colId)?.type ?? '';
@@ -1712,13 +1712,13 @@ export class FormulaEngine implements RecordHost {
     if (t) return (t.userTable ??= new UserTable(this, name));
     const b = this.builtins.get(name);
     if (b !== undefined) return b;
-    const m = this.library.modules[name];
+    const m = findModule(this.library, name);
     if (m !== undefined && AUTO_IMPORTED.has(name)) return m;
     return undefined;
   }
 
   private importModule(name: string): Value {
-    const m = this.library.modules[name];
+    const m = findModule(this.library, name);
     if (m === undefined) {
       throw new PyException(
         KNOWN_MODULES.has(name) ? 'ImportError' : 'ModuleNotFoundError',
@@ -1789,7 +1789,7 @@ export class FormulaEngine implements RecordHost {
   /** Rows of rec's group (group_by columns equal to rec's) in order_by order. */
   private groupRows(rec: Record, groupBy: Value, orderBy: Value): number[] {
     const cols = groupBy === null ? [] : typeof groupBy === 'string' ? [groupBy] : toArray(groupBy).map(String);
-    const kw: Kwargs = {};
+    const kw: Kwargs = Object.create(null);
     for (const c of cols) kw[c] = rec.getattr(c);
     if (cols.length) return this.lookup(rec.tableId, kw, orderBy).rows;
     const {rows, via} = this.allRows(rec.tableId);

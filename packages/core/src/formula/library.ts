@@ -201,4 +201,9 @@ export function defaultLibrary(): FormulaLibrary {
   };
 }
 
+/** The module `name` of a library, or undefined (own names only: `import constructor` finds nothing). */
+export function findModule(lib: FormulaLibrary, name: string): Value | undefined {
+  return Object.hasOwn(lib.modules, name) ? lib.modules[name] : undefined;
+}
+
 export {attributeError, compareOp};

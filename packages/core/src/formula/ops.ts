@@ -29,8 +29,11 @@ import {percentFormat} from './pyformat.js';
 
 // ---- exceptions -------------------------------------------------------------------------------
 
-/** Parent class of each built-in exception (Python's hierarchy, the part formulas meet). */
-export const EXC_PARENT: Record<string, string> = {
+/**
+ * Parent class of each built-in exception (Python's hierarchy, the part formulas meet). No
+ * prototype: class names come from formulas (`type(rec)` is its table id).
+ */
+export const EXC_PARENT: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, {
   BaseException: '',
   Exception: 'BaseException',
   KeyboardInterrupt: 'BaseException',
@@ -65,7 +68,7 @@ export const EXC_PARENT: Record<string, string> = {
   CircularRefError: 'RuntimeError',
   InvalidTypedValue: 'ValueError',
   UnsupportedError: 'Exception',
-};
+});
 
 export function isSubclass(type: string, cls: string): boolean {
   for (let t: string | undefined = type; t; t = EXC_PARENT[t]) {
@@ -133,7 +136,7 @@ export class PyType implements PyObject {
     return raise('AttributeError', `type object '${this.name}' has no attribute '${name}'`);
   }
   repr(): string {
-    return EXC_PARENT[this.name] !== undefined ? `<class '${this.name}'>` : `<class '${this.name}'>`;
+    return `<class '${this.name}'>`;
   }
   hashKey(): string {
     return `type:${this.name}`;

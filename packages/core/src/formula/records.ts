@@ -253,7 +253,7 @@ export class UserTable implements PyObject {
 }
 
 function splitOrderBy(kw: Kwargs | null): {keys: Kwargs; orderBy: Value} {
-  const keys: Kwargs = {};
+  const keys: Kwargs = Object.create(null);
   let orderBy: Value = null;
   for (const [k, v] of Object.entries(kw ?? {})) {
     if (k === 'order_by' || k === 'sort_by') orderBy = v;

@@ -34,7 +34,8 @@ export function formulaRenames(schema: SchemaTable[], rename: Rename): FormulaEd
   const out: FormulaEdit[] = [];
   for (const t of schema) {
     for (const c of t.columns) {
-      if (!c.formula?.trim()) continue;
+      // Every edit replaces a written occurrence of the old id: a formula without one is left unparsed.
+      if (!c.formula?.trim() || !c.formula.includes(rename.oldId)) continue;
       const next = renameInFormula(c.formula, t.tableId, tables, rename);
       if (next !== null && next !== c.formula) out.push({tableId: t.tableId, colId: c.colId, formula: next});
     }

@@ -378,12 +378,12 @@ export function bindArgs(
   }
   for (const [k, v] of Object.entries(kwargs ?? {})) {
     if (!params.includes(k)) raise('TypeError', `${fname}() got an unexpected keyword argument '${k}'`);
-    if (k in out) raise('TypeError', `${fname}() got multiple values for argument '${k}'`);
+    if (Object.hasOwn(out, k)) raise('TypeError', `${fname}() got multiple values for argument '${k}'`);
     out[k] = v;
   }
   for (const p of params) {
-    if (p.startsWith('*') || p in out) continue;
-    if (p in defaults) out[p] = defaults[p];
+    if (p.startsWith('*') || Object.hasOwn(out, p)) continue;
+    if (Object.hasOwn(defaults, p)) out[p] = defaults[p];
     else raise('TypeError', `${fname}() missing required positional argument: '${p}'`);
   }
   return out;

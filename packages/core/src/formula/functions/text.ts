@@ -120,14 +120,15 @@ export function phoneFormat(value: Value, countryIn: Value, formatIn: Value): Va
   let country = countryIn,
     format = formatIn;
   // PHONE_FORMAT(value, "tel") means PHONE_FORMAT(value, None, "tel").
-  if (format === null && typeof country === 'string' && country in PHONE_FORMATS) {
+  if (format === null && typeof country === 'string' && Object.hasOwn(PHONE_FORMATS, country)) {
     format = country;
     country = null;
   }
   const util = (phoneUtil ??= libphonenumber.PhoneNumberUtil.getInstance());
   const region = country === null ? null : str(country);
   const parsed = phoneParse(util, value as string, region);
-  let outFmt = PHONE_FORMATS[format === null || format === '' ? '#' : str(format)];
+  const fmtName = format === null || format === '' ? '#' : str(format);
+  let outFmt = Object.hasOwn(PHONE_FORMATS, fmtName) ? PHONE_FORMATS[fmtName] : undefined;
   if (outFmt === undefined)
     raise('ValueError', 'Unrecognized phone format; try +, INTL, #, NATL, *, E164, tel, or RFC3966');
   // Without a country, the national format would lose the country code.
