@@ -408,6 +408,8 @@ fixtureTest('invalid uploads answer 400 and leave nothing behind; access and pay
   err(await postJson(`/api/workspaces/${wid}/import`, {uploadId: 1}), 400, /multipart/);
 });
 
+const BAD_RULES_ERROR = 'Duplicate ACLResource 4: an ACLResource with the same tableId and colIds already exists';
+
 fixtureTest('every corpus document imports through POST /api/docs and reads back; none answers 5xx', async () => {
   const outcomes: string[] = [];
   let imported = 0;
@@ -425,6 +427,13 @@ fixtureTest('every corpus document imports through POST /api/docs and reads back
       continue;
     }
     imported++;
+    if (name === 'BadRules.grist') {
+      // Rules Grist refuses (two resources for Table1): the document answers Grist's error to
+      // everyone until an owner repairs them (issue 27).
+      const refused = await get(`/api/docs/${res.json}/tables`);
+      assert.equal([refused.status, refused.json?.error], [400, BAD_RULES_ERROR]);
+      continue;
+    }
     // Migrations may rename tables (old summary tables get Grist's current names): same count,
     // same rows where the name is kept, and the same total.
     const tables = ok(await get(`/api/docs/${res.json}/tables`)).tables as Array<{id: string}>;
