@@ -7,6 +7,7 @@ import {printTable, type Result} from './lib.js';
 import {inProcess, overHttp, tempDir} from './scenarios.js';
 import {formulaScenarios} from './formulas.js';
 import {clusterScenarios} from './cluster.js';
+import {accessScenarios} from './access.js';
 
 const args = process.argv.slice(2);
 const jsonAt = args.indexOf('--json');
@@ -16,11 +17,13 @@ const engineOnly = process.env.BENCH_ONLY === 'engine';
 const formulasOnly = process.env.BENCH_ONLY === 'formulas';
 // BENCH_ONLY=cluster runs the several-machine scenarios alone (PostgreSQL and s3rver, C1-C8).
 const clusterOnly = process.env.BENCH_ONLY === 'cluster';
+// BENCH_ONLY=access runs the access-rule scenarios alone (A1-A3).
+const accessOnly = process.env.BENCH_ONLY === 'access';
 
 const {dir, cleanup} = tempDir();
 const results: Result[] = [];
 try {
-  if (!formulasOnly && !clusterOnly) {
+  if (!formulasOnly && !clusterOnly && !accessOnly) {
     const engine = await Engine.open({dataDir: join(dir, 'engine')});
     const user = await engine.home.ensureUser('bench@example.com', 'Bench');
     const principal = engine.home.principalFor(user, true);
@@ -31,8 +34,9 @@ try {
     if (!engineOnly) results.push(...(await overHttp(dir, raw)));
     await engine.close();
   }
-  if (!engineOnly && !clusterOnly) results.push(...(await formulaScenarios(dir)));
-  if (!engineOnly && !formulasOnly) results.push(...(await clusterScenarios(dir)));
+  if (!engineOnly && !clusterOnly && !accessOnly) results.push(...(await formulaScenarios(dir)));
+  if (!engineOnly && !formulasOnly && !clusterOnly) results.push(...(await accessScenarios(dir)));
+  if (!engineOnly && !formulasOnly && !accessOnly) results.push(...(await clusterScenarios(dir)));
 } finally {
   cleanup();
 }

@@ -44,6 +44,9 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       'F3. ',
       'F4. one-cell',
       'F5. heap',
+      'A1. read',
+      'A2. update',
+      'A3. compile',
       // Several machines need PostgreSQL, which CI has (elsewhere they are skipped with a note).
       ...(process.env.CI ? ['C1 writes', 'C3 writes', 'C4 forwarded', 'C5 takeover', 'C8 snapshot lag'] : []),
     ]) {

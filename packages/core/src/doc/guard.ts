@@ -21,12 +21,20 @@ export interface TableReadFilter {
    * as `["C"]` (censored). Absent when every row reads alike.
    */
   row?: (row: RowValues & {id: number}) => ReadonlySet<string> | null;
+  /**
+   * The rows that may be read, as a WHERE clause over the table, when rules allow it (then `row`
+   * is absent and no cell is censored).
+   */
+  sql?: {sql: string; params: unknown[]};
 }
 
 /** The access-rules stage of a document's read and write pipelines (implemented by `AccessContext`). */
 export interface DocGuard {
-  /** The read filter of a table; throws (403) when the table cannot be read at all. */
-  readTable(tableId: string): TableReadFilter;
+  /**
+   * The read filter of a table; throws (403) when the table cannot be read at all. With
+   * `colType` (a column's Grist type), row rules may come back as SQL.
+   */
+  readTable(tableId: string, colType?: (colId: string) => string | undefined): TableReadFilter;
   /** Whether a table is listed (`/tables`, exports); a hidden one is as if absent. */
   tableVisible(tableId: string): boolean;
   /** Whether the user may read metadata about the rules themselves (`_grist_ACL*` tables). */

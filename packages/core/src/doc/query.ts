@@ -310,6 +310,7 @@ export function buildRecordQuery(
   table: TableMeta,
   select: string,
   q: RecordQuery,
+  rowsAllowed?: {sql: string; params: unknown[]},
 ): {sql: string; params: unknown[]} {
   const classesOf = (colId: string) => classes.of(table.tableId, colId);
   let where: {sql: string; params: unknown[]} = {sql: '', params: []};
@@ -318,6 +319,12 @@ export function buildRecordQuery(
       throw new BadRequest('Invalid query: filter must be an object');
     }
     where = compileFilter(table, q.filter, classesOf);
+  }
+  // Access rules' row condition (access/rules/sql.ts), ANDed with the caller's filter.
+  if (rowsAllowed) {
+    where = where.sql
+      ? {sql: `(${where.sql}) AND ${rowsAllowed.sql}`, params: [...where.params, ...rowsAllowed.params]}
+      : rowsAllowed;
   }
   const from = ` FROM ${quoteIdent(table.tableId)}${where.sql ? ` WHERE ${where.sql}` : ''}`;
   const specs = parseSortParam(q.sort);

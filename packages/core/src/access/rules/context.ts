@@ -14,6 +14,7 @@ import type {CellValue} from '../../doc/types.js';
 import {isNeedRowData, type PredicateInput, type RowView} from './evaluate.js';
 import {type Answer, applyBit, type Bit, BITS, type BitState, mergeAnswers, settle} from './permissions.js';
 import type {Rule, RuleSet} from './ruleset.js';
+import {rowRuleSql} from './sql.js';
 
 /** Who is asking, as rules see it (`user.*`). */
 export interface RuleUser {
@@ -228,7 +229,7 @@ export class AccessContext implements DocGuard {
     return this.tableAnswer(tableId, 'read') !== 'deny';
   }
 
-  readTable(tableId: string): TableReadFilter {
+  readTable(tableId: string, colType?: (colId: string) => string | undefined): TableReadFilter {
     if (tableId.startsWith('_grist_')) return {hiddenCols: new Set()};
     if (this.tableAnswer(tableId, 'read') === 'deny') {
       throw new Forbidden(
@@ -251,6 +252,10 @@ export class AccessContext implements DocGuard {
       return rowRule === 'deny' ? {hiddenCols, row: () => null} : {hiddenCols};
     }
     const rowChain = this.tableChain(tableId);
+    if (!perRowCols.length && colType) {
+      const sql = rowRuleSql(rowChain, 'read', this.user, colType);
+      if (sql) return {hiddenCols, sql};
+    }
     const read = new Set<Bit>(['read']);
     return {
       hiddenCols,

@@ -16,6 +16,8 @@ export interface Rule {
   aclFormula: string;
   /** Whether it applies to an input; null for the catch-all rule with an empty formula. */
   match: ((input: PredicateInput) => unknown) | null;
+  /** The parsed formula (`JSON.parse(aclFormulaParsed)`), null for the catch-all rule. */
+  parsed: unknown;
   perms: RulePermissions;
   memo: string;
 }
@@ -40,7 +42,7 @@ const TABLE_BITS = new Set<Bit>(['create', 'read', 'update', 'delete']);
 const COLUMN_BITS = new Set<Bit>(['read', 'update']);
 
 function builtin(id: number, formula: string, match: Rule['match'], text: string): Rule {
-  return {id, aclFormula: formula, match, perms: parsePermissions(text), memo: ''};
+  return {id, aclFormula: formula, match, parsed: null, perms: parsePermissions(text), memo: ''};
 }
 const role =
   (...roles: string[]) =>
@@ -205,6 +207,7 @@ export class RuleSet {
           id: row.id,
           aclFormula: row.aclFormula ?? '',
           match: row.aclFormula ? compileRow(row) : null,
+          parsed: row.aclFormula ? JSON.parse(row.aclFormulaParsed!) : null,
           perms,
           memo: row.memo ?? '',
         });
