@@ -15,7 +15,8 @@
  * tree when the formula has a `#` comment (the first one). Anything else is refused.
  */
 import {PredicateFormulaError, syntaxErrorAt} from './errors.js';
-import {parsePython, type PyConst, type PyNode} from './pyparse.js';
+import type {PyConst, PyNode} from './pyast.js';
+import {parsePython} from './pyparse.js';
 
 /** A parsed formula as a JSON value: `[nodeType, ...args]`. */
 export type ParsedPredicateFormula = [string, ...unknown[]];
