@@ -10,6 +10,7 @@ import {
   PredicateFormulaError,
   parsePredicateFormula,
   parsePredicateFormulaValue,
+  readParsedFormula,
 } from '../src/access/rules/index.js';
 import {ORACLE_CASES} from './access-rules-oracle.js';
 
@@ -164,6 +165,21 @@ test("json.dumps's text: separators, escapes, numbers", () => {
   assert.is(parsePredicateFormula('[]'), '["List"]');
   assert.is(parsePredicateFormula('()'), '["List"]');
   assert.is(parsePredicateFormula('1, 2'), '["List", ["Const", 1], ["Const", 2]]');
+});
+
+test('readParsedFormula reads stored text, Python JSON included', () => {
+  assert.is(readParsedFormula(''), null);
+  assert.equal(readParsedFormula('["Const", Infinity]'), ['Const', Infinity]);
+  assert.equal(readParsedFormula('["Const", "Infinity \\" NaN"]'), ['Const', 'Infinity " NaN']);
+  assert.equal(tree('1e400 > rec.A'), ['Gt', ['Const', Infinity], rec('A')]);
+  for (const bad of ['[', '5', '{}', '[1]']) {
+    try {
+      readParsedFormula(bad);
+      assert.unreachable(bad);
+    } catch (e) {
+      assert.instance(e, PredicateFormulaError);
+    }
+  }
 });
 
 test('floatRepr is Python repr(float); jsonString is ensure_ascii', () => {

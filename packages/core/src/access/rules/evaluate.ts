@@ -28,8 +28,10 @@ export interface RowView {
  * What a predicate is evaluated on.
  *
  * - `user`: the user's properties (Access, UserID, Email, Name, LinkKey, user attributes, ...),
- *   best as an object with a null prototype; only its own properties are ever read. A user
- *   attribute is a RowView (or null when no row matched).
+ *   best as an object with a null prototype; only its own properties are ever read. Give every
+ *   property Grist's user always has, null when unknown: `user.Email is None` is `=== null`, so
+ *   an absent (undefined) property is not None. A user attribute is a RowView whose `get` gives
+ *   the matched row's cells (Grist gives one whose cells are all null when no row matched).
  * - `rec`: the row as it is (for a read, or before a change); absent or null when the check is
  *   about the table as a whole, in which case `rec.X` throws NeedRowData.
  * - `newRec`: the row as a change would leave it.

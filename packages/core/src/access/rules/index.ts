@@ -9,6 +9,7 @@ export {
   type ParsedPredicateFormula,
   parsePredicateFormula,
   parsePredicateFormulaValue,
+  readParsedFormula,
 } from './parse.js';
 export {
   type CompiledPredicate,

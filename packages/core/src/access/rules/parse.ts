@@ -15,7 +15,8 @@
  * tree when the formula has a `#` comment (the first one). Anything else is refused.
  */
 import {PredicateFormulaError, syntaxErrorAt} from './errors.js';
-import {parsePython, type PyConst, type PyNode} from './pyparse.js';
+import type {PyConst, PyNode} from './pyast.js';
+import {parsePython} from './pyparse.js';
 
 /** A parsed formula as a JSON value: `[nodeType, ...args]`. */
 export type ParsedPredicateFormula = [string, ...unknown[]];
@@ -48,10 +49,31 @@ export function parsePredicateFormula(text: string): string {
   }
 }
 
-/** As parsePredicateFormula, but the JSON value (what `JSON.parse` of the text gives). */
+/** As parsePredicateFormula, but the JSON value (null for an empty formula). */
 export function parsePredicateFormulaValue(text: string): ParsedPredicateFormula | null {
-  const json = parsePredicateFormula(text);
-  return json ? (JSON.parse(json) as ParsedPredicateFormula) : null;
+  return readParsedFormula(parsePredicateFormula(text));
+}
+
+/**
+ * The value of a stored `aclFormulaParsed` text (null for `""`). Python's JSON may hold
+ * `Infinity` (a formula with `1e400`), which JSON.parse refuses: it reads as Infinity here. Text
+ * that is not a formula's JSON throws a PredicateFormulaError.
+ */
+export function readParsedFormula(json: string): ParsedPredicateFormula | null {
+  if (!json) return null;
+  const text = json.replace(/"(?:[^"\\]|\\.)*"|-?Infinity|NaN/g, (m) =>
+    m[0] === '"' ? m : m === 'NaN' ? 'null' : m.startsWith('-') ? '-1e999' : '1e999',
+  );
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new PredicateFormulaError('', `Invalid parsed formula: ${json.slice(0, 100)}`);
+  }
+  if (!Array.isArray(value) || typeof value[0] !== 'string') {
+    throw new PredicateFormulaError('', `Invalid parsed formula: ${json.slice(0, 100)}`);
+  }
+  return value as ParsedPredicateFormula;
 }
 
 function parseToTree(text: string): Tree {

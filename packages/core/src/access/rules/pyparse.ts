@@ -5,45 +5,9 @@
  * wording and position. The tree keeps, for each node, its line and its UTF-8 byte column.
  */
 import {PredicateFormulaError, syntaxErrorAt} from './errors.js';
+import {decodeStringBody, numberValue} from './literals.js';
+import type {Keyword, Pos, PyNode} from './pyast.js';
 import {type Token, TokenizeError, Tokenizer} from './tokenize.js';
-
-/** A constant's value as Python holds it. */
-export type PyConst =
-  | {t: 'int'; v: bigint}
-  | {t: 'float'; v: number}
-  | {t: 'str'; v: string}
-  | {t: 'bool'; v: boolean}
-  | {t: 'none'}
-  | {t: 'complex'}
-  | {t: 'bytes'}
-  | {t: 'ellipsis'};
-
-export interface Pos {
-  line: number;
-  /** 0-based column in UTF-8 bytes (Python's `col_offset`). */
-  bcol: number;
-}
-
-export interface Keyword {
-  /** null for `**value`. */
-  arg: string | null;
-  value: PyNode;
-}
-
-export type PyNode = Pos &
-  (
-    | {k: 'Name'; id: string}
-    | {k: 'Constant'; value: PyConst}
-    | {k: 'Attribute'; value: PyNode; attr: string}
-    | {k: 'BoolOp'; op: 'And' | 'Or'; values: PyNode[]}
-    | {k: 'BinOp'; op: string; left: PyNode; right: PyNode}
-    | {k: 'UnaryOp'; op: string; operand: PyNode}
-    | {k: 'Compare'; left: PyNode; ops: string[]; comparators: PyNode[]}
-    | {k: 'List' | 'Tuple'; elts: PyNode[]}
-    | {k: 'Call'; func: PyNode; args: PyNode[]; keywords: Keyword[]}
-    /** Any other expression (Subscript, IfExp, Lambda, Dict, Set, comprehensions, Starred, ...). */
-    | {k: 'Other'; what: string}
-  );
 
 const KEYWORDS = new Set([
   'False',
@@ -780,91 +744,4 @@ class Parser {
     if (bytes[0]) return {...p, k: 'Constant', value: {t: 'bytes'}};
     return {...p, k: 'Constant', value: {t: 'str', v: value}};
   }
-}
-
-function numberValue(text: string): PyConst {
-  const s = text.replace(/_/g, '').toLowerCase();
-  if (s.endsWith('j')) return {t: 'complex'};
-  if (/^0[xob]/.test(s)) return {t: 'int', v: BigInt(s)};
-  if (/[.e]/.test(s)) return {t: 'float', v: Number(s)};
-  return {t: 'int', v: BigInt(s)};
-}
-
-/** Escapes of Python string literals (`\N{...}` named characters are not supported). */
-const SIMPLE_ESCAPES: Record<string, string> = {
-  '\n': '',
-  '\\': '\\',
-  "'": "'",
-  '"': '"',
-  a: '\x07',
-  b: '\b',
-  f: '\f',
-  n: '\n',
-  r: '\r',
-  t: '\t',
-  v: '\v',
-};
-
-function decodeStringBody(tok: Token, prefix: string, where: {line: number; col: number}): string {
-  const quoteAt = tok.text.length - tok.text.slice(prefix.length).length;
-  const q = tok.text[quoteAt];
-  const triple = tok.text.startsWith(q.repeat(3), quoteAt) && tok.text.length >= quoteAt + 6;
-  const qlen = triple ? 3 : 1;
-  const body = tok.text.slice(quoteAt + qlen, tok.text.length - qlen).replace(/\r\n?/g, '\n');
-  if (prefix.includes('r') || prefix.includes('f')) return body;
-  const cps = Array.from(body);
-  let out = '';
-  let bytePos = 0;
-  const unicodeError = (msg: string, from: number, to: number) =>
-    syntaxErrorAt(
-      `(unicode error) 'unicodeescape' codec can't decode bytes in position ${from}-${to}: ${msg}`,
-      where.line,
-      where.col + 1,
-    );
-  const isBytes = prefix.includes('b');
-  for (let k = 0; k < cps.length; k++) {
-    const c = cps[k];
-    if (c !== '\\' || k + 1 >= cps.length) {
-      out += c;
-      bytePos += Buffer.byteLength(c);
-      continue;
-    }
-    const start = bytePos;
-    const e = cps[k + 1];
-    k++;
-    bytePos += 1 + Buffer.byteLength(e);
-    if (e in SIMPLE_ESCAPES) {
-      out += SIMPLE_ESCAPES[e];
-      continue;
-    }
-    if (e >= '0' && e <= '7') {
-      let digits = e;
-      while (digits.length < 3 && cps[k + 1] >= '0' && cps[k + 1] <= '7') {
-        digits += cps[++k];
-        bytePos++;
-      }
-      out += String.fromCodePoint(parseInt(digits, 8));
-      continue;
-    }
-    const hexLen = e === 'x' ? 2 : isBytes ? 0 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
-    if (hexLen) {
-      let hex = '';
-      while (hex.length < hexLen && /^[0-9a-fA-F]$/.test(cps[k + 1] ?? '')) {
-        hex += cps[++k];
-        bytePos++;
-      }
-      const name = e === 'x' ? '\\xXX' : e === 'u' ? '\\uXXXX' : '\\UXXXXXXXX';
-      if (hex.length < hexLen) throw unicodeError(`truncated ${name} escape`, start, bytePos - 1);
-      const n = parseInt(hex, 16);
-      if (n > 0x10ffff) throw unicodeError('illegal Unicode character', start, bytePos - 1);
-      out += String.fromCodePoint(n);
-      continue;
-    }
-    if (e === 'N' && !isBytes) {
-      throw new PredicateFormulaError('SyntaxError', `\\N{...} escapes are not supported on line ${tok.line}`);
-    }
-    // Unknown escapes stay as they are (CPython only warns).
-    out += '\\' + e;
-  }
-  return out;
 }
