@@ -143,10 +143,7 @@ export async function accessScenarios(dir: string): Promise<Result[]> {
   const many = GristDoc.create(join(dir, 'acl-many.grist'));
   many.addTables([{id: 'Items', columns: [{id: 'Qty', fields: {type: 'Int'}}, {id: 'Price'}, {id: 'Owner'}]}]);
   many.applyUserActions(rules(49));
-  const compile = percentile(
-    await latencies(20, () => RuleSet.read(many.db)),
-    50,
-  );
+  const compile = percentile(await latencies(20, () => RuleSet.read(many.db)), 50);
   results.push(
     result({
       scenario: 'A3. compile a document of 50 rules',

@@ -43,5 +43,5 @@ export {AccessContext, type AttributeLookup, type RuleUser} from './access/rules
 export {BrokenRules, RuleSet, type Rule, type RuleList, type UserAttribute} from './access/rules/ruleset.js';
 export type {Answer, Bit, RulePermissions} from './access/rules/permissions.js';
 export type {PredicateInput, RowView} from './access/rules/evaluate.js';
-export type {DocGuard, RowReader, TableReadFilter} from './doc/guard.js';
+export type {DocGuard, RowReader, TableReadFilter, WriteRows} from './doc/guard.js';
 export type {ExportRestriction} from './export/plan.js';

@@ -397,7 +397,10 @@ test("rule edits: Grist's parsed text stored, bad rules refused with Grist's mes
     // A second resource for the same table: Grist refuses the duplicate; nothing is written.
     const dup = await add('True');
     assert.is(dup.status, 400);
-    assert.match(dup.body.error, /^Duplicate ACLResource \d+: an ACLResource with the same tableId and colIds already exists$/);
+    assert.match(
+      dup.body.error,
+      /^Duplicate ACLResource \d+: an ACLResource with the same tableId and colIds already exists$/,
+    );
     const count = (await w.as('ada', 'GET', `${d}/tables/_grist_ACLResources/records`)).body.records.length;
     const again = await w.as('ada', 'POST', `${d}/apply`, [
       ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Table1', colIds: 'A'}],
@@ -436,7 +439,10 @@ test("user attributes: a row found by the user's email (case-insensitive) gives 
       ],
     });
     await w.as('ada', 'POST', `${d}/tables/Team/records`, {
-      records: [{fields: {Email: 'KIWI@Example.com', Region: 'North'}}, {fields: {Email: 'vic@example.com', Region: 'South'}}],
+      records: [
+        {fields: {Email: 'KIWI@Example.com', Region: 'North'}},
+        {fields: {Email: 'vic@example.com', Region: 'South'}},
+      ],
     });
     await w.as('ada', 'POST', `${d}/tables/Sales/records`, {
       records: [
@@ -460,8 +466,18 @@ test("user attributes: a row found by the user's email (case-insensitive) gives 
           userAttributes: JSON.stringify({name: 'Team', tableId: 'Team', lookupColId: 'Email', charId: 'Email'}),
         },
       ],
-      ['AddRecord', '_grist_ACLRules', null, {resource: -2, aclFormula: 'user.Access == OWNER', permissionsText: 'all', rulePos: 2}],
-      ['AddRecord', '_grist_ACLRules', null, {resource: -2, aclFormula: 'rec.Region != user.Team.Region', permissionsText: '-R', rulePos: 3}],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {resource: -2, aclFormula: 'user.Access == OWNER', permissionsText: 'all', rulePos: 2},
+      ],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {resource: -2, aclFormula: 'rec.Region != user.Team.Region', permissionsText: '-R', rulePos: 3},
+      ],
     ]);
     assert.is(r.status, 200, JSON.stringify(r.body));
     const ids = async (who: string) =>
@@ -512,9 +528,29 @@ test('red team: no endpoint shows kiwi a value the rules hide from her', async (
       ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Vault', colIds: '*'}],
       ['AddRecord', '_grist_ACLResources', -2, {tableId: 'People', colIds: 'Salary,Shout'}],
       ['AddRecord', '_grist_ACLResources', -3, {tableId: 'People', colIds: '*'}],
-      ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R', rulePos: 1}],
-      ['AddRecord', '_grist_ACLRules', null, {resource: -2, aclFormula: 'user.Access != OWNER', permissionsText: '-R', rulePos: 2}],
-      ['AddRecord', '_grist_ACLRules', null, {resource: -3, aclFormula: 'user.Access != OWNER and rec.Owner != user.Email', permissionsText: '-R', rulePos: 3}],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R', rulePos: 1},
+      ],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {resource: -2, aclFormula: 'user.Access != OWNER', permissionsText: '-R', rulePos: 2},
+      ],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {
+          resource: -3,
+          aclFormula: 'user.Access != OWNER and rec.Owner != user.Email',
+          permissionsText: '-R',
+          rulePos: 3,
+        },
+      ],
     ]);
     assert.is(r.status, 200, JSON.stringify(r.body));
     // What an owner sees, so that the check below means something.

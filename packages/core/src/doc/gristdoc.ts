@@ -29,7 +29,7 @@ import {actionContext, type ActionTarget, userAction} from './useractions.js';
 import {removeSections, removeViews} from './views.js';
 import {checkColumnCount, checkInput, checkSchemaActionCount, refuseDuplicateIds} from './input.js';
 import {requireSameFields} from './bodies.js';
-import type {DocGuard, RowValues} from './guard.js';
+import type {DocGuard, RowValues, WriteRows} from './guard.js';
 import {Placeholders} from './placeholders.js';
 import {refreshRules} from '../access/rules/write.js';
 
@@ -371,12 +371,27 @@ export class GristDoc {
     }
   }
 
+  /** What access rules read during a write (guard.ts). */
+  private readonly writeRows: WriteRows = {
+    read: (tableId, ids, cols) => this.readRows(tableId, ids, cols),
+    column: (tableId, colId) => {
+      const c = this.storage.meta.tables.get(tableId)?.byId.get(colId);
+      return c ? {type: c.type, isFormula: c.isFormula} : undefined;
+    },
+    anyOutside: (tableId, ids, cond) => {
+      const stmt = this.storage.stmt(
+        `SELECT 1 FROM ${quoteIdent(tableId)} WHERE id IN (SELECT value FROM json_each(?)) AND NOT (${cond.sql}) LIMIT 1`,
+      );
+      return stmt.get(JSON.stringify(ids), ...cond.params) !== undefined;
+    },
+  };
+
   /** Rows by id, decoded, every column (what rules see as `rec`). */
-  private readRows(tableId: string, ids: readonly number[]): Map<number, RowValues> {
+  private readRows(tableId: string, ids: readonly number[], only?: ReadonlySet<string> | null): Map<number, RowValues> {
     const table = this.storage.meta.tables.get(tableId);
     const out = new Map<number, RowValues>();
     if (!table || !ids.length) return out;
-    const cols = table.columns;
+    const cols = only ? table.columns.filter((c) => only.has(c.colId)) : table.columns;
     for (let start = 0; start < ids.length; start += 500) {
       const part = ids.slice(start, start + 500);
       const rows = this.storage
@@ -460,7 +475,7 @@ export class GristDoc {
     this.writer = role;
     const guard = this.guard;
     if (guard) {
-      guard.beginWrite((tableId, ids) => this.readRows(tableId, ids));
+      guard.beginWrite(this.writeRows);
       this.storage.guard = guard;
     }
     const restoreZone = useDocTimezone(this.storage.meta);

@@ -9,8 +9,24 @@ import type {CellValue} from './types.js';
 /** A row's cells by column id (stored values decoded, lists as Grist encodes them). */
 export type RowValues = Record<string, CellValue>;
 
-/** Reads rows by id inside the current transaction (what a write guard compares). */
-export type RowReader = (tableId: string, ids: readonly number[]) => Map<number, RowValues>;
+/**
+ * Reads rows by id inside the current transaction (what a write guard compares): the columns
+ * named, or every column.
+ */
+export type RowReader = (
+  tableId: string,
+  ids: readonly number[],
+  cols?: ReadonlySet<string> | null,
+) => Map<number, RowValues>;
+
+/** What a write check may read of the document, inside the write's transaction. */
+export interface WriteRows {
+  read: RowReader;
+  /** A column's Grist type and whether it is a formula (undefined: no such column). */
+  column(tableId: string, colId: string): {type: string; isFormula: boolean} | undefined;
+  /** Whether any of these rows fails a SQL condition over the table (access/rules/sql.ts). */
+  anyOutside(tableId: string, ids: readonly number[], cond: {sql: string; params: unknown[]}): boolean;
+}
 
 /** How one table reads for this user. */
 export interface TableReadFilter {
@@ -41,8 +57,8 @@ export interface DocGuard {
   canReadRules(): boolean;
   /** Whether every table, column and row reads in full for the user. */
   canReadEverything(): boolean;
-  /** A write begins: rows of the document can be read through `read` until it ends. */
-  beginWrite(read: RowReader): void;
+  /** A write begins: the document can be read through `rows` until it ends. */
+  beginWrite(rows: WriteRows): void;
   /** Rows about to be updated (their old values still readable) with the columns given. */
   updating(tableId: string, ids: readonly number[], colIds: readonly string[]): void;
   /** Rows about to be removed. */

@@ -9,7 +9,7 @@
  * reads as the merge of its columns. Owners are not exempt.
  */
 import {Forbidden} from '../../errors.js';
-import type {DocGuard, RowReader, RowValues, TableReadFilter} from '../../doc/guard.js';
+import type {DocGuard, RowReader, RowValues, TableReadFilter, WriteRows} from '../../doc/guard.js';
 import type {CellValue} from '../../doc/types.js';
 import {isNeedRowData, type PredicateInput, type RowView} from './evaluate.js';
 import {type Answer, applyBit, type Bit, BITS, type BitState, mergeAnswers, settle} from './permissions.js';
@@ -278,27 +278,49 @@ export class AccessContext implements DocGuard {
   // Writes: the direct changes are collected, then checked once the write's recalculation is done,
   // with `rec` the row before the whole write and `newRec` the row after it (Grist's canApplyBundle).
 
-  beginWrite(read: RowReader): void {
-    this.reader = read;
+  private rows: WriteRows | null = null;
+
+  beginWrite(rows: WriteRows): void {
+    this.rows = rows;
+    this.reader = rows.read;
     this.pending = [];
   }
 
   updating(tableId: string, ids: readonly number[], colIds: readonly string[]): void {
     if (tableId.startsWith('_grist')) return;
     this.precheck(tableId, 'update');
-    this.pending.push({kind: 'update', tableId, ids, cols: colIds, before: this.reader!(tableId, ids)});
+    // Rules that read none of the columns written see the same `rec` before and after (formula
+    // columns aside, which a write may change indirectly): the old rows need not be read.
+    const read = this.rules.columnsRead(tableId);
+    const untouched =
+      read !== null &&
+      !colIds.some((c) => read.has(c)) &&
+      ![...read].some((c) => this.rows?.column(tableId, c)?.isFormula !== false);
+    this.pending.push({
+      kind: 'update',
+      tableId,
+      ids,
+      cols: colIds,
+      before: untouched ? undefined : this.beforeRows(tableId, ids, 'update'),
+    });
   }
 
   removing(tableId: string, ids: readonly number[]): void {
     if (tableId.startsWith('_grist')) return;
     this.precheck(tableId, 'delete');
-    this.pending.push({kind: 'remove', tableId, ids, cols: [], before: this.reader!(tableId, ids)});
+    this.pending.push({kind: 'remove', tableId, ids, cols: [], before: this.beforeRows(tableId, ids, 'delete')});
   }
 
   added(tableId: string, ids: readonly number[], colIds: readonly string[]): void {
     if (tableId.startsWith('_grist')) return;
     this.precheck(tableId, 'create');
     this.pending.push({kind: 'add', tableId, ids, cols: colIds});
+  }
+
+  /** Old values of rows a write changes, when rules will need them (only the columns rules read). */
+  private beforeRows(tableId: string, ids: readonly number[], bit: Bit): Map<number, RowValues> | undefined {
+    const needed = this.rowAnswer(tableId, bit) !== 'allow' || this.rules.columnRuleLists(tableId).length > 0;
+    return needed ? this.reader!(tableId, ids, this.rules.columnsRead(tableId)) : undefined;
   }
 
   /** Grist's table-level pre-check: a bit denied for every row refuses at once. */
@@ -329,7 +351,9 @@ export class AccessContext implements DocGuard {
       let m = afterCache.get(tableId);
       if (!m) afterCache.set(tableId, (m = new Map()));
       const missing = ids.filter((id) => !m!.has(id));
-      if (missing.length) for (const [id, row] of this.reader!(tableId, missing)) m.set(id, row);
+      if (missing.length) {
+        for (const [id, row] of this.reader!(tableId, missing, this.rules.columnsRead(tableId))) m.set(id, row);
+      }
       return m;
     };
     for (const p of this.pending) {
@@ -343,6 +367,17 @@ export class AccessContext implements DocGuard {
       }
       const mixedCols = colChecks.filter((c) => this.columnAnswer(p.tableId, c, 'update') === 'mixed');
       if (rowRule === 'allow' && !mixedCols.length) continue;
+      // Rows whose `rec` is unchanged by the write (see updating): SQLite tests the rule on them all.
+      if (p.kind === 'update' && !p.before && !mixedCols.length) {
+        const cond = rowRuleSql(
+          this.tableChain(p.tableId),
+          bit,
+          this.user,
+          (c) => this.rows!.column(p.tableId, c)?.type,
+        );
+        // On a refusal, the rows are checked one by one below, to name the rule's memos.
+        if (cond && !this.rows!.anyOutside(p.tableId, p.ids, cond)) continue;
+      }
       const afterRows = p.kind === 'remove' ? null : after(p.tableId, p.ids);
       const before = firstBefore.get(p.tableId);
       const chain = this.tableChain(p.tableId);
@@ -369,6 +404,7 @@ export class AccessContext implements DocGuard {
 
   endWrite(): void {
     this.reader = null;
+    this.rows = null;
     this.pending = [];
   }
 

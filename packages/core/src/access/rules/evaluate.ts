@@ -21,6 +21,7 @@ import {PredicateFormulaError} from './errors.js';
 
 /** A row a formula reads: `get(colId)` gives the cell as Grist encodes it (undefined if absent). */
 export interface RowView {
+  /** The cell of a column, as Grist encodes it (undefined for an unknown column). */
   get(colId: string): unknown;
 }
 
@@ -64,6 +65,17 @@ export class NeedRowData extends PredicateEvalError {
   constructor(readonly which: string) {
     super(`Missing row data '${which}'`, NEED_ROW_DATA);
   }
+}
+
+const NEED_REC = new NeedRowData('rec');
+const NEED_NEW_REC = new NeedRowData('newRec');
+
+/**
+ * One error per variable, made once: rules without a row throw it for every rule that reads one,
+ * and building an Error (its stack) is what that would cost (measured: most of a row-rule write).
+ */
+function needRowData(which: string): NeedRowData {
+  return which === 'rec' ? NEED_REC : NEED_NEW_REC;
 }
 
 /** Whether an error says the rule needs row data. */
@@ -228,7 +240,7 @@ function describe(node: Node): string {
 function getAttr(value: unknown, attr: string, valueNode: Node): unknown {
   if (value === null || value === undefined) {
     if (valueNode[0] === 'Name' && (valueNode[1] === 'rec' || valueNode[1] === 'newRec')) {
-      throw new NeedRowData(valueNode[1]);
+      throw needRowData(valueNode[1]);
     }
     throw new PredicateEvalError(`No value for '${describe(valueNode)}'`);
   }

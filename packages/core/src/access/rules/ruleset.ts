@@ -8,6 +8,7 @@ import type Database from 'better-sqlite3';
 import {ApiError, BadRequest} from '../../errors.js';
 import {quoteIdent} from '../../doc/query.js';
 import {compilePredicate, type PredicateInput} from './evaluate.js';
+import {readParsedFormula} from './parse.js';
 import {type Bit, BITS, parsePermissions, restrictBits, type RulePermissions} from './permissions.js';
 
 /** One compiled rule: when it matches (`null`: always), and what it allows and denies. */
@@ -118,6 +119,41 @@ export class RuleSet {
   tableRuleList(tableId: string): RuleList | undefined {
     return this.tableRules.get(tableId);
   }
+  /**
+   * The columns of a table that its rules (and the document's) read through `rec` or `newRec`:
+   * what a write check reads of each row. Null when a rule reads rows in a way not known in
+   * advance (then every column is read).
+   */
+  columnsRead(tableId: string): ReadonlySet<string> | null {
+    let found = this.readCache.get(tableId);
+    if (found === undefined) {
+      const out = new Set<string>();
+      const lists = [
+        this.tableRules.get(tableId)?.rules ?? [],
+        this.docRules,
+        ...this.columnRuleLists(tableId).map((l) => l.rules),
+      ];
+      let known = true;
+      const walk = (node: unknown): void => {
+        if (!Array.isArray(node)) return;
+        if (node[0] === 'Attr' && Array.isArray(node[1]) && node[1][0] === 'Name') {
+          if (node[1][1] === 'rec' || node[1][1] === 'newRec') {
+            out.add(String(node[2]));
+            return;
+          }
+        } else if (node[0] === 'Name' && (node[1] === 'rec' || node[1] === 'newRec')) {
+          known = false; // The row itself (passed along whole): read everything.
+        }
+        for (const child of node.slice(1)) walk(child);
+      };
+      for (const rules of lists) for (const r of rules) walk(r.parsed);
+      found = known ? out : null;
+      this.readCache.set(tableId, found);
+    }
+    return found;
+  }
+  private readonly readCache = new Map<string, ReadonlySet<string> | null>();
+
   /** Tables with rules of their own (`T:*` or columns). */
   ruledTables(): string[] {
     return [...new Set([...this.tableRules.keys(), ...this.tableColumnRules.keys()])];
@@ -207,7 +243,7 @@ export class RuleSet {
           id: row.id,
           aclFormula: row.aclFormula ?? '',
           match: row.aclFormula ? compileRow(row) : null,
-          parsed: row.aclFormula ? JSON.parse(row.aclFormulaParsed!) : null,
+          parsed: row.aclFormula ? readParsedFormula(row.aclFormulaParsed!) : null,
           perms,
           memo: row.memo ?? '',
         });
@@ -274,7 +310,7 @@ function parsePermissionsOf(row: RuleRow): RulePermissions {
 
 function compileRow(row: RuleRow): Rule['match'] {
   try {
-    return compilePredicate(JSON.parse(row.aclFormulaParsed!));
+    return compilePredicate(readParsedFormula(row.aclFormulaParsed!));
   } catch (e) {
     throw new BrokenRules((e as Error).message);
   }

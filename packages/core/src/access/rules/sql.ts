@@ -174,5 +174,8 @@ export function rowRuleSql(
 
 function finish(whens: SqlCondition[], otherwise: string): SqlCondition {
   if (!whens.length) return {sql: otherwise, params: []};
-  return {sql: `(CASE ${whens.map((w) => w.sql).join(' ')} ELSE ${otherwise} END) = 1`, params: whens.flatMap((w) => w.params)};
+  return {
+    sql: `(CASE ${whens.map((w) => w.sql).join(' ')} ELSE ${otherwise} END) = 1`,
+    params: whens.flatMap((w) => w.params),
+  };
 }
