@@ -235,6 +235,11 @@ test('writes: table, column and row rules refuse the whole request and change no
     assert.equal([patch.status, patch.body.error], [403, 'Blocked by table update access rules']);
     const add = await w.as('kiwi', 'POST', `${d}/tables/FinancialsTable/records`, {records: [{fields: {Amount: 1}}]});
     assert.equal([add.status, add.body.error], [403, 'Blocked by table create access rules']);
+    // Add-or-update matches rows by reading the table: only for those who read all of it.
+    const put = await w.as('kiwi', 'PUT', `${d}/tables/ClientsTable/records`, {
+      records: [{require: {Name: 'Bolt'}, fields: {Shared: true}}],
+    });
+    assert.equal([put.status, put.body.error], [403, 'Blocked by table read access rules']);
     const del = await w.as('kiwi', 'POST', `${d}/tables/ClientsTable/records/delete`, [2]);
     assert.equal([del.status, del.body.error], [403, 'Blocked by table delete access rules']);
     const before = (await w.as('ada', 'GET', `${d}/tables/ClientsTable/records`)).body;
@@ -353,6 +358,18 @@ fixtureTest(
       }
       assert.is((await w.as('ada', 'GET', `/api/docs/${doc}/download`)).status, 200);
       assert.is((await w.as('kiwi', 'GET', `/api/docs/${doc}/download`)).status, 400);
+      // The editor cannot repair it; the owner can, through /apply (Grist's recovery mode), by
+      // removing the duplicate resource with its rule.
+      const fix = [
+        ['RemoveRecord', '_grist_ACLRules', 2],
+        ['RemoveRecord', '_grist_ACLResources', 4],
+      ];
+      assert.is((await w.as('kiwi', 'POST', `/api/docs/${doc}/apply`, fix)).status, 400);
+      const half = await w.as('ada', 'POST', `/api/docs/${doc}/apply`, [fix[1]]);
+      assert.equal([half.status, half.body.error], [400, 'ACLRule 2 refers to an invalid ACLResource 4']);
+      const repaired = await w.as('ada', 'POST', `/api/docs/${doc}/apply`, fix);
+      assert.is(repaired.status, 200, JSON.stringify(repaired.body));
+      assert.is((await w.as('kiwi', 'GET', `/api/docs/${doc}/tables/Table1/records`)).status, 200);
     } finally {
       await w.close();
     }

@@ -7,7 +7,7 @@
  */
 import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
-import {BadRequest, engineError, NotFound} from '../errors.js';
+import {BadRequest, engineError, Forbidden, NotFound} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
 import {ChangeSet, type ColInfo, DocStorage, type TableChange, type WriteOptions} from './storage.js';
 import {DataStamp} from './colstats.js';
@@ -1256,6 +1256,8 @@ export class GristDoc {
    */
   upsertRecords(tableId: string, records: UpsertRecord[], options: UpsertOptions = {}): UpsertResult {
     checkInput(records, 'records');
+    // Matching `require` reads the table: under rules, only for those who read all of it (Grist).
+    if (this.guard && !this.guard.readsWhole(tableId)) throw new Forbidden('Blocked by table read access rules');
     const groups = new Map<string, number[]>();
     records.forEach((r, i) => {
       const key = `${Object.keys(r.require).sort().join(',')}:${Object.keys(r.fields ?? {})

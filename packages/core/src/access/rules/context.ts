@@ -225,6 +225,10 @@ export class AccessContext implements DocGuard {
   // -------------------------------------------------------------------------------------------
   // Reads
 
+  readsWhole(tableId: string): boolean {
+    return this.tableAnswer(tableId, 'read') === 'allow';
+  }
+
   tableVisible(tableId: string): boolean {
     return this.tableAnswer(tableId, 'read') !== 'deny';
   }
