@@ -234,7 +234,8 @@ test('200,000 rows (beyond the 150,000 that overflowed the stack) import from a 
     {onProgress: (p) => progress.push(p)},
   );
   const ms = performance.now() - t;
-  assert.ok(ms < 10_000, `${ms} ms`);
+  // A guard against a hang, not a speed target (those are benchmarks): about 5 s on a quiet machine.
+  assert.ok(ms < 60_000, `${ms} ms`);
   assert.is(progress[progress.length - 1].rows, 200_000);
   assert.is(progress[progress.length - 1].fraction, 1);
   assert.ok(progress.length >= 10, 'a batch at a time');

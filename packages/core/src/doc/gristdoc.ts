@@ -7,9 +7,9 @@
  */
 import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
-import {BadRequest, engineError, Forbidden, NotFound} from '../errors.js';
+import {BadRequest, engineError, NotFound} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
-import {ChangeSet, type ColInfo, DocStorage, type TableChange, type WriteOptions} from './storage.js';
+import {ChangeSet, DocStorage, type WriteOptions} from './storage.js';
 import {DataStamp} from './colstats.js';
 import {
   formulasComputed,
@@ -26,176 +26,61 @@ import {syncSummaries} from './summary.js';
 import {removeUnusedDisplayCols} from './display.js';
 import {ReadCache} from './readcache.js';
 import {actionContext, type ActionTarget, userAction} from './useractions.js';
-import {removeSections, removeViews} from './views.js';
-import {checkColumnCount, checkInput, checkSchemaActionCount, refuseDuplicateIds} from './input.js';
-import {requireSameFields} from './bodies.js';
+import {checkInput, checkSchemaActionCount} from './input.js';
 import type {DocGuard, RowValues, WriteRows} from './guard.js';
 import {Placeholders} from './placeholders.js';
+import {DocReads, type ReadSource} from './reads.js';
+import {DocSchema, type SchemaSource} from './schemaops.js';
+import {DocRecordWrites, type RecordSource} from './recordwrites.js';
 import {refreshRules} from '../access/rules/write.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
-import {bulkAddOrUpdate, type UpsertTarget} from './upsert.js';
-import {recordJsonSql} from './recordsjson.js';
-import type {ColumnMeta, TableMeta} from './meta.js';
-import {buildRecordQuery, NATURAL_KEY_FN, naturalKey, quoteIdent} from './query.js';
+import type {TableMeta} from './meta.js';
+import {NATURAL_KEY_FN, naturalKey, quoteIdent} from './query.js';
 import {isGristDocument, needsUpgrade, readVersions, upgradeDocument} from './migrations/index.js';
 import {SCHEMA_VERSION} from './schema.js';
-import {type CellValue, converterFor} from './types.js';
-import {checkMetaWrite, type WriterRole} from './metarules.js';
+import type {CellValue} from './types.js';
+import type {WriterRole} from './metarules.js';
 
 export type {TableChange} from './storage.js';
-
-/** Filter, sort, limit and form of a record read, as `/records` reads them from the query string. */
-export interface RecordQuery {
-  /** `{colId: [allowed values]}`; every value list must be an array. */
-  filter?: Record<string, unknown> | null;
-  /** `"A,-B:naturalSort"` or `["A", "-B"]`. */
-  sort?: string | string[];
-  /** 0 or undefined: no limit; negative: drop that many rows from the end (Grist's quirk). */
-  limit?: number;
-  /** Include manualSort and gristHelper_* columns (records form only; /data has them always). */
-  hidden?: boolean;
-  cellFormat?: 'normal' | 'typed';
-}
-
-/** A record as `/records` answers it: id, fields, and the error type of each error cell. */
-export interface ApiRecord {
-  id: number;
-  fields: Record<string, CellValue>;
-  errors?: Record<string, string>;
-}
-
-/** A table as `GET /tables` lists it. */
-export interface TableInfo {
-  id: string;
-  fields: {
-    tableRef: number;
-    primaryViewId: number;
-    summarySourceTable: number;
-    onDemand: boolean;
-    rawViewSectionRef: number;
-    recordCardViewSectionRef: number;
-  };
-}
-
-/** A column as `GET /columns` lists it: id and its metadata fields. */
-export interface ColumnInfo {
-  id: string;
-  fields: Record<string, CellValue>;
-}
-
-/** A column to add: an optional id (normalised as Grist does) and metadata fields. */
-export interface ColumnSpec {
-  id?: string | null;
-  fields?: Record<string, CellValue>;
-}
-
-/** A table to add: an optional id (normalised as Grist does) and its columns. */
-export interface TableSpec {
-  id?: string | null;
-  columns: ColumnSpec[];
-}
-
-/** One add-or-update: the values that find the record (`require`) and those to set (`fields`). */
-export interface UpsertRecord {
-  require: Record<string, CellValue>;
-  fields?: Record<string, CellValue>;
-}
-
-/** Options of a write: parsing, and the caller's role (metadata rules; in-process callers default to owners). */
-export interface WriteAs extends Partial<WriteOptions> {
-  role?: WriterRole;
-}
-
-/** Options of add-or-update (`PUT /records`): `onmany`, `noadd`, `noupdate`, `allow_empty_require`. */
-export interface UpsertOptions extends WriteAs {
-  onmany?: 'first' | 'none' | 'all';
-  noadd?: boolean;
-  noupdate?: boolean;
-  allowEmptyRequire?: boolean;
-}
-
-/** Which records an add-or-update found, added and updated. */
-export interface UpsertResult {
-  recordIds: number[][];
-  addRecordIds: number[];
-  updateRecordIds: number[][];
-}
-
-/** What `/apply` answers: the action's number and hash, each action's return value. */
-export interface ApplyResult {
-  actionNum: number;
-  actionHash: string;
-  retValues: unknown[];
-  isModification: boolean;
-}
-
-/** Options of `GristDoc.open`. */
-export interface OpenOptions {
-  readonly?: boolean;
-  /**
-   * Where answers of recent record reads are kept (readcache.ts): the engine shares one, bounded
-   * in bytes, between its open documents. Default: one of 8 MB for this document alone.
-   * @internal
-   */
-  readCache?: ReadCache;
-}
+export type {
+  ApiRecord,
+  ApplyResult,
+  BeforeRowsListener,
+  ChangeListener,
+  ColumnInfo,
+  ColumnSpec,
+  OpenOptions,
+  RecordQuery,
+  TableInfo,
+  TableSpec,
+  UpsertOptions,
+  UpsertRecord,
+  UpsertResult,
+  WriteAs,
+} from './api-types.js';
+import type {
+  ApiRecord,
+  ApplyResult,
+  BeforeRowsListener,
+  ChangeListener,
+  ColumnInfo,
+  ColumnSpec,
+  OpenOptions,
+  RecordQuery,
+  TableInfo,
+  TableSpec,
+  UpsertOptions,
+  UpsertRecord,
+  UpsertResult,
+  WriteAs,
+} from './api-types.js';
 
 /** The read cache of a document opened without one (the engine passes its own, of 64 MB). */
 const OWN_READ_CACHE_BYTES = 8 * 1024 * 1024;
 
-/** `writeSeq` numbers the write, so that state kept between the two hooks can be matched up. */
-export type ChangeListener = (change: TableChange & {writeSeq: number}) => void;
-/** Called inside a write before user rows are updated or removed (the old values are still there). */
-export type BeforeRowsListener = (tableId: string, rowIds: number[], writeSeq: number) => void;
-
-/** Column fields accepted at creation by POST /tables (AddTable ignores the others). */
-const ADD_TABLE_FIELDS = ['type', 'isFormula', 'formula', 'label', 'widgetOptions'];
-/** Column fields accepted at creation by POST /columns (AddVisibleColumn). */
-const ADD_COLUMN_FIELDS = [
-  'type',
-  'isFormula',
-  'formula',
-  'label',
-  'widgetOptions',
-  'rules',
-  'recalcWhen',
-  'recalcDeps',
-  'visibleCol',
-  '_position',
-];
-
-const COLUMN_FIELD_ORDER = [
-  'parentId',
-  'parentPos',
-  'type',
-  'widgetOptions',
-  'isFormula',
-  'formula',
-  'label',
-  'description',
-  'untieColIdFromLabel',
-  'summarySourceCol',
-  'displayCol',
-  'visibleCol',
-  'rules',
-  'recalcWhen',
-  'recalcDeps',
-  'reverseCol',
-];
-
 /** How often volatile formulas (NOW(), TODAY()) are refreshed: hourly, as in Grist. */
 const CLOCK_MSEC = 3600_000;
-
-function pick(obj: Record<string, CellValue> | undefined, keys: string[]): ColInfo {
-  const out: ColInfo = {};
-  for (const k of keys) {
-    if (obj && obj[k] !== undefined) {
-      out[k] = obj[k];
-    }
-  }
-  return out;
-}
 
 /** One `.grist` document, opened on one better-sqlite3 connection: tables, columns, records, user actions and formulas, each write one SQLite transaction. Synchronous. */
 export class GristDoc {
@@ -206,11 +91,70 @@ export class GristDoc {
       return doc.storage;
     },
     actionTable: (t) => doc.actionTable(t),
-    bulkAdd: (...x) => doc.bulkAdd(...x),
-    bulkUpdate: (...x) => doc.bulkUpdate(...x),
-    bulkRemove: (...x) => doc.bulkRemove(...x),
-    bulkAddOrUpdate: (...x) => doc.bulkAddOrUpdate(...x),
+    bulkAdd: (...x) => doc.records.bulkAdd(...x),
+    bulkUpdate: (...x) => doc.records.bulkUpdate(...x),
+    bulkRemove: (...x) => doc.records.bulkRemove(...x),
+    bulkAddOrUpdate: (...x) => doc.records.bulkAddOrUpdate(...x),
   }))(this);
+  /** The read pipeline (reads.ts), reading through this document. */
+  private readonly reads = new DocReads(
+    ((doc: GristDoc): ReadSource => ({
+      get storage() {
+        return doc.storage;
+      },
+      get db() {
+        return doc.db;
+      },
+      get guard() {
+        return doc.guard;
+      },
+      get readCache() {
+        return doc.readCache;
+      },
+      get cacheOwner() {
+        return doc.cacheOwner;
+      },
+      get dataStamp() {
+        return doc.dataStamp;
+      },
+      get recordsJsonPaths() {
+        return doc.recordsJsonPaths;
+      },
+      table: (t) => doc.table(t),
+      userTable: (t) => doc.userTable(t),
+    }))(this),
+  );
+  /** Table and column operations (schemaops.ts), written through this document. */
+  private readonly schema = new DocSchema(
+    ((doc: GristDoc): SchemaSource => ({
+      get storage() {
+        return doc.storage;
+      },
+      table: (t) => doc.table(t),
+      userTable: (t) => doc.userTable(t),
+      write: (fn) => doc.write(fn),
+    }))(this),
+  );
+  /** Record writes (recordwrites.ts), written through this document. */
+  private readonly records = new DocRecordWrites(
+    ((doc: GristDoc): RecordSource => ({
+      get storage() {
+        return doc.storage;
+      },
+      get db() {
+        return doc.db;
+      },
+      get writer() {
+        return doc.writer;
+      },
+      get guard() {
+        return doc.guard;
+      },
+      table: (t) => doc.table(t),
+      write: (fn, role) => doc.write(fn, role),
+      updateTableRecord: (ref, fields) => doc.schema.updateTableRecord(ref, fields),
+    }))(this),
+  );
   private readonly listeners = new Set<ChangeListener>();
   private readonly beforeListeners = new Set<BeforeRowsListener>();
   private writeSeq = 0;
@@ -373,7 +317,7 @@ export class GristDoc {
 
   /** What access rules read during a write (guard.ts). */
   private readonly writeRows: WriteRows = {
-    read: (tableId, ids, cols) => this.readRows(tableId, ids, cols),
+    read: (tableId, ids, cols) => this.reads.readRows(tableId, ids, cols),
     column: (tableId, colId) => {
       const c = this.storage.meta.tables.get(tableId)?.byId.get(colId);
       return c ? {type: c.type, isFormula: c.isFormula} : undefined;
@@ -385,69 +329,6 @@ export class GristDoc {
       return stmt.get(JSON.stringify(ids), ...cond.params) !== undefined;
     },
   };
-
-  /** Rows by id, decoded, every column (what rules see as `rec`). */
-  private readRows(tableId: string, ids: readonly number[], only?: ReadonlySet<string> | null): Map<number, RowValues> {
-    const table = this.storage.meta.tables.get(tableId);
-    const out = new Map<number, RowValues>();
-    if (!table || !ids.length) return out;
-    const cols = only ? table.columns.filter((c) => only.has(c.colId)) : table.columns;
-    for (let start = 0; start < ids.length; start += 500) {
-      const part = ids.slice(start, start + 500);
-      const rows = this.storage
-        .stmt(`SELECT ${columnList(cols)} FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`)
-        .raw(true)
-        .all(...part) as unknown[][];
-      for (const row of rows) {
-        const values: RowValues = {};
-        cols.forEach((c, j) => {
-          values[c.colId] = c.decode(row[j + 1]);
-        });
-        out.set(row[0] as number, values);
-      }
-    }
-    return out;
-  }
-
-  /**
-   * Under access rules, the attachments held by a cell the user can read (Grist lets a user reach
-   * those only); null when there are no rules or the user may read everything.
-   */
-  readableAttachments(): ReadonlySet<number> | null {
-    const guard = this.guard;
-    if (!guard || guard.canReadEverything()) return null;
-    const out = new Set<number>();
-    for (const t of this.storage.meta.userTables) {
-      if (!guard.tableVisible(t.tableId)) continue;
-      const cols = t.columns.filter((c) => c.type === 'Attachments').map((c) => c.colId);
-      if (!cols.length) continue;
-      for (const r of this.fetchGuarded(t, {hidden: true})) {
-        for (const c of cols) {
-          const v = r.fields[c];
-          if (Array.isArray(v) && v[0] === 'L') for (const id of v.slice(1)) if (typeof id === 'number') out.add(id);
-        }
-      }
-    }
-    return out;
-  }
-
-  /** The first row of a table whose column equals `value` (user attributes of access rules). */
-  lookupRow(tableId: string, colId: string, value: CellValue, caseInsensitive: boolean): RowValues | null {
-    const table = this.storage.meta.tables.get(tableId);
-    const col = table?.byId.get(colId);
-    if (!table || !col || table.isMeta) return null;
-    const where =
-      caseInsensitive && typeof value === 'string'
-        ? `lower(${quoteIdent(colId)}) = lower(?)`
-        : `${quoteIdent(colId)} = ?`;
-    const row = this.storage
-      .stmt(`SELECT id FROM ${quoteIdent(tableId)} WHERE ${where} ORDER BY id LIMIT 1`)
-      .raw(true)
-      .get(typeof value === 'boolean' ? Number(value) : value) as [number] | undefined;
-    if (!row) return null;
-    const found = this.readRows(tableId, [row[0]]).get(row[0]) ?? null;
-    return found ? {...found, id: row[0]} : null;
-  }
 
   // -------------------------------------------------------------------------------------------
   // Transactions
@@ -668,86 +549,19 @@ export class GristDoc {
     throw new NotFound(`Table not found "${idOrRef}"`);
   }
 
-  /** Every user table, as `GET /tables` lists them. */
-  listTables(): TableInfo[] {
-    const guard = this.guard;
-    const tables = guard
-      ? this.storage.meta.userTables.filter((t) => guard.tableVisible(t.tableId))
-      : this.storage.meta.userTables;
-    return tables.map((t) => ({
-      id: t.tableId,
-      fields: {
-        tableRef: t.tableRef,
-        primaryViewId: Number(t.fields.primaryViewId),
-        summarySourceTable: Number(t.fields.summarySourceTable),
-        onDemand: Boolean(t.fields.onDemand),
-        rawViewSectionRef: Number(t.fields.rawViewSectionRef),
-        recordCardViewSectionRef: Number(t.fields.recordCardViewSectionRef),
-      },
-    }));
-  }
-
   /** POST /tables: one AddTable per entry, all in one transaction. */
   addTables(tables: TableSpec[]): Array<{id: string}> {
-    checkInput(tables, 'tables');
-    return this.write(() =>
-      tables.map((t) => {
-        const cols = t.columns.map((c) => ({id: c.id, ...pick(c.fields, ADD_TABLE_FIELDS)}));
-        return {id: this.storage.addTable(t.id, cols).table_id};
-      }),
-    );
+    return this.schema.addTables(tables);
   }
 
-  /** PATCH /tables: updates of `_grist_Tables` records by tableId (in practice, renames). */
+  /** PATCH /tables: table renames and fields (one write). */
   updateTables(tables: Array<{id: string; fields: Record<string, CellValue>}>): void {
-    checkInput(tables, 'tables');
-    requireSameFields(tables);
-    for (const t of tables) {
-      const table = this.storage.meta.tables.get(t.id);
-      if (!table || table.isMeta) {
-        throw new NotFound(`Table not found "${t.id}"`);
-      }
-    }
-    this.write(() => {
-      for (const t of tables) {
-        this.updateTableRecord(this.table(t.id).tableRef, t.fields);
-      }
-    });
-  }
-
-  private updateTableRecord(tableRef: number, fields: Record<string, CellValue>): void {
-    const table = this.storage.meta.byRef.get(tableRef);
-    if (!table) {
-      throw new BadRequest(`Invalid row id ${tableRef}`);
-    }
-    const {tableId, ...rest} = fields;
-    if (tableId !== undefined && tableId !== table.tableId) {
-      this.storage.renameTable(table, String(tableId));
-    }
-    const meta = this.table('_grist_Tables');
-    for (const k of Object.keys(rest)) {
-      this.storage.getColumn(meta, k);
-    }
-    if (Object.keys(rest).length) {
-      const converted: Record<string, CellValue> = {};
-      for (const [k, v] of Object.entries(rest)) {
-        converted[k] = converterFor(meta.byId.get(k)!.type)(v);
-      }
-      this.storage.metaUpdate('_grist_Tables', tableRef, converted);
-      if ('summarySourceTable' in converted) {
-        this.storage.formulasStale = true;
-      }
-      this.storage.reloadMeta();
-    }
+    this.schema.updateTables(tables);
   }
 
   /** Removes a table, its views and its summary tables. */
   removeTable(tableId: string): void {
-    const table = this.table(tableId);
-    if (table.isMeta) {
-      throw new BadRequest(`Cannot remove metadata table ${tableId}`);
-    }
-    this.write(() => this.storage.removeTables([table.tableRef]));
+    this.schema.removeTable(tableId);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -761,49 +575,14 @@ export class GristDoc {
     return t;
   }
 
-  /** A table's columns, as `GET /columns` lists them (hidden ones with `hidden`). */
-  listColumns(tableId: string, options: {hidden?: boolean} = {}): ColumnInfo[] {
-    const table = this.userTable(tableId);
-    let cols = table.columns.filter((c) => options.hidden || !c.hidden);
-    if (this.guard) {
-      // A table the user cannot read is as if absent; columns denied outright are left out (Grist).
-      if (!this.guard.tableVisible(tableId)) throw new NotFound(`Table not found "${tableId}"`);
-      const {hiddenCols} = this.guard.readTable(tableId);
-      cols = cols.filter((c) => !hiddenCols.has(c.colId));
-    }
-    return cols.map((c) => columnInfo(c));
-  }
-
   /** POST /columns: AddVisibleColumn per entry. */
   addColumns(tableId: string, columns: ColumnSpec[]): Array<{id: string}> {
-    checkInput(columns, 'columns');
-    checkColumnCount(columns.length);
-    this.userTable(tableId);
-    return this.write(() =>
-      columns.map((c) => {
-        const info = pick(c.fields, ADD_COLUMN_FIELDS);
-        return {id: this.storage.addColumn(this.table(tableId), c.id, info, {visible: true}).colId};
-      }),
-    );
+    return this.schema.addColumns(tableId, columns);
   }
 
-  /** PATCH /columns: one update of `_grist_Tables_column` records (all columns checked first). */
+  /** PATCH /columns: column fields (one write). */
   updateColumns(tableId: string, columns: Array<{id: string; fields: Record<string, CellValue>}>): void {
-    checkInput(columns, 'columns');
-    requireSameFields(columns);
-    refuseDuplicateIds(columns);
-    const table = this.userTable(tableId);
-    for (const c of columns) {
-      if (!table.byId.has(c.id)) {
-        throw new NotFound(`Column not found "${c.id}"`);
-      }
-    }
-    this.write(() =>
-      this.storage.updateColumns(
-        table,
-        columns.map((c) => ({colId: c.id, values: c.fields})),
-      ),
-    );
+    this.schema.updateColumns(tableId, columns);
   }
 
   /** PUT /columns: updates, then adds, then (with replaceall) removal of the unlisted columns. */
@@ -812,508 +591,88 @@ export class GristDoc {
     columns: Array<{id: string; fields?: Record<string, CellValue>}>,
     options: {noadd?: boolean; noupdate?: boolean; replaceall?: boolean} = {},
   ): void {
-    checkInput(columns, 'columns');
-    refuseDuplicateIds(columns);
-    const table = this.userTable(tableId);
-    const listed = new Set<number>();
-    const updates: Array<{colId: string; values: Record<string, CellValue>}> = [];
-    const adds: ColumnSpec[] = [];
-    for (const c of columns) {
-      const existing = table.byId.get(c.id);
-      if (existing) {
-        listed.add(existing.colRef);
-        if (!options.noupdate) {
-          updates.push({colId: c.id, values: c.fields ?? {}});
-        }
-      } else if (!options.noadd) {
-        adds.push({id: c.id, fields: c.fields});
-      }
-    }
-    checkColumnCount(adds.length);
-    const removals = options.replaceall
-      ? table.columns.filter((c) => !c.hidden && !listed.has(c.colRef)).map((c) => c.colRef)
-      : [];
-    this.write(() => {
-      // One update of all listed columns, as Grist's BulkUpdateRecord (one at a time, 1000 took 99 s).
-      if (updates.length) {
-        this.storage.updateColumns(this.table(tableId), updates);
-      }
-      for (const a of adds) {
-        this.storage.addColumn(this.table(tableId), a.id, pick(a.fields, ADD_COLUMN_FIELDS), {visible: true});
-      }
-      if (removals.length) {
-        this.storage.removeColumns(removals);
-      }
-    });
+    this.schema.replaceColumns(tableId, columns, options);
   }
 
   /** Removes a column, as `DELETE /columns/{colId}`. */
   removeColumn(tableId: string, colId: string): void {
-    const table = this.storage.meta.tables.get(tableId);
-    const col = table && !table.isMeta ? table.byId.get(colId) : undefined;
-    if (!col) {
-      throw new NotFound(`Table or column not found "${tableId}.${colId}"`);
-    }
-    this.write(() => this.storage.removeColumns([col.colRef]));
+    this.schema.removeColumn(tableId, colId);
   }
 
   // -------------------------------------------------------------------------------------------
-  // Reading records
+  // Reading (reads.ts)
+
+  /** Every user table, as `GET /tables` lists them. */
+  listTables(): TableInfo[] {
+    return this.reads.listTables();
+  }
+
+  /** A table's columns, as `GET /columns` lists them (hidden ones with `hidden`). */
+  listColumns(tableId: string, options: {hidden?: boolean} = {}): ColumnInfo[] {
+    return this.reads.listColumns(tableId, options);
+  }
 
   /** GET /records (and POST /records/list). */
   fetchRecords(tableId: string, q: RecordQuery = {}): {records: ApiRecord[]} {
-    const table = this.readableTable(tableId);
-    if (this.guard) return {records: this.fetchGuarded(table, q)};
-    const cols = table.columns.filter((c) => q.hidden || !c.hidden);
-    const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, columnList(cols), q);
-    const rows = this.storage.stmt(sql).raw(true).all(params) as unknown[][];
-    const typed = q.cellFormat === 'typed';
-    const n = cols.length;
-    const ids = cols.map((c) => c.colId);
-    const decoders = cols.map((c) => c.decode);
-    const formatters = cols.map((c) => (typed ? c.typed : null));
-    const records = new Array<ApiRecord>(rows.length);
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[i];
-      const fields: Record<string, CellValue> = {};
-      let errors: Record<string, string> | undefined;
-      for (let j = 0; j < n; j++) {
-        let v = decoders[j](row[j + 1]);
-        if (Array.isArray(v)) {
-          if (v[0] === 'E') {
-            if (!typed) {
-              (errors ??= {})[ids[j]] = String(v[1]);
-              v = null;
-            }
-          } else if (formatters[j]) {
-            v = formatters[j]!(v);
-          }
-        } else if (formatters[j]) {
-          v = formatters[j]!(v);
-        }
-        fields[ids[j]] = v;
-      }
-      records[i] = errors ? {id: row[0] as number, fields, errors} : {id: row[0] as number, fields};
-    }
-    return {records};
+    return this.reads.fetchRecords(tableId, q);
   }
 
-  /**
-   * GET /records as the JSON text of its body, exactly `fetchRecords`'s, stringified. SQLite writes
-   * the text where it is provably the same (recordsjson.ts), else the records are built in JS. The
-   * same read of unchanged data is answered from a cache (readcache.ts) without running it again.
-   */
+  /** GET /records as the JSON text of its body (see `DocReads.fetchRecordsJson`). */
   fetchRecordsJson(tableId: string, q: RecordQuery = {}): string {
-    // Answers filtered for one user are neither cached nor shared.
-    if (this.guard) return this.fetchGuardedJson(tableId, q);
-    const key = JSON.stringify([
-      tableId,
-      q.filter ?? null,
-      q.sort ?? null,
-      q.limit ?? 0,
-      Boolean(q.hidden),
-      q.cellFormat ?? 'normal',
-    ]);
-    return this.readCache.get(this.cacheOwner, this.dataStamp.now().join(','), key, () => {
-      const table = this.readableTable(tableId);
-      const cols = table.columns.filter((c) => q.hidden || !c.hidden);
-      const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);
-      const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.storage.classes, wholeTable);
-      if (recordSql === null) {
-        this.recordsJsonPaths.js++;
-        return JSON.stringify(this.fetchRecords(tableId, q));
-      }
-      this.recordsJsonPaths.sql++;
-      const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, recordSql, q);
-      const records = this.storage.stmt(sql).pluck().all(params) as string[];
-      return `{"records":[${records.join(',')}]}`;
-    });
+    return this.reads.fetchRecordsJson(tableId, q);
   }
 
   /** GET /data: column-oriented, always with every column; errors stay raw. */
   fetchColumns(tableId: string, q: RecordQuery = {}): Record<string, CellValue[]> {
-    const table = this.readableTable(tableId);
-    if (this.guard) {
-      const records = this.fetchGuarded(table, {...q, hidden: true});
-      const visible = this.guard.readTable(table.tableId).hiddenCols;
-      const out: Record<string, CellValue[]> = {id: records.map((r) => r.id)};
-      for (const c of table.columns) {
-        if (!visible.has(c.colId)) out[c.colId] = records.map((r) => r.fields[c.colId] ?? null);
-      }
-      return out;
-    }
-    const cols = table.columns;
-    const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, columnList(cols), q);
-    const rows = this.storage.stmt(sql).raw(true).all(params) as unknown[][];
-    const typed = q.cellFormat === 'typed';
-    const out: Record<string, CellValue[]> = {id: rows.map((r) => r[0] as number)};
-    cols.forEach((c, j) => {
-      const fmt = typed ? c.typed : null;
-      out[c.colId] = rows.map((r) => {
-        const v = c.decode(r[j + 1]);
-        return fmt && !(Array.isArray(v) && v[0] === 'E') ? fmt(v) : v;
-      });
-    });
-    return out;
+    return this.reads.fetchColumns(tableId, q);
   }
 
-  /**
-   * GET /records under access rules. When the rules come down to a row condition SQLite can test
-   * (and no cell is censored), SQLite writes the JSON as for an unfiltered read; else the records
-   * are filtered in JS.
-   */
-  private fetchGuardedJson(tableId: string, q: RecordQuery): string {
-    const table = this.readableTable(tableId);
-    const guard = this.guard!;
-    if (!table.isMeta) {
-      const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
-      if (!filter.row) {
-        const cols = table.columns.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
-        // A row condition still reads every row: the column statistics may be scanned, as for a whole table.
-        const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);
-        const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.storage.classes, wholeTable);
-        if (recordSql !== null) {
-          const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, recordSql, q, filter.sql);
-          const records = this.storage.stmt(sql).pluck().all(params) as string[];
-          return `{"records":[${records.join(',')}]}`;
-        }
-      }
-    }
-    return JSON.stringify(this.fetchRecords(tableId, q));
+  /** Under access rules, the attachments a cell the user can read holds (null: all). */
+  readableAttachments(): ReadonlySet<number> | null {
+    return this.reads.readableAttachments();
   }
 
-  /**
-   * A read under access rules: the table refused (403) or its rows read whole, filtered row by row
-   * where rules depend on rows (cells censored as `["C"]`, denied columns left out), and `limit`
-   * applied after filtering, as Grist filters before limiting.
-   */
-  private fetchGuarded(table: TableMeta, q: RecordQuery): ApiRecord[] {
-    const guard = this.guard!;
-    if (table.tableId.startsWith('_grist_ACL') && !guard.canReadRules()) return [];
-    const metaRow = table.isMeta ? this.metaRowFilter(table.tableId, guard) : null;
-    const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
-    const all = table.columns;
-    const shown = all.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
-    const query = filter.row || metaRow ? {...q, limit: undefined} : q;
-    const {sql, params} = buildRecordQuery(this.db, this.storage.classes, table, columnList(all), query, filter.sql);
-    const rows = this.storage.stmt(sql).raw(true).all(params) as unknown[][];
-    const typed = q.cellFormat === 'typed';
-    const out: ApiRecord[] = [];
-    const limit = (filter.row || metaRow) && q.limit && q.limit > 0 ? q.limit : Infinity;
-    for (const row of rows) {
-      if (out.length >= limit) break;
-      const id = row[0] as number;
-      const values: RowValues & {id: number} = {id};
-      for (let j = 0; j < all.length; j++) values[all[j].colId] = all[j].decode(row[j + 1]);
-      values.id = id;
-      if (metaRow && !metaRow(values)) continue;
-      const censored = filter.row ? filter.row(values) : null;
-      if (censored === null && filter.row) continue;
-      const fields: Record<string, CellValue> = {};
-      let errors: Record<string, string> | undefined;
-      for (const c of shown) {
-        let v = values[c.colId];
-        if (censored?.has(c.colId)) v = ['C'];
-        else if (Array.isArray(v) && v[0] === 'E' && !typed) {
-          (errors ??= {})[c.colId] = String(v[1]);
-          v = null;
-        } else if (typed && !(Array.isArray(v) && v[0] === 'E')) v = c.typed ? c.typed(v) : v;
-        fields[c.colId] = v;
-      }
-      out.push(errors ? {id, fields, errors} : {id, fields});
-    }
-    return out;
-  }
-
-  /**
-   * Rows of metadata tables that describe what the user cannot see are left out (Grist censors
-   * them): tables they cannot read, columns denied to them, and cell comments outside what they
-   * can read in full. Null when the table needs no such filter.
-   */
-  private metaRowFilter(tableId: string, guard: DocGuard): ((row: RowValues) => boolean) | null {
-    const meta = this.storage.meta;
-    const tableVisible = (ref: CellValue) => {
-      const t = meta.byRef.get(Number(ref));
-      return !t || guard.tableVisible(t.tableId);
-    };
-    const colVisible = (ref: CellValue, fully: boolean) => {
-      const found = meta.colsByRef.get(Number(ref));
-      if (!found) return true;
-      if (!guard.tableVisible(found.table.tableId)) return false;
-      const f = guard.readTable(found.table.tableId);
-      return !f.hiddenCols.has(found.col.colId) && (!fully || !f.row);
-    };
-    switch (tableId) {
-      case '_grist_Tables':
-        return (row) => guard.tableVisible(String(row.tableId));
-      case '_grist_Tables_column':
-        return (row) => tableVisible(row.parentId) && colVisible(row.id, false);
-      case '_grist_Cells':
-        return (row) => tableVisible(row.tableRef) && colVisible(row.colRef, true);
-      case '_grist_Attachments': {
-        const readable = this.readableAttachments();
-        return readable ? (row) => readable.has(Number(row.id)) : null;
-      }
-      default:
-        return null;
-    }
-  }
-
-  private readableTable(tableId: string): TableMeta {
-    if (tableId.startsWith('_gristsys_')) {
-      throw new NotFound(`Table not found "${tableId}"`);
-    }
-    return this.table(tableId);
+  /** The first row of a table whose column equals `value` (user attributes of access rules). */
+  lookupRow(tableId: string, colId: string, value: CellValue, caseInsensitive: boolean): RowValues | null {
+    return this.reads.lookupRow(tableId, colId, value, caseInsensitive);
   }
 
   // -------------------------------------------------------------------------------------------
-  // Writing records
-
-  private opts(o: Partial<WriteOptions> | undefined): WriteOptions {
-    return {parse: o?.parse ?? true};
-  }
+  // Writing records (recordwrites.ts)
 
   /** POST /records: one BulkAddRecord over the union of the records' keys (missing ones null). */
   addRecords(tableId: string, records: Array<Record<string, CellValue>>, options?: WriteAs): number[] {
-    checkInput(records, 'records');
-    const colValues = toColumns(records);
-    return this.write(
-      () => this.bulkAdd(tableId, new Array(records.length).fill(null), colValues, this.opts(options)),
-      options?.role,
-    );
+    return this.records.addRecords(tableId, records, options);
   }
 
   /** POST /data: `{colId: [values...]}`, the row count being the first column's length. */
   addColumnar(tableId: string, data: Record<string, CellValue[]>, options?: WriteAs): number[] {
-    checkInput(data);
-    const keys = Object.keys(data);
-    if (!keys.length) {
-      throw new BadRequest('Invalid payload: at least one column is required');
-    }
-    const count = columnArray(data, keys[0]).length;
-    // Grist's engine zips each column with the row ids: a short column leaves its type's default.
-    const table = this.table(tableId);
-    const colValues = new Map(
-      keys
-        .filter((k) => k !== 'id')
-        .map((k) => [k, padTo(columnArray(data, k), count, cellDefaultFor(table.byId.get(k)?.type))]),
-    );
-    return this.write(
-      () => this.bulkAdd(tableId, new Array(count).fill(null), colValues, this.opts(options)),
-      options?.role,
-    );
+    return this.records.addColumnar(tableId, data, options);
   }
 
-  /**
-   * PATCH /records: one BulkUpdateRecord, so every record must name the same fields (400
-   * otherwise, as Grist answers), checked here so that no caller can null the cells a record left out.
-   */
+  /** PATCH /records: one BulkUpdateRecord; every record must name the same fields (400). */
   updateRecords(
     tableId: string,
     records: Array<{id: number; fields: Record<string, CellValue>}>,
     options?: WriteAs,
   ): void {
-    checkInput(records, 'records');
-    requireSameFields(records);
-    const colValues = toColumns(records.map((r) => r.fields));
-    this.write(
-      () =>
-        this.bulkUpdate(
-          tableId,
-          records.map((r) => r.id),
-          colValues,
-          this.opts(options),
-        ),
-      options?.role,
-    );
+    this.records.updateRecords(tableId, records, options);
   }
 
   /** PATCH /data: `{id: [...], colId: [...]}`. */
   updateColumnar(tableId: string, data: Record<string, CellValue[]>, options?: WriteAs): void {
-    checkInput(data);
-    const ids = columnArray(data, 'id') as number[];
-    const colValues = new Map(
-      Object.keys(data)
-        .filter((k) => k !== 'id')
-        .map((k) => [k, padTo(columnArray(data, k), ids.length)]),
-    );
-    this.write(() => this.bulkUpdate(tableId, ids, colValues, this.opts(options)), options?.role);
+    this.records.updateColumnar(tableId, data, options);
   }
 
   /** POST /records/delete, /data/delete: missing ids are ignored. */
   removeRecords(tableId: string, ids: unknown[], options?: WriteAs): void {
-    checkInput(ids, 'row ids');
-    this.write(() => this.bulkRemove(tableId, ids as CellValue[]), options?.role);
+    this.records.removeRecords(tableId, ids, options);
   }
 
-  private bulkAdd(
-    tableId: string,
-    rowIds: Array<number | null>,
-    colValues: Map<string, CellValue[]>,
-    opts: WriteOptions,
-  ): number[] {
-    const table = this.table(tableId);
-    if (table.isMeta) {
-      checkMetaWrite(tableId, 'add', colValues.keys(), this.writer);
-      if (tableId === '_grist_Tables' || tableId === '_grist_Tables_column') {
-        throw new BadRequest(`Adding records to ${tableId} is not supported; use AddTable or AddColumn`);
-      }
-      for (const k of colValues.keys()) {
-        this.storage.getColumn(table, k);
-      }
-      const rows = rowIds.map((_, i) => {
-        const row: Record<string, CellValue> = {};
-        for (const [k, vals] of colValues) {
-          row[k] = converterFor(table.byId.get(k)!.type)(vals[i]);
-        }
-        return row;
-      });
-      return this.storage.metaAdd(tableId, rows);
-    }
-    return this.storage.addRecords(table, rowIds, colValues, opts);
-  }
-
-  private bulkUpdate(tableId: string, rowIds: number[], colValues: Map<string, CellValue[]>, opts: WriteOptions): void {
-    const table = this.table(tableId);
-    if (!table.isMeta) {
-      this.storage.updateRecords(table, rowIds, colValues, opts);
-      return;
-    }
-    checkMetaWrite(tableId, 'update', colValues.keys(), this.writer);
-    for (const k of colValues.keys()) {
-      if (k !== 'id') {
-        this.storage.getColumn(table, k);
-      }
-    }
-    const rows = new Map(this.storage.metaRows(tableId).map((r) => [Number(r.id), r]));
-    const missing = rowIds.find((id) => !rows.has(id));
-    if (missing !== undefined) {
-      throw new BadRequest(`Invalid row id ${missing}`);
-    }
-    rowIds.forEach((id, i) => {
-      const values: Record<string, CellValue> = {};
-      for (const [k, vals] of colValues) {
-        if (k !== 'id') {
-          values[k] = vals[i];
-        }
-      }
-      if (tableId === '_grist_Tables') {
-        this.updateTableRecord(id, values);
-      } else if (tableId === '_grist_Tables_column') {
-        const found = this.storage.meta.colsByRef.get(id);
-        if (found) {
-          this.storage.updateColumns(found.table, [{colId: found.col.colId, values}]);
-        }
-      } else {
-        const converted: Record<string, CellValue> = {};
-        for (const [k, v] of Object.entries(values)) {
-          converted[k] = converterFor(table.byId.get(k)!.type)(v);
-        }
-        this.storage.metaUpdate(tableId, id, converted);
-      }
-    });
-  }
-
-  private bulkRemove(tableId: string, rowIds: CellValue[]): void {
-    const table = this.table(tableId);
-    if (!table.isMeta) {
-      this.storage.removeRecords(table, rowIds);
-      return;
-    }
-    checkMetaWrite(tableId, 'remove', [], this.writer);
-    if (rowIds.some((id) => typeof id !== 'number' || !Number.isInteger(id))) {
-      throw engineError('TypeError', 'row ids must be integers');
-    }
-    const existing = new Set(this.storage.metaRows(tableId).map((r) => Number(r.id)));
-    const ids = (rowIds as number[]).filter((id) => existing.has(id));
-    switch (tableId) {
-      case '_grist_Tables':
-        this.storage.removeTables(ids);
-        break;
-      case '_grist_Tables_column':
-        this.storage.removeColumns(ids);
-        break;
-      case '_grist_Views':
-        removeViews(this.storage, ids);
-        break;
-      case '_grist_Views_section':
-        removeSections(this.storage, ids);
-        break;
-      default:
-        this.storage.metaRemove(tableId, ids);
-        // Attachments cells refer to _grist_Attachments rows.
-        this.storage.clearReferencesTo(tableId, ids);
-    }
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Add-or-update
-
-  /**
-   * PUT /records. Records are grouped by their sorted `require` keys and sorted `fields` keys; the
-   * groups run in order of first appearance (Grist's lodash groupBy + Object.values), each as one
-   * BulkAddOrUpdateRecord, all in one transaction (a later group sees what an earlier one did).
-   */
+  /** PUT /records: add-or-update keyed on `require` (see `DocRecordWrites.upsertRecords`). */
   upsertRecords(tableId: string, records: UpsertRecord[], options: UpsertOptions = {}): UpsertResult {
-    checkInput(records, 'records');
-    // Matching `require` reads the table: under rules, only for those who read all of it (Grist).
-    if (this.guard && !this.guard.readsWhole(tableId)) throw new Forbidden('Blocked by table read access rules');
-    const groups = new Map<string, number[]>();
-    records.forEach((r, i) => {
-      const key = `${Object.keys(r.require).sort().join(',')}:${Object.keys(r.fields ?? {})
-        .sort()
-        .join(',')}`;
-      let g = groups.get(key);
-      if (!g) {
-        g = [];
-        groups.set(key, g);
-      }
-      g.push(i);
-    });
-    const result: UpsertResult = {recordIds: [], addRecordIds: [], updateRecordIds: []};
-    this.write(() => {
-      for (const indexes of groups.values()) {
-        const outcome = this.bulkAddOrUpdate(
-          tableId,
-          indexes.map((i) => records[i]),
-          options,
-        );
-        outcome.recordIds.forEach((ids, j) => {
-          if (ids) {
-            result.recordIds[indexes[j]] = ids;
-          }
-        });
-        // Loops, not push(...): a spread of a data-sized array overflows the stack.
-        for (const id of outcome.added) {
-          result.addRecordIds.push(id);
-        }
-        for (const ids of outcome.updated) {
-          result.updateRecordIds.push(ids);
-        }
-      }
-    }, options.role);
-    return result;
+    return this.records.upsertRecords(tableId, records, options);
   }
-
-  private bulkAddOrUpdate(
-    tableId: string,
-    records: UpsertRecord[],
-    options: UpsertOptions,
-  ): {recordIds: Array<number[] | undefined>; added: number[]; updated: number[][]} {
-    return bulkAddOrUpdate(this.upsertTarget, tableId, records, options);
-  }
-
-  /** What add-or-update uses (upsert.ts), bound to this document. */
-  private readonly upsertTarget: UpsertTarget = ((doc: GristDoc): UpsertTarget => ({
-    get storage() {
-      return doc.storage;
-    },
-    get db() {
-      return doc.db;
-    },
-    table: (t) => doc.table(t),
-    opts: (o) => doc.opts(o),
-  }))(this);
 
   // -------------------------------------------------------------------------------------------
   // User actions
@@ -1325,7 +684,7 @@ export class GristDoc {
     }
     checkInput(actions, 'user actions');
     checkSchemaActionCount(actions);
-    const opts = this.opts(options);
+    const opts = this.records.opts(options);
     // Everything the answer needs is built inside the transaction: once it commits, nothing that
     // follows can throw (issue 11: a write committed, then its action record failed with a 500).
     const result = this.write(() => {
@@ -1365,69 +724,4 @@ export class GristDoc {
     const [name, ...args] = action as [string, ...unknown[]];
     return userAction(name)(actionContext(name, opts, this.actionTarget), args);
   }
-}
-
-/** Records to columns over the union of their keys; a record missing a key gets null. */
-function toColumns(records: Array<Record<string, CellValue>>): Map<string, CellValue[]> {
-  const colValues = new Map<string, CellValue[]>();
-  const n = records.length;
-  for (let i = 0; i < n; i++) {
-    const rec = records[i];
-    for (const k in rec) {
-      let arr = colValues.get(k);
-      if (!arr) {
-        arr = new Array<CellValue>(n).fill(null);
-        colValues.set(k, arr);
-      }
-      arr[i] = rec[k];
-    }
-  }
-  return colValues;
-}
-
-/** The result columns of a record read: id, then `cols`. */
-function columnList(cols: ColumnMeta[]): string {
-  return `"id"${cols.map((c) => ', ' + quoteIdent(c.colId)).join('')}`;
-}
-
-function columnInfo(c: ColumnMeta): ColumnInfo {
-  const fields: Record<string, CellValue> = {colRef: c.colRef};
-  for (const k of COLUMN_FIELD_ORDER) {
-    fields[k] = c.fields[k];
-  }
-  return {id: c.colId, fields};
-}
-
-function columnArray(data: Record<string, CellValue[]>, key: string): CellValue[] {
-  const v = data[key];
-  if (!Array.isArray(v)) {
-    throw new BadRequest(`Invalid payload: "${key}" must be an array`);
-  }
-  return v;
-}
-
-/** The value a new cell of a Grist type holds when none is given (Grist's column defaults). */
-function cellDefaultFor(type: string | undefined): CellValue {
-  const base = (type ?? 'Any').split(':')[0];
-  if (base === 'Bool') {
-    return false;
-  }
-  if (base === 'Int' || base === 'Numeric' || base === 'Ref') {
-    return 0;
-  }
-  if (base === 'Text' || base === 'Choice') {
-    return '';
-  }
-  return null;
-}
-
-function padTo(values: CellValue[], n: number, fill: CellValue = null): CellValue[] {
-  if (values.length === n) {
-    return values;
-  }
-  const out = values.slice(0, n);
-  while (out.length < n) {
-    out.push(fill);
-  }
-  return out;
 }

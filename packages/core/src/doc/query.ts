@@ -26,7 +26,7 @@ import {BadRequest, engineError} from '../errors.js';
 import {dumps} from './marshal.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {ANY_CLASS, BLOB_CLASS, classOf, type ColumnClasses, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from './colstats.js';
-import type {RecordQuery} from './gristdoc.js';
+import type {RecordQuery} from './api-types.js';
 import {quoteIdent} from './identifiers.js';
 import type {CellValue} from './types.js';
 

@@ -9,7 +9,7 @@ import {findMatches} from './lookup.js';
 import type {CellValue} from './types.js';
 import type {TableMeta} from './meta.js';
 import type {DocStorage, WriteOptions} from './storage.js';
-import type {UpsertOptions, UpsertRecord} from './gristdoc.js';
+import type {UpsertOptions, UpsertRecord} from './api-types.js';
 
 /** What add-or-update needs of the document (GristDoc's own, bound to it). */
 export interface UpsertTarget {

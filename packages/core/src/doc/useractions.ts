@@ -9,7 +9,7 @@ import {setDisplayFormula} from './display.js';
 import type {TableMeta} from './meta.js';
 import type {AddTableResult, ColInfo, DocStorage, WriteOptions} from './storage.js';
 import type {CellValue} from './types.js';
-import type {UpsertOptions, UpsertRecord} from './gristdoc.js';
+import type {UpsertOptions, UpsertRecord} from './api-types.js';
 
 /** The document operations user actions use (GristDoc's own, bound to it). */
 export interface ActionTarget {

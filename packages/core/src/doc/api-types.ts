@@ -1,0 +1,109 @@
+/**
+ * The shapes a document's API takes and returns (records, tables, columns, queries, writes), in
+ * a file of their own so that the modules `GristDoc` uses can name them without importing it.
+ */
+import type {ReadCache} from './readcache.js';
+import type {TableChange, WriteOptions} from './storage.js';
+import type {CellValue} from './types.js';
+import type {WriterRole} from './metarules.js';
+
+/** Filter, sort, limit and form of a record read, as `/records` reads them from the query string. */
+export interface RecordQuery {
+  /** `{colId: [allowed values]}`; every value list must be an array. */
+  filter?: Record<string, unknown> | null;
+  /** `"A,-B:naturalSort"` or `["A", "-B"]`. */
+  sort?: string | string[];
+  /** 0 or undefined: no limit; negative: drop that many rows from the end (Grist's quirk). */
+  limit?: number;
+  /** Include manualSort and gristHelper_* columns (records form only; /data has them always). */
+  hidden?: boolean;
+  cellFormat?: 'normal' | 'typed';
+}
+
+/** A record as `/records` answers it: id, fields, and the error type of each error cell. */
+export interface ApiRecord {
+  id: number;
+  fields: Record<string, CellValue>;
+  errors?: Record<string, string>;
+}
+
+/** A table as `GET /tables` lists it. */
+export interface TableInfo {
+  id: string;
+  fields: {
+    tableRef: number;
+    primaryViewId: number;
+    summarySourceTable: number;
+    onDemand: boolean;
+    rawViewSectionRef: number;
+    recordCardViewSectionRef: number;
+  };
+}
+
+/** A column as `GET /columns` lists it: id and its metadata fields. */
+export interface ColumnInfo {
+  id: string;
+  fields: Record<string, CellValue>;
+}
+
+/** A column to add: an optional id (normalised as Grist does) and metadata fields. */
+export interface ColumnSpec {
+  id?: string | null;
+  fields?: Record<string, CellValue>;
+}
+
+/** A table to add: an optional id (normalised as Grist does) and its columns. */
+export interface TableSpec {
+  id?: string | null;
+  columns: ColumnSpec[];
+}
+
+/** One add-or-update: the values that find the record (`require`) and those to set (`fields`). */
+export interface UpsertRecord {
+  require: Record<string, CellValue>;
+  fields?: Record<string, CellValue>;
+}
+
+/** Options of a write: parsing, and the caller's role (metadata rules; in-process callers default to owners). */
+export interface WriteAs extends Partial<WriteOptions> {
+  role?: WriterRole;
+}
+
+/** Options of add-or-update (`PUT /records`): `onmany`, `noadd`, `noupdate`, `allow_empty_require`. */
+export interface UpsertOptions extends WriteAs {
+  onmany?: 'first' | 'none' | 'all';
+  noadd?: boolean;
+  noupdate?: boolean;
+  allowEmptyRequire?: boolean;
+}
+
+/** Which records an add-or-update found, added and updated. */
+export interface UpsertResult {
+  recordIds: number[][];
+  addRecordIds: number[];
+  updateRecordIds: number[][];
+}
+
+/** What `/apply` answers: the action's number and hash, each action's return value. */
+export interface ApplyResult {
+  actionNum: number;
+  actionHash: string;
+  retValues: unknown[];
+  isModification: boolean;
+}
+
+/** Options of `GristDoc.open`. */
+export interface OpenOptions {
+  readonly?: boolean;
+  /**
+   * Where answers of recent record reads are kept (readcache.ts): the engine shares one, bounded
+   * in bytes, between its open documents. Default: one of 8 MB for this document alone.
+   * @internal
+   */
+  readCache?: ReadCache;
+}
+
+/** `writeSeq` numbers the write, so that state kept between the two hooks can be matched up. */
+export type ChangeListener = (change: TableChange & {writeSeq: number}) => void;
+/** Called inside a write before user rows are updated or removed (the old values are still there). */
+export type BeforeRowsListener = (tableId: string, rowIds: number[], writeSeq: number) => void;

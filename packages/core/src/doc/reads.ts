@@ -1,0 +1,391 @@
+/**
+ * The read pipeline of a document: tables, columns and records as the REST API lists them, and,
+ * under access rules (the `DocGuard` of the current call), the same filtered: tables and columns a
+ * user cannot see left out, row rules applied (in SQL where `access/rules/sql.ts` can express them,
+ * else row by row), cells censored, metadata about hidden things left out. `GristDoc` delegates to
+ * it; the write pipeline reads rows through it (`readRows`) for the access checks.
+ */
+import type Database from 'better-sqlite3';
+import {NotFound} from '../errors.js';
+import type {ApiRecord, ColumnInfo, RecordQuery, TableInfo} from './api-types.js';
+import type {DataStamp} from './colstats.js';
+import type {DocGuard, RowValues} from './guard.js';
+import type {ColumnMeta, TableMeta} from './meta.js';
+import {buildRecordQuery, quoteIdent} from './query.js';
+import type {ReadCache} from './readcache.js';
+import {recordJsonSql} from './recordsjson.js';
+import type {DocStorage} from './storage.js';
+import type {CellValue} from './types.js';
+
+/** What the read pipeline needs of its document. */
+export interface ReadSource {
+  readonly storage: DocStorage;
+  readonly db: Database.Database;
+  /** The access rules of the current call (`GristDoc.as`), or null: nothing filtered. */
+  readonly guard: DocGuard | null;
+  readonly readCache: ReadCache;
+  /** This document's key in the read cache. */
+  readonly cacheOwner: string;
+  readonly dataStamp: DataStamp;
+  /** How many `fetchRecordsJson` answers SQLite wrote, and how many were built in JS. */
+  readonly recordsJsonPaths: {sql: number; js: number};
+  /** A table by id (404 `Table not found` otherwise). */
+  table(tableId: string): TableMeta;
+  /** A user table by id (400 for metadata tables). */
+  userTable(tableId: string): TableMeta;
+}
+
+/** Column fields in the order `GET /columns` lists them. */
+const COLUMN_FIELD_ORDER = [
+  'parentId',
+  'parentPos',
+  'type',
+  'widgetOptions',
+  'isFormula',
+  'formula',
+  'label',
+  'description',
+  'untieColIdFromLabel',
+  'summarySourceCol',
+  'displayCol',
+  'visibleCol',
+  'rules',
+  'recalcWhen',
+  'recalcDeps',
+  'reverseCol',
+];
+
+export class DocReads {
+  constructor(private readonly src: ReadSource) {}
+
+  /** Rows by id, decoded, every column (what rules see as `rec`). */
+  readRows(tableId: string, ids: readonly number[], only?: ReadonlySet<string> | null): Map<number, RowValues> {
+    const table = this.src.storage.meta.tables.get(tableId);
+    const out = new Map<number, RowValues>();
+    if (!table || !ids.length) return out;
+    const cols = only ? table.columns.filter((c) => only.has(c.colId)) : table.columns;
+    for (let start = 0; start < ids.length; start += 500) {
+      const part = ids.slice(start, start + 500);
+      const rows = this.src.storage
+        .stmt(`SELECT ${columnList(cols)} FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`)
+        .raw(true)
+        .all(...part) as unknown[][];
+      for (const row of rows) {
+        const values: RowValues = {};
+        cols.forEach((c, j) => {
+          values[c.colId] = c.decode(row[j + 1]);
+        });
+        out.set(row[0] as number, values);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Under access rules, the attachments held by a cell the user can read (Grist lets a user reach
+   * those only); null when there are no rules or the user may read everything.
+   */
+  readableAttachments(): ReadonlySet<number> | null {
+    const guard = this.src.guard;
+    if (!guard || guard.canReadEverything()) return null;
+    const out = new Set<number>();
+    for (const t of this.src.storage.meta.userTables) {
+      if (!guard.tableVisible(t.tableId)) continue;
+      const cols = t.columns.filter((c) => c.type === 'Attachments').map((c) => c.colId);
+      if (!cols.length) continue;
+      for (const r of this.fetchGuarded(t, {hidden: true})) {
+        for (const c of cols) {
+          const v = r.fields[c];
+          if (Array.isArray(v) && v[0] === 'L') for (const id of v.slice(1)) if (typeof id === 'number') out.add(id);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The first row of a table whose column equals `value` (user attributes of access rules). */
+  lookupRow(tableId: string, colId: string, value: CellValue, caseInsensitive: boolean): RowValues | null {
+    const table = this.src.storage.meta.tables.get(tableId);
+    const col = table?.byId.get(colId);
+    if (!table || !col || table.isMeta) return null;
+    const where =
+      caseInsensitive && typeof value === 'string'
+        ? `lower(${quoteIdent(colId)}) = lower(?)`
+        : `${quoteIdent(colId)} = ?`;
+    const row = this.src.storage
+      .stmt(`SELECT id FROM ${quoteIdent(tableId)} WHERE ${where} ORDER BY id LIMIT 1`)
+      .raw(true)
+      .get(typeof value === 'boolean' ? Number(value) : value) as [number] | undefined;
+    if (!row) return null;
+    const found = this.readRows(tableId, [row[0]]).get(row[0]) ?? null;
+    return found ? {...found, id: row[0]} : null;
+  }
+
+  /** Every user table, as `GET /tables` lists them. */
+  listTables(): TableInfo[] {
+    const guard = this.src.guard;
+    const tables = guard
+      ? this.src.storage.meta.userTables.filter((t) => guard.tableVisible(t.tableId))
+      : this.src.storage.meta.userTables;
+    return tables.map((t) => ({
+      id: t.tableId,
+      fields: {
+        tableRef: t.tableRef,
+        primaryViewId: Number(t.fields.primaryViewId),
+        summarySourceTable: Number(t.fields.summarySourceTable),
+        onDemand: Boolean(t.fields.onDemand),
+        rawViewSectionRef: Number(t.fields.rawViewSectionRef),
+        recordCardViewSectionRef: Number(t.fields.recordCardViewSectionRef),
+      },
+    }));
+  }
+
+  /** A table's columns, as `GET /columns` lists them (hidden ones with `hidden`). */
+  listColumns(tableId: string, options: {hidden?: boolean} = {}): ColumnInfo[] {
+    const table = this.src.userTable(tableId);
+    let cols = table.columns.filter((c) => options.hidden || !c.hidden);
+    if (this.src.guard) {
+      // A table the user cannot read is as if absent; columns denied outright are left out (Grist).
+      if (!this.src.guard.tableVisible(tableId)) throw new NotFound(`Table not found "${tableId}"`);
+      const {hiddenCols} = this.src.guard.readTable(tableId);
+      cols = cols.filter((c) => !hiddenCols.has(c.colId));
+    }
+    return cols.map((c) => columnInfo(c));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reading records
+
+  /** GET /records (and POST /records/list). */
+  fetchRecords(tableId: string, q: RecordQuery = {}): {records: ApiRecord[]} {
+    const table = this.readableTable(tableId);
+    if (this.src.guard) return {records: this.fetchGuarded(table, q)};
+    const cols = table.columns.filter((c) => q.hidden || !c.hidden);
+    const {sql, params} = buildRecordQuery(this.src.db, this.src.storage.classes, table, columnList(cols), q);
+    const rows = this.src.storage.stmt(sql).raw(true).all(params) as unknown[][];
+    const typed = q.cellFormat === 'typed';
+    const n = cols.length;
+    const ids = cols.map((c) => c.colId);
+    const decoders = cols.map((c) => c.decode);
+    const formatters = cols.map((c) => (typed ? c.typed : null));
+    const records = new Array<ApiRecord>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      const fields: Record<string, CellValue> = {};
+      let errors: Record<string, string> | undefined;
+      for (let j = 0; j < n; j++) {
+        let v = decoders[j](row[j + 1]);
+        if (Array.isArray(v)) {
+          if (v[0] === 'E') {
+            if (!typed) {
+              (errors ??= {})[ids[j]] = String(v[1]);
+              v = null;
+            }
+          } else if (formatters[j]) {
+            v = formatters[j]!(v);
+          }
+        } else if (formatters[j]) {
+          v = formatters[j]!(v);
+        }
+        fields[ids[j]] = v;
+      }
+      records[i] = errors ? {id: row[0] as number, fields, errors} : {id: row[0] as number, fields};
+    }
+    return {records};
+  }
+
+  /**
+   * GET /records as the JSON text of its body, exactly `fetchRecords`'s, stringified. SQLite writes
+   * the text where it is provably the same (recordsjson.ts), else the records are built in JS. The
+   * same read of unchanged data is answered from a cache (readcache.ts) without running it again.
+   */
+  fetchRecordsJson(tableId: string, q: RecordQuery = {}): string {
+    // Answers filtered for one user are neither cached nor shared.
+    if (this.src.guard) return this.fetchGuardedJson(tableId, q);
+    const key = JSON.stringify([
+      tableId,
+      q.filter ?? null,
+      q.sort ?? null,
+      q.limit ?? 0,
+      Boolean(q.hidden),
+      q.cellFormat ?? 'normal',
+    ]);
+    return this.src.readCache.get(this.src.cacheOwner, this.src.dataStamp.now().join(','), key, () => {
+      const table = this.readableTable(tableId);
+      const cols = table.columns.filter((c) => q.hidden || !c.hidden);
+      const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);
+      const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, wholeTable);
+      if (recordSql === null) {
+        this.src.recordsJsonPaths.js++;
+        return JSON.stringify(this.fetchRecords(tableId, q));
+      }
+      this.src.recordsJsonPaths.sql++;
+      const {sql, params} = buildRecordQuery(this.src.db, this.src.storage.classes, table, recordSql, q);
+      const records = this.src.storage.stmt(sql).pluck().all(params) as string[];
+      return `{"records":[${records.join(',')}]}`;
+    });
+  }
+
+  /** GET /data: column-oriented, always with every column; errors stay raw. */
+  fetchColumns(tableId: string, q: RecordQuery = {}): Record<string, CellValue[]> {
+    const table = this.readableTable(tableId);
+    if (this.src.guard) {
+      const records = this.fetchGuarded(table, {...q, hidden: true});
+      const visible = this.src.guard.readTable(table.tableId).hiddenCols;
+      const out: Record<string, CellValue[]> = {id: records.map((r) => r.id)};
+      for (const c of table.columns) {
+        if (!visible.has(c.colId)) out[c.colId] = records.map((r) => r.fields[c.colId] ?? null);
+      }
+      return out;
+    }
+    const cols = table.columns;
+    const {sql, params} = buildRecordQuery(this.src.db, this.src.storage.classes, table, columnList(cols), q);
+    const rows = this.src.storage.stmt(sql).raw(true).all(params) as unknown[][];
+    const typed = q.cellFormat === 'typed';
+    const out: Record<string, CellValue[]> = {id: rows.map((r) => r[0] as number)};
+    cols.forEach((c, j) => {
+      const fmt = typed ? c.typed : null;
+      out[c.colId] = rows.map((r) => {
+        const v = c.decode(r[j + 1]);
+        return fmt && !(Array.isArray(v) && v[0] === 'E') ? fmt(v) : v;
+      });
+    });
+    return out;
+  }
+
+  /**
+   * GET /records under access rules. When the rules come down to a row condition SQLite can test
+   * (and no cell is censored), SQLite writes the JSON as for an unfiltered read; else the records
+   * are filtered in JS.
+   */
+  private fetchGuardedJson(tableId: string, q: RecordQuery): string {
+    const table = this.readableTable(tableId);
+    const guard = this.src.guard!;
+    if (!table.isMeta) {
+      const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
+      if (!filter.row) {
+        const cols = table.columns.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
+        // A row condition still reads every row: the column statistics may be scanned, as for a whole table.
+        const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);
+        const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, wholeTable);
+        if (recordSql !== null) {
+          const {sql, params} = buildRecordQuery(
+            this.src.db,
+            this.src.storage.classes,
+            table,
+            recordSql,
+            q,
+            filter.sql,
+          );
+          const records = this.src.storage.stmt(sql).pluck().all(params) as string[];
+          return `{"records":[${records.join(',')}]}`;
+        }
+      }
+    }
+    return JSON.stringify(this.fetchRecords(tableId, q));
+  }
+
+  /**
+   * A read under access rules: the table refused (403) or its rows read whole, filtered row by row
+   * where rules depend on rows (cells censored as `["C"]`, denied columns left out), and `limit`
+   * applied after filtering, as Grist filters before limiting.
+   */
+  private fetchGuarded(table: TableMeta, q: RecordQuery): ApiRecord[] {
+    const guard = this.src.guard!;
+    if (table.tableId.startsWith('_grist_ACL') && !guard.canReadRules()) return [];
+    const metaRow = table.isMeta ? this.metaRowFilter(table.tableId, guard) : null;
+    const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
+    const all = table.columns;
+    const shown = all.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
+    const query = filter.row || metaRow ? {...q, limit: undefined} : q;
+    const {sql, params} = buildRecordQuery(
+      this.src.db,
+      this.src.storage.classes,
+      table,
+      columnList(all),
+      query,
+      filter.sql,
+    );
+    const rows = this.src.storage.stmt(sql).raw(true).all(params) as unknown[][];
+    const typed = q.cellFormat === 'typed';
+    const out: ApiRecord[] = [];
+    const limit = (filter.row || metaRow) && q.limit && q.limit > 0 ? q.limit : Infinity;
+    for (const row of rows) {
+      if (out.length >= limit) break;
+      const id = row[0] as number;
+      const values: RowValues & {id: number} = {id};
+      for (let j = 0; j < all.length; j++) values[all[j].colId] = all[j].decode(row[j + 1]);
+      values.id = id;
+      if (metaRow && !metaRow(values)) continue;
+      const censored = filter.row ? filter.row(values) : null;
+      if (censored === null && filter.row) continue;
+      const fields: Record<string, CellValue> = {};
+      let errors: Record<string, string> | undefined;
+      for (const c of shown) {
+        let v = values[c.colId];
+        if (censored?.has(c.colId)) v = ['C'];
+        else if (Array.isArray(v) && v[0] === 'E' && !typed) {
+          (errors ??= {})[c.colId] = String(v[1]);
+          v = null;
+        } else if (typed && !(Array.isArray(v) && v[0] === 'E')) v = c.typed ? c.typed(v) : v;
+        fields[c.colId] = v;
+      }
+      out.push(errors ? {id, fields, errors} : {id, fields});
+    }
+    return out;
+  }
+
+  /**
+   * Rows of metadata tables that describe what the user cannot see are left out (Grist censors
+   * them): tables they cannot read, columns denied to them, and cell comments outside what they
+   * can read in full. Null when the table needs no such filter.
+   */
+  private metaRowFilter(tableId: string, guard: DocGuard): ((row: RowValues) => boolean) | null {
+    const meta = this.src.storage.meta;
+    const tableVisible = (ref: CellValue) => {
+      const t = meta.byRef.get(Number(ref));
+      return !t || guard.tableVisible(t.tableId);
+    };
+    const colVisible = (ref: CellValue, fully: boolean) => {
+      const found = meta.colsByRef.get(Number(ref));
+      if (!found) return true;
+      if (!guard.tableVisible(found.table.tableId)) return false;
+      const f = guard.readTable(found.table.tableId);
+      return !f.hiddenCols.has(found.col.colId) && (!fully || !f.row);
+    };
+    switch (tableId) {
+      case '_grist_Tables':
+        return (row) => guard.tableVisible(String(row.tableId));
+      case '_grist_Tables_column':
+        return (row) => tableVisible(row.parentId) && colVisible(row.id, false);
+      case '_grist_Cells':
+        return (row) => tableVisible(row.tableRef) && colVisible(row.colRef, true);
+      case '_grist_Attachments': {
+        const readable = this.readableAttachments();
+        return readable ? (row) => readable.has(Number(row.id)) : null;
+      }
+      default:
+        return null;
+    }
+  }
+
+  private readableTable(tableId: string): TableMeta {
+    if (tableId.startsWith('_gristsys_')) {
+      throw new NotFound(`Table not found "${tableId}"`);
+    }
+    return this.src.table(tableId);
+  }
+}
+
+/** The result columns of a record read: id, then `cols`. */
+function columnList(cols: ColumnMeta[]): string {
+  return `"id"${cols.map((c) => ', ' + quoteIdent(c.colId)).join('')}`;
+}
+
+function columnInfo(c: ColumnMeta): ColumnInfo {
+  const fields: Record<string, CellValue> = {colRef: c.colRef};
+  for (const k of COLUMN_FIELD_ORDER) {
+    fields[k] = c.fields[k];
+  }
+  return {id: c.colId, fields};
+}
