@@ -629,4 +629,135 @@ test('red team: no endpoint shows kiwi a value the rules hide from her', async (
   }
 });
 
+// A fuzz of rules through the API: random formulas and permission texts, written by the owner
+// (200 or 400, never 5xx), then every read path as an editor and a viewer (never 5xx), and the
+// secret column, denied by a fixed rule listed first, never shows.
+test('fuzz: random rules never crash a path or leak the column a rule hides', async () => {
+  const w = await world();
+  try {
+    const d = `/api/docs/${w.docId}`;
+    await w.as('ada', 'POST', `${d}/tables`, {
+      tables: [
+        {
+          id: 'T',
+          columns: [
+            {id: 'A'},
+            {id: 'N', fields: {type: 'Numeric'}},
+            {id: 'L', fields: {type: 'ChoiceList'}},
+            {id: 'S'},
+          ],
+        },
+      ],
+    });
+    await w.as('ada', 'POST', `${d}/tables/T/records`, {
+      records: [
+        {fields: {A: 'kiwi@example.com', N: 1, L: ['L', 'x'], S: 'SECRET-1'}},
+        {fields: {A: 'x', N: -2.5, L: null, S: 'SECRET-2'}},
+        {fields: {A: '', N: 0, L: ['L', 'x', 'y'], S: 'SECRET-3'}},
+      ],
+    });
+    const fixed = await w.as('ada', 'POST', `${d}/apply`, [
+      ['AddRecord', '_grist_ACLResources', -1, {tableId: 'T', colIds: 'S'}],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R', rulePos: 0.5},
+      ],
+    ]);
+    assert.is(fixed.status, 200, JSON.stringify(fixed.body));
+    let seed = 20261126;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const pick = <T>(xs: T[]) => xs[rand(xs.length)];
+    const atoms = [
+      'rec.A',
+      'rec.N',
+      'rec.L',
+      'rec.id',
+      'newRec.N',
+      'user.Email',
+      'user.Access',
+      'user.Name',
+      'user.LinkKey.k',
+      'user.Nope.X',
+      '"x"',
+      '1',
+      '-1',
+      '2.5',
+      'None',
+      'True',
+      '[1, "x"]',
+      'EDITOR',
+      'OWNER',
+      'rec',
+      'len',
+      '$A',
+      '"kiwi@example.com"',
+    ];
+    const ops = ['==', '!=', '<', '>=', 'in', 'not in', 'is', 'and', 'or', '+', '*', '/', '%'];
+    const formula = (depth: number): string =>
+      depth <= 0 || rand(3) === 0
+        ? pick(atoms) + (rand(6) === 0 ? '.lower()' : '')
+        : rand(5) === 0
+          ? `not (${formula(depth - 1)})`
+          : `${formula(depth - 1)} ${pick(ops)} ${formula(depth - 1)}`;
+    const perms = ['+R', '-R', '+CRUD', '-U', 'all', 'none', '', '+R-U', 'R', '+X', '-S', '+S'];
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 60; i++) {
+      const rules = Array.from({length: 1 + rand(3)}, (_, j) => [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {resource: -1, aclFormula: rand(8) === 0 ? '' : formula(3), permissionsText: pick(perms), rulePos: 1 + j},
+      ]);
+      const res = await w.as('ada', 'POST', `${d}/apply`, [
+        ['AddRecord', '_grist_ACLResources', -1, {tableId: 'T', colIds: pick(['*', 'A', 'N,L'])}],
+        ...rules,
+      ]);
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      assert.ok(res.status === 200 || res.status === 400, `${res.status} ${JSON.stringify(res.body)}`);
+      for (const who of ['kiwi', 'vic']) {
+        for (const path of [
+          '/tables/T/records',
+          '/tables/T/data',
+          '/tables/T/columns',
+          '/tables',
+          '/download/csv?tableId=T',
+          '/sql?q=select+1',
+          '/tables/T/records?k_=1',
+        ]) {
+          const r = await w.as(who, 'GET', `${d}${path}`);
+          assert.ok(r.status < 500, `${who} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+          assert.not.match(typeof r.body === 'string' ? r.body : JSON.stringify(r.body), /SECRET/, `${who} ${path}`);
+        }
+        const write = await w.as(who, 'PATCH', `${d}/tables/T/records`, {records: [{id: 1, fields: {N: rand(5)}}]});
+        assert.ok(write.status < 500, `${who} write: ${write.status} ${JSON.stringify(write.body)}`);
+      }
+      if (res.status === 200) {
+        // Remove the random resource and its rules again (the fixed one stays).
+        const all = (await w.as('ada', 'GET', `${d}/tables/_grist_ACLRules/records`)).body.records as Array<{
+          id: number;
+          fields: {resource: number};
+        }>;
+        const resources = (await w.as('ada', 'GET', `${d}/tables/_grist_ACLResources/records`)).body.records as Array<{
+          id: number;
+        }>;
+        const last = Math.max(...resources.map((r) => r.id));
+        const removed = await w.as('ada', 'POST', `${d}/apply`, [
+          ['BulkRemoveRecord', '_grist_ACLRules', all.filter((r) => r.fields.resource === last).map((r) => r.id)],
+          ['RemoveRecord', '_grist_ACLResources', last],
+        ]);
+        assert.is(removed.status, 200, JSON.stringify(removed.body));
+      }
+    }
+    assert.ok((statuses.get(200) ?? 0) >= 10, `some random rules were accepted: ${[...statuses]}`);
+    assert.ok((statuses.get(400) ?? 0) >= 5, `some were refused: ${[...statuses]}`);
+  } finally {
+    await w.close();
+  }
+});
+
 test.run();

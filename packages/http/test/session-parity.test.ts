@@ -253,4 +253,130 @@ test('SessionDoc writes refuse malformed input as their HTTP twins do, and chang
   }
 });
 
+// Issue 27: under access rules, SessionDoc answers each user as the same request over HTTP does:
+// the same rows, columns and tables, the same refusals.
+test('under access rules, Session reads and writes answer as HTTP does', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-session-rules-'));
+  const engine = await Engine.open({dataDir: dir, resumeWebhooks: false});
+  try {
+    const handle = createApiHandler(engine, {
+      onError: (e) => {
+        throw e;
+      },
+    });
+    const ada = await engine.forUser('ada@example.com', 'Ada');
+    const kiwi = await engine.forUser('kiwi@example.com', 'Kiwi');
+    const key = await engine.home.setApiKey(kiwi.principal.user.id);
+    const docId = await ada.createDoc((await ada.personalWorkspace()).id, {name: 'Rules'});
+    const doc = await ada.doc(docId);
+    await engine.home.updateAccess('doc', {doc: docId}, ada.principal, null, {
+      delta: {users: {'kiwi@example.com': 'editors'}},
+    });
+    await doc.addTables([
+      {id: 'Deals', columns: [{id: 'Owner'}, {id: 'Amount', fields: {type: 'Numeric'}}, {id: 'Note'}]},
+      {id: 'Secrets', columns: [{id: 'X'}]},
+    ]);
+    await doc.addRecords('Deals', [
+      {Owner: 'kiwi@example.com', Amount: 1, Note: 'a'},
+      {Owner: 'ada@example.com', Amount: 2, Note: 'b'},
+    ]);
+    await doc.addRecords('Secrets', [{X: 'hidden'}]);
+    await doc.applyUserActions([
+      ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Deals', colIds: '*'}],
+      ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Deals', colIds: 'Note'}],
+      ['AddRecord', '_grist_ACLResources', -3, {tableId: 'Secrets', colIds: '*'}],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {
+          resource: -1,
+          aclFormula: 'user.Access != OWNER and rec.Owner != user.Email',
+          permissionsText: '-RU',
+          rulePos: 1,
+        },
+      ],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {resource: -2, aclFormula: 'user.Access != OWNER', permissionsText: '-R', rulePos: 2},
+      ],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {resource: -3, aclFormula: 'user.Access != OWNER', permissionsText: '-R', rulePos: 3},
+      ],
+    ]);
+    const http = async (method: string, url: string, body?: unknown) => {
+      const res = await handle({
+        method,
+        url: `/api/docs/${docId}${url}`,
+        headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'},
+        ...(body === undefined ? {} : {body: new TextEncoder().encode(JSON.stringify(body))}),
+      });
+      const parsed = JSON.parse(res.body as string);
+      return res.status === 200 ? {status: 200, body: parsed} : {status: res.status, error: parsed.error};
+    };
+    const mine = async (fn: () => Promise<unknown>) => {
+      try {
+        return {status: 200, body: await fn()};
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        return {status: e.status, error: e.message};
+      }
+    };
+    const kdoc = await kiwi.doc(docId);
+    const pairs: Array<[string, () => Promise<unknown>, () => Promise<unknown>]> = [
+      [
+        'records',
+        async () => ({records: await kdoc.fetchRecords('Deals')}),
+        () => http('GET', '/tables/Deals/records'),
+      ],
+      [
+        'hidden table',
+        async () => ({records: await kdoc.fetchRecords('Secrets')}),
+        () => http('GET', '/tables/Secrets/records'),
+      ],
+      ['tables', async () => ({tables: await kdoc.listTables()}), () => http('GET', '/tables')],
+      ['columns', async () => ({columns: await kdoc.listColumns('Deals')}), () => http('GET', '/tables/Deals/columns')],
+      [
+        'hidden columns',
+        async () => ({columns: await kdoc.listColumns('Secrets')}),
+        () => http('GET', '/tables/Secrets/columns'),
+      ],
+      ['sql', () => kdoc.runSql('select 1'), () => http('POST', '/sql', {sql: 'select 1'})],
+      [
+        'update not hers',
+        () => kdoc.updateRecords('Deals', [{id: 2, fields: {Amount: 5}}]),
+        () => http('PATCH', '/tables/Deals/records', {records: [{id: 2, fields: {Amount: 5}}]}),
+      ],
+    ];
+    for (const [what, viaSession, viaHttp] of pairs) {
+      const a = await mine(viaSession);
+      const b = (await viaHttp()) as {status: number};
+      if (a.status !== 200 || what === 'sql' || what === 'update not hers') {
+        assert.equal(
+          {status: a.status, error: (a as {error?: string}).error},
+          {status: b.status, error: (b as {error?: string}).error},
+          what,
+        );
+      } else assert.equal(a, b, what);
+    }
+    // And what they show: her row only, without the note, and no Secrets.
+    assert.equal(
+      (await kdoc.fetchRecords('Deals')).map((r) => r.fields),
+      [{Owner: 'kiwi@example.com', Amount: 1}],
+    );
+    assert.equal(
+      (await kdoc.listTables()).map((t) => t.id),
+      ['Table1', 'Deals'],
+    );
+  } finally {
+    await engine.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+});
+
 test.run();
