@@ -318,6 +318,33 @@ test('exports and attachments follow the same rules as reads', async () => {
   }
 });
 
+fixtureTest("ACL-Test.grist with the rules of Grist's AccessRules1 test: what kiwi sees", async () => {
+  const w = await world();
+  try {
+    const path = corpusFiles().find((f) => f.endsWith('/ACL-Test.grist'))!;
+    const doc = await w.importDoc(path);
+    const kiwi = await w.engine.forUser('gristoid+kiwi@gmail.com', 'Kiwi');
+    const ada = await w.engine.forUser('ada@example.com');
+    await w.engine.home.updateAccess('doc', {doc}, ada.principal, null, {
+      delta: {users: {'gristoid+kiwi@gmail.com': 'editors'}},
+    });
+    const applied = await w.as('ada', 'POST', `/api/docs/${doc}/apply`, ruleActions('ada@example.com'));
+    assert.is(applied.status, 200, JSON.stringify(applied.body));
+    const session = await kiwi.doc(doc);
+    assert.equal(
+      (await session.fetchRecords('ClientsTable')).map((r) => r.id),
+      [2, 3, 9, 12, 13, 14, 15, 16, 17, 18, 19],
+    );
+    assert.not.ok((await session.listColumns('ClientsTable')).some((c) => c.id === 'RumorsColumn'));
+    const fin = await session.fetchRecords('FinancialsTable').catch((e) => e);
+    assert.is(fin.message, 'Blocked by table read access rules');
+    // The owner reads every row.
+    assert.is((await w.as('ada', 'GET', `/api/docs/${doc}/tables/ClientsTable/records`)).body.records.length, 19);
+  } finally {
+    await w.close();
+  }
+});
+
 fixtureTest('SelectionSummary.grist: column M hidden, row 1 of A-L censored, for the owner too', async () => {
   const w = await world();
   try {
