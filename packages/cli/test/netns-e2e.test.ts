@@ -3,7 +3,9 @@
 // write while workers are killed, cut off, frozen and wiped, and the object store restarts; then
 // every document, read through every worker, must hold each acknowledged write exactly once, and
 // no write may be acknowledged under an epoch older than one already seen. See test/netns/README.md.
+import {type ChildProcess, spawn} from 'node:child_process';
 import {randomBytes, randomInt} from 'node:crypto';
+import {availableParallelism} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
@@ -35,6 +37,26 @@ const REQUEST_TIMEOUT = 10_000;
 const FAULT_GAP = 1500;
 const CUT_MSEC = LEASE_MSEC + 2000;
 const STOP_MSEC = 5000;
+/**
+ * CPU pressure (GRISTLITE_E2E_CPU_PRESSURE): busy loops beside the test, `1` for one per core or a
+ * number of them; `0` (default) none. Timing-dependent faults (answers lost, timeouts) show there.
+ */
+const PRESSURE = ((v) => (v === '1' ? availableParallelism() : Number(v) || 0))(
+  process.env.GRISTLITE_E2E_CPU_PRESSURE ?? '0',
+);
+/**
+ * Acknowledged writes each fault must see from its start (GRISTLITE_E2E_MIN_ACKS, default 100),
+ * so that "nothing lost" is about real traffic: writers go on past a fault until they are reached.
+ */
+const MIN_ACKS = Number(process.env.GRISTLITE_E2E_MIN_ACKS ?? 100);
+const MIN_ACKS_WAIT = 60_000;
+
+/** Busy loops at normal priority, as other work on a shared machine. */
+function startPressure(n: number): ChildProcess[] {
+  return Array.from({length: n}, () =>
+    spawn(process.execPath, ['-e', 'for (;;) {}'], {stdio: 'ignore'}).on('error', () => {}),
+  );
+}
 
 /** One write a client sent: acknowledged (200) or not (anything else, never retried). */
 interface Write {
@@ -57,6 +79,8 @@ interface Fault {
   kind: FaultKind;
   worker?: number;
   at: number;
+  /** Acknowledged writes answered from this fault's start until the next one. */
+  acks?: number;
 }
 
 // Ten kills, five cuts, two freezes, one lost disk, one object-store restart, interleaved.
@@ -84,6 +108,7 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
   let net: Network | undefined;
   let proxy: TcpProxy | undefined;
   let s3: S3Server | undefined;
+  const pressure = startPressure(PRESSURE);
   const agent = new Agent({
     connect: {timeout: REQUEST_TIMEOUT},
     headersTimeout: REQUEST_TIMEOUT,
@@ -183,6 +208,8 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
       }
     };
 
+    const ackedSince = (at: number) => writes.reduce((k, w) => k + (w.acked && w.answeredAt >= at ? 1 : 0), 0);
+
     // Faults, one at a time, on one worker at a time (rotating), spaced FAULT_GAP apart.
     await sleep(2000);
     const faults: Fault[] = [];
@@ -217,6 +244,14 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
       }
       if (w) underFault.delete(w.index);
       await sleep(FAULT_GAP);
+      // Enough acknowledged writes since this fault began, whatever the machine's load.
+      const f = faults.at(-1)!;
+      const until = Date.now() + MIN_ACKS_WAIT;
+      while ((f.acks = ackedSince(f.at)) < MIN_ACKS && Date.now() < until) await sleep(100);
+      if (f.acks < MIN_ACKS)
+        problems.push(
+          `${f.kind} fault #${faults.length}: ${f.acks} acknowledged writes in ${MIN_ACKS_WAIT}ms after it`,
+        );
     }
     const faultsDone = Date.now();
 
@@ -357,6 +392,11 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
     if (slowCuts.length)
       problems.push(`${slowCuts.length} cut failovers >= ${LEASE_MSEC + 5000}ms (max ${ms(Math.max(...slowCuts))})`);
 
+    // Each fault's window: from its start to the next one's (the last: to the end of writing).
+    const perFault = faults.map((f, i) => {
+      const end = faults[i + 1]?.at ?? Number.POSITIVE_INFINITY;
+      return acked.filter((w) => w.answeredAt >= f.at && w.answeredAt < end).length;
+    });
     const selfExits = workers.map((w) => w.unexpectedExits.length).reduce((a, b) => a + b, 0);
     const kinds = (k: FaultKind) => faults.filter((f) => f.kind === k).length;
     console.log(
@@ -367,7 +407,8 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
         `failover crash p50 ${ms(crash.length ? pct(crash, 0.5) : undefined)} max ${ms(crash.length ? Math.max(...crash) : undefined)} (n=${crash.length}), ` +
         `cut p50 ${ms(cut.length ? pct(cut, 0.5) : undefined)} max ${ms(cut.length ? Math.max(...cut) : undefined)} (n=${cut.length}); ` +
         `faults kill ${kinds('kill')} cut ${kinds('cut')} stop ${kinds('stop')} wipe ${kinds('wipe')} s3 ${kinds('s3')}, ` +
-        `self-exits ${selfExits}; faults ${Math.round((faultsDone - t0) / 1000)}s, total ${Math.round((Date.now() - t0) / 1000)}s`,
+        `self-exits ${selfExits}; acked per fault min ${Math.min(...perFault)} (need ${MIN_ACKS}); ` +
+        `cpu pressure ${PRESSURE} loops; faults ${Math.round((faultsDone - t0) / 1000)}s, total ${Math.round((Date.now() - t0) / 1000)}s`,
     );
     if (problems.length) {
       const errors = new Map<string, number>();
@@ -381,6 +422,7 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
     }
     assert.ok(problems.length === 0, `netns e2e found ${problems.length} problems:\n  ${problems.join('\n  ')}`);
   } finally {
+    for (const p of pressure) p.kill('SIGKILL');
     await agent.destroy().catch(() => {});
     await proxy?.close().catch(() => {});
     await s3?.stop().catch(() => {});

@@ -407,7 +407,7 @@ export class Engine {
     webhookQueued: number;
     webhookFailures: number;
     /** Several machines: log bytes not yet in a snapshot, the oldest such change's age, takeovers. */
-    cluster: {logBytes: number; snapshotAgeSec: number; takeovers: number} | null;
+    cluster: {logBytes: number; snapshotAgeSec: number; takeovers: number; damagedSnapshots: number} | null;
   } {
     let webhookQueued = 0;
     let logBytes = 0;
@@ -430,7 +430,12 @@ export class Engine {
       webhookQueued,
       webhookFailures: this.webhookFailures,
       cluster: this.cluster
-        ? {logBytes, snapshotAgeSec: oldest ? (Date.now() - oldest) / 1000 : 0, takeovers: this.cluster.takeovers}
+        ? {
+            logBytes,
+            snapshotAgeSec: oldest ? (Date.now() - oldest) / 1000 : 0,
+            takeovers: this.cluster.takeovers,
+            damagedSnapshots: this.cluster.damagedSnapshots,
+          }
         : null,
     };
   }

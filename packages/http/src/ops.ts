@@ -142,6 +142,15 @@ export function createMetrics(engine: Engine): Metrics {
         this.inc(read().cluster!.takeovers);
       },
     });
+    new Counter({
+      name: 'gristlite_cluster_snapshots_damaged_total',
+      help: 'Recorded snapshots found missing or corrupt at a takeover (restored from an older one and the log)',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read().cluster!.damagedSnapshots);
+      },
+    });
   }
   new Counter({
     name: 'gristlite_webhook_failures_total',

@@ -14,7 +14,7 @@
  */
 import {randomBytes} from 'node:crypto';
 import pg from 'pg';
-import {Fenced, type Claim, type LogEntry, type Placement, type SnapshotRef} from '@gristlite/core';
+import {Fenced, Unrecorded, type Claim, type LogEntry, type Placement, type SnapshotRef} from '@gristlite/core';
 import {connectionConfig, inTransaction, migrate} from './store.js';
 
 export interface PgPlacementOptions {
@@ -183,6 +183,9 @@ export class PgPlacement implements Placement {
   private async renew(): Promise<void> {
     if (this.closing || this.connecting || this.mine.size === 0) return;
     const sent = performance.now();
+    // Only what was held when the renewal was sent: a document taken or created meanwhile may be
+    // missing from its answer without being lost.
+    const asked = new Map(this.mine);
     let rows: {doc_id: string; epoch: string}[];
     try {
       rows = (
@@ -199,7 +202,8 @@ export class PgPlacement implements Placement {
       return;
     }
     const renewed = new Map(rows.map((r) => [r.doc_id, Number(r.epoch)]));
-    for (const [docId, m] of this.mine) {
+    for (const [docId, m] of asked) {
+      if (this.mine.get(docId) !== m) continue; // held anew since (hold() makes a new entry)
       if (renewed.get(docId) === m.epoch) m.until = sent + this.leaseMs;
       else {
         this.mine.delete(docId);
@@ -252,12 +256,19 @@ export class PgPlacement implements Placement {
         [docId, this.self, next, this.pid, this.started, this.leaseMs],
       );
       const seq = Number(r.snapshot_seq);
+      // The whole log kept (since the previous snapshot), and older snapshots to fall back on.
       const log = (
-        await c.query<LogRow>(
-          `SELECT seq, gen, off, bytes FROM gristlite_doc_log WHERE doc_id = $1 AND seq > $2 ORDER BY seq`,
-          [docId, seq],
-        )
+        await c.query<LogRow>(`SELECT seq, gen, off, bytes FROM gristlite_doc_log WHERE doc_id = $1 ORDER BY seq`, [
+          docId,
+        ])
       ).rows.map((e) => ({seq: Number(e.seq), gen: e.gen, offset: Number(e.off), bytes: e.bytes}));
+      const previous = (
+        await c.query<{key: string; sha256: string; size: string; seq: string}>(
+          `SELECT key, sha256, size, seq FROM gristlite_snapshots
+           WHERE doc_id = $1 AND key IS DISTINCT FROM $2 AND seq <= $3 ORDER BY seq DESC, created_at DESC LIMIT 4`,
+          [docId, r.snapshot_key, seq],
+        )
+      ).rows.map((p) => ({key: p.key, sha256: p.sha256, size: Number(p.size), seq: Number(p.seq)}));
       await c.query(`SELECT pg_notify($1, $2)`, [CHANNEL, `${docId} ${next} ${this.self}`]);
       return {
         mine: true,
@@ -266,6 +277,7 @@ export class PgPlacement implements Placement {
           snapshot: r.snapshot_key
             ? {key: r.snapshot_key, sha256: r.snapshot_sha256, size: Number(r.snapshot_size), seq}
             : null,
+          previous,
           log,
           nextGen: (log.at(-1)?.gen ?? -1) + 1,
         },
@@ -324,31 +336,60 @@ export class PgPlacement implements Placement {
     if (this.mine.get(docId)?.epoch === epoch) this.mine.delete(docId);
   }
 
-  async recordSnapshot(docId: string, epoch: number, snap: SnapshotRef): Promise<string[]> {
-    return inTransaction(this.pool, async (c) => {
-      const {rowCount} = await c.query(
-        `UPDATE gristlite_placement SET snapshot_key = $4, snapshot_sha256 = $5, snapshot_size = $6, snapshot_seq = $7
-         WHERE doc_id = $1 AND epoch = $2 AND worker = $3 AND snapshot_seq <= $7`,
-        [docId, epoch, this.self, snap.key, snap.sha256, snap.size, snap.seq],
+  async recordSnapshot(docId: string, epoch: number, snap: SnapshotRef): Promise<void> {
+    await inTransaction(this.pool, async (c) => {
+      const {rows} = await c.query<{snapshot_seq: string}>(
+        `SELECT snapshot_seq FROM gristlite_placement
+         WHERE doc_id = $1 AND epoch = $2 AND worker = $3 AND snapshot_seq <= $4 FOR UPDATE`,
+        [docId, epoch, this.self, snap.seq],
       );
-      if (rowCount !== 1) {
+      if (!rows.length) {
         this.dropMine(docId, epoch);
         throw new Fenced(docId);
       }
+      // The intent is the upload's claim against the sweep: whoever ends it first wins.
+      const intent = await c.query(`DELETE FROM gristlite_uploads WHERE key = $1`, [snap.key]);
+      if (intent.rowCount !== 1) throw new Unrecorded(snap.key);
+      await c.query(
+        `UPDATE gristlite_placement SET snapshot_key = $2, snapshot_sha256 = $3, snapshot_size = $4, snapshot_seq = $5
+         WHERE doc_id = $1`,
+        [docId, snap.key, snap.sha256, snap.size, snap.seq],
+      );
       await c.query(
         `INSERT INTO gristlite_snapshots (doc_id, key, seq, sha256, size, epoch) VALUES ($1, $2, $3, $4, $5, $6)`,
         [docId, snap.key, snap.seq, snap.sha256, snap.size, epoch],
       );
-      await c.query(`DELETE FROM gristlite_doc_log WHERE doc_id = $1 AND seq <= $2`, [docId, snap.seq]);
-      await c.query(`DELETE FROM gristlite_uploads WHERE key = $1`, [snap.key]);
-      const pruned = await c.query<{key: string}>(
-        `DELETE FROM gristlite_snapshots WHERE doc_id = $1 AND key NOT IN (
-           SELECT key FROM gristlite_snapshots WHERE doc_id = $1 ORDER BY seq DESC, created_at DESC LIMIT $2)
-         RETURNING key`,
-        [docId, this.opts.keepSnapshots ?? 5],
-      );
-      return pruned.rows.map((r) => r.key);
+      // Only what the previous snapshot covers: it plus the rest of the log stand in for this one.
+      await c.query(`DELETE FROM gristlite_doc_log WHERE doc_id = $1 AND seq <= $2`, [docId, rows[0].snapshot_seq]);
     });
+  }
+
+  async snapshotRecorded(docId: string, key: string): Promise<boolean> {
+    const {rows} = await this.pool.query<{recorded: boolean}>(
+      `SELECT EXISTS (SELECT 1 FROM gristlite_placement WHERE doc_id = $1 AND snapshot_key = $2)
+           OR EXISTS (SELECT 1 FROM gristlite_snapshots WHERE doc_id = $1 AND key = $2) AS recorded`,
+      [docId, key],
+    );
+    return rows[0].recorded;
+  }
+
+  async prunable(docId: string): Promise<string[]> {
+    const {rows} = await this.pool.query<{key: string}>(
+      `SELECT s.key FROM gristlite_snapshots s JOIN gristlite_placement p ON p.doc_id = s.doc_id
+       WHERE s.doc_id = $1 AND s.key <> p.snapshot_key AND s.seq < p.snapshot_seq
+         AND s.key NOT IN (SELECT key FROM gristlite_snapshots WHERE doc_id = $1 ORDER BY seq DESC, created_at DESC LIMIT $2)`,
+      [docId, Math.max(2, this.opts.keepSnapshots ?? 5)],
+    );
+    return rows.map((r) => r.key);
+  }
+
+  async forgetSnapshots(docId: string, keys: string[]): Promise<void> {
+    if (!keys.length) return;
+    await this.pool.query(
+      `DELETE FROM gristlite_snapshots s WHERE doc_id = $1 AND key = ANY($2::text[])
+         AND NOT EXISTS (SELECT 1 FROM gristlite_placement p WHERE p.doc_id = $1 AND p.snapshot_key = s.key)`,
+      [docId, keys],
+    );
   }
 
   async intendUpload(docId: string, key: string): Promise<void> {
@@ -358,17 +399,19 @@ export class PgPlacement implements Placement {
     ]);
   }
 
-  async staleUploads(olderThanMs: number, limit: number): Promise<string[]> {
-    const {rows} = await this.pool.query<{key: string}>(
-      `SELECT key FROM gristlite_uploads WHERE started_at < clock_timestamp() - $1 * interval '1 millisecond'
-       ORDER BY started_at LIMIT $2`,
+  async takeStaleUploads(olderThanMs: number, limit: number): Promise<{docId: string; key: string}[]> {
+    // Ending the intent is what makes deleting the object safe: a record needs the intent.
+    const {rows} = await this.pool.query<{key: string; doc_id: string}>(
+      `WITH stale AS (
+         SELECT key FROM gristlite_uploads WHERE started_at < clock_timestamp() - $1 * interval '1 millisecond'
+         ORDER BY started_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+       gone AS (DELETE FROM gristlite_uploads u USING stale WHERE u.key = stale.key RETURNING u.key, u.doc_id)
+       SELECT g.key, g.doc_id FROM gone g
+       WHERE NOT EXISTS (SELECT 1 FROM gristlite_snapshots s WHERE s.doc_id = g.doc_id AND s.key = g.key)
+         AND NOT EXISTS (SELECT 1 FROM gristlite_placement p WHERE p.doc_id = g.doc_id AND p.snapshot_key = g.key)`,
       [olderThanMs, limit],
     );
-    return rows.map((r) => r.key);
-  }
-
-  async forgetUploads(keys: string[]): Promise<void> {
-    if (keys.length) await this.pool.query(`DELETE FROM gristlite_uploads WHERE key = ANY($1::text[])`, [keys]);
+    return rows.map((r) => ({docId: r.doc_id, key: r.key}));
   }
 
   async release(docId: string, epoch: number): Promise<void> {

@@ -4,7 +4,7 @@
 import pg from 'pg';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Fenced, type LogEntry} from '@gristlite/core';
+import {Fenced, Unrecorded, type LogEntry, type SnapshotRef} from '@gristlite/core';
 import {PgPlacement} from '../src/index.js';
 import {PG_URL, dropSchema, freshSchema, pgAvailable} from './pg-helpers.js';
 
@@ -19,6 +19,11 @@ if (await pgAvailable('document placement')) {
     const p = await PgPlacement.connect(PG_URL, {schema, self, leaseMs, keepSnapshots: 2});
     open.push(p);
     return p;
+  };
+  // A record needs its upload's intent, as the worker's snapshot path announces it first.
+  const record = async (p: PgPlacement, docId: string, epoch: number, snap: SnapshotRef) => {
+    await p.intendUpload(docId, snap.key);
+    await p.recordSnapshot(docId, epoch, snap);
   };
   const schema = () => {
     const s = freshSchema('gl_place');
@@ -49,9 +54,9 @@ if (await pgAvailable('document placement')) {
     const a = await worker('http://a', s);
     const b = await worker('http://b', s);
     await a.create('d1');
-    await a.recordSnapshot('d1', 1, {key: 'k0', sha256: 'x', size: 1, seq: 0});
+    await record(a, 'd1', 1, {key: 'k0', sha256: 'x', size: 1, seq: 0});
     await a.append('d1', 1, [entry(1), entry(2, 0, 10)]);
-    await a.recordSnapshot('d1', 1, {key: 'k2', sha256: 'y', size: 2, seq: 2});
+    await record(a, 'd1', 1, {key: 'k2', sha256: 'y', size: 2, seq: 2});
     await a.append('d1', 1, [entry(3, 1, 0), entry(4, 1, 3)]);
     // The crash: a's lease connection dies with its process.
     const admin = new pg.Client({connectionString: PG_URL});
@@ -66,9 +71,12 @@ if (await pgAvailable('document placement')) {
     const tk = (c as {takeover: NonNullable<Extract<typeof c, {mine: true}>['takeover']>}).takeover;
     assert.is(tk.epoch, 2);
     assert.equal(tk.snapshot, {key: 'k2', sha256: 'y', size: 2, seq: 2});
+    assert.equal(tk.previous, [{key: 'k0', sha256: 'x', size: 1, seq: 0}], 'the previous snapshot, to fall back on');
     assert.equal(
       tk.log.map((e) => [e.seq, e.gen, e.offset, e.bytes.toString()]),
       [
+        [1, 0, 0, 'e1'],
+        [2, 0, 10, 'e2'],
         [3, 1, 0, 'e3'],
         [4, 1, 3, 'e4'],
       ],
@@ -146,30 +154,46 @@ if (await pgAvailable('document placement')) {
     assert.ok('mine' in c && c.mine && c.takeover?.epoch === 2, 'taken back under a new epoch');
   });
 
-  t('snapshot history keeps the newest and returns the pruned keys; a removed document frees everything', async () => {
-    const s = schema();
-    const a = await worker('http://a', s);
-    await a.create('d1');
-    assert.equal(await a.recordSnapshot('d1', 1, {key: 'k1', sha256: 'a', size: 1, seq: 1}), []);
-    assert.equal(await a.recordSnapshot('d1', 1, {key: 'k2', sha256: 'b', size: 1, seq: 2}), []);
-    assert.equal(await a.recordSnapshot('d1', 1, {key: 'k3', sha256: 'c', size: 1, seq: 3}), ['k1']);
-    try {
-      await a.recordSnapshot('d1', 7, {key: 'k9', sha256: 'c', size: 1, seq: 9});
-      assert.unreachable('recorded under a wrong epoch');
-    } catch (e) {
-      assert.instance(e, Fenced);
-    }
-    // Upload intents: recording forgets one; an unrecorded one is listed once stale.
-    await a.intendUpload('d1', 'k4');
-    await a.intendUpload('d1', 'orphan');
-    await a.recordSnapshot('d1', 1, {key: 'k4', sha256: 'd', size: 1, seq: 4});
-    assert.equal(await a.staleUploads(60_000, 10), [], 'nothing stale yet');
-    assert.equal(await a.staleUploads(0, 10), ['orphan']);
-    await a.forgetUploads(['orphan']);
-    assert.equal(await a.staleUploads(0, 10), []);
-    assert.equal((await a.remove('d1')).sort(), ['k3', 'k4']);
-    assert.equal(await a.claim('d1'), {missing: true});
-  });
+  t(
+    'snapshot history: pruning names only what a committed newer snapshot supersedes; intents guard records',
+    async () => {
+      const s = schema();
+      const a = await worker('http://a', s);
+      await a.create('d1');
+      await record(a, 'd1', 1, {key: 'k1', sha256: 'a', size: 1, seq: 1});
+      await record(a, 'd1', 1, {key: 'k2', sha256: 'b', size: 1, seq: 2});
+      assert.equal(await a.prunable('d1'), [], 'the newest two are kept');
+      await record(a, 'd1', 1, {key: 'k3', sha256: 'c', size: 1, seq: 3});
+      assert.equal(await a.prunable('d1'), ['k1']);
+      assert.ok(await a.snapshotRecorded('d1', 'k1'), 'still recorded until forgotten');
+      await a.forgetSnapshots('d1', ['k1', 'k3']);
+      assert.not.ok(await a.snapshotRecorded('d1', 'k1'));
+      assert.ok(await a.snapshotRecorded('d1', 'k3'), 'the current snapshot is never forgotten');
+      try {
+        await a.recordSnapshot('d1', 7, {key: 'k9', sha256: 'c', size: 1, seq: 9});
+        assert.unreachable('recorded under a wrong epoch');
+      } catch (e) {
+        assert.instance(e, Fenced);
+      }
+      // Upload intents: recording ends one; a stale unrecorded one is taken by the sweep, after
+      // which it can no longer be recorded.
+      await a.intendUpload('d1', 'k4');
+      await a.intendUpload('d1', 'orphan');
+      await a.recordSnapshot('d1', 1, {key: 'k4', sha256: 'd', size: 1, seq: 4});
+      assert.equal(await a.takeStaleUploads(60_000, 10), [], 'nothing stale yet');
+      assert.equal(await a.takeStaleUploads(0, 10), [{docId: 'd1', key: 'orphan'}]);
+      assert.equal(await a.takeStaleUploads(0, 10), []);
+      try {
+        await a.recordSnapshot('d1', 1, {key: 'orphan', sha256: 'e', size: 1, seq: 5});
+        assert.unreachable('recorded a swept upload');
+      } catch (e) {
+        assert.instance(e, Unrecorded);
+      }
+      assert.not.ok(await a.snapshotRecorded('d1', 'orphan'));
+      assert.equal((await a.remove('d1')).sort(), ['k2', 'k3', 'k4']);
+      assert.equal(await a.claim('d1'), {missing: true});
+    },
+  );
 
   t('many workers claim one free document at once: exactly one takes it', async () => {
     const s = schema();

@@ -3,6 +3,7 @@
  * the `ObjectStore` of a several-machine deployment (docs/deployment.md). Keys are immutable, so
  * nothing here needs bucket versioning or conditional writes (neither is assumed available).
  */
+import {createHash} from 'node:crypto';
 import {createReadStream, createWriteStream, statSync} from 'node:fs';
 import {rm} from 'node:fs/promises';
 import {pipeline} from 'node:stream/promises';
@@ -10,6 +11,7 @@ import type {Readable} from 'node:stream';
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
+  type GetObjectCommandOutput,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -95,6 +97,25 @@ export class S3ObjectStore implements ObjectStore {
       await rm(path, {force: true});
       throw e;
     }
+  }
+
+  async digest(key: string): Promise<{size: number; sha256: string} | null> {
+    // Read back in full: S3-compatible servers differ in stored checksums, so the bytes are hashed here.
+    let res: GetObjectCommandOutput;
+    try {
+      res = await this.client.send(new GetObjectCommand({Bucket: this.bucket, Key: key}));
+    } catch (e) {
+      const err = e as {name?: string; $metadata?: {httpStatusCode?: number}};
+      if (err.name === 'NoSuchKey' || err.$metadata?.httpStatusCode === 404) return null;
+      throw e;
+    }
+    const hash = createHash('sha256');
+    let size = 0;
+    for await (const chunk of res.Body as Readable) {
+      hash.update(chunk as Buffer);
+      size += (chunk as Buffer).length;
+    }
+    return {size, sha256: hash.digest('hex')};
   }
 
   async delete(keys: string[]): Promise<void> {

@@ -8,11 +8,11 @@ import {removeSqliteCompanions, removeSqliteFiles} from '../doc/files.js';
 import type Database from 'better-sqlite3';
 import BetterSqlite from 'better-sqlite3';
 import {ApiError, NotFound, ServiceUnavailable} from '../errors.js';
-import {Replica, fileSha256, restoreDoc, snapshotKey} from './replica.js';
+import {Replica, fileSha256, publishSnapshot, restoreDoc, snapshotKey} from './replica.js';
 import type {ClusterOptions, ObjectStore, Placement} from './types.js';
 
 export * from './types.js';
-export {Replica, restoreDoc, type ReplicaOptions} from './replica.js';
+export {Replica, RecordUnknown, publishSnapshot, restoreDoc, type ReplicaOptions, type Restored} from './replica.js';
 export {WalTail, WalGap, walChecksum, type WalSegment} from './wal.js';
 export {DirObjectStore, MemoryPlacement, MemoryPlacementHub, type PlacementRow} from './memory.js';
 
@@ -34,6 +34,8 @@ interface Held {
   epoch: number;
   seq: number;
   gen: number;
+  /** Restored around a damaged snapshot: take a fresh one soon. */
+  resnapshot?: boolean;
 }
 
 /** A worker's documents in a several-machine deployment (the engine makes one from EngineOptions.cluster). */
@@ -44,6 +46,8 @@ export class Cluster {
   private readonly held = new Map<string, Held>();
   /** Documents this worker rebuilt from snapshot and log since it started (metrics). */
   takeovers = 0;
+  /** Recorded snapshots found missing or corrupt at a takeover and gone around (metrics). */
+  damagedSnapshots = 0;
   private adoptTimer: NodeJS.Timeout | null = null;
   /** One claim per document at a time in this worker (a second would take it over from the first). */
   private readonly claiming = new Map<string, Promise<string | null>>();
@@ -128,11 +132,16 @@ export class Cluster {
    * upload still running alone.
    */
   async sweepUploads(olderThanMs = 60 * 60_000): Promise<number> {
-    const keys = await this.placement.staleUploads(olderThanMs, 100);
-    if (!keys.length) return 0;
-    await this.store.delete(keys);
-    await this.placement.forgetUploads(keys);
-    return keys.length;
+    const stale = await this.placement.takeStaleUploads(olderThanMs, 100);
+    if (!stale.length) return 0;
+    try {
+      await this.store.delete(stale.map((u) => u.key));
+    } catch (e) {
+      // Announced again, so that a later sweep finds them (no record can name them: none has the intent).
+      for (const u of stale) await this.placement.intendUpload(u.docId, u.key).catch(() => {});
+      throw e;
+    }
+    return stale.length;
   }
 
   /** Is the document held here, or being claimed (its file in use or being restored)? */
@@ -175,10 +184,15 @@ export class Cluster {
     if (!c.takeover) return null; // renewed: the open copy is current
     if (isOpen) await this.hooks.drop(docId, false); // ours again under a new epoch: rebuild from the record
     const path = this.hooks.docPath(docId);
-    await restoreDoc(path, c.takeover, this.store);
+    const {from, damaged} = await restoreDoc(path, c.takeover, this.store);
     this.takeovers++;
-    const last = c.takeover.log.at(-1)?.seq ?? c.takeover.snapshot?.seq ?? 0;
-    this.held.set(docId, {epoch: c.takeover.epoch, seq: last, gen: c.takeover.nextGen});
+    for (const e of damaged) {
+      this.damagedSnapshots++;
+      this.hooks.onError(e, `document ${docId}: recorded snapshot damaged; restored from ${from.key} and the log`);
+    }
+    // The log may now end before the snapshot (a forced one has no entry of its own).
+    const last = Math.max(c.takeover.log.at(-1)?.seq ?? 0, c.takeover.snapshot?.seq ?? 0);
+    this.held.set(docId, {epoch: c.takeover.epoch, seq: last, gen: c.takeover.nextGen, resnapshot: damaged.length > 0});
     return null;
   }
 
@@ -186,7 +200,9 @@ export class Cluster {
   replica(docId: string, db: Database.Database): Replica {
     const h = this.held.get(docId);
     if (!h) throw new ServiceUnavailable('Document in flux - try again later (not held by this worker)');
-    return new Replica(docId, this.hooks.docPath(docId), db, h.epoch, h, {
+    const start = {...h};
+    h.resnapshot = false;
+    return new Replica(docId, this.hooks.docPath(docId), db, h.epoch, start, {
       placement: this.placement,
       store: this.store,
       prefix: this.prefix,
@@ -241,10 +257,8 @@ export class Cluster {
     removeSqliteCompanions(path);
     const epoch = await this.placement.create(docId);
     const key = snapshotKey(this.prefix, docId, epoch, 0);
-    const sha256 = await fileSha256(path);
-    await this.placement.intendUpload(docId, key);
-    await this.store.putFile(key, path);
-    await this.placement.recordSnapshot(docId, epoch, {key, sha256, size: statSync(path).size, seq: 0});
+    const ref = {key, sha256: await fileSha256(path), size: statSync(path).size, seq: 0};
+    await publishSnapshot(this.placement, this.store, docId, epoch, ref, path);
     this.held.set(docId, {epoch, seq: 0, gen: 0});
   }
 

@@ -3,9 +3,18 @@
  * process behave as workers of one deployment. For tests and for trying the model out; the real
  * ones are `PgPlacement` (@gristlite/store-postgres) and `S3ObjectStore` (@gristlite/store-s3).
  */
-import {copyFileSync, mkdirSync, rmSync} from 'node:fs';
+import {copyFileSync, existsSync, mkdirSync, rmSync, statSync} from 'node:fs';
 import {dirname, join} from 'node:path';
-import {Fenced, type Claim, type LogEntry, type ObjectStore, type Placement, type SnapshotRef} from './types.js';
+import {fileSha256} from './replica.js';
+import {
+  Fenced,
+  Unrecorded,
+  type Claim,
+  type LogEntry,
+  type ObjectStore,
+  type Placement,
+  type SnapshotRef,
+} from './types.js';
 
 /** One document's placement in the in-process hub. */
 export interface PlacementRow {
@@ -20,8 +29,8 @@ export interface PlacementRow {
 /** The shared state of an in-process deployment; `worker(url)` gives each engine its Placement. */
 export class MemoryPlacementHub {
   readonly rows = new Map<string, PlacementRow>();
-  /** Snapshot upload intents: key -> when announced. */
-  readonly uploads = new Map<string, number>();
+  /** Snapshot upload intents: key -> document and when announced. */
+  readonly uploads = new Map<string, {docId: string; at: number}>();
   private readonly dead = new Set<string>();
   private readonly workers = new Map<string, MemoryPlacement>();
 
@@ -109,6 +118,7 @@ export class MemoryPlacement implements Placement {
       takeover: {
         epoch: r.epoch,
         snapshot: r.snapshot,
+        previous: r.history.filter((s) => s.key !== r.snapshot?.key).reverse(),
         log: r.log.map((e) => ({...e, bytes: Buffer.from(e.bytes)})),
         nextGen: last ? last.gen + 1 : 0,
       },
@@ -132,35 +142,58 @@ export class MemoryPlacement implements Placement {
   async append(docId: string, epoch: number, entries: LogEntry[]): Promise<void> {
     const r = this.check(docId, epoch);
     for (const e of entries) {
-      const prev = r.log.at(-1)?.seq ?? r.snapshot?.seq ?? 0;
+      const prev = Math.max(r.log.at(-1)?.seq ?? 0, r.snapshot?.seq ?? 0);
       if (e.seq !== prev + 1) throw new Error(`log of ${docId}: entry ${e.seq} after ${prev}`);
       r.log.push({...e, bytes: Buffer.from(e.bytes)});
     }
   }
 
-  async recordSnapshot(docId: string, epoch: number, snap: SnapshotRef): Promise<string[]> {
+  async recordSnapshot(docId: string, epoch: number, snap: SnapshotRef): Promise<void> {
     const r = this.check(docId, epoch);
-    this.hub.uploads.delete(snap.key);
+    if (r.snapshot && r.snapshot.seq > snap.seq) throw new Fenced(docId);
+    if (!this.hub.uploads.delete(snap.key)) throw new Unrecorded(snap.key);
+    // The log after the previous snapshot stays: that snapshot plus the log replace this one.
+    const prevSeq = r.snapshot?.seq ?? 0;
+    r.log = r.log.filter((e) => e.seq > prevSeq);
     r.snapshot = snap;
-    r.log = r.log.filter((e) => e.seq > snap.seq);
     r.history.push(snap);
-    return r.history.splice(0, Math.max(0, r.history.length - this.hub.keepSnapshots)).map((s) => s.key);
   }
 
-  async intendUpload(_docId: string, key: string): Promise<void> {
-    this.hub.uploads.set(key, Date.now());
+  async snapshotRecorded(docId: string, key: string): Promise<boolean> {
+    const r = this.row(docId);
+    return r !== undefined && (r.snapshot?.key === key || r.history.some((s) => s.key === key));
   }
 
-  async staleUploads(olderThanMs: number, limit: number): Promise<string[]> {
+  async prunable(docId: string): Promise<string[]> {
+    const r = this.row(docId);
+    if (!r?.snapshot) return [];
+    const keep = Math.max(2, this.hub.keepSnapshots);
+    const current = r.snapshot;
+    return [...r.history]
+      .sort((x, y) => y.seq - x.seq)
+      .slice(keep)
+      .filter((s) => s.key !== current.key && s.seq < current.seq)
+      .map((s) => s.key);
+  }
+
+  async forgetSnapshots(docId: string, keys: string[]): Promise<void> {
+    const r = this.row(docId);
+    if (r) r.history = r.history.filter((s) => !keys.includes(s.key));
+  }
+
+  async intendUpload(docId: string, key: string): Promise<void> {
+    this.hub.uploads.set(key, {docId, at: Date.now()});
+  }
+
+  async takeStaleUploads(olderThanMs: number, limit: number): Promise<{docId: string; key: string}[]> {
     const before = Date.now() - olderThanMs;
-    return [...this.hub.uploads]
-      .filter(([, at]) => at <= before)
-      .map(([key]) => key)
-      .slice(0, limit);
-  }
-
-  async forgetUploads(keys: string[]): Promise<void> {
-    for (const k of keys) this.hub.uploads.delete(k);
+    const out: {docId: string; key: string}[] = [];
+    for (const [key, u] of this.hub.uploads) {
+      if (out.length >= limit || u.at > before) continue;
+      this.hub.uploads.delete(key);
+      if (!(await this.snapshotRecorded(u.docId, key))) out.push({docId: u.docId, key});
+    }
+    return out;
   }
 
   async release(docId: string, epoch: number): Promise<void> {
@@ -237,6 +270,12 @@ export class DirObjectStore implements ObjectStore {
 
   async getFile(key: string, path: string): Promise<void> {
     copyFileSync(this.path(key), path);
+  }
+
+  async digest(key: string): Promise<{size: number; sha256: string} | null> {
+    const p = this.path(key);
+    if (!existsSync(p)) return null;
+    return {size: statSync(p).size, sha256: await fileSha256(p)};
   }
 
   async delete(keys: string[]): Promise<void> {

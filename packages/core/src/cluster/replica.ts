@@ -15,7 +15,15 @@ import {copyFileSync, createReadStream, existsSync, renameSync, rmSync, statSync
 import type Database from 'better-sqlite3';
 import BetterSqlite from 'better-sqlite3';
 import {ServiceUnavailable} from '../errors.js';
-import {Fenced, type LogEntry, type ObjectStore, type Placement, type SnapshotRef, type Takeover} from './types.js';
+import {
+  Fenced,
+  Unrecorded,
+  type LogEntry,
+  type ObjectStore,
+  type Placement,
+  type SnapshotRef,
+  type Takeover,
+} from './types.js';
 import {WalGap, WalTail} from './wal.js';
 
 /** A log entry larger than this is not appended: a snapshot covers it instead. */
@@ -48,34 +56,78 @@ function checkpointTruncate(db: Database.Database, walPath: string): boolean {
   }
 }
 
+/** What a restore used, and the damage it went around. */
+export interface Restored {
+  /** The snapshot the file was rebuilt from. */
+  from: SnapshotRef;
+  /** Newer recorded snapshots found missing or corrupt (each named in its error). */
+  damaged: Error[];
+}
+
+/** Puts the snapshot's file at `path` (the local file when its checksum matches), checked. */
+async function fetchSnapshot(path: string, snap: SnapshotRef, store: ObjectStore): Promise<void> {
+  if (existsSync(path) && (await fileSha256(path)) === snap.sha256) return;
+  const tmp = `${path}.download`;
+  try {
+    await store.getFile(snap.key, tmp);
+    const got = await fileSha256(tmp);
+    if (got !== snap.sha256) throw new Error(`snapshot ${snap.key} has checksum ${got}, expected ${snap.sha256}`);
+    renameSync(tmp, path);
+  } finally {
+    rmSync(tmp, {force: true});
+  }
+}
+
+/** Is `err` the object being absent (as opposed to the store being unreachable)? */
+function isMissing(err: unknown): boolean {
+  const e = err as {code?: string; name?: string; Code?: string; $metadata?: {httpStatusCode?: number}};
+  return (
+    e?.code === 'ENOENT' || e?.name === 'NoSuchKey' || e?.Code === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404
+  );
+}
+
 /**
  * Rebuilds a document file from its newest snapshot and the log after it. A local file whose
- * checksum matches the snapshot is used as it is (a worker taking back its own document).
+ * checksum matches the snapshot is used as it is (a worker taking back its own document). When
+ * the newest snapshot is missing or corrupt, an older one plus the log kept since it stands in,
+ * provided the log runs from it without a gap (a forced snapshot covers what the log does not).
  */
-export async function restoreDoc(path: string, takeover: Takeover, store: ObjectStore): Promise<void> {
+export async function restoreDoc(path: string, takeover: Takeover, store: ObjectStore): Promise<Restored> {
   const snap = takeover.snapshot;
   if (!snap) throw new ServiceUnavailable('Document has no snapshot yet (its creation did not finish)');
   removeSqliteCompanions(path);
-  if (!existsSync(path) || (await fileSha256(path)) !== snap.sha256) {
-    const tmp = `${path}.download`;
+  const damaged: Error[] = [];
+  for (const cand of [snap, ...takeover.previous.filter((p) => p.seq <= snap.seq)]) {
+    const log = takeover.log.filter((e) => e.seq > cand.seq);
+    // An older snapshot stands in only when the log runs from it, with no gap, to the newest.
+    const bridged = log.every((e, i) => e.seq === cand.seq + 1 + i) && (log.at(-1)?.seq ?? cand.seq) >= snap.seq;
+    if (cand !== snap && !bridged) break;
     try {
-      await store.getFile(snap.key, tmp);
-      const got = await fileSha256(tmp);
-      if (got !== snap.sha256) throw new Error(`snapshot ${snap.key} has checksum ${got}, expected ${snap.sha256}`);
-      renameSync(tmp, path);
-    } finally {
-      rmSync(tmp, {force: true});
+      await fetchSnapshot(path, cand, store);
+    } catch (e) {
+      // Unreachable store: a later try may find the newest intact; only absence or corruption is damage.
+      if (!isMissing(e) && !/checksum/.test((e as Error).message)) throw e;
+      damaged.push(e as Error);
+      continue;
     }
+    replayLog(path, log);
+    return {from: cand, damaged};
   }
+  const why = damaged.map((e) => e.message).join('; ');
+  throw new ServiceUnavailable(`Document storage unavailable - try again later (${why || 'no usable snapshot'})`);
+}
+
+/** Replays log entries over the file at `path`, one WAL file per generation. */
+function replayLog(path: string, entries: LogEntry[]): void {
   // Each generation is one WAL file: written beside the database, recovered by SQLite on open,
   // checkpointed into the file.
   let i = 0;
-  while (i < takeover.log.length) {
-    const gen = takeover.log[i].gen;
+  while (i < entries.length) {
+    const gen = entries[i].gen;
     const parts: Buffer[] = [];
     let expect = 0;
-    for (; i < takeover.log.length && takeover.log[i].gen === gen; i++) {
-      const e = takeover.log[i];
+    for (; i < entries.length && entries[i].gen === gen; i++) {
+      const e = entries[i];
       if (e.offset !== expect) throw new Error(`log of ${path} has a gap in generation ${gen} at entry ${e.seq}`);
       parts.push(e.bytes);
       expect += e.bytes.length;
@@ -96,6 +148,59 @@ export async function restoreDoc(path: string, takeover: Takeover, store: Object
     }
   }
   removeSqliteCompanions(path);
+}
+
+/** How often a lost recording answer is asked about again before the outcome stays unknown. */
+const CONFIRM_TRIES = 4;
+
+/**
+ * Uploads a snapshot file and records it: the intent first (so a crash leaves a findable
+ * orphan), the upload, a read-back of size and checksum, then the record. Returns true once a
+ * committed record names it; throws when it certainly is not recorded (Fenced, Unrecorded, a
+ * failed upload or check) and when that is unknown (the recording's answer was lost and asking
+ * again failed too). Never deletes anything: an unrecorded upload is left to the intent sweep,
+ * which a record can no longer race (it needs the intent).
+ */
+export async function publishSnapshot(
+  placement: Placement,
+  store: ObjectStore,
+  docId: string,
+  epoch: number,
+  ref: SnapshotRef,
+  file: string,
+): Promise<void> {
+  await placement.intendUpload(docId, ref.key);
+  await store.putFile(ref.key, file);
+  const back = await store.digest(ref.key);
+  if (!back || back.size !== ref.size || back.sha256 !== ref.sha256)
+    throw new Error(
+      `upload of ${ref.key} reads back as ${back ? `${back.size} bytes, sha256 ${back.sha256}` : 'missing'}, expected ${ref.size} bytes, sha256 ${ref.sha256}`,
+    );
+  try {
+    await placement.recordSnapshot(docId, epoch, ref);
+  } catch (e) {
+    if (e instanceof Fenced || e instanceof Unrecorded) throw e;
+    // The COMMIT may have happened with its answer lost: the outcome is read, never assumed.
+    for (let i = 0; ; i++) {
+      try {
+        if (await placement.snapshotRecorded(docId, ref.key)) return;
+        throw e;
+      } catch (again) {
+        if (again === e || i + 1 >= CONFIRM_TRIES) throw new RecordUnknown(ref.key, e as Error);
+        await new Promise((r) => setTimeout(r, 100 * 2 ** i));
+      }
+    }
+  }
+}
+
+/** A snapshot's recording ended with no answer, and asking again did not settle it either. */
+export class RecordUnknown extends Error {
+  constructor(
+    key: string,
+    override readonly cause: Error,
+  ) {
+    super(`recording snapshot ${key}: outcome unknown (${cause.message})`);
+  }
 }
 
 /** Shipping settings (from ClusterOptions). */
@@ -134,7 +239,7 @@ export class Replica {
     readonly path: string,
     private readonly db: Database.Database,
     readonly epoch: number,
-    start: {seq: number; gen: number},
+    start: {seq: number; gen: number; resnapshot?: boolean},
     private readonly opts: ReplicaOptions,
   ) {
     // Only this class checkpoints the document, after shipping (see wal.ts).
@@ -144,6 +249,11 @@ export class Replica {
     // Opening wrote already (a migration, formulas computed on open) before shipping began, and
     // SQLite may have checkpointed part of it: the first snapshot covers all of that.
     if (existsSync(`${path}-wal`) && statSync(`${path}-wal`).size > 0) this.forced = true;
+    // Restored around a damaged snapshot: a fresh one soon, so the damage does not linger.
+    if (start.resnapshot) {
+      this.dirtySince = Date.now();
+      this.scheduleSnapshot();
+    }
   }
 
   /** Why this replica may no longer be used (its writes cannot be made durable), or null. */
@@ -333,31 +443,34 @@ export class Replica {
         size: statSync(copy).size,
         seq,
       };
-      await this.opts.placement.intendUpload(this.docId, ref.key);
-      await this.opts.store.putFile(ref.key, copy);
-      const prune = await this.opts.placement.recordSnapshot(this.docId, this.epoch, ref).catch(async (e) => {
-        // Never recorded: nobody will read it (if this fails too, the upload sweep deletes it).
-        await this.opts.store
-          .delete([ref.key])
-          .then(() => this.opts.placement.forgetUploads([ref.key]))
-          .catch(() => {});
-        throw e;
-      });
+      await publishSnapshot(this.opts.placement, this.opts.store, this.docId, this.epoch, ref, copy);
       this.setDurable(seq);
-      if (prune.length) await this.opts.store.delete(prune).catch((e) => this.opts.onError(e, 'pruning snapshots'));
+      await this.prune().catch((e) => this.opts.onError(e, `pruning snapshots of ${this.docId}`));
     } catch (e) {
       if (forced) throw e;
       if (e instanceof Fenced) {
         this.fail(e); // the document moved: nothing more is ours to record
         return;
       }
-      // The log still holds everything (it was complete before the checkpoint): try later.
+      // Not recorded, or not known to be: the log still holds everything (it was complete before
+      // the checkpoint, and a record keeps the log since the snapshot before it): try later.
       this.dirtySince ||= Date.now();
       this.opts.onError(e, `snapshot of ${this.docId}`);
       this.scheduleSnapshot();
     } finally {
       rmSync(copy, {force: true});
     }
+  }
+
+  /**
+   * Deletes snapshots that committed newer ones supersede, as the placement now says (re-read,
+   * not remembered from a recording whose answer may have been lost); their rows go after.
+   */
+  private async prune(): Promise<void> {
+    const keys = await this.opts.placement.prunable(this.docId);
+    if (!keys.length) return;
+    await this.opts.store.delete(keys);
+    await this.opts.placement.forgetSnapshots(this.docId, keys);
   }
 
   /**

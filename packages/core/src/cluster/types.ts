@@ -10,6 +10,11 @@ export interface ObjectStore {
   putFile(key: string, path: string): Promise<void>;
   /** Downloads `key` into a local file (replacing it). */
   getFile(key: string, path: string): Promise<void>;
+  /**
+   * Reads `key` back: its size and sha256 as stored, or null when it is missing. An upload is
+   * checked this way before it is recorded.
+   */
+  digest(key: string): Promise<{size: number; sha256: string} | null>;
   /** Deletes keys (missing ones are fine). */
   delete(keys: string[]): Promise<void>;
   /** Deletes every key starting with `prefix` (a deleted document's snapshots, orphans included). */
@@ -42,7 +47,12 @@ export interface Takeover {
   epoch: number;
   /** The newest recorded snapshot, or null (a document with none yet cannot be restored). */
   snapshot: SnapshotRef | null;
-  /** Log entries after the snapshot, in order. */
+  /** Older recorded snapshots, newest first: used when `snapshot` is missing or corrupt. */
+  previous: SnapshotRef[];
+  /**
+   * The log kept, in order: every entry after the previous snapshot (so that it plus the log can
+   * stand in for the newest), which includes every entry after `snapshot`.
+   */
   log: LogEntry[];
   /** The WAL generation the next entry starts (one past the log's last). */
   nextGen: number;
@@ -71,19 +81,30 @@ export interface Placement {
   /** Appends log entries, only while this worker holds the document under `epoch` (else throws Fenced). */
   append(docId: string, epoch: number, entries: LogEntry[]): Promise<void>;
   /**
-   * Records a snapshot (under `epoch`) and drops the log entries it covers; returns keys of old
-   * snapshots beyond the kept history, for the caller to delete.
+   * Records a verified snapshot (under `epoch`) and its upload intent's end, in one transaction;
+   * drops the log entries the previous snapshot covers (the log after it is kept, so that the
+   * previous snapshot plus the log can stand in for this one). Throws Fenced (document moved) or
+   * Unrecorded (intent swept) when it certainly did not commit; any other error leaves the
+   * outcome unknown: ask `snapshotRecorded`.
    */
-  recordSnapshot(docId: string, epoch: number, snap: SnapshotRef): Promise<string[]>;
-  /** Announces a snapshot upload before it starts (recordSnapshot forgets the intent). */
+  recordSnapshot(docId: string, epoch: number, snap: SnapshotRef): Promise<void>;
+  /** Does a committed record name this snapshot (after a recording whose answer was lost)? */
+  snapshotRecorded(docId: string, key: string): Promise<boolean>;
+  /**
+   * Keys of recorded snapshots a committed, newer one supersedes beyond the kept history (never
+   * the newest two). Their rows stay until `forgetSnapshots`, after their objects are deleted.
+   */
+  prunable(docId: string): Promise<string[]>;
+  /** Drops history rows of snapshots whose objects were deleted. */
+  forgetSnapshots(docId: string, keys: string[]): Promise<void>;
+  /** Announces a snapshot upload before it starts (recordSnapshot ends the intent). */
   intendUpload(docId: string, key: string): Promise<void>;
   /**
-   * Upload intents older than `olderThanMs` (their worker crashed or gave up between upload and
-   * record), at most `limit`.
+   * Ends and returns upload intents older than `olderThanMs` that no record names (their worker
+   * crashed or gave up between upload and record), at most `limit`: their objects may be
+   * deleted, since a record needs the intent and can no longer commit.
    */
-  staleUploads(olderThanMs: number, limit: number): Promise<string[]>;
-  /** Drops upload intents (their objects are deleted, or were recorded). */
-  forgetUploads(keys: string[]): Promise<void>;
+  takeStaleUploads(olderThanMs: number, limit: number): Promise<{docId: string; key: string}[]>;
   /** Gives a document up (when closing it); a no-op unless held under `epoch`. */
   release(docId: string, epoch: number): Promise<void>;
   /** Forgets a deleted document; returns its snapshot keys to delete. */
@@ -116,6 +137,13 @@ export interface Placement {
 export class Fenced extends Error {
   constructor(docId: string) {
     super(`document ${docId} is no longer held by this worker`);
+  }
+}
+
+/** Thrown by `recordSnapshot` when the upload's intent is gone (swept): certainly not recorded. */
+export class Unrecorded extends Error {
+  constructor(key: string) {
+    super(`snapshot ${key} was not recorded (its upload intent is gone)`);
   }
 }
 
