@@ -644,6 +644,17 @@ test('red team: no endpoint shows kiwi a value the rules hide from her', async (
       }
     }
     assert.equal(leaks, []);
+    // Filtering or sorting on a hidden column would tell its values by which rows come back.
+    const byHidden = await w.as(
+      'kiwi',
+      'GET',
+      `${d}/tables/People/records?filter=${encodeURIComponent('{"Salary":["secret-col-1"]}')}`,
+    );
+    assert.equal([byHidden.status, byHidden.body.error], [400, "Error manipulating data: [Sandbox] KeyError 'Salary'"]);
+    const sortHidden = await w.as('kiwi', 'GET', `${d}/tables/People/records?sort=Salary`);
+    assert.equal([sortHidden.status, sortHidden.body.error], [400, 'Invalid sort: unknown column "Salary"']);
+    // A negative limit counts from the end of the rows she may read (one: none left).
+    assert.equal((await w.as('kiwi', 'GET', `${d}/tables/People/records?limit=-1`)).body.records, []);
     // Kiwi still reads her own row, without the hidden columns.
     const mine = (await w.as('kiwi', 'GET', `${d}/tables/People/records`)).body.records;
     assert.equal(

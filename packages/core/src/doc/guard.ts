@@ -37,6 +37,8 @@ export interface TableReadFilter {
    * as `["C"]` (censored). Absent when every row reads alike.
    */
   row?: (row: RowValues & {id: number}) => ReadonlySet<string> | null;
+  /** Columns whose cells `row` may censor (hidden in some rows). */
+  censoredCols?: ReadonlySet<string>;
   /**
    * The rows that may be read, as a WHERE clause over the table, when rules allow it (then `row`
    * is absent and no cell is censored).

@@ -6,12 +6,12 @@
  * it; the write pipeline reads rows through it (`readRows`) for the access checks.
  */
 import type Database from 'better-sqlite3';
-import {NotFound} from '../errors.js';
+import {BadRequest, engineError, Forbidden, NotFound} from '../errors.js';
 import type {ApiRecord, ColumnInfo, RecordQuery, TableInfo} from './api-types.js';
 import type {DataStamp} from './colstats.js';
-import type {DocGuard, RowValues} from './guard.js';
+import type {DocGuard, RowValues, TableReadFilter} from './guard.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
-import {buildRecordQuery, quoteIdent} from './query.js';
+import {buildRecordQuery, parseSortParam, quoteIdent} from './query.js';
 import type {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {DocStorage} from './storage.js';
@@ -263,6 +263,7 @@ export class DocReads {
     const guard = this.src.guard!;
     if (!table.isMeta) {
       const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
+      checkQueryColumns(q, filter);
       if (!filter.row) {
         const cols = table.columns.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
         // A row condition still reads every row: the column statistics may be scanned, as for a whole table.
@@ -295,6 +296,7 @@ export class DocReads {
     if (table.tableId.startsWith('_grist_ACL') && !guard.canReadRules()) return [];
     const metaRow = table.isMeta ? this.metaRowFilter(table.tableId, guard) : null;
     const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
+    checkQueryColumns(q, filter);
     const all = table.columns;
     const shown = all.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
     const query = filter.row || metaRow ? {...q, limit: undefined} : q;
@@ -332,6 +334,8 @@ export class DocReads {
       }
       out.push(errors ? {id, fields, errors} : {id, fields});
     }
+    // A negative limit drops rows from the end (Grist's quirk), counted after filtering.
+    if ((filter.row || metaRow) && q.limit && q.limit < 0) return out.slice(0, Math.max(0, out.length + q.limit));
     return out;
   }
 
@@ -388,4 +392,27 @@ function columnInfo(c: ColumnMeta): ColumnInfo {
     fields[k] = c.fields[k];
   }
   return {id: c.colId, fields};
+}
+
+/**
+ * Under access rules a query may not filter or sort on a column the user cannot read: the rows it
+ * returns would tell the hidden values. A column denied outright is as if absent (the same errors
+ * as an unknown column); one censored in some rows is refused (403).
+ */
+function checkQueryColumns(q: RecordQuery, filter: TableReadFilter): void {
+  const named: Array<[string, 'filter' | 'sort']> = [];
+  if (q.filter && typeof q.filter === 'object' && !Array.isArray(q.filter)) {
+    for (const c of Object.keys(q.filter)) named.push([c, 'filter']);
+  }
+  for (const spec of parseSortParam(q.sort)) {
+    if (typeof spec === 'string') named.push([/^-?([^:]*)/.exec(spec)![1], 'sort']);
+  }
+  for (const [colId, use] of named) {
+    if (filter.hiddenCols.has(colId)) {
+      throw use === 'filter'
+        ? engineError('KeyError', `'${colId}'`)
+        : new BadRequest(`Invalid sort: unknown column "${colId}"`);
+    }
+    if (filter.censoredCols?.has(colId)) throw new Forbidden('Blocked by column read access rules');
+  }
 }

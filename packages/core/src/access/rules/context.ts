@@ -263,6 +263,7 @@ export class AccessContext implements DocGuard {
     const read = new Set<Bit>(['read']);
     return {
       hiddenCols,
+      censoredCols: new Set(perRowCols.map((c) => c.colId)),
       row: (values) => {
         const rec = rowView(values);
         const input = this.input(rec, rec);
