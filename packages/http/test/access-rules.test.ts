@@ -537,6 +537,47 @@ test("user attributes: a row found by the user's email (case-insensitive) gives 
   }
 });
 
+// Grist's GranularAccess test "reports memos sensibly", in our words: a denial carries the memos of
+// the rules that denied (reasons) and of the rules that would have allowed (remedies).
+test('memos: reasons and remedies come with a denial', async () => {
+  const w = await world();
+  try {
+    const d = `/api/docs/${w.docId}`;
+    const rule = (aclFormula: string, permissionsText: string, memo = '') => [
+      'AddRecord',
+      '_grist_ACLRules',
+      null,
+      {resource: -1, aclFormula, permissionsText, memo},
+    ];
+    const r = await w.as('ada', 'POST', `${d}/apply`, [
+      ['AddTable', 'T1', [{id: 'A'}]],
+      ['AddRecord', 'T1', null, {A: 'test1'}],
+      ['AddRecord', 'T1', null, {A: 'test2'}],
+      ['AddTable', 'T2', [{id: 'A'}]],
+      ['AddRecord', '_grist_ACLResources', -1, {tableId: '*', colIds: '*'}],
+      rule('rec.A == "test1"', 'none'),
+      rule('rec.A == "test2"', '-D', 'rule_d1'),
+      rule('rec.A == "test2"', '-D', 'rule_d2'),
+      rule('rec.A == "test1"', '+U', 'rule_u'),
+      rule('True', '-S', 'rule_s'),
+      rule('', '-U'),
+    ]);
+    assert.is(r.status, 200, JSON.stringify(r.body));
+    const denied = async (res: Promise<Res>, memos: string[]) => {
+      const got = await res;
+      assert.is(got.status, 403, JSON.stringify(got.body));
+      assert.equal(got.body.details?.memos ?? [], memos, JSON.stringify(got.body));
+    };
+    await denied(w.as('ada', 'POST', `${d}/tables/T1/records/delete`, [1]), []);
+    await denied(w.as('ada', 'POST', `${d}/tables/T1/records/delete`, [2]), ['rule_d1', 'rule_d2']);
+    await denied(w.as('ada', 'PATCH', `${d}/tables/T1/records`, {records: [{id: 2, fields: {A: 'x'}}]}), ['rule_u']);
+    await denied(w.as('ada', 'POST', `${d}/apply`, [['AddVisibleColumn', 'T2', 'B', {}]]), ['rule_s']);
+    await denied(w.as('ada', 'POST', `${d}/apply`, [['ModifyColumn', 'T2', 'A', {formula: 'a formula'}]]), ['rule_s']);
+  } finally {
+    await w.close();
+  }
+});
+
 // The red-team check of issue 27: a value a rule hides appears in no answer a non-owner can get.
 test('red team: no endpoint shows kiwi a value the rules hide from her', async () => {
   const w = await world();

@@ -86,23 +86,34 @@ function evaluate(chain: readonly Rule[][], input: PredicateInput, bits: Readonl
   return out;
 }
 
-/** The memos of the rules that denied `bit` for this input (Grist shows them with the denial). */
+/**
+ * The memos shown with a denial of `bit` (Grist's extractMemos): those of rules that matched and
+ * deny it (reasons), and of rules that did not match but would have allowed it (remedies), unless
+ * an earlier matching rule had already settled the bit. Rules that cannot be evaluated say nothing.
+ */
 function denialMemos(chain: readonly Rule[][], input: PredicateInput, bit: Bit): string[] {
   const memos: string[] = [];
+  let settled = false;
   for (const rules of chain) {
     for (const rule of rules) {
-      if (!rule.memo || !rule.perms.deny.has(bit)) continue;
+      let passing: boolean;
       try {
-        if (rule.match === null || rule.match(input)) memos.push(rule.memo);
+        passing = rule.match === null || Boolean(rule.match(input));
       } catch {
-        // A rule that cannot be evaluated says nothing.
+        continue;
       }
+      const allows = rule.perms.allow.has(bit);
+      const denies = rule.perms.deny.has(bit);
+      if (rule.memo) {
+        if (passing && denies) memos.push(rule.memo);
+        else if (!passing && allows && !settled) memos.push(rule.memo);
+      }
+      if (passing && (allows || denies)) settled = true;
     }
   }
   return memos;
 }
 
-/** One user's access to one document under its rules (see the module comment). */
 export class AccessContext implements DocGuard {
   private readonly user: Record<string, unknown>;
   private readonly answers = new Map<string, Answer>();
@@ -341,7 +352,10 @@ export class AccessContext implements DocGuard {
   finishWrite(schemaTouched: readonly string[]): void {
     const structural = schemaTouched.filter((t) => !NON_SCHEMA_META.has(t));
     if (structural.length && this.docAnswer('schemaEdit') !== 'allow') {
-      throw new Forbidden('Blocked by table structure access rules');
+      throw new Forbidden(
+        'Blocked by table structure access rules',
+        this.memoDetails([this.rules.docRules], this.input(), 'schemaEdit'),
+      );
     }
     // The first row value before the write wins (a row updated twice keeps its original `rec`).
     const firstBefore = new Map<string, Map<number, RowValues>>();
