@@ -10,15 +10,7 @@ import {createDocFile} from './doc/index.js';
 import {GristDoc} from './doc/gristdoc.js';
 import {removeSqliteFiles} from './doc/files.js';
 import {intFromEnv} from './settings.js';
-import {
-  ApiError,
-  BadRequest,
-  Forbidden,
-  HeldElsewhere,
-  NotFound,
-  ServiceUnavailable,
-  resourceShortage,
-} from './errors.js';
+import {ApiError, BadRequest, HeldElsewhere, NotFound, ServiceUnavailable, resourceShortage} from './errors.js';
 import type {DocLeases} from './leases.js';
 import {attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookPolicyFromEnv} from './webhooks/index.js';
 import {OUTBOX_TABLE} from './webhooks/schema.js';
@@ -122,15 +114,6 @@ function hasPendingEvents(path: string): boolean {
   } finally {
     db.close();
   }
-}
-
-const ACCESS_RULE_COLUMNS = ['aclFormula', 'userAttributes', 'permissionsText'];
-
-/** Finds rules beyond Grist's default row; over the columns present (a document newer than 46 may lack some). */
-export function accessRulesSql(db: Database.Database): string {
-  const have = new Set(db.prepare(`SELECT name FROM pragma_table_info('_grist_ACLRules')`).pluck().all() as string[]);
-  const cols = ACCESS_RULE_COLUMNS.filter((c) => have.has(c));
-  return `SELECT 1 FROM _grist_ACLRules WHERE ${cols.length ? cols.map((c) => `coalesce(${c}, '') != ''`).join(' OR ') : '0'} LIMIT 1`;
 }
 
 /** Something cached per open document that must be released when the document goes away. */
@@ -375,7 +358,6 @@ export class Engine {
           `synchronous = ${(this.opts.env?.GRISTLITE_SQLITE_SYNC ?? '').toLowerCase() === 'full' ? 'FULL' : 'NORMAL'}`,
         );
         const env = this.opts.env ?? {};
-        const accessRules = grist.db.prepare(accessRulesSql(grist.db));
         const policy = webhookPolicyFromEnv(env);
         const webhooks = attachWebhooks(grist.db, grist, {
           policy,
@@ -387,7 +369,7 @@ export class Engine {
           onError: (e) => this.reportError(e, `webhook delivery of ${docId}`),
         });
         const replica = this.cluster?.replica(docId, grist.db);
-        return new OpenDocument(docId, path, grist, webhooks, accessRules, policy, replica);
+        return new OpenDocument(docId, path, grist, webhooks, policy, replica);
       });
     } catch (e) {
       grist.close();

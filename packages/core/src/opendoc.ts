@@ -75,7 +75,6 @@ export class OpenDocument {
    * @param path its `.grist` file
    * @param grist the document (tables, records, formulas); owns the connection
    * @param webhooks webhook recording and delivery while the document is open here
-   * @param accessRules finds access rules beyond Grist's default row (decision 9)
    * @param webhookPolicy which webhook URLs are allowed (the engine's one setting)
    */
   constructor(
@@ -83,7 +82,6 @@ export class OpenDocument {
     readonly path: string,
     readonly grist: GristDoc,
     readonly webhooks: DocWebhooks,
-    readonly accessRules: Database.Statement,
     readonly webhookPolicy: WebhookUrlPolicy,
     /** Log shipping and snapshots, in a several-machine deployment (cluster/replica.ts). */
     readonly replica?: Replica,
