@@ -563,16 +563,31 @@ test('memos: reasons and remedies come with a denial', async () => {
       rule('', '-U'),
     ]);
     assert.is(r.status, 200, JSON.stringify(r.body));
-    const denied = async (res: Promise<Res>, memos: string[]) => {
+    const denied = async (res: Promise<Res>, memos: string[], error?: string) => {
       const got = await res;
       assert.is(got.status, 403, JSON.stringify(got.body));
+      if (error) assert.is(got.body.error, error);
       assert.equal(got.body.details?.memos ?? [], memos, JSON.stringify(got.body));
     };
     await denied(w.as('ada', 'POST', `${d}/tables/T1/records/delete`, [1]), []);
     await denied(w.as('ada', 'POST', `${d}/tables/T1/records/delete`, [2]), ['rule_d1', 'rule_d2']);
     await denied(w.as('ada', 'PATCH', `${d}/tables/T1/records`, {records: [{id: 2, fields: {A: 'x'}}]}), ['rule_u']);
-    await denied(w.as('ada', 'POST', `${d}/apply`, [['AddVisibleColumn', 'T2', 'B', {}]]), ['rule_s']);
-    await denied(w.as('ada', 'POST', `${d}/apply`, [['ModifyColumn', 'T2', 'A', {formula: 'a formula'}]]), ['rule_s']);
+    await denied(
+      w.as('ada', 'POST', `${d}/apply`, [['AddVisibleColumn', 'T2', 'B', {}]]),
+      ['rule_s'],
+      'Blocked by table structure access rules',
+    );
+    // Changes that may carry formulas are checked against the whole document (Grist's "full").
+    await denied(
+      w.as('ada', 'POST', `${d}/apply`, [['ModifyColumn', 'T2', 'A', {formula: 'a formula'}]]),
+      ['rule_s'],
+      'Blocked by full structure access rules',
+    );
+    await denied(
+      w.as('ada', 'PATCH', `${d}/tables/T2/columns`, {columns: [{id: 'A', fields: {label: 'x'}}]}),
+      ['rule_s'],
+      'Blocked by full structure access rules',
+    );
   } finally {
     await w.close();
   }

@@ -161,6 +161,12 @@ export class GristDoc {
   private actionNum: number;
   /** The role of the current write's caller (metadata write rules, metarules.ts). */
   private writer: WriterRole = 'owners';
+  /**
+   * Whether the current write changes column definitions the way Grist checks before its engine
+   * runs (ModifyColumn and kin, direct writes to `_grist_Tables_column`): a refusal then says
+   * "full structure" (access rules).
+   */
+  private formulaStructure = false;
   /** Access rules of the current call's user (`as`), or null: reads unfiltered, writes unchecked. */
   private guard: DocGuard | null = null;
   /** Runs a function in one SQLite transaction (made once: better-sqlite3 builds it per call). */
@@ -305,6 +311,22 @@ export class GristDoc {
     });
   }
 
+  /** A record write: to column definitions it is one that may change formulas. */
+  private onTable<T>(tableId: string, fn: () => T): T {
+    return FORMULA_TABLES.has(tableId) ? this.asFormulaStructure(fn) : fn();
+  }
+
+  /** Runs a write marked as one that may change formulas (see `formulaStructure`). */
+  private asFormulaStructure<T>(fn: () => T): T {
+    const outer = this.formulaStructure;
+    this.formulaStructure = true;
+    try {
+      return fn();
+    } finally {
+      this.formulaStructure = outer;
+    }
+  }
+
   private withGuard<T>(guard: DocGuard, fn: () => T): T {
     const outer = this.guard;
     this.guard = guard;
@@ -384,6 +406,7 @@ export class GristDoc {
             .list()
             .map((c) => c.tableId)
             .filter((t) => t.startsWith('_grist_')),
+          this.formulaStructure,
         );
         if (this.listeners.size) {
           for (const change of changes.list()) {
@@ -582,7 +605,7 @@ export class GristDoc {
 
   /** PATCH /columns: column fields (one write). */
   updateColumns(tableId: string, columns: Array<{id: string; fields: Record<string, CellValue>}>): void {
-    this.schema.updateColumns(tableId, columns);
+    this.asFormulaStructure(() => this.schema.updateColumns(tableId, columns));
   }
 
   /** PUT /columns: updates, then adds, then (with replaceall) removal of the unlisted columns. */
@@ -591,7 +614,7 @@ export class GristDoc {
     columns: Array<{id: string; fields?: Record<string, CellValue>}>,
     options: {noadd?: boolean; noupdate?: boolean; replaceall?: boolean} = {},
   ): void {
-    this.schema.replaceColumns(tableId, columns, options);
+    this.asFormulaStructure(() => this.schema.replaceColumns(tableId, columns, options));
   }
 
   /** Removes a column, as `DELETE /columns/{colId}`. */
@@ -642,12 +665,12 @@ export class GristDoc {
 
   /** POST /records: one BulkAddRecord over the union of the records' keys (missing ones null). */
   addRecords(tableId: string, records: Array<Record<string, CellValue>>, options?: WriteAs): number[] {
-    return this.records.addRecords(tableId, records, options);
+    return this.onTable(tableId, () => this.records.addRecords(tableId, records, options));
   }
 
   /** POST /data: `{colId: [values...]}`, the row count being the first column's length. */
   addColumnar(tableId: string, data: Record<string, CellValue[]>, options?: WriteAs): number[] {
-    return this.records.addColumnar(tableId, data, options);
+    return this.onTable(tableId, () => this.records.addColumnar(tableId, data, options));
   }
 
   /** PATCH /records: one BulkUpdateRecord; every record must name the same fields (400). */
@@ -656,17 +679,17 @@ export class GristDoc {
     records: Array<{id: number; fields: Record<string, CellValue>}>,
     options?: WriteAs,
   ): void {
-    this.records.updateRecords(tableId, records, options);
+    this.onTable(tableId, () => this.records.updateRecords(tableId, records, options));
   }
 
   /** PATCH /data: `{id: [...], colId: [...]}`. */
   updateColumnar(tableId: string, data: Record<string, CellValue[]>, options?: WriteAs): void {
-    this.records.updateColumnar(tableId, data, options);
+    this.onTable(tableId, () => this.records.updateColumnar(tableId, data, options));
   }
 
   /** POST /records/delete, /data/delete: missing ids are ignored. */
   removeRecords(tableId: string, ids: unknown[], options?: WriteAs): void {
-    this.records.removeRecords(tableId, ids, options);
+    this.onTable(tableId, () => this.records.removeRecords(tableId, ids, options));
   }
 
   /** PUT /records: add-or-update keyed on `require` (see `DocRecordWrites.upsertRecords`). */
@@ -685,6 +708,12 @@ export class GristDoc {
     checkInput(actions, 'user actions');
     checkSchemaActionCount(actions);
     const opts = this.records.opts(options);
+    if (actions.some(changesFormulas))
+      return this.asFormulaStructure(() => this.applyUserActionsNow(actions, opts, options));
+    return this.applyUserActionsNow(actions, opts, options);
+  }
+
+  private applyUserActionsNow(actions: unknown[], opts: WriteOptions, options?: WriteAs): ApplyResult {
     // Everything the answer needs is built inside the transaction: once it commits, nothing that
     // follows can throw (issue 11: a write committed, then its action record failed with a 500).
     const result = this.write(() => {
@@ -724,4 +753,20 @@ export class GristDoc {
     const [name, ...args] = action as [string, ...unknown[]];
     return userAction(name)(actionContext(name, opts, this.actionTarget), args);
   }
+}
+
+/** User actions Grist checks for structure rights before its engine runs (they may carry formulas). */
+const FORMULA_ACTIONS = new Set([
+  'ModifyColumn',
+  'SetDisplayFormula',
+  'ConvertFromColumn',
+  'CopyFromColumn',
+  'AddReverseColumn',
+]);
+const FORMULA_TABLES = new Set(['_grist_Tables_column', '_grist_Validations']);
+
+function changesFormulas(action: unknown): boolean {
+  if (!Array.isArray(action)) return false;
+  const [name, tableId] = action;
+  return FORMULA_ACTIONS.has(name) || (/Record$/.test(String(name)) && FORMULA_TABLES.has(tableId));
 }

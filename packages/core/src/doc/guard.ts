@@ -71,9 +71,10 @@ export interface DocGuard {
   added(tableId: string, ids: readonly number[], colIds: readonly string[]): void;
   /**
    * After the write's actions and recalculation, still inside its transaction: throws (403) to
-   * refuse the whole write; `schemaTouched` names the metadata tables it changed directly.
+   * refuse the whole write; `schemaTouched` names the metadata tables it changed directly, and
+   * `formulas` says the write may change column formulas (Grist's "full structure" check).
    */
-  finishWrite(schemaTouched: readonly string[]): void;
+  finishWrite(schemaTouched: readonly string[], formulas?: boolean): void;
   /** The write ended (committed or rolled back). */
   endWrite(): void;
 }

@@ -349,11 +349,13 @@ export class AccessContext implements DocGuard {
     }
   }
 
-  finishWrite(schemaTouched: readonly string[]): void {
+  finishWrite(schemaTouched: readonly string[], formulas = false): void {
     const structural = schemaTouched.filter((t) => !NON_SCHEMA_META.has(t));
-    if (structural.length && this.docAnswer('schemaEdit') !== 'allow') {
+    if ((structural.length || formulas) && this.docAnswer('schemaEdit') !== 'allow') {
+      // Grist checks formula-bearing changes against the whole document ("full"), before its
+      // engine runs; other structure changes table by table.
       throw new Forbidden(
-        'Blocked by table structure access rules',
+        `Blocked by ${formulas ? 'full' : 'table'} structure access rules`,
         this.memoDetails([this.rules.docRules], this.input(), 'schemaEdit'),
       );
     }
