@@ -15,14 +15,14 @@ import type {
   ApplyResult,
   ColumnInfo,
   ColumnSpec,
-  GristDoc,
   RecordQuery,
   TableInfo,
   TableSpec,
   UpsertOptions,
   UpsertRecord,
   UpsertResult,
-} from './doc/gristdoc.js';
+} from './doc/api-types.js';
+import type {GristDoc} from './doc/gristdoc.js';
 import type {CellValue} from './doc/types.js';
 import {checkRecords} from './doc/bodies.js';
 import type {SqlResult} from './sql/index.js';

@@ -43,22 +43,6 @@ import type {CellValue} from './types.js';
 import type {WriterRole} from './metarules.js';
 
 export type {TableChange} from './storage.js';
-export type {
-  ApiRecord,
-  ApplyResult,
-  BeforeRowsListener,
-  ChangeListener,
-  ColumnInfo,
-  ColumnSpec,
-  OpenOptions,
-  RecordQuery,
-  TableInfo,
-  TableSpec,
-  UpsertOptions,
-  UpsertRecord,
-  UpsertResult,
-  WriteAs,
-} from './api-types.js';
 import type {
   ApiRecord,
   ApplyResult,
@@ -96,65 +80,46 @@ export class GristDoc {
     bulkRemove: (...x) => doc.records.bulkRemove(...x),
     bulkAddOrUpdate: (...x) => doc.records.bulkAddOrUpdate(...x),
   }))(this);
-  /** The read pipeline (reads.ts), reading through this document. */
-  private readonly reads = new DocReads(
-    ((doc: GristDoc): ReadSource => ({
-      get storage() {
-        return doc.storage;
-      },
-      get db() {
-        return doc.db;
-      },
-      get guard() {
-        return doc.guard;
-      },
-      get readCache() {
-        return doc.readCache;
-      },
-      get cacheOwner() {
-        return doc.cacheOwner;
-      },
-      get dataStamp() {
-        return doc.dataStamp;
-      },
-      get recordsJsonPaths() {
-        return doc.recordsJsonPaths;
-      },
-      table: (t) => doc.table(t),
-      userTable: (t) => doc.userTable(t),
-    }))(this),
-  );
-  /** Table and column operations (schemaops.ts), written through this document. */
-  private readonly schema = new DocSchema(
-    ((doc: GristDoc): SchemaSource => ({
-      get storage() {
-        return doc.storage;
-      },
-      table: (t) => doc.table(t),
-      userTable: (t) => doc.userTable(t),
-      write: (fn) => doc.write(fn),
-    }))(this),
-  );
-  /** Record writes (recordwrites.ts), written through this document. */
-  private readonly records = new DocRecordWrites(
-    ((doc: GristDoc): RecordSource => ({
-      get storage() {
-        return doc.storage;
-      },
-      get db() {
-        return doc.db;
-      },
-      get writer() {
-        return doc.writer;
-      },
-      get guard() {
-        return doc.guard;
-      },
-      table: (t) => doc.table(t),
-      write: (fn, role) => doc.write(fn, role),
-      updateTableRecord: (ref, fields) => doc.schema.updateTableRecord(ref, fields),
-    }))(this),
-  );
+  /**
+   * What the pipelines below see of this document: one view, read through getters (the fields are
+   * set in the constructor, after these initialisers run).
+   */
+  private readonly parts: ReadSource & SchemaSource & RecordSource = ((doc: GristDoc) => ({
+    get storage() {
+      return doc.storage;
+    },
+    get db() {
+      return doc.db;
+    },
+    get guard() {
+      return doc.guard;
+    },
+    get writer() {
+      return doc.writer;
+    },
+    get readCache() {
+      return doc.readCache;
+    },
+    get cacheOwner() {
+      return doc.cacheOwner;
+    },
+    get dataStamp() {
+      return doc.dataStamp;
+    },
+    get recordsJsonPaths() {
+      return doc.recordsJsonPaths;
+    },
+    table: (t: string) => doc.table(t),
+    userTable: (t: string) => doc.userTable(t),
+    write: <T>(fn: () => T, role?: WriterRole) => doc.write(fn, role),
+    updateTableRecord: (ref: number, fields: Record<string, CellValue>) => doc.schema.updateTableRecord(ref, fields),
+  }))(this);
+  /** The read pipeline (reads.ts). */
+  private readonly reads = new DocReads(this.parts);
+  /** Table and column operations (schemaops.ts). */
+  private readonly schema = new DocSchema(this.parts);
+  /** Record writes and add-or-update (recordwrites.ts). */
+  private readonly records = new DocRecordWrites(this.parts);
   private readonly listeners = new Set<ChangeListener>();
   private readonly beforeListeners = new Set<BeforeRowsListener>();
   private writeSeq = 0;

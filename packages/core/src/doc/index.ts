@@ -9,13 +9,13 @@ export type {
   ColumnSpec,
   OpenOptions,
   RecordQuery,
-  TableChange,
   TableInfo,
   TableSpec,
   UpsertOptions,
   UpsertRecord,
   UpsertResult,
-} from './gristdoc.js';
+} from './api-types.js';
+export type {TableChange} from './storage.js';
 export type {CellValue, SqlValue} from './types.js';
 export {SCHEMA_VERSION, STORAGE_VERSION, META_DDL, META_TYPES} from './schema.js';
 export {dumps as marshalDumps, loads as marshalLoads} from './marshal.js';
@@ -35,7 +35,7 @@ export type {
 export type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
 export type {DocSettings} from './parse.js';
 export type {WriterRole} from './metarules.js';
-export type {BeforeRowsListener, WriteAs} from './gristdoc.js';
+export type {BeforeRowsListener, WriteAs} from './api-types.js';
 export {
   cellValueFailure,
   checkRecords,

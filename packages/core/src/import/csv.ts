@@ -10,7 +10,7 @@ import chardet from 'chardet';
 import {parse as parseStream} from 'csv-parse';
 import {parse} from 'csv-parse/sync';
 import iconv from 'iconv-lite';
-import type {ColumnSpec} from '../doc/gristdoc.js';
+import type {ColumnSpec} from '../doc/api-types.js';
 import {type DocSettings, guessColumnWithParser} from '../doc/parse.js';
 import {type CellValue, pyFloatOfString} from '../doc/types.js';
 import {BadRequest} from '../errors.js';

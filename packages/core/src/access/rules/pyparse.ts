@@ -7,45 +7,11 @@
 import {PredicateFormulaError, syntaxErrorAt} from './errors.js';
 import {decodeStringBody, numberValue} from './literals.js';
 import type {Keyword, Pos, PyNode} from './pyast.js';
+import {PY_KEYWORDS} from '../../doc/identifiers.js';
 import {type Token, TokenizeError, Tokenizer} from './tokenize.js';
 
-const KEYWORDS = new Set([
-  'False',
-  'None',
-  'True',
-  'and',
-  'as',
-  'assert',
-  'async',
-  'await',
-  'break',
-  'class',
-  'continue',
-  'def',
-  'del',
-  'elif',
-  'else',
-  'except',
-  'finally',
-  'for',
-  'from',
-  'global',
-  'if',
-  'import',
-  'in',
-  'is',
-  'lambda',
-  'nonlocal',
-  'not',
-  'or',
-  'pass',
-  'raise',
-  'return',
-  'try',
-  'while',
-  'with',
-  'yield',
-]);
+/** Python 3's keywords (identifiers.ts holds the one list). */
+const KEYWORDS = PY_KEYWORDS;
 const COMPARE_OPS: Record<string, string> = {'==': 'Eq', '!=': 'NotEq', '<': 'Lt', '<=': 'LtE', '>': 'Gt', '>=': 'GtE'};
 const BIN_OPS: Record<string, string> = {
   '+': 'Add',
