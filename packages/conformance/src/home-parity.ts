@@ -101,6 +101,32 @@ export function homeParitySuite(target: Target): void {
     },
   );
 
+  s("a document's embedded org carries the caller's access to the org (guests see viewers)", async () => {
+    const {api, chimpy, kiwi} = world();
+    const got = ok(await api.get(`/api/docs/${doc}`, chimpy.as)).body;
+    assert.equal(keys(got.workspace.org), [
+      'access',
+      'billingAccount',
+      'createdAt',
+      'domain',
+      'host',
+      'id',
+      'name',
+      'owner',
+      'updatedAt',
+    ]);
+    assert.is(got.workspace.org.access, 'owners');
+    await world().share(chimpy, `/api/docs/${doc}`, {[kiwi.email]: 'editors'});
+    const asGuest = ok(await api.get(`/api/docs/${doc}`, kiwi.as)).body;
+    assert.equal([asGuest.access, asGuest.workspace.org.access], ['editors', 'viewers']);
+    await world().share(chimpy, `/api/docs/${doc}`, {[kiwi.email]: null});
+    const personal = ok(
+      await api.get(`/api/docs/${await world().newDoc(chimpy, await world().homeWs(chimpy), 'P')}`, chimpy.as),
+    ).body;
+    assert.is(personal.workspace.org.access, 'owners');
+    assert.not.ok('access' in ok(await api.get(`/api/workspaces/${ws}`, chimpy.as)).body.org);
+  });
+
   s('owner objects carry createdAt: org listings, workspace listings, embedded orgs', async () => {
     const {api, chimpy} = world();
     const mine = ok(await api.get('/api/orgs', chimpy.as)).body.find((o: any) => o.owner?.id === chimpy.id);
