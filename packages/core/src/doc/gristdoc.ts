@@ -24,6 +24,7 @@ import {
 import type {FormulaEngine} from '../formula/engine.js';
 import {syncSummaries} from './summary.js';
 import {removeUnusedDisplayCols} from './display.js';
+import {ColumnSlots} from './colorder.js';
 import {ReadCache} from './readcache.js';
 import {actionContext, type ActionTarget, userAction} from './useractions.js';
 import {removeSections, removeViews} from './views.js';
@@ -214,6 +215,8 @@ export class GristDoc {
   private readonly listeners = new Set<ChangeListener>();
   private readonly beforeListeners = new Set<BeforeRowsListener>();
   private writeSeq = 0;
+  /** Grist's in-memory order of column records, which `GET /columns` follows (colorder.ts). */
+  private readonly columnSlots = new ColumnSlots();
   private actionNum: number;
   /** The role of the current write's caller (metadata write rules, metarules.ts). */
   private writer: WriterRole = 'owners';
@@ -466,6 +469,7 @@ export class GristDoc {
     const restoreZone = useDocTimezone(this.storage.meta);
     try {
       return this.inTransaction(() => {
+        this.columnSlots.start(this.db);
         this.loadFormulas();
         const result = fn();
         // Grist's auto-removal of display helpers left unused by this write's schema changes.
@@ -489,6 +493,9 @@ export class GristDoc {
             .map((c) => c.tableId)
             .filter((t) => t.startsWith('_grist_')),
         );
+        if (changes.touched('_grist_Tables_column')) {
+          this.columnSlots.finish(this.db);
+        }
         if (this.listeners.size) {
           for (const change of changes.list()) {
             for (const listener of this.listeners) {
@@ -756,7 +763,7 @@ export class GristDoc {
       const {hiddenCols} = this.guard.readTable(tableId);
       cols = cols.filter((c) => !hiddenCols.has(c.colId));
     }
-    return cols.map((c) => columnInfo(c));
+    return this.columnSlots.sort(cols).map((c) => columnInfo(c));
   }
 
   /** POST /columns: AddVisibleColumn per entry. */
