@@ -199,7 +199,9 @@ export class HomeAccess {
     const removed = doc.removedAt || (await this.store.getWorkspace(doc.workspaceId))?.removedAt;
     if (removed && !opts.allowRemoved) throw new NotFound('Document is deleted');
     if (!role) throw new Forbidden('No view access');
-    if (need !== 'viewers' && role === 'viewers') throw new Forbidden('No write access');
+    // Grist's assertAccess: the editor check only where editors are needed, so a viewer on an
+    // owners' endpoint hears "No owner access".
+    if (need === 'editors' && role === 'viewers') throw new Forbidden('No write access');
     if (need === 'owners' && role !== 'owners') throw new Forbidden('No owner access');
     return {doc, role};
   }

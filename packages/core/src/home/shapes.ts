@@ -205,7 +205,9 @@ export class HomeShapes {
       name: u.name,
       picture: u.picture,
       ref: u.ref,
-      ...(p.anonymous ? {anonymous: true} : {allowGoogleLogin: true}),
+      // Grist adds allowGoogleLogin (true unless a user option says otherwise) for everyone.
+      ...(p.anonymous ? {anonymous: true} : {}),
+      allowGoogleLogin: true,
     };
   }
 }
