@@ -160,6 +160,55 @@ export function errorsSuite(target: Target): void {
     ok(await api.post(`/api/docs/${id}/sql`, {sql: 'select ?', args: null}, chimpy.as));
   });
 
+  s(
+    'objects carrying their own toString/valueOf keys where a string or number is expected are 400 (issue 24)',
+    async () => {
+      const {api, chimpy} = world();
+      const trap = {toString: 1, valueOf: 1, hasOwnProperty: 1};
+      const wid = ok(await api.post(`/api/orgs/${org}/workspaces`, {name: 'Traps'}, chimpy.as)).body;
+      const id = ok(await api.post(`/api/workspaces/${wid}/docs`, {name: 'Traps'}, chimpy.as)).body;
+      const is400 = async (res: Promise<{status: number; body: any}>, what: string) => {
+        const r = await res;
+        assert.is(r.status, 400, `${what}: ${JSON.stringify(r.body)}`);
+        assert.type(r.body.error, 'string', what);
+      };
+      await is400(api.patch(`/api/orgs/${org}/access`, {delta: {users: {'a@b.c': trap}}}, chimpy.as), 'org role');
+      isError(
+        await api.patch(`/api/orgs/${org}/access`, {delta: {users: {'a@b.c': trap}}}, chimpy.as),
+        400,
+        'Invalid user role [object Object]',
+      );
+      await is400(api.patch(`/api/workspaces/${wid}/access`, {delta: {maxInheritedRole: trap}}, chimpy.as), 'max role');
+      await is400(api.patch(`/api/docs/${id}/access`, {delta: {users: {'a@b.c': trap}}}, chimpy.as), 'doc role');
+      isError(
+        await api.patch(`/api/docs/${id}/move`, {workspace: trap}, chimpy.as),
+        400,
+        'workspace parameter cannot be understood as an integer: [object Object]',
+      );
+      await is400(api.post('/api/orgs', {name: 'T', domain: trap}, chimpy.as), 'org domain');
+      await is400(api.post('/api/docs', {workspaceId: trap, documentName: 'x'}, chimpy.as), 'new doc workspaceId');
+      await is400(api.post(`/api/docs/${id}/copy`, {workspaceId: wid, documentName: trap}, chimpy.as), 'copy name');
+      const apply = (actions: unknown[]) => api.post(`/api/docs/${id}/apply`, actions, chimpy.as);
+      for (const action of [
+        ['UpdateRecord', trap, 1, {}],
+        ['UpdateRecord', '_grist_Tables_column', trap, {colId: 'Q'}],
+        ['AddTable', trap, [{id: 'X'}]],
+        ['AddTable', 'T2', [{id: trap}]],
+        ['AddTable', 'T2', [{id: 'X', type: trap}]],
+        ['AddColumn', 'Table1', trap, {}],
+        ['AddColumn', 'Table1', 'X', {formula: trap}],
+        ['ModifyColumn', 'Table1', 'A', trap],
+        ['ModifyColumn', 'Table1', trap, {type: 'Text'}],
+        ['RenameColumn', 'Table1', 'A', trap],
+        ['RenameTable', 'Table1', trap],
+        ['RemoveColumn', 'Table1', trap],
+        ['SetDisplayFormula', 'Table1', null, trap, '$A'],
+      ]) {
+        await is400(apply([action]), JSON.stringify(action));
+      }
+    },
+  );
+
   s('bodies over 1 MB are 413, declared or streamed', async () => {
     const {api, chimpy} = world();
     const big = JSON.stringify({name: 'x'.repeat(1024 * 1024 + 10)});

@@ -7,7 +7,7 @@
  */
 import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
-import {BadRequest, engineError, NotFound} from '../errors.js';
+import {BadRequest, engineError, NotFound, shownValue} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
 import {ChangeSet, type ColInfo, DocStorage, type TableChange, type WriteOptions} from './storage.js';
 import {DataStamp} from './colstats.js';
@@ -1155,7 +1155,7 @@ export class GristDoc {
     const rows = new Map(this.storage.metaRows(tableId).map((r) => [Number(r.id), r]));
     const missing = rowIds.find((id) => !rows.has(id));
     if (missing !== undefined) {
-      throw new BadRequest(`Invalid row id ${missing}`);
+      throw new BadRequest(`Invalid row id ${shownValue(missing)}`);
     }
     rowIds.forEach((id, i) => {
       const values: Record<string, CellValue> = {};
@@ -1318,7 +1318,7 @@ export class GristDoc {
 
   private actionTable(tableId: unknown): string {
     if (typeof tableId !== 'string' || !this.storage.meta.tables.has(tableId)) {
-      throw engineError('KeyError', `'${String(tableId)}'`);
+      throw engineError('KeyError', `'${shownValue(tableId)}'`);
     }
     return tableId;
   }

@@ -1,6 +1,6 @@
 /** Home operations on document records (SPEC §3.9-3.12); the Engine creates and removes the files. */
 import {asViewer, can, effectiveRoles} from '../access/index.js';
-import {BadRequest, Forbidden, NotFound} from '../errors.js';
+import {BadRequest, Forbidden, NotFound, shownValue} from '../errors.js';
 import {makeId, nowIso} from '../ids.js';
 import {DOC, ORG} from './access.js';
 import type {HomeParts} from './parts.js';
@@ -139,7 +139,7 @@ export async function moveDoc(h: HomeParts, key: string, p: Principal, ctx: OrgC
         ? Number(workspace)
         : NaN;
   if (!Number.isInteger(wid))
-    throw new BadRequest(`workspace parameter cannot be understood as an integer: ${workspace}`);
+    throw new BadRequest(`workspace parameter cannot be understood as an integer: ${shownValue(workspace)}`);
   const {doc, role} = await h.access.docFor(key, p, ctx, ['view']);
   if (role !== 'owners') throw new Forbidden('access denied');
   const dest = await h.store.getWorkspace(wid);

@@ -3,7 +3,7 @@
  * Grist's error wording. Pure functions: no store, no access decisions.
  */
 import {strongest} from '../access/index.js';
-import {BadRequest} from '../errors.js';
+import {BadRequest, shownValue} from '../errors.js';
 import {URL_ID_RE} from './access.js';
 import {ANON_EMAIL, EVERYONE_EMAIL} from './principal.js';
 import type {BasicRole, ResourceKind, Role} from './types.js';
@@ -137,7 +137,7 @@ export function parseAccessDelta(kind: ResourceKind, body: unknown): ParsedDelta
   for (const email of Object.keys(delta.users ?? {}).sort()) {
     const role = (delta.users as Record<string, unknown>)[email];
     if (role !== null && (typeof role !== 'string' || !validRoles.includes(role)))
-      throw new BadRequest(`Invalid user role ${role}`);
+      throw new BadRequest(`Invalid user role ${shownValue(role)}`);
     if (role !== null && !isValidEmail(email)) throw new BadRequest('Invalid email address included');
     const norm = email.toLowerCase();
     const prev = users.get(norm);
@@ -149,7 +149,7 @@ export function parseAccessDelta(kind: ResourceKind, body: unknown): ParsedDelta
     delta.maxInheritedRole !== null &&
     !(BASIC_ROLES as readonly unknown[]).includes(delta.maxInheritedRole)
   ) {
-    throw new BadRequest(`Invalid maxInheritedRole ${delta.maxInheritedRole}`);
+    throw new BadRequest(`Invalid maxInheritedRole ${shownValue(delta.maxInheritedRole)}`);
   }
   if (users.has(EVERYONE_EMAIL) && users.has(ANON_EMAIL)) {
     throw new BadRequest('this user cannot share with everyone and anonymous');
