@@ -523,6 +523,41 @@ export function columnsTablesSuite(target: Target): void {
     );
   });
 
+  s(
+    "column order follows Grist's in-memory column records: a removed column's place goes to the last one (D49)",
+    async () => {
+      const {api, chimpy} = world();
+      const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'ColumnOrder');
+      const url = `${tablePath(d)}/columns`;
+      const order = async (qs = '?hidden=1') =>
+        ok(await api.get(`${url}${qs}`, chimpy.as)).body.columns.map((c: any) => c.id);
+      ok(await api.post(url, {columns: [{id: 'D'}, {id: 'E'}]}, chimpy.as));
+      assert.equal(await order(), ['manualSort', 'A', 'B', 'C', 'D', 'E']);
+      ok(await api.del(`${url}/B`, chimpy.as));
+      assert.equal(await order(), ['manualSort', 'A', 'E', 'C', 'D'], 'E takes the place of B');
+      // PUT: updates, then additions (appended), then removal of the columns listed before the PUT.
+      ok(
+        await api.call('PUT', `${url}?replaceall=1`, {
+          ...chimpy.as,
+          json: {
+            columns: [
+              {id: 'Foo', fields: {type: 'Text'}},
+              {id: 'A', fields: {colId: 'NewA'}},
+              {id: 'D', fields: {}},
+            ],
+          },
+        }),
+      );
+      assert.equal(await order(), ['manualSort', 'NewA', 'Foo', 'D'], 'Foo takes the place of E, then C goes');
+      assert.equal(await order(''), ['NewA', 'Foo', 'D']);
+      const expanded = ok(await api.get(`/api/docs/${d}/tables?expand=column`, chimpy.as)).body.tables;
+      assert.equal(
+        expanded[0].columns.map((c: any) => c.id),
+        ['NewA', 'Foo', 'D'],
+      );
+    },
+  );
+
   s('PATCH columns: label renames the colId unless untied; formulas follow renames; same fields', async () => {
     const {api, chimpy} = world();
     const d = await newTimesheets(world(), chimpy, 'Renames');

@@ -102,6 +102,29 @@ export function docsSuite(target: Target): void {
     isError(await api.get(`/o/docs/api/docs/${teamDoc.slice(0, 12)}`, chimpy.as), 404, 'document not found');
   });
 
+  s('a team doc by its urlId without the site prefix: among reachable docs, own shares first (D48)', async () => {
+    const {api, chimpy, kiwi} = world();
+    const mine = await world().newDoc(chimpy, teamWs, 'Shared Name', {urlId: 'shared-name'});
+    assert.is(ok(await api.get('/api/docs/shared-name', chimpy.as)).body.id, mine);
+    ok(await api.post('/api/docs/shared-name/tables/Table1/records', {records: [{fields: {A: 1}}]}, chimpy.as));
+    assert.is(ok(await api.get('/api/docs/shared-name/tables/Table1/records', chimpy.as)).body.records.length, 1);
+    isError(await api.get('/api/docs/shared-name', kiwi.as), 404, 'document not found');
+    // Another team site may hold the same urlId; a public share of it does not take the name over.
+    const kiwiOrg = await world().newOrg(kiwi, 'KiwiTeam', 'kiwiteam');
+    const kiwiWs = await world().newWorkspace(kiwi, kiwiOrg, 'K');
+    const theirs = await world().newDoc(kiwi, kiwiWs, 'Same Name', {urlId: 'shared-name'});
+    await world().share(kiwi, `/api/docs/${theirs}`, {'everyone@getgrist.com': 'viewers'});
+    assert.is(ok(await api.get('/api/docs/shared-name', chimpy.as)).body.id, mine);
+    assert.is(ok(await api.get('/api/docs/shared-name', kiwi.as)).body.id, theirs);
+    assert.is(ok(await api.get('/o/kiwiteam/api/docs/shared-name', chimpy.as)).body.id, theirs);
+    // Two documents shared with the caller under one urlId: Grist's "ambiguous document request".
+    await world().share(kiwi, `/api/docs/${theirs}`, {[chimpy.email]: 'viewers'});
+    isError(await api.get('/api/docs/shared-name', chimpy.as), 400, 'ambiguous document request');
+    isError(await api.get('/api/docs/shared-name/tables/Table1/records', chimpy.as), 400, 'ambiguous document request');
+    assert.is(ok(await api.get('/o/team/api/docs/shared-name', chimpy.as)).body.id, mine);
+    await world().share(kiwi, `/api/docs/${theirs}`, {[chimpy.email]: null, 'everyone@getgrist.com': null});
+  });
+
   s('POST /api/workspaces/{wid}/docs: name required, unknown keys, urlIds, access, deleted workspace', async () => {
     const {api, chimpy, kiwi, charon} = world();
     isError(await api.post(`/api/workspaces/${home}/docs`, {}, chimpy.as), 400, 'Bad request: name required');

@@ -3,7 +3,7 @@
  * details (SPEC §1.1-§1.5).
  */
 import * as assert from 'uvu/assert';
-import {areaSuite, BASE_DOMAIN, isError, isErrorLike, ok, useWorld, type Target} from './world.js';
+import {areaSuite, BASE_DOMAIN, isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target} from './world.js';
 
 const CSRF =
   "Unauthenticated requests require one of the headers'Content-Type: application/json' or 'X-Requested-With: XMLHttpRequest'";
@@ -78,6 +78,18 @@ export function errorsSuite(target: Target): void {
     for (const body of ['"just a string"', '42', 'true', 'null']) {
       assert.is((await api.call('POST', path, {...json, body})).status, 400, body);
     }
+    // body-parser's strict check, in its words (the parser's own message for the text, issue 24).
+    isError(
+      await api.call('POST', path, {...json, body: '"just a string"'}),
+      400,
+      `Unexpected token '"', ""just a string"" is not valid JSON`,
+    );
+    isError(await api.call('POST', path, {...json, body: ' 42'}), 400, `Unexpected token '4', " 42" is not valid JSON`);
+    isError(
+      await api.call('POST', `/api/docs/${doc}/tables/Table1/records`, {...json, body: '"x"'}),
+      400,
+      `Unexpected token '"', ""x"" is not valid JSON`,
+    );
     isErrorLike(await api.call('POST', path, {...json, body: '[1, 2]'}), 400, /./);
     isErrorLike(await api.call('PATCH', `/api/orgs/${org}`, {...json, body: '["name"]'}), 400, /./);
     // A JSON body that is not declared as JSON is ignored ({}), so the name is missing.
@@ -108,6 +120,94 @@ export function errorsSuite(target: Target): void {
       'Bad request: invalid permission delta',
     );
   });
+
+  s("document texts as Grist's: owners' endpoints, upsert require, filter lists, SQL args (issue 24)", async () => {
+    const {api, chimpy, kiwi} = world();
+    const d = ok(await api.post(`/api/orgs/${org}/workspaces`, {name: 'Texts'}, chimpy.as)).body;
+    const id = ok(await api.post(`/api/workspaces/${d}/docs`, {name: 'Texts'}, chimpy.as)).body;
+    const t = `/api/docs/${id}/tables/Table1`;
+    ok(await api.post(`${t}/records`, {records: [{fields: {A: 'a'}}, {fields: {A: 'b'}}]}, chimpy.as));
+    // A viewer on an owners' endpoint: Grist's assertAccess says "No owner access".
+    ok(await api.patch(`/api/docs/${id}/access`, {delta: {users: {[kiwi.email]: 'viewers'}}}, chimpy.as));
+    isError(await api.get(`/api/docs/${id}/webhooks`, kiwi.as), 403, 'No owner access');
+    isError(await api.post(`${t}/records`, {records: [{}]}, kiwi.as), 403, 'No write access');
+    // require: Grist's checker takes any JS object, a list included (its indexes as keys).
+    const put = (require: unknown) => api.call('PUT', `${t}/records`, {...chimpy.as, json: {records: [{require}]}});
+    isError(await put(['a']), 400, 'Invalid column "0"');
+    isError(
+      await put([]),
+      400,
+      "Error manipulating data: [Sandbox] ValueError require is empty but allow_empty_require isn't set",
+    );
+    const notObject = 'Error: body.records[0] is not a AddOrUpdateRecord; body.records[0].require is not an object';
+    isInvalidPayload(await put(5), notObject);
+    isInvalidPayload(await put(null), notObject);
+    // filter: any JSON value is read by its keys, as Grist's Object.keys does.
+    const filtered = (f: string) => api.get(`${t}/records?filter=${encodeURIComponent(f)}`, chimpy.as);
+    isError(await filtered('[1, 2]'), 400, 'Invalid query: filter values must be arrays');
+    isError(await filtered('"x"'), 400, 'Invalid query: filter values must be arrays');
+    assert.is(ok(await filtered('[]')).body.records.length, 2);
+    assert.is(ok(await filtered('5')).body.records.length, 2);
+    // SQL args: Grist's union type, named.
+    isInvalidPayload(
+      await api.post(`/api/docs/${id}/sql`, {sql: 'select 1', args: 5}, chimpy.as),
+      'Error: body.args is none of any[], null',
+    );
+    isInvalidPayload(
+      await api.post(`/api/docs/${id}/sql`, {sql: 'select 1', args: {a: 1}}, chimpy.as),
+      'Error: body.args is none of any[], null',
+    );
+    ok(await api.post(`/api/docs/${id}/sql`, {sql: 'select ?', args: null}, chimpy.as));
+  });
+
+  s(
+    'objects carrying their own toString/valueOf keys where a string or number is expected are 400 (issue 24)',
+    async () => {
+      const {api, chimpy} = world();
+      const trap = {toString: 1, valueOf: 1, hasOwnProperty: 1};
+      const wid = ok(await api.post(`/api/orgs/${org}/workspaces`, {name: 'Traps'}, chimpy.as)).body;
+      const id = ok(await api.post(`/api/workspaces/${wid}/docs`, {name: 'Traps'}, chimpy.as)).body;
+      const is400 = async (res: Promise<{status: number; body: any}>, what: string) => {
+        const r = await res;
+        assert.is(r.status, 400, `${what}: ${JSON.stringify(r.body)}`);
+        assert.type(r.body.error, 'string', what);
+      };
+      await is400(api.patch(`/api/orgs/${org}/access`, {delta: {users: {'a@b.c': trap}}}, chimpy.as), 'org role');
+      isError(
+        await api.patch(`/api/orgs/${org}/access`, {delta: {users: {'a@b.c': trap}}}, chimpy.as),
+        400,
+        'Invalid user role [object Object]',
+      );
+      await is400(api.patch(`/api/workspaces/${wid}/access`, {delta: {maxInheritedRole: trap}}, chimpy.as), 'max role');
+      await is400(api.patch(`/api/docs/${id}/access`, {delta: {users: {'a@b.c': trap}}}, chimpy.as), 'doc role');
+      isError(
+        await api.patch(`/api/docs/${id}/move`, {workspace: trap}, chimpy.as),
+        400,
+        'workspace parameter cannot be understood as an integer: [object Object]',
+      );
+      await is400(api.post('/api/orgs', {name: 'T', domain: trap}, chimpy.as), 'org domain');
+      await is400(api.post('/api/docs', {workspaceId: trap, documentName: 'x'}, chimpy.as), 'new doc workspaceId');
+      await is400(api.post(`/api/docs/${id}/copy`, {workspaceId: wid, documentName: trap}, chimpy.as), 'copy name');
+      const apply = (actions: unknown[]) => api.post(`/api/docs/${id}/apply`, actions, chimpy.as);
+      for (const action of [
+        ['UpdateRecord', trap, 1, {}],
+        ['UpdateRecord', '_grist_Tables_column', trap, {colId: 'Q'}],
+        ['AddTable', trap, [{id: 'X'}]],
+        ['AddTable', 'T2', [{id: trap}]],
+        ['AddTable', 'T2', [{id: 'X', type: trap}]],
+        ['AddColumn', 'Table1', trap, {}],
+        ['AddColumn', 'Table1', 'X', {formula: trap}],
+        ['ModifyColumn', 'Table1', 'A', trap],
+        ['ModifyColumn', 'Table1', trap, {type: 'Text'}],
+        ['RenameColumn', 'Table1', 'A', trap],
+        ['RenameTable', 'Table1', trap],
+        ['RemoveColumn', 'Table1', trap],
+        ['SetDisplayFormula', 'Table1', null, trap, '$A'],
+      ]) {
+        await is400(apply([action]), JSON.stringify(action));
+      }
+    },
+  );
 
   s('bodies over 1 MB are 413, declared or streamed', async () => {
     const {api, chimpy} = world();

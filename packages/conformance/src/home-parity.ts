@@ -101,6 +101,55 @@ export function homeParitySuite(target: Target): void {
     },
   );
 
+  s("a document's embedded org carries the caller's access to the org (guests see viewers)", async () => {
+    const {api, chimpy, kiwi} = world();
+    const got = ok(await api.get(`/api/docs/${doc}`, chimpy.as)).body;
+    assert.equal(keys(got.workspace.org), [
+      'access',
+      'billingAccount',
+      'createdAt',
+      'domain',
+      'host',
+      'id',
+      'name',
+      'owner',
+      'updatedAt',
+    ]);
+    assert.is(got.workspace.org.access, 'owners');
+    await world().share(chimpy, `/api/docs/${doc}`, {[kiwi.email]: 'editors'});
+    const asGuest = ok(await api.get(`/api/docs/${doc}`, kiwi.as)).body;
+    assert.equal([asGuest.access, asGuest.workspace.org.access], ['editors', 'viewers']);
+    await world().share(chimpy, `/api/docs/${doc}`, {[kiwi.email]: null});
+    const personal = ok(
+      await api.get(`/api/docs/${await world().newDoc(chimpy, await world().homeWs(chimpy), 'P')}`, chimpy.as),
+    ).body;
+    assert.is(personal.workspace.org.access, 'owners');
+    assert.not.ok('access' in ok(await api.get(`/api/workspaces/${ws}`, chimpy.as)).body.org);
+  });
+
+  s("domain checks in Grist's words; a new personal org carries userOrgPrefs (issue 24)", async () => {
+    const {api, chimpy} = world();
+    const refused = async (domain: unknown, reason: string) => {
+      isError(await api.post('/api/orgs', {name: 'D', domain}, chimpy.as), 400, `Domain is not permitted: ${reason}`);
+      isError(await api.patch(`/api/orgs/${team}`, {domain}, chimpy.as), 400, `Domain is not permitted: ${reason}`);
+    };
+    await refused('Bad_Domain', 'Domain must include lower-case letters, numbers, and dashes only.');
+    await refused('-x-y', 'Domain must include lower-case letters, numbers, and dashes only.');
+    await refused('docs-12', 'Domain cannot use reserved prefix "docs-".');
+    await refused('o-12', 'Domain cannot use reserved prefix "o-".');
+    await refused('v1-site', 'Domain cannot use reserved prefix "v1-".');
+    await refused('ab', 'Domain must contain more than 2 characters.');
+    await refused('a'.repeat(64), 'Domain must contain less than 64 characters.');
+    await refused('www', 'Invalid domain value.');
+    await refused('google', 'Invalid domain value.');
+    await refused({toString: 1}, 'must be a string');
+    // Grist sets {showGristTour: true} for the user of a personal org it has just made.
+    const newcomer = await world().newUser('newcomer@example.com', 'Newcomer');
+    const personal = ok(await api.get(`/api/orgs/docs-${newcomer.id}`, newcomer.as)).body;
+    assert.equal(personal.userOrgPrefs, {showGristTour: true});
+    assert.equal(ok(await api.get('/api/orgs/docs', newcomer.as)).body.userOrgPrefs, {showGristTour: true});
+  });
+
   s('owner objects carry createdAt: org listings, workspace listings, embedded orgs', async () => {
     const {api, chimpy} = world();
     const mine = ok(await api.get('/api/orgs', chimpy.as)).body.find((o: any) => o.owner?.id === chimpy.id);

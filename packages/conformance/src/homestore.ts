@@ -762,6 +762,12 @@ export function homeStoreConformance(name: string, factory: () => Promise<HomeSt
     assert.is((await store().getDocByUrlId('shared', o2.id))?.id, d2.id);
     const d3 = await newDoc(h2, owner);
     await expectConflict(store().updateDoc(d3.id, {urlId: 'shared'}), 'urlId');
+    // listDocsByUrlId finds every org's holder, current and former aliases alike.
+    assert.equal(sortedIds(await store().listDocsByUrlId('shared')), sorted([d1.id, d2.id]));
+    await store().updateDoc(d1.id, {urlId: 'renamed'});
+    assert.equal(sortedIds(await store().listDocsByUrlId('shared')), sorted([d1.id, d2.id]));
+    assert.equal(sortedIds(await store().listDocsByUrlId('renamed')), [d1.id]);
+    assert.equal(await store().listDocsByUrlId('unknown'), []);
   });
 
   s('urlId: unique across all personal orgs (the merged docs org); orgId null resolves there', async () => {

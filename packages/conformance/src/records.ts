@@ -523,6 +523,95 @@ export function recordsSuite(target: Target): void {
     });
   });
 
+  s(
+    "numbers written to Text, Choice and ChoiceList cells read back as Python's str of what Grist's engine receives",
+    async () => {
+      const {api, chimpy} = world();
+      const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Numbers as text');
+      ok(
+        await api.post(
+          `/api/docs/${d}/tables`,
+          {
+            tables: [
+              {
+                id: 'T',
+                columns: [
+                  {id: 'Tx', fields: {type: 'Text'}},
+                  {id: 'Ch', fields: {type: 'Choice'}},
+                  {id: 'CL', fields: {type: 'ChoiceList'}},
+                  {id: 'I', fields: {type: 'Int'}},
+                ],
+              },
+            ],
+          },
+          chimpy.as,
+        ),
+      );
+      // Grist's marshal sends 32-bit integers as Python ints and every other number as a float;
+      // Text prints a float as an integer below 2**53, else with "%.15g"; str() of a float is repr.
+      // Sent as JSON text, in the forms a client may write them (JSON.stringify would turn -0.0 into 0).
+      const values = [
+        '1e20',
+        '1e16',
+        '1e-7',
+        '0.1',
+        '123456789012345680000',
+        '-0.0',
+        '5.0',
+        '3000000000',
+        '9007199254740994',
+      ];
+      const records = values.map((x) => `{"fields": {"Tx": ${x}, "Ch": ${x}, "CL": ["L", ${x}], "I": ${x}}}`);
+      ok(
+        await api.call('POST', `${tablePath(d, 'T')}/records?noparse=1`, {
+          ...chimpy.as,
+          headers: {'content-type': 'application/json'},
+          body: `{"records": [${records.join(', ')}]}`,
+        }),
+      );
+      const got = ok(await api.get(`${tablePath(d, 'T')}/data`, chimpy.as)).body;
+      const text = [
+        '1e+20',
+        '1e+16',
+        '1e-07',
+        '0.1',
+        '1.23456789012346e+20',
+        '0',
+        '5',
+        '3000000000',
+        '9.00719925474099e+15',
+      ];
+      assert.equal(got.Tx, text);
+      assert.equal(got.Ch, text);
+      assert.equal(
+        got.CL,
+        [
+          '1e+20',
+          '1e+16',
+          '1e-07',
+          '0.1',
+          '1.2345678901234568e+20',
+          '-0.0',
+          '5',
+          '3000000000.0',
+          '9007199254740994.0',
+        ].map((x) => ['L', x]),
+      );
+      // Int: out of 32 bits is alt-text, str() of the float; in range, truncated.
+      assert.equal(got.I, [
+        '1e+20',
+        '1e+16',
+        0,
+        0,
+        '1.2345678901234568e+20',
+        0,
+        5,
+        '3000000000.0',
+        '9007199254740994.0',
+      ]);
+    },
+  );
+
   s('POST records: validation with exact bodies; unknown table, column, formula column (item 7)', async () => {
     const {api, chimpy} = world();
     const foo = tablePath(doc, 'Foo');

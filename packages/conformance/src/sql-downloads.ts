@@ -325,6 +325,37 @@ export function sqlDownloadsSuite(target: Target): void {
     );
   });
 
+  s(
+    'GET /download/table-schema: Choice and ChoiceList fields always carry constraints, {} without choices',
+    async () => {
+      const {api, chimpy} = world();
+      const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Constraints');
+      ok(
+        await api.post(
+          `${tablePath(d)}/columns`,
+          {
+            columns: [
+              {id: 'Ch', fields: {type: 'Choice'}},
+              {id: 'CL', fields: {type: 'ChoiceList'}},
+              {id: 'Ch2', fields: {type: 'Choice', widgetOptions: '{"choices":["a","b"]}'}},
+              {id: 'Tx', fields: {type: 'Text'}},
+            ],
+          },
+          chimpy.as,
+        ),
+      );
+      const fields = ok(await api.get(`/api/docs/${d}/download/table-schema?tableId=Table1`, chimpy.as)).body.schema
+        .fields;
+      // Grist writes `constraints: {enum: widgetOptions.choices}`, which JSON makes {} when there are none.
+      assert.equal(fields.slice(3), [
+        {name: 'Ch', type: 'string', constraints: {}},
+        {name: 'CL', type: 'array', constraints: {}},
+        {name: 'Ch2', type: 'string', constraints: {enum: ['a', 'b']}},
+        {name: 'Tx', type: 'string', format: 'default'},
+      ]);
+    },
+  );
+
   s('GET /download/xlsx: the whole document, one sheet per table; or one table with tableId (issue 15)', async () => {
     const {api, chimpy} = world();
     const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Book');

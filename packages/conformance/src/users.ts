@@ -1,7 +1,7 @@
 /** Users: profile, API keys, deleting a user (SPEC §15, decision 2). */
 import {existsSync} from 'node:fs';
 import * as assert from 'uvu/assert';
-import {areaSuite, isError, isErrorLike, ok, useWorld, type Target} from './world.js';
+import {areaSuite, isError, isErrorLike, keys, ok, useWorld, type Target} from './world.js';
 
 export function usersSuite(target: Target): void {
   const s = areaSuite(target, 'users');
@@ -19,6 +19,9 @@ export function usersSuite(target: Target): void {
     });
     const anon = ok(await api.get('/api/profile/user')).body;
     assert.equal([anon.email, anon.name, anon.anonymous], ['anon@getgrist.com', 'Anonymous', true]);
+    // Grist gives everyone allowGoogleLogin, the anonymous user included (issue 24).
+    assert.equal(keys(anon), ['allowGoogleLogin', 'anonymous', 'email', 'id', 'name', 'picture', 'ref']);
+    assert.is(anon.allowGoogleLogin, true);
     // Case-insensitive path.
     assert.is(ok(await api.get('/api/Profile/User', chimpy.as)).body.id, chimpy.id);
   });

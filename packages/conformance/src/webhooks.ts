@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import * as assert from 'uvu/assert';
 import type {ApiResponse} from './client.js';
 import {tablePath} from './docdata.js';
-import {areaSuite, isError, ok, useWorld, type Target} from './world.js';
+import {areaSuite, isError, isInvalidPayload, ok, useWorld, type Target} from './world.js';
 
 interface Delivery {
   path: string;
@@ -154,6 +154,39 @@ export function webhooksSuite(target: Target): void {
       404,
       /Column not found "bar"/,
     );
+  });
+
+  s('webhook bodies name each Grist type on the way to a failure (Webhook, WebhookFields; issue 24)', async () => {
+    const {api, chimpy} = world();
+    const fields = (f: unknown) => api.post(hooks(), {webhooks: [{fields: f}]}, chimpy.as);
+    const on = 'value.webhooks[0] is not a Webhook; value.webhooks[0].fields is not a WebhookFields; ';
+    const good = {tableId: 'Table1', eventTypes: ['update'], url: 'https://example.com'};
+    const {url: _u, ...noUrl} = good;
+    const {eventTypes: _e, ...noEvents} = good;
+    const {tableId: _t, ...noTable} = good;
+    isInvalidPayload(await fields(noUrl), `Error: ${on}value.webhooks[0].fields.url is missing`);
+    isInvalidPayload(await fields(noEvents), `Error: ${on}value.webhooks[0].fields.eventTypes is missing`);
+    isInvalidPayload(await fields(noTable), `Error: ${on}value.webhooks[0].fields.tableId is missing`);
+    isInvalidPayload(await fields({...good, memo: null}), `Error: ${on}value.webhooks[0].fields.memo is not a string`);
+    // Decision 6 adds "remove" to Grist's event types; anything else is refused.
+    isInvalidPayload(
+      await fields({...good, eventTypes: ['update', 'unknown']}),
+      `Error: ${on}value.webhooks[0].fields.eventTypes[1] is none of "add", "update", "remove"`,
+    );
+    isInvalidPayload(
+      await api.post(hooks(), {webhooks: [5]}, chimpy.as),
+      'Error: value.webhooks[0] is not a Webhook; value.webhooks[0] is not an object',
+    );
+    // The deprecated _subscribe and PATCH check an unnamed top-level value.
+    isInvalidPayload(
+      await api.post(
+        `${tablePath(doc)}/_subscribe`,
+        {eventTypes: ['update', 'unknown'], url: 'https://example.com'},
+        chimpy.as,
+      ),
+      'Error: value.eventTypes[1] is none of "add", "update", "remove"',
+    );
+    assert.equal(ok(await api.get(hooks(), chimpy.as)).body, {webhooks: []}, 'nothing was created');
   });
 
   s('webhook field types and references are checked as Grist checks them (issue 15)', async () => {

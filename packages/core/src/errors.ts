@@ -82,3 +82,19 @@ export function engineError(excName: string, message: string): BadRequest {
 export function isApiError(e: unknown): e is ApiError {
   return e instanceof ApiError;
 }
+
+/**
+ * A request value as JavaScript's `${v}` would show it, for error messages, without ever calling
+ * the value's own methods: a JSON object may carry `toString`/`valueOf` keys that are not
+ * functions, which makes `${v}` and `String(v)` throw (a 500). Objects read `[object Object]` and
+ * lists their items joined with commas, as they do for ordinary values.
+ */
+export function shownValue(v: unknown, depth = 0): string {
+  if (v === null || typeof v !== 'object') {
+    return typeof v === 'symbol' ? (v.description ?? '') : String(v);
+  }
+  if (Array.isArray(v)) {
+    return depth > 8 ? '' : v.map((x) => (x === null || x === undefined ? '' : shownValue(x, depth + 1))).join(',');
+  }
+  return '[object Object]';
+}

@@ -35,8 +35,20 @@ test('convert: numbers as the engine prints them, booleans as Python', () => {
   assert.is(conv('Text', 2), '2');
   assert.is(conv('Text', 2.5), '2.5');
   assert.is(conv('Text', 1 / 3), '0.333333333333333');
-  assert.is(conv('Text', 1e20), '100000000000000000000');
+  // API numbers reach Grist's engine as ints within 32 bits and as floats otherwise (its marshal),
+  // so Text.do_convert prints these as floats: integral below 2**53, else "%.15g".
+  assert.is(conv('Text', 1e20), '1e+20');
+  assert.is(conv('Text', 1e16), '1e+16');
+  assert.is(conv('Text', 123456789012345680000), '1.23456789012346e+20');
+  assert.is(conv('Text', 3000000000), '3000000000');
+  assert.is(conv('Text', 2 ** 53 + 2), '9.00719925474099e+15');
+  assert.is(conv('Text', -0), '0');
+  assert.is(conv('Text', 0.1), '0.1');
   assert.is(conv('Text', 1e-7), '1e-07');
+  // Python ints (an Int column's values) print in full.
+  assert.is(conv('Text', 1e20, {sourceIsFloat: false}), '100000000000000000000');
+  // str() of list items and alt-text follow the same rule: str(1e20) is '1e+20', str(3e9) '3000000000.0'.
+  assert.equal(conv('ChoiceList', ['L', 1e20, 3000000000, 7, -0]), ['L', '1e+20', '3000000000.0', '7', '-0.0']);
   assert.is(conv('Text', true), 'True');
   assert.is(conv('Text', null), null);
   assert.is(conv('Text', ['L', 'a', 1]), "['a', 1]");

@@ -121,7 +121,7 @@ home('orgs: domain rules and personal orgs', async (ctx) => {
   await refused(
     ctx.home.createOrg(ctx.owner, {name: 'X', domain: 'docs-3'}),
     400,
-    'Domain is not permitted: reserved prefix',
+    'Domain is not permitted: Domain cannot use reserved prefix "docs-".',
   );
   await refused(ctx.home.createOrg(ctx.owner, {name: 'X', domain: 'team'}), 400, 'Domain already in use');
   await refused(ctx.home.createOrg(ctx.anon, {name: 'X'}), 401, 'user not authorized');

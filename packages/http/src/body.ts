@@ -57,20 +57,33 @@ export function isJsonContentType(contentType: string | undefined): boolean {
   return type === 'application/json' || type.endsWith('+json');
 }
 
-/** Express `json({strict: true})`: only objects and arrays at the top level. */
+/**
+ * Express `json({strict: true})`: only objects and arrays at the top level. A body starting with
+ * anything else is refused before it is parsed, with the message body-parser makes: the parser's
+ * own error for the same text with everything from that character on masked, then unmasked
+ * (`"hello"` -> `Unexpected token '"', ""hello"" is not valid JSON` on Node 20-24).
+ */
 export function parseJsonBody(buf: Buffer): unknown {
   const text = buf.toString('utf8');
   if (text.trim() === '') return {};
-  let value: unknown;
+  const first = /^[ \t\n\r]*([^ \t\n\r])/.exec(text)?.[1];
+  if (first !== undefined && first !== '{' && first !== '[') {
+    throw new BadRequest(strictViolation(text, first));
+  }
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch (e) {
     throw new BadRequest((e as Error).message);
   }
-  if (value === null || typeof value !== 'object') {
-    throw new BadRequest(
-      `Unexpected token ${JSON.stringify(text.trim()[0])} in JSON: the body must be an object or an array`,
-    );
+}
+
+function strictViolation(text: string, first: string): string {
+  const at = text.indexOf(first);
+  const masked = text.slice(0, at) + '#'.repeat(text.length - at);
+  try {
+    JSON.parse(masked);
+  } catch (e) {
+    return (e as Error).message.replace(/#+/g, (run) => text.slice(at, at + run.length));
   }
-  return value;
+  return 'strict violation';
 }

@@ -231,6 +231,43 @@ const colId = fc.oneof(
   {arbitrary: text, weight: 1},
 );
 
+/**
+ * A JSON object carrying its own toString/valueOf/hasOwnProperty (and similar) keys, sent where a
+ * string or number is expected (issue 24): `${v}`, String(v) and Number(v) throw on it, so every
+ * value must have its type checked before anything coerces it.
+ */
+const trap: fc.Arbitrary<Record<string, unknown>> = fc
+  .subarray(['toString', 'valueOf', 'hasOwnProperty', 'toJSON', 'constructor', 'length', '__proto__'], {
+    minLength: 1,
+  })
+  .chain((keys) =>
+    fc
+      .array(fc.oneof(fc.constant(1), fc.constant(null), fc.string({maxLength: 4})), {
+        minLength: keys.length,
+        maxLength: keys.length,
+      })
+      .map((vals) => JSON.parse(JSON.stringify(Object.fromEntries(keys.map((k, i) => [k, vals[i]]))))),
+  );
+/** A string where a body wants one, now and then a trap instead. */
+const str = fc.oneof({arbitrary: text, weight: 8}, {arbitrary: trap, weight: 1});
+/** A role in an access delta, well- or ill-formed. */
+const role = fc.oneof(
+  {arbitrary: fc.constantFrom('owners', 'editors', 'viewers', 'members', null, 'x'), weight: 8},
+  {arbitrary: trap, weight: 1},
+);
+const accessDelta = fc.record(
+  {
+    delta: fc.oneof(
+      {
+        arbitrary: fc.record({maxInheritedRole: role, users: fc.dictionary(text, role)}, {requiredKeys: []}),
+        weight: 8,
+      },
+      {arbitrary: trap, weight: 1},
+    ),
+  },
+  {requiredKeys: []},
+);
+
 /** Grist cell values, well- and ill-formed. */
 const cell: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   cell: fc.oneof(
@@ -245,6 +282,7 @@ const cell: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
       weight: 2,
     },
     {arbitrary: fc.dictionary(text, tie('cell'), {maxKeys: 3}), weight: 1},
+    {arbitrary: trap, weight: 1},
   ),
 })).cell;
 
@@ -252,6 +290,7 @@ const colValues = fc.dictionary(colId, cell, {maxKeys: 4});
 const rowId = fc.oneof(
   fc.integer({min: -2, max: 6}),
   fc.constantFrom(0, 1e6 + 1, 2 ** 53, 1.5, true, null, '1', {}, [] as unknown[]),
+  trap,
 );
 
 const userAction = fc.oneof(
@@ -271,10 +310,16 @@ const userAction = fc.oneof(
   ),
   fc.tuple(
     fc.constantFrom('AddTable', 'AddEmptyTable'),
-    text,
-    fc.array(fc.record({id: colId, type: fc.constantFrom('Text', 'Int', 'Ref:Table1', 'Bogus', 'RefList:Nope')}), {
-      maxLength: 3,
-    }),
+    str,
+    fc.array(
+      fc.record({
+        id: fc.oneof(colId, trap),
+        type: fc.oneof(fc.constantFrom('Text', 'Int', 'Ref:Table1', 'Bogus', 'RefList:Nope'), trap),
+      }),
+      {
+        maxLength: 3,
+      },
+    ),
   ),
   fc.tuple(
     fc.constantFrom('AddColumn', 'AddVisibleColumn', 'AddHiddenColumn', 'ModifyColumn'),
@@ -298,13 +343,20 @@ const userAction = fc.oneof(
           'Nope',
         ),
         isFormula: fc.boolean(),
-        formula: text,
+        formula: str,
+        label: str,
       },
       {requiredKeys: []},
     ),
   ),
-  fc.tuple(fc.constantFrom('RenameColumn', 'RemoveColumn', 'RenameTable', 'RemoveTable'), tableId, colId),
-  fc.tuple(fc.constant('SetDisplayFormula'), tableId, rowId, fc.oneof(rowId, colId), fc.oneof(text, cell)),
+  fc.tuple(fc.constantFrom('AddColumn', 'ModifyColumn'), tableId, fc.oneof(colId, trap), trap),
+  fc.tuple(
+    fc.constantFrom('RenameColumn', 'RemoveColumn', 'RenameTable', 'RemoveTable'),
+    fc.oneof(tableId, trap),
+    fc.oneof(colId, trap),
+    fc.oneof(colId, trap),
+  ),
+  fc.tuple(fc.constant('SetDisplayFormula'), tableId, rowId, fc.oneof(rowId, colId), fc.oneof(str, cell)),
   fc.tuple(fc.constantFrom('Calculate', 'EvalCode', 'Nope', ''), text),
   fc.array(cell, {maxLength: 4}),
 );
@@ -397,6 +449,10 @@ const nastyByRoute: Record<string, fc.Arbitrary<string>> = {
     JSON.stringify({columns: [{id: 'B', fields: {type: 'Ref:Nope', widgetOptions: {x: 1}, visibleCol: 'A'}}]}),
     JSON.stringify({columns: [{id: 'A', fields: {parentId: 99}}]}),
   ),
+  'PATCH /api/orgs/:oid/access': fc.constant(
+    JSON.stringify({delta: {users: {'a@b.c': {toString: 1, valueOf: 1, hasOwnProperty: 1}}}}),
+  ),
+  'PATCH /api/docs/:docId/move': fc.constant(JSON.stringify({workspace: {toString: 1, valueOf: 1, hasOwnProperty: 1}})),
   'PATCH /api/docs/:docId': fc.constantFrom(
     JSON.stringify({urlId: 'x'.repeat(5000)}),
     JSON.stringify({name: 'x'.repeat(100000)}),
@@ -404,46 +460,42 @@ const nastyByRoute: Record<string, fc.Arbitrary<string>> = {
 };
 
 const bodyByRoute: Record<string, fc.Arbitrary<unknown>> = {
-  'POST /api/orgs': fc.record({name: text, domain: text}, {requiredKeys: []}),
-  'PATCH /api/orgs/:oid': fc.record({name: text, domain: text}, {requiredKeys: []}),
-  'POST /api/orgs/:oid/workspaces': fc.record({name: text}, {requiredKeys: []}),
-  'PATCH /api/workspaces/:wid': fc.record({name: text}, {requiredKeys: []}),
+  'POST /api/orgs': fc.record({name: str, domain: str}, {requiredKeys: []}),
+  'PATCH /api/orgs/:oid': fc.record(
+    {name: str, domain: str, userOrgPrefs: fc.oneof(trap, cell), orgPrefs: fc.oneof(trap, cell)},
+    {requiredKeys: []},
+  ),
+  'PATCH /api/orgs/:oid/access': accessDelta,
+  'PATCH /api/workspaces/:wid/access': accessDelta,
+  'POST /api/orgs/:oid/workspaces': fc.record({name: str}, {requiredKeys: []}),
+  'PATCH /api/workspaces/:wid': fc.record({name: str}, {requiredKeys: []}),
   'POST /api/workspaces/:wid/docs': fc.record(
-    {name: text, urlId: text, isPinned: fc.boolean(), options: fc.dictionary(text, cell)},
+    {name: str, urlId: str, isPinned: fc.oneof(fc.boolean(), trap), options: fc.oneof(fc.dictionary(text, cell), trap)},
     {requiredKeys: []},
   ),
   'PATCH /api/docs/:docId': fc.record(
     {
-      name: text,
-      urlId: fc.oneof(text, fc.constant(null)),
+      name: str,
+      urlId: fc.oneof(str, fc.constant(null)),
+      isPinned: fc.oneof(fc.boolean(), trap),
+      type: fc.oneof(fc.constantFrom('template', null), trap),
       options: fc.dictionary(fc.constantFrom('description', 'icon', 'openMode', 'appearance'), cell),
     },
     {requiredKeys: []},
   ),
-  'PATCH /api/docs/:docId/move': fc.record({workspace: fc.oneof(fc.integer(), text)}, {requiredKeys: []}),
-  'PATCH /api/docs/:docId/access': fc.record(
-    {
-      delta: fc.record(
-        {
-          maxInheritedRole: fc.constantFrom('owners', 'editors', 'viewers', null, 'x'),
-          users: fc.dictionary(text, fc.constantFrom('owners', 'editors', 'viewers', null, 'x')),
-        },
-        {requiredKeys: []},
-      ),
-    },
-    {requiredKeys: []},
-  ),
+  'PATCH /api/docs/:docId/move': fc.record({workspace: fc.oneof(fc.integer(), str)}, {requiredKeys: []}),
+  'PATCH /api/docs/:docId/access': accessDelta,
   'POST /api/docs/:docId/tables': fc.record({
     tables: fc.array(
       fc.record(
-        {id: text, columns: fc.array(fc.record({id: colId, fields: colValues}, {requiredKeys: []}), {maxLength: 4})},
+        {id: str, columns: fc.array(fc.record({id: colId, fields: colValues}, {requiredKeys: []}), {maxLength: 4})},
         {requiredKeys: []},
       ),
       {maxLength: 3},
     ),
   }),
   'PATCH /api/docs/:docId/tables': fc.record({
-    tables: fc.array(fc.record({id: tableId, fields: fc.record({tableId: text, onDemand: cell}, {requiredKeys: []})}), {
+    tables: fc.array(fc.record({id: tableId, fields: fc.record({tableId: str, onDemand: cell}, {requiredKeys: []})}), {
       maxLength: 3,
     }),
   }),
@@ -471,8 +523,8 @@ const bodyByRoute: Record<string, fc.Arbitrary<unknown>> = {
   'POST /api/docs/:docId/tables/:tableId/records/list': fc.record(
     {
       filter: fc.dictionary(colId, fc.array(cell, {maxLength: 4})),
-      sort: fc.array(text, {maxLength: 3}),
-      limit: fc.oneof(fc.integer(), fc.double()),
+      sort: fc.array(str, {maxLength: 3}),
+      limit: fc.oneof(fc.integer(), fc.double(), trap),
       cellFormat: fc.constantFrom('normal', 'typed', 'x'),
     },
     {requiredKeys: []},
@@ -497,10 +549,10 @@ const bodyByRoute: Record<string, fc.Arbitrary<unknown>> = {
           'attach database "x" as y',
           'with recursive c(x) as (select 1 union all select x+1 from c limit 100000) select count(*) from c',
         ),
-        text,
+        str,
       ),
-      args: fc.array(cell, {maxLength: 3}),
-      timeout: fc.oneof(fc.integer({min: -5, max: 2000}), text),
+      args: fc.oneof(fc.array(cell, {maxLength: 3}), trap),
+      timeout: fc.oneof(fc.integer({min: -5, max: 2000}), str),
     },
     {requiredKeys: []},
   ),
@@ -514,9 +566,9 @@ const bodyByRoute: Record<string, fc.Arbitrary<unknown>> = {
             eventTypes: fc.array(fc.constantFrom('add', 'update', 'x'), {maxLength: 2}),
             enabled: cell,
             isReadyColumn: fc.oneof(colId, fc.constant(null)),
-            name: text,
-            memo: text,
-            watchedColIds: fc.array(colId, {maxLength: 2}),
+            name: str,
+            memo: str,
+            watchedColIds: fc.array(fc.oneof(colId, trap), {maxLength: 2}),
           },
           {requiredKeys: []},
         ),
@@ -526,9 +578,9 @@ const bodyByRoute: Record<string, fc.Arbitrary<unknown>> = {
   }),
   'PATCH /api/docs/:docId/webhooks/:webhookId': fc.record(
     {
-      url: text,
-      tableId,
-      eventTypes: fc.array(text, {maxLength: 2}),
+      url: str,
+      tableId: fc.oneof(tableId, trap),
+      eventTypes: fc.array(str, {maxLength: 2}),
       enabled: cell,
       isReadyColumn: fc.oneof(colId, fc.constant(null)),
     },
@@ -544,16 +596,16 @@ const bodyByRoute: Record<string, fc.Arbitrary<unknown>> = {
   ),
   'POST /api/docs/:docId/tables/:tableId/_unsubscribe': fc.record(
     {
-      unsubscribeKey: text,
+      unsubscribeKey: str,
       webhookId: fc.oneof(
         idOf(() => ids.hooks),
-        text,
+        str,
       ),
-      triggerId: fc.oneof(fc.integer(), text),
+      triggerId: fc.oneof(fc.integer(), str),
     },
     {requiredKeys: []},
   ),
-  'POST /api/profile/user/name': fc.record({name: text}, {requiredKeys: []}),
+  'POST /api/profile/user/name': fc.record({name: str}, {requiredKeys: []}),
 };
 
 const queryKeys: Record<string, string[]> = {

@@ -387,6 +387,13 @@ export class PostgresHomeStore implements HomeStore {
           );
     return r ? rows.doc(r) : null;
   }
+  async listDocsByUrlId(urlId: string) {
+    const found = await this.q(
+      'SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = $1 ORDER BY a.created_at, a.doc_id',
+      [urlId],
+    );
+    return found.map(rows.doc);
+  }
   async listDocs(workspaceIds: number[]) {
     if (workspaceIds.length === 0) return [];
     return (

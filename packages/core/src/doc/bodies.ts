@@ -61,13 +61,15 @@ function isObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
-function checkColValues(path: string, value: unknown, failures: Failure[]): void {
-  if (!isObject(value)) {
+function checkColValues(path: string, value: unknown, failures: Failure[], arrays = false): void {
+  // Grist's checker takes any JS object for an interface, so an upsert's `require` (an
+  // intersection of two) may be an array: its indexes are then its keys, as Grist reads them.
+  if (!isObject(value) && !(arrays && Array.isArray(value))) {
     failures.push({path, msg: 'is not an object', nested: []});
     return;
   }
   for (const k in value) {
-    const cell = value[k];
+    const cell = (value as Record<string, unknown>)[k];
     const t = typeof cell;
     // The common case first: no path string is built for a valid cell.
     if (cell === null || t === 'number' || t === 'string' || t === 'boolean') {
@@ -109,7 +111,7 @@ function checkRecord(kind: RecordKind, path: string, rec: unknown): Failure | nu
     } else if (isObject(rec.require) && rec.require.id !== undefined && typeof rec.require.id !== 'number') {
       failures.push({path: `${path}.require.id`, msg: 'is not a number', nested: []});
     } else {
-      checkColValues(`${path}.require`, rec.require, failures);
+      checkColValues(`${path}.require`, rec.require, failures, true);
     }
     if (rec.fields !== undefined) {
       checkColValues(`${path}.fields`, rec.fields, failures);

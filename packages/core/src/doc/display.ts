@@ -75,7 +75,7 @@ export function setDisplayFormula(
   if (fieldRef) {
     const field = doc.metaRows('_grist_Views_section_field').find((f) => Number(f.id) === fieldRef);
     if (!field) {
-      throw engineError('KeyError', `SetDisplayFormula: no field ${String(fieldRef)}`);
+      throw engineError('KeyError', `SetDisplayFormula: no field ${JSON.stringify(fieldRef)}`);
     }
     // Grist refuses to change fields of raw data widgets (useractions' BulkUpdateRecord check).
     if (doc.meta.userTables.some((t) => Number(t.fields.rawViewSectionRef) === Number(field.parentId))) {
@@ -96,7 +96,13 @@ export function setDisplayFormula(
 }
 
 function columnOf(doc: DocStorage, table: TableMeta, colRef: CellValue): ColumnMeta {
-  const col = typeof colRef === 'string' ? table.byId.get(colRef) : doc.meta.colsByRef.get(Number(colRef))?.col;
+  // A column by id or by row ref; anything else (a list, an object) names no column.
+  const col =
+    typeof colRef === 'string'
+      ? table.byId.get(colRef)
+      : typeof colRef === 'number'
+        ? doc.meta.colsByRef.get(colRef)?.col
+        : undefined;
   if (!col) {
     throw engineError('KeyError', `SetDisplayFormula: no column ${JSON.stringify(colRef)} in ${table.tableId}`);
   }

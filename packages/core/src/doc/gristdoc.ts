@@ -7,7 +7,7 @@
  */
 import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
-import {BadRequest, engineError, NotFound} from '../errors.js';
+import {BadRequest, engineError, NotFound, shownValue} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
 import {ChangeSet, DocStorage, type WriteOptions} from './storage.js';
 import {DataStamp} from './colstats.js';
@@ -24,6 +24,7 @@ import {
 import type {FormulaEngine} from '../formula/engine.js';
 import {syncSummaries} from './summary.js';
 import {removeUnusedDisplayCols} from './display.js';
+import {ColumnSlots} from './colorder.js';
 import {ReadCache} from './readcache.js';
 import {actionContext, type ActionTarget, userAction} from './useractions.js';
 import {checkInput, checkSchemaActionCount} from './input.js';
@@ -35,7 +36,7 @@ import {DocRecordWrites, type RecordSource} from './recordwrites.js';
 import {refreshRules} from '../access/rules/write.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
-import type {TableMeta} from './meta.js';
+import type {ColumnMeta, TableMeta} from './meta.js';
 import {NATURAL_KEY_FN, naturalKey, quoteIdent} from './query.js';
 import {isGristDocument, needsUpgrade, readVersions, upgradeDocument} from './migrations/index.js';
 import {SCHEMA_VERSION} from './schema.js';
@@ -111,6 +112,7 @@ export class GristDoc {
     },
     table: (t: string) => doc.table(t),
     userTable: (t: string) => doc.userTable(t),
+    columnOrder: (cols: ColumnMeta[]) => doc.columnSlots.sort(cols),
     write: <T>(fn: () => T, role?: WriterRole) => doc.write(fn, role),
     updateTableRecord: (ref: number, fields: Record<string, CellValue>) => doc.schema.updateTableRecord(ref, fields),
   }))(this);
@@ -123,6 +125,8 @@ export class GristDoc {
   private readonly listeners = new Set<ChangeListener>();
   private readonly beforeListeners = new Set<BeforeRowsListener>();
   private writeSeq = 0;
+  /** Grist's in-memory order of column records, which `GET /columns` follows (colorder.ts). */
+  private readonly columnSlots = new ColumnSlots();
   private actionNum: number;
   /** The role of the current write's caller (metadata write rules, metarules.ts). */
   private writer: WriterRole = 'owners';
@@ -349,6 +353,7 @@ export class GristDoc {
     const restoreZone = useDocTimezone(this.storage.meta);
     try {
       return this.inTransaction(() => {
+        this.columnSlots.start(this.db);
         this.loadFormulas();
         const result = fn();
         // Grist's auto-removal of display helpers left unused by this write's schema changes.
@@ -373,6 +378,9 @@ export class GristDoc {
             .filter((t) => t.startsWith('_grist_')),
           this.formulaStructure,
         );
+        if (changes.touched('_grist_Tables_column')) {
+          this.columnSlots.finish(this.db);
+        }
         if (this.listeners.size) {
           for (const change of changes.list()) {
             for (const listener of this.listeners) {
@@ -706,7 +714,7 @@ export class GristDoc {
 
   private actionTable(tableId: unknown): string {
     if (typeof tableId !== 'string' || !this.storage.meta.tables.has(tableId)) {
-      throw engineError('KeyError', `'${String(tableId)}'`);
+      throw engineError('KeyError', `'${shownValue(tableId)}'`);
     }
     return tableId;
   }

@@ -2,6 +2,7 @@
  * Table and column identifiers, as the data engine picks them (sandbox/grist/identifiers.py):
  * sanitised to [A-Za-z0-9_], de-duplicated case-insensitively with a numeric suffix.
  */
+import {shownValue} from '../errors.js';
 
 // Python 3's keyword.kwlist (the engine also refuses None/True/False, which it contains).
 export const PY_KEYWORDS: ReadonlySet<string> = new Set([
@@ -43,7 +44,8 @@ export const PY_KEYWORDS: ReadonlySet<string> = new Set([
 ]);
 
 function sanitize(ident: string | null | undefined, prefix: string, capitalize: boolean): string {
-  let s = ident == null ? '' : String(ident);
+  // Callers pass checked strings; anything else reads as JavaScript shows it, never through its own methods.
+  let s = ident == null ? '' : typeof ident === 'string' ? ident : shownValue(ident);
   // NFKD, then drop combining marks, so that 'é' becomes 'e' rather than '_'.
   s = s.normalize('NFKD').replace(/\p{M}/gu, '');
   s = s.replace(/[^a-zA-Z0-9_]+/g, '_').replace(/^_+/, '');

@@ -53,9 +53,15 @@ export function formatG15(v: number): string {
   return `${strip(mant)}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
 }
 
-/** str() of a number the engine holds: integral JSON numbers are Python ints, others floats. */
-export function pyNumberStr(v: number, isFloat = false): string {
-  if (!isFloat && Number.isInteger(v) && Math.abs(v) < 1e21) {
+/**
+ * str() of a number the engine holds. `isFloat` true: a float (Numeric, Date... columns); false: a
+ * Python int when integral (Int columns); left out: a value as Grist's marshalling hands JSON
+ * numbers to its engine, 32-bit integers as ints and every other number (-0 included) as a float.
+ */
+export function pyNumberStr(v: number, isFloat?: boolean): string {
+  const isInt =
+    isFloat === undefined ? v === (v | 0) && !Object.is(v, -0) : !isFloat && Number.isInteger(v) && Math.abs(v) < 1e21;
+  if (isInt) {
     return BigInt(v).toString();
   }
   return pyFloatRepr(v);

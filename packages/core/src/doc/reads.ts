@@ -33,6 +33,8 @@ export interface ReadSource {
   table(tableId: string): TableMeta;
   /** A user table by id (400 for metadata tables). */
   userTable(tableId: string): TableMeta;
+  /** Columns in the order `GET /columns` lists them (Grist's in-memory order: colorder.ts). */
+  columnOrder(cols: ColumnMeta[]): ColumnMeta[];
 }
 
 /** Column fields in the order `GET /columns` lists them. */
@@ -150,7 +152,7 @@ export class DocReads {
       const {hiddenCols} = this.src.guard.readTable(tableId);
       cols = cols.filter((c) => !hiddenCols.has(c.colId));
     }
-    return cols.map((c) => columnInfo(c));
+    return this.src.columnOrder(cols).map((c) => columnInfo(c));
   }
 
   // -------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
  * write rules of the caller's role, access checks and recalculation).
  */
 import type Database from 'better-sqlite3';
-import {BadRequest, engineError, Forbidden} from '../errors.js';
+import {BadRequest, engineError, Forbidden, shownValue} from '../errors.js';
 import type {UpsertOptions, UpsertRecord, UpsertResult, WriteAs} from './api-types.js';
 import {requireSameFields} from './bodies.js';
 import type {DocGuard} from './guard.js';
@@ -157,7 +157,7 @@ export class DocRecordWrites {
     const rows = new Map(this.src.storage.metaRows(tableId).map((r) => [Number(r.id), r]));
     const missing = rowIds.find((id) => !rows.has(id));
     if (missing !== undefined) {
-      throw new BadRequest(`Invalid row id ${missing}`);
+      throw new BadRequest(`Invalid row id ${shownValue(missing)}`);
     }
     rowIds.forEach((id, i) => {
       const values: Record<string, CellValue> = {};

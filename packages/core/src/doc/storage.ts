@@ -1010,7 +1010,7 @@ export class DocStorage {
         if (k === 'id') {
           continue;
         }
-        if (!(k in FIELD_TYPES)) {
+        if (!Object.hasOwn(FIELD_TYPES, k)) {
           throw new BadRequest(`Invalid column "${k}"`);
         }
         values[k] = converterFor(FIELD_TYPES[k])(v);

@@ -4,7 +4,7 @@
  * through its storage. `GristDoc.applyUserActions` runs a bundle in one transaction and looks each
  * action up here; an unknown name is a 400.
  */
-import {BadRequest, engineError} from '../errors.js';
+import {BadRequest, engineError, shownValue} from '../errors.js';
 import {setDisplayFormula} from './display.js';
 import type {TableMeta} from './meta.js';
 import type {AddTableResult, ColInfo, DocStorage, WriteOptions} from './storage.js';
@@ -42,6 +42,10 @@ export interface ActionContext extends ActionTarget {
   ids(v: unknown): Array<number | null>;
   /** A user table (not a metadata one) by id. */
   userTable(v: unknown): TableMeta;
+  /** A new table or column id: a string, or null for a generated one. */
+  newId(v: unknown, what: string): string | null;
+  /** Column info (or a column of AddTable): an object whose values are cell values, never objects. */
+  colInfo(v: unknown, what: string): Record<string, CellValue>;
 }
 
 /** One user action: its arguments after the name; returns the action's retValue. */
@@ -49,6 +53,14 @@ export type UserActionHandler = (a: ActionContext, args: unknown[]) => unknown;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A metadata cell: a primitive, or a list of them (`["L", ...]`), as no column field holds a dict. */
+function isMetaCell(v: unknown, depth = 0): boolean {
+  if (v === null || typeof v !== 'object') {
+    return true;
+  }
+  return Array.isArray(v) && depth < 64 && v.every((x) => isMetaCell(x, depth + 1));
 }
 
 /** The context of one action of a bundle. */
@@ -92,6 +104,21 @@ export function actionContext(name: string, opts: WriteOptions, target: ActionTa
         throw engineError('ValueError', `${name}: ${String(v)} is a metadata table`);
       }
       return t;
+    },
+    newId(v, what) {
+      if (v !== null && v !== undefined && typeof v !== 'string') {
+        throw engineError('TypeError', `${name}: ${what} must be a string`);
+      }
+      return v ?? null;
+    },
+    colInfo(v, what) {
+      const info = this.obj(v, what);
+      for (const [k, x] of Object.entries(info)) {
+        if (!isMetaCell(x)) {
+          throw engineError('TypeError', `${name}: ${what} field ${k} must be a cell value, not an object`);
+        }
+      }
+      return info;
     },
   };
 }
@@ -173,10 +200,10 @@ export const USER_ACTIONS: Readonly<Record<string, UserActionHandler>> = {
       a.name === 'AddEmptyTable'
         ? [{}, {}, {}].map(() => ({id: null, isFormula: true}))
         : (Array.isArray(args[1]) ? args[1] : []).map((c) => {
-            const spec = a.obj(c, 'column');
-            return {...spec, id: spec.id as string | null} as {id: string | null} & ColInfo;
+            const spec = a.colInfo(c, 'column');
+            return {...spec, id: a.newId(spec.id, 'column id')} as {id: string | null} & ColInfo;
           });
-    const result: AddTableResult = a.storage.addTable(args[0] as string | null, cols);
+    const result: AddTableResult = a.storage.addTable(a.newId(args[0], 'table id'), cols);
     return result;
   },
   AddEmptyTable: (a, args) => USER_ACTIONS.AddTable(a, args),
@@ -185,42 +212,46 @@ export const USER_ACTIONS: Readonly<Record<string, UserActionHandler>> = {
     return null;
   },
   RenameTable: (a, args) => {
-    return a.storage.renameTable(a.userTable(args[0]), String(args[1]));
+    const table = a.userTable(args[0]);
+    return a.storage.renameTable(table, String(a.newId(args[1], 'new table id')));
   },
   AddColumn: (a, args) => {
     const table = a.userTable(args[0]);
-    const info = a.obj(args[2] ?? {}, 'column info') as ColInfo;
+    const colId = a.newId(args[1], 'column id');
+    const info = a.colInfo(args[2] ?? {}, 'column info') as ColInfo;
     if (a.name === 'AddHiddenColumn') {
-      return a.storage.addColumn(table, args[1] as string | null, info, {visible: false, fields: false});
+      return a.storage.addColumn(table, colId, info, {visible: false, fields: false});
     }
-    return a.storage.addColumn(table, args[1] as string | null, info, {visible: a.name === 'AddVisibleColumn'});
+    return a.storage.addColumn(table, colId, info, {visible: a.name === 'AddVisibleColumn'});
   },
   AddVisibleColumn: (a, args) => USER_ACTIONS.AddColumn(a, args),
   AddHiddenColumn: (a, args) => USER_ACTIONS.AddColumn(a, args),
   RemoveColumn: (a, args) => {
     const table = a.userTable(args[0]);
-    const col = table.byId.get(String(args[1]));
+    const col = table.byId.get(shownValue(args[1]));
     if (!col) {
-      throw engineError('KeyError', `'${String(args[1])}'`);
+      throw engineError('KeyError', `'${shownValue(args[1])}'`);
     }
     a.storage.removeColumns([col.colRef]);
     return null;
   },
   RenameColumn: (a, args) => {
     const table = a.userTable(args[0]);
-    if (!table.byId.has(String(args[1]))) {
-      throw engineError('KeyError', `'${String(args[1])}'`);
+    if (!table.byId.has(shownValue(args[1]))) {
+      throw engineError('KeyError', `'${shownValue(args[1])}'`);
     }
-    a.storage.updateColumns(table, [{colId: String(args[1]), values: {colId: String(args[2])}}]);
-    const col = a.storage.meta.colsByRef.get(table.byId.get(String(args[1]))!.colRef);
+    a.storage.updateColumns(table, [
+      {colId: shownValue(args[1]), values: {colId: String(a.newId(args[2], 'new column id'))}},
+    ]);
+    const col = a.storage.meta.colsByRef.get(table.byId.get(shownValue(args[1]))!.colRef);
     return col?.col.colId ?? null;
   },
   ModifyColumn: (a, args) => {
     const table = a.userTable(args[0]);
-    if (!table.byId.has(String(args[1]))) {
-      throw engineError('KeyError', `'${String(args[1])}'`);
+    if (!table.byId.has(shownValue(args[1]))) {
+      throw engineError('KeyError', `'${shownValue(args[1])}'`);
     }
-    const info = {...a.obj(args[2], 'column info')};
+    const info = {...a.colInfo(args[2], 'column info')};
     delete info.colId;
     delete info.id;
     delete info.parentId;
@@ -228,7 +259,7 @@ export const USER_ACTIONS: Readonly<Record<string, UserActionHandler>> = {
       info.parentPos = info._position;
       delete info._position;
     }
-    a.storage.updateColumns(table, [{colId: String(args[1]), values: info}]);
+    a.storage.updateColumns(table, [{colId: shownValue(args[1]), values: info}]);
     return null;
   },
   SetDisplayFormula: (a, args) => {

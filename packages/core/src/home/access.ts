@@ -121,11 +121,33 @@ export class HomeAccess {
       if (merged) {
         doc = await this.store.getDocByUrlId(key, null);
         if (doc && (await this.orgOfDoc(doc)).ownerId === null) doc = null;
-      } else doc = await this.store.getDocByUrlId(key, ctxOrg ? ctxOrg.id : null);
+      } else if (ctxOrg) doc = await this.store.getDocByUrlId(key, ctxOrg.id);
+      else doc = (await this.reachableByUrlId(key, p)) ?? (await this.store.getDocByUrlId(key, null));
     }
     if (!doc) throw new NotFound('document not found');
     if (ctxOrg && !merged && (await this.orgOfDoc(doc)).id !== ctxOrg.id) throw new NotFound('document not found');
     return doc;
+  }
+
+  /**
+   * With no org context, Grist looks a urlId up among the documents the caller can reach, in any
+   * org (400 when several answer). Decision D48: documents shared with the caller themselves come
+   * before those reachable only through a public share, so nobody's public document can stand in
+   * for (or make ambiguous) a urlId the caller already uses.
+   */
+  private async reachableByUrlId(key: string, p: Principal): Promise<Doc | null> {
+    const found = await this.store.listDocsByUrlId(key);
+    if (found.length === 0) return null;
+    const own: Doc[] = [];
+    const open: Doc[] = [];
+    for (const doc of found) {
+      const {chain} = await this.docChain(doc, p);
+      if (effectiveRoles(chain, p.listIds).roles[DOC]) own.push(doc);
+      else if (this.rawDocRole(chain, p)) open.push(doc);
+    }
+    const pick = own.length > 0 ? own : open;
+    if (pick.length > 1) throw new BadRequest('ambiguous document request');
+    return pick[0] ?? null;
   }
 
   async orgOfDoc(doc: Doc): Promise<Org> {
@@ -177,7 +199,9 @@ export class HomeAccess {
     const removed = doc.removedAt || (await this.store.getWorkspace(doc.workspaceId))?.removedAt;
     if (removed && !opts.allowRemoved) throw new NotFound('Document is deleted');
     if (!role) throw new Forbidden('No view access');
-    if (need !== 'viewers' && role === 'viewers') throw new Forbidden('No write access');
+    // Grist's assertAccess: the editor check only where editors are needed, so a viewer on an
+    // owners' endpoint hears "No owner access".
+    if (need === 'editors' && role === 'viewers') throw new Forbidden('No write access');
     if (need === 'owners' && role !== 'owners') throw new Forbidden('No owner access');
     return {doc, role};
   }

@@ -82,7 +82,11 @@ async function findOrCreate(store: HomeStore, email: string, name: string, perso
   const existing = await store.getUserByEmail(email);
   if (existing) return existing;
   try {
-    return await store.createUser({email, name, personalOrg});
+    const user = await store.createUser({email, name, personalOrg});
+    const personal = personalOrg ? await store.getPersonalOrg(user.id) : null;
+    // Grist marks a new personal org for its new user's tour (`userOrgPrefs`, shown on the org).
+    if (personal) await store.setPrefs(personal.id, user.id, {showGristTour: true});
+    return user;
   } catch (e) {
     if (e instanceof Conflict) return (await store.getUserByEmail(email))!;
     throw e;

@@ -1,8 +1,8 @@
 /** Home operations on document records (SPEC §3.9-3.12); the Engine creates and removes the files. */
-import {asViewer, can} from '../access/index.js';
-import {BadRequest, Forbidden, NotFound} from '../errors.js';
+import {asViewer, can, effectiveRoles} from '../access/index.js';
+import {BadRequest, Forbidden, NotFound, shownValue} from '../errors.js';
 import {makeId, nowIso} from '../ids.js';
-import {DOC} from './access.js';
+import {DOC, ORG} from './access.js';
 import type {HomeParts} from './parts.js';
 import type {OrgContext, Principal} from './principal.js';
 import {Conflict, type Doc} from './types.js';
@@ -67,7 +67,11 @@ export async function getDoc(h: HomeParts, key: string, p: Principal, ctx: OrgCo
       updatedAt: ws.updatedAt,
       isSupportWorkspace: false,
       owner,
-      org: h.shapes.embeddedOrg(org, owner, true),
+      // Grist's document query marks the org's access too (guests and members see it as viewers).
+      org: h.shapes.embeddedOrg(org, owner, {
+        access: asViewer(effectiveRoles(chain, p.accessIds).roles[ORG]),
+        withBilling: true,
+      }),
     },
   };
 }
@@ -135,7 +139,7 @@ export async function moveDoc(h: HomeParts, key: string, p: Principal, ctx: OrgC
         ? Number(workspace)
         : NaN;
   if (!Number.isInteger(wid))
-    throw new BadRequest(`workspace parameter cannot be understood as an integer: ${workspace}`);
+    throw new BadRequest(`workspace parameter cannot be understood as an integer: ${shownValue(workspace)}`);
   const {doc, role} = await h.access.docFor(key, p, ctx, ['view']);
   if (role !== 'owners') throw new Forbidden('access denied');
   const dest = await h.store.getWorkspace(wid);

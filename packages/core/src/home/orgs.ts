@@ -55,7 +55,8 @@ export async function getOrg(h: HomeParts, key: string, p: Principal, ctx: OrgCo
 export async function createOrg(h: HomeParts, p: Principal, body: {name?: unknown; domain?: unknown}) {
   requireUser(p);
   if (typeof body.name !== 'string' || !body.name) throw new BadRequest('Bad request: name required');
-  const domain = body.domain === undefined || body.domain === null ? null : String(body.domain);
+  const domain = body.domain === undefined || body.domain === null ? null : body.domain;
+  if (domain !== null && typeof domain !== 'string') throw new BadRequest('Domain is not permitted: must be a string');
   if (domain !== null) checkDomain(domain);
   try {
     const org = await h.store.createOrg({name: body.name, domain, ownerUserId: p.user.id, personal: false});

@@ -113,19 +113,20 @@ export class HomeShapes {
   }
 
   /**
-   * An org embedded in a workspace or doc answer (no `access`). A doc's carries its billing
-   * account (Grist loads it there to check the product); a workspace's does not.
+   * An org embedded in a workspace or doc answer. A doc's carries the caller's `access` to the org
+   * and its billing account (Grist's document query computes both); a workspace's neither.
    */
-  embeddedOrg(org: Org, owner: ReturnType<HomeShapes['userRef']>, withBilling = false) {
+  embeddedOrg(org: Org, owner: ReturnType<HomeShapes['userRef']>, doc?: {access: Role | null; withBilling: boolean}) {
     return {
       id: org.id,
       name: org.name,
       domain: this.orgDomain(org),
       host: org.host,
+      ...(doc ? {access: doc.access} : {}),
       owner,
       createdAt: org.createdAt,
       updatedAt: org.updatedAt,
-      ...(withBilling ? {billingAccount: this.billingAccount(org)} : {}),
+      ...(doc?.withBilling ? {billingAccount: this.billingAccount(org)} : {}),
     };
   }
 
@@ -204,7 +205,9 @@ export class HomeShapes {
       name: u.name,
       picture: u.picture,
       ref: u.ref,
-      ...(p.anonymous ? {anonymous: true} : {allowGoogleLogin: true}),
+      // Grist adds allowGoogleLogin (true unless a user option says otherwise) for everyone.
+      ...(p.anonymous ? {anonymous: true} : {}),
+      allowGoogleLogin: true,
     };
   }
 }

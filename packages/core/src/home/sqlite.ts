@@ -506,6 +506,12 @@ export class SqliteHomeStore implements HomeStore {
           );
     return r ? rows.doc(r) : null;
   }
+  async listDocsByUrlId(urlId: string) {
+    return this.all(
+      'SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = ? ORDER BY a.created_at, a.rowid',
+      urlId,
+    ).map(rows.doc);
+  }
   async listDocs(workspaceIds: number[]) {
     if (workspaceIds.length === 0) return [];
     return this.all(

@@ -170,6 +170,8 @@ export interface HomeStore {
    * (Grist's merged `docs` org), the oldest alias first.
    */
   getDocByUrlId(urlId: string, orgId: number | null): Promise<Doc | null>;
+  /** Every document holding `urlId` (current or former alias) in its own org, in any org. */
+  listDocsByUrlId(urlId: string): Promise<Doc[]>;
   /** A workspace's documents. */
   listDocs(workspaceIds: number[]): Promise<Doc[]>;
   /**

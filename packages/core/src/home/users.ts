@@ -1,5 +1,5 @@
 /** Home operations on the calling user: profile, name, API key, account deletion (SPEC §3.13). */
-import {BadRequest, Forbidden, NotFound} from '../errors.js';
+import {BadRequest, Forbidden, NotFound, shownValue} from '../errors.js';
 import {requireUser} from './authn.js';
 import type {HomeParts} from './parts.js';
 import type {Principal} from './principal.js';
@@ -44,6 +44,8 @@ export async function deleteUser(
   if (p.anonymous || p.user.id !== userId) throw new Forbidden('not permitted to delete this user');
   const user = await h.store.getUser(userId);
   if (!user) throw new NotFound('user not found');
-  if (name && name !== user.name) throw new BadRequest(`user name did not match ('${name}' vs '${user.name}')`);
+  if (name && name !== user.name) {
+    throw new BadRequest(`user name did not match ('${shownValue(name)}' vs '${user.name}')`);
+  }
   return h.store.deleteUser(userId);
 }

@@ -3,36 +3,23 @@
  * Grist's error wording. Pure functions: no store, no access decisions.
  */
 import {strongest} from '../access/index.js';
-import {BadRequest} from '../errors.js';
+import {BadRequest, shownValue} from '../errors.js';
 import {URL_ID_RE} from './access.js';
 import {ANON_EMAIL, EVERYONE_EMAIL} from './principal.js';
 import type {BasicRole, ResourceKind, Role} from './types.js';
 
 export const BASIC_ROLES = ['owners', 'editors', 'viewers'] as const;
-const DOMAIN_BLOCKLIST = new Set([
-  'admin',
-  'api',
-  'blog',
-  'current',
-  'dev',
-  'docs',
-  'documentation',
-  'grist',
-  'help',
-  'login',
-  'logout',
-  'static',
-  'support',
-  'test',
-  'www',
-  'signin',
-  'signup',
-  'billing',
-  'status',
-  'new',
-  'app',
-  'mail',
-]);
+/** Names Grist refuses as team-site domains (its `checkSubdomainValidity`: `Invalid domain value.`). */
+const DOMAIN_BLOCKLIST = new Set(
+  [
+    'aws gristlogin issues metrics phab releases test vpn www w ww wwww wwwww docs api static',
+    'ftp imap pop smtp mail git blog wiki support kb help forum admin store dev beta community try wpx',
+    'telemetry google apple microsoft ms facebook fb twitter youtube yt current staging prod login',
+    'login-dev login-s 1ogin 1ogin-dev 1ogin-s',
+  ]
+    .join(' ')
+    .split(' '),
+);
 const DOMAIN_PREFIXES = ['docs-', 'o-', 'doc-worker-', '_', 'v1-'];
 // A pragmatic RFC 5322 subset: no spaces or control characters, one @, a dotted domain.
 const EMAIL_RE =
@@ -53,17 +40,20 @@ export function isValidEmail(email: string): boolean {
   return EMAIL_RE.test(email);
 }
 
-/** Throws 400 unless `domain` is a valid team-site domain (Grist's rules). */
+/** Throws 400 unless `domain` is a valid team-site domain: Grist's checks, in its order and words. */
 export function checkDomain(domain: string): void {
+  const prefix = DOMAIN_PREFIXES.find((p) => domain.startsWith(p));
   const reason = !/^[a-z0-9][-a-z0-9]*$/.test(domain)
-    ? 'invalid characters'
-    : domain.length < 3 || domain.length > 63
-      ? 'length must be between 3 and 63'
-      : DOMAIN_PREFIXES.some((p) => domain.startsWith(p))
-        ? 'reserved prefix'
-        : DOMAIN_BLOCKLIST.has(domain)
-          ? 'reserved name'
-          : null;
+    ? 'Domain must include lower-case letters, numbers, and dashes only.'
+    : prefix
+      ? `Domain cannot use reserved prefix "${prefix}".`
+      : domain.length > 63
+        ? 'Domain must contain less than 64 characters.'
+        : domain.length <= 2
+          ? 'Domain must contain more than 2 characters.'
+          : DOMAIN_BLOCKLIST.has(domain)
+            ? 'Invalid domain value.'
+            : null;
   if (reason) throw new BadRequest(`Domain is not permitted: ${reason}`);
 }
 
@@ -147,7 +137,7 @@ export function parseAccessDelta(kind: ResourceKind, body: unknown): ParsedDelta
   for (const email of Object.keys(delta.users ?? {}).sort()) {
     const role = (delta.users as Record<string, unknown>)[email];
     if (role !== null && (typeof role !== 'string' || !validRoles.includes(role)))
-      throw new BadRequest(`Invalid user role ${role}`);
+      throw new BadRequest(`Invalid user role ${shownValue(role)}`);
     if (role !== null && !isValidEmail(email)) throw new BadRequest('Invalid email address included');
     const norm = email.toLowerCase();
     const prev = users.get(norm);
@@ -159,7 +149,7 @@ export function parseAccessDelta(kind: ResourceKind, body: unknown): ParsedDelta
     delta.maxInheritedRole !== null &&
     !(BASIC_ROLES as readonly unknown[]).includes(delta.maxInheritedRole)
   ) {
-    throw new BadRequest(`Invalid maxInheritedRole ${delta.maxInheritedRole}`);
+    throw new BadRequest(`Invalid maxInheritedRole ${shownValue(delta.maxInheritedRole)}`);
   }
   if (users.has(EVERYONE_EMAIL) && users.has(ANON_EMAIL)) {
     throw new BadRequest('this user cannot share with everyone and anonymous');

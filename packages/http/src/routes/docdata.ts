@@ -99,10 +99,11 @@ function readQuery(ctx: RequestContext): RecordQuery {
     } catch (e) {
       throw new BadRequest(`Invalid query: filter is not valid JSON (${(e as Error).message})`);
     }
-    if (!isObject(parsed)) {
+    if (parsed === null) {
       throw new BadRequest('Invalid query: filter must be a JSON object');
     }
-    q.filter = parsed;
+    // Grist reads any other JSON value by its keys: a list's are its indexes, a number has none.
+    q.filter = isObject(parsed) ? parsed : Object.fromEntries(Object.entries(parsed as object));
   }
   const sort = ctx.query.get('sort') ?? ctx.headers['x-sort'];
   if (sort) {

@@ -4,7 +4,15 @@
  * `POST /api/docs/:docId/copy`.
  */
 import * as v from 'valibot';
-import {BadRequest, Unauthorized, copyDoc, createEmptyDoc, importUpload, type ImportResult} from '@gristlite/core';
+import {
+  BadRequest,
+  Unauthorized,
+  copyDoc,
+  createEmptyDoc,
+  importUpload,
+  type ImportResult,
+  shownValue,
+} from '@gristlite/core';
 import {isMultipart, type FormFile} from '../multipart.js';
 import {intParam, type Route} from '../route.js';
 import type {RequestContext} from '../types.js';
@@ -54,14 +62,14 @@ async function createParams(ctx: RequestContext): Promise<CreateParams> {
 function optString(fields: Record<string, unknown>, name: string): string | null {
   const value = fields[name];
   if (value === undefined || value === null || value === '') return null;
-  if (typeof value !== 'string') throw new BadRequest(`${name} parameter should be a string: ${String(value)}`);
+  if (typeof value !== 'string') throw new BadRequest(`${name} parameter should be a string: ${shownValue(value)}`);
   return value;
 }
 
 function workspaceParam(fields: Record<string, unknown>): number | null {
   const value = fields.workspaceId;
   if (value === undefined || value === null || value === '') return null;
-  return intParam('workspaceId', String(value));
+  return intParam('workspaceId', shownValue(value));
 }
 
 /** Grist's flag reading of a form value or JSON boolean. */

@@ -8,7 +8,7 @@ import {openDocFor} from './doc-common.js';
 
 const SqlPost = v.looseObject({
   sql: v.string(),
-  args: v.optional(v.nullable(v.array(v.unknown()))),
+  args: v.optional(v.union([v.array(v.unknown()), v.null()], 'is none of any[], null')),
   timeout: v.optional(v.number()),
 });
 

@@ -55,7 +55,14 @@ export const webhookRoutes: Route[] = [
     tag: 'webhooks',
     summary: 'Create webhooks; returns their ids',
     need: 'owners',
-    body: {schema: WebhookSubscribeCollection, prefix: 'value'},
+    body: {
+      schema: WebhookSubscribeCollection,
+      prefix: 'value',
+      names: [
+        ['webhooks[]', 'Webhook'],
+        ['webhooks[].fields', 'WebhookFields'],
+      ],
+    },
     handler: async (_ctx, {doc}, body) => doc.addWebhooks(body.webhooks.map((w) => w.fields as WebhookFieldsInput)),
   }),
   docRoute({

@@ -85,8 +85,11 @@ export interface ColumnType {
   encoder(declType: string): Encoder;
   /** DocStorage._decodeValue. */
   decoder(): Decoder;
-  /** The data engine's conversion (usertypes.py `convert`); see index.ts `converterFor`. */
-  converter(sourceIsFloat: boolean): Converter;
+  /**
+   * The data engine's conversion (usertypes.py `convert`); see index.ts `converterFor`
+   * (`sourceIsFloat` left out: values as they come over the API).
+   */
+  converter(sourceIsFloat: boolean | undefined): Converter;
   /** Grist's ValueParser for the column, or null when text is kept as it is. */
   parser(options: WidgetOptions, ctx: ParseContext): TextParser | null;
   /**
@@ -162,7 +165,7 @@ export class BaseType implements ColumnType {
     };
   }
 
-  converter(_sourceIsFloat: boolean): Converter {
+  converter(_sourceIsFloat: boolean | undefined): Converter {
     return (v) => v;
   }
 

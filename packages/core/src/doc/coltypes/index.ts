@@ -122,7 +122,11 @@ export function typedFormatter(ct: ColumnType): ((v: CellValue) => CellValue) | 
 // Conversion as the data engine does it: a right-typed value, or alt-text.
 
 export interface ConvertOptions {
-  /** Values held as floats by the engine (from Numeric/Date/DateTime columns): affects str(). */
+  /**
+   * Values held as floats by the engine (from Numeric/Date/DateTime columns), or as Python ints
+   * when integral (false): affects str(). Left out for values as they come over the API, which
+   * Grist's engine receives as ints within 32 bits and as floats otherwise.
+   */
   sourceIsFloat?: boolean;
   /** Values that are tuples in the engine (ChoiceList cells): affects str(). */
   sourceIsTuple?: boolean;
@@ -136,10 +140,10 @@ const converterCache = new Map<string, Converter>();
  * the alt-text `str(value)` when conversion fails. Errors (`["E", ...]`) are kept as they are.
  */
 export function converterFor(type: string, opts: ConvertOptions = {}): (v: CellValue) => CellValue {
-  const key = opts.sourceIsFloat ? `${type}|float` : type;
+  const key = `${type}|${opts.sourceIsFloat}`;
   let conv = converterCache.get(key);
   if (!conv) {
-    conv = columnType(type).converter(Boolean(opts.sourceIsFloat));
+    conv = columnType(type).converter(opts.sourceIsFloat);
     if (converterCache.size >= TYPE_CACHE_LIMIT) {
       converterCache.clear();
     }

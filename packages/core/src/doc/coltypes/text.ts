@@ -11,18 +11,21 @@ import {
   type WidgetOptions,
 } from './base.js';
 
-/** Python's str() of numbers and booleans; other values fail. */
-function textConverter(sourceIsFloat: boolean): Converter {
-  // Python ints (integral JSON numbers) print in full; floats as integers when they are exactly
-  // so below 2**53, else with "%.15g".
-  const limit = sourceIsFloat ? 2 ** 53 : 1e21;
+/**
+ * Python's str() of numbers and booleans; other values fail. `sourceIsFloat` as `pyNumberStr`
+ * takes it: API values (left out) are ints only within 32 bits, which print the same either way.
+ */
+function textConverter(sourceIsFloat: boolean | undefined): Converter {
+  // Python ints print in full; floats as integers when they are exactly so below 2**53, else
+  // with "%.15g" (Grist's Text.do_convert): 1e20 -> "1e+20", 1e-7 -> "1e-07".
+  const limit = sourceIsFloat === false ? 1e21 : 2 ** 53;
   return (v) => {
     if (v === null || typeof v === 'string') {
       return v;
     }
     if (typeof v === 'number') {
       if (Number.isInteger(v) && Math.abs(v) < limit) {
-        return pyNumberStr(v);
+        return pyNumberStr(v, false);
       }
       return formatG15(v);
     }
@@ -43,7 +46,7 @@ export class TextType extends BaseType {
   override readonly sqlDefault = "''";
   override readonly defaultValue = '';
 
-  override converter(sourceIsFloat: boolean): Converter {
+  override converter(sourceIsFloat: boolean | undefined): Converter {
     return textConverter(sourceIsFloat);
   }
 
