@@ -410,14 +410,15 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
         `self-exits ${selfExits}; acked per fault min ${Math.min(...perFault)} (need ${MIN_ACKS}); ` +
         `cpu pressure ${PRESSURE} loops; faults ${Math.round((faultsDone - t0) / 1000)}s, total ${Math.round((Date.now() - t0) / 1000)}s`,
     );
+    // Why writes were refused, always: under load this is where a regression first shows.
+    const errors = new Map<string, number>();
+    for (const w of unacked) {
+      const e = (w.error ?? '').replace(/c\d+-\d+/g, 'V').slice(0, 100);
+      errors.set(e, (errors.get(e) ?? 0) + 1);
+    }
+    const top = [...errors].sort((a, b) => b[1] - a[1]).slice(0, 5);
+    console.log(`unacknowledged, most common: ${top.map(([e, c]) => `${c}× ${e}`).join(' | ')}`);
     if (problems.length) {
-      const errors = new Map<string, number>();
-      for (const w of unacked) {
-        const e = (w.error ?? '').replace(/c\d+-\d+/g, 'V').slice(0, 100);
-        errors.set(e, (errors.get(e) ?? 0) + 1);
-      }
-      const top = [...errors].sort((a, b) => b[1] - a[1]).slice(0, 5);
-      console.log(`unacknowledged, most common: ${top.map(([e, c]) => `${c}× ${e}`).join(' | ')}`);
       for (const w of workers) console.log(`--- worker ${w.index} log (${w.logFile}):\n${w.logTail(15)}`);
     }
     assert.ok(problems.length === 0, `netns e2e found ${problems.length} problems:\n  ${problems.join('\n  ')}`);

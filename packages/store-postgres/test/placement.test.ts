@@ -195,6 +195,32 @@ if (await pgAvailable('document placement')) {
     },
   );
 
+  t(
+    'a document created while a lease renewal runs stays held (the renewal only judges what it asked about)',
+    async () => {
+      const s = schema();
+      const a = await worker('http://a', s);
+      await a.create('d1');
+      // Hold d1's row so that the renewal's UPDATE waits, with its snapshot taken before d2 exists.
+      const admin = new pg.Client({connectionString: PG_URL});
+      await admin.connect();
+      try {
+        await admin.query('BEGIN');
+        await admin.query(`SELECT 1 FROM ${pg.escapeIdentifier(s)}.gristlite_placement WHERE doc_id = 'd1' FOR UPDATE`);
+        const renewing = (a as unknown as {renew(): Promise<void>}).renew();
+        await sleep(100);
+        await a.create('d2');
+        assert.ok(a.validUntil('d2', 1) > 0);
+        await admin.query('COMMIT');
+        await renewing;
+        assert.ok(a.validUntil('d2', 1) > 0, 'd2 still held after the renewal that could not see it');
+        assert.ok(a.validUntil('d1', 1) > 0, 'd1 renewed');
+      } finally {
+        await admin.end();
+      }
+    },
+  );
+
   t('many workers claim one free document at once: exactly one takes it', async () => {
     const s = schema();
     const ws = await Promise.all([1, 2, 3, 4, 5].map((i) => worker(`http://w${i}`, s)));
