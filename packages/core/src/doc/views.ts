@@ -2,11 +2,11 @@
  * Views, pages, sections and fields of a document's metadata: what Grist creates with a table (its
  * raw data view, record card) and removes with it. Runs inside GristDoc's write transaction.
  */
-import type {DocStorage} from './storage.js';
+import type {MetaTables} from './storage-source.js';
 
 /** A table's raw data view: the view, its tab and page (unless hidden), and its record section. */
 export function addRawView(
-  s: DocStorage,
+  s: MetaTables,
   tableRef: number,
   tableId: string,
   name: string,
@@ -22,7 +22,7 @@ export function addRawView(
 
 /** A section of a view (or a table's raw/record-card section with parentId 0) with fields for its columns. */
 export function addSection(
-  s: DocStorage,
+  s: MetaTables,
   tableRef: number,
   parentId: number,
   parentKey: string,
@@ -45,7 +45,7 @@ export function addSection(
 }
 
 /** Fields for every visible column of the table, in column order (_RebuildViewFields). */
-export function addSectionFields(s: DocStorage, tableRef: number, section: number): void {
+export function addSectionFields(s: MetaTables, tableRef: number, section: number): void {
   const table = s.meta.byRef.get(tableRef)!;
   const cols = table.columns
     .filter((c) => !c.hidden && !c.colId.startsWith('#'))
@@ -58,7 +58,7 @@ export function addSectionFields(s: DocStorage, tableRef: number, section: numbe
 }
 
 /** Removes sections with their fields. */
-export function removeSections(s: DocStorage, sectionIds: number[]): void {
+export function removeSections(s: MetaTables, sectionIds: number[]): void {
   const set = new Set(sectionIds);
   const fields = s.metaRows('_grist_Views_section_field').filter((f) => set.has(Number(f.parentId)));
   s.metaRemove(
@@ -69,7 +69,7 @@ export function removeSections(s: DocStorage, sectionIds: number[]): void {
 }
 
 /** Removes views with their tabs, sections and pages; a removed page's children move up a level. */
-export function removeViews(s: DocStorage, viewIds: number[]): void {
+export function removeViews(s: MetaTables, viewIds: number[]): void {
   if (!viewIds.length) {
     return;
   }

@@ -1,0 +1,194 @@
+/**
+ * Tables of a document (DocStorage's part, storage.ts): AddTable with its metadata, raw view,
+ * sections and record card; RenameTable with the references and formulas that name it; RemoveTable
+ * with its summary tables, the columns referring to it, its sections and views.
+ */
+import {BadRequest, engineError} from '../errors.js';
+import {tableSpec} from './formulas.js';
+import {pickTableIdent, pickColIdent} from './identifiers.js';
+import type {TableMeta} from './meta.js';
+import {quoteIdent} from './query.js';
+import {type AddTableResult, type ColInfo, MAX_TABLE_COLUMNS, type TablesSource} from './storage-source.js';
+import {type CellValue, refTarget, sqlDefaultFor, sqlTypeFor} from './types.js';
+import {addRawView, addSection, addSectionFields, removeSections, removeViews} from './views.js';
+
+export class StorageTables {
+  constructor(private readonly s: TablesSource) {}
+
+  private allTableIds(): string[] {
+    return [...this.s.meta.tables.keys()];
+  }
+
+  private createSqlTable(tableId: string, cols: Array<{colId: string; type: string}>): void {
+    const defs = cols.map((c) => `, ${quoteIdent(c.colId)} ${sqlTypeFor(c.type)} DEFAULT ${sqlDefaultFor(c.type)}`);
+    this.s.db.exec(`CREATE TABLE ${quoteIdent(tableId)} (id INTEGER PRIMARY KEY${defs.join('')})`);
+  }
+
+  addTable(
+    tableIdIn: string | null | undefined,
+    columns: Array<{id?: string | null} & ColInfo>,
+    opts: {primaryView: boolean} = {primaryView: true},
+  ): AddTableResult {
+    const specs = columns.map((c) => ({...c, isFormula: c.isFormula ?? Boolean(c.formula)}));
+    specs.unshift({id: 'manualSort', type: 'ManualSortPos', formula: '', isFormula: false});
+    if (specs.length + 1 > MAX_TABLE_COLUMNS) {
+      throw new BadRequest(
+        `Too many columns: a table may hold at most ${MAX_TABLE_COLUMNS - 2} besides id and manualSort (SQLite's limit)`,
+      );
+    }
+    const tableId = pickTableIdent(tableIdIn, this.allTableIds());
+    const title = tableIdIn || tableId;
+    const avoid = new Set(['ID']);
+    const colIds = specs.map((c) => {
+      const picked = pickColIdent(c.id, avoid);
+      avoid.add(picked.toUpperCase());
+      return picked;
+    });
+    const clean = specs.map((c, i) => ({
+      colId: colIds[i],
+      isFormula: c.isFormula !== false,
+      type: String(c.type ?? (c.isFormula !== false ? 'Any' : 'Text')),
+      formula: String(c.formula ?? ''),
+      label: c.label !== undefined ? String(c.label) : colIds[i],
+      widgetOptions: c.widgetOptions !== undefined ? String(c.widgetOptions) : '',
+    }));
+    this.createSqlTable(tableId, clean);
+    const [tableRef] = this.s.metaAdd('_grist_Tables', [{tableId, primaryViewId: 0}]);
+    let pos = this.s.nextPos('_grist_Tables_column', 'parentPos');
+    this.s.metaAdd(
+      '_grist_Tables_column',
+      clean.map((c) => ({parentId: tableRef, parentPos: pos++, ...c})),
+    );
+    this.s.reloadMeta();
+    this.s.formulas?.addTable(tableSpec(this.s.meta, this.s.getTable(tableId)));
+
+    const result: AddTableResult = {id: tableRef, table_id: tableId, columns: colIds.slice(1)};
+    let primaryViewId = 0;
+    if (opts.primaryView) {
+      const view = addRawView(this.s, tableRef, tableId, title);
+      result.views = [view];
+      primaryViewId = view.id;
+    }
+    const rawSection = addSection(this.s, tableRef, 0, 'record', title === tableId ? '' : title);
+    const [cardSection] = this.s.metaAdd('_grist_Views_section', [
+      {
+        tableRef,
+        parentId: 0,
+        parentKey: 'single',
+        title: '',
+        borderWidth: 1,
+        defaultWidth: 100,
+      },
+    ]);
+    this.s.metaUpdate('_grist_Tables', tableRef, {recordCardViewSectionRef: cardSection});
+    addSectionFields(this.s, tableRef, cardSection);
+    this.s.metaUpdate('_grist_Tables', tableRef, {primaryViewId, rawViewSectionRef: rawSection});
+    this.s.reloadMeta();
+    return result;
+  }
+
+  renameTable(table: TableMeta, newIdIn: string): string {
+    if (table.fields.summarySourceTable) {
+      throw engineError('ValueError', 'RenameTable: cannot rename a summary table');
+    }
+    const oldId = table.tableId;
+    const newId = pickTableIdent(
+      newIdIn,
+      this.allTableIds().filter((t) => t !== oldId),
+    );
+    if (newId === oldId) {
+      return newId;
+    }
+    if (newId.toLowerCase() === oldId.toLowerCase()) {
+      const tmp = `_tmp_${oldId}`;
+      this.s.db.exec(`ALTER TABLE ${quoteIdent(oldId)} RENAME TO ${quoteIdent(tmp)}`);
+      this.s.db.exec(`ALTER TABLE ${quoteIdent(tmp)} RENAME TO ${quoteIdent(newId)}`);
+    } else {
+      this.s.db.exec(`ALTER TABLE ${quoteIdent(oldId)} RENAME TO ${quoteIdent(newId)}`);
+    }
+    this.s.changeSet().rename(oldId, newId);
+    this.s.metaUpdate('_grist_Tables', table.tableRef, {tableId: newId});
+    // Columns referring to the table follow it; formulas naming it are rewritten from their
+    // syntax tree (Grist's acl/formula renames), not by pattern.
+    const edits = this.s.formulaEdits({kind: 'table', oldId, newId});
+    this.s.formulas?.renameTable(oldId, newId);
+    for (const t of this.s.meta.userTables) {
+      for (const col of t.columns) {
+        const values: Record<string, CellValue> = {};
+        if (refTarget(col.type) === oldId) {
+          values.type = `${col.type.split(':')[0]}:${newId}`;
+        }
+        const formula = edits.get(col.colRef);
+        if (formula !== undefined) {
+          values.formula = formula;
+          this.s.formulas?.modifyColumn(t.tableId === oldId ? newId : t.tableId, col.colId, {formula});
+        }
+        if (Object.keys(values).length) {
+          this.s.metaUpdate('_grist_Tables_column', col.colRef, values);
+        }
+      }
+    }
+    for (const r of this.s.metaRows('_grist_ACLResources')) {
+      if (r.tableId === oldId) {
+        this.s.metaUpdate('_grist_ACLResources', Number(r.id), {tableId: newId});
+      }
+    }
+    this.s.reloadMeta();
+    return newId;
+  }
+
+  removeTables(tableRefs: number[]): void {
+    const tables = tableRefs.map((ref) => {
+      const t = this.s.meta.byRef.get(ref);
+      if (!t) {
+        throw engineError('KeyError', `Table ${ref} not found`);
+      }
+      return t;
+    });
+    for (const t of this.s.meta.userTables) {
+      if (tableRefs.includes(Number(t.fields.summarySourceTable)) && !tables.includes(t)) {
+        tables.push(t);
+      }
+    }
+    const ids = new Set(tables.map((t) => t.tableId));
+    const refs = new Set(tables.map((t) => t.tableRef));
+    // Columns of other tables referring to removed tables go too.
+    const backRefs = this.s.meta.userTables
+      .filter((t) => !refs.has(t.tableRef))
+      .flatMap((t) => t.columns.filter((c) => ids.has(refTarget(c.type) ?? '')).map((c) => c.colRef));
+    if (backRefs.length) {
+      this.s.removeColumns(backRefs);
+    }
+
+    const sections = this.s.metaRows('_grist_Views_section');
+    const doomedSections = sections.filter((s) => refs.has(Number(s.tableRef)));
+    const touchedViews = new Set(doomedSections.map((s) => Number(s.parentId)).filter(Boolean));
+    removeSections(
+      this.s,
+      doomedSections.map((s) => Number(s.id)),
+    );
+    const remaining = new Set(this.s.metaRows('_grist_Views_section').map((s) => Number(s.parentId)));
+    const views = new Set([...touchedViews].filter((v) => !remaining.has(v)));
+    for (const t of tables) {
+      const pv = Number(t.fields.primaryViewId);
+      if (pv) {
+        views.add(pv);
+      }
+    }
+    removeViews(this.s, [...views]);
+    const colRefs = tables.flatMap((t) =>
+      this.s
+        .metaRows('_grist_Tables_column')
+        .filter((c) => Number(c.parentId) === t.tableRef)
+        .map((c) => Number(c.id)),
+    );
+    this.s.metaRemove('_grist_Tables_column', colRefs);
+    this.s.metaRemove('_grist_Tables', [...refs]);
+    for (const t of tables) {
+      this.s.db.exec(`DROP TABLE ${quoteIdent(t.tableId)}`);
+      this.s.changeSet().drop(t.tableId);
+      this.s.formulas?.removeTable(t.tableId);
+    }
+    this.s.reloadMeta();
+  }
+}
