@@ -455,7 +455,10 @@ test("rule edits: Grist's parsed text stored, bad rules refused with Grist's mes
       ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Table1', colIds: 'B'}],
       ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: 'rec.A ==', permissionsText: '-R'}],
     ]);
-    assert.is(syntax.status, 400);
+    assert.equal(
+      [syntax.status, syntax.body.error],
+      [400, 'Error manipulating data: [Sandbox] SyntaxError invalid syntax on line 1 col 9'],
+    );
     const perms = await w.as('ada', 'POST', `${d}/apply`, [
       ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Table1', colIds: 'C'}],
       ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: '', permissionsText: 'R+'}],

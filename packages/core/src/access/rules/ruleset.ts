@@ -5,11 +5,11 @@
  * document's own `*:*` rules.
  */
 import type Database from 'better-sqlite3';
-import {ApiError, BadRequest} from '../../errors.js';
+import {ApiError} from '../../errors.js';
 import {quoteIdent} from '../../doc/query.js';
 import {compilePredicate, type PredicateInput} from './evaluate.js';
 import {readParsedFormula} from './parse.js';
-import {type Bit, BITS, parsePermissions, restrictBits, type RulePermissions} from './permissions.js';
+import {type Bit, parsePermissions, restrictBits, type RulePermissions} from './permissions.js';
 
 /** One compiled rule: when it matches (`null`: always), and what it allows and denies. */
 export interface Rule {
@@ -86,8 +86,6 @@ export class RuleSet {
   readonly docRules: Rule[];
   private readonly specials = new Map<string, Rule[]>();
   readonly userAttributes: UserAttribute[];
-  /** Tables named by rules or user attributes (a write to one invalidates cached answers). */
-  readonly tablesNamed: ReadonlySet<string>;
 
   private constructor(lists: RuleList[], docOwn: Rule[], specials: Map<string, Rule[]>, attrs: UserAttribute[]) {
     for (const list of lists) {
@@ -104,7 +102,6 @@ export class RuleSet {
       this.specials.set(name, [...(specials.get(name) ?? []), ...defaults]);
     }
     this.userAttributes = attrs;
-    this.tablesNamed = new Set([...lists.map((l) => l.tableId), ...attrs.map((a) => a.tableId)]);
   }
 
   /** The rules of the column set naming this column, if any. */
@@ -337,12 +334,4 @@ function parseUserAttribute(row: RuleRow): UserAttribute {
     lookupColId: p.lookupColId as string,
     charId: p.charId as string,
   };
-}
-
-/** Every bit, for callers that list them. */
-export {BITS};
-/** Checks a permission text as a rule write must (400 in Grist's words). */
-export function checkPermissionText(text: string): void {
-  if (typeof text !== 'string') throw new BadRequest('Invalid permissions specification');
-  parsePermissions(text);
 }

@@ -5,7 +5,8 @@
  * default one, bad permission text answer 400 and the write is rolled back).
  */
 import type Database from 'better-sqlite3';
-import {ApiError, BadRequest} from '../../errors.js';
+import {ApiError, BadRequest, engineError} from '../../errors.js';
+import {PredicateFormulaError} from './errors.js';
 import {parsePredicateFormula} from './parse.js';
 import {RuleSet} from './ruleset.js';
 
@@ -21,7 +22,14 @@ export function refreshRules(db: Database.Database, ruleIds: readonly number[]):
       const row = read.get(id) as {aclFormula: unknown; aclFormulaParsed: unknown} | undefined;
       if (!row) continue;
       const formula = typeof row.aclFormula === 'string' ? row.aclFormula : '';
-      const parsed = parsePredicateFormula(formula);
+      let parsed: string;
+      try {
+        parsed = parsePredicateFormula(formula);
+      } catch (e) {
+        // Grist parses rule formulas in its data engine: its errors come back as the engine's.
+        if (e instanceof PredicateFormulaError && e.excName) throw engineError(e.excName, e.detail);
+        throw e;
+      }
       if (parsed !== row.aclFormulaParsed) write.run(parsed, id);
     }
   }
