@@ -225,7 +225,11 @@ export class OpenDocument {
   ): AsyncIterable<Uint8Array> {
     // A whole-document export leaves out the tables the user cannot see (Grist).
     const tables = tableIds ?? documentTables(this.db).filter((t) => !access || access.tableVisible(t));
-    const restrict = access ? new Map(tables.map((t) => [t, this.exportRestriction(access, t)!])) : undefined;
+    const restrict = new Map<string, ExportRestriction>();
+    for (const t of tables) {
+      const r = this.exportRestriction(access, t);
+      if (r) restrict.set(t, r);
+    }
     return xlsxStream(this.db, tables, header, restrict);
   }
 
