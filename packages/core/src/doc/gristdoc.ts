@@ -14,15 +14,12 @@ import {DataStamp} from './colstats.js';
 import {
   formulasComputed,
   hasFormulas,
-  loadFormulaEngine,
   markFormulasComputed,
-  readsMetadata,
   registerCellFunction,
   useDocTimezone,
   writeRecalc,
 } from './formulas.js';
 import type {FormulaEngine} from '../formula/engine.js';
-import {syncSummaries} from './summary.js';
 import {removeUnusedDisplayCols} from './display.js';
 import {ColumnSlots} from './colorder.js';
 import {ReadCache} from './readcache.js';
@@ -33,6 +30,7 @@ import {Placeholders} from './placeholders.js';
 import {DocReads, type ReadSource} from './reads.js';
 import {DocSchema, type SchemaSource} from './schemaops.js';
 import {DocRecordWrites, type RecordSource} from './recordwrites.js';
+import {DocRecalc} from './recalc.js';
 import {refreshRules} from '../access/rules/write.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
@@ -63,9 +61,6 @@ import type {
 
 /** The read cache of a document opened without one (the engine passes its own, of 64 MB). */
 const OWN_READ_CACHE_BYTES = 8 * 1024 * 1024;
-
-/** How often volatile formulas (NOW(), TODAY()) are refreshed: hourly, as in Grist. */
-const CLOCK_MSEC = 3600_000;
 
 /** One `.grist` document, opened on one better-sqlite3 connection: tables, columns, records, user actions and formulas, each write one SQLite transaction. Synchronous. */
 export class GristDoc {
@@ -122,6 +117,8 @@ export class GristDoc {
   private readonly schema = new DocSchema(this.parts);
   /** Record writes and add-or-update (recordwrites.ts). */
   private readonly records = new DocRecordWrites(this.parts);
+  /** The formula engine and recalculation inside writes (recalc.ts). */
+  private readonly recalcs = new DocRecalc(this.parts);
   private readonly listeners = new Set<ChangeListener>();
   private readonly beforeListeners = new Set<BeforeRowsListener>();
   private writeSeq = 0;
@@ -144,12 +141,6 @@ export class GristDoc {
   /** This document's key in the read cache. */
   private readonly cacheOwner: string;
   private closed = false;
-  /** Whether `engine.formulas` reflects the document (false: load it at the next write). */
-  private formulasLoaded = false;
-  /** When volatile formulas (NOW(), TODAY()) were last refreshed. */
-  private clockAt = Date.now();
-  /** Whether the document is known to carry the "formulas computed" mark. */
-  private marked = false;
   /** How many `fetchRecordsJson` answers SQLite wrote, and how many were built in JS (not cached). */
   readonly recordsJsonPaths = {sql: 0, js: 0};
 
@@ -354,7 +345,7 @@ export class GristDoc {
     try {
       return this.inTransaction(() => {
         this.columnSlots.start(this.db);
-        this.loadFormulas();
+        this.recalcs.load();
         const result = fn();
         // Grist's auto-removal of display helpers left unused by this write's schema changes.
         if (changes.touched('_grist_Tables_column') || changes.touched('_grist_Views_section_field')) {
@@ -369,7 +360,7 @@ export class GristDoc {
           this.storage.reloadMeta();
           useDocTimezone(this.storage.meta);
         }
-        this.recalc(changes);
+        this.recalcs.recalc(changes);
         // Access rules see the rows after the whole write, formulas included; a refusal rolls it all back.
         guard?.finishWrite(
           changes
@@ -400,7 +391,7 @@ export class GristDoc {
       // The formula engine saw the undone actions: it is loaded again from SQLite when next needed.
       this.storage.formulas = null;
       this.storage.formulasStale = false;
-      this.formulasLoaded = false;
+      this.recalcs.forget();
       throw e;
     } finally {
       guard?.endWrite();
@@ -409,73 +400,6 @@ export class GristDoc {
       this.storage.beforeRows = null;
       this.writer = 'owners';
       restoreZone();
-    }
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Formulas
-
-  /**
-   * Loads the formula engine from the document, if it has formulas and it is not loaded yet. The
-   * engine learns dependencies by evaluating formulas, so loading evaluates every formula (what
-   * Grist does when it opens a document); the write that loads it stores the cells that differ.
-   */
-  private loadFormulas(): void {
-    if (this.formulasLoaded) {
-      return;
-    }
-    this.storage.formulas = hasFormulas(this.storage.meta) ? this.freshFormulaEngine() : null;
-    this.formulasLoaded = true;
-  }
-
-  /** An engine loaded from SQLite (in the current transaction), every formula marked for computing. */
-  private freshFormulaEngine(): FormulaEngine {
-    const fx = loadFormulaEngine(this.db, this.storage.meta);
-    this.storage.formulasReadMeta = readsMetadata(this.storage.meta);
-    fx.recomputeAll();
-    return fx;
-  }
-
-  /**
-   * After a write's actions: brings every affected formula cell up to date and writes the cells
-   * that changed (Grist's recalc at the end of a user action bundle). A document whose first
-   * formula appeared in this write gets its engine now, computing every formula.
-   */
-  private recalc(changes: ChangeSet): void {
-    let fx = this.storage.formulas;
-    // A formula now reading metadata tables the engine does not hold: load it again with them.
-    if (fx && (this.storage.formulasStale || (!this.storage.formulasReadMeta && readsMetadata(this.storage.meta)))) {
-      fx = null;
-    }
-    this.storage.formulasStale = false;
-    if (!fx) {
-      if (!hasFormulas(this.storage.meta)) {
-        return;
-      }
-      fx = this.freshFormulaEngine();
-      this.storage.formulas = fx;
-    }
-    const now = Date.now();
-    if (now - this.clockAt >= CLOCK_MSEC) {
-      // Grist refreshes NOW()/TODAY() hourly; here at the first write of each hour.
-      fx.invalidateClock();
-      this.clockAt = now;
-    }
-    syncSummaries(this.storage, changes);
-    if (!this.marked) {
-      // The document's formulas are now kept current by gristlite (docs/decisions.md).
-      if (!formulasComputed(this.db)) {
-        markFormulasComputed(this.db);
-      }
-      this.marked = true;
-    }
-    if (!fx.pending) {
-      return;
-    }
-    writeRecalc(this.storage, changes, fx.recalc());
-    // Summaries grouped by a formula column follow the values the recalc gave it.
-    if (syncSummaries(this.storage, changes, true) && fx.pending) {
-      writeRecalc(this.storage, changes, fx.recalc());
     }
   }
 
@@ -514,8 +438,8 @@ export class GristDoc {
 
   /** The document's formula engine, loaded if needed (for tests and measurements). @internal */
   formulaEngine(): FormulaEngine | null {
-    if (!this.formulasLoaded) {
-      this.loadFormulas();
+    if (!this.recalcs.isLoaded) {
+      this.recalcs.load();
     }
     return this.storage.formulas;
   }
@@ -698,7 +622,7 @@ export class GristDoc {
         // The document's first formula appeared: later actions of the bundle reach its engine
         // (a trigger formula must see the updates and additions that follow it).
         if (!this.storage.formulas && hasFormulas(this.storage.meta)) {
-          this.storage.formulas = this.freshFormulaEngine();
+          this.storage.formulas = this.recalcs.fresh();
         }
         return ret;
       });

@@ -1,0 +1,116 @@
+/**
+ * A document's formulas during its writes: the formula engine loaded from the document (which
+ * evaluates every formula to learn dependencies, as Grist does when it opens a document), and,
+ * after each write's actions, the recalculation that brings affected cells up to date and stores
+ * the ones that changed, summaries kept in step. `GristDoc` calls it inside each write.
+ */
+import type Database from 'better-sqlite3';
+import type {FormulaEngine} from '../formula/engine.js';
+import type {ChangeSet} from './changes.js';
+import {
+  formulasComputed,
+  hasFormulas,
+  loadFormulaEngine,
+  markFormulasComputed,
+  readsMetadata,
+  writeRecalc,
+} from './formulas.js';
+import type {DocStorage} from './storage.js';
+import {syncSummaries} from './summary.js';
+
+/** How often volatile formulas (NOW(), TODAY()) are refreshed: hourly, as in Grist. */
+const CLOCK_MSEC = 3600_000;
+
+/** What recalculation needs of its document. */
+export interface RecalcSource {
+  readonly storage: DocStorage;
+  readonly db: Database.Database;
+}
+
+export class DocRecalc {
+  /** Whether `storage.formulas` reflects the document (false: load it at the next write). */
+  private loaded = false;
+  /** When volatile formulas (NOW(), TODAY()) were last refreshed. */
+  private clockAt = Date.now();
+  /** Whether the document is known to carry the "formulas computed" mark. */
+  private marked = false;
+
+  constructor(private readonly src: RecalcSource) {}
+
+  /** Whether the engine is loaded. */
+  get isLoaded(): boolean {
+    return this.loaded;
+  }
+
+  /** After a rolled-back write: the engine saw undone actions, so it is loaded again when needed. */
+  forget(): void {
+    this.loaded = false;
+  }
+
+  /**
+   * Loads the formula engine from the document, if it has formulas and it is not loaded yet. The
+   * engine learns dependencies by evaluating formulas, so loading evaluates every formula (what
+   * Grist does when it opens a document); the write that loads it stores the cells that differ.
+   */
+  load(): void {
+    if (this.loaded) {
+      return;
+    }
+    this.src.storage.formulas = hasFormulas(this.src.storage.meta) ? this.fresh() : null;
+    this.loaded = true;
+  }
+
+  /** An engine loaded from SQLite (in the current transaction), every formula marked for computing. */
+  fresh(): FormulaEngine {
+    const fx = loadFormulaEngine(this.src.db, this.src.storage.meta);
+    this.src.storage.formulasReadMeta = readsMetadata(this.src.storage.meta);
+    fx.recomputeAll();
+    return fx;
+  }
+
+  /**
+   * After a write's actions: brings every affected formula cell up to date and writes the cells
+   * that changed (Grist's recalc at the end of a user action bundle). A document whose first
+   * formula appeared in this write gets its engine now, computing every formula.
+   */
+  recalc(changes: ChangeSet): void {
+    let fx = this.src.storage.formulas;
+    // A formula now reading metadata tables the engine does not hold: load it again with them.
+    if (
+      fx &&
+      (this.src.storage.formulasStale || (!this.src.storage.formulasReadMeta && readsMetadata(this.src.storage.meta)))
+    ) {
+      fx = null;
+    }
+    this.src.storage.formulasStale = false;
+    if (!fx) {
+      if (!hasFormulas(this.src.storage.meta)) {
+        return;
+      }
+      fx = this.fresh();
+      this.src.storage.formulas = fx;
+    }
+    const now = Date.now();
+    if (now - this.clockAt >= CLOCK_MSEC) {
+      // Grist refreshes NOW()/TODAY() hourly; here at the first write of each hour.
+      fx.invalidateClock();
+      this.clockAt = now;
+    }
+    syncSummaries(this.src.storage, changes);
+    if (!this.marked) {
+      // The document's formulas are now kept current by gristlite (docs/decisions.md).
+      if (!formulasComputed(this.src.db)) {
+        markFormulasComputed(this.src.db);
+      }
+      this.marked = true;
+    }
+    if (!fx.pending) {
+      return;
+    }
+    writeRecalc(this.src.storage, changes, fx.recalc());
+    // Summaries grouped by a formula column follow the values the recalc gave it.
+    if (syncSummaries(this.src.storage, changes, true) && fx.pending) {
+      writeRecalc(this.src.storage, changes, fx.recalc());
+    }
+  }
+}
