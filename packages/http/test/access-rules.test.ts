@@ -596,6 +596,68 @@ test('memos: reasons and remedies come with a denial', async () => {
   }
 });
 
+// Grist's combining rules, each on its own: owners are not exempt; column rules keep only R and
+// U; an erroring rule loses its allows but keeps its denies; link keys reach rules.
+test('semantics: owners not exempt, bits per resource kind, erroring rules, link keys', async () => {
+  const w = await world();
+  try {
+    const d = `/api/docs/${w.docId}`;
+    await w.as('ada', 'POST', `${d}/tables`, {tables: [{id: 'T', columns: [{id: 'A'}, {id: 'B'}, {id: 'K'}]}]});
+    await w.as('ada', 'POST', `${d}/tables/T/records`, {
+      records: [{fields: {A: 'a1', B: 'b1', K: 'red'}}, {fields: {A: 'a2', B: 'b2', K: 'blue'}}],
+    });
+    const r = await w.as('ada', 'POST', `${d}/apply`, [
+      ['AddRecord', '_grist_ACLResources', -1, {tableId: 'T', colIds: 'A'}],
+      ['AddRecord', '_grist_ACLResources', -2, {tableId: 'T', colIds: 'B'}],
+      ['AddRecord', '_grist_ACLResources', -3, {tableId: 'T', colIds: '*'}],
+      // Everyone, owners included, loses A.
+      ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: '', permissionsText: '-R', rulePos: 1}],
+      // C and D mean nothing on a column: B stays readable and rows stay deletable.
+      ['AddRecord', '_grist_ACLRules', null, {resource: -2, aclFormula: '', permissionsText: '-CD', rulePos: 2}],
+      // An erroring rule (None.lower()) keeps its deny: nobody updates rows.
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {resource: -3, aclFormula: 'user.Nope.lower() == "x"', permissionsText: '+R-U', rulePos: 3},
+      ],
+      // Rows by link key: ?K_=red shows the red row only to non-owners.
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {
+          resource: -3,
+          aclFormula: 'user.Access != OWNER and rec.K != user.LinkKey.K',
+          permissionsText: '-R',
+          rulePos: 4,
+        },
+      ],
+    ]);
+    assert.is(r.status, 200, JSON.stringify(r.body));
+    const owner = (await w.as('ada', 'GET', `${d}/tables/T/records`)).body.records;
+    assert.equal(
+      owner.map((x: {fields: object}) => Object.keys(x.fields).sort()),
+      [
+        ['B', 'K'],
+        ['B', 'K'],
+      ],
+    );
+    const upd = await w.as('ada', 'PATCH', `${d}/tables/T/records`, {records: [{id: 1, fields: {K: 'green'}}]});
+    assert.equal([upd.status, upd.body.error], [403, 'Blocked by table update access rules']);
+    // Link keys: kiwi sees the row her link names, and none without one.
+    const ids = async (q: string) =>
+      (await w.as('kiwi', 'GET', `${d}/tables/T/records${q}`)).body.records.map((x: {id: number}) => x.id);
+    assert.equal(await ids('?K_=red'), [1]);
+    assert.equal(await ids('?K_=blue'), [2]);
+    assert.equal(await ids(''), []);
+    // `-CD` on a column is ignored (column rules keep R and U): kiwi, an editor, still deletes.
+    assert.is((await w.as('kiwi', 'POST', `${d}/tables/T/records/delete`, [2])).status, 200);
+  } finally {
+    await w.close();
+  }
+});
+
 // The red-team check of issue 27: a value a rule hides appears in no answer a non-owner can get.
 test('red team: no endpoint shows kiwi a value the rules hide from her', async () => {
   const w = await world();
