@@ -6,6 +6,7 @@ import {join} from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
+import {underCi} from '@gristlite/core/testing';
 
 test('pnpm bench --json runs every scenario at smoke size and reports a rate and a target for each', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gl-bench-smoke-'));
@@ -48,7 +49,7 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       'A2. update',
       'A3. compile',
       // Several machines need PostgreSQL, which CI has (elsewhere they are skipped with a note).
-      ...(process.env.CI ? ['C1 writes', 'C3 writes', 'C4 forwarded', 'C5 takeover', 'C8 snapshot lag'] : []),
+      ...(underCi() ? ['C1 writes', 'C3 writes', 'C4 forwarded', 'C5 takeover', 'C8 snapshot lag'] : []),
     ]) {
       assert.ok(names.includes(s), `scenario ${s} missing from:\n${names}`);
     }

@@ -4,6 +4,7 @@ import {spawn, type ChildProcess} from 'node:child_process';
 import {fileURLToPath} from 'node:url';
 import pg from 'pg';
 import {request} from 'undici';
+import {underCi} from '@gristlite/core/testing';
 
 export const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
@@ -61,7 +62,7 @@ export async function pgReachable(what: string): Promise<boolean> {
     return true;
   } catch (e) {
     const reason = `${(e as Error).message} (set GRISTLITE_TEST_PG_URL)`;
-    if (process.env.CI) throw new Error(`${what} cannot run under CI: ${reason}`);
+    if (underCi()) throw new Error(`${what} cannot run under CI: ${reason}`);
     console.log(`SKIPPED ${what}: ${reason}`);
     return false;
   } finally {

@@ -1,23 +1,16 @@
 // Incremental oracle: the real documents' formulas, recomputed after edits through the engine's
 // dependency tracking, must equal a fresh engine recomputing everything from the edited data.
 // Edits (seeded, deterministic): cells set to other rows' values, rows removed, rows added.
-import {readdirSync} from 'node:fs';
-import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import type {CellValue} from '../src/doc/types.js';
 import type {FormulaEngine} from '../src/formula/engine.js';
 import {type LoadedTable, VOLATILE, loadEngine, readDoc, withDocCopy} from './formula-oracle-run.js';
-import {FIXTURES_SKIPPED} from '../src/testing/fixtures.js';
-import {oracleFixtureDirs} from './formula-oracle-run.js';
+import {skipOrFail} from '../src/testing/fixtures.js';
+import {ORACLE_MIN_DOCS, oracleDocs} from './formula-oracle-run.js';
 
-const dirs = oracleFixtureDirs();
-const docs = dirs.flatMap((d) =>
-  readdirSync(d)
-    .filter((f) => f.endsWith('.grist'))
-    .sort()
-    .map((f) => join(d, f)),
-);
+const found = oracleDocs();
+const docs = 'docs' in found ? found.docs : [];
 
 /** A small deterministic generator (mulberry32). */
 function rng(seed: number): () => number {
@@ -71,12 +64,11 @@ function edit(engine: FormulaEngine, tables: LoadedTable[], seed: number): numbe
   return edits;
 }
 
-if (!docs.length) {
-  test('incremental oracle', () => {
-    console.log(FIXTURES_SKIPPED);
-  });
+if ('missing' in found) {
+  test('incremental oracle', () => skipOrFail('incremental oracle', found.missing));
 } else {
   test(`incremental oracle: ${docs.length} real documents edited, recomputed incrementally = recomputed from scratch`, () => {
+    assert.ok(docs.length >= ORACLE_MIN_DOCS, `${docs.length} documents, fewer than ${ORACLE_MIN_DOCS}`);
     const diffs: string[] = [];
     let cells = 0,
       edits = 0;

@@ -3,7 +3,7 @@
 // doc layer decodes them; the engine's results are encoded as the doc layer would write them and
 // stored through SQLite (same declared column type, so the same affinity) before comparing.
 import Database from 'better-sqlite3';
-import {copyFileSync, mkdtempSync, rmSync} from 'node:fs';
+import {copyFileSync, mkdtempSync, readdirSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {basename, join} from 'node:path';
 import {loads} from '../src/doc/marshal.js';
@@ -12,7 +12,7 @@ import {type CellValue, makeDecoder, makeEncoder} from '../src/doc/types.js';
 import {type ColumnSpec, FormulaEngine, type TableSpec} from '../src/formula/engine.js';
 import {setClock} from '../src/formula/datetime.js';
 import {setDocTimezone} from '../src/formula/functions/index.js';
-import {findFixtures, requireFixtures, underCi} from '../src/testing/fixtures.js';
+import {findFixtures, missingFixtures} from '../src/testing/fixtures.js';
 
 /** Formulas whose value depends on the moment or on the server: not compared. */
 export const VOLATILE = /\b(NOW|TODAY|SELF_HYPERLINK|UUID)\b|\brandom\b/;
@@ -428,14 +428,25 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
   return result;
 }
 
-/** The shared fixture finder: none on a fresh clone (the oracle tests skip), a failure under CI. */
-export function oracleFixtureDirs(): string[] {
-  const found = findFixtures();
-  if (!found) {
-    if (underCi()) {
-      requireFixtures();
-    }
-    return [];
+/** The oracle needs at least this many documents (the six fixtures and the corpus: 101). */
+export const ORACLE_MIN_DOCS = 100;
+
+/**
+ * The oracle's documents (the six fixtures and the corpus, full paths), or why they are missing:
+ * the oracle tests then fail under CI (saying which set) and print SKIPPED elsewhere.
+ */
+export function oracleDocs(): {docs: string[]} | {missing: string} {
+  const missing = missingFixtures(['grist', 'corpus']);
+  if (missing) {
+    return {missing};
   }
-  return found.corpus ? [found.grist, found.corpus] : [found.grist];
+  const {grist, corpus} = findFixtures()!;
+  return {
+    docs: [grist, corpus!].flatMap((d) =>
+      readdirSync(d)
+        .filter((f) => f.endsWith('.grist'))
+        .sort()
+        .map((f) => join(d, f)),
+    ),
+  };
 }

@@ -1,21 +1,16 @@
 // Oracle: every non-volatile formula cell of ~100 real Grist documents, recomputed by the engine
 // from blanked formula columns, compared with what Grist stored (storage class and value).
 // Set GRISTLITE_ORACLE_VERBOSE=1 to print every document and mismatching column.
-import {existsSync, readFileSync, readdirSync} from 'node:fs';
+import {existsSync, readFileSync} from 'node:fs';
 import {dirname, join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {type DocResult, oracleDoc} from './formula-oracle-run.js';
-import {FIXTURES_SKIPPED} from '../src/testing/fixtures.js';
-import {oracleFixtureDirs} from './formula-oracle-run.js';
+import {skipOrFail} from '../src/testing/fixtures.js';
+import {ORACLE_MIN_DOCS, oracleDocs} from './formula-oracle-run.js';
 
-const dirs = oracleFixtureDirs();
-const docs = dirs.flatMap((d) =>
-  readdirSync(d)
-    .filter((f) => f.endsWith('.grist'))
-    .sort()
-    .map((f) => join(d, f)),
-);
+const found = oracleDocs();
+const docs = 'docs' in found ? found.docs : [];
 
 /** The overall share of formula cells reproduced exactly (raise it as the engine improves). */
 const MIN_CELL_RATE = 0.998;
@@ -37,12 +32,11 @@ function explainedColumns(): Set<string> {
   return new Set(names);
 }
 
-if (!docs.length) {
-  test('oracle', () => {
-    console.log(FIXTURES_SKIPPED);
-  });
+if ('missing' in found) {
+  test('oracle', () => skipOrFail('oracle', found.missing));
 } else {
   test(`oracle: ${docs.length} real documents recomputed as Grist stored them`, () => {
+    assert.ok(docs.length >= ORACLE_MIN_DOCS, `${docs.length} documents, fewer than ${ORACLE_MIN_DOCS}`);
     const explained = explainedColumns();
     const results: DocResult[] = docs.map((d) => oracleDoc(d));
     let cells = 0,

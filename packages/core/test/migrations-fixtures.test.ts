@@ -6,9 +6,9 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc, META_TYPES, SCHEMA_VERSION} from '../src/doc/index.js';
 import {sqlDefaultFor, sqlTypeFor} from '../src/doc/types.js';
-import {copyTo, findFixtureDirs, listFixtures, readPragma, storedData} from './migrations-helpers.js';
+import {copyTo, findFixtureDirs, listFixtures, placeholder, readPragma, storedData} from './migrations-helpers.js';
 
-const found = await findFixtureDirs();
+const found = findFixtureDirs(['grist', 'corpus']);
 const fixtures = 'dirs' in found ? listFixtures(found.dirs) : [];
 
 /** Known conversions, by what makes them: see docs/migrations.md. */
@@ -39,10 +39,8 @@ function defaultValue(db: Database.Database, sql: string | null): unknown {
     .get();
 }
 
-if (!fixtures.length) {
-  test('SKIPPED (no Grist fixtures: migrations-fixtures)', () => {
-    console.log(`SKIPPED (no Grist fixtures: ${'missing' in found ? found.missing : 'empty directory'})`);
-  });
+if ('missing' in found) {
+  placeholder(test, 'migrations-fixtures: every fixture and corpus document upgrades to 46', found.missing);
 }
 
 for (const {name, path} of fixtures) {

@@ -6,18 +6,24 @@ import {copyFileSync, mkdtempSync, readdirSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {type CellValue, marshalLoads} from '../src/doc/index.js';
-import {findFixtures, requireFixtures, underCi} from '../src/testing/fixtures.js';
+import {type FixtureSet, findFixtures, missingFixtures, skipOrFail} from '../src/testing/fixtures.js';
 
-/** The fixture directories ([grist, grist-corpus]), or the reason they are missing (a failure under CI). */
-export async function findFixtureDirs(): Promise<{dirs: string[]} | {missing: string}> {
-  const found = findFixtures();
-  if (!found) {
-    if (underCi()) {
-      requireFixtures();
-    }
-    return {missing: 'set GRISTLITE_FIXTURES or place them at ../shared/fixtures/grist'};
+/**
+ * The fixture directories a suite names ([grist] or [grist, grist-corpus]), or why one is missing:
+ * the suite then registers `placeholder(name, missing)`, a failure under CI and a SKIPPED line elsewhere.
+ */
+export function findFixtureDirs(sets: readonly FixtureSet[]): {dirs: string[]} | {missing: string} {
+  const missing = missingFixtures(sets);
+  if (missing) {
+    return {missing};
   }
-  return {dirs: found.corpus ? [found.grist, found.corpus] : [found.grist]};
+  const found = findFixtures()!;
+  return {dirs: sets.includes('corpus') ? [found.grist, found.corpus!] : [found.grist]};
+}
+
+/** The one test of a suite whose fixtures are missing: fails under CI (saying which), SKIPPED elsewhere. */
+export function placeholder(test: (name: string, fn: () => void) => void, name: string, missing: string): void {
+  test(name, () => skipOrFail(name, missing));
 }
 
 export function listFixtures(dirs: string[]): Array<{name: string; path: string}> {

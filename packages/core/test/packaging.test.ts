@@ -8,6 +8,7 @@ import {join} from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
+import {underCi} from '../src/testing/fixtures.js';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const manifests = [
@@ -53,7 +54,7 @@ test('@gristlite/core ships no test runner: uvu is neither a dependency nor a pe
 });
 
 test('the packed core installs into a scratch project and runs the embedding example', () => {
-  if (!process.env.CI && !process.env.GRISTLITE_PACK_CHECK) {
+  if (!underCi() && !process.env.GRISTLITE_PACK_CHECK) {
     console.log(
       'SKIPPED pack check (set GRISTLITE_PACK_CHECK=1, or CI=1, to install the packed core into a scratch project)',
     );

@@ -7,11 +7,12 @@
 // failure prints the seed and the shrunk request, which a run with that seed reproduces.
 import {copyFileSync, existsSync, mkdtempSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
-import {dirname, join} from 'node:path';
+import {basename, join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import {Engine} from '@gristlite/core';
+import {findFixtures, missingFixtures, skipOrFail} from '@gristlite/core/testing';
 import {createApiHandler, type Handler} from '../src/index.js';
 
 const SEED = Number(process.env.GRISTLITE_FUZZ_SEED ?? 20261123);
@@ -33,15 +34,9 @@ const CORPUS = [
 
 /** Real documents of the current schema, so writable here: the fuzzer writes to them too. */
 const WRITABLE = ['TypeEncoding.grist', 'GridWithAllFields.grist', 'CursorWithRefLists1.grist'];
-
-/** `$env`, else `fixtures/<name>` or `shared/fixtures/<name>` in a directory above this file. */
-function fixturesDir(env: string | undefined, name: string): string | null {
-  if (env) return env;
-  for (let d = dirname(new URL(import.meta.url).pathname); d !== dirname(d); d = dirname(d)) {
-    for (const c of [join(d, 'fixtures', name), join(d, 'shared/fixtures', name)]) if (existsSync(c)) return c;
-  }
-  return null;
-}
+/** Why the real documents are not fuzzed (null when they all are), and how many are. */
+let fixturesMissing: string | null = null;
+let realDocs = 0;
 
 const s = suite('fuzz');
 let dir = '';
@@ -925,32 +920,37 @@ async function setup(): Promise<void> {
   ids.hooks.push(hooks.webhooks[0].id);
   await share(doc);
   ids.docs.push(doc, doc, doc); // weighted: the writable document is the main target
-  for (const [env, name, files] of [
-    [process.env.GRISTLITE_FIXTURES, 'grist', WRITABLE],
-    [process.env.GRISTLITE_CORPUS, 'grist-corpus', CORPUS],
-  ] as const) {
-    const found = fixturesDir(env, name);
-    if (!found) {
-      if (process.env.CI === '1')
-        throw new Error(`Grist fixtures not found: set GRISTLITE_FIXTURES and GRISTLITE_CORPUS`);
-      console.log(
-        `fuzz: SKIPPED the real documents of ../shared/fixtures/${name} (not found; set ${name === 'grist' ? 'GRISTLITE_FIXTURES' : 'GRISTLITE_CORPUS'})`,
-      );
-      continue;
-    }
-    for (const file of files) {
-      if (!existsSync(join(found, file))) continue;
-      const id = await api('owner', 'POST', `/api/workspaces/${wid}/docs`, {name: file});
-      copyFileSync(join(found, file), engine.docPath(id));
-      await share(id);
-      ids.docs.push(id);
-    }
+  // The real documents, from the shared fixture finder (GRISTLITE_FIXTURES, or ../shared/fixtures):
+  // when a set or one of its files is missing, the fuzz test fails under CI and says SKIPPED elsewhere.
+  fixturesMissing = missingFixtures(['grist', 'corpus']);
+  if (fixturesMissing) return;
+  const {grist, corpus} = findFixtures()!;
+  const files = [...WRITABLE.map((f) => join(grist, f)), ...CORPUS.map((f) => join(corpus!, f))];
+  const absent = files.filter((f) => !existsSync(f));
+  if (absent.length) {
+    fixturesMissing = `no ${absent.join(', ')}`;
+    return;
   }
+  for (const path of files) {
+    const id = await api('owner', 'POST', `/api/workspaces/${wid}/docs`, {name: basename(path)});
+    copyFileSync(path, engine.docPath(id));
+    await share(id);
+    ids.docs.push(id);
+  }
+  realDocs = files.length;
 }
 
 s.after(async () => {
   await engine.close();
   rmSync(dir, {recursive: true, force: true});
+});
+
+s('the real Grist documents (fixtures/grist and grist-corpus) are among the targets', () => {
+  if (fixturesMissing) {
+    skipOrFail('fuzz: the real Grist documents', fixturesMissing);
+    return;
+  }
+  assert.is(realDocs, WRITABLE.length + CORPUS.length);
 });
 
 s(`every endpoint family: no 5xx, hang or crash (seed ${SEED}, ${RUNS} requests)`, async () => {

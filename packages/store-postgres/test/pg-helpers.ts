@@ -1,4 +1,5 @@
 import pg from 'pg';
+import {underCi} from '@gristlite/core/testing';
 
 export const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -29,7 +30,7 @@ export async function pgAvailable(what: string): Promise<boolean> {
     return true;
   } catch (e) {
     const reason = `${(e as Error).message || String(e)} (at ${PG_URL.replace(/\/\/[^@/]*@/, '//***@')}; set GRISTLITE_TEST_PG_URL)`;
-    if (process.env.CI) throw new Error(`PostgreSQL ${what} cannot run under CI: ${reason}`);
+    if (underCi()) throw new Error(`PostgreSQL ${what} cannot run under CI: ${reason}`);
     console.log(`SKIPPED PostgreSQL ${what}: ${reason}`);
     return false;
   } finally {

@@ -29,6 +29,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {fileURLToPath} from 'node:url';
 import pg from 'pg';
+import {underCi} from '@gristlite/core/testing';
 
 /** The repository root, from this file's place in packages/cli/dist/test/netns (never a fixed path). */
 export const REPO_ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -156,7 +157,7 @@ export async function canRun(what: string): Promise<boolean> {
     }
   }
   if (!reason) return true;
-  if (process.env.CI) throw new Error(`${what} cannot run under CI: ${reason}`);
+  if (underCi()) throw new Error(`${what} cannot run under CI: ${reason}`);
   console.log(`SKIPPED ${what}: ${reason}`);
   return false;
 }

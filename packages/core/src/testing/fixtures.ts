@@ -8,8 +8,9 @@
  * - otherwise `fixtures/grist` or `shared/fixtures/grist` in the working directory or any directory
  *   above it or above this module (a checkout next to `shared/` finds `../shared/fixtures/grist`).
  *
- * Tests that need them wrap their body in `needsFixtures`: when they are absent the test prints
- * `SKIPPED (no Grist fixtures: ...)` and passes, except under CI, where it fails.
+ * Tests that need them wrap their body in `needsFixtures` (naming the sets they need: the six
+ * documents, and the corpus when it is used too): when a set is absent the test prints
+ * `SKIPPED (...)` and passes, except under CI (`underCi()`), where it fails saying which set is missing.
  */
 import {copyFileSync, existsSync, mkdtempSync, readdirSync, statSync} from 'node:fs';
 import {tmpdir} from 'node:os';
@@ -68,10 +69,51 @@ export function findFixtures(): FixtureDirs | null {
   return found;
 }
 
-/** Under CI a missing fixture directory is a failure, as for the PostgreSQL tests. */
+/**
+ * Whether the tests run under CI: `CI` set to anything but empty, `0` or `false` (CI services set
+ * `CI=true`, `.ci/run` sets `CI=1`). The one test of it for every package's tests: under CI a
+ * missing resource (fixtures, PostgreSQL, a command) is a failure, never a passing placeholder.
+ */
 export function underCi(): boolean {
   const ci = process.env.CI;
-  return Boolean(ci) && ci !== '0' && ci !== 'false';
+  return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
+}
+
+/** The fixture sets a test can name: the six documents of `fixtures/grist`, the corpus of `fixtures/grist-corpus`. */
+export type FixtureSet = 'grist' | 'corpus';
+
+/** At least this many documents make a corpus (it holds 95): fewer is a partial copy, reported as missing. */
+export const MIN_CORPUS_FILES = 90;
+
+/** Why one of the named fixture sets is absent (saying which), or null when all are present. */
+export function missingFixtures(sets: readonly FixtureSet[] = ['grist']): string | null {
+  const dirs = findFixtures();
+  if (!dirs) {
+    const where = process.env.GRISTLITE_FIXTURES
+      ? `GRISTLITE_FIXTURES=${process.env.GRISTLITE_FIXTURES} holds no .grist files`
+      : 'none found upwards';
+    return `no Grist fixtures (fixtures/grist: ${where}; set GRISTLITE_FIXTURES or place them at ../shared/fixtures/grist)`;
+  }
+  const absent = FIXTURE_NAMES.filter((n) => !existsSync(join(dirs.grist, n)));
+  if (absent.length) return `no ${absent.join(', ')} in the Grist fixtures at ${dirs.grist}`;
+  if (sets.includes('corpus')) {
+    const beside = join(dirname(dirs.grist), 'grist-corpus');
+    if (!dirs.corpus) return `no Grist fixture corpus (${beside} is missing or holds no .grist files)`;
+    const n = readdirSync(dirs.corpus).filter((f) => f.endsWith('.grist')).length;
+    if (n < MIN_CORPUS_FILES) {
+      return `the Grist fixture corpus at ${dirs.corpus} holds ${n} documents, fewer than ${MIN_CORPUS_FILES}`;
+    }
+  }
+  return null;
+}
+
+/**
+ * What a test does when a fixture set it names is absent (`reason` from `missingFixtures`): under
+ * CI it fails saying which; otherwise it prints `SKIPPED (reason): name` and passes.
+ */
+export function skipOrFail(name: string, reason: string): void {
+  if (underCi()) throw new Error(`${name}: ${reason} (under CI every fixture set a test names must be present)`);
+  console.log(`SKIPPED (${reason}): ${name}`);
 }
 
 /** The fixture directories; throws (with the reason) when they are absent. */
@@ -112,17 +154,19 @@ export function copyFixture(nameOrPath: string, dir = mkdtempSync(join(tmpdir(),
 }
 
 /**
- * Wraps a test body that needs the fixtures: without them it prints `SKIPPED (...)` with the
- * test's name and passes, except under CI, where it fails saying why.
+ * Wraps a test body that needs the fixture sets `sets` (the six documents by default): without
+ * one it prints `SKIPPED (...)` with the test's name and passes, except under CI, where it fails
+ * saying which set is missing.
  */
 export function needsFixtures<A extends unknown[]>(
   name: string,
   fn: (...args: A) => void | Promise<void>,
+  sets: readonly FixtureSet[] = ['grist'],
 ): (...args: A) => Promise<void> {
   return async (...args: A) => {
-    if (!findFixtures()) {
-      if (underCi()) requireFixtures();
-      console.log(`${FIXTURES_SKIPPED}: ${name}`);
+    const missing = missingFixtures(sets);
+    if (missing) {
+      skipOrFail(name, missing);
       return;
     }
     await fn(...args);
@@ -130,11 +174,12 @@ export function needsFixtures<A extends unknown[]>(
 }
 
 /**
- * A uvu `test`/suite whose tests all need the fixtures: `const ftest = withFixtures(test)` then
- * `ftest('name', async () => ...)`.
+ * A uvu `test`/suite whose tests all need the fixture sets `sets` (the six documents by default):
+ * `const ftest = withFixtures(test)` then `ftest('name', async () => ...)`.
  */
 export function withFixtures<C>(
   t: (name: string, fn: (ctx: C) => void | Promise<void>) => void,
+  sets: readonly FixtureSet[] = ['grist'],
 ): (name: string, fn: (ctx: C) => void | Promise<void>) => void {
-  return (name, fn) => t(name, needsFixtures(name, fn));
+  return (name, fn) => t(name, needsFixtures(name, fn, sets));
 }

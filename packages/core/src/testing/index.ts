@@ -5,13 +5,17 @@
 export {
   FIXTURE_NAMES,
   FIXTURES_SKIPPED,
+  MIN_CORPUS_FILES,
   copyFixture,
   corpusFiles,
   findFixtures,
+  missingFixtures,
   fixturePath,
   needsFixtures,
   requireFixtures,
+  skipOrFail,
   underCi,
   withFixtures,
   type FixtureDirs,
+  type FixtureSet,
 } from './fixtures.js';
