@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import {parsePredicateFormula} from '../src/access/rules/index.js';
 import {copyFixture, findFixtures, withFixtures} from '../src/testing/fixtures.js';
 
-const ftest = withFixtures(test);
+const ftest = withFixtures(test, ['grist', 'corpus']);
 
 interface Stored {
   doc: string;

@@ -10,7 +10,7 @@ import {Engine, importUpload} from '@gristlite/core';
 import {createApiHandler} from '../src/index.js';
 import {corpusFiles, withFixtures} from './helpers.js';
 
-const fixtureTest = withFixtures(test);
+const fixtureTest = withFixtures(test, ['grist', 'corpus']);
 
 type Res = {status: number; body: any};
 
