@@ -21,7 +21,10 @@ async function inProcess(fn: () => Promise<unknown>): Promise<Outcome> {
   }
 }
 
-test('owner, editor, viewer and stranger: the same outcomes in-process and over HTTP', async () => {
+type Handle = ReturnType<typeof createApiHandler>;
+
+/** An engine in a temporary directory with its HTTP handler (errors thrown, not logged), closed after `fn`. */
+async function withEngine(fn: (engine: Engine, handle: Handle) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gl-session-'));
   const engine = await Engine.open({dataDir: dir, resumeWebhooks: false});
   try {
@@ -30,6 +33,15 @@ test('owner, editor, viewer and stranger: the same outcomes in-process and over 
         throw e;
       },
     });
+    await fn(engine, handle);
+  } finally {
+    await engine.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+}
+
+test('owner, editor, viewer and stranger: the same outcomes in-process and over HTTP', () =>
+  withEngine(async (engine, handle) => {
     const people = ['ada', 'bob', 'cy', 'dee'];
     const sessions: Record<string, Session> = {};
     const keys: Record<string, string> = {};
@@ -133,24 +145,13 @@ test('owner, editor, viewer and stranger: the same outcomes in-process and over 
     assert.is(status('cy run SQL'), '200');
     assert.is(status('dee read records'), '403');
     assert.is(status("dee create a doc in ada's Home"), '403');
-  } finally {
-    await engine.close();
-    rmSync(dir, {recursive: true, force: true});
-  }
-});
+  }));
 
 // Issue 23: every record write of SessionDoc refuses the malformed inputs its HTTP twin refuses,
 // with the same status and message (paths start at the argument, `records`, instead of `body.records`),
 // and leaves the rows as they were. The inputs are those of the conformance records tests.
-test('SessionDoc writes refuse malformed input as their HTTP twins do, and change nothing', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gl-session-bad-'));
-  const engine = await Engine.open({dataDir: dir, resumeWebhooks: false});
-  try {
-    const handle = createApiHandler(engine, {
-      onError: (e) => {
-        throw e;
-      },
-    });
+test('SessionDoc writes refuse malformed input as their HTTP twins do, and change nothing', () =>
+  withEngine(async (engine, handle) => {
     const ada = await engine.forUser('ada@example.com', 'Ada');
     const key = await engine.home.setApiKey(ada.principal.user.id);
     const home = await ada.personalWorkspace();
@@ -247,23 +248,12 @@ test('SessionDoc writes refuse malformed input as their HTTP twins do, and chang
     );
     assert.equal(e, {status: 400, error: 'PATCH requires all records to have same fields'});
     assert.equal((await doc.fetchRecords('Tasks'))[0].fields, {Title: 'a', Owner: 'ann', Hours: 1});
-  } finally {
-    await engine.close();
-    rmSync(dir, {recursive: true, force: true});
-  }
-});
+  }));
 
 // Issue 27: under access rules, SessionDoc answers each user as the same request over HTTP does:
 // the same rows, columns and tables, the same refusals.
-test('under access rules, Session reads and writes answer as HTTP does', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gl-session-rules-'));
-  const engine = await Engine.open({dataDir: dir, resumeWebhooks: false});
-  try {
-    const handle = createApiHandler(engine, {
-      onError: (e) => {
-        throw e;
-      },
-    });
+test('under access rules, Session reads and writes answer as HTTP does', () =>
+  withEngine(async (engine, handle) => {
     const ada = await engine.forUser('ada@example.com', 'Ada');
     const kiwi = await engine.forUser('kiwi@example.com', 'Kiwi');
     const key = await engine.home.setApiKey(kiwi.principal.user.id);
@@ -373,10 +363,6 @@ test('under access rules, Session reads and writes answer as HTTP does', async (
       (await kdoc.listTables()).map((t) => t.id),
       ['Table1', 'Deals'],
     );
-  } finally {
-    await engine.close();
-    rmSync(dir, {recursive: true, force: true});
-  }
-});
+  }));
 
 test.run();
