@@ -464,6 +464,16 @@ test("rule edits: Grist's parsed text stored, bad rules refused with Grist's mes
       ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: '', permissionsText: 'R+'}],
     ]);
     assert.equal([perms.status, perms.body.error], [400, 'Invalid permissions specification "R+"']);
+    // Rules must name tables and columns that exist (Grist's findRuleProblems).
+    const entity = (tableId: string, colIds: string) =>
+      w.as('ada', 'POST', `${d}/apply`, [
+        ['AddRecord', '_grist_ACLResources', -1, {tableId, colIds}],
+        ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: '', permissionsText: '-R'}],
+      ]);
+    const noTable = await entity('Nope', '*');
+    assert.equal([noTable.status, noTable.body.error], [400, 'Invalid tables in rules: Nope']);
+    const noCol = await entity('Table1', 'A,Zed');
+    assert.equal([noCol.status, noCol.body.error], [400, 'Invalid columns in rules for table Table1: Zed']);
     assert.is((await w.as('ada', 'GET', `${d}/tables/_grist_ACLResources/records`)).body.records.length, count);
     // Only owners edit rules.
     const kiwi = await w.as('kiwi', 'POST', `${d}/apply`, [

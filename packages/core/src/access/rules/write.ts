@@ -33,10 +33,42 @@ export function refreshRules(db: Database.Database, ruleIds: readonly number[]):
       if (parsed !== row.aclFormulaParsed) write.run(parsed, id);
     }
   }
+  let rules: RuleSet | null;
   try {
-    RuleSet.read(db);
+    rules = RuleSet.read(db);
   } catch (e) {
     if (e instanceof ApiError) throw new BadRequest(e.message, e.details);
     throw e;
   }
+  if (rules) checkEntities(db, rules);
+}
+
+/**
+ * Rules must name tables and columns that exist, and user attributes columns that exist (Grist's
+ * findRuleProblems, checked when rules are written): the first problem answers 400 in its words.
+ */
+function checkEntities(db: Database.Database, rules: RuleSet): void {
+  const columns = new Map<string, Set<string>>();
+  for (const row of db
+    .prepare(
+      'SELECT t.tableId AS tableId, c.colId AS colId FROM _grist_Tables t LEFT JOIN _grist_Tables_column c ON c.parentId = t.id',
+    )
+    .all() as Array<{tableId: string; colId: string | null}>) {
+    let cols = columns.get(row.tableId);
+    if (!cols) columns.set(row.tableId, (cols = new Set()));
+    if (row.colId) cols.add(row.colId);
+  }
+  const tables = rules.ruledTables();
+  const missing = tables.filter((t) => !columns.has(t));
+  if (missing.length) throw new BadRequest(`Invalid tables in rules: ${missing.join(', ')}`);
+  for (const tableId of tables) {
+    for (const list of rules.columnRuleLists(tableId)) {
+      const bad = (list.colIds as string[]).filter((c) => !columns.get(tableId)!.has(c));
+      if (bad.length) throw new BadRequest(`Invalid columns in rules for table ${tableId}: ${bad.join(', ')}`);
+    }
+  }
+  const badAttrs = rules.userAttributes
+    .filter((a) => !columns.get(a.tableId)?.has(a.lookupColId))
+    .map((a) => `${a.tableId}.${a.lookupColId}`);
+  if (badAttrs.length) throw new BadRequest(`Invalid columns in User Attribute rules: ${badAttrs.join(', ')}`);
 }
