@@ -117,7 +117,7 @@ export async function accessScenarios(dir: string): Promise<Result[]> {
   let n = 0;
   const ids = Array.from({length: 100}, (_, i) => i + 1);
   const writes = (doc: GristDoc, guarded: boolean) =>
-    latencies(30, () => {
+    latencies(200, () => {
       n++;
       const seen = guarded ? doc.as(contextFor(doc, rs)) : doc;
       seen.updateRecords(

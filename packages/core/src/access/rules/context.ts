@@ -268,7 +268,7 @@ export class AccessContext implements DocGuard {
     }
     const rowChain = this.tableChain(tableId);
     if (!perRowCols.length && colType) {
-      const sql = rowRuleSql(rowChain, 'read', this.user, colType);
+      const sql = this.rowSql(tableId, 'read', colType);
       if (sql) return {hiddenCols, sql};
     }
     const read = new Set<Bit>(['read']);
@@ -339,6 +339,22 @@ export class AccessContext implements DocGuard {
     return needed ? this.reader!(tableId, ids, this.rules.columnsRead(tableId)) : undefined;
   }
 
+  /**
+   * A table's row rule for a bit as SQL (sql.ts), or null. The same user (without user attributes,
+   * whose rows may change) gets the same SQL: it is kept on the rule set, per user.
+   */
+  private rowSql(
+    tableId: string,
+    bit: Bit,
+    colType: (colId: string) => string | undefined,
+  ): {sql: string; params: unknown[]} | null {
+    const make = () => rowRuleSql(this.tableChain(tableId), bit, this.user, colType);
+    if (this.rules.userAttributes.length) return make();
+    const u = this.user;
+    const key = JSON.stringify([tableId, bit, u.Access, u.UserID, u.Email, u.Name, u.UserRef, u.LinkKey]);
+    return this.rules.memo(key, make);
+  }
+
   /** Grist's table-level pre-check: a bit denied for every row refuses at once. */
   private precheck(tableId: string, bit: Bit): void {
     if (this.rowAnswer(tableId, bit) === 'deny') {
@@ -390,12 +406,7 @@ export class AccessContext implements DocGuard {
       if (rowRule === 'allow' && !mixedCols.length) continue;
       // Rows whose `rec` is unchanged by the write (see updating): SQLite tests the rule on them all.
       if (p.kind === 'update' && !p.before && !mixedCols.length) {
-        const cond = rowRuleSql(
-          this.tableChain(p.tableId),
-          bit,
-          this.user,
-          (c) => this.rows!.column(p.tableId, c)?.type,
-        );
+        const cond = this.rowSql(p.tableId, bit, (c) => this.rows!.column(p.tableId, c)?.type);
         // On a refusal, the rows are checked one by one below, to name the rule's memos.
         if (cond && !this.rows!.anyOutside(p.tableId, p.ids, cond)) continue;
       }

@@ -39,6 +39,9 @@ export interface UserAttribute {
   charId: string;
 }
 
+/** How many per-user answers a rule set keeps (`RuleSet.memo`). */
+const MEMO_ENTRIES = 1000;
+
 const TABLE_BITS = new Set<Bit>(['create', 'read', 'update', 'delete']);
 const COLUMN_BITS = new Set<Bit>(['read', 'update']);
 
@@ -150,6 +153,19 @@ export class RuleSet {
     return found;
   }
   private readonly readCache = new Map<string, ReadonlySet<string> | null>();
+
+  /**
+   * A value derived from these rules and a key (per user answers that do not depend on rows), kept
+   * while the rules are: at most MEMO_ENTRIES, the oldest dropped first.
+   */
+  memo<T>(key: string, make: () => T): T {
+    if (this.memos.has(key)) return this.memos.get(key) as T;
+    const value = make();
+    if (this.memos.size >= MEMO_ENTRIES) this.memos.delete(this.memos.keys().next().value!);
+    this.memos.set(key, value);
+    return value;
+  }
+  private readonly memos = new Map<string, unknown>();
 
   /** Tables with rules of their own (`T:*` or columns). */
   ruledTables(): string[] {
