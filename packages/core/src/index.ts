@@ -10,6 +10,22 @@ export {rowCodec, type HomeRow, type RowCodec, type RowDialect} from './home/row
 export {Engine, type EngineOptions, type Closeable, type OpenDoc} from './engine.js';
 export {OpenDocument, type AttachmentStoreStatus, type DocWebhooks} from './opendoc.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
+export type {
+  AccessList,
+  AttachmentList,
+  DocUpdateBody,
+  GristDownloadOptions,
+  NewAttachment,
+  NewOrgBody,
+  NewWebhook,
+  RemoveOptions,
+  SessionDownload,
+  TableExportOptions,
+  TableSchemaExportOptions,
+  WebhookPatch,
+  WorkspaceBody,
+  XlsxExportOptions,
+} from './session-types.js';
 export * from './sql/index.js';
 export * from './export/index.js';
 export * from './import/index.js';

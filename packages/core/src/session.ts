@@ -6,8 +6,35 @@
  * `Engine.openDoc` and `Engine.home`/`Engine.store` stay available for trusted code (they check
  * nothing, or take the principal on every call); a `Session` is the convenient, safe default.
  */
+import {createReadStream} from 'node:fs';
+import {mkdir, rm} from 'node:fs/promises';
+import {join} from 'node:path';
+import type {AccessContext} from './access/rules/context.js';
+import {BrokenRules} from './access/rules/ruleset.js';
+import type {AttachmentDownload, DownloadOptions, TableQuery} from './attachments/index.js';
 import type {Engine} from './engine.js';
 import {Forbidden, HeldElsewhere, ServiceUnavailable} from './errors.js';
+import {exportFileBase, type TableSchema} from './export/index.js';
+import type {AccessDelta} from './home/validate.js';
+import {makeId} from './ids.js';
+import type {OpenDocument} from './opendoc.js';
+import type {
+  AccessList,
+  AttachmentList,
+  DocUpdateBody,
+  GristDownloadOptions,
+  NewAttachment,
+  NewOrgBody,
+  NewWebhook,
+  RemoveOptions,
+  SessionDownload,
+  TableExportOptions,
+  TableSchemaExportOptions,
+  WebhookPatch,
+  WorkspaceBody,
+  XlsxExportOptions,
+} from './session-types.js';
+import type {WebhookFieldsInput, WebhookSummary} from './webhooks/index.js';
 import type {OrgContext, Principal} from './home/principal.js';
 import type {BasicRole, Doc, Org, Role, Workspace} from './home/types.js';
 import type {
@@ -89,6 +116,102 @@ export class Session {
     return this.engine.createDoc(workspaceId, this.principal, {...doc});
   }
 
+  // ---- orgs, workspaces and document metadata: the home API's calls, checked by HomeService
+
+  /** Creates a team site the user owns, as `POST /api/orgs`; returns its id. */
+  createOrg(body: NewOrgBody): Promise<number> {
+    return this.engine.home.createOrg(this.principal, {...body});
+  }
+
+  /** Creates a workspace in an org (by id or domain), as `POST /api/orgs/{org}/workspaces`; returns its id. */
+  createWorkspace(org: number | string, body: WorkspaceBody): Promise<number> {
+    return this.engine.home.createWorkspace(String(org), this.principal, this.org, {...body});
+  }
+
+  /** Renames a workspace, as `PATCH /api/workspaces/{wid}`. */
+  async renameWorkspace(workspaceId: number, name: string): Promise<void> {
+    await this.engine.home.updateWorkspace(workspaceId, this.principal, {name});
+  }
+
+  /** Moves a workspace to the trash, or with `permanent` deletes it, as `POST /api/workspaces/{wid}/remove`. */
+  async removeWorkspace(workspaceId: number, opts: RemoveOptions = {}): Promise<void> {
+    if (opts.permanent) await this.engine.deleteWorkspace(workspaceId, this.principal);
+    else await this.engine.home.setWorkspaceRemoved(workspaceId, this.principal, true);
+  }
+
+  /** Takes a workspace out of the trash, as `POST /api/workspaces/{wid}/unremove`. */
+  async restoreWorkspace(workspaceId: number): Promise<void> {
+    await this.engine.home.setWorkspaceRemoved(workspaceId, this.principal, false);
+  }
+
+  /** Deletes a workspace and its documents for good, as `DELETE /api/workspaces/{wid}`. */
+  async deleteWorkspace(workspaceId: number): Promise<void> {
+    await this.engine.deleteWorkspace(workspaceId, this.principal);
+  }
+
+  /** Changes a document's name, urlId, options or type, as `PATCH /api/docs/{doc}`. */
+  async updateDoc(docIdOrUrlId: string, body: DocUpdateBody): Promise<void> {
+    await this.engine.home.updateDoc(docIdOrUrlId, this.principal, this.org, {...body});
+  }
+
+  /** Renames a document, as `PATCH /api/docs/{doc}` with `{name}`. */
+  renameDoc(docIdOrUrlId: string, name: string): Promise<void> {
+    return this.updateDoc(docIdOrUrlId, {name});
+  }
+
+  /** Moves a document to another workspace of its org, as `PATCH /api/docs/{doc}/move`. */
+  async moveDoc(docIdOrUrlId: string, workspaceId: number): Promise<void> {
+    await this.engine.home.moveDoc(docIdOrUrlId, this.principal, this.org, workspaceId);
+  }
+
+  /** Moves a document to the trash, or with `permanent` deletes it, as `POST /api/docs/{doc}/remove`. */
+  async removeDoc(docIdOrUrlId: string, opts: RemoveOptions = {}): Promise<void> {
+    if (opts.permanent) await this.engine.deleteDoc(docIdOrUrlId, this.principal, this.org);
+    else await this.engine.home.setDocRemoved(docIdOrUrlId, this.principal, this.org, true);
+  }
+
+  /** Takes a document out of the trash, as `POST /api/docs/{doc}/unremove`. */
+  async restoreDoc(docIdOrUrlId: string): Promise<void> {
+    await this.engine.home.setDocRemoved(docIdOrUrlId, this.principal, this.org, false);
+  }
+
+  /** Deletes a document and its file for good, as `DELETE /api/docs/{doc}`. */
+  async deleteDoc(docIdOrUrlId: string): Promise<void> {
+    await this.engine.deleteDoc(docIdOrUrlId, this.principal, this.org);
+  }
+
+  // ---- access lists
+
+  /** Who has access to an org (by id or domain), as `GET /api/orgs/{org}/access`. */
+  orgAccess(org: number | string): Promise<AccessList> {
+    return this.engine.home.getOrgAccess(String(org), this.principal, this.org);
+  }
+
+  /** Changes access to an org, as `PATCH /api/orgs/{org}/access` with `{delta}`. */
+  async updateOrgAccess(org: number | string, delta: AccessDelta): Promise<void> {
+    await this.engine.home.updateAccess('org', {org: String(org)}, this.principal, this.org, {delta});
+  }
+
+  /** Who has access to a workspace, as `GET /api/workspaces/{wid}/access`. */
+  workspaceAccess(workspaceId: number): Promise<AccessList> {
+    return this.engine.home.getWorkspaceAccess(workspaceId, this.principal);
+  }
+
+  /** Changes access to a workspace, as `PATCH /api/workspaces/{wid}/access` with `{delta}`. */
+  async updateWorkspaceAccess(workspaceId: number, delta: AccessDelta): Promise<void> {
+    await this.engine.home.updateAccess('ws', {wid: workspaceId}, this.principal, this.org, {delta});
+  }
+
+  /** Who has access to a document, as `GET /api/docs/{doc}/access`. */
+  docAccess(docIdOrUrlId: string): Promise<AccessList> {
+    return this.engine.home.getDocAccess(docIdOrUrlId, this.principal, this.org);
+  }
+
+  /** Changes access to a document, as `PATCH /api/docs/{doc}/access` with `{delta}`. */
+  async updateDocAccess(docIdOrUrlId: string, delta: AccessDelta): Promise<void> {
+    await this.engine.home.updateAccess('doc', {doc: docIdOrUrlId}, this.principal, this.org, {delta});
+  }
+
   /** A document the user may view, by id or urlId; writes through it also need editor rights. */
   async doc(docIdOrUrlId: string): Promise<SessionDoc> {
     const {doc, role} = await this.engine.docAccess(docIdOrUrlId, this.principal, this.org, 'viewers');
@@ -134,16 +257,37 @@ export class SessionDoc {
    * kept open meanwhile, and in a several-machine deployment its commits durable before the answer.
    */
   private use<T>(need: Need, fn: (grist: GristDoc, role: 'owners' | 'editors') => T): Promise<T> {
+    return this.withOpen(need, ({grist, role}) => fn(grist, role === 'owners' ? 'owners' : 'editors'));
+  }
+
+  /** As `use`, handing `fn` what an http route gets (`openDocFor`): the open document, the access context, the role. */
+  private withOpen<T>(
+    need: Need,
+    fn: (d: {
+      open: OpenDocument;
+      grist: GristDoc;
+      access: AccessContext | null;
+      role: Role;
+      meta: Doc;
+    }) => T | Promise<T>,
+    opts: {ownersDespiteBrokenRules?: boolean} = {},
+  ): Promise<T> {
     const {engine, principal, org} = this.session;
-    return engine.inScope(async () => {
+    return engine.inScope<T>(async () => {
       const {doc, role} = await engine.docAccess(this.meta.id, principal, org, need);
       if (await engine.claimDoc(doc.id)) {
         throw new ServiceUnavailable('Document is open in another process; use the HTTP API to reach it');
       }
       const open = engine.openDoc(doc.id);
-      const access = open.accessFor(principal, role);
+      let access: AccessContext | null;
+      try {
+        access = open.accessFor(principal, role);
+      } catch (e) {
+        if (!(e instanceof BrokenRules && opts.ownersDespiteBrokenRules && role === 'owners')) throw e;
+        access = null;
+      }
       if (need !== 'viewers') open.replica?.checkWritable();
-      return fn(open.grist.as(access), role === 'owners' ? 'owners' : 'editors');
+      return fn({open, grist: open.grist.as(access), access, role: role as Role, meta: doc});
     });
   }
 
@@ -214,8 +358,151 @@ export class SessionDoc {
     return this.use('editors', (grist, role) => grist.applyUserActions(actions, {role}));
   }
 
+  // ---- downloads (as routes/download.ts and routes/exports.ts)
+
+  /**
+   * Writes the document as a `.grist` file at `path`, as `GET /download` answers it: viewers, but
+   * under access rules only owners and those who may copy everything (403 otherwise).
+   */
+  downloadTo(path: string, opts: Omit<GristDownloadOptions, 'title'> = {}): Promise<void> {
+    return this.withOpen(
+      'viewers',
+      async ({open, access, role}) => {
+        if (access && role !== 'owners' && !access.canCopyEverything()) {
+          throw new Forbidden('not authorized to download this document');
+        }
+        await open.backup(path, {nohistory: opts.nohistory === true, template: opts.template === true});
+      },
+      {ownersDespiteBrokenRules: true},
+    );
+  }
+
+  /** The document as a `.grist` file, streamed (a temporary copy, removed once read), as `GET /download`. */
+  async download(opts: GristDownloadOptions = {}): Promise<SessionDownload> {
+    const engine = this.session.engine;
+    const tmpDir = join(engine.dataDir, 'tmp');
+    await mkdir(tmpDir, {recursive: true});
+    const tmp = join(tmpDir, `${makeId()}.grist`);
+    try {
+      await this.downloadTo(tmp, opts);
+    } catch (e) {
+      await rm(tmp, {force: true});
+      throw e;
+    }
+    return {
+      filename: `${opts.title || this.meta.name}.grist`,
+      contentType: 'application/x-sqlite3',
+      body: streamAndRemove(tmp),
+    };
+  }
+
+  /** A table as CSV (or TSV, DSV), values formatted as Grist shows them, streamed, as `GET /download/csv`. */
+  exportTable(tableId: string, opts: TableExportOptions = {}): Promise<SessionDownload> {
+    return this.withOpen('viewers', ({open, access, meta}) => {
+      const exp = open.exportDsv(tableId, {format: opts.format ?? 'csv', header: opts.header ?? 'label'}, access);
+      return {
+        filename: exportFileBase(meta.name, tableId, opts.title ?? null) + exp.extension,
+        contentType: exp.contentType,
+        body: exp.body,
+      };
+    });
+  }
+
+  /** An Excel workbook of one table or of every table the user may see, streamed, as `GET /download/xlsx`. */
+  exportXlsx(opts: XlsxExportOptions = {}): Promise<SessionDownload> {
+    return this.withOpen('viewers', ({open, access, meta}) => {
+      const tableId = opts.tableId;
+      const base = tableId
+        ? exportFileBase(meta.name, tableId, opts.title ?? null)
+        : opts.title || meta.name || 'document';
+      return {
+        filename: `${base}.xlsx`,
+        contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+        body: open.exportXlsx(tableId ? [tableId] : null, opts.header ?? 'label', access),
+      };
+    });
+  }
+
+  /** The Frictionless table schema of a table's CSV download, as `GET /download/table-schema`. */
+  tableSchema(tableId: string, opts: TableSchemaExportOptions = {}): Promise<TableSchema> {
+    return this.withOpen('viewers', ({open, access, meta}) => {
+      const header = opts.header ?? 'label';
+      const csvPath =
+        opts.csvPath ??
+        `/api/docs/${encodeURIComponent(meta.urlId || meta.id)}/download/csv?${new URLSearchParams({tableId, header})}`;
+      return open.tableSchema(tableId, {header, csvPath}, access);
+    });
+  }
+
+  // ---- attachments (as routes/attachments.ts)
+
+  /** Adds files as attachments (editors), as `POST /attachments`; returns their ids. */
+  addAttachments(files: NewAttachment[]): Promise<number[]> {
+    return this.withOpen('editors', ({open}) =>
+      open.addAttachments(
+        files.map((f) => ({fileName: f.fileName, mimeType: f.mimeType ?? null, data: Buffer.from(f.data)})),
+      ),
+    );
+  }
+
+  /** The attachments the user may reach, with filter, sort and limit, as `GET /attachments`. */
+  listAttachments(query: TableQuery = {}): Promise<AttachmentList> {
+    return this.withOpen('viewers', ({open, access}) => {
+      const listed = open.listAttachments(query);
+      const readable = open.readableAttachments(access);
+      return readable ? {records: listed.records.filter((r) => readable.has(r.id))} : listed;
+    });
+  }
+
+  /** One attachment's metadata, as `GET /attachments/{id}` (403 under rules that hide every cell holding it). */
+  attachmentMetadata(attId: number): Promise<AttachmentList['records'][number]['fields']> {
+    return this.withOpen('viewers', ({open, access}) => {
+      open.checkAttachment(access, attId);
+      return open.attachmentMetadata(attId);
+    });
+  }
+
+  /** One attachment's bytes with the headers HTTP sends, as `GET /attachments/{id}/download`. */
+  downloadAttachment(attId: number, opts: DownloadOptions = {}): Promise<AttachmentDownload> {
+    return this.withOpen('viewers', ({open, access}) => {
+      open.checkAttachment(access, attId);
+      return open.attachmentDownload(attId, opts);
+    });
+  }
+
+  // ---- webhooks (owners, as routes/webhooks.ts)
+
+  /** Webhooks with their usage (owners), as `GET /webhooks`. */
+  listWebhooks(): Promise<{webhooks: WebhookSummary[]}> {
+    return this.withOpen('owners', ({open}) => open.listWebhooks());
+  }
+
+  /** Creates webhooks (owners), as `POST /webhooks`; returns their ids. */
+  addWebhooks(webhooks: NewWebhook[]): Promise<{webhooks: {id: string}[]}> {
+    return this.withOpen('owners', ({open}) => open.addWebhooks(webhooks as WebhookFieldsInput[]));
+  }
+
+  /** Changes a webhook (owners), as `PATCH /webhooks/{id}`. */
+  async updateWebhook(webhookId: string, patch: WebhookPatch): Promise<void> {
+    await this.withOpen('owners', ({open}) => open.updateWebhook(webhookId, patch as WebhookFieldsInput));
+  }
+
+  /** Removes a webhook and its waiting events (owners), as `DELETE /webhooks/{id}`. */
+  async removeWebhook(webhookId: string): Promise<void> {
+    await this.withOpen('owners', ({open}) => open.removeWebhook(webhookId));
+  }
+
   /** Read-only SQL on this document, as `Session.runSql`. */
   runSql(sql: string, opts: SqlOptions = {}): Promise<SqlResult> {
     return this.session.runSql(this.meta.id, sql, opts);
+  }
+}
+
+/** Streams a temporary file and removes it once read (or abandoned). */
+async function* streamAndRemove(path: string): AsyncIterable<Uint8Array> {
+  try {
+    yield* createReadStream(path);
+  } finally {
+    await rm(path, {force: true});
   }
 }
