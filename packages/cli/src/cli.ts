@@ -10,7 +10,9 @@ import {
   backupSqliteFile,
   checkDomain,
   importUpload,
+  DEFAULT_MAX_OPEN_DOCS,
   intFromEnv,
+  intSetting,
   isValidEmail,
   type ClusterOptions,
   type DocLeases,
@@ -46,7 +48,14 @@ export async function openEngine(
   const home: HomeStore | undefined = homeUrl ? await homeStoreFromUrl(homeUrl) : undefined;
   // Background errors go to the server's log lines when there is a logger (serve), else to stderr.
   const onError = logger ? (err: unknown, what: string) => logger.error({err}, what) : undefined;
-  return Engine.open({dataDir: dir, home, leases, env, onError, cluster});
+  const engine = await Engine.open({dataDir: dir, home, leases, env, onError, cluster});
+  // The cap of open documents is lowered under a small descriptor limit (docs/operations.md).
+  const configured = intSetting(env, 'GRISTLITE_MAX_OPEN_DOCS', 1) ?? DEFAULT_MAX_OPEN_DOCS;
+  if (logger && engine.maxOpenDocs < configured)
+    logger.warn(
+      `open documents capped at ${engine.maxOpenDocs} (not ${configured}) by the limit of ${engine.descriptorLimit} open files (ulimit -n): raise it to keep more open`,
+    );
+  return engine;
 }
 
 /**

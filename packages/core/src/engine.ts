@@ -9,7 +9,8 @@ import Database from 'better-sqlite3';
 import {createDocFile} from './doc/index.js';
 import {GristDoc} from './doc/gristdoc.js';
 import {removeSqliteFiles} from './doc/files.js';
-import {intFromEnv} from './settings.js';
+import {intFromEnv, intSetting} from './settings.js';
+import {descriptorLimit, maxOpenDocsFor} from './fdlimit.js';
 import {ApiError, BadRequest, HeldElsewhere, NotFound, ServiceUnavailable, resourceShortage} from './errors.js';
 import type {DocLeases} from './leases.js';
 import {attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookPolicyFromEnv} from './webhooks/index.js';
@@ -34,8 +35,13 @@ export interface EngineOptions {
   sqlTimeoutMs?: number;
   /** SQL worker processes (default GRISTLITE_SQL_WORKERS, else 2). */
   sqlWorkers?: number;
-  /** Documents kept open at once (default GRISTLITE_MAX_OPEN_DOCS, else 200); least recently used closed first. */
+  /**
+   * Documents kept open at once (default GRISTLITE_MAX_OPEN_DOCS, else 200), lowered to what the
+   * descriptor limit allows (`maxOpenDocsFor`); least recently used closed first.
+   */
   maxOpenDocs?: number;
+  /** The process's descriptor limit the cap is derived from (default: read at start; null: unknown, no lowering). */
+  descriptorLimit?: number | null;
   /** An open document unused this long is closed (default GRISTLITE_DOC_IDLE_MSEC, else 300000 ms). */
   docIdleMs?: number;
   /** At start, resume webhook delivery of every document with events waiting (default true). */
@@ -144,6 +150,8 @@ export class Engine {
   /** Failed webhook POST attempts of every document since the engine started (metrics). */
   private webhookFailures = 0;
   readonly maxOpenDocs: number;
+  /** The descriptor limit `maxOpenDocs` was derived from (null: unknown). */
+  readonly descriptorLimit: number | null;
   readonly docIdleMs: number;
   /** Read (and checked) at start, so that a bad setting stops start-up, not the first SQL request. */
   private readonly sqlSettings: ConstructorParameters<typeof SqlPool>[0];
@@ -157,8 +165,13 @@ export class Engine {
     private readonly opts: EngineOptions,
   ) {
     const env = opts.env ?? {};
-    // Each open document costs 3 descriptors (file, WAL, shm) and about 0.5 MB (issue 11).
-    this.maxOpenDocs = opts.maxOpenDocs ?? intFromEnv(env, 'GRISTLITE_MAX_OPEN_DOCS', 200, 1);
+    // Each open document costs 3 descriptors (file, WAL, shm) and about 0.5 MB (issue 11): the cap
+    // leaves room under the descriptor limit (issue 24, fdlimit.ts).
+    this.descriptorLimit = opts.descriptorLimit !== undefined ? opts.descriptorLimit : descriptorLimit();
+    this.maxOpenDocs = maxOpenDocsFor(
+      opts.maxOpenDocs ?? intSetting(env, 'GRISTLITE_MAX_OPEN_DOCS', 1),
+      this.descriptorLimit,
+    );
     this.docIdleMs = opts.docIdleMs ?? intFromEnv(env, 'GRISTLITE_DOC_IDLE_MSEC', 5 * 60_000, 1);
     const sql = sqlPoolSettingsFromEnv(env);
     this.sqlSettings = {
@@ -318,15 +331,7 @@ export class Engine {
       this.openDocs.delete(docId); // re-inserted below as the most recently used
     } else {
       const path = this.docPath(docId);
-      let doc: OpenDoc;
-      try {
-        doc = this.openDocFresh(docId, path);
-      } catch (e) {
-        if (!(e instanceof ServiceUnavailable)) throw e;
-        // Out of descriptors: give back those of idle documents and try once more.
-        this.closeIdle();
-        doc = this.openDocFresh(docId, path);
-      }
+      const doc = this.retryOnShortage(() => this.openDocFresh(docId, path));
       entry = {doc, holds: 0, lastUsed: Date.now()};
       this.claimed.delete(docId);
     }
@@ -335,6 +340,36 @@ export class Engine {
     this.holdInScope(entry);
     if (this.openDocs.size > this.maxOpenDocs) this.trim(docId);
     return entry.doc;
+  }
+
+  /**
+   * Runs `open`; when it fails for want of descriptors (a 503 from openDocFile), closes the least
+   * recently used idle documents (1, 2, 4, ... 32 of them) and tries again; a 503 when none is left
+   * to close or after 6 retries.
+   */
+  private retryOnShortage<T>(open: () => T): T {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return open();
+      } catch (e) {
+        if (!(e instanceof ServiceUnavailable) || e instanceof HeldElsewhere || attempt >= 6) throw e;
+        if (this.closeLeastRecentlyUsed(2 ** attempt) === 0) throw e;
+      }
+    }
+  }
+
+  /** Closes up to `n` idle documents, least recently used first, those with webhook events waiting last; returns how many. */
+  private closeLeastRecentlyUsed(n: number): number {
+    let closed = 0;
+    for (const pass of [false, true]) {
+      for (const [id, entry] of this.openDocs) {
+        if (closed >= n) return closed;
+        if (!this.closeable(entry) || (!pass && entry.doc.webhooks.delivery?.pending)) continue;
+        void this.closeDoc(id);
+        closed++;
+      }
+    }
+    return closed;
   }
 
   private openDocFresh(docId: string, path: string): OpenDoc {
@@ -656,7 +691,24 @@ export class Engine {
   async createDoc(wid: number, p: Principal, body: Record<string, unknown>): Promise<string> {
     const doc = await this.home.createDoc(wid, p, body);
     try {
-      createDocFile(this.docPath(doc.id));
+      const path = this.docPath(doc.id);
+      // Out of descriptors, idle documents give theirs back (a half-made file is removed first).
+      this.retryOnShortage(() => {
+        try {
+          createDocFile(path);
+        } catch (e) {
+          const shortage =
+            resourceShortage(e) ??
+            ((e as {code?: string}).code === 'SQLITE_CANTOPEN'
+              ? new ServiceUnavailable(
+                  'The document cannot be created right now (too many open files?); try again later',
+                )
+              : undefined);
+          if (!shortage) throw e;
+          removeSqliteFiles(path);
+          throw shortage;
+        }
+      });
       await this.docFileCreated(doc.id);
     } catch (e) {
       await this.removeDocFiles([doc.id]).catch(() => {});

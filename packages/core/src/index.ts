@@ -1,5 +1,12 @@
 export * from './errors.js';
 export {intFromEnv, intSetting} from './settings.js';
+export {
+  DESCRIPTOR_RESERVE,
+  DESCRIPTORS_PER_DOC,
+  DEFAULT_MAX_OPEN_DOCS,
+  descriptorLimit,
+  maxOpenDocsFor,
+} from './fdlimit.js';
 export * from './ids.js';
 export * from './access/index.js';
 export * from './home/types.js';
