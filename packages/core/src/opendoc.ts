@@ -5,6 +5,10 @@
  * these methods; none of them sees the SQLite handle.
  */
 import type Database from 'better-sqlite3';
+import {createReadStream} from 'node:fs';
+import {mkdir, rm} from 'node:fs/promises';
+import {join} from 'node:path';
+import {makeId} from './ids.js';
 import type {Replica} from './cluster/replica.js';
 import {
   addAttachments,
@@ -23,14 +27,14 @@ import {
 import type {TableQuery} from './attachments/query.js';
 import type {GristDoc} from './doc/gristdoc.js';
 import {AccessContext} from './access/rules/context.js';
-import {RuleSet} from './access/rules/ruleset.js';
+import {BrokenRules, RuleSet} from './access/rules/ruleset.js';
 import type {Principal} from './home/principal.js';
 import type {Role} from './home/types.js';
 import {attachmentsArchive} from './export/archive.js';
 import {backupDoc, type BackupOptions} from './export/backup.js';
 import {exportTableDsv, type DsvExport, type DsvExportOptions} from './export/csv.js';
 import type {ExportHeader, ExportRestriction} from './export/plan.js';
-import {Forbidden, NotFound} from './errors.js';
+import {ApiError, Forbidden, NotFound} from './errors.js';
 import {tableSchema, type TableSchema, type TableSchemaOptions} from './export/table-schema.js';
 import {documentTables, xlsxStream} from './export/xlsx.js';
 import {
@@ -103,6 +107,8 @@ export class OpenDocument {
       try {
         this.compiledRules = {rules: RuleSet.read(this.grist.db)};
       } catch (e) {
+        // Rules Grist refuses stay refused until they change; anything else is not kept.
+        if (!(e instanceof ApiError)) throw e;
         this.compiledRules = {error: e};
       }
     }
@@ -114,8 +120,19 @@ export class OpenDocument {
    * What one user may see and do under the document's rules, or null when it has none. Made per
    * request: user attributes are looked up in the document's current rows.
    */
-  accessFor(principal: Principal, role: Role | null, linkKey?: Record<string, string>): AccessContext | null {
-    const rules = this.accessRuleSet();
+  accessFor(
+    principal: Principal,
+    role: Role | null,
+    opts: {linkKey?: Record<string, string>; ownersDespiteBrokenRules?: boolean} = {},
+  ): AccessContext | null {
+    let rules: RuleSet | null;
+    try {
+      rules = this.accessRuleSet();
+    } catch (e) {
+      // Owners keep what they need to repair broken rules (Grist's recovery mode): no rules apply.
+      if (e instanceof BrokenRules && opts.ownersDespiteBrokenRules && role === 'owners') return null;
+      throw e;
+    }
     if (!rules) return null;
     const user = principal.anonymous ? null : principal.user;
     return new AccessContext(
@@ -126,7 +143,7 @@ export class OpenDocument {
         email: user?.email ?? null,
         name: user?.name ?? null,
         userRef: user?.ref ?? null,
-        linkKey,
+        linkKey: opts.linkKey,
       },
       (tableId, colId, value, ci) => this.grist.lookupRow(tableId, colId, value, ci),
     );
@@ -266,6 +283,22 @@ export class OpenDocument {
     return backupDoc(this.db, destPath, opts);
   }
 
+  /**
+   * The document as a `.grist` file, streamed: a backup written to a temporary file in `tmpDir`,
+   * removed once read (or abandoned), or at once when the backup fails.
+   */
+  async backupStream(tmpDir: string, opts: BackupOptions = {}): Promise<AsyncIterable<Uint8Array>> {
+    await mkdir(tmpDir, {recursive: true});
+    const tmp = join(tmpDir, `${makeId()}.grist`);
+    try {
+      await this.backup(tmp, opts);
+    } catch (e) {
+      await rm(tmp, {force: true});
+      throw e;
+    }
+    return streamAndRemove(tmp);
+  }
+
   // ---- webhooks ------------------------------------------------------------------------------
 
   /**
@@ -325,5 +358,14 @@ export class OpenDocument {
     return this.withWebhookLock(() =>
       unsubscribeWebhook(this.db, webhookId, unsubscribeKey, isOwner, tableId, this.webhooks.delivery),
     );
+  }
+}
+
+/** Streams a temporary file and removes it once read (or abandoned). */
+async function* streamAndRemove(path: string): AsyncIterable<Uint8Array> {
+  try {
+    yield* createReadStream(path);
+  } finally {
+    await rm(path, {force: true});
   }
 }

@@ -1,22 +1,10 @@
-/**
- * The engine as one user sees it: every call is checked exactly as the same call over HTTP is
- * (the same `HomeService` and `Engine.docAccess` checks, with the same errors), so an app that
- * embeds gristlite for several users gets Grist's sharing rules without writing its own.
- *
- * `Engine.openDoc` and `Engine.home`/`Engine.store` stay available for trusted code (they check
- * nothing, or take the principal on every call); a `Session` is the convenient, safe default.
- */
-import {createReadStream} from 'node:fs';
-import {mkdir, rm} from 'node:fs/promises';
 import {join} from 'node:path';
 import type {AccessContext} from './access/rules/context.js';
-import {BrokenRules} from './access/rules/ruleset.js';
 import type {AttachmentDownload, DownloadOptions, TableQuery} from './attachments/index.js';
 import type {Engine} from './engine.js';
 import {Forbidden, HeldElsewhere, ServiceUnavailable} from './errors.js';
 import {exportFileBase, type TableSchema} from './export/index.js';
 import type {AccessDelta} from './home/validate.js';
-import {makeId} from './ids.js';
 import type {OpenDocument} from './opendoc.js';
 import type {
   AccessList,
@@ -279,13 +267,7 @@ export class SessionDoc {
         throw new ServiceUnavailable('Document is open in another process; use the HTTP API to reach it');
       }
       const open = engine.openDoc(doc.id);
-      let access: AccessContext | null;
-      try {
-        access = open.accessFor(principal, role);
-      } catch (e) {
-        if (!(e instanceof BrokenRules && opts.ownersDespiteBrokenRules && role === 'owners')) throw e;
-        access = null;
-      }
+      const access = open.accessFor(principal, role, {ownersDespiteBrokenRules: opts.ownersDespiteBrokenRules});
       if (need !== 'viewers') open.replica?.checkWritable();
       return fn({open, grist: open.grist.as(access), access, role: role as Role, meta: doc});
     });
@@ -379,21 +361,18 @@ export class SessionDoc {
 
   /** The document as a `.grist` file, streamed (a temporary copy, removed once read), as `GET /download`. */
   async download(opts: GristDownloadOptions = {}): Promise<SessionDownload> {
-    const engine = this.session.engine;
-    const tmpDir = join(engine.dataDir, 'tmp');
-    await mkdir(tmpDir, {recursive: true});
-    const tmp = join(tmpDir, `${makeId()}.grist`);
-    try {
-      await this.downloadTo(tmp, opts);
-    } catch (e) {
-      await rm(tmp, {force: true});
-      throw e;
-    }
-    return {
-      filename: `${opts.title || this.meta.name}.grist`,
-      contentType: 'application/x-sqlite3',
-      body: streamAndRemove(tmp),
-    };
+    const tmpDir = join(this.session.engine.dataDir, 'tmp');
+    const body = await this.withOpen(
+      'viewers',
+      ({open, access, role}) => {
+        if (access && role !== 'owners' && !access.canCopyEverything()) {
+          throw new Forbidden('not authorized to download this document');
+        }
+        return open.backupStream(tmpDir, {nohistory: opts.nohistory === true, template: opts.template === true});
+      },
+      {ownersDespiteBrokenRules: true},
+    );
+    return {filename: `${opts.title || this.meta.name}.grist`, contentType: 'application/x-sqlite3', body};
   }
 
   /** A table as CSV (or TSV, DSV), values formatted as Grist shows them, streamed, as `GET /download/csv`. */
@@ -495,14 +474,5 @@ export class SessionDoc {
   /** Read-only SQL on this document, as `Session.runSql`. */
   runSql(sql: string, opts: SqlOptions = {}): Promise<SqlResult> {
     return this.session.runSql(this.meta.id, sql, opts);
-  }
-}
-
-/** Streams a temporary file and removes it once read (or abandoned). */
-async function* streamAndRemove(path: string): AsyncIterable<Uint8Array> {
-  try {
-    yield* createReadStream(path);
-  } finally {
-    await rm(path, {force: true});
   }
 }

@@ -50,6 +50,11 @@ export class ChangeSet {
     this.ops.delete(tableId);
   }
 
+  /** The tables the write touched (without listing their rows). */
+  tableIds(): string[] {
+    return [...this.ops.keys()];
+  }
+
   /** Whether the write changed rows of this table. */
   touched(tableId: string): boolean {
     return this.ops.has(tableId);

@@ -363,10 +363,7 @@ export class GristDoc {
         this.recalcs.recalc(changes);
         // Access rules see the rows after the whole write, formulas included; a refusal rolls it all back.
         guard?.finishWrite(
-          changes
-            .list()
-            .map((c) => c.tableId)
-            .filter((t) => t.startsWith('_grist_')),
+          changes.tableIds().filter((t) => t.startsWith('_grist_')),
           this.formulaStructure,
         );
         if (changes.touched('_grist_Tables_column')) {

@@ -66,19 +66,17 @@ export class DocReads {
     const out = new Map<number, RowValues>();
     if (!table || !ids.length) return out;
     const cols = only ? table.columns.filter((c) => only.has(c.colId)) : table.columns;
-    for (let start = 0; start < ids.length; start += 500) {
-      const part = ids.slice(start, start + 500);
-      const rows = this.src.storage
-        .stmt(`SELECT ${columnList(cols)} FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`)
-        .raw(true)
-        .all(...part) as unknown[][];
-      for (const row of rows) {
-        const values: RowValues = {};
-        cols.forEach((c, j) => {
-          values[c.colId] = c.decode(row[j + 1]);
-        });
-        out.set(row[0] as number, values);
-      }
+    // One statement whatever the number of ids (json_each), not one per IN-list length.
+    const rows = this.src.storage
+      .stmt(`SELECT ${columnList(cols)} FROM ${quoteIdent(tableId)} WHERE id IN (SELECT value FROM json_each(?))`)
+      .raw(true)
+      .all(JSON.stringify(ids)) as unknown[][];
+    for (const row of rows) {
+      const values: RowValues = {};
+      cols.forEach((c, j) => {
+        values[c.colId] = c.decode(row[j + 1]);
+      });
+      out.set(row[0] as number, values);
     }
     return out;
   }
@@ -301,7 +299,9 @@ export class DocReads {
     checkQueryColumns(q, filter);
     const all = table.columns;
     const shown = all.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
-    const query = filter.row || metaRow ? {...q, limit: undefined} : q;
+    // Rows filtered here: `limit` is applied after them (in SQL otherwise).
+    const inJs = Boolean(filter.row || metaRow);
+    const query = inJs ? {...q, limit: undefined} : q;
     const {sql, params} = buildRecordQuery(
       this.src.db,
       this.src.storage.classes,
@@ -313,13 +313,12 @@ export class DocReads {
     const rows = this.src.storage.stmt(sql).raw(true).all(params) as unknown[][];
     const typed = q.cellFormat === 'typed';
     const out: ApiRecord[] = [];
-    const limit = (filter.row || metaRow) && q.limit && q.limit > 0 ? q.limit : Infinity;
+    const limit = inJs && q.limit && q.limit > 0 ? q.limit : Infinity;
     for (const row of rows) {
       if (out.length >= limit) break;
       const id = row[0] as number;
       const values: RowValues & {id: number} = {id};
       for (let j = 0; j < all.length; j++) values[all[j].colId] = all[j].decode(row[j + 1]);
-      values.id = id;
       if (metaRow && !metaRow(values)) continue;
       const censored = filter.row ? filter.row(values) : null;
       if (censored === null && filter.row) continue;
@@ -337,7 +336,7 @@ export class DocReads {
       out.push(errors ? {id, fields, errors} : {id, fields});
     }
     // A negative limit drops rows from the end (Grist's quirk), counted after filtering.
-    if ((filter.row || metaRow) && q.limit && q.limit < 0) return out.slice(0, Math.max(0, out.length + q.limit));
+    if (inJs && q.limit && q.limit < 0) return out.slice(0, Math.max(0, out.length + q.limit));
     return out;
   }
 

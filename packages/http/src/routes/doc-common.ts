@@ -1,5 +1,5 @@
 /** What every `/api/docs/:docId/...` data route shares: the access check and the open document. */
-import {type AccessContext, BrokenRules, type Doc, type GristDoc, type OpenDocument, type Role} from '@gristlite/core';
+import type {AccessContext, Doc, GristDoc, OpenDocument, Role} from '@gristlite/core';
 import type * as v from 'valibot';
 import {ForwardTo} from '../forward.js';
 import type {Route} from '../route.js';
@@ -50,13 +50,10 @@ export async function openDocFor(
   const holder = await ctx.engine.claimDoc(meta.id);
   if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
   const doc = ctx.engine.openDoc(meta.id);
-  let access: AccessContext | null;
-  try {
-    access = doc.accessFor(ctx.principal, role, linkKeys(ctx));
-  } catch (e) {
-    if (!(e instanceof BrokenRules && opts.ownersDespiteBrokenRules && role === 'owners')) throw e;
-    access = null;
-  }
+  const access = doc.accessFor(ctx.principal, role, {
+    linkKey: linkKeys(ctx),
+    ownersDespiteBrokenRules: opts.ownersDespiteBrokenRules,
+  });
   if (need !== 'viewers' && ctx.method !== 'GET' && ctx.method !== 'HEAD') doc.replica?.checkWritable();
   if (doc.replica && ctx.engine.cluster) {
     // Which worker answered, under which epoch: what a client (or the fault tests) can check.

@@ -1,20 +1,8 @@
-/** Downloads of the whole document (SPEC §6.1). */
-import {createReadStream} from 'node:fs';
-import {mkdir, rm} from 'node:fs/promises';
 import {join} from 'node:path';
-import {attachmentContentDisposition, Forbidden, makeId} from '@gristlite/core';
+import {attachmentContentDisposition, Forbidden} from '@gristlite/core';
 import {flag, type Route} from '../route.js';
 import {RawResponse} from '../types.js';
 import {docRoute} from './doc-common.js';
-
-/** Streams a temporary file and removes it once sent (or abandoned). */
-async function* streamAndRemove(path: string): AsyncIterable<Uint8Array> {
-  try {
-    yield* createReadStream(path);
-  } finally {
-    await rm(path, {force: true});
-  }
-}
 
 /** Content-Disposition as Grist's `content-disposition` package writes it (`filename*` only when needed). */
 export function contentDisposition(filename: string, disposition: 'attachment' | 'inline' = 'attachment'): string {
@@ -37,17 +25,12 @@ export const downloadRoutes: Route[] = [
         throw new Forbidden('not authorized to download this document');
       }
       if (flag(ctx.query, 'dryrun') || flag(ctx.query, 'dryRun')) return {dryRun: 'allowed'};
-      const tmpDir = join(ctx.engine.dataDir, 'tmp');
-      await mkdir(tmpDir, {recursive: true});
-      const tmp = join(tmpDir, `${makeId()}.grist`);
-      try {
-        await doc.backup(tmp, {nohistory: flag(ctx.query, 'nohistory'), template: flag(ctx.query, 'template')});
-      } catch (e) {
-        await rm(tmp, {force: true});
-        throw e;
-      }
+      const body = await doc.backupStream(join(ctx.engine.dataDir, 'tmp'), {
+        nohistory: flag(ctx.query, 'nohistory'),
+        template: flag(ctx.query, 'template'),
+      });
       const title = ctx.query.get('title') || meta.name;
-      return new RawResponse(200, streamAndRemove(tmp), {
+      return new RawResponse(200, body, {
         'Content-Type': 'application/x-sqlite3',
         'Content-Disposition': contentDisposition(`${title}.grist`),
       });

@@ -9,7 +9,7 @@
  * reads as the merge of its columns. Owners are not exempt.
  */
 import {Forbidden} from '../../errors.js';
-import type {DocGuard, RowReader, RowValues, TableReadFilter, WriteRows} from '../../doc/guard.js';
+import type {DocGuard, RowValues, TableReadFilter, WriteRows} from '../../doc/guard.js';
 import type {CellValue} from '../../doc/types.js';
 import {isNeedRowData, type PredicateInput, type RowView} from './evaluate.js';
 import {type Answer, applyBit, type Bit, BITS, type BitState, mergeAnswers, settle} from './permissions.js';
@@ -117,7 +117,6 @@ function denialMemos(chain: readonly Rule[][], input: PredicateInput, bit: Bit):
 export class AccessContext implements DocGuard {
   private readonly user: Record<string, unknown>;
   private readonly answers = new Map<string, Answer>();
-  private reader: RowReader | null = null;
   private pending: Array<{
     kind: 'add' | 'update' | 'remove';
     tableId: string;
@@ -245,6 +244,15 @@ export class AccessContext implements DocGuard {
   }
 
   readTable(tableId: string, colType?: (colId: string) => string | undefined): TableReadFilter {
+    // The same for the whole request (the user and rules do not change): made once per table.
+    const key = `${tableId}:${colType ? 'sql' : 'js'}`;
+    let filter = this.filters.get(key);
+    if (!filter) this.filters.set(key, (filter = this.makeReadFilter(tableId, colType)));
+    return filter;
+  }
+  private readonly filters = new Map<string, TableReadFilter>();
+
+  private makeReadFilter(tableId: string, colType?: (colId: string) => string | undefined): TableReadFilter {
     if (tableId.startsWith('_grist_')) return {hiddenCols: new Set()};
     if (this.tableAnswer(tableId, 'read') === 'deny') {
       throw new Forbidden(
@@ -298,7 +306,6 @@ export class AccessContext implements DocGuard {
 
   beginWrite(rows: WriteRows): void {
     this.rows = rows;
-    this.reader = rows.read;
     this.pending = [];
   }
 
@@ -336,7 +343,7 @@ export class AccessContext implements DocGuard {
   /** Old values of rows a write changes, when rules will need them (only the columns rules read). */
   private beforeRows(tableId: string, ids: readonly number[], bit: Bit): Map<number, RowValues> | undefined {
     const needed = this.rowAnswer(tableId, bit) !== 'allow' || this.rules.columnRuleLists(tableId).length > 0;
-    return needed ? this.reader!(tableId, ids, this.rules.columnsRead(tableId)) : undefined;
+    return needed ? this.rows!.read(tableId, ids, this.rules.columnsRead(tableId)) : undefined;
   }
 
   /**
@@ -389,7 +396,7 @@ export class AccessContext implements DocGuard {
       if (!m) afterCache.set(tableId, (m = new Map()));
       const missing = ids.filter((id) => !m!.has(id));
       if (missing.length) {
-        for (const [id, row] of this.reader!(tableId, missing, this.rules.columnsRead(tableId))) m.set(id, row);
+        for (const [id, row] of this.rows!.read(tableId, missing, this.rules.columnsRead(tableId))) m.set(id, row);
       }
       return m;
     };
@@ -435,7 +442,6 @@ export class AccessContext implements DocGuard {
   }
 
   endWrite(): void {
-    this.reader = null;
     this.rows = null;
     this.pending = [];
   }

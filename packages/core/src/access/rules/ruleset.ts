@@ -255,8 +255,7 @@ export class RuleSet {
         rules.push({
           id: row.id,
           aclFormula: row.aclFormula ?? '',
-          match: row.aclFormula ? compileRow(row) : null,
-          parsed: row.aclFormula ? readParsedFormula(row.aclFormulaParsed!) : null,
+          ...(row.aclFormula ? compileRow(row) : {match: null, parsed: null}),
           perms,
           memo: row.memo ?? '',
         });
@@ -321,9 +320,11 @@ function parsePermissionsOf(row: RuleRow): RulePermissions {
   }
 }
 
-function compileRow(row: RuleRow): Rule['match'] {
+/** A rule's parsed formula (read once) and its compiled predicate; Grist's error when either fails. */
+function compileRow(row: RuleRow): Pick<Rule, 'match' | 'parsed'> {
   try {
-    return compilePredicate(readParsedFormula(row.aclFormulaParsed!));
+    const parsed = readParsedFormula(row.aclFormulaParsed!);
+    return {match: compilePredicate(parsed), parsed};
   } catch (e) {
     throw new BrokenRules((e as Error).message);
   }
