@@ -354,4 +354,18 @@ test('odd cells read as Grist reads them: 32-bit ints, alt text, stored errors',
   assert.is(rec[1].R, 'hello');
 });
 
+test('a new row whose formula key computes to the value it was given is found by lookups', () => {
+  // K of a new row is given its default (0) and computes to 0 again: nothing is stored, so the
+  // lookup index must have taken the given value when the row was added.
+  const e = new FormulaEngine();
+  e.loadTable({tableId: 'A', columns: [data('X', 'Int'), formula('K', 'Int', '$X - $X')]}, [1], {X: [5], K: [0]});
+  e.loadTable({tableId: 'B', columns: [formula('N', 'Int', 'len(A.lookupRecords(K=0))')]}, [1], {N: [0]});
+  e.recomputeAll();
+  e.recalc();
+  assert.equal(cells(e, 'B', 'N'), [1]);
+  e.addRecords('A', [2], {X: [7]});
+  e.recalc();
+  assert.equal(cells(e, 'B', 'N'), [2]);
+});
+
 test.run();

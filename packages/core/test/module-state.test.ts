@@ -25,6 +25,7 @@ const ALLOWED: Record<string, string> = {
   'formula/modules/re.ts cache': 'memo of translated regular expressions, capped',
   'formula/modules/re.ts patternCache': 'memo of compiled patterns, capped',
   'formula/functions/text.ts phoneUtil': "libphonenumber's singleton, loaded on first use",
+  'export/xlsx.ts excel': 'the exceljs module, imported at the first XLSX download',
   'formula/library.ts registered': 'the function library, built once (immutable after)',
   // The formula library's ambient evaluation context: set by the engine around each synchronous
   // recalculation and restored after it, so that library functions (TODAY, DATEADD, loops)

@@ -4,7 +4,14 @@
  * back to SQLite, inside the write's transaction, with each column's encoder.
  */
 import type Database from 'better-sqlite3';
-import {FormulaEngine, type ColumnSpec, type RecalcResult, type TableSpec} from '../formula/engine.js';
+import {
+  FormulaEngine,
+  type ColumnSource,
+  type ColumnSpec,
+  type LazyRows,
+  type RecalcResult,
+  type TableSpec,
+} from '../formula/engine.js';
 import {setDocTimezone} from '../formula/functions/index.js';
 import type {SchemaTable} from '../formula/rename.js';
 import {StoredValues} from './colstats.js';
@@ -96,37 +103,95 @@ export function readsMetadata(meta: DocMeta): boolean {
 
 /**
  * A formula engine holding every user table of the document, as stored (nothing dirty), and the
- * `_grist_*` metadata tables (as data) when a formula reads them.
+ * `_grist_*` metadata tables (as data) when a formula reads them. User tables are lazy: the engine
+ * reads a column's cells from SQLite when something first needs them, one by one or whole
+ * (`ColumnSource`), so opening a large document reads little more than its row ids.
  */
 export function loadFormulaEngine(db: Database.Database, meta: DocMeta): FormulaEngine {
   const engine = new FormulaEngine({budget: ENGINE_BUDGET});
   const metaTables = readsMetadata(meta)
     ? [...meta.tables.values()].filter((t) => t.isMeta && t.tableId.startsWith('_grist_'))
     : [];
-  for (const table of [...meta.userTables, ...metaTables]) {
+  for (const table of meta.userTables) {
+    const from = quoteIdent(table.tableId);
+    const byId = new Map(table.columns.map((c) => [c.colId, c]));
+    engine.loadLazyTable(tableSpec(meta, table), lazyRows(db, from), (colId) => {
+      const col = byId.get(colId);
+      return col ? columnSource(db, from, quoteIdent(col.colId), col.decode) : null;
+    });
+  }
+  for (const table of metaTables) {
     const cols = table.columns;
     const select = `SELECT "id"${cols.map((c) => ', ' + quoteIdent(c.colId)).join('')} FROM ${quoteIdent(table.tableId)} ORDER BY id`;
     const rows = db.prepare(select).raw(true).all() as unknown[][];
-    const rowIds = new Array<number>(rows.length);
     const values: Record<string, CellValue[]> = {};
-    const arrays = cols.map((c) => (values[c.colId] = new Array<CellValue>(rows.length)));
-    const decoders = cols.map((c) => c.decode);
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[i];
-      rowIds[i] = Number(row[0]);
-      for (let j = 0; j < cols.length; j++) {
-        arrays[j][i] = decoders[j](row[j + 1]);
-      }
-    }
-    const spec = table.isMeta
-      ? {
-          tableId: table.tableId,
-          columns: cols.map((c) => ({colId: c.colId, type: c.type, isFormula: false, formula: ''})),
-        }
-      : tableSpec(meta, table);
-    engine.loadTable(spec, rowIds, values);
+    cols.forEach((c, j) => (values[c.colId] = rows.map((row) => c.decode(row[j + 1]))));
+    engine.loadTable(
+      {
+        tableId: table.tableId,
+        columns: cols.map((c) => ({colId: c.colId, type: c.type, isFormula: false, formula: ''})),
+      },
+      rows.map((row) => Number(row[0])),
+      values,
+    );
   }
   return engine;
+}
+
+/**
+ * A table's rows for the engine, read when needed: its largest id now (one B-tree descent),
+ * whether a row exists (a point read), and every id only when something needs them all (reading
+ * 1M ids takes 100 ms and more).
+ */
+function lazyRows(db: Database.Database, from: string): LazyRows {
+  const max = Number(db.prepare(`SELECT max(id) FROM ${from}`).pluck().get() ?? 0);
+  let exists: Database.Statement | null = null;
+  return {
+    max,
+    exists(rowId) {
+      exists ??= db.prepare(`SELECT 1 FROM ${from} WHERE id = ?`).pluck();
+      return exists.get(rowId) !== undefined;
+    },
+    ids: () => numbers(db.prepare(`SELECT id FROM ${from} ORDER BY id`).pluck().all() as Array<number | bigint>),
+  };
+}
+
+/** Row ids as numbers (a connection with safe integers gives bigints), copied only then. */
+function numbers(ids: Array<number | bigint>): number[] {
+  for (const id of ids) if (typeof id !== 'number') return ids.map(Number);
+  return ids as number[];
+}
+
+/**
+ * A column's cells in SQLite, for the engine to read when needed. Valid while the table keeps its
+ * shape: the document reads every lazy column before it alters a table (`DocStorage.settleFormulaData`).
+ */
+function columnSource(
+  db: Database.Database,
+  from: string,
+  col: string,
+  decode: (v: unknown) => CellValue,
+): ColumnSource {
+  let one: Database.Statement | null = null;
+  let referring: Database.Statement | null = null;
+  return {
+    all(withIds) {
+      const cells = (db.prepare(`SELECT ${col} FROM ${from} ORDER BY id`).pluck().all() as unknown[]).map(decode);
+      const ids = withIds
+        ? numbers(db.prepare(`SELECT id FROM ${from} ORDER BY id`).pluck().all() as Array<number | bigint>)
+        : null;
+      return {cells, ids};
+    },
+    one(rowId) {
+      one ??= db.prepare(`SELECT ${col} FROM ${from} WHERE id = ?`).pluck();
+      const row = one.all(rowId) as unknown[];
+      return row.length ? decode(row[0]) : undefined;
+    },
+    rowsReferring(rowId) {
+      referring ??= db.prepare(`SELECT id FROM ${from} WHERE ${col} = ? ORDER BY id`).pluck();
+      return numbers(referring.all(rowId) as Array<number | bigint>);
+    },
+  };
 }
 
 /** Values handed to a connection's bulk UPDATE, for its SQL function: encoded values by row id - base. */
@@ -260,10 +325,37 @@ export function formulasComputed(db: Database.Database): boolean {
   return Boolean(db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(FORMULAS_TABLE));
 }
 
-/** Marks a document's formulas as computed by gristlite. */
+/**
+ * The formula engine's results version, stored with the marker: a document computed by an engine
+ * of another version is recomputed in full when its engine is next loaded (bump it whenever a
+ * formula may compute differently).
+ */
+export const FORMULA_RESULTS_VERSION = 1;
+
+/**
+ * Whether the stored formula values can be trusted as they are: computed and kept current by this
+ * version of the engine. The engine then opens without evaluating formulas whose dependencies follow
+ * from their text (docs/decisions.md).
+ */
+export function formulasTrusted(db: Database.Database): boolean {
+  if (!formulasComputed(db)) return false;
+  const cols = db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(FORMULAS_TABLE) as string[];
+  if (!cols.includes('engineVersion')) return false;
+  const v = db.prepare(`SELECT engineVersion FROM ${FORMULAS_TABLE} WHERE id = 1`).pluck().get();
+  return Number(v) === FORMULA_RESULTS_VERSION;
+}
+
+/** Marks a document's formulas as computed by gristlite, by this version of its engine. */
 export function markFormulasComputed(db: Database.Database): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS ${FORMULAS_TABLE} (id INTEGER PRIMARY KEY, computedAt TEXT)`);
-  db.prepare(`INSERT OR REPLACE INTO ${FORMULAS_TABLE} (id, computedAt) VALUES (1, ?)`).run(new Date().toISOString());
+  db.exec(
+    `CREATE TABLE IF NOT EXISTS ${FORMULAS_TABLE} (id INTEGER PRIMARY KEY, computedAt TEXT, engineVersion INTEGER)`,
+  );
+  const cols = db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(FORMULAS_TABLE) as string[];
+  if (!cols.includes('engineVersion')) db.exec(`ALTER TABLE ${FORMULAS_TABLE} ADD COLUMN engineVersion INTEGER`);
+  db.prepare(`INSERT OR REPLACE INTO ${FORMULAS_TABLE} (id, computedAt, engineVersion) VALUES (1, ?, ?)`).run(
+    new Date().toISOString(),
+    FORMULA_RESULTS_VERSION,
+  );
 }
 
 /**

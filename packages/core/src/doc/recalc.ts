@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import type {FormulaEngine} from '../formula/engine.js';
 import type {ChangeSet} from './changes.js';
 import {
-  formulasComputed,
+  formulasTrusted,
   hasFormulas,
   loadFormulaEngine,
   markFormulasComputed,
@@ -48,23 +48,29 @@ export class DocRecalc {
   }
 
   /**
-   * Loads the formula engine from the document, if it has formulas and it is not loaded yet. The
-   * engine learns dependencies by evaluating formulas, so loading evaluates every formula (what
-   * Grist does when it opens a document); the write that loads it stores the cells that differ.
+   * Loads the formula engine from the document, if it has formulas and it is not loaded yet, at
+   * the start of a write. When this engine version computed the stored values and kept them
+   * current, they are trusted: only formulas whose dependencies cannot be read off their text are
+   * evaluated (issue 26 §2). Otherwise every formula is (what Grist does when it opens a
+   * document), and the write that loads it stores the cells that differ.
    */
   load(): void {
     if (this.loaded) {
       return;
     }
-    this.src.storage.formulas = hasFormulas(this.src.storage.meta) ? this.fresh() : null;
+    this.src.storage.formulas = hasFormulas(this.src.storage.meta) ? this.fresh(formulasTrusted(this.src.db)) : null;
     this.loaded = true;
   }
 
-  /** An engine loaded from SQLite (in the current transaction), every formula marked for computing. */
-  fresh(): FormulaEngine {
+  /**
+   * An engine loaded from SQLite (in the current transaction). `trusted`: the stored values are
+   * current (only before a write changed anything); else every formula is marked for computing.
+   */
+  fresh(trusted = false): FormulaEngine {
     const fx = loadFormulaEngine(this.src.db, this.src.storage.meta);
     this.src.storage.formulasReadMeta = readsMetadata(this.src.storage.meta);
-    fx.recomputeAll();
+    if (trusted) fx.trustStored();
+    else fx.recomputeAll();
     return fx;
   }
 
@@ -99,7 +105,7 @@ export class DocRecalc {
     syncSummaries(this.src.storage, changes);
     if (!this.marked) {
       // The document's formulas are now kept current by gristlite (docs/decisions.md).
-      if (!formulasComputed(this.src.db)) {
+      if (!formulasTrusted(this.src.db)) {
         markFormulasComputed(this.src.db);
       }
       this.marked = true;

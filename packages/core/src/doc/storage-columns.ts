@@ -386,6 +386,7 @@ export class StorageColumns {
       table.tableId,
       rows.map(([id]) => id),
     );
+    this.s.formulas?.beforeChange(table.tableId, null, [colId]);
     for (const [id, value, raw] of rows) {
       const next = emptyFormula ? null : type !== col.type ? convert(value) : value;
       const stored = encode(next);
@@ -416,6 +417,7 @@ export class StorageColumns {
     renames?: Map<string, string>,
     retypes?: Map<string, {type: string; dflt: string}>,
   ): void {
+    this.s.settleFormulaData();
     const info = this.s.db
       .prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`)
       .all(tableId) as Array<{name: string; type: string; dflt: string | null}>;
@@ -513,6 +515,7 @@ export class StorageColumns {
       byTable.set(table.tableId, [...(byTable.get(table.tableId) ?? []), col.colId]);
     }
     for (const [tableId, colIds] of byTable) {
+      this.s.settleFormulaData();
       if (colIds.length <= DROP_ONE_BY_ONE) {
         for (const colId of colIds) {
           this.s.db.exec(`ALTER TABLE ${quoteIdent(tableId)} DROP COLUMN ${quoteIdent(colId)}`);
@@ -532,6 +535,7 @@ export class StorageColumns {
    * and reparses its schema (measured: 999 columns of an empty table took 26 s one by one).
    */
   private rebuildWithout(tableId: string, drop: Set<string>): void {
+    this.s.settleFormulaData();
     const info = this.s.db
       .prepare(`SELECT name, type, dflt_value AS dflt FROM pragma_table_info(?)`)
       .all(tableId) as Array<{name: string; type: string; dflt: string | null}>;

@@ -181,6 +181,7 @@ export class StorageRecords {
     // This is part of the column's conversion, not a record change: no events are reported for it.
     const dflt = sqlDefaultFor(this.s.getColumn(this.s.getTable(table.tableId), colId).type);
     if (dflt !== 'NULL') {
+      this.s.formulas?.beforeChange(table.tableId, null, [colId]);
       this.s.db
         .prepare(
           `UPDATE ${quoteIdent(table.tableId)} SET ${quoteIdent(colId)} = ${dflt} WHERE ${quoteIdent(colId)} IS NULL`,
@@ -276,6 +277,7 @@ export class StorageRecords {
       VALUES ${new Array(rowCount).fill(`(?${', ?'.repeat(n)})`).join(', ')}`;
     const many = ids.length >= perStmt ? this.s.stmt(insertSql(perStmt)) : null;
     const one = this.s.stmt(insertSql(1));
+    this.s.formulas?.beforeChange(table.tableId, ids, null);
     const stored = cols.map((c) => new StoredValues(table.byId.get(c)!.declType));
     const tracked = this.s.classes.track(table.tableId);
     try {
@@ -340,6 +342,7 @@ export class StorageRecords {
     const params = new Array<SqlValue>(cols.length + 1);
     this.s.guard?.updating(table.tableId, rowIds, cols);
     this.s.beforeRows?.(table.tableId, rowIds);
+    this.s.formulas?.beforeChange(table.tableId, rowIds, cols);
     const n = cols.length;
     const stored = cols.map((c) => new StoredValues(table.byId.get(c)!.declType));
     const tracked = this.s.classes.track(table.tableId);
@@ -369,6 +372,7 @@ export class StorageRecords {
     }
     this.s.guard?.removing(table.tableId, existing);
     this.s.beforeRows?.(table.tableId, existing);
+    this.s.formulas?.beforeChange(table.tableId, existing, null);
     const tracked = this.s.classes.track(table.tableId);
     for (const part of chunks(existing)) {
       this.s
@@ -422,6 +426,11 @@ export class StorageRecords {
           t.tableId,
           updates.map(([id]) => id),
         );
+        this.s.formulas?.beforeChange(
+          t.tableId,
+          updates.map(([id]) => id),
+          [col.colId],
+        );
         const stmt = this.s.stmt(`UPDATE ${tq} SET ${c} = ? WHERE id = ?`);
         const stored = new StoredValues(col.declType);
         const tracked = this.s.classes.track(t.tableId);
@@ -460,6 +469,7 @@ export class StorageRecords {
     if (all.length) {
       this.s.guard?.removing(table.tableId, all);
       this.s.beforeRows?.(table.tableId, all);
+      this.s.formulas?.beforeChange(table.tableId, null, null);
       this.s.db.prepare(`DELETE FROM ${quoteIdent(table.tableId)}`).run();
       this.s.formulas?.removeRecords(table.tableId, all);
       this.s.changeSet().remove(table.tableId, all);

@@ -29,6 +29,7 @@ export class StorageRenames {
       throw engineError('ValueError', 'Cannot rename internal Grist column');
     }
     const t = quoteIdent(table.tableId);
+    this.s.settleFormulaData();
     if (batch) {
       batch.set(from, to);
     } else if (from.toLowerCase() === to.toLowerCase()) {

@@ -84,6 +84,8 @@ export interface StorageSource extends MetaTables {
   stmt(sql: string): Database.Statement;
   /** Forgets the prepared statements (a table's SQL schema changed). */
   clearStatements(): void;
+  /** Reads the formula engine's lazy columns before a table's SQL columns are renamed or dropped. */
+  settleFormulaData(): void;
   reloadMeta(): void;
   getTable(tableId: string): TableMeta;
   getColumn(table: TableMeta, colId: string): ColumnMeta;

@@ -99,6 +99,7 @@ export class StorageTables {
     if (newId === oldId) {
       return newId;
     }
+    this.s.settleFormulaData();
     if (newId.toLowerCase() === oldId.toLowerCase()) {
       const tmp = `_tmp_${oldId}`;
       this.s.db.exec(`ALTER TABLE ${quoteIdent(oldId)} RENAME TO ${quoteIdent(tmp)}`);

@@ -54,6 +54,13 @@ export class DocStorage implements MetaTables {
   guard: DocGuard | null = null;
   /** The document's formula engine (set by GristDoc during writes): every data and schema change is mirrored to it. */
   formulas: FormulaEngine | null = null;
+  /**
+   * Reads every lazy column of the formula engine from SQLite before a table's columns are
+   * renamed, dropped or the table rebuilt (a lazy column reads its cells by name later).
+   */
+  settleFormulaData(): void {
+    this.formulas?.loadAllColumns();
+  }
   /** Set when metadata the formula engine does not follow changed (summary links): reload it. */
   formulasStale = false;
   /** Whether the formula engine holds the metadata tables (some formula reads them). */
@@ -98,6 +105,7 @@ export class DocStorage implements MetaTables {
     changeSet: () => s.changeSet(),
     stmt: (sql) => s.stmt(sql),
     clearStatements: () => s.stmts.clear(),
+    settleFormulaData: () => s.settleFormulaData(),
     reloadMeta: () => s.reloadMeta(),
     getTable: (tableId) => s.getTable(tableId),
     getColumn: (table, colId) => s.getColumn(table, colId),

@@ -5,7 +5,7 @@
  * SQLite, so memory stays bounded by the shared-strings table rather than by the row count.
  */
 import {PassThrough} from 'node:stream';
-import ExcelJS from 'exceljs';
+import type ExcelJSModule from 'exceljs';
 import {
   CENSORED,
   columnHeader,
@@ -61,7 +61,11 @@ export function xlsxStream(
 
 type SheetPlan = {plan: ExportPlan; keep: number[]; rows?: ReadonlyMap<number, ReadonlySet<string>>};
 
+/** exceljs, loaded at the first XLSX download: importing it takes 0.3-0.6 s, which every process start paid. */
+let excel: Promise<typeof ExcelJSModule> | null = null;
+
 async function* writeWorkbook(db: Db, sheets: SheetPlan[], header: ExportHeader): AsyncGenerator<Uint8Array> {
+  const ExcelJS = await (excel ??= import('exceljs').then((m) => m.default));
   const out = new PassThrough();
   const wb = new ExcelJS.stream.xlsx.WorkbookWriter({stream: out, useStyles: true, useSharedStrings: true});
   const write = (async () => {

@@ -42,6 +42,7 @@ import {Record, type RecordHost, RecordSet, UserTable, type Via, recordToDict} f
 import {pyCompare, toArray} from './ops.js';
 import {getattr} from './methods.js';
 import {tokenize} from './lexer.js';
+import {type StaticPlan, staticPlan} from './static-deps.js';
 import {defaultLibrary, findModule, type FormulaLibrary} from './library.js';
 
 /** Grist's recalcWhen values for trigger formulas. */
@@ -94,21 +95,49 @@ export interface EngineOptions {
 class RowIndex {
   private slots: number[] = [];
   private count = 0;
+  /**
+   * A table whose row ids were not read yet: row r, if it exists, is at slot r - 1, and whether
+   * it exists is asked when needed. Changing rows needs them read first (TableData.rowIds).
+   */
+  private lazy: {max: number; exists: (r: number) => boolean; known: Map<number, boolean>} | null = null;
   get size(): number {
     return this.count;
   }
   has(r: number): boolean {
+    if (this.lazy) return this.lazyHas(r);
     return this.slots[r] !== undefined && this.slots[r] >= 0;
   }
   get(r: number): number | undefined {
+    if (this.lazy) return this.lazyHas(r) ? r - 1 : undefined;
     const s = this.slots[r];
     return s === undefined || s < 0 ? undefined : s;
   }
+  private lazyHas(r: number): boolean {
+    const lazy = this.lazy!;
+    if (!Number.isInteger(r) || r < 1 || r > lazy.max) return false;
+    let known = lazy.known.get(r);
+    if (known === undefined) {
+      known = lazy.exists(r);
+      lazy.known.set(r, known);
+    }
+    return known;
+  }
+  /** Rows known only by their largest id and a way to ask whether one exists. */
+  fillLazy(max: number, exists: (r: number) => boolean): void {
+    this.lazy = {max, exists, known: new Map()};
+    this.slots = [];
+    this.count = 0;
+  }
+  get lazyMax(): number {
+    return this.lazy?.max ?? 0;
+  }
   set(r: number, slot: number): void {
+    if (this.lazy) throw new Error('internal: rows of a table changed before its row ids were read');
     if (!this.has(r)) this.count++;
     this.slots[r] = slot;
   }
   delete(r: number): boolean {
+    if (this.lazy) throw new Error('internal: rows of a table changed before its row ids were read');
     if (!this.has(r)) return false;
     this.slots[r] = -1;
     this.count--;
@@ -117,6 +146,27 @@ class RowIndex {
   clear(): void {
     this.slots = [];
     this.count = 0;
+    this.lazy = null;
+  }
+  /** Row i of `rowIds` at slot i (an empty index; one packed array, not grown an entry at a time). */
+  fill(rowIds: number[]): void {
+    let max = 0;
+    for (const r of rowIds) if (r > max) max = r;
+    const slots = new Array<number>(max + 1).fill(-1);
+    for (let i = 0; i < rowIds.length; i++) slots[rowIds[i]] = i;
+    this.slots = slots;
+    this.count = rowIds.length;
+    this.lazy = null;
+  }
+  /** Every row r of `ids` at slot r - 1 (the lazy layout, made explicit). */
+  fillById(ids: number[]): void {
+    let max = 0;
+    for (const r of ids) if (r > max) max = r;
+    const slots = new Array<number>(max + 1).fill(-1);
+    for (const r of ids) slots[r] = r - 1;
+    this.slots = slots;
+    this.count = ids.length;
+    this.lazy = null;
   }
 }
 
@@ -257,8 +307,38 @@ interface KeySpec {
   matchEmpty?: Value;
 }
 
+/**
+ * Where a column's cells come from until they are needed (a document's SQLite table): the engine
+ * of an open document reads cells one by one, or whole columns, only when something uses them.
+ */
+/** A lazily loaded table's rows: its largest row id, whether a row exists, and every row id ascending. */
+export interface LazyRows {
+  max: number;
+  exists(rowId: number): boolean;
+  ids(): number[];
+}
+
+export interface ColumnSource {
+  /** Every cell in row id order; with `withIds`, the row ids too (rows changed since the table was loaded). */
+  all(withIds: boolean): {cells: CellValue[]; ids: number[] | null};
+  /** One cell by row id (undefined: no such row). */
+  one(rowId: number): CellValue | undefined;
+  /** Row ids whose cell is this row id (a Ref column), ascending, without reading the column. */
+  rowsReferring?(rowId: number): number[];
+}
+
+/** Lookups an index answers from its column's source (a scan each) before it is built instead. */
+const SOURCE_LOOKUPS_BEFORE_BUILD = 4;
+
+/** Point reads of a column before it is read whole instead (a scan costs about as much as this many). */
+const POINT_READS_BEFORE_LOAD = 256;
+
 class ColData {
-  values: CellValue[] = [];
+  /** The cells by slot, or null while the column is lazy (`source` set, cells read so far in `sparse`). */
+  private full: CellValue[] | null = [];
+  private sparse: Map<number, CellValue> | null = null;
+  private source: ColumnSource | null = null;
+  private pointReads = 0;
   compiled: CompiledFormula | null = null;
   decode!: CellDecoder;
   readers = new Map<ColData, Edge>();
@@ -289,6 +369,68 @@ class ColData {
     public id: string,
     public spec: ColumnSpec,
   ) {}
+  /** Every cell by slot (a lazy column is read whole first). */
+  get values(): CellValue[] {
+    return this.full ?? this.loadAll();
+  }
+  set values(v: CellValue[]) {
+    this.full = v;
+    this.sparse = null;
+    this.source = null;
+  }
+  get isLazy(): boolean {
+    return this.full === null;
+  }
+  /** One cell (a lazy column reads it alone, until it has read enough to be read whole). */
+  get(slot: number): CellValue {
+    if (this.full) return this.full[slot];
+    const sparse = this.sparse!;
+    const v = sparse.get(slot);
+    if (v !== undefined || sparse.has(slot)) return v as CellValue;
+    if (++this.pointReads > POINT_READS_BEFORE_LOAD) return this.loadAll()[slot];
+    const cell = this.source!.one(this.table.rowAt(slot)) ?? defaultCell(this.type);
+    sparse.set(slot, cell);
+    return cell;
+  }
+  set(slot: number, v: CellValue): void {
+    if (this.full) this.full[slot] = v;
+    else this.sparse!.set(slot, v);
+  }
+  /** Rows whose Ref cell is `rowId`, from the source of a lazy column (undefined: not answerable so). */
+  rowsReferring(rowId: number): number[] | undefined {
+    return this.full === null ? this.source!.rowsReferring?.(rowId) : undefined;
+  }
+  /** Makes the column lazy: its cells come from `source` when needed. */
+  setSource(source: ColumnSource): void {
+    this.full = null;
+    this.sparse = new Map();
+    this.source = source;
+    this.pointReads = 0;
+  }
+  private loadAll(): CellValue[] {
+    const t = this.table;
+    void t.rowIds; // a lazy table's rows first: they decide where cells go
+    const dflt = defaultCell(this.type);
+    // Rows added or removed since the table was loaded, or slots not in id order: place the cells by row id.
+    const moved = t.rowsVersion !== t.sourceRowsVersion || !t.sourceAligned;
+    let {cells, ids} = this.source!.all(moved);
+    if (!ids && cells.length !== t.rowIds.length) ({cells, ids} = this.source!.all(true));
+    let values: CellValue[];
+    if (!ids) values = cells;
+    else {
+      values = new Array<CellValue>(t.rowIds.length).fill(dflt);
+      for (let i = 0; i < ids.length; i++) {
+        const slot = t.index.get(ids[i]);
+        if (slot !== undefined) values[slot] = cells[i];
+      }
+    }
+    // Cells written (or read) while lazy are the engine's newest.
+    for (const [slot, v] of this.sparse!) values[slot] = v;
+    this.full = values;
+    this.sparse = null;
+    this.source = null;
+    return values;
+  }
   get type(): string {
     return this.spec.type;
   }
@@ -302,7 +444,48 @@ class ColData {
 }
 
 class TableData {
-  rowIds: number[] = [];
+  private ids: number[] = [];
+  /** Reads the row ids of a table loaded without them (TableData.rowIds); null once read. */
+  private loadIds: (() => number[]) | null = null;
+  /** Whether slots are in the order of the source's `ORDER BY id` (lazy columns read in that order). */
+  sourceAligned = true;
+  /** Row id by slot (-1: a free slot); a lazy table reads its row ids here first. */
+  get rowIds(): number[] {
+    if (this.loadIds) this.readRowIds();
+    return this.ids;
+  }
+  set rowIds(ids: number[]) {
+    this.ids = ids;
+    this.loadIds = null;
+  }
+  /** The row id of a slot, without reading a lazy table's row ids (row r is at slot r - 1 there). */
+  rowAt(slot: number): number {
+    return this.loadIds ? slot + 1 : this.ids[slot];
+  }
+  /** A table whose rows are read when first needed: until then row r is at slot r - 1. */
+  setLazyRows(max: number, exists: (r: number) => boolean, ids: () => number[]): void {
+    this.ids = [];
+    this.loadIds = ids;
+    this.index.fillLazy(max, exists);
+  }
+  private readRowIds(): void {
+    const ids = this.loadIds!();
+    this.loadIds = null;
+    let max = this.index.lazyMax;
+    for (const r of ids) if (r > max) max = r;
+    if (ids.length === max) {
+      // Ids 1..n: slot r - 1 is also the source's order.
+      this.ids = ids;
+      this.index.fill(ids);
+      return;
+    }
+    const rowIds = new Array<number>(max).fill(-1);
+    for (const r of ids) rowIds[r - 1] = r;
+    for (let slot = 0; slot < max; slot++) if (rowIds[slot] < 0) this.free.push(slot);
+    this.ids = rowIds;
+    this.index.fillById(ids);
+    this.sourceAligned = false;
+  }
   /** rowId -> slot in the column arrays. */
   index = new RowIndex();
   cols = new Map<string, ColData>();
@@ -317,6 +500,8 @@ class TableData {
   groupBy: string[] = [];
   /** Incremented when rows are added or removed (with ColData.version: validity of sort caches). */
   rowsVersion = 0;
+  /** rowsVersion when lazy columns were given their sources (their cells are in that row order). */
+  sourceRowsVersion = -1;
   /** Sorted rows of a lookup key or Table.all by an order_by spec: route -> spec -> entry. */
   sortCache = new Map<Via, Map<string, {rows: number[]; cols: ColData[]; vers: number[]; rowsVersion: number}>>();
   /** See FormulaEngine.depTriggers (reset on schema changes). */
@@ -357,6 +542,8 @@ class LookupIndex {
   colReaders = new Map<string, Map<ColData, Set<number>>>();
   vias = new Map<string, KeyVia>();
   built = false;
+  /** Lookups answered from the key column's source while the index was not built. */
+  sourceLookups = 0;
   readonly colIds: string[];
   constructor(
     readonly table: TableData,
@@ -495,6 +682,55 @@ export class FormulaEngine implements RecordHost {
   loadTable(spec: TableSpec, rowIds: number[] = [], values: ColValues = {}): void {
     this.addTable(spec);
     if (rowIds.length) this.addRecords(spec.tableId, rowIds, values, {load: true});
+  }
+
+  /**
+   * Adds a table whose cells stay in `sources` (by column id; a column without one is read now
+   * from `values`) until formulas or changes need them: an open document's engine reads only
+   * what its writes touch (issue 26 §2).
+   */
+  loadLazyTable(spec: TableSpec, rows: LazyRows, sources: (colId: string) => ColumnSource | null): void {
+    this.addTable(spec);
+    const t = this.table(spec.tableId);
+    t.setLazyRows(rows.max, rows.exists, rows.ids);
+    t.sortedCache = null;
+    t.rowsVersion++;
+    t.sourceRowsVersion = t.rowsVersion;
+    for (const c of t.cols.values()) {
+      const src = sources(c.id);
+      if (src) c.setSource(src);
+      else c.values = new Array<CellValue>(t.rowIds.length).fill(defaultCell(c.type));
+    }
+  }
+
+  /**
+   * The document is about to change rows in SQLite, before it tells the engine: lazy columns read
+   * the cells' current values first (the engine compares old and new), and indexes that need old
+   * keys are built. `rowIds` null: every row; `colIds` null: rows are being added or removed.
+   */
+  beforeChange(tableId: string, rowIds: number[] | null, colIds: string[] | null): void {
+    const t = this.tables.get(tableId);
+    if (!t) return;
+    if (!colIds) void t.rowIds; // rows come or go: the table's row ids are read while they are the old ones
+    this.indexBeforeChange(t, colIds);
+    if (!colIds) return;
+    for (const colId of colIds) {
+      const c = t.cols.get(colId);
+      if (!c?.isLazy) continue;
+      if (!rowIds || rowIds.length > POINT_READS_BEFORE_LOAD) {
+        void c.values;
+        continue;
+      }
+      for (const r of rowIds) {
+        const slot = t.index.get(r);
+        if (slot !== undefined) c.get(slot);
+      }
+    }
+  }
+
+  /** Reads every lazy column whole (before the document changes the shape of its tables). */
+  loadAllColumns(): void {
+    for (const t of this.tables.values()) for (const c of t.cols.values()) if (c.isLazy) void c.values;
   }
 
   addTable(spec: TableSpec): void {
@@ -674,6 +910,7 @@ export class FormulaEngine implements RecordHost {
   /** BulkAddRecord (and AddRecord with one row). */
   addRecords(tableId: string, rowIds: number[], values: ColValues, opts: {load?: boolean} = {}): void {
     const t = this.table(tableId);
+    if (!opts.load) this.indexBeforeChange(t, null);
     const given = new Set(Object.keys(values));
     const cols = [...t.cols.values()];
     const srcs = cols.map((c) => (Object.hasOwn(values, c.id) ? values[c.id] : undefined));
@@ -686,7 +923,7 @@ export class FormulaEngine implements RecordHost {
       t.index.set(rowId, slot);
       for (let j = 0; j < cols.length; j++) {
         const vs = srcs[j];
-        cols[j].values[slot] = vs && i < vs.length ? vs[i] : dflts[j];
+        cols[j].set(slot, vs && i < vs.length ? vs[i] : dflts[j]);
       }
     }
     t.sortedCache = null;
@@ -705,13 +942,16 @@ export class FormulaEngine implements RecordHost {
         this.markDirty(c, rowIds);
       }
     }
-    for (const c of t.cols.values()) if (!c.isFormula && !c.isTrigger) this.updateIndexes(c, rowIds, true);
+    // Every column, formula ones included: a new row's formula cell that computes to the value it
+    // was given (or its default) is never stored again, so the index must hold that value now.
+    for (const c of t.cols.values()) this.updateIndexes(c, rowIds, true);
   }
 
   /** BulkUpdateRecord (and UpdateRecord). */
   updateRecords(tableId: string, rowIds: number[], values: ColValues): void {
     const t = this.table(tableId);
     const updated = Object.keys(values);
+    this.indexBeforeChange(t, updated);
     for (const colId of updated) {
       const c = t.cols.get(colId);
       if (!c) continue;
@@ -720,8 +960,8 @@ export class FormulaEngine implements RecordHost {
       for (let i = 0; i < rowIds.length; i++) {
         const slot = t.index.get(rowIds[i]);
         if (slot === undefined) continue;
-        if (!sameCell(c.values[slot], vs[i])) changed.push(rowIds[i]);
-        c.values[slot] = vs[i];
+        if (!sameCell(c.get(slot), vs[i])) changed.push(rowIds[i]);
+        c.set(slot, vs[i]);
       }
       c.version++;
       if (c.isFormula) continue; // formula values are the engine's own; a write is recomputed below
@@ -755,6 +995,7 @@ export class FormulaEngine implements RecordHost {
   /** BulkRemoveRecord (and RemoveRecord). */
   removeRecords(tableId: string, rowIds: number[]): void {
     const t = this.table(tableId);
+    this.indexBeforeChange(t, null);
     const present = rowIds.filter((r) => t.index.has(r));
     // Dependents of the vanishing rows, computed before the rows go.
     this.rowsAppearedOrVanished(t, present);
@@ -806,6 +1047,99 @@ export class FormulaEngine implements RecordHost {
     }
   }
 
+  /**
+   * Like recomputeAll, for loaded formula values known to be current (gristlite computed them and
+   * kept them so): a formula whose dependencies follow from its text (static-deps.ts) gets them
+   * registered without being evaluated; the others are marked for computing, as recomputeAll does.
+   * Returns how many formula columns went each way.
+   */
+  trustStored(): {static: number; computed: number} {
+    const schema = {
+      colType: (tableId: string, colId: string) => this.tables.get(tableId)?.cols.get(colId)?.type,
+      isTable: (name: string) => this.tables.has(name),
+    };
+    const dynamic: ColData[] = [];
+    let statics = 0;
+    for (const t of this.tables.values()) {
+      for (const c of t.cols.values()) {
+        if (!c.isFormula) continue;
+        const plan = t.summarySource || c.volatile ? null : staticPlan(c.spec.formula ?? '', t.id, c.id, schema);
+        if (plan) {
+          // Loading marked formulas naming each loaded table dirty (schemaNameChanged): the
+          // stored values are current.
+          c.dirty.clear();
+          this.clearSources(c);
+          this.registerPlan(c, plan);
+          statics++;
+        } else dynamic.push(c);
+      }
+    }
+    // After the static edges: a static formula reading a recomputed one follows it.
+    for (const c of dynamic) {
+      this.clearSources(c);
+      this.markDirty(c, c.table.sortedRowIds());
+    }
+    return {static: statics, computed: dynamic.length};
+  }
+
+  /** Registers what evaluation of every cell of `c` would, from its static plan and the stored values. */
+  private registerPlan(c: ColData, plan: StaticPlan): void {
+    const t = c.table;
+    for (const colId of plan.cols) {
+      const src = t.cols.get(colId);
+      if (src) this.edge(src, c).identity = true;
+    }
+    for (const {ref, col} of plan.refs) {
+      const refCol = t.cols.get(ref);
+      const target = refCol && this.tables.get(refTarget(refCol.type) ?? '')?.cols.get(col);
+      if (target) this.addRefReader(target, (refCol.refVia ??= new RefVia(refCol)), c);
+    }
+    if (!plan.lookups.length) return;
+    const prev = this.cur;
+    try {
+      for (const r of t.sortedRowIds()) {
+        const tracker: Tracker = {
+          col: c,
+          row: r,
+          sources: NO_SOURCES,
+          track: true,
+          lastVia: undefined,
+          lastViaCol: null,
+        };
+        for (const lk of plan.lookups) {
+          const target = this.tables.get(lk.table);
+          if (!target) continue;
+          let kwargs: Kwargs;
+          try {
+            this.cur = null;
+            kwargs = Object.create(null);
+            for (const k of lk.keys)
+              kwargs[k.key] =
+                'value' in k.from
+                  ? k.from.value
+                  : k.from.col === 'id' || k.from.col === '_row_id'
+                    ? BigInt(r)
+                    : this.readCell(t.id, k.from.col, r);
+            // What lookup() records, without building the index (it is built when first needed).
+            const {idx, key} = this.lookupKeyOf(lk.table, kwargs);
+            this.noteLookup(idx, key, tracker);
+            const via = idx.via(key);
+            for (const colId of lk.cols) {
+              const col = target.cols.get(colId);
+              if (col) this.noteViaRead(col, via, tracker);
+            }
+          } catch (e) {
+            // An error cell as a key, or a missing key column: evaluation stops there too.
+            if (!(e instanceof PyException)) throw e;
+          }
+        }
+        if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
+      }
+    } finally {
+      this.cur = prev;
+    }
+  }
+
   /** The clock moved (Grist refreshes NOW()/TODAY() hourly): volatile formulas recompute. */
   invalidateClock(): void {
     for (const t of this.tables.values())
@@ -818,7 +1152,7 @@ export class FormulaEngine implements RecordHost {
     const c = t?.cols.get(colId);
     const slot = t?.index.get(rowId);
     if (!c || slot === undefined) return undefined;
-    return c.values[slot];
+    return c.get(slot);
   }
 
   tableIds(): string[] {
@@ -912,8 +1246,11 @@ export class FormulaEngine implements RecordHost {
       for (const idx of t.indexes.values()) {
         const isKey = idx.colIds.includes(c.id);
         if (!isKey && !idx.colReaders.size) continue;
+        if (!idx.built && !idx.callers.size && !idx.colReaders.size) continue;
         for (const r of rows) {
-          const k = idx.keyOf[r];
+          // An index not built yet (its callers registered from static plans): the row's key now,
+          // which is its key before this change (key columns are indexed before they change).
+          const k = idx.built ? idx.keyOf[r] : (this.rowKey(t, idx, r) ?? undefined);
           if (k === undefined) continue;
           for (const key of typeof k === 'string' ? [k] : k) {
             if (isKey) {
@@ -1015,6 +1352,19 @@ export class FormulaEngine implements RecordHost {
         for (const k of now) if (!old?.includes(k)) this.dirtyCallers(idx, k);
       }
       void added;
+    }
+  }
+
+  /**
+   * Builds the indexes of `t` that have callers but were not built (static plans register without
+   * building), before rows or key cells change: their old keys are needed to find who to dirty.
+   */
+  private indexBeforeChange(t: TableData, colIds: string[] | null): void {
+    if (!t.indexes.size) return;
+    for (const idx of t.indexes.values()) {
+      if (idx.built || (!idx.callers.size && !idx.colReaders.size)) continue;
+      if (colIds && !idx.colIds.some((c) => colIds.includes(c))) continue;
+      this.buildIndex(idx);
     }
   }
 
@@ -1155,7 +1505,7 @@ export class FormulaEngine implements RecordHost {
     }
     const slot = t.index.get(rowId);
     if (slot === undefined) return c.decode(defaultCell(c.type));
-    const v = c.values[slot];
+    const v = c.get(slot);
     if (c.errorMessages.size && Array.isArray(v) && v[0] === 'E') raiseStoredError(v, c.errorMessages.get(rowId));
     if (cur?.track && cur.row === rowId && cur.col.table === t && cur.col !== c) {
       // A Ref/RefList cell of the reading cell's own row: its records carry the route.
@@ -1225,16 +1575,7 @@ export class FormulaEngine implements RecordHost {
       }
       src = {kind: 3, index: via.index, ckey};
     } else if (via instanceof RefVia) {
-      const readers = (c.refReaders ??= new Map());
-      let dsts = readers.get(via);
-      if (!dsts) {
-        dsts = new Set();
-        readers.set(via, dsts);
-      }
-      if (!dsts.has(cur.col)) {
-        dsts.add(cur.col);
-        cur.col.refEdges.push({target: c, via});
-      }
+      this.addRefReader(c, via, cur.col);
       return;
     } else if (via instanceof AllVia) {
       const map = via.table.allColReaders;
@@ -1255,6 +1596,20 @@ export class FormulaEngine implements RecordHost {
     if (!s.has(cur.row)) {
       s.add(cur.row);
       pushSource(cur, src);
+    }
+  }
+
+  /** Column `dst` reads column `c` through the Ref/RefList column of `via` (of dst's own row). */
+  private addRefReader(c: ColData, via: RefVia, dst: ColData): void {
+    const readers = (c.refReaders ??= new Map());
+    let dsts = readers.get(via);
+    if (!dsts) {
+      dsts = new Set();
+      readers.set(via, dsts);
+    }
+    if (!dsts.has(dst)) {
+      dsts.add(dst);
+      dst.refEdges.push({target: c, via});
     }
   }
 
@@ -1291,7 +1646,7 @@ export class FormulaEngine implements RecordHost {
       // One plain key column (the common lookup): no arrays.
       const c = t.cols.get(idx.specs[0].colId)!;
       const kind = (c.rawKeyKind ??= rawKeyKind(c.type));
-      const fast = kind ? rawKey(kind, c.values[slot]) : undefined;
+      const fast = kind ? rawKey(kind, c.get(slot)) : undefined;
       if (fast !== undefined) return fast;
     }
     let parts: string[] | null = [];
@@ -1304,7 +1659,7 @@ export class FormulaEngine implements RecordHost {
         const c = t.cols.get(spec.colId)!;
         if (!spec.contains) {
           const kind = (c.rawKeyKind ??= rawKeyKind(c.type));
-          const fast = kind ? rawKey(kind, c.values[slot]) : undefined;
+          const fast = kind ? rawKey(kind, c.get(slot)) : undefined;
           if (fast !== undefined) {
             parts?.push(fast);
             groups?.push([fast]);
@@ -1312,9 +1667,9 @@ export class FormulaEngine implements RecordHost {
           }
         }
         try {
-          v = c.decode(c.values[slot]);
+          v = c.decode(c.get(slot));
         } catch {
-          v = `\0err:${JSON.stringify(c.values[slot])}`;
+          v = `\0err:${JSON.stringify(c.get(slot))}`;
         }
       }
       if (!spec.contains) {
@@ -1356,6 +1711,8 @@ export class FormulaEngine implements RecordHost {
   private buildIndex(idx: LookupIndex): void {
     if (idx.built) return;
     const t = idx.table;
+    // Every row's key: lazy key columns are read whole at once.
+    for (const colId of idx.colIds) void t.cols.get(colId)?.values;
     for (const r of t.sortedRowIds()) {
       const key = this.rowKey(t, idx, r);
       if (key !== null) idx.add(r, key);
@@ -1375,7 +1732,11 @@ export class FormulaEngine implements RecordHost {
     return idx;
   }
 
-  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): {rows: number[]; via: Via} {
+  /** The index a lookup with these arguments reads, and the key it reads. */
+  private lookupKeyOf(
+    tableId: string,
+    kwargs: Kwargs,
+  ): {t: TableData; idx: LookupIndex; key: string; colIds: string[]} {
     const t = this.table(tableId);
     const colIds = Object.keys(kwargs).sort();
     const specs: KeySpec[] = [];
@@ -1385,6 +1746,35 @@ export class FormulaEngine implements RecordHost {
       specs.push(v instanceof Contains ? {colId, contains: true, matchEmpty: v.matchEmpty} : {colId, contains: false});
     }
     const idx = this.getIndex(t, specs);
+    const key = colIds
+      .map((k) => {
+        const v = kwargs[k];
+        return lookupKey(v instanceof Contains ? v.value : v);
+      })
+      .join('\0');
+    return {t, idx, key, colIds};
+  }
+
+  /** The cell being computed looked up `key`: a change to the key's rows dirties it. */
+  private noteLookup(idx: LookupIndex, key: string, cur: Tracker): void {
+    let m = idx.callers.get(key);
+    if (!m) {
+      m = new Map();
+      idx.callers.set(key, m);
+    }
+    let s = m.get(cur.col);
+    if (!s) {
+      s = new Set();
+      m.set(cur.col, s);
+    }
+    if (!s.has(cur.row)) {
+      s.add(cur.row);
+      pushSource(cur, {kind: 1, index: idx, key});
+    }
+  }
+
+  lookup(tableId: string, kwargs: Kwargs, orderBy: Value): {rows: number[]; via: Via} {
+    const {t, idx, key, colIds} = this.lookupKeyOf(tableId, kwargs);
     // Key columns computed by formulas must be current before the index answers.
     for (const colId of colIds) {
       const c = t.cols.get(colId);
@@ -1399,34 +1789,35 @@ export class FormulaEngine implements RecordHost {
         if (rows.length) throw new NeedCompute(c, rows[0], rows);
       }
     }
-    this.buildIndex(idx);
-    const key = colIds
-      .map((k) => {
-        const v = kwargs[k];
-        return lookupKey(v instanceof Contains ? v.value : v);
-      })
-      .join('\0');
     const cur = this.cur;
-    if (cur?.track) {
-      let m = idx.callers.get(key);
-      if (!m) {
-        m = new Map();
-        idx.callers.set(key, m);
-      }
-      let s = m.get(cur.col);
-      if (!s) {
-        s = new Set();
-        m.set(cur.col, s);
-      }
-      if (!s.has(cur.row)) {
-        s.add(cur.row);
-        pushSource(cur, {kind: 1, index: idx, key});
-      }
-    }
+    if (cur?.track) this.noteLookup(idx, key, cur);
     const via = idx.via(key);
-    let rows = idx.rows(key);
+    let rows = idx.built ? undefined : this.lookupFromSource(t, idx, kwargs);
+    if (!rows) {
+      this.buildIndex(idx);
+      rows = idx.rows(key);
+    }
     if (orderBy !== null && orderBy !== undefined) rows = this.sortRows(tableId, rows, orderBy, via);
     return {rows, via};
+  }
+
+  /**
+   * The rows of a lookup on one lazy Ref data column (`Items.lookupRecords(Customer=$id)`) read from
+   * the column's source, while few were asked: the first write to a document just opened need not
+   * read the whole column to build its index. Undefined when the index must answer.
+   */
+  private lookupFromSource(t: TableData, idx: LookupIndex, kwargs: Kwargs): number[] | undefined {
+    if (idx.specs.length !== 1 || idx.specs[0].contains || idx.sourceLookups >= SOURCE_LOOKUPS_BEFORE_BUILD) return;
+    const c = t.cols.get(idx.specs[0].colId);
+    if (!c || c.isFormula || c.isTrigger || (c.refKind ??= refKindOf(c.type)) !== 1) return;
+    const v = kwargs[c.id];
+    const id = v instanceof Record ? v.rowId : typeof v === 'bigint' ? Number(v) : NaN;
+    // Row 0 is also the key of empty (null) cells, which the source's equality would not find.
+    if (!Number.isSafeInteger(id) || id <= 0) return;
+    const rows = c.rowsReferring(id);
+    if (!rows) return;
+    idx.sourceLookups++;
+    return rows.filter((r) => t.index.has(r));
   }
 
   private sortRows(tableId: string, rows: number[], orderBy: Value, via?: Via): number[] {
@@ -1667,7 +2058,7 @@ export class FormulaEngine implements RecordHost {
     c.errorMessages.set(c.table.rowIds[slot], pe.message);
     if (c.isTrigger) {
       // Grist keeps the previous value of a trigger formula's cell inside the error.
-      const prev = c.values[slot];
+      const prev = c.get(slot);
       return errorCell(
         pe,
         Array.isArray(prev) && prev[0] === 'E' ? ((prev[4] as {u?: CellValue} | undefined)?.u ?? null) : prev,
@@ -1681,9 +2072,10 @@ export class FormulaEngine implements RecordHost {
     const slot = t.index.get(r);
     if (slot === undefined) return;
     if (c.errorMessages.size && !(Array.isArray(cell) && cell[0] === 'E')) c.errorMessages.delete(r);
-    const old = c.values[slot];
+    const old = c.get(slot);
     if (sameCell(old, cell) && typeof old === typeof cell) return;
-    c.values[slot] = cell;
+    if (t.indexes.size) this.indexBeforeChange(t, [c.id]);
+    c.set(slot, cell);
     c.version++;
     let m = this.changes.get(c);
     if (!m) {
