@@ -11,7 +11,15 @@ import {GristDoc} from './doc/gristdoc.js';
 import {removeSqliteFiles} from './doc/files.js';
 import {intFromEnv, intSetting} from './settings.js';
 import {descriptorLimit, maxOpenDocsFor} from './fdlimit.js';
-import {ApiError, BadRequest, HeldElsewhere, NotFound, ServiceUnavailable, resourceShortage} from './errors.js';
+import {
+  ApiError,
+  BadRequest,
+  EngineClosed,
+  HeldElsewhere,
+  NotFound,
+  ServiceUnavailable,
+  resourceShortage,
+} from './errors.js';
 import type {DocLeases} from './leases.js';
 import {attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookPolicyFromEnv} from './webhooks/index.js';
 import {OUTBOX_TABLE} from './webhooks/schema.js';
@@ -270,6 +278,7 @@ export class Engine {
    * before `fn`'s result is returned (else it throws 503 and nothing is acknowledged).
    */
   inScope<T>(fn: () => Promise<T>): Promise<T> {
+    this.assertOpen();
     const held = new Set<DocEntry>();
     return this.scopes.run(held, async () => {
       try {
@@ -326,6 +335,7 @@ export class Engine {
    * outside, hold it with `withDoc` across any await.
    */
   openDoc(docId: string): OpenDoc {
+    this.assertOpen();
     let entry = this.openDocs.get(docId);
     if (entry) {
       this.openDocs.delete(docId); // re-inserted below as the most recently used
@@ -641,6 +651,7 @@ export class Engine {
    * (`OpenDocument.accessFor`), checked where the document is open.
    */
   async docAccess(key: string, p: Principal, ctx: OrgContext, need: 'viewers' | 'editors' | 'owners') {
+    this.assertOpen();
     return this.home.docAccess(key, p, ctx, need);
   }
 
@@ -664,6 +675,7 @@ export class Engine {
    * `org` is the org a request would name (`/o/<domain>/`), if any.
    */
   as(principal: Principal, org: OrgContext = null): Session {
+    this.assertOpen();
     return new Session(this, principal, org);
   }
 
@@ -672,6 +684,7 @@ export class Engine {
    * workspace) if new, as a first login does in Grist.
    */
   async forUser(email: string, name = ''): Promise<Session> {
+    this.assertOpen();
     const user = await this.home.ensureUser(email, name);
     return this.as(this.home.principalFor(user, true));
   }
@@ -791,7 +804,17 @@ export class Engine {
     else console.error(`gristlite: ${what}`, err);
   }
 
-  /** Closes every open document, the SQL pool and the home store. */
+  /** Throws `EngineClosed` once `close()` was called (instead of whatever a closed database would throw). */
+  assertOpen(): void {
+    if (this.closed) throw new EngineClosed();
+  }
+
+  /** Whether `close()` was called. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Closes every open document, the SQL pool and the home store; later calls fail with `EngineClosed`. */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);

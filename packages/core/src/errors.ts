@@ -38,6 +38,12 @@ export class PayloadTooLarge extends ApiError {
     super(413, message);
   }
 }
+/** A call reached an engine after `engine.close()` (503: a server shutting down answers so). */
+export class EngineClosed extends ApiError {
+  constructor() {
+    super(503, 'The gristlite engine is closed');
+  }
+}
 export class TooManyRequests extends ApiError {
   constructor(message: string) {
     super(429, message);

@@ -79,11 +79,20 @@ export class Session {
    * @param org the org a request would name (`/o/<domain>/`), or null; it changes which
    *   documents a urlId finds, as over HTTP
    */
+  readonly #engine: Engine;
   constructor(
-    readonly engine: Engine,
+    engine: Engine,
     readonly principal: Principal,
     readonly org: OrgContext = null,
-  ) {}
+  ) {
+    this.#engine = engine;
+  }
+
+  /** The engine every call goes through; after `engine.close()`, every call fails with `EngineClosed`. */
+  get engine(): Engine {
+    this.#engine.assertOpen();
+    return this.#engine;
+  }
 
   /** The user's personal org (Grist's "Personal" site). */
   async personalOrg(): Promise<Org> {

@@ -12,7 +12,7 @@ import {join} from 'node:path';
 import type {Readable} from 'node:stream';
 import {Busboy, type BusboyFileStream, type BusboyInstance} from '@fastify/busboy';
 import {ApiError, BadRequest, attachmentTooLarge} from '@gristlite/core';
-import {RequestAborted, bodyChunks} from './body.js';
+import {RequestAborted, bodyChunks, bodyTooLarge} from './body.js';
 import type {RequestBody} from './types.js';
 
 /** One uploaded file, on disk until the request is answered. */
@@ -218,7 +218,7 @@ export async function parseMultipart(
       }
       received += next.value.byteLength;
       if (received > limits.maxBodyBytes) {
-        fail(limits.maxFileBytes > 0 ? tooLarge() : new ApiError(413, 'request entity too large'));
+        fail(limits.maxFileBytes > 0 ? tooLarge() : bodyTooLarge(limits.maxBodyBytes));
         break;
       }
       if (!parser.write(next.value)) await wait((done) => parser.once('drain', done));

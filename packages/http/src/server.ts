@@ -8,7 +8,6 @@ import {
   BadRequest,
   Forbidden,
   HeldElsewhere,
-  PayloadTooLarge,
   TooManyRequests,
   Unauthorized,
   attachmentTooLarge,
@@ -16,7 +15,7 @@ import {
   type Engine,
   type OrgContext,
 } from '@gristlite/core';
-import {RequestAborted, isJsonContentType, parseJsonBody, readBody} from './body.js';
+import {RequestAborted, bodyTooLarge, isJsonContentType, parseJsonBody, readBody} from './body.js';
 import {
   FORWARDED_HEADER,
   forward,
@@ -314,7 +313,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       const bodyLimit = upload ? opts.maxUploadBytes + opts.maxBodyBytes : opts.maxBodyBytes;
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > bodyLimit) {
-        throw upload ? attachmentTooLarge(opts.maxUploadBytes) : new PayloadTooLarge();
+        throw upload ? attachmentTooLarge(opts.maxUploadBytes) : bodyTooLarge(opts.maxBodyBytes);
       }
       let parsed: Promise<unknown> | null = null;
       let formPromise: Promise<ParsedForm> | null = null;

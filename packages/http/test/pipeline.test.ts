@@ -257,7 +257,10 @@ s('body limit: 413 for bytes, streams and declared lengths over the limit; exact
   assert.is(at.length, 1000);
   assert.is((await post('/api/test/echo', at)).status, 200);
   let res = await post('/api/test/echo', at + ' ');
-  assert.equal([res.status, res.json], [413, {error: 'request entity too large'}]);
+  assert.equal(
+    [res.status, res.json],
+    [413, {error: 'request entity too large (over 1000 bytes: GRISTLITE_MAX_BODY_BYTES)'}],
+  );
   assert.is(res.headers.Connection, 'close');
   let pulled = 0;
   async function* stream() {
@@ -267,14 +270,20 @@ s('body limit: 413 for bytes, streams and declared lengths over the limit; exact
     }
   }
   res = await post('/api/test/echo', stream());
-  assert.equal([res.status, res.json], [413, {error: 'request entity too large'}]);
+  assert.equal(
+    [res.status, res.json],
+    [413, {error: 'request entity too large (over 1000 bytes: GRISTLITE_MAX_BODY_BYTES)'}],
+  );
   assert.ok(pulled <= 11, `stopped reading early (read ${pulled} chunks)`);
   res = await call('/api/test/echo', {
     method: 'POST',
     headers: {'content-type': 'application/json', 'content-length': '5000'},
     body: new TextEncoder().encode('{}'),
   });
-  assert.equal([res.status, res.json], [413, {error: 'request entity too large'}]);
+  assert.equal(
+    [res.status, res.json],
+    [413, {error: 'request entity too large (over 1000 bytes: GRISTLITE_MAX_BODY_BYTES)'}],
+  );
   // A stream under the limit is read whole.
   async function* small() {
     yield new TextEncoder().encode('{"a":');

@@ -46,9 +46,15 @@ function handle(msg: ToWorker): FromWorker {
   }
 }
 
-const send = (msg: FromWorker) => process.send!(msg);
+// The parent may exit without closing the pool (an embedder that never calls engine.close()):
+// then there is nobody to answer, and nothing to print (no ERR_IPC_CHANNEL_CLOSED or EPIPE trace).
+const send = (msg: FromWorker) => {
+  if (process.connected) process.send!(msg, undefined, undefined, () => {});
+};
+process.on('error', () => process.exit(0));
 process.on('message', (msg: ToWorker) => send(handle(msg)));
 process.on('disconnect', () => process.exit(0));
+if (!process.connected) process.exit(0);
 
 // The main thread may be stuck in a statement when the parent dies, and an orphan would then
 // spin forever; this thread notices the re-parenting and ends the process. It boots on its own
