@@ -1,6 +1,8 @@
 // Packs @gristlite/core into a tarball, installs it into a scratch project in a temporary directory
 // (from the pnpm store when it can, the registry otherwise) and runs the embedding example there,
-// importing '@gristlite/core' as any other project would. Run after `pnpm build`.
+// importing '@gristlite/core' as any other project would, after type-checking its TypeScript source
+// against the installed declarations with a strict tsc (no skipLibCheck, as a strict consumer
+// would). Run after `pnpm build`.
 // Exit 0 and the example's output when all works; PACK_CHECK_KEEP=1 keeps the scratch project.
 import {execFileSync} from 'node:child_process';
 import {mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs';
@@ -8,6 +10,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
+const rootPkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const core = join(root, 'packages', 'core');
 const scratch = mkdtempSync(join(tmpdir(), 'gristlite-pack-'));
 const run = (cmd, args, cwd) => execFileSync(cmd, args, {cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe']});
@@ -23,6 +26,10 @@ try {
         private: true,
         type: 'module',
         dependencies: {'@gristlite/core': `file:./${tarball}`},
+        devDependencies: {
+          typescript: rootPkg.devDependencies.typescript,
+          '@types/node': rootPkg.devDependencies['@types/node'],
+        },
         pnpm: {onlyBuiltDependencies: ['better-sqlite3']},
       },
       null,
@@ -37,9 +44,39 @@ try {
   );
   if (!example.includes("from '@gristlite/core'")) throw new Error('embed.js no longer imports ../src/index.js');
   writeFileSync(join(scratch, 'embed.js'), example);
+  // The example's TypeScript, checked against the package's published declarations only.
+  const source = readFileSync(join(core, 'examples', 'embed.ts'), 'utf8').replace(
+    /from '\.\.\/src\/index\.js'/g,
+    "from '@gristlite/core'",
+  );
+  writeFileSync(join(scratch, 'embed.ts'), source);
+  writeFileSync(
+    join(scratch, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: ['node'],
+      },
+      files: ['embed.ts'],
+    }),
+  );
+  try {
+    run(process.execPath, [join(scratch, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', scratch], scratch);
+  } catch (e) {
+    throw new Error(
+      `strict tsc of the example against the packed declarations failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`,
+    );
+  }
   const out = run(process.execPath, ['embed.js'], scratch);
   process.stdout.write(out);
-  console.log(`pack-check: ${tarball} installed into a scratch project; the embedding example ran`);
+  console.log(
+    `pack-check: ${tarball} installed into a scratch project; the embedding example type-checked (strict) and ran`,
+  );
 } finally {
   if (process.env.PACK_CHECK_KEEP) console.log(`scratch project kept: ${scratch}`);
   else rmSync(scratch, {recursive: true, force: true});
