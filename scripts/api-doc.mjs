@@ -22,6 +22,20 @@ setup, and \`decisions.md\` for where gristlite chose).
 
 Authentication: \`Authorization: Bearer <API key>\`. Team sites: \`/o/<domain>/api/...\` or a subdomain of
 \`GRISTLITE_BASE_DOMAIN\`. Errors: \`{"error": "...", "details"?: {...}}\`.
+
+## Beyond Grist: cursor pagination
+
+\`GET .../records\`, \`GET .../data\` and \`GET .../attachments\` with \`limit\` (or \`X-Limit\`) answer, when
+more rows match, a header \`Link: </api/docs/.../records?...&limit=100&cursor=...>; rel="next"\` (RFC 8288):
+the same path and query (\`filter\`, \`sort\`, \`limit\`, \`hidden\`, \`cellFormat\`; \`X-Limit\`/\`X-Sort\` copied
+into it) plus \`cursor\`. Follow the links until a page has none: the pages hold exactly the rows of one
+unlimited request, in its order. The body is Grist's, unchanged. A cursor is a keyset position (the
+last row's sort values and id, sealed by the server: opaque, and 400 \`Invalid cursor: ...\` when altered
+or used with another document, table, filter or sort), not an offset: rows added or removed between
+pages never repeat a row, and rows added ahead are reached; a page near the end of a large table
+costs what the first one does. \`/data\` follows the cursors of \`/records\`. No \`Link\` is given for
+Grist's negative \`limit\`, for sorts of more than about 25 columns, or when the last row's sort
+values would make a cursor over 8 KB (decision D55).
 `;
 for (const [tag, routes] of byTag) {
   out += `\n## ${tag}\n\n| method | path | what | query |\n|---|---|---|---|\n`;

@@ -20,6 +20,7 @@ import {fixturesSuite} from './fixtures.js';
 import {formulasSuite} from './formulas.js';
 import {homeParitySuite} from './home-parity.js';
 import {orgsSuite} from './orgs.js';
+import {pagingSuite} from './paging.js';
 import {recordsSuite} from './records.js';
 import {sqlDownloadsSuite} from './sql-downloads.js';
 import {usersSuite} from './users.js';
@@ -59,6 +60,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   fixtures: fixturesSuite,
   'sql-downloads': sqlDownloadsSuite,
   attachments: attachmentsSuite,
+  paging: pagingSuite,
   webhooks: webhooksSuite,
   formulas: formulasSuite,
   apiconsole: apiConsoleSuite,

@@ -30,6 +30,7 @@ import type {
   ApplyResult,
   ColumnInfo,
   ColumnSpec,
+  PageEnd,
   RecordQuery,
   TableInfo,
   TableSpec,
@@ -40,6 +41,7 @@ import type {
 import type {GristDoc} from './doc/gristdoc.js';
 import type {CellValue} from './doc/types.js';
 import {checkRecords} from './doc/bodies.js';
+import {cursorBinding} from './cursor.js';
 import type {SqlResult} from './sql/index.js';
 
 /** A record's fields by column id, as the REST API takes and returns them. */
@@ -288,6 +290,30 @@ export class SessionDoc {
     return this.use('viewers', (grist) => grist.fetchRecords(tableId, query).records);
   }
 
+  /**
+   * Beyond Grist: one page of `fetchRecords` (a positive `limit` is the page size) and the cursor of
+   * the next one (null on the last page), as `GET /records` answers with its `Link` header; pass
+   * `cursor` back, with the same filter and sort, for the next page. 400 `Invalid cursor` otherwise.
+   */
+  fetchRecordsPage(
+    tableId: string,
+    query: RecordQuery & {cursor?: string} = {},
+  ): Promise<{records: ApiRecord[]; next: string | null}> {
+    return this.withOpen('viewers', ({grist, meta}) => {
+      const {cursor, after: _after, ...q} = query;
+      const table = grist.resolveTableId(tableId);
+      const binding = cursorBinding(meta.id, table, q.filter, q.sort);
+      const cursors = this.session.engine.cursors;
+      const page: PageEnd = {next: null};
+      const {records} = grist.fetchRecords(
+        table,
+        cursor !== undefined ? {...q, after: cursors.open(binding, cursor)} : q,
+        page,
+      );
+      return {records, next: page.next ? cursors.seal(binding, page.next) : null};
+    });
+  }
+
   /** Adds tables (editors); returns their ids. */
   addTables(tables: TableSpec[]): Promise<string[]> {
     // Schema changes follow Grist's SchemaEdit rule, which editors pass (as over HTTP).
@@ -426,11 +452,10 @@ export class SessionDoc {
 
   /** The attachments the user may reach, with filter, sort and limit, as `GET /attachments`. */
   listAttachments(query: TableQuery = {}): Promise<AttachmentList> {
-    return this.withOpen('viewers', ({open, access}) => {
-      const listed = open.listAttachments(query);
-      const readable = open.readableAttachments(access);
-      return readable ? {records: listed.records.filter((r) => readable.has(r.id))} : listed;
-    });
+    // Hidden attachments are left out before the limit applies, as over HTTP.
+    return this.withOpen('viewers', ({open, access}) =>
+      open.listAttachments(query, {readable: open.readableAttachments(access)}),
+    );
   }
 
   /** One attachment's metadata, as `GET /attachments/{id}` (403 under rules that hide every cell holding it). */

@@ -306,6 +306,12 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   },
   limit: {type: 'integer', minimum: 0, description: 'At most this many records (0: no limit).'},
   cellFormat: {type: 'string', enum: ['normal', 'typed'], description: 'How cells are encoded.'},
+  cursor: {
+    type: 'string',
+    description:
+      'Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers ' +
+      'when more rows match; keep the same filter and sort. Invalid, or made for another query: 400.',
+  },
   immediate: flag('Accepted for Grist compatibility (no effect: formulas are always computed before the answer)'),
   db: flag('Also check the home database (/status)'),
   format: {type: 'string', enum: ['zip', 'tar'], description: 'Archive format (attachments/archive; default zip).'},

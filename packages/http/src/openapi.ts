@@ -33,6 +33,14 @@ function operationId(method: string, path: string): string {
   return `${method.toLowerCase()}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string) => (c ?? '').toUpperCase())}`;
 }
 
+/** Beyond Grist: the next page of a limited read (cursor pagination, paging.ts). */
+const LINK_HEADER = {
+  description:
+    'Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` ' +
+    '(RFC 8288) is the request for the next page. The last page has none.',
+  schema: {type: 'string'},
+};
+
 export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const tags = new Set<string>();
@@ -90,7 +98,11 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
             }
           : {}),
       responses: {
-        '200': {description: ok.description, content: {[ok.contentType ?? 'application/json']: {schema: ok.schema}}},
+        '200': {
+          description: ok.description,
+          ...(r.query?.includes('cursor') ? {headers: {Link: LINK_HEADER}} : {}),
+          content: {[ok.contentType ?? 'application/json']: {schema: ok.schema}},
+        },
         ...Object.fromEntries(errors.map((code) => [code, {$ref: `#/components/responses/Error${code}`}])),
       },
     };

@@ -2673,6 +2673,8 @@ export interface operations {
                 cellFormat?: "normal" | "typed";
                 /** @description Accepted for Grist compatibility (no effect: formulas are always computed before the answer) (1, true, on or yes). */
                 immediate?: boolean;
+                /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -2686,6 +2688,8 @@ export interface operations {
             /** @description The records */
             200: {
                 headers: {
+                    /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2969,6 +2973,8 @@ export interface operations {
                 cellFormat?: "normal" | "typed";
                 /** @description Accepted for Grist compatibility (no effect: formulas are always computed before the answer) (1, true, on or yes). */
                 immediate?: boolean;
+                /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -2982,6 +2988,8 @@ export interface operations {
             /** @description The columns' values */
             200: {
                 headers: {
+                    /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3509,6 +3517,8 @@ export interface operations {
                 sort?: string;
                 /** @description At most this many records (0: no limit). */
                 limit?: number;
+                /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -3521,6 +3531,8 @@ export interface operations {
             /** @description The attachments */
             200: {
                 headers: {
+                    /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {

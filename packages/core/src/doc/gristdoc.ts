@@ -50,6 +50,7 @@ import type {
   ColumnInfo,
   ColumnSpec,
   OpenOptions,
+  PageEnd,
   RecordQuery,
   TableInfo,
   TableSpec,
@@ -530,18 +531,18 @@ export class GristDoc {
   }
 
   /** GET /records (and POST /records/list). */
-  fetchRecords(tableId: string, q: RecordQuery = {}): {records: ApiRecord[]} {
-    return this.reads.fetchRecords(tableId, q);
+  fetchRecords(tableId: string, q: RecordQuery = {}, page?: PageEnd): {records: ApiRecord[]} {
+    return this.reads.fetchRecords(tableId, q, page);
   }
 
   /** GET /records as the JSON text of its body (see `DocReads.fetchRecordsJson`). */
-  fetchRecordsJson(tableId: string, q: RecordQuery = {}): string {
-    return this.reads.fetchRecordsJson(tableId, q);
+  fetchRecordsJson(tableId: string, q: RecordQuery = {}, page?: PageEnd): string {
+    return this.reads.fetchRecordsJson(tableId, q, page);
   }
 
   /** GET /data: column-oriented, always with every column; errors stay raw. */
-  fetchColumns(tableId: string, q: RecordQuery = {}): Record<string, CellValue[]> {
-    return this.reads.fetchColumns(tableId, q);
+  fetchColumns(tableId: string, q: RecordQuery = {}, page?: PageEnd): Record<string, CellValue[]> {
+    return this.reads.fetchColumns(tableId, q, page);
   }
 
   /** Under access rules, the attachments a cell the user can read holds (null: all). */
