@@ -36,6 +36,22 @@ pages never repeat a row, and rows added ahead are reached; a page near the end 
 costs what the first one does. \`/data\` follows the cursors of \`/records\`. No \`Link\` is given for
 Grist's negative \`limit\`, for sorts of more than about 25 columns, or when the last row's sort
 values would make a cursor over 8 KB (decision D55).
+
+## Beyond Grist: idempotent writes
+
+Every write to a document's contents (\`POST\`, \`PATCH\`, \`PUT\`, \`DELETE\` under \`/api/docs/{doc}/\`:
+tables, columns, records, \`/data\`, \`/apply\`, deletes, webhooks, attachment upkeep) accepts an
+\`Idempotency-Key\` header (1-255 printable ASCII characters). The first request with a key is applied and
+its answer (status and body) kept in the document with the key; a repeat with the same key, route (method,
+path and query), body and user within 24 hours answers those bytes again, with \`Idempotent-Replayed:
+true\`, and applies nothing, even after a crash, a restart or a takeover by another worker. The same key
+with another route, body or user is 422; a repeat while the first is still running is 409, as is the
+rare repeat of a write applied whose answer was lost in a crash (it is never applied twice). A request
+that changed nothing (refused, say) keeps nothing: its key stays free. A document keeps at most
+\`GRISTLITE_IDEMPOTENCY_MAX_KEYS\` keys (default 10000, the oldest go first) and answers up to
+\`GRISTLITE_IDEMPOTENCY_MAX_ANSWER_BYTES\` (default 1 MB; a larger answer is kept as "applied"). Uploads
+and writes to the home database (\`/api/docs/{doc}\` itself, access, moves, copies) refuse a key with 400;
+reads ignore it (decision D56).
 `;
 for (const [tag, routes] of byTag) {
   out += `\n## ${tag}\n\n| method | path | what | query |\n|---|---|---|---|\n`;

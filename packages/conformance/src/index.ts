@@ -19,6 +19,7 @@ import {errorsSuite} from './errors.js';
 import {fixturesSuite} from './fixtures.js';
 import {formulasSuite} from './formulas.js';
 import {homeParitySuite} from './home-parity.js';
+import {idempotencySuite} from './idempotency.js';
 import {orgsSuite} from './orgs.js';
 import {pagingSuite} from './paging.js';
 import {recordsSuite} from './records.js';
@@ -61,6 +62,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   'sql-downloads': sqlDownloadsSuite,
   attachments: attachmentsSuite,
   paging: pagingSuite,
+  idempotency: idempotencySuite,
   webhooks: webhooksSuite,
   formulas: formulasSuite,
   apiconsole: apiConsoleSuite,

@@ -36,6 +36,7 @@ import {OpenDocument} from './opendoc.js';
 import {Session} from './session.js';
 import {Cluster, type ClusterOptions} from './cluster/index.js';
 import {CursorCodec} from './cursor.js';
+import {Idempotency} from './idempotency.js';
 
 /** Options of `Engine.open`; defaults come from `env` (GRISTLITE_* settings, see docs/operations.md). */
 export interface EngineOptions {
@@ -190,6 +191,10 @@ export class Engine {
       this.descriptorLimit,
     );
     this.docIdleMs = opts.docIdleMs ?? intFromEnv(env, 'GRISTLITE_DOC_IDLE_MSEC', 5 * 60_000, 1);
+    this.idempotency = new Idempotency({
+      maxKeys: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_KEYS', 10_000, 1),
+      maxAnswerBytes: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_ANSWER_BYTES', 1024 * 1024, 0),
+    });
     const sql = sqlPoolSettingsFromEnv(env);
     this.sqlSettings = {
       ...sql,
@@ -217,6 +222,18 @@ export class Engine {
   }
 
   private cursorCodec: CursorCodec | null = null;
+
+  /** Idempotency-Key requests in flight, and the keys kept in documents (idempotency.ts). */
+  readonly idempotency: Idempotency;
+
+  /**
+   * For a request with an Idempotency-Key, once its document is open and access checked: throws
+   * `Replay` with the kept answer of the same request made before, 409/422 as the draft says, or
+   * claims the key for this request (`fingerprint`: requestFingerprint).
+   */
+  claimIdempotent(doc: OpenDoc, fingerprint: string): void {
+    this.idempotency.claim(doc.id, doc.db, fingerprint);
+  }
 
   /**
    * Seals and opens pagination cursors. Every worker of a deployment, and every process on one data
@@ -420,6 +437,7 @@ export class Engine {
 
   private openDocFresh(docId: string, path: string): OpenDoc {
     const grist = openDocFile(path, () => GristDoc.open(path, {readCache: this.readCache}));
+    grist.beforeCommit = (db) => this.idempotency.beforeCommit(db);
     try {
       // Formulas gristlite never computed (a document from before it computed them) are computed
       // once, as Grist does on open, so that reads see current values (docs/decisions.md).

@@ -107,3 +107,14 @@ export function decodePathSegment(segment: string): string {
     throw new BadRequest(`Invalid URL encoding in path: ${segment}`);
   }
 }
+
+/**
+ * What a route does with an `Idempotency-Key` (beyond Grist, issue 30): writes to a document's
+ * contents keep it (`keep`); reads ignore it; home writes and uploads refuse it (decision D56).
+ */
+export function idempotencyOf(route: Route, method: string = route.method): 'keep' | 'ignore' | 'refuse' {
+  if (!['POST', 'PATCH', 'PUT', 'DELETE'].includes(method)) return 'ignore';
+  if (route.tag === 'sql' || route.path.endsWith('/records/list')) return 'ignore';
+  if (!route.path.startsWith('/api/docs/:docId/') || route.tag === 'docs' || route.upload) return 'refuse';
+  return 'keep';
+}

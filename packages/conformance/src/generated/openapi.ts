@@ -1271,8 +1271,26 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request with the same Idempotency-Key is still running, or was applied without its answer kept */
+        Error409: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Body or upload too large */
         Error413: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The Idempotency-Key was used for another request (route, body or user) */
+        Error422: {
             headers: {
                 [name: string]: unknown;
             };
@@ -2386,7 +2404,10 @@ export interface operations {
     postApiDocsDocIdTables: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -2411,6 +2432,8 @@ export interface operations {
             /** @description The new tables' ids */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2421,7 +2444,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2429,7 +2454,10 @@ export interface operations {
     patchApiDocsDocIdTables: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -2451,6 +2479,8 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2461,7 +2491,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2508,7 +2540,10 @@ export interface operations {
                 /** @description Remove the columns not named in the body (1, true, on or yes). */
                 replaceall?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2531,6 +2566,8 @@ export interface operations {
             /** @description Added or updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2541,7 +2578,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2549,7 +2588,10 @@ export interface operations {
     postApiDocsDocIdTablesTableIdColumns: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2572,6 +2614,8 @@ export interface operations {
             /** @description The new columns' ids */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2582,7 +2626,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2590,7 +2636,10 @@ export interface operations {
     patchApiDocsDocIdTablesTableIdColumns: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2613,6 +2662,8 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2623,7 +2674,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2631,7 +2684,10 @@ export interface operations {
     deleteApiDocsDocIdTablesTableIdColumnsColId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2644,6 +2700,8 @@ export interface operations {
             /** @description Removed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2654,6 +2712,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2718,7 +2778,10 @@ export interface operations {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2743,6 +2806,8 @@ export interface operations {
             /** @description Added or updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2753,7 +2818,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2766,7 +2833,10 @@ export interface operations {
                 /** @description The body may be a plain array of records' fields, without {"records": [{"fields": ...}]} (1, true, on or yes). */
                 flat?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2789,6 +2859,8 @@ export interface operations {
             /** @description The new records' ids */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2799,7 +2871,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2810,7 +2884,10 @@ export interface operations {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2833,6 +2910,8 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2843,7 +2922,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2895,7 +2976,10 @@ export interface operations {
     postApiDocsDocIdTablesTableIdRecordsDelete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2911,6 +2995,8 @@ export interface operations {
             /** @description Removed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2921,7 +3007,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2929,7 +3017,10 @@ export interface operations {
     postApiDocsDocIdTablesTableIdDataDelete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2945,6 +3036,8 @@ export interface operations {
             /** @description Removed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2955,7 +3048,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3010,7 +3105,10 @@ export interface operations {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -3028,6 +3126,8 @@ export interface operations {
             /** @description The new row ids */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3038,7 +3138,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3049,7 +3151,10 @@ export interface operations {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -3067,6 +3172,8 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3077,7 +3184,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3088,7 +3197,10 @@ export interface operations {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3103,6 +3215,8 @@ export interface operations {
             /** @description What the actions did */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3113,7 +3227,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3616,7 +3732,10 @@ export interface operations {
     postApiDocsDocIdAttachmentsStore: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3634,6 +3753,8 @@ export interface operations {
             /** @description The store was set (only "internal" without an external store) */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3644,7 +3765,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3682,7 +3805,10 @@ export interface operations {
     postApiDocsDocIdAttachmentsTransferAll: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3693,6 +3819,8 @@ export interface operations {
             /** @description The transfer status */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3703,6 +3831,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3771,7 +3901,10 @@ export interface operations {
     postApiDocsDocIdAttachmentsUpdateUsed: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3782,6 +3915,8 @@ export interface operations {
             /** @description Unreferenced attachments are marked deleted */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3792,6 +3927,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3804,7 +3941,10 @@ export interface operations {
                 /** @description Check every attachment file first (1, true, on or yes). */
                 verifyfiles?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3815,6 +3955,8 @@ export interface operations {
             /** @description Unused attachments removed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3825,6 +3967,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3832,7 +3976,10 @@ export interface operations {
     postApiDocsDocIdAttachmentsVerifyFiles: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3843,6 +3990,8 @@ export interface operations {
             /** @description Every attachment file is present and intact */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3853,6 +4002,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3966,7 +4117,10 @@ export interface operations {
     postApiDocsDocIdWebhooks: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3997,6 +4151,8 @@ export interface operations {
             /** @description The new webhooks' ids */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4007,7 +4163,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4015,7 +4173,10 @@ export interface operations {
     deleteApiDocsDocIdWebhooksQueue: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -4026,6 +4187,8 @@ export interface operations {
             /** @description Queue cleared */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4036,6 +4199,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4043,7 +4208,10 @@ export interface operations {
     deleteApiDocsDocIdWebhooksQueueWebhookId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 webhookId: string;
@@ -4055,6 +4223,8 @@ export interface operations {
             /** @description Queue cleared */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4065,6 +4235,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4072,7 +4244,10 @@ export interface operations {
     deleteApiDocsDocIdWebhooksWebhookId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 webhookId: string;
@@ -4084,6 +4259,8 @@ export interface operations {
             /** @description Removed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4094,6 +4271,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4101,7 +4280,10 @@ export interface operations {
     patchApiDocsDocIdWebhooksWebhookId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 webhookId: string;
@@ -4129,6 +4311,8 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4139,7 +4323,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4147,7 +4333,10 @@ export interface operations {
     postApiDocsDocIdTablesTableIdSubscribe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -4174,6 +4363,8 @@ export interface operations {
             /** @description The subscription */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4184,7 +4375,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4192,7 +4385,10 @@ export interface operations {
     postApiDocsDocIdTablesTableIdUnsubscribe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -4211,6 +4407,8 @@ export interface operations {
             /** @description Unsubscribed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4221,7 +4419,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };

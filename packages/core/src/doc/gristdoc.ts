@@ -142,6 +142,11 @@ export class GristDoc {
   /** This document's key in the read cache. */
   private readonly cacheOwner: string;
   private closed = false;
+  /**
+   * Called inside each write's transaction after everything else, before COMMIT (the engine keeps
+   * the request's Idempotency-Key there: idempotency.ts). @internal
+   */
+  beforeCommit: ((db: Database.Database) => void) | null = null;
   /** How many `fetchRecordsJson` answers SQLite wrote, and how many were built in JS (not cached). */
   readonly recordsJsonPaths = {sql: 0, js: 0};
 
@@ -377,6 +382,8 @@ export class GristDoc {
             }
           }
         }
+        // Last, so that nothing after it can undo the write: the request's Idempotency-Key goes with it.
+        this.beforeCommit?.(this.db);
         return result;
       }) as T;
     } catch (e) {
