@@ -52,6 +52,18 @@ that changed nothing (refused, say) keeps nothing: its key stays free. A documen
 \`GRISTLITE_IDEMPOTENCY_MAX_ANSWER_BYTES\` (default 1 MB; a larger answer is kept as "applied"). Uploads
 and writes to the home database (\`/api/docs/{doc}\` itself, access, moves, copies) refuse a key with 400;
 reads ignore it (decision D56).
+
+## Beyond Grist: document API keys
+
+\`POST /api/docs/{doc}/apikeys\` with \`{"name": "...", "access": "viewers" | "editors", "expiresAt"?: ISO 8601}\`
+(owners and editors; \`owners\` access is 403) answers \`{"id": ..., "key": "gld_..."}\`: the secret, shown
+once and kept only hashed in the home database. \`GET /api/docs/{doc}/apikeys\` (owners) lists \`{"apikeys":
+[{"id", "name", "access", "createdBy", "createdAt", "expiresAt", "lastUsedAt"}]}\` (last use to the minute);
+\`DELETE /api/docs/{doc}/apikeys/{id}\` (owners, or the key's creator) revokes it at once. A request with
+\`Authorization: Bearer gld_...\` reaches only that document's \`/api/docs/{doc}/...\` routes (403 elsewhere,
+and for another document), as its creator (access rules see them as \`user\`), with the lesser of the key's
+access and the creator's current role; it is 401 once revoked or expired, and cannot manage keys. Request
+log lines carry \`apiKeyId\`. A document holds at most 100 keys (decision D57).
 `;
 for (const [tag, routes] of byTag) {
   out += `\n## ${tag}\n\n| method | path | what | query |\n|---|---|---|---|\n`;

@@ -10,6 +10,7 @@
  * test it does not run. The HomeStore suite for store implementations is `@gristlite/conformance/homestore`.
  */
 import {accessSuite} from './access.js';
+import {apiKeysSuite} from './apikeys.js';
 import {apiConsoleSuite} from './apiconsole.js';
 import {attachmentsSuite} from './attachments.js';
 import {columnsTablesSuite} from './columns-tables.js';
@@ -63,6 +64,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   attachments: attachmentsSuite,
   paging: pagingSuite,
   idempotency: idempotencySuite,
+  apikeys: apiKeysSuite,
   webhooks: webhooksSuite,
   formulas: formulasSuite,
   apiconsole: apiConsoleSuite,

@@ -53,10 +53,15 @@ export interface IdempotencySettings {
   maxAnswerBytes: number;
 }
 
-/** The fingerprint of a request: who sent it, the route (method, path, query) and the body. */
-export function requestFingerprint(userId: number | null, method: string, pathAndQuery: string, body: unknown): string {
+/** The fingerprint of a request: who sent it (a user id, or `user/key` for a document API key), the route (method, path, query) and the body. */
+export function requestFingerprint(
+  caller: number | string | null,
+  method: string,
+  pathAndQuery: string,
+  body: unknown,
+): string {
   return createHash('sha256')
-    .update(JSON.stringify([userId, method, pathAndQuery, body === undefined ? null : body]))
+    .update(JSON.stringify([caller, method, pathAndQuery, body === undefined ? null : body]))
     .digest('base64url');
 }
 

@@ -242,6 +242,24 @@ export class SessionDoc {
     return this.meta.id;
   }
 
+  /** Beyond Grist: an API key that opens this document only, as `POST .../apikeys` (the secret, once). */
+  createApiKey(body: {name: string; access: 'viewers' | 'editors'; expiresAt?: string | null}) {
+    const {engine, principal, org} = this.session;
+    return engine.home.createDocApiKey(this.meta.id, principal, org, body);
+  }
+
+  /** Beyond Grist: this document's API keys (owners), as `GET .../apikeys`. */
+  listApiKeys() {
+    const {engine, principal, org} = this.session;
+    return engine.home.listDocApiKeys(this.meta.id, principal, org);
+  }
+
+  /** Beyond Grist: revokes one of this document's API keys (owners, or its creator). */
+  deleteApiKey(id: number): Promise<void> {
+    const {engine, principal, org} = this.session;
+    return engine.home.deleteDocApiKey(this.meta.id, principal, org, id);
+  }
+
   /**
    * Runs `fn` on the open document as one request (Engine.inScope): checked access, the document
    * kept open meanwhile, and in a several-machine deployment its commits durable before the answer.

@@ -20,6 +20,7 @@ const TAGS: Record<string, string> = {
   orgs: 'Team sites and personal orgs',
   workspaces: 'Workspaces of an org',
   docs: 'Documents: metadata, creation, import and copy',
+  apikeys: 'Beyond Grist: API keys that open one document only',
   users: 'The calling user and API keys',
   tables: 'Tables of a document',
   columns: 'Columns of a table',

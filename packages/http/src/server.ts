@@ -189,6 +189,8 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
 interface RequestNote {
   route: string;
   userId?: number;
+  /** Beyond Grist: the document API key the request showed (its id; the user is its creator). */
+  docKeyId?: number;
   docId?: string;
   aborted?: boolean;
 }
@@ -245,6 +247,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
           status: res.status,
           ms: Math.round((performance.now() - start) * 10) / 10,
           userId: note.userId,
+          ...(note.docKeyId !== undefined ? {apiKeyId: note.docKeyId} : {}),
           docId: note.docId,
           aborted: note.aborted,
         },
@@ -350,6 +353,14 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
           ? engine.home.anonymousPrincipal()
           : await engine.home.authenticate(req.headers.authorization);
       if (!principal.anonymous) note.userId = principal.user.id;
+      if (principal.docKey) {
+        // Beyond Grist: a document API key reaches its document's routes only (the document
+        // itself is checked where it is resolved: home/access.ts findDoc).
+        note.docKeyId = principal.docKey.id;
+        if (!match.route.path.startsWith('/api/docs/:docId')) {
+          throw new Forbidden("A document API key opens only its document's /api/docs/{doc}/... routes");
+        }
+      }
       if (!principal.viaApiKey && !['GET', 'HEAD'].includes(method)) {
         const ct = req.headers['content-type'];
         if (req.headers['x-requested-with'] !== 'XMLHttpRequest' && ct !== 'application/json') {

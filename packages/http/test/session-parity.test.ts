@@ -406,4 +406,26 @@ test("pages: Session.fetchRecordsPage and GET /records page alike, and take each
     assert.match(refused.error ?? '', /^Invalid cursor/);
   }));
 
+test('document API keys: made and revoked in-process, used and listed over HTTP alike', () =>
+  withEngine(async (engine, handle) => {
+    const ada = await engine.forUser('ada@example.com', 'Ada');
+    const key = await engine.home.setApiKey(ada.principal.user.id);
+    const docId = await ada.createDoc((await ada.personalWorkspace()).id, {name: 'Keyed'});
+    const doc = await ada.doc(docId);
+    const made = await doc.createApiKey({name: 'etl', access: 'viewers'});
+    const get = async (url: string, bearer: string) => {
+      const res = await handle({method: 'GET', url, headers: {authorization: `Bearer ${bearer}`}});
+      return {status: res.status, body: JSON.parse(res.body as string)};
+    };
+    assert.is((await get(`/api/docs/${docId}/tables/Table1/records`, made.key)).status, 200);
+    const overHttp = (await get(`/api/docs/${docId}/apikeys`, key)).body;
+    assert.equal(overHttp, await doc.listApiKeys());
+    assert.is(overHttp.apikeys[0].name, 'etl');
+    await doc.deleteApiKey(made.id);
+    assert.equal(await get(`/api/docs/${docId}/tables/Table1/records`, made.key), {
+      status: 401,
+      body: {error: 'Bad request: invalid API key'},
+    });
+  }));
+
 test.run();

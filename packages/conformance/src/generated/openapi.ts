@@ -387,6 +387,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/{docId}/apikeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the document's API keys, never their secrets (owners) */
+        get: operations["getApiDocsDocIdApikeys"];
+        put?: never;
+        /** Create an API key that opens this document only (owners, editors); answers {id, key}, the key shown once */
+        post: operations["postApiDocsDocIdApikeys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/{docId}/apikeys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one of the document's API keys at once (owners, or the key's creator) */
+        delete: operations["deleteApiDocsDocIdApikeysKeyId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docs/{docId}/tables": {
         parameters: {
             query?: never;
@@ -1226,6 +1261,22 @@ export interface components {
         };
         Success: {
             success: boolean;
+        };
+        DocApiKeyCreated: {
+            id: number;
+            key: string;
+        };
+        DocApiKeys: {
+            apikeys: {
+                id: number;
+                name: string;
+                /** @enum {string} */
+                access: "viewers" | "editors";
+                createdBy: number;
+                createdAt: string;
+                expiresAt: string | null;
+                lastUsedAt: string | null;
+            }[];
         };
         Import: {
             id: string;
@@ -2367,6 +2418,101 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdApikeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document's API keys, without secrets */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocApiKeys"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    postApiDocsDocIdApikeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @enum {string} */
+                    access: "viewers" | "editors" | "owners";
+                    expiresAt?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The new key's id and secret (shown once) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocApiKeyCreated"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deleteApiDocsDocIdApikeysKeyId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": null;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };

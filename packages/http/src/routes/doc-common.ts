@@ -64,7 +64,8 @@ export async function openDocFor(
   if (need !== 'viewers' && ctx.method !== 'GET' && ctx.method !== 'HEAD') doc.replica?.checkWritable();
   if (ctx.engine.idempotency.active) {
     // Beyond Grist: a repeat of a write with an Idempotency-Key answers what the first did (server.ts).
-    const who = ctx.principal.anonymous ? null : ctx.principal.user.id;
+    const p = ctx.principal;
+    const who = p.anonymous ? null : p.docKey ? `${p.user.id}/${p.docKey.id}` : p.user.id;
     const body = await ctx.json();
     ctx.engine.claimIdempotent(doc, requestFingerprint(who, ctx.method, `${ctx.path}?${ctx.query}`, body));
   }
