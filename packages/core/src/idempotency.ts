@@ -18,6 +18,7 @@ import {createHash} from 'node:crypto';
 import type Database from 'better-sqlite3';
 import {ApiError, BadRequest} from './errors.js';
 
+/** The private table of a document that keeps its idempotency keys and their answers. */
 export const IDEMPOTENCY_TABLE = '_gristlite_idempotency';
 
 /** How long a key is kept (the draft's examples and Stripe keep 24 hours). */
@@ -46,6 +47,7 @@ interface Claim {
   changesAtClaim: number;
 }
 
+/** The bounds of the keys a document keeps (from the environment: Engine). */
 export interface IdempotencySettings {
   /** Most keys a document keeps (GRISTLITE_IDEMPOTENCY_MAX_KEYS, default 10000); the oldest go first. */
   maxKeys: number;
