@@ -61,7 +61,7 @@ once and kept only hashed in the home database. \`GET /api/docs/{doc}/apikeys\` 
 [{"id", "name", "access", "createdBy", "createdAt", "expiresAt", "lastUsedAt"}]}\` (last use to the minute);
 \`DELETE /api/docs/{doc}/apikeys/{id}\` (owners, or the key's creator) revokes it at once. A request with
 \`Authorization: Bearer gld_...\` reaches only that document's \`/api/docs/{doc}/...\` routes (403 elsewhere,
-and for another document), as its creator (access rules see them as \`user\`), with the lesser of the key's
+for \`/copy\`, and for another document), as its creator (access rules see them as \`user\`), with the lesser of the key's
 access and the creator's current role; it is 401 once revoked or expired, and cannot manage keys. Request
 log lines carry \`apiKeyId\`. A document holds at most 100 keys (decision D57).
 `;

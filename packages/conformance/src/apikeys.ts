@@ -89,6 +89,16 @@ export function apiKeysSuite(target: Target): void {
         "A document API key opens only its document's /api/docs/{doc}/... routes",
       );
     }
+    // Nor a copy, which would make a document in the creator's workspace.
+    isError(
+      await api.post(
+        `/api/docs/${doc}/copy`,
+        {workspaceId: await world().homeWs(chimpy), documentName: 'C'},
+        as(editorKey),
+      ),
+      403,
+      "A document API key opens only its document's /api/docs/{doc}/... routes",
+    );
     isError(
       await api.post(keys(), {name: 'more', access: 'viewers'}, as(editorKey)),
       403,

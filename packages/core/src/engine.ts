@@ -242,8 +242,12 @@ export class Engine {
   get cursors(): CursorCodec {
     if (this.cursorCodec) return this.cursorCodec;
     let key = this.opts.cursorKey;
-    const secret = this.cluster?.placement.secret;
-    if (!key && secret) key = createHmac('sha256', secret).update('gristlite pagination cursors').digest();
+    if (!key && this.cluster) {
+      // Every worker derives the same key from the deployment's secret (loaded when placement starts).
+      const secret = this.cluster.placement.secret;
+      if (!secret) throw new ServiceUnavailable('The deployment secret is not loaded yet; try again later');
+      key = createHmac('sha256', secret).update('gristlite pagination cursors').digest();
+    }
     if (!key) {
       const path = join(this.dataDir, 'cursor.key');
       // Written aside and linked into place, so a process starting alongside never reads half a key.

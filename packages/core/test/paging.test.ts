@@ -117,4 +117,26 @@ test('cursors are sealed: opaque, bound to their query and key, and refused when
   refused(binding, 'A'.repeat(40 * 1024));
 });
 
+test('cursors outlive a restart: the key is kept in the data directory, 0600', async () => {
+  const {mkdtempSync, rmSync, statSync} = await import('node:fs');
+  const {tmpdir} = await import('node:os');
+  const {join} = await import('node:path');
+  const {Engine} = await import('../src/engine.js');
+  const dir = mkdtempSync(join(tmpdir(), 'gl-cursor-key-'));
+  try {
+    const first = await Engine.open({dataDir: dir, resumeWebhooks: false});
+    const cursor = first.cursors.seal('b', {id: 7});
+    await first.close();
+    const second = await Engine.open({dataDir: dir, resumeWebhooks: false});
+    assert.equal(second.cursors.open('b', cursor), {id: 7});
+    await second.close();
+    assert.is(statSync(join(dir, 'cursor.key')).mode & 0o777, 0o600);
+    const other = await Engine.open({dataDir: mkdtempSync(join(tmpdir(), 'gl-cursor-key-')), resumeWebhooks: false});
+    assert.throws(() => other.cursors.open('b', cursor), /Invalid cursor/);
+    await other.close();
+  } finally {
+    rmSync(dir, {recursive: true, force: true});
+  }
+});
+
 test.run();

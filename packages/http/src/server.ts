@@ -357,7 +357,8 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         // Beyond Grist: a document API key reaches its document's routes only (the document
         // itself is checked where it is resolved: home/access.ts findDoc).
         note.docKeyId = principal.docKey.id;
-        if (!match.route.path.startsWith('/api/docs/:docId')) {
+        // A copy would make a document in the creator's workspace: beyond the key's one document.
+        if (!match.route.path.startsWith('/api/docs/:docId') || match.route.path === '/api/docs/:docId/copy') {
           throw new Forbidden("A document API key opens only its document's /api/docs/{doc}/... routes");
         }
       }
