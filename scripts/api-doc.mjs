@@ -22,6 +22,48 @@ setup, and \`decisions.md\` for where gristlite chose).
 
 Authentication: \`Authorization: Bearer <API key>\`. Team sites: \`/o/<domain>/api/...\` or a subdomain of
 \`GRISTLITE_BASE_DOMAIN\`. Errors: \`{"error": "...", "details"?: {...}}\`.
+
+## Beyond Grist: cursor pagination
+
+\`GET .../records\`, \`GET .../data\` and \`GET .../attachments\` with \`limit\` (or \`X-Limit\`) answer, when
+more rows match, a header \`Link: </api/docs/.../records?...&limit=100&cursor=...>; rel="next"\` (RFC 8288):
+the same path and query (\`filter\`, \`sort\`, \`limit\`, \`hidden\`, \`cellFormat\`; \`X-Limit\`/\`X-Sort\` copied
+into it) plus \`cursor\`. Follow the links until a page has none: the pages hold exactly the rows of one
+unlimited request, in its order. The body is Grist's, unchanged. A cursor is a keyset position (the
+last row's sort values and id, sealed by the server: opaque, and 400 \`Invalid cursor: ...\` when altered
+or used with another document, table, filter or sort), not an offset: rows added or removed between
+pages never repeat a row, and rows added ahead are reached; a page near the end of a large table
+costs what the first one does. \`/data\` follows the cursors of \`/records\`. No \`Link\` is given for
+Grist's negative \`limit\`, for sorts of more than about 25 columns, or when the last row's sort
+values would make a cursor over 8 KB (decision D55).
+
+## Beyond Grist: idempotent writes
+
+Every write to a document's contents (\`POST\`, \`PATCH\`, \`PUT\`, \`DELETE\` under \`/api/docs/{doc}/\`:
+tables, columns, records, \`/data\`, \`/apply\`, deletes, webhooks, attachment upkeep) accepts an
+\`Idempotency-Key\` header (1-255 printable ASCII characters). The first request with a key is applied and
+its answer (status and body) kept in the document with the key; a repeat with the same key, route (method,
+path and query), body and user within 24 hours answers those bytes again, with \`Idempotent-Replayed:
+true\`, and applies nothing, even after a crash, a restart or a takeover by another worker. The same key
+with another route, body or user is 422; a repeat while the first is still running is 409, as is the
+rare repeat of a write applied whose answer was lost in a crash (it is never applied twice). A request
+that changed nothing (refused, say) keeps nothing: its key stays free. A document keeps at most
+\`GRISTLITE_IDEMPOTENCY_MAX_KEYS\` keys (default 10000, the oldest go first) and answers up to
+\`GRISTLITE_IDEMPOTENCY_MAX_ANSWER_BYTES\` (default 1 MB; a larger answer is kept as "applied"). Uploads
+and writes to the home database (\`/api/docs/{doc}\` itself, access, moves, copies) refuse a key with 400;
+reads ignore it (decision D56).
+
+## Beyond Grist: document API keys
+
+\`POST /api/docs/{doc}/apikeys\` with \`{"name": "...", "access": "viewers" | "editors", "expiresAt"?: ISO 8601}\`
+(owners and editors; \`owners\` access is 403) answers \`{"id": ..., "key": "gld_..."}\`: the secret, shown
+once and kept only hashed in the home database. \`GET /api/docs/{doc}/apikeys\` (owners) lists \`{"apikeys":
+[{"id", "name", "access", "createdBy", "createdAt", "expiresAt", "lastUsedAt"}]}\` (last use to the minute);
+\`DELETE /api/docs/{doc}/apikeys/{id}\` (owners, or the key's creator) revokes it at once. A request with
+\`Authorization: Bearer gld_...\` reaches only that document's \`/api/docs/{doc}/...\` routes (403 elsewhere,
+for \`/copy\`, and for another document), as its creator (access rules see them as \`user\`), with the lesser of the key's
+access and the creator's current role; it is 401 once revoked or expired, and cannot manage keys. Request
+log lines carry \`apiKeyId\`. A document holds at most 100 keys (decision D57).
 `;
 for (const [tag, routes] of byTag) {
   out += `\n## ${tag}\n\n| method | path | what | query |\n|---|---|---|---|\n`;

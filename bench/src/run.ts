@@ -8,6 +8,7 @@ import {inProcess, overHttp, tempDir} from './scenarios.js';
 import {formulaScenarios} from './formulas.js';
 import {clusterScenarios} from './cluster.js';
 import {accessScenarios} from './access.js';
+import {pagingScenarios} from './paging.js';
 
 const args = process.argv.slice(2);
 const jsonAt = args.indexOf('--json');
@@ -19,11 +20,14 @@ const formulasOnly = process.env.BENCH_ONLY === 'formulas';
 const clusterOnly = process.env.BENCH_ONLY === 'cluster';
 // BENCH_ONLY=access runs the access-rule scenarios alone (A1-A3).
 const accessOnly = process.env.BENCH_ONLY === 'access';
+// BENCH_ONLY=paging runs the cursor pagination scenarios alone (P1-P2).
+const pagingOnly = process.env.BENCH_ONLY === 'paging';
 
 const {dir, cleanup} = tempDir();
 const results: Result[] = [];
 try {
-  if (!formulasOnly && !clusterOnly && !accessOnly) {
+  if (pagingOnly) results.push(...(await pagingScenarios(dir)));
+  else if (!formulasOnly && !clusterOnly && !accessOnly) {
     const engine = await Engine.open({dataDir: join(dir, 'engine')});
     const user = await engine.home.ensureUser('bench@example.com', 'Bench');
     const principal = engine.home.principalFor(user, true);
@@ -34,9 +38,12 @@ try {
     if (!engineOnly) results.push(...(await overHttp(dir, raw)));
     await engine.close();
   }
-  if (!engineOnly && !clusterOnly && !accessOnly) results.push(...(await formulaScenarios(dir)));
-  if (!engineOnly && !formulasOnly && !clusterOnly) results.push(...(await accessScenarios(dir)));
-  if (!engineOnly && !formulasOnly && !accessOnly) results.push(...(await clusterScenarios(dir)));
+  if (!engineOnly && !clusterOnly && !accessOnly && !pagingOnly) results.push(...(await formulaScenarios(dir)));
+  if (!engineOnly && !formulasOnly && !clusterOnly && !pagingOnly) results.push(...(await accessScenarios(dir)));
+  if (!engineOnly && !formulasOnly && !clusterOnly && !accessOnly && !pagingOnly) {
+    results.push(...(await pagingScenarios(dir)));
+  }
+  if (!engineOnly && !formulasOnly && !accessOnly && !pagingOnly) results.push(...(await clusterScenarios(dir)));
 } finally {
   cleanup();
 }

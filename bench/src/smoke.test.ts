@@ -48,6 +48,8 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       'A1. read',
       'A2. update',
       'A3. compile',
+      'P1. page',
+      'P2. page',
       // Several machines need PostgreSQL, which CI has (elsewhere they are skipped with a note).
       ...(underCi() ? ['C1 writes', 'C3 writes', 'C4 forwarded', 'C5 takeover', 'C8 snapshot lag'] : []),
     ]) {

@@ -58,7 +58,13 @@ function startPressure(n: number): ChildProcess[] {
   );
 }
 
-/** One write a client sent: acknowledged (200) or not (anything else, never retried). */
+/**
+ * Retries of an unacknowledged write, with its Idempotency-Key (issue 30): each is applied exactly
+ * once however often it is sent, which the "no value twice" check below holds them to.
+ */
+const RETRIES = 4;
+
+/** One write a client sent: acknowledged (200) or not (anything else, after RETRIES retries). */
 interface Write {
   value: string;
   doc: string;
@@ -72,6 +78,10 @@ interface Write {
   epoch?: number;
   /** x-gristlite-worker: who served it. */
   servedBy?: string;
+  /** Times it was sent again after no acknowledgement (same Idempotency-Key, same body). */
+  retries: number;
+  /** Acknowledged with the kept answer of an earlier attempt that was applied (Idempotent-Replayed). */
+  replayed?: boolean;
 }
 
 type FaultKind = 'kill' | 'cut' | 'stop' | 'wipe' | 's3';
@@ -158,25 +168,31 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
         const doc = docs[randomInt(docs.length)]!;
         const value = `c${loop}-${String(seq).padStart(6, '0')}`;
         const sentAt = Date.now();
-        const rec: Write = {value, doc, target: w.index, sentAt, answeredAt: 0, acked: false};
-        try {
-          const res = await request(`${w.url}/api/docs/${doc}/tables/Table1/records`, {
-            method: 'POST',
-            headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'},
-            body: JSON.stringify({records: [{fields: {A: value}}]}),
-            dispatcher: agent,
-            headersTimeout: REQUEST_TIMEOUT,
-            bodyTimeout: REQUEST_TIMEOUT,
-          });
-          const text = await res.body.text();
-          rec.acked = res.statusCode === 200;
-          if (rec.acked) {
-            const epoch = header(res.headers['x-gristlite-epoch']);
-            if (epoch !== undefined) rec.epoch = Number(epoch);
-            rec.servedBy = header(res.headers['x-gristlite-worker']);
-          } else rec.error = `${res.statusCode} ${text.slice(0, 160)}`;
-        } catch (e) {
-          rec.error = (e as {code?: string}).code ?? (e as Error).message;
+        const rec: Write = {value, doc, target: w.index, sentAt, answeredAt: 0, acked: false, retries: 0};
+        for (; ; rec.retries++) {
+          try {
+            const res = await request(`${w.url}/api/docs/${doc}/tables/Table1/records`, {
+              method: 'POST',
+              headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': value},
+              body: JSON.stringify({records: [{fields: {A: value}}]}),
+              dispatcher: agent,
+              headersTimeout: REQUEST_TIMEOUT,
+              bodyTimeout: REQUEST_TIMEOUT,
+            });
+            const text = await res.body.text();
+            rec.acked = res.statusCode === 200;
+            if (rec.acked) {
+              const epoch = header(res.headers['x-gristlite-epoch']);
+              if (epoch !== undefined) rec.epoch = Number(epoch);
+              rec.servedBy = header(res.headers['x-gristlite-worker']);
+              rec.replayed = header(res.headers['idempotent-replayed']) === 'true';
+            } else rec.error = `${res.statusCode} ${text.slice(0, 160)}`;
+          } catch (e) {
+            rec.error = (e as {code?: string}).code ?? (e as Error).message;
+          }
+          if (rec.acked || rec.retries >= RETRIES) break;
+          // Soon, as a client would: a long pause here would delay the failover the test measures.
+          await sleep(25 + randomInt(50));
         }
         rec.answeredAt = Date.now();
         writes.push(rec);
@@ -330,6 +346,7 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
     const unreadableAcks = acked.filter((w) => !readable(w)).length;
     const dup = writes.filter((w) => (counts.get(w.value) ?? 0) > 1);
     const unackedSeen = unacked.filter((w) => counts.get(w.value) === 1).length;
+    const retried = writes.filter((w) => w.retries > 0);
     if (lost.length)
       problems.push(
         `${lost.length} acknowledged writes lost, e.g. ${lost
@@ -404,6 +421,9 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
         `${unacked.length - unackedSeen - dup.filter((w) => !w.acked).length} not); ` +
         `lost ${lost.length}${unreadableAcks ? ` (+${unreadableAcks} unverifiable: doc unreadable)` : ''}, duplicated ${dup.length}, ` +
         `phantom ${phantom}, stale-epoch ${staleEpoch} (of ${withEpoch} with epoch); ` +
+        `retried with keys ${retried.length} (${retried.filter((w) => w.acked).length} then acked, ` +
+        `${retried.filter((w) => w.replayed).length} of them replayed, ` +
+        `${retried.filter((w) => (counts.get(w.value) ?? 0) > 1).length} twice); ` +
         `failover crash p50 ${ms(crash.length ? pct(crash, 0.5) : undefined)} max ${ms(crash.length ? Math.max(...crash) : undefined)} (n=${crash.length}), ` +
         `cut p50 ${ms(cut.length ? pct(cut, 0.5) : undefined)} max ${ms(cut.length ? Math.max(...cut) : undefined)} (n=${cut.length}); ` +
         `faults kill ${kinds('kill')} cut ${kinds('cut')} stop ${kinds('stop')} wipe ${kinds('wipe')} s3 ${kinds('s3')}, ` +

@@ -915,6 +915,75 @@ export function homeStoreConformance(name: string, factory: () => Promise<HomeSt
     ]);
   });
 
+  // ------------------------------------------------------------------ document API keys (issue 30)
+
+  s('document API keys: create, find by hash, list, touch, delete; they go with their doc and creator', async () => {
+    const owner = await newUser('keys-owner@example.com');
+    const other = await newUser('keys-other@example.com');
+    const {home} = await teamOrg(owner, 'keys');
+    const doc = await newDoc(home, owner);
+    const doc2 = await newDoc(home, owner);
+    const a = await store().createDocApiKey({
+      docId: doc.id,
+      name: 'script',
+      access: 'editors',
+      createdBy: owner.id,
+      expiresAt: null,
+      keyHash: 'hash-a',
+    });
+    assert.equal(
+      {...a, createdAt: 'x'},
+      {
+        id: a.id,
+        docId: doc.id,
+        name: 'script',
+        access: 'editors',
+        createdBy: owner.id,
+        createdAt: 'x',
+        expiresAt: null,
+        lastUsedAt: null,
+      },
+    );
+    assert.match(a.createdAt, ISO_RE);
+    const expires = '2099-01-02T03:04:05.000Z';
+    const b = await store().createDocApiKey({
+      docId: doc.id,
+      name: 'viewer',
+      access: 'viewers',
+      createdBy: other.id,
+      expiresAt: expires,
+      keyHash: 'hash-b',
+    });
+    assert.is(Date.parse(b.expiresAt!), Date.parse(expires));
+    const c = await store().createDocApiKey({
+      docId: doc2.id,
+      name: 'elsewhere',
+      access: 'viewers',
+      createdBy: owner.id,
+      expiresAt: null,
+      keyHash: 'hash-c',
+    });
+    assert.equal(ids(await store().listDocApiKeys(doc.id)), [a.id, b.id]);
+    assert.is((await store().getDocApiKeyByHash('hash-b'))?.id, b.id);
+    assert.is(await store().getDocApiKeyByHash('nope'), null);
+    await expectRejects(store().createDocApiKey({...a, keyHash: 'hash-a', expiresAt: null}), 'a taken hash is refused');
+    const at = '2030-05-06T07:08:09.000Z';
+    await store().touchDocApiKey(a.id, at);
+    assert.is(Date.parse((await store().getDocApiKeyByHash('hash-a'))!.lastUsedAt!), Date.parse(at));
+    // Deleting needs the key's own document.
+    assert.is(await store().deleteDocApiKey(doc2.id, a.id), false);
+    assert.is(await store().deleteDocApiKey(doc.id, a.id), true);
+    assert.is(await store().getDocApiKeyByHash('hash-a'), null);
+    assert.is(await store().deleteDocApiKey(doc.id, a.id), false);
+    // A deleted creator takes their keys; a deleted document takes its keys.
+    await store().deleteUser(other.id);
+    assert.is(await store().getDocApiKeyByHash('hash-b'), null);
+    await store().deleteDoc(doc2.id);
+    assert.is(await store().getDocApiKeyByHash('hash-c'), null);
+    assert.equal(await store().listDocApiKeys(doc2.id), []);
+    assert.ok(c.id > b.id);
+  });
+
   // ------------------------------------------------------------------ access lists
 
   s('getAcl filters by kind and resource ids', async () => {

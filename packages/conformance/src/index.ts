@@ -10,6 +10,7 @@
  * test it does not run. The HomeStore suite for store implementations is `@gristlite/conformance/homestore`.
  */
 import {accessSuite} from './access.js';
+import {apiKeysSuite} from './apikeys.js';
 import {apiConsoleSuite} from './apiconsole.js';
 import {attachmentsSuite} from './attachments.js';
 import {columnsTablesSuite} from './columns-tables.js';
@@ -19,7 +20,9 @@ import {errorsSuite} from './errors.js';
 import {fixturesSuite} from './fixtures.js';
 import {formulasSuite} from './formulas.js';
 import {homeParitySuite} from './home-parity.js';
+import {idempotencySuite} from './idempotency.js';
 import {orgsSuite} from './orgs.js';
+import {pagingSuite} from './paging.js';
 import {recordsSuite} from './records.js';
 import {sqlDownloadsSuite} from './sql-downloads.js';
 import {usersSuite} from './users.js';
@@ -59,6 +62,9 @@ export const SUITES: Record<string, (target: Target) => void> = {
   fixtures: fixturesSuite,
   'sql-downloads': sqlDownloadsSuite,
   attachments: attachmentsSuite,
+  paging: pagingSuite,
+  idempotency: idempotencySuite,
+  apikeys: apiKeysSuite,
   webhooks: webhooksSuite,
   formulas: formulasSuite,
   apiconsole: apiConsoleSuite,

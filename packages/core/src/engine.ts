@@ -3,7 +3,18 @@
  * that the http layer (or an embedding app) calls. No HTTP and no process globals here.
  */
 import {AsyncLocalStorage} from 'node:async_hooks';
-import {closeSync, mkdirSync, openSync, readdirSync, statSync} from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  linkSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import {createHmac, randomBytes} from 'node:crypto';
 import {join} from 'node:path';
 import Database from 'better-sqlite3';
 import {createDocFile} from './doc/index.js';
@@ -32,6 +43,8 @@ import {ReadCache} from './doc/readcache.js';
 import {OpenDocument} from './opendoc.js';
 import {Session} from './session.js';
 import {Cluster, type ClusterOptions} from './cluster/index.js';
+import {CursorCodec} from './cursor.js';
+import {Idempotency} from './idempotency.js';
 
 /** Options of `Engine.open`; defaults come from `env` (GRISTLITE_* settings, see docs/operations.md). */
 export interface EngineOptions {
@@ -63,6 +76,11 @@ export interface EngineOptions {
    * (docs/deployment.md). Each worker's `dataDir` is then its own cache of the documents it holds.
    */
   cluster?: ClusterOptions;
+  /**
+   * The 32-byte key that seals pagination cursors (cursor.ts). Default: with a cluster, derived
+   * from the deployment's shared secret; else `cursor.key` in the data directory, made on first use.
+   */
+  cursorKey?: Buffer;
   /**
    * Where unexpected errors of background work go (closing a document, resuming or running webhook
    * delivery), with what was being done. Default: `console.error`. The CLI passes its pino logger.
@@ -181,6 +199,10 @@ export class Engine {
       this.descriptorLimit,
     );
     this.docIdleMs = opts.docIdleMs ?? intFromEnv(env, 'GRISTLITE_DOC_IDLE_MSEC', 5 * 60_000, 1);
+    this.idempotency = new Idempotency({
+      maxKeys: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_KEYS', 10_000, 1),
+      maxAnswerBytes: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_ANSWER_BYTES', 1024 * 1024, 0),
+    });
     const sql = sqlPoolSettingsFromEnv(env);
     this.sqlSettings = {
       ...sql,
@@ -205,6 +227,51 @@ export class Engine {
       : null;
     this.sweeper = setInterval(() => this.sweep(), Math.min(30_000, Math.max(20, this.docIdleMs / 2)));
     this.sweeper.unref();
+  }
+
+  private cursorCodec: CursorCodec | null = null;
+
+  /** Idempotency-Key requests in flight, and the keys kept in documents (idempotency.ts). */
+  readonly idempotency: Idempotency;
+
+  /**
+   * For a request with an Idempotency-Key, once its document is open and access checked: throws
+   * `Replay` with the kept answer of the same request made before, 409/422 as the draft says, or
+   * claims the key for this request (`fingerprint`: requestFingerprint).
+   */
+  claimIdempotent(doc: OpenDoc, fingerprint: string): void {
+    this.idempotency.claim(doc.id, doc.db, fingerprint);
+  }
+
+  /**
+   * Seals and opens pagination cursors. Every worker of a deployment, and every process on one data
+   * directory, has the same key, so a cursor made by one is followed on another (and after a restart).
+   */
+  get cursors(): CursorCodec {
+    if (this.cursorCodec) return this.cursorCodec;
+    let key = this.opts.cursorKey;
+    if (!key && this.cluster) {
+      // Every worker derives the same key from the deployment's secret (loaded when placement starts).
+      const secret = this.cluster.placement.secret;
+      if (!secret) throw new ServiceUnavailable('The deployment secret is not loaded yet; try again later');
+      key = createHmac('sha256', secret).update('gristlite pagination cursors').digest();
+    }
+    if (!key) {
+      const path = join(this.dataDir, 'cursor.key');
+      // Written aside and linked into place, so a process starting alongside never reads half a key.
+      const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+      writeFileSync(tmp, randomBytes(32).toString('hex'), {mode: 0o600});
+      try {
+        linkSync(tmp, path);
+      } catch (e) {
+        if ((e as {code?: string}).code !== 'EEXIST') throw e;
+      } finally {
+        unlinkSync(tmp);
+      }
+      key = Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
+    }
+    this.cursorCodec = new CursorCodec(key);
+    return this.cursorCodec;
   }
 
   /** Opens an engine on a data directory (creating it and the home database if needed). */
@@ -384,6 +451,7 @@ export class Engine {
 
   private openDocFresh(docId: string, path: string): OpenDoc {
     const grist = openDocFile(path, () => GristDoc.open(path, {readCache: this.readCache}));
+    grist.beforeCommit = (db) => this.idempotency.beforeCommit(db);
     try {
       // Formulas gristlite never computed (a document from before it computed them) are computed
       // once, as Grist does on open, so that reads see current values (docs/decisions.md).

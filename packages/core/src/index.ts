@@ -15,6 +15,17 @@ export {HomeService, hashApiKey, isValidEmail, checkDomain, type AccessDelta} fr
 export {SqliteHomeStore} from './home/sqlite.js';
 export {rowCodec, type HomeRow, type RowCodec, type RowDialect} from './home/rows.js';
 export {Engine, type EngineOptions, type Closeable, type OpenDoc} from './engine.js';
+export {CursorCodec, cursorBinding, MAX_CURSOR_CHARS} from './cursor.js';
+export {
+  IDEMPOTENCY_TABLE,
+  IDEMPOTENCY_TTL_MS,
+  Idempotency,
+  Replay,
+  checkIdempotencyKey,
+  requestFingerprint,
+  type IdempotencySettings,
+  type KeptAnswer,
+} from './idempotency.js';
 export {OpenDocument, type AttachmentStoreStatus, type DocWebhooks} from './opendoc.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
 export type {

@@ -21,6 +21,7 @@ import {
   type AddAttachmentsOptions,
   type AttachmentDownload,
   type AttachmentInfo,
+  type AttachmentPage,
   type DownloadOptions,
   type UploadedFile,
 } from './attachments/index.js';
@@ -176,8 +177,8 @@ export class OpenDocument {
   }
 
   /** `_grist_Attachments` rows with filter/sort/limit, as `GET /attachments`. */
-  listAttachments(query: TableQuery = {}): {records: {id: number; fields: AttachmentInfo}[]} {
-    return listAttachments(this.db, query);
+  listAttachments(query: TableQuery = {}, page?: AttachmentPage): {records: {id: number; fields: AttachmentInfo}[]} {
+    return listAttachments(this.db, query, page);
   }
 
   /** One attachment's metadata. */

@@ -30,6 +30,7 @@ import type {
   ApplyResult,
   ColumnInfo,
   ColumnSpec,
+  PageEnd,
   RecordQuery,
   TableInfo,
   TableSpec,
@@ -40,6 +41,7 @@ import type {
 import type {GristDoc} from './doc/gristdoc.js';
 import type {CellValue} from './doc/types.js';
 import {checkRecords} from './doc/bodies.js';
+import {cursorBinding} from './cursor.js';
 import type {SqlResult} from './sql/index.js';
 
 /** A record's fields by column id, as the REST API takes and returns them. */
@@ -249,6 +251,24 @@ export class SessionDoc {
     return this.meta.id;
   }
 
+  /** Beyond Grist: an API key that opens this document only, as `POST .../apikeys` (the secret, once). */
+  createApiKey(body: {name: string; access: 'viewers' | 'editors'; expiresAt?: string | null}) {
+    const {engine, principal, org} = this.session;
+    return engine.home.createDocApiKey(this.meta.id, principal, org, body);
+  }
+
+  /** Beyond Grist: this document's API keys (owners), as `GET .../apikeys`. */
+  listApiKeys() {
+    const {engine, principal, org} = this.session;
+    return engine.home.listDocApiKeys(this.meta.id, principal, org);
+  }
+
+  /** Beyond Grist: revokes one of this document's API keys (owners, or its creator). */
+  deleteApiKey(id: number): Promise<void> {
+    const {engine, principal, org} = this.session;
+    return engine.home.deleteDocApiKey(this.meta.id, principal, org, id);
+  }
+
   /**
    * Runs `fn` on the open document as one request (Engine.inScope): checked access, the document
    * kept open meanwhile, and in a several-machine deployment its commits durable before the answer.
@@ -295,6 +315,30 @@ export class SessionDoc {
   /** Records with optional filter, sort and limit, as `GET /records` answers. */
   fetchRecords(tableId: string, query: RecordQuery = {}): Promise<ApiRecord[]> {
     return this.use('viewers', (grist) => grist.fetchRecords(tableId, query).records);
+  }
+
+  /**
+   * Beyond Grist: one page of `fetchRecords` (a positive `limit` is the page size) and the cursor of
+   * the next one (null on the last page), as `GET /records` answers with its `Link` header; pass
+   * `cursor` back, with the same filter and sort, for the next page. 400 `Invalid cursor` otherwise.
+   */
+  fetchRecordsPage(
+    tableId: string,
+    query: RecordQuery & {cursor?: string} = {},
+  ): Promise<{records: ApiRecord[]; next: string | null}> {
+    return this.withOpen('viewers', ({grist, meta}) => {
+      const {cursor, after: _after, ...q} = query;
+      const table = grist.resolveTableId(tableId);
+      const binding = cursorBinding(meta.id, table, q.filter, q.sort);
+      const cursors = this.session.engine.cursors;
+      const page: PageEnd = {next: null};
+      const {records} = grist.fetchRecords(
+        table,
+        cursor !== undefined ? {...q, after: cursors.open(binding, cursor)} : q,
+        page,
+      );
+      return {records, next: page.next ? cursors.seal(binding, page.next) : null};
+    });
   }
 
   /** Adds tables (editors); returns their ids. */
@@ -435,11 +479,10 @@ export class SessionDoc {
 
   /** The attachments the user may reach, with filter, sort and limit, as `GET /attachments`. */
   listAttachments(query: TableQuery = {}): Promise<AttachmentList> {
-    return this.withOpen('viewers', ({open, access}) => {
-      const listed = open.listAttachments(query);
-      const readable = open.readableAttachments(access);
-      return readable ? {records: listed.records.filter((r) => readable.has(r.id))} : listed;
-    });
+    // Hidden attachments are left out before the limit applies, as over HTTP.
+    return this.withOpen('viewers', ({open, access}) =>
+      open.listAttachments(query, {readable: open.readableAttachments(access)}),
+    );
   }
 
   /** One attachment's metadata, as `GET /attachments/{id}` (403 under rules that hide every cell holding it). */

@@ -153,6 +153,26 @@ export const SCHEMAS: Record<string, Schema> = {
   WebhookIds: obj({webhooks: arr(obj({id: str}, ['id']))}, ['webhooks']),
   Subscription: obj({webhookId: str, unsubscribeKey: str, triggerId: int}, ['webhookId', 'unsubscribeKey']),
   Success: obj({success: {type: 'boolean'}}, ['success']),
+  DocApiKeyCreated: obj({id: {type: 'integer'}, key: str}, ['id', 'key']),
+  DocApiKeys: obj(
+    {
+      apikeys: arr(
+        obj(
+          {
+            id: {type: 'integer'},
+            name: str,
+            access: {type: 'string', enum: ['viewers', 'editors']},
+            createdBy: {type: 'integer'},
+            createdAt: str,
+            expiresAt: {type: ['string', 'null']},
+            lastUsedAt: {type: ['string', 'null']},
+          },
+          ['id', 'name', 'access', 'createdBy', 'createdAt', 'expiresAt', 'lastUsedAt'],
+        ),
+      ),
+    },
+    ['apikeys'],
+  ),
   Import: obj(
     {
       id: str,
@@ -209,6 +229,9 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`POST ${DOCS}/remove`]: none('Removed'),
   [`POST ${DOCS}/unremove`]: none('Restored'),
   [`PATCH ${DOCS}/pin`]: none('Pinned'),
+  [`POST ${DOCS}/apikeys`]: json(ref('DocApiKeyCreated'), "The new key's id and secret (shown once)"),
+  [`GET ${DOCS}/apikeys`]: json(ref('DocApiKeys'), "The document's API keys, without secrets"),
+  [`DELETE ${DOCS}/apikeys/:keyId`]: none('Revoked'),
   [`PATCH ${DOCS}/unpin`]: none('Unpinned'),
   [`PATCH ${DOCS}/move`]: none('Moved'),
   [`GET ${DOCS}/access`]: json(ref('Access'), 'Who has access'),
@@ -306,6 +329,12 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   },
   limit: {type: 'integer', minimum: 0, description: 'At most this many records (0: no limit).'},
   cellFormat: {type: 'string', enum: ['normal', 'typed'], description: 'How cells are encoded.'},
+  cursor: {
+    type: 'string',
+    description:
+      'Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers ' +
+      'when more rows match; keep the same filter and sort. Invalid, or made for another query: 400.',
+  },
   immediate: flag('Accepted for Grist compatibility (no effect: formulas are always computed before the answer)'),
   db: flag('Also check the home database (/status)'),
   format: {type: 'string', enum: ['zip', 'tar'], description: 'Archive format (attachments/archive; default zip).'},

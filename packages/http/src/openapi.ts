@@ -1,13 +1,15 @@
 /** The OpenAPI 3.1 document, generated from the route table and its valibot schemas. */
 import {toJsonSchema} from '@valibot/to-json-schema';
 import {QUERY_PARAMS, RESPONSES, SCHEMAS} from './openapi-schemas.js';
-import type {Route} from './route.js';
+import {idempotencyOf, type Route} from './route.js';
 
 const ERRORS: Record<string, string> = {
   '400': 'Bad request: invalid parameters or body',
   '401': 'Invalid API key',
   '403': 'No access',
   '404': 'Not found',
+  '409': 'A request with the same Idempotency-Key is still running, or was applied without its answer kept',
+  '422': 'The Idempotency-Key was used for another request (route, body or user)',
   '413': 'Body or upload too large',
   '429': 'Too many requests for this document at once',
   '503': 'Momentarily unavailable (out of resources); try again',
@@ -18,6 +20,7 @@ const TAGS: Record<string, string> = {
   orgs: 'Team sites and personal orgs',
   workspaces: 'Workspaces of an org',
   docs: 'Documents: metadata, creation, import and copy',
+  apikeys: 'Beyond Grist: API keys that open one document only',
   users: 'The calling user and API keys',
   tables: 'Tables of a document',
   columns: 'Columns of a table',
@@ -32,6 +35,31 @@ const TAGS: Record<string, string> = {
 function operationId(method: string, path: string): string {
   return `${method.toLowerCase()}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string) => (c ?? '').toUpperCase())}`;
 }
+
+/** Beyond Grist: the Idempotency-Key header of writes to a document (idempotency.ts). */
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body ' +
+    'within 24 hours answers the first answer again without applying anything; the same key with another ' +
+    'route, body or user is 422; a repeat while the first runs is 409.',
+  schema: {type: 'string', minLength: 1, maxLength: 255},
+};
+
+const REPLAYED_HEADER = {
+  description: 'Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key.',
+  schema: {type: 'string', enum: ['true']},
+};
+
+/** Beyond Grist: the next page of a limited read (cursor pagination, paging.ts). */
+const LINK_HEADER = {
+  description:
+    'Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` ' +
+    '(RFC 8288) is the request for the next page. The last page has none.',
+  schema: {type: 'string'},
+};
 
 export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -50,6 +78,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       return {name, in: 'query', required: false, description, schema};
     });
     const ok = r.response ?? RESPONSES[`${r.method} ${r.path}`] ?? {description: 'Success', schema: {}};
+    const keeps = idempotencyOf(r) === 'keep';
     const errors = ['400', '401', '403', '404'];
     if (r.body || r.upload) errors.push('413');
     if (r.path.startsWith('/api/docs/:docId/')) errors.push('429');
@@ -59,7 +88,9 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       summary: r.summary,
       tags: [r.tag],
       operationId: operationId(r.method, path),
-      ...(params.length || query.length ? {parameters: [...params, ...query]} : {}),
+      ...(params.length || query.length || keeps
+        ? {parameters: [...params, ...query, ...(keeps ? [IDEMPOTENCY_KEY] : [])]}
+        : {}),
       ...(r.upload
         ? {
             requestBody: {
@@ -90,8 +121,19 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
             }
           : {}),
       responses: {
-        '200': {description: ok.description, content: {[ok.contentType ?? 'application/json']: {schema: ok.schema}}},
+        '200': {
+          description: ok.description,
+          ...(r.query?.includes('cursor') ? {headers: {Link: LINK_HEADER}} : {}),
+          ...(keeps ? {headers: {'Idempotent-Replayed': REPLAYED_HEADER}} : {}),
+          content: {[ok.contentType ?? 'application/json']: {schema: ok.schema}},
+        },
         ...Object.fromEntries(errors.map((code) => [code, {$ref: `#/components/responses/Error${code}`}])),
+        ...(keeps
+          ? {
+              '409': {$ref: '#/components/responses/Error409'},
+              '422': {$ref: '#/components/responses/Error422'},
+            }
+          : {}),
       },
     };
   }

@@ -107,3 +107,17 @@ export function decodePathSegment(segment: string): string {
     throw new BadRequest(`Invalid URL encoding in path: ${segment}`);
   }
 }
+
+/** Routes under /api/docs/{doc} that write the home database, not the document. */
+const HOME_TAGS = new Set(['docs', 'apikeys']);
+
+/**
+ * What a route does with an `Idempotency-Key` (beyond Grist, issue 30): writes to a document's
+ * contents keep it (`keep`); reads ignore it; home writes and uploads refuse it (decision D56).
+ */
+export function idempotencyOf(route: Route, method: string = route.method): 'keep' | 'ignore' | 'refuse' {
+  if (!['POST', 'PATCH', 'PUT', 'DELETE'].includes(method)) return 'ignore';
+  if (route.tag === 'sql' || route.path.endsWith('/records/list')) return 'ignore';
+  if (!route.path.startsWith('/api/docs/:docId/') || HOME_TAGS.has(route.tag) || route.upload) return 'refuse';
+  return 'keep';
+}

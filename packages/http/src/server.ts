@@ -8,9 +8,11 @@ import {
   BadRequest,
   Forbidden,
   HeldElsewhere,
+  Replay,
   TooManyRequests,
   Unauthorized,
   attachmentTooLarge,
+  checkIdempotencyKey,
   resourceShortage,
   type Engine,
   type OrgContext,
@@ -34,7 +36,7 @@ import {
   sweepUploadDirs,
   type ParsedForm,
 } from './multipart.js';
-import {compileRoute, decodePathSegment, matchRoute, type CompiledRoute, type Route} from './route.js';
+import {compileRoute, decodePathSegment, idempotencyOf, matchRoute, type CompiledRoute, type Route} from './route.js';
 import {allRoutes} from './routes/index.js';
 import {createLogger, createMetrics, loggedUrl, metricsEnabled, requestId, type Logger} from './ops.js';
 import {RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions} from './types.js';
@@ -67,6 +69,54 @@ export function jsonResponse(status: number, value: unknown, headers: Record<str
 export function errorBody(e: ApiError): Record<string, unknown> {
   const details = e.details && Object.keys(e.details).length ? e.details : undefined;
   return details ? {error: e.message, details} : {error: e.message};
+}
+
+/**
+ * The checked `Idempotency-Key` of a write to a document's contents, or null (none, or a read).
+ * Writes to the home database (`/api/docs/{doc}` itself, access, moves, copies) and uploads are
+ * refused with one: a key kept in the document cannot cover them (decision D56).
+ */
+function idempotencyKeyFor(req: HttpRequest, route: Route, method: string, upload: boolean): string | null {
+  const value = req.headers['idempotency-key'];
+  if (value === undefined) return null;
+  const use = idempotencyOf(route, method);
+  if (use === 'ignore') return null;
+  if (use === 'refuse') {
+    throw new BadRequest(
+      upload || route.upload
+        ? 'Idempotency-Key is not accepted on uploads'
+        : "Idempotency-Key is accepted only on writes to a document's contents",
+    );
+  }
+  return checkIdempotencyKey(value);
+}
+
+/** The handler's answer (or ApiError), kept with the request's Idempotency-Key as it will be sent. */
+async function keepAnswer(engine: Engine, answer: Promise<unknown>): Promise<unknown> {
+  let result: unknown;
+  try {
+    result = await answer;
+  } catch (e) {
+    if (e instanceof ApiError) {
+      engine.idempotency.finish({
+        status: e.status,
+        contentType: JSON_HEADERS['Content-Type'],
+        body: JSON.stringify(errorBody(e)),
+      });
+    } else if (!(e instanceof Replay)) engine.idempotency.finish(null);
+    throw e;
+  }
+  if (result instanceof RawResponse) {
+    const body = typeof result.body === 'string' || result.body instanceof Uint8Array ? result.body : null;
+    engine.idempotency.finish({status: result.status, contentType: result.headers['Content-Type'] ?? '', body});
+  } else {
+    engine.idempotency.finish({
+      status: 200,
+      contentType: JSON_HEADERS['Content-Type'],
+      body: JSON.stringify(result === undefined ? null : result),
+    });
+  }
+  return result;
 }
 
 /** Splits `/o/<org>/` and `/dw/<w>/v/<t>/` prefixes off a path. */
@@ -138,6 +188,8 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
 interface RequestNote {
   route: string;
   userId?: number;
+  /** Beyond Grist: the document API key the request showed (its id; the user is its creator). */
+  docKeyId?: number;
   docId?: string;
   aborted?: boolean;
 }
@@ -194,6 +246,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
           status: res.status,
           ms: Math.round((performance.now() - start) * 10) / 10,
           userId: note.userId,
+          ...(note.docKeyId !== undefined ? {apiKeyId: note.docKeyId} : {}),
           docId: note.docId,
           aborted: note.aborted,
         },
@@ -299,6 +352,15 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
           ? engine.home.anonymousPrincipal()
           : await engine.home.authenticate(req.headers.authorization);
       if (!principal.anonymous) note.userId = principal.user.id;
+      if (principal.docKey) {
+        // Beyond Grist: a document API key reaches its document's routes only (the document
+        // itself is checked where it is resolved: home/access.ts findDoc).
+        note.docKeyId = principal.docKey.id;
+        // A copy would make a document in the creator's workspace: beyond the key's one document.
+        if (!match.route.path.startsWith('/api/docs/:docId') || match.route.path === '/api/docs/:docId/copy') {
+          throw new Forbidden("A document API key opens only its document's /api/docs/{doc}/... routes");
+        }
+      }
       if (!principal.viaApiKey && !['GET', 'HEAD'].includes(method)) {
         const ct = req.headers['content-type'];
         if (req.headers['x-requested-with'] !== 'XMLHttpRequest' && ct !== 'application/json') {
@@ -362,9 +424,14 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         },
       };
       let result: Awaited<ReturnType<typeof match.route.handler>>;
+      const idempotencyKey = idempotencyKeyFor(req, match.route, method, upload);
+      // Beyond Grist: a write with an Idempotency-Key keeps its answer with the key (idempotency.ts),
+      // inside the request's scope so that, with several machines, both are logged before it is answered.
+      const handle = idempotencyKey
+        ? () => engine.idempotency.run(idempotencyKey, () => keepAnswer(engine, match.route.handler(ctx)))
+        : () => match.route.handler(ctx);
       // The documents the handler opens stay open (never closed by the LRU) until it is done.
-      const run = () =>
-        engine.inScope(() => withDocSlot(match.route.path, match.params.docId, () => match.route.handler(ctx)));
+      const run = () => engine.inScope(() => withDocSlot(match.route.path, match.params.docId, handle));
       try {
         // A document held by another worker or process: forwarded. When the holder is not there at
         // all (crashed), nothing reached it, so this worker may take the document over and serve
@@ -407,6 +474,14 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       }
       return jsonResponse(200, result === undefined ? null : result, {...baseHeaders, ...cors, ...ctx.responseHeaders});
     } catch (caught) {
+      if (caught instanceof Replay) {
+        const {status, contentType, body} = caught.answer;
+        return {
+          status,
+          headers: {...baseHeaders, ...cors, 'Content-Type': contentType, 'Idempotent-Replayed': 'true'},
+          body: new Uint8Array(body),
+        };
+      }
       const e = isClientGone(caught) ? new RequestAborted((caught as Error).message) : caught;
       if (e instanceof RequestAborted) note.aborted = true;
       if (e instanceof ApiError) {

@@ -365,4 +365,67 @@ test('under access rules, Session reads and writes answer as HTTP does', () =>
     );
   }));
 
+test("pages: Session.fetchRecordsPage and GET /records page alike, and take each other's cursors", () =>
+  withEngine(async (engine, handle) => {
+    const ada = await engine.forUser('ada@example.com', 'Ada');
+    const key = await engine.home.setApiKey(ada.principal.user.id);
+    const docId = await ada.createDoc((await ada.personalWorkspace()).id, {name: 'Paged'});
+    const doc = await ada.doc(docId);
+    await doc.addRecords(
+      'Table1',
+      ['c', 'a', null, 'b', 'a', 'd', 'e'].map((A) => ({A})),
+    );
+    const get = async (url: string) => {
+      const res = await handle({method: 'GET', url, headers: {authorization: `Bearer ${key}`}});
+      assert.is(res.status, 200, String(res.body));
+      return {records: JSON.parse(res.body as string).records, link: res.headers.Link ?? null};
+    };
+    const all = await doc.fetchRecords('Table1', {sort: '-A'});
+    const pages: unknown[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; ; i++) {
+      // Odd pages through Session, even ones over HTTP, each continuing the other's cursor.
+      if (i % 2) {
+        const p = await doc.fetchRecordsPage('Table1', {sort: '-A', limit: 2, cursor});
+        pages.push(...p.records);
+        if (!p.next) break;
+        cursor = p.next;
+      } else {
+        const p = await get(
+          `/api/docs/${docId}/tables/Table1/records?sort=-A&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        );
+        pages.push(...p.records);
+        if (!p.link) break;
+        cursor = /cursor=([^&>]+)/.exec(p.link)![1];
+      }
+      assert.ok(i < 10);
+    }
+    assert.equal(pages, all);
+    const refused = await inProcess(() => doc.fetchRecordsPage('Table1', {sort: 'A', limit: 2, cursor}));
+    assert.is(refused.status, 400);
+    assert.match(refused.error ?? '', /^Invalid cursor/);
+  }));
+
+test('document API keys: made and revoked in-process, used and listed over HTTP alike', () =>
+  withEngine(async (engine, handle) => {
+    const ada = await engine.forUser('ada@example.com', 'Ada');
+    const key = await engine.home.setApiKey(ada.principal.user.id);
+    const docId = await ada.createDoc((await ada.personalWorkspace()).id, {name: 'Keyed'});
+    const doc = await ada.doc(docId);
+    const made = await doc.createApiKey({name: 'etl', access: 'viewers'});
+    const get = async (url: string, bearer: string) => {
+      const res = await handle({method: 'GET', url, headers: {authorization: `Bearer ${bearer}`}});
+      return {status: res.status, body: JSON.parse(res.body as string)};
+    };
+    assert.is((await get(`/api/docs/${docId}/tables/Table1/records`, made.key)).status, 200);
+    const overHttp = (await get(`/api/docs/${docId}/apikeys`, key)).body;
+    assert.equal(overHttp, await doc.listApiKeys());
+    assert.is(overHttp.apikeys[0].name, 'etl');
+    await doc.deleteApiKey(made.id);
+    assert.equal(await get(`/api/docs/${docId}/tables/Table1/records`, made.key), {
+      status: 401,
+      body: {error: 'Bad request: invalid API key'},
+    });
+  }));
+
 test.run();

@@ -148,4 +148,23 @@ export const MIGRATIONS: Migration[] = [
     CREATE INDEX gristlite_uploads_started ON gristlite_uploads(started_at);
     `,
   },
+  {
+    // Issue 30: document API keys, kept hashed; they go with their document and their creator.
+    name: 'document API keys',
+    sql: `
+    CREATE TABLE doc_api_keys (
+      id bigserial PRIMARY KEY,
+      doc_id text COLLATE "C" NOT NULL REFERENCES docs(id) ON DELETE CASCADE,
+      name text NOT NULL,
+      access text NOT NULL CHECK (access IN ('viewers', 'editors')),
+      key_hash text NOT NULL UNIQUE,
+      created_by integer NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      expires_at timestamptz,
+      last_used_at timestamptz
+    );
+    CREATE INDEX doc_api_keys_doc ON doc_api_keys(doc_id);
+    CREATE INDEX doc_api_keys_creator ON doc_api_keys(created_by);
+    `,
+  },
 ];

@@ -5,6 +5,7 @@ import {
   rowCodec,
   type HomeRow,
   type AclChange,
+  type DocApiKey,
   type DocPatch,
   type HomeStore,
   type NewDoc,
@@ -156,6 +157,28 @@ export class PostgresHomeStore implements HomeStore {
   }
   async setApiKey(id: number, hash: string | null, prefix: string | null) {
     await this.q('UPDATE users SET api_key_hash = $1, api_key_prefix = $2 WHERE id = $3', [hash, prefix, id]);
+  }
+  async createDocApiKey(k: Omit<DocApiKey, 'id' | 'createdAt' | 'lastUsedAt'> & {keyHash: string}) {
+    const r = await this.one(
+      'INSERT INTO doc_api_keys (doc_id, name, access, key_hash, created_by, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+      [k.docId, k.name, k.access, k.keyHash, k.createdBy, k.expiresAt],
+    );
+    return rows.docApiKey(r!);
+  }
+  async listDocApiKeys(docId: string) {
+    return (await this.q('SELECT * FROM doc_api_keys WHERE doc_id = $1 ORDER BY id', [docId])).map(rows.docApiKey);
+  }
+  async getDocApiKeyByHash(hash: string) {
+    const r = await this.one('SELECT * FROM doc_api_keys WHERE key_hash = $1', [hash]);
+    return r ? rows.docApiKey(r) : null;
+  }
+  async deleteDocApiKey(docId: string, id: number) {
+    return (
+      (await this.q('DELETE FROM doc_api_keys WHERE doc_id = $1 AND id = $2 RETURNING id', [docId, id])).length > 0
+    );
+  }
+  async touchDocApiKey(id: number, at: string) {
+    await this.q('UPDATE doc_api_keys SET last_used_at = $1 WHERE id = $2', [at, id]);
   }
   async deleteUser(id: number) {
     return this.tx(async (c) => {

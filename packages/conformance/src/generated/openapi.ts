@@ -387,6 +387,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/{docId}/apikeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the document's API keys, never their secrets (owners) */
+        get: operations["getApiDocsDocIdApikeys"];
+        put?: never;
+        /** Create an API key that opens this document only (owners, editors); answers {id, key}, the key shown once */
+        post: operations["postApiDocsDocIdApikeys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/{docId}/apikeys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one of the document's API keys at once (owners, or the key's creator) */
+        delete: operations["deleteApiDocsDocIdApikeysKeyId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docs/{docId}/tables": {
         parameters: {
             query?: never;
@@ -1227,6 +1262,22 @@ export interface components {
         Success: {
             success: boolean;
         };
+        DocApiKeyCreated: {
+            id: number;
+            key: string;
+        };
+        DocApiKeys: {
+            apikeys: {
+                id: number;
+                name: string;
+                /** @enum {string} */
+                access: "viewers" | "editors";
+                createdBy: number;
+                createdAt: string;
+                expiresAt: string | null;
+                lastUsedAt: string | null;
+            }[];
+        };
         Import: {
             id: string;
             title: string;
@@ -1271,8 +1322,26 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request with the same Idempotency-Key is still running, or was applied without its answer kept */
+        Error409: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Body or upload too large */
         Error413: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The Idempotency-Key was used for another request (route, body or user) */
+        Error422: {
             headers: {
                 [name: string]: unknown;
             };
@@ -2352,6 +2421,101 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    getApiDocsDocIdApikeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document's API keys, without secrets */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocApiKeys"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    postApiDocsDocIdApikeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @enum {string} */
+                    access: "viewers" | "editors" | "owners";
+                    expiresAt?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The new key's id and secret (shown once) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocApiKeyCreated"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deleteApiDocsDocIdApikeysKeyId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": null;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
     getApiDocsDocIdTables: {
         parameters: {
             query?: {
@@ -2386,7 +2550,10 @@ export interface operations {
     postApiDocsDocIdTables: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -2411,6 +2578,8 @@ export interface operations {
             /** @description The new tables' ids */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2421,7 +2590,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2429,7 +2600,10 @@ export interface operations {
     patchApiDocsDocIdTables: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -2451,6 +2625,8 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2461,7 +2637,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2508,7 +2686,10 @@ export interface operations {
                 /** @description Remove the columns not named in the body (1, true, on or yes). */
                 replaceall?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2531,6 +2712,8 @@ export interface operations {
             /** @description Added or updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2541,7 +2724,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2549,7 +2734,10 @@ export interface operations {
     postApiDocsDocIdTablesTableIdColumns: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2572,6 +2760,8 @@ export interface operations {
             /** @description The new columns' ids */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2582,7 +2772,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2590,7 +2782,10 @@ export interface operations {
     patchApiDocsDocIdTablesTableIdColumns: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2613,6 +2808,8 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2623,7 +2820,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2631,7 +2830,10 @@ export interface operations {
     deleteApiDocsDocIdTablesTableIdColumnsColId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2644,6 +2846,8 @@ export interface operations {
             /** @description Removed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2654,6 +2858,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2673,6 +2879,8 @@ export interface operations {
                 cellFormat?: "normal" | "typed";
                 /** @description Accepted for Grist compatibility (no effect: formulas are always computed before the answer) (1, true, on or yes). */
                 immediate?: boolean;
+                /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -2686,6 +2894,8 @@ export interface operations {
             /** @description The records */
             200: {
                 headers: {
+                    /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2714,7 +2924,10 @@ export interface operations {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2739,6 +2952,8 @@ export interface operations {
             /** @description Added or updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2749,7 +2964,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2762,7 +2979,10 @@ export interface operations {
                 /** @description The body may be a plain array of records' fields, without {"records": [{"fields": ...}]} (1, true, on or yes). */
                 flat?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2785,6 +3005,8 @@ export interface operations {
             /** @description The new records' ids */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2795,7 +3017,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2806,7 +3030,10 @@ export interface operations {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2829,6 +3056,8 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2839,7 +3068,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2891,7 +3122,10 @@ export interface operations {
     postApiDocsDocIdTablesTableIdRecordsDelete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2907,6 +3141,8 @@ export interface operations {
             /** @description Removed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2917,7 +3153,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2925,7 +3163,10 @@ export interface operations {
     postApiDocsDocIdTablesTableIdDataDelete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2941,6 +3182,8 @@ export interface operations {
             /** @description Removed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2951,7 +3194,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2969,6 +3214,8 @@ export interface operations {
                 cellFormat?: "normal" | "typed";
                 /** @description Accepted for Grist compatibility (no effect: formulas are always computed before the answer) (1, true, on or yes). */
                 immediate?: boolean;
+                /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -2982,6 +3229,8 @@ export interface operations {
             /** @description The columns' values */
             200: {
                 headers: {
+                    /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3002,7 +3251,10 @@ export interface operations {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -3020,6 +3272,8 @@ export interface operations {
             /** @description The new row ids */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3030,7 +3284,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3041,7 +3297,10 @@ export interface operations {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -3059,6 +3318,8 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3069,7 +3330,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3080,7 +3343,10 @@ export interface operations {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3095,6 +3361,8 @@ export interface operations {
             /** @description What the actions did */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3105,7 +3373,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3509,6 +3779,8 @@ export interface operations {
                 sort?: string;
                 /** @description At most this many records (0: no limit). */
                 limit?: number;
+                /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -3521,6 +3793,8 @@ export interface operations {
             /** @description The attachments */
             200: {
                 headers: {
+                    /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3604,7 +3878,10 @@ export interface operations {
     postApiDocsDocIdAttachmentsStore: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3622,6 +3899,8 @@ export interface operations {
             /** @description The store was set (only "internal" without an external store) */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3632,7 +3911,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3670,7 +3951,10 @@ export interface operations {
     postApiDocsDocIdAttachmentsTransferAll: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3681,6 +3965,8 @@ export interface operations {
             /** @description The transfer status */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3691,6 +3977,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3759,7 +4047,10 @@ export interface operations {
     postApiDocsDocIdAttachmentsUpdateUsed: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3770,6 +4061,8 @@ export interface operations {
             /** @description Unreferenced attachments are marked deleted */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3780,6 +4073,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3792,7 +4087,10 @@ export interface operations {
                 /** @description Check every attachment file first (1, true, on or yes). */
                 verifyfiles?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3803,6 +4101,8 @@ export interface operations {
             /** @description Unused attachments removed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3813,6 +4113,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3820,7 +4122,10 @@ export interface operations {
     postApiDocsDocIdAttachmentsVerifyFiles: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3831,6 +4136,8 @@ export interface operations {
             /** @description Every attachment file is present and intact */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3841,6 +4148,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3954,7 +4263,10 @@ export interface operations {
     postApiDocsDocIdWebhooks: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3985,6 +4297,8 @@ export interface operations {
             /** @description The new webhooks' ids */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3995,7 +4309,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4003,7 +4319,10 @@ export interface operations {
     deleteApiDocsDocIdWebhooksQueue: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -4014,6 +4333,8 @@ export interface operations {
             /** @description Queue cleared */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4024,6 +4345,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4031,7 +4354,10 @@ export interface operations {
     deleteApiDocsDocIdWebhooksQueueWebhookId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 webhookId: string;
@@ -4043,6 +4369,8 @@ export interface operations {
             /** @description Queue cleared */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4053,6 +4381,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4060,7 +4390,10 @@ export interface operations {
     deleteApiDocsDocIdWebhooksWebhookId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 webhookId: string;
@@ -4072,6 +4405,8 @@ export interface operations {
             /** @description Removed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4082,6 +4417,8 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4089,7 +4426,10 @@ export interface operations {
     patchApiDocsDocIdWebhooksWebhookId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 webhookId: string;
@@ -4117,6 +4457,8 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4127,7 +4469,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4135,7 +4479,10 @@ export interface operations {
     postApiDocsDocIdTablesTableIdSubscribe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -4162,6 +4509,8 @@ export interface operations {
             /** @description The subscription */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4172,7 +4521,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -4180,7 +4531,10 @@ export interface operations {
     postApiDocsDocIdTablesTableIdUnsubscribe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -4199,6 +4553,8 @@ export interface operations {
             /** @description Unsubscribed */
             200: {
                 headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4209,7 +4565,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };

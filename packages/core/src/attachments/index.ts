@@ -14,6 +14,7 @@ export {
   type UploadedFile,
   type AddAttachmentsOptions,
   type AttachmentInfo,
+  type AttachmentPage,
   type AttachmentDownload,
   type DownloadOptions,
 } from './store.js';

@@ -109,6 +109,32 @@ function parseSortKey(spec: string, columns: ReadonlySet<string>): SortKey {
 }
 
 /**
+ * The order of Grist's sort specs as a comparison of two rows (0 when the specs tie them; rows in
+ * fetch order break ties). `columns` lists the sortable column ids (`id` included).
+ */
+export function rowComparator(
+  query: TableQuery,
+  columns: ReadonlySet<string>,
+): ((x: Record<string, unknown>, y: Record<string, unknown>) => number) | null {
+  const keys = (query.sort ?? []).filter((s) => s !== '').map((s) => parseSortKey(s, columns));
+  if (!keys.length) return null;
+  return (x, y) => {
+    for (const k of keys) {
+      const a = x[k.colId];
+      const b = y[k.colId];
+      if (k.emptyLast) {
+        const ea = isEmpty(a);
+        const eb = isEmpty(b);
+        if (ea !== eb) return ea ? 1 : -1;
+      }
+      const c = k.natural ? naturalCompare(a, b) : typedCompare(a, b);
+      if (c) return k.desc ? -c : c;
+    }
+    return 0;
+  };
+}
+
+/**
  * Sorts rows (already in fetch order, which breaks ties) by Grist's sort specs, then applies the
  * limit. `columns` lists the sortable column ids (`id` included).
  */
@@ -118,23 +144,10 @@ export function sortAndLimit<R extends Record<string, unknown>>(
   columns: ReadonlySet<string>,
 ): R[] {
   let out = rows;
-  const keys = (query.sort ?? []).filter((s) => s !== '').map((s) => parseSortKey(s, columns));
-  if (keys.length) {
+  const compare = rowComparator(query, columns);
+  if (compare) {
     const indexed = out.map((row, i) => ({row, i}));
-    indexed.sort((x, y) => {
-      for (const k of keys) {
-        const a = x.row[k.colId];
-        const b = y.row[k.colId];
-        if (k.emptyLast) {
-          const ea = isEmpty(a);
-          const eb = isEmpty(b);
-          if (ea !== eb) return ea ? 1 : -1;
-        }
-        const c = k.natural ? naturalCompare(a, b) : typedCompare(a, b);
-        if (c) return k.desc ? -c : c;
-      }
-      return x.i - y.i;
-    });
+    indexed.sort((x, y) => compare(x.row, y.row) || x.i - y.i);
     out = indexed.map((e) => e.row);
   }
   if (query.limit) out = out.slice(0, query.limit);

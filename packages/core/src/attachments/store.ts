@@ -11,7 +11,7 @@ import {ApiError, BadRequest, NotFound} from '../errors.js';
 import {META_TYPES} from '../doc/schema.js';
 import {makeDecoder} from '../doc/types.js';
 import {contentTypeForExt, guessExt} from './ext.js';
-import {compileFilter, sortAndLimit, type TableQuery} from './query.js';
+import {compileFilter, rowComparator, sortAndLimit, type TableQuery} from './query.js';
 
 /** One uploaded file, as the multipart parser hands it over. */
 export interface UploadedFile {
@@ -157,6 +157,16 @@ function cleanRecord(row: Record<string, unknown>): AttachmentInfo {
   return info;
 }
 
+/** Beyond Grist: a page of GET /attachments (cursor pagination). */
+export interface AttachmentPage {
+  /** Only the attachments after this position: the sort columns' and id's values of a previous page's last row. */
+  after?: Readonly<Record<string, unknown>>;
+  /** Set to where the page stopped (null: nothing beyond) when a positive limit is given. */
+  page?: {next: Record<string, unknown> | null};
+  /** Under access rules, the attachments the caller may see (before the limit applies). */
+  readable?: ReadonlySet<number> | null;
+}
+
 /**
  * GET /attachments: every `_grist_Attachments` row (soft-deleted ones included), filtered, sorted
  * and limited on its columns as GET /records does, showing three fields.
@@ -164,15 +174,51 @@ function cleanRecord(row: Record<string, unknown>): AttachmentInfo {
 export function listAttachments(
   db: Database.Database,
   query: TableQuery = {},
+  opts: AttachmentPage = {},
 ): {records: {id: number; fields: AttachmentInfo}[]} {
   const {where, params} = compileFilter(query.filter, COLUMNS);
+  const paging = opts.page && query.limit !== undefined && query.limit > 0 && query.limit < Number.MAX_SAFE_INTEGER;
   // Beyond 2^53 a limit does not bind as an integer ("datatype mismatch"); the JS path handles it.
   const useSqlLimit =
-    !query.sort?.length && query.limit !== undefined && query.limit > 0 && query.limit <= Number.MAX_SAFE_INTEGER;
+    !paging &&
+    !opts.after &&
+    !opts.readable &&
+    !query.sort?.length &&
+    query.limit !== undefined &&
+    query.limit > 0 &&
+    query.limit <= Number.MAX_SAFE_INTEGER;
   const sql = `SELECT * FROM _grist_Attachments ${where} ORDER BY id${useSqlLimit ? ' LIMIT ?' : ''}`;
   const raw = db.prepare(sql).all(useSqlLimit ? [...params, query.limit!] : params) as Record<string, unknown>[];
-  const rows = sortAndLimit(raw.map(decodeRow), query, COLUMNS);
+  let decoded = raw.map(decodeRow);
+  if (opts.readable) decoded = decoded.filter((r) => opts.readable!.has(r.id as number));
+  const specs = (query.sort ?? []).filter((s) => s !== '');
+  const compare = rowComparator(query, COLUMNS);
+  if (opts.after) {
+    // The rows after the position in the query's order: (sort values, id), id breaking ties.
+    const after = opts.after;
+    if (!Object.hasOwn(after, 'id') || specs.some((s) => !Object.hasOwn(after, sortColumn(s)))) {
+      throw new BadRequest('Invalid cursor: it does not fit this query');
+    }
+    decoded = decoded.filter((r) => {
+      const c = compare ? compare(r, after) : 0;
+      return c > 0 || (c === 0 && (r.id as number) > (after.id as number));
+    });
+  }
+  let rows = sortAndLimit(decoded, paging ? {...query, limit: query.limit! + 1} : query, COLUMNS);
+  if (opts.page) {
+    opts.page.next = null;
+    if (paging && rows.length > query.limit!) {
+      rows = rows.slice(0, query.limit);
+      const last = rows[rows.length - 1];
+      opts.page.next = Object.fromEntries(['id', ...specs.map(sortColumn)].map((c) => [c, last[c] ?? null]));
+    }
+  }
   return {records: rows.map((r) => ({id: r.id as number, fields: cleanRecord(r)}))};
+}
+
+/** The column of a sort spec (`-fileSize:naturalSort` -> `fileSize`). */
+function sortColumn(spec: string): string {
+  return /^-?([^:]*)/.exec(spec)![1];
 }
 
 function attachmentRow(db: Database.Database, attId: number): Record<string, unknown> {

@@ -18,6 +18,17 @@ export interface RecordQuery {
   /** Include manualSort and gristHelper_* columns (records form only; /data has them always). */
   hidden?: boolean;
   cellFormat?: 'normal' | 'typed';
+  /**
+   * Beyond Grist: only the rows after this position in the query's order (keyset pagination): the
+   * stored values of the last row of the previous page in the columns that order it (`query.ts`
+   * sortColumns), by column id.
+   */
+  after?: Readonly<Record<string, unknown>>;
+}
+
+/** Where a limited read stopped (`next`: the position after its last row), or null: no rows beyond. */
+export interface PageEnd {
+  next: Record<string, unknown> | null;
 }
 
 /** A record as `/records` answers it: id, fields, and the error type of each error cell. */

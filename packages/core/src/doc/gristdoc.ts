@@ -50,6 +50,7 @@ import type {
   ColumnInfo,
   ColumnSpec,
   OpenOptions,
+  PageEnd,
   RecordQuery,
   TableInfo,
   TableSpec,
@@ -141,6 +142,11 @@ export class GristDoc {
   /** This document's key in the read cache. */
   private readonly cacheOwner: string;
   private closed = false;
+  /**
+   * Called inside each write's transaction after everything else, before COMMIT (the engine keeps
+   * the request's Idempotency-Key there: idempotency.ts). @internal
+   */
+  beforeCommit: ((db: Database.Database) => void) | null = null;
   /** How many `fetchRecordsJson` answers SQLite wrote, and how many were built in JS (not cached). */
   readonly recordsJsonPaths = {sql: 0, js: 0};
 
@@ -376,6 +382,8 @@ export class GristDoc {
             }
           }
         }
+        // Last, so that nothing after it can undo the write: the request's Idempotency-Key goes with it.
+        this.beforeCommit?.(this.db);
         return result;
       }) as T;
     } catch (e) {
@@ -530,18 +538,18 @@ export class GristDoc {
   }
 
   /** GET /records (and POST /records/list). */
-  fetchRecords(tableId: string, q: RecordQuery = {}): {records: ApiRecord[]} {
-    return this.reads.fetchRecords(tableId, q);
+  fetchRecords(tableId: string, q: RecordQuery = {}, page?: PageEnd): {records: ApiRecord[]} {
+    return this.reads.fetchRecords(tableId, q, page);
   }
 
   /** GET /records as the JSON text of its body (see `DocReads.fetchRecordsJson`). */
-  fetchRecordsJson(tableId: string, q: RecordQuery = {}): string {
-    return this.reads.fetchRecordsJson(tableId, q);
+  fetchRecordsJson(tableId: string, q: RecordQuery = {}, page?: PageEnd): string {
+    return this.reads.fetchRecordsJson(tableId, q, page);
   }
 
   /** GET /data: column-oriented, always with every column; errors stay raw. */
-  fetchColumns(tableId: string, q: RecordQuery = {}): Record<string, CellValue[]> {
-    return this.reads.fetchColumns(tableId, q);
+  fetchColumns(tableId: string, q: RecordQuery = {}, page?: PageEnd): Record<string, CellValue[]> {
+    return this.reads.fetchColumns(tableId, q, page);
   }
 
   /** Under access rules, the attachments a cell the user can read holds (null: all). */

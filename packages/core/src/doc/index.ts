@@ -8,6 +8,7 @@ export type {
   ColumnInfo,
   ColumnSpec,
   OpenOptions,
+  PageEnd,
   RecordQuery,
   TableInfo,
   TableSpec,

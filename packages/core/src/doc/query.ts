@@ -205,9 +205,36 @@ function nativeClassOrder(classes: number, isList: boolean): {nullsLast: boolean
   return {nullsLast: hasNull && hasNum};
 }
 
+/** One ORDER BY term: an expression (with its own bound values), its direction and where NULLs go. */
+export interface SortTerm {
+  expr: string;
+  params: unknown[];
+  desc: boolean;
+  /** NULLs come before every other value in the output order (SQLite's default for ASC). */
+  nullsFirst: boolean;
+}
+
 export function compileSort(table: TableMeta, specs: string[], classesOf = anyClasses): SqlFragment {
-  const keys: string[] = [];
+  return termsSql(sortTerms(table, specs, classesOf));
+}
+
+/** ORDER BY text of `terms`. */
+function termsSql(terms: SortTerm[]): SqlFragment {
   const params: unknown[] = [];
+  const sql = terms.map((t) => {
+    params.push(...t.params);
+    const dir = t.desc ? 'DESC' : 'ASC';
+    // SQLite's defaults: NULLs first ascending, last descending; anything else is spelled out.
+    const nulls = t.nullsFirst === !t.desc ? '' : t.nullsFirst ? ' NULLS FIRST' : ' NULLS LAST';
+    return `${t.expr} ${dir}${nulls}`;
+  });
+  return {sql: sql.join(', '), params};
+}
+
+/** The ORDER BY terms of sort specs (the row order of a record query: id last, so it is total). */
+export function sortTerms(table: TableMeta, specs: string[], classesOf = anyClasses): SortTerm[] {
+  if (!specs.length) return [{expr: '"id"', params: [], desc: false, nullsFirst: true}];
+  const terms: SortTerm[] = [];
   const seen = new Set<string>();
   for (const spec of specs) {
     if (typeof spec !== 'string') {
@@ -236,25 +263,30 @@ export function compileSort(table: TableMeta, specs: string[], classesOf = anyCl
         throw new BadRequest(`Invalid sort: unknown flag "${f}" in ${JSON.stringify(spec)}`);
       }
     }
-    const dir = minus ? 'DESC' : 'ASC';
-    const rdir = minus ? 'ASC' : 'DESC';
+    const desc = Boolean(minus);
+    const plain = (expr: string, params: unknown[] = []): SortTerm => ({expr, params, desc, nullsFirst: !desc});
     const c = quoteIdent(colId);
     const isBool = col?.type === 'Bool';
     const isList = Boolean(col?.ct.isList);
     const classes = colId === 'id' ? NUM_CLASS : classesOf(colId);
     if (flags.has('emptyLast')) {
       // Empty means falsy and not a number: "", null, false (raw in Bool columns, else marshalled).
-      keys.push(
-        `(CASE WHEN ${c} IS NULL OR +${c} = '' OR +${c} = X'46'${isBool ? ` OR +${c} = 0` : ''} THEN 1 ELSE 0 END) ASC`,
-      );
+      terms.push({
+        ...plain(
+          `(CASE WHEN ${c} IS NULL OR +${c} = '' OR +${c} = X'46'${isBool ? ` OR +${c} = 0` : ''} THEN 1 ELSE 0 END)`,
+        ),
+        desc: false,
+        nullsFirst: true,
+      });
     }
     if (flags.has('orderByChoice') && col && ['Choice', 'ChoiceList'].includes(col.ct.base)) {
       const choices = choicesOf(col);
       if (choices.length) {
-        keys.push(
-          `(CASE +${c} ${choices.map((_, i) => `WHEN ? THEN ${i}`).join(' ')} ELSE ${choices.length} END) ${dir}`,
+        terms.push(
+          plain(`(CASE +${c} ${choices.map((_, i) => `WHEN ? THEN ${i}`).join(' ')} ELSE ${choices.length} END)`, [
+            ...choices,
+          ]),
         );
-        params.push(...choices);
       }
     }
     // Booleans outside Bool columns (Any, alt-text) are stored marshalled, X'46' (False) and X'54'
@@ -262,28 +294,111 @@ export function compileSort(table: TableMeta, specs: string[], classesOf = anyCl
     const marshalledBools = !isList && (classes & BLOB_CLASS) !== 0;
     const native = marshalledBools ? null : nativeClassOrder(classes, isList);
     if (!native) {
-      keys.push(
-        `(CASE WHEN ${c} IS NULL THEN 2 ${marshalledBools ? `WHEN +${c} IN (X'46', X'54') THEN 0 ` : ''}` +
-          `WHEN typeof(${c}) IN ('integer','real') THEN ${isBool ? 0 : 1} ` +
-          `WHEN typeof(${c}) = 'text' THEN ${isList ? 3 : 4} ELSE 3 END) ${dir}`,
+      terms.push(
+        plain(
+          `(CASE WHEN ${c} IS NULL THEN 2 ${marshalledBools ? `WHEN +${c} IN (X'46', X'54') THEN 0 ` : ''}` +
+            `WHEN typeof(${c}) IN ('integer','real') THEN ${isBool ? 0 : 1} ` +
+            `WHEN typeof(${c}) = 'text' THEN ${isList ? 3 : 4} ELSE 3 END)`,
+        ),
       );
     }
     // Grist's descending order is its ascending order reversed, so NULLs go first there.
-    const nulls = native?.nullsLast ? (minus ? ' NULLS FIRST' : ' NULLS LAST') : '';
+    const nullsFirst = native?.nullsLast ? desc : !desc;
     if (flags.has('naturalSort')) {
-      keys.push(`${NATURAL_KEY_FN}(${c}) ${dir}${nulls}`);
+      terms.push({...plain(`${NATURAL_KEY_FN}(${c})`), nullsFirst});
     } else if (classes & TEXT_CLASS) {
       // Case-insensitive first, lowercase first on ties; the collation affects only text.
-      keys.push(`+${c} COLLATE NOCASE ${dir}${nulls}`, `+${c} ${rdir}`);
+      terms.push({...plain(`+${c} COLLATE NOCASE`), nullsFirst}, {...plain(`+${c}`), desc: !desc, nullsFirst: desc});
     } else {
-      keys.push(`+${c} ${dir}${nulls}`);
+      terms.push({...plain(`+${c}`), nullsFirst});
     }
   }
   if (table.hasManualSort) {
-    keys.push('"manualSort" ASC');
+    terms.push({expr: '"manualSort"', params: [], desc: false, nullsFirst: true});
   }
-  keys.push('"id" ASC');
-  return {sql: keys.join(', '), params};
+  terms.push({expr: '"id"', params: [], desc: false, nullsFirst: true});
+  return terms;
+}
+
+/**
+ * The columns whose values place a row in the order of `specs` (what a cursor records of the last
+ * row of a page): the sort columns, then manualSort when it breaks ties, then id.
+ */
+export function sortColumns(table: TableMeta, specs: string[]): string[] {
+  const cols = new Set<string>();
+  for (const spec of specs) if (typeof spec === 'string') cols.add(/^-?([^:]*)/.exec(spec)![1]);
+  if (specs.length && table.hasManualSort) cols.add('manualSort');
+  cols.add('id');
+  return [...cols];
+}
+
+/**
+ * Each term's value for a row whose columns hold `position` (stored values by column id). Terms
+ * are computed now, from the stored values, so a cursor stays valid when the statistics that shape
+ * the terms (colstats.ts) change between pages.
+ */
+function termValues(
+  db: Database.Database,
+  table: TableMeta,
+  specs: string[],
+  terms: SortTerm[],
+  position: Readonly<Record<string, unknown>>,
+): unknown[] {
+  const cols = sortColumns(table, specs);
+  if (terms.length > MAX_CURSOR_TERMS || cols.some((c) => !Object.hasOwn(position, c))) {
+    throw new BadRequest('Invalid cursor: it does not fit this query');
+  }
+  const sql =
+    `SELECT ${terms.map((t) => t.expr).join(', ')} ` +
+    `FROM (SELECT ${cols.map((c) => `? AS ${quoteIdent(c)}`).join(', ')})`;
+  return db
+    .prepare(sql)
+    .raw(true)
+    .get([...terms.flatMap((t) => t.params), ...cols.map((c) => position[c])]) as unknown[];
+}
+
+/**
+ * Above this many ORDER BY terms a query gets no cursor: the keyset condition nests one level a
+ * term, and SQLite refuses expressions deeper than 1000.
+ */
+export const MAX_CURSOR_TERMS = 120;
+
+/**
+ * "The row comes after `position` in the order of `terms`" (keyset pagination): `position` holds
+ * each term's value for the last row returned. Nested as t1 > v1 OR (t1 = v1 AND (t2 > v2 OR ...)),
+ * with each term's own direction, NULL placement and collation (`=` and `<` use the term's COLLATE).
+ */
+export function keysetCondition(terms: SortTerm[], position: readonly unknown[]): SqlFragment {
+  if (position.length !== terms.length) throw new BadRequest('Invalid cursor: it does not fit this query');
+  let sql = '';
+  const params: unknown[] = [];
+  for (let i = terms.length - 1; i >= 0; i--) {
+    const t = terms[i];
+    const v = position[i];
+    let after: string;
+    const afterParams: unknown[] = [];
+    if (v === null) {
+      after = t.nullsFirst ? `${t.expr} IS NOT NULL` : '0';
+      afterParams.push(...(t.nullsFirst ? t.params : []));
+    } else {
+      after = `${t.expr} ${t.desc ? '<' : '>'} ?`;
+      afterParams.push(...t.params, v);
+      if (!t.nullsFirst) {
+        after = `(${after} OR ${t.expr} IS NULL)`;
+        afterParams.push(...t.params);
+      }
+    }
+    if (!sql) {
+      sql = after;
+      params.push(...afterParams);
+      continue;
+    }
+    const equal = v === null ? `${t.expr} IS NULL` : `${t.expr} = ?`;
+    const equalParams = v === null ? [...t.params] : [...t.params, v];
+    sql = `(${after} OR (${equal} AND ${sql}))`;
+    params.unshift(...afterParams, ...equalParams);
+  }
+  return {sql, params};
 }
 
 function choicesOf(col: ColumnMeta): string[] {
@@ -326,9 +441,15 @@ export function buildRecordQuery(
       ? {sql: `(${where.sql}) AND ${rowsAllowed.sql}`, params: [...where.params, ...rowsAllowed.params]}
       : rowsAllowed;
   }
-  const from = ` FROM ${quoteIdent(table.tableId)}${where.sql ? ` WHERE ${where.sql}` : ''}`;
   const specs = parseSortParam(q.sort);
-  const sort = specs.length ? compileSort(table, specs, classesOf) : {sql: '"id"', params: []};
+  const terms = sortTerms(table, specs, classesOf);
+  // Beyond Grist: the rows after a cursor's position (keyset pagination, cursor.ts).
+  if (q.after) {
+    const keyset = keysetCondition(terms, termValues(db, table, specs, terms, q.after));
+    where = where.sql ? {sql: `(${where.sql}) AND ${keyset.sql}`, params: [...where.params, ...keyset.params]} : keyset;
+  }
+  const from = ` FROM ${quoteIdent(table.tableId)}${where.sql ? ` WHERE ${where.sql}` : ''}`;
+  const sort = termsSql(terms);
   const n = q.limit ?? 0;
   if (!Number.isInteger(n)) {
     throw new BadRequest(`Invalid limit: ${String(q.limit)}`);

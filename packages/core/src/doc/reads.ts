@@ -7,11 +7,11 @@
  */
 import type Database from 'better-sqlite3';
 import {BadRequest, engineError, Forbidden, NotFound} from '../errors.js';
-import type {ApiRecord, ColumnInfo, RecordQuery, TableInfo} from './api-types.js';
+import type {ApiRecord, ColumnInfo, PageEnd, RecordQuery, TableInfo} from './api-types.js';
 import type {DataStamp} from './colstats.js';
 import type {DocGuard, RowValues, TableReadFilter} from './guard.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
-import {buildRecordQuery, parseSortParam, quoteIdent} from './query.js';
+import {MAX_CURSOR_TERMS, buildRecordQuery, parseSortParam, quoteIdent, sortColumns, sortTerms} from './query.js';
 import type {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
 import type {DocStorage} from './storage.js';
@@ -156,13 +156,26 @@ export class DocReads {
   // -------------------------------------------------------------------------------------------
   // Reading records
 
-  /** GET /records (and POST /records/list). */
-  fetchRecords(tableId: string, q: RecordQuery = {}): {records: ApiRecord[]} {
+  /**
+   * GET /records (and POST /records/list). With `page`, a positive limit also tells where the read
+   * stopped (`page.next`, null when no row is left), for cursor pagination.
+   */
+  fetchRecords(tableId: string, q: RecordQuery = {}, page?: PageEnd): {records: ApiRecord[]} {
     const table = this.readableTable(tableId);
-    if (this.src.guard) return {records: this.fetchGuarded(table, q)};
+    const limit = pageLimit(q, page);
+    const query = limit ? {...q, limit: limit + 1} : q;
+    if (this.src.guard) {
+      return {records: this.pageEnd(table, q, page, this.fetchGuarded(table, query), (r) => r.id)};
+    }
     const cols = table.columns.filter((c) => q.hidden || !c.hidden);
-    const {sql, params} = buildRecordQuery(this.src.db, this.src.storage.classes, table, columnList(cols), q);
-    const rows = this.src.storage.stmt(sql).raw(true).all(params) as unknown[][];
+    const {sql, params} = buildRecordQuery(this.src.db, this.src.storage.classes, table, columnList(cols), query);
+    const rows = this.pageEnd(
+      table,
+      q,
+      page,
+      this.src.storage.stmt(sql).raw(true).all(params) as unknown[][],
+      (r) => r[0] as number,
+    );
     const typed = q.cellFormat === 'typed';
     const n = cols.length;
     const ids = cols.map((c) => c.colId);
@@ -199,9 +212,10 @@ export class DocReads {
    * the text where it is provably the same (recordsjson.ts), else the records are built in JS. The
    * same read of unchanged data is answered from a cache (readcache.ts) without running it again.
    */
-  fetchRecordsJson(tableId: string, q: RecordQuery = {}): string {
+  fetchRecordsJson(tableId: string, q: RecordQuery = {}, page?: PageEnd): string {
     // Answers filtered for one user are neither cached nor shared.
-    if (this.src.guard) return this.fetchGuardedJson(tableId, q);
+    if (this.src.guard) return this.fetchGuardedJson(tableId, q, page);
+    const paging = pageLimit(q, page) !== null;
     const key = JSON.stringify([
       tableId,
       q.filter ?? null,
@@ -209,28 +223,100 @@ export class DocReads {
       q.limit ?? 0,
       Boolean(q.hidden),
       q.cellFormat ?? 'normal',
+      q.after ? encodePosition(q.after) : null,
+      paging,
     ]);
-    return this.src.readCache.get(this.src.cacheOwner, this.src.dataStamp.now().join(','), key, () => {
+    const text = this.src.readCache.get(this.src.cacheOwner, this.src.dataStamp.now().join(','), key, () => {
       const table = this.readableTable(tableId);
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
       const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);
       const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, wholeTable);
+      // A paging answer is kept with where it stopped: the position's JSON, a newline, the body.
+      const end: PageEnd = {next: null};
+      let body: string;
       if (recordSql === null) {
         this.src.recordsJsonPaths.js++;
-        return JSON.stringify(this.fetchRecords(tableId, q));
+        body = JSON.stringify(this.fetchRecords(tableId, q, end));
+      } else {
+        this.src.recordsJsonPaths.sql++;
+        body = this.recordsJsonBySql(table, recordSql, q, end, null);
       }
-      this.src.recordsJsonPaths.sql++;
-      const {sql, params} = buildRecordQuery(this.src.db, this.src.storage.classes, table, recordSql, q);
+      return paging ? `${end.next ? encodePosition(end.next) : ''}\n${body}` : body;
+    });
+    if (!paging) return text;
+    const cut = text.indexOf('\n');
+    page!.next = cut > 0 ? decodePosition(text.slice(0, cut)) : null;
+    return text.slice(cut + 1);
+  }
+
+  /** The JSON of records SQLite writes (`recordSql`), limited to a page when `page` is asked. */
+  private recordsJsonBySql(
+    table: TableMeta,
+    recordSql: string,
+    q: RecordQuery,
+    page: PageEnd | undefined,
+    rowsAllowed: {sql: string; params: unknown[]} | null,
+  ): string {
+    const limit = pageLimit(q, page);
+    const query = limit ? {...q, limit: limit + 1} : q;
+    const select = limit ? `"id", ${recordSql}` : recordSql;
+    const {sql, params} = buildRecordQuery(
+      this.src.db,
+      this.src.storage.classes,
+      table,
+      select,
+      query,
+      rowsAllowed ?? undefined,
+    );
+    if (!limit) {
       const records = this.src.storage.stmt(sql).pluck().all(params) as string[];
       return `{"records":[${records.join(',')}]}`;
-    });
+    }
+    const rows = this.src.storage.stmt(sql).raw(true).all(params) as [number, string][];
+    const kept = this.pageEnd(table, q, page, rows, (r) => r[0]);
+    return `{"records":[${kept.map((r) => r[1]).join(',')}]}`;
+  }
+
+  /**
+   * Rows read one beyond a page's limit cut back to it, and `page.next` set: the position of the
+   * last row kept when there was a row beyond (and the order is one a cursor can carry), else null.
+   */
+  private pageEnd<T>(
+    table: TableMeta,
+    q: RecordQuery,
+    page: PageEnd | undefined,
+    rows: T[],
+    idOf: (row: T) => number,
+  ): T[] {
+    const limit = pageLimit(q, page);
+    if (!page) return rows;
+    page.next = null;
+    if (limit === null || rows.length <= limit) return rows;
+    const kept = rows.slice(0, limit);
+    page.next = this.positionOf(table, q, idOf(kept[limit - 1]));
+    return kept;
+  }
+
+  /** The stored values that place row `id` in the order of `q` (what a cursor carries), or null. */
+  private positionOf(table: TableMeta, q: RecordQuery, id: number): Record<string, unknown> | null {
+    const specs = parseSortParam(q.sort);
+    // Counted with every term a column could need, so that a cursor never outgrows the limit later.
+    if (sortTerms(table, specs).length > MAX_CURSOR_TERMS) return null;
+    const cols = sortColumns(table, specs);
+    const row = this.src.storage
+      .stmt(`SELECT ${cols.map(quoteIdent).join(', ')} FROM ${quoteIdent(table.tableId)} WHERE id = ?`)
+      .raw(true)
+      .get(id) as unknown[] | undefined;
+    return row ? Object.fromEntries(cols.map((c, i) => [c, row[i]])) : null;
   }
 
   /** GET /data: column-oriented, always with every column; errors stay raw. */
-  fetchColumns(tableId: string, q: RecordQuery = {}): Record<string, CellValue[]> {
+  fetchColumns(tableId: string, q: RecordQuery = {}, page?: PageEnd): Record<string, CellValue[]> {
     const table = this.readableTable(tableId);
+    const limit = pageLimit(q, page);
+    const query = limit ? {...q, limit: limit + 1} : q;
     if (this.src.guard) {
-      const records = this.fetchGuarded(table, {...q, hidden: true});
+      const records = this.pageEnd(table, q, page, this.fetchGuarded(table, {...query, hidden: true}), (r) => r.id);
       const visible = this.src.guard.readTable(table.tableId).hiddenCols;
       const out: Record<string, CellValue[]> = {id: records.map((r) => r.id)};
       for (const c of table.columns) {
@@ -239,8 +325,14 @@ export class DocReads {
       return out;
     }
     const cols = table.columns;
-    const {sql, params} = buildRecordQuery(this.src.db, this.src.storage.classes, table, columnList(cols), q);
-    const rows = this.src.storage.stmt(sql).raw(true).all(params) as unknown[][];
+    const {sql, params} = buildRecordQuery(this.src.db, this.src.storage.classes, table, columnList(cols), query);
+    const rows = this.pageEnd(
+      table,
+      q,
+      page,
+      this.src.storage.stmt(sql).raw(true).all(params) as unknown[][],
+      (r) => r[0] as number,
+    );
     const typed = q.cellFormat === 'typed';
     const out: Record<string, CellValue[]> = {id: rows.map((r) => r[0] as number)};
     cols.forEach((c, j) => {
@@ -258,7 +350,7 @@ export class DocReads {
    * (and no cell is censored), SQLite writes the JSON as for an unfiltered read; else the records
    * are filtered in JS.
    */
-  private fetchGuardedJson(tableId: string, q: RecordQuery): string {
+  private fetchGuardedJson(tableId: string, q: RecordQuery, page?: PageEnd): string {
     const table = this.readableTable(tableId);
     const guard = this.src.guard!;
     if (!table.isMeta) {
@@ -269,21 +361,10 @@ export class DocReads {
         // A row condition still reads every row: the column statistics may be scanned, as for a whole table.
         const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);
         const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, wholeTable);
-        if (recordSql !== null) {
-          const {sql, params} = buildRecordQuery(
-            this.src.db,
-            this.src.storage.classes,
-            table,
-            recordSql,
-            q,
-            filter.sql,
-          );
-          const records = this.src.storage.stmt(sql).pluck().all(params) as string[];
-          return `{"records":[${records.join(',')}]}`;
-        }
+        if (recordSql !== null) return this.recordsJsonBySql(table, recordSql, q, page, filter.sql ?? null);
       }
     }
-    return JSON.stringify(this.fetchRecords(tableId, q));
+    return JSON.stringify(this.fetchRecords(tableId, q, page));
   }
 
   /**
@@ -380,6 +461,43 @@ export class DocReads {
     }
     return this.src.table(tableId);
   }
+}
+
+/** The page size of a read asked to tell where it stopped, or null (no limit, or Grist's negative one). */
+function pageLimit(q: RecordQuery, page: PageEnd | undefined): number | null {
+  return page && q.limit && q.limit > 0 && q.limit < Number.MAX_SAFE_INTEGER ? q.limit : null;
+}
+
+/** A position as text, blobs (marshalled values) as `{"b": base64}` and non-finite numbers as `{"n": "Infinity"}`. */
+export function encodePosition(position: Readonly<Record<string, unknown>>): string {
+  return JSON.stringify(position, (_k, v: unknown) => {
+    if (typeof v === 'number' && !Number.isFinite(v)) return {n: String(v)};
+    if (
+      v &&
+      typeof v === 'object' &&
+      (v as {type?: string}).type === 'Buffer' &&
+      Array.isArray((v as {data?: unknown}).data)
+    ) {
+      return {b: Buffer.from((v as {data: number[]}).data).toString('base64')};
+    }
+    return v;
+  });
+}
+
+/** The position `encodePosition` wrote; throws on anything else. */
+export function decodePosition(text: string): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(text);
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not a position');
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(parsed)) {
+    if (v === null || typeof v === 'number' || typeof v === 'string') out[k] = v;
+    else if (v && typeof v === 'object' && typeof (v as {b?: unknown}).b === 'string') {
+      out[k] = Buffer.from((v as {b: string}).b, 'base64');
+    } else if (v && typeof v === 'object' && ['Infinity', '-Infinity'].includes((v as {n?: string}).n ?? '')) {
+      out[k] = Number((v as {n: string}).n);
+    } else throw new Error('not a position');
+  }
+  return out;
 }
 
 /** The result columns of a record read: id, then `cols`. */

@@ -126,6 +126,7 @@ export class HomeAccess {
     }
     if (!doc) throw new NotFound('document not found');
     if (ctxOrg && !merged && (await this.orgOfDoc(doc)).id !== ctxOrg.id) throw new NotFound('document not found');
+    if (p.docKey && p.docKey.docId !== doc.id) throw new Forbidden('This API key opens another document');
     return doc;
   }
 
@@ -177,7 +178,13 @@ export class HomeAccess {
 
   /** The caller's raw role on a doc (members and guests not yet mapped to viewers). */
   rawDocRole(chain: readonly ResourceAcl[], p: Principal): Role | null {
-    return effectiveRoles(chain, p.accessIds).roles[DOC];
+    const role = effectiveRoles(chain, p.accessIds).roles[DOC];
+    // A document API key: the lesser of its access and its creator's current role.
+    if (p.docKey && role) {
+      if (p.docKey.access === 'viewers' && (role === 'owners' || role === 'editors')) return 'viewers';
+      if (p.docKey.access === 'editors' && role === 'owners') return 'editors';
+    }
+    return role;
   }
 
   /** The caller's effective role on a doc; members and guests count as viewers there. */

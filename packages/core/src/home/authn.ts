@@ -61,8 +61,27 @@ export class Authenticator {
     }
     const key = (m[2] ?? '').trim();
     const user = key ? await this.store.getUserByApiKeyHash(hashApiKey(key)) : null;
-    if (!user || user.id === this.special.anon.id) throw new Unauthorized('Bad request: invalid API key');
-    return this.principalFor(user, true);
+    if (user && user.id !== this.special.anon.id) return this.principalFor(user, true);
+    const docKey = key ? await this.docKey(hashApiKey(key)) : null;
+    if (!docKey) throw new Unauthorized('Bad request: invalid API key');
+    return docKey;
+  }
+
+  /** The principal of a live document API key (issue 30): its creator, held to its document and access. */
+  private async docKey(hash: string): Promise<Principal | null> {
+    const k = await this.store.getDocApiKeyByHash(hash);
+    const now = Date.now();
+    if (!k || (k.expiresAt !== null && Date.parse(k.expiresAt) <= now)) return null;
+    const creator = await this.store.getUser(k.createdBy);
+    if (!creator) return null;
+    // Last use to the minute: a write per request would make every read a home-database write.
+    if (k.lastUsedAt === null || Date.parse(k.lastUsedAt) < now - 60_000) {
+      await this.store.touchDocApiKey(k.id, new Date(now).toISOString()).catch(() => {});
+    }
+    return {
+      ...this.principalFor(creator, true),
+      docKey: {id: k.id, docId: k.docId, name: k.name, access: k.access},
+    };
   }
 
   /** Finds or creates a real user (with a personal org), as a login or an invitation does. */

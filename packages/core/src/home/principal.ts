@@ -15,6 +15,11 @@ export interface Principal {
   accessIds: number[];
   /** Ids whose roles make things listed: the user itself (everyone@ shares are not listed). */
   listIds: number[];
+  /**
+   * Beyond Grist: the caller showed a document API key (issue 30). `user` is the key's creator;
+   * only `docId` is reachable, with at most `access` and never more than the creator has now.
+   */
+  docKey?: {id: number; docId: string; name: string; access: 'viewers' | 'editors'};
 }
 
 /** The org named by the request (subdomain or `/o/<domain>/`), or null for none. */

@@ -4,7 +4,7 @@
  * driver, which each says in a `RowDialect`: better-sqlite3 gives timestamps and JSON as TEXT and
  * booleans as 0/1; pg gives `timestamptz` as Date, `jsonb` parsed and `boolean` as boolean.
  */
-import type {AclEntry, Doc, Org, User, Workspace} from './types.js';
+import type {AclEntry, Doc, DocApiKey, Org, User, Workspace} from './types.js';
 
 /** A row as a driver returns it. */
 export type HomeRow = Record<string, any>;
@@ -31,6 +31,8 @@ export interface RowCodec {
   doc(r: HomeRow): Doc;
   /** An access-list row. */
   acl(r: HomeRow): AclEntry;
+  /** A document API key row. */
+  docApiKey(r: HomeRow): DocApiKey;
 }
 
 /** The codec for a driver's dialect. */
@@ -79,5 +81,15 @@ export function rowCodec(d: RowDialect): RowCodec {
       removedAt: d.time(r.removed_at),
     }),
     acl: (r) => ({kind: r.kind, resourceId: r.resource_id, userId: r.user_id, role: r.role}),
+    docApiKey: (r) => ({
+      id: Number(r.id),
+      docId: r.doc_id,
+      name: r.name,
+      access: r.access,
+      createdBy: r.created_by,
+      createdAt: d.time(r.created_at)!,
+      expiresAt: d.time(r.expires_at),
+      lastUsedAt: d.time(r.last_used_at),
+    }),
   };
 }

@@ -10,6 +10,7 @@ import {HomeAccess} from './access.js';
 import * as acl from './acl.js';
 import {Authenticator, type SpecialUsers} from './authn.js';
 import * as docs from './docs.js';
+import * as docKeys from './dockeys.js';
 import * as orgs from './orgs.js';
 import type {HomeParts} from './parts.js';
 import type {OrgContext, Principal} from './principal.js';
@@ -185,6 +186,23 @@ export class HomeService implements HomeParts {
   /** Moves a document to another workspace of the same org. */
   moveDoc(key: string, p: Principal, ctx: OrgContext, workspace: unknown) {
     return docs.moveDoc(this, key, p, ctx, workspace);
+  }
+
+  // ---------------------------------------------------------------- document API keys (dockeys.ts)
+
+  /** Beyond Grist: creates a key that opens this document only; answers its secret once. */
+  createDocApiKey(key: string, p: Principal, ctx: OrgContext, body: unknown) {
+    return docKeys.createDocApiKey(this, key, p, ctx, body);
+  }
+
+  /** Beyond Grist: a document's keys (owners), without their secrets. */
+  listDocApiKeys(key: string, p: Principal, ctx: OrgContext) {
+    return docKeys.listDocApiKeys(this, key, p, ctx);
+  }
+
+  /** Beyond Grist: revokes a document's key (owners, or its creator). */
+  deleteDocApiKey(key: string, p: Principal, ctx: OrgContext, id: number) {
+    return docKeys.deleteDocApiKey(this, key, p, ctx, id);
   }
 
   // ---------------------------------------------------------------- access lists (acl.ts)

@@ -2,7 +2,17 @@ import Database from 'better-sqlite3';
 import {makeId, nowIso} from '../ids.js';
 import {rowCodec, type HomeRow} from './rows.js';
 import {Conflict} from './types.js';
-import type {AclChange, DocPatch, HomeStore, NewDoc, Org, OrgPatch, ResourceKind, WorkspacePatch} from './types.js';
+import type {
+  AclChange,
+  DocApiKey,
+  DocPatch,
+  HomeStore,
+  NewDoc,
+  Org,
+  OrgPatch,
+  ResourceKind,
+  WorkspacePatch,
+} from './types.js';
 
 /** Versioned migrations; index + 1 is the schema version recorded in `user_version`. */
 export const MIGRATIONS: string[] = [
@@ -123,6 +133,22 @@ export const MIGRATIONS: string[] = [
   DROP TABLE workspaces;
   ALTER TABLE workspaces_new RENAME TO workspaces;
   CREATE INDEX workspaces_org ON workspaces(org_id);
+  `,
+  // 3 (issue 30): document API keys, kept hashed; they go with their document and their creator.
+  `
+  CREATE TABLE doc_api_keys (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id TEXT NOT NULL REFERENCES docs(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    access TEXT NOT NULL CHECK (access IN ('viewers', 'editors')),
+    key_hash TEXT NOT NULL UNIQUE,
+    created_by INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    expires_at TEXT,
+    last_used_at TEXT
+  );
+  CREATE INDEX doc_api_keys_doc ON doc_api_keys(doc_id);
+  CREATE INDEX doc_api_keys_creator ON doc_api_keys(created_by);
   `,
 ];
 
@@ -245,6 +271,32 @@ export class SqliteHomeStore implements HomeStore {
       if (isUnique(e, 'api_key_hash')) throw new Conflict('apiKey');
       throw e;
     }
+  }
+  async createDocApiKey(k: Omit<DocApiKey, 'id' | 'createdAt' | 'lastUsedAt'> & {keyHash: string}) {
+    const id = this.run(
+      'INSERT INTO doc_api_keys (doc_id, name, access, key_hash, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      k.docId,
+      k.name,
+      k.access,
+      k.keyHash,
+      k.createdBy,
+      nowIso(),
+      k.expiresAt,
+    ).lastInsertRowid;
+    return rows.docApiKey(this.get('SELECT * FROM doc_api_keys WHERE id = ?', id)!);
+  }
+  async listDocApiKeys(docId: string) {
+    return this.all('SELECT * FROM doc_api_keys WHERE doc_id = ? ORDER BY id', docId).map(rows.docApiKey);
+  }
+  async getDocApiKeyByHash(hash: string) {
+    const r = this.get('SELECT * FROM doc_api_keys WHERE key_hash = ?', hash);
+    return r ? rows.docApiKey(r) : null;
+  }
+  async deleteDocApiKey(docId: string, id: number) {
+    return this.run('DELETE FROM doc_api_keys WHERE doc_id = ? AND id = ?', docId, id).changes > 0;
+  }
+  async touchDocApiKey(id: number, at: string) {
+    this.run('UPDATE doc_api_keys SET last_used_at = ? WHERE id = ?', at, id);
   }
   async deleteUser(id: number) {
     return this.tx(() => {

@@ -61,6 +61,21 @@ export interface Doc {
   removedAt: string | null;
 }
 
+/**
+ * Beyond Grist (issue 30): an API key that opens one document only, at most with `access`, and
+ * never beyond its creator's current access. Only its hash is kept.
+ */
+export interface DocApiKey {
+  id: number;
+  docId: string;
+  name: string;
+  access: 'viewers' | 'editors';
+  createdBy: number;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
 /** One entry of an access list: a user's role on an org, workspace or document. */
 export interface AclEntry {
   kind: ResourceKind;
@@ -183,6 +198,18 @@ export interface HomeStore {
   moveDoc(id: string, workspaceId: number): Promise<void>;
   /** Deletes a document record. */
   deleteDoc(id: string): Promise<void>;
+
+  // Document API keys (beyond Grist)
+  /** Stores a document API key by its hash. */
+  createDocApiKey(k: Omit<DocApiKey, 'id' | 'createdAt' | 'lastUsedAt'> & {keyHash: string}): Promise<DocApiKey>;
+  /** A document's keys, oldest first. */
+  listDocApiKeys(docId: string): Promise<DocApiKey[]>;
+  /** The key with this hash (expired ones included). */
+  getDocApiKeyByHash(hash: string): Promise<DocApiKey | null>;
+  /** Deletes a key of a document; false when the document has no such key. */
+  deleteDocApiKey(docId: string, id: number): Promise<boolean>;
+  /** Records when a key was last used. */
+  touchDocApiKey(id: number, at: string): Promise<void>;
 
   // Access lists
   /** A resource's access list. */

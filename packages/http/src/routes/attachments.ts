@@ -1,5 +1,6 @@
 /** Attachments (SPEC §12): upload, list, metadata, download. Storage is in core (attachments/). */
-import {BadRequest, Forbidden, parseAttId, type TableQuery} from '@gristlite/core';
+import {BadRequest, Forbidden, type PageEnd, parseAttId, type TableQuery} from '@gristlite/core';
+import {cursorParam, nextLink, type PageQuery} from '../paging.js';
 import {readFile} from 'node:fs/promises';
 import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
@@ -69,12 +70,22 @@ export const attachmentRoutes: Route[] = [
     path: '/api/docs/:docId/attachments',
     tag: 'attachments',
     summary: 'List attachments (fileName, fileSize, timeUploaded), with filter, sort and limit',
-    query: ['filter', 'sort', 'limit'],
+    query: ['filter', 'sort', 'limit', 'cursor'],
     need: 'viewers',
-    handler: async (ctx, {doc, access}) => {
-      const listed = doc.listAttachments(tableQueryFrom(ctx));
-      const readable = doc.readableAttachments(access);
-      return readable ? {records: listed.records.filter((r) => readable.has(r.id))} : listed;
+    handler: async (ctx, {doc, access, meta}) => {
+      const query = tableQueryFrom(ctx);
+      // Beyond Grist: cursor pagination, as for records (paging.ts), on the _grist_Attachments table.
+      const where: PageQuery = {docId: meta.id, tableId: '_grist_Attachments', filter: query.filter, sort: query.sort};
+      const page: PageEnd = {next: null};
+      const listed = doc.listAttachments(query, {
+        after: cursorParam(ctx, where),
+        page,
+        readable: doc.readableAttachments(access),
+      });
+      return new RawResponse(200, JSON.stringify(listed), {
+        'Content-Type': 'application/json; charset=utf-8',
+        ...nextLink(ctx, where, page),
+      });
     },
   }),
   docRoute({

@@ -1,5 +1,12 @@
 /** What every `/api/docs/:docId/...` data route shares: the access check and the open document. */
-import type {AccessContext, Doc, GristDoc, OpenDocument, Role} from '@gristlite/core';
+import {
+  type AccessContext,
+  type Doc,
+  type GristDoc,
+  type OpenDocument,
+  type Role,
+  requestFingerprint,
+} from '@gristlite/core';
 import type * as v from 'valibot';
 import {ForwardTo} from '../forward.js';
 import type {Route} from '../route.js';
@@ -55,6 +62,13 @@ export async function openDocFor(
     ownersDespiteBrokenRules: opts.ownersDespiteBrokenRules,
   });
   if (need !== 'viewers' && ctx.method !== 'GET' && ctx.method !== 'HEAD') doc.replica?.checkWritable();
+  if (ctx.engine.idempotency.active) {
+    // Beyond Grist: a repeat of a write with an Idempotency-Key answers what the first did (server.ts).
+    const p = ctx.principal;
+    const who = p.anonymous ? null : p.docKey ? `${p.user.id}/${p.docKey.id}` : p.user.id;
+    const body = await ctx.json();
+    ctx.engine.claimIdempotent(doc, requestFingerprint(who, ctx.method, `${ctx.path}?${ctx.query}`, body));
+  }
   if (doc.replica && ctx.engine.cluster) {
     // Which worker answered, under which epoch: what a client (or the fault tests) can check.
     ctx.responseHeaders['X-Gristlite-Worker'] = ctx.engine.cluster.placement.self;

@@ -6,7 +6,16 @@
  * Record bodies are checked by core's `recordsBody` (shared with Session), in Grist's wording.
  */
 import * as v from 'valibot';
-import {BadRequest, type CellValue, type GristDoc, type RecordQuery, type Role, recordsBody} from '@gristlite/core';
+import {
+  BadRequest,
+  type CellValue,
+  type GristDoc,
+  type PageEnd,
+  type RecordQuery,
+  type Role,
+  recordsBody,
+} from '@gristlite/core';
+import {cursorParam, nextLink, type PageQuery} from '../paging.js';
 import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
 import {CellValue as CellValueSchema, nonEmptyArray, type TypeNames} from '../validate.js';
@@ -120,6 +129,14 @@ function readQuery(ctx: RequestContext): RecordQuery {
   q.hidden = flag(ctx.query, 'hidden');
   q.cellFormat = oneOf('cellFormat', ctx.query.get('cellFormat'), ['normal', 'typed'] as const, 'normal');
   return q;
+}
+
+/** readQuery, plus the position of `?cursor=` (beyond Grist: cursor pagination, paging.ts). */
+function pagedQuery(ctx: RequestContext, docId: string, tableId: string): {q: RecordQuery; where: PageQuery} {
+  const q = readQuery(ctx);
+  const where: PageQuery = {docId, tableId, filter: q.filter, sort: q.sort};
+  const after = cursorParam(ctx, where);
+  return {q: after ? {...q, after} : q, where};
 }
 
 function parseOpts(ctx: RequestContext): {parse: boolean} {
@@ -248,10 +265,16 @@ export const docDataRoutes: Route[] = [
     path: `${DATA}/records`,
     tag: 'records',
     summary: 'Fetch records',
-    query: ['filter', 'sort', 'limit', 'hidden', 'cellFormat', 'immediate'],
+    query: ['filter', 'sort', 'limit', 'hidden', 'cellFormat', 'immediate', 'cursor'],
     handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'viewers');
-      return jsonText(doc.fetchRecordsJson(tableParam(ctx, doc), readQuery(ctx)));
+      const {grist: doc, meta} = await openDocFor(ctx, 'viewers');
+      const {q, where} = pagedQuery(ctx, meta.id, tableParam(ctx, doc));
+      const page: PageEnd = {next: null};
+      const text = doc.fetchRecordsJson(where.tableId, q, page);
+      return new RawResponse(200, text, {
+        'Content-Type': 'application/json; charset=utf-8',
+        ...nextLink(ctx, where, page),
+      });
     },
   },
   docRoute({
@@ -360,10 +383,16 @@ export const docDataRoutes: Route[] = [
     path: `${DATA}/data`,
     tag: 'data',
     summary: 'Fetch columns (deprecated form)',
-    query: ['filter', 'sort', 'limit', 'cellFormat', 'immediate'],
+    query: ['filter', 'sort', 'limit', 'cellFormat', 'immediate', 'cursor'],
     handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'viewers');
-      return doc.fetchColumns(tableParam(ctx, doc), readQuery(ctx));
+      const {grist: doc, meta} = await openDocFor(ctx, 'viewers');
+      const {q, where} = pagedQuery(ctx, meta.id, tableParam(ctx, doc));
+      const page: PageEnd = {next: null};
+      const body = doc.fetchColumns(where.tableId, q, page);
+      return new RawResponse(200, JSON.stringify(body), {
+        'Content-Type': 'application/json; charset=utf-8',
+        ...nextLink(ctx, where, page),
+      });
     },
   },
   docRoute({

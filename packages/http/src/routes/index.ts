@@ -1,6 +1,7 @@
 import {openApiDocument} from '../openapi.js';
 import {metricsRoute, statusRoute} from '../ops.js';
 import type {Route} from '../route.js';
+import {apiKeyRoutes} from './apikeys.js';
 import {attachmentRoutes} from './attachments.js';
 import {consoleRoutes} from './console.js';
 import {docDataRoutes} from './docdata.js';
@@ -17,6 +18,7 @@ const VERSION = '1.0.1';
 export function allRoutes(): Route[] {
   const routes: Route[] = [
     ...homeRoutes,
+    ...apiKeyRoutes,
     ...docDataRoutes,
     ...sqlRoutes,
     ...downloadRoutes,
