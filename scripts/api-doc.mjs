@@ -64,6 +64,17 @@ once and kept only hashed in the home database. \`GET /api/docs/{doc}/apikeys\` 
 for \`/copy\`, and for another document), as its creator (access rules see them as \`user\`), with the lesser of the key's
 access and the creator's current role; it is 401 once revoked or expired, and cannot manage keys. Request
 log lines carry \`apiKeyId\`. A document holds at most 100 keys (decision D57).
+
+## Beyond Grist: HTTP revalidation
+
+Reads of document data (\`GET .../tables\`, \`.../columns\`, \`.../records\`, \`.../data\`,
+\`.../attachments\` and one attachment's metadata, the CSV/TSV/DSV and table-schema downloads) answer a
+strong \`ETag\` and \`Cache-Control: private, no-cache\`. The same request with \`If-None-Match\` naming
+that tag answers \`304 Not Modified\` with no body, without reading any row, until anything in the document
+changes (any write, by anyone, changes every tag at once). The tag covers the document's data version, the
+caller (user, email, role, document API key), the path, the query and the \`X-Sort\`/\`X-Limit\` headers, so
+an answer filtered by access rules is never revalidated for another user. Tags do not survive a restart or
+the document being reopened (a revalidation then answers 200 with the same body and a new tag) (decision D66).
 `;
 for (const [tag, routes] of byTag) {
   out += `\n## ${tag}\n\n| method | path | what | query |\n|---|---|---|---|\n`;

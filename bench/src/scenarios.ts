@@ -582,6 +582,49 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
       }),
     );
 
+    // Revalidation (issue 28, D66): 8 clients polling the same page with its ETag get 304s; the
+    // limit is a bare node:http server answering 304 with no body, measured in the same run.
+    const etag = (await pool.request({method: 'GET', path: page, headers: {authorization: `Bearer ${server.key}`}}))
+      .headers.etag as string;
+    const revalidate = async () => {
+      const res = await pool.request({
+        method: 'GET',
+        path: page,
+        headers: {authorization: `Bearer ${server.key}`, 'if-none-match': etag},
+      });
+      await res.body.dump();
+      if (res.statusCode !== 304) throw new Error(`revalidation answered ${res.statusCode}`);
+    };
+    const bare304 = createServer((req, res) => {
+      req.resume();
+      res.writeHead(304, {ETag: etag, 'Cache-Control': 'private, no-cache'});
+      res.end();
+    });
+    await new Promise<void>((r) => bare304.listen(0, '127.0.0.1', r));
+    const bare304Pool = new Pool(`http://127.0.0.1:${(bare304.address() as {port: number}).port}`, {connections: 32});
+    try {
+      const mine = await loadTest(8, 4000, revalidate);
+      const lim = await loadTest(8, 4000, async () => {
+        await (await bare304Pool.request({method: 'GET', path: '/'})).body.dump();
+      });
+      results.push(
+        result({
+          scenario: 'revalidate a 1000-row page (If-None-Match -> 304), concurrency 8',
+          unit: 'req/s',
+          rate: mine.rate,
+          limit: lim.rate,
+          p50Ms: mine.p50,
+          p99Ms: mine.p99,
+          target: '>= 10,000 req/s',
+          minRate: 10_000,
+          note: 'limit: a bare node:http server answering 304',
+        }),
+      );
+    } finally {
+      await bare304Pool.close();
+      await new Promise<void>((r) => bare304.close(() => r()));
+    }
+
     // Add-or-update of 2000 records keyed on Text (1000 matching, 1000 new) under 100 ms.
     const up = makeRows(HTTP_UPSERTS, ROWS - HTTP_UPSERTS / 2).map((r) => ({
       require: {Name: r.Name},

@@ -13,6 +13,7 @@ import {accessSuite} from './access.js';
 import {apiKeysSuite} from './apikeys.js';
 import {apiConsoleSuite} from './apiconsole.js';
 import {attachmentsSuite} from './attachments.js';
+import {cachingSuite} from './caching.js';
 import {columnsTablesSuite} from './columns-tables.js';
 import {dataSuite} from './data.js';
 import {docsSuite} from './docs.js';
@@ -63,6 +64,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   'sql-downloads': sqlDownloadsSuite,
   attachments: attachmentsSuite,
   paging: pagingSuite,
+  caching: cachingSuite,
   idempotency: idempotencySuite,
   apikeys: apiKeysSuite,
   webhooks: webhooksSuite,

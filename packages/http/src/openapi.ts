@@ -61,6 +61,24 @@ const LINK_HEADER = {
   schema: {type: 'string'},
 };
 
+/** Beyond Grist: revalidation of reads of document data (routes/revalidate.ts). */
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description:
+    'Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while ' +
+    'nothing in the document changed.',
+  schema: {type: 'string'},
+};
+const ETAG_HEADERS = {
+  ETag: {
+    description: 'Beyond Grist: a strong tag of this answer (document version, user and request).',
+    schema: {type: 'string'},
+  },
+  'Cache-Control': {description: 'Beyond Grist: `private, no-cache` (revalidate each time).', schema: {type: 'string'}},
+};
+
 export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const tags = new Set<string>();
@@ -88,8 +106,15 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       summary: r.summary,
       tags: [r.tag],
       operationId: operationId(r.method, path),
-      ...(params.length || query.length || keeps
-        ? {parameters: [...params, ...query, ...(keeps ? [IDEMPOTENCY_KEY] : [])]}
+      ...(params.length || query.length || keeps || r.revalidate
+        ? {
+            parameters: [
+              ...params,
+              ...query,
+              ...(keeps ? [IDEMPOTENCY_KEY] : []),
+              ...(r.revalidate ? [IF_NONE_MATCH] : []),
+            ],
+          }
         : {}),
       ...(r.upload
         ? {
@@ -123,10 +148,20 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       responses: {
         '200': {
           description: ok.description,
-          ...(r.query?.includes('cursor') ? {headers: {Link: LINK_HEADER}} : {}),
-          ...(keeps ? {headers: {'Idempotent-Replayed': REPLAYED_HEADER}} : {}),
+          ...(r.query?.includes('cursor') || keeps || r.revalidate
+            ? {
+                headers: {
+                  ...(r.query?.includes('cursor') ? {Link: LINK_HEADER} : {}),
+                  ...(keeps ? {'Idempotent-Replayed': REPLAYED_HEADER} : {}),
+                  ...(r.revalidate ? ETAG_HEADERS : {}),
+                },
+              }
+            : {}),
           content: {[ok.contentType ?? 'application/json']: {schema: ok.schema}},
         },
+        ...(r.revalidate
+          ? {'304': {description: 'Beyond Grist: the If-None-Match tag is current; no body', headers: ETAG_HEADERS}}
+          : {}),
         ...Object.fromEntries(errors.map((code) => [code, {$ref: `#/components/responses/Error${code}`}])),
         ...(keeps
           ? {

@@ -26,6 +26,11 @@ export interface Route {
   response?: RouteResponse;
   /** Not part of the REST API (the console's page and files): left out of the OpenAPI document. */
   internal?: boolean;
+  /**
+   * Beyond Grist: a read of document data answered with an ETag, and 304 to a matching
+   * `If-None-Match` (routes/revalidate.ts). `docRoute` does it; other routes call `revalidate`.
+   */
+  revalidate?: boolean;
   handler(ctx: RequestContext): Promise<HandlerResult>;
 }
 

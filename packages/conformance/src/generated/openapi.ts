@@ -2522,7 +2522,10 @@ export interface operations {
                 /** @description With "column", each table's columns are included. */
                 expand?: "column";
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
+                "If-None-Match"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -2533,11 +2536,26 @@ export interface operations {
             /** @description The tables (with their columns when expand is set) */
             200: {
                 headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Tables"];
                 };
+            };
+            /** @description Beyond Grist: the If-None-Match tag is current; no body */
+            304: {
+                headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -2650,7 +2668,10 @@ export interface operations {
                 /** @description Include hidden columns (manualSort and helper columns) (1, true, on or yes). */
                 hidden?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
+                "If-None-Match"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2662,11 +2683,26 @@ export interface operations {
             /** @description The columns */
             200: {
                 headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Columns"];
                 };
+            };
+            /** @description Beyond Grist: the If-None-Match tag is current; no body */
+            304: {
+                headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -2882,7 +2918,10 @@ export interface operations {
                 /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
+                "If-None-Match"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -2896,11 +2935,26 @@ export interface operations {
                 headers: {
                     /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
                     Link?: string;
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Records"];
                 };
+            };
+            /** @description Beyond Grist: the If-None-Match tag is current; no body */
+            304: {
+                headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3217,7 +3271,10 @@ export interface operations {
                 /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
+                "If-None-Match"?: string;
+            };
             path: {
                 docId: string;
                 tableId: string;
@@ -3231,11 +3288,26 @@ export interface operations {
                 headers: {
                     /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
                     Link?: string;
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ColumnarData"];
                 };
+            };
+            /** @description Beyond Grist: the If-None-Match tag is current; no body */
+            304: {
+                headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3495,7 +3567,10 @@ export interface operations {
                 /** @description Name of the downloaded file, without extension. */
                 title?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
+                "If-None-Match"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3506,11 +3581,26 @@ export interface operations {
             /** @description The table as CSV */
             200: {
                 headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "text/csv": string;
                 };
+            };
+            /** @description Beyond Grist: the If-None-Match tag is current; no body */
+            304: {
+                headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3530,7 +3620,10 @@ export interface operations {
                 /** @description Name of the downloaded file, without extension. */
                 title?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
+                "If-None-Match"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3541,11 +3634,26 @@ export interface operations {
             /** @description The table as TSV */
             200: {
                 headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "text/tab-separated-values": string;
                 };
+            };
+            /** @description Beyond Grist: the If-None-Match tag is current; no body */
+            304: {
+                headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3565,7 +3673,10 @@ export interface operations {
                 /** @description Name of the downloaded file, without extension. */
                 title?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
+                "If-None-Match"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3576,11 +3687,26 @@ export interface operations {
             /** @description The table as DSV (💩-separated) */
             200: {
                 headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "text/plain": string;
                 };
+            };
+            /** @description Beyond Grist: the If-None-Match tag is current; no body */
+            304: {
+                headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3635,7 +3761,10 @@ export interface operations {
                 /** @description Name of the downloaded file, without extension. */
                 title?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
+                "If-None-Match"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3646,11 +3775,26 @@ export interface operations {
             /** @description The table's Frictionless table schema */
             200: {
                 headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": Record<string, never>;
                 };
+            };
+            /** @description Beyond Grist: the If-None-Match tag is current; no body */
+            304: {
+                headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3782,7 +3926,10 @@ export interface operations {
                 /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
+                "If-None-Match"?: string;
+            };
             path: {
                 docId: string;
             };
@@ -3795,11 +3942,26 @@ export interface operations {
                 headers: {
                     /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
                     Link?: string;
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Attachments"];
                 };
+            };
+            /** @description Beyond Grist: the If-None-Match tag is current; no body */
+            304: {
+                headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -4166,7 +4328,10 @@ export interface operations {
                 /** @description Accepted for Grist compatibility (the attachment may not be in a cell yet) (1, true, on or yes). */
                 maybeNew?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
+                "If-None-Match"?: string;
+            };
             path: {
                 docId: string;
                 attId: string;
@@ -4178,11 +4343,26 @@ export interface operations {
             /** @description The attachment's metadata */
             200: {
                 headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AttachmentMetadata"];
                 };
+            };
+            /** @description Beyond Grist: the If-None-Match tag is current; no body */
+            304: {
+                headers: {
+                    /** @description Beyond Grist: a strong tag of this answer (document version, user and request). */
+                    ETag?: string;
+                    /** @description Beyond Grist: `private, no-cache` (revalidate each time). */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];

@@ -441,6 +441,16 @@ export class GristDoc {
     return this.isWritable && hasFormulas(this.storage.meta) && !formulasComputed(this.db);
   }
 
+  /**
+   * A token that changes whenever the document's data or schema may have changed: this open
+   * connection's identity and its SQLite change counters (rows changed here, changes by other
+   * connections, schema version). Equal tokens mean identical data; a reopened document gets new
+   * ones. For HTTP revalidation (ETags).
+   */
+  dataVersion(): string {
+    return `${this.cacheOwner}.${this.dataStamp.now().join('.')}`;
+  }
+
   /** The document's formula engine, loaded if needed (for tests and measurements). @internal */
   formulaEngine(): FormulaEngine | null {
     if (!this.recalcs.isLoaded) {

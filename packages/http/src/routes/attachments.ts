@@ -72,6 +72,7 @@ export const attachmentRoutes: Route[] = [
     summary: 'List attachments (fileName, fileSize, timeUploaded), with filter, sort and limit',
     query: ['filter', 'sort', 'limit', 'cursor'],
     need: 'viewers',
+    revalidate: true,
     handler: async (ctx, {doc, access, meta}) => {
       const query = tableQueryFrom(ctx);
       // Beyond Grist: cursor pagination, as for records (paging.ts), on the _grist_Attachments table.
@@ -207,6 +208,7 @@ export const attachmentRoutes: Route[] = [
     summary: 'Metadata of one attachment',
     query: ['tableId', 'colId', 'rowId', 'maybeNew'],
     need: 'viewers',
+    revalidate: true,
     handler: async (ctx, {doc, access}) => {
       const attId = parseAttId(ctx.params.attId);
       const cell = ['tableId', 'colId', 'rowId'].map((k) => ctx.query.get(k));

@@ -12,6 +12,7 @@ import {ForwardTo} from '../forward.js';
 import type {Route} from '../route.js';
 import type {HandlerResult, RequestContext} from '../types.js';
 import {type TypeNames, validate} from '../validate.js';
+import {revalidate} from './revalidate.js';
 
 export type Need = 'viewers' | 'editors' | 'owners';
 
@@ -112,6 +113,8 @@ export function docRoute<S extends v.GenericSchema | undefined = undefined>(spec
     ...(check ? {body: check.schema} : {}),
     handler: async (ctx) => {
       const doc = await openDocFor(ctx, need, {ownersDespiteBrokenRules});
+      const current = route.revalidate ? revalidate(ctx, doc) : null;
+      if (current) return current;
       const parsed = check ? validate(check.schema, await ctx.json(), check.prefix, check.names) : undefined;
       return handler(ctx, doc, parsed as S extends v.GenericSchema ? v.InferOutput<S> : undefined);
     },

@@ -20,6 +20,7 @@ import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
 import {CellValue as CellValueSchema, nonEmptyArray, type TypeNames} from '../validate.js';
 import {docRoute, openDocFor, type Need} from './doc-common.js';
+import {revalidate} from './revalidate.js';
 
 // ---------------------------------------------------------------------------------------------
 // Record bodies, with Grist's error texts.
@@ -152,9 +153,13 @@ export const docDataRoutes: Route[] = [
     path: '/api/docs/:docId/tables',
     tag: 'tables',
     summary: 'List tables',
+    revalidate: true,
     query: ['expand'],
     handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'viewers');
+      const found = await openDocFor(ctx, 'viewers');
+      const current = revalidate(ctx, found);
+      if (current) return current;
+      const doc = found.grist;
       const expand = ctx.query.get('expand');
       if (expand !== null && expand !== 'column') {
         throw new BadRequest(`expand parameter ${expand} should be one of column`);
@@ -194,9 +199,13 @@ export const docDataRoutes: Route[] = [
     path: `${DATA}/columns`,
     tag: 'columns',
     summary: 'List columns',
+    revalidate: true,
     query: ['hidden'],
     handler: async (ctx) => {
-      const doc = await gristFor(ctx, 'viewers');
+      const found = await openDocFor(ctx, 'viewers');
+      const current = revalidate(ctx, found);
+      if (current) return current;
+      const doc = found.grist;
       return {columns: doc.listColumns(tableParam(ctx, doc), {hidden: flag(ctx.query, 'hidden')})};
     },
   },
@@ -265,9 +274,13 @@ export const docDataRoutes: Route[] = [
     path: `${DATA}/records`,
     tag: 'records',
     summary: 'Fetch records',
+    revalidate: true,
     query: ['filter', 'sort', 'limit', 'hidden', 'cellFormat', 'immediate', 'cursor'],
     handler: async (ctx) => {
-      const {grist: doc, meta} = await openDocFor(ctx, 'viewers');
+      const found = await openDocFor(ctx, 'viewers');
+      const current = revalidate(ctx, found);
+      if (current) return current;
+      const {grist: doc, meta} = found;
       const {q, where} = pagedQuery(ctx, meta.id, tableParam(ctx, doc));
       const page: PageEnd = {next: null};
       const text = doc.fetchRecordsJson(where.tableId, q, page);
@@ -383,9 +396,13 @@ export const docDataRoutes: Route[] = [
     path: `${DATA}/data`,
     tag: 'data',
     summary: 'Fetch columns (deprecated form)',
+    revalidate: true,
     query: ['filter', 'sort', 'limit', 'cellFormat', 'immediate', 'cursor'],
     handler: async (ctx) => {
-      const {grist: doc, meta} = await openDocFor(ctx, 'viewers');
+      const found = await openDocFor(ctx, 'viewers');
+      const current = revalidate(ctx, found);
+      if (current) return current;
+      const {grist: doc, meta} = found;
       const {q, where} = pagedQuery(ctx, meta.id, tableParam(ctx, doc));
       const page: PageEnd = {next: null};
       const body = doc.fetchColumns(where.tableId, q, page);

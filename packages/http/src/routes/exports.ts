@@ -30,6 +30,7 @@ function dsvRoute(format: DsvFormat, what: string): Route {
     query: EXPORT_QUERY,
     summary: `Download a table as ${what}, values formatted as Grist shows them (streamed)`,
     need: 'viewers',
+    revalidate: true,
     handler: async (ctx, {doc, meta, access}) => {
       const {tableId, header} = exportParams(ctx);
       const exp = doc.exportDsv(tableId, {format, header}, access);
@@ -91,6 +92,7 @@ export const exportRoutes: Route[] = [
     query: EXPORT_QUERY,
     summary: "The Frictionless table schema of a table's CSV download",
     need: 'viewers',
+    revalidate: true,
     handler: async (ctx, {doc, meta, access}) => {
       const {tableId, header} = exportParams(ctx);
       const csvPath = `${docApiUrl(ctx, meta.urlId || meta.id)}/download/csv?${ctx.query.toString()}`;

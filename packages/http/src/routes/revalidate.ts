@@ -1,0 +1,57 @@
+/**
+ * HTTP revalidation of reads of document data (issue 28, D66), which Grist lacks: a strong ETag
+ * made from the open document's data version, the caller and the request, `Cache-Control:
+ * private, no-cache` so that caches ask again each time, and 304 to a matching `If-None-Match`
+ * before any row is read. A write changes the data version at once; the caller's user, email and
+ * role are part of the tag, so an answer filtered by access rules is never another user's.
+ */
+import {createHash, randomBytes} from 'node:crypto';
+import {RawResponse, type RequestContext} from '../types.js';
+import type {DocForRequest} from './doc-common.js';
+
+/** This process's run: tags of an earlier run (whose per-open counters restarted) never match. */
+const RUN = randomBytes(8).toString('hex');
+
+/**
+ * Request headers that change a data answer: `X-Sort`, `X-Limit` (Grist's header forms of sort and
+ * limit), and the host a table schema builds its CSV link from.
+ */
+const VARYING_HEADERS = ['x-sort', 'x-limit', 'host', 'x-forwarded-host', 'x-forwarded-proto'] as const;
+
+/** The ETag of this read of `found`'s document as it is now. */
+export function dataEtag(ctx: RequestContext, found: DocForRequest): string {
+  const {user} = ctx.principal;
+  const parts = [
+    RUN,
+    found.meta.id,
+    found.meta.name, // download file names
+    found.grist.dataVersion(),
+    user.id,
+    user.email,
+    found.role,
+    ctx.principal.docKey?.id ?? null,
+    ctx.method === 'HEAD' ? 'GET' : ctx.method,
+    ctx.path,
+    ctx.query.toString(),
+    ...VARYING_HEADERS.map((h) => ctx.headers[h] ?? null),
+  ];
+  return `"${createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 32)}"`;
+}
+
+/** Whether an `If-None-Match` header names `etag` (weak comparison, as RFC 9110 §13.1.2 has it; `*` matches). */
+export function noneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+/**
+ * Sets the answer's ETag and Cache-Control; returns the 304 to send instead when the caller's
+ * copy is current (nothing else to compute), else null.
+ */
+export function revalidate(ctx: RequestContext, found: DocForRequest): RawResponse | null {
+  const etag = dataEtag(ctx, found);
+  ctx.responseHeaders.ETag = etag;
+  ctx.responseHeaders['Cache-Control'] = 'private, no-cache';
+  return noneMatch(ctx.headers['if-none-match'], etag) ? new RawResponse(304, null) : null;
+}
