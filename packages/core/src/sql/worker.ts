@@ -46,7 +46,8 @@ function handle(msg: ToWorker): FromWorker {
   }
 }
 
-const send = (msg: FromWorker) => process.send!(msg);
+// A parent gone before this worker was ready (a spare forking as the parent exits) closes the channel.
+const send = (msg: FromWorker) => process.send!(msg, undefined, {}, (err) => err && process.exit(0));
 process.on('message', (msg: ToWorker) => send(handle(msg)));
 process.on('disconnect', () => process.exit(0));
 
