@@ -24,7 +24,8 @@ for (const dir of dirs) {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
     // Request lines (info) would drown the results; tests that read logs pass their own logger.
-    env: {GRISTLITE_LOG_LEVEL: 'warn', ...process.env, FORCE_COLOR: '0', NO_COLOR: '1'},
+    // FORCE_COLOR=0 alone: Node 22 warns on stderr when NO_COLOR is set beside it.
+    env: {GRISTLITE_LOG_LEVEL: 'warn', ...process.env, FORCE_COLOR: '0', NO_COLOR: undefined},
   });
   process.stdout.write(r.stdout ?? '');
   const total = Number(/Total:\s+(\d+)/.exec(r.stdout ?? '')?.[1] ?? NaN);

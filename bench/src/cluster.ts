@@ -20,9 +20,9 @@ import {createRequire} from 'node:module';
 import {join} from 'node:path';
 import {fileURLToPath} from 'node:url';
 import pg from 'pg';
-import {Pool} from 'undici';
+import type {Pool} from 'undici';
 import {S3ObjectStore} from '@gristlite/store-s3';
-import {now, percentile, type Result} from './lib.js';
+import {clientPool, now, percentile, request, type Result} from './lib.js';
 
 const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MAIN = fileURLToPath(new URL('../../packages/cli/dist/src/main.js', import.meta.url));
@@ -74,12 +74,12 @@ class Deployment {
 
   pool(url: string): Pool {
     let p = this.pools.get(url);
-    if (!p) this.pools.set(url, (p = new Pool(url, {connections: 32})));
+    if (!p) this.pools.set(url, (p = clientPool(url, 32)));
     return p;
   }
 
   async call(url: string, method: string, path: string, body?: unknown) {
-    const res = await this.pool(url).request({
+    const res = await request(this.pool(url), {
       path,
       method: method as 'GET',
       headers: {authorization: `Bearer ${KEY}`, 'content-type': 'application/json'},

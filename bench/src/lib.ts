@@ -1,5 +1,6 @@
 /** Shared pieces of the benchmark suite: timing, data, reporting. */
 import {readFileSync} from 'node:fs';
+import {Pool} from 'undici';
 
 export interface Result {
   scenario: string;
@@ -106,4 +107,33 @@ export function printTable(results: Result[]): void {
   console.log(line(head));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of rows) console.log(line(r));
+}
+
+/**
+ * A client pool to one server whose kept-alive connections stay idle for at most 4 s, below the
+ * server's keep-alive (65 s with configureServer, Node's default 5 s), whatever the server's
+ * Keep-Alive hint says: the client, not the server, ends an idle connection.
+ */
+export function clientPool(url: string, connections: number): Pool {
+  return new Pool(url, {connections, keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000});
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+/**
+ * `pool.request`, tried once more when an idempotent request met a kept-alive connection the
+ * server closed as it was reused (undici: `other side closed`, or a reset). Seen once in CI under
+ * load (issue 24 §5); a browser or curl retries the same way.
+ */
+export async function request(
+  pool: Pool,
+  opts: Parameters<Pool['request']>[0],
+): Promise<Awaited<ReturnType<Pool['request']>>> {
+  try {
+    return await pool.request(opts);
+  } catch (e) {
+    const code = (e as {code?: string}).code;
+    if (!IDEMPOTENT.has(opts.method) || (code !== 'UND_ERR_SOCKET' && code !== 'ECONNRESET')) throw e;
+    return pool.request(opts);
+  }
 }

@@ -10,8 +10,20 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import Database from 'better-sqlite3';
 import {type Engine, GristDoc} from '@gristlite/core';
-import {Pool} from 'undici';
-import {COLUMNS, fmt, latencies, makeRows, now, peakRssMb, percentile, type Result} from './lib.js';
+import type {Pool} from 'undici';
+import {configureServer} from '@gristlite/node';
+import {
+  COLUMNS,
+  clientPool,
+  fmt,
+  latencies,
+  makeRows,
+  now,
+  peakRssMb,
+  percentile,
+  request,
+  type Result,
+} from './lib.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const CSV_ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
@@ -333,7 +345,7 @@ async function call(
   path: string,
   body?: unknown,
 ): Promise<{status: number; text: string}> {
-  const res = await pool.request({
+  const res = await request(pool, {
     method: method as 'GET',
     path,
     headers: {authorization: `Bearer ${key}`, ...(body !== undefined ? {'content-type': 'application/json'} : {})},
@@ -363,11 +375,13 @@ async function loadTest(concurrency: number, total: number, fn: () => Promise<un
 
 /** A bare node:http server answering every request with the same bytes: the transport limit. */
 async function bareServer(bytes: string): Promise<{url: string; close(): Promise<void>}> {
-  const server = createServer((req, res) => {
-    req.resume();
-    res.writeHead(200, {'Content-Type': 'application/json; charset=utf-8'});
-    res.end(bytes);
-  });
+  const server = configureServer(
+    createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, {'Content-Type': 'application/json; charset=utf-8'});
+      res.end(bytes);
+    }),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const addr = server.address() as {port: number};
   return {url: `http://127.0.0.1:${addr.port}`, close: () => new Promise((r) => server.close(() => r()))};
@@ -376,7 +390,7 @@ async function bareServer(bytes: string): Promise<{url: string; close(): Promise
 export async function overHttp(dir: string, raw: Database.Database): Promise<Result[]> {
   const results: Result[] = [];
   const server = await startServer(join(dir, 'server'));
-  const pool = new Pool(server.url, {connections: 32});
+  const pool = clientPool(server.url, 32);
   try {
     const wsList = JSON.parse((await call(pool, server.key, 'GET', '/api/orgs/docs/workspaces')).text);
     const docId = JSON.parse(
@@ -655,13 +669,15 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
     }
     const bytes = (await call(pool, server.key, 'GET', `${base}/Small/records`)).text;
     const bare = await bareServer(bytes);
-    const barePool = new Pool(bare.url, {connections: 32});
+    const barePool = clientPool(bare.url, 32);
     try {
       // The bare server sends prepared bytes: against it, the warm (repeated) fetch measures the
       // transport and request pipeline; the cold one adds producing the records.
       const fetchSmall = () => call(pool, server.key, 'GET', `${base}/Small/records`);
       const cold = await latencies(50, fetchSmall, tick);
-      const bareOne = await latencies(50, async () => (await barePool.request({method: 'GET', path: '/'})).body.text());
+      const bareOne = await latencies(50, async () =>
+        (await request(barePool, {method: 'GET', path: '/'})).body.text(),
+      );
       results.push(
         result({
           scenario: `4. fetch ${SMALL_ROWS} rows over HTTP, cold, concurrency 1`,
@@ -677,7 +693,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
       for (const c of [1, 32]) {
         const n = c === 1 ? 100 : 400;
         const mine = await loadTest(c, n, fetchSmall);
-        const lim = await loadTest(c, n, async () => (await barePool.request({method: 'GET', path: '/'})).body.text());
+        const lim = await loadTest(c, n, async () => (await request(barePool, {method: 'GET', path: '/'})).body.text());
         results.push(
           result({
             scenario: `4. fetch ${SMALL_ROWS} rows over HTTP, warm, concurrency ${c}`,
@@ -697,7 +713,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
     }
 
     // 7. CSV download of a large table: throughput and the server's peak RSS.
-    const csvRes = await pool.request({
+    const csvRes = await request(pool, {
       method: 'GET',
       path: `/api/docs/${docId}/download/csv?tableId=${TABLE}`,
       headers: {authorization: `Bearer ${server.key}`},
@@ -724,11 +740,11 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
       server.proc.kill();
       await once(server.proc, 'exit');
       const fresh = await startServer(join(dir, 'server'));
-      const freshPool = new Pool(fresh.url, {connections: 1});
+      const freshPool = clientPool(fresh.url, 1);
       try {
         const startMb = peakRssMb(fresh.proc.pid!);
         t = now();
-        const res = await freshPool.request({
+        const res = await request(freshPool, {
           method: 'GET',
           path: `/api/docs/${docId}/download/csv?tableId=${TABLE}`,
           headers: {authorization: `Bearer ${fresh.key}`},

@@ -2,7 +2,7 @@
  * gristlite for Node's http module: translates IncomingMessage/ServerResponse to and from the
  * plain request/response objects of @gristlite/http. Bodies stream both ways.
  */
-import type {IncomingMessage, ServerResponse} from 'node:http';
+import type {IncomingMessage, Server, ServerResponse} from 'node:http';
 import {Readable} from 'node:stream';
 import {pipeline} from 'node:stream/promises';
 import type {Handler, HttpRequest} from '@gristlite/http';
@@ -96,4 +96,50 @@ export function toNodeHandler(handler: Handler, opts: NodeAdapterOptions = {}): 
       } else res.destroy(e as Error);
     }
   };
+}
+
+/** Connection timeouts of a node:http server (docs/operations.md, "Connections"). */
+export interface ServerTimeouts {
+  /**
+   * How long a kept-alive connection may sit idle before the server closes it. Default 65000 ms:
+   * longer than the 60 s idle timeout of common load balancers and proxies (AWS ALB, nginx
+   * upstream keepalive_timeout), so the side that closes is the client's, never ours mid-reuse.
+   */
+  keepAliveTimeoutMs?: number;
+  /**
+   * How long a request's headers may take to arrive. Default keep-alive + 5000 ms; it must be
+   * longer than the keep-alive, or Node may close an idle kept-alive socket early.
+   */
+  headersTimeoutMs?: number;
+  /** How long a whole request (body included) may take to arrive. Default 300000 ms (Node's). */
+  requestTimeoutMs?: number;
+}
+
+/** Defaults of `configureServer`. */
+export const SERVER_TIMEOUTS = {keepAliveTimeoutMs: 65_000, headersMarginMs: 5000, requestTimeoutMs: 300_000};
+
+/** The timeouts `configureServer` sets: defaults filled in, checked against each other. */
+export function serverTimeouts(opts: ServerTimeouts = {}): Required<ServerTimeouts> {
+  const keepAlive = opts.keepAliveTimeoutMs ?? SERVER_TIMEOUTS.keepAliveTimeoutMs;
+  const headers = opts.headersTimeoutMs ?? keepAlive + SERVER_TIMEOUTS.headersMarginMs;
+  const whole = opts.requestTimeoutMs ?? SERVER_TIMEOUTS.requestTimeoutMs;
+  if (!(keepAlive > 0)) throw new RangeError(`keepAliveTimeoutMs must be positive, got ${keepAlive}`);
+  if (!(headers > keepAlive))
+    throw new RangeError(`headersTimeoutMs (${headers}) must be longer than keepAliveTimeoutMs (${keepAlive})`);
+  // Node refuses a headers timeout longer than a (non-zero) request timeout.
+  if (whole !== 0 && !(whole >= headers))
+    throw new RangeError(`requestTimeoutMs (${whole}) must be 0 or at least headersTimeoutMs (${headers})`);
+  return {keepAliveTimeoutMs: keepAlive, headersTimeoutMs: headers, requestTimeoutMs: whole};
+}
+
+/**
+ * Sets a server's keep-alive, headers and request timeouts as a server behind load balancers and
+ * keep-alive clients needs them. Returns the server.
+ */
+export function configureServer<S extends Server>(server: S, opts: ServerTimeouts = {}): S {
+  const t = serverTimeouts(opts);
+  server.keepAliveTimeout = t.keepAliveTimeoutMs;
+  server.headersTimeout = t.headersTimeoutMs;
+  server.requestTimeout = t.requestTimeoutMs;
+  return server;
 }

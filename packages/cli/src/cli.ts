@@ -23,7 +23,7 @@ import {
 import {PgDocLeases, PgPlacement, homeStoreFromUrl} from '@gristlite/store-postgres';
 import {S3ObjectStore} from '@gristlite/store-s3';
 import {createApiHandler, createLogger, type Logger, statusResponse} from '@gristlite/http';
-import {toNodeHandler} from '@gristlite/node';
+import {configureServer, type ServerTimeouts, serverTimeouts, toNodeHandler} from '@gristlite/node';
 
 type Env = Record<string, string | undefined>;
 
@@ -101,14 +101,33 @@ export async function prepareEngine(
   return {engine, apiKey, keySource: apiKey ? 'generated' : 'existing', email};
 }
 
+/**
+ * GRISTLITE_KEEPALIVE_TIMEOUT_MSEC (65000), GRISTLITE_HEADERS_TIMEOUT_MSEC (keep-alive + 5000),
+ * GRISTLITE_REQUEST_TIMEOUT_MSEC (300000; 0 = none): the server's connection timeouts
+ * (docs/operations.md, "Connections"), checked against each other as configureServer does.
+ */
+export function serverTimeoutsFromEnv(env: NodeJS.ProcessEnv): ServerTimeouts {
+  const timeouts = {
+    keepAliveTimeoutMs: intSetting(env, 'GRISTLITE_KEEPALIVE_TIMEOUT_MSEC', 1),
+    headersTimeoutMs: intSetting(env, 'GRISTLITE_HEADERS_TIMEOUT_MSEC', 1),
+    requestTimeoutMs: intSetting(env, 'GRISTLITE_REQUEST_TIMEOUT_MSEC', 0),
+  };
+  try {
+    serverTimeouts(timeouts);
+  } catch (e) {
+    throw new BadRequest(`server timeouts: ${(e as Error).message} (GRISTLITE_*_TIMEOUT_MSEC)`);
+  }
+  return timeouts;
+}
+
 /** Listens with a node:http request listener; returns the server and its URL. */
 export async function listen(
   listener: RequestListener,
   port: number,
   host: string,
+  timeouts: ServerTimeouts = {},
 ): Promise<{server: Server; url: string}> {
-  const server = createServer(listener);
-  server.keepAliveTimeout = 65_000;
+  const server = configureServer(createServer(listener), timeouts);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
       if (e.code === 'EADDRINUSE')
@@ -219,6 +238,7 @@ export async function serve(opts: {dataDir: string; port: number; host: string; 
     },
     opts.port,
     opts.host,
+    serverTimeoutsFromEnv(opts.env),
   );
   let prepared: Awaited<ReturnType<typeof prepareEngine>>;
   try {

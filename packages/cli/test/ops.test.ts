@@ -193,6 +193,7 @@ test('a running server: /status, request lines without secrets, X-Request-Id, /m
     assert.match(text, /gristlite_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/api\/orgs"\}/);
     assert.match(text, /gristlite_open_documents 1/);
     assert.match(text, /gristlite_sql_queue_size 0/);
+    assert.match(text, /gristlite_sql_preemptions_total 0/);
     assert.match(text, /gristlite_webhook_queue_size \d/);
     assert.match(text, /gristlite_webhook_failures_total \d/);
 

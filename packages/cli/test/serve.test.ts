@@ -145,4 +145,32 @@ test('a second serve on a busy port prints one clear line, exits non-zero, creat
   }
 });
 
+test('connection timeouts: the keep-alive announced is the setting; inconsistent settings stop the start', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-serve-'));
+  const ok = await serve(join(dir, 'a'), {GRISTLITE_API_KEY: 'k'.repeat(40), GRISTLITE_KEEPALIVE_TIMEOUT_MSEC: '7000'});
+  try {
+    const res = await fetch(`http://127.0.0.1:${ok.port}/status`);
+    await res.text();
+    assert.is(res.headers.get('keep-alive'), 'timeout=7');
+    const defaults = await serve(join(dir, 'b'), {GRISTLITE_API_KEY: 'k'.repeat(40)});
+    try {
+      const r = await fetch(`http://127.0.0.1:${defaults.port}/status`);
+      await r.text();
+      assert.is(r.headers.get('keep-alive'), 'timeout=65');
+    } finally {
+      await defaults.stop();
+    }
+    const bad = await serve(join(dir, 'c'), {
+      GRISTLITE_KEEPALIVE_TIMEOUT_MSEC: '80000',
+      GRISTLITE_HEADERS_TIMEOUT_MSEC: '60000',
+    });
+    assert.is(bad.code, 1);
+    assert.match(bad.err, /headersTimeoutMs \(60000\) must be longer than keepAliveTimeoutMs \(80000\)/);
+    assert.is(existsSync(join(dir, 'c')), false);
+  } finally {
+    await ok.stop();
+    rmSync(dir, {recursive: true, force: true});
+  }
+});
+
 test.run();

@@ -2,7 +2,14 @@
  * A small HTTP client for the conformance suite: undici against a real server, or a fetch-style
  * handler called in-process. Every call returns status, headers and the body (parsed when JSON).
  */
-import {request} from 'undici';
+import {Agent, request} from 'undici';
+
+/**
+ * Kept-alive connections idle at most 4 s, below any server's keep-alive (65 s with the node
+ * adapter's configureServer, Node's default 5 s), so the client ends idle connections, never
+ * reusing one the server is closing (issue 24 §5).
+ */
+const agent = new Agent({keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000});
 
 export interface ApiResponse {
   status: number;
@@ -52,7 +59,7 @@ export class Client {
       res.headers.forEach((v, k) => (outHeaders[k] = v));
       raw = Buffer.from(await res.arrayBuffer());
     } else {
-      const res = await request(url, {method: method as any, headers, body: body as any});
+      const res = await request(url, {method: method as any, headers, body: body as any, dispatcher: agent});
       status = res.statusCode;
       for (const [k, v] of Object.entries(res.headers))
         if (v !== undefined) outHeaders[k] = Array.isArray(v) ? v.join(', ') : v;

@@ -1,7 +1,8 @@
 /**
  * Building blocks for a `Target`: each adapter's own tests say how it mounts the API, and this
  * gives it an engine on a fresh data directory (as `gristlite serve` would open it) and a free
- * port. Adapters stay out of this package: it depends on core and http only.
+ * port. Adapters stay out of this package, but for the node adapter's server timeouts, which every
+ * mounted target shares with `gristlite serve`.
  */
 import {mkdtempSync, rmSync} from 'node:fs';
 import {createServer, type RequestListener} from 'node:http';
@@ -10,6 +11,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {Engine} from '@gristlite/core';
 import {createApiHandler, type Handler} from '@gristlite/http';
+import {configureServer} from '@gristlite/node';
 import type {FetchHandler} from './client.js';
 import type {Target} from './world.js';
 
@@ -59,9 +61,8 @@ export function apiTarget(
 
 /** Serves a node:http request listener on a free port of 127.0.0.1. */
 export async function listenLocal(listener: RequestListener): Promise<Mounted> {
-  const server = createServer(listener);
-  // As `gristlite serve` does: past the clients' idle time, so a kept-alive socket is not closed under a request.
-  server.keepAliveTimeout = 65_000;
+  // The timeouts `gristlite serve` uses (keep-alive past clients' and load balancers' idle time).
+  const server = configureServer(createServer(listener));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', resolve);

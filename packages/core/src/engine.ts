@@ -490,6 +490,11 @@ export class Engine {
     }
   }
 
+  /** SQL statements preempted since the engine opened (docs/sql.md, "Fairness"). */
+  get sqlPreemptions(): number {
+    return this.sqlPool?.preemptions ?? 0;
+  }
+
   /** Number of documents open in this process (for diagnostics and tests). */
   get openDocCount(): number {
     return this.openDocs.size;
@@ -499,6 +504,8 @@ export class Engine {
   stats(): {
     openDocs: number;
     sqlQueued: number;
+    /** SQL statements stopped to free a worker for another caller (docs/sql.md, "Fairness"). */
+    sqlPreemptions: number;
     webhookQueued: number;
     webhookFailures: number;
     /** Several machines: log bytes not yet in a snapshot, the oldest such change's age, takeovers. */
@@ -522,6 +529,7 @@ export class Engine {
     return {
       openDocs: this.openDocs.size,
       sqlQueued: this.sqlPool?.queued ?? 0,
+      sqlPreemptions: this.sqlPreemptions,
       webhookQueued,
       webhookFailures: this.webhookFailures,
       cluster: this.cluster

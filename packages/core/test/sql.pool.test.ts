@@ -197,6 +197,7 @@ ftest('a runaway is killed at its deadline while other docs and the writer carry
   writer.close();
 
   const refill = await refilled;
+  assert.is(pool.preemptions, 0, "one caller's statements never preempt each other");
   assert.is((await pool.run(doc, 'select count(*) as n from Table1', null)).records[0].fields.n, 4 + writes);
   console.log(
     `  runaway: interrupted at ${elapsed.toFixed(0)} ms of 3000, worker gone ${gone.toFixed(1)} ms later, ` +
@@ -210,6 +211,8 @@ ftest('timeout: a request can only lower the limit ("timeout": 10)', async () =>
   assert.ok(performance.now() - t < 1000);
   const small = new SqlPool({size: 1, defaultTimeoutMs: 50});
   try {
+    // Timed from a ready worker: a fork on a loaded machine can take longer than the bound below.
+    await waitFor(() => small.pids.length === 1, 10_000, 'the worker');
     const t2 = performance.now();
     assert.is((await failure(small.run(hello, RUNAWAY, null, 60_000))).message, INTERRUPT);
     assert.ok(performance.now() - t2 < 1000);
@@ -362,6 +365,93 @@ test("fairness: 70 runaways by one user on one doc cannot fail another user's se
     assert.equal((await fair.run(blank, 'select 2 as x', null, undefined, {user: 'viewer'})).records, [
       {fields: {x: 2}},
     ]);
+  } finally {
+    await fair.close();
+  }
+});
+
+test("preemption: one user holding every worker loses the longest-running statement to another user's wait", async () => {
+  // Issue 24 §4. Bounds are relative to the statement timeout: without preemption the other
+  // user's first statement would wait for a runaway's deadline (2000 ms) to free a worker.
+  const timeout = 2000;
+  const fair = new SqlPool({size: 2, defaultTimeoutMs: timeout, maxPerUser: 4, reserveMs: 500});
+  const world = newDoc();
+  try {
+    await waitFor(() => fair.pids.length === 2 && fair.spares === 1, 10_000, 'the workers and the spare');
+    const settled: number[] = [];
+    const flood = Array.from({length: 70}, (_, i) =>
+      fair.run(blank, RUNAWAY, null, undefined, {user: 'viewer'}).then(
+        () => 'ok',
+        (e: ApiError) => {
+          if (e.status !== 429) {
+            settled.push(i);
+          }
+          return e.status === 400 ? e.message : e.status;
+        },
+      ),
+    );
+    await waitFor(() => fair.queued === 2, 5000, 'two runaways running, two waiting');
+    const times: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const t = performance.now();
+      assert.equal((await fair.run(world, 'select 1 as x', null, undefined, {user: 'other'})).records, [
+        {fields: {x: 1}},
+      ]);
+      times.push(performance.now() - t);
+    }
+    const slowest = Math.max(...times);
+    assert.ok(slowest < timeout / 2, `another user's select 1 took up to ${slowest} ms`);
+    // One preemption; then the viewer holds one worker and the other stays free.
+    assert.is(fair.preemptions, 1);
+    assert.equal(settled, [0], 'the longest-running runaway was stopped, the second still runs');
+    // The reserve lapses 500 ms after the other user's last statement, long before the second
+    // runaway's deadline: one of the viewer's waiting statements then takes the free worker.
+    await waitFor(() => fair.queued === 1, 5000, "the viewer's waiting statement to start");
+    assert.not.ok(settled.includes(1), 'it started before the running runaway ended');
+    // The viewer holds both workers again; its own statement elsewhere waits its turn, never preempts.
+    const own = fair.run(world, 'select 3 as x', null, undefined, {user: 'viewer'}).then((r) => ({
+      r,
+      ended: settled.length,
+    }));
+    const statuses = await Promise.all(flood);
+    const {r, ended} = await own;
+    assert.equal(r.records, [{fields: {x: 3}}]);
+    assert.ok(ended >= 2, 'it ran once a runaway had ended');
+    assert.is(fair.preemptions, 1);
+    assert.is(statuses.filter((s) => s === 429).length, 66);
+    assert.is(statuses.filter((s) => s === INTERRUPT).length, 4, 'the preempted one answers as a timeout');
+    console.log(
+      `  preemption: another user's 12 select 1 during 70 runaways (timeout ${timeout} ms): ` +
+        `first ${times[0].toFixed(0)} ms, slowest ${slowest.toFixed(0)} ms, median ${times.sort((a, b) => a - b)[6].toFixed(1)} ms`,
+    );
+  } finally {
+    await fair.close();
+  }
+});
+
+test('preemption by document: users sharing one document leave a worker for another document', async () => {
+  const timeout = 2000;
+  const fair = new SqlPool({size: 2, defaultTimeoutMs: timeout, maxPerUser: 2, reserveMs: 200});
+  const world = newDoc();
+  try {
+    await waitFor(() => fair.pids.length === 2, 5000, 'the workers');
+    // Settled here, so that a failing assertion below does not leave them rejected unhandled.
+    const runaways = ['v1', 'v2', 'v1', 'v2'].map((user) =>
+      fair.run(blank, RUNAWAY, null, undefined, {user}).then(
+        () => new Error('a runaway completed'),
+        (e: Error) => e,
+      ),
+    );
+    await waitFor(() => fair.queued === 2, 5000, 'two runaways running, two waiting');
+    const t = performance.now();
+    await fair.run(world, 'select 1 as x', null, undefined, {user: 'other'});
+    const took = performance.now() - t;
+    assert.ok(took < timeout / 2, `select 1 on another document took ${took} ms`);
+    assert.is(fair.preemptions, 1);
+    for (const e of await Promise.all(runaways)) {
+      assert.is(e.message, INTERRUPT);
+    }
+    assert.is(fair.preemptions, 1);
   } finally {
     await fair.close();
   }

@@ -153,6 +153,15 @@ export function createMetrics(engine: Engine): Metrics {
     });
   }
   new Counter({
+    name: 'gristlite_sql_preemptions_total',
+    help: "SQL statements stopped to free a worker for another caller's waiting statement",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read().sqlPreemptions);
+    },
+  });
+  new Counter({
     name: 'gristlite_webhook_failures_total',
     help: 'Failed webhook delivery attempts since the process started',
     registers: [registry],

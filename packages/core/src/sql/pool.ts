@@ -23,6 +23,16 @@ export interface SqlPoolOptions {
   maxPerDoc?: number;
   /** Longest wait for a free worker before the statement starts; beyond that, 503. Default 10000 ms. */
   queueTimeoutMs?: number;
+  /**
+   * When every worker runs statements of one user (or one document) and another user's statement
+   * waits, the longest-running of them is stopped once all have run this long. Default 100 ms.
+   */
+  preemptAfterMs?: number;
+  /**
+   * After a preemption, that user (or document) holds at most size-1 workers until this long has
+   * passed without another caller's statement. Default 5000 ms.
+   */
+  reserveMs?: number;
   /** Called when a worker cannot start for lack of descriptors (the engine then closes idle docs). */
   onShortage?: () => void;
 }
@@ -48,6 +58,8 @@ interface Job {
   text: string;
   args: SqlParam[];
   timer: NodeJS.Timeout;
+  /** When a worker started it (performance.now()). */
+  startedAt?: number;
   resolve: (r: SqlResult) => void;
   reject: (e: Error) => void;
   settled?: boolean;
@@ -77,14 +89,30 @@ export class SqlPool {
   readonly #maxPerUser: number;
   readonly #maxPerDoc: number;
   readonly #queueTimeoutMs: number;
+  readonly #preemptAfterMs: number;
+  readonly #reserveMs: number;
   readonly #onShortage?: () => void;
   readonly #children = new Set<Child>();
+  /**
+   * One more process, forked ahead and idle, that takes the place of a worker killed at a deadline
+   * or preempted at once: forking a replacement takes 90-250 ms (measured), longer than the wait
+   * the preemption is there to avoid.
+   */
+  #spare?: Child;
   /** Waiting statements, one FIFO lane per (user, document); lanes take turns (round-robin). */
   readonly #lanes = new Map<string, Job[]>();
   #queued = 0;
   /** Statements queued or running, per user and per document. */
   readonly #perUser = new Map<string, number>();
   readonly #perDoc = new Map<string, number>();
+  /**
+   * Users (`u` + user) and documents (`d` + path) that were preempted: until the time given, they
+   * may not take the last free worker, which stays free for others.
+   */
+  readonly #reserved = new Map<string, number>();
+  #preemptTimer?: NodeJS.Timeout;
+  #reserveTimer?: NodeJS.Timeout;
+  #preemptions = 0;
   #nextId = 1;
   #closed = false;
   /** Why the last worker died before becoming ready; reported when no worker is left. */
@@ -98,6 +126,8 @@ export class SqlPool {
     this.#maxPerUser = Math.max(1, opts.maxPerUser ?? 4);
     this.#maxPerDoc = Math.max(1, opts.maxPerDoc ?? 8);
     this.#queueTimeoutMs = opts.queueTimeoutMs ?? 10_000;
+    this.#preemptAfterMs = opts.preemptAfterMs ?? 100;
+    this.#reserveMs = opts.reserveMs ?? 5000;
     this.#onShortage = opts.onShortage;
     this.#fill();
   }
@@ -158,6 +188,7 @@ export class SqlPool {
       );
     }
     this.#fill();
+    this.#refreshReserves(user, path);
     return new Promise<SqlResult>((resolve, reject) => {
       const job: Job = {
         id: this.#nextId++,
@@ -204,14 +235,26 @@ export class SqlPool {
     );
   }
 
+  /** Spare processes ready to replace a worker at once (0 or 1; for tests). */
+  get spares(): number {
+    return this.#spare?.ready ? 1 : 0;
+  }
+
+  /** Statements stopped to free a worker for another caller (for metrics and tests). */
+  get preemptions(): number {
+    return this.#preemptions;
+  }
+
   /** Stops the workers (queued statements fail). */
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#preemptTimer);
+    clearTimeout(this.#reserveTimer);
     for (const job of this.#takeAll()) {
       this.#settle(job, new Error('SqlPool is closed'));
     }
     await Promise.all(
-      [...this.#children].map((c) => {
+      [...this.#children, ...(this.#spare ? [this.#spare] : [])].map((c) => {
         const exited = new Promise((resolve) => c.proc.once('exit', resolve));
         c.proc.ref(); // so that close() is still awaited when nothing else keeps the loop alive
         this.#kill(c, new Error('SqlPool is closed'));
@@ -221,12 +264,31 @@ export class SqlPool {
   }
 
   #fill(): void {
-    for (let n = this.#size - this.#children.size; n > 0 && !this.#closed; n--) {
-      this.#spawn();
+    if (this.#closed) {
+      return;
+    }
+    if (this.#spare?.ready) {
+      // A ready spare takes a missing worker's place, or that of one still starting (which becomes the spare).
+      const starting = [...this.#children].find((c) => !c.ready);
+      if (this.#children.size < this.#size || starting) {
+        this.#children.add(this.#spare);
+        this.#spare = undefined;
+        if (starting && this.#children.size > this.#size) {
+          this.#children.delete(starting);
+          this.#spare = starting;
+        }
+      }
+    }
+    for (let n = this.#size - this.#children.size; n > 0; n--) {
+      this.#spawn(false);
+    }
+    // The spare forks once the workers are ready, so that it does not slow their start.
+    if (!this.#spare && [...this.#children].every((c) => c.ready)) {
+      this.#spawn(true);
     }
   }
 
-  #spawn(): void {
+  #spawn(spare: boolean): void {
     let proc: ChildProcess;
     try {
       proc = fork(WORKER_PATH, [], {serialization: 'advanced', execArgv: []});
@@ -247,7 +309,11 @@ export class SqlPool {
       return;
     }
     const child: Child = {proc, ready: false, acks: new Map()};
-    this.#children.add(child);
+    if (spare) {
+      this.#spare = child;
+    } else {
+      this.#children.add(child);
+    }
     // An idle pool must not keep the embedding process alive; #send refs the channel while busy.
     proc.unref();
     proc.channel?.unref();
@@ -268,6 +334,7 @@ export class SqlPool {
     if (msg.type === 'ready') {
       child.ready = true;
       this.#startError = undefined;
+      this.#fill();
       this.#dispatch();
       return;
     }
@@ -292,6 +359,9 @@ export class SqlPool {
   }
 
   #onExit(child: Child, code: number | null, signal: string | null): void {
+    if (child === this.#spare) {
+      this.#spare = undefined;
+    }
     this.#children.delete(child);
     for (const ack of child.acks.values()) {
       ack();
@@ -325,31 +395,151 @@ export class SqlPool {
 
   /** Gives free workers the next statements, taking one from each lane in turn. */
   #dispatch(): void {
+    this.#pruneReserves();
     for (const child of this.#children) {
       if (this.#queued === 0) {
-        return;
+        break;
       }
       if (!child.ready || child.job) {
         continue;
       }
       const job = this.#next();
+      if (!job) {
+        break; // what waits belongs to a reserved user or document: this worker stays free for others
+      }
       clearTimeout(job.timer);
+      job.startedAt = performance.now();
       job.timer = setTimeout(() => this.#expire(job), job.timeoutMs);
       child.job = job;
       this.#send(child, {type: 'run', id: job.id, path: job.path, text: job.text, args: job.args, caps: this.#caps});
     }
+    this.#checkPreempt();
   }
 
-  /** The head of the lane that waited longest for its turn; the lane then goes to the back. */
-  #next(): Job {
-    const [key, lane] = this.#lanes.entries().next().value!;
-    const job = lane.shift()!;
-    this.#lanes.delete(key);
-    if (lane.length) {
-      this.#lanes.set(key, lane);
+  /**
+   * The head of the lane that waited longest for its turn; the lane then goes to the back. Lanes
+   * of a reserved user or document that already holds all workers but one are passed over.
+   */
+  #next(): Job | undefined {
+    for (const [key, lane] of this.#lanes) {
+      const job = lane[0];
+      if (this.#mustLeaveFree(job)) {
+        continue;
+      }
+      lane.shift();
+      this.#lanes.delete(key);
+      if (lane.length) {
+        this.#lanes.set(key, lane);
+      }
+      this.#queued--;
+      return job;
     }
-    this.#queued--;
-    return job;
+    return undefined;
+  }
+
+  /** Would starting `job` give a reserved user (or document) every worker? */
+  #mustLeaveFree(job: Job): boolean {
+    if (this.#reserved.size === 0) {
+      return false;
+    }
+    const user = this.#reserved.has(`u${job.user}`);
+    const doc = this.#reserved.has(`d${job.path}`);
+    if (!user && !doc) {
+      return false;
+    }
+    let held = 0;
+    for (const c of this.#children) {
+      if (c.job && ((user && c.job.user === job.user) || (doc && c.job.path === job.path))) {
+        held++;
+      }
+    }
+    return held >= this.#size - 1;
+  }
+
+  /** Another caller's statement arriving or ending keeps the reserves against a flooding user or document. */
+  #refreshReserves(user: string, path: string): void {
+    const until = performance.now() + this.#reserveMs;
+    for (const key of this.#reserved.keys()) {
+      if (!reserveCovers(key, user, path)) {
+        this.#reserved.set(key, until);
+      }
+    }
+  }
+
+  #pruneReserves(): void {
+    if (this.#reserved.size === 0) {
+      return;
+    }
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    const others = (key: string) =>
+      [...this.#lanes.values()].some((lane) => lane.some((j) => !reserveCovers(key, j.user, j.path))) ||
+      [...this.#children].some((c) => c.job && !reserveCovers(key, c.job.user, c.job.path));
+    for (const [key, until] of this.#reserved) {
+      if (until <= now && others(key)) {
+        this.#reserved.set(key, now + this.#reserveMs); // another caller's statement is still waiting or running
+        next = Math.min(next, now + this.#reserveMs);
+      } else if (until <= now) {
+        this.#reserved.delete(key);
+      } else {
+        next = Math.min(next, until);
+      }
+    }
+    clearTimeout(this.#reserveTimer);
+    if (this.#reserved.size > 0) {
+      // A reserve running out may let a waiting statement of the reserved user start.
+      this.#reserveTimer = setTimeout(() => this.#dispatch(), Math.ceil(next - now) + 1);
+      this.#reserveTimer.unref();
+    }
+  }
+
+  /**
+   * Preemption (decision D50): when every worker runs statements of one user (or of one document,
+   * for callers who have none of them running) and another caller's statement waits, the
+   * longest-running of them is stopped once all have run `preemptAfterMs`, and answers as a
+   * timeout would; that user (or document) then holds at most size-1 workers while others keep
+   * sending statements. A caller's own statements never preempt each other, and a pool of one
+   * worker never preempts.
+   */
+  #checkPreempt(): void {
+    clearTimeout(this.#preemptTimer);
+    this.#preemptTimer = undefined;
+    if (this.#size < 2 || this.#queued === 0 || this.#closed) {
+      return;
+    }
+    const running: Job[] = [];
+    for (const c of this.#children) {
+      if (!c.ready || !c.job) {
+        return; // a worker is free or starting: it takes the next statement
+      }
+      running.push(c.job);
+    }
+    if (running.length < this.#size) {
+      return;
+    }
+    const {user, path} = running[0];
+    const users = new Set(running.map((j) => j.user));
+    const heads = [...this.#lanes.values()].map((lane) => lane[0]);
+    let reserve: string;
+    if (users.size === 1 && heads.some((j) => j.user !== user)) {
+      reserve = `u${user}`;
+    } else if (running.every((j) => j.path === path) && heads.some((j) => j.path !== path && !users.has(j.user))) {
+      reserve = `d${path}`;
+    } else {
+      return;
+    }
+    const now = performance.now();
+    const youngest = Math.max(...running.map((j) => j.startedAt ?? now));
+    const wait = youngest + this.#preemptAfterMs - now;
+    if (wait > 0) {
+      this.#preemptTimer = setTimeout(() => this.#checkPreempt(), Math.ceil(wait));
+      this.#preemptTimer.unref();
+      return;
+    }
+    const victim = running.reduce((a, b) => ((a.startedAt ?? now) <= (b.startedAt ?? now) ? a : b));
+    this.#reserved.set(reserve, now + this.#reserveMs);
+    this.#preemptions++;
+    this.#expire(victim);
   }
 
   #unqueue(job: Job): boolean {
@@ -385,11 +575,15 @@ export class SqlPool {
   #expire(job: Job): void {
     const child = [...this.#children].find((c) => c.job === job);
     if (child) {
-      this.#kill(child); // its 'exit' forks the replacement
+      this.#kill(child);
     } else {
       this.#unqueue(job);
     }
     this.#settle(job, new BadRequest(INTERRUPT_MESSAGE));
+    if (child) {
+      this.#fill(); // the spare takes the killed worker's place, and a new spare forks
+      this.#dispatch();
+    }
   }
 
   /** SIGKILL: safe for a read-only SQLite reader, and the only way to stop a running statement. */
@@ -421,6 +615,7 @@ export class SqlPool {
       return;
     }
     job.settled = true;
+    this.#refreshReserves(job.user, job.path);
     bump(this.#perUser, job.user, -1);
     bump(this.#perDoc, job.path, -1);
     if (error) {
@@ -429,6 +624,11 @@ export class SqlPool {
       job.resolve(result!);
     }
   }
+}
+
+/** Is a statement of `user` on `path` one of the reserved user's (`u...`) or document's (`d...`)? */
+function reserveCovers(key: string, user: string, path: string): boolean {
+  return key.slice(1) === (key[0] === 'u' ? user : path);
 }
 
 function bump(counts: Map<string, number>, key: string, by: number): void {

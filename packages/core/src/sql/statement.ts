@@ -198,7 +198,8 @@ export function sqlTimeoutFromEnv(env: NodeJS.ProcessEnv): number {
 
 /**
  * The pool's bounds (docs/operations.md): GRISTLITE_SQL_WORKERS (2), GRISTLITE_SQL_MAX_QUEUE (64),
- * GRISTLITE_SQL_MAX_PER_USER (4), GRISTLITE_SQL_MAX_PER_DOC (8), GRISTLITE_SQL_QUEUE_TIMEOUT_MSEC (10000).
+ * GRISTLITE_SQL_MAX_PER_USER (4), GRISTLITE_SQL_MAX_PER_DOC (8), GRISTLITE_SQL_QUEUE_TIMEOUT_MSEC (10000),
+ * GRISTLITE_SQL_PREEMPT_MSEC (100), GRISTLITE_SQL_RESERVE_MSEC (5000).
  */
 export function sqlPoolSettingsFromEnv(env: NodeJS.ProcessEnv) {
   return {
@@ -207,5 +208,7 @@ export function sqlPoolSettingsFromEnv(env: NodeJS.ProcessEnv) {
     maxPerUser: intSetting(env, 'GRISTLITE_SQL_MAX_PER_USER', 1),
     maxPerDoc: intSetting(env, 'GRISTLITE_SQL_MAX_PER_DOC', 1),
     queueTimeoutMs: intSetting(env, 'GRISTLITE_SQL_QUEUE_TIMEOUT_MSEC', 0),
+    preemptAfterMs: intSetting(env, 'GRISTLITE_SQL_PREEMPT_MSEC', 0),
+    reserveMs: intSetting(env, 'GRISTLITE_SQL_RESERVE_MSEC', 0),
   };
 }

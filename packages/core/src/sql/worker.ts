@@ -46,10 +46,11 @@ function handle(msg: ToWorker): FromWorker {
   }
 }
 
-// The parent may exit without closing the pool (an embedder that never calls engine.close()):
-// then there is nobody to answer, and nothing to print (no ERR_IPC_CHANNEL_CLOSED or EPIPE trace).
+// The parent may exit without closing the pool (an embedder that never calls engine.close(), or a
+// spare forking as the parent exits): then there is nobody to answer, and nothing to print (no
+// ERR_IPC_CHANNEL_CLOSED or EPIPE trace).
 const send = (msg: FromWorker) => {
-  if (process.connected) process.send!(msg, undefined, undefined, () => {});
+  if (process.connected) process.send!(msg, undefined, {}, (err) => err && process.exit(0));
 };
 process.on('error', () => process.exit(0));
 process.on('message', (msg: ToWorker) => send(handle(msg)));
