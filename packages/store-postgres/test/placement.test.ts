@@ -245,6 +245,31 @@ if (await pgAvailable('document placement')) {
     },
   );
 
+  t('a holder cut off inside a transaction does not keep its row lock past the lease', async () => {
+    const s = schema();
+    const a = await worker('http://a', s, 1500);
+    const b = await worker('http://b', s, 1500);
+    await a.create('d1');
+    clearInterval((a as unknown as {renewTimer: NodeJS.Timeout}).renewTimer); // no renewals either
+    // As if cut off mid-claim: one of its placement connections holds the row lock and never
+    // sends another statement (its session lives on: nothing tells the server of the cut).
+    const stuck = await (a as unknown as {pool: pg.Pool}).pool.connect();
+    stuck.on('error', () => {}); // the server ends this session
+    await stuck.query('BEGIN');
+    await stuck.query(`SELECT 1 FROM ${pg.escapeIdentifier(s)}.gristlite_placement WHERE doc_id = 'd1' FOR UPDATE`);
+    let c: Awaited<ReturnType<PgPlacement['claim']>> | undefined;
+    try {
+      await waitFor(async () => {
+        b.forgetHolder('d1');
+        c = await b.claim('d1').catch(() => undefined); // waits on the lock (query timeout) until it goes
+        return c !== undefined && 'mine' in c && c.mine;
+      }, 'a takeover past the stuck transaction');
+    } finally {
+      stuck.release(true);
+    }
+    assert.ok(c && 'mine' in c && c.mine && c.takeover?.epoch === 2);
+  });
+
   t('many workers claim one free document at once: exactly one takes it', async () => {
     const s = schema();
     const ws = await Promise.all([1, 2, 3, 4, 5].map((i) => worker(`http://w${i}`, s)));
