@@ -253,5 +253,108 @@ export async function formulaScenarios(dir: string): Promise<Result[]> {
       note: `limit: the same first write to the same document without formulas (${coldPlain.toFixed(1)} ms)`,
     }),
   );
+  // F8 closed both documents.
+  results.push(...orderAndKeyScenarios(dir));
+  return results;
+}
+
+/** Rows of the F6/F7 tables: 4,000 and 20,000 at the default size (the shapes of formula-work.test.ts). */
+const RUN_ROWS = Math.max(100, Math.min(4000, Math.floor(ROWS / 25)));
+const KEY_ROWS = Math.max(100, Math.min(20_000, Math.floor(ROWS / 5)));
+
+/** Median ms of adding `columns` to `table` (removed again, untimed), `RUNS` times. */
+function addColumnsMs(doc: GristDoc, table: string, columns: Array<[string, string, string]>): number {
+  const times: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    const t = now();
+    doc.addColumns(
+      table,
+      columns.map(([id, type, formula]) => ({id, fields: {type, isFormula: true, formula}})),
+    );
+    times.push(now() - t);
+    for (const [id] of columns) doc.removeColumn(table, id);
+  }
+  return percentile(times, 50);
+}
+
+/**
+ * F6: a running total with PREVIOUS (every row asks for the order: a cached order keeps it near
+ * one sort), against SQLite's window function. F7: lookups on a key column that is itself a
+ * formula computed after them, against the same lookups on a data key column.
+ */
+function orderAndKeyScenarios(dir: string): Result[] {
+  const results: Result[] = [];
+  const path = join(dir, 'fx-order.grist');
+  const doc = GristDoc.create(path);
+  try {
+    doc.addTables([
+      {
+        id: 'Run',
+        columns: [
+          {id: 'A', fields: {type: 'Int'}},
+          {id: 'K', fields: {type: 'Int'}},
+        ],
+      },
+      {
+        id: 'Keys',
+        columns: [
+          {id: 'A', fields: {type: 'Int'}},
+          {id: 'KD', fields: {type: 'Int'}},
+        ],
+      },
+    ]);
+    const run = Array.from({length: RUN_ROWS}, (_, i) => i + 1);
+    doc.addColumnar('Run', {A: run, K: run.map((a) => -a)}, {parse: false});
+    const keys = Array.from({length: KEY_ROWS}, (_, i) => i + 1);
+    doc.addColumnar('Keys', {A: keys, KD: keys.map((a) => a % 100)}, {parse: false});
+    doc.db.pragma('wal_checkpoint(TRUNCATE)');
+    const rawPath = join(dir, 'fx-order-raw.grist');
+    copyFileSync(path, rawPath);
+
+    const prev = addColumnsMs(doc, 'Run', [['Bench', 'Int', 'PREVIOUS(rec, order_by="K").Bench + $A']]);
+    const prevRaw = rawMs(
+      rawPath,
+      [
+        'ALTER TABLE Run ADD COLUMN Bench INTEGER DEFAULT 0',
+        'UPDATE Run SET Bench = w.s FROM (SELECT id, SUM(A) OVER (ORDER BY K, id) AS s FROM Run) AS w WHERE w.id = Run.id',
+      ],
+      ['ALTER TABLE Run DROP COLUMN Bench'],
+    );
+    results.push(
+      result({
+        scenario: `F6. add a PREVIOUS running total to ${RUN_ROWS} rows`,
+        unit: 'ms',
+        rate: prev,
+        limit: prevRaw,
+        p50Ms: prev,
+        target: 'report',
+        note: 'limit: SQL UPDATE from SUM() OVER (ORDER BY ...); the order is sorted once, not per row',
+      }),
+    );
+
+    // Both add the key formula column too, after the lookups, so the work differs only in the key.
+    const onFormula = addColumnsMs(doc, 'Keys', [
+      ['N', 'Int', 'len(Keys.lookupRecords(KF=$KF))'],
+      ['KF', 'Int', '$A % 100'],
+    ]);
+    const onData = addColumnsMs(doc, 'Keys', [
+      ['N', 'Int', 'len(Keys.lookupRecords(KD=$KD))'],
+      ['KF', 'Int', '$A % 100'],
+    ]);
+    results.push(
+      result({
+        scenario: `F7. ${KEY_ROWS} lookups on a formula key column computed after them`,
+        unit: 'ms',
+        rate: onFormula,
+        limit: onData,
+        p50Ms: onFormula,
+        target: 'within 2x of a data key',
+        ...(onData > 0 ? {maxMs: 2 * onData} : {}),
+        note: 'limit: the same lookups on a data key column (the key column computed once, not per lookup)',
+      }),
+    );
+  } finally {
+    doc.close();
+  }
   return results;
 }

@@ -7,6 +7,8 @@ import {join} from 'node:path';
 import pg from 'pg';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
+import {waitFor} from '@gristlite/core/testing';
+import {PgDocLeases} from '@gristlite/store-postgres';
 import {PG_URL, callApi, pgReachable, serve, withSchema} from './servers.js';
 
 const KEY = 'c'.repeat(40);
@@ -75,14 +77,16 @@ test('two processes serve the same users and documents, with one writer per docu
     // When the holder dies, PostgreSQL ends its lease and the other process takes over.
     a.proc.kill('SIGKILL');
     await new Promise((r) => a.proc.once('exit', r));
-    let after = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, {
-      records: [{fields: {A: 'after'}}],
-    });
-    for (let i = 0; i < 50 && after.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      after = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, {records: [{fields: {A: 'after'}}]});
-    }
-    assert.is(after.status, 200);
+    let after = {status: 0, headers: {}} as Awaited<ReturnType<typeof api>>;
+    await waitFor(
+      async () =>
+        (after = await api(b.url, 'POST', `/api/docs/${docId}/tables/Table1/records`, {
+          records: [{fields: {A: 'after'}}],
+        })).status === 200,
+      'B to take the document over',
+      undefined,
+      100,
+    );
     assert.is(after.headers['x-gristlite-forwarded-to'], undefined);
     const final = (await api(b.url, 'GET', `/api/docs/${docId}/tables/Table1/records`)).json.records;
     assert.is(final.length, 23);
@@ -110,7 +114,13 @@ test('a document closed when idle gives its lease up: the other process then ser
       api(url, 'POST', `/api/docs/${docId}/tables/Table1/records`, {records: [{fields: {A: v}}]});
     assert.is((await add(a.url, 'a')).headers['x-gristlite-forwarded-to'], undefined);
     assert.is((await add(b.url, 'b')).headers['x-gristlite-forwarded-to'], a.url, 'A holds it while open');
-    await new Promise((r) => setTimeout(r, 800)); // A closes it (idle) and releases the lease
+    // A closes it when idle and releases the lease (seen in PostgreSQL's locks, not awaited by time).
+    const probe = await PgDocLeases.connect(homeUrl, {holderId: 'test probe'});
+    try {
+      await waitFor(async () => (await probe.holder(docId)) === null, 'A to release the lease');
+    } finally {
+      await probe.close();
+    }
     const viaB = await add(b.url, 'b2');
     assert.is(viaB.status, 200);
     assert.is(viaB.headers['x-gristlite-forwarded-to'], undefined, 'B took the lease');

@@ -48,8 +48,10 @@ const PRESSURE = ((v) => (v === '1' ? availableParallelism() : Number(v) || 0))(
  * Acknowledged writes each fault must see from its start (GRISTLITE_E2E_MIN_ACKS, default 100),
  * so that "nothing lost" is about real traffic: writers go on past a fault until they are reached.
  */
-const MIN_ACKS = Number(process.env.GRISTLITE_E2E_MIN_ACKS ?? 100);
+const MIN_ACKS = Math.max(1, Number(process.env.GRISTLITE_E2E_MIN_ACKS ?? 100) || 0);
 const MIN_ACKS_WAIT = 60_000;
+/** Liveness, not speed: a document of a failed holder must be writable elsewhere within this. */
+const FAILOVER_DEADLINE = 60_000;
 
 /** Busy loops at normal priority, as other work on a shared machine. */
 function startPressure(n: number): ChildProcess[] {
@@ -376,6 +378,10 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
       }
     }
     if (staleEpoch > 3) problems.push(`${staleEpoch} stale-epoch acknowledgements in all`);
+    // The checks above see only what the answers carry: every acknowledged write must name its
+    // epoch, or "no stale epoch" would hold for want of epochs.
+    if (withEpoch !== acked.length)
+      problems.push(`${acked.length - withEpoch} of ${acked.length} acknowledged writes carry no X-Gristlite-Epoch`);
 
     // Failover: for documents last written through the faulted worker, the time from the fault to
     // the first acknowledged write of that document through another worker.
@@ -401,13 +407,28 @@ test('no acknowledged write is lost or duplicated across crashes, cuts, freezes,
     };
     const crash = faults.filter((f) => f.kind === 'kill').flatMap(failover);
     const cut = faults.filter((f) => f.kind === 'cut').flatMap(failover);
+    // Likewise the failover times: every acknowledged write must name the worker that served it.
     const identified = acked.filter((w) => servedByIndex(w.servedBy) !== undefined).length;
-    if (acked.length && !identified)
-      console.log('WARNING netns e2e: no x-gristlite-worker header naming a worker address: failover not measured');
-    if (crash.length && !(pct(crash, 0.5) < 1000)) problems.push(`crash failover p50 ${ms(pct(crash, 0.5))} >= 1000ms`);
-    const slowCuts = cut.filter((x) => !(x < LEASE_MSEC + 5000));
-    if (slowCuts.length)
-      problems.push(`${slowCuts.length} cut failovers >= ${LEASE_MSEC + 5000}ms (max ${ms(Math.max(...slowCuts))})`);
+    if (identified !== acked.length)
+      problems.push(
+        `${acked.length - identified} of ${acked.length} acknowledged writes name no worker (X-Gristlite-Worker)`,
+      );
+    // "Nothing lost" is about real traffic: at least MIN_ACKS acknowledged writes after each fault.
+    if (acked.length < MIN_ACKS * faults.length)
+      problems.push(`${acked.length} acknowledged writes in all, fewer than ${MIN_ACKS} per fault`);
+    // How fast failover is, is measured and printed (and benchmarked: bench C-scenarios); what is
+    // checked is the mechanism and liveness. A crashed holder is replaced without waiting for its
+    // lease (D46: its session is gone), so the median crash failover is under one lease time
+    // (measured p50 190 ms idle, 382-853 ms under CPU pressure, with a 3 s lease).
+    if (crash.length && !(pct(crash, 0.5) < LEASE_MSEC))
+      problems.push(`crash failover p50 ${ms(pct(crash, 0.5))} >= the lease (${LEASE_MSEC}ms): a lease was waited for`);
+    if (crash.some((x) => !(x < FAILOVER_DEADLINE)))
+      problems.push(`a crash failover took ${FAILOVER_DEADLINE}ms or never happened (max ${ms(Math.max(...crash))})`);
+    // A cut-off holder is replaced once its lease expires (by PostgreSQL's clock): every document
+    // it held must be written through another worker within a generous deadline.
+    const stuckCuts = cut.filter((x) => !(x < FAILOVER_DEADLINE));
+    if (stuckCuts.length)
+      problems.push(`${stuckCuts.length} cut failovers >= ${FAILOVER_DEADLINE}ms (max ${ms(Math.max(...stuckCuts))})`);
 
     // Each fault's window: from its start to the next one's (the last: to the end of writing).
     const perFault = faults.map((f, i) => {

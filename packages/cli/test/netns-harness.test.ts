@@ -72,12 +72,10 @@ test('namespaces reach PostgreSQL, the object store and each other; a cut link s
 
     // Cut: every attempt fails or hangs (then the 2 s timeout ends it); restore: all works again.
     net.cut(1);
-    const t0 = Date.now();
     const cutPg = await node(ns1, pgScript(pgVia), 2000);
     const cutS3 = await node(ns1, s3Script(obj, 'cut'), 2000);
     assert.is.not(cutPg.code, 0, 'PostgreSQL unreachable while cut');
     assert.is.not(cutS3.code, 0, 's3rver unreachable while cut');
-    assert.ok(Date.now() - t0 < 5000);
     const other = await node(ns2, pgScript(pgVia));
     assert.is(other.stdout.trim(), 'pg 1', 'the other namespace is unaffected');
     net.restore(1);

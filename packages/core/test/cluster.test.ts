@@ -18,8 +18,7 @@ import {
   type LogEntry,
 } from '../src/index.js';
 import {fileSha256} from '../src/cluster/replica.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import {waitFor} from '../src/testing/index.js';
 
 function tmp(): string {
   return mkdtempSync(join(tmpdir(), 'gl-cluster-'));
@@ -190,7 +189,9 @@ test('snapshots replace the log, old ones are pruned, and a huge transaction is 
     const da = await sa.doc(docId);
     for (let round = 0; round < 4; round++) {
       await da.addRecords('Table1', [{A: `r${round}`}]);
-      await sleep(120); // snapshotDelayMs is 30
+      // Each write in its own snapshot (snapshotDelayMs is 30), so that there are old ones to prune.
+      const written = hub.rows.get(docId)!.log.at(-1)!.seq;
+      await waitFor(() => (hub.rows.get(docId)!.snapshot?.seq ?? 0) >= written, `a snapshot of round ${round}`);
     }
     const row = hub.rows.get(docId)!;
     assert.ok(row.snapshot && row.snapshot.seq > 0, 'a snapshot after the writes');
@@ -210,17 +211,50 @@ test('snapshots replace the log, old ones are pruned, and a huge transaction is 
     assert.is(got[4 + 1999], `1999:${'y'.repeat(4000)}`);
   }));
 
-test('a worker taking back its own document reuses its local file when it matches the snapshot', () =>
-  twoWorkers(async ({a}) => {
-    const sa = await a.forUser('ada@example.com', 'Ada');
-    const ws = await sa.personalWorkspace();
-    const docId = await sa.createDoc(ws.id, {name: 'reuse'});
-    await (await sa.doc(docId)).addRecords('Table1', [{A: 'x'}]);
-    await a.withDoc(docId, (d) => d.replica!.snapshot());
-    const sha = await fileSha256(a.docPath(docId));
-    assert.not.equal(sha, '', 'file readable');
-    assert.equal(await values(a, docId), ['x']);
-  }));
+test('a worker taking back its own document reuses its local file when it matches the snapshot', async () => {
+  const dir = tmp();
+  const hub = new MemoryPlacementHub(3000, 2);
+  const objects = new DirObjectStore(join(dir, 'objects'));
+  // Downloads counted: the reuse branch is the one that downloads nothing.
+  const downloads: string[] = [];
+  const counting = Object.assign(Object.create(objects), {
+    getFile: (key: string, path: string) => {
+      downloads.push(key);
+      return objects.getFile(key, path);
+    },
+  });
+  const engine = await Engine.open({
+    dataDir: join(dir, 'a'),
+    docIdleMs: 40,
+    cluster: {placement: hub.worker('http://a'), store: counting, snapshotDelayMs: 10},
+  });
+  try {
+    const s = await engine.forUser('ada@example.com', 'Ada');
+    const docId = await s.createDoc((await s.personalWorkspace()).id, {name: 'reuse'});
+    const released = (what: string) => waitFor(() => hub.rows.get(docId)!.worker === null, what);
+    await (await s.doc(docId)).addRecords('Table1', [{A: 'x'}]);
+    // Closed when idle after a snapshot, the lease given back; the local file stays as a kept copy.
+    await released('the document to be released');
+    const epoch = hub.rows.get(docId)!.epoch;
+    assert.ok(existsSync(engine.docPath(docId)), 'the local copy is kept');
+    assert.is(await fileSha256(engine.docPath(docId)), hub.rows.get(docId)!.snapshot!.sha256, 'and matches');
+    // Taken back (a new epoch: a takeover, restored from the record), from the local file.
+    assert.equal(await values(engine, docId), ['x']);
+    assert.is(hub.rows.get(docId)!.epoch, epoch + 1, 'taken back under a new epoch');
+    assert.equal(downloads, [], 'the matching local file was used, nothing downloaded');
+    await (await s.doc(docId)).addRecords('Table1', [{A: 'y'}]);
+    await released('the document to be released again');
+    // A local file that no longer matches (changed behind gristlite's back) is replaced.
+    const db = new Database(engine.docPath(docId));
+    db.prepare("UPDATE Table1 SET A = 'tampered'").run();
+    db.close();
+    assert.equal(await values(engine, docId), ['x', 'y']);
+    assert.equal(downloads, [hub.rows.get(docId)!.snapshot!.key], 'the snapshot downloaded once');
+  } finally {
+    await engine.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+});
 
 test("a dead worker's documents are adopted by another with no request (their webhooks resume)", () =>
   twoWorkers(async ({a, b, hub}) => {
@@ -230,8 +264,7 @@ test("a dead worker's documents are adopted by another with no request (their we
     await (await sa.doc(docId)).addRecords('Table1', [{A: 'kept'}]);
     assert.is(hub.rows.get(docId)!.worker, 'http://a');
     hub.kill('http://a');
-    for (let i = 0; i < 100 && (hub.rows.get(docId)!.worker !== 'http://b' || b.openDocCount === 0); i++)
-      await sleep(20);
+    await waitFor(() => hub.rows.get(docId)!.worker === 'http://b' && b.openDocCount > 0, 'adoption by b');
     assert.is(hub.rows.get(docId)!.worker, 'http://b', 'adopted');
     assert.is(b.openDocCount, 1, 'open at b, as a webhook resume opens it');
     assert.equal(await values(b, docId), ['kept']);
@@ -264,7 +297,7 @@ test('while snapshots fail, writes stop at the log cap with a 503 and reads go o
     assert.is(refusals.length, 1, 'writes stopped');
     assert.is(refusals[0].status, 503);
     assert.match(refusals[0].message, /wait for a snapshot/);
-    for (let i = 0; i < 50 && !errors.length; i++) await sleep(20);
+    await waitFor(() => errors.length > 0, 'a failing snapshot to be reported');
     assert.ok(
       errors.some((m) => /object store unreachable/.test(m)),
       'the failing snapshots were reported',
@@ -272,15 +305,9 @@ test('while snapshots fail, writes stop at the log cap with a 503 and reads go o
     const before = (await doc.fetchRecords('Table1')).length;
     assert.ok(before > 0, 'reads go on');
     storeUp = true;
-    let ok = false;
-    for (let i = 0; i < 100 && !ok; i++) {
-      await sleep(30);
-      ok = await doc.addRecords('Table1', [{A: 'again'}]).then(
-        () => true,
-        () => false,
-      );
-    }
-    assert.ok(ok, 'writes resume once a snapshot succeeds');
+    // The refused write again: accepted once a snapshot has succeeded (and trimmed the log).
+    await waitFor(() => (hub.rows.get(docId)!.snapshot?.seq ?? 0) > 0, 'a snapshot once the store is back');
+    await doc.addRecords('Table1', [{A: `again-${'z'.repeat(2000)}`}]);
     const row = hub.rows.get(docId)!;
     assert.ok(row.snapshot!.seq > 0 && row.log.every((e) => e.seq > row.history.at(-2)!.seq), 'the log was trimmed');
   } finally {
@@ -331,7 +358,7 @@ test('local copies of released documents are a bounded cache: the least recently
       await (await s.doc(id)).addRecords('Table1', [{A: name}]);
       ids.push(id);
       // Released once idle (after a snapshot), which makes it a kept local copy.
-      for (let i = 0; i < 100 && hub.rows.get(id)!.worker !== null; i++) await sleep(20);
+      await waitFor(() => hub.rows.get(id)!.worker === null, `${name} to be released`);
       assert.is(hub.rows.get(id)!.worker, null, `${name} released`);
     }
     assert.not.ok(existsSync(engine.docPath(ids[0])), 'the older copy is gone (cap 1)');

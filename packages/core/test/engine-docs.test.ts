@@ -10,8 +10,8 @@ import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {Engine, ensureWebhookTables} from '../src/index.js';
+import {waitFor} from '../src/testing/index.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fds = () => readdirSync('/proc/self/fd').length;
 
 async function withEngine(
@@ -73,25 +73,29 @@ test('idle documents are closed after the idle timeout, giving their descriptors
     for (const id of ids) await tables(engine, id);
     assert.is(engine.openDocCount, 4);
     assert.ok(fds() >= base + 4 * 3);
-    await sleep(400);
-    assert.is(engine.openDocCount, 0);
+    await waitFor(() => engine.openDocCount === 0, 'the idle documents to close');
     assert.ok(fds() <= base, `${fds() - base} descriptors left`);
     assert.is(await tables(engine, ids[0]), 1, 'and it opens again on the next use');
   }));
 
 test('a document in use is never closed under its user, whatever the cap and idle timeout', () =>
   withEngine({maxOpenDocs: 1, docIdleMs: 50}, 3, async (engine, [a, b, c]) => {
+    let aOpen!: () => void;
+    const aOpened = new Promise<void>((r) => (aOpen = r));
+    // Opened outside any scope just after a: once the idle sweep has closed it, a was idle as long.
+    const unheld = aOpened.then(() => engine.openDoc(c));
     await engine.inScope(async () => {
       const doc = engine.openDoc(a);
-      await sleep(200); // four idle timeouts
+      aOpen();
+      const other = await unheld;
+      await waitFor(() => !other.db.open, 'the idle sweep to close the document nobody holds');
       engine.openDoc(b);
       await tables(engine, c); // both over the cap
       assert.ok(doc.db.open, 'the held document is still open');
       assert.is(doc.db.prepare('SELECT count(*) FROM _grist_Tables').pluck().get(), 1);
       assert.is(engine.openDoc(a), doc, 'the same connection');
     });
-    await sleep(200);
-    assert.is(engine.openDocCount, 0, 'released at the end of the scope, then closed when idle');
+    await waitFor(() => engine.openDocCount === 0, 'released at the end of the scope, then closed when idle');
   }));
 
 test('out of descriptors: 503 (never 404), idle documents are closed, and everything answers again', () => {
@@ -200,15 +204,18 @@ test('at start, documents with events waiting deliver them, taking turns under a
     const engine = await Engine.open({dataDir: dir, env, maxOpenDocs: 1, docIdleMs: 30});
     try {
       let most = 0;
-      const end = Date.now() + 10_000;
-      while (received.length < 6 && Date.now() < end) {
-        most = Math.max(most, engine.openDocCount);
-        await sleep(5);
-      }
+      await waitFor(
+        () => {
+          most = Math.max(most, engine.openDocCount);
+          return received.length >= 6;
+        },
+        'every event delivered',
+        undefined,
+        5,
+      );
       assert.equal(received.sort(), ['d0-1', 'd0-2', 'd1-1', 'd1-2', 'd2-1', 'd2-2']);
       assert.ok(most <= 1, `${most} open at once`);
-      await sleep(200);
-      assert.is(engine.openDocCount, 0, 'closed again once delivered and idle');
+      await waitFor(() => engine.openDocCount === 0, 'closed again once delivered and idle');
       for (const id of ids) {
         const db = new Database(engine.docPath(id), {readonly: true});
         assert.is(db.prepare('SELECT count(*) FROM _gristlite_webhook_outbox').pluck().get(), 0);

@@ -1,6 +1,9 @@
 // Edge cases of the function library and datetime beyond Grist's doctests: Python types of results,
 // laziness, Grist's cell encoding, IANA zones around DST (expected values from CPython's zoneinfo
 // where it agrees with Grist's moment.tzinfo, from Grist's rules where they differ).
+import {readdirSync, readFileSync} from 'node:fs';
+import {join} from 'node:path';
+import {fileURLToPath} from 'node:url';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {F, callAttr, check, lazyFn, tuple} from './formula-lib-helpers.js';
@@ -116,12 +119,35 @@ test('text functions index code points, as Python does', () => {
   assert.is(F.TASTEME.call(['123'], null), null);
 });
 
-test('the library has no stubs: every function is callable and named as Grist names it', () => {
+test('the library has no stubs: every function is named as Grist names it and its results are checked', () => {
   assert.is(Object.keys(gristFunctions).length, 140);
   for (const [name, f] of Object.entries(gristFunctions)) {
     assert.ok(f instanceof PyCallable, name);
     assert.is(f.name, name);
   }
+  // Every function whose result is determined is called with an expected result in the library's
+  // tests: Grist's doctests (formula-lib-doctests), the edge cases here, CPython-checked values.
+  const dir = fileURLToPath(new URL('../../test/', import.meta.url));
+  const sources = readdirSync(dir)
+    .filter((f) => /^formula-lib-.*\.test\.ts$/.test(f))
+    .map((f) => readFileSync(join(dir, f), 'utf8'))
+    .join('\n');
+  const random = ['RAND', 'RANDBETWEEN', 'UUID'];
+  const unchecked = Object.keys(gristFunctions).filter((n) => !random.includes(n) && !sources.includes(`F.${n}.call(`));
+  assert.equal(unchecked, [], 'functions no test calls with an expected result');
+  // The random ones, by what they promise (Python's random.random, randint, uuid4).
+  const floats = Array.from({length: 50}, () => F.RAND.call([], null) as number);
+  assert.ok(
+    floats.every((x) => typeof x === 'number' && x >= 0 && x < 1),
+    'RAND in [0, 1)',
+  );
+  assert.ok(new Set(floats).size > 40, 'RAND varies');
+  const dice = Array.from({length: 300}, () => F.RANDBETWEEN.call([1n, 6n], null));
+  assert.equal([...new Set(dice)].sort(), [1n, 2n, 3n, 4n, 5n, 6n], 'RANDBETWEEN: every value of 1..6, nothing else');
+  assert.equal(F.RANDBETWEEN.call([3n, 3n], null), 3n);
+  const ids = [F.UUID.call([], null), F.UUID.call([], null)] as string[];
+  for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.not.equal(ids[0], ids[1]);
   for (const theirs of [
     'PREVIOUS',
     'NEXT',

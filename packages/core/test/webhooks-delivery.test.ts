@@ -16,7 +16,7 @@ import {
   type WebhookDelivery,
   type WebhookUrlPolicy,
 } from '../src/webhooks/index.js';
-import {addRows, deliverFrom, newDoc, Receiver, removeRows, sleep, updateRows, waitFor} from './webhooks-helpers.js';
+import {addRows, deliverFrom, newDoc, Receiver, removeRows, updateRows, waitFor} from './webhooks-helpers.js';
 
 interface Ctx {
   db: Database.Database;
@@ -127,7 +127,8 @@ test('retries after a failing receiver, with usage as Grist keeps it', async () 
   try {
     ctx.receiver.respond = (_r, n) => (n < 2 ? {status: 500, body: `down ${n}`} : {status: 200});
     const id = await hook(ctx);
-    start(ctx, {waitDelayMs: 20});
+    const unit = 100;
+    start(ctx, {waitDelayMs: unit});
     addRows(ctx.db, [{A: 1}]);
     await waitFor(() => ctx.receiver.requests.length === 1);
     await waitFor(() => webhookUsage(ctx.db, id).lastEventBatch?.status === 'failure');
@@ -150,7 +151,11 @@ test('retries after a failing receiver, with usage as Grist keeps it', async () 
     assert.is(usage.lastHttpStatus, 200);
     assert.ok(usage.lastFailureTime! <= usage.lastSuccessTime!);
     assert.equal(usage.lastEventBatch, {status: 'success', httpStatus: 200, errorMessage: null, size: 1, attempts: 3});
-    // The wait between attempts grows: 1 unit, then 2 units.
+    // The wait between attempts grows: 1 unit, then 2 units. Lower bounds only: a timer never
+    // fires early, and a loaded machine only makes the gaps longer.
+    const [first, second, third] = ctx.receiver.requests.map((r) => r.at);
+    assert.ok(second - first >= unit - 2, `first wait ${second - first} ms, unit ${unit} ms`);
+    assert.ok(third - second >= 2 * unit - 2, `second wait ${third - second} ms, twice the unit expected`);
     assert.equal(listWebhooks(ctx.db).webhooks[0].usage.status, 'idle');
   } finally {
     await teardown(ctx);
@@ -239,8 +244,9 @@ test('no delivery for a write that rolled back', async () => {
       // expected
     }
     addRows(ctx.db, [{A: 'real'}]);
-    await waitFor(() => ctx.receiver.requests.length === 1);
-    await sleep(50);
+    // Everything recorded is delivered in order: a ghost event would be in the first batch or
+    // one before it.
+    await waitFor(() => queueSize(ctx.db) === 0);
     assert.equal(
       (ctx.receiver.bodies() as {A: string}[][]).flat().map((r) => r.A),
       ['real'],
@@ -253,7 +259,8 @@ test('no delivery for a write that rolled back', async () => {
 test('clearing the queue drops waiting events, aborts the request in flight and resets usage', async () => {
   const ctx = await setup();
   try {
-    ctx.receiver.respond = () => ({status: 200, delayMs: 5000});
+    // Never answered while the test runs: only an abort ends this request.
+    ctx.receiver.respond = () => ({status: 200, delayMs: 600_000});
     const id = await hook(ctx);
     start(ctx);
     addRows(ctx.db, [{A: 1}]);
@@ -263,17 +270,17 @@ test('clearing the queue drops waiting events, aborts the request in flight and 
     assert.is(webhookUsage(ctx.db, id).numWaiting, 2);
     clearWebhookQueue(ctx.db, undefined, ctx.delivery);
     assert.equal(webhookUsage(ctx.db, id), {status: 'idle', numWaiting: 0, lastEventBatch: null});
-    await sleep(100);
-    assert.is(ctx.receiver.requests.length, 1);
-    assert.equal(webhookUsage(ctx.db, id), {status: 'idle', numWaiting: 0, lastEventBatch: null});
-    // Delivery goes on for new events.
+    await waitFor(() => ctx.receiver.aborted === 1, undefined, 'the request in flight to be aborted');
+    // Delivery goes on for new events, and only for them: the cleared ones come back neither
+    // before them (a lane delivers in order) nor with them.
     ctx.receiver.respond = () => ({status: 200});
     addRows(ctx.db, [{A: 3}]);
-    await waitFor(() => ctx.receiver.requests.length === 2);
+    await waitFor(() => queueSize(ctx.db) === 0);
     assert.equal(
-      (ctx.receiver.bodies()[1] as {A: number}[]).map((r) => r.A),
-      [3],
+      ctx.receiver.bodies().map((b) => (b as {A: number}[]).map((r) => r.A)),
+      [[1, 2], [3]],
     );
+    assert.equal(webhookUsage(ctx.db, id).numWaiting, 0);
   } finally {
     await teardown(ctx);
   }
@@ -337,9 +344,9 @@ test('waitForCapacity waits while the outbox is full', async () => {
     addRows(ctx.db, [{A: 2}]);
     const delivery = start(ctx, {maxQueueSize: 2, batchSize: 1});
     assert.ok(delivery.draining);
-    const t0 = Date.now();
+    // It returns only once a delivery made room (the receiver answers after 50 ms).
     await delivery.waitForCapacity();
-    assert.ok(Date.now() - t0 >= 30);
+    assert.ok(ctx.receiver.requests.length >= 1, 'a batch was sent before it returned');
     assert.ok(queueSize(ctx.db) < 2);
   } finally {
     await teardown(ctx);

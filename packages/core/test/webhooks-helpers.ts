@@ -11,6 +11,7 @@ import {
   type WebhookDelivery,
 } from '../src/webhooks/index.js';
 import {tempPath} from './doc-helpers.js';
+import {WAIT_MS} from '../src/testing/index.js';
 
 /** A new document whose Table1 has A (Any), B (Bool, the usual ready column) and C (Any). */
 export function newDoc(): {db: Database.Database; path: string} {
@@ -99,11 +100,15 @@ export interface Received {
   path: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** When it arrived (performance.now()). */
+  at: number;
 }
 
 /** An HTTP receiver on 127.0.0.1. `respond` decides each answer (default 200). */
 export class Receiver {
   readonly requests: Received[] = [];
+  /** Requests the client closed before their answer was sent. */
+  aborted = 0;
   respond: (req: Received, n: number) => {status: number; body?: string; delayMs?: number} = () => ({status: 200});
   private server!: Server;
   port = 0;
@@ -113,13 +118,23 @@ export class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const received = {path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString()};
+        const received = {
+          path: req.url ?? '',
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString(),
+          at: performance.now(),
+        };
         const answer = this.respond(received, this.requests.length);
         this.requests.push(received);
         const send = () => {
+          if (res.destroyed) return;
           res.statusCode = answer.status;
           res.end(answer.body ?? '');
         };
+        // The client gave up before the answer (an aborted request in flight).
+        res.on('close', () => {
+          if (!res.writableFinished) this.aborted++;
+        });
         if (answer.delayMs) setTimeout(send, answer.delayMs);
         else send();
       });
@@ -143,8 +158,9 @@ export class Receiver {
   }
 }
 
-export async function waitFor(cond: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const end = Date.now() + timeoutMs;
+/** Waits for `cond`; the deadline is generous (WAIT_MS at least): it is never a speed check. */
+export async function waitFor(cond: () => boolean, timeoutMs = WAIT_MS, what = 'condition'): Promise<void> {
+  const end = Date.now() + Math.max(timeoutMs, WAIT_MS);
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));

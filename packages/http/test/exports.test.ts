@@ -345,21 +345,28 @@ fixtureTest('POST /api/workspaces/:wid/import: .grist and CSV, {id, title}', asy
   assert.is((await get(`/api/docs/${csv.id}/download/csv?tableId=People`)).text, 'Name,Age\nAnn,31\nBob,42\n');
 });
 
-s('a 200,000-row CSV imports through POST /api/workspaces/:wid/import within seconds', async () => {
+// How fast: bench scenario 1c (a CSV import against raw inserts), not a limit here.
+s('a 200,000-row CSV imports through POST /api/workspaces/:wid/import, every row and type', async () => {
   const lines = ['n,label,price'];
   for (let i = 1; i <= 200_000; i++) lines.push(`${i},row ${i},${i % 1000}.25`);
-  const t = performance.now();
   const res = ok(
     await upload(`/api/workspaces/${wid}/import`, {}, {name: 'many.csv', data: Buffer.from(lines.join('\n'))}),
   );
-  const ms = performance.now() - t;
-  assert.ok(ms < 15_000, `${ms} ms`);
   const grist = engine.openDoc(res.id).grist;
   assert.is(grist.db.prepare('SELECT count(*) FROM Many').pluck().get(), 200_000);
   assert.equal(ok(await get(`/api/docs/${res.id}/tables/Many/records?sort=-n&limit=1`)).records, [
     {id: 200_000, fields: {n: 200_000, label: 'row 200000', price: 0.25}},
   ]);
-  console.log(`  200,000 rows x 3 columns over HTTP in ${ms.toFixed(0)} ms`);
+  const columns = ok(await get(`/api/docs/${res.id}/tables/Many/columns`)).columns;
+  assert.equal(
+    columns.map((c: {id: string; fields: {type: string}}) => [c.id, c.fields.type]),
+    // Grist's import guesses Numeric for whole numbers too.
+    [
+      ['n', 'Numeric'],
+      ['label', 'Text'],
+      ['price', 'Numeric'],
+    ],
+  );
 });
 
 fixtureTest('invalid uploads answer 400 and leave nothing behind; access and payload errors', async () => {

@@ -9,17 +9,7 @@ import * as assert from 'uvu/assert';
 import {ApiError, Engine, type Session} from '@gristlite/core';
 import {createApiHandler} from '../src/index.js';
 
-type Outcome = {status: number; error?: string};
-
-async function inProcess(fn: () => Promise<unknown>): Promise<Outcome> {
-  try {
-    await fn();
-    return {status: 200};
-  } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
-    return {status: e.status, error: e.message};
-  }
-}
+type Outcome = {status: number; error?: string; result?: any};
 
 type Handle = ReturnType<typeof createApiHandler>;
 
@@ -40,7 +30,7 @@ async function withEngine(fn: (engine: Engine, handle: Handle) => Promise<void>)
   }
 }
 
-test('owner, editor, viewer and stranger: the same outcomes in-process and over HTTP', () =>
+test('owner, editor, viewer and stranger: the same outcomes and results in-process and over HTTP', () =>
   withEngine(async (engine, handle) => {
     const people = ['ada', 'bob', 'cy', 'dee'];
     const sessions: Record<string, Session> = {};
@@ -49,6 +39,7 @@ test('owner, editor, viewer and stranger: the same outcomes in-process and over 
       sessions[name] = await engine.forUser(`${name}@example.com`, name);
       keys[name] = await engine.home.setApiKey(sessions[name].principal.user.id);
     }
+    /** The answer over HTTP: status, and the error or the parsed result. */
     const http = async (who: string, method: string, url: string, body?: unknown): Promise<Outcome> => {
       const res = await handle({
         method,
@@ -56,7 +47,17 @@ test('owner, editor, viewer and stranger: the same outcomes in-process and over 
         headers: {authorization: `Bearer ${keys[who]}`, 'content-type': 'application/json'},
         ...(body === undefined ? {} : {body: new TextEncoder().encode(JSON.stringify(body))}),
       });
-      return res.status === 200 ? {status: 200} : {status: res.status, error: JSON.parse(res.body as string).error};
+      const parsed = JSON.parse(res.body as string);
+      return res.status === 200 ? {status: 200, result: parsed} : {status: res.status, error: parsed.error};
+    };
+    /** The answer in-process, the result shaped as its HTTP twin's JSON. */
+    const inProcessAs = async (fn: () => Promise<unknown>): Promise<Outcome> => {
+      try {
+        return {status: 200, result: JSON.parse(JSON.stringify(await fn()))};
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        return {status: e.status, error: e.message};
+      }
     };
 
     const ada = sessions.ada;
@@ -71,80 +72,102 @@ test('owner, editor, viewer and stranger: the same outcomes in-process and over 
       ).status,
       200,
     );
-    await (await ada.doc(docId)).addTables([{id: 'Items', columns: [{id: 'Name', fields: {type: 'Text'}}]}]);
+    const adaDoc = await ada.doc(docId);
+    await adaDoc.addTables([{id: 'Items', columns: [{id: 'Name', fields: {type: 'Text'}}]}]);
+    await adaDoc.addRecords('Items', [{Name: 'first'}]);
+    const rule = ['AddRecord', '_grist_ACLResources', null, {tableId: '*', colIds: '*'}];
 
-    // Each operation, in-process and over HTTP.
-    const ops: Array<[string, (s: Session) => Promise<unknown>, (who: string) => Promise<Outcome>]> = [
-      [
-        'read records',
-        async (s) => (await s.doc(docId)).fetchRecords('Items'),
-        (w) => http(w, 'GET', `/api/docs/${docId}/tables/Items/records`),
-      ],
-      [
-        'add records',
-        async (s) => (await s.doc(docId)).addRecords('Items', [{Name: 'x'}]),
-        (w) => http(w, 'POST', `/api/docs/${docId}/tables/Items/records`, {records: [{fields: {Name: 'x'}}]}),
-      ],
-      [
-        'add a table',
-        async (s) => (await s.doc(docId)).addTables([{id: 'More', columns: [{id: 'A'}]}]),
-        (w) => http(w, 'POST', `/api/docs/${docId}/tables`, {tables: [{id: 'More', columns: [{id: 'A'}]}]}),
-      ],
-      [
-        'write access rules',
-        async (s) =>
-          (await s.doc(docId)).applyUserActions([
-            ['AddRecord', '_grist_ACLResources', null, {tableId: '*', colIds: '*'}],
-          ]),
-        (w) =>
-          http(w, 'POST', `/api/docs/${docId}/apply`, [
-            ['AddRecord', '_grist_ACLResources', null, {tableId: '*', colIds: '*'}],
-          ]),
-      ],
-      [
-        'run SQL',
-        (s) => s.runSql(docId, 'select count(*) as n from Items'),
-        (w) => http(w, 'POST', `/api/docs/${docId}/sql`, {sql: 'select count(*) as n from Items'}),
-      ],
-      [
-        "create a doc in ada's Home",
-        (s) => s.createDoc(home.id, {name: 'Another'}),
-        (w) => http(w, 'POST', `/api/workspaces/${home.id}/docs`, {name: 'Another'}),
-      ],
+    // Each operation in-process (its result shaped as the HTTP answer) and over HTTP; `undo`
+    // removes what a success added, so that both paths start from the same document.
+    type Op = {
+      what: string;
+      session: (s: Session) => Promise<unknown>;
+      http: (who: string) => Promise<Outcome>;
+      /** Only what both answers must share (ids that cannot match, such as a new doc's, left out). */
+      shape?: (result: any) => Promise<unknown> | unknown;
+      undo?: (result: any) => Promise<unknown>;
+    };
+    const ops: Op[] = [
+      {
+        what: 'read records',
+        session: async (s) => ({records: await (await s.doc(docId)).fetchRecords('Items')}),
+        http: (w) => http(w, 'GET', `/api/docs/${docId}/tables/Items/records`),
+      },
+      {
+        what: 'add records',
+        session: async (s) => ({
+          records: (await (await s.doc(docId)).addRecords('Items', [{Name: 'x'}])).map((id) => ({id})),
+        }),
+        http: (w) => http(w, 'POST', `/api/docs/${docId}/tables/Items/records`, {records: [{fields: {Name: 'x'}}]}),
+        undo: (r) => adaDoc.applyUserActions([['BulkRemoveRecord', 'Items', r.records.map((x: {id: number}) => x.id)]]),
+      },
+      {
+        what: 'add a table',
+        session: async (s) => ({
+          tables: (await (await s.doc(docId)).addTables([{id: 'More', columns: [{id: 'A'}]}])).map((id) => ({id})),
+        }),
+        http: (w) => http(w, 'POST', `/api/docs/${docId}/tables`, {tables: [{id: 'More', columns: [{id: 'A'}]}]}),
+        undo: () => adaDoc.applyUserActions([['RemoveTable', 'More']]),
+      },
+      {
+        what: 'write access rules',
+        session: async (s) => (await s.doc(docId)).applyUserActions([rule]),
+        http: (w) => http(w, 'POST', `/api/docs/${docId}/apply`, [rule]),
+        // The action number grows with each write: the values returned are what must match.
+        shape: (r) => r.retValues,
+        undo: (r) => adaDoc.applyUserActions([['RemoveRecord', '_grist_ACLResources', r.retValues[0]]]),
+      },
+      {
+        what: 'run SQL',
+        session: (s) => s.runSql(docId, 'select count(*) as n from Items'),
+        http: (w) => http(w, 'POST', `/api/docs/${docId}/sql`, {sql: 'select count(*) as n from Items'}),
+      },
+      {
+        what: "create a doc in ada's Home",
+        session: (s) => s.createDoc(home.id, {name: 'Another'}),
+        http: (w) => http(w, 'POST', `/api/workspaces/${home.id}/docs`, {name: 'Another'}),
+        // A new id each time: what must match is the document made (its name and workspace).
+        shape: async (id: string) => {
+          const doc = (await http('ada', 'GET', `/api/docs/${id}`)).result;
+          return {name: doc.name, workspace: doc.workspace.id};
+        },
+        undo: (id: string) => http('ada', 'DELETE', `/api/docs/${id}`),
+      },
     ];
-    const seen: string[] = [];
+    const seen: Record<string, number> = {};
+    let compared = 0;
     for (const who of people) {
-      for (const [what, viaSession, viaHttp] of ops) {
-        // Tables added by one path would make the other's add differ: undo between the two.
-        // What one path adds would make the other's add differ (a second table More, a duplicate
-        // rule resource): undo between the two.
-        const undo = async (o: Outcome) => {
-          if (o.status !== 200) return;
-          const doc = await ada.doc(docId);
-          if (what === 'add a table') await doc.applyUserActions([['RemoveTable', 'More']]);
-          if (what === 'write access rules') {
-            const ids = (await doc.fetchRecords('_grist_ACLResources')).map((r) => r.id);
-            await doc.applyUserActions([['RemoveRecord', '_grist_ACLResources', Math.max(...ids)]]);
-          }
+      for (const op of ops) {
+        const settle = async (o: Outcome): Promise<Outcome> => {
+          if (o.status !== 200) return o;
+          const shaped = {status: 200, result: op.shape ? await op.shape(o.result) : o.result};
+          await op.undo?.(o.result);
+          return shaped;
         };
-        const mine = await inProcess(() => viaSession(sessions[who]));
-        await undo(mine);
-        const theirs = await viaHttp(who);
-        await undo(theirs);
-        assert.equal(mine, theirs, `${who}: ${what}`);
-        seen.push(`${who} ${what}: ${mine.status}`);
+        const mine = await settle(await inProcessAs(() => op.session(sessions[who])));
+        const theirs = await settle(await op.http(who));
+        assert.equal(mine, theirs, `${who}: ${op.what}`);
+        if (mine.status === 200) {
+          assert.ok(mine.result !== undefined && mine.result !== null, `${who}: ${op.what} returned a result`);
+          compared++;
+        }
+        seen[`${who} ${op.what}`] = mine.status;
       }
     }
-    // The outcomes themselves follow the roles.
-    const status = (line: string) => seen.find((s) => s.startsWith(line))!.split(': ')[1];
-    assert.is(status('ada write access rules'), '200');
-    assert.is(status('bob add records'), '200');
-    assert.is(status('bob write access rules'), '403');
-    assert.is(status('cy read records'), '200');
-    assert.is(status('cy add records'), '403');
-    assert.is(status('cy run SQL'), '200');
-    assert.is(status('dee read records'), '403');
-    assert.is(status("dee create a doc in ada's Home"), '403');
+    // Every one of the 24 outcomes, as the roles decide: viewers read and query, editors also
+    // write records and tables, only owners change the rules; creating a doc needs a role on the
+    // workspace, which the doc's guests lack; a stranger gets nothing.
+    const expected: Record<string, number[]> = {
+      //   read  add  table rules  sql  create
+      ada: [200, 200, 200, 200, 200, 200],
+      bob: [200, 200, 200, 403, 200, 403],
+      cy: [200, 403, 403, 403, 200, 403],
+      dee: [403, 403, 403, 403, 403, 403],
+    };
+    const pinned: Record<string, number> = {};
+    for (const who of people) ops.forEach((op, i) => (pinned[`${who} ${op.what}`] = expected[who][i]));
+    assert.equal(seen, pinned);
+    assert.is(compared, 6 + 4 + 2, 'every success compared by its result');
   }));
 
 // Issue 23: every record write of SessionDoc refuses the malformed inputs its HTTP twin refuses,
@@ -401,9 +424,15 @@ test("pages: Session.fetchRecordsPage and GET /records page alike, and take each
       assert.ok(i < 10);
     }
     assert.equal(pages, all);
-    const refused = await inProcess(() => doc.fetchRecordsPage('Table1', {sort: 'A', limit: 2, cursor}));
-    assert.is(refused.status, 400);
-    assert.match(refused.error ?? '', /^Invalid cursor/);
+    let refused: unknown = null;
+    try {
+      await doc.fetchRecordsPage('Table1', {sort: 'A', limit: 2, cursor});
+    } catch (e) {
+      refused = e;
+    }
+    assert.instance(refused, ApiError);
+    assert.is((refused as ApiError).status, 400);
+    assert.match((refused as ApiError).message, /^Invalid cursor/);
   }));
 
 test('document API keys: made and revoked in-process, used and listed over HTTP alike', () =>

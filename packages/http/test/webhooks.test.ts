@@ -58,7 +58,7 @@ async function newDoc(): Promise<string> {
 
 const hooks = (doc: string) => `/api/docs/${doc}/webhooks`;
 const waitFor = async (cond: () => boolean) => {
-  const end = Date.now() + 5000;
+  const end = Date.now() + 30_000; // generous: a deadline, not a speed check
   while (!cond()) {
     if (Date.now() > end) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 5));

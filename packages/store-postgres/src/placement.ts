@@ -80,6 +80,11 @@ export class PgPlacement implements Placement {
       // A cut link must not hang a request for TCP's minutes: the lease is the longest wait.
       query_timeout: leaseMs,
       connectionTimeoutMillis: leaseMs,
+      // A holder cut off (or frozen) inside a claim or a snapshot record keeps that transaction's
+      // row lock for as long as its session lives, and its session outlives the cut (nothing
+      // tells the server): every takeover's FOR UPDATE then waits on it, past the lease. The
+      // server ends a transaction left idle for a lease time, so the lock goes with the lease.
+      idle_in_transaction_session_timeout: leaseMs,
       keepAlive: true,
       keepAliveInitialDelayMillis: 1000,
     });

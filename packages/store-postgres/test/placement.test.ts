@@ -5,10 +5,20 @@ import pg from 'pg';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import {Fenced, Unrecorded, type LogEntry, type SnapshotRef} from '@gristlite/core';
+import {waitFor} from '@gristlite/core/testing';
 import {PgPlacement} from '../src/index.js';
 import {PG_URL, dropSchema, freshSchema, pgAvailable} from './pg-helpers.js';
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** One query on its own connection (the test's admin connection may be inside a transaction). */
+async function pgOnce(sql: string, params: unknown[]): Promise<pg.QueryResult> {
+  const c = new pg.Client({connectionString: PG_URL});
+  await c.connect();
+  try {
+    return await c.query(sql, params);
+  } finally {
+    await c.end();
+  }
+}
 const entry = (seq: number, gen = 0, offset = 0): LogEntry => ({seq, gen, offset, bytes: Buffer.from(`e${seq}`)});
 
 if (await pgAvailable('document placement')) {
@@ -63,8 +73,9 @@ if (await pgAvailable('document placement')) {
     await admin.connect();
     await admin.query('SELECT pg_terminate_backend($1)', [a.leasePid]);
     await admin.end();
-    await sleep(100);
-    assert.equal(await b.orphans(10), ['d1'], 'an orphan, to adopt with no request');
+    // An orphan, to adopt with no request, once PostgreSQL has ended the session.
+    await waitFor(async () => (await b.orphans(10)).includes('d1'), 'the crashed holder to leave pg_stat_activity');
+    assert.equal(await b.orphans(10), ['d1']);
     const c = await b.claim('d1');
     assert.ok('mine' in c && c.mine && c.takeover, 'taken at once, no lease to wait for');
     assert.equal(await b.orphans(10), [], 'adopted');
@@ -93,16 +104,21 @@ if (await pgAvailable('document placement')) {
 
   t('a stalled holder (no renewals) loses its documents when the lease expires, not before', async () => {
     const s = schema();
-    const a = await worker('http://a', s, 600);
-    const b = await worker('http://b', s, 600);
+    const a = await worker('http://a', s, 3000);
+    const b = await worker('http://b', s, 3000);
     await a.create('d1');
     clearInterval((a as unknown as {renewTimer: NodeJS.Timeout}).renewTimer); // as if SIGSTOPped
-    assert.equal(await b.claim('d1'), {mine: false, holder: 'http://a'});
-    b.forgetHolder('d1');
-    await sleep(700);
+    assert.equal(await b.claim('d1'), {mine: false, holder: 'http://a'}, 'not before');
+    // Claimed again until the lease (by PostgreSQL's clock) has run out.
+    let c: Awaited<ReturnType<PgPlacement['claim']>> | undefined;
+    await waitFor(async () => {
+      b.forgetHolder('d1');
+      c = await b.claim('d1');
+      return 'mine' in c && c.mine;
+    }, 'the stalled lease to expire');
+    // Safety: by the time another worker could take it, the holder had stopped trusting it.
     assert.ok(a.validUntil('d1', 1) < performance.now(), 'the holder itself stopped trusting its lease');
-    const c = await b.claim('d1');
-    assert.ok('mine' in c && c.mine && c.takeover?.epoch === 2);
+    assert.ok(c && 'mine' in c && c.mine && c.takeover?.epoch === 2);
     try {
       await a.append('d1', 1, [entry(1)]);
       assert.unreachable('the stalled holder appended');
@@ -113,10 +129,14 @@ if (await pgAvailable('document placement')) {
 
   t('renewals keep a live holder; a takeover is heard by the old holder at once (NOTIFY)', async () => {
     const s = schema();
-    const a = await worker('http://a', s, 600);
-    const b = await worker('http://b', s, 600);
+    const a = await worker('http://a', s, 1500);
+    const b = await worker('http://b', s, 1500);
     await a.create('d1');
-    await sleep(1000);
+    const firstExpiry = a.validUntil('d1', 1);
+    await waitFor(
+      () => performance.now() > firstExpiry && a.validUntil('d1', 1) > performance.now(),
+      'a renewal past the first expiry',
+    );
     assert.equal(await b.claim('d1'), {mine: false, holder: 'http://a'}, 'renewed past its first expiry');
     const lost: (string | null)[] = [];
     a.onLost((id) => lost.push(id));
@@ -130,7 +150,7 @@ if (await pgAvailable('document placement')) {
     b.forgetHolder('d1');
     const c = await b.claim('d1');
     assert.ok('mine' in c && c.mine);
-    for (let i = 0; i < 50 && !lost.length; i++) await sleep(20);
+    await waitFor(() => lost.length > 0, 'the old holder to hear of the takeover');
     assert.equal(lost, ['d1']);
     assert.is(a.validUntil('d1', 1), 0);
   });
@@ -146,7 +166,7 @@ if (await pgAvailable('document placement')) {
     await admin.connect();
     await admin.query('SELECT pg_terminate_backend($1)', [before]);
     await admin.end();
-    for (let i = 0; i < 100 && (a.leasePid === before || !lost.length); i++) await sleep(20);
+    await waitFor(() => a.leasePid !== before && lost.length > 0, 'a new lease connection');
     assert.equal(lost, [null], 'everything given up at once');
     assert.is(a.validUntil('d1', 1), 0);
     assert.not.equal(a.leasePid, before, 'a new lease connection');
@@ -208,7 +228,11 @@ if (await pgAvailable('document placement')) {
         await admin.query('BEGIN');
         await admin.query(`SELECT 1 FROM ${pg.escapeIdentifier(s)}.gristlite_placement WHERE doc_id = 'd1' FOR UPDATE`);
         const renewing = (a as unknown as {renew(): Promise<void>}).renew();
-        await sleep(100);
+        // Until the renewal's UPDATE is waiting for the row lock.
+        await waitFor(async () => {
+          const {rows} = await pgOnce('SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1', [a.leasePid]);
+          return rows[0]?.wait_event_type === 'Lock';
+        }, 'the renewal to wait for the row lock');
         await a.create('d2');
         assert.ok(a.validUntil('d2', 1) > 0);
         await admin.query('COMMIT');
@@ -220,6 +244,31 @@ if (await pgAvailable('document placement')) {
       }
     },
   );
+
+  t('a holder cut off inside a transaction does not keep its row lock past the lease', async () => {
+    const s = schema();
+    const a = await worker('http://a', s, 1500);
+    const b = await worker('http://b', s, 1500);
+    await a.create('d1');
+    clearInterval((a as unknown as {renewTimer: NodeJS.Timeout}).renewTimer); // no renewals either
+    // As if cut off mid-claim: one of its placement connections holds the row lock and never
+    // sends another statement (its session lives on: nothing tells the server of the cut).
+    const stuck = await (a as unknown as {pool: pg.Pool}).pool.connect();
+    stuck.on('error', () => {}); // the server ends this session
+    await stuck.query('BEGIN');
+    await stuck.query(`SELECT 1 FROM ${pg.escapeIdentifier(s)}.gristlite_placement WHERE doc_id = 'd1' FOR UPDATE`);
+    let c: Awaited<ReturnType<PgPlacement['claim']>> | undefined;
+    try {
+      await waitFor(async () => {
+        b.forgetHolder('d1');
+        c = await b.claim('d1').catch(() => undefined); // waits on the lock (query timeout) until it goes
+        return c !== undefined && 'mine' in c && c.mine;
+      }, 'a takeover past the stuck transaction');
+    } finally {
+      stuck.release(true);
+    }
+    assert.ok(c && 'mine' in c && c.mine && c.takeover?.epoch === 2);
+  });
 
   t('many workers claim one free document at once: exactly one takes it', async () => {
     const s = schema();

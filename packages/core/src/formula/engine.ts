@@ -84,6 +84,8 @@ export interface RecalcResult {
   rowsChanged: {[tableId: string]: number[]};
   /** Number of formula cells evaluated (for tests and measurements). */
   evaluations: number;
+  /** Number of order_by sorts done, not answered from the sort cache (for tests and measurements). */
+  sorts: number;
 }
 
 export interface EngineOptions {
@@ -662,6 +664,7 @@ export class FormulaEngine implements RecordHost {
   /** Changed cells per column in the order computed (a row may appear twice: the last wins). */
   private changes = new Map<ColData, {rows: number[]; values: CellValue[]}>();
   private evaluations = 0;
+  private sorts = 0;
   readonly budget: Budget;
   private readonly library: FormulaLibrary;
   private readonly builtins: Map<string, Value>;
@@ -1867,6 +1870,7 @@ export class FormulaEngine implements RecordHost {
       }
     }
     const keys = rows.map((r) => specs.map((s) => this.readCell(tableId, s.col, r, via, rows)));
+    this.sorts++;
     const idx = rows.map((_, i) => i);
     idx.sort((a, b) => {
       for (let k = 0; k < specs.length; k++) {
@@ -1894,6 +1898,7 @@ export class FormulaEngine implements RecordHost {
     const prevBudget = setCurrentBudget(this.budget);
     this.budget.startRecalc();
     this.evaluations = 0;
+    this.sorts = 0;
     try {
       for (;;) {
         let col: ColData | null = null;
@@ -1922,7 +1927,12 @@ export class FormulaEngine implements RecordHost {
   }
 
   private takeChanges(): RecalcResult {
-    const result: RecalcResult = {changes: {}, rowsChanged: {}, evaluations: this.evaluations};
+    const result: RecalcResult = {
+      changes: {},
+      rowsChanged: {},
+      evaluations: this.evaluations,
+      sorts: this.sorts,
+    };
     const rowsByTable = new Map<string, number[][]>();
     for (const [c, ch] of this.changes) {
       if (!ch.rows.length || !this.tables.has(c.table.id) || c.table.cols.get(c.id) !== c) continue;

@@ -19,3 +19,4 @@ export {
   type FixtureDirs,
   type FixtureSet,
 } from './fixtures.js';
+export {WAIT_MS, waitFor} from './wait.js';

@@ -1,5 +1,7 @@
-// Engine-only timings of the issue's benchmark shapes (the `pnpm bench` scenarios add SQLite).
-// Limits are loose (2 shared cores); the numbers are printed. GRISTLITE_PERF_RUNS=n repeats each.
+// The engine's work on the issue's benchmark shapes, counted: formula cells evaluated and order_by
+// sorts done. A regression to per-row work (a key column recomputed per lookup, an order re-sorted
+// per row) shows here as a count, on any machine; how fast each shape runs is measured by the
+// benchmarks against raw SQLite (bench/src/formulas.ts, F1-F7, docs/performance.md).
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {type ColumnSpec, FormulaEngine} from '../src/formula/engine.js';
@@ -11,23 +13,10 @@ const formula = (colId: string, type: string, text: string): ColumnSpec => ({
   isFormula: true,
   formula: text,
 });
-const RUNS = Number(process.env.GRISTLITE_PERF_RUNS ?? 3);
 const N = 100_000;
 
 function ids(n: number, from = 1): number[] {
   return Array.from({length: n}, (_, i) => i + from);
-}
-
-/** The best of RUNS timings of `measure` (each run on fresh state from `setup`). */
-function best<S>(setup: () => S, measure: (s: S) => void): number {
-  let min = Infinity;
-  for (let i = 0; i < RUNS; i++) {
-    const s = setup();
-    const t0 = performance.now();
-    measure(s);
-    min = Math.min(min, performance.now() - t0);
-  }
-  return min;
 }
 
 function ordersEngine(): FormulaEngine {
@@ -48,43 +37,29 @@ function ordersEngine(): FormulaEngine {
   return e;
 }
 
-test('perf: 100k-row $Price * $Qty column', () => {
-  const ms = best(ordersEngine, (e) => {
-    e.addColumn('Orders', formula('Total', 'Numeric', '$Price * $Qty'));
-    const r = e.recalc();
-    assert.is(r.evaluations, N);
-  });
-  console.log(`  100k-row $Price * $Qty: ${ms.toFixed(1)} ms`);
-  assert.ok(ms < 1500, `${ms} ms`);
+test('100k-row $Price * $Qty column: one evaluation a row', () => {
+  const e = ordersEngine();
+  e.addColumn('Orders', formula('Total', 'Numeric', '$Price * $Qty'));
+  assert.is(e.recalc().evaluations, N);
+  assert.is(e.getCell('Orders', 'Total', 5), ((5 % 97) + 0.5) * (5 % 13));
 });
 
-test('perf: 100k-row $Cust.Name through a reference', () => {
-  const ms = best(ordersEngine, (e) => {
-    e.addColumn('Orders', formula('CName', 'Text', '$Cust.Name'));
-    e.recalc();
-  });
-  console.log(`  100k-row $Cust.Name: ${ms.toFixed(1)} ms`);
-  assert.ok(ms < 3000, `${ms} ms`);
+test('100k-row $Cust.Name through a reference: one evaluation a row', () => {
+  const e = ordersEngine();
+  e.addColumn('Orders', formula('CName', 'Text', '$Cust.Name'));
+  assert.is(e.recalc().evaluations, N);
+  assert.is(e.getCell('Orders', 'CName', 1), 'C2');
+  assert.is(e.getCell('Orders', 'CName', 1000), 'C1');
 });
 
-test('perf: 1,000 SUM(Orders.lookupRecords(Cust=$id).Price) over 100k rows', () => {
-  let e0: FormulaEngine | null = null;
-  const ms = best(ordersEngine, (e) => {
-    e.addColumn('Customers', formula('Total', 'Numeric', 'SUM(Orders.lookupRecords(Cust=$id).Price)'));
-    e.recalc();
-    e0 = e;
-  });
-  const e = e0!;
-  console.log(`  1,000 lookup sums over 100k rows (index build included): ${ms.toFixed(1)} ms`);
-  assert.ok(ms < 1500, `${ms} ms`);
+test('1,000 SUM(Orders.lookupRecords(Cust=$id).Price) over 100k rows: one evaluation a sum, then one a change', () => {
+  const e = ordersEngine();
+  e.addColumn('Customers', formula('Total', 'Numeric', 'SUM(Orders.lookupRecords(Cust=$id).Price)'));
+  assert.is(e.recalc().evaluations, 1000);
   // Incremental: a price change recomputes the one sum that read it.
   const before = e.getCell('Customers', 'Total', 6) as number;
   e.updateRecords('Orders', [5], {Price: [1000.5]});
-  const t0 = performance.now();
-  const r = e.recalc();
-  const one = performance.now() - t0;
-  console.log(`  one price change under the lookup sums: ${one.toFixed(2)} ms, ${r.evaluations} evaluation(s)`);
-  assert.is(r.evaluations, 1);
+  assert.is(e.recalc().evaluations, 1);
   assert.is(e.getCell('Customers', 'Total', 6), before - ((5 % 97) + 0.5) + 1000.5);
   // Moving an order to another customer recomputes both sums.
   e.updateRecords('Orders', [5], {Cust: [7]});
@@ -92,7 +67,7 @@ test('perf: 1,000 SUM(Orders.lookupRecords(Cust=$id).Price) over 100k rows', () 
   assert.is(e.getCell('Customers', 'Total', 6), before - ((5 % 97) + 0.5));
 });
 
-test('perf: lookups on a formula key column computed after them (the key column computed once, not per lookup)', () => {
+test('lookups on a formula key column computed after them: the key column computed once, not per lookup', () => {
   const n = 20_000;
   const rows = ids(n);
   const e = new FormulaEngine();
@@ -105,16 +80,13 @@ test('perf: lookups on a formula key column computed after them (the key column 
     {A: rows},
   );
   e.recomputeAll();
-  const t0 = performance.now();
   const r = e.recalc();
-  const ms = performance.now() - t0;
-  console.log(`  20k lookups waiting for their 20k-row formula key column: ${ms.toFixed(1)} ms`);
+  // Each of the 2n cells once, give or take the lookup that found K dirty and waited for it.
   assert.ok(r.evaluations <= 2 * n + 2, `${r.evaluations} evaluations`);
   assert.is(e.getCell('T', 'N', 1), 200);
-  assert.ok(ms < 3000, `${ms} ms`);
 });
 
-test('perf: a running total with PREVIOUS over 4,000 rows (the order cached, not re-sorted per row)', () => {
+test('a running total with PREVIOUS over 4,000 rows: the order sorted once, not per row', () => {
   const n = 4000;
   const rows = ids(n);
   const e = new FormulaEngine();
@@ -131,20 +103,18 @@ test('perf: a running total with PREVIOUS over 4,000 rows (the order cached, not
     {A: rows},
   );
   e.recomputeAll();
-  const t0 = performance.now();
-  e.recalc();
-  const ms = performance.now() - t0;
-  console.log(`  4,000-row running total with PREVIOUS: ${ms.toFixed(1)} ms`);
+  const first = e.recalc();
+  assert.ok(first.sorts <= 2, `${first.sorts} sorts for ${n} rows`);
   assert.is(e.getCell('T', 'Cum', 1), (n * (n + 1)) / 2);
   assert.is(e.getCell('T', 'Cum', n), n);
   // A change re-sorts once and recomputes the rows after it in the order.
   e.updateRecords('T', [n], {A: [n + 1]});
-  e.recalc();
+  const again = e.recalc();
+  assert.ok(again.sorts <= 2, `${again.sorts} sorts after one change`);
   assert.is(e.getCell('T', 'Cum', 1), (n * (n + 1)) / 2 + 1);
-  assert.ok(ms < 3000, `${ms} ms`);
 });
 
-test('perf: a one-cell update with 100 dependents', () => {
+test('a one-cell update with 100 dependents evaluates those 100, each time', () => {
   const e = new FormulaEngine();
   e.loadTable({tableId: 'Customers', columns: [data('Name', 'Text')]}, [1, 2], {Name: ['a', 'b']});
   const rows = ids(10_000);
@@ -155,16 +125,12 @@ test('perf: a one-cell update with 100 dependents', () => {
   );
   e.recomputeAll();
   e.recalc();
-  let min = Infinity;
-  for (let i = 0; i < Math.max(RUNS, 5); i++) {
+  for (let i = 0; i < 5; i++) {
     e.updateRecords('Customers', [1], {Name: [`a${i}`]});
-    const t0 = performance.now();
-    const r = e.recalc();
-    min = Math.min(min, performance.now() - t0);
-    assert.is(r.evaluations, 100);
+    assert.is(e.recalc().evaluations, 100);
+    assert.is(e.getCell('Orders', 'CName', 100), `a${i}`);
+    assert.is(e.getCell('Orders', 'CName', 101), 'b');
   }
-  console.log(`  one-cell update with 100 dependents: ${min.toFixed(2)} ms`);
-  assert.ok(min < 20, `${min} ms`);
 });
 
 test.run();
