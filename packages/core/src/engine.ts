@@ -490,6 +490,11 @@ export class Engine {
     }
   }
 
+  /** SQL worker processes ready, and whether the spare is (diagnostics and tests). */
+  get sqlWorkers(): {ready: number; spare: boolean} {
+    return {ready: this.sqlPool?.pids.length ?? 0, spare: (this.sqlPool?.spares ?? 0) > 0};
+  }
+
   /** SQL statements preempted since the engine opened (docs/sql.md, "Fairness"). */
   get sqlPreemptions(): number {
     return this.sqlPool?.preemptions ?? 0;

@@ -465,6 +465,38 @@ test('preemption by document: users sharing one document leave a worker for anot
   }
 });
 
+test('a preempted (reserved) user waiting never preempts the statements of the user it flooded', async () => {
+  const fair = new SqlPool({size: 2, defaultTimeoutMs: 3000, reserveMs: 60_000});
+  const world = newDoc();
+  try {
+    await waitFor(() => fair.pids.length === 2, 10_000, 'the workers');
+    const settle = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (e: Error) => e.message,
+      );
+    const flood = [0, 1].map(() => settle(fair.run(blank, RUNAWAY, null, undefined, {user: 'v'})));
+    await waitFor(() => fair.queued === 0 && fair.pids.length === 2, 10_000, 'both runaways running');
+    await sleep(150);
+    await fair.run(world, 'select 1', null, undefined, {user: 'o'}); // preempts one: 'v' is reserved
+    assert.is(fair.preemptions, 1);
+    // 'o' now runs long statements; one waits, first in line, for the worker 'v' still holds.
+    const mine = [0, 1].map(() => settle(fair.run(world, RUNAWAY, null, undefined, {user: 'o'})));
+    await waitFor(() => fair.queued === 1, 10_000, "one of o's statements waiting");
+    const t = performance.now();
+    const theirs = fair.run(world, 'select 2 as x', null, undefined, {user: 'v'});
+    // v's runaway started first and ends first: o's waiting statement takes its worker, and o
+    // holds both while v waits.
+    assert.equal((await theirs).records, [{fields: {x: 2}}]);
+    assert.is(fair.preemptions, 1, "v's statement waited its turn instead of preempting o's");
+    assert.ok(performance.now() - t >= 1000, "it waited for one of o's statements to end");
+    assert.equal(await Promise.all(mine), [INTERRUPT, INTERRUPT]);
+    assert.equal(await Promise.all(flood), [INTERRUPT, INTERRUPT]);
+  } finally {
+    await fair.close();
+  }
+});
+
 test("per-user and per-document shares answer 429 with Grist's error body", async () => {
   const p = new SqlPool({size: 1, defaultTimeoutMs: 300, maxPerUser: 2, maxPerDoc: 3});
   try {

@@ -498,8 +498,8 @@ export class SqlPool {
    * for callers who have none of them running) and another caller's statement waits, the
    * longest-running of them is stopped once all have run `preemptAfterMs`, and answers as a
    * timeout would; that user (or document) then holds at most size-1 workers while others keep
-   * sending statements. A caller's own statements never preempt each other, and a pool of one
-   * worker never preempts.
+   * sending statements, and its own waiting statements preempt nobody. A caller's own statements
+   * never preempt each other, and a pool of one worker never preempts.
    */
   #checkPreempt(): void {
     clearTimeout(this.#preemptTimer);
@@ -519,7 +519,11 @@ export class SqlPool {
     }
     const {user, path} = running[0];
     const users = new Set(running.map((j) => j.user));
-    const heads = [...this.#lanes.values()].map((lane) => lane[0]);
+    // A reserved user or document (a flood already preempted once) has its share: its waiting
+    // statements never preempt others' (measured: under load they killed another user's select 1).
+    const heads = [...this.#lanes.values()]
+      .map((lane) => lane[0])
+      .filter((j) => !this.#reserved.has(`u${j.user}`) && !this.#reserved.has(`d${j.path}`));
     let reserve: string;
     if (users.size === 1 && heads.some((j) => j.user !== user)) {
       reserve = `u${user}`;
