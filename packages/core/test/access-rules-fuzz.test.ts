@@ -182,8 +182,10 @@ function exercise(formula: string, stats: {parsed: number; refused: number; eval
     if (!(e instanceof PredicateFormulaError)) throw new Error(`parser crashed on ${JSON.stringify(formula)}: ${e}`);
     refused = true;
   }
+  // A hang guard, not a speed check (issue 25): backtracking gone exponential takes seconds on
+  // inputs this size, while a loaded machine can stretch a normal parse of the longest soup to 400 ms.
   const ms = performance.now() - started;
-  if (ms > 250) throw new Error(`parser took ${ms.toFixed(0)} ms on ${JSON.stringify(formula)}`);
+  if (ms > 5000) throw new Error(`parser took ${ms.toFixed(0)} ms on ${JSON.stringify(formula)}`);
   if (refused) {
     stats.refused++;
     return;
