@@ -191,7 +191,8 @@ class Analysis {
       case 'or':
         return this.join(e.vals.map((v) => this.expr(v)));
       case 'ifexp':
-        this.plain(e.test);
+        // A record's truth is its id (a record set's, its length): `$Ref.Name if $Ref else ''`.
+        this.value(e.test);
         return this.join([this.expr(e.body), this.expr(e.orelse)]);
       case 'list':
       case 'tuple':
