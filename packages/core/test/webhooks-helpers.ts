@@ -109,6 +109,7 @@ export class Receiver {
   readonly requests: Received[] = [];
   /** Requests the client closed before their answer was sent. */
   aborted = 0;
+  private readonly timers = new Set<NodeJS.Timeout>();
   respond: (req: Received, n: number) => {status: number; body?: string; delayMs?: number} = () => ({status: 200});
   private server!: Server;
   port = 0;
@@ -135,7 +136,8 @@ export class Receiver {
         res.on('close', () => {
           if (!res.writableFinished) this.aborted++;
         });
-        if (answer.delayMs) setTimeout(send, answer.delayMs);
+        // Unref'd and cleared on close: a delayed answer nobody waits for must not keep the process.
+        if (answer.delayMs) this.timers.add(setTimeout(send, answer.delayMs).unref());
         else send();
       });
     });
@@ -153,6 +155,7 @@ export class Receiver {
   }
 
   async close(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
