@@ -1,0 +1,184 @@
+/**
+ * Lookup indexes and their keys: key -> rows of a table for `lookupRecords`/`lookupOne`, summary
+ * groups and Ref routes, with the cells that asked for each key.
+ */
+import type {CellValue} from '../doc/types.js';
+import {type PyObject, PyTuple, type Value, hashKey, repr} from './values.js';
+import {Record, RecordSet} from './records.js';
+import type {ColData, TableData} from './tables.js';
+
+/** Separates a lookup key from a column id in `LookupIndex.colReaders`. */
+export const KEY_COL = '\u0001';
+
+/** Reads through a lookup key: the rows of that key, in whatever order. */
+export class KeyVia {
+  constructor(
+    readonly index: LookupIndex,
+    readonly key: string,
+  ) {}
+}
+
+/** `CONTAINS(value, match_empty=...)`: a lookup argument matching list cells that contain the value. */
+export class Contains implements PyObject {
+  readonly pyType = '_Contains';
+  constructor(
+    readonly value: Value,
+    readonly matchEmpty: Value | undefined,
+  ) {}
+  repr(): string {
+    return `CONTAINS(${repr(this.value)}${this.matchEmpty === undefined ? '' : `, match_empty=${repr(this.matchEmpty)}`})`;
+  }
+  hashKey(): string {
+    return `C(${lookupKey(this.value)})`;
+  }
+}
+
+export interface KeySpec {
+  colId: string;
+  contains: boolean;
+  matchEmpty?: Value;
+}
+
+/** Lookups an index answers from its column's source (a scan each) before it is built instead. */
+export const SOURCE_LOOKUPS_BEFORE_BUILD = 4;
+
+/**
+ * An index on some columns of a table: key -> rows, and key -> the cells that looked it up. With
+ * CONTAINS a row has one key per item of its list cell (Grist's ContainsLookupMapping).
+ */
+export class LookupIndex {
+  /** row id -> its key, or its keys (CONTAINS); an array by row id, as RowIndex. */
+  keyOf: Array<string | string[] | undefined> = [];
+  /** key -> its rows (ascending unless the key is in `unsorted`). */
+  rowsByKey = new Map<string, number[]>();
+  private unsorted = new Set<string>();
+  /** Keys whose row array was handed out: copied before the next change. */
+  private shared = new Set<string>();
+  callers = new Map<string, Map<ColData, Set<number>>>();
+  /** Columns read through a key: key + KEY_COL + colId -> dependent cells. */
+  colReaders = new Map<string, Map<ColData, Set<number>>>();
+  vias = new Map<string, KeyVia>();
+  built = false;
+  /** Lookups answered from the key column's source while the index was not built. */
+  sourceLookups = 0;
+  readonly colIds: string[];
+  constructor(
+    readonly table: TableData,
+    readonly name: string,
+    readonly specs: KeySpec[],
+  ) {
+    this.colIds = specs.map((s) => s.colId);
+  }
+  add(row: number, keys: string | string[]): void {
+    this.keyOf[row] = keys;
+    if (typeof keys === 'string') this.addKey(row, keys);
+    else for (const key of keys) this.addKey(row, key);
+  }
+  private addKey(row: number, key: string): void {
+    let a = this.rowsByKey.get(key);
+    if (!a) {
+      this.rowsByKey.set(key, [row]);
+      return;
+    }
+    if (this.shared.has(key)) {
+      a = a.slice();
+      this.rowsByKey.set(key, a);
+      this.shared.delete(key);
+    }
+    if (a.length && a[a.length - 1] > row) this.unsorted.add(key);
+    a.push(row);
+  }
+  remove(row: number): string[] | undefined {
+    const k = this.keyOf[row];
+    if (k === undefined) return undefined;
+    this.keyOf[row] = undefined;
+    const keys = typeof k === 'string' ? [k] : k;
+    for (const key of keys) {
+      let a = this.rowsByKey.get(key);
+      if (!a) continue;
+      const i = a.indexOf(row);
+      if (i < 0) continue;
+      if (a.length === 1) {
+        this.rowsByKey.delete(key);
+        this.unsorted.delete(key);
+        this.shared.delete(key);
+        continue;
+      }
+      if (this.shared.has(key)) {
+        a = a.slice();
+        this.rowsByKey.set(key, a);
+        this.shared.delete(key);
+      }
+      a.splice(i, 1);
+    }
+    return keys;
+  }
+  /** The rows of a key, ascending (not to be modified). */
+  rows(key: string): number[] {
+    const a = this.rowsByKey.get(key);
+    if (!a) return EMPTY_ROWS;
+    if (this.unsorted.size && this.unsorted.has(key)) {
+      a.sort((x, y) => x - y);
+      this.unsorted.delete(key);
+    }
+    this.shared.add(key);
+    return a;
+  }
+  via(key: string): KeyVia {
+    let v = this.vias.get(key);
+    if (!v) {
+      v = new KeyVia(this, key);
+      this.vias.set(key, v);
+    }
+    return v;
+  }
+}
+
+export const EMPTY_ROWS: number[] = [];
+
+/**
+ * The lookup key of a stored cell without decoding it, for the column types where that is the
+ * same as lookupKey(decoded): numbers (Ref ids, Int, Numeric) and text. Else undefined.
+ */
+export function rawKey(kind: number, v: CellValue): string | undefined {
+  if (typeof v === 'number') {
+    if (kind === 2) return undefined;
+    if (Number.isInteger(v)) return Number.isSafeInteger(v) && !Object.is(v, -0) ? 'n' + v : undefined;
+    return 'f' + v;
+  }
+  if (typeof v === 'string') return kind === 2 ? 's' + v : undefined;
+  if (v === null && kind === 1) return 'n0';
+  return undefined;
+}
+
+/** 1: Ref/Int/Numeric (numbers; a null Ref is row 0), 2: Text/Choice, 0: decode. */
+export function rawKeyKind(type: string): number {
+  if (type.startsWith('Ref:')) return 1;
+  if (type === 'Int' || type === 'Numeric') return 3;
+  if (type === 'Text' || type === 'Choice') return 2;
+  return 0;
+}
+
+/** A lookup key of a value: records by id, everything else by Python equality. */
+export function lookupKey(v: Value): string {
+  if (v instanceof Record) return hashKey(BigInt(v.rowId));
+  if (Array.isArray(v)) return 'L' + v.map(lookupKey).join(',');
+  try {
+    return hashKey(v);
+  } catch {
+    return 'U' + String(v);
+  }
+}
+
+/** Keys of a list cell looked up with CONTAINS: its distinct items; a string has none (Grist). */
+export function containsKeys(v: Value, matchEmpty: Value | undefined): string[] {
+  let items: Value[];
+  if (v instanceof RecordSet) items = v.rowIds.map((r) => BigInt(r));
+  else if (Array.isArray(v)) items = v;
+  else if (v instanceof PyTuple) items = [...v.items];
+  else items = [];
+  if (!items.length && matchEmpty !== undefined && !(typeof v === 'string')) items = [matchEmpty];
+  const out = new Set<string>();
+  for (const x of items) out.add(lookupKey(x));
+  return [...out];
+}
