@@ -6,6 +6,9 @@ import type {CellValue} from '../doc/types.js';
 import {type PyObject, PyTuple, type Value, hashKey, repr} from './values.js';
 import {Record, RecordSet} from './records.js';
 import type {ColData, TableData} from './tables.js';
+import {type Kwargs, raise} from './values.js';
+import {type RefVia, refKindOf} from './tables.js';
+import {type EngineState, getTable} from './state.js';
 
 /** Separates a lookup key from a column id in `LookupIndex.colReaders`. */
 export const KEY_COL = '\u0001';
@@ -181,4 +184,139 @@ export function containsKeys(v: Value, matchEmpty: Value | undefined): string[] 
   const out = new Set<string>();
   for (const x of items) out.add(lookupKey(x));
   return [...out];
+}
+
+/** The key of a row in an index, or its keys for a CONTAINS index; null for a missing row. */
+export function rowKey(t: TableData, idx: LookupIndex, row: number): string | string[] | null {
+  const slot = t.index.get(row);
+  if (slot === undefined) return null;
+  if (idx.specs.length === 1 && !idx.specs[0].contains && idx.specs[0].colId !== 'id') {
+    // One plain key column (the common lookup): no arrays.
+    const c = t.cols.get(idx.specs[0].colId)!;
+    const kind = (c.rawKeyKind ??= rawKeyKind(c.type));
+    const fast = kind ? rawKey(kind, c.get(slot)) : undefined;
+    if (fast !== undefined) return fast;
+  }
+  let parts: string[] | null = [];
+  let groups: string[][] | null = null;
+  for (let i = 0; i < idx.specs.length; i++) {
+    const spec = idx.specs[i];
+    let v: Value;
+    if (spec.colId === 'id') v = BigInt(row);
+    else {
+      const c = t.cols.get(spec.colId)!;
+      if (!spec.contains) {
+        const kind = (c.rawKeyKind ??= rawKeyKind(c.type));
+        const fast = kind ? rawKey(kind, c.get(slot)) : undefined;
+        if (fast !== undefined) {
+          parts?.push(fast);
+          groups?.push([fast]);
+          continue;
+        }
+      }
+      try {
+        v = c.decode(c.get(slot));
+      } catch {
+        v = `\0err:${JSON.stringify(c.get(slot))}`;
+      }
+    }
+    if (!spec.contains) {
+      parts?.push(lookupKey(v));
+      groups?.push([lookupKey(v)]);
+      continue;
+    }
+    if (!groups) {
+      groups = parts!.map((p) => [p]);
+      parts = null;
+    }
+    groups.push(containsKeys(v, spec.matchEmpty));
+  }
+  if (parts) return parts.join('\0');
+  // Every combination of the items of the CONTAINS columns.
+  let keys: string[] = [''];
+  groups!.forEach((g, i) => {
+    const next: string[] = [];
+    for (const k of keys) for (const x of g) next.push(i ? k + '\0' + x : x);
+    keys = next;
+  });
+  return keys;
+}
+
+export function getIndex(t: TableData, specs: KeySpec[]): LookupIndex {
+  const name = specs
+    .map((s) => (s.contains ? `${s.colId}\u0002${s.matchEmpty === undefined ? '' : lookupKey(s.matchEmpty)}` : s.colId))
+    .join('\0');
+  let idx = t.indexes.get(name);
+  if (!idx) {
+    idx = new LookupIndex(t, name, specs);
+    t.indexes.set(name, idx);
+  }
+  return idx;
+}
+
+export function buildIndex(idx: LookupIndex): void {
+  if (idx.built) return;
+  const t = idx.table;
+  // Every row's key: lazy key columns are read whole at once.
+  for (const colId of idx.colIds) void t.cols.get(colId)?.values;
+  for (const r of t.sortedRowIds()) {
+    const key = rowKey(t, idx, r);
+    if (key !== null) idx.add(r, key);
+  }
+  idx.built = true;
+}
+
+/** The index on a Ref column (CONTAINS for RefList) that a RefVia route reads through; null if the column is gone. */
+export function refIndex(s: EngineState, via: RefVia): LookupIndex | null {
+  const c = via.col;
+  const t = c.table;
+  if (s.tables.get(t.id) !== t || t.cols.get(c.id) !== c) return null;
+  const kind = (c.refKind ??= refKindOf(c.type));
+  if (!kind) return null;
+  const idx = getIndex(t, [kind === 2 ? {colId: c.id, contains: true} : {colId: c.id, contains: false}]);
+  buildIndex(idx);
+  return idx;
+}
+
+/** The index a lookup with these arguments reads, and the key it reads. */
+export function lookupKeyOf(
+  s: EngineState,
+  tableId: string,
+  kwargs: Kwargs,
+): {t: TableData; idx: LookupIndex; key: string; colIds: string[]} {
+  const t = getTable(s, tableId);
+  const colIds = Object.keys(kwargs).sort();
+  const specs: KeySpec[] = [];
+  for (const colId of colIds) {
+    if (!t.cols.has(colId) && colId !== 'id') raise('KeyError', `Table '${tableId}' has no column '${colId}'`);
+    const v = kwargs[colId];
+    specs.push(v instanceof Contains ? {colId, contains: true, matchEmpty: v.matchEmpty} : {colId, contains: false});
+  }
+  const idx = getIndex(t, specs);
+  const key = colIds
+    .map((k) => {
+      const v = kwargs[k];
+      return lookupKey(v instanceof Contains ? v.value : v);
+    })
+    .join('\0');
+  return {t, idx, key, colIds};
+}
+
+/**
+ * The rows of a lookup on one lazy Ref data column (`Items.lookupRecords(Customer=$id)`) read from
+ * the column's source, while few were asked: the first write to a document just opened need not
+ * read the whole column to build its index. Undefined when the index must answer.
+ */
+export function lookupFromSource(t: TableData, idx: LookupIndex, kwargs: Kwargs): number[] | undefined {
+  if (idx.specs.length !== 1 || idx.specs[0].contains || idx.sourceLookups >= SOURCE_LOOKUPS_BEFORE_BUILD) return;
+  const c = t.cols.get(idx.specs[0].colId);
+  if (!c || c.isFormula || c.isTrigger || (c.refKind ??= refKindOf(c.type)) !== 1) return;
+  const v = kwargs[c.id];
+  const id = v instanceof Record ? v.rowId : typeof v === 'bigint' ? Number(v) : NaN;
+  // Row 0 is also the key of empty (null) cells, which the source's equality would not find.
+  if (!Number.isSafeInteger(id) || id <= 0) return;
+  const rows = c.rowsReferring(id);
+  if (!rows) return;
+  idx.sourceLookups++;
+  return rows.filter((r) => t.index.has(r));
 }
