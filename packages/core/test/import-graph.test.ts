@@ -109,6 +109,17 @@ test('no cycle between doc/ and formula/, type imports included', () => {
   assert.equal(crossing, []);
 });
 
+test('the Python value layer sits below both: pyvalues/ imports nothing from doc/ or formula/', () => {
+  const layer = [...graph.keys()].filter((f) => f.startsWith('pyvalues/'));
+  assert.ok(layer.length >= 4, layer.join(' '));
+  for (const f of layer)
+    for (const e of graph.get(f)!)
+      assert.ok(!e.to.startsWith('doc/') && !e.to.startsWith('formula/'), `${f} imports ${e.to}`);
+  // Both sides use it.
+  assert.ok(graph.get('formula/values.ts')!.some((e) => e.to.startsWith('pyvalues/')));
+  assert.ok(graph.get('doc/pyformat.ts')!.some((e) => e.to.startsWith('pyvalues/')));
+});
+
 test('the formula engine is in parts of at most 600 lines', () => {
   const parts = [
     'engine',
