@@ -1,7 +1,8 @@
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {dumps, loads} from '../src/doc/marshal.js';
-import {formatG15, pyFloatRepr, pyStr} from '../src/doc/pyformat.js';
+import {pyStr} from '../src/doc/pyformat.js';
+import {floatRepr as pyFloatRepr, formatG15} from '../src/pyvalues/numbers.js';
 
 // Each column type's storage, conversion, parsing and display: coltypes-*.test.ts.
 

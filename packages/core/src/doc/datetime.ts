@@ -4,54 +4,15 @@
  * display).
  */
 
-import {BoundedMap} from '../memo.js';
-const offsetFormatters = new BoundedMap<string, Intl.DateTimeFormat | null>(1000);
-
-/** The wall-clock formatter of a zone, or null for an unknown zone (moment-timezone and Grist's engine fall back to UTC). */
-function offsetFormatter(tz: string): Intl.DateTimeFormat | null {
-  let f = offsetFormatters.get(tz);
-  if (f === undefined) {
-    try {
-      f = new Intl.DateTimeFormat('en-US', {
-        timeZone: tz,
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: 'numeric',
-        day: 'numeric',
-        hour: 'numeric',
-        minute: 'numeric',
-        second: 'numeric',
-        era: 'short',
-      });
-    } catch {
-      f = null;
-    }
-    offsetFormatters.set(tz, f);
-  }
-  return f;
-}
+import {zoneOffsetMs} from '../pyvalues/zones.js';
 
 /**
- * Offset of `tz` from UTC, in seconds, at the instant `epochMs` (0 for an unknown zone): the
- * one zone computation that parsing (localToEpoch) and display (moment-format.ts) share.
+ * Offset of `tz` from UTC, in seconds, at the instant `epochMs` (0 for an unknown zone, as
+ * moment-timezone and Grist's engine fall back to UTC): the one zone computation that parsing
+ * (localToEpoch), display (moment-format.ts) and the formula engine's tzinfo share.
  */
 export function zoneOffsetSeconds(tz: string, epochMs: number): number {
-  const f = offsetFormatter(tz);
-  if (!f) {
-    return 0;
-  }
-  const whole = Math.floor(epochMs / 1000) * 1000;
-  const p: Record<string, string> = {};
-  for (const part of f.formatToParts(new Date(whole))) {
-    p[part.type] = part.value;
-  }
-  // setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999; eras for years before 1.
-  const year = p.era === 'BC' || p.era === 'B' ? 1 - Number(p.year) : Number(p.year);
-  const d = new Date(
-    Date.UTC(0, Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second)),
-  );
-  d.setUTCFullYear(year);
-  return (d.getTime() - whole) / 1000;
+  return zoneOffsetMs(tz, epochMs) / 1000;
 }
 
 /** Epoch seconds of a wall-clock time (given as if it were UTC) in timezone `tz`. */

@@ -6,21 +6,10 @@
 import {zoneOffsetSeconds} from './datetime.js';
 import {BoundedMap} from '../memo.js';
 
-const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
-const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+import {MONTH_NAMES, WEEKDAY_NAMES_FROM_SUNDAY} from '../pyvalues/calendar.js';
+
+const MONTHS = MONTH_NAMES;
+const DAYS = WEEKDAY_NAMES_FROM_SUNDAY;
 
 // moment's English long-date formats.
 const LOCAL_FORMATS: Record<string, string> = {

@@ -22,7 +22,8 @@ import {
   typeName,
 } from './values.js';
 import {PyType} from './ops.js';
-import {BoundedMap} from '../memo.js';
+import {MONTH_NAMES, WEEKDAY_NAMES, daysFromCivil} from '../pyvalues/calendar.js';
+import {zoneFormatter, zoneOffsetMs} from '../pyvalues/zones.js';
 
 export const MINYEAR = 1;
 export const MAXYEAR = 9999;
@@ -41,15 +42,7 @@ export function daysInMonth(y: number, m: number): number {
   return m === 2 && isLeap(y) ? 29 : DIM[m];
 }
 
-/** Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's days_from_civil). */
-export function daysFromCivil(y: number, m: number, d: number): number {
-  y -= m <= 2 ? 1 : 0;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
-}
+export {daysFromCivil};
 
 export function civilFromDays(z: number): [number, number, number] {
   z += 719468;
@@ -371,26 +364,6 @@ export class FixedTz extends TzInfo {
 
 export const UTC = new FixedTz(0);
 
-const fmtCache = new BoundedMap<string, Intl.DateTimeFormat>(1000);
-function zoneFormatter(name: string): Intl.DateTimeFormat {
-  let f = fmtCache.get(name);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: name,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-      era: 'short',
-    });
-    fmtCache.set(name, f);
-  }
-  return f;
-}
-
 /** An IANA zone; one instance per (zone, favored offset) as Grist's moment.tzinfo keeps them. */
 export class IanaTz extends TzInfo {
   readonly pyType = 'TzInfo';
@@ -410,11 +383,7 @@ export class IanaTz extends TzInfo {
     let z = IanaTz.cache.get(key);
     if (!z) {
       if (favorOffset === null) {
-        try {
-          zoneFormatter(name);
-        } catch {
-          return raise('KeyError', `'${name}'`);
-        }
+        if (!zoneFormatter(name)) return raise('KeyError', `'${name}'`);
         // Share the offset cache between the variants of one zone.
         z = new IanaTz(name, null);
       } else {
@@ -455,17 +424,7 @@ export class IanaTz extends TzInfo {
 
   /** Offset at an instant from Intl (to the second). */
   private rawOffset(utcMs: number): number {
-    const t = Math.floor(utcMs / 1000) * 1000;
-    const parts = zoneFormatter(this.name).formatToParts(new Date(t));
-    const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
-    let year = get('year');
-    if (parts.find((p) => p.type === 'era')?.value === 'BC') year = 1 - year;
-    const local =
-      daysFromCivil(year, get('month'), get('day')) * DAY_MS +
-      get('hour') * 3_600_000 +
-      get('minute') * 60_000 +
-      get('second') * 1000;
-    return local - t;
+    return zoneOffsetMs(this.name, utcMs);
   }
 
   /**
@@ -547,21 +506,7 @@ function formatOffset(ms: number, sep: string, withSeconds = true): string {
 
 // ---- date -----------------------------------------------------------------------------------
 
-const DAY_NAMES = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
-const MONTH_NAMES = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
+const DAY_NAMES = WEEKDAY_NAMES;
 
 export class PyDate implements PyObject {
   readonly pyType: string = 'date';

@@ -14,6 +14,12 @@
  * subclass of int: arithmetic on booleans goes through `toNumeric`.
  */
 
+import {floatRepr} from '../pyvalues/numbers.js';
+import {strRepr} from '../pyvalues/strings.js';
+
+/** Python's text of floats and strs, from the value layer the document side uses too. */
+export {floatRepr, strRepr};
+
 export type Value = null | boolean | bigint | number | string | PyList | PyTuple | PyDict | PySet | PyObject;
 
 /** Anything else a formula can hold: records, dates, modules, functions. */
@@ -173,23 +179,6 @@ export function toNumeric(v: Value): bigint | number {
 /** A JS integer as a Python int. */
 export const int = (n: number): bigint => BigInt(Math.trunc(n));
 
-/** Python's `repr(float)`: shortest round-trip digits, '.0' on integral values, Python's exponent form. */
-export function floatRepr(x: number): string {
-  if (Number.isNaN(x)) return 'nan';
-  if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
-  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-  const abs = Math.abs(x);
-  if (abs >= 1e16 || abs < 1e-4) {
-    // Python switches to exponent form at 1e16 and below 1e-4, with at least two exponent digits.
-    const [mant, exp] = x.toExponential().split('e');
-    const e = Number(exp);
-    const sign = e < 0 ? '-' : '+';
-    return `${mant}e${sign}${String(Math.abs(e)).padStart(2, '0')}`;
-  }
-  const s = String(x);
-  return s.includes('.') ? s : `${s}.0`;
-}
-
 // ---- truthiness, equality, hashing, str/repr ------------------------------------------------
 
 export function truthy(v: Value): boolean {
@@ -307,23 +296,6 @@ export function str(v: Value): string {
   if (typeof v === 'string') return v;
   if (v !== null && typeof v === 'object' && !Array.isArray(v) && (v as PyObject).str) return (v as PyObject).str!();
   return repr(v);
-}
-
-/** Python's repr of a str: single quotes unless the text holds a single quote and no double one. */
-export function strRepr(s: string): string {
-  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = q;
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '\\') out += '\\\\';
-    else if (ch === q) out += `\\${q}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return out + q;
 }
 
 /** `AttributeError` as Python words it. */

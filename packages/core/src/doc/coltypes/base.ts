@@ -74,8 +74,12 @@ export interface ColumnType {
   readonly sqlDefault: string;
   /** What the data engine gives for a cell of a missing or new record. */
   readonly defaultValue: CellValue;
-  /** Whether the engine holds values as floats (str() of alt-text converted from them). */
-  readonly holdsFloats: boolean;
+  /**
+   * How the engine holds numbers of this column, which decides their str() when converted to text:
+   * true floats, false Python ints (Int, Ref ids), undefined as Grist's marshalling hands them over
+   * (32-bit integers as ints, other numbers as floats: Any, and numbers that are alt-text elsewhere).
+   */
+  readonly holdsFloats: boolean | undefined;
   /** The `cellFormat=typed` form, or null when cells are written as they are. */
   readonly typed: TypedForm | null;
   /**
@@ -125,7 +129,7 @@ export class BaseType implements ColumnType {
   readonly sqlType: string = 'BLOB';
   readonly sqlDefault: string = 'NULL';
   readonly defaultValue: CellValue = null;
-  readonly holdsFloats: boolean = false;
+  readonly holdsFloats: boolean | undefined = undefined;
   readonly typed: TypedForm | null = null;
   /** The items of list cells stored as JSON, or null for a type without list cells. */
   protected readonly listItem: 'string' | 'number' | null = null;

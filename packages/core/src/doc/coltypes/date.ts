@@ -4,6 +4,7 @@
  */
 import {localToEpoch, parseIsoDate, validYmd} from '../datetime.js';
 import {formatMoment} from '../moment-format.js';
+import {MONTH_NAMES_LOWER} from '../../pyvalues/calendar.js';
 import type {DocSettings} from '../parse.js';
 import {
   BaseType,
@@ -20,20 +21,7 @@ import {
 // ---------------------------------------------------------------------------------------------
 // A strict parser for the moment.js tokens Grist's date formats use.
 
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
+const MONTHS = MONTH_NAMES_LOWER;
 
 interface Fields {
   year?: number;

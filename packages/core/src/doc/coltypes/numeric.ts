@@ -328,6 +328,7 @@ export class NumericType extends BaseType {
 }
 
 export class IntType extends BaseType {
+  override readonly holdsFloats = false;
   override readonly sqlType = 'INTEGER';
   override readonly sqlDefault = '0';
   override readonly defaultValue = 0;

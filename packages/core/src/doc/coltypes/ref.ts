@@ -71,6 +71,7 @@ function invalidRefText(v: CellValue): string | null {
 }
 
 export class RefType extends BaseType {
+  override readonly holdsFloats = false;
   override readonly target: string | null;
   override readonly displayTarget: string | null;
   override readonly sqlType = 'INTEGER';
@@ -108,6 +109,7 @@ export class RefType extends BaseType {
 }
 
 export class RefListType extends BaseType {
+  override readonly holdsFloats = false;
   override readonly target: string | null;
   override readonly displayTarget: string | null;
   override readonly sqlType = 'TEXT';
@@ -192,6 +194,7 @@ export class RefListType extends BaseType {
 
 /** The row id column of a table. */
 export class IdType extends BaseType {
+  override readonly holdsFloats = false;
   override readonly sqlType = 'INTEGER';
   override readonly sqlDefault = '0';
   override readonly defaultValue = 0;

@@ -1,5 +1,5 @@
 /** Text: stored as TEXT, numbers and booleans converted to their Python str(), shown as they are. */
-import {formatG15, pyNumberStr} from '../pyformat.js';
+import {formatG15, pyNumberStr} from '../../pyvalues/numbers.js';
 import type {CellValue} from '../types.js';
 import {
   BaseType,

@@ -5,23 +5,11 @@
  * form). Missing fields come from today's date, as dateutil's default does.
  */
 import {raise} from '../values.js';
+import {MONTH_NAMES_LOWER} from '../../pyvalues/calendar.js';
 import {FixedTz, PyDateTime, type TzInfo, UTC, daysInMonth, now} from '../datetime.js';
 
-const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
-const LONG_MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
+const MONTHS = MONTH_NAMES_LOWER.map((m) => m.slice(0, 3));
+const LONG_MONTHS = MONTH_NAMES_LOWER;
 const WEEKDAYS = [
   'mon',
   'tue',

@@ -7,6 +7,7 @@ import {PyDate, PyDateTime, PyTimedelta} from '../datetime.js';
 import {DATE, dtime} from './date.js';
 import {def, index, v} from './util.js';
 import {now} from '../datetime.js';
+import {MONTH_NAMES_LOWER, WEEKDAY_NAMES_FROM_SUNDAY} from '../../pyvalues/calendar.js';
 import {docTimezone} from './date.js';
 
 type Unit = 'years' | 'months' | 'weeks' | 'days' | 'hours' | 'minutes' | 'seconds';
@@ -36,21 +37,8 @@ const ALIASES: Record<string, [number, Unit]> = {
   daily: [1, 'days'],
   hourly: [1, 'hours'],
 };
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
-const DAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+const MONTHS = MONTH_NAMES_LOWER;
+const DAYS = WEEKDAY_NAMES_FROM_SUNDAY.map((d) => d.toLowerCase());
 const MONTH_OFFSETS: ReadonlyMap<string, number> = new Map(
   MONTHS.flatMap((n, i) => [
     [n, i],

@@ -1,0 +1,145 @@
+// The shape of core's import graph (issue 26 §5): no module cycle at run time, no cycle at all
+// (type imports included) between the document layer (doc/) and the formula engine (formula/),
+// the Python value layer (pyvalues/) below both, and the formula engine's parts within size.
+// The check reads core's sources: `import`/`export ... from` with relative paths.
+import {readdirSync, readFileSync, statSync} from 'node:fs';
+import {dirname, join, relative, resolve} from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {test} from 'uvu';
+import * as assert from 'uvu/assert';
+
+const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...sources(p));
+    else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) out.push(p);
+  }
+  return out;
+}
+
+interface Edge {
+  to: string;
+  /** Only types are imported (erased at run time). */
+  typeOnly: boolean;
+}
+
+const IMPORT_RE = /(?:^|\n)\s*(?:import|export)\s+(type\s+)?([^'";]*?)\s*from\s*'(\.[^']*)'/g;
+
+/** Module (path relative to src) -> its relative imports. */
+function importGraph(): Map<string, Edge[]> {
+  const graph = new Map<string, Edge[]>();
+  for (const file of sources(SRC)) {
+    const edges: Edge[] = [];
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(IMPORT_RE)) {
+      const names = m[2].trim();
+      // `import {type A, type B} from` is erased as `import type {A, B}` is.
+      const allTypes =
+        /^\{[^}]*\}$/.test(names) &&
+        names
+          .slice(1, -1)
+          .split(',')
+          .map((n) => n.trim())
+          .filter(Boolean)
+          .every((n) => n.startsWith('type '));
+      let target = resolve(dirname(file), m[3]).replace(/\.js$/, '.ts');
+      if (!target.endsWith('.ts')) target = join(target, 'index.ts');
+      edges.push({to: relative(SRC, target), typeOnly: Boolean(m[1]) || allTypes});
+    }
+    graph.set(relative(SRC, file), edges);
+  }
+  return graph;
+}
+
+/** Strongly connected components of more than one module (Tarjan). */
+function cycles(graph: Map<string, Edge[]>, withTypes: boolean): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next++;
+    stack.push(v);
+    onStack.add(v);
+    for (const e of graph.get(v) ?? []) {
+      if ((e.typeOnly && !withTypes) || !graph.has(e.to)) continue;
+      if (!index.has(e.to)) {
+        visit(e.to);
+        low.set(v, Math.min(low.get(v)!, low.get(e.to)!));
+      } else if (onStack.has(e.to)) low.set(v, Math.min(low.get(v)!, index.get(e.to)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1) out.push(scc.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+const graph = importGraph();
+
+test('the import graph is read (sanity: the engine imports its parts)', () => {
+  const engine = graph.get('formula/engine.ts')!.map((e) => e.to);
+  assert.ok(engine.includes('formula/recalc.ts'), engine.join(' '));
+  assert.ok(graph.get('doc/formulas.ts')!.some((e) => e.to === 'formula/engine.ts'));
+});
+
+test('no module cycle at run time', () => {
+  assert.equal(cycles(graph, false), []);
+});
+
+test('no cycle between doc/ and formula/, type imports included', () => {
+  const crossing = cycles(graph, true).filter(
+    (scc) => scc.some((f) => f.startsWith('doc/')) && scc.some((f) => f.startsWith('formula/')),
+  );
+  assert.equal(crossing, []);
+});
+
+test('the Python value layer sits below both: pyvalues/ imports nothing from doc/ or formula/', () => {
+  const layer = [...graph.keys()].filter((f) => f.startsWith('pyvalues/'));
+  assert.ok(layer.length >= 4, layer.join(' '));
+  for (const f of layer)
+    for (const e of graph.get(f)!)
+      assert.ok(!e.to.startsWith('doc/') && !e.to.startsWith('formula/'), `${f} imports ${e.to}`);
+  // Both sides use it.
+  assert.ok(graph.get('formula/values.ts')!.some((e) => e.to.startsWith('pyvalues/')));
+  assert.ok(graph.get('doc/pyformat.ts')!.some((e) => e.to.startsWith('pyvalues/')));
+});
+
+test('the formula engine is in parts of at most 600 lines', () => {
+  const parts = [
+    'engine',
+    'engine-types',
+    'state',
+    'rows',
+    'tables',
+    'indexes',
+    'deps',
+    'reads',
+    'recalc',
+    'open',
+    'schema',
+    'data',
+    'globals',
+  ];
+  for (const p of parts) {
+    const lines = readFileSync(join(SRC, 'formula', `${p}.ts`), 'utf8').split('\n').length;
+    assert.ok(lines <= 600, `formula/${p}.ts has ${lines} lines`);
+  }
+});
+
+test.run();
