@@ -20,7 +20,6 @@ import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
 import {CellValue as CellValueSchema, nonEmptyArray, type TypeNames} from '../validate.js';
 import {docRoute, openDocFor, type Need} from './doc-common.js';
-import {revalidate} from './revalidate.js';
 
 // ---------------------------------------------------------------------------------------------
 // Record bodies, with Grist's error texts.
@@ -148,18 +147,15 @@ const DATA = '/api/docs/:docId/tables/:tableId';
 
 export const docDataRoutes: Route[] = [
   // Tables (§8)
-  {
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/tables',
     tag: 'tables',
     summary: 'List tables',
     revalidate: true,
     query: ['expand'],
-    handler: async (ctx) => {
-      const found = await openDocFor(ctx, 'viewers');
-      const current = revalidate(ctx, found);
-      if (current) return current;
-      const doc = found.grist;
+    need: 'viewers',
+    handler: async (ctx, {grist: doc}) => {
       const expand = ctx.query.get('expand');
       if (expand !== null && expand !== 'column') {
         throw new BadRequest(`expand parameter ${expand} should be one of column`);
@@ -170,7 +166,7 @@ export const docDataRoutes: Route[] = [
       }
       return {tables: tables.map((t) => ({...t, columns: doc.listColumns(t.id)}))};
     },
-  },
+  }),
   docRoute({
     method: 'POST',
     path: '/api/docs/:docId/tables',
@@ -194,21 +190,18 @@ export const docDataRoutes: Route[] = [
   }),
 
   // Columns (§9)
-  {
+  docRoute({
     method: 'GET',
     path: `${DATA}/columns`,
     tag: 'columns',
     summary: 'List columns',
     revalidate: true,
     query: ['hidden'],
-    handler: async (ctx) => {
-      const found = await openDocFor(ctx, 'viewers');
-      const current = revalidate(ctx, found);
-      if (current) return current;
-      const doc = found.grist;
+    need: 'viewers',
+    handler: async (ctx, {grist: doc}) => {
       return {columns: doc.listColumns(tableParam(ctx, doc), {hidden: flag(ctx.query, 'hidden')})};
     },
-  },
+  }),
   docRoute({
     method: 'POST',
     path: `${DATA}/columns`,
@@ -269,18 +262,15 @@ export const docDataRoutes: Route[] = [
   },
 
   // Records (§10)
-  {
+  docRoute({
     method: 'GET',
     path: `${DATA}/records`,
     tag: 'records',
     summary: 'Fetch records',
     revalidate: true,
     query: ['filter', 'sort', 'limit', 'hidden', 'cellFormat', 'immediate', 'cursor'],
-    handler: async (ctx) => {
-      const found = await openDocFor(ctx, 'viewers');
-      const current = revalidate(ctx, found);
-      if (current) return current;
-      const {grist: doc, meta} = found;
+    need: 'viewers',
+    handler: async (ctx, {grist: doc, meta}) => {
       const {q, where} = pagedQuery(ctx, meta.id, tableParam(ctx, doc));
       const page: PageEnd = {next: null};
       const text = doc.fetchRecordsJson(where.tableId, q, page);
@@ -289,7 +279,7 @@ export const docDataRoutes: Route[] = [
         ...nextLink(ctx, where, page),
       });
     },
-  },
+  }),
   docRoute({
     method: 'POST',
     path: `${DATA}/records/list`,
@@ -391,18 +381,15 @@ export const docDataRoutes: Route[] = [
   ),
 
   // Deprecated column-oriented form (§11)
-  {
+  docRoute({
     method: 'GET',
     path: `${DATA}/data`,
     tag: 'data',
     summary: 'Fetch columns (deprecated form)',
     revalidate: true,
     query: ['filter', 'sort', 'limit', 'cellFormat', 'immediate', 'cursor'],
-    handler: async (ctx) => {
-      const found = await openDocFor(ctx, 'viewers');
-      const current = revalidate(ctx, found);
-      if (current) return current;
-      const {grist: doc, meta} = found;
+    need: 'viewers',
+    handler: async (ctx, {grist: doc, meta}) => {
       const {q, where} = pagedQuery(ctx, meta.id, tableParam(ctx, doc));
       const page: PageEnd = {next: null};
       const body = doc.fetchColumns(where.tableId, q, page);
@@ -411,7 +398,7 @@ export const docDataRoutes: Route[] = [
         ...nextLink(ctx, where, page),
       });
     },
-  },
+  }),
   docRoute({
     method: 'POST',
     path: `${DATA}/data`,
