@@ -321,6 +321,8 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
   async function dispatch(req: HttpRequest, id: string, note: RequestNote): Promise<HttpResponse> {
     let cors: Record<string, string> = {};
     const baseHeaders = {'Cache-Control': 'no-cache', 'X-Request-Id': id};
+    /** The request context's `responseHeaders`, kept here for the answers made in `catch` (replays). */
+    const answerHeaders: Record<string, string> = {};
     try {
       cors = corsHeaders(req, opts);
       const q = req.url.indexOf('?');
@@ -394,7 +396,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         rawBody: req.body,
         options: opts,
         vouched: vouched ?? undefined,
-        responseHeaders: {},
+        responseHeaders: answerHeaders,
         form(formOpts = {}) {
           if (!upload) return Promise.reject(new ApiError(415, 'unsupported content-type'));
           formPromise ??= (async () => {
@@ -478,7 +480,14 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         const {status, contentType, body} = caught.answer;
         return {
           status,
-          headers: {...baseHeaders, ...cors, 'Content-Type': contentType, 'Idempotent-Replayed': 'true'},
+          // Which worker answered, under which epoch (set once the document was opened), as for any answer.
+          headers: {
+            ...baseHeaders,
+            ...cors,
+            ...answerHeaders,
+            'Content-Type': contentType,
+            'Idempotent-Replayed': 'true',
+          },
           body: new Uint8Array(body),
         };
       }

@@ -63,17 +63,18 @@ export async function openDocFor(
     ownersDespiteBrokenRules: opts.ownersDespiteBrokenRules,
   });
   if (need !== 'viewers' && ctx.method !== 'GET' && ctx.method !== 'HEAD') doc.replica?.checkWritable();
+  if (doc.replica && ctx.engine.cluster) {
+    // Which worker answered, under which epoch: what a client (or the fault tests) can check;
+    // set before a replay of an Idempotency-Key is answered, which carries them too.
+    ctx.responseHeaders['X-Gristlite-Worker'] = ctx.engine.cluster.placement.self;
+    ctx.responseHeaders['X-Gristlite-Epoch'] = String(doc.replica.epoch);
+  }
   if (ctx.engine.idempotency.active) {
     // Beyond Grist: a repeat of a write with an Idempotency-Key answers what the first did (server.ts).
     const p = ctx.principal;
     const who = p.anonymous ? null : p.docKey ? `${p.user.id}/${p.docKey.id}` : p.user.id;
     const body = await ctx.json();
     ctx.engine.claimIdempotent(doc, requestFingerprint(who, ctx.method, `${ctx.path}?${ctx.query}`, body));
-  }
-  if (doc.replica && ctx.engine.cluster) {
-    // Which worker answered, under which epoch: what a client (or the fault tests) can check.
-    ctx.responseHeaders['X-Gristlite-Worker'] = ctx.engine.cluster.placement.self;
-    ctx.responseHeaders['X-Gristlite-Epoch'] = String(doc.replica.epoch);
   }
   return {doc, grist: doc.grist.as(access), access, meta, role};
 }
