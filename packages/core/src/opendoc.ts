@@ -173,7 +173,9 @@ export class OpenDocument {
 
   /** Stores uploaded files as attachments; returns their row ids. */
   addAttachments(files: readonly UploadedFile[], opts: AddAttachmentsOptions = {}): Promise<number[]> {
-    return addAttachments(this.db, files, opts);
+    return addAttachments(this.db, files, opts, (rows, storeFiles) =>
+      this.grist.addAttachmentRecords(rows, storeFiles),
+    );
   }
 
   /** `_grist_Attachments` rows with filter/sort/limit, as `GET /attachments`. */
