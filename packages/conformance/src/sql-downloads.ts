@@ -465,10 +465,7 @@ export function sqlDownloadsSuite(target: Target): void {
       'viewSection parameter is not supported: gristlite exports whole tables (use tableId)',
     );
     // 0 is no widget, as in Grist.
-    assert.is(
-      ok(await api.get(`/api/docs/${d}/download/csv?tableId=Table1&viewSection=0`, chimpy.as)).text,
-      'A,B,C\n',
-    );
+    assert.is(ok(await api.get(`/api/docs/${d}/download/csv?tableId=Table1&viewSection=0`, chimpy.as)).text, 'A,B,C\n');
   });
 
   s.run();
