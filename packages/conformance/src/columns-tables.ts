@@ -489,6 +489,141 @@ export function columnsTablesSuite(target: Target): void {
     );
   });
 
+  for (const how of ['RemoveTable', '_grist_Tables/data/delete'] as const) {
+    s(`removing a table (${how}) converts the references to it as Grist does, keeping their data`, async () => {
+      const {api, chimpy} = world();
+      const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'RefsToRemoved');
+      const apply = async (actions: unknown[]) => ok(await api.post(`/api/docs/${d}/apply`, actions, chimpy.as));
+      const colsOf = async (tableId: string) =>
+        ok(await api.get(`${tablePath(d, tableId)}/columns?hidden=true`, chimpy.as)).body.columns as Array<{
+          id: string;
+          fields: Record<string, any>;
+        }>;
+      await apply([
+        [
+          'AddTable',
+          'Address',
+          [
+            {id: 'city', type: 'Text'},
+            {id: 'since', type: 'Date'},
+          ],
+        ],
+        ['BulkAddRecord', 'Address', [1, 2, 3], {city: ['Albany', 'Bedford', 'Buffalo'], since: [0, 86400, null]}],
+      ]);
+      const ref = (id: string) => async () => (await colsOf('Address')).find((c) => c.id === id)!.fields.colRef;
+      const [cityRef, sinceRef] = [await ref('city')(), await ref('since')()];
+      const dateOpts = JSON.stringify({dateFormat: 'DD/MM/YYYY'});
+      await apply([
+        ['ModifyColumn', 'Address', 'since', {widgetOptions: dateOpts}],
+        [
+          'AddTable',
+          'People',
+          [
+            {id: 'name', type: 'Text'},
+            {id: 'address', type: 'Ref:Address'},
+            {id: 'addresses', type: 'RefList:Address'},
+            {
+              id: 'address2',
+              type: 'Ref:Address',
+              isFormula: true,
+              formula: '$address',
+            },
+            {id: 'shown', type: 'Ref:Address'},
+            {id: 'shownDate', type: 'Ref:Address'},
+            {id: 'shownList', type: 'RefList:Address'},
+          ],
+        ],
+        ['ModifyColumn', 'People', 'shown', {visibleCol: cityRef}],
+        ['ModifyColumn', 'People', 'shownDate', {visibleCol: sinceRef}],
+        ['ModifyColumn', 'People', 'shownList', {visibleCol: cityRef}],
+        ['SetDisplayFormula', 'People', null, 'shown', '$shown.city'],
+        ['SetDisplayFormula', 'People', null, 'shownDate', '$shownDate.since'],
+        ['SetDisplayFormula', 'People', null, 'shownList', '$shownList.city'],
+        [
+          'BulkAddRecord',
+          'People',
+          [1, 2, 3],
+          {
+            name: ['Alice', 'Bob', 'Carol'],
+            address: [1, 2, 0],
+            addresses: [['L', 1, 2], ['L', 3], null],
+            shown: [1, 3, 0],
+            shownDate: [2, 1, 3],
+            shownList: [['L', 3, 1], ['L'], null],
+          },
+        ],
+      ]);
+      if (how === 'RemoveTable') {
+        await apply([['RemoveTable', 'Address']]);
+      } else {
+        const tableRef = ok(await api.get(`/api/docs/${d}/tables`, chimpy.as)).body.tables.find(
+          (t: any) => t.id === 'Address',
+        ).fields.tableRef;
+        ok(await api.post(`${tablePath(d, '_grist_Tables')}/data/delete`, [tableRef], chimpy.as));
+      }
+      assert.equal(
+        ok(await api.get(`/api/docs/${d}/tables`, chimpy.as)).body.tables.map((t: any) => t.id),
+        ['Table1', 'People'],
+      );
+      // (by position: removed helpers reorder Grist's in-memory column list, D49)
+      const cols = (await colsOf('People')).sort((a, b) => a.fields.parentPos - b.fields.parentPos);
+      // The display helpers go with the references they served.
+      assert.equal(
+        cols.map((c) => [c.id, c.fields.type, c.fields.isFormula, c.fields.visibleCol, c.fields.displayCol]),
+        [
+          ['manualSort', 'ManualSortPos', false, 0, 0],
+          ['name', 'Text', false, 0, 0],
+          ['address', 'Int', false, 0, 0],
+          ['addresses', 'Text', false, 0, 0],
+          ['address2', 'Any', true, 0, 0],
+          ['shown', 'Text', false, 0, 0],
+          ['shownDate', 'Date', false, 0, 0],
+          ['shownList', 'Text', false, 0, 0],
+        ],
+      );
+      assert.is(cols.find((c) => c.id === 'shownDate')!.fields.widgetOptions, dateOpts);
+      const records = ok(await api.get(`${tablePath(d, 'People')}/records`, chimpy.as)).body.records;
+      assert.equal(records, [
+        {
+          id: 1,
+          fields: {
+            name: 'Alice',
+            address: 1,
+            addresses: '1,2',
+            address2: 1,
+            shown: 'Albany',
+            shownDate: 86400,
+            shownList: 'Buffalo, Albany',
+          },
+        },
+        {
+          id: 2,
+          fields: {
+            name: 'Bob',
+            address: 2,
+            addresses: '3',
+            address2: 2,
+            shown: 'Buffalo',
+            shownDate: 0,
+            shownList: '',
+          },
+        },
+        {
+          id: 3,
+          fields: {
+            name: 'Carol',
+            address: 0,
+            addresses: '',
+            address2: 0,
+            shown: '',
+            shownDate: null,
+            shownList: '',
+          },
+        },
+      ]);
+    });
+  }
+
   s('DELETE column: 200, the rest stay; Grist\'s "table or column" 404s; viewers 403 (item 18)', async () => {
     const {api, chimpy, kiwi} = world();
     const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'ColumnDelete');

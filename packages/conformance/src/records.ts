@@ -4,6 +4,7 @@
  * cellFormat=typed, noparse, flat, add-or-update, and the exact error bodies.
  */
 import * as assert from 'uvu/assert';
+import {multipart} from './attachments.js';
 import {TIMESHEETS, addFoo, filterQs, ids, newTimesheets, tablePath} from './docdata.js';
 import {areaSuite, isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target} from './world.js';
 
@@ -380,6 +381,72 @@ export function recordsSuite(target: Target): void {
     assert.equal(ids(await api.get(`${typed}/records?${filterQs({Bool: [1]})}`, chimpy.as)), [1]);
     assert.equal(ids(await api.get(`${typed}/records?${filterQs({Bool: [false]})}`, chimpy.as)), [2]);
     assert.equal(ids(await api.get(`${typed}/records?${filterQs({Int: [5.0], Ref: [1]})}`, chimpy.as)), [1]);
+  });
+
+  s('formulas returning attachment records: typed and normal as Grist (its DocApiRecords "ALL" column)', async () => {
+    const {api, chimpy} = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'AttachmentFormulas');
+    const {body, headers} = multipart([
+      {name: 'hello.doc', content: 'foobar'},
+      {name: 'world.jpg', content: '123456'},
+    ]);
+    assert.equal(
+      ok(await api.call('POST', `/api/docs/${d}/attachments`, {key: chimpy.key, body, headers})).body,
+      [1, 2],
+    );
+    ok(
+      await api.post(
+        `/api/docs/${d}/apply`,
+        [
+          ['AddColumn', 'Table1', 'Att', {type: 'Attachments'}],
+          ['AddColumn', 'Table1', 'DT', {type: 'DateTime:America/New_York'}],
+          ['AddColumn', 'Table1', 'ALL', {type: 'Any', isFormula: true, formula: '[$Att, $DT, $A]'}],
+          ['AddColumn', 'Table1', 'Files', {type: 'Any', isFormula: true, formula: '$Att'}],
+          ['AddColumn', 'Table1', 'First', {type: 'Any', isFormula: true, formula: '$Att[0] if $Att else None'}],
+          ['AddColumn', 'Table1', 'Names', {type: 'Any', isFormula: true, formula: '$Att.fileName'}],
+          ['AddRecord', 'Table1', null, {Att: ['L', 1, 2], DT: 1707868800, A: 'x'}],
+          ['AddRecord', 'Table1', null, {}],
+        ],
+        chimpy.as,
+      ),
+    );
+    const fields = (records: any[]) =>
+      records.map((r) => [r.fields.ALL, r.fields.Files, r.fields.First, r.fields.Names]);
+    // An Any column holds the records themselves, whatever the cell format.
+    const expected = [
+      [
+        ['L', ['r', '_grist_Attachments', [1, 2]], ['D', 1707868800, 'America/New_York'], 'x'],
+        ['r', '_grist_Attachments', [1, 2]],
+        ['R', '_grist_Attachments', 1],
+        ['L', 'hello.doc', 'world.jpg'],
+      ],
+      [['L', ['r', '_grist_Attachments', []], null, ''], ['r', '_grist_Attachments', []], null, ['L']],
+    ];
+    const t = tablePath(d);
+    assert.equal(fields(ok(await api.get(`${t}/records?cellFormat=typed`, chimpy.as)).body.records), expected);
+    assert.equal(fields(ok(await api.get(`${t}/records`, chimpy.as)).body.records), expected);
+    const cols = ok(await api.get(`${t}/data?cellFormat=typed`, chimpy.as)).body;
+    assert.equal(cols.Files, [
+      ['r', '_grist_Attachments', [1, 2]],
+      ['r', '_grist_Attachments', []],
+    ]);
+    assert.equal(cols.Att, cols.Files);
+    // An upload is a write (Grist's AddAttachments): formulas over attachments follow it at once.
+    ok(
+      await api.post(
+        `/api/docs/${d}/apply`,
+        [['AddColumn', 'Table1', 'Count', {formula: 'len(_grist_Attachments.all)'}]],
+        chimpy.as,
+      ),
+    );
+    const third = multipart([{name: 'third.txt', content: 'abc'}]);
+    assert.equal(ok(await api.call('POST', `/api/docs/${d}/attachments`, {key: chimpy.key, ...third})).body, [3]);
+    assert.equal(ok(await api.get(`${t}/data`, chimpy.as)).body.Count, [3, 3]);
+    ok(await api.patch(`${t}/records`, {records: [{id: 2, fields: {Att: ['L', 3]}}]}, chimpy.as));
+    assert.equal(ok(await api.get(`${t}/data`, chimpy.as)).body.Names, [
+      ['L', 'hello.doc', 'world.jpg'],
+      ['L', 'third.txt'],
+    ]);
   });
 
   s('POST records: ids, values read back as stored, blank rows, flat, ids ignored (item 6)', async () => {

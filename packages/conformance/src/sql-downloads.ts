@@ -426,11 +426,46 @@ export function sqlDownloadsSuite(target: Target): void {
       ],
     ]);
     isError(await api.get(`/api/docs/${d}/download/xlsx?tableId=Nope`, chimpy.as), 404, 'Table Nope not found.');
+    // Options without tableId (Grist's DocApiDownloads "tableId is missing and header present"):
+    // the whole document, with the headers asked for.
+    const byColId = ok(await api.get(`/api/docs/${d}/download/xlsx?header=colId`, chimpy.as));
+    assert.is(byColId.headers['content-disposition'], 'attachment; filename="Book.xlsx"');
+    assert.equal(await read(byColId.raw), [
+      ['Table1', [['A', 'B', 'C']]],
+      [
+        'People',
+        [
+          ['Name', 'Age', 'Ok'],
+          ['Ann', 31, true],
+          ['Bo', 7, false],
+        ],
+      ],
+    ]);
+  });
+
+  s("downloads naming an unknown widget (viewSection) answer Grist's 404, before anything else", async () => {
+    const {api, chimpy} = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Widgets');
+    for (const kind of ['csv', 'tsv', 'dsv', 'xlsx', 'table-schema']) {
+      isError(
+        await api.get(`/api/docs/${d}/download/${kind}?tableId=Table1&viewSection=9999`, chimpy.as),
+        404,
+        'No record 9999 in table _grist_Views_section',
+      );
+      isError(
+        await api.get(`/api/docs/${d}/download/${kind}?viewSection=x`, chimpy.as),
+        400,
+        'viewSection parameter cannot be understood as an integer: x',
+      );
+    }
+    // Table1's raw widget exists: exporting a widget is what gristlite leaves out (decisions.md).
     isError(
-      await api.get(`/api/docs/${d}/download/xlsx?header=colId`, chimpy.as),
+      await api.get(`/api/docs/${d}/download/csv?tableId=Table1&viewSection=1`, chimpy.as),
       400,
-      'tableId parameter is required',
+      'viewSection parameter is not supported: gristlite exports whole tables (use tableId)',
     );
+    // 0 is no widget, as in Grist.
+    assert.is(ok(await api.get(`/api/docs/${d}/download/csv?tableId=Table1&viewSection=0`, chimpy.as)).text, 'A,B,C\n');
   });
 
   s.run();

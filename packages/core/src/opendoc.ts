@@ -173,7 +173,9 @@ export class OpenDocument {
 
   /** Stores uploaded files as attachments; returns their row ids. */
   addAttachments(files: readonly UploadedFile[], opts: AddAttachmentsOptions = {}): Promise<number[]> {
-    return addAttachments(this.db, files, opts);
+    return addAttachments(this.db, files, opts, (rows, storeFiles) =>
+      this.grist.addAttachmentRecords(rows, storeFiles),
+    );
   }
 
   /** `_grist_Attachments` rows with filter/sort/limit, as `GET /attachments`. */
@@ -249,6 +251,22 @@ export class OpenDocument {
       if (r) restrict.set(t, r);
     }
     return xlsxStream(this.db, tables, header, restrict);
+  }
+
+  /**
+   * Checks a widget (view section) named by a download, as Grist's doExportSection does before
+   * exporting it: 404 `No record N in table _grist_Views_section` for an unknown one, 404
+   * `Cannot find or access table` when it shows no table or one the user cannot see. Returns the
+   * table it shows.
+   */
+  exportSectionTable(sectionId: number, access: AccessContext | null = null): string {
+    const row = this.db.prepare('SELECT tableRef FROM _grist_Views_section WHERE id = ?').get(sectionId) as
+      | {tableRef: unknown}
+      | undefined;
+    if (!row) throw new NotFound(`No record ${sectionId} in table _grist_Views_section`);
+    const table = this.grist.listTables().find((t) => t.fields.tableRef === Number(row.tableRef));
+    if (!table || (access && !access.tableVisible(table.id))) throw new NotFound('Cannot find or access table');
+    return table.id;
   }
 
   /** The Frictionless table schema of a table's CSV download. */

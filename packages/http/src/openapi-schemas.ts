@@ -364,6 +364,10 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   dryrun: flag('Only check access, answering {"dryRun": "allowed"}'),
   tableId: {type: 'string', description: 'Table id.'},
   header: {type: 'string', enum: ['colId', 'label'], description: 'Column headers: ids or labels.'},
+  viewSection: {
+    type: 'integer',
+    description: 'A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67).',
+  },
   colId: {type: 'string', description: 'Column id of the cell the attachment is in.'},
   rowId: {type: 'integer', description: 'Row id of the cell the attachment is in.'},
   maybeNew: flag('Accepted for Grist compatibility (the attachment may not be in a cell yet)'),

@@ -3566,6 +3566,8 @@ export interface operations {
                 header?: "colId" | "label";
                 /** @description Name of the downloaded file, without extension. */
                 title?: string;
+                /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
+                viewSection?: number;
             };
             header?: {
                 /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
@@ -3619,6 +3621,8 @@ export interface operations {
                 header?: "colId" | "label";
                 /** @description Name of the downloaded file, without extension. */
                 title?: string;
+                /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
+                viewSection?: number;
             };
             header?: {
                 /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
@@ -3672,6 +3676,8 @@ export interface operations {
                 header?: "colId" | "label";
                 /** @description Name of the downloaded file, without extension. */
                 title?: string;
+                /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
+                viewSection?: number;
             };
             header?: {
                 /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
@@ -3725,6 +3731,8 @@ export interface operations {
                 header?: "colId" | "label";
                 /** @description Name of the downloaded file, without extension. */
                 title?: string;
+                /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
+                viewSection?: number;
             };
             header?: never;
             path: {
@@ -3760,6 +3768,8 @@ export interface operations {
                 header?: "colId" | "label";
                 /** @description Name of the downloaded file, without extension. */
                 title?: string;
+                /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
+                viewSection?: number;
             };
             header?: {
                 /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */

@@ -30,6 +30,17 @@ export interface AddAttachmentsOptions {
   now?: () => number;
 }
 
+/** A new `_grist_Attachments` row. */
+export type AttachmentRow = {[K in 'fileIdent' | 'fileName' | 'fileType' | 'fileExt']: string} & {
+  [K in 'fileSize' | 'imageHeight' | 'imageWidth' | 'timeUploaded']: number;
+};
+
+/**
+ * Adds the rows in the document's write transaction, after `storeFiles` (GristDoc
+ * addAttachmentRecords); without one, they are inserted directly.
+ */
+export type AttachmentRowWriter = (rows: AttachmentRow[], storeFiles: () => void) => number[];
+
 /** Metadata the API shows for an attachment (SPEC §12.3-12.4). */
 export interface AttachmentInfo {
   fileName: string;
@@ -84,6 +95,7 @@ export async function addAttachments(
   db: Database.Database,
   files: readonly UploadedFile[],
   opts: AddAttachmentsOptions = {},
+  writeRows?: AttachmentRowWriter,
 ): Promise<number[]> {
   if (opts.maxBytes) {
     for (const f of files) if (f.data.byteLength > opts.maxBytes) throw attachmentTooLarge(opts.maxBytes);
@@ -109,6 +121,24 @@ export async function addAttachments(
   );
   const insertFile = db.prepare('INSERT INTO _gristsys_Files (ident, data) VALUES (?, ?)');
   const fillFile = db.prepare('UPDATE _gristsys_Files SET data = ? WHERE ident = ?');
+  const storeFiles = () => {
+    for (const p of prepared) {
+      const existing = findFile.get(p.fileIdent) as {present: number} | undefined;
+      if (!existing) insertFile.run(p.fileIdent, p.data);
+      else if (!existing.present) fillFile.run(p.data, p.fileIdent);
+    }
+  };
+  const rows: AttachmentRow[] = prepared.map((p) => ({
+    fileIdent: p.fileIdent,
+    fileName: p.fileName,
+    fileType: '',
+    fileSize: p.fileSize,
+    imageHeight: p.imageHeight,
+    imageWidth: p.imageWidth,
+    timeUploaded: Math.trunc(now()),
+    fileExt: p.fileExt,
+  }));
+  if (writeRows) return writeRows(rows, storeFiles);
   // Integers bound as BigInt: the metadata columns are declared BLOB, where SQLite keeps a JS
   // number as REAL; Grist stores these as INTEGER.
   const insertRow = db.prepare(
@@ -116,23 +146,20 @@ export async function addAttachments(
      VALUES (?, ?, '', ?, ?, ?, ?, ?)`,
   );
   return db.transaction(() => {
-    const ids: number[] = [];
-    for (const p of prepared) {
-      const existing = findFile.get(p.fileIdent) as {present: number} | undefined;
-      if (!existing) insertFile.run(p.fileIdent, p.data);
-      else if (!existing.present) fillFile.run(p.data, p.fileIdent);
-      const info = insertRow.run(
-        p.fileIdent,
-        p.fileName,
-        BigInt(p.fileSize),
-        BigInt(p.imageHeight),
-        BigInt(p.imageWidth),
-        BigInt(Math.trunc(now())),
-        p.fileExt,
-      );
-      ids.push(Number(info.lastInsertRowid));
-    }
-    return ids;
+    storeFiles();
+    return rows.map((r) =>
+      Number(
+        insertRow.run(
+          r.fileIdent,
+          r.fileName,
+          BigInt(r.fileSize),
+          BigInt(r.imageHeight),
+          BigInt(r.imageWidth),
+          BigInt(r.timeUploaded),
+          r.fileExt,
+        ).lastInsertRowid,
+      ),
+    );
   })();
 }
 

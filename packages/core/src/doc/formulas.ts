@@ -96,9 +96,14 @@ export function renameSchema(meta: DocMeta): SchemaTable[] {
   }));
 }
 
-/** Whether some formula reads metadata tables (`_grist_Tables_column.all` occurs in real documents). */
+/**
+ * Whether formulas may read metadata tables: one names them (`_grist_Tables_column.all` occurs in
+ * real documents), or an Attachments column leads to `_grist_Attachments` (`$Files.fileName`).
+ */
 export function readsMetadata(meta: DocMeta): boolean {
-  return meta.userTables.some((t) => t.columns.some((c) => c.formula.includes('_grist_')));
+  return meta.userTables.some((t) =>
+    t.columns.some((c) => c.formula.includes('_grist_') || c.ct.base === 'Attachments'),
+  );
 }
 
 /**

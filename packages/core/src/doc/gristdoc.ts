@@ -562,6 +562,25 @@ export class GristDoc {
     return this.reads.fetchColumns(tableId, q, page);
   }
 
+  /**
+   * New `_grist_Attachments` rows as one write (Grist's AddAttachments user action), so that
+   * formulas reading attachment metadata (`$Files.fileName`) see them and are recalculated;
+   * `storeFiles` stores the files' contents in the same transaction first.
+   */
+  addAttachmentRecords(rows: Array<Record<string, CellValue>>, storeFiles: () => void): number[] {
+    return this.write(() => {
+      storeFiles();
+      const ids = this.storage.metaAdd('_grist_Attachments', rows);
+      // Grist stores timeUploaded (milliseconds, a DateTime column) as an INTEGER.
+      this.storage
+        .stmt(
+          'UPDATE _grist_Attachments SET timeUploaded = CAST(timeUploaded AS INTEGER) WHERE id IN (SELECT value FROM json_each(?))',
+        )
+        .run(JSON.stringify(ids));
+      return ids;
+    });
+  }
+
   /** Under access rules, the attachments a cell the user can read holds (null: all). */
   readableAttachments(): ReadonlySet<number> | null {
     return this.reads.readableAttachments();

@@ -103,6 +103,9 @@ export interface RecordsSource extends StorageSource {
 export interface TablesSource extends StorageSource {
   formulaEdits(rename: Rename): Map<number, string>;
   removeColumns(colRefs: number[]): void;
+  updateColumns(table: TableMeta, updates: Array<{colId: string; values: Record<string, CellValue>}>): void;
+  columnValues(table: TableMeta, col: ColumnMeta): Array<[number, CellValue, unknown]>;
+  updateRecords(table: TableMeta, rowIds: number[], colValues: Map<string, CellValue[]>, opts: WriteOptions): void;
 }
 
 /** What column operations need besides (storage-columns.ts). */

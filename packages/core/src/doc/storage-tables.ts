@@ -6,7 +6,7 @@
 import {BadRequest, engineError} from '../errors.js';
 import {tableSpec} from './formulas.js';
 import {pickTableIdent, pickColIdent} from './identifiers.js';
-import type {TableMeta} from './meta.js';
+import type {ColumnMeta, TableMeta} from './meta.js';
 import {quoteIdent} from './query.js';
 import {type AddTableResult, type ColInfo, MAX_TABLE_COLUMNS, type TablesSource} from './storage-source.js';
 import {type CellValue, refTarget, sqlDefaultFor, sqlTypeFor} from './types.js';
@@ -138,6 +138,85 @@ export class StorageTables {
     return newId;
   }
 
+  /**
+   * Columns of other tables referring to removed tables keep their data under a type that stays
+   * valid, as Grist's _convert_reference_col_for_deleted_table: formulas become Any; without a
+   * visible and display column a Ref keeps its row ids as Int and a RefList becomes Text of
+   * comma-joined ids; a Ref shown through a typed visible column takes the shown values and that
+   * column's type and options; anything else becomes Text of what was shown. Every value is read
+   * before any column changes (the display helpers and visible columns go with the tables).
+   * Summary group-by columns are converted the same way (Grist converts them by following their
+   * source column, to the same type and values).
+   */
+  private convertBackRefs(backRefs: Array<{table: TableMeta; col: ColumnMeta}>): void {
+    this.s.settleFormulaData();
+    const settings = this.s.meta.settings;
+    type Plan = {
+      table: TableMeta;
+      col: ColumnMeta;
+      change: Record<string, CellValue>;
+      rows: Array<readonly [number, CellValue]> | null;
+    };
+    const plans = backRefs.map(({table, col}): Plan => {
+      const rowsOf = (v: (id: number, cell: CellValue) => CellValue) =>
+        this.s.columnValues(table, col).map(([id, c]) => [id, v(id, c)] as const);
+      if (col.isFormula) {
+        return {table, col, change: {type: 'Any'}, rows: null};
+      }
+      const visible = this.s.meta.colsByRef.get(Number(col.fields.visibleCol) || 0)?.col;
+      const display = this.s.meta.colsByRef.get(Number(col.fields.displayCol) || 0);
+      if (!visible || !display) {
+        if (!col.ct.isList) {
+          return {
+            table,
+            col,
+            change: {type: 'Int', reverseCol: 0},
+            rows: null,
+          };
+        }
+        const ids = (c: CellValue) =>
+          Array.isArray(c) && c[0] === 'L' ? c.slice(1).join(',') : typeof c === 'string' ? c : '';
+        return {
+          table,
+          col,
+          change: {type: 'Text', reverseCol: 0},
+          rows: rowsOf((_, c) => ids(c)),
+        };
+      }
+      const shown = new Map(this.s.columnValues(display.table, display.col).map(([id, v]) => [id, v]));
+      if (!col.ct.isList && visible.type !== 'Any') {
+        return {
+          table,
+          col,
+          change: {
+            type: visible.type,
+            widgetOptions: String(visible.fields.widgetOptions ?? ''),
+            reverseCol: 0,
+          },
+          rows: rowsOf((id) => shown.get(id) ?? null),
+        };
+      }
+      const format = col.ct.formatter(col.options, settings, visible.ct.formatter(visible.options, settings));
+      return {
+        table,
+        col,
+        change: {type: 'Text', reverseCol: 0},
+        rows: rowsOf((id) => format(shown.get(id) ?? null)),
+      };
+    });
+    for (const {table, col, change, rows} of plans) {
+      this.s.updateColumns(this.s.getTable(table.tableId), [{colId: col.colId, values: change}]);
+      if (rows?.length) {
+        this.s.updateRecords(
+          this.s.getTable(table.tableId),
+          rows.map(([id]) => id),
+          new Map([[col.colId, rows.map(([, v]) => v)]]),
+          {parse: false},
+        );
+      }
+    }
+  }
+
   removeTables(tableRefs: number[]): void {
     const tables = tableRefs.map((ref) => {
       const t = this.s.meta.byRef.get(ref);
@@ -153,12 +232,11 @@ export class StorageTables {
     }
     const ids = new Set(tables.map((t) => t.tableId));
     const refs = new Set(tables.map((t) => t.tableRef));
-    // Columns of other tables referring to removed tables go too.
     const backRefs = this.s.meta.userTables
       .filter((t) => !refs.has(t.tableRef))
-      .flatMap((t) => t.columns.filter((c) => ids.has(refTarget(c.type) ?? '')).map((c) => c.colRef));
+      .flatMap((t) => t.columns.filter((c) => ids.has(refTarget(c.type) ?? '')).map((col) => ({table: t, col})));
     if (backRefs.length) {
-      this.s.removeColumns(backRefs);
+      this.convertBackRefs(backRefs);
     }
 
     const sections = this.s.metaRows('_grist_Views_section');

@@ -118,6 +118,7 @@ export class DocStorage implements MetaTables {
     updateColumns: (table, updates) => s.columns.updateColumns(table, updates),
     columnValues: (table, col) => s.columns.columnValues(table, col),
     removeColumns: (colRefs) => s.columns.removeColumns(colRefs),
+    updateRecords: (table, rowIds, colValues, opts) => s.records.updateRecords(table, rowIds, colValues, opts),
     renameSqlColumn: (table, from, to, batch) => s.renames.renameSqlColumn(table, from, to, batch),
     formulaEdits: (rename) => s.renames.formulaEdits(rename),
   }))(this);

@@ -1,24 +1,52 @@
 /** Table downloads (SPEC §6.2-6.3): CSV, TSV, DSV (streamed) and the table schema. */
-import {BadRequest, exportFileBase, type DsvFormat, type ExportHeader} from '@gristlite/core';
+import {
+  type AccessContext,
+  BadRequest,
+  exportFileBase,
+  type DsvFormat,
+  type ExportHeader,
+  type OpenDocument,
+} from '@gristlite/core';
 import {oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
 import {docRoute} from './doc-common.js';
 import {contentDisposition} from './download.js';
 
-const EXPORT_QUERY = ['tableId', 'header', 'title'];
+const EXPORT_QUERY = ['tableId', 'header', 'title', 'viewSection'];
 
 /** Grist's widget-level export options, which gristlite does not implement (it exports tables). */
 const UNSUPPORTED = ['viewSection', 'activeSortSpec', 'filters', 'linkingFilter'];
 
-function exportParams(ctx: RequestContext): {tableId: string; header: ExportHeader} {
+/**
+ * The export's table (null: none named) and header. A widget (`viewSection`) is checked as Grist
+ * checks it, so an unknown one answers Grist's 404, before its export is refused as unsupported.
+ */
+function exportParams(ctx: RequestContext, doc: OpenDocument, access: AccessContext | null): ExportParams {
+  const section = ctx.query.get('viewSection');
+  // Grist's integerParam: parseInt, and 0 is no widget.
+  const sectionId = section === null ? 0 : Number.parseInt(section, 10);
+  if (Number.isNaN(sectionId)) {
+    throw new BadRequest(`viewSection parameter cannot be understood as an integer: ${section}`);
+  }
+  if (sectionId) doc.exportSectionTable(sectionId, access);
   for (const name of UNSUPPORTED) {
-    if (ctx.query.has(name)) {
+    if (ctx.query.has(name) && !(name === 'viewSection' && !sectionId)) {
       throw new BadRequest(`${name} parameter is not supported: gristlite exports whole tables (use tableId)`);
     }
   }
-  const tableId = ctx.query.get('tableId');
-  if (!tableId) throw new BadRequest('tableId parameter is required');
   const header = oneOf<ExportHeader>('header', ctx.query.get('header'), ['label', 'colId'], 'label');
+  return {tableId: ctx.query.get('tableId') || null, header};
+}
+
+interface ExportParams {
+  tableId: string | null;
+  header: ExportHeader;
+}
+
+/** `exportParams` for the downloads of one table (all but XLSX): Grist's 400 without `tableId`. */
+function tableParams(ctx: RequestContext, doc: OpenDocument, access: AccessContext | null) {
+  const {tableId, header} = exportParams(ctx, doc, access);
+  if (!tableId) throw new BadRequest('tableId parameter is required');
   return {tableId, header};
 }
 
@@ -32,7 +60,7 @@ function dsvRoute(format: DsvFormat, what: string): Route {
     need: 'viewers',
     revalidate: true,
     handler: async (ctx, {doc, meta, access}) => {
-      const {tableId, header} = exportParams(ctx);
+      const {tableId, header} = tableParams(ctx, doc, access);
       const exp = doc.exportDsv(tableId, {format, header}, access);
       const filename = exportFileBase(meta.name, tableId, ctx.query.get('title')) + exp.extension;
       return new RawResponse(200, exp.body, {
@@ -64,21 +92,15 @@ export const exportRoutes: Route[] = [
       'Download the whole document as an Excel workbook, one sheet per table (or one table with tableId); streamed',
     need: 'viewers',
     handler: async (ctx, {doc, meta, access}) => {
-      // Grist: no query, or only `title`, exports every table; any other query is a table export.
+      // Grist: no query, or only `title`, exports every table with labels as headers; otherwise
+      // its export options are read, and without tableId (or widget) that is every table too.
       const whole = [...ctx.query.keys()].every((k) => k === 'title');
       const title = ctx.query.get('title');
-      let tables: string[] | null,
-        header: ExportHeader = 'label',
-        filename: string;
-      if (whole) {
-        tables = null;
-        filename = title || meta.name || 'document';
-      } else {
-        const p = exportParams(ctx);
-        tables = [p.tableId];
-        header = p.header;
-        filename = exportFileBase(meta.name, p.tableId, title);
-      }
+      const p: ExportParams = whole ? {tableId: null, header: 'label'} : exportParams(ctx, doc, access);
+      const tables = p.tableId === null ? null : [p.tableId];
+      const filename =
+        p.tableId === null ? title || meta.name || 'document' : exportFileBase(meta.name, p.tableId, title);
+      const header = p.header;
       return new RawResponse(200, doc.exportXlsx(tables, header, access), {
         'Content-Type': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
         'Content-Disposition': contentDisposition(`${filename}.xlsx`),
@@ -94,7 +116,7 @@ export const exportRoutes: Route[] = [
     need: 'viewers',
     revalidate: true,
     handler: async (ctx, {doc, meta, access}) => {
-      const {tableId, header} = exportParams(ctx);
+      const {tableId, header} = tableParams(ctx, doc, access);
       const csvPath = `${docApiUrl(ctx, meta.urlId || meta.id)}/download/csv?${ctx.query.toString()}`;
       return doc.tableSchema(tableId, {header, csvPath}, access);
     },
