@@ -17,6 +17,8 @@ export {
   type AttachmentPage,
   type AttachmentDownload,
   type DownloadOptions,
+  type AttachmentRow,
+  type AttachmentRowWriter,
 } from './store.js';
 export {guessExt, contentTypeForExt} from './ext.js';
 export type {TableQuery} from './query.js';
