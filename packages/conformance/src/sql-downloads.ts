@@ -153,21 +153,7 @@ export function sqlDownloadsSuite(target: Target): void {
     const rules = await world().newDoc(chimpy, await world().homeWs(chimpy), 'WithRules');
     await world().share(chimpy, `/api/docs/${rules}`, {[kiwi.email]: 'viewers'});
     ok(await api.get(`/api/docs/${rules}/sql?q=select+1`, kiwi.as));
-    ok(
-      await api.post(
-        `/api/docs/${rules}/apply`,
-        [
-          ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Table1', colIds: '*'}],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'},
-          ],
-        ],
-        chimpy.as,
-      ),
-    );
+    await world().addTableRule(chimpy, rules, 'Table1', 'user.Access != OWNER');
     const denied = await api.get(`/api/docs/${rules}/sql?q=select+1`, kiwi.as);
     assert.is(denied.status, 403, 'decision 9: a doc with access rules is owners-only');
     ok(await api.get(`/api/docs/${rules}/sql?q=select+1`, chimpy.as));
