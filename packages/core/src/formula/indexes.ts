@@ -284,22 +284,31 @@ export function lookupKeyOf(
   tableId: string,
   kwargs: Kwargs,
 ): {t: TableData; idx: LookupIndex; key: string; colIds: string[]} {
-  const t = getTable(s, tableId);
   const colIds = Object.keys(kwargs).sort();
+  const idx = lookupIndexFor(s, tableId, colIds, kwargs);
+  return {t: idx.table, idx, key: lookupKeyFor(colIds, kwargs), colIds};
+}
+
+/** The index of a lookup on `colIds` (sorted), CONTAINS where `kwargs` says so; KeyError for a missing column. */
+export function lookupIndexFor(s: EngineState, tableId: string, colIds: string[], kwargs: Kwargs): LookupIndex {
+  const t = getTable(s, tableId);
   const specs: KeySpec[] = [];
   for (const colId of colIds) {
     if (!t.cols.has(colId) && colId !== 'id') raise('KeyError', `Table '${tableId}' has no column '${colId}'`);
     const v = kwargs[colId];
     specs.push(v instanceof Contains ? {colId, contains: true, matchEmpty: v.matchEmpty} : {colId, contains: false});
   }
-  const idx = getIndex(t, specs);
-  const key = colIds
+  return getIndex(t, specs);
+}
+
+/** The key a lookup with these arguments reads (`colIds` sorted). */
+export function lookupKeyFor(colIds: string[], kwargs: Kwargs): string {
+  return colIds
     .map((k) => {
       const v = kwargs[k];
       return lookupKey(v instanceof Contains ? v.value : v);
     })
     .join('\0');
-  return {t, idx, key, colIds};
 }
 
 /**

@@ -10,7 +10,7 @@ import {type StaticPlan, staticPlan} from './static-deps.js';
 import type {TableSpec} from './engine-types.js';
 import {type ColData, type ColumnSource, type LazyRows, RefVia} from './tables.js';
 import {refTarget} from '../doc/types.js';
-import {lookupKeyOf} from './indexes.js';
+import {type LookupIndex, lookupIndexFor, lookupKeyFor} from './indexes.js';
 import {
   NO_SOURCES,
   type Tracker,
@@ -102,7 +102,23 @@ export function registerPlan(s: EngineState, c: ColData, plan: StaticPlan): void
     if (target) addRefReader(target, (refCol.refVia ??= new RefVia(refCol)), c);
   }
   if (!plan.lookups.length) return;
+  // Each lookup's index, once (static keys are never CONTAINS, so the key columns decide it); a
+  // missing key column raises KeyError in every cell, which registers nothing.
+  const lookups: Array<{lk: StaticPlan['lookups'][number]; idx: LookupIndex; colIds: string[]; cols: ColData[]}> = [];
+  for (const lk of plan.lookups) {
+    const target = s.tables.get(lk.table);
+    if (!target) continue;
+    const colIds = lk.keys.map((k) => k.key).sort();
+    try {
+      const idx = lookupIndexFor(s, lk.table, colIds, Object.create(null));
+      const cols = lk.cols.map((colId) => target.cols.get(colId)).filter((col): col is ColData => Boolean(col));
+      lookups.push({lk, idx, colIds, cols});
+    } catch (e) {
+      if (!(e instanceof PyException)) throw e;
+    }
+  }
   const prev = s.cur;
+  s.cur = null;
   try {
     for (const r of t.sortedRowIds()) {
       const tracker: Tracker = {
@@ -113,13 +129,9 @@ export function registerPlan(s: EngineState, c: ColData, plan: StaticPlan): void
         lastVia: undefined,
         lastViaCol: null,
       };
-      for (const lk of plan.lookups) {
-        const target = s.tables.get(lk.table);
-        if (!target) continue;
-        let kwargs: Kwargs;
+      for (const {lk, idx, colIds, cols} of lookups) {
+        const kwargs: Kwargs = Object.create(null);
         try {
-          s.cur = null;
-          kwargs = Object.create(null);
           for (const k of lk.keys)
             kwargs[k.key] =
               'value' in k.from
@@ -127,18 +139,16 @@ export function registerPlan(s: EngineState, c: ColData, plan: StaticPlan): void
                 : k.from.col === 'id' || k.from.col === '_row_id'
                   ? BigInt(r)
                   : readCell(s, t.id, k.from.col, r);
-          // What lookup() records, without building the index (it is built when first needed).
-          const {idx, key} = lookupKeyOf(s, lk.table, kwargs);
-          noteLookup(idx, key, tracker);
-          const via = idx.via(key);
-          for (const colId of lk.cols) {
-            const col = target.cols.get(colId);
-            if (col) noteViaRead(col, via, tracker);
-          }
         } catch (e) {
-          // An error cell as a key, or a missing key column: evaluation stops there too.
+          // An error cell as a key: evaluation stops there too.
           if (!(e instanceof PyException)) throw e;
+          continue;
         }
+        // What lookup() records, without building the index (it is built when first needed).
+        const key = lookupKeyFor(colIds, kwargs);
+        noteLookup(idx, key, tracker);
+        const via = idx.via(key);
+        for (const col of cols) noteViaRead(col, via, tracker);
       }
       if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
     }
