@@ -63,7 +63,22 @@ once and kept only hashed in the home database. \`GET /api/docs/{doc}/apikeys\` 
 \`Authorization: Bearer gld_...\` reaches only that document's \`/api/docs/{doc}/...\` routes (403 elsewhere,
 for \`/copy\`, and for another document), as its creator (access rules see them as \`user\`), with the lesser of the key's
 access and the creator's current role; it is 401 once revoked or expired, and cannot manage keys. Request
-log lines carry \`apiKeyId\`. A document holds at most 100 keys (decision D57).
+log lines carry \`apiKeyId\`, webhook deliveries of its writes an \`X-Gristlite-Api-Key-Id\` header. A document
+holds at most 100 keys (decision D57).
+
+## Beyond Grist: change events
+
+\`GET /api/docs/{doc}/changes\` (viewers) answers \`text/event-stream\`: first \`event: ready\` with the
+current position (\`data: {"id": ...}\`), then one \`event: change\` per committed write, in order, whose
+\`data\` is one JSON object: \`kind\`, \`id\`, \`docId\`, \`time\`, \`actor\` (\`userId\`, \`email\`, \`name\`,
+\`apiKeyId\` when a document API key wrote), \`schemaChanged\`, and \`tables\`: per table \`added\` and
+\`updated\` rows (\`{id, fields}\`, values as \`GET /records\` gives them; updated rows carry the columns
+set, listed in \`columns\`), \`removed\` ids, and \`truncated\` counts instead of rows for writes of more
+than 1000 rows. Access rules filter each event as they filter reads. \`Last-Event-ID\` (or
+\`?lastEventId=\`) resumes after an event; when that is no longer possible the stream starts with
+\`event: reset\` (read the data again). A comment is sent every 15 s; \`event: end\` says why a stream
+ended (access lost, document removed or moved). Decision D63; \`docs/embedding.md\` for the same feed
+in-process.
 
 ## Beyond Grist: HTTP revalidation
 

@@ -104,7 +104,9 @@ test('a document closed when idle gives its lease up: the other process then ser
   const dataDir = mkdtempSync(join(tmpdir(), 'gl-mpi-'));
   const procs: ChildProcess[] = [];
   try {
-    const idle = {GRISTLITE_DOC_IDLE_MSEC: '200'};
+    // Long enough that A still holds it between two requests on a loaded machine (it was 200 ms: flaky
+    // under `stress --cpu 2`); the release is awaited in PostgreSQL's locks, not by time.
+    const idle = {GRISTLITE_DOC_IDLE_MSEC: '5000'};
     const a = await start(dataDir, homeUrl, idle);
     const b = await start(dataDir, homeUrl, idle);
     procs.push(a.proc, b.proc);

@@ -33,6 +33,16 @@ export interface CallOptions {
 
 export type FetchHandler = (req: Request) => Promise<Response>;
 
+/** A response read as it arrives (`Client.stream`). */
+export interface StreamResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** The body as text, chunk by chunk. */
+  text: AsyncIterableIterator<string>;
+  /** Hangs up. */
+  close(): void;
+}
+
 export class Client {
   constructor(
     readonly baseUrl: string,
@@ -75,6 +85,68 @@ export class Client {
       }
     }
     return {status, headers: outHeaders, body: parsed, text, raw};
+  }
+
+  /**
+   * A GET whose body is read as it arrives (Server-Sent Events): the status and headers, the
+   * body's chunks as text, and `close()` to hang up.
+   */
+  async stream(path: string, opts: CallOptions = {}): Promise<StreamResponse> {
+    const headers: Record<string, string> = {...(opts.headers ?? {})};
+    if (opts.key !== undefined) headers.authorization ??= `Bearer ${opts.key}`;
+    const url = this.baseUrl + path;
+    const abort = new AbortController();
+    const outHeaders: Record<string, string> = {};
+    let status: number;
+    let chunks: AsyncIterable<Uint8Array>;
+    if (this.fetchHandler) {
+      const res = await this.fetchHandler(new Request(url, {headers, signal: abort.signal}));
+      status = res.status;
+      res.headers.forEach((v, k) => (outHeaders[k] = v));
+      const body = res.body;
+      let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+      // Hanging up cancels the body, read or not (an in-process handler sees the cancel at once).
+      abort.signal.addEventListener('abort', () => void (reader ?? body)?.cancel().catch(() => {}), {once: true});
+      chunks = {
+        async *[Symbol.asyncIterator]() {
+          if (!body) return;
+          reader = body.getReader();
+          try {
+            for (;;) {
+              const {value, done} = await reader.read();
+              if (done) return;
+              yield value;
+            }
+          } catch (e) {
+            if (!abort.signal.aborted) throw e;
+          }
+        },
+      };
+    } else {
+      const res = await request(url, {method: 'GET', headers, signal: abort.signal, dispatcher: agent});
+      status = res.statusCode;
+      for (const [k, v] of Object.entries(res.headers))
+        if (v !== undefined) outHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
+      const body = res.body;
+      chunks = {
+        async *[Symbol.asyncIterator]() {
+          try {
+            for await (const c of body) yield c as Uint8Array;
+          } catch (e) {
+            if (!abort.signal.aborted) throw e;
+          }
+        },
+      };
+    }
+    const decoder = new TextDecoder();
+    return {
+      status,
+      headers: outHeaders,
+      text: (async function* () {
+        for await (const c of chunks) yield decoder.decode(c, {stream: true});
+      })(),
+      close: () => abort.abort(),
+    };
   }
 
   get(path: string, opts?: CallOptions) {

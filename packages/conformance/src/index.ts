@@ -11,6 +11,7 @@
  */
 import {accessSuite} from './access.js';
 import {apiKeysSuite} from './apikeys.js';
+import {changesSuite} from './changes.js';
 import {apiConsoleSuite} from './apiconsole.js';
 import {attachmentsSuite} from './attachments.js';
 import {cachingSuite} from './caching.js';
@@ -68,6 +69,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   idempotency: idempotencySuite,
   apikeys: apiKeysSuite,
   webhooks: webhooksSuite,
+  changes: changesSuite,
   formulas: formulasSuite,
   apiconsole: apiConsoleSuite,
 };

@@ -535,6 +535,33 @@ export function webhooksSuite(target: Target): void {
     ]);
   });
 
+  s('deliveries name the document API key behind a write (beyond Grist, issue 30)', async () => {
+    const {api, chimpy} = world();
+    const keyed = await newDoc('Keyed');
+    const path = '/by-key';
+    ok(
+      await api.post(
+        `/api/docs/${keyed}/webhooks`,
+        {webhooks: [{fields: {tableId: 'Table1', eventTypes: ['add'], url: `${base}${path}`}}]},
+        chimpy.as,
+      ),
+    );
+    const made = ok(await api.post(`/api/docs/${keyed}/apikeys`, {name: 'etl', access: 'editors'}, chimpy.as)).body;
+    const rows = `${tablePath(keyed)}/records`;
+    ok(await api.post(rows, {records: [{fields: {A: 'by key'}}]}, {key: made.key}));
+    await waitFor('the keyed delivery', () => at(path).length === 1);
+    ok(await api.post(rows, {records: [{fields: {A: 'by chimpy'}}]}, chimpy.as));
+    await waitFor('the second delivery', () => at(path).length === 2);
+    const got = deliveries.filter((d) => d.path === path);
+    assert.equal(
+      got.map((d) => [(d.body as {A: string}[])[0].A, d.headers['x-gristlite-api-key-id'] ?? null]),
+      [
+        ['by key', String(made.id)],
+        ['by chimpy', null],
+      ],
+    );
+  });
+
   s('deliveries: authorization header, retries until 2xx, usage, disabled hooks, deletions', async () => {
     const {api, chimpy} = world();
     deliveries.length = 0;

@@ -38,7 +38,9 @@ import {SqlPool, sqlPoolSettingsFromEnv, sqlTimeoutFromEnv, type SqlCaller, type
 import type {OrgContext, Principal} from './home/principal.js';
 import {HomeService, hashApiKey} from './home/service.js';
 import {SqliteHomeStore} from './home/sqlite.js';
-import type {HomeStore, User} from './home/types.js';
+import type {HomeStore, Role, User} from './home/types.js';
+import {ChangeFeeds, feedSettingsFromEnv, type SubscribeOptions, type Subscription} from './feed/index.js';
+import type {FeedSource} from './feed/docfeed.js';
 import {ReadCache} from './doc/readcache.js';
 import {OpenDocument} from './opendoc.js';
 import {Session} from './session.js';
@@ -211,6 +213,14 @@ export class Engine {
       onShortage: () => this.closeIdle(),
     };
     this.onDocRemoved((docId) => this.removeOpenDoc(docId));
+    this.feeds = new ChangeFeeds(
+      feedSettingsFromEnv(env),
+      (docId) => {
+        const entry = this.openDocs.get(docId);
+        return entry ? feedSource(entry.doc) : null;
+      },
+      (e) => this.reportError(e, 'a change subscriber'),
+    );
     this.cluster = opts.cluster
       ? new Cluster(opts.cluster, {
           docPath: (id) => this.docPath(id),
@@ -230,6 +240,42 @@ export class Engine {
   }
 
   private cursorCodec: CursorCodec | null = null;
+
+  /** Change feeds of documents with subscribers (beyond Grist: feed/). */
+  readonly feeds: ChangeFeeds;
+
+  /**
+   * Subscribes a caller to an open document's committed changes, filtered by what they may read
+   * (their role now, rechecked every GRISTLITE_FEED_RECHECK_MSEC; the document's rules at each
+   * event). `SessionDoc.subscribe` and `GET /api/docs/{doc}/changes` use it; the caller has
+   * checked viewer access and opened the document.
+   */
+  subscribeChanges(
+    open: OpenDoc,
+    principal: Principal,
+    role: Role | null,
+    org: OrgContext,
+    opts: SubscribeOptions & {linkKey?: Record<string, string>} = {},
+  ): Subscription {
+    const docId = open.id;
+    // Broken rules refuse the subscription now, as they refuse reads.
+    open.accessFor(principal, role, {linkKey: opts.linkKey});
+    let current = role;
+    return this.feeds.subscribe(
+      docId,
+      {
+        guard: () => {
+          const doc = this.openDocs.get(docId)?.doc;
+          if (!doc) throw new ServiceUnavailable('The document is not open');
+          return doc.accessFor(principal, current, {linkKey: opts.linkKey});
+        },
+        recheck: async () => {
+          current = (await this.docAccess(docId, principal, org, 'viewers')).role;
+        },
+      },
+      opts,
+    );
+  }
 
   /** Idempotency-Key requests in flight, and the keys kept in documents (idempotency.ts). */
   readonly idempotency: Idempotency;
@@ -482,7 +528,9 @@ export class Engine {
           onError: (e) => this.reportError(e, `webhook delivery of ${docId}`),
         });
         const replica = this.cluster?.replica(docId, grist.db);
-        return new OpenDocument(docId, path, grist, webhooks, policy, replica);
+        const open = new OpenDocument(docId, path, grist, webhooks, policy, replica);
+        this.feeds.opened(docId, feedSource(open));
+        return open;
       });
     } catch (e) {
       grist.close();
@@ -610,6 +658,10 @@ export class Engine {
       // the delivery's lanes see it closed and end, leaving their events in the outbox.
       const pending = entry.doc.webhooks.delivery?.pending ?? false;
       detached = entry.doc.webhooks.detach();
+      // With leases, another process may open the document next and its writes would never
+      // reach this feed: subscribers are told to reconnect (they are forwarded to the holder).
+      if (this.opts.leases || this.cluster) this.feeds.removed(docId, 'The document closed in this process; reconnect');
+      else this.feeds.closedDoc(docId);
       entry.doc.grist.close();
       if (pending && !forget && !this.closed) this.resumeQueue.add(docId);
     }
@@ -661,6 +713,7 @@ export class Engine {
   private async removeOpenDoc(docId: string): Promise<void> {
     this.resumeQueue.delete(docId);
     this.claimed.delete(docId);
+    this.feeds.removed(docId);
     await this.closeDoc(docId, true);
   }
 
@@ -899,6 +952,7 @@ export class Engine {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
+    this.feeds.close();
     this.resumeQueue.clear();
     for (const id of [...this.openDocs.keys()]) await this.closeDoc(id);
     await Promise.all(this.closing.values());
@@ -908,4 +962,18 @@ export class Engine {
     await this.cluster?.close();
     await this.store.close();
   }
+}
+
+/** An open document as its change feed sees it. */
+function feedSource(open: OpenDoc): FeedSource {
+  return {
+    grist: open.grist,
+    hasRules: () => {
+      try {
+        return open.accessRuleSet() !== null;
+      } catch {
+        return true; // Broken rules: keep what filtering would need.
+      }
+    },
+  };
 }

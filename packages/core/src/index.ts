@@ -28,6 +28,14 @@ export {
 } from './idempotency.js';
 export {OpenDocument, type AttachmentStoreStatus, type DocWebhooks} from './opendoc.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
+export {
+  DocTransaction,
+  type DocTable,
+  type RowShape,
+  type TxTable,
+  type TypedRecord,
+  type TypedUpsert,
+} from './session-tables.js';
 export type {
   AccessList,
   AttachmentList,
@@ -50,6 +58,20 @@ export * from './import/index.js';
 export * from './doc/index.js';
 export * from './attachments/index.js';
 export * from './webhooks/index.js';
+export {
+  ChangeFeeds,
+  DEFAULT_FEED_SETTINGS,
+  Subscription,
+  feedSettingsFromEnv,
+  type ChangedRow,
+  type DocChange,
+  type FeedSettings,
+  type SubscribeOptions,
+  type SubscriberAccess,
+  type TableChanges,
+} from './feed/index.js';
+export type {FeedSource, FeedSubscriber} from './feed/docfeed.js';
+export type {StoredChange} from './feed/filter.js';
 export type {DocLeases} from './leases.js';
 export {backupSqliteFile} from './backup.js';
 export {

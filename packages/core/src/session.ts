@@ -1,3 +1,5 @@
+import type {DocChange, Subscription} from './feed/index.js';
+import {DocTransaction, type DocTable, type RowShape, type TypedRecord} from './session-tables.js';
 import {join} from 'node:path';
 import type {AccessContext} from './access/rules/context.js';
 import type {AttachmentDownload, DownloadOptions, TableQuery} from './attachments/index.js';
@@ -23,7 +25,7 @@ import type {
   XlsxExportOptions,
 } from './session-types.js';
 import type {WebhookFieldsInput, WebhookSummary} from './webhooks/index.js';
-import type {OrgContext, Principal} from './home/principal.js';
+import {actorOf, type OrgContext, type Principal} from './home/principal.js';
 import type {BasicRole, Doc, Org, Role, Workspace} from './home/types.js';
 import type {
   ApiRecord,
@@ -270,6 +272,29 @@ export class SessionDoc {
   }
 
   /**
+   * Beyond Grist: calls `listener` with each committed change of this document from now on (in
+   * commit order, after the commit), filtered by what this user may read: hidden tables, columns
+   * and rows are left out. Survives the document being closed when idle; `opts.after` resumes
+   * after an event id (a `reset` item comes first when those changes are no longer kept).
+   * `close()` the subscription when done.
+   */
+  subscribe(listener: (change: DocChange) => void, opts: {after?: string} = {}): Promise<Subscription> {
+    const {engine, principal, org} = this.session;
+    return this.withOpen('viewers', ({open, role}) =>
+      engine.subscribeChanges(open, principal, role, org, {...opts, listener}),
+    );
+  }
+
+  /**
+   * Beyond Grist: this document's committed changes as an async iterable (see `subscribe`);
+   * leaving the `for await` loop ends the subscription.
+   */
+  changes(opts: {after?: string} = {}): Promise<Subscription> {
+    const {engine, principal, org} = this.session;
+    return this.withOpen('viewers', ({open, role}) => engine.subscribeChanges(open, principal, role, org, opts));
+  }
+
+  /**
    * Runs `fn` on the open document as one request (Engine.inScope): checked access, the document
    * kept open meanwhile, and in a several-machine deployment its commits durable before the answer.
    */
@@ -298,7 +323,7 @@ export class SessionDoc {
       const open = engine.openDoc(doc.id);
       const access = open.accessFor(principal, role, {ownersDespiteBrokenRules: opts.ownersDespiteBrokenRules});
       if (need !== 'viewers') open.replica?.checkWritable();
-      return fn({open, grist: open.grist.as(access), access, role: role as Role, meta: doc});
+      return fn({open, grist: open.grist.as(access, actorOf(principal)), access, role: role as Role, meta: doc});
     });
   }
 
@@ -386,6 +411,29 @@ export class SessionDoc {
     return this.use('editors', (grist, role) => {
       grist.removeRecords(tableId, ids, {role});
     });
+  }
+
+  /** A table whose records are typed `R` (`doc.table<Task>('Tasks')`); the document still checks every value. */
+  table<R extends RowShape<R>>(tableId: string): DocTable<R> {
+    type Loose = Array<{id: number; fields: Fields}>;
+    return {
+      tableId,
+      fetch: async (query) => (await this.fetchRecords(tableId, query)) as TypedRecord<R>[],
+      add: (rows) => this.addRecords(tableId, rows as Fields[]),
+      update: (rows) => this.updateRecords(tableId, rows as Loose),
+      upsert: (rows, opts) => this.upsertRecords(tableId, rows as UpsertRecord[], opts),
+      remove: (ids) => this.removeRecords(tableId, ids),
+    };
+  }
+
+  /**
+   * Runs `fn` as one transaction (editors): reads inside see its own writes; everything it writes
+   * commits together when it returns, or nothing when it throws. `fn` is synchronous (the
+   * document is: an `await` would let other writes in), so it cannot `await`; a function
+   * returning a promise is refused (400) and its writes undone. Returns what `fn` returns.
+   */
+  transaction<T>(fn: (tx: DocTransaction) => T): Promise<T> {
+    return this.use('editors', (grist, role) => grist.transaction(() => fn(new DocTransaction(grist, role)), {role}));
   }
 
   /** Applies Grist user actions in one transaction (editors), as `POST /apply`. */

@@ -604,7 +604,7 @@ test('onChange reports added, updated and removed ids inside the transaction', (
   assert.ok(inTransaction);
   assert.equal(
     seen.find((c) => c.tableId === 'Table1'),
-    {tableId: 'Table1', added: [1, 2], updated: [], removed: [], writeSeq: 1},
+    {tableId: 'Table1', added: [1, 2], updated: [], removed: [], columns: [], writeSeq: 1, actor: null},
   );
   seen.length = 0;
   doc.applyUserActions([
@@ -613,7 +613,14 @@ test('onChange reports added, updated and removed ids inside the transaction', (
     ['AddRecord', 'Table1', null, {A: 'w'}],
     ['UpdateRecord', 'Table1', 2, {A: 'v'}],
   ]);
-  assert.equal(seen, [{tableId: 'Table1', added: [2], updated: [1], removed: [], writeSeq: 2}]);
+  // `columns`: those the updates set; `actor`: null, as no caller was named (`GristDoc.as`).
+  assert.equal(seen, [
+    {tableId: 'Table1', added: [2], updated: [1], removed: [], columns: ['A'], writeSeq: 2, actor: null},
+  ]);
+  seen.length = 0;
+  const actor = {userId: 5, email: 'ed@example.com', name: 'Ed', apiKeyId: 3};
+  doc.as(null, actor).updateRecords('Table1', [{id: 1, fields: {A: 'by ed'}}]);
+  assert.equal(seen, [{tableId: 'Table1', added: [], updated: [1], removed: [], columns: ['A'], writeSeq: 3, actor}]);
   // A listener that throws aborts the write.
   const off = doc.onChange(() => {
     throw new Error('outbox full');

@@ -438,7 +438,10 @@ test("preemption: one user holding every worker loses the longest-running statem
 });
 
 test('preemption by document: users sharing one document leave a worker for another document', async () => {
-  const timeout = 2000;
+  // A long statement timeout, so that "before a runaway's deadline" holds with room to spare on a
+  // loaded machine (with 2000 ms, `stress --cpu 2` made the select take 2017 ms); the runaways left
+  // are stopped by closing the pool, not awaited to their deadline.
+  const timeout = 20_000;
   const fair = new SqlPool({size: 2, defaultTimeoutMs: timeout, maxPerUser: 2, reserveMs: 200});
   const world = newDoc();
   try {
@@ -456,10 +459,9 @@ test('preemption by document: users sharing one document leave a worker for anot
     const took = performance.now() - t;
     assert.ok(took < timeout / 2, `select 1 on another document took ${took} ms`);
     assert.is(fair.preemptions, 1);
-    for (const e of await Promise.all(runaways)) {
-      assert.is(e.message, INTERRUPT);
-    }
-    assert.is(fair.preemptions, 1);
+    // The preempted runaway answered as a timeout, long before its deadline.
+    const first = await Promise.race(runaways);
+    assert.is(first.message, INTERRUPT);
   } finally {
     await fair.close();
   }

@@ -399,6 +399,51 @@ test('remove events (beyond Grist) go in their own batches, marked by a header',
   }
 });
 
+test('writes made with a document API key (beyond Grist) are delivered in their own batches, naming the key', async () => {
+  const ctx = await setup();
+  try {
+    await hook(ctx);
+    addRows(ctx.db, [{A: 1}, {A: 2}]);
+    addRows(ctx.db, [{A: 3}], 'Table1', {apiKeyId: 7});
+    addRows(ctx.db, [{A: 4}], 'Table1', {apiKeyId: 7});
+    addRows(ctx.db, [{A: 5}], 'Table1', {apiKeyId: 9});
+    addRows(ctx.db, [{A: 6}]);
+    start(ctx);
+    await waitFor(() => ctx.receiver.requests.length === 4);
+    const rs = ctx.receiver.requests;
+    assert.equal(
+      rs.map((r) => r.headers['x-gristlite-api-key-id'] ?? null),
+      [null, '7', '9', null],
+    );
+    assert.equal(
+      rs.map((r) => (JSON.parse(r.body) as {A: number}[]).map((x) => x.A)),
+      [[1, 2], [3, 4], [5], [6]],
+    );
+  } finally {
+    await teardown(ctx);
+  }
+});
+
+test('an outbox made before deliveries named keys gains the column when opened', async () => {
+  const ctx = await setup();
+  try {
+    await hook(ctx);
+    ctx.db.exec('DROP TABLE _gristlite_webhook_outbox');
+    ctx.db.exec(
+      'CREATE TABLE _gristlite_webhook_outbox (id INTEGER PRIMARY KEY, webhookId TEXT NOT NULL, eventType TEXT NOT NULL, payload TEXT NOT NULL, createdAt INTEGER NOT NULL)',
+    );
+    // Opened again, as an old document is: the outbox gains apiKeyId.
+    ctx.db.close();
+    ctx.db = new Database(ctx.path);
+    start(ctx);
+    addRows(ctx.db, [{A: 1}], 'Table1', {apiKeyId: 3});
+    await waitFor(() => ctx.receiver.requests.length === 1);
+    assert.is(ctx.receiver.requests[0].headers['x-gristlite-api-key-id'], '3');
+  } finally {
+    await teardown(ctx);
+  }
+});
+
 test('a receiver that cannot be reached is a failure with the error message', async () => {
   const ctx = await setup();
   try {

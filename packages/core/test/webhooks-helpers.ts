@@ -38,7 +38,12 @@ type Cells = Record<string, unknown>;
 const bind = (v: unknown) => (typeof v === 'boolean' ? (v ? 1 : 0) : v === undefined ? null : v);
 
 /** Adds rows in one transaction, recording events as GristDoc's onChange would. Returns the ids. */
-export function addRows(db: Database.Database, rows: Cells[], table = 'Table1'): number[] {
+export function addRows(
+  db: Database.Database,
+  rows: Cells[],
+  table = 'Table1',
+  actor: {apiKeyId?: number} | null = null,
+): number[] {
   return db.transaction(() => {
     const ids: number[] = [];
     for (const row of rows) {
@@ -50,7 +55,7 @@ export function addRows(db: Database.Database, rows: Cells[], table = 'Table1'):
       db.prepare(`UPDATE "${table}" SET manualSort = ? WHERE id = ?`).run(id, id);
       ids.push(id);
     }
-    recordEvents(db, {tableId: table, added: ids});
+    recordEvents(db, {tableId: table, added: ids, actor});
     return ids;
   })();
 }

@@ -231,6 +231,10 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`PATCH ${DOCS}/pin`]: none('Pinned'),
   [`POST ${DOCS}/apikeys`]: json(ref('DocApiKeyCreated'), "The new key's id and secret (shown once)"),
   [`GET ${DOCS}/apikeys`]: json(ref('DocApiKeys'), "The document's API keys, without secrets"),
+  [`GET ${DOCS}/changes`]: file(
+    'text/event-stream',
+    'Server-Sent Events: `ready` (the current position), then `change` per committed write (JSON: kind, id, docId, time, actor, schemaChanged, tables with added/updated/removed), `reset` when changes were missed, `end` when the stream ends',
+  ),
   [`DELETE ${DOCS}/apikeys/:keyId`]: none('Revoked'),
   [`PATCH ${DOCS}/unpin`]: none('Unpinned'),
   [`PATCH ${DOCS}/move`]: none('Moved'),

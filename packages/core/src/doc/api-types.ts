@@ -3,8 +3,9 @@
  * a file of their own so that the modules `GristDoc` uses can name them without importing it.
  */
 import type {ReadCache} from './readcache.js';
-import type {TableChange, WriteOptions} from './storage.js';
+import type {TableChange, WriteActor, WriteOptions} from './storage.js';
 import type {CellValue} from './types.js';
+import type {RowReader} from './guard.js';
 import type {WriterRole} from './metarules.js';
 
 /** Filter, sort, limit and form of a record read, as `/records` reads them from the query string. */
@@ -114,7 +115,29 @@ export interface OpenOptions {
   readCache?: ReadCache;
 }
 
-/** `writeSeq` numbers the write, so that state kept between the two hooks can be matched up. */
-export type ChangeListener = (change: TableChange & {writeSeq: number}) => void;
-/** Called inside a write before user rows are updated or removed (the old values are still there). */
-export type BeforeRowsListener = (tableId: string, rowIds: number[], writeSeq: number) => void;
+/**
+ * `writeSeq` numbers the write, so that state kept between the two hooks can be matched up;
+ * `actor` is who made it (`GristDoc.as`), null for a write made without one.
+ */
+export type ChangeListener = (change: TableChange & {writeSeq: number; actor: WriteActor | null}) => void;
+
+/** One write as a whole, as `onWrite` listeners see it inside its transaction. */
+export interface WriteSummary {
+  writeSeq: number;
+  actor: WriteActor | null;
+  /** Per table touched (metadata tables included), rows added, updated and removed. */
+  changes: TableChange[];
+  /** Reads rows as the write leaves them (inside its transaction): all columns, or those named. */
+  read: RowReader;
+}
+
+/**
+ * Called inside a write's transaction once it is complete (rows readable as they will commit);
+ * the function it may return runs after the COMMIT succeeded, never when the write rolled back.
+ */
+export type WriteListener = (write: WriteSummary) => (() => void) | undefined;
+/**
+ * Called inside a write before user rows are updated or removed; `read` reads them as they still
+ * are.
+ */
+export type BeforeRowsListener = (tableId: string, rowIds: number[], writeSeq: number, read: RowReader) => void;

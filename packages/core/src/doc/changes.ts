@@ -5,6 +5,23 @@ export interface TableChange {
   added: number[];
   updated: number[];
   removed: number[];
+  /**
+   * The columns whose cells the write set in updated rows (formula results included), or null
+   * when some update did not say (then any column may have changed).
+   */
+  columns: string[] | null;
+}
+
+/**
+ * Who made a write, as listeners see it: the caller's user (null ids for anonymous or in-process
+ * writes without one) and, beyond Grist, the document API key that authorised the request.
+ */
+export interface WriteActor {
+  userId: number | null;
+  email: string | null;
+  name: string | null;
+  /** The document API key (issue 30) the request showed, when it came with one. */
+  apiKeyId?: number;
 }
 
 /** Called before user rows are updated or removed, with their ids (webhooks read old values then). */
@@ -17,6 +34,9 @@ export type BeforeRowsHook = (tableId: string, rowIds: number[]) => void;
  */
 export class ChangeSet {
   private readonly ops = new Map<string, Array<['a' | 'u' | 'r', number[]]>>();
+  /** Per table, the columns updates named; a table is absent once an update named none. */
+  private readonly cols = new Map<string, Set<string>>();
+  private readonly anyCols = new Set<string>();
 
   private record(tableId: string, kind: 'a' | 'u' | 'r', ids: number[]): void {
     let t = this.ops.get(tableId);
@@ -30,8 +50,20 @@ export class ChangeSet {
   add(tableId: string, ids: number[]): void {
     this.record(tableId, 'a', ids);
   }
-  update(tableId: string, ids: number[]): void {
+  /** Rows updated; `colIds` names the columns set (omitted: any column may have changed). */
+  update(tableId: string, ids: number[], colIds?: Iterable<string>): void {
     this.record(tableId, 'u', ids);
+    if (!ids.length) return;
+    if (!colIds) {
+      this.anyCols.add(tableId);
+      return;
+    }
+    let set = this.cols.get(tableId);
+    if (!set) {
+      set = new Set();
+      this.cols.set(tableId, set);
+    }
+    for (const c of colIds) set.add(c);
   }
   remove(tableId: string, ids: number[]): void {
     this.record(tableId, 'r', ids);
@@ -44,10 +76,18 @@ export class ChangeSet {
       this.ops.delete(from);
       this.ops.set(to, t);
     }
+    const c = this.cols.get(from);
+    if (c) {
+      this.cols.delete(from);
+      this.cols.set(to, c);
+    }
+    if (this.anyCols.delete(from)) this.anyCols.add(to);
   }
 
   drop(tableId: string): void {
     this.ops.delete(tableId);
+    this.cols.delete(tableId);
+    this.anyCols.delete(tableId);
   }
 
   /** The tables the write touched (without listing their rows). */
@@ -84,7 +124,8 @@ export class ChangeSet {
         }
       }
       if (added.size || updated.size || removed.size) {
-        out.push({tableId, added: [...added], updated: [...updated], removed: [...removed]});
+        const columns = this.anyCols.has(tableId) ? null : [...(this.cols.get(tableId) ?? [])];
+        out.push({tableId, added: [...added], updated: [...updated], removed: [...removed], columns});
       }
     }
     return out;

@@ -236,6 +236,7 @@ export function writeRecalc(doc: DocStorage, changes: ChangeSet, result: RecalcR
     // Rows with a written cell, when some cells turned out unchanged (else every row of `rows`).
     let reported: Set<number> | null = null;
     const writtenIds: Array<number[]> = [];
+    const writtenCols: string[] = [];
     for (const [colId, {rowIds, values}] of Object.entries(cols)) {
       const col = table.byId.get(colId);
       if (!col || !rowIds.length) {
@@ -298,6 +299,7 @@ export function writeRecalc(doc: DocStorage, changes: ChangeSet, result: RecalcR
       }
       count += ids.length;
       writtenIds.push(ids);
+      writtenCols.push(colId);
     }
     tracked.done(written, count);
     if (reported) {
@@ -310,10 +312,11 @@ export function writeRecalc(doc: DocStorage, changes: ChangeSet, result: RecalcR
         changes.update(
           tableId,
           rows.filter((r) => reported!.has(r)),
+          writtenCols,
         );
       }
     } else if (writtenIds.length) {
-      changes.update(tableId, rows);
+      changes.update(tableId, rows, writtenCols);
     }
   }
 }

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
 import {BadRequest, engineError, NotFound, shownValue} from '../errors.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
-import {ChangeSet, DocStorage, type WriteOptions} from './storage.js';
+import {ChangeSet, DocStorage, type WriteActor, type WriteOptions} from './storage.js';
 import {DataStamp} from './colstats.js';
 import {
   formulasComputed,
@@ -58,6 +58,7 @@ import type {
   UpsertRecord,
   UpsertResult,
   WriteAs,
+  WriteListener,
 } from './api-types.js';
 
 /** The read cache of a document opened without one (the engine passes its own, of 64 MB). */
@@ -122,6 +123,7 @@ export class GristDoc {
   private readonly recalcs = new DocRecalc(this.parts);
   private readonly listeners = new Set<ChangeListener>();
   private readonly beforeListeners = new Set<BeforeRowsListener>();
+  private readonly writeListeners = new Set<WriteListener>();
   private writeSeq = 0;
   /** Grist's in-memory order of column records, which `GET /columns` follows (colorder.ts). */
   private readonly columnSlots = new ColumnSlots();
@@ -134,8 +136,12 @@ export class GristDoc {
    * "full structure" (access rules).
    */
   private formulaStructure = false;
+  /** Whether a part of the current write was one that may change formulas (see above). */
+  private formulaStructureSeen = false;
   /** Access rules of the current call's user (`as`), or null: reads unfiltered, writes unchecked. */
   private guard: DocGuard | null = null;
+  /** Who the current call acts for (`as`): what change listeners are told made a write. */
+  private actor: WriteActor | null = null;
   /** Runs a function in one SQLite transaction (made once: better-sqlite3 builds it per call). */
   private readonly inTransaction: (fn: () => unknown) => unknown;
   private readonly dataStamp: DataStamp;
@@ -258,21 +264,33 @@ export class GristDoc {
     };
   }
 
+  /**
+   * Registers a listener called once per write, inside its transaction after everything else
+   * (change feeds read the new values there); what it returns runs after the COMMIT.
+   */
+  onWrite(listener: WriteListener): () => void {
+    this.writeListeners.add(listener);
+    return () => {
+      this.writeListeners.delete(listener);
+    };
+  }
+
   // -------------------------------------------------------------------------------------------
   // Access rules
 
   /**
    * This document as one user sees it under access rules: every call runs with `guard`, so reads
    * are filtered (tables, columns, rows, cells) and writes are checked inside their transaction.
-   * A null guard (no rules) is the document itself.
+   * `actor` names who acts, for change listeners (`onChange`, `onWrite`). Without either, the
+   * document itself.
    */
-  as(guard: DocGuard | null): GristDoc {
-    if (!guard) return this;
+  as(guard: DocGuard | null, actor: WriteActor | null = null): GristDoc {
+    if (!guard && !actor) return this;
     return new Proxy(this, {
       get: (target, key) => {
         const v = Reflect.get(target, key, target);
         if (typeof v !== 'function') return v;
-        return (...args: unknown[]) => target.withGuard(guard, () => v.apply(target, args));
+        return (...args: unknown[]) => target.withGuard(guard, actor, () => v.apply(target, args));
       },
     });
   }
@@ -286,6 +304,8 @@ export class GristDoc {
   private asFormulaStructure<T>(fn: () => T): T {
     const outer = this.formulaStructure;
     this.formulaStructure = true;
+    // Inside a larger write (a transaction), the whole write is one that may change formulas.
+    if (this.storage.changes) this.formulaStructureSeen = true;
     try {
       return fn();
     } finally {
@@ -293,13 +313,16 @@ export class GristDoc {
     }
   }
 
-  private withGuard<T>(guard: DocGuard, fn: () => T): T {
+  private withGuard<T>(guard: DocGuard | null, actor: WriteActor | null, fn: () => T): T {
     const outer = this.guard;
+    const outerActor = this.actor;
     this.guard = guard;
+    this.actor = actor;
     try {
       return fn();
     } finally {
       this.guard = outer;
+      this.actor = outerActor;
     }
   }
 
@@ -336,7 +359,7 @@ export class GristDoc {
     this.storage.beforeRows = this.beforeListeners.size
       ? (tableId, rowIds) => {
           for (const l of this.beforeListeners) {
-            l(tableId, rowIds, seq);
+            l(tableId, rowIds, seq, this.writeRows.read);
           }
         }
       : null;
@@ -348,8 +371,9 @@ export class GristDoc {
       this.storage.guard = guard;
     }
     const restoreZone = useDocTimezone(this.storage.meta);
+    let afterCommit: Array<() => void> | null = null;
     try {
-      return this.inTransaction(() => {
+      const committed = this.inTransaction(() => {
         this.columnSlots.start(this.db);
         this.recalcs.load();
         const result = fn();
@@ -370,22 +394,37 @@ export class GristDoc {
         // Access rules see the rows after the whole write, formulas included; a refusal rolls it all back.
         guard?.finishWrite(
           changes.tableIds().filter((t) => t.startsWith('_grist_')),
-          this.formulaStructure,
+          this.formulaStructure || this.formulaStructureSeen,
         );
         if (changes.touched('_grist_Tables_column')) {
           this.columnSlots.finish(this.db);
         }
-        if (this.listeners.size) {
-          for (const change of changes.list()) {
+        const actor = this.actor;
+        if (this.listeners.size || this.writeListeners.size) {
+          const list = changes.list();
+          for (const change of list) {
             for (const listener of this.listeners) {
-              listener({...change, writeSeq: seq});
+              listener({...change, writeSeq: seq, actor});
             }
+          }
+          for (const listener of this.writeListeners) {
+            const then = listener({writeSeq: seq, actor, changes: list, read: this.writeRows.read});
+            if (then) (afterCommit ??= []).push(then);
           }
         }
         // Last, so that nothing after it can undo the write: the request's Idempotency-Key goes with it.
         this.beforeCommit?.(this.db);
         return result;
       }) as T;
+      // After the COMMIT: a listener failing here cannot undo a write that is already durable.
+      for (const then of (afterCommit as Array<() => void> | null) ?? []) {
+        try {
+          then();
+        } catch {
+          // A feed's own failure is its own (it logs); the write stands.
+        }
+      }
+      return committed;
     } catch (e) {
       // The transaction rolled back: metadata read during it may describe undone changes, and
       // storage classes found during it may miss values the rollback restored.
@@ -404,6 +443,7 @@ export class GristDoc {
       this.storage.changes = null;
       this.storage.beforeRows = null;
       this.writer = 'owners';
+      this.formulaStructureSeen = false;
       restoreZone();
     }
   }
@@ -630,6 +670,21 @@ export class GristDoc {
 
   // -------------------------------------------------------------------------------------------
   // User actions
+
+  /**
+   * Runs `fn` as one write: whatever it writes through this document commits together, or not at
+   * all when it throws. `fn` must be synchronous (the document is; an `await` inside would let
+   * other writes into the transaction), so a function returning a promise is refused and undone.
+   */
+  transaction<T>(fn: () => T, options?: WriteAs): T {
+    return this.write(() => {
+      const out = fn();
+      if (out && typeof (out as {then?: unknown}).then === 'function') {
+        throw new BadRequest('A transaction function must be synchronous (it returned a promise); nothing was written');
+      }
+      return out;
+    }, options?.role);
+  }
 
   /** POST /apply: a bundle of user actions, applied atomically. */
   applyUserActions(actions: unknown[], options?: WriteAs): ApplyResult {

@@ -16,7 +16,7 @@ export type {
   UpsertRecord,
   UpsertResult,
 } from './api-types.js';
-export type {TableChange} from './storage.js';
+export type {TableChange, WriteActor} from './storage.js';
 export type {CellValue, SqlValue} from './types.js';
 export {SCHEMA_VERSION, STORAGE_VERSION, META_DDL, META_TYPES} from './schema.js';
 export {dumps as marshalDumps, loads as marshalLoads} from './marshal.js';
@@ -36,7 +36,7 @@ export type {
 export type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
 export type {DocSettings} from './parse.js';
 export type {WriterRole} from './metarules.js';
-export type {BeforeRowsListener, WriteAs} from './api-types.js';
+export type {BeforeRowsListener, WriteAs, WriteListener, WriteSummary} from './api-types.js';
 export {
   cellValueFailure,
   checkRecords,
@@ -48,3 +48,11 @@ export {
   type Failure,
   type RecordKind,
 } from './bodies.js';
+export type {
+  ActionBulkColValues,
+  ActionColInfo,
+  ActionColValues,
+  ActionRowId,
+  ActionUpsertOptions,
+  UserAction,
+} from './action-types.js';

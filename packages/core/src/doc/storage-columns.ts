@@ -404,7 +404,7 @@ export class StorageColumns {
       }
     }
     if (changed.length) {
-      this.s.changeSet().update(table.tableId, changed);
+      this.s.changeSet().update(table.tableId, changed, [colId]);
     }
   }
 

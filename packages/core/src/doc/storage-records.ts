@@ -357,7 +357,7 @@ export class StorageRecords {
     }
     tracked.done(new Map(cols.map((c, j) => [c, stored[j]])), rowIds.length);
     this.s.formulas?.updateRecords(table.tableId, rowIds, Object.fromEntries(cols.map((c, j) => [c, converted[j]])));
-    this.s.changeSet().update(table.tableId, rowIds);
+    this.s.changeSet().update(table.tableId, rowIds, cols);
   }
 
   removeRecords(table: TableMeta, rowIds: CellValue[]): void {
@@ -448,6 +448,7 @@ export class StorageRecords {
         this.s.changeSet().update(
           t.tableId,
           updates.map(([id]) => id),
+          [col.colId],
         );
       }
     }

@@ -34,7 +34,7 @@ import {StorageTables} from './storage-tables.js';
 import {StorageColumns} from './storage-columns.js';
 import {StorageRenames} from './storage-renames.js';
 
-export {type BeforeRowsHook, ChangeSet, type TableChange} from './changes.js';
+export {type BeforeRowsHook, ChangeSet, type TableChange, type WriteActor} from './changes.js';
 export {type AddTableResult, type ColInfo, MAX_TABLE_COLUMNS, type WriteOptions} from './storage-source.js';
 export {MAX_COLUMNS_ADDED_PER_WRITE} from './storage-columns.js';
 
@@ -221,7 +221,7 @@ export class DocStorage implements MetaTables {
     if (this.formulas && this.formulasReadMeta) {
       this.formulas.updateRecords(tableId, [id], Object.fromEntries(cols.map((c) => [c, [values[c]]])));
     }
-    this.changeSet().update(tableId, [id]);
+    this.changeSet().update(tableId, [id], cols);
   }
 
   metaRemove(tableId: string, ids: number[]): void {

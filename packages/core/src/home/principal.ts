@@ -1,3 +1,4 @@
+import type {WriteActor} from '../doc/changes.js';
 import type {User} from './types.js';
 
 /** The email of Grist's anonymous user (shares with it make documents public). */
@@ -24,3 +25,13 @@ export interface Principal {
 
 /** The org named by the request (subdomain or `/o/<domain>/`), or null for none. */
 export type OrgContext = string | null;
+
+/** Who a caller's writes are made by, as document change listeners (webhooks, change feeds) see it. */
+export function actorOf(p: Principal): WriteActor {
+  return {
+    userId: p.user.id,
+    email: p.user.email,
+    name: p.user.name,
+    ...(p.docKey ? {apiKeyId: p.docKey.id} : {}),
+  };
+}

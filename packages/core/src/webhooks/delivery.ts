@@ -17,7 +17,7 @@ import type Database from 'better-sqlite3';
 import {Agent, request} from 'undici';
 import {getSecret} from './meta.js';
 import {BeforeCapture, recordEvents, type RowChange} from './events.js';
-import {OUTBOX_TABLE, STATS_TABLE, hasTable} from './schema.js';
+import {OUTBOX_TABLE, STATS_TABLE, hasTable, upgradeOutbox} from './schema.js';
 import {classifyUrl, publicOnlyLookup, socketLookup, type WebhookUrlPolicy} from './urls.js';
 
 /** Whether a webhook is idle, sending, retrying, or failed. */
@@ -219,6 +219,7 @@ interface OutboxRow {
   id: number;
   eventType: string;
   payload: string;
+  apiKeyId: number | null;
 }
 
 /** Signature headers of a delivery when the webhook has a signing secret (docs/webhooks.md). */
@@ -359,12 +360,17 @@ export class WebhookDelivery {
    * with `add`/`update` ones.
    */
   private nextBatch(webhookId: string): OutboxRow[] {
+    upgradeOutbox(this.db);
     const rows = this.db
-      .prepare(`SELECT id, eventType, payload FROM ${OUTBOX_TABLE} WHERE webhookId = ? ORDER BY id LIMIT ?`)
+      .prepare(`SELECT id, eventType, payload, apiKeyId FROM ${OUTBOX_TABLE} WHERE webhookId = ? ORDER BY id LIMIT ?`)
       .all(webhookId, this.batchSize) as OutboxRow[];
     if (!rows.length) return rows;
     const isRemove = rows[0].eventType === 'remove';
-    const end = rows.findIndex((r, i) => r.id !== rows[0].id + i || (r.eventType === 'remove') !== isRemove);
+    // A batch is sent with one X-Gristlite-Api-Key-Id header: writes by different keys split it.
+    const key = rows[0].apiKeyId;
+    const end = rows.findIndex(
+      (r, i) => r.id !== rows[0].id + i || (r.eventType === 'remove') !== isRemove || r.apiKeyId !== key,
+    );
     return end < 0 ? rows : rows.slice(0, end);
   }
 
@@ -441,6 +447,8 @@ export class WebhookDelivery {
       const headers: Record<string, string> = {'Content-Type': 'application/json'};
       if (secret.authorization) headers.Authorization = secret.authorization;
       if (batch[0].eventType === 'remove') headers['X-Gristlite-Event'] = 'remove';
+      // Beyond Grist: the document API key whose request made these events (issue 30).
+      if (batch[0].apiKeyId !== null) headers['X-Gristlite-Api-Key-Id'] = String(batch[0].apiKeyId);
       if (secret.signingSecret)
         Object.assign(headers, signatureHeaders(secret.signingSecret, body, Math.floor(Date.now() / 1000)));
       let httpStatus: number | null = null;

@@ -15,7 +15,7 @@
 import type Database from 'better-sqlite3';
 import {makeDecoder, type CellValue} from '../doc/types.js';
 import {columnTypes, decodeTrigger, type EventType, type TriggerRow} from './meta.js';
-import {OUTBOX_TABLE, SECRETS_TABLE, hasTable} from './schema.js';
+import {OUTBOX_TABLE, SECRETS_TABLE, hasTable, upgradeOutbox} from './schema.js';
 import type {RowValues} from '../doc/guard.js';
 
 /** A row's values by column id, `id` included (the same shape access rules read). */
@@ -31,6 +31,8 @@ export interface RowChange {
   removed?: readonly number[];
   /** Rows as they were before the write (from `captureBefore`), for updated and removed rows. */
   before?: BeforeRows;
+  /** Who made the write: deliveries name the document API key behind it (issue 30). */
+  actor?: {apiKeyId?: number} | null;
 }
 
 /** One event waiting for delivery: the webhook, the event type and the row. */
@@ -263,8 +265,9 @@ export function recordEvents(db: Database.Database, change: RowChange, ids: Outb
     }
   }
   if (!events.length) return events;
+  upgradeOutbox(db);
   const insert = db.prepare(
-    `INSERT INTO ${OUTBOX_TABLE} (id, webhookId, eventType, payload, createdAt) VALUES (?, ?, ?, ?, ?)`,
+    `INSERT INTO ${OUTBOX_TABLE} (id, webhookId, eventType, payload, createdAt, apiKeyId) VALUES (?, ?, ?, ?, ?, ?)`,
   );
   const now = Date.now();
   // Ids only grow while the document is open (SQLite would reuse the id of a newest row already
@@ -272,7 +275,8 @@ export function recordEvents(db: Database.Database, change: RowChange, ids: Outb
   // consecutive, i.e. while no other webhook's event was recorded between them, as Grist does.
   const max = db.prepare(`SELECT max(id) FROM ${OUTBOX_TABLE}`).pluck().get() as number | null;
   let id = Math.max(max ?? 0, ids.last);
-  for (const e of events) insert.run(++id, e.webhookId, e.eventType, JSON.stringify(e.row), now);
+  const apiKeyId = change.actor?.apiKeyId ?? null;
+  for (const e of events) insert.run(++id, e.webhookId, e.eventType, JSON.stringify(e.row), now, apiKeyId);
   ids.last = id;
   return events;
 }

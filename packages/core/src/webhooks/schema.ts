@@ -25,7 +25,8 @@ const DDL = [
      webhookId TEXT NOT NULL,
      eventType TEXT NOT NULL,
      payload TEXT NOT NULL,
-     createdAt INTEGER NOT NULL
+     createdAt INTEGER NOT NULL,
+     apiKeyId INTEGER
    )`,
   `CREATE INDEX IF NOT EXISTS ${OUTBOX_TABLE}_webhook ON ${OUTBOX_TABLE} (webhookId, id)`,
   // The usage fields of GET /webhooks, persisted so that they survive a restart.
@@ -52,8 +53,23 @@ export function ensureWebhookTables(db: Database.Database): void {
   if (ensured.has(db) && hasTable(db, OUTBOX_TABLE)) return;
   db.transaction(() => {
     for (const sql of DDL) db.exec(sql);
+    upgradeOutbox(db);
   })();
   ensured.add(db);
+}
+
+const upgraded = new WeakSet<Database.Database>();
+
+/**
+ * Gives an outbox made before deliveries named the document API key behind a write (issue 30)
+ * its `apiKeyId` column; cheap after the first call per connection. Whoever records or reads
+ * events calls it first, since an old document's outbox exists before anything ensures tables.
+ */
+export function upgradeOutbox(db: Database.Database): void {
+  if (upgraded.has(db)) return;
+  const cols = db.prepare(`SELECT name FROM pragma_table_info('${OUTBOX_TABLE}')`).pluck().all();
+  if (cols.length && !cols.includes('apiKeyId')) db.exec(`ALTER TABLE ${OUTBOX_TABLE} ADD COLUMN apiKeyId INTEGER`);
+  upgraded.add(db);
 }
 
 export function hasTable(db: Database.Database, name: string): boolean {

@@ -1,6 +1,7 @@
 /** What every `/api/docs/:docId/...` data route shares: the access check and the open document. */
 import {
   type AccessContext,
+  actorOf,
   type Doc,
   type GristDoc,
   type OpenDocument,
@@ -39,7 +40,7 @@ export interface DocForRequest {
 }
 
 /** Query parameters ending in `_`: Grist's link keys, which rules read as `user.LinkKey`. */
-function linkKeys(ctx: RequestContext): Record<string, string> {
+export function linkKeys(ctx: RequestContext): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of ctx.query) if (k.endsWith('_')) out[k.slice(0, -1)] = v;
   return out;
@@ -76,7 +77,7 @@ export async function openDocFor(
     const body = await ctx.json();
     ctx.engine.claimIdempotent(doc, requestFingerprint(who, ctx.method, `${ctx.path}?${ctx.query}`, body));
   }
-  return {doc, grist: doc.grist.as(access), access, meta, role};
+  return {doc, grist: doc.grist.as(access, actorOf(ctx.principal)), access, meta, role};
 }
 
 /** A body schema with how Grist names its failures (see validate.ts). */

@@ -3,6 +3,7 @@ import {metricsRoute, statusRoute} from '../ops.js';
 import type {Route} from '../route.js';
 import {apiKeyRoutes} from './apikeys.js';
 import {attachmentRoutes} from './attachments.js';
+import {changeRoutes} from './changes.js';
 import {consoleRoutes} from './console.js';
 import {docDataRoutes} from './docdata.js';
 import {downloadRoutes} from './download.js';
@@ -26,6 +27,7 @@ export function allRoutes(): Route[] {
     ...importRoutes,
     ...attachmentRoutes,
     ...webhookRoutes,
+    ...changeRoutes,
     statusRoute,
     metricsRoute,
     ...consoleRoutes,

@@ -1,0 +1,218 @@
+/**
+ * One document's change feed: captures each committed write of the open document (inside its
+ * transaction, published after COMMIT), numbers it, keeps a bounded history for resuming, and
+ * hands it to its subscribers. The feed belongs to the engine, not to the open document, so
+ * subscribers and history survive the document being closed when idle and opened again.
+ */
+import {randomBytes} from 'node:crypto';
+import type {GristDoc} from '../doc/gristdoc.js';
+import type {RowReader, RowValues} from '../doc/guard.js';
+import type {WriteSummary} from '../doc/api-types.js';
+import {publicFields, type StoredChange} from './filter.js';
+import type {ChangedRow, DocChange, FeedSettings, TableChanges} from './types.js';
+
+/** What a feed hands events to (subscriptions.ts). */
+export interface FeedSubscriber {
+  /** A committed event, unfiltered (the subscriber filters it for its user). */
+  deliver(stored: StoredChange): void;
+  /** The feed ends (document removed, engine closed). */
+  end(reason: string): void;
+}
+
+/** The document a feed is attached to while it is open. */
+export interface FeedSource {
+  grist: GristDoc;
+  /** Whether the document has access rules now (then whole rows are kept to filter by). */
+  hasRules(): boolean;
+}
+
+export class DocFeed {
+  /** Changes with every process start and every new feed: positions of another one are unknown. */
+  readonly epoch = randomBytes(6).toString('base64url');
+  private seq = 0;
+  private readonly history: StoredChange[] = [];
+  /** Bytes of `history` (JSON). */
+  bytes = 0;
+  readonly subscribers = new Set<FeedSubscriber>();
+  /** When the last subscriber left (the feed lingers for resumes), or null while it has some. */
+  idleSince: number | null = null;
+  private detach: (() => void) | null = null;
+
+  constructor(
+    readonly docId: string,
+    private readonly settings: FeedSettings,
+    /** Called with the bytes a new event adds (the registry keeps all feeds within budget). */
+    private readonly onGrow: (feed: DocFeed) => void,
+  ) {}
+
+  /** The position of the newest event (what a new subscriber starts after). */
+  position(): string {
+    return `${this.epoch}.${this.seq}`;
+  }
+
+  /** The oldest event kept, for trimming across feeds. */
+  oldestTime(): number {
+    return this.history.length ? Date.parse(this.history[0].change.time) : Number.POSITIVE_INFINITY;
+  }
+
+  /** Drops the oldest event kept; false when none is left. */
+  trimOldest(): boolean {
+    const gone = this.history.shift();
+    if (!gone) return false;
+    this.bytes -= gone.json.length;
+    return true;
+  }
+
+  /**
+   * The events after a position, or a reason they cannot be given (another feed's position, or
+   * one older than the history kept).
+   */
+  since(after: string): StoredChange[] | {missed: string} {
+    const m = /^([A-Za-z0-9_-]+)\.(\d+)$/.exec(after);
+    if (!m) return {missed: 'Unrecognized event id'};
+    if (m[1] !== this.epoch)
+      return {missed: 'The event id is from an earlier feed (the server restarted or the feed expired)'};
+    const seq = Number(m[2]);
+    if (seq > this.seq)
+      return {missed: 'The event id is from an earlier feed (the server restarted or the feed expired)'};
+    const first = this.history.length ? this.history[0].seq : this.seq + 1;
+    if (seq < first - 1) return {missed: 'Changes after this event id are no longer kept'};
+    return this.history.filter((s) => s.seq > seq);
+  }
+
+  /** Starts capturing the writes of the open document. */
+  attach(source: FeedSource): void {
+    this.detach?.();
+    // Under rules, rows as they were before the write, to tell who could read them.
+    let before: {seq: number; rows: Map<string, Map<number, RowValues>>; count: number} | null = null;
+    const unBefore = source.grist.onBeforeRows((tableId, rowIds, writeSeq, read) => {
+      if (!this.subscribers.size || !source.hasRules()) return;
+      if (before?.seq !== writeSeq) before = {seq: writeSeq, rows: new Map(), count: 0};
+      if (before.count + rowIds.length > this.settings.maxRows) return;
+      let table = before.rows.get(tableId);
+      if (!table) before.rows.set(tableId, (table = new Map()));
+      for (const [id, row] of read(
+        tableId,
+        rowIds.filter((id) => !table!.has(id)),
+      ))
+        table.set(id, row);
+      before.count += rowIds.length;
+    });
+    const unWrite = source.grist.onWrite((write) => {
+      if (!this.subscribers.size && this.idleSince === null) return undefined;
+      const rules = source.hasRules();
+      const stored = this.capture(write, rules, rules && before?.seq === write.writeSeq ? before.rows : null);
+      before = null;
+      return stored ? () => this.publish(stored) : undefined;
+    });
+    this.detach = () => {
+      unBefore();
+      unWrite();
+      this.detach = null;
+    };
+  }
+
+  /** Stops capturing (the document closed, or the feed is dropped). */
+  release(): void {
+    this.detach?.();
+  }
+
+  /** Ends every subscription (the document is gone or the engine closes). */
+  close(reason: string): void {
+    this.release();
+    for (const s of [...this.subscribers]) s.end(reason);
+    this.subscribers.clear();
+    this.history.length = 0;
+    this.bytes = 0;
+  }
+
+  private capture(
+    write: WriteSummary,
+    rules: boolean,
+    before: Map<string, Map<number, RowValues>> | null,
+  ): StoredChange | null {
+    const tables: TableChanges[] = [];
+    const after = rules ? new Map<string, Map<number, RowValues>>() : null;
+    let schemaChanged = false;
+    let budget = this.settings.maxRows;
+    for (const c of write.changes) {
+      if (c.tableId.startsWith('_grist')) {
+        // Grist's metadata (and its action history): the structure, not user data.
+        if (!c.tableId.startsWith('_gristsys_')) schemaChanged = true;
+        continue;
+      }
+      if (c.tableId.startsWith('_gristlite_')) continue;
+      const rows = c.added.length + c.updated.length;
+      if (rows > budget || c.removed.length > this.settings.maxRows) {
+        tables.push({
+          tableId: c.tableId,
+          added: [],
+          updated: [],
+          removed: [],
+          columns: c.columns,
+          truncated: {added: c.added.length, updated: c.updated.length, removed: c.removed.length},
+        });
+        continue;
+      }
+      budget -= rows;
+      const added = readChanged(write.read, c.tableId, c.added, null);
+      const wholeUpdated = rules || !c.columns ? write.read(c.tableId, c.updated) : null;
+      if (after && wholeUpdated) after.set(c.tableId, wholeUpdated);
+      const updated = wholeUpdated
+        ? [...c.updated]
+            .sort((a, b) => a - b)
+            .flatMap((id) => {
+              const row = wholeUpdated.get(id);
+              return row ? [{id, fields: pick(row, c.columns)}] : [];
+            })
+        : readChanged(write.read, c.tableId, c.updated, c.columns);
+      tables.push({
+        tableId: c.tableId,
+        added,
+        updated,
+        removed: [...c.removed].sort((a, b) => a - b),
+        columns: c.columns,
+      });
+    }
+    if (!tables.length && !schemaChanged) return null;
+    const change: DocChange = {
+      kind: 'change',
+      id: `${this.epoch}.${this.seq + 1}`,
+      docId: this.docId,
+      time: new Date().toISOString(),
+      actor: write.actor,
+      schemaChanged,
+      tables,
+    };
+    return {seq: this.seq + 1, change, json: JSON.stringify(change), after, before};
+  }
+
+  /** After COMMIT: numbered for good, kept, and handed to subscribers in order. */
+  private publish(stored: StoredChange): void {
+    this.seq = stored.seq;
+    this.history.push(stored);
+    this.bytes += stored.json.length;
+    while (this.history.length > this.settings.historyEvents) this.trimOldest();
+    this.onGrow(this);
+    for (const s of this.subscribers) s.deliver(stored);
+  }
+}
+
+function readChanged(read: RowReader, tableId: string, ids: number[], cols: string[] | null): ChangedRow[] {
+  if (!ids.length) return [];
+  const rows = read(tableId, ids, cols ? new Set(cols) : null);
+  const out: ChangedRow[] = [];
+  for (const id of [...ids].sort((a, b) => a - b)) {
+    const row = rows.get(id);
+    if (row) out.push({id, fields: publicFields(row)});
+  }
+  return out;
+}
+
+function pick(row: RowValues, cols: string[] | null): ChangedRow['fields'] {
+  const all = publicFields(row);
+  if (!cols) return all;
+  const out: ChangedRow['fields'] = {};
+  for (const c of cols) if (c in all) out[c] = all[c];
+  return out;
+}

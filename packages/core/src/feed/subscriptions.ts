@@ -1,0 +1,315 @@
+/**
+ * Subscriptions to document change feeds, and the engine's registry of feeds. A subscription is
+ * a bounded queue of events filtered for one subscriber; it is read as an `AsyncIterable` or
+ * drained into a listener. The registry creates a feed on the first subscription to a document,
+ * attaches it whenever the document is open, keeps its history within a byte budget shared by
+ * all documents, drops it a while after its last subscriber left, and checks each subscriber's
+ * access again every so often.
+ */
+import type {DocGuard} from '../doc/guard.js';
+import {ServiceUnavailable} from '../errors.js';
+import {DocFeed, type FeedSource, type FeedSubscriber} from './docfeed.js';
+import {filterChange, type StoredChange} from './filter.js';
+import type {DocChange, FeedSettings} from './types.js';
+
+/** What a subscription needs to know of its subscriber. */
+export interface SubscriberAccess {
+  /** The subscriber's access rules on the document as open now (null: none apply). */
+  guard(): DocGuard | null;
+  /** Checks again that the subscriber may still read the document (throws when not). */
+  recheck(): Promise<void>;
+}
+
+/** Options of a subscription. */
+export interface SubscribeOptions {
+  /** Resume after this event id (a `DocChange.id`, SSE's `Last-Event-ID`). */
+  after?: string;
+  /** Receive events in this function (in order, after each commit) instead of iterating. */
+  listener?: (change: DocChange) => void;
+}
+
+/**
+ * One subscriber's view of a document's feed. Iterate it (`for await`) or give a listener;
+ * `close()` ends it. It ends by itself when the subscriber loses access, the document is
+ * removed or the engine closes (`ended` says why).
+ */
+export class Subscription implements AsyncIterable<DocChange>, FeedSubscriber {
+  /** The id of the last event delivered (at first, the feed's position when subscribed). */
+  lastEventId: string;
+  private queue: DocChange[] = [];
+  private waiter: ((r: IteratorResult<DocChange>) => void) | null = null;
+  private endReason: string | null = null;
+  private draining = false;
+  private resolveEnded!: (reason: string) => void;
+  /** Resolves, with the reason, once the subscription has ended. */
+  readonly ended: Promise<string> = new Promise((r) => {
+    this.resolveEnded = r;
+  });
+
+  /** @internal */
+  constructor(
+    private readonly feed: DocFeed,
+    /** @internal */
+    readonly access: SubscriberAccess,
+    private readonly maxQueued: number,
+    private readonly listener: ((change: DocChange) => void) | null,
+    private readonly onEnd: (sub: Subscription) => void,
+    private readonly onListenerError: (e: unknown) => void,
+  ) {
+    this.lastEventId = feed.position();
+  }
+
+  /** The document subscribed to. */
+  get docId(): string {
+    return this.feed.docId;
+  }
+
+  /** Whether the subscription has ended. */
+  get isEnded(): boolean {
+    return this.endReason !== null;
+  }
+
+  /** @internal A committed event, filtered for this subscriber. */
+  deliver(stored: StoredChange): void {
+    if (this.endReason !== null) return;
+    let change: DocChange | null;
+    try {
+      change = filterChange(stored, this.access.guard());
+    } catch (e) {
+      // Rules that cannot be evaluated (broken rules) deliver nothing: the subscriber is told.
+      this.end(`Access rules could not be applied: ${(e as Error).message}`);
+      return;
+    }
+    if (change) this.push(change);
+  }
+
+  /** @internal Queues an event (a reset in its place when the subscriber is too far behind). */
+  push(change: DocChange): void {
+    if (this.queue.length >= this.maxQueued) {
+      this.queue = [
+        {
+          kind: 'reset',
+          id: change.id,
+          docId: change.docId,
+          time: change.time,
+          actor: null,
+          schemaChanged: true,
+          tables: [],
+          reason: `More than ${this.maxQueued} changes waited for this subscriber (GRISTLITE_FEED_QUEUE)`,
+        },
+      ];
+      return;
+    }
+    if (this.waiter) {
+      const w = this.waiter;
+      this.waiter = null;
+      this.lastEventId = change.id;
+      w({value: change, done: false});
+      return;
+    }
+    this.queue.push(change);
+    if (this.listener && !this.draining) {
+      this.draining = true;
+      queueMicrotask(() => this.drain());
+    }
+  }
+
+  private drain(): void {
+    this.draining = false;
+    while (this.queue.length && this.listener) {
+      const change = this.queue.shift()!;
+      this.lastEventId = change.id;
+      try {
+        this.listener(change);
+      } catch (e) {
+        this.onListenerError(e);
+      }
+    }
+  }
+
+  /** @internal The feed ends, or access was lost. */
+  end(reason: string): void {
+    if (this.endReason !== null) return;
+    this.endReason = reason;
+    this.onEnd(this);
+    this.resolveEnded(reason);
+    if (this.waiter && !this.queue.length) {
+      const w = this.waiter;
+      this.waiter = null;
+      w({value: undefined, done: true});
+    }
+  }
+
+  /** Stops the subscription; events already queued are still given to an iterator. */
+  close(): void {
+    this.end('closed');
+  }
+
+  /** The events, in order; ends with the subscription (leaving a `for await` loop closes it). */
+  [Symbol.asyncIterator](): AsyncIterator<DocChange> {
+    return {
+      next: () => {
+        const change = this.queue.shift();
+        if (change) {
+          this.lastEventId = change.id;
+          return Promise.resolve({value: change, done: false});
+        }
+        if (this.endReason !== null) return Promise.resolve({value: undefined, done: true});
+        return new Promise((resolve) => {
+          this.waiter = resolve;
+        });
+      },
+      return: () => {
+        this.close();
+        this.queue = [];
+        return Promise.resolve({value: undefined, done: true});
+      },
+    };
+  }
+}
+
+/** The engine's change feeds, one per document with subscribers (or lingering for resumes). */
+export class ChangeFeeds {
+  private readonly feeds = new Map<string, DocFeed>();
+  private readonly subscriptions = new Set<Subscription>();
+  private readonly timer: NodeJS.Timeout;
+  private totalBytes = 0;
+  private closed = false;
+
+  constructor(
+    readonly settings: FeedSettings,
+    /** The document as open now in this process, or null. */
+    private readonly openSource: (docId: string) => FeedSource | null,
+    private readonly onError: (e: unknown) => void,
+  ) {
+    this.timer = setInterval(() => void this.sweep(), Math.min(settings.recheckMs, settings.lingerMs, 60_000));
+    this.timer.unref();
+  }
+
+  /** Subscriptions open now. */
+  get size(): number {
+    return this.subscriptions.size;
+  }
+
+  /**
+   * Subscribes to a document's changes from now on (or after `opts.after`, replaying what the
+   * history holds, else a reset first). Call with the document open and access checked.
+   */
+  subscribe(docId: string, access: SubscriberAccess, opts: SubscribeOptions = {}): Subscription {
+    if (this.closed) throw new ServiceUnavailable('The engine is closed');
+    if (this.subscriptions.size >= this.settings.maxSubscribers) {
+      throw new ServiceUnavailable(
+        `Too many change subscriptions (${this.settings.maxSubscribers}, GRISTLITE_FEED_MAX_SUBSCRIBERS); try again later`,
+      );
+    }
+    const feed = this.feedFor(docId);
+    const sub = new Subscription(
+      feed,
+      access,
+      this.settings.maxQueued,
+      opts.listener ?? null,
+      (s) => this.ended(feed, s),
+      this.onError,
+    );
+    if (opts.after !== undefined && opts.after !== feed.position()) {
+      const replay = feed.since(opts.after);
+      if (Array.isArray(replay)) {
+        for (const stored of replay) sub.deliver(stored);
+      } else {
+        sub.push({
+          kind: 'reset',
+          id: feed.position(),
+          docId,
+          time: new Date().toISOString(),
+          actor: null,
+          schemaChanged: true,
+          tables: [],
+          reason: replay.missed,
+        });
+      }
+    }
+    feed.subscribers.add(sub);
+    feed.idleSince = null;
+    this.subscriptions.add(sub);
+    return sub;
+  }
+
+  /** The document opened in this process: its feed (if any) captures its writes. */
+  opened(docId: string, source: FeedSource): void {
+    this.feeds.get(docId)?.attach(source);
+  }
+
+  /** The document closed here: nothing to capture until it opens again. */
+  closedDoc(docId: string): void {
+    this.feeds.get(docId)?.release();
+  }
+
+  /** The document is gone (or no longer served here): its subscriptions end. */
+  removed(docId: string, reason = 'The document was removed'): void {
+    const feed = this.feeds.get(docId);
+    if (!feed) return;
+    this.drop(feed, reason);
+  }
+
+  /** Ends every subscription (the engine closes). */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+    for (const feed of [...this.feeds.values()]) this.drop(feed, 'The server is shutting down');
+  }
+
+  private feedFor(docId: string): DocFeed {
+    let feed = this.feeds.get(docId);
+    if (!feed) {
+      feed = new DocFeed(docId, this.settings, (f) => this.grew(f));
+      this.feeds.set(docId, feed);
+      const source = this.openSource(docId);
+      if (source) feed.attach(source);
+    }
+    return feed;
+  }
+
+  private ended(feed: DocFeed, sub: Subscription): void {
+    this.subscriptions.delete(sub);
+    feed.subscribers.delete(sub);
+    if (!feed.subscribers.size && this.feeds.get(feed.docId) === feed) feed.idleSince = Date.now();
+  }
+
+  private drop(feed: DocFeed, reason: string): void {
+    this.totalBytes -= feed.bytes;
+    this.feeds.delete(feed.docId);
+    feed.close(reason);
+  }
+
+  /** A feed kept one more event: all feeds together stay within the byte budget, oldest out first. */
+  private grew(_feed: DocFeed): void {
+    this.totalBytes = 0;
+    for (const f of this.feeds.values()) this.totalBytes += f.bytes;
+    while (this.totalBytes > this.settings.historyBytes) {
+      let oldest: DocFeed | null = null;
+      for (const f of this.feeds.values()) if (!oldest || f.oldestTime() < oldest.oldestTime()) oldest = f;
+      const before = oldest?.bytes ?? 0;
+      if (!oldest?.trimOldest()) break;
+      this.totalBytes -= before - oldest.bytes;
+    }
+  }
+
+  private async sweep(): Promise<void> {
+    const now = Date.now();
+    for (const feed of [...this.feeds.values()]) {
+      if (feed.idleSince !== null && now - feed.idleSince >= this.settings.lingerMs) this.drop(feed, 'expired');
+    }
+    await this.recheckNow();
+  }
+
+  /** Checks every subscriber's access again now (the sweep does it every `recheckMs`). */
+  async recheckNow(): Promise<void> {
+    for (const sub of [...this.subscriptions]) {
+      try {
+        await sub.access.recheck();
+      } catch (e) {
+        sub.end((e as Error).message || 'Access to the document was lost');
+      }
+    }
+  }
+}
