@@ -64,7 +64,10 @@ try {
   // Typed rows: fields are Item's (a misspelt column or a string Qty is a compile error).
   const items = doc.table<Item>('Items');
   const low = (await items.fetch({sort: 'Qty'})).filter((r) => r.fields.Qty < 10);
-  console.log('low stock', low.map((r) => r.fields.Name));
+  console.log(
+    'low stock',
+    low.map((r) => r.fields.Name),
+  );
 
   // A transaction: synchronous, one SQLite transaction; a throw inside undoes all of it.
   const restocked = await doc.transaction((tx) => {
@@ -80,7 +83,9 @@ try {
   // One event for the one transaction: rows added and updated, with their new values.
   for (const change of seen) {
     for (const t of change.tables) {
-      console.log(`change ${change.id} by ${change.actor?.email}: ${t.tableId} +${t.added.length} ~${t.updated.length}`);
+      console.log(
+        `change ${change.id} by ${change.actor?.email}: ${t.tableId} +${t.added.length} ~${t.updated.length}`,
+      );
     }
   }
 } finally {

@@ -134,10 +134,10 @@ test('a transaction that throws, or returns a promise, writes nothing', async ()
         tx.addRecords('Tasks', [{Title: 'not with await'}]);
       }),
     );
-    assert.equal([async.status, async.message], [
-      400,
-      'A transaction function must be synchronous (it returned a promise); nothing was written',
-    ]);
+    assert.equal(
+      [async.status, async.message],
+      [400, 'A transaction function must be synchronous (it returned a promise); nothing was written'],
+    );
     assert.equal(
       (await w.doc.fetchRecords('Tasks')).map((r) => r.fields.Title),
       ['kept'],
