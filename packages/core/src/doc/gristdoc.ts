@@ -372,8 +372,9 @@ export class GristDoc {
     }
     const restoreZone = useDocTimezone(this.storage.meta);
     let afterCommit: Array<() => void> | null = null;
+    let committed: T;
     try {
-      const committed = this.inTransaction(() => {
+      committed = this.inTransaction(() => {
         this.columnSlots.start(this.db);
         this.recalcs.load();
         const result = fn();
@@ -416,15 +417,6 @@ export class GristDoc {
         this.beforeCommit?.(this.db);
         return result;
       }) as T;
-      // After the COMMIT: a listener failing here cannot undo a write that is already durable.
-      for (const then of (afterCommit as Array<() => void> | null) ?? []) {
-        try {
-          then();
-        } catch {
-          // A feed's own failure is its own (it logs); the write stands.
-        }
-      }
-      return committed;
     } catch (e) {
       // The transaction rolled back: metadata read during it may describe undone changes, and
       // storage classes found during it may miss values the rollback restored.
@@ -446,6 +438,16 @@ export class GristDoc {
       this.formulaStructureSeen = false;
       restoreZone();
     }
+    // After the COMMIT and outside the write: a listener failing here cannot undo a write that is
+    // already durable, and anything it reads sees the document as committed.
+    for (const then of (afterCommit as Array<() => void> | null) ?? []) {
+      try {
+        then();
+      } catch {
+        // A feed's own failure is its own (it logs); the write stands.
+      }
+    }
+    return committed;
   }
 
   /**
