@@ -444,7 +444,7 @@ export class GristDoc {
       try {
         then();
       } catch {
-        // A feed's own failure is its own (it logs); the write stands.
+        // A feed ends a subscriber it failed to serve; the write stands.
       }
     }
     return committed;
