@@ -4,7 +4,7 @@
  * one-condition row rule, a write under row rules, and compiling a document's 50 rules.
  */
 import {join} from 'node:path';
-import {AccessContext, GristDoc, RuleSet} from '@gristlite/core';
+import {AccessContext, GristDoc, RuleSet} from '@gristlite/core/internal';
 import {latencies, makeRows, percentile, type Result} from './lib.js';
 import {result} from './scenarios.js';
 

@@ -8,7 +8,7 @@ import {join} from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import Database from 'better-sqlite3';
-import {GristDoc} from '@gristlite/core';
+import {GristDoc} from '@gristlite/core/internal';
 import {latencies, makeRows, now, percentile, type Result} from './lib.js';
 import {result} from './scenarios.js';
 

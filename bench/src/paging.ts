@@ -6,7 +6,7 @@
  */
 import {randomBytes} from 'node:crypto';
 import {join} from 'node:path';
-import {CursorCodec, GristDoc, cursorBinding, type PageEnd} from '@gristlite/core';
+import {CursorCodec, GristDoc, cursorBinding, type PageEnd} from '@gristlite/core/internal';
 import {latencies, makeRows, percentile, type Result} from './lib.js';
 import {result} from './scenarios.js';
 

@@ -2,7 +2,7 @@
 import {writeFileSync} from 'node:fs';
 import {join} from 'node:path';
 import os from 'node:os';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {printTable, type Result} from './lib.js';
 import {inProcess, overHttp, tempDir} from './scenarios.js';
 import {formulaScenarios} from './formulas.js';

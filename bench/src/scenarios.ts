@@ -9,7 +9,7 @@ import {createServer} from 'node:http';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import Database from 'better-sqlite3';
-import {type Engine, GristDoc, importCsvDoc} from '@gristlite/core';
+import {type Engine, GristDoc, importCsvDoc} from '@gristlite/core/internal';
 import type {Pool} from 'undici';
 import {configureServer} from '@gristlite/node';
 import {

@@ -5,7 +5,7 @@ import {join} from 'node:path';
 import {Router} from 'itty-router';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {createApiHandler} from '@gristlite/http';
 import {registerGristlite} from '../src/index.js';
 

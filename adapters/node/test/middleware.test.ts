@@ -5,7 +5,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {createApiHandler} from '@gristlite/http';
 import {toNodeHandler} from '../src/index.js';
 

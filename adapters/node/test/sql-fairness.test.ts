@@ -9,7 +9,7 @@ import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {Agent, request} from 'undici';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {createApiHandler} from '@gristlite/http';
 import {configureServer, toNodeHandler} from '../src/index.js';
 

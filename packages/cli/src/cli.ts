@@ -19,7 +19,7 @@ import {
   type HomeStore,
   type ImportProgress,
   type User,
-} from '@gristlite/core';
+} from '@gristlite/core/internal';
 import {PgDocLeases, PgPlacement, homeStoreFromUrl} from '@gristlite/store-postgres';
 import {S3ObjectStore} from '@gristlite/store-s3';
 import {createApiHandler, createLogger, type Logger, statusResponse} from '@gristlite/http';

@@ -7,7 +7,7 @@ import {fileURLToPath} from 'node:url';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
-import {Engine, createDocFile, hashApiKey} from '@gristlite/core';
+import {Engine, createDocFile, hashApiKey} from '@gristlite/core/internal';
 import {fixturePath, withFixtures} from '@gristlite/core/testing';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));

@@ -4,7 +4,7 @@
  */
 import {copyFileSync} from 'node:fs';
 import Database from 'better-sqlite3';
-import {makeId, markFormulasComputed} from '@gristlite/core';
+import {makeId, markFormulasComputed} from '@gristlite/core/internal';
 import {fixturePath} from '@gristlite/core/testing';
 import type {ApiResponse} from './client.js';
 import {ok, type TestUser, type World} from './world.js';

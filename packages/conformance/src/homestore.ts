@@ -12,7 +12,15 @@
  */
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Conflict, type AclEntry, type Doc, type HomeStore, type Org, type User, type Workspace} from '@gristlite/core';
+import {
+  Conflict,
+  type AclEntry,
+  type Doc,
+  type HomeStore,
+  type Org,
+  type User,
+  type Workspace,
+} from '@gristlite/core/internal';
 
 export interface HomeStoreFactoryResult {
   store: HomeStore;

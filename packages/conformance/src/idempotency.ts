@@ -5,7 +5,7 @@
  * key outlives its 24 hours only as a new key; keys are bounded per document and private.
  */
 import * as assert from 'uvu/assert';
-import {IDEMPOTENCY_TABLE} from '@gristlite/core';
+import {IDEMPOTENCY_TABLE} from '@gristlite/core/internal';
 import Database from 'better-sqlite3';
 import type {ApiResponse, CallOptions} from './client.js';
 import {tablePath} from './docdata.js';
@@ -211,7 +211,7 @@ export function idempotencySuite(target: Target): void {
     const open = engine.openDoc(doc);
     const body = {records: [{}]};
     let during: ApiResponse | undefined;
-    const fp = (await import('@gristlite/core')).requestFingerprint(
+    const fp = (await import('@gristlite/core/internal')).requestFingerprint(
       chimpy.id,
       'POST',
       `/api/docs/${doc}/tables/Table1/records?`,

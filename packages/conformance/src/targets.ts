@@ -9,7 +9,7 @@ import {createServer, type RequestListener} from 'node:http';
 import type {AddressInfo} from 'node:net';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {createApiHandler, type Handler} from '@gristlite/http';
 import {configureServer} from '@gristlite/node';
 import type {FetchHandler} from './client.js';

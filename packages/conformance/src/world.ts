@@ -4,7 +4,7 @@
  * over the API itself.
  */
 import * as assert from 'uvu/assert';
-import type {Engine} from '@gristlite/core';
+import type {Engine} from '@gristlite/core/internal';
 import {suite, type Test} from 'uvu';
 import {Client, type ApiResponse, type CallOptions, type FetchHandler} from './client.js';
 

@@ -1,41 +1,24 @@
-export * from './errors.js';
-export {intFromEnv, intSetting} from './settings.js';
+/**
+ * The supported API of `@gristlite/core` for apps that embed the engine (docs/embedding.md): the
+ * engine and its sessions, typed rows and transactions, change subscriptions, the values and
+ * answers they use, and the errors they throw. What gristlite's own packages need beyond this is
+ * in `@gristlite/core/internal`, which makes no promises.
+ * @module
+ */
 export {
-  DESCRIPTOR_RESERVE,
-  DESCRIPTORS_PER_DOC,
-  DEFAULT_MAX_OPEN_DOCS,
-  descriptorLimit,
-  maxOpenDocsFor,
-} from './fdlimit.js';
-export * from './ids.js';
-export * from './access/index.js';
-export * from './home/types.js';
-export * from './home/principal.js';
-export {HomeService, hashApiKey, isValidEmail, checkDomain, type AccessDelta} from './home/service.js';
-export {SqliteHomeStore} from './home/sqlite.js';
-export {rowCodec, type HomeRow, type RowCodec, type RowDialect} from './home/rows.js';
-export {Engine, type EngineOptions, type Closeable, type OpenDoc} from './engine.js';
-export {CursorCodec, cursorBinding, MAX_CURSOR_CHARS} from './cursor.js';
-export {
-  IDEMPOTENCY_TABLE,
-  IDEMPOTENCY_TTL_MS,
-  Idempotency,
-  Replay,
-  checkIdempotencyKey,
-  requestFingerprint,
-  type IdempotencySettings,
-  type KeptAnswer,
-} from './idempotency.js';
-export {OpenDocument, type AttachmentStoreStatus, type DocWebhooks} from './opendoc.js';
+  ApiError,
+  BadRequest,
+  EngineClosed,
+  Forbidden,
+  NotFound,
+  PayloadTooLarge,
+  ServiceUnavailable,
+  TooManyRequests,
+  Unauthorized,
+  isApiError,
+} from './errors.js';
+export {Engine, type EngineOptions} from './engine.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
-export {
-  DocTransaction,
-  type DocTable,
-  type RowShape,
-  type TxTable,
-  type TypedRecord,
-  type TypedUpsert,
-} from './session-tables.js';
 export type {
   AccessList,
   AttachmentList,
@@ -52,55 +35,36 @@ export type {
   WorkspaceBody,
   XlsxExportOptions,
 } from './session-types.js';
-export * from './sql/index.js';
-export * from './export/index.js';
-export * from './import/index.js';
-export * from './doc/index.js';
-export * from './attachments/index.js';
-export * from './webhooks/index.js';
 export {
-  ChangeFeeds,
-  DEFAULT_FEED_SETTINGS,
-  Subscription,
-  feedSettingsFromEnv,
-  type ChangedRow,
-  type DocChange,
-  type FeedSettings,
-  type SubscribeOptions,
-  type SubscriberAccess,
-  type TableChanges,
-} from './feed/index.js';
-export type {FeedSource, FeedSubscriber} from './feed/docfeed.js';
-export type {StoredChange} from './feed/filter.js';
-export type {DocLeases} from './leases.js';
-export {backupSqliteFile} from './backup.js';
-export {
-  Cluster,
-  DirObjectStore,
-  Fenced,
-  Unrecorded,
-  RecordUnknown,
-  MemoryPlacement,
-  MemoryPlacementHub,
-  Replica,
-  restoreDoc,
-  WalTail,
-  WalGap,
-  type Claim,
-  type ClusterOptions,
-  type LogEntry,
-  type ObjectStore,
-  type PlacementRow,
-  type ReplicaOptions,
-  type Restored,
-  type WalSegment,
-  type Placement,
-  type SnapshotRef,
-  type Takeover,
-} from './cluster/index.js';
-export {AccessContext, type AttributeLookup, type RuleUser} from './access/rules/context.js';
-export {BrokenRules, RuleSet, type Rule, type RuleList, type UserAttribute} from './access/rules/ruleset.js';
-export type {Answer, Bit, RulePermissions} from './access/rules/permissions.js';
-export type {PredicateInput, RowView} from './access/rules/evaluate.js';
-export type {DocGuard, RowReader, TableReadFilter, WriteRows} from './doc/guard.js';
-export type {ExportRestriction} from './export/plan.js';
+  DocTransaction,
+  type DocTable,
+  type RowShape,
+  type TxTable,
+  type TypedRecord,
+  type TypedUpsert,
+} from './session-tables.js';
+export {Subscription, type ChangedRow, type DocChange, type SubscribeOptions, type TableChanges} from './feed/index.js';
+export type {
+  ActionBulkColValues,
+  ActionColInfo,
+  ActionColValues,
+  ActionRowId,
+  ActionUpsertOptions,
+  ApiRecord,
+  ApplyResult,
+  CellValue,
+  ColumnInfo,
+  ColumnSpec,
+  RecordQuery,
+  TableInfo,
+  TableSpec,
+  UpsertOptions,
+  UpsertRecord,
+  UpsertResult,
+  UserAction,
+  WriteActor,
+} from './doc/index.js';
+export type {BasicRole, Doc, Org, Role, User, Workspace} from './home/types.js';
+export type {Principal, OrgContext} from './home/principal.js';
+export type {AccessDelta} from './home/service.js';
+export type {SqlResult} from './sql/index.js';

@@ -13,7 +13,7 @@ import {
   SqliteHomeStore,
   type ObjectStore,
   type Placement,
-} from '../src/index.js';
+} from '../src/internal.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -16,7 +16,7 @@ import {
   WalTail,
   restoreDoc,
   type LogEntry,
-} from '../src/index.js';
+} from '../src/internal.js';
 import {fileSha256} from '../src/cluster/replica.js';
 import {waitFor} from '../src/testing/index.js';
 

@@ -9,7 +9,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine, ensureWebhookTables} from '../src/index.js';
+import {Engine, ensureWebhookTables} from '../src/internal.js';
 import {waitFor} from '../src/testing/index.js';
 
 const fds = () => readdirSync('/proc/self/fd').length;

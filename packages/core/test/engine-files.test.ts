@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {BadRequest, Engine, NotFound} from '../src/index.js';
+import {BadRequest, Engine, NotFound} from '../src/internal.js';
 
 async function withDoc(
   fn: (engine: Engine, docId: string, p: ReturnType<Engine['home']['principalFor']>) => Promise<void>,

@@ -7,7 +7,7 @@ import {join} from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine, EngineClosed} from '../src/index.js';
+import {Engine, EngineClosed} from '../src/internal.js';
 
 test('after engine.close(), every call fails with EngineClosed (503), not a closed-database TypeError', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gl-life-'));

@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine, type DocChange, type EngineOptions, type Session, type SessionDoc} from '../src/index.js';
+import {Engine, type DocChange, type EngineOptions, type Session, type SessionDoc} from '../src/internal.js';
 
 interface World {
   dir: string;

@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {ApiError, Engine, IDEMPOTENCY_TABLE, Replay, requestFingerprint} from '../src/index.js';
+import {ApiError, Engine, IDEMPOTENCY_TABLE, Replay, requestFingerprint} from '../src/internal.js';
 
 async function withDoc(fn: (engine: Engine, docId: string) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gl-idem-'));

@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {type DocChange, Engine, type Session, type SessionDoc} from '../src/index.js';
+import {type DocChange, Engine, type Session, type SessionDoc} from '../src/internal.js';
 
 interface Task {
   Title: string;

@@ -1,4 +1,4 @@
-import {ApiError, BadRequest, PayloadTooLarge} from '@gristlite/core';
+import {ApiError, BadRequest, PayloadTooLarge} from '@gristlite/core/internal';
 import type {RequestBody} from './types.js';
 
 /**

@@ -11,7 +11,7 @@ import {createHmac, timingSafeEqual} from 'node:crypto';
 import {EventEmitter} from 'node:events';
 import {Readable} from 'node:stream';
 import {request} from 'undici';
-import {ApiError, type Doc, type Principal, type Role} from '@gristlite/core';
+import {ApiError, type Doc, type Principal, type Role} from '@gristlite/core/internal';
 import type {HttpRequest, HttpResponse} from './types.js';
 
 /** Thrown by a route when another process must serve the request. */

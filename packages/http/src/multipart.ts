@@ -11,7 +11,7 @@ import {mkdir, mkdtemp, readdir, rm} from 'node:fs/promises';
 import {join} from 'node:path';
 import type {Readable} from 'node:stream';
 import {Busboy, type BusboyFileStream, type BusboyInstance} from '@fastify/busboy';
-import {ApiError, BadRequest, attachmentTooLarge} from '@gristlite/core';
+import {ApiError, BadRequest, attachmentTooLarge} from '@gristlite/core/internal';
 import {RequestAborted, bodyChunks, bodyTooLarge} from './body.js';
 import type {RequestBody} from './types.js';
 

@@ -5,7 +5,7 @@
 import {randomUUID} from 'node:crypto';
 import {pino, type Logger} from 'pino';
 import {Counter, Gauge, Histogram, Registry, collectDefaultMetrics} from 'prom-client';
-import {NotFound, type Engine} from '@gristlite/core';
+import {NotFound, type Engine} from '@gristlite/core/internal';
 import {flag} from './route.js';
 import type {Route} from './route.js';
 import {RawResponse} from './types.js';

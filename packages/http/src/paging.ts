@@ -4,7 +4,7 @@
  * Grist's, so Grist clients see no difference. Cursors are sealed by the engine (core cursor.ts)
  * and bound to the document, the table and the query's filter and sort.
  */
-import {BadRequest, cursorBinding, type PageEnd} from '@gristlite/core';
+import {BadRequest, cursorBinding, type PageEnd} from '@gristlite/core/internal';
 import type {RequestContext} from './types.js';
 
 /** Longest cursor put in a Link: with the path it stays under the 16 KB of headers Node's clients accept. */

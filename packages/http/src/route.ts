@@ -1,5 +1,5 @@
 import type * as v from 'valibot';
-import {BadRequest} from '@gristlite/core';
+import {BadRequest} from '@gristlite/core/internal';
 import type {HandlerResult, RequestContext} from './types.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';

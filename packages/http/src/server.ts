@@ -16,7 +16,7 @@ import {
   resourceShortage,
   type Engine,
   type OrgContext,
-} from '@gristlite/core';
+} from '@gristlite/core/internal';
 import {RequestAborted, bodyTooLarge, isJsonContentType, parseJsonBody, readBody} from './body.js';
 import {
   FORWARDED_HEADER,

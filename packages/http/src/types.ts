@@ -1,4 +1,4 @@
-import type {Engine, OrgContext, Principal} from '@gristlite/core';
+import type {Engine, OrgContext, Principal} from '@gristlite/core/internal';
 import type {ParsedForm} from './multipart.js';
 import type {Metrics} from './ops.js';
 import type {Vouched} from './forward.js';

@@ -14,7 +14,7 @@ import {
   invalidPayload,
   isCellValue,
   renderFailure,
-} from '@gristlite/core';
+} from '@gristlite/core/internal';
 
 // The record checks live in core (shared with Session); re-exported for the other routes.
 export {cellValueFailure, invalidPayload, isCellValue, renderFailure as render, type Failure};

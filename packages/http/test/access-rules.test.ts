@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine, importUpload} from '@gristlite/core';
+import {Engine, importUpload} from '@gristlite/core/internal';
 import {createApiHandler} from '../src/index.js';
 import {corpusFiles, withFixtures} from './helpers.js';
 

@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {createApiHandler, type Handler, type HttpResponse} from '../src/index.js';
 import {attachmentRoutes} from '../src/routes/attachments.js';
 import {fixture, withFixtures} from './helpers.js';

@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {createApiHandler, type Handler} from '../src/index.js';
 import {docDataRoutes} from '../src/routes/docdata.js';
 import {fixture, withFixtures} from './helpers.js';

@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os';
 import {basename, join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine, GristDoc} from '@gristlite/core';
+import {Engine, GristDoc} from '@gristlite/core/internal';
 import {createApiHandler, type Handler} from '../src/index.js';
 import {exportRoutes} from '../src/routes/exports.js';
 import {importRoutes} from '../src/routes/imports.js';

@@ -11,7 +11,7 @@ import {basename, join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {findFixtures, missingFixtures, skipOrFail} from '@gristlite/core/testing';
 import {createApiHandler, type Handler} from '../src/index.js';
 

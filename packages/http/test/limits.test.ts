@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {createApiHandler, type Route} from '../src/index.js';
 
 const slow: Route = {

@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {waitFor} from '@gristlite/core/testing';
 import {createApiHandler, type Route} from '../src/index.js';
 import {openDocFor} from '../src/routes/doc-common.js';

@@ -7,7 +7,7 @@ import {Writable} from 'node:stream';
 import {pino} from 'pino';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {createApiHandler, loggedUrl, type Route} from '../src/index.js';
 
 function capture() {

@@ -5,7 +5,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {ApiError, BadRequest, Engine} from '@gristlite/core';
+import {ApiError, BadRequest, Engine} from '@gristlite/core/internal';
 import {
   RawResponse,
   createApiHandler,

@@ -1,7 +1,7 @@
 // Route matching and parameter helpers (Express defaults: case-insensitive, non-strict).
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {ApiError} from '@gristlite/core';
+import {ApiError} from '@gristlite/core/internal';
 import {compileRoute, flag, intParam, matchRoute, oneOf, type Route} from '../src/route.js';
 
 const noop = async () => null;

@@ -8,7 +8,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {ApiError, Engine, type Session, type SessionDownload} from '@gristlite/core';
+import {ApiError, Engine, type Session, type SessionDownload} from '@gristlite/core/internal';
 import {createApiHandler} from '../src/index.js';
 
 type Handle = ReturnType<typeof createApiHandler>;

@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {ApiError, Engine, type Session} from '@gristlite/core';
+import {ApiError, Engine, type Session} from '@gristlite/core/internal';
 import {createApiHandler} from '../src/index.js';
 
 type Outcome = {status: number; error?: string; result?: any};

@@ -5,7 +5,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '@gristlite/core';
+import {Engine} from '@gristlite/core/internal';
 import {createApiHandler} from '../src/index.js';
 
 const RUNAWAY = 'with recursive c(x) as (select 1 union all select x+1 from c) select count(*) from c';

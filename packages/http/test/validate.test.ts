@@ -2,7 +2,7 @@
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
-import {ApiError} from '@gristlite/core';
+import {ApiError} from '@gristlite/core/internal';
 import {validate} from '../src/validate.js';
 
 const Records = v.object({

@@ -7,7 +7,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine, queueSize} from '@gristlite/core';
+import {Engine, queueSize} from '@gristlite/core/internal';
 import {createApiHandler, type Handler} from '../src/index.js';
 
 const s = suite('webhooks');

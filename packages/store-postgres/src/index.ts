@@ -1,4 +1,4 @@
-import type {HomeStore} from '@gristlite/core';
+import type {HomeStore} from '@gristlite/core/internal';
 import {PostgresHomeStore} from './store.js';
 
 export {
@@ -23,5 +23,5 @@ export async function homeStoreFromUrl(url: string): Promise<HomeStore> {
   );
 }
 export {PgDocLeases, type PgDocLeasesOptions} from './leases.js';
-export type {DocLeases} from '@gristlite/core';
+export type {DocLeases} from '@gristlite/core/internal';
 export {PgPlacement, type PgPlacementOptions} from './placement.js';

@@ -14,7 +14,7 @@
  */
 import {createHash} from 'node:crypto';
 import pg from 'pg';
-import type {DocLeases} from '@gristlite/core';
+import type {DocLeases} from '@gristlite/core/internal';
 import {connectionConfig} from './store.js';
 
 export interface PgDocLeasesOptions {

@@ -14,7 +14,14 @@
  */
 import {randomBytes} from 'node:crypto';
 import pg from 'pg';
-import {Fenced, Unrecorded, type Claim, type LogEntry, type Placement, type SnapshotRef} from '@gristlite/core';
+import {
+  Fenced,
+  Unrecorded,
+  type Claim,
+  type LogEntry,
+  type Placement,
+  type SnapshotRef,
+} from '@gristlite/core/internal';
 import {connectionConfig, inTransaction, migrate} from './store.js';
 
 export interface PgPlacementOptions {

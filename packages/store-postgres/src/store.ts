@@ -13,7 +13,7 @@ import {
   type OrgPatch,
   type ResourceKind,
   type WorkspacePatch,
-} from '@gristlite/core';
+} from '@gristlite/core/internal';
 import {MIGRATIONS} from './migrations.js';
 
 type Row = HomeRow;

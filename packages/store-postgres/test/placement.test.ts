@@ -4,7 +4,7 @@
 import pg from 'pg';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Fenced, Unrecorded, type LogEntry, type SnapshotRef} from '@gristlite/core';
+import {Fenced, Unrecorded, type LogEntry, type SnapshotRef} from '@gristlite/core/internal';
 import {waitFor} from '@gristlite/core/testing';
 import {PgPlacement} from '../src/index.js';
 import {PG_URL, dropSchema, freshSchema, pgAvailable} from './pg-helpers.js';

@@ -16,7 +16,7 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import type {ObjectStore} from '@gristlite/core';
+import type {ObjectStore} from '@gristlite/core/internal';
 
 type Env = Record<string, string | undefined>;
 

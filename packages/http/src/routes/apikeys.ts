@@ -3,7 +3,7 @@
  * A request with such a key reaches only its document's `/api/docs/{doc}/...` routes (server.ts).
  */
 import * as v from 'valibot';
-import {BadRequest} from '@gristlite/core';
+import {BadRequest} from '@gristlite/core/internal';
 import type {Route} from '../route.js';
 
 const NewKey = v.looseObject({

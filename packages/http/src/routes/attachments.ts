@@ -1,5 +1,5 @@
 /** Attachments (SPEC §12): upload, list, metadata, download. Storage is in core (attachments/). */
-import {BadRequest, Forbidden, type PageEnd, parseAttId, type TableQuery} from '@gristlite/core';
+import {BadRequest, Forbidden, type PageEnd, parseAttId, type TableQuery} from '@gristlite/core/internal';
 import {cursorParam, nextLink, type PageQuery} from '../paging.js';
 import {readFile} from 'node:fs/promises';
 import {flag, oneOf, type Route} from '../route.js';

@@ -5,7 +5,7 @@
  * stream starts with a `reset`. Comments are sent every GRISTLITE_FEED_HEARTBEAT_MSEC so that
  * proxies and the caller notice a dead connection.
  */
-import {BadRequest, type DocChange, type Subscription} from '@gristlite/core';
+import {BadRequest, type DocChange, type Subscription} from '@gristlite/core/internal';
 import type {Route} from '../route.js';
 import {RawResponse} from '../types.js';
 import {docRoute, linkKeys} from './doc-common.js';

@@ -7,7 +7,7 @@ import {createHash} from 'node:crypto';
 import {readFile} from 'node:fs/promises';
 import {createRequire} from 'node:module';
 import {dirname, join} from 'node:path';
-import {NotFound} from '@gristlite/core';
+import {NotFound} from '@gristlite/core/internal';
 import type {Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
 

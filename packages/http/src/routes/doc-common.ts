@@ -7,7 +7,7 @@ import {
   type OpenDocument,
   type Role,
   requestFingerprint,
-} from '@gristlite/core';
+} from '@gristlite/core/internal';
 import type * as v from 'valibot';
 import {ForwardTo} from '../forward.js';
 import type {Route} from '../route.js';

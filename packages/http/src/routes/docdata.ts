@@ -14,7 +14,7 @@ import {
   type RecordQuery,
   type Role,
   recordsBody,
-} from '@gristlite/core';
+} from '@gristlite/core/internal';
 import {cursorParam, nextLink, type PageQuery} from '../paging.js';
 import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';

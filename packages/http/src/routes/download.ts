@@ -1,5 +1,5 @@
 import {join} from 'node:path';
-import {attachmentContentDisposition, Forbidden} from '@gristlite/core';
+import {attachmentContentDisposition, Forbidden} from '@gristlite/core/internal';
 import {flag, type Route} from '../route.js';
 import {RawResponse} from '../types.js';
 import {docRoute} from './doc-common.js';

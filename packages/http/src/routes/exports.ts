@@ -6,7 +6,7 @@ import {
   type DsvFormat,
   type ExportHeader,
   type OpenDocument,
-} from '@gristlite/core';
+} from '@gristlite/core/internal';
 import {oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
 import {docRoute} from './doc-common.js';

@@ -1,6 +1,6 @@
 /** Home API routes: orgs, workspaces, document metadata, access, profile and users (SPEC §3-5, §15). */
 import * as v from 'valibot';
-import {ApiError, BadRequest, type ResourceKind} from '@gristlite/core';
+import {ApiError, BadRequest, type ResourceKind} from '@gristlite/core/internal';
 import {flag, intParam, type Route} from '../route.js';
 import {validate} from '../validate.js';
 import {RawResponse, type RequestContext} from '../types.js';

@@ -12,7 +12,7 @@ import {
   importUpload,
   type ImportResult,
   shownValue,
-} from '@gristlite/core';
+} from '@gristlite/core/internal';
 import {isMultipart, type FormFile} from '../multipart.js';
 import {intParam, type Route} from '../route.js';
 import type {RequestContext} from '../types.js';

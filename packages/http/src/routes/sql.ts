@@ -1,6 +1,6 @@
 /** Read-only SQL (SPEC §14): runs in the engine's sandboxed worker pool. */
 import * as v from 'valibot';
-import {BadRequest, Forbidden} from '@gristlite/core';
+import {BadRequest, Forbidden} from '@gristlite/core/internal';
 import type {Route} from '../route.js';
 import type {RequestContext} from '../types.js';
 import {validate} from '../validate.js';

@@ -4,7 +4,7 @@
  * endpoints are serialised per document, as Grist does (a lock released after 15 s in any case).
  */
 import * as v from 'valibot';
-import type {WebhookFieldsInput} from '@gristlite/core';
+import type {WebhookFieldsInput} from '@gristlite/core/internal';
 import type {Route} from '../route.js';
 import {docRoute} from './doc-common.js';
 

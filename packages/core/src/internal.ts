@@ -1,0 +1,113 @@
+/**
+ * Everything `@gristlite/core` is made of, for gristlite's own packages (the HTTP layer, the CLI,
+ * the stores, the benchmarks and tests): storage, clusters, access-rule evaluation, SQL workers,
+ * webhooks internals. Not a supported API for embedders; it changes without notice. Embedders
+ * import `@gristlite/core`, the supported surface (index.ts).
+ * @module internal
+ */
+export * from './errors.js';
+export {intFromEnv, intSetting} from './settings.js';
+export {
+  DESCRIPTOR_RESERVE,
+  DESCRIPTORS_PER_DOC,
+  DEFAULT_MAX_OPEN_DOCS,
+  descriptorLimit,
+  maxOpenDocsFor,
+} from './fdlimit.js';
+export * from './ids.js';
+export * from './access/index.js';
+export * from './home/types.js';
+export * from './home/principal.js';
+export {HomeService, hashApiKey, isValidEmail, checkDomain, type AccessDelta} from './home/service.js';
+export {SqliteHomeStore} from './home/sqlite.js';
+export {rowCodec, type HomeRow, type RowCodec, type RowDialect} from './home/rows.js';
+export {Engine, type EngineOptions, type Closeable, type OpenDoc} from './engine.js';
+export {CursorCodec, cursorBinding, MAX_CURSOR_CHARS} from './cursor.js';
+export {
+  IDEMPOTENCY_TABLE,
+  IDEMPOTENCY_TTL_MS,
+  Idempotency,
+  Replay,
+  checkIdempotencyKey,
+  requestFingerprint,
+  type IdempotencySettings,
+  type KeptAnswer,
+} from './idempotency.js';
+export {OpenDocument, type AttachmentStoreStatus, type DocWebhooks} from './opendoc.js';
+export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
+export {
+  DocTransaction,
+  type DocTable,
+  type RowShape,
+  type TxTable,
+  type TypedRecord,
+  type TypedUpsert,
+} from './session-tables.js';
+export type {
+  AccessList,
+  AttachmentList,
+  DocUpdateBody,
+  GristDownloadOptions,
+  NewAttachment,
+  NewOrgBody,
+  NewWebhook,
+  RemoveOptions,
+  SessionDownload,
+  TableExportOptions,
+  TableSchemaExportOptions,
+  WebhookPatch,
+  WorkspaceBody,
+  XlsxExportOptions,
+} from './session-types.js';
+export * from './sql/index.js';
+export * from './export/index.js';
+export * from './import/index.js';
+export * from './doc/index.js';
+export * from './attachments/index.js';
+export * from './webhooks/index.js';
+export {
+  ChangeFeeds,
+  DEFAULT_FEED_SETTINGS,
+  Subscription,
+  feedSettingsFromEnv,
+  type ChangedRow,
+  type DocChange,
+  type FeedSettings,
+  type SubscribeOptions,
+  type SubscriberAccess,
+  type TableChanges,
+} from './feed/index.js';
+export type {FeedSource, FeedSubscriber} from './feed/docfeed.js';
+export type {StoredChange} from './feed/filter.js';
+export type {DocLeases} from './leases.js';
+export {backupSqliteFile} from './backup.js';
+export {
+  Cluster,
+  DirObjectStore,
+  Fenced,
+  Unrecorded,
+  RecordUnknown,
+  MemoryPlacement,
+  MemoryPlacementHub,
+  Replica,
+  restoreDoc,
+  WalTail,
+  WalGap,
+  type Claim,
+  type ClusterOptions,
+  type LogEntry,
+  type ObjectStore,
+  type PlacementRow,
+  type ReplicaOptions,
+  type Restored,
+  type WalSegment,
+  type Placement,
+  type SnapshotRef,
+  type Takeover,
+} from './cluster/index.js';
+export {AccessContext, type AttributeLookup, type RuleUser} from './access/rules/context.js';
+export {BrokenRules, RuleSet, type Rule, type RuleList, type UserAttribute} from './access/rules/ruleset.js';
+export type {Answer, Bit, RulePermissions} from './access/rules/permissions.js';
+export type {PredicateInput, RowView} from './access/rules/evaluate.js';
+export type {DocGuard, RowReader, TableReadFilter, WriteRows} from './doc/guard.js';
+export type {ExportRestriction} from './export/plan.js';
