@@ -22,9 +22,11 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
         BENCH_TAKEOVER_MB: '1',
       },
       encoding: 'utf8',
-      timeout: 180_000,
+      // A guard against a hang, not a speed limit: beside `stress --cpu 2` the smoke run took
+      // over 180 s (issue 25: tests assert outcomes; speed is the benchmarks' own report).
+      timeout: 900_000,
     });
-    assert.is(r.status, 0, r.stderr);
+    assert.is(r.status, 0, r.signal ? `killed by ${r.signal} (over 900 s)\n${r.stderr}` : r.stderr);
     const report = JSON.parse(readFileSync(out, 'utf8')) as {
       machine: unknown;
       results: {scenario: string; rate: number; target: string}[];
