@@ -21,6 +21,7 @@ import {errorsSuite} from './errors.js';
 import {fixturesSuite} from './fixtures.js';
 import {formulasSuite} from './formulas.js';
 import {homeParitySuite} from './home-parity.js';
+import {lifecycleSuite} from './lifecycle.js';
 import {idempotencySuite} from './idempotency.js';
 import {orgsSuite} from './orgs.js';
 import {pagingSuite} from './paging.js';
@@ -68,6 +69,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   idempotency: idempotencySuite,
   apikeys: apiKeysSuite,
   webhooks: webhooksSuite,
+  lifecycle: lifecycleSuite,
   formulas: formulasSuite,
   apiconsole: apiConsoleSuite,
 };

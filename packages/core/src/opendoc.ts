@@ -50,6 +50,14 @@ import {
   type WebhookFieldsInput,
   type WebhookUrlPolicy,
 } from './webhooks/index.js';
+import {
+  addTriggers,
+  listTriggers,
+  removeTriggers,
+  triggerMonitor,
+  updateTriggers,
+  type TriggerInputFields,
+} from './webhooks/triggers.js';
 
 /** Tables whose change may change the compiled rules. */
 const RULE_INPUTS = new Set(['_grist_ACLRules', '_grist_ACLResources', '_grist_Tables', '_grist_Tables_column']);
@@ -365,6 +373,31 @@ export class OpenDocument {
   /** The deprecated `_subscribe`: a webhook on one table. */
   subscribeWebhook(tableId: string, webhook: WebhookFieldsInput): ReturnType<typeof subscribeWebhook> {
     return this.withWebhookLock(() => subscribeWebhook(this.db, tableId, webhook, this.webhookPolicy));
+  }
+
+  /** Grist's trigger records (`GET /triggers`), webhook secrets merged in. */
+  listTriggers(): Promise<ReturnType<typeof listTriggers>> {
+    return this.withWebhookLock(() => listTriggers(this.db));
+  }
+
+  /** Adds triggers (`POST /triggers`); returns their row ids. */
+  addTriggers(records: readonly {fields: TriggerInputFields}[]): Promise<{records: {id: number}[]}> {
+    return this.withWebhookLock(() => addTriggers(this.db, records, this.webhookPolicy));
+  }
+
+  /** Changes triggers (`PATCH /triggers`). */
+  updateTriggers(records: readonly {id: number; fields: TriggerInputFields}[]): Promise<{success: true}> {
+    return this.withWebhookLock(() => updateTriggers(this.db, records, this.webhookPolicy, this.webhooks.delivery));
+  }
+
+  /** Removes triggers and their webhooks (`POST /triggers/delete`). */
+  removeTriggers(ids: readonly number[]): Promise<{success: true}> {
+    return this.withWebhookLock(() => removeTriggers(this.db, ids, this.webhooks.delivery));
+  }
+
+  /** Events waiting for delivery (`GET /triggers/monitor`). */
+  triggerMonitor(): ReturnType<typeof triggerMonitor> {
+    return triggerMonitor(this.db);
   }
 
   /** The deprecated `_unsubscribe`: owners, or editors with the webhook's key. */

@@ -153,6 +153,34 @@ export const SCHEMAS: Record<string, Schema> = {
   WebhookIds: obj({webhooks: arr(obj({id: str}, ['id']))}, ['webhooks']),
   Subscription: obj({webhookId: str, unsubscribeKey: str, triggerId: int}, ['webhookId', 'unsubscribeKey']),
   Success: obj({success: {type: 'boolean'}}, ['success']),
+  Triggers: obj(
+    {
+      records: arr(
+        obj(
+          {
+            id: int,
+            fields: obj({
+              tableRef: int,
+              label: str,
+              memo: str,
+              enabled: {type: 'boolean'},
+              actions: {...str, description: 'JSON array: {type: "webhook", id, url, ...} or {type: "email", ...}'},
+              condition: str,
+              eventTypes: {description: 'ChoiceList cell ["L", ...] or null'},
+              watchedColRefList: {description: 'RefList cell ["L", ...] or null'},
+              isReadyColRef: int,
+            }),
+          },
+          ['id', 'fields'],
+        ),
+      ),
+    },
+    ['records'],
+  ),
+  TriggerMonitor: obj({delivered: arr({type: 'object'}), pending: arr(obj({id: int, fields: {type: 'object'}}))}, [
+    'delivered',
+    'pending',
+  ]),
   DocApiKeyCreated: obj({id: {type: 'integer'}, key: str}, ['id', 'key']),
   DocApiKeys: obj(
     {
@@ -306,6 +334,11 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`DELETE ${DOCS}/webhooks/queue/:webhookId`]: json(ref('Success'), 'Queue cleared'),
   [`PATCH ${DOCS}/webhooks/:webhookId`]: json(ref('Success'), 'Updated'),
   [`DELETE ${DOCS}/webhooks/:webhookId`]: json(ref('Success'), 'Removed'),
+  [`GET ${DOCS}/triggers`]: json(ref('Triggers'), 'The triggers'),
+  [`GET ${DOCS}/triggers/monitor`]: json(ref('TriggerMonitor'), 'Events waiting for delivery'),
+  [`POST ${DOCS}/triggers`]: json(ref('RecordIds'), "The new triggers' row ids"),
+  [`PATCH ${DOCS}/triggers`]: json(ref('Success'), 'Updated'),
+  [`POST ${DOCS}/triggers/delete`]: json(ref('Success'), 'Removed'),
   [`POST ${TABLE}/_subscribe`]: json(ref('Subscription'), 'The subscription'),
   [`POST ${TABLE}/_unsubscribe`]: json(ref('Success'), 'Unsubscribed'),
 };

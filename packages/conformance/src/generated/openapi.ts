@@ -1049,6 +1049,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/{docId}/triggers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List triggers (_grist_Triggers records; webhook actions with url, authorization masked) */
+        get: operations["getApiDocsDocIdTriggers"];
+        put?: never;
+        /** Add triggers; returns their row ids */
+        post: operations["postApiDocsDocIdTriggers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change triggers' fields (actions dropped from a trigger lose their webhook) */
+        patch: operations["patchApiDocsDocIdTriggers"];
+        trace?: never;
+    };
+    "/api/docs/{docId}/triggers/monitor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Webhook events waiting for delivery (`pending`); `delivered` is always empty (decision D51) */
+        get: operations["getApiDocsDocIdTriggersMonitor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/{docId}/triggers/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove triggers, their webhooks and waiting events */
+        post: operations["postApiDocsDocIdTriggersDelete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/status": {
         parameters: {
             query?: never;
@@ -1261,6 +1314,32 @@ export interface components {
         };
         Success: {
             success: boolean;
+        };
+        Triggers: {
+            records: {
+                id: number;
+                fields: {
+                    tableRef?: number;
+                    label?: string;
+                    memo?: string;
+                    enabled?: boolean;
+                    /** @description JSON array: {type: "webhook", id, url, ...} or {type: "email", ...} */
+                    actions?: string;
+                    condition?: string;
+                    /** @description ChoiceList cell ["L", ...] or null */
+                    eventTypes?: unknown;
+                    /** @description RefList cell ["L", ...] or null */
+                    watchedColRefList?: unknown;
+                    isReadyColRef?: number;
+                };
+            }[];
+        };
+        TriggerMonitor: {
+            delivered: Record<string, never>[];
+            pending: {
+                id?: number;
+                fields?: Record<string, never>;
+            }[];
         };
         DocApiKeyCreated: {
             id: number;
@@ -4741,6 +4820,209 @@ export interface operations {
         };
         responses: {
             /** @description Unsubscribed */
+            200: {
+                headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdTriggers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The triggers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Triggers"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    postApiDocsDocIdTriggers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    records: {
+                        fields: {
+                            tableRef: number;
+                            label?: string;
+                            memo?: string;
+                            enabled?: boolean;
+                            actions?: string;
+                            condition?: string;
+                            options?: string;
+                        };
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The new triggers' row ids */
+            200: {
+                headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordIds"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    patchApiDocsDocIdTriggers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    records: {
+                        id: number;
+                        fields: {
+                            tableRef?: number;
+                            label?: string;
+                            memo?: string;
+                            enabled?: boolean;
+                            actions?: string;
+                            condition?: string;
+                            options?: string;
+                        };
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Updated */
+            200: {
+                headers: {
+                    /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdTriggersMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events waiting for delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TriggerMonitor"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    postApiDocsDocIdTriggersDelete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: number[];
+                };
+            };
+        };
+        responses: {
+            /** @description Removed */
             200: {
                 headers: {
                     /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */

@@ -10,6 +10,7 @@ import {exportRoutes} from './exports.js';
 import {homeRoutes} from './home.js';
 import {importRoutes} from './imports.js';
 import {sqlRoutes} from './sql.js';
+import {triggerRoutes} from './triggers.js';
 import {webhookRoutes} from './webhooks.js';
 
 const VERSION = '1.0.1';
@@ -26,6 +27,7 @@ export function allRoutes(): Route[] {
     ...importRoutes,
     ...attachmentRoutes,
     ...webhookRoutes,
+    ...triggerRoutes,
     statusRoute,
     metricsRoute,
     ...consoleRoutes,
