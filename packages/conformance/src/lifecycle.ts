@@ -6,6 +6,7 @@
 import {createServer, type ServerResponse, type Server} from 'node:http';
 import type {AddressInfo} from 'node:net';
 import * as assert from 'uvu/assert';
+import {importFixture, tablePath} from './docdata.js';
 import {areaSuite, isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target} from './world.js';
 
 export function lifecycleSuite(target: Target): void {
@@ -291,6 +292,206 @@ export function lifecycleSuite(target: Target): void {
     ok(await api.del(`/api/docs/${doc}/webhooks/queue`, chimpy.as));
     assert.equal(ok(await api.get(`${triggers()}/monitor`, chimpy.as)).body.pending, []);
     ok(await api.post(`${triggers()}/delete`, {ids: (await list()).map((r) => r.id)}, chimpy.as));
+  });
+
+  s(
+    'force-reload closes the document; it reopens with its data, formulas and webhooks (editors, as Grist)',
+    async () => {
+      const {api, chimpy, kiwi, charon} = world();
+      const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Reload');
+      await world().share(chimpy, `/api/docs/${d}`, {
+        [kiwi.email]: 'editors',
+        [charon.email]: 'viewers',
+      });
+      ok(
+        await api.post(
+          `/api/docs/${d}/apply`,
+          [['ModifyColumn', 'Table1', 'C', {isFormula: true, formula: '$A.upper()'}]],
+          chimpy.as,
+        ),
+      );
+      ok(await api.post(`${tablePath(d)}/records`, {records: [{fields: {A: 'apple'}}]}, chimpy.as));
+      const before = await world().engine.withDoc(d, (x) => x);
+      const res = ok(await api.post(`/api/docs/${d}/force-reload`, null, chimpy.as));
+      assert.is(res.body, null);
+      assert.ok(before.grist.db.open === false, 'the connection was closed');
+      assert.ok((await world().engine.withDoc(d, (x) => x)) !== before, 'opened afresh on use');
+      ok(await api.post(`/api/docs/${d}/force-reload`, null, kiwi.as), 'editors may');
+      isError(await api.post(`/api/docs/${d}/force-reload`, null, charon.as), 403, 'No write access');
+      // Reopened on use: data kept, formulas computed on the next write.
+      ok(await api.post(`${tablePath(d)}/records`, {records: [{fields: {A: 'pear'}}]}, kiwi.as));
+      const rows = ok(await api.get(`${tablePath(d)}/records`, chimpy.as)).body.records;
+      assert.equal(
+        rows.map((r: any) => [r.fields.A, r.fields.C]),
+        [
+          ['apple', 'APPLE'],
+          ['pear', 'PEAR'],
+        ],
+      );
+      // A webhook created before a reload still fires after it (its event is queued in the outbox).
+      const hook = ok(
+        await api.post(
+          `/api/docs/${d}/webhooks`,
+          {
+            webhooks: [
+              {
+                fields: {
+                  tableId: 'Table1',
+                  eventTypes: ['add'],
+                  url: `http://${host}/r`,
+                },
+              },
+            ],
+          },
+          chimpy.as,
+        ),
+      ).body.webhooks[0].id;
+      ok(await api.post(`/api/docs/${d}/force-reload`, null, chimpy.as));
+      ok(await api.post(`${tablePath(d)}/records`, {records: [{fields: {A: 'plum'}}]}, chimpy.as));
+      const pending = ok(await api.get(`/api/docs/${d}/triggers/monitor`, chimpy.as)).body.pending;
+      assert.equal(
+        pending.map((p: any) => [p.fields.actionId, p.fields.rowId]),
+        [[hook, 3]],
+      );
+      ok(await api.del(`/api/docs/${d}/webhooks/queue`, chimpy.as));
+    },
+  );
+
+  s('assign answers false (one worker group); snapshots list the current state', async () => {
+    const {api, chimpy, kiwi, charon} = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Assign');
+    await world().share(chimpy, `/api/docs/${d}`, {
+      [kiwi.email]: 'editors',
+      [charon.email]: 'viewers',
+    });
+    assert.is(ok(await api.post(`/api/docs/${d}/assign`, null, chimpy.as)).body, false);
+    assert.is(ok(await api.post(`/api/docs/${d}/assign`, null, kiwi.as)).body, false);
+    isError(await api.post(`/api/docs/${d}/assign`, null, charon.as), 403, 'No write access');
+    const snaps = ok(await api.get(`/api/docs/${d}/snapshots`, charon.as)).body.snapshots;
+    assert.is(snaps.length, 1);
+    assert.equal(Object.keys(snaps[0]).sort(), ['docId', 'lastModified', 'snapshotId']);
+    assert.equal([snaps[0].docId, snaps[0].snapshotId], [d, 'current']);
+    assert.ok(!Number.isNaN(Date.parse(snaps[0].lastModified)));
+    // Rules that hide something: a snapshot would show it.
+    await world().addTableRule(chimpy, d, 'Table1', 'user.Access != OWNER');
+    isError(
+      await api.get(`/api/docs/${d}/snapshots`, charon.as),
+      403,
+      'cannot confirm access to snapshots because of access rules',
+    );
+    ok(await api.get(`/api/docs/${d}/snapshots`, chimpy.as));
+  });
+
+  s('states/remove truncates the action history Grist recorded (owners)', async () => {
+    const {api, chimpy, kiwi} = world();
+    const d = await importFixture(world(), 'Hello.grist');
+    await world().share(chimpy, `/api/docs/${d}`, {
+      [kiwi.email]: 'editors',
+    });
+    const states = ok(await api.get(`/api/docs/${d}/states`, kiwi.as)).body.states;
+    assert.ok(states.length > 5, `states: ${states.length}`);
+    assert.ok(states[0].n > states[1].n, 'newest first');
+    assert.type(states[0].h, 'string');
+    isError(await api.post(`/api/docs/${d}/states/remove`, {keep: 3}, kiwi.as), 403, 'No owner access');
+    isError(
+      await api.post(`/api/docs/${d}/states/remove`, {keep: 'many'}, chimpy.as),
+      400,
+      'keep parameter cannot be understood as an integer: many',
+    );
+    assert.is(ok(await api.post(`/api/docs/${d}/states/remove`, {keep: 3}, chimpy.as)).body, null);
+    assert.equal(ok(await api.get(`/api/docs/${d}/states`, chimpy.as)).body.states, states.slice(0, 3));
+    ok(await api.post(`/api/docs/${d}/states/remove`, {keep: 1}, chimpy.as));
+    assert.equal(ok(await api.get(`/api/docs/${d}/states`, chimpy.as)).body.states, states.slice(0, 1));
+    // Grist's quirk, kept: 0 removes nothing.
+    ok(await api.post(`/api/docs/${d}/states/remove`, {keep: 0}, chimpy.as));
+    assert.is(ok(await api.get(`/api/docs/${d}/states`, chimpy.as)).body.states.length, 1);
+    // A new document has no history.
+    const fresh = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Fresh');
+    assert.equal(ok(await api.get(`/api/docs/${fresh}/states`, chimpy.as)).body, {states: []});
+  });
+
+  s("replace: the target's owner, read access to all of the source (DocApiDocuments)", async () => {
+    const {api, chimpy, kiwi} = world();
+    const ws = await world().homeWs(chimpy);
+    const [doc1, doc2, doc3, doc4] = [
+      await world().newDoc(chimpy, ws, 'testdoc1'),
+      await world().newDoc(chimpy, ws, 'testdoc2'),
+      await world().newDoc(chimpy, ws, 'testdoc3'),
+      await world().newDoc(chimpy, ws, 'testdoc4'),
+    ];
+    await world().share(chimpy, `/api/docs/${doc2}`, {
+      [kiwi.email]: 'editors',
+    });
+    await world().share(chimpy, `/api/docs/${doc3}`, {
+      [kiwi.email]: 'viewers',
+    });
+    await world().share(chimpy, `/api/docs/${doc4}`, {
+      [kiwi.email]: 'owners',
+    });
+    ok(await api.post(`${tablePath(doc3)}/data`, {A: ['Orange']}, chimpy.as));
+    isError(
+      await api.post(`/api/docs/${doc2}/replace`, {sourceDocId: doc3}, kiwi.as),
+      403,
+      'Only owners can replace a document',
+    );
+    isError(await api.post(`/api/docs/${doc1}/replace`, {sourceDocId: doc3}, kiwi.as), 403, 'No view access');
+    isError(await api.post(`/api/docs/${doc4}/replace`, {sourceDocId: doc1}, kiwi.as), 403, 'access denied');
+    isErrorLike(await api.post(`/api/docs/${doc4}/replace`, {sourceDocId: 'nosuchdoc'}, kiwi.as), 404, /not found/);
+    // Partial read access to the source is not enough.
+    await world().addTableRule(chimpy, doc3, 'Table1', 'user.Access not in [OWNER]');
+    isErrorLike(await api.post(`/api/docs/${doc4}/replace`, {sourceDocId: doc3}, kiwi.as), 403, /not authorized/);
+    const rules = ok(await api.get(`/api/docs/${doc3}/tables/_grist_ACLRules/records`, chimpy.as)).body.records;
+    ok(await api.post(`/api/docs/${doc3}/tables/_grist_ACLRules/data/delete`, [rules[rules.length - 1].id], chimpy.as));
+    ok(
+      await api.post(`${tablePath(doc4)}/records`, {records: [{fields: {A: 'Apple'}}, {fields: {A: 'Kiwi'}}]}, kiwi.as),
+    );
+    assert.is(ok(await api.post(`/api/docs/${doc4}/replace`, {sourceDocId: doc3}, kiwi.as)).body, null);
+    const rows = ok(await api.get(`${tablePath(doc4)}/records`, kiwi.as)).body.records;
+    assert.equal(
+      rows.map((r: any) => [r.id, r.fields.A]),
+      [[1, 'Orange']],
+      "doc3's content",
+    );
+    // The replaced document takes writes, and the source is untouched.
+    ok(await api.post(`${tablePath(doc4)}/records`, {records: [{fields: {A: 'Lemon'}}]}, kiwi.as));
+    assert.is(ok(await api.get(`${tablePath(doc4)}/records`, kiwi.as)).body.records.length, 2);
+    assert.is(ok(await api.get(`${tablePath(doc3)}/records`, chimpy.as)).body.records.length, 1);
+    // A snapshot: only the current state exists.
+    ok(await api.post(`/api/docs/${doc4}/replace`, {snapshotId: 'current'}, kiwi.as));
+    isError(await api.post(`/api/docs/${doc4}/replace`, {snapshotId: 'v1'}, kiwi.as), 404, 'Snapshot not found: v1');
+    isError(await api.post(`/api/docs/${doc4}/replace`, {}, kiwi.as), 400, 'sourceDocId or snapshotId is required');
+    assert.is(ok(await api.get(`${tablePath(doc4)}/records`, kiwi.as)).body.records.length, 2);
+  });
+
+  s('replace carries webhooks as a copy does: triggers disabled, secrets left behind', async () => {
+    const {api, chimpy} = world();
+    const ws = await world().homeWs(chimpy);
+    const src = await world().newDoc(chimpy, ws, 'WithHook');
+    const dst = await world().newDoc(chimpy, ws, 'Target');
+    ok(
+      await api.post(
+        `/api/docs/${src}/webhooks`,
+        {
+          webhooks: [
+            {
+              fields: {
+                tableId: 'Table1',
+                eventTypes: ['add'],
+                url: 'https://example.com/s',
+              },
+            },
+          ],
+        },
+        chimpy.as,
+      ),
+    );
+    ok(await api.post(`/api/docs/${dst}/replace`, {sourceDocId: src}, chimpy.as));
+    const t = ok(await api.get(`/api/docs/${dst}/triggers`, chimpy.as)).body.records;
+    assert.is(t.length, 1);
+    assert.is(t[0].fields.enabled, false);
+    assert.is(JSON.parse(t[0].fields.actions)[0].url, undefined, 'no secret in the target');
+    assert.equal(ok(await api.get(`/api/docs/${dst}/webhooks`, chimpy.as)).body, {webhooks: []});
+    assert.is(ok(await api.get(`/api/docs/${src}/webhooks`, chimpy.as)).body.webhooks.length, 1);
   });
 
   s.run();

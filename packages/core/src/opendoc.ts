@@ -9,6 +9,7 @@ import {createReadStream} from 'node:fs';
 import {mkdir, rm} from 'node:fs/promises';
 import {join} from 'node:path';
 import {makeId} from './ids.js';
+import {docStates, removeStates, replaceContent, type DocState} from './lifecycle.js';
 import type {Replica} from './cluster/replica.js';
 import {
   addAttachments,
@@ -324,6 +325,27 @@ export class OpenDocument {
       throw e;
     }
     return streamAndRemove(tmp);
+  }
+
+  // ---- history and replacement (lifecycle.ts) -------------------------------------------------
+
+  /** The states of Grist's action history, newest first (`GET /states`). */
+  states(): {states: DocState[]} {
+    return docStates(this.db);
+  }
+
+  /** Keeps the newest `keep` actions of the history (`POST /states/remove`). */
+  removeStates(keep: number): void {
+    removeStates(this.db, keep);
+  }
+
+  /**
+   * Replaces the content with that of a prepared copy (`POST /replace`), in one transaction. The
+   * engine must reopen the document afterwards (`Engine.reloadDoc`): its caches are outdated.
+   */
+  replaceContent(sourcePath: string): void {
+    this.webhooks.delivery?.abortLanes();
+    replaceContent(this.db, sourcePath);
   }
 
   // ---- webhooks ------------------------------------------------------------------------------

@@ -177,6 +177,10 @@ export const SCHEMAS: Record<string, Schema> = {
     },
     ['records'],
   ),
+  Snapshots: obj({snapshots: arr(obj({snapshotId: str, lastModified: date, docId: str}, ['snapshotId']))}, [
+    'snapshots',
+  ]),
+  DocStates: obj({states: arr(obj({n: int, h: str}, ['n', 'h']))}, ['states']),
   TriggerMonitor: obj({delivered: arr({type: 'object'}), pending: arr(obj({id: int, fields: {type: 'object'}}))}, [
     'delivered',
     'pending',
@@ -339,6 +343,12 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`POST ${DOCS}/triggers`]: json(ref('RecordIds'), "The new triggers' row ids"),
   [`PATCH ${DOCS}/triggers`]: json(ref('Success'), 'Updated'),
   [`POST ${DOCS}/triggers/delete`]: json(ref('Success'), 'Removed'),
+  [`POST ${DOCS}/force-reload`]: json({type: 'null'}, 'Closed; reopened on its next use'),
+  [`POST ${DOCS}/assign`]: json({type: 'boolean'}, 'false: the document stays where it is'),
+  [`GET ${DOCS}/snapshots`]: json(ref('Snapshots'), 'The snapshots (the current state)'),
+  [`GET ${DOCS}/states`]: json(ref('DocStates'), 'The states, newest first'),
+  [`POST ${DOCS}/states/remove`]: json({type: 'null'}, 'History truncated'),
+  [`POST ${DOCS}/replace`]: json({type: 'null'}, 'Replaced'),
   [`POST ${TABLE}/_subscribe`]: json(ref('Subscription'), 'The subscription'),
   [`POST ${TABLE}/_unsubscribe`]: json(ref('Success'), 'Unsubscribed'),
 };

@@ -9,6 +9,7 @@ import {downloadRoutes} from './download.js';
 import {exportRoutes} from './exports.js';
 import {homeRoutes} from './home.js';
 import {importRoutes} from './imports.js';
+import {lifecycleRoutes} from './lifecycle.js';
 import {sqlRoutes} from './sql.js';
 import {triggerRoutes} from './triggers.js';
 import {webhookRoutes} from './webhooks.js';
@@ -28,6 +29,7 @@ export function allRoutes(): Route[] {
     ...attachmentRoutes,
     ...webhookRoutes,
     ...triggerRoutes,
+    ...lifecycleRoutes,
     statusRoute,
     metricsRoute,
     ...consoleRoutes,
