@@ -494,5 +494,120 @@ export function lifecycleSuite(target: Target): void {
     assert.is(ok(await api.get(`/api/docs/${src}/webhooks`, chimpy.as)).body.webhooks.length, 1);
   });
 
+  s("copy: Grist's parameter rules and checks; asTemplate keeps the structure without the data", async () => {
+    const {api, chimpy, kiwi, charon} = world();
+    const ws = await world().homeWs(chimpy);
+    const src = await world().newDoc(chimpy, ws, 'Source');
+    ok(
+      await api.post(
+        `/api/docs/${src}/apply`,
+        [['ModifyColumn', 'Table1', 'C', {isFormula: true, formula: '$A.upper()'}]],
+        chimpy.as,
+      ),
+    );
+    ok(await api.post(`${tablePath(src)}/records`, {records: [{fields: {A: 'x', B: 'y'}}]}, chimpy.as));
+    const copy = (body: unknown, as = chimpy.as) => api.post(`/api/docs/${src}/copy`, body, as);
+    const full = ok(await copy({workspaceId: String(ws), documentName: 'Full copy'})).body;
+    assert.type(full, 'string');
+    assert.is(ok(await api.get(`/api/docs/${full}`, chimpy.as)).body.name, 'Full copy');
+    assert.equal(
+      ok(await api.get(`${tablePath(full)}/records`, chimpy.as)).body.records.map((r: any) => r.fields),
+      [{A: 'x', B: 'y', C: 'X'}],
+    );
+    const tmpl = ok(
+      await copy({
+        workspaceId: ws,
+        documentName: 'Template',
+        asTemplate: 'true',
+      }),
+    ).body;
+    assert.equal(ok(await api.get(`${tablePath(tmpl)}/records`, chimpy.as)).body.records, [], 'no data');
+    const cols = ok(await api.get(`${tablePath(tmpl)}/columns`, chimpy.as)).body.columns;
+    assert.equal(
+      cols.map((c: any) => [c.id, c.fields.isFormula, c.fields.formula]),
+      [
+        ['A', false, ''],
+        ['B', false, ''],
+        ['C', true, '$A.upper()'],
+      ],
+      'structure kept',
+    );
+    ok(await api.post(`${tablePath(tmpl)}/records`, {records: [{fields: {A: 'z'}}]}, chimpy.as));
+    assert.is(ok(await api.get(`${tablePath(tmpl)}/records`, chimpy.as)).body.records[0].fields.C, 'Z');
+    isError(await copy({workspaceId: ws, asTemplate: 'maybe'}), 400, 'asTemplate parameter should be a boolean: maybe');
+    isError(await copy({workspaceId: 'abc'}), 400, 'workspaceId parameter cannot be understood as an integer: abc');
+    isError(await copy({workspaceId: ws, documentName: 5}), 400, 'documentName parameter should be a string: 5');
+    // The source first: a caller who cannot see it hears that, whatever the parameters.
+    isError(await copy({workspaceId: 'abc'}, kiwi.as), 403, 'No view access');
+    await world().share(chimpy, `/api/docs/${src}`, {
+      [kiwi.email]: 'viewers',
+      [charon.email]: 'viewers',
+    });
+    isError(await copy({workspaceId: ws}, kiwi.as), 403, 'access denied', "kiwi cannot add to chimpy's workspace");
+    const kiwiWs = await world().homeWs(kiwi);
+    const mine = ok(await copy({workspaceId: kiwiWs}, kiwi.as)).body;
+    assert.is(ok(await api.get(`/api/docs/${mine}`, kiwi.as)).body.name, 'Source', "the source's name by default");
+    await world().addTableRule(chimpy, src, 'Table1', 'user.Access != OWNER');
+    isError(await copy({workspaceId: kiwiWs}, kiwi.as), 403, 'Insufficient access to document to copy it entirely');
+  });
+
+  s('a copied trigger loses its webhook secret; PATCH /triggers makes it a new one (DocApiTriggers)', async () => {
+    const {api, chimpy} = world();
+    const ws = await world().homeWs(chimpy);
+    const src = await world().newDoc(chimpy, ws, 'Orphans');
+    const ref = ok(await api.get(`/api/docs/${src}/tables/_grist_Tables/records`, chimpy.as)).body.records[0].id;
+    const actions = [
+      {type: 'webhook', url: 'https://example.com'},
+      {type: 'email', to: 'a@b.com', subject: 'S', body: 'B'},
+    ];
+    ok(
+      await api.post(
+        `/api/docs/${src}/triggers`,
+        {
+          records: [
+            {
+              fields: {
+                tableRef: ref,
+                label: 'Mixed',
+                enabled: true,
+                actions: JSON.stringify(actions),
+              },
+            },
+          ],
+        },
+        chimpy.as,
+      ),
+    );
+    const srcHook = JSON.parse(
+      ok(await api.get(`/api/docs/${src}/triggers`, chimpy.as)).body.records[0].fields.actions,
+    )[0];
+    const copy = ok(await api.post(`/api/docs/${src}/copy`, {workspaceId: ws, documentName: 'orphan'}, chimpy.as)).body;
+    const [t] = ok(await api.get(`/api/docs/${copy}/triggers`, chimpy.as)).body.records;
+    const copied = JSON.parse(t.fields.actions);
+    assert.equal(copied[0], {type: 'webhook', id: srcHook.id}, 'the id stays, without a url');
+    assert.is(t.fields.enabled, false, 'disabled, as Grist disables triggers of copies');
+    const patched = copied.map((a: any) => (a.type === 'webhook' ? {...a, url: 'https://example.com'} : a));
+    ok(
+      await api.patch(
+        `/api/docs/${copy}/triggers`,
+        {
+          records: [{id: t.id, fields: {actions: JSON.stringify(patched)}}],
+        },
+        chimpy.as,
+      ),
+    );
+    const healed = JSON.parse(
+      ok(await api.get(`/api/docs/${copy}/triggers`, chimpy.as)).body.records[0].fields.actions,
+    );
+    assert.is.not(healed[0].id, srcHook.id, 'a new webhook');
+    assert.is(healed[0].url, 'https://example.com');
+    assert.is(healed[1].to, 'a@b.com');
+    // The source's webhook is untouched.
+    const again = JSON.parse(
+      ok(await api.get(`/api/docs/${src}/triggers`, chimpy.as)).body.records[0].fields.actions,
+    )[0];
+    assert.equal([again.id, again.url], [srcHook.id, 'https://example.com']);
+  });
+
   s.run();
 }
