@@ -5,6 +5,7 @@
  */
 import {createServer, type ServerResponse, type Server} from 'node:http';
 import type {AddressInfo} from 'node:net';
+import Database from 'better-sqlite3';
 import * as assert from 'uvu/assert';
 import {importFixture, tablePath} from './docdata.js';
 import {areaSuite, isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target} from './world.js';
@@ -607,6 +608,95 @@ export function lifecycleSuite(target: Target): void {
       ok(await api.get(`/api/docs/${src}/triggers`, chimpy.as)).body.records[0].fields.actions,
     )[0];
     assert.equal([again.id, again.url], [srcHook.id, 'https://example.com']);
+  });
+
+  s('compare: histories as Grist compares them, contents where gristlite wrote (D54)', async () => {
+    const {api, chimpy, kiwi} = world();
+    const cmp = (a: string, b: string, as = chimpy.as, q = '') => api.get(`/api/docs/${a}/compare/${b}${q}`, as);
+    const a = await importFixture(world(), 'Hello.grist');
+    const b = await importFixture(world(), 'Hello.grist');
+    const head = ok(await api.get(`/api/docs/${a}/states`, chimpy.as)).body.states[0];
+    const c = ok(await cmp(a, b)).body;
+    assert.equal(c, {
+      left: head,
+      right: head,
+      parent: head,
+      summary: 'same',
+    });
+    // Truncated history still shares its newest state.
+    ok(await api.post(`/api/docs/${b}/states/remove`, {keep: 1}, chimpy.as));
+    assert.is(ok(await cmp(a, b)).body.summary, 'same');
+    // An older version of the same document (its newest action undone in the file) is behind.
+    const older = await importFixture(world(), 'Hello.grist');
+    const db = new Database(world().docPath(older));
+    try {
+      db.prepare(
+        `UPDATE _gristsys_ActionHistoryBranch SET actionRef = (SELECT parentRef FROM _gristsys_ActionHistory WHERE id = actionRef) WHERE name = 'local_unsent'`,
+      ).run();
+    } finally {
+      db.close();
+    }
+    const prev = ok(await api.get(`/api/docs/${older}/states`, chimpy.as)).body.states[0];
+    assert.is(prev.n, head.n - 1);
+    assert.equal(ok(await cmp(a, older)).body, {
+      left: head,
+      right: prev,
+      parent: prev,
+      summary: 'left',
+    });
+    assert.equal(ok(await cmp(older, a)).body, {
+      left: prev,
+      right: head,
+      parent: prev,
+      summary: 'right',
+    });
+    // A write through gristlite leaves the history alone: the contents tell the two apart.
+    ok(await api.post(`/api/docs/${b}/apply`, [['AddRecord', 'Table1', null, {}]], chimpy.as));
+    assert.equal(ok(await cmp(a, b)).body, {
+      left: head,
+      right: head,
+      parent: head,
+      summary: 'both',
+    });
+    // Documents gristlite created have no history: the empty state, then their contents.
+    const ws = await world().homeWs(chimpy);
+    const [x, y] = [await world().newDoc(chimpy, ws, 'x'), await world().newDoc(chimpy, ws, 'y')];
+    const empty = {n: 0, h: ''};
+    assert.equal(ok(await cmp(x, y)).body, {
+      left: empty,
+      right: empty,
+      parent: empty,
+      summary: 'same',
+    });
+    ok(await api.post(`${tablePath(y)}/records`, {records: [{fields: {A: 'Orange'}}]}, chimpy.as));
+    assert.is(ok(await cmp(x, y)).body.summary, 'both');
+    ok(await api.post(`/api/docs/${x}/replace`, {sourceDocId: y}, chimpy.as));
+    assert.is(ok(await cmp(x, y)).body.summary, 'same', 'replaced with the same content');
+    assert.equal(ok(await cmp(x, a)).body, {
+      left: empty,
+      right: head,
+      parent: null,
+      summary: 'unrelated',
+    });
+    // Grist's checks and what gristlite leaves out.
+    isError(
+      await cmp(x, y, chimpy.as, '?detail=1'),
+      400,
+      'detail parameter is not supported: gristlite does not summarise actions (D54)',
+    );
+    isError(await cmp(x, y, chimpy.as, '?maxRows=0'), 400, 'maxRows parameter is invalid: 0');
+    await world().share(chimpy, `/api/docs/${x}`, {
+      [kiwi.email]: 'viewers',
+    });
+    isError(await cmp(x, a, kiwi.as), 403, 'access denied');
+    isError(await cmp(a, x, kiwi.as), 403, 'No view access');
+    await world().share(chimpy, `/api/docs/${y}`, {
+      [kiwi.email]: 'viewers',
+    });
+    assert.is(ok(await cmp(x, y, kiwi.as)).body.summary, 'same');
+    await world().addTableRule(chimpy, x, 'Table1', 'user.Access != OWNER');
+    isError(await cmp(x, y, kiwi.as), 403, 'insufficient access');
+    isError(await cmp(y, x, kiwi.as), 403, 'insufficient access');
   });
 
   s.run();

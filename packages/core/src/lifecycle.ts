@@ -5,6 +5,7 @@
  * of actions linked by `parentRef` from the `local_unsent` branch tip; gristlite appends nothing
  * to it (D39), so the states are those Grist recorded before the file came here.
  */
+import {createHash} from 'node:crypto';
 import type Database from 'better-sqlite3';
 import {IDEMPOTENCY_TABLE} from './idempotency.js';
 
@@ -103,4 +104,68 @@ export function replaceContent(db: Database.Database, sourcePath: string): void 
   } finally {
     db.exec('DETACH DATABASE replacement');
   }
+}
+
+/** Grist's comparison of two documents by their histories (`GET /compare/{doc2}`). */
+export interface DocStateComparison {
+  left: DocState;
+  right: DocState;
+  parent: DocState | null;
+  summary: 'same' | 'left' | 'right' | 'both' | 'unrelated';
+}
+
+/**
+ * A digest of what a document holds for its users: its tables and columns and every row of its
+ * user tables. gristlite's writes add nothing to the history (D39), so this tells whether two
+ * documents whose histories end alike still hold the same thing.
+ */
+export function contentDigest(db: Database.Database): string {
+  const hash = createHash('sha256');
+  const dump = (sql: string) => {
+    for (const row of db.prepare(sql).raw().iterate() as Iterable<unknown[]>) {
+      hash.update(JSON.stringify(row, (_k, v) => (Buffer.isBuffer(v) ? v.toString('base64') : v)));
+      hash.update('\n');
+    }
+  };
+  dump('SELECT id, tableId FROM _grist_Tables ORDER BY id');
+  dump('SELECT id, parentId, colId, type, isFormula, formula FROM _grist_Tables_column ORDER BY id');
+  const tables = db.prepare('SELECT tableId FROM _grist_Tables ORDER BY id').pluck().all() as string[];
+  for (const t of tables) {
+    if (!hasTable(db, t)) continue;
+    hash.update(`table ${t}\n`);
+    dump(`SELECT * FROM ${quote(t)} ORDER BY id`);
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Grist's `_compareDoc`: the newest state of each, their newest common state, and which side moved
+ * on since. When the histories end alike but the contents differ (changes made through gristlite,
+ * which records none), both sides are said to have changed since that state: which one did is
+ * not known (D54). A document with no history (every document gristlite created) stands at the
+ * empty state `{n: 0, h: ""}` (Grist's own empty comparison), so two of them compare by content.
+ */
+export function compareStates(
+  leftStates: DocState[],
+  rightStates: DocState[],
+  sameContent: boolean,
+): DocStateComparison {
+  const none = [{n: 0, h: ''}];
+  const left = leftStates.length ? leftStates : none;
+  const right = rightStates.length ? rightStates : none;
+  const rightHashes = new Set(right.map((s) => s.h));
+  const parent = left.find((s) => rightHashes.has(s.h)) ?? null;
+  const leftChanged = parent !== null && parent.h !== left[0].h;
+  const rightChanged = parent !== null && parent.h !== right[0].h;
+  let summary: DocStateComparison['summary'] = leftChanged
+    ? rightChanged
+      ? 'both'
+      : 'left'
+    : rightChanged
+      ? 'right'
+      : parent
+        ? 'same'
+        : 'unrelated';
+  if (summary === 'same' && !sameContent) summary = 'both';
+  return {left: left[0], right: right[0], parent, summary};
 }

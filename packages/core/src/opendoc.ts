@@ -9,7 +9,7 @@ import {createReadStream} from 'node:fs';
 import {mkdir, rm} from 'node:fs/promises';
 import {join} from 'node:path';
 import {makeId} from './ids.js';
-import {docStates, removeStates, replaceContent, type DocState} from './lifecycle.js';
+import {contentDigest, docStates, removeStates, replaceContent, type DocState} from './lifecycle.js';
 import type {Replica} from './cluster/replica.js';
 import {
   addAttachments,
@@ -332,6 +332,11 @@ export class OpenDocument {
   /** The states of Grist's action history, newest first (`GET /states`). */
   states(): {states: DocState[]} {
     return docStates(this.db);
+  }
+
+  /** A digest of the tables, columns and user rows (to compare documents). */
+  contentDigest(): string {
+    return contentDigest(this.db);
   }
 
   /** Keeps the newest `keep` actions of the history (`POST /states/remove`). */

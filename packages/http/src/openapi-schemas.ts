@@ -181,6 +181,16 @@ export const SCHEMAS: Record<string, Schema> = {
     'snapshots',
   ]),
   DocStates: obj({states: arr(obj({n: int, h: str}, ['n', 'h']))}, ['states']),
+  DocComparison: obj(
+    {
+      left: ref('DocState'),
+      right: ref('DocState'),
+      parent: {oneOf: [ref('DocState'), {type: 'null'}]},
+      summary: {type: 'string', enum: ['same', 'left', 'right', 'both', 'unrelated']},
+    },
+    ['left', 'right', 'parent', 'summary'],
+  ),
+  DocState: obj({n: int, h: str}, ['n', 'h']),
   TriggerMonitor: obj({delivered: arr({type: 'object'}), pending: arr(obj({id: int, fields: {type: 'object'}}))}, [
     'delivered',
     'pending',
@@ -348,6 +358,7 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`GET ${DOCS}/snapshots`]: json(ref('Snapshots'), 'The snapshots (the current state)'),
   [`GET ${DOCS}/states`]: json(ref('DocStates'), 'The states, newest first'),
   [`POST ${DOCS}/states/remove`]: json({type: 'null'}, 'History truncated'),
+  [`GET ${DOCS}/compare/:otherDocId`]: json(ref('DocComparison'), 'How the two documents relate'),
   [`POST ${DOCS}/replace`]: json({type: 'null'}, 'Replaced'),
   [`POST ${TABLE}/_subscribe`]: json(ref('Subscription'), 'The subscription'),
   [`POST ${TABLE}/_unsubscribe`]: json(ref('Success'), 'Unsubscribed'),
@@ -416,4 +427,6 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   maybeNew: flag('Accepted for Grist compatibility (the attachment may not be in a cell yet)'),
   inline: flag('Content-Disposition inline instead of attachment'),
   name: {type: 'string', description: 'File name to download as.'},
+  detail: flag('Include what changed on each side (compare: not supported, 400; D54)'),
+  maxRows: {type: 'integer', minimum: 1, description: 'At most this many rows in change details (compare).'},
 };

@@ -1204,6 +1204,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/{docId}/compare/{otherDocId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Compare two documents by their histories (and contents: D54); detail is not supported */
+        get: operations["getApiDocsDocIdCompareOtherDocId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/status": {
         parameters: {
             query?: never;
@@ -1449,6 +1466,17 @@ export interface components {
                 n: number;
                 h: string;
             }[];
+        };
+        DocComparison: {
+            left: components["schemas"]["DocState"];
+            right: components["schemas"]["DocState"];
+            parent: components["schemas"]["DocState"] | null;
+            /** @enum {string} */
+            summary: "same" | "left" | "right" | "both" | "unrelated";
+        };
+        DocState: {
+            n: number;
+            h: string;
         };
         TriggerMonitor: {
             delivered: Record<string, never>[];
@@ -5332,6 +5360,40 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdCompareOtherDocId: {
+        parameters: {
+            query?: {
+                /** @description Include what changed on each side (compare: not supported, 400; D54) (1, true, on or yes). */
+                detail?: boolean;
+                /** @description At most this many rows in change details (compare). */
+                maxRows?: number;
+            };
+            header?: never;
+            path: {
+                docId: string;
+                otherDocId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How the two documents relate */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocComparison"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };

@@ -3,10 +3,10 @@
  * action history's states, snapshots, assign and replace. Grist answers `null` to the writes
  * (`true`/`false` to assign); gristlite answers the same.
  */
-import {BadRequest, Forbidden, NotFound} from '@gristlite/core';
+import {BadRequest, Forbidden, NotFound, compareStates} from '@gristlite/core';
 import * as v from 'valibot';
 import {ForwardTo} from '../forward.js';
-import type {Route} from '../route.js';
+import {flag, type Route} from '../route.js';
 import type {RequestContext} from '../types.js';
 import {docFor, docRoute, openDocFor} from './doc-common.js';
 
@@ -40,14 +40,7 @@ async function replaceDoc(ctx: RequestContext): Promise<null> {
   if (!v.is(ReplaceBody, body)) throw new BadRequest('Invalid payload');
   if (body.sourceDocId) {
     const {engine} = ctx;
-    let source: Awaited<ReturnType<typeof engine.docAccess>>;
-    try {
-      source = await engine.docAccess(String(body.sourceDocId), ctx.principal, ctx.org, 'viewers');
-    } catch (e) {
-      // Grist checks the source as its home API does, in those words.
-      if (e instanceof Forbidden) throw new Forbidden('access denied');
-      throw e;
-    }
+    const source = await otherDoc(ctx, String(body.sourceDocId));
     const holder = await engine.claimDoc(source.doc.id);
     if (holder) throw new ForwardTo(holder);
     // As the source's `download?dryrun=1` would answer: the copy holds everything.
@@ -65,6 +58,16 @@ async function replaceDoc(ctx: RequestContext): Promise<null> {
     return null;
   }
   throw new BadRequest('sourceDocId or snapshotId is required');
+}
+
+/** Grist's check of another document read for this request: view access, in its home API's words. */
+async function otherDoc(ctx: RequestContext, key: string) {
+  try {
+    return await ctx.engine.docAccess(key, ctx.principal, ctx.org, 'viewers');
+  } catch (e) {
+    if (e instanceof Forbidden) throw new Forbidden('access denied');
+    throw e;
+  }
 }
 
 export const lifecycleRoutes: Route[] = [
@@ -134,4 +137,33 @@ export const lifecycleRoutes: Route[] = [
     summary: "Replace the document's content with another document's (sourceDocId) or a snapshot's (snapshotId)",
     handler: replaceDoc,
   },
+  docRoute({
+    method: 'GET',
+    path: '/api/docs/:docId/compare/:otherDocId',
+    tag: 'docs',
+    summary: 'Compare two documents by their histories (and contents: D54); detail is not supported',
+    query: ['detail', 'maxRows'],
+    need: 'viewers',
+    handler: async (ctx, {doc, access}) => {
+      if (access && !access.canCopyEverything()) throw new Forbidden('insufficient access');
+      const maxRows = ctx.query.get('maxRows');
+      if (maxRows !== null && maxRows !== 'null' && !(integerParam(maxRows, 'maxRows') > 0)) {
+        throw new BadRequest(`maxRows parameter is invalid: ${maxRows}`);
+      }
+      if (flag(ctx.query, 'detail')) {
+        throw new BadRequest('detail parameter is not supported: gristlite does not summarise actions (D54)');
+      }
+      const other = await otherDoc(ctx, ctx.params.otherDocId);
+      const holder = await ctx.engine.claimDoc(other.doc.id);
+      if (holder) throw new ForwardTo(holder);
+      const right = ctx.engine.openDoc(other.doc.id);
+      // The content digest reads everything: the rules must hide nothing there either.
+      const rightAccess = right.accessFor(ctx.principal, other.role!);
+      if (rightAccess && other.role !== 'owners' && !rightAccess.canCopyEverything()) {
+        throw new Forbidden('insufficient access');
+      }
+      const same = doc.contentDigest() === right.contentDigest();
+      return compareStates(doc.states().states, right.states().states, same);
+    },
+  }),
 ];
