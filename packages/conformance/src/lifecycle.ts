@@ -7,6 +7,7 @@ import {createServer, type ServerResponse, type Server} from 'node:http';
 import type {AddressInfo} from 'node:net';
 import Database from 'better-sqlite3';
 import * as assert from 'uvu/assert';
+import {multipart} from './attachments.js';
 import {importFixture, tablePath} from './docdata.js';
 import {areaSuite, isError, isErrorLike, isInvalidPayload, ok, useWorld, type Target} from './world.js';
 
@@ -697,6 +698,39 @@ export function lifecycleSuite(target: Target): void {
     await world().addTableRule(chimpy, x, 'Table1', 'user.Access != OWNER');
     isError(await cmp(x, y, kiwi.as), 403, 'insufficient access');
     isError(await cmp(y, x, kiwi.as), 403, 'insufficient access');
+  });
+
+  s('force-reload removes attachments unused for 7 days, as Grist does when it closes a document', async () => {
+    const {api, chimpy} = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Attachments');
+    const form = multipart([
+      {name: 'hello.doc', content: 'foobar'},
+      {name: 'world.jpg', content: '123456'},
+      {name: 'hello2.doc', content: 'foobar'},
+    ]);
+    assert.equal(
+      ok(
+        await api.call('POST', `/api/docs/${d}/attachments`, {
+          ...chimpy.as,
+          ...form,
+        }),
+      ).body,
+      [1, 2, 3],
+    );
+    // None is in a cell: marked unused now, so none has been unused for 7 days yet.
+    ok(await api.post(`/api/docs/${d}/force-reload`, null, chimpy.as));
+    const ids = async () =>
+      ok(await api.get(`/api/docs/${d}/attachments`, chimpy.as)).body.records.map((r: any) => r.id);
+    assert.equal(await ids(), [1, 2, 3]);
+    // Attachment 1 unused for 8 days (set in the file: the API lets only renames through, D25).
+    await world().engine.withDoc(d, (doc) => {
+      doc.db.prepare('UPDATE _grist_Attachments SET timeDeleted = ? WHERE id = 1').run(Date.now() / 1000 - 8 * 86400);
+    });
+    ok(await api.post(`/api/docs/${d}/force-reload`, null, chimpy.as));
+    assert.equal(await ids(), [2, 3]);
+    ok(await api.post(`/api/docs/${d}/attachments/verifyFiles`, null, chimpy.as));
+    ok(await api.post(`/api/docs/${d}/attachments/removeUnused?verifyfiles=1`, null, chimpy.as));
+    assert.equal(await ids(), []);
   });
 
   s.run();

@@ -1111,7 +1111,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close the document here; it is opened afresh on its next use (webhook delivery resumes) */
+        /** Close the document (removing attachments unused for 7 days, as Grist does); it reopens afresh on its next use */
         post: operations["postApiDocsDocIdForceReload"];
         delete?: never;
         options?: never;

@@ -75,12 +75,20 @@ export const lifecycleRoutes: Route[] = [
     method: 'POST',
     path: '/api/docs/:docId/force-reload',
     tag: 'docs',
-    summary: 'Close the document here; it is opened afresh on its next use (webhook delivery resumes)',
+    summary:
+      'Close the document (removing attachments unused for 7 days, as Grist does); it reopens afresh on its next use',
     handler: async (ctx) => {
       const {meta, role} = await docFor(ctx, 'editors');
       // The process holding the document reloads it.
       const holder = await ctx.engine.claimDoc(meta.id);
       if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
+      // Grist removes attachments unused for 7 days when it closes a document: done here, in this
+      // request (held open by it, so the write is logged before the answer), then closed.
+      const doc = ctx.engine.openDoc(meta.id);
+      if (doc.grist.isWritable) {
+        doc.replica?.checkWritable();
+        doc.removeUnusedAttachments({expiredOnly: true});
+      }
       await ctx.engine.reloadDoc(meta.id);
       return null;
     },
