@@ -122,8 +122,14 @@ export interface DocStateComparison {
 export function contentDigest(db: Database.Database): string {
   const hash = createHash('sha256');
   const dump = (sql: string) => {
-    for (const row of db.prepare(sql).raw().iterate() as Iterable<unknown[]>) {
-      hash.update(JSON.stringify(row, (_k, v) => (Buffer.isBuffer(v) ? v.toString('base64') : v)));
+    for (const row of db.prepare(sql).raw().all() as unknown[][]) {
+      for (const v of row) {
+        // Type-tagged, so that 1, 1.0 stored as REAL, '1' and a blob of '1' differ.
+        if (v === null) hash.update('n;');
+        else if (Buffer.isBuffer(v)) hash.update(`b${v.length}:`).update(v);
+        else if (typeof v === 'string') hash.update(`s${Buffer.byteLength(v)}:${v}`);
+        else hash.update(`${typeof v}:${String(v)};`);
+      }
       hash.update('\n');
     }
   };
