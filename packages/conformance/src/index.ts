@@ -22,6 +22,7 @@ import {errorsSuite} from './errors.js';
 import {fixturesSuite} from './fixtures.js';
 import {formulasSuite} from './formulas.js';
 import {homeParitySuite} from './home-parity.js';
+import {lifecycleSuite} from './lifecycle.js';
 import {idempotencySuite} from './idempotency.js';
 import {orgsSuite} from './orgs.js';
 import {pagingSuite} from './paging.js';
@@ -70,6 +71,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   apikeys: apiKeysSuite,
   webhooks: webhooksSuite,
   changes: changesSuite,
+  lifecycle: lifecycleSuite,
   formulas: formulasSuite,
   apiconsole: apiConsoleSuite,
 };

@@ -15,7 +15,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import {createHmac, randomBytes} from 'node:crypto';
+import {rmSync} from 'node:fs';
 import {join} from 'node:path';
+import {backupDoc} from './export/backup.js';
 import Database from 'better-sqlite3';
 import {createDocFile} from './doc/index.js';
 import {GristDoc} from './doc/gristdoc.js';
@@ -137,6 +139,8 @@ interface DocEntry {
   /** Requests (scopes) and explicit holds using it: never closed while above 0. */
   holds: number;
   lastUsed: number;
+  /** Closed as soon as no request holds it (a forced reload, a replaced content). */
+  reload?: boolean;
 }
 
 /** Does this document's outbox hold events? A short read-only look, without opening it for good. */
@@ -434,11 +438,55 @@ export class Engine {
   private release(entry: DocEntry): void {
     entry.holds--;
     entry.lastUsed = Date.now();
+    if (entry.holds === 0 && entry.reload && this.openDocs.get(entry.doc.id) === entry) {
+      void this.closeDoc(entry.doc.id);
+      return;
+    }
     if (entry.holds === 0 && entry.doc.replica?.failed && this.openDocs.get(entry.doc.id) === entry) {
       void this.closeDoc(entry.doc.id);
       return;
     }
     if (entry.holds === 0 && this.openDocs.size > this.maxOpenDocs) this.trim();
+  }
+
+  /**
+   * Grist's replace from another document: the content of `target` (open in the caller's scope)
+   * becomes a copy of `sourceId`'s, made as a download makes it (private tables dropped, triggers
+   * disabled) through a read-only connection, then written in one transaction; the target is
+   * reopened once the request lets it go. Access is the caller's to check.
+   */
+  async replaceDocContent(target: OpenDoc, sourceId: string): Promise<void> {
+    const dir = join(this.dataDir, 'tmp');
+    mkdirSync(dir, {recursive: true});
+    const tmp = join(dir, `replace-${randomBytes(12).toString('hex')}.grist`);
+    try {
+      const src = new Database(this.docPath(sourceId), {readonly: true, fileMustExist: true});
+      try {
+        await backupDoc(src, tmp);
+      } finally {
+        src.close();
+      }
+      target.replaceContent(tmp);
+    } finally {
+      rmSync(tmp, {force: true});
+    }
+    await this.reloadDoc(target.id);
+  }
+
+  /**
+   * Grist's force-reload: closes the document here once no request holds it (at once when none
+   * does), so that the next use opens it afresh: formulas and access rules are read again from the
+   * file and webhook delivery restarts (waiting events resume with no request, as after a restart).
+   * Resolves when it is closed, or at once when a request still holds it.
+   */
+  async reloadDoc(docId: string): Promise<void> {
+    const entry = this.openDocs.get(docId);
+    if (!entry) return;
+    if (entry.holds > 0) {
+      entry.reload = true;
+      return;
+    }
+    await this.closeDoc(docId);
   }
 
   /**

@@ -33,6 +33,15 @@ export {
   type IdempotencySettings,
   type KeptAnswer,
 } from './idempotency.js';
+export {
+  compareStates,
+  contentDigest,
+  docStates,
+  removeStates,
+  replaceContent,
+  type DocState,
+  type DocStateComparison,
+} from './lifecycle.js';
 export {OpenDocument, type AttachmentStoreStatus, type DocWebhooks} from './opendoc.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
 export {

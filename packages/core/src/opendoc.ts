@@ -9,6 +9,7 @@ import {createReadStream} from 'node:fs';
 import {mkdir, rm} from 'node:fs/promises';
 import {join} from 'node:path';
 import {makeId} from './ids.js';
+import {contentDigest, docStates, removeStates, replaceContent, type DocState} from './lifecycle.js';
 import type {Replica} from './cluster/replica.js';
 import {
   addAttachments,
@@ -50,6 +51,14 @@ import {
   type WebhookFieldsInput,
   type WebhookUrlPolicy,
 } from './webhooks/index.js';
+import {
+  addTriggers,
+  listTriggers,
+  removeTriggers,
+  triggerMonitor,
+  updateTriggers,
+  type TriggerInputFields,
+} from './webhooks/triggers.js';
 
 /** Tables whose change may change the compiled rules. */
 const RULE_INPUTS = new Set(['_grist_ACLRules', '_grist_ACLResources', '_grist_Tables', '_grist_Tables_column']);
@@ -318,6 +327,32 @@ export class OpenDocument {
     return streamAndRemove(tmp);
   }
 
+  // ---- history and replacement (lifecycle.ts) -------------------------------------------------
+
+  /** The states of Grist's action history, newest first (`GET /states`). */
+  states(): {states: DocState[]} {
+    return docStates(this.db);
+  }
+
+  /** A digest of the tables, columns and user rows (to compare documents). */
+  contentDigest(): string {
+    return contentDigest(this.db);
+  }
+
+  /** Keeps the newest `keep` actions of the history (`POST /states/remove`). */
+  removeStates(keep: number): void {
+    removeStates(this.db, keep);
+  }
+
+  /**
+   * Replaces the content with that of a prepared copy (`POST /replace`), in one transaction. The
+   * engine must reopen the document afterwards (`Engine.reloadDoc`): its caches are outdated.
+   */
+  replaceContent(sourcePath: string): void {
+    this.webhooks.delivery?.abortLanes();
+    replaceContent(this.db, sourcePath);
+  }
+
   // ---- webhooks ------------------------------------------------------------------------------
 
   /**
@@ -365,6 +400,31 @@ export class OpenDocument {
   /** The deprecated `_subscribe`: a webhook on one table. */
   subscribeWebhook(tableId: string, webhook: WebhookFieldsInput): ReturnType<typeof subscribeWebhook> {
     return this.withWebhookLock(() => subscribeWebhook(this.db, tableId, webhook, this.webhookPolicy));
+  }
+
+  /** Grist's trigger records (`GET /triggers`), webhook secrets merged in. */
+  listTriggers(): Promise<ReturnType<typeof listTriggers>> {
+    return this.withWebhookLock(() => listTriggers(this.db));
+  }
+
+  /** Adds triggers (`POST /triggers`); returns their row ids. */
+  addTriggers(records: readonly {fields: TriggerInputFields}[]): Promise<{records: {id: number}[]}> {
+    return this.withWebhookLock(() => addTriggers(this.db, records, this.webhookPolicy));
+  }
+
+  /** Changes triggers (`PATCH /triggers`). */
+  updateTriggers(records: readonly {id: number; fields: TriggerInputFields}[]): Promise<{success: true}> {
+    return this.withWebhookLock(() => updateTriggers(this.db, records, this.webhookPolicy, this.webhooks.delivery));
+  }
+
+  /** Removes triggers and their webhooks (`POST /triggers/delete`). */
+  removeTriggers(ids: readonly number[]): Promise<{success: true}> {
+    return this.withWebhookLock(() => removeTriggers(this.db, ids, this.webhooks.delivery));
+  }
+
+  /** Events waiting for delivery (`GET /triggers/monitor`). */
+  triggerMonitor(): ReturnType<typeof triggerMonitor> {
+    return triggerMonitor(this.db);
   }
 
   /** The deprecated `_unsubscribe`: owners, or editors with the webhook's key. */

@@ -153,6 +153,48 @@ export const SCHEMAS: Record<string, Schema> = {
   WebhookIds: obj({webhooks: arr(obj({id: str}, ['id']))}, ['webhooks']),
   Subscription: obj({webhookId: str, unsubscribeKey: str, triggerId: int}, ['webhookId', 'unsubscribeKey']),
   Success: obj({success: {type: 'boolean'}}, ['success']),
+  Triggers: obj(
+    {
+      records: arr(
+        obj(
+          {
+            id: int,
+            fields: obj({
+              tableRef: int,
+              label: str,
+              memo: str,
+              enabled: {type: 'boolean'},
+              actions: {...str, description: 'JSON array: {type: "webhook", id, url, ...} or {type: "email", ...}'},
+              condition: str,
+              eventTypes: {description: 'ChoiceList cell ["L", ...] or null'},
+              watchedColRefList: {description: 'RefList cell ["L", ...] or null'},
+              isReadyColRef: int,
+            }),
+          },
+          ['id', 'fields'],
+        ),
+      ),
+    },
+    ['records'],
+  ),
+  Snapshots: obj({snapshots: arr(obj({snapshotId: str, lastModified: date, docId: str}, ['snapshotId']))}, [
+    'snapshots',
+  ]),
+  DocStates: obj({states: arr(obj({n: int, h: str}, ['n', 'h']))}, ['states']),
+  DocComparison: obj(
+    {
+      left: ref('DocState'),
+      right: ref('DocState'),
+      parent: {oneOf: [ref('DocState'), {type: 'null'}]},
+      summary: {type: 'string', enum: ['same', 'left', 'right', 'both', 'unrelated']},
+    },
+    ['left', 'right', 'parent', 'summary'],
+  ),
+  DocState: obj({n: int, h: str}, ['n', 'h']),
+  TriggerMonitor: obj({delivered: arr({type: 'object'}), pending: arr(obj({id: int, fields: {type: 'object'}}))}, [
+    'delivered',
+    'pending',
+  ]),
   DocApiKeyCreated: obj({id: {type: 'integer'}, key: str}, ['id', 'key']),
   DocApiKeys: obj(
     {
@@ -310,6 +352,18 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`DELETE ${DOCS}/webhooks/queue/:webhookId`]: json(ref('Success'), 'Queue cleared'),
   [`PATCH ${DOCS}/webhooks/:webhookId`]: json(ref('Success'), 'Updated'),
   [`DELETE ${DOCS}/webhooks/:webhookId`]: json(ref('Success'), 'Removed'),
+  [`GET ${DOCS}/triggers`]: json(ref('Triggers'), 'The triggers'),
+  [`GET ${DOCS}/triggers/monitor`]: json(ref('TriggerMonitor'), 'Events waiting for delivery'),
+  [`POST ${DOCS}/triggers`]: json(ref('RecordIds'), "The new triggers' row ids"),
+  [`PATCH ${DOCS}/triggers`]: json(ref('Success'), 'Updated'),
+  [`POST ${DOCS}/triggers/delete`]: json(ref('Success'), 'Removed'),
+  [`POST ${DOCS}/force-reload`]: json({type: 'null'}, 'Closed; reopened on its next use'),
+  [`POST ${DOCS}/assign`]: json({type: 'boolean'}, 'false: the document stays where it is'),
+  [`GET ${DOCS}/snapshots`]: json(ref('Snapshots'), 'The snapshots (the current state)'),
+  [`GET ${DOCS}/states`]: json(ref('DocStates'), 'The states, newest first'),
+  [`POST ${DOCS}/states/remove`]: json({type: 'null'}, 'History truncated'),
+  [`GET ${DOCS}/compare/:otherDocId`]: json(ref('DocComparison'), 'How the two documents relate'),
+  [`POST ${DOCS}/replace`]: json({type: 'null'}, 'Replaced'),
   [`POST ${TABLE}/_subscribe`]: json(ref('Subscription'), 'The subscription'),
   [`POST ${TABLE}/_unsubscribe`]: json(ref('Success'), 'Unsubscribed'),
 };
@@ -377,4 +431,6 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   maybeNew: flag('Accepted for Grist compatibility (the attachment may not be in a cell yet)'),
   inline: flag('Content-Disposition inline instead of attachment'),
   name: {type: 'string', description: 'File name to download as.'},
+  detail: flag('Include what changed on each side (compare: not supported, 400; D54)'),
+  maxRows: {type: 'integer', minimum: 1, description: 'At most this many rows in change details (compare).'},
 };

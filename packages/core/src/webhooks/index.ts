@@ -48,3 +48,13 @@ export {
   type LookupAll,
   type UrlClass,
 } from './urls.js';
+export {
+  listTriggers,
+  addTriggers,
+  updateTriggers,
+  removeTriggers,
+  triggerMonitor,
+  type TriggerInputFields,
+  type TriggerRecord,
+  type TriggerPendingRecord,
+} from './triggers.js';

@@ -72,10 +72,14 @@ function workspaceParam(fields: Record<string, unknown>): number | null {
   return intParam('workspaceId', shownValue(value));
 }
 
-/** Grist's flag reading of a form value or JSON boolean. */
-function truthy(value: unknown): boolean {
+/** Grist's `optBooleanParam`: a boolean, an affirmative (1, on, true, yes) or "false"; else 400. */
+function booleanParam(fields: Record<string, unknown>, name: string): boolean {
+  const value = fields[name];
+  if (value === undefined) return false;
   if (typeof value === 'boolean') return value;
-  return typeof value === 'string' && ['1', 'on', 'true', 'yes'].includes(value.toLowerCase());
+  if (['1', 'on', 'true', 'yes'].includes(String(value).toLowerCase())) return true;
+  if (String(value) === 'false') return false;
+  throw new BadRequest(`${name} parameter should be a boolean: ${shownValue(value)}`);
 }
 
 async function importFile(
@@ -120,7 +124,7 @@ export const importRoutes: Route[] = [
         if (wid === null) throw new BadRequest('workspaceId parameter is required');
         const copy = await copyDoc(ctx.engine, source, ctx.principal, ctx.org, wid, {
           name: optString(fields, 'documentName'),
-          asTemplate: truthy(fields.asTemplate),
+          asTemplate: booleanParam(fields, 'asTemplate'),
         });
         return copy.id;
       }
@@ -157,12 +161,14 @@ export const importRoutes: Route[] = [
     body: CopyPost,
     summary: 'Copy a document into a workspace (asTemplate: structure only); returns the new id',
     handler: async (ctx) => {
+      // Grist checks the caller's access to the source before reading the parameters.
+      await ctx.engine.docAccess(ctx.params.docId, ctx.principal, ctx.org, 'viewers');
       const body = validate(CopyPost, await ctx.json()) as Record<string, unknown>;
       const wid = workspaceParam(body);
       if (wid === null) throw new BadRequest('workspaceId parameter is required');
       const copy = await copyDoc(ctx.engine, ctx.params.docId, ctx.principal, ctx.org, wid, {
         name: optString(body, 'documentName'),
-        asTemplate: truthy(body.asTemplate),
+        asTemplate: booleanParam(body, 'asTemplate'),
       });
       return copy.id;
     },

@@ -10,7 +10,9 @@ import {downloadRoutes} from './download.js';
 import {exportRoutes} from './exports.js';
 import {homeRoutes} from './home.js';
 import {importRoutes} from './imports.js';
+import {lifecycleRoutes} from './lifecycle.js';
 import {sqlRoutes} from './sql.js';
+import {triggerRoutes} from './triggers.js';
 import {webhookRoutes} from './webhooks.js';
 
 const VERSION = '1.0.1';
@@ -28,6 +30,8 @@ export function allRoutes(): Route[] {
     ...attachmentRoutes,
     ...webhookRoutes,
     ...changeRoutes,
+    ...triggerRoutes,
+    ...lifecycleRoutes,
     statusRoute,
     metricsRoute,
     ...consoleRoutes,

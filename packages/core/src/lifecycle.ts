@@ -1,0 +1,177 @@
+/**
+ * Document lifecycle operations of today's Grist (issue 29): the action history's states and
+ * their truncation (`GET /states`, `POST /states/remove`), and replacing a document's content
+ * with another file's (`POST /replace`). The history is Grist's `_gristsys_ActionHistory`, a chain
+ * of actions linked by `parentRef` from the `local_unsent` branch tip; gristlite appends nothing
+ * to it (D39), so the states are those Grist recorded before the file came here.
+ */
+import {createHash} from 'node:crypto';
+import type Database from 'better-sqlite3';
+import {IDEMPOTENCY_TABLE} from './idempotency.js';
+
+/** One state of the document: an action's number and hash (Grist's `DocState`). */
+export interface DocState {
+  n: number;
+  h: string;
+}
+
+function hasTable(db: Database.Database, name: string): boolean {
+  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
+}
+
+/** The actions of the `local_unsent` chain, newest first (Grist's `_fetchParts` from the branch tip). */
+function chain(db: Database.Database): {id: number; actionNum: number; actionHash: string}[] {
+  if (!hasTable(db, '_gristsys_ActionHistory') || !hasTable(db, '_gristsys_ActionHistoryBranch')) return [];
+  return db
+    .prepare(
+      `WITH RECURSIVE actions(id) AS (
+         SELECT actionRef FROM _gristsys_ActionHistoryBranch WHERE name = 'local_unsent' AND actionRef IS NOT NULL
+         UNION ALL
+         SELECT parentRef FROM _gristsys_ActionHistory h, actions WHERE h.id = actions.id AND parentRef IS NOT NULL
+       )
+       SELECT h.id, h.actionNum, h.actionHash FROM actions JOIN _gristsys_ActionHistory h ON h.id = actions.id
+       ORDER BY h.actionNum DESC`,
+    )
+    .all() as {id: number; actionNum: number; actionHash: string}[];
+}
+
+/** `GET /states`: the document's states, newest first. */
+export function docStates(db: Database.Database): {states: DocState[]} {
+  return {
+    states: chain(db).map((r) => ({n: r.actionNum, h: r.actionHash})),
+  };
+}
+
+/**
+ * `POST /states/remove`: keeps the newest `keep` actions of the history and deletes the rest, in
+ * one transaction; branch tips that pointed at a deleted action become empty. As in Grist, a
+ * `keep` of 0 or less keeps everything (its query then has no LIMIT).
+ */
+export function removeStates(db: Database.Database, keep: number): void {
+  if (keep <= 0) return;
+  db.transaction(() => {
+    const kept = chain(db)
+      .slice(0, keep)
+      .map((r) => r.id);
+    if (!hasTable(db, '_gristsys_ActionHistory')) return;
+    const ids = JSON.stringify(kept);
+    db.prepare('DELETE FROM _gristsys_ActionHistory WHERE id NOT IN (SELECT value FROM json_each(?))').run(ids);
+    db.prepare(
+      'UPDATE _gristsys_ActionHistoryBranch SET actionRef = NULL WHERE actionRef NOT IN (SELECT value FROM json_each(?))',
+    ).run(ids);
+  })();
+}
+
+function quote(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * `POST /replace`: makes the document's content that of the file at `sourcePath` (a copy prepared
+ * as a download is, so without private tables), in one transaction on the document's own
+ * connection, so that it is logged and acknowledged as any write is. Every table, index and view
+ * is replaced except the document's idempotency keys, which stay (D56: a key never applies twice).
+ * The caller must reopen the document afterwards: what the engine keeps in memory is outdated.
+ */
+export function replaceContent(db: Database.Database, sourcePath: string): void {
+  db.prepare('ATTACH DATABASE ? AS replacement').run(sourcePath);
+  try {
+    db.transaction(() => {
+      const own = db
+        .prepare(
+          `SELECT type, name FROM main.sqlite_master
+           WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name != ?`,
+        )
+        .all(IDEMPOTENCY_TABLE) as {type: string; name: string}[];
+      for (const {type, name} of own)
+        db.exec(`DROP ${type === 'view' ? 'VIEW' : 'TABLE'} IF EXISTS main.${quote(name)}`);
+      const theirs = db
+        .prepare(
+          `SELECT type, name, sql FROM replacement.sqlite_master
+           WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name != ?
+           ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, rowid`,
+        )
+        .all(IDEMPOTENCY_TABLE) as {
+        type: string;
+        name: string;
+        sql: string;
+      }[];
+      for (const {type, name, sql} of theirs) {
+        db.exec(sql);
+        if (type === 'table') db.exec(`INSERT INTO main.${quote(name)} SELECT * FROM replacement.${quote(name)}`);
+      }
+    })();
+  } finally {
+    db.exec('DETACH DATABASE replacement');
+  }
+}
+
+/** Grist's comparison of two documents by their histories (`GET /compare/{doc2}`). */
+export interface DocStateComparison {
+  left: DocState;
+  right: DocState;
+  parent: DocState | null;
+  summary: 'same' | 'left' | 'right' | 'both' | 'unrelated';
+}
+
+/**
+ * A digest of what a document holds for its users: its tables and columns and every row of its
+ * user tables. gristlite's writes add nothing to the history (D39), so this tells whether two
+ * documents whose histories end alike still hold the same thing.
+ */
+export function contentDigest(db: Database.Database): string {
+  const hash = createHash('sha256');
+  const dump = (sql: string) => {
+    for (const row of db.prepare(sql).raw().all() as unknown[][]) {
+      for (const v of row) {
+        // Type-tagged, so that 1, 1.0 stored as REAL, '1' and a blob of '1' differ.
+        if (v === null) hash.update('n;');
+        else if (Buffer.isBuffer(v)) hash.update(`b${v.length}:`).update(v);
+        else if (typeof v === 'string') hash.update(`s${Buffer.byteLength(v)}:${v}`);
+        else hash.update(`${typeof v}:${String(v)};`);
+      }
+      hash.update('\n');
+    }
+  };
+  dump('SELECT id, tableId FROM _grist_Tables ORDER BY id');
+  dump('SELECT id, parentId, colId, type, isFormula, formula FROM _grist_Tables_column ORDER BY id');
+  const tables = db.prepare('SELECT tableId FROM _grist_Tables ORDER BY id').pluck().all() as string[];
+  for (const t of tables) {
+    if (!hasTable(db, t)) continue;
+    hash.update(`table ${t}\n`);
+    dump(`SELECT * FROM ${quote(t)} ORDER BY id`);
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Grist's `_compareDoc`: the newest state of each, their newest common state, and which side moved
+ * on since. When the histories end alike but the contents differ (changes made through gristlite,
+ * which records none), both sides are said to have changed since that state: which one did is
+ * not known (D54). A document with no history (every document gristlite created) stands at the
+ * empty state `{n: 0, h: ""}` (Grist's own empty comparison), so two of them compare by content.
+ */
+export function compareStates(
+  leftStates: DocState[],
+  rightStates: DocState[],
+  sameContent: boolean,
+): DocStateComparison {
+  const none = [{n: 0, h: ''}];
+  const left = leftStates.length ? leftStates : none;
+  const right = rightStates.length ? rightStates : none;
+  const rightHashes = new Set(right.map((s) => s.h));
+  const parent = left.find((s) => rightHashes.has(s.h)) ?? null;
+  const leftChanged = parent !== null && parent.h !== left[0].h;
+  const rightChanged = parent !== null && parent.h !== right[0].h;
+  let summary: DocStateComparison['summary'] = leftChanged
+    ? rightChanged
+      ? 'both'
+      : 'left'
+    : rightChanged
+      ? 'right'
+      : parent
+        ? 'same'
+        : 'unrelated';
+  if (summary === 'same' && !sameContent) summary = 'both';
+  return {left: left[0], right: right[0], parent, summary};
+}
