@@ -467,6 +467,7 @@ export class Engine {
         src.close();
       }
       target.replaceContent(tmp);
+      this.feeds.reset(target.id, "The document's content was replaced");
     } finally {
       rmSync(tmp, {force: true});
     }

@@ -295,6 +295,25 @@ test('under access rules, a subscriber never receives a row, column or table it 
   }
 });
 
+test('a document whose content is replaced sends its subscribers a reset; older positions cannot resume', async () => {
+  const w = await world();
+  try {
+    const other = await w.ada.createDoc((await w.ada.personalWorkspace()).id, {name: 'Source'});
+    const got: DocChange[] = [];
+    await w.doc.subscribe((c) => got.push(c));
+    await w.doc.addRecords('Tasks', [{Title: 'before'}]);
+    await until('the write', () => got.length === 1);
+    await w.engine.withDoc(w.docId, (open) => w.engine.replaceDocContent(open, other));
+    await until('the reset', () => got.length === 2);
+    assert.equal([got[1].kind, got[1].reason], ['reset', "The document's content was replaced"]);
+    const old = await w.doc.changes({after: got[0].id.replace(/\.\d+$/, '.0')});
+    assert.is((await old[Symbol.asyncIterator]().next()).value?.kind, 'reset');
+    old.close();
+  } finally {
+    await done(w);
+  }
+});
+
 test('bounded: subscriptions beyond GRISTLITE_FEED_MAX_SUBSCRIBERS are refused with 503; engine.close() ends them', async () => {
   const w = await world({env: {GRISTLITE_FEED_MAX_SUBSCRIBERS: '2'}});
   const a = await w.doc.changes();

@@ -13,6 +13,8 @@ import type {ChangedRow, DocChange, FeedSettings, TableChanges} from './types.js
 
 /** What a feed hands events to (subscriptions.ts). */
 export interface FeedSubscriber {
+  /** An item that needs no filtering (a reset). */
+  push(change: DocChange): void;
   /** A committed event, unfiltered (the subscriber filters it for its user). */
   deliver(stored: StoredChange): void;
   /** The feed ends (document removed, engine closed). */
@@ -115,6 +117,26 @@ export class DocFeed {
   /** Stops capturing (the document closed, or the feed is dropped). */
   release(): void {
     this.detach?.();
+  }
+
+  /**
+   * The document changed outside any write (its content replaced): subscribers get a reset, and
+   * no position from before can be resumed from.
+   */
+  reset(reason: string): void {
+    this.history.length = 0;
+    this.bytes = 0;
+    const item: DocChange = {
+      kind: 'reset',
+      id: this.position(),
+      docId: this.docId,
+      time: new Date().toISOString(),
+      actor: null,
+      schemaChanged: true,
+      tables: [],
+      reason,
+    };
+    for (const s of this.subscribers) s.push(item);
   }
 
   /** Ends every subscription (the document is gone or the engine closes). */

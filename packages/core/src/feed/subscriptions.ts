@@ -244,6 +244,14 @@ export class ChangeFeeds {
     this.feeds.get(docId)?.release();
   }
 
+  /** The document's content changed outside any write (replaced): its subscribers get a reset. */
+  reset(docId: string, reason: string): void {
+    const feed = this.feeds.get(docId);
+    if (!feed) return;
+    this.totalBytes -= feed.bytes;
+    feed.reset(reason);
+  }
+
   /** The document is gone (or no longer served here): its subscriptions end. */
   removed(docId: string, reason = 'The document was removed'): void {
     const feed = this.feeds.get(docId);
