@@ -4,7 +4,7 @@
  * do). The formula engine computes `group` (getSummarySourceGroup) and the summary's formulas.
  */
 import type {ChangeSet, DocStorage} from './storage.js';
-import type {ColumnMeta} from './meta.js';
+import type {ColumnMeta, TableMeta} from './meta.js';
 import {quoteIdent} from './query.js';
 import type {CellValue} from './types.js';
 
@@ -14,34 +14,63 @@ import type {CellValue} from './types.js';
  * changed). Returns whether any summary row was added or removed.
  */
 export function syncSummaries(doc: DocStorage, changes: ChangeSet, formulaGroupBy = false): boolean {
-  const meta = doc.meta;
   let changed = false;
-  for (const summary of meta.userTables) {
-    const srcRef = Number(summary.fields.summarySourceTable);
-    const source = srcRef ? meta.byRef.get(srcRef) : undefined;
-    if (!source || !changes.touched(source.tableId)) {
+  for (const summary of doc.meta.userTables) {
+    const link = summaryLink(doc, summary);
+    if (!link || !changes.touched(link.source.tableId)) {
       continue;
     }
-    const groupBy: Array<{col: ColumnMeta; src: ColumnMeta}> = [];
-    for (const col of summary.columns) {
-      const ref = Number(col.fields.summarySourceCol);
-      if (!ref) {
-        continue;
-      }
-      const src = meta.colsByRef.get(ref);
-      if (src && src.table === source) {
-        groupBy.push({col, src: src.col});
-      }
-    }
-    if (!groupBy.length || (formulaGroupBy && !groupBy.some((g) => g.src.isFormula))) {
+    if (!link.groupBy.length || (formulaGroupBy && !link.groupBy.some((g) => g.src.isFormula))) {
       continue;
     }
+    changed = syncSummary(doc, summary, link) || changed;
+  }
+  return changed;
+}
 
+/** A summary's source table and its group-by columns, each with the source column it follows. */
+interface SummaryLink {
+  source: TableMeta;
+  groupBy: Array<{col: ColumnMeta; src: ColumnMeta}>;
+}
+
+function summaryLink(doc: DocStorage, summary: TableMeta): SummaryLink | null {
+  const meta = doc.meta;
+  const srcRef = Number(summary.fields.summarySourceTable);
+  const source = srcRef ? meta.byRef.get(srcRef) : undefined;
+  if (!source) {
+    return null;
+  }
+  const groupBy: SummaryLink['groupBy'] = [];
+  for (const col of summary.columns) {
+    const ref = Number(col.fields.summarySourceCol);
+    const src = ref ? meta.colsByRef.get(ref) : undefined;
+    if (src && src.table === source) {
+      groupBy.push({col, src: src.col});
+    }
+  }
+  return {source, groupBy};
+}
+
+/**
+ * The rows of a new summary table (CreateViewSection): one per group of its source, in the order
+ * of each group's first source row, as Grist adds them.
+ */
+export function fillSummary(doc: DocStorage, summary: TableMeta): void {
+  const link = summaryLink(doc, summary);
+  if (link) {
+    syncSummary(doc, summary, link);
+  }
+}
+
+/** Adds the summary rows of groups the source has and removes those of groups it lost; returns whether any. */
+function syncSummary(doc: DocStorage, summary: TableMeta, {source, groupBy}: SummaryLink): boolean {
+  {
     // The source's groups, by the JSON of their group-by values: a ChoiceList/RefList source
     // column puts a row in one group per item (an empty list under ''/0), as Grist's summaries do.
     const srcRows = doc.db
-      .prepare(`SELECT ${groupBy.map((g) => quoteIdent(g.src.colId)).join(', ')}
-      FROM ${quoteIdent(source.tableId)}`)
+      .prepare(`SELECT ${groupBy.map((g) => quoteIdent(g.src.colId)).join(', ') || 'id'}
+      FROM ${quoteIdent(source.tableId)} ORDER BY id`)
       .raw(true)
       .all() as unknown[][];
     const groups = new Map<string, CellValue[]>();
@@ -72,7 +101,6 @@ export function syncSummaries(doc: DocStorage, changes: ChangeSet, formulaGroupB
       }
     }
     const added = [...groups].filter(([key]) => !seen.has(key)).map(([, values]) => values);
-    changed ||= removed.length > 0 || added.length > 0;
     if (removed.length) {
       doc.removeRecords(summary, removed);
     }
@@ -85,8 +113,8 @@ export function syncSummaries(doc: DocStorage, changes: ChangeSet, formulaGroupB
         {parse: false},
       );
     }
+    return removed.length > 0 || added.length > 0;
   }
-  return changed;
 }
 
 /** The items a list cell puts in groups: its elements, or the empty value for an empty list. */

@@ -11,13 +11,19 @@ export function addRawView(
   tableId: string,
   name: string,
 ): {id: number; sections: number[]} {
-  const [viewRef] = s.metaAdd('_grist_Views', [{name, type: 'raw_data'}]);
+  const viewRef = addView(s, tableId, name, 'raw_data');
+  const section = addSection(s, tableRef, viewRef, 'record', '', '[]');
+  return {id: viewRef, sections: [section]};
+}
+
+/** A view (page) with its tab (unless the table is hidden) and page at the end (Grist's AddView). */
+export function addView(s: MetaTables, tableId: string, name: string, type: 'raw_data' | 'empty'): number {
+  const [viewRef] = s.metaAdd('_grist_Views', [{name, type}]);
   if (!tableId.startsWith('GristHidden_')) {
     s.metaAdd('_grist_TabBar', [{viewRef, tabPos: s.nextPos('_grist_TabBar', 'tabPos')}]);
   }
   s.metaAdd('_grist_Pages', [{viewRef, indentation: 0, pagePos: s.nextPos('_grist_Pages', 'pagePos')}]);
-  const section = addSection(s, tableRef, viewRef, 'record', '', '[]');
-  return {id: viewRef, sections: [section]};
+  return viewRef;
 }
 
 /** A section of a view (or a table's raw/record-card section with parentId 0) with fields for its columns. */
@@ -44,11 +50,14 @@ export function addSection(
   return section;
 }
 
-/** Fields for every visible column of the table, in column order (_RebuildViewFields). */
+/**
+ * Fields for every visible column of the table, in column order (_RebuildViewFields, which leaves
+ * out any column named `group`, so that a summary's group never shows).
+ */
 export function addSectionFields(s: MetaTables, tableRef: number, section: number): void {
   const table = s.meta.byRef.get(tableRef)!;
   const cols = table.columns
-    .filter((c) => !c.hidden && !c.colId.startsWith('#'))
+    .filter((c) => !c.hidden && !c.colId.startsWith('#') && c.colId !== 'group')
     .sort((a, b) => Number(a.fields.parentPos) - Number(b.fields.parentPos));
   let pos = s.nextPos('_grist_Views_section_field', 'parentPos');
   s.metaAdd(
