@@ -409,6 +409,125 @@ test('bad arguments: 400 with Grist-like messages, nothing applied', () => {
   doc.close();
 });
 
+/** The groups a summary should have, computed from the source's cells (list cells by item). */
+function expectedGroups(doc: GristDoc, source: string, cols: string[], lists: string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of rows(doc, `SELECT ${[...cols.map((c) => `"${c}"`), 'id'].join(', ')} FROM "${source}" ORDER BY id`)) {
+    let combos: unknown[][] = [[]];
+    for (const c of cols) {
+      let items: unknown[] = [r[c]];
+      if (lists.includes(c)) {
+        const parsed = r[c] ? (JSON.parse(r[c]) as unknown[]) : [];
+        items = parsed.length ? parsed : [''];
+      }
+      combos = combos.flatMap((x) => items.map((i) => [...x, i]));
+    }
+    for (const k of combos.map((x) => JSON.stringify(x))) out.set(k, (out.get(k) ?? 0) + 1);
+  }
+  return out;
+}
+
+function actualGroups(doc: GristDoc, summary: string, cols: string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of rows(doc, `SELECT ${[...cols.map((c) => `"${c}"`), 'count'].join(', ')} FROM "${summary}"`)) {
+    const key = JSON.stringify(cols.map((c) => r[c]));
+    assert.not.ok(out.has(key), `one summary row per group (${key})`);
+    out.set(key, r.count);
+  }
+  return out;
+}
+
+test('random writes: summary rows always equal the groups of the source (ChoiceList, formula group-by)', () => {
+  const doc = GristDoc.create(tempPath());
+  doc.applyUserActions([
+    [
+      'AddTable',
+      'Src',
+      [
+        {id: 'K', type: 'Text', isFormula: false},
+        {id: 'Tags', type: 'ChoiceList', isFormula: false},
+        {id: 'N', type: 'Int', isFormula: false},
+        {id: 'Odd', type: 'Bool', isFormula: true, formula: '$N % 2 == 1'},
+      ],
+    ],
+  ]);
+  const src = tableRef(doc, 'Src');
+  const [k, tags, odd] = ['K', 'Tags', 'Odd'].map((c) => colRef(doc, 'Src', c));
+  doc.applyUserActions([
+    ['CreateViewSection', src, 0, 'record', [k, tags], null],
+    ['CreateViewSection', src, 0, 'record', [odd], null],
+    ['CreateViewSection', src, 0, 'record', [], null],
+  ]);
+  let seed = 7;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const tagList = () => ['L', ...['x', 'y', 'z'].filter(() => rand(3) === 0)];
+  for (let step = 0; step < 120; step++) {
+    const ids = rows(doc, 'SELECT id FROM Src').map((r) => r.id as number);
+    const op = ids.length < 3 ? 0 : rand(4);
+    if (op === 0) {
+      doc.applyUserActions([['AddRecord', 'Src', null, {K: `k${rand(4)}`, Tags: tagList(), N: rand(10)}]]);
+    } else if (op === 1) {
+      doc.applyUserActions([['UpdateRecord', 'Src', ids[rand(ids.length)], {K: `k${rand(4)}`}]]);
+    } else if (op === 2) {
+      doc.applyUserActions([['UpdateRecord', 'Src', ids[rand(ids.length)], {Tags: tagList(), N: rand(10)}]]);
+    } else {
+      doc.applyUserActions([['RemoveRecord', 'Src', ids[rand(ids.length)]]]);
+    }
+    if (step % 10 === 9 || step === 119) {
+      assert.equal(
+        actualGroups(doc, 'Src_summary_K_Tags', ['K', 'Tags']),
+        expectedGroups(doc, 'Src', ['K', 'Tags'], ['Tags']),
+      );
+      assert.equal(actualGroups(doc, 'Src_summary_Odd', ['Odd']), expectedGroups(doc, 'Src', ['Odd'], []));
+      assert.equal(actualGroups(doc, 'Src_summary', []), expectedGroups(doc, 'Src', [], []));
+    }
+  }
+  // A write that fails after making a new group leaves nothing: the next one makes it again.
+  assert.throws(() =>
+    doc.applyUserActions([
+      ['AddRecord', 'Src', null, {K: 'brand-new', Tags: ['L', 'x'], N: 1}],
+      ['UpdateRecord', 'Src', 99999, {K: 'x'}],
+    ]),
+  );
+  doc.applyUserActions([['AddRecord', 'Src', null, {K: 'brand-new', Tags: ['L', 'x'], N: 1}]]);
+  assert.equal(
+    actualGroups(doc, 'Src_summary_K_Tags', ['K', 'Tags']),
+    expectedGroups(doc, 'Src', ['K', 'Tags'], ['Tags']),
+  );
+  doc.close();
+});
+
+test('a one-cell write to the source reads only the rows it changed, never the whole source', () => {
+  const doc = itemsDoc();
+  const items = tableRef(doc, 'Items');
+  const [cat, region] = [colRef(doc, 'Items', 'Category'), colRef(doc, 'Items', 'Region')];
+  doc.applyUserActions([['CreateViewSection', items, 0, 'record', [cat, region], null]]);
+  doc.applyUserActions([['UpdateRecord', 'Items', 1, {Qty: 9}]]);
+  const prepared: string[] = [];
+  const prepare = doc.db.prepare.bind(doc.db);
+  doc.db.prepare = ((sql: string) => {
+    prepared.push(sql);
+    return prepare(sql);
+  }) as typeof doc.db.prepare;
+  try {
+    doc.applyUserActions([['UpdateRecord', 'Items', 1, {Category: 'new'}]]);
+    doc.applyUserActions([['AddRecord', 'Items', null, {Category: 'b', Region: 'S'}]]);
+    doc.applyUserActions([['UpdateRecord', 'Items', 3, {Qty: 30}]]);
+  } finally {
+    doc.db.prepare = prepare;
+  }
+  const scans = prepared.filter((sql) => /FROM\s+"Items"(?![^]*WHERE)/.test(sql) && /"Category"/.test(sql));
+  assert.equal(scans, [], 'no statement reads every source row');
+  assert.equal(
+    actualGroups(doc, 'Items_summary_Category_Region', ['Category', 'Region']),
+    expectedGroups(doc, 'Items', ['Category', 'Region'], []),
+  );
+  doc.close();
+});
+
 ftest('a created summary matches, cell for cell, the one Grist stored (Covid-19, by Date and Region)', () => {
   const path = corpusCopy('Covid-19.grist');
   let doc = GristDoc.open(path);
