@@ -519,7 +519,7 @@ test('a one-cell write to the source reads only the rows it changed, never the w
   } finally {
     doc.db.prepare = prepare;
   }
-  const scans = prepared.filter((sql) => /FROM\s+"Items"(?![^]*WHERE)/.test(sql) && /"Category"/.test(sql));
+  const scans = prepared.filter((sql) => /FROM\s+"Items"/.test(sql) && !/WHERE/.test(sql) && /"Category"/.test(sql));
   assert.equal(scans, [], 'no statement reads every source row');
   assert.equal(
     actualGroups(doc, 'Items_summary_Category_Region', ['Category', 'Region']),
