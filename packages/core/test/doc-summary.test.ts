@@ -264,6 +264,14 @@ test('CreateViewSection: a formula column of another summary is copied (sister c
   // groupbyColRefs null: a plain section of the table, with a field per visible column.
   const [plain] = doc.applyUserActions([['CreateViewSection', items, 0, 'record', null, null]]).retValues as Row[];
   assert.equal(fieldColIds(doc, plain.sectionRef), ['Category', 'Region', 'Qty', 'Price', 'Note']);
+  // A chart takes the first two columns; a form the first nine that are not formulas.
+  doc.applyUserActions([['AddColumn', 'Items', 'Twice', {type: 'Int', isFormula: true, formula: '$Qty * 2'}]]);
+  const [chart, form] = doc.applyUserActions([
+    ['CreateViewSection', items, 0, 'chart', null, null],
+    ['CreateViewSection', items, 0, 'form', null, null],
+  ]).retValues as Row[];
+  assert.equal(fieldColIds(doc, chart.sectionRef), ['Category', 'Region']);
+  assert.equal(fieldColIds(doc, form.sectionRef), ['Category', 'Region', 'Qty', 'Price', 'Note']);
   // tableRef 0: a new empty table (no page of its own) shown by the section.
   const [fresh] = doc.applyUserActions([['CreateViewSection', 0, 0, 'record', null, 'Fresh']]).retValues as Row[];
   assert.is(rows(doc, 'SELECT tableId FROM _grist_Tables WHERE id = ?', fresh.tableRef)[0].tableId, 'Fresh');

@@ -46,19 +46,25 @@ export function addSection(
       ...(sortColRefs !== undefined ? {sortColRefs} : {}),
     },
   ]);
-  addSectionFields(s, tableRef, section);
+  addSectionFields(s, tableRef, section, parentKey);
   return section;
 }
 
 /**
  * Fields for every visible column of the table, in column order (_RebuildViewFields, which leaves
- * out any column named `group`, so that a summary's group never shows).
+ * out any column named `group`, so that a summary's group never shows). A chart gets the first
+ * two; a form the first nine that are neither formulas nor attachments.
  */
-export function addSectionFields(s: MetaTables, tableRef: number, section: number): void {
+export function addSectionFields(s: MetaTables, tableRef: number, section: number, sectionType = 'record'): void {
   const table = s.meta.byRef.get(tableRef)!;
-  const cols = table.columns
+  let cols = table.columns
     .filter((c) => !c.hidden && !c.colId.startsWith('#') && c.colId !== 'group')
     .sort((a, b) => Number(a.fields.parentPos) - Number(b.fields.parentPos));
+  if (sectionType === 'chart') {
+    cols = cols.slice(0, 2);
+  } else if (sectionType === 'form') {
+    cols = cols.filter((c) => c.type !== 'Attachments' && !(c.isFormula && c.formula)).slice(0, 9);
+  }
   let pos = s.nextPos('_grist_Views_section_field', 'parentPos');
   s.metaAdd(
     '_grist_Views_section_field',
