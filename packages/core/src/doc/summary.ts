@@ -28,6 +28,8 @@ export class SummarySync {
   private readonly indexes = new Map<string, GroupIndex>();
   /** Each summary's link (source and group-by refs) by table ref, as of the last write. */
   private links: Map<number, string> | null = null;
+  /** The user tables at the start of the current write. */
+  private tablesBefore = new Set<number>();
 
   forget(): void {
     this.indexes.clear();
@@ -37,6 +39,7 @@ export class SummarySync {
   /** At the start of a write: the links the document's summaries have before it. */
   start(doc: DocStorage): void {
     this.links ??= linkSignatures(doc);
+    this.tablesBefore = new Set(doc.meta.userTables.map((t) => t.tableRef));
   }
 
   /**
@@ -54,7 +57,11 @@ export class SummarySync {
         const known = summaryLink(doc, summary);
         if (this.links?.get(ref) !== link && known) {
           this.indexes.delete(summary.tableId);
-          changed = syncSummary(doc, summary, known) || changed;
+          // A summary made by this write (CreateViewSection) was filled as it was made.
+          const filled = !this.tablesBefore.has(ref) && hasRows(doc, summary);
+          if (!filled) {
+            changed = syncSummary(doc, summary, known) || changed;
+          }
         }
       }
       this.links = links;
@@ -185,6 +192,10 @@ export class SummarySync {
     this.indexes.set(summary.tableId, index);
     return index;
   }
+}
+
+function hasRows(doc: DocStorage, table: TableMeta): boolean {
+  return doc.stmt(`SELECT 1 FROM ${quoteIdent(table.tableId)} LIMIT 1`).get() !== undefined;
 }
 
 /** Each summary's source and sorted group-by column refs, by table ref. */
