@@ -252,10 +252,10 @@ export function dataSuite(target: Target): void {
     isErrorLike(
       await apply([
         ['AddRecord', 'Table1', null, {A: 'x'}],
-        ['CreateViewSection', 1, 0, 'record', null, null],
+        ['CreateViewSection', 1, 0, 'record', [99999], null],
       ]),
       400,
-      /CreateViewSection/,
+      /Invalid column requested/,
     );
     isErrorLike(
       await apply([

@@ -28,6 +28,7 @@ import {orgsSuite} from './orgs.js';
 import {pagingSuite} from './paging.js';
 import {recordsSuite} from './records.js';
 import {sqlDownloadsSuite} from './sql-downloads.js';
+import {summariesSuite} from './summaries.js';
 import {usersSuite} from './users.js';
 import {webhooksSuite} from './webhooks.js';
 import {checkSkipList, type Target} from './world.js';
@@ -73,6 +74,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   changes: changesSuite,
   lifecycle: lifecycleSuite,
   formulas: formulasSuite,
+  summaries: summariesSuite,
   apiconsole: apiConsoleSuite,
 };
 

@@ -21,6 +21,7 @@ import {
 } from './formulas.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import {removeUnusedDisplayCols} from './display.js';
+import {removeUnusedSummaries} from './summary-actions.js';
 import {ColumnSlots} from './colorder.js';
 import {ReadCache} from './readcache.js';
 import {actionContext, type ActionTarget, userAction} from './useractions.js';
@@ -378,6 +379,10 @@ export class GristDoc {
         this.columnSlots.start(this.db);
         this.recalcs.load();
         const result = fn();
+        // Grist's auto-removal of summary tables no section shows any more.
+        if (changes.touched('_grist_Views_section')) {
+          removeUnusedSummaries(this.storage);
+        }
         // Grist's auto-removal of display helpers left unused by this write's schema changes.
         if (changes.touched('_grist_Tables_column') || changes.touched('_grist_Views_section_field')) {
           removeUnusedDisplayCols(this.storage);

@@ -16,7 +16,7 @@ import {
   writeRecalc,
 } from './formulas.js';
 import type {DocStorage} from './storage.js';
-import {syncSummaries} from './summary.js';
+import {SummarySync, syncSummaries} from './summary.js';
 
 /** How often volatile formulas (NOW(), TODAY()) are refreshed: hourly, as in Grist. */
 const CLOCK_MSEC = 3600_000;
@@ -34,6 +34,8 @@ export class DocRecalc {
   private clockAt = Date.now();
   /** Whether the document is known to carry the "formulas computed" mark. */
   private marked = false;
+  /** Summary rows kept in step with their sources, through an index of each summary's groups. */
+  private readonly summaries = new SummarySync();
 
   constructor(private readonly src: RecalcSource) {}
 
@@ -45,6 +47,7 @@ export class DocRecalc {
   /** After a rolled-back write: the engine saw undone actions, so it is loaded again when needed. */
   forget(): void {
     this.loaded = false;
+    this.summaries.forget();
   }
 
   /**
@@ -55,6 +58,7 @@ export class DocRecalc {
    * document), and the write that loads it stores the cells that differ.
    */
   load(): void {
+    this.summaries.start(this.src.storage);
     if (this.loaded) {
       return;
     }
@@ -102,6 +106,7 @@ export class DocRecalc {
       fx.invalidateClock();
       this.clockAt = now;
     }
+    this.summaries.beforeRecalc(this.src.storage, changes);
     syncSummaries(this.src.storage, changes);
     if (!this.marked) {
       // The document's formulas are now kept current by gristlite (docs/decisions.md).
@@ -113,10 +118,17 @@ export class DocRecalc {
     if (!fx.pending) {
       return;
     }
-    writeRecalc(this.src.storage, changes, fx.recalc());
-    // Summaries grouped by a formula column follow the values the recalc gave it.
-    if (syncSummaries(this.src.storage, changes, true) && fx.pending) {
-      writeRecalc(this.src.storage, changes, fx.recalc());
+    let result = fx.recalc();
+    writeRecalc(this.src.storage, changes, result);
+    // Groups left empty go; summaries grouped by a formula column follow the values the recalc
+    // gave it. Each round changes only summary rows, so it settles within a few.
+    for (let round = 0; round < 4; round++) {
+      const changed = this.summaries.afterRecalc(this.src.storage, changes, result, round === 0);
+      if (!(syncSummaries(this.src.storage, changes, true) || changed) || !fx.pending) {
+        break;
+      }
+      result = fx.recalc();
+      writeRecalc(this.src.storage, changes, result);
     }
   }
 }

@@ -15,7 +15,8 @@ import {checkMetaWrite, type WriterRole} from './metarules.js';
 import type {DocStorage, WriteOptions} from './storage.js';
 import {type CellValue, converterFor} from './types.js';
 import {bulkAddOrUpdate, type UpsertTarget} from './upsert.js';
-import {removeSections, removeViews} from './views.js';
+import {removeViewSections} from './summary-actions.js';
+import {removeViews} from './views.js';
 
 /** What record writes need of their document. */
 export interface RecordSource {
@@ -206,7 +207,7 @@ export class DocRecordWrites {
         removeViews(this.src.storage, ids);
         break;
       case '_grist_Views_section':
-        removeSections(this.src.storage, ids);
+        removeViewSections(this.src.storage, ids);
         break;
       default:
         this.src.storage.metaRemove(tableId, ids);

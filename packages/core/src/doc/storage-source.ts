@@ -30,6 +30,13 @@ export interface AddTableResult {
   views?: Array<{id: number; sections: number[]}>;
 }
 
+/** How AddTable makes a table: with a primary view (page), or as a summary of a source table. */
+export interface AddTableOptions {
+  primaryView: boolean;
+  /** A summary table of this source table: no manualSort, no record card, an untitled raw section. */
+  summarySourceTable?: number;
+}
+
 export interface WriteOptions {
   /** Parse strings by column type and format (false = Grist's `noparse`). */
   parse: boolean;

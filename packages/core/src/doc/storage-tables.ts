@@ -8,7 +8,13 @@ import {tableSpec} from './formulas.js';
 import {pickTableIdent, pickColIdent} from './identifiers.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {quoteIdent} from './query.js';
-import {type AddTableResult, type ColInfo, MAX_TABLE_COLUMNS, type TablesSource} from './storage-source.js';
+import {
+  type AddTableOptions,
+  type AddTableResult,
+  type ColInfo,
+  MAX_TABLE_COLUMNS,
+  type TablesSource,
+} from './storage-source.js';
 import {type CellValue, refTarget, sqlDefaultFor, sqlTypeFor} from './types.js';
 import {addRawView, addSection, addSectionFields, removeSections, removeViews} from './views.js';
 
@@ -27,10 +33,17 @@ export class StorageTables {
   addTable(
     tableIdIn: string | null | undefined,
     columns: Array<{id?: string | null} & ColInfo>,
-    opts: {primaryView: boolean} = {primaryView: true},
+    opts: AddTableOptions = {primaryView: true},
   ): AddTableResult {
-    const specs = columns.map((c) => ({...c, isFormula: c.isFormula ?? Boolean(c.formula)}));
-    specs.unshift({id: 'manualSort', type: 'ManualSortPos', formula: '', isFormula: false});
+    const specs: Array<{id?: string | null} & ColInfo> = columns.map((c) => ({
+      ...c,
+      isFormula: c.isFormula ?? Boolean(c.formula),
+    }));
+    const summarySource = opts.summarySourceTable ?? 0;
+    // A summary table has no manualSort and no record card (Grist's doAddTable for summaries).
+    if (!summarySource) {
+      specs.unshift({id: 'manualSort', type: 'ManualSortPos', formula: '', isFormula: false});
+    }
     if (specs.length + 1 > MAX_TABLE_COLUMNS) {
       throw new BadRequest(
         `Too many columns: a table may hold at most ${MAX_TABLE_COLUMNS - 2} besides id and manualSort (SQLite's limit)`,
@@ -51,9 +64,14 @@ export class StorageTables {
       formula: String(c.formula ?? ''),
       label: c.label !== undefined ? String(c.label) : colIds[i],
       widgetOptions: c.widgetOptions !== undefined ? String(c.widgetOptions) : '',
+      // Summary group-by columns are linked at creation, so the formula engine sees the grouping.
+      ...(summarySource && c.summarySourceCol ? {summarySourceCol: Number(c.summarySourceCol)} : {}),
+      ...(summarySource && c.visibleCol ? {visibleCol: Number(c.visibleCol)} : {}),
     }));
     this.createSqlTable(tableId, clean);
-    const [tableRef] = this.s.metaAdd('_grist_Tables', [{tableId, primaryViewId: 0}]);
+    const [tableRef] = this.s.metaAdd('_grist_Tables', [
+      {tableId, primaryViewId: 0, ...(summarySource ? {summarySourceTable: summarySource} : {})},
+    ]);
     let pos = this.s.nextPos('_grist_Tables_column', 'parentPos');
     this.s.metaAdd(
       '_grist_Tables_column',
@@ -62,14 +80,19 @@ export class StorageTables {
     this.s.reloadMeta();
     this.s.formulas?.addTable(tableSpec(this.s.meta, this.s.getTable(tableId)));
 
-    const result: AddTableResult = {id: tableRef, table_id: tableId, columns: colIds.slice(1)};
+    const result: AddTableResult = {id: tableRef, table_id: tableId, columns: colIds.slice(summarySource ? 0 : 1)};
     let primaryViewId = 0;
     if (opts.primaryView) {
       const view = addRawView(this.s, tableRef, tableId, title);
       result.views = [view];
       primaryViewId = view.id;
     }
-    const rawSection = addSection(this.s, tableRef, 0, 'record', title === tableId ? '' : title);
+    const rawSection = addSection(this.s, tableRef, 0, 'record', title === tableId || summarySource ? '' : title);
+    if (summarySource) {
+      this.s.metaUpdate('_grist_Tables', tableRef, {rawViewSectionRef: rawSection});
+      this.s.reloadMeta();
+      return result;
+    }
     const [cardSection] = this.s.metaAdd('_grist_Views_section', [
       {
         tableRef,

@@ -20,6 +20,7 @@ import type {CellValue} from './types.js';
 import type {BeforeRowsHook, ChangeSet} from './changes.js';
 import type {DocGuard} from './guard.js';
 import {
+  type AddTableOptions,
   type AddTableResult,
   chunks,
   type ColInfo,
@@ -35,7 +36,13 @@ import {StorageColumns} from './storage-columns.js';
 import {StorageRenames} from './storage-renames.js';
 
 export {type BeforeRowsHook, ChangeSet, type TableChange, type WriteActor} from './changes.js';
-export {type AddTableResult, type ColInfo, MAX_TABLE_COLUMNS, type WriteOptions} from './storage-source.js';
+export {
+  type AddTableOptions,
+  type AddTableResult,
+  type ColInfo,
+  MAX_TABLE_COLUMNS,
+  type WriteOptions,
+} from './storage-source.js';
 export {MAX_COLUMNS_ADDED_PER_WRITE} from './storage-columns.js';
 
 /**
@@ -287,7 +294,7 @@ export class DocStorage implements MetaTables {
   addTable(
     tableIdIn: string | null | undefined,
     columns: Array<{id?: string | null} & ColInfo>,
-    opts: {primaryView: boolean} = {primaryView: true},
+    opts: AddTableOptions = {primaryView: true},
   ): AddTableResult {
     return this.tables.addTable(tableIdIn, columns, opts);
   }

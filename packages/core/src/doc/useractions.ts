@@ -6,6 +6,8 @@
  */
 import {BadRequest, engineError, shownValue} from '../errors.js';
 import {setDisplayFormula} from './display.js';
+import {createViewSection, removeViewSections, updateSummaryViewSection} from './summary-actions.js';
+import {removeViews} from './views.js';
 import type {TableMeta} from './meta.js';
 import type {AddTableResult, ColInfo, DocStorage, WriteOptions} from './storage.js';
 import type {CellValue} from './types.js';
@@ -272,7 +274,32 @@ export const USER_ACTIONS: Readonly<Record<string, UserActionHandler>> = {
     );
     return null;
   },
+  CreateViewSection: (a, args) => createViewSection(a.storage, args),
+  UpdateSummaryViewSection: (a, args) => updateSummaryViewSection(a.storage, args),
+  RemoveViewSection: (a, args) => {
+    const id = sectionOrViewId(args[0], a.name);
+    if (!a.storage.metaRows('_grist_Views_section').some((r) => Number(r.id) === id)) {
+      throw engineError('KeyError', `View section ${id} not found`);
+    }
+    removeViewSections(a.storage, [id]);
+    return null;
+  },
+  RemoveView: (a, args) => {
+    const id = sectionOrViewId(args[0], a.name);
+    if (!a.storage.metaRows('_grist_Views').some((r) => Number(r.id) === id)) {
+      throw engineError('KeyError', `View ${id} not found`);
+    }
+    removeViews(a.storage, [id]);
+    return null;
+  },
 };
+
+function sectionOrViewId(v: unknown, name: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v)) {
+    throw engineError('TypeError', `${name}: the id must be an integer`);
+  }
+  return v;
+}
 
 /** The handler of a user action, or a 400 naming it. */
 export function userAction(name: string): UserActionHandler {

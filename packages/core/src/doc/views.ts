@@ -11,13 +11,19 @@ export function addRawView(
   tableId: string,
   name: string,
 ): {id: number; sections: number[]} {
-  const [viewRef] = s.metaAdd('_grist_Views', [{name, type: 'raw_data'}]);
+  const viewRef = addView(s, tableId, name, 'raw_data');
+  const section = addSection(s, tableRef, viewRef, 'record', '', '[]');
+  return {id: viewRef, sections: [section]};
+}
+
+/** A view (page) with its tab (unless the table is hidden) and page at the end (Grist's AddView). */
+export function addView(s: MetaTables, tableId: string, name: string, type: 'raw_data' | 'empty'): number {
+  const [viewRef] = s.metaAdd('_grist_Views', [{name, type}]);
   if (!tableId.startsWith('GristHidden_')) {
     s.metaAdd('_grist_TabBar', [{viewRef, tabPos: s.nextPos('_grist_TabBar', 'tabPos')}]);
   }
   s.metaAdd('_grist_Pages', [{viewRef, indentation: 0, pagePos: s.nextPos('_grist_Pages', 'pagePos')}]);
-  const section = addSection(s, tableRef, viewRef, 'record', '', '[]');
-  return {id: viewRef, sections: [section]};
+  return viewRef;
 }
 
 /** A section of a view (or a table's raw/record-card section with parentId 0) with fields for its columns. */
@@ -40,16 +46,25 @@ export function addSection(
       ...(sortColRefs !== undefined ? {sortColRefs} : {}),
     },
   ]);
-  addSectionFields(s, tableRef, section);
+  addSectionFields(s, tableRef, section, parentKey);
   return section;
 }
 
-/** Fields for every visible column of the table, in column order (_RebuildViewFields). */
-export function addSectionFields(s: MetaTables, tableRef: number, section: number): void {
+/**
+ * Fields for every visible column of the table, in column order (_RebuildViewFields, which leaves
+ * out any column named `group`, so that a summary's group never shows). A chart gets the first
+ * two; a form the first nine that are neither formulas nor attachments.
+ */
+export function addSectionFields(s: MetaTables, tableRef: number, section: number, sectionType = 'record'): void {
   const table = s.meta.byRef.get(tableRef)!;
-  const cols = table.columns
-    .filter((c) => !c.hidden && !c.colId.startsWith('#'))
+  let cols = table.columns
+    .filter((c) => !c.hidden && !c.colId.startsWith('#') && c.colId !== 'group')
     .sort((a, b) => Number(a.fields.parentPos) - Number(b.fields.parentPos));
+  if (sectionType === 'chart') {
+    cols = cols.slice(0, 2);
+  } else if (sectionType === 'form') {
+    cols = cols.filter((c) => c.type !== 'Attachments' && !(c.isFormula && c.formula)).slice(0, 9);
+  }
   let pos = s.nextPos('_grist_Views_section_field', 'parentPos');
   s.metaAdd(
     '_grist_Views_section_field',

@@ -200,6 +200,13 @@ export function dirtyCallers(s: EngineState, idx: LookupIndex, key: string): voi
   if (callers) for (const [cc, rs] of callers) markDirty(s, cc, [...rs]);
 }
 
+/** Membership in a list of keys: a scan for a few, a set for many. */
+function setOrList(keys: string[]): (k: string) => boolean {
+  if (keys.length <= 16) return (k) => keys.includes(k);
+  const set = new Set(keys);
+  return (k) => set.has(k);
+}
+
 /** Keeps lookup indexes on a column current after its values changed. */
 export function updateIndexes(s: EngineState, c: ColData, rows: number[], added: boolean): void {
   const t = c.table;
@@ -207,13 +214,15 @@ export function updateIndexes(s: EngineState, c: ColData, rows: number[], added:
   for (const idx of t.indexes.values()) {
     if (!idx.colIds.includes(c.id) || !idx.built) continue;
     for (const r of rows) {
-      const old = idx.remove(r);
       const keys = rowKey(t, idx, r);
-      if (keys !== null) idx.add(r, keys);
+      const old = idx.update(r, keys);
       const now = keys === null ? [] : typeof keys === 'string' ? [keys] : keys;
-      // Callers of keys the row left or joined.
-      if (old) for (const k of old) if (!now.includes(k)) dirtyCallers(s, idx, k);
-      for (const k of now) if (!old?.includes(k)) dirtyCallers(s, idx, k);
+      // Callers of keys the row left or joined. A long list cell (a summary's `group` of a
+      // thousand rows) is compared through sets, not in quadratic time.
+      const nowHas = setOrList(now);
+      const oldHas = setOrList(old ?? []);
+      if (old) for (const k of old) if (!nowHas(k)) dirtyCallers(s, idx, k);
+      for (const k of now) if (!oldHas(k)) dirtyCallers(s, idx, k);
     }
     void added;
   }

@@ -96,25 +96,44 @@ export class LookupIndex {
     if (k === undefined) return undefined;
     this.keyOf[row] = undefined;
     const keys = typeof k === 'string' ? [k] : k;
-    for (const key of keys) {
-      let a = this.rowsByKey.get(key);
-      if (!a) continue;
-      const i = a.indexOf(row);
-      if (i < 0) continue;
-      if (a.length === 1) {
-        this.rowsByKey.delete(key);
-        this.unsorted.delete(key);
-        this.shared.delete(key);
-        continue;
-      }
-      if (this.shared.has(key)) {
-        a = a.slice();
-        this.rowsByKey.set(key, a);
-        this.shared.delete(key);
-      }
-      a.splice(i, 1);
-    }
+    for (const key of keys) this.removeKey(row, key);
     return keys;
+  }
+  /**
+   * Gives a row its new key(s) (null: none), returning the old ones. A long list of keys (a
+   * summary's `group` of a thousand source rows) changes only the keys that differ.
+   */
+  update(row: number, keys: string | string[] | null): string[] | undefined {
+    const k = this.keyOf[row];
+    if (k === undefined || keys === null || typeof k === 'string' || typeof keys === 'string' || k.length <= 16) {
+      const old = this.remove(row);
+      if (keys !== null) this.add(row, keys);
+      return old;
+    }
+    const before = new Set(k);
+    const after = new Set(keys);
+    for (const key of k) if (!after.has(key)) this.removeKey(row, key);
+    for (const key of keys) if (!before.has(key)) this.addKey(row, key);
+    this.keyOf[row] = keys;
+    return k;
+  }
+  private removeKey(row: number, key: string): void {
+    let a = this.rowsByKey.get(key);
+    if (!a) return;
+    const i = a.indexOf(row);
+    if (i < 0) return;
+    if (a.length === 1) {
+      this.rowsByKey.delete(key);
+      this.unsorted.delete(key);
+      this.shared.delete(key);
+      return;
+    }
+    if (this.shared.has(key)) {
+      a = a.slice();
+      this.rowsByKey.set(key, a);
+      this.shared.delete(key);
+    }
+    a.splice(i, 1);
   }
   /** The rows of a key, ascending (not to be modified). */
   rows(key: string): number[] {
