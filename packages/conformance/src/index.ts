@@ -12,6 +12,7 @@
 import {accessSuite} from './access.js';
 import {apiKeysSuite} from './apikeys.js';
 import {changesSuite} from './changes.js';
+import {formsSuite} from './forms.js';
 import {apiConsoleSuite} from './apiconsole.js';
 import {attachmentsSuite} from './attachments.js';
 import {cachingSuite} from './caching.js';
@@ -72,6 +73,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   apikeys: apiKeysSuite,
   webhooks: webhooksSuite,
   changes: changesSuite,
+  forms: formsSuite,
   lifecycle: lifecycleSuite,
   formulas: formulasSuite,
   summaries: summariesSuite,

@@ -273,6 +273,15 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`PATCH ${DOCS}/pin`]: none('Pinned'),
   [`POST ${DOCS}/apikeys`]: json(ref('DocApiKeyCreated'), "The new key's id and secret (shown once)"),
   [`GET ${DOCS}/apikeys`]: json(ref('DocApiKeys'), "The document's API keys, without secrets"),
+  [`GET ${DOCS}/forms/:vsId`]: json(
+    obj({formFieldsById: {type: 'object'}, formLayoutSpec: str, formTableId: str, formTitle: str}, [
+      'formFieldsById',
+      'formLayoutSpec',
+      'formTableId',
+      'formTitle',
+    ]),
+    "A form widget's fields (by field id: colId, question, description, options, type, refValues), layout, table and title",
+  ),
   [`GET ${DOCS}/changes`]: file(
     'text/event-stream',
     'Server-Sent Events: `ready` (the current position), then `change` per committed write (JSON: kind, id, docId, time, actor, schemaChanged, tables with added/updated/removed), `reset` when changes were missed, `end` when the stream ends',

@@ -1066,6 +1066,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/{docId}/forms/{vsId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A form widget's fields, layout, table and title, as the caller may read them (viewers) */
+        get: operations["getApiDocsDocIdFormsVsId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docs/{docId}/triggers": {
         parameters: {
             query?: never;
@@ -5020,6 +5037,40 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdFormsVsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+                vsId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A form widget's fields (by field id: colId, question, description, options, type, refValues), layout, table and title */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        formFieldsById: Record<string, never>;
+                        formLayoutSpec: string;
+                        formTableId: string;
+                        formTitle: string;
+                    };
                 };
             };
             400: components["responses"]["Error400"];

@@ -4,6 +4,7 @@ import type {Route} from '../route.js';
 import {apiKeyRoutes} from './apikeys.js';
 import {attachmentRoutes} from './attachments.js';
 import {changeRoutes} from './changes.js';
+import {formRoutes} from './forms.js';
 import {consoleRoutes} from './console.js';
 import {docDataRoutes} from './docdata.js';
 import {downloadRoutes} from './download.js';
@@ -30,6 +31,7 @@ export function allRoutes(): Route[] {
     ...attachmentRoutes,
     ...webhookRoutes,
     ...changeRoutes,
+    ...formRoutes,
     ...triggerRoutes,
     ...lifecycleRoutes,
     statusRoute,

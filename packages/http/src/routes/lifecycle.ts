@@ -11,7 +11,7 @@ import type {RequestContext} from '../types.js';
 import {docFor, docRoute, openDocFor} from './doc-common.js';
 
 /** Grist's `integerParam`: a number (floored) or a numeric string, else 400. */
-function integerParam(value: unknown, name: string): number {
+export function integerParam(value: unknown, name: string): number {
   const n = typeof value === 'number' ? Math.floor(value) : typeof value === 'string' ? parseInt(value, 10) : NaN;
   if (Number.isNaN(n)) throw new BadRequest(`${name} parameter cannot be understood as an integer: ${String(value)}`);
   return n;
