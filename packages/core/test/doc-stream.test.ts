@@ -108,7 +108,7 @@ test('a stream is one snapshot: writes while it is read do not show', async () =
       doc.removeRecords('T', [5, 6, 7]);
       doc.addRecords('T', [{Name: 'new', N: 1e9}]);
       for (let r = await it.next(); !r.done; r = await it.next()) chunks.push(Buffer.from(r.value));
-      assert.ok(chunks.length > 10, `chunked (${chunks.length})`);
+      assert.ok(chunks.length > 2, `chunked (${chunks.length})`);
       assert.is(Buffer.concat(chunks).toString('utf8'), before);
     } finally {
       doc.close();

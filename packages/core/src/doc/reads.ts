@@ -275,7 +275,7 @@ export class DocReads {
     let plan: {
       select: string;
       rowsAllowed?: {sql: string; params: unknown[]};
-      map: ((row: unknown[]) => string | null) | null;
+      map: ((row: unknown[]) => ApiRecord | null) | null;
       query: RecordQuery;
     } | null = null;
     if (!guard) {
@@ -293,8 +293,7 @@ export class DocReads {
           plan = {select: recordSql, map: null, query: q};
         } else {
           this.src.recordsJsonPaths.js++;
-          const build = recordBuilder(cols, q.cellFormat === 'typed');
-          plan = {select: columnList(cols), map: (row) => JSON.stringify(build(row)), query: q};
+          plan = {select: columnList(cols), map: recordBuilder(cols, q.cellFormat === 'typed'), query: q};
         }
       }
     } else if (!table.isMeta) {
@@ -310,15 +309,7 @@ export class DocReads {
           plan = {select: recordSql, rowsAllowed: filter.sql, map: null, query: q};
         } else {
           const read = this.guardedRead(table, q)!;
-          plan = {
-            select: read.select,
-            rowsAllowed: read.rowsAllowed,
-            map: (row) => {
-              const r = read.map(row);
-              return r ? JSON.stringify(r) : null;
-            },
-            query: read.query,
-          };
+          plan = {select: read.select, rowsAllowed: read.rowsAllowed, map: read.map, query: read.query};
         }
       }
     }
@@ -326,14 +317,27 @@ export class DocReads {
     const {select, rowsAllowed, map, query} = plan;
     const db = openSnapshot(this.src.path);
     try {
-      const source = this.orderedSource(db, table, query, page, rowsAllowed);
-      const {sql, params} = source
-        ? {sql: `SELECT ${select}${source.from}`, params: source.params}
-        : buildRecordQuery(db, this.src.storage.classes, table, select, query, rowsAllowed);
-      const stmt = db.prepare(sql);
-      const items = map
-        ? () => mapIterator(stmt.raw(true).iterate(params) as IterableIterator<unknown[]>, map)
-        : () => stmt.pluck().iterate(params) as IterableIterator<string>;
+      let items: () => Iterator<string | null>;
+      if (map) {
+        const source = this.orderedSource(db, table, query, page, rowsAllowed);
+        const {sql, params} = source
+          ? {sql: `SELECT ${select}${source.from}`, params: source.params}
+          : buildRecordQuery(db, this.src.storage.classes, table, select, query, rowsAllowed);
+        const stmt = db.prepare(sql).raw(true);
+        items = () => batchJson(stmt.iterate(params) as IterableIterator<unknown[]>, (row) => map(row) ?? SKIP);
+      } else {
+        // SQLite joins the records of each batch of rows: one string per batch crosses into JS,
+        // not one per row (fewer, smaller allocations: see BATCH_CHARS).
+        const plain = !query.limit && !hasLimitOrFilter(query) && !query.sort?.length && !query.after && !rowsAllowed;
+        const source = plain ? null : this.orderedSource(db, table, query, page, rowsAllowed, true);
+        if (plain && page) page.next = null;
+        const t = quoteIdent(table.tableId);
+        const inner = source
+          ? `SELECT "gristlite pos" AS k, ${select} AS j${source.from}`
+          : `SELECT ${t}."id" AS k, ${select} AS j FROM ${t} WHERE ${t}."id" > ? ORDER BY ${t}."id"`;
+        const batch = db.prepare(`SELECT group_concat(j, ',' ORDER BY k), max(k) FROM (${inner} LIMIT ?)`).raw(true);
+        items = () => keysetBatches(batch, source ? source.params.slice(1) : []);
+      }
       return new JsonStream([{open: '{"records":[', items}], '}', () => db.close(), opts);
     } catch (e) {
       db.close();
@@ -369,15 +373,15 @@ export class DocReads {
           .prepare(source ? `SELECT ${expr}${source.from}` : `SELECT ${expr} FROM ${t} ORDER BY ${t}."id"`)
           .pluck();
         const fmt = col && typed ? col.typed : null;
-        const toJson = col
+        const value = col
           ? (v: unknown) => {
               const c = col.decode(v);
-              return JSON.stringify(fmt && !(Array.isArray(c) && c[0] === 'E') ? fmt(c) : c) ?? 'null';
+              return fmt && !(Array.isArray(c) && c[0] === 'E') ? fmt(c) : c;
             }
-          : (v: unknown) => JSON.stringify(v);
+          : (v: unknown) => v;
         return {
           open: `${JSON.stringify(col ? col.colId : 'id')}:[`,
-          items: () => mapIterator(stmt.iterate(source?.params ?? []) as IterableIterator<unknown>, toJson),
+          items: () => batchJson(stmt.iterate(source?.params ?? []) as IterableIterator<unknown>, value),
         };
       };
       const parts = [column(null), ...cols.map((c) => column(c))];
@@ -408,8 +412,8 @@ export class DocReads {
   /**
    * For a streamed read that is paged (the Link header must be known before the first byte) or
    * read column by column: the ids of its rows, in order, put into a temporary table of `db`,
-   * with `page.next` set; the FROM clause (and its parameters) that reads the table's rows in that
-   * order. Null when the rows can be read directly (not paged, not by column).
+   * with `page.next` set; the FROM clause (and its parameters: the position after which to start,
+   * 0 for the first row, and the last position) that reads the table's rows in that order. Null when the rows can be read directly (not paged, not by column).
    */
   private orderedSource(
     db: Database.Database,
@@ -443,8 +447,8 @@ export class DocReads {
     return {
       from:
         ` FROM temp."gristlite order" JOIN main.${t} ON ${t}."id" = "gristlite rid"` +
-        ` WHERE "gristlite pos" <= ? ORDER BY "gristlite pos"`,
-      params: [kept === Infinity ? Number.MAX_SAFE_INTEGER : kept],
+        ` WHERE "gristlite pos" > ? AND "gristlite pos" <= ? ORDER BY "gristlite pos"`,
+      params: [0, kept === Infinity ? Number.MAX_SAFE_INTEGER : kept],
     };
   }
 
@@ -670,14 +674,71 @@ function hasLimitOrFilter(q: RecordQuery): boolean {
   return Boolean((q.limit && q.limit > 0) || (q.filter && Object.keys(q.filter).length));
 }
 
-/** `it` with each value mapped. */
-function mapIterator<T, U>(it: IterableIterator<T>, fn: (v: T) => U): Iterator<U> {
+/**
+ * Characters of text aimed at for each string a streamed read makes. V8 puts strings over 128 KB
+ * in its large-object space, freed only by a full collection: at 1M rows those held ~100 MB
+ * between collections. Smaller ones die young.
+ */
+const BATCH_CHARS = 32 * 1024;
+
+/**
+ * The joined records of `stmt` (`SELECT group_concat(...), max(key)` over `rows` rows after a
+ * key), batch after batch until none is left; `bound` follows the key and the row count in its
+ * parameters. The row count follows the records' length, so that each batch is ~BATCH_CHARS.
+ */
+function keysetBatches(stmt: Database.Statement, bound: unknown[]): Iterator<string | null> {
+  let after: number | null = -Infinity;
+  let rows = 64;
   return {
     next: () => {
-      const r = it.next();
-      return r.done ? {value: undefined, done: true} : {value: fn(r.value), done: false};
+      if (after === null) return {value: undefined, done: true};
+      const [text, last] = stmt.get(after, ...bound, rows) as [string | null, number | null];
+      if (text === null) {
+        after = null;
+        return {value: undefined, done: true};
+      }
+      after = last;
+      rows = Math.max(1, Math.min(4096, Math.round((rows * BATCH_CHARS) / Math.max(1, text.length))));
+      return {value: text, done: false};
     },
     return: () => {
+      after = null;
+      return {value: undefined, done: true};
+    },
+  };
+}
+
+/** What `batchJson` leaves out. */
+const SKIP: unique symbol = Symbol('skip');
+
+/** Values stringified at a time by `batchJson` (one JSON.stringify of an array is much faster). */
+const JSON_BATCH = 512;
+
+/**
+ * The JSON of `it`'s values mapped by `fn`, JSON_BATCH at a time, as comma-separated text (an
+ * array's JSON without its brackets: the same text as each value's, joined); values mapped to SKIP
+ * are left out (rows access rules hide), and a batch of none is null.
+ */
+function batchJson<T, U>(it: IterableIterator<T>, fn: (v: T) => U | typeof SKIP): Iterator<string | null> {
+  let done = false;
+  return {
+    next: () => {
+      if (done) return {value: undefined, done: true};
+      const out: U[] = [];
+      for (let i = 0; i < JSON_BATCH; i++) {
+        const r = it.next();
+        if (r.done) {
+          done = true;
+          break;
+        }
+        const v = fn(r.value);
+        if (v !== SKIP) out.push(v);
+      }
+      if (!out.length) return done ? {value: undefined, done: true} : {value: null, done: false};
+      return {value: JSON.stringify(out).slice(1, -1), done: false};
+    },
+    return: () => {
+      done = true;
       it.return?.();
       return {value: undefined, done: true};
     },
