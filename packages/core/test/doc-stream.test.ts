@@ -5,6 +5,7 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc, type PageEnd, type RecordQuery} from '../src/doc/index.js';
 import {loadMeta} from '../src/doc/meta.js';
+import {xlsxStream} from '../src/export/xlsx.js';
 import {copyFixture, FIXTURE_NAMES, tempPath, withFixtures} from './doc-helpers.js';
 
 const ftest = withFixtures(test);
@@ -161,6 +162,26 @@ test('small answers and open writes are not streamed; bad queries fail before an
     assert.throws(() => doc.streamRecordsJson('T', {sort: 'Nope'}, undefined, ALWAYS), /unknown column/);
     assert.throws(() => doc.streamColumnsJson('Nope', {}, undefined, ALWAYS), /not found/);
     assert.not.ok(readerHolds(doc), 'a failed stream holds nothing');
+  } finally {
+    doc.close();
+  }
+});
+
+test('an XLSX download read slowly leaves the document writable, and is one snapshot', async () => {
+  const doc = bigDoc(20_000);
+  try {
+    const it = xlsxStream(doc.db, ['T'], 'label', undefined, doc.path)[Symbol.asyncIterator]();
+    const chunks = [Buffer.from((await it.next()).value!)];
+    // The download waits for its reader here; the document's own connection must not be held.
+    doc.updateRecords('T', [{id: 1, fields: {Name: 'written meanwhile'}}]);
+    assert.is(doc.fetchRecords('T', {limit: 1}).records[0].fields.Name, 'written meanwhile');
+    for (let r = await it.next(); !r.done; r = await it.next()) chunks.push(Buffer.from(r.value));
+    const ExcelJS = (await import('exceljs')).default;
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.load(Buffer.concat(chunks) as unknown as ArrayBuffer);
+    const sheet = wb.getWorksheet('T')!;
+    assert.is(sheet.rowCount, 20_001);
+    assert.is(sheet.getRow(2).getCell(1).value, 'name 0', 'the snapshot from before the write');
   } finally {
     doc.close();
   }
