@@ -98,4 +98,34 @@ for (const [name, make] of ADAPTERS) {
   });
 }
 
+for (const [name, make] of ADAPTERS) {
+  test(`${name}: a body failing after its first bytes cuts the connection (D61), never a short answer`, async () => {
+    const chunk = new TextEncoder().encode('{"records":[{"id":1}');
+    let n = 0;
+    const body: AsyncIterableIterator<Uint8Array> = {
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+      async next() {
+        if (n++ < 3) return {value: chunk, done: false};
+        throw new Error('failed mid-stream');
+      },
+    };
+    const handler: Handler = async () => ({status: 200, headers: {'Content-Type': 'application/json'}, body});
+    const {server, port} = await listen(make(handler));
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/x`);
+      assert.is(res.status, 200, 'the status was sent before the failure');
+      const read = await res.text().then(
+        (text) => ({text}),
+        (e: Error) => ({error: e}),
+      );
+      assert.ok('error' in read, `the body must not end as if complete (got ${JSON.stringify(read)})`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+}
+
 test.run();
