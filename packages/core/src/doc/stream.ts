@@ -24,6 +24,7 @@ export interface StreamOptions {
   chunkChars?: number;
 }
 
+/** The defaults of `StreamOptions` (the server reads GRISTLITE_STREAM_MIN_CELLS and _MAX_MSEC over them). */
 export const STREAM_DEFAULTS = {minCells: 1_000_000, maxMs: 600_000, chunkChars: 32768};
 
 /** A read-only connection to `path` inside a read transaction, with the functions queries use. */
