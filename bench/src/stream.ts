@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import {clientPool, COLUMNS, makeRows, now, request, type Result} from './lib.js';
 import {result, startServer, type Server} from './scenarios.js';
 
-const ROWS = Number(process.env.BENCH_STREAM_ROWS ?? 1_000_000);
+const ROWS = Number(process.env.BENCH_STREAM_ROWS ?? process.env.BENCH_ROWS ?? 1_000_000);
 const TABLE = 'Items';
 const RUNS = Number(process.env.BENCH_STREAM_RUNS ?? 2);
 
@@ -126,12 +126,15 @@ export async function streamScenarios(dir: string): Promise<Result[]> {
   const results: Result[] = [];
   const records = `/api/docs/${docId}/tables/${TABLE}/records`;
   const data = `/api/docs/${docId}/tables/${TABLE}/data`;
+  // Streamed whatever the size (smoke runs too), or never.
+  const on = {GRISTLITE_STREAM_MIN_CELLS: '1'};
+  const off = {GRISTLITE_STREAM_MIN_CELLS: String(1e15)};
   const cases: Array<[string, string, number, Record<string, string>]> = [
-    ['S1. GET /records of 1M rows, streamed', records, 0, {}],
-    ['S4. GET /records built whole (streaming off)', records, 0, {GRISTLITE_STREAM_MIN_CELLS: String(1e15)}],
-    ['S2. same as S1, client pausing 2 ms a chunk', records, 2, {}],
-    ['S3. GET /data of 1M rows, streamed', data, 0, {}],
-    ['S5. GET /data built whole (streaming off)', data, 0, {GRISTLITE_STREAM_MIN_CELLS: String(1e15)}],
+    ['S1. GET /records of 1M rows, streamed', records, 0, on],
+    ['S4. GET /records built whole (streaming off)', records, 0, off],
+    ['S2. same as S1, client pausing 2 ms a chunk', records, 2, on],
+    ['S3. GET /data of 1M rows, streamed', data, 0, on],
+    ['S5. GET /data built whole (streaming off)', data, 0, off],
   ];
   // Each case RUNS times, the cases alternating (this machine's load drifts): the fastest run's
   // rate, the largest RSS growth of all runs.
@@ -156,7 +159,7 @@ export async function streamScenarios(dir: string): Promise<Result[]> {
   }
   for (const [name, path, pauseMs, env] of cases) {
     const r = runs.get(name)!;
-    const streamed = !env.GRISTLITE_STREAM_MIN_CELLS;
+    const streamed = env === on;
     results.push(
       result({
         scenario: name.replace('1M', ROWS.toLocaleString('en-US')) + ' (peak MB: RSS growth)',
