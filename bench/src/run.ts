@@ -9,6 +9,7 @@ import {formulaScenarios} from './formulas.js';
 import {clusterScenarios} from './cluster.js';
 import {accessScenarios} from './access.js';
 import {pagingScenarios} from './paging.js';
+import {streamScenarios} from './stream.js';
 
 const args = process.argv.slice(2);
 const jsonAt = args.indexOf('--json');
@@ -22,11 +23,14 @@ const clusterOnly = process.env.BENCH_ONLY === 'cluster';
 const accessOnly = process.env.BENCH_ONLY === 'access';
 // BENCH_ONLY=paging runs the cursor pagination scenarios alone (P1-P2).
 const pagingOnly = process.env.BENCH_ONLY === 'paging';
+// BENCH_ONLY=stream runs the streamed-answer scenarios alone (S1-S5).
+const streamOnly = process.env.BENCH_ONLY === 'stream';
 
 const {dir, cleanup} = tempDir();
 const results: Result[] = [];
 try {
   if (pagingOnly) results.push(...(await pagingScenarios(dir)));
+  else if (streamOnly) results.push(...(await streamScenarios(dir)));
   else if (!formulasOnly && !clusterOnly && !accessOnly) {
     const engine = await Engine.open({dataDir: join(dir, 'engine')});
     const user = await engine.home.ensureUser('bench@example.com', 'Bench');
@@ -38,12 +42,19 @@ try {
     if (!engineOnly) results.push(...(await overHttp(dir, raw)));
     await engine.close();
   }
-  if (!engineOnly && !clusterOnly && !accessOnly && !pagingOnly) results.push(...(await formulaScenarios(dir)));
-  if (!engineOnly && !formulasOnly && !clusterOnly && !pagingOnly) results.push(...(await accessScenarios(dir)));
-  if (!engineOnly && !formulasOnly && !clusterOnly && !accessOnly && !pagingOnly) {
-    results.push(...(await pagingScenarios(dir)));
+  if (!engineOnly && !clusterOnly && !accessOnly && !pagingOnly && !streamOnly) {
+    results.push(...(await formulaScenarios(dir)));
   }
-  if (!engineOnly && !formulasOnly && !accessOnly && !pagingOnly) results.push(...(await clusterScenarios(dir)));
+  if (!engineOnly && !formulasOnly && !clusterOnly && !pagingOnly && !streamOnly) {
+    results.push(...(await accessScenarios(dir)));
+  }
+  if (!engineOnly && !formulasOnly && !clusterOnly && !accessOnly && !pagingOnly && !streamOnly) {
+    results.push(...(await pagingScenarios(dir)));
+    results.push(...(await streamScenarios(dir)));
+  }
+  if (!engineOnly && !formulasOnly && !accessOnly && !pagingOnly && !streamOnly) {
+    results.push(...(await clusterScenarios(dir)));
+  }
 } finally {
   cleanup();
 }

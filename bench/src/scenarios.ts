@@ -339,18 +339,18 @@ async function sqlInProcess(engine: Engine, docId: string, raw: Database.Databas
 
 // ------------------------------------------------------------------------------- over HTTP
 
-interface Server {
+export interface Server {
   url: string;
   proc: ChildProcess;
   key: string;
 }
 
 /** Starts `gristlite serve` as its own process, as `pnpm start` does. */
-async function startServer(dataDir: string): Promise<Server> {
+export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<Server> {
   const key = 'b'.repeat(40);
   const main = new URL('../../packages/cli/dist/src/main.js', import.meta.url).pathname;
   const proc = spawn(process.execPath, [main, 'serve', '--port', '0'], {
-    env: {...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: key},
+    env: {...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: key, ...env},
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {

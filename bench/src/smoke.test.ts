@@ -50,6 +50,8 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       'A1. read',
       'A2. update',
       'A3. compile',
+      'S1. GET /records',
+      'S5. GET /data',
       'P1. page',
       'P2. page',
       // Several machines need PostgreSQL, which CI has (elsewhere they are skipped with a note).

@@ -259,7 +259,7 @@ export class OpenDocument {
       const r = this.exportRestriction(access, t);
       if (r) restrict.set(t, r);
     }
-    return xlsxStream(this.db, tables, header, restrict);
+    return xlsxStream(this.db, tables, header, restrict, this.path);
   }
 
   /**

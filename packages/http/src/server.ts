@@ -14,6 +14,7 @@ import {
   attachmentTooLarge,
   checkIdempotencyKey,
   resourceShortage,
+  STREAM_DEFAULTS,
   type Engine,
   type OrgContext,
 } from '@gristlite/core/internal';
@@ -56,6 +57,10 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
       num('GRIST_MAX_UPLOAD_ATTACHMENT_MB', 0) * 1024 * 1024 || 100 * 1024 * 1024,
     ),
     uploadDir: env.GRISTLITE_UPLOAD_DIR || undefined,
+    stream: {
+      minCells: num('GRISTLITE_STREAM_MIN_CELLS', STREAM_DEFAULTS.minCells),
+      maxMs: num('GRISTLITE_STREAM_MAX_MSEC', STREAM_DEFAULTS.maxMs),
+    },
     env,
   };
 }
@@ -468,6 +473,8 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         if (uploadDir) await removeUploadDir(uploadDir).catch((e) => onError(e));
       }
       if (result instanceof RawResponse) {
+        // A stream nobody will read lets go of what it holds (a snapshot's connection) at once.
+        if (method === 'HEAD') closeUnread(result.body);
         return {
           status: result.status,
           headers: {...baseHeaders, ...cors, ...ctx.responseHeaders, ...result.headers},
@@ -508,6 +515,14 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       onError(e);
       return jsonResponse(500, {error: 'internal error'}, {...baseHeaders, ...cors});
     }
+  }
+}
+
+/** Ends a streamed body that will not be sent (its iterator's `return`). */
+function closeUnread(body: HttpResponse['body']): void {
+  if (body && typeof body === 'object' && Symbol.asyncIterator in body) {
+    const it = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+    void it.return?.()?.catch(() => undefined);
   }
 }
 

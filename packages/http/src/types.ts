@@ -1,4 +1,4 @@
-import type {Engine, OrgContext, Principal} from '@gristlite/core/internal';
+import type {Engine, OrgContext, Principal, StreamOptions} from '@gristlite/core/internal';
 import type {ParsedForm} from './multipart.js';
 import type {Metrics} from './ops.js';
 import type {Vouched} from './forward.js';
@@ -82,6 +82,12 @@ export interface ServerOptions {
   forwardTimeoutMs: number;
   /** Readiness for `GET /status?ready=1` (false while starting or shutting down); default ready. */
   ready?: () => boolean;
+  /**
+   * Large record and column reads stream (D61, D62): from how many cells
+   * (GRISTLITE_STREAM_MIN_CELLS, default 1,000,000) and for how long at most
+   * (GRISTLITE_STREAM_MAX_MSEC, default 600000 ms). Absent: core's defaults.
+   */
+  stream?: StreamOptions;
   /** Set when `/metrics` is served (GRISTLITE_METRICS=1). */
   metrics?: Metrics;
   /** Environment-derived settings read once by `optionsFromEnv`. */

@@ -132,6 +132,9 @@ export class DataStamp {
   }
 }
 
+/** Numbers compared at a time by `scanJsonExact` (texts under V8's 128 KB large-object size). */
+const JSON_CHECK_ROWS = 2000;
+
 export class ColumnClasses {
   private readonly dataStamp: DataStamp;
   private stamp: number[] = [];
@@ -223,18 +226,36 @@ export class ColumnClasses {
     }
     const s = this.stats(tableId, colId);
     if (s.jsonExact === undefined) {
-      // The values JS reads, and SQLite's JSON of the same values in the same order.
-      const c = quoteIdent(colId);
-      const numbers = `SELECT ${c} AS v, id FROM ${quoteIdent(tableId)} WHERE typeof(${c}) = 'real'
-        OR (typeof(${c}) = 'integer' AND ${c} NOT BETWEEN ${-MAX_EXACT_INT} AND ${MAX_EXACT_INT}) ORDER BY id`;
-      const values = this.db.prepare(numbers).pluck().all();
-      const text = this.db.prepare(`SELECT json_group_array(v ORDER BY id) FROM (${numbers})`).pluck().get();
-      s.jsonExact = JSON.stringify(values) === text;
+      s.jsonExact = this.scanJsonExact(tableId, colId);
     } else if (s.unchecked.length) {
       s.jsonExact = s.jsonExact && this.realsJsonExact(s.unchecked);
       s.unchecked = [];
     }
     return s.jsonExact;
+  }
+
+  /**
+   * The values JS reads against SQLite's JSON of the same values, in order, a range of ids at a
+   * time (a whole column at once held ~100 MB at 1M rows while a streamed read began).
+   */
+  private scanJsonExact(tableId: string, colId: string): boolean {
+    const c = quoteIdent(colId);
+    const t = quoteIdent(tableId);
+    const numbers = `(typeof(${c}) = 'real'
+      OR (typeof(${c}) = 'integer' AND ${c} NOT BETWEEN ${-MAX_EXACT_INT} AND ${MAX_EXACT_INT}))`;
+    const values = this.db
+      .prepare(`SELECT ${c}, id FROM ${t} WHERE id > ? AND ${numbers} ORDER BY id LIMIT ${JSON_CHECK_ROWS}`)
+      .raw(true);
+    const text = this.db
+      .prepare(`SELECT json_group_array(${c} ORDER BY id) FROM ${t} WHERE id > ? AND id <= ? AND ${numbers}`)
+      .pluck();
+    for (let after = -Infinity; ; ) {
+      const rows = values.all(after) as [unknown, number][];
+      if (!rows.length) return true;
+      const last = rows[rows.length - 1][1];
+      if (JSON.stringify(rows.map((r) => r[0])) !== text.get(after, last)) return false;
+      after = last;
+    }
   }
 
   /** Whether SQLite's JSON text of these numbers, bound as REALs, is JSON.stringify's. */

@@ -28,6 +28,7 @@ import {actionContext, type ActionTarget, userAction} from './useractions.js';
 import {checkInput, checkSchemaActionCount} from './input.js';
 import type {DocGuard, RowValues, WriteRows} from './guard.js';
 import {Placeholders} from './placeholders.js';
+import type {StreamOptions} from './stream.js';
 import {DocReads, type ReadSource} from './reads.js';
 import {DocSchema, type SchemaSource} from './schemaops.js';
 import {DocRecordWrites, type RecordSource} from './recordwrites.js';
@@ -89,6 +90,9 @@ export class GristDoc {
     },
     get db() {
       return doc.db;
+    },
+    get path() {
+      return doc.path;
     },
     get guard() {
       return doc.guard;
@@ -602,6 +606,29 @@ export class GristDoc {
   /** GET /records as the JSON text of its body (see `DocReads.fetchRecordsJson`). */
   fetchRecordsJson(tableId: string, q: RecordQuery = {}, page?: PageEnd): string {
     return this.reads.fetchRecordsJson(tableId, q, page);
+  }
+
+  /**
+   * GET /records: `fetchRecordsJson`'s text, or for a large answer the same bytes as a stream
+   * read from one snapshot (see `DocReads.streamRecordsJson`).
+   */
+  streamRecordsJson(
+    tableId: string,
+    q: RecordQuery = {},
+    page?: PageEnd,
+    opts?: StreamOptions,
+  ): string | AsyncIterable<Uint8Array> {
+    return this.reads.streamRecordsJson(tableId, q, page, opts);
+  }
+
+  /** GET /data as JSON text, or streamed column by column when large (`DocReads.streamColumnsJson`). */
+  streamColumnsJson(
+    tableId: string,
+    q: RecordQuery = {},
+    page?: PageEnd,
+    opts?: StreamOptions,
+  ): string | AsyncIterable<Uint8Array> {
+    return this.reads.streamColumnsJson(tableId, q, page, opts);
   }
 
   /** GET /data: column-oriented, always with every column; errors stay raw. */

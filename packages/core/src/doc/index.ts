@@ -1,6 +1,7 @@
 export {createDocFile} from './create.js';
 export type {CreateDocOptions} from './create.js';
 export {GristDoc} from './gristdoc.js';
+export {STREAM_DEFAULTS, type StreamOptions} from './stream.js';
 export type {
   ApiRecord,
   ApplyResult,

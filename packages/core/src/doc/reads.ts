@@ -14,6 +14,7 @@ import type {ColumnMeta, TableMeta} from './meta.js';
 import {MAX_CURSOR_TERMS, buildRecordQuery, parseSortParam, quoteIdent, sortColumns, sortTerms} from './query.js';
 import type {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
+import {type JsonPart, JsonStream, openSnapshot, STREAM_DEFAULTS, type StreamOptions} from './stream.js';
 import type {DocStorage} from './storage.js';
 import type {CellValue} from './types.js';
 
@@ -21,6 +22,8 @@ import type {CellValue} from './types.js';
 export interface ReadSource {
   readonly storage: DocStorage;
   readonly db: Database.Database;
+  /** The document's file (streamed reads open their own connection to it). */
+  readonly path: string;
   /** The access rules of the current call (`GristDoc.as`), or null: nothing filtered. */
   readonly guard: DocGuard | null;
   readonly readCache: ReadCache;
@@ -176,34 +179,9 @@ export class DocReads {
       this.src.storage.stmt(sql).raw(true).all(params) as unknown[][],
       (r) => r[0] as number,
     );
-    const typed = q.cellFormat === 'typed';
-    const n = cols.length;
-    const ids = cols.map((c) => c.colId);
-    const decoders = cols.map((c) => c.decode);
-    const formatters = cols.map((c) => (typed ? c.typed : null));
+    const build = recordBuilder(cols, q.cellFormat === 'typed');
     const records = new Array<ApiRecord>(rows.length);
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[i];
-      const fields: Record<string, CellValue> = {};
-      let errors: Record<string, string> | undefined;
-      for (let j = 0; j < n; j++) {
-        let v = decoders[j](row[j + 1]);
-        if (Array.isArray(v)) {
-          if (v[0] === 'E') {
-            if (!typed) {
-              (errors ??= {})[ids[j]] = String(v[1]);
-              v = null;
-            }
-          } else if (formatters[j]) {
-            v = formatters[j]!(v);
-          }
-        } else if (formatters[j]) {
-          v = formatters[j]!(v);
-        }
-        fields[ids[j]] = v;
-      }
-      records[i] = errors ? {id: row[0] as number, fields, errors} : {id: row[0] as number, fields};
-    }
+    for (let i = 0; i < rows.length; i++) records[i] = build(rows[i]);
     return {records};
   }
 
@@ -277,6 +255,203 @@ export class DocReads {
     return `{"records":[${kept.map((r) => r[1]).join(',')}]}`;
   }
 
+  // -------------------------------------------------------------------------------------------
+  // Streamed answers (stream.ts, D61, D62)
+
+  /**
+   * GET /records as `fetchRecordsJson` writes it, byte for byte, but for a large answer (more
+   * than `minCells` cells, estimated) as a stream read from one snapshot of the document; smaller
+   * answers are the text itself (and may come from the read cache). Errors of the query are thrown
+   * here, before any byte.
+   */
+  streamRecordsJson(
+    tableId: string,
+    q: RecordQuery = {},
+    page?: PageEnd,
+    opts: StreamOptions = {},
+  ): string | AsyncIterable<Uint8Array> {
+    const table = this.readableTable(tableId);
+    const guard = this.src.guard;
+    let plan: {
+      select: string;
+      rowsAllowed?: {sql: string; params: unknown[]};
+      map: ((row: unknown[]) => ApiRecord | null) | null;
+      query: RecordQuery;
+    } | null = null;
+    if (!guard) {
+      const cols = table.columns.filter((c) => q.hidden || !c.hidden);
+      if (this.streams(table, q, cols.length, opts)) {
+        const recordSql = recordJsonSql(
+          table,
+          cols,
+          q.cellFormat === 'typed',
+          this.src.storage.classes,
+          !hasLimitOrFilter(q),
+        );
+        if (recordSql !== null) {
+          this.src.recordsJsonPaths.sql++;
+          plan = {select: recordSql, map: null, query: q};
+        } else {
+          this.src.recordsJsonPaths.js++;
+          plan = {select: columnList(cols), map: recordBuilder(cols, q.cellFormat === 'typed'), query: q};
+        }
+      }
+    } else if (!table.isMeta) {
+      const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
+      checkQueryColumns(q, filter);
+      const cols = table.columns.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
+      // Rows filtered in JS with a limit: the limit counts rows after filtering; built whole.
+      if (this.streams(table, q, cols.length, opts) && !(filter.row && q.limit)) {
+        const recordSql = filter.row
+          ? null
+          : recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, !hasLimitOrFilter(q));
+        if (recordSql !== null) {
+          plan = {select: recordSql, rowsAllowed: filter.sql, map: null, query: q};
+        } else {
+          const read = this.guardedRead(table, q)!;
+          plan = {select: read.select, rowsAllowed: read.rowsAllowed, map: read.map, query: read.query};
+        }
+      }
+    }
+    if (!plan) return this.fetchRecordsJson(tableId, q, page);
+    const {select, rowsAllowed, map, query} = plan;
+    const db = openSnapshot(this.src.path);
+    try {
+      let items: () => Iterator<string | null>;
+      if (map) {
+        const source = this.orderedSource(db, table, query, page, rowsAllowed);
+        const {sql, params} = source
+          ? {sql: `SELECT ${select}${source.from}`, params: source.params}
+          : buildRecordQuery(db, this.src.storage.classes, table, select, query, rowsAllowed);
+        const stmt = db.prepare(sql).raw(true);
+        items = () => batchJson(stmt.iterate(params) as IterableIterator<unknown[]>, (row) => map(row) ?? SKIP);
+      } else {
+        // SQLite joins the records of each batch of rows: one string per batch crosses into JS,
+        // not one per row (fewer, smaller allocations: see BATCH_CHARS).
+        const plain = !query.limit && !hasLimitOrFilter(query) && !query.sort?.length && !query.after && !rowsAllowed;
+        const source = plain ? null : this.orderedSource(db, table, query, page, rowsAllowed, true);
+        if (plain && page) page.next = null;
+        const t = quoteIdent(table.tableId);
+        const inner = source
+          ? `SELECT "gristlite pos" AS k, ${select} AS j${source.from}`
+          : `SELECT ${t}."id" AS k, ${select} AS j FROM ${t} WHERE ${t}."id" > ? ORDER BY ${t}."id"`;
+        const batch = db.prepare(`SELECT group_concat(j, ',' ORDER BY k), max(k) FROM (${inner} LIMIT ?)`).raw(true);
+        items = () => keysetBatches(batch, source ? source.params.slice(1) : []);
+      }
+      return new JsonStream([{open: '{"records":[', items}], '}', () => db.close(), opts);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+
+  /**
+   * GET /data as `JSON.stringify(fetchColumns(...))` writes it, streamed column by column from one
+   * snapshot when the answer is large (else the text itself). The rows' order is found once (into
+   * a temporary table of ids, unless it is the table's own id order), then each column is read in
+   * that order. Under access rules the answer is built whole.
+   */
+  streamColumnsJson(
+    tableId: string,
+    q: RecordQuery = {},
+    page?: PageEnd,
+    opts: StreamOptions = {},
+  ): string | AsyncIterable<Uint8Array> {
+    const table = this.readableTable(tableId);
+    const cols = table.columns;
+    if (this.src.guard || !this.streams(table, q, cols.length, opts)) {
+      return JSON.stringify(this.fetchColumns(tableId, q, page));
+    }
+    const db = openSnapshot(this.src.path);
+    try {
+      const source = this.orderedSource(db, table, q, page, undefined, true);
+      const typed = q.cellFormat === 'typed';
+      const t = quoteIdent(table.tableId);
+      const column = (col: ColumnMeta | null): JsonPart => {
+        const expr = col ? `${t}.${quoteIdent(col.colId)}` : `${t}."id"`;
+        const stmt = db
+          .prepare(source ? `SELECT ${expr}${source.from}` : `SELECT ${expr} FROM ${t} ORDER BY ${t}."id"`)
+          .pluck();
+        const fmt = col && typed ? col.typed : null;
+        const value = col
+          ? (v: unknown) => {
+              const c = col.decode(v);
+              return fmt && !(Array.isArray(c) && c[0] === 'E') ? fmt(c) : c;
+            }
+          : (v: unknown) => v;
+        return {
+          open: `${JSON.stringify(col ? col.colId : 'id')}:[`,
+          items: () => batchJson(stmt.iterate(source?.params ?? []) as IterableIterator<unknown>, value),
+        };
+      };
+      const parts = [column(null), ...cols.map((c) => column(c))];
+      parts[0].open = '{' + parts[0].open;
+      return new JsonStream(parts, '}', () => db.close(), opts);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Whether a read of `table` streams: an estimated answer of at least `minCells` cells, on a
+   * WAL document (a reader would block the writer otherwise) outside any open write (the
+   * snapshot must be what the column statistics describe).
+   */
+  private streams(table: TableMeta, q: RecordQuery, ncols: number, opts: StreamOptions): boolean {
+    if (this.src.db.inTransaction || this.src.db.memory) return false;
+    const minCells = opts.minCells ?? STREAM_DEFAULTS.minCells;
+    const {m} = this.src.storage.stmt(`SELECT max(id) AS m FROM ${quoteIdent(table.tableId)}`).get() as {
+      m: number | null;
+    };
+    const rows = q.limit && q.limit > 0 ? Math.min(q.limit, m ?? 0) : (m ?? 0);
+    if (rows * (ncols + 1) < minCells) return false;
+    return String(this.src.db.pragma('journal_mode', {simple: true})).toLowerCase() === 'wal';
+  }
+
+  /**
+   * For a streamed read that is paged (the Link header must be known before the first byte) or
+   * read column by column: the ids of its rows, in order, put into a temporary table of `db`,
+   * with `page.next` set; the FROM clause (and its parameters: the position after which to start,
+   * 0 for the first row, and the last position) that reads the table's rows in that order. Null when the rows can be read directly (not paged, not by column).
+   */
+  private orderedSource(
+    db: Database.Database,
+    table: TableMeta,
+    q: RecordQuery,
+    page: PageEnd | undefined,
+    rowsAllowed: {sql: string; params: unknown[]} | undefined,
+    byColumn = false,
+  ): {from: string; params: unknown[]} | null {
+    const limit = pageLimit(q, page);
+    if (page) page.next = null;
+    if (limit === null && (!byColumn || !(q.limit || hasLimitOrFilter(q) || q.sort?.length || q.after))) return null;
+    const query = limit ? {...q, limit: limit + 1} : q;
+    const {sql, params} = buildRecordQuery(db, this.src.storage.classes, table, '"id"', query, rowsAllowed);
+    // Column names no Grist column can have (colIds are identifiers), so never ambiguous.
+    db.exec('CREATE TEMP TABLE "gristlite order" ("gristlite pos" INTEGER PRIMARY KEY, "gristlite rid" INTEGER)');
+    db.prepare(`INSERT INTO temp."gristlite order" ("gristlite rid") ${sql}`).run(params);
+    let kept = Infinity;
+    if (limit !== null) {
+      const beyond = db.prepare(`SELECT 1 FROM temp."gristlite order" WHERE "gristlite pos" = ?`).get(limit + 1);
+      if (beyond) {
+        kept = limit;
+        const last = db
+          .prepare(`SELECT "gristlite rid" FROM temp."gristlite order" WHERE "gristlite pos" = ?`)
+          .pluck()
+          .get(limit) as number;
+        page!.next = this.positionOf(table, q, last, db);
+      }
+    }
+    const t = quoteIdent(table.tableId);
+    return {
+      from:
+        ` FROM temp."gristlite order" JOIN main.${t} ON ${t}."id" = "gristlite rid"` +
+        ` WHERE "gristlite pos" > ? AND "gristlite pos" <= ? ORDER BY "gristlite pos"`,
+      params: [0, kept === Infinity ? Number.MAX_SAFE_INTEGER : kept],
+    };
+  }
+
   /**
    * Rows read one beyond a page's limit cut back to it, and `page.next` set: the position of the
    * last row kept when there was a row beyond (and the order is one a cursor can carry), else null.
@@ -298,15 +473,18 @@ export class DocReads {
   }
 
   /** The stored values that place row `id` in the order of `q` (what a cursor carries), or null. */
-  private positionOf(table: TableMeta, q: RecordQuery, id: number): Record<string, unknown> | null {
+  private positionOf(
+    table: TableMeta,
+    q: RecordQuery,
+    id: number,
+    db?: Database.Database,
+  ): Record<string, unknown> | null {
     const specs = parseSortParam(q.sort);
     // Counted with every term a column could need, so that a cursor never outgrows the limit later.
     if (sortTerms(table, specs).length > MAX_CURSOR_TERMS) return null;
     const cols = sortColumns(table, specs);
-    const row = this.src.storage
-      .stmt(`SELECT ${cols.map(quoteIdent).join(', ')} FROM ${quoteIdent(table.tableId)} WHERE id = ?`)
-      .raw(true)
-      .get(id) as unknown[] | undefined;
+    const sql = `SELECT ${cols.map(quoteIdent).join(', ')} FROM ${quoteIdent(table.tableId)} WHERE id = ?`;
+    const row = (db ? db.prepare(sql) : this.src.storage.stmt(sql)).raw(true).get(id) as unknown[] | undefined;
     return row ? Object.fromEntries(cols.map((c, i) => [c, row[i]])) : null;
   }
 
@@ -373,36 +551,60 @@ export class DocReads {
    * applied after filtering, as Grist filters before limiting.
    */
   private fetchGuarded(table: TableMeta, q: RecordQuery): ApiRecord[] {
+    const read = this.guardedRead(table, q);
+    if (!read) return [];
+    const {sql, params} = buildRecordQuery(
+      this.src.db,
+      this.src.storage.classes,
+      table,
+      read.select,
+      read.query,
+      read.rowsAllowed,
+    );
+    const rows = this.src.storage.stmt(sql).raw(true).all(params) as unknown[][];
+    const out: ApiRecord[] = [];
+    const limit = read.inJs && q.limit && q.limit > 0 ? q.limit : Infinity;
+    for (const row of rows) {
+      if (out.length >= limit) break;
+      const r = read.map(row);
+      if (r) out.push(r);
+    }
+    // A negative limit drops rows from the end (Grist's quirk), counted after filtering.
+    if (read.inJs && q.limit && q.limit < 0) return out.slice(0, Math.max(0, out.length + q.limit));
+    return out;
+  }
+
+  /**
+   * How a read under access rules goes: the query to run (every column, the rules' SQL row
+   * condition) and the record each row makes, or null when it is left out. `inJs`: rows are
+   * filtered here, so `limit` is applied after them (in SQL otherwise). Null: nothing to read.
+   */
+  private guardedRead(
+    table: TableMeta,
+    q: RecordQuery,
+  ): {
+    select: string;
+    query: RecordQuery;
+    rowsAllowed: {sql: string; params: unknown[]} | undefined;
+    inJs: boolean;
+    map: (row: unknown[]) => ApiRecord | null;
+  } | null {
     const guard = this.src.guard!;
-    if (table.tableId.startsWith('_grist_ACL') && !guard.canReadRules()) return [];
+    if (table.tableId.startsWith('_grist_ACL') && !guard.canReadRules()) return null;
     const metaRow = table.isMeta ? this.metaRowFilter(table.tableId, guard) : null;
     const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
     checkQueryColumns(q, filter);
     const all = table.columns;
     const shown = all.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
-    // Rows filtered here: `limit` is applied after them (in SQL otherwise).
     const inJs = Boolean(filter.row || metaRow);
-    const query = inJs ? {...q, limit: undefined} : q;
-    const {sql, params} = buildRecordQuery(
-      this.src.db,
-      this.src.storage.classes,
-      table,
-      columnList(all),
-      query,
-      filter.sql,
-    );
-    const rows = this.src.storage.stmt(sql).raw(true).all(params) as unknown[][];
     const typed = q.cellFormat === 'typed';
-    const out: ApiRecord[] = [];
-    const limit = inJs && q.limit && q.limit > 0 ? q.limit : Infinity;
-    for (const row of rows) {
-      if (out.length >= limit) break;
+    const map = (row: unknown[]): ApiRecord | null => {
       const id = row[0] as number;
       const values: RowValues & {id: number} = {id};
       for (let j = 0; j < all.length; j++) values[all[j].colId] = all[j].decode(row[j + 1]);
-      if (metaRow && !metaRow(values)) continue;
+      if (metaRow && !metaRow(values)) return null;
       const censored = filter.row ? filter.row(values) : null;
-      if (censored === null && filter.row) continue;
+      if (censored === null && filter.row) return null;
       const fields: Record<string, CellValue> = {};
       let errors: Record<string, string> | undefined;
       for (const c of shown) {
@@ -414,11 +616,15 @@ export class DocReads {
         } else if (typed && !(Array.isArray(v) && v[0] === 'E')) v = c.typed ? c.typed(v) : v;
         fields[c.colId] = v;
       }
-      out.push(errors ? {id, fields, errors} : {id, fields});
-    }
-    // A negative limit drops rows from the end (Grist's quirk), counted after filtering.
-    if (inJs && q.limit && q.limit < 0) return out.slice(0, Math.max(0, out.length + q.limit));
-    return out;
+      return errors ? {id, fields, errors} : {id, fields};
+    };
+    return {
+      select: columnList(all),
+      query: inJs ? {...q, limit: undefined} : q,
+      rowsAllowed: filter.sql,
+      inJs,
+      map,
+    };
   }
 
   /**
@@ -463,6 +669,82 @@ export class DocReads {
   }
 }
 
+/** Whether a read names a filter or a limit (else it reads the whole table). */
+function hasLimitOrFilter(q: RecordQuery): boolean {
+  return Boolean((q.limit && q.limit > 0) || (q.filter && Object.keys(q.filter).length));
+}
+
+/**
+ * Characters of text aimed at for each string a streamed read makes. V8 puts strings over 128 KB
+ * in its large-object space, freed only by a full collection: at 1M rows those held ~100 MB
+ * between collections. Smaller ones die young.
+ */
+const BATCH_CHARS = 32 * 1024;
+
+/**
+ * The joined records of `stmt` (`SELECT group_concat(...), max(key)` over `rows` rows after a
+ * key), batch after batch until none is left; `bound` follows the key and the row count in its
+ * parameters. The row count follows the records' length, so that each batch is ~BATCH_CHARS.
+ */
+function keysetBatches(stmt: Database.Statement, bound: unknown[]): Iterator<string | null> {
+  let after: number | null = -Infinity;
+  let rows = 64;
+  return {
+    next: () => {
+      if (after === null) return {value: undefined, done: true};
+      const [text, last] = stmt.get(after, ...bound, rows) as [string | null, number | null];
+      if (text === null) {
+        after = null;
+        return {value: undefined, done: true};
+      }
+      after = last;
+      rows = Math.max(1, Math.min(4096, Math.round((rows * BATCH_CHARS) / Math.max(1, text.length))));
+      return {value: text, done: false};
+    },
+    return: () => {
+      after = null;
+      return {value: undefined, done: true};
+    },
+  };
+}
+
+/** What `batchJson` leaves out. */
+const SKIP: unique symbol = Symbol('skip');
+
+/** Values stringified at a time by `batchJson` (one JSON.stringify of an array is much faster). */
+const JSON_BATCH = 512;
+
+/**
+ * The JSON of `it`'s values mapped by `fn`, JSON_BATCH at a time, as comma-separated text (an
+ * array's JSON without its brackets: the same text as each value's, joined); values mapped to SKIP
+ * are left out (rows access rules hide), and a batch of none is null.
+ */
+function batchJson<T, U>(it: IterableIterator<T>, fn: (v: T) => U | typeof SKIP): Iterator<string | null> {
+  let done = false;
+  return {
+    next: () => {
+      if (done) return {value: undefined, done: true};
+      const out: U[] = [];
+      for (let i = 0; i < JSON_BATCH; i++) {
+        const r = it.next();
+        if (r.done) {
+          done = true;
+          break;
+        }
+        const v = fn(r.value);
+        if (v !== SKIP) out.push(v);
+      }
+      if (!out.length) return done ? {value: undefined, done: true} : {value: null, done: false};
+      return {value: JSON.stringify(out).slice(1, -1), done: false};
+    },
+    return: () => {
+      done = true;
+      it.return?.();
+      return {value: undefined, done: true};
+    },
+  };
+}
+
 /** The page size of a read asked to tell where it stopped, or null (no limit, or Grist's negative one). */
 function pageLimit(q: RecordQuery, page: PageEnd | undefined): number | null {
   return page && q.limit && q.limit > 0 && q.limit < Number.MAX_SAFE_INTEGER ? q.limit : null;
@@ -498,6 +780,35 @@ export function decodePosition(text: string): Record<string, unknown> {
     } else throw new Error('not a position');
   }
   return out;
+}
+
+/** The record of one row (id, then `cols`, as stored): decoded, errors apart, typed if asked. */
+function recordBuilder(cols: ColumnMeta[], typed: boolean): (row: unknown[]) => ApiRecord {
+  const n = cols.length;
+  const ids = cols.map((c) => c.colId);
+  const decoders = cols.map((c) => c.decode);
+  const formatters = cols.map((c) => (typed ? c.typed : null));
+  return (row) => {
+    const fields: Record<string, CellValue> = {};
+    let errors: Record<string, string> | undefined;
+    for (let j = 0; j < n; j++) {
+      let v = decoders[j](row[j + 1]);
+      if (Array.isArray(v)) {
+        if (v[0] === 'E') {
+          if (!typed) {
+            (errors ??= {})[ids[j]] = String(v[1]);
+            v = null;
+          }
+        } else if (formatters[j]) {
+          v = formatters[j]!(v);
+        }
+      } else if (formatters[j]) {
+        v = formatters[j]!(v);
+      }
+      fields[ids[j]] = v;
+    }
+    return errors ? {id: row[0] as number, fields, errors} : {id: row[0] as number, fields};
+  };
 }
 
 /** The result columns of a record read: id, then `cols`. */

@@ -16,6 +16,7 @@ import {
   type ExportRestriction,
 } from './plan.js';
 import type Database from 'better-sqlite3';
+import {openSnapshot} from '../doc/stream.js';
 
 type Db = Database.Database;
 
@@ -51,12 +52,31 @@ export function xlsxStream(
   tableIds: string[],
   header: ExportHeader,
   restrict?: ReadonlyMap<string, ExportRestriction>,
+  path?: string,
 ): AsyncIterable<Uint8Array> {
-  const plans = tableIds.map((t) => ({
-    ...restrictPlan(planTableExport(db, t), restrict?.get(t)),
-    rows: restrict?.get(t)?.rows,
-  }));
-  return writeWorkbook(db, plans, header);
+  // Checked here (unknown tables fail before the answer starts), planned again in the snapshot.
+  const plans = (d: Db) =>
+    tableIds.map((t) => ({
+      ...restrictPlan(planTableExport(d, t), restrict?.get(t)),
+      rows: restrict?.get(t)?.rows,
+    }));
+  const checked = plans(db);
+  if (!path) return writeWorkbook(db, checked, header);
+  return fromSnapshot(path, (snap) => writeWorkbook(snap, plans(snap), header));
+}
+
+/**
+ * The workbook read on a read-only connection of its own, in one read transaction: the rows of a
+ * slow download are one snapshot, and the document's connection stays free (an iterator left open
+ * on it across awaits made every write to the document fail as "busy" until the download ended).
+ */
+async function* fromSnapshot(path: string, write: (db: Db) => AsyncGenerator<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const snap = openSnapshot(path);
+  try {
+    yield* write(snap);
+  } finally {
+    snap.close();
+  }
 }
 
 type SheetPlan = {plan: ExportPlan; keep: number[]; rows?: ReadonlyMap<number, ReadonlySet<string>>};

@@ -28,8 +28,8 @@ function isObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
-/** A JSON text the engine already produced (cached reads), sent as it is. */
-function jsonText(text: string): RawResponse {
+/** A JSON text the engine already produced (cached reads, or streamed), sent as it is. */
+function jsonText(text: string | AsyncIterable<Uint8Array>): RawResponse {
   return new RawResponse(200, text, {'Content-Type': 'application/json; charset=utf-8'});
 }
 
@@ -273,8 +273,8 @@ export const docDataRoutes: Route[] = [
     handler: async (ctx, {grist: doc, meta}) => {
       const {q, where} = pagedQuery(ctx, meta.id, tableParam(ctx, doc));
       const page: PageEnd = {next: null};
-      const text = doc.fetchRecordsJson(where.tableId, q, page);
-      return new RawResponse(200, text, {
+      const body = doc.streamRecordsJson(where.tableId, q, page, ctx.options.stream);
+      return new RawResponse(200, body, {
         'Content-Type': 'application/json; charset=utf-8',
         ...nextLink(ctx, where, page),
       });
@@ -290,13 +290,18 @@ export const docDataRoutes: Route[] = [
     handler: async (ctx, {grist: doc}, body) => {
       const tableId = tableParam(ctx, doc);
       return jsonText(
-        doc.fetchRecordsJson(tableId, {
-          filter: body.filter,
-          sort: body.sort,
-          limit: body.limit,
-          hidden: body.hidden,
-          cellFormat: body.cellFormat,
-        }),
+        doc.streamRecordsJson(
+          tableId,
+          {
+            filter: body.filter,
+            sort: body.sort,
+            limit: body.limit,
+            hidden: body.hidden,
+            cellFormat: body.cellFormat,
+          },
+          undefined,
+          ctx.options.stream,
+        ),
       );
     },
   }),
@@ -392,8 +397,8 @@ export const docDataRoutes: Route[] = [
     handler: async (ctx, {grist: doc, meta}) => {
       const {q, where} = pagedQuery(ctx, meta.id, tableParam(ctx, doc));
       const page: PageEnd = {next: null};
-      const body = doc.fetchColumns(where.tableId, q, page);
-      return new RawResponse(200, JSON.stringify(body), {
+      const body = doc.streamColumnsJson(where.tableId, q, page, ctx.options.stream);
+      return new RawResponse(200, body, {
         'Content-Type': 'application/json; charset=utf-8',
         ...nextLink(ctx, where, page),
       });
