@@ -88,7 +88,7 @@ export class DocFeed {
     // Under rules, rows as they were before the write, to tell who could read them.
     let before: {seq: number; rows: Map<string, Map<number, RowValues>>; count: number} | null = null;
     const unBefore = source.grist.onBeforeRows((tableId, rowIds, writeSeq, read) => {
-      if (!this.subscribers.size || !source.hasRules()) return;
+      if (!this.active || !source.hasRules()) return;
       if (before?.seq !== writeSeq) before = {seq: writeSeq, rows: new Map(), count: 0};
       if (before.count + rowIds.length > this.settings.maxRows) return;
       let table = before.rows.get(tableId);
@@ -101,7 +101,7 @@ export class DocFeed {
       before.count += rowIds.length;
     });
     const unWrite = source.grist.onWrite((write) => {
-      if (!this.subscribers.size && this.idleSince === null) return undefined;
+      if (!this.active) return undefined;
       const rules = source.hasRules();
       const stored = this.capture(write, rules, rules && before?.seq === write.writeSeq ? before.rows : null);
       before = null;
@@ -112,6 +112,11 @@ export class DocFeed {
       unWrite();
       this.detach = null;
     };
+  }
+
+  /** Whether writes are captured: while subscribers listen, or the feed lingers for their return. */
+  private get active(): boolean {
+    return this.subscribers.size > 0 || this.idleSince !== null;
   }
 
   /** Stops capturing (the document closed, or the feed is dropped). */
