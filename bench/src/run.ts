@@ -8,6 +8,7 @@ import {inProcess, overHttp, tempDir} from './scenarios.js';
 import {formulaScenarios} from './formulas.js';
 import {clusterScenarios} from './cluster.js';
 import {accessScenarios} from './access.js';
+import {feedScenarios} from './feeds.js';
 import {pagingScenarios} from './paging.js';
 import {streamScenarios} from './stream.js';
 
@@ -25,11 +26,14 @@ const accessOnly = process.env.BENCH_ONLY === 'access';
 const pagingOnly = process.env.BENCH_ONLY === 'paging';
 // BENCH_ONLY=stream runs the streamed-answer scenarios alone (S1-S5).
 const streamOnly = process.env.BENCH_ONLY === 'stream';
+// BENCH_ONLY=feeds runs the change-feed scenarios alone (E1-E2).
+const feedsOnly = process.env.BENCH_ONLY === 'feeds';
 
 const {dir, cleanup} = tempDir();
 const results: Result[] = [];
 try {
-  if (pagingOnly) results.push(...(await pagingScenarios(dir)));
+  if (feedsOnly) results.push(...(await feedScenarios(dir)));
+  else if (pagingOnly) results.push(...(await pagingScenarios(dir)));
   else if (streamOnly) results.push(...(await streamScenarios(dir)));
   else if (!formulasOnly && !clusterOnly && !accessOnly) {
     const engine = await Engine.open({dataDir: join(dir, 'engine')});
@@ -42,17 +46,18 @@ try {
     if (!engineOnly) results.push(...(await overHttp(dir, raw)));
     await engine.close();
   }
-  if (!engineOnly && !clusterOnly && !accessOnly && !pagingOnly && !streamOnly) {
+  if (!engineOnly && !clusterOnly && !accessOnly && !pagingOnly && !streamOnly && !feedsOnly) {
     results.push(...(await formulaScenarios(dir)));
   }
-  if (!engineOnly && !formulasOnly && !clusterOnly && !pagingOnly && !streamOnly) {
+  if (!engineOnly && !formulasOnly && !clusterOnly && !pagingOnly && !streamOnly && !feedsOnly) {
     results.push(...(await accessScenarios(dir)));
   }
-  if (!engineOnly && !formulasOnly && !clusterOnly && !accessOnly && !pagingOnly && !streamOnly) {
+  if (!engineOnly && !formulasOnly && !clusterOnly && !accessOnly && !pagingOnly && !streamOnly && !feedsOnly) {
     results.push(...(await pagingScenarios(dir)));
     results.push(...(await streamScenarios(dir)));
+    results.push(...(await feedScenarios(dir)));
   }
-  if (!engineOnly && !formulasOnly && !accessOnly && !pagingOnly && !streamOnly) {
+  if (!engineOnly && !formulasOnly && !accessOnly && !pagingOnly && !streamOnly && !feedsOnly) {
     results.push(...(await clusterScenarios(dir)));
   }
 } finally {

@@ -54,6 +54,8 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       'S5. GET /data',
       'P1. page',
       'P2. page',
+      'E1. one-cell',
+      'E2. 100-row',
       // Several machines need PostgreSQL, which CI has (elsewhere they are skipped with a note).
       ...(underCi() ? ['C1 writes', 'C3 writes', 'C4 forwarded', 'C5 takeover', 'C8 snapshot lag'] : []),
     ]) {
