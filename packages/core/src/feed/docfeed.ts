@@ -9,7 +9,7 @@ import type {GristDoc} from '../doc/gristdoc.js';
 import type {RowReader, RowValues} from '../doc/guard.js';
 import type {WriteSummary} from '../doc/api-types.js';
 import {publicFields, type StoredChange} from './filter.js';
-import type {ChangedRow, DocChange, FeedSettings, TableChanges} from './types.js';
+import {type ChangedRow, type DocChange, type FeedSettings, resetItem, type TableChanges} from './types.js';
 
 /** What a feed hands events to (subscriptions.ts). */
 export interface FeedSubscriber {
@@ -131,16 +131,7 @@ export class DocFeed {
   reset(reason: string): void {
     this.history.length = 0;
     this.bytes = 0;
-    const item: DocChange = {
-      kind: 'reset',
-      id: this.position(),
-      docId: this.docId,
-      time: new Date().toISOString(),
-      actor: null,
-      schemaChanged: true,
-      tables: [],
-      reason,
-    };
+    const item = resetItem(this.docId, this.position(), reason);
     for (const s of this.subscribers) s.push(item);
   }
 

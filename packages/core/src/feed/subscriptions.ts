@@ -10,7 +10,7 @@ import type {DocGuard} from '../doc/guard.js';
 import {ServiceUnavailable} from '../errors.js';
 import {DocFeed, type FeedSource, type FeedSubscriber} from './docfeed.js';
 import {filterChange, type StoredChange} from './filter.js';
-import type {DocChange, FeedSettings} from './types.js';
+import {type DocChange, type FeedSettings, resetItem} from './types.js';
 
 /** What a subscription needs to know of its subscriber. */
 export interface SubscriberAccess {
@@ -87,16 +87,11 @@ export class Subscription implements AsyncIterable<DocChange>, FeedSubscriber {
   push(change: DocChange): void {
     if (this.queue.length >= this.maxQueued) {
       this.queue = [
-        {
-          kind: 'reset',
-          id: change.id,
-          docId: change.docId,
-          time: change.time,
-          actor: null,
-          schemaChanged: true,
-          tables: [],
-          reason: `More than ${this.maxQueued} changes waited for this subscriber (GRISTLITE_FEED_QUEUE)`,
-        },
+        resetItem(
+          change.docId,
+          change.id,
+          `More than ${this.maxQueued} changes waited for this subscriber (GRISTLITE_FEED_QUEUE)`,
+        ),
       ];
       return;
     }
@@ -173,7 +168,6 @@ export class ChangeFeeds {
   private readonly feeds = new Map<string, DocFeed>();
   private readonly subscriptions = new Set<Subscription>();
   private readonly timer: NodeJS.Timeout;
-  private totalBytes = 0;
   private closed = false;
 
   constructor(
@@ -216,16 +210,7 @@ export class ChangeFeeds {
       if (Array.isArray(replay)) {
         for (const stored of replay) sub.deliver(stored);
       } else {
-        sub.push({
-          kind: 'reset',
-          id: feed.position(),
-          docId,
-          time: new Date().toISOString(),
-          actor: null,
-          schemaChanged: true,
-          tables: [],
-          reason: replay.missed,
-        });
+        sub.push(resetItem(docId, feed.position(), replay.missed));
       }
     }
     feed.subscribers.add(sub);
@@ -248,7 +233,6 @@ export class ChangeFeeds {
   reset(docId: string, reason: string): void {
     const feed = this.feeds.get(docId);
     if (!feed) return;
-    this.totalBytes -= feed.bytes;
     feed.reset(reason);
   }
 
@@ -284,21 +268,20 @@ export class ChangeFeeds {
   }
 
   private drop(feed: DocFeed, reason: string): void {
-    this.totalBytes -= feed.bytes;
     this.feeds.delete(feed.docId);
     feed.close(reason);
   }
 
   /** A feed kept one more event: all feeds together stay within the byte budget, oldest out first. */
   private grew(_feed: DocFeed): void {
-    this.totalBytes = 0;
-    for (const f of this.feeds.values()) this.totalBytes += f.bytes;
-    while (this.totalBytes > this.settings.historyBytes) {
+    let total = 0;
+    for (const f of this.feeds.values()) total += f.bytes;
+    while (total > this.settings.historyBytes) {
       let oldest: DocFeed | null = null;
       for (const f of this.feeds.values()) if (!oldest || f.oldestTime() < oldest.oldestTime()) oldest = f;
       const before = oldest?.bytes ?? 0;
       if (!oldest?.trimOldest()) break;
-      this.totalBytes -= before - oldest.bytes;
+      total -= before - oldest.bytes;
     }
   }
 

@@ -49,6 +49,20 @@ export interface DocChange {
   reason?: string;
 }
 
+/** A `reset` item at position `id`: the subscriber may have missed changes (`reason` says why). */
+export function resetItem(docId: string, id: string, reason: string): DocChange {
+  return {
+    kind: 'reset',
+    id,
+    docId,
+    time: new Date().toISOString(),
+    actor: null,
+    schemaChanged: true,
+    tables: [],
+    reason,
+  };
+}
+
 /** Bounds of change feeds (docs/operations.md lists their environment settings). */
 export interface FeedSettings {
   /** Rows whose values one event carries at most; beyond, the table's entry is `truncated`. */

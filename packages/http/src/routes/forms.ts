@@ -5,7 +5,7 @@
  * form on a hidden table is not found and a hidden column is not asked; Reference choices are the
  * rows the caller may read. Shares (`/s/{key}/forms/...`, published forms) are not supported (D58).
  */
-import {NotFound, type ApiRecord, type CellValue, type GristDoc} from '@gristlite/core/internal';
+import {ApiError, NotFound, type ApiRecord, type CellValue, type GristDoc} from '@gristlite/core/internal';
 import type {Route} from '../route.js';
 import {docRoute} from './doc-common.js';
 import {integerParam} from './lifecycle.js';
@@ -71,15 +71,16 @@ function formOf(grist: GristDoc, sectionId: number) {
       ],
     });
   }
-  const tableIdOf = (ref: number) => tables.get(ref)?.tableId as string | undefined;
   const readCache = new Map<string, ApiRecord[]>();
   const rowsOf = (tableId: string) => {
     let rows = readCache.get(tableId);
     if (!rows) {
       try {
         rows = grist.fetchRecords(tableId).records;
-      } catch {
-        rows = []; // A table the caller cannot read offers no choices.
+      } catch (e) {
+        // A table the caller cannot read (or one gone) offers no choices; anything else is a bug.
+        if (!(e instanceof ApiError)) throw e;
+        rows = [];
       }
       readCache.set(tableId, rows);
     }
@@ -114,7 +115,7 @@ function formOf(grist: GristDoc, sectionId: number) {
       refValues,
     };
   }
-  const formTableId = tableIdOf(section.tableRef as number)!;
+  const formTableId = String(table.tableId);
   const rawSection = table.rawViewSectionRef ? sections.get(table.rawViewSectionRef as number) : undefined;
   const formTitle = section.title || rawSection?.title || formTableId;
   return {formFieldsById, formLayoutSpec: layout, formTableId, formTitle};
