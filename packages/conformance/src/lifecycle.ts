@@ -240,6 +240,37 @@ export function lifecycleSuite(target: Target): void {
     assert.equal(t.fields.watchedColRefList, ['L'], 'no watched columns');
     const hook = JSON.parse(t.fields.actions)[0];
     assert.equal([hook.id, hook.url, typeof hook.unsubscribeKey], [made, 'https://example.com/h', 'string']);
+    // Another trigger naming H's webhook id gets a webhook of its own: H's stays as it was.
+    const [{id: other}] = ok(
+      await api.post(triggers(), {records: [{fields: {tableRef: ref, label: 'Other'}}]}, chimpy.as),
+    ).body.records;
+    const borrowed = [{type: 'webhook', id: made, url: 'https://example.com/taken'}];
+    ok(await api.patch(triggers(), {records: [{id: other, fields: {actions: JSON.stringify(borrowed)}}]}, chimpy.as));
+    const otherHook = JSON.parse((await list()).find((r) => r.id === other).fields.actions)[0];
+    assert.ok(otherHook.id !== made, 'a new webhook id');
+    const urls = ok(await api.get(`/api/docs/${doc}/webhooks`, chimpy.as)).body.webhooks.map((h: any) => [
+      h.id,
+      h.fields.url,
+    ]);
+    assert.ok(
+      urls.some(([i, u]: [string, string]) => i === made && u === 'https://example.com/h'),
+      JSON.stringify(urls),
+    );
+    // One record per trigger in a PATCH.
+    isError(
+      await api.patch(
+        triggers(),
+        {
+          records: [
+            {id: other, fields: {label: 'a'}},
+            {id: other, fields: {label: 'b'}},
+          ],
+        },
+        chimpy.as,
+      ),
+      400,
+      `Duplicate row id ${other}`,
+    );
     ok(await api.post(`${triggers()}/delete`, {ids: (await list()).map((r) => r.id)}, chimpy.as));
     assert.equal(ok(await api.get(`/api/docs/${doc}/webhooks`, chimpy.as)).body, {webhooks: []});
   });

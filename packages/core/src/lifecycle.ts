@@ -7,16 +7,14 @@
  */
 import {createHash} from 'node:crypto';
 import type Database from 'better-sqlite3';
+import {quoteIdent as quote} from './doc/identifiers.js';
 import {IDEMPOTENCY_TABLE} from './idempotency.js';
+import {hasTable} from './webhooks/schema.js';
 
 /** One state of the document: an action's number and hash (Grist's `DocState`). */
 export interface DocState {
   n: number;
   h: string;
-}
-
-function hasTable(db: Database.Database, name: string): boolean {
-  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
 }
 
 /** The actions of the `local_unsent` chain, newest first (Grist's `_fetchParts` from the branch tip). */
@@ -48,22 +46,19 @@ export function docStates(db: Database.Database): {states: DocState[]} {
  * `keep` of 0 or less keeps everything (its query then has no LIMIT).
  */
 export function removeStates(db: Database.Database, keep: number): void {
-  if (keep <= 0) return;
+  // Nothing to keep or no history to truncate (both tables are needed: a file with one only would
+  // fail half-way, answering 500).
+  if (keep <= 0 || !hasTable(db, '_gristsys_ActionHistory') || !hasTable(db, '_gristsys_ActionHistoryBranch')) return;
   db.transaction(() => {
     const kept = chain(db)
       .slice(0, keep)
       .map((r) => r.id);
-    if (!hasTable(db, '_gristsys_ActionHistory')) return;
     const ids = JSON.stringify(kept);
     db.prepare('DELETE FROM _gristsys_ActionHistory WHERE id NOT IN (SELECT value FROM json_each(?))').run(ids);
     db.prepare(
       'UPDATE _gristsys_ActionHistoryBranch SET actionRef = NULL WHERE actionRef NOT IN (SELECT value FROM json_each(?))',
     ).run(ids);
   })();
-}
-
-function quote(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
 }
 
 /**

@@ -392,7 +392,7 @@ function moveSortSpec(sortColRefs: string, oldTable: TableMeta, newTable: TableM
     }
     const moved: unknown[] = [];
     for (const item of spec) {
-      const text = typeof item === 'number' ? String(item) : String(item);
+      const text = String(item);
       const [head, ...flags] = text.split(':');
       const n = Number(head);
       if (!Number.isInteger(n)) {

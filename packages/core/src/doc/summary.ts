@@ -298,50 +298,48 @@ export function fillSummary(doc: DocStorage, summary: TableMeta): void {
 
 /** Adds the summary rows of groups the source has and removes those of groups it lost; returns whether any. */
 function syncSummary(doc: DocStorage, summary: TableMeta, {source, groupBy}: SummaryLink): boolean {
-  {
-    // The source's groups, by the JSON of their group-by values: a ChoiceList/RefList source
-    // column puts a row in one group per item (an empty list under ''/0), as Grist's summaries do.
-    const srcRows = doc.db
-      .prepare(`SELECT ${groupBy.map((g) => quoteIdent(g.src.colId)).join(', ') || 'id'}
-      FROM ${quoteIdent(source.tableId)} ORDER BY id`)
-      .raw(true)
-      .all() as unknown[][];
-    const groups = new Map<string, CellValue[]>();
-    for (const row of srcRows) {
-      for (const values of groupsOf(groupBy, groupBy.length ? row : [])) {
-        groups.set(JSON.stringify(values), values);
-      }
+  // The source's groups, by the JSON of their group-by values: a ChoiceList/RefList source
+  // column puts a row in one group per item (an empty list under ''/0), as Grist's summaries do.
+  const srcRows = doc
+    .stmt(`SELECT ${groupBy.map((g) => quoteIdent(g.src.colId)).join(', ') || 'id'}
+    FROM ${quoteIdent(source.tableId)} ORDER BY id`)
+    .raw(true)
+    .all() as unknown[][];
+  const groups = new Map<string, CellValue[]>();
+  for (const row of srcRows) {
+    for (const values of groupsOf(groupBy, groupBy.length ? row : [])) {
+      groups.set(JSON.stringify(values), values);
     }
-    const sumRows = doc.db
-      .prepare(`SELECT id${groupBy.map((g) => ', ' + quoteIdent(g.col.colId)).join('')}
-      FROM ${quoteIdent(summary.tableId)} ORDER BY id`)
-      .raw(true)
-      .all() as unknown[][];
-    const removed: number[] = [];
-    const seen = new Set<string>();
-    for (const row of sumRows) {
-      const key = JSON.stringify(groupBy.map((g, j) => g.col.decode(row[j + 1])));
-      if (!groups.has(key) || seen.has(key)) {
-        removed.push(Number(row[0]));
-      } else {
-        seen.add(key);
-      }
-    }
-    const added = [...groups].filter(([key]) => !seen.has(key)).map(([, values]) => values);
-    if (removed.length) {
-      doc.removeRecords(summary, removed);
-    }
-    if (added.length) {
-      const cols = new Map<string, CellValue[]>(groupBy.map((g, j) => [g.col.colId, added.map((a) => a[j])]));
-      doc.addRecords(
-        doc.getTable(summary.tableId),
-        added.map(() => null),
-        cols,
-        {parse: false},
-      );
-    }
-    return removed.length > 0 || added.length > 0;
   }
+  const sumRows = doc
+    .stmt(`SELECT id${groupBy.map((g) => ', ' + quoteIdent(g.col.colId)).join('')}
+    FROM ${quoteIdent(summary.tableId)} ORDER BY id`)
+    .raw(true)
+    .all() as unknown[][];
+  const removed: number[] = [];
+  const seen = new Set<string>();
+  for (const row of sumRows) {
+    const key = JSON.stringify(groupBy.map((g, j) => g.col.decode(row[j + 1])));
+    if (!groups.has(key) || seen.has(key)) {
+      removed.push(Number(row[0]));
+    } else {
+      seen.add(key);
+    }
+  }
+  const added = [...groups].filter(([key]) => !seen.has(key)).map(([, values]) => values);
+  if (removed.length) {
+    doc.removeRecords(summary, removed);
+  }
+  if (added.length) {
+    const cols = new Map<string, CellValue[]>(groupBy.map((g, j) => [g.col.colId, added.map((a) => a[j])]));
+    doc.addRecords(
+      doc.getTable(summary.tableId),
+      added.map(() => null),
+      cols,
+      {parse: false},
+    );
+  }
+  return removed.length > 0 || added.length > 0;
 }
 
 /** The items a list cell puts in groups: its elements, or the empty value for an empty list. */

@@ -298,18 +298,31 @@ export async function updateTriggers(
 ): Promise<{success: true}> {
   const ops: SecretOp[] = [];
   const planned: {id: number; fields: TriggerInputFields}[] = [];
+  const seen = new Set<number>();
   for (const {id, fields} of records) {
+    // Each record is planned from the stored row: a second one for the same id would plan secrets
+    // against what the first replaces.
+    if (seen.has(id)) throw new BadRequest(`Duplicate row id ${id}`);
+    seen.add(id);
     const row = triggerRow(db, id);
     if (!row) throw new BadRequest(`Invalid row id ${id}`);
     if (fields.tableRef !== undefined) checkTable(db, fields.tableRef);
     const f = {...fields};
     if (fields.actions !== undefined) {
+      const stored = parseStoredActions(row.actions);
+      // Only this trigger's own webhooks are kept by id; another trigger's id is a new webhook
+      // (sharing one secret would let either trigger change or delete the other's).
+      const own = new Set(stored.map((a) => a.id));
       const actions: Action[] = [];
       for (const a of parseInputActions(fields.actions)) {
-        actions.push(a.id ? await keptAction(a, db, policy, ops) : await newAction(a, policy, ops));
+        actions.push(
+          a.id && (a.type !== 'webhook' || own.has(a.id))
+            ? await keptAction(a, db, policy, ops)
+            : await newAction({...a, id: undefined}, policy, ops),
+        );
       }
       const kept = new Set(actions.map((a) => a.id));
-      for (const old of parseStoredActions(row.actions)) {
+      for (const old of stored) {
         if (old.type === 'webhook' && typeof old.id === 'string' && !kept.has(old.id) && getSecret(db, old.id)) {
           ops.push({op: 'delete', webhookId: old.id});
         }
