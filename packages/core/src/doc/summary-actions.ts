@@ -7,7 +7,7 @@
  * section but its raw one shows it (`removeUnusedSummaries`). Runs inside GristDoc's write.
  */
 import {engineError} from '../errors.js';
-import {pyJsonDumps} from './migrations/db.js';
+import {escapeRegExp, isVisibleColumn, pyJsonDumps, summaryTableName, withoutRulesOptions} from './migrations/db.js';
 import {setDisplayFormula} from './display.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import type {ColInfo, DocStorage} from './storage.js';
@@ -36,38 +36,9 @@ function byPosition(table: TableMeta): ColumnMeta[] {
   return [...table.columns].sort((a, b) => Number(a.fields.parentPos) - Number(b.fields.parentPos));
 }
 
-/** Grist's column.is_visible_column: not id/manualSort, not `#...` or `gristHelper_...`. */
-function isVisibleColumn(colId: string): boolean {
-  return colId !== 'id' && colId !== 'manualSort' && !colId.startsWith('#') && !colId.startsWith('gristHelper_');
-}
-
-/** summary.encode_summary_table_name. */
-export function summaryTableName(sourceId: string, groupByColIds: string[]): string {
-  return groupByColIds.length ? `${sourceId}_summary_${[...groupByColIds].sort().join('_')}` : `${sourceId}_summary`;
-}
-
 /** summary_groupby_col_type: a list column is grouped by its items. */
 function groupByType(sourceType: string): string {
   return sourceType === 'ChoiceList' ? 'Choice' : sourceType.replace('RefList:', 'Ref:');
-}
-
-/** _copy_widget_options: the source's options without conditional style rules, as Python's json.dumps writes them. */
-function copyWidgetOptions(options: string): string {
-  if (!options) {
-    return options;
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(options);
-  } catch {
-    return options;
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    return options;
-  }
-  const rest = {...(parsed as Record<string, unknown>)};
-  delete rest.rulesOptions;
-  return pyJsonDumps(rest);
 }
 
 function colInfoOf(c: ColumnMeta): SumColInfo {
@@ -168,7 +139,7 @@ function getOrCreateSummary(
       type: groupByType(c.type),
       isFormula: false,
       formula: '',
-      widgetOptions: copyWidgetOptions(String(c.fields.widgetOptions ?? '')),
+      widgetOptions: withoutRulesOptions(String(c.fields.widgetOptions ?? '')) as string,
       label: String(c.fields.label ?? ''),
     }),
   );
@@ -223,10 +194,6 @@ function getOrCreateSummary(
   const current = s.getTable(table.tableId);
   const fresh = (cols: ColumnMeta[]) => cols.map((c) => current.byId.get(c.colId) ?? c);
   return {table: current, groupCols: fresh(groupCols), formulaCols: fresh(formulaCols)};
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** _fetch_table_col_recs: group-by column refs, each of `tableRef`. */

@@ -224,3 +224,31 @@ export function byString<T>(key: (t: T) => string): (a: T, b: T) => number {
     return x < y ? -1 : x > y ? 1 : 0;
   };
 }
+
+/** summary.encode_summary_table_name: `<source>_summary_<sorted group-by colIds>` (or `<source>_summary`). */
+export function summaryTableName(source: string, groupBy: readonly string[]): string {
+  return groupBy.length ? `${source}_summary_${[...groupBy].sort().join('_')}` : `${source}_summary`;
+}
+
+/** Text matched literally inside a RegExp. */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Grist's _copy_widget_options: widget options without conditional style rules, as Python's json.dumps writes them. */
+export function withoutRulesOptions(options: CellValue): CellValue {
+  if (!options) {
+    return options;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(typeof options === 'string' ? options : String(options));
+  } catch {
+    return options;
+  }
+  if (!isPlainObject(parsed)) {
+    return options;
+  }
+  const {rulesOptions: _dropped, ...rest} = parsed;
+  return pyJsonDumps(rest);
+}

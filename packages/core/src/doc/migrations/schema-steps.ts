@@ -10,12 +10,15 @@ import type {CellValue} from '../types.js';
 import {
   byString,
   colSpec,
+  escapeRegExp,
   isPlainObject,
   isVisibleColumn,
   type MigrationDb,
   pyJsonDumps,
   type Row,
   safeParse,
+  summaryTableName,
+  withoutRulesOptions,
 } from './db.js';
 
 type Change =
@@ -49,14 +52,8 @@ export function applyChange(m: MigrationDb, ch: Change): void {
   }
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const num = (v: CellValue): number => (typeof v === 'number' ? v : Number(v) || 0);
 const str = (v: CellValue): string => (typeof v === 'string' ? v : v == null ? '' : String(v));
-
-/** summary.encode_summary_table_name: `<source>_summary_<sorted group-by colIds>`. */
-function summaryTableName(source: string, groupBy: string[]): string {
-  return groupBy.length ? `${source}_summary_${[...groupBy].sort().join('_')}` : `${source}_summary`;
-}
 
 /** Sections with fields for each visible column in parentPos order (migrations 26, 30, 40). */
 function addSectionsFor(
@@ -639,24 +636,6 @@ export const SCHEMA_STEPS: readonly SchemaStep[] = [
   },
   {version: 46, summary: '_grist_Triggers.condition', add: [col('_grist_Triggers', 'condition', 'Text')]},
 ];
-
-/** summary._copy_widget_options: the options without `rulesOptions` (unparseable ones kept). */
-function withoutRulesOptions(options: CellValue): CellValue {
-  if (!options) {
-    return options;
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(str(options));
-  } catch {
-    return options;
-  }
-  if (!isPlainObject(parsed)) {
-    return options;
-  }
-  const {rulesOptions: _dropped, ...rest} = parsed;
-  return pyJsonDumps(rest);
-}
 
 function migrateOldSummaries(m: MigrationDb): void {
   m.addColumn(T, 'summarySourceTable', REF_T);
