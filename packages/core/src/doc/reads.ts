@@ -207,7 +207,7 @@ export class DocReads {
     const text = this.src.readCache.get(this.src.cacheOwner, this.src.dataStamp.now().join(','), key, () => {
       const table = this.readableTable(tableId);
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
-      const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);
+      const wholeTable = !hasLimitOrFilter(q);
       const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, wholeTable);
       // A paging answer is kept with where it stopped: the position's JSON, a newline, the body.
       const end: PageEnd = {next: null};
@@ -537,7 +537,7 @@ export class DocReads {
       if (!filter.row) {
         const cols = table.columns.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
         // A row condition still reads every row: the column statistics may be scanned, as for a whole table.
-        const wholeTable = !(q.limit && q.limit > 0) && (!q.filter || !Object.keys(q.filter).length);
+        const wholeTable = !hasLimitOrFilter(q);
         const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, wholeTable);
         if (recordSql !== null) return this.recordsJsonBySql(table, recordSql, q, page, filter.sql ?? null);
       }
