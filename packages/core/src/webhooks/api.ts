@@ -7,7 +7,16 @@ import {randomUUID} from 'node:crypto';
 import type Database from 'better-sqlite3';
 import {BadRequest, NotFound, Unauthorized} from '../errors.js';
 import {clearWebhookQueue, forgetWebhook, webhookUsage, type WebhookDelivery, type WebhookUsage} from './delivery.js';
-import {allTriggers, colIdOf, getSecret, resolveColumn, resolveTable, tableIdOf, triggerForWebhook} from './meta.js';
+import {
+  allTriggers,
+  colIdOf,
+  getSecret,
+  resolveColumn,
+  resolveTable,
+  tableIdOf,
+  triggerColumns,
+  triggerForWebhook,
+} from './meta.js';
 import {SECRETS_TABLE, ensureWebhookTables} from './schema.js';
 import {checkWebhookUrl, type WebhookUrlPolicy} from './urls.js';
 
@@ -118,10 +127,6 @@ async function webhookSettings(
     fields.condition = typeof webhook.condition === 'string' ? webhook.condition : JSON.stringify(webhook.condition);
   }
   return fields;
-}
-
-function triggerColumns(db: Database.Database): Set<string> {
-  return new Set((db.prepare(`PRAGMA table_info(_grist_Triggers)`).all() as {name: string}[]).map((c) => c.name));
 }
 
 /** Trigger fields as stored: ChoiceList and RefList as JSON arrays, Bool as 0/1. */

@@ -93,6 +93,11 @@ export function getSecret(db: Database.Database, webhookId: string): WebhookSecr
   return db.prepare(`SELECT * FROM ${SECRETS_TABLE} WHERE webhookId = ?`).get(webhookId) as WebhookSecret | undefined;
 }
 
+/** The columns `_grist_Triggers` has in this document (older schemas lack some). */
+export function triggerColumns(db: Database.Database): Set<string> {
+  return new Set((db.prepare('PRAGMA table_info(_grist_Triggers)').all() as {name: string}[]).map((c) => c.name));
+}
+
 export function tableIdOf(db: Database.Database, tableRef: number): string | null {
   const row = db.prepare('SELECT tableId FROM _grist_Tables WHERE id = ?').get(tableRef) as
     | {tableId: unknown}

@@ -12,7 +12,7 @@ import {BadRequest, NotFound} from '../errors.js';
 import {makeDecoder, type CellValue} from '../doc/types.js';
 import {maskSecret} from './api.js';
 import {forgetWebhook, webhookUsage, type WebhookDelivery} from './delivery.js';
-import {getSecret, tableIdOf} from './meta.js';
+import {getSecret, tableIdOf, triggerColumns} from './meta.js';
 import {OUTBOX_TABLE, SECRETS_TABLE, ensureWebhookTables, hasTable} from './schema.js';
 import {checkWebhookUrl, type WebhookUrlPolicy} from './urls.js';
 
@@ -206,7 +206,7 @@ async function keptAction(action: Action, db: Database.Database, policy: Webhook
 }
 
 function checkTable(db: Database.Database, tableRef: number): void {
-  if (!db.prepare('SELECT 1 FROM _grist_Tables WHERE id = ?').get(tableRef)) {
+  if (tableIdOf(db, tableRef) === null) {
     throw new NotFound(`Table not found: ${tableRef}`);
   }
 }
@@ -221,16 +221,6 @@ function encode(fields: TriggerInputFields, existing: Set<string>): [string, unk
     out.push([c, typeof v === 'boolean' ? (v ? 1 : 0) : v]);
   }
   return out;
-}
-
-function columnsOf(db: Database.Database): Set<string> {
-  return new Set(
-    (
-      db.prepare('PRAGMA table_info(_grist_Triggers)').all() as {
-        name: string;
-      }[]
-    ).map((c) => c.name),
-  );
 }
 
 function applySecrets(db: Database.Database, ops: SecretOp[], delivery?: WebhookDelivery): void {
@@ -271,7 +261,7 @@ export async function addTriggers(
     }
     planned.push(f);
   }
-  const existing = columnsOf(db);
+  const existing = triggerColumns(db);
   const ids = db.transaction(() => {
     applySecrets(db, ops);
     return planned.map((f) => {
@@ -331,7 +321,7 @@ export async function updateTriggers(
     }
     planned.push({id, fields: f});
   }
-  const existing = columnsOf(db);
+  const existing = triggerColumns(db);
   db.transaction(() => {
     applySecrets(db, ops, delivery);
     for (const {id, fields} of planned) {
