@@ -145,11 +145,12 @@ export function contentDigest(db: Database.Database): string {
  * which records none), both sides are said to have changed since that state: which one did is
  * not known (D54). A document with no history (every document gristlite created) stands at the
  * empty state `{n: 0, h: ""}` (Grist's own empty comparison), so two of them compare by content.
+ * `sameContent` reads both documents whole: it is asked only when the histories say `same`.
  */
 export function compareStates(
   leftStates: DocState[],
   rightStates: DocState[],
-  sameContent: boolean,
+  sameContent: () => boolean,
 ): DocStateComparison {
   const none = [{n: 0, h: ''}];
   const left = leftStates.length ? leftStates : none;
@@ -167,6 +168,6 @@ export function compareStates(
       : parent
         ? 'same'
         : 'unrelated';
-  if (summary === 'same' && !sameContent) summary = 'both';
+  if (summary === 'same' && !sameContent()) summary = 'both';
   return {left: left[0], right: right[0], parent, summary};
 }

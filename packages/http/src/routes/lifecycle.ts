@@ -170,8 +170,11 @@ export const lifecycleRoutes: Route[] = [
       if (rightAccess && other.role !== 'owners' && !rightAccess.canCopyEverything()) {
         throw new Forbidden('insufficient access');
       }
-      const same = doc.contentDigest() === right.contentDigest();
-      return compareStates(doc.states().states, right.states().states, same);
+      return compareStates(
+        doc.states().states,
+        right.states().states,
+        () => doc.contentDigest() === right.contentDigest(),
+      );
     },
   }),
 ];
