@@ -36,7 +36,16 @@ import {
 import type {DocLeases} from './leases.js';
 import {attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookPolicyFromEnv} from './webhooks/index.js';
 import {OUTBOX_TABLE} from './webhooks/schema.js';
-import {SqlPool, sqlPoolSettingsFromEnv, sqlTimeoutFromEnv, type SqlCaller, type SqlResult} from './sql/index.js';
+import {type BoundedStatements, runBounded} from './sql/bounded.js';
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_ROWS,
+  SqlPool,
+  sqlPoolSettingsFromEnv,
+  sqlTimeoutFromEnv,
+  type SqlCaller,
+  type SqlResult,
+} from './sql/index.js';
 import type {OrgContext, Principal} from './home/principal.js';
 import {HomeService, hashApiKey} from './home/service.js';
 import {SqliteHomeStore} from './home/sqlite.js';
@@ -187,6 +196,10 @@ export class Engine {
   readonly docIdleMs: number;
   /** Read (and checked) at start, so that a bad setting stops start-up, not the first SQL request. */
   private readonly sqlSettings: ConstructorParameters<typeof SqlPool>[0];
+  /** Whether statements SQLite proves bounded skip the pool (GRISTLITE_SQL_INLINE, default on). */
+  private readonly sqlInline: boolean;
+  /** Their verdicts, per document connection. */
+  private readonly boundedSql = new WeakMap<Database.Database, BoundedStatements>();
   /** Set in a several-machine deployment (EngineOptions.cluster). */
   readonly cluster: Cluster | null;
 
@@ -209,7 +222,8 @@ export class Engine {
       maxKeys: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_KEYS', 10_000, 1),
       maxAnswerBytes: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_ANSWER_BYTES', 1024 * 1024, 0),
     });
-    const sql = sqlPoolSettingsFromEnv(env);
+    const {inline, ...sql} = sqlPoolSettingsFromEnv(env);
+    this.sqlInline = inline;
     this.sqlSettings = {
       ...sql,
       size: opts.sqlWorkers ?? sql.size,
@@ -840,7 +854,9 @@ export class Engine {
 
   /**
    * Runs read-only SQL on a document in the sandboxed worker pool (see sql/). `caller.user` names
-   * whose share of the pool it uses (GRISTLITE_SQL_MAX_PER_USER); pass the requesting user.
+   * whose share of the pool it uses (GRISTLITE_SQL_MAX_PER_USER); pass the requesting user. On a
+   * document open here, a statement SQLite proves bounded runs at once on its connection instead
+   * (sql/bounded.ts): no deadline is needed, and the pool's hop would be most of its cost.
    */
   runSql(
     docId: string,
@@ -849,6 +865,15 @@ export class Engine {
     timeoutMs?: number,
     caller?: SqlCaller,
   ): Promise<SqlResult> {
+    const open = this.sqlInline ? this.openDocs.get(docId)?.doc : undefined;
+    if (open) {
+      const caps = {
+        maxRows: this.sqlSettings?.maxRows ?? DEFAULT_MAX_ROWS,
+        maxBytes: this.sqlSettings?.maxBytes ?? DEFAULT_MAX_BYTES,
+      };
+      const answer = runBounded(this.boundedSql, open.db, sql, args, caps);
+      if (answer) return answer;
+    }
     this.sqlPool ??= new SqlPool(this.sqlSettings);
     return this.sqlPool.run(this.docPath(docId), sql, args, timeoutMs, caller);
   }

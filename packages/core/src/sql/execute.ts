@@ -34,9 +34,16 @@ export function openReadOnly(path: string): Database.Database {
 /**
  * Prepares `text` (one statement: better-sqlite3 refuses more), refuses it unless it is a pure
  * read, and returns the JSON text of its `records` array (`[{"fields": {...}}, ...]`); Buffers
- * serialise as Express serialises them, `{"type":"Buffer","data":[...]}`.
+ * serialise as Express serialises them, `{"type":"Buffer","data":[...]}`. `privateChecked`: the
+ * caller already knows the program opens no private table (sql/bounded.ts).
  */
-export function executeSelect(db: Database.Database, text: string, args: SqlParam[], caps: ResultCaps): string {
+export function executeSelect(
+  db: Database.Database,
+  text: string,
+  args: SqlParam[],
+  caps: ResultCaps,
+  opts: {privateChecked?: boolean} = {},
+): string {
   try {
     const stmt = db.prepare(text);
     // ATTACH reports readonly and `... RETURNING` reports reader: only both together mean a pure read.
@@ -48,7 +55,7 @@ export function executeSelect(db: Database.Database, text: string, args: SqlPara
     if (typeof bound === 'string') {
       throw new SqlUserError(bound);
     }
-    if (readsPrivateTables(db, text, bound)) {
+    if (!opts.privateChecked && readsPrivateTables(db, text, bound)) {
       throw new SqlUserError('SQLITE_ERROR: gristlite private tables cannot be queried');
     }
     const parts: string[] = [];

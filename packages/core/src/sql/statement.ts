@@ -199,7 +199,7 @@ export function sqlTimeoutFromEnv(env: NodeJS.ProcessEnv): number {
 /**
  * The pool's bounds (docs/operations.md): GRISTLITE_SQL_WORKERS (2), GRISTLITE_SQL_MAX_QUEUE (64),
  * GRISTLITE_SQL_MAX_PER_USER (4), GRISTLITE_SQL_MAX_PER_DOC (8), GRISTLITE_SQL_QUEUE_TIMEOUT_MSEC (10000),
- * GRISTLITE_SQL_PREEMPT_MSEC (100), GRISTLITE_SQL_RESERVE_MSEC (5000).
+ * GRISTLITE_SQL_PREEMPT_MSEC (100), GRISTLITE_SQL_RESERVE_MSEC (5000); GRISTLITE_SQL_INLINE (1: see sql/bounded.ts).
  */
 export function sqlPoolSettingsFromEnv(env: NodeJS.ProcessEnv) {
   return {
@@ -210,5 +210,7 @@ export function sqlPoolSettingsFromEnv(env: NodeJS.ProcessEnv) {
     queueTimeoutMs: intSetting(env, 'GRISTLITE_SQL_QUEUE_TIMEOUT_MSEC', 0),
     preemptAfterMs: intSetting(env, 'GRISTLITE_SQL_PREEMPT_MSEC', 0),
     reserveMs: intSetting(env, 'GRISTLITE_SQL_RESERVE_MSEC', 0),
+    // Statements SQLite proves bounded run on the document's connection (sql/bounded.ts); 0: never.
+    inline: intSetting(env, 'GRISTLITE_SQL_INLINE', 0) !== 0,
   };
 }
