@@ -44,6 +44,7 @@ import type {CellValue} from './types.js';
 import type {WriterRole} from './metarules.js';
 
 export type {TableChange} from './storage.js';
+import type {TableChange} from './changes.js';
 import type {
   ApiRecord,
   ApplyResult,
@@ -410,8 +411,9 @@ export class GristDoc {
           this.columnSlots.finish(this.db);
         }
         const actor = this.actor;
+        let list: TableChange[] | null = null;
         if (this.listeners.size || this.writeListeners.size) {
-          const list = changes.list();
+          list = changes.list();
           for (const change of list) {
             for (const listener of this.listeners) {
               listener({...change, writeSeq: seq, actor});
@@ -422,6 +424,8 @@ export class GristDoc {
             if (then) (afterCommit ??= []).push(then);
           }
         }
+        // Add-or-update's kept indexes follow the write, reading its rows before the commit.
+        this.storage.keyIndexes.follow(list ?? changes.list(), this.storage.meta.tables);
         // Last, so that nothing after it can undo the write: the request's Idempotency-Key goes with it.
         this.beforeCommit?.(this.db);
         return result;
@@ -433,6 +437,7 @@ export class GristDoc {
         this.storage.reloadMeta();
       }
       this.storage.classes.clear();
+      this.storage.keyIndexes.clear();
       // The formula engine saw the undone actions: it is loaded again from SQLite when next needed.
       this.storage.formulas = null;
       this.storage.formulasStale = false;

@@ -50,15 +50,108 @@ function canonicalJson(v: CellValue): string | undefined {
   return hasNaN ? undefined : json;
 }
 
+/** One column's rows by key, the same keys `findMatches` uses for a single column. */
+export interface ColumnKeys {
+  /** key -> the id (one row) or ids (ascending) holding a value with that key. */
+  rows: Map<unknown, number | number[]>;
+  /** Canonical JSON of list and dict values -> the symbol that is their key. */
+  interned: Map<string, symbol>;
+}
+
+/**
+ * The key of one cell value under Python equality: strings and numbers themselves (`True` is 1),
+ * null a symbol, lists and dicts a symbol per canonical JSON (created when `create`), NaN none.
+ */
+export function singleKeyer(interned: Map<string, symbol>): (v: CellValue, create: boolean) => unknown {
+  return (v, create) => {
+    switch (typeof v) {
+      case 'string':
+        return v;
+      case 'number':
+        return Number.isNaN(v) ? undefined : v;
+      case 'boolean':
+        return v ? 1 : 0;
+    }
+    if (v === null || v === undefined) {
+      return NULL_KEY;
+    }
+    const json = canonicalJson(v);
+    if (json === undefined) {
+      return undefined;
+    }
+    let sym = interned.get(json);
+    if (!sym && create) {
+      sym = Symbol(json);
+      interned.set(json, sym);
+    }
+    return sym;
+  };
+}
+
+/** A tuple's key: the JSON of its parts, or undefined when a part can equal nothing (NaN). */
+function tupleKey(values: CellValue[]): string | undefined {
+  const parts = values.map(partOf);
+  return parts.includes(undefined) ? undefined : JSON.stringify(parts);
+}
+
+function partOf(v: CellValue): unknown {
+  switch (typeof v) {
+    case 'string':
+      return v;
+    case 'number':
+      return Number.isNaN(v) ? undefined : Number.isFinite(v) ? v : {n: String(v)};
+    case 'boolean':
+      return v ? 1 : 0;
+  }
+  if (v === null || v === undefined) {
+    return null;
+  }
+  const json = canonicalJson(v);
+  return json === undefined ? undefined : {c: json};
+}
+
+/**
+ * Every row of some columns, a page at a time, each page read with pluck() (better-sqlite3 builds
+ * no array per row then, several times faster than reading rows): `visit(ids, rawValues)`.
+ */
+export function scanColumns(
+  db: Database.Database,
+  tableSql: string,
+  colSqls: Array<string | null>,
+  visit: (ids: number[], raw: Array<unknown[] | null>) => void,
+): void {
+  const pageIds = db.prepare(`SELECT id FROM ${tableSql} WHERE id > ? ORDER BY id LIMIT ${PAGE}`).pluck();
+  const pageCols = colSqls.map(
+    (c) => c && db.prepare(`SELECT ${c} FROM ${tableSql} WHERE id > ? AND id <= ? ORDER BY id`).pluck(),
+  );
+  for (let after = -Infinity; ; ) {
+    const ids = pageIds.all(after) as number[];
+    if (!ids.length) {
+      break;
+    }
+    const last = ids[ids.length - 1];
+    visit(
+      ids,
+      pageCols.map((st) => (st ? st.all(after, last) : null)),
+    );
+    if (ids.length < PAGE) {
+      break;
+    }
+    after = last;
+  }
+}
+
 /**
  * Matches each wanted tuple (values of `colIds`, in that order; `id` allowed) to the ids of the
- * rows holding equal values, in ascending id order. With no columns, every row matches.
+ * rows holding equal values, in ascending id order. With no columns, every row matches. `cached`:
+ * the kept index of the one (non-id) column, current with the table (keyindex.ts).
  */
 export function findMatches(
   db: Database.Database,
   table: TableMeta,
   colIds: string[],
   wanted: CellValue[][],
+  cached?: ColumnKeys | null,
 ): number[][] {
   const out = wanted.map((): number[] => []);
   const t = quoteIdent(table.tableId);
@@ -69,51 +162,20 @@ export function findMatches(
 
   // Keys: a single column's value is its own key (lists and dicts interned as symbols); a tuple's
   // key is the JSON of its parts, where strings, numbers, null and lists stay distinguishable.
-  const interned = new Map<string, symbol>();
   const single = colIds.length === 1;
-  const partOf = (v: CellValue): unknown => {
-    switch (typeof v) {
-      case 'string':
-        return v;
-      case 'number':
-        return Number.isNaN(v) ? undefined : Number.isFinite(v) ? v : {n: String(v)};
-      case 'boolean':
-        return v ? 1 : 0;
-    }
-    if (v === null || v === undefined) {
-      return null;
-    }
-    const json = canonicalJson(v);
-    return json === undefined ? undefined : {c: json};
-  };
-  const keyOf = (values: CellValue[], create: boolean): unknown => {
-    if (single) {
-      const v = values[0];
-      switch (typeof v) {
-        case 'string':
-          return v;
-        case 'number':
-          return Number.isNaN(v) ? undefined : v;
-        case 'boolean':
-          return v ? 1 : 0;
-      }
-      if (v === null || v === undefined) {
-        return NULL_KEY;
-      }
-      const json = canonicalJson(v);
-      if (json === undefined) {
-        return undefined;
-      }
-      let sym = interned.get(json);
-      if (!sym && create) {
-        sym = Symbol(json);
-        interned.set(json, sym);
-      }
-      return sym;
-    }
-    const parts = values.map(partOf);
-    return parts.includes(undefined) ? undefined : JSON.stringify(parts);
-  };
+  const cellKey = singleKeyer(cached?.interned ?? new Map());
+  const keyOf = (values: CellValue[], create: boolean): unknown =>
+    single ? cellKey(values[0], create) : tupleKey(values);
+
+  if (cached) {
+    // A kept index of the column (keyindex.ts): no scan at all.
+    wanted.forEach((values, i) => {
+      const key = keyOf(values, false);
+      const hits = key === undefined ? undefined : cached.rows.get(key);
+      if (hits !== undefined) out[i] = typeof hits === 'number' ? [hits] : hits.slice();
+    });
+    return out;
+  }
 
   const index = new Map<unknown, number[]>();
   wanted.forEach((values, i) => {
@@ -174,27 +236,12 @@ export function findMatches(
         .all(...where.params) as unknown[][],
     );
   } else {
-    // The whole table, a page at a time, each column read on its own with pluck(): better-sqlite3
-    // builds no array per row then, which makes the scan several times faster than reading rows.
-    const pageIds = db.prepare(`SELECT id FROM ${t} WHERE id > ? ORDER BY id LIMIT ${PAGE}`).pluck();
-    const pageCols = cols.map(
-      (c) => c && db.prepare(`SELECT ${quoteIdent(c.colId)} FROM ${t} WHERE id > ? AND id <= ? ORDER BY id`).pluck(),
+    scanColumns(
+      db,
+      t,
+      cols.map((c) => (c ? quoteIdent(c.colId) : null)),
+      visit,
     );
-    for (let after = -Infinity; ; ) {
-      const ids = pageIds.all(after) as number[];
-      if (!ids.length) {
-        break;
-      }
-      const last = ids[ids.length - 1];
-      visit(
-        ids,
-        pageCols.map((s) => (s ? s.all(after, last) : null)),
-      );
-      if (ids.length < PAGE) {
-        break;
-      }
-      after = last;
-    }
   }
   return out;
 

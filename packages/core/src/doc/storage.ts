@@ -34,6 +34,7 @@ import {StorageRecords} from './storage-records.js';
 import {StorageTables} from './storage-tables.js';
 import {StorageColumns} from './storage-columns.js';
 import {StorageRenames} from './storage-renames.js';
+import {KeyIndexes} from './keyindex.js';
 
 export {type BeforeRowsHook, ChangeSet, type TableChange, type WriteActor} from './changes.js';
 export {
@@ -57,6 +58,8 @@ export class DocStorage implements MetaTables {
   columnsAdded = 0;
   /** Set by GristDoc for the duration of a write when someone needs old row values. */
   beforeRows: BeforeRowsHook | null = null;
+  /** Add-or-update's kept column indexes (keyindex.ts), followed by every write. */
+  readonly keyIndexes: KeyIndexes;
   /** Set by GristDoc for a write under access rules: told of every direct row change. */
   guard: DocGuard | null = null;
   /** The document's formula engine (set by GristDoc during writes): every data and schema change is mirrored to it. */
@@ -137,6 +140,7 @@ export class DocStorage implements MetaTables {
   constructor(readonly db: Database.Database) {
     this.meta = loadMeta(db);
     this.classes = new ColumnClasses(db);
+    this.keyIndexes = new KeyIndexes(db);
   }
 
   reloadMeta(): void {

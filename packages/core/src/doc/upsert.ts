@@ -68,11 +68,17 @@ export function bulkAddOrUpdate(
   const updates: Array<{index: number; rows: number[]}> = [];
   // One pass over the table finds the matches of every record (ascending ids, so the first is
   // the lowest), against the table as it was before this group.
+  // Keyed on one column at the start of a write: the column's kept index (keyindex.ts).
+  const kept =
+    requireCols.length === 1 && requireCols[0] !== 'id' && !doc.storage.changes?.touched(tableId)
+      ? doc.storage.keyIndexes.column(table, requireCols[0])
+      : null;
   const allMatches = findMatches(
     doc.db,
     table,
     requireCols,
     records.map((_, i) => requireCols.map((c) => requireValues.get(c)![i])),
+    kept,
   );
   for (let i = 0; i < records.length; i++) {
     const matches = allMatches[i];
