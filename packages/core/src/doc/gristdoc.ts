@@ -425,7 +425,9 @@ export class GristDoc {
           }
         }
         // Add-or-update's kept indexes follow the write, reading its rows before the commit.
-        this.storage.keyIndexes.follow(list ?? changes.list(), this.storage.meta.tables);
+        if (this.storage.keyIndexes.active) {
+          this.storage.keyIndexes.follow(list ?? changes.list(), this.storage.meta.tables);
+        }
         // Last, so that nothing after it can undo the write: the request's Idempotency-Key goes with it.
         this.beforeCommit?.(this.db);
         return result;

@@ -40,6 +40,11 @@ export class KeyIndexes {
     readonly maxCells = KEY_INDEX_MAX_CELLS,
   ) {}
 
+  /** Whether any index is kept (else writes need not list their changes for it). */
+  get active(): boolean {
+    return this.#tables.size > 0;
+  }
+
   /** Cells held (for tests and the bound). */
   get cells(): number {
     return this.#cells;
