@@ -161,6 +161,18 @@ const rows = rowCodec({
   bool: Boolean,
 });
 
+/** Reads the home store remembers between two changes (entries of `SqliteHomeStore.reads`). */
+const MAX_MEMO_READS = 5000;
+
+/** Named parameters (an object) and buffers as memo key text. */
+function argJson(a: object): string {
+  return JSON.stringify(a, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v));
+}
+
+function freezeRow(r: Row | undefined): Row | undefined {
+  return r === undefined ? r : Object.freeze(r);
+}
+
 function isUnique(e: unknown, column: string): boolean {
   return e instanceof Error && /UNIQUE constraint failed/.test(e.message) && e.message.includes(column);
 }
@@ -208,17 +220,67 @@ export class SqliteHomeStore implements HomeStore {
     if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
     return s;
   }
+  /**
+   * Reads answered from memory while nothing changed the database (issue 28): every request looks
+   * up its API key, document, workspace, org and their ACLs, about 0.15 ms of SQLite per request.
+   * This connection's own writes empty the memo; another process's commit moves SQLite's data
+   * version, read at most once per turn of the event loop (so a request may see a commit made
+   * elsewhere a turn late, as if it had arrived a moment earlier).
+   */
+  private readonly reads = new Map<string, Row | Row[] | undefined>();
+  private dataVersion = -1;
+  private versionChecked = false;
+  private versionStmt: Database.Statement | null = null;
+  private forgetReads(): void {
+    this.reads.clear();
+  }
+  private memo<T extends Row | Row[] | undefined>(kind: 'get' | 'all', sql: string, args: unknown[]): T {
+    const stmt = this.stmt(sql);
+    if (!stmt.readonly) {
+      this.forgetReads();
+      return (kind === 'get' ? stmt.get(...args) : stmt.all(...args)) as T;
+    }
+    if (!this.versionChecked) {
+      this.versionStmt ??= this.db.prepare('PRAGMA data_version').pluck();
+      const version = this.versionStmt.get() as number;
+      if (version !== this.dataVersion) {
+        this.forgetReads();
+        this.dataVersion = version;
+      }
+      this.versionChecked = true;
+      setImmediate(() => {
+        this.versionChecked = false;
+      }).unref();
+    }
+    if (this.reads.size >= MAX_MEMO_READS) this.forgetReads();
+    let key = kind + sql;
+    for (const a of args) key += `\u0000${typeof a}:${a !== null && typeof a === 'object' ? argJson(a) : String(a)}`;
+    if (this.reads.has(key)) return this.reads.get(key) as T;
+    // Frozen: a caller that changed a remembered row would change the next caller's answer.
+    const value =
+      kind === 'get'
+        ? freezeRow(stmt.get(...args) as Row | undefined)
+        : Object.freeze((stmt.all(...args) as Row[]).map((r) => freezeRow(r)!));
+    this.reads.set(key, value as Row | Row[]);
+    return value as T;
+  }
   private get(sql: string, ...args: unknown[]): Row | undefined {
-    return this.stmt(sql).get(...args) as Row | undefined;
+    return this.memo('get', sql, args);
   }
   private all(sql: string, ...args: unknown[]): Row[] {
-    return this.stmt(sql).all(...args) as Row[];
+    return this.memo<Row[]>('all', sql, args);
   }
   private run(sql: string, ...args: unknown[]): Database.RunResult {
+    this.forgetReads();
     return this.stmt(sql).run(...args);
   }
   private tx<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    try {
+      return this.db.transaction(fn).immediate();
+    } finally {
+      // Reads inside saw its rows; a rollback undid them.
+      this.forgetReads();
+    }
   }
 
   async getUser(id: number) {
