@@ -40,7 +40,8 @@ import {SqlPool, sqlPoolSettingsFromEnv, sqlTimeoutFromEnv, type SqlCaller, type
 import type {OrgContext, Principal} from './home/principal.js';
 import {HomeService, hashApiKey} from './home/service.js';
 import {SqliteHomeStore} from './home/sqlite.js';
-import type {HomeStore, Role, User} from './home/types.js';
+import type {Doc, HomeStore, Org, Role, User} from './home/types.js';
+import {docPageUrl, publicUrlFromEnv} from './home/urls.js';
 import {ChangeFeeds, feedSettingsFromEnv, type SubscribeOptions, type Subscription} from './feed/index.js';
 import type {FeedSource} from './feed/docfeed.js';
 import {ReadCache} from './doc/readcache.js';
@@ -71,6 +72,11 @@ export interface EngineOptions {
   docIdleMs?: number;
   /** At start, resume webhook delivery of every document with events waiting (default true). */
   resumeWebhooks?: boolean;
+  /**
+   * The server's public URL, which document URLs (SELF_HYPERLINK) are built on (default
+   * GRISTLITE_PUBLIC_URL, else Grist's APP_HOME_URL; null: each request's own scheme and host).
+   */
+  publicUrl?: string | null;
   /** Settings read from the environment (webhook delivery, SQL timeout); core reads no process globals. */
   env?: Record<string, string | undefined>;
   /** Document leases, when several processes share the data directory (may resolve later). */
@@ -185,6 +191,8 @@ export class Engine {
   /** The descriptor limit `maxOpenDocs` was derived from (null: unknown). */
   readonly descriptorLimit: number | null;
   readonly docIdleMs: number;
+  /** The server's public URL (EngineOptions.publicUrl), without a trailing slash; null when unset. */
+  readonly publicUrl: string | null;
   /** Read (and checked) at start, so that a bad setting stops start-up, not the first SQL request. */
   private readonly sqlSettings: ConstructorParameters<typeof SqlPool>[0];
   /** Set in a several-machine deployment (EngineOptions.cluster). */
@@ -205,6 +213,10 @@ export class Engine {
       this.descriptorLimit,
     );
     this.docIdleMs = opts.docIdleMs ?? intFromEnv(env, 'GRISTLITE_DOC_IDLE_MSEC', 5 * 60_000, 1);
+    this.publicUrl =
+      opts.publicUrl !== undefined
+        ? publicUrlFromEnv({GRISTLITE_PUBLIC_URL: opts.publicUrl ?? ''})
+        : publicUrlFromEnv(env);
     this.idempotency = new Idempotency({
       maxKeys: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_KEYS', 10_000, 1),
       maxAnswerBytes: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_ANSWER_BYTES', 1024 * 1024, 0),
@@ -496,14 +508,14 @@ export class Engine {
    * ones need its room. Inside `inScope` (every http request) it stays open until the scope ends;
    * outside, hold it with `withDoc` across any await.
    */
-  openDoc(docId: string): OpenDoc {
+  openDoc(docId: string, opts: {docUrl?: string | null} = {}): OpenDoc {
     this.assertOpen();
     let entry = this.openDocs.get(docId);
     if (entry) {
       this.openDocs.delete(docId); // re-inserted below as the most recently used
     } else {
       const path = this.docPath(docId);
-      const doc = this.retryOnShortage(() => this.openDocFresh(docId, path));
+      const doc = this.retryOnShortage(() => this.openDocFresh(docId, path, opts.docUrl ?? null));
       entry = {doc, holds: 0, lastUsed: Date.now()};
       this.claimed.delete(docId);
     }
@@ -544,15 +556,16 @@ export class Engine {
     return closed;
   }
 
-  private openDocFresh(docId: string, path: string): OpenDoc {
+  private openDocFresh(docId: string, path: string, docUrl: string | null): OpenDoc {
     const grist = openDocFile(path, () => GristDoc.open(path, {readCache: this.readCache}));
     grist.beforeCommit = (db) => this.idempotency.beforeCommit(db);
     try {
       // Formulas gristlite never computed (a document from before it computed them) are computed
-      // once, as Grist does on open, so that reads see current values (docs/decisions.md).
+      // once, as Grist does on open, so that reads see current values (docs/decisions.md); with
+      // the URL of the request that opens it (SELF_HYPERLINK), None when opened without one.
       if (grist.needsFormulaRecompute) {
         try {
-          grist.recomputeFormulas();
+          grist.as(null, null, {docUrl}).recomputeFormulas();
         } catch {
           // Rolled back: the document is served as stored; its next write computes again.
         }
@@ -851,6 +864,18 @@ export class Engine {
   ): Promise<SqlResult> {
     this.sqlPool ??= new SqlPool(this.sqlSettings);
     return this.sqlPool.run(this.docPath(docId), sql, args, timeoutMs, caller);
+  }
+
+  /**
+   * The URL of a document's page, which SELF_HYPERLINK() returns for formulas computed by this
+   * request: on the public URL when one is set, else on `requestBase` (the scheme and host the
+   * request came with); null when neither is known (Grist's SELF_HYPERLINK then returns None).
+   * `org` is the document's, when the caller has it at hand.
+   */
+  async docPageUrl(doc: Doc, requestBase: string | null, org?: Org): Promise<string | null> {
+    const base = this.publicUrl ?? requestBase;
+    if (!base) return null;
+    return docPageUrl(base, doc, org ?? (await this.home.access.orgOfDoc(doc)));
   }
 
   /**

@@ -17,6 +17,7 @@ import {
   markFormulasComputed,
   registerCellFunction,
   useDocTimezone,
+  useDocUrl,
   writeRecalc,
 } from './formulas.js';
 import type {FormulaEngine} from '../formula/engine.js';
@@ -147,6 +148,8 @@ export class GristDoc {
   private guard: DocGuard | null = null;
   /** Who the current call acts for (`as`): what change listeners are told made a write. */
   private actor: WriteActor | null = null;
+  /** The document's URL for formulas the current call computes (`as`): SELF_HYPERLINK's value. */
+  private docUrl: string | null = null;
   /** Runs a function in one SQLite transaction (made once: better-sqlite3 builds it per call). */
   private readonly inTransaction: (fn: () => unknown) => unknown;
   private readonly dataStamp: DataStamp;
@@ -286,16 +289,18 @@ export class GristDoc {
   /**
    * This document as one user sees it under access rules: every call runs with `guard`, so reads
    * are filtered (tables, columns, rows, cells) and writes are checked inside their transaction.
-   * `actor` names who acts, for change listeners (`onChange`, `onWrite`). Without either, the
-   * document itself.
+   * `actor` names who acts, for change listeners (`onChange`, `onWrite`); `context.docUrl` is
+   * the document's URL as the caller reached it, which formulas computed by its writes see
+   * (SELF_HYPERLINK; without it, None). Without any, the document itself.
    */
-  as(guard: DocGuard | null, actor: WriteActor | null = null): GristDoc {
-    if (!guard && !actor) return this;
+  as(guard: DocGuard | null, actor: WriteActor | null = null, context: {docUrl?: string | null} = {}): GristDoc {
+    const docUrl = context.docUrl ?? null;
+    if (!guard && !actor && !docUrl) return this;
     return new Proxy(this, {
       get: (target, key) => {
         const v = Reflect.get(target, key, target);
         if (typeof v !== 'function') return v;
-        return (...args: unknown[]) => target.withGuard(guard, actor, () => v.apply(target, args));
+        return (...args: unknown[]) => target.withGuard(guard, actor, docUrl, () => v.apply(target, args));
       },
     });
   }
@@ -318,16 +323,19 @@ export class GristDoc {
     }
   }
 
-  private withGuard<T>(guard: DocGuard | null, actor: WriteActor | null, fn: () => T): T {
+  private withGuard<T>(guard: DocGuard | null, actor: WriteActor | null, docUrl: string | null, fn: () => T): T {
     const outer = this.guard;
     const outerActor = this.actor;
+    const outerUrl = this.docUrl;
     this.guard = guard;
     this.actor = actor;
+    this.docUrl = docUrl;
     try {
       return fn();
     } finally {
       this.guard = outer;
       this.actor = outerActor;
+      this.docUrl = outerUrl;
     }
   }
 
@@ -376,6 +384,7 @@ export class GristDoc {
       this.storage.guard = guard;
     }
     const restoreZone = useDocTimezone(this.storage.meta);
+    const restoreUrl = useDocUrl(this.docUrl);
     let afterCommit: Array<() => void> | null = null;
     let committed: T;
     try {
@@ -446,6 +455,7 @@ export class GristDoc {
       this.writer = 'owners';
       this.formulaStructureSeen = false;
       restoreZone();
+      restoreUrl();
     }
     // After the COMMIT and outside the write: a listener failing here cannot undo a write that is
     // already durable, and anything it reads sees the document as committed.
