@@ -20,7 +20,7 @@ import {join} from 'node:path';
 import {backupDoc} from './export/backup.js';
 import Database from 'better-sqlite3';
 import {createDocFile} from './doc/index.js';
-import {GristDoc} from './doc/gristdoc.js';
+import {type DocUrl, GristDoc} from './doc/gristdoc.js';
 import {removeSqliteFiles} from './doc/files.js';
 import {intFromEnv, intSetting} from './settings.js';
 import {descriptorLimit, maxOpenDocsFor} from './fdlimit.js';
@@ -508,7 +508,7 @@ export class Engine {
    * ones need its room. Inside `inScope` (every http request) it stays open until the scope ends;
    * outside, hold it with `withDoc` across any await.
    */
-  openDoc(docId: string, opts: {docUrl?: string | null} = {}): OpenDoc {
+  openDoc(docId: string, opts: {docUrl?: DocUrl} = {}): OpenDoc {
     this.assertOpen();
     let entry = this.openDocs.get(docId);
     if (entry) {
@@ -556,7 +556,7 @@ export class Engine {
     return closed;
   }
 
-  private openDocFresh(docId: string, path: string, docUrl: string | null): OpenDoc {
+  private openDocFresh(docId: string, path: string, docUrl: DocUrl): OpenDoc {
     const grist = openDocFile(path, () => GristDoc.open(path, {readCache: this.readCache}));
     grist.beforeCommit = (db) => this.idempotency.beforeCommit(db);
     try {
@@ -867,15 +867,13 @@ export class Engine {
   }
 
   /**
-   * The URL of a document's page, which SELF_HYPERLINK() returns for formulas computed by this
-   * request: on the public URL when one is set, else on `requestBase` (the scheme and host the
-   * request came with); null when neither is known (Grist's SELF_HYPERLINK then returns None).
-   * `org` is the document's, when the caller has it at hand.
+   * The URL of a document's page (in org `org`), which SELF_HYPERLINK() returns for formulas a
+   * request computes: on the public URL when one is set, else on `requestBase` (the scheme and
+   * host the request came with); null when neither is known (SELF_HYPERLINK then returns None).
    */
-  async docPageUrl(doc: Doc, requestBase: string | null, org?: Org): Promise<string | null> {
+  docPageUrl(doc: Doc, org: Org, requestBase: string | null): string | null {
     const base = this.publicUrl ?? requestBase;
-    if (!base) return null;
-    return docPageUrl(base, doc, org ?? (await this.home.access.orgOfDoc(doc)));
+    return base ? docPageUrl(base, doc, org) : null;
   }
 
   /**

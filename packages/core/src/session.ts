@@ -318,7 +318,7 @@ export class SessionDoc {
     return engine.inScope<T>(async () => {
       const {doc, role, org: docOrg} = await engine.docAccess(this.meta.id, principal, org, need);
       // No request, so no host: formulas see the document's URL only when a public URL is set.
-      const docUrl = await engine.docPageUrl(doc, null, docOrg);
+      const docUrl = () => engine.docPageUrl(doc, docOrg, null);
       if (await engine.claimDoc(doc.id)) {
         throw new ServiceUnavailable('Document is open in another process; use the HTTP API to reach it');
       }

@@ -225,7 +225,7 @@ export async function importGristDoc(
       // Every formula is recomputed (on the upgraded schema), as Grist does when it opens a
       // document; the file stays in rollback-journal mode until it is moved into place.
       opts.onProgress?.({rows: null, fraction: null, stage: 'formulas'});
-      const docUrl = await engine.docPageUrl(home, opts.requestBase ?? null);
+      const docUrl = engine.docPageUrl(home, await engine.home.access.orgOfDoc(home), opts.requestBase ?? null);
       const doc = GristDoc.open(tmp);
       let readOnly: string | null;
       try {

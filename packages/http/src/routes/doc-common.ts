@@ -68,10 +68,11 @@ export async function openDocFor(
 ): Promise<DocForRequest> {
   const {meta, role, org} = await docFor(ctx, need);
   // Formulas this request computes (its writes, and all of them when opening the document
-  // computes every formula) see the document's URL: SELF_HYPERLINK. A read another worker
-  // forwarded here computes none worth two more home lookups.
+  // computes every formula) see the document's URL (SELF_HYPERLINK), made only then. A read
+  // another worker forwarded here (no org at hand) is not worth two more home lookups.
   const writes = ctx.method !== 'GET' && ctx.method !== 'HEAD';
-  const docUrl = writes || org ? await ctx.engine.docPageUrl(meta, requestOrigin(ctx), org) : null;
+  const docOrg = org ?? (writes ? await ctx.engine.home.access.orgOfDoc(meta) : null);
+  const docUrl = docOrg ? () => ctx.engine.docPageUrl(meta, docOrg, requestOrigin(ctx)) : null;
   const holder = await ctx.engine.claimDoc(meta.id);
   if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
   const doc = ctx.engine.openDoc(meta.id, {docUrl});
