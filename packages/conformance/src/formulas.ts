@@ -734,5 +734,40 @@ export function formulasSuite(target: Target): void {
     assert.equal((await data('Customers')).Spent[0], 8);
   });
 
+  s("SELF_HYPERLINK(): the document's URL on the host the write came through, with page and link keys", async () => {
+    const {api, chimpy} = world();
+    const d = await newDoc('Link Book');
+    const meta = ok(await api.get(`/api/docs/${d}`, chimpy.as)).body;
+    // Behind a proxy: the scheme and host it forwarded (no GRISTLITE_PUBLIC_URL in this world).
+    const via = {...chimpy.as, headers: {'x-forwarded-proto': 'https', 'x-forwarded-host': 'grist.example.org'}};
+    const formula = 'SELF_HYPERLINK(label=$Code, page=2, LinkKey_Code=$Code)';
+    ok(
+      await api.post(
+        `/api/docs/${d}/apply`,
+        [
+          [
+            'AddTable',
+            'Links',
+            [
+              {id: 'Code', type: 'Text'},
+              {id: 'Link', type: 'Text', isFormula: true, formula},
+            ],
+          ],
+        ],
+        via,
+      ),
+    );
+    ok(await api.post(`${tablePath(d, 'Links')}/records`, {records: [{fields: {Code: 'Bi Ngo'}}]}, via));
+    const url = `https://grist.example.org/o/docs/${meta.urlId}/Link-Book`;
+    assert.equal((await data('Links', d)).Link, [`Bi Ngo ${url}/p/2?Code_=Bi+Ngo`]);
+    // A link key not of the form LinkKey_NAME is Grist's TypeError, in the cell.
+    await apply([['AddColumn', 'Links', 'Bad', {isFormula: true, formula: "SELF_HYPERLINK(Linky_Link='x')"}]], d);
+    const bad = (await data('Links', d)).Bad[0];
+    assert.equal(bad.slice(0, 2), ['E', 'TypeError']);
+    // Without proxy headers: the host the client reached.
+    await apply([['AddColumn', 'Links', 'Plain', {isFormula: true, formula: 'SELF_HYPERLINK()'}]], d);
+    assert.match((await data('Links', d)).Plain[0], new RegExp(`^https?://[^/]+/o/docs/${meta.urlId}/Link-Book$`));
+  });
+
   s.run();
 }

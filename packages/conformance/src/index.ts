@@ -32,6 +32,7 @@ import {sqlDownloadsSuite} from './sql-downloads.js';
 import {summariesSuite} from './summaries.js';
 import {usersSuite} from './users.js';
 import {webhooksSuite} from './webhooks.js';
+import {webhooksStatsSuite} from './webhooks-stats.js';
 import {checkSkipList, type Target} from './world.js';
 import {workspacesSuite} from './workspaces.js';
 
@@ -72,6 +73,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   idempotency: idempotencySuite,
   apikeys: apiKeysSuite,
   webhooks: webhooksSuite,
+  'webhooks-stats': webhooksStatsSuite,
   changes: changesSuite,
   forms: formsSuite,
   lifecycle: lifecycleSuite,

@@ -20,7 +20,7 @@ import {join} from 'node:path';
 import {backupDoc} from './export/backup.js';
 import Database from 'better-sqlite3';
 import {createDocFile} from './doc/index.js';
-import {GristDoc} from './doc/gristdoc.js';
+import {type DocUrl, GristDoc} from './doc/gristdoc.js';
 import {removeSqliteFiles} from './doc/files.js';
 import {intFromEnv, intSetting} from './settings.js';
 import {descriptorLimit, maxOpenDocsFor} from './fdlimit.js';
@@ -49,7 +49,8 @@ import {
 import type {OrgContext, Principal} from './home/principal.js';
 import {HomeService, hashApiKey} from './home/service.js';
 import {SqliteHomeStore} from './home/sqlite.js';
-import type {HomeStore, Role, User} from './home/types.js';
+import type {Doc, HomeStore, Org, Role, User} from './home/types.js';
+import {docPageUrl, publicUrlFromEnv} from './home/urls.js';
 import {ChangeFeeds, feedSettingsFromEnv, type SubscribeOptions, type Subscription} from './feed/index.js';
 import type {FeedSource} from './feed/docfeed.js';
 import {ReadCache} from './doc/readcache.js';
@@ -80,6 +81,11 @@ export interface EngineOptions {
   docIdleMs?: number;
   /** At start, resume webhook delivery of every document with events waiting (default true). */
   resumeWebhooks?: boolean;
+  /**
+   * The server's public URL, which document URLs (SELF_HYPERLINK) are built on (default
+   * GRISTLITE_PUBLIC_URL, else Grist's APP_HOME_URL; null: each request's own scheme and host).
+   */
+  publicUrl?: string | null;
   /** Settings read from the environment (webhook delivery, SQL timeout); core reads no process globals. */
   env?: Record<string, string | undefined>;
   /** Document leases, when several processes share the data directory (may resolve later). */
@@ -194,6 +200,8 @@ export class Engine {
   /** The descriptor limit `maxOpenDocs` was derived from (null: unknown). */
   readonly descriptorLimit: number | null;
   readonly docIdleMs: number;
+  /** The server's public URL (EngineOptions.publicUrl), without a trailing slash; null when unset. */
+  readonly publicUrl: string | null;
   /** Read (and checked) at start, so that a bad setting stops start-up, not the first SQL request. */
   private readonly sqlSettings: ConstructorParameters<typeof SqlPool>[0];
   /** Whether statements SQLite proves bounded skip the pool (GRISTLITE_SQL_INLINE, default on). */
@@ -218,6 +226,10 @@ export class Engine {
       this.descriptorLimit,
     );
     this.docIdleMs = opts.docIdleMs ?? intFromEnv(env, 'GRISTLITE_DOC_IDLE_MSEC', 5 * 60_000, 1);
+    this.publicUrl =
+      opts.publicUrl !== undefined
+        ? publicUrlFromEnv({GRISTLITE_PUBLIC_URL: opts.publicUrl ?? ''})
+        : publicUrlFromEnv(env);
     this.idempotency = new Idempotency({
       maxKeys: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_KEYS', 10_000, 1),
       maxAnswerBytes: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_ANSWER_BYTES', 1024 * 1024, 0),
@@ -510,14 +522,14 @@ export class Engine {
    * ones need its room. Inside `inScope` (every http request) it stays open until the scope ends;
    * outside, hold it with `withDoc` across any await.
    */
-  openDoc(docId: string): OpenDoc {
+  openDoc(docId: string, opts: {docUrl?: DocUrl} = {}): OpenDoc {
     this.assertOpen();
     let entry = this.openDocs.get(docId);
     if (entry) {
       this.openDocs.delete(docId); // re-inserted below as the most recently used
     } else {
       const path = this.docPath(docId);
-      const doc = this.retryOnShortage(() => this.openDocFresh(docId, path));
+      const doc = this.retryOnShortage(() => this.openDocFresh(docId, path, opts.docUrl ?? null));
       entry = {doc, holds: 0, lastUsed: Date.now()};
       this.claimed.delete(docId);
     }
@@ -558,15 +570,16 @@ export class Engine {
     return closed;
   }
 
-  private openDocFresh(docId: string, path: string): OpenDoc {
+  private openDocFresh(docId: string, path: string, docUrl: DocUrl): OpenDoc {
     const grist = openDocFile(path, () => GristDoc.open(path, {readCache: this.readCache}));
     grist.beforeCommit = (db) => this.idempotency.beforeCommit(db);
     try {
       // Formulas gristlite never computed (a document from before it computed them) are computed
-      // once, as Grist does on open, so that reads see current values (docs/decisions.md).
+      // once, as Grist does on open, so that reads see current values (docs/decisions.md); with
+      // the URL of the request that opens it (SELF_HYPERLINK), None when opened without one.
       if (grist.needsFormulaRecompute) {
         try {
-          grist.recomputeFormulas();
+          grist.as(null, null, {docUrl}).recomputeFormulas();
         } catch {
           // Rolled back: the document is served as stored; its next write computes again.
         }
@@ -876,6 +889,16 @@ export class Engine {
     }
     this.sqlPool ??= new SqlPool(this.sqlSettings);
     return this.sqlPool.run(this.docPath(docId), sql, args, timeoutMs, caller);
+  }
+
+  /**
+   * The URL of a document's page (in org `org`), which SELF_HYPERLINK() returns for formulas a
+   * request computes: on the public URL when one is set, else on `requestBase` (the scheme and
+   * host the request came with); null when neither is known (SELF_HYPERLINK then returns None).
+   */
+  docPageUrl(doc: Doc, org: Org, requestBase: string | null): string | null {
+    const base = this.publicUrl ?? requestBase;
+    return base ? docPageUrl(base, doc, org) : null;
   }
 
   /**

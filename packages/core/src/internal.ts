@@ -20,6 +20,7 @@ export * from './home/types.js';
 export * from './home/principal.js';
 export {HomeService, hashApiKey, isValidEmail, checkDomain, type AccessDelta} from './home/service.js';
 export {SqliteHomeStore} from './home/sqlite.js';
+export {docPageUrl, docSlug, orgUrlName, publicUrlFromEnv} from './home/urls.js';
 export {rowCodec, type HomeRow, type RowCodec, type RowDialect} from './home/rows.js';
 export {Engine, type EngineOptions, type Closeable, type OpenDoc} from './engine.js';
 export {CursorCodec, cursorBinding, MAX_CURSOR_CHARS} from './cursor.js';

@@ -316,14 +316,17 @@ export class SessionDoc {
   ): Promise<T> {
     const {engine, principal, org} = this.session;
     return engine.inScope<T>(async () => {
-      const {doc, role} = await engine.docAccess(this.meta.id, principal, org, need);
+      const {doc, role, org: docOrg} = await engine.docAccess(this.meta.id, principal, org, need);
+      // No request, so no host: formulas see the document's URL only when a public URL is set.
+      const docUrl = () => engine.docPageUrl(doc, docOrg, null);
       if (await engine.claimDoc(doc.id)) {
         throw new ServiceUnavailable('Document is open in another process; use the HTTP API to reach it');
       }
-      const open = engine.openDoc(doc.id);
+      const open = engine.openDoc(doc.id, {docUrl});
       const access = open.accessFor(principal, role, {ownersDespiteBrokenRules: opts.ownersDespiteBrokenRules});
       if (need !== 'viewers') open.replica?.checkWritable();
-      return fn({open, grist: open.grist.as(access, actorOf(principal)), access, role: role as Role, meta: doc});
+      const grist = open.grist.as(access, actorOf(principal), {docUrl});
+      return fn({open, grist, access, role: role as Role, meta: doc});
     });
   }
 

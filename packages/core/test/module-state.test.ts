@@ -32,6 +32,7 @@ const ALLOWED: Record<string, string> = {
   'formula/budget.ts currentBudget': 'evaluation context, set and restored around each recalc',
   'formula/datetime.ts clock': 'evaluation context (the clock NOW() reads), set per write',
   'formula/functions/date.ts docZone': "evaluation context (the document's zone), set per write",
+  'formula/functions/lookup.ts docUrl': "evaluation context (the document's URL), set per write",
   'webhooks/events.ts statements': 'prepared statements per connection (WeakMap: freed with it)',
   'webhooks/schema.ts ensured': 'connections whose webhook tables exist (WeakSet: freed with them)',
   'webhooks/schema.ts upgraded': 'connections whose outbox has its apiKeyId column (WeakSet: freed with them)',

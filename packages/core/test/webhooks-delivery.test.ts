@@ -319,17 +319,108 @@ test('bounded queue: while draining, a failing batch gets 5 attempts and is drop
     };
     id = await hook(ctx);
     const delivery = start(ctx, {maxQueueSize: 3, batchSize: 1});
-    addRows(ctx.db, [{A: 1}]);
-    addRows(ctx.db, [{A: 2}]);
-    addRows(ctx.db, [{A: 3}]);
+    for (const A of [1, 2, 3, 4]) addRows(ctx.db, [{A}]);
     assert.ok(delivery.draining);
     await waitFor(() => queueSize(ctx.db) === 0, 5000);
     const A = ctx.receiver.requests.map((r) => (JSON.parse(r.body) as {A: number}[])[0].A);
-    assert.equal(A, [1, 1, 1, 1, 1, 2, 3]);
-    const usage = seenAtSixth as {lastEventBatch: {status: string; attempts: number; errorMessage: string}};
+    assert.equal(A, [1, 1, 1, 1, 1, 2, 3, 4]);
+    const usage = seenAtSixth as {status: string; numWaiting: number; lastEventBatch: unknown};
+    // The next batch is being sent; the dropped one shows as the last batch, rejected.
+    assert.is(usage.status, 'sending');
+    assert.is(usage.numWaiting, 3);
     assert.equal(usage.lastEventBatch, {status: 'rejected', httpStatus: 500, errorMessage: null, size: 1, attempts: 5});
     assert.not.ok(delivery.draining);
     await delivery.waitForCapacity();
+  } finally {
+    await teardown(ctx);
+  }
+});
+
+test('a failing batch that brings the outbox to exactly its limit is postponed, not dropped', async () => {
+  const ctx = await setup();
+  try {
+    let seenAtSixth: {status: string; lastEventBatch: unknown} | null = null;
+    let id = '';
+    ctx.receiver.respond = (_r, n) => {
+      if (n === 5) seenAtSixth = webhookUsage(ctx.db, id);
+      return n < 5 ? {status: 500, body: 'nope'} : {status: 200};
+    };
+    id = await hook(ctx);
+    start(ctx, {maxQueueSize: 3, batchSize: 1});
+    for (const A of [1, 2, 3]) addRows(ctx.db, [{A}]);
+    await waitFor(() => queueSize(ctx.db) === 0, 5000);
+    // Grist counts the queue without the failed batch (2 < 3): the batch is kept and sent again.
+    const A = ctx.receiver.requests.map((r) => (JSON.parse(r.body) as {A: number}[])[0].A);
+    assert.equal(A, [1, 1, 1, 1, 1, 1, 2, 3]);
+    assert.is(seenAtSixth!.status, 'sending');
+    assert.equal(seenAtSixth!.lastEventBatch, {
+      status: 'failure',
+      httpStatus: 500,
+      errorMessage: null,
+      size: 1,
+      attempts: 5,
+    });
+  } finally {
+    await teardown(ctx);
+  }
+});
+
+test('after its last attempt a batch is postponed: usage says so and its events keep waiting', async () => {
+  const ctx = await setup();
+  try {
+    ctx.receiver.respond = () => ({status: 502, body: 'bad gateway'});
+    const id = await hook(ctx);
+    // One attempt, then a long pause before the batch starts over.
+    start(ctx, {maxAttempts: 1, waitDelayMs: 600_000});
+    addRows(ctx.db, [{A: 1}]);
+    addRows(ctx.db, [{A: 2}]);
+    await waitFor(() => webhookUsage(ctx.db, id).status === 'postponed', 5000);
+    const usage = webhookUsage(ctx.db, id);
+    assert.is(usage.numWaiting, 2);
+    assert.is(usage.lastHttpStatus, 502);
+    assert.is(usage.lastErrorMessage, 'bad gateway');
+    assert.equal(usage.lastEventBatch, {
+      status: 'failure',
+      httpStatus: 502,
+      errorMessage: 'bad gateway',
+      size: 2,
+      attempts: 1,
+    });
+    assert.is(ctx.receiver.requests.length, 1);
+  } finally {
+    await teardown(ctx);
+  }
+});
+
+test('a request aborted by clearing the queue leaves no usage behind', async () => {
+  const ctx = await setup();
+  try {
+    // The answer's headers come at once, its body never: the abort falls while the body is read.
+    ctx.receiver.respond = () => ({status: 500, body: 'never read', bodyDelayMs: 600_000});
+    const id = await hook(ctx);
+    start(ctx);
+    addRows(ctx.db, [{A: 1}]);
+    await waitFor(() => ctx.receiver.headersSent === 1);
+    clearWebhookQueue(ctx.db, undefined, ctx.delivery);
+    await waitFor(() => ctx.receiver.aborted === 1, undefined, 'the request in flight to be aborted');
+    // Delivery goes on: the next event's first attempt shows no failure from before the clear.
+    let seen: unknown = null;
+    ctx.receiver.respond = () => {
+      seen = webhookUsage(ctx.db, id);
+      return {status: 200};
+    };
+    addRows(ctx.db, [{A: 2}]);
+    await waitFor(() => queueSize(ctx.db) === 0 && seen !== null);
+    assert.equal(seen, {
+      status: 'sending',
+      numWaiting: 1,
+      updatedTime: (seen as {updatedTime: number}).updatedTime,
+      lastEventBatch: null,
+      lastSuccessTime: null,
+      lastFailureTime: null,
+      lastErrorMessage: null,
+      lastHttpStatus: null,
+    });
   } finally {
     await teardown(ctx);
   }

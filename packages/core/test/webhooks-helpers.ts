@@ -114,8 +114,11 @@ export class Receiver {
   readonly requests: Received[] = [];
   /** Requests the client closed before their answer was sent. */
   aborted = 0;
+  /** Answers whose status and headers went out ahead of a delayed body (`bodyDelayMs`). */
+  headersSent = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
-  respond: (req: Received, n: number) => {status: number; body?: string; delayMs?: number} = () => ({status: 200});
+  respond: (req: Received, n: number) => {status: number; body?: string; delayMs?: number; bodyDelayMs?: number} =
+    () => ({status: 200});
   private server!: Server;
   port = 0;
 
@@ -143,7 +146,12 @@ export class Receiver {
         });
         // Unref'd and cleared on close: a delayed answer nobody waits for must not keep the process.
         if (answer.delayMs) this.timers.add(setTimeout(send, answer.delayMs).unref());
-        else send();
+        else if (answer.bodyDelayMs) {
+          res.writeHead(answer.status, {'Content-Length': String(Buffer.byteLength(answer.body ?? ''))});
+          res.flushHeaders();
+          this.headersSent++;
+          this.timers.add(setTimeout(() => res.destroyed || res.end(answer.body ?? ''), answer.bodyDelayMs).unref());
+        } else send();
       });
     });
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));

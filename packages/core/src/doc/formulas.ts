@@ -12,7 +12,7 @@ import {
   type RecalcResult,
   type TableSpec,
 } from '../formula/engine.js';
-import {setDocTimezone} from '../formula/functions/index.js';
+import {setDocTimezone, setDocUrl} from '../formula/functions/index.js';
 import type {SchemaTable} from '../formula/rename.js';
 import {StoredValues} from './colstats.js';
 import type {ChangeSet, DocStorage} from './storage.js';
@@ -44,6 +44,17 @@ export function useDocTimezone(meta: DocMeta): () => void {
   const previous = setDocTimezone(meta.timezone);
   return () => {
     setDocTimezone(previous);
+  };
+}
+
+/**
+ * Formulas see the document's URL as the request that makes the write reached it (SELF_HYPERLINK;
+ * Grist's `DOC_URL`), set like the zone around each write. Returns what restores the previous one.
+ */
+export function useDocUrl(url: string | null): () => void {
+  const previous = setDocUrl(url);
+  return () => {
+    setDocUrl(previous);
   };
 }
 

@@ -17,6 +17,7 @@ import {
   markFormulasComputed,
   registerCellFunction,
   useDocTimezone,
+  useDocUrl,
   writeRecalc,
 } from './formulas.js';
 import type {FormulaEngine} from '../formula/engine.js';
@@ -66,6 +67,12 @@ import type {
 
 /** The read cache of a document opened without one (the engine passes its own, of 64 MB). */
 const OWN_READ_CACHE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The document's URL that formulas see (SELF_HYPERLINK): the URL, a function that makes it (called
+ * only when a write computes formulas), or null when unknown.
+ */
+export type DocUrl = string | null | (() => string | null);
 
 /** One `.grist` document, opened on one better-sqlite3 connection: tables, columns, records, user actions and formulas, each write one SQLite transaction. Synchronous. */
 export class GristDoc {
@@ -148,6 +155,8 @@ export class GristDoc {
   private guard: DocGuard | null = null;
   /** Who the current call acts for (`as`): what change listeners are told made a write. */
   private actor: WriteActor | null = null;
+  /** The document's URL for formulas the current call computes (`as`): SELF_HYPERLINK's value. */
+  private docUrl: DocUrl = null;
   /** Runs a function in one SQLite transaction (made once: better-sqlite3 builds it per call). */
   private readonly inTransaction: (fn: () => unknown) => unknown;
   private readonly dataStamp: DataStamp;
@@ -287,16 +296,19 @@ export class GristDoc {
   /**
    * This document as one user sees it under access rules: every call runs with `guard`, so reads
    * are filtered (tables, columns, rows, cells) and writes are checked inside their transaction.
-   * `actor` names who acts, for change listeners (`onChange`, `onWrite`). Without either, the
+   * `actor` names who acts, for change listeners (`onChange`, `onWrite`); `context.docUrl` is
+   * the document's URL as the caller reached it (or what makes it, called only by a write), which
+   * formulas computed by its writes see (SELF_HYPERLINK; without it, None). Without any, the
    * document itself.
    */
-  as(guard: DocGuard | null, actor: WriteActor | null = null): GristDoc {
-    if (!guard && !actor) return this;
+  as(guard: DocGuard | null, actor: WriteActor | null = null, context: {docUrl?: DocUrl} = {}): GristDoc {
+    const docUrl = context.docUrl ?? null;
+    if (!guard && !actor && !docUrl) return this;
     return new Proxy(this, {
       get: (target, key) => {
         const v = Reflect.get(target, key, target);
         if (typeof v !== 'function') return v;
-        return (...args: unknown[]) => target.withGuard(guard, actor, () => v.apply(target, args));
+        return (...args: unknown[]) => target.withGuard(guard, actor, docUrl, () => v.apply(target, args));
       },
     });
   }
@@ -319,16 +331,19 @@ export class GristDoc {
     }
   }
 
-  private withGuard<T>(guard: DocGuard | null, actor: WriteActor | null, fn: () => T): T {
+  private withGuard<T>(guard: DocGuard | null, actor: WriteActor | null, docUrl: DocUrl, fn: () => T): T {
     const outer = this.guard;
     const outerActor = this.actor;
+    const outerUrl = this.docUrl;
     this.guard = guard;
     this.actor = actor;
+    this.docUrl = docUrl;
     try {
       return fn();
     } finally {
       this.guard = outer;
       this.actor = outerActor;
+      this.docUrl = outerUrl;
     }
   }
 
@@ -377,6 +392,7 @@ export class GristDoc {
       this.storage.guard = guard;
     }
     const restoreZone = useDocTimezone(this.storage.meta);
+    const restoreUrl = useDocUrl(typeof this.docUrl === 'function' ? this.docUrl() : this.docUrl);
     let afterCommit: Array<() => void> | null = null;
     let committed: T;
     try {
@@ -453,6 +469,7 @@ export class GristDoc {
       this.writer = 'owners';
       this.formulaStructureSeen = false;
       restoreZone();
+      restoreUrl();
     }
     // After the COMMIT and outside the write: a listener failing here cannot undo a write that is
     // already durable, and anything it reads sees the document as committed.

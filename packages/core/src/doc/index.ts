@@ -1,6 +1,6 @@
 export {createDocFile} from './create.js';
 export type {CreateDocOptions} from './create.js';
-export {GristDoc} from './gristdoc.js';
+export {GristDoc, type DocUrl} from './gristdoc.js';
 export {STREAM_DEFAULTS, type StreamOptions} from './stream.js';
 export type {
   ApiRecord,

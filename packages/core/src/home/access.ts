@@ -202,15 +202,16 @@ export class HomeAccess {
     opts: {allowRemoved?: boolean} = {},
   ) {
     const doc = await this.findDoc(key, p, ctx);
-    const role = await this.docRole(doc, p);
-    const removed = doc.removedAt || (await this.store.getWorkspace(doc.workspaceId))?.removedAt;
+    const {org, ws, chain} = await this.docChain(doc, p);
+    const role = asViewer(this.rawDocRole(chain, p));
+    const removed = doc.removedAt || ws.removedAt;
     if (removed && !opts.allowRemoved) throw new NotFound('Document is deleted');
     if (!role) throw new Forbidden('No view access');
     // Grist's assertAccess: the editor check only where editors are needed, so a viewer on an
     // owners' endpoint hears "No owner access".
     if (need === 'editors' && role === 'viewers') throw new Forbidden('No write access');
     if (need === 'owners' && role !== 'owners') throw new Forbidden('No owner access');
-    return {doc, role};
+    return {doc, role, org};
   }
 
   /** A doc whose raw role allows every one of `actions`, with home-API wording (`access denied`). */

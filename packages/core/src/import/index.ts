@@ -25,6 +25,7 @@ import Database from 'better-sqlite3';
 import type {Engine} from '../engine.js';
 import {BadRequest, Forbidden, HeldElsewhere} from '../errors.js';
 import type {OrgContext, Principal} from '../home/principal.js';
+import type {Doc} from '../home/types.js';
 import {makeId} from '../ids.js';
 import {createDocFile} from '../doc/create.js';
 import {removeSqliteFiles} from '../doc/files.js';
@@ -80,6 +81,11 @@ export interface ImportOptions {
   timezone?: string | null;
   /** Called after each batch of rows (CSV) or step of the copy (`.grist`). */
   onProgress?: (progress: ImportProgress) => void;
+  /**
+   * The scheme and host of the request that imports (`https://host`): formulas computed by the
+   * import see the new document's URL on it (SELF_HYPERLINK) unless the engine has a public URL.
+   */
+  requestBase?: string | null;
 }
 
 /** The new document of an import. */
@@ -126,13 +132,13 @@ async function createDocWith(
   p: Principal,
   name: string,
   // biome-ignore lint/suspicious/noConfusingVoidType: a builder returns nothing, or the new document's read-only reason
-  build: (tmpPath: string) => void | Promise<void | {readOnly?: string}>,
+  build: (tmpPath: string, doc: Doc) => void | Promise<void | {readOnly?: string}>,
 ): Promise<ImportResult> {
   const doc = await engine.home.createDoc(wid, p, {name});
   const tmp = join(tmpDir(engine), `${makeId()}.grist`);
   let readOnly: string | undefined;
   try {
-    readOnly = (await build(tmp))?.readOnly;
+    readOnly = (await build(tmp, doc))?.readOnly;
     const dest = engine.docPath(doc.id);
     if (existsSync(dest)) throw new Error(`document file ${dest} already exists`);
     renameSync(tmp, dest);
@@ -172,7 +178,7 @@ export async function importGristDoc(
   opts: ImportOptions = {},
 ): Promise<ImportResult> {
   const name = opts.documentName || titleFromFileName(file.fileName);
-  return createDocWith(engine, wid, p, name, async (tmp) => {
+  return createDocWith(engine, wid, p, name, async (tmp, home) => {
     // A copy of our own: opening the caller's file could leave -wal/-shm files beside it.
     const upload = `${tmp}.upload`;
     try {
@@ -219,11 +225,12 @@ export async function importGristDoc(
       // Every formula is recomputed (on the upgraded schema), as Grist does when it opens a
       // document; the file stays in rollback-journal mode until it is moved into place.
       opts.onProgress?.({rows: null, fraction: null, stage: 'formulas'});
+      const docUrl = engine.docPageUrl(home, await engine.home.access.orgOfDoc(home), opts.requestBase ?? null);
       const doc = GristDoc.open(tmp);
       let readOnly: string | null;
       try {
         readOnly = doc.readOnlyReason;
-        if (readOnly === null) doc.recomputeFormulas();
+        if (readOnly === null) doc.as(null, null, {docUrl}).recomputeFormulas();
         doc.db.pragma('journal_mode = DELETE');
       } finally {
         doc.close();

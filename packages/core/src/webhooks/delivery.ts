@@ -374,10 +374,17 @@ export class WebhookDelivery {
     return end < 0 ? rows : rows.slice(0, end);
   }
 
-  private deleteRows(rows: OutboxRow[]): void {
-    this.db
-      .prepare(`DELETE FROM ${OUTBOX_TABLE} WHERE id IN (SELECT value FROM json_each(?))`)
-      .run(JSON.stringify(rows.map((r) => r.id)));
+  /**
+   * Takes a batch off the outbox and records the usage that says so, in one transaction: a crash
+   * between the two would leave a usage (`sending`) that no lane will ever correct.
+   */
+  private settle(rows: OutboxRow[], logUsage: () => void): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(`DELETE FROM ${OUTBOX_TABLE} WHERE id IN (SELECT value FROM json_each(?))`)
+        .run(JSON.stringify(rows.map((r) => r.id)));
+      logUsage();
+    })();
   }
 
   private async runLane(webhookId: string, lane: Lane): Promise<void> {
@@ -393,8 +400,7 @@ export class WebhookDelivery {
         const secret = getSecret(this.db, webhookId);
         if (!secret?.url || classifyUrl(secret.url, this.opts.policy) === 'forbidden') {
           // Grist discards events whose webhook is gone or whose URL is no longer allowed.
-          this.deleteRows(batch);
-          logStatus(this.db, webhookId, 'idle');
+          this.settle(batch, () => logStatus(this.db, webhookId, 'idle'));
           continue;
         }
         const ok = await this.sendWithRetries(webhookId, batch, secret, lane.controller.signal);
@@ -402,15 +408,17 @@ export class WebhookDelivery {
           // Synchronously with the answer's bookkeeping: nothing can close the document in between.
           this.inFlight--;
           if (!this.db.open || this.stopped) return;
-          this.deleteRows(batch);
-          logStatus(this.db, webhookId, 'idle');
+          this.settle(batch, () => logStatus(this.db, webhookId, 'idle'));
           continue;
         }
         if (!(await this.dbReady(lane.controller.signal))) return;
-        if (this.draining) {
-          this.deleteRows(batch);
-          logStatus(this.db, webhookId, 'error');
-          logBatch(this.db, webhookId, 'rejected');
+        // Grist takes the failed batch off its queue before it looks at the queue's size: a batch
+        // that brought the queue to exactly the limit is postponed, not dropped.
+        if (queueSize(this.db) - batch.length >= this.maxQueueSize) {
+          this.settle(batch, () => {
+            logStatus(this.db, webhookId, 'error');
+            logBatch(this.db, webhookId, 'rejected');
+          });
         } else {
           logStatus(this.db, webhookId, 'postponed');
           await sleep(this.waitDelayMs, lane.controller.signal);
@@ -475,6 +483,12 @@ export class WebhookDelivery {
         }
         const err = e as Error & {cause?: Error};
         error = err.cause?.message || err.message || 'Unrecognized error during fetch';
+      }
+      if (signal.aborted) {
+        // The queue was cleared (or the webhook disabled or deleted) while the answer came: its
+        // usage was reset and stays so (Grist would log the aborted call as a failure after it).
+        letGo();
+        throw signal.reason;
       }
       if (error !== null) letGo();
       try {

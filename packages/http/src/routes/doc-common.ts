@@ -4,6 +4,7 @@ import {
   actorOf,
   type Doc,
   type GristDoc,
+  type Org,
   type OpenDocument,
   type Role,
   requestFingerprint,
@@ -17,15 +18,25 @@ import {revalidate} from './revalidate.js';
 
 export type Need = 'viewers' | 'editors' | 'owners';
 
-/** Checks the caller's access to the document (SPEC §1.5 wording) and returns its home record. */
-export async function docFor(ctx: RequestContext, need: Need): Promise<{meta: Doc; role: Role}> {
+/**
+ * Checks the caller's access to the document (SPEC §1.5 wording) and returns its home record (and
+ * its org, unless another worker checked the access).
+ */
+export async function docFor(ctx: RequestContext, need: Need): Promise<{meta: Doc; role: Role; org?: Org}> {
   // Checked already by the worker that forwarded the request here (same route, same need).
   const v = ctx.vouched;
   if (v?.meta && v.role && (v.meta.id === ctx.params.docId || v.meta.urlId === ctx.params.docId)) {
     return {meta: v.meta, role: v.role};
   }
-  const {doc, role} = await ctx.engine.docAccess(ctx.params.docId, ctx.principal, ctx.org, need);
-  return {meta: doc, role: role!};
+  const {doc, role, org} = await ctx.engine.docAccess(ctx.params.docId, ctx.principal, ctx.org, need);
+  return {meta: doc, role: role!, org};
+}
+
+/** The scheme and host a request came with (behind a proxy, the ones it forwarded), as `https://host:port`. */
+export function requestOrigin(ctx: RequestContext): string {
+  const proto = (ctx.headers['x-forwarded-proto'] ?? '').split(',')[0].trim() || 'http';
+  const host = (ctx.headers['x-forwarded-host'] ?? '').split(',')[0].trim() || ctx.headers.host || 'localhost';
+  return `${proto}://${host}`;
 }
 
 /** A document a request may use: the open document, its home record, and the caller's role. */
@@ -55,10 +66,16 @@ export async function openDocFor(
   need: Need,
   opts: {ownersDespiteBrokenRules?: boolean} = {},
 ): Promise<DocForRequest> {
-  const {meta, role} = await docFor(ctx, need);
+  const {meta, role, org} = await docFor(ctx, need);
+  // Formulas this request computes (its writes, and all of them when opening the document
+  // computes every formula) see the document's URL (SELF_HYPERLINK), made only then. A read
+  // another worker forwarded here (no org at hand) is not worth two more home lookups.
+  const writes = ctx.method !== 'GET' && ctx.method !== 'HEAD';
+  const docOrg = org ?? (writes ? await ctx.engine.home.access.orgOfDoc(meta) : null);
+  const docUrl = docOrg ? () => ctx.engine.docPageUrl(meta, docOrg, requestOrigin(ctx)) : null;
   const holder = await ctx.engine.claimDoc(meta.id);
   if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
-  const doc = ctx.engine.openDoc(meta.id);
+  const doc = ctx.engine.openDoc(meta.id, {docUrl});
   const access = doc.accessFor(ctx.principal, role, {
     linkKey: linkKeys(ctx),
     ownersDespiteBrokenRules: opts.ownersDespiteBrokenRules,
@@ -77,7 +94,7 @@ export async function openDocFor(
     const body = await ctx.json();
     ctx.engine.claimIdempotent(doc, requestFingerprint(who, ctx.method, `${ctx.path}?${ctx.query}`, body));
   }
-  return {doc, grist: doc.grist.as(access, actorOf(ctx.principal)), access, meta, role};
+  return {doc, grist: doc.grist.as(access, actorOf(ctx.principal), {docUrl}), access, meta, role};
 }
 
 /** A body schema with how Grist names its failures (see validate.ts). */

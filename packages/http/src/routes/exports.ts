@@ -9,7 +9,7 @@ import {
 } from '@gristlite/core/internal';
 import {oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
-import {docRoute} from './doc-common.js';
+import {docRoute, requestOrigin} from './doc-common.js';
 import {contentDisposition} from './download.js';
 
 const EXPORT_QUERY = ['tableId', 'header', 'title', 'viewSection'];
@@ -71,12 +71,13 @@ function dsvRoute(format: DsvFormat, what: string): Route {
   });
 }
 
-/** The API URL of the document as this request reached it (Grist's `getResourceUrl(doc, 'api')`). */
+/**
+ * The API URL of the document (Grist's `getResourceUrl(doc, 'api')`): on the public URL when one
+ * is set, else as this request reached it.
+ */
 function docApiUrl(ctx: RequestContext, docKey: string): string {
-  const proto = (ctx.headers['x-forwarded-proto'] ?? '').split(',')[0].trim() || 'http';
-  const host = ctx.headers['x-forwarded-host'] ?? ctx.headers.host ?? 'localhost';
   const org = /^\/o\/[^/]+/.exec(ctx.originalUrl)?.[0] ?? '';
-  return `${proto}://${host}${org}/api/docs/${encodeURIComponent(docKey)}`;
+  return `${ctx.engine.publicUrl ?? requestOrigin(ctx)}${org}/api/docs/${encodeURIComponent(docKey)}`;
 }
 
 export const exportRoutes: Route[] = [

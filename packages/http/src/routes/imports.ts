@@ -17,6 +17,7 @@ import {isMultipart, type FormFile} from '../multipart.js';
 import {intParam, type Route} from '../route.js';
 import type {RequestContext} from '../types.js';
 import {validate} from '../validate.js';
+import {requestOrigin} from './doc-common.js';
 
 const DocsPost = v.looseObject({
   workspaceId: v.optional(v.unknown()),
@@ -96,6 +97,7 @@ async function importFile(
     {
       documentName: optString(fields, 'documentName'),
       timezone: optString(fields, 'timezone'),
+      requestBase: requestOrigin(ctx),
     },
   );
 }

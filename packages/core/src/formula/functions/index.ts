@@ -1,7 +1,7 @@
 /**
  * Grist's function library: every function Grist implements that needs no access to records or
- * tables (those, such as PREVIOUS, NEXT, RANK, VLOOKUP, PEEK, RECORD, SELF_HYPERLINK, CONTAINS and
- * REQUEST, belong to the interpreter). See docs/formulas.md, "Functions".
+ * tables (those, such as PREVIOUS, NEXT, RANK, VLOOKUP, PEEK, RECORD, CONTAINS and REQUEST, belong
+ * to the interpreter). See docs/formulas.md, "Functions".
  */
 import type {PyCallable} from '../values.js';
 import {mathFunctions} from './math.js';
@@ -11,6 +11,7 @@ import {infoFunctions} from './info.js';
 import {statsFunctions} from './stats.js';
 import {logicalFunctions} from './logical.js';
 import {scheduleFunctions} from './schedule.js';
+import {lookupFunctions} from './lookup.js';
 
 export const gristFunctions: Record<string, PyCallable> = {
   ...mathFunctions,
@@ -20,6 +21,8 @@ export const gristFunctions: Record<string, PyCallable> = {
   ...statsFunctions,
   ...logicalFunctions,
   ...scheduleFunctions,
+  ...lookupFunctions,
 };
 
 export {setDocTimezone, docTimezone} from './date.js';
+export {setDocUrl} from './lookup.js';
