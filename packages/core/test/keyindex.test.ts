@@ -44,11 +44,21 @@ function upserted(doc: GristDoc, tableId: string, colId: string, probes: CellVal
   );
 }
 
+/** A new document for `fn`, removed afterwards. */
+function withDoc(fn: (doc: GristDoc) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-keyindex-'));
+  const doc = GristDoc.create(join(dir, 'k.grist'));
+  try {
+    fn(doc);
+  } finally {
+    doc.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+}
+
 for (const type of ['Any', 'Text']) {
   test(`${type} key: a kept index matches what a scan finds after 300 random writes`, () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gl-keyindex-'));
-    const doc = GristDoc.create(join(dir, 'k.grist'));
-    try {
+    withDoc((doc) => {
       doc.addTables([
         {
           id: 'T',
@@ -115,17 +125,12 @@ for (const type of ['Any', 'Text']) {
         }
         assert.equal(upserted(doc, 'T', 'K', probes), scanned(doc, 'T', 'K', probes), `step ${step} (op ${op})`);
       }
-    } finally {
-      doc.close();
-      rmSync(dir, {recursive: true, force: true});
-    }
+    });
   });
 }
 
 test('the kept index is what answers: the table is not read again for a second upsert', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gl-keyindex-'));
-  const doc = GristDoc.create(join(dir, 'k.grist'));
-  try {
+  withDoc((doc) => {
     doc.addTables([
       {
         id: 'T',
@@ -154,16 +159,11 @@ test('the kept index is what answers: the table is not read again for a second u
     assert.equal(r.updateRecordIds, [[8]]);
     assert.equal(r.addRecordIds, [1001]);
     assert.equal(scans, []);
-  } finally {
-    doc.close();
-    rmSync(dir, {recursive: true, force: true});
-  }
+  });
 });
 
 test('a write that fails after the index followed it (at its commit) leaves no trace in the index', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gl-keyindex-'));
-  const doc = GristDoc.create(join(dir, 'k.grist'));
-  try {
+  withDoc((doc) => {
     doc.addTables([{id: 'T', columns: [{id: 'K', fields: {type: 'Text'}}]}]);
     doc.addRecords('T', [{K: 'a'}]);
     assert.equal(upserted(doc, 'T', 'K', ['a', 'b']), [[1], []]);
@@ -175,10 +175,7 @@ test('a write that fails after the index followed it (at its commit) leaves no t
     doc.beforeCommit = null;
     assert.equal(upserted(doc, 'T', 'K', ['a', 'b']), [[1], []]);
     assert.equal(scanned(doc, 'T', 'K', ['a', 'b']), [[1], []]);
-  } finally {
-    doc.close();
-    rmSync(dir, {recursive: true, force: true});
-  }
+  });
 });
 
 test.run();
