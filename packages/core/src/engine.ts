@@ -49,6 +49,8 @@ import {Session} from './session.js';
 import {Cluster, type ClusterOptions} from './cluster/index.js';
 import {CursorCodec} from './cursor.js';
 import {Idempotency} from './idempotency.js';
+import {AttachmentStores, DirectoryAttachmentStore, type AttachmentStore} from './attachments/external.js';
+import {carryAttachmentFiles} from './attachments/copy.js';
 
 /** Options of `Engine.open`; defaults come from `env` (GRISTLITE_* settings, see docs/operations.md). */
 export interface EngineOptions {
@@ -85,6 +87,16 @@ export interface EngineOptions {
    * from the deployment's shared secret; else `cursor.key` in the data directory, made on first use.
    */
   cursorKey?: Buffer;
+  /**
+   * External attachment stores documents may choose (`POST /attachments/store`), besides the
+   * directory of GRISTLITE_ATTACHMENT_STORE_DIR (label `filesystem`). The CLI adds S3 ones.
+   */
+  attachmentStores?: AttachmentStore[];
+  /**
+   * The label of the store `{type: "external"}` picks (default GRISTLITE_ATTACHMENT_STORE; may be
+   * left out when there is one store, or one besides `snapshots`).
+   */
+  attachmentStore?: string;
   /**
    * Where unexpected errors of background work go (closing a document, resuming or running webhook
    * delivery), with what was being done. Default: `console.error`. The CLI passes its pino logger.
@@ -189,6 +201,8 @@ export class Engine {
   private readonly sqlSettings: ConstructorParameters<typeof SqlPool>[0];
   /** Set in a several-machine deployment (EngineOptions.cluster). */
   readonly cluster: Cluster | null;
+  /** The external attachment stores documents may use (none unless configured). */
+  readonly attachmentStores: AttachmentStores;
 
   private constructor(
     readonly dataDir: string,
@@ -205,6 +219,7 @@ export class Engine {
       this.descriptorLimit,
     );
     this.docIdleMs = opts.docIdleMs ?? intFromEnv(env, 'GRISTLITE_DOC_IDLE_MSEC', 5 * 60_000, 1);
+    this.attachmentStores = attachmentStoresFrom(opts, env);
     this.idempotency = new Idempotency({
       maxKeys: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_KEYS', 10_000, 1),
       maxAnswerBytes: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_ANSWER_BYTES', 1024 * 1024, 0),
@@ -466,6 +481,7 @@ export class Engine {
       } finally {
         src.close();
       }
+      await carryAttachmentFiles(tmp, this.attachmentStores, target.id, sourceId);
       target.replaceContent(tmp);
       this.feeds.reset(target.id, "The document's content was replaced");
     } finally {
@@ -577,7 +593,12 @@ export class Engine {
           onError: (e) => this.reportError(e, `webhook delivery of ${docId}`),
         });
         const replica = this.cluster?.replica(docId, grist.db);
-        const open = new OpenDocument(docId, path, grist, webhooks, policy, replica);
+        const open = new OpenDocument(docId, path, grist, webhooks, policy, replica, {
+          stores: this.attachmentStores,
+          // A transfer keeps the document open (and here) until it ends, as a request does.
+          keepOpen: (fn) => this.withDoc(docId, fn),
+          onError: (e, what) => this.reportError(e, what),
+        });
         this.feeds.opened(docId, feedSource(open));
         return open;
       });
@@ -703,6 +724,7 @@ export class Engine {
     if (entry) {
       // What is committed is captured now (synchronously), before closing checkpoints the file.
       shipped = entry.doc.replica?.close();
+      entry.doc.files.close();
       // The connection closes now, so its descriptors are free at once (closeIdle relies on it);
       // the delivery's lanes see it closed and end, leaving their events in the outbox.
       const pending = entry.doc.webhooks.delivery?.pending ?? false;
@@ -928,12 +950,20 @@ export class Engine {
     await this.cluster?.created(docId);
   }
 
-  /** Closes and removes the files of documents already deleted from the home store. */
+  /**
+   * Closes and removes the files of documents already deleted from the home store, and their
+   * attachment files in every external store (Grist removes the document's pool from each).
+   */
   async removeDocFiles(docIds: string[]): Promise<void> {
     for (const id of docIds) {
       for (const close of this.closers) await close(id);
       removeSqliteFiles(this.docPath(id));
       await this.cluster?.removed(id);
+      for (const store of this.attachmentStores.stores) {
+        await store
+          .removePool(id)
+          .catch((e) => this.reportError(e, `removing attachments of ${id} from ${store.label}`));
+      }
     }
   }
 
@@ -1009,7 +1039,20 @@ export class Engine {
     this.sqlPool = null;
     if (this.opts.leases) await (await this.opts.leases).close?.();
     await this.cluster?.close();
+    await this.attachmentStores.close();
     await this.store.close();
+  }
+}
+
+/** The stores given, and the directory of GRISTLITE_ATTACHMENT_STORE_DIR (docs/operations.md). */
+function attachmentStoresFrom(opts: EngineOptions, env: Record<string, string | undefined>): AttachmentStores {
+  const stores = [...(opts.attachmentStores ?? [])];
+  const dir = env.GRISTLITE_ATTACHMENT_STORE_DIR;
+  if (dir) stores.unshift(DirectoryAttachmentStore.open(dir));
+  try {
+    return new AttachmentStores(stores, opts.attachmentStore ?? (env.GRISTLITE_ATTACHMENT_STORE || undefined));
+  } catch (e) {
+    throw new Error(`GRISTLITE_ATTACHMENT_STORE: ${(e as Error).message}`);
   }
 }
 

@@ -32,6 +32,7 @@ import {GristDoc} from '../doc/gristdoc.js';
 import {upgradeDocFile} from '../doc/migrations/index.js';
 import type {CellValue} from '../doc/types.js';
 import {backupDoc} from '../export/backup.js';
+import {carryAttachmentFiles} from '../attachments/copy.js';
 import {fitRow, guessImportColumns, readCsvRecords, splitHeaders} from './csv.js';
 import {dropPrivateObjects, openGristUpload} from './grist.js';
 
@@ -126,13 +127,13 @@ async function createDocWith(
   p: Principal,
   name: string,
   // biome-ignore lint/suspicious/noConfusingVoidType: a builder returns nothing, or the new document's read-only reason
-  build: (tmpPath: string) => void | Promise<void | {readOnly?: string}>,
+  build: (tmpPath: string, docId: string) => void | Promise<void | {readOnly?: string}>,
 ): Promise<ImportResult> {
   const doc = await engine.home.createDoc(wid, p, {name});
   const tmp = join(tmpDir(engine), `${makeId()}.grist`);
   let readOnly: string | undefined;
   try {
-    readOnly = (await build(tmp))?.readOnly;
+    readOnly = (await build(tmp, doc.id))?.readOnly;
     const dest = engine.docPath(doc.id);
     if (existsSync(dest)) throw new Error(`document file ${dest} already exists`);
     renameSync(tmp, dest);
@@ -172,7 +173,7 @@ export async function importGristDoc(
   opts: ImportOptions = {},
 ): Promise<ImportResult> {
   const name = opts.documentName || titleFromFileName(file.fileName);
-  return createDocWith(engine, wid, p, name, async (tmp) => {
+  return createDocWith(engine, wid, p, name, async (tmp, docId) => {
     // A copy of our own: opening the caller's file could leave -wal/-shm files beside it.
     const upload = `${tmp}.upload`;
     try {
@@ -204,6 +205,9 @@ export async function importGristDoc(
       // Older schemas are upgraded now, so that a failing migration refuses the import (400).
       opts.onProgress?.({rows: null, fraction: null, stage: 'upgrade'});
       upgradeDocFile(tmp);
+      // Files kept in external stores are not in the upload (POST /attachments/archive restores
+      // them); a chosen store this server lacks becomes its own, as Grist does on import.
+      await carryAttachmentFiles(tmp, engine.attachmentStores, docId, null);
       // Only a document gristlite can open is accepted (very old layouts lack tables it reads).
       try {
         const doc = GristDoc.open(tmp, {readonly: true});
@@ -438,7 +442,7 @@ export async function copyDoc(
   if (access && role !== 'owners' && !access.canCopyEverything()) {
     throw new Forbidden('Insufficient access to document to copy it entirely');
   }
-  return createDocWith(engine, wid, p, opts.name || source.name, async (tmp) => {
+  return createDocWith(engine, wid, p, opts.name || source.name, async (tmp, docId) => {
     // A read-only connection of its own: consistent under WAL, and needs no lease when several
     // processes share the data directory.
     const src = new Database(engine.docPath(source.id), {readonly: true, fileMustExist: true});
@@ -447,5 +451,7 @@ export async function copyDoc(
     } finally {
       src.close();
     }
+    // Beyond Grist (which copies none): files in external stores are copied for the new document.
+    await carryAttachmentFiles(tmp, engine.attachmentStores, docId, source.id);
   });
 }
