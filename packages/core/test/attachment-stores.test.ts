@@ -69,6 +69,7 @@ class MemoryStore implements AttachmentStore {
   failPut = false;
   failDelete = false;
   putDelayMs = 0;
+  deleteDelayMs = 0;
   running = 0;
   maxRunning = 0;
   constructor(
@@ -93,6 +94,7 @@ class MemoryStore implements AttachmentStore {
     }
   }
   async delete(doc: string, ident: string) {
+    if (this.deleteDelayMs) await new Promise((r) => setTimeout(r, this.deleteDelayMs));
     if (this.failDelete) throw new Error('delete failed');
     this.files.delete(`${doc}/${ident}`);
   }
@@ -122,6 +124,8 @@ interface Setup {
   b: MemoryStore;
   errors: string[];
   durable: {fail: boolean};
+  /** How many background jobs were started. */
+  jobs: {started: number};
   choose: (id: string | null) => void;
   upload: (...contents: string[]) => Promise<number[]>;
   where: () => Record<string, string | null>;
@@ -133,6 +137,7 @@ function setup(): Setup {
   const b = new MemoryStore('b');
   const errors: string[] = [];
   const durable = {fail: false};
+  const jobs = {started: 0};
   const files = new DocAttachmentFiles({
     docId: 'doc',
     grist,
@@ -140,7 +145,10 @@ function setup(): Setup {
     durable: async () => {
       if (durable.fail) throw new Error('not durable');
     },
-    keepOpen: (fn) => fn(),
+    keepOpen: (fn) => {
+      jobs.started++;
+      return fn();
+    },
     onError: (e) => errors.push((e as Error).message),
   });
   const choose = (id: string | null) =>
@@ -163,7 +171,7 @@ function setup(): Setup {
         }[]
       ).map((r) => [r.ident.slice(0, 4), r.storageId ?? (r.here ? 'internal' : 'nothing')]),
     );
-  return {grist, files, a, b, errors, durable, choose, upload, where};
+  return {grist, files, a, b, errors, durable, jobs, choose, upload, where};
 }
 
 const short = (s: string) => sha1(s).slice(0, 4);
@@ -246,7 +254,7 @@ test('the old copy is deleted only once the new row is durable', async () => {
 });
 
 test('one transfer at a time per document; requests while it runs join it', async () => {
-  const {files, a, choose, upload, where} = setup();
+  const {files, a, jobs, choose, upload, where} = setup();
   await upload('one', 'two', 'three', 'four');
   choose('id-a');
   a.putDelayMs = 20;
@@ -260,9 +268,22 @@ test('one transfer at a time per document; requests while it runs join it', asyn
   assert.ok(again.status.isRunning);
   assert.ok(again.status.pendingTransferCount <= 3, 'the one already moved is not queued again');
   await files.transfersDone();
+  assert.is(jobs.started, 1, 'the second request joined the running job');
   assert.is(a.maxRunning, 1, 'never two uploads at once');
   assert.equal(Object.values(where()), ['id-a', 'id-a', 'id-a', 'id-a']);
   assert.is(files.status().locationSummary, 'external');
+});
+
+test('an upload waits for a removal in progress, which would delete the file it puts', async () => {
+  const {files, a, choose, upload} = setup();
+  choose('id-a');
+  await upload('one');
+  a.deleteDelayMs = 20;
+  const removal = files.removeUnused(); // attachment 1 is in no cell: its file goes
+  const again = upload('one');
+  await removal;
+  const [id] = await again;
+  assert.is((await files.download(id)).data.toString(), 'one');
 });
 
 test('closing the document stops a transfer between files: every file is where its row says', async () => {
