@@ -50,7 +50,13 @@ export async function openEngine(
   // Background errors go to the server's log lines when there is a logger (serve), else to stderr.
   const onError = logger ? (err: unknown, what: string) => logger.error({err}, what) : undefined;
   const attachmentStores = attachmentStoresFromEnv(env, cluster);
-  const engine = await Engine.open({dataDir: dir, home, leases, env, onError, cluster, attachmentStores});
+  let engine: Engine;
+  try {
+    engine = await Engine.open({dataDir: dir, home, leases, env, onError, cluster, attachmentStores});
+  } catch (e) {
+    for (const s of attachmentStores) await s.close?.();
+    throw e;
+  }
   // The cap of open documents is lowered under a small descriptor limit (docs/operations.md).
   const configured = intSetting(env, 'GRISTLITE_MAX_OPEN_DOCS', 1) ?? DEFAULT_MAX_OPEN_DOCS;
   if (logger && engine.maxOpenDocs < configured)

@@ -209,6 +209,7 @@ export class Engine {
     readonly store: HomeStore,
     readonly home: HomeService,
     private readonly opts: EngineOptions,
+    attachmentStores: AttachmentStores,
   ) {
     const env = opts.env ?? {};
     // Each open document costs 3 descriptors (file, WAL, shm) and about 0.5 MB (issue 11): the cap
@@ -219,7 +220,7 @@ export class Engine {
       this.descriptorLimit,
     );
     this.docIdleMs = opts.docIdleMs ?? intFromEnv(env, 'GRISTLITE_DOC_IDLE_MSEC', 5 * 60_000, 1);
-    this.attachmentStores = attachmentStoresFrom(opts, env);
+    this.attachmentStores = attachmentStores;
     this.idempotency = new Idempotency({
       maxKeys: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_KEYS', 10_000, 1),
       maxAnswerBytes: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_ANSWER_BYTES', 1024 * 1024, 0),
@@ -342,8 +343,10 @@ export class Engine {
   /** Opens an engine on a data directory (creating it and the home database if needed). */
   static async open(opts: EngineOptions): Promise<Engine> {
     mkdirSync(join(opts.dataDir, 'docs'), {recursive: true});
+    // Settings first: a bad one stops start-up before anything is opened.
+    const attachmentStores = attachmentStoresFrom(opts, opts.env ?? {});
     const store = opts.home ?? new SqliteHomeStore(join(opts.dataDir, 'home.sqlite3'));
-    const engine = new Engine(opts.dataDir, store, await HomeService.create(store), opts);
+    const engine = new Engine(opts.dataDir, store, await HomeService.create(store), opts, attachmentStores);
     // With a cluster, the local files are a cache: events of documents held elsewhere are theirs;
     // documents whose holder is gone are adopted instead (opened as webhook resumes are).
     if ((opts.resumeWebhooks ?? true) && !opts.cluster) engine.resumeWebhooksAtStart();
