@@ -598,8 +598,9 @@ export class Engine {
         const replica = this.cluster?.replica(docId, grist.db);
         const open = new OpenDocument(docId, path, grist, webhooks, policy, replica, {
           stores: this.attachmentStores,
-          // A transfer keeps the document open (and here) until it ends, as a request does.
-          keepOpen: (fn) => this.withDoc(docId, fn),
+          // A transfer keeps the document open (and here) until it ends, as a request does; it is
+          // not part of the request that started it (its Idempotency-Key).
+          keepOpen: (fn) => this.idempotency.outside(() => this.withDoc(docId, fn)),
           onError: (e, what) => this.reportError(e, what),
         });
         this.feeds.opened(docId, feedSource(open));

@@ -227,7 +227,7 @@ export class OpenDocument {
 
   /** Every attachment file in one zip or tar, produced as it is read. */
   attachmentsArchive(format: 'zip' | 'tar'): AsyncIterable<Uint8Array> {
-    return attachmentsArchive(this.db, format, (ident, storageId) => this.files.readExternal(ident, storageId));
+    return attachmentsArchive(this.db, format, (ident, storageId) => this.files.readCurrent(ident, storageId));
   }
 
   /** Restores missing attachment files from a `.tar` of `attachmentsArchive` (`POST /attachments/archive`). */

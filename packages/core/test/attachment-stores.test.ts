@@ -274,6 +274,20 @@ test('one transfer at a time per document; requests while it runs join it', asyn
   assert.is(files.status().locationSummary, 'external');
 });
 
+test('a reader that looked at the row before a move finds the file where it went', async () => {
+  const {files, a, b, choose, upload} = setup();
+  choose('id-a');
+  await upload('one');
+  choose('id-b');
+  files.startTransferAll();
+  await files.transfersDone();
+  assert.is(a.files.size, 0);
+  assert.is(b.files.size, 1);
+  // As a download or an archive that read `storageId` = id-a just before the move.
+  assert.is((await files.readCurrent(`${sha1('one')}.txt`, 'id-a'))!.toString(), 'one');
+  assert.is(await files.readCurrent(`${sha1('two')}.txt`, 'id-a'), null);
+});
+
 test('an upload waits for a removal in progress, which would delete the file it puts', async () => {
   const {files, a, choose, upload} = setup();
   choose('id-a');

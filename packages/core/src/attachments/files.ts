@@ -168,19 +168,24 @@ export class DocAttachmentFiles {
     });
   }
 
+  /**
+   * A file's bytes from store `storageId`, or, when it is not there because a transfer moved it
+   * meanwhile (and deleted that copy), from where its row says now; null when it is missing.
+   */
+  async readCurrent(fileIdent: string, storageId: string): Promise<Buffer | null> {
+    const data = await this.readExternal(fileIdent, storageId);
+    if (data) return data;
+    const row = this.db.prepare('SELECT data, storageId FROM _gristsys_Files WHERE ident = ?').get(fileIdent) as
+      | {data: Buffer | null; storageId: string | null}
+      | undefined;
+    if (!row || (row.storageId || null) === storageId) return null;
+    return row.storageId ? this.readExternal(fileIdent, row.storageId) : row.data;
+  }
+
   /** GET /attachments/{id}/download, from wherever the file is. */
   async download(attId: number, opts: DownloadOptions = {}): Promise<AttachmentDownload> {
-    let file = attachmentFile(this.db, attId);
-    if (!file.storageId) return attachmentDownloadOf(file, file.data, opts);
-    let data = await this.readExternal(file.fileIdent, file.storageId);
-    if (!data) {
-      // A transfer may have moved it meanwhile (and deleted the old copy): look once more.
-      const again = attachmentFile(this.db, attId);
-      if (again.storageId !== file.storageId) {
-        file = again;
-        data = again.storageId ? await this.readExternal(again.fileIdent, again.storageId) : again.data;
-      }
-    }
+    const file = attachmentFile(this.db, attId);
+    const data = file.storageId ? await this.readCurrent(file.fileIdent, file.storageId) : file.data;
     return attachmentDownloadOf(file, data, opts);
   }
 
