@@ -159,6 +159,9 @@ export class DocAttachmentFiles {
     const store = this.ctx.stores.get(storeId);
     // Grist refuses the upload too when the chosen store is not configured (StoreNotAvailableError).
     if (!store) return Promise.reject(new BadRequest(`Store '${storeId}' is not a valid and available store`));
+    // Refused before any file is put where no row would ever name it.
+    const readOnly = this.ctx.grist.readOnlyReason;
+    if (readOnly !== null) return Promise.reject(new BadRequest(readOnly));
     return this.serialized(async () => {
       try {
         return await addAttachments(this.db, files, {...opts, external: {store, docId: this.ctx.docId}}, writeRows);
