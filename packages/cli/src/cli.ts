@@ -14,6 +14,7 @@ import {
   intFromEnv,
   intSetting,
   isValidEmail,
+  type AttachmentStore,
   type ClusterOptions,
   type DocLeases,
   type HomeStore,
@@ -21,7 +22,7 @@ import {
   type User,
 } from '@gristlite/core/internal';
 import {PgDocLeases, PgPlacement, homeStoreFromUrl} from '@gristlite/store-postgres';
-import {S3ObjectStore} from '@gristlite/store-s3';
+import {S3AttachmentStore, S3ObjectStore} from '@gristlite/store-s3';
 import {createApiHandler, createLogger, type Logger, statusResponse} from '@gristlite/http';
 import {configureServer, type ServerTimeouts, serverTimeouts, toNodeHandler} from '@gristlite/node';
 
@@ -48,7 +49,14 @@ export async function openEngine(
   const home: HomeStore | undefined = homeUrl ? await homeStoreFromUrl(homeUrl) : undefined;
   // Background errors go to the server's log lines when there is a logger (serve), else to stderr.
   const onError = logger ? (err: unknown, what: string) => logger.error({err}, what) : undefined;
-  const engine = await Engine.open({dataDir: dir, home, leases, env, onError, cluster});
+  const attachmentStores = attachmentStoresFromEnv(env, cluster);
+  let engine: Engine;
+  try {
+    engine = await Engine.open({dataDir: dir, home, leases, env, onError, cluster, attachmentStores});
+  } catch (e) {
+    for (const s of attachmentStores) await s.close?.();
+    throw e;
+  }
   // The cap of open documents is lowered under a small descriptor limit (docs/operations.md).
   const configured = intSetting(env, 'GRISTLITE_MAX_OPEN_DOCS', 1) ?? DEFAULT_MAX_OPEN_DOCS;
   if (logger && engine.maxOpenDocs < configured)
@@ -56,6 +64,23 @@ export async function openEngine(
       `open documents capped at ${engine.maxOpenDocs} (not ${configured}) by the limit of ${engine.descriptorLimit} open files (ulimit -n): raise it to keep more open`,
     );
   return engine;
+}
+
+/**
+ * External attachment stores beyond the directory core reads itself (GRISTLITE_ATTACHMENT_STORE_DIR):
+ * a bucket of GRISTLITE_ATTACHMENT_STORE_S3 (label `s3`), and with several machines the document
+ * store's bucket under `<prefix>attachments/` (label `snapshots`, as Grist's default store).
+ */
+export function attachmentStoresFromEnv(env: Env, cluster?: ClusterOptions): AttachmentStore[] {
+  const stores: AttachmentStore[] = [];
+  // As for the document store: the SDK's warning about Node 20 is noise here (clusterFromEnv).
+  if (env.GRISTLITE_ATTACHMENT_STORE_S3) process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const s3 = S3AttachmentStore.fromEnv(env);
+  if (s3) stores.push(s3);
+  if (cluster?.store instanceof S3ObjectStore) {
+    stores.push(new S3AttachmentStore(cluster.store, `${cluster.prefix}attachments/`, 'snapshots', false));
+  }
+  return stores;
 }
 
 /**

@@ -8,6 +8,8 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import {Engine, createDocFile, hashApiKey} from '@gristlite/core/internal';
+import {S3ObjectStore} from '@gristlite/store-s3';
+import {attachmentStoresFromEnv, openEngine} from '../src/cli.js';
 import {fixturePath, withFixtures} from '@gristlite/core/testing';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -130,6 +132,45 @@ test('import shows one progress line for CSV and .grist files; a missing file is
     const missing = cliErr(dir, 'import', join(dir, 'missing.csv'));
     assert.is(missing.status, 1);
     assert.is(missing.stderr, `gristlite: no such file: ${join(dir, 'missing.csv')}\n`);
+  } finally {
+    rmSync(dir, {recursive: true, force: true});
+  }
+});
+
+test('attachment stores from the settings: a directory, a bucket, the document bucket; which one "external" means', async () => {
+  const s3 = {GRISTLITE_S3_ENDPOINT: 'http://127.0.0.1:9', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'y'};
+  assert.equal(attachmentStoresFromEnv({}), []);
+  const docStore = new S3ObjectStore({bucket: 'docs', endpoint: 'http://127.0.0.1:9'});
+  const fromEnv = attachmentStoresFromEnv({...s3, GRISTLITE_ATTACHMENT_STORE_S3: 's3://files/a'}, {
+    store: docStore,
+    prefix: 'prod/',
+  } as never);
+  assert.equal(
+    fromEnv.map((s) => s.label),
+    ['s3', 'snapshots'],
+  );
+  for (const s of fromEnv) await s.close?.();
+  docStore.close();
+  const dir = mkdtempSync(join(tmpdir(), 'gl-cli-att-'));
+  try {
+    const both = {
+      ...s3,
+      GRISTLITE_ATTACHMENT_STORE_S3: 's3://files/a',
+      GRISTLITE_ATTACHMENT_STORE_DIR: join(dir, 'files'),
+    };
+    try {
+      await openEngine(join(dir, 'data1'), both);
+      assert.unreachable('opened with two stores and no choice');
+    } catch (e) {
+      assert.match((e as Error).message, /GRISTLITE_ATTACHMENT_STORE: several attachment stores \(filesystem, s3\)/);
+    }
+    const engine = await openEngine(join(dir, 'data2'), {...both, GRISTLITE_ATTACHMENT_STORE: 's3'});
+    try {
+      assert.equal(engine.attachmentStores.labels(), [{label: 'filesystem'}, {label: 's3'}]);
+      assert.is(engine.attachmentStores.standard?.label, 's3');
+    } finally {
+      await engine.close();
+    }
   } finally {
     rmSync(dir, {recursive: true, force: true});
   }

@@ -15,6 +15,7 @@ import {changesSuite} from './changes.js';
 import {formsSuite} from './forms.js';
 import {apiConsoleSuite} from './apiconsole.js';
 import {attachmentsSuite} from './attachments.js';
+import {attachmentStoresSuite} from './attachment-stores.js';
 import {cachingSuite} from './caching.js';
 import {columnsTablesSuite} from './columns-tables.js';
 import {dataSuite} from './data.js';
@@ -68,6 +69,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   fixtures: fixturesSuite,
   'sql-downloads': sqlDownloadsSuite,
   attachments: attachmentsSuite,
+  'attachment-stores': attachmentStoresSuite,
   paging: pagingSuite,
   caching: cachingSuite,
   idempotency: idempotencySuite,

@@ -59,6 +59,8 @@ import {Session} from './session.js';
 import {Cluster, type ClusterOptions} from './cluster/index.js';
 import {CursorCodec} from './cursor.js';
 import {Idempotency} from './idempotency.js';
+import {AttachmentStores, DirectoryAttachmentStore, type AttachmentStore} from './attachments/external.js';
+import {carryAttachmentFiles} from './attachments/copy.js';
 
 /** Options of `Engine.open`; defaults come from `env` (GRISTLITE_* settings, see docs/operations.md). */
 export interface EngineOptions {
@@ -100,6 +102,16 @@ export interface EngineOptions {
    * from the deployment's shared secret; else `cursor.key` in the data directory, made on first use.
    */
   cursorKey?: Buffer;
+  /**
+   * External attachment stores documents may choose (`POST /attachments/store`), besides the
+   * directory of GRISTLITE_ATTACHMENT_STORE_DIR (label `filesystem`). The CLI adds S3 ones.
+   */
+  attachmentStores?: AttachmentStore[];
+  /**
+   * The label of the store `{type: "external"}` picks (default GRISTLITE_ATTACHMENT_STORE; may be
+   * left out when there is one store, or one besides `snapshots`).
+   */
+  attachmentStore?: string;
   /**
    * Where unexpected errors of background work go (closing a document, resuming or running webhook
    * delivery), with what was being done. Default: `console.error`. The CLI passes its pino logger.
@@ -210,12 +222,15 @@ export class Engine {
   private readonly boundedSql = new WeakMap<Database.Database, BoundedStatements>();
   /** Set in a several-machine deployment (EngineOptions.cluster). */
   readonly cluster: Cluster | null;
+  /** The external attachment stores documents may use (none unless configured). */
+  readonly attachmentStores: AttachmentStores;
 
   private constructor(
     readonly dataDir: string,
     readonly store: HomeStore,
     readonly home: HomeService,
     private readonly opts: EngineOptions,
+    attachmentStores: AttachmentStores,
   ) {
     const env = opts.env ?? {};
     // Each open document costs 3 descriptors (file, WAL, shm) and about 0.5 MB (issue 11): the cap
@@ -230,6 +245,7 @@ export class Engine {
       opts.publicUrl !== undefined
         ? publicUrlFromEnv({GRISTLITE_PUBLIC_URL: opts.publicUrl ?? ''})
         : publicUrlFromEnv(env);
+    this.attachmentStores = attachmentStores;
     this.idempotency = new Idempotency({
       maxKeys: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_KEYS', 10_000, 1),
       maxAnswerBytes: intFromEnv(env, 'GRISTLITE_IDEMPOTENCY_MAX_ANSWER_BYTES', 1024 * 1024, 0),
@@ -353,8 +369,10 @@ export class Engine {
   /** Opens an engine on a data directory (creating it and the home database if needed). */
   static async open(opts: EngineOptions): Promise<Engine> {
     mkdirSync(join(opts.dataDir, 'docs'), {recursive: true});
+    // Settings first: a bad one stops start-up before anything is opened.
+    const attachmentStores = attachmentStoresFrom(opts, opts.env ?? {});
     const store = opts.home ?? new SqliteHomeStore(join(opts.dataDir, 'home.sqlite3'));
-    const engine = new Engine(opts.dataDir, store, await HomeService.create(store), opts);
+    const engine = new Engine(opts.dataDir, store, await HomeService.create(store), opts, attachmentStores);
     // With a cluster, the local files are a cache: events of documents held elsewhere are theirs;
     // documents whose holder is gone are adopted instead (opened as webhook resumes are).
     if ((opts.resumeWebhooks ?? true) && !opts.cluster) engine.resumeWebhooksAtStart();
@@ -492,6 +510,7 @@ export class Engine {
       } finally {
         src.close();
       }
+      await carryAttachmentFiles(tmp, this.attachmentStores, target.id, sourceId);
       target.replaceContent(tmp);
       this.feeds.reset(target.id, "The document's content was replaced");
     } finally {
@@ -604,7 +623,13 @@ export class Engine {
           onError: (e) => this.reportError(e, `webhook delivery of ${docId}`),
         });
         const replica = this.cluster?.replica(docId, grist.db);
-        const open = new OpenDocument(docId, path, grist, webhooks, policy, replica);
+        const open = new OpenDocument(docId, path, grist, webhooks, policy, replica, {
+          stores: this.attachmentStores,
+          // A transfer keeps the document open (and here) until it ends, as a request does; it is
+          // not part of the request that started it (its Idempotency-Key).
+          keepOpen: (fn) => this.idempotency.outside(() => this.withDoc(docId, fn)),
+          onError: (e, what) => this.reportError(e, what),
+        });
         this.feeds.opened(docId, feedSource(open));
         return open;
       });
@@ -730,6 +755,7 @@ export class Engine {
     if (entry) {
       // What is committed is captured now (synchronously), before closing checkpoints the file.
       shipped = entry.doc.replica?.close();
+      entry.doc.files.close();
       // The connection closes now, so its descriptors are free at once (closeIdle relies on it);
       // the delivery's lanes see it closed and end, leaving their events in the outbox.
       const pending = entry.doc.webhooks.delivery?.pending ?? false;
@@ -976,12 +1002,20 @@ export class Engine {
     await this.cluster?.created(docId);
   }
 
-  /** Closes and removes the files of documents already deleted from the home store. */
+  /**
+   * Closes and removes the files of documents already deleted from the home store, and their
+   * attachment files in every external store (Grist removes the document's pool from each).
+   */
   async removeDocFiles(docIds: string[]): Promise<void> {
     for (const id of docIds) {
       for (const close of this.closers) await close(id);
       removeSqliteFiles(this.docPath(id));
       await this.cluster?.removed(id);
+      for (const store of this.attachmentStores.stores) {
+        await store
+          .removePool(id)
+          .catch((e) => this.reportError(e, `removing attachments of ${id} from ${store.label}`));
+      }
     }
   }
 
@@ -1057,7 +1091,20 @@ export class Engine {
     this.sqlPool = null;
     if (this.opts.leases) await (await this.opts.leases).close?.();
     await this.cluster?.close();
+    await this.attachmentStores.close();
     await this.store.close();
+  }
+}
+
+/** The stores given, and the directory of GRISTLITE_ATTACHMENT_STORE_DIR (docs/operations.md). */
+function attachmentStoresFrom(opts: EngineOptions, env: Record<string, string | undefined>): AttachmentStores {
+  const stores = [...(opts.attachmentStores ?? [])];
+  const dir = env.GRISTLITE_ATTACHMENT_STORE_DIR;
+  if (dir) stores.unshift(DirectoryAttachmentStore.open(dir));
+  try {
+    return new AttachmentStores(stores, opts.attachmentStore ?? (env.GRISTLITE_ATTACHMENT_STORE || undefined));
+  } catch (e) {
+    throw new Error(`GRISTLITE_ATTACHMENT_STORE: ${(e as Error).message}`);
   }
 }
 

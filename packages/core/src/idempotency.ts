@@ -102,6 +102,14 @@ export class Idempotency {
     });
   }
 
+  /**
+   * Runs `fn` (background work a request starts, such as attachment transfers) outside the
+   * request's key: its writes are not the request's, so they never record the key.
+   */
+  outside<T>(fn: () => T): T {
+    return this.scope.exit(fn);
+  }
+
   /** Whether the current request carries a key (claimed or not yet). */
   get active(): boolean {
     return this.scope.getStore() !== undefined;

@@ -43,7 +43,7 @@ export {
   type DocState,
   type DocStateComparison,
 } from './lifecycle.js';
-export {OpenDocument, type AttachmentStoreStatus, type DocWebhooks} from './opendoc.js';
+export {OpenDocument, type DocAttachmentOptions, type DocWebhooks} from './opendoc.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
 export {
   DocTransaction,

@@ -12,11 +12,8 @@ import {makeId} from './ids.js';
 import {contentDigest, docStates, removeStates, replaceContent, type DocState} from './lifecycle.js';
 import type {Replica} from './cluster/replica.js';
 import {
-  addAttachments,
-  getAttachmentDownload,
   getAttachmentMetadata,
   listAttachments,
-  removeUnusedAttachments,
   updateUsedAttachments,
   verifyAttachmentFiles,
   type AddAttachmentsOptions,
@@ -26,6 +23,14 @@ import {
   type DownloadOptions,
   type UploadedFile,
 } from './attachments/index.js';
+import {AttachmentStores} from './attachments/external.js';
+import {
+  DocAttachmentFiles,
+  readDocSettings,
+  type ArchiveUploadResult,
+  type AttachmentStoreStatus,
+} from './attachments/files.js';
+import type {Readable} from 'node:stream';
 import type {TableQuery} from './attachments/query.js';
 import type {GristDoc} from './doc/gristdoc.js';
 import {AccessContext} from './access/rules/context.js';
@@ -36,7 +41,7 @@ import {attachmentsArchive} from './export/archive.js';
 import {backupDoc, type BackupOptions} from './export/backup.js';
 import {exportTableDsv, type DsvExport, type DsvExportOptions} from './export/csv.js';
 import type {ExportHeader, ExportRestriction} from './export/plan.js';
-import {ApiError, Forbidden, NotFound} from './errors.js';
+import {ApiError, BadRequest, Forbidden, NotFound} from './errors.js';
 import {tableSchema, type TableSchema, type TableSchemaOptions} from './export/table-schema.js';
 import {documentTables, xlsxStream} from './export/xlsx.js';
 import {
@@ -66,10 +71,14 @@ const RULE_INPUTS = new Set(['_grist_ACLRules', '_grist_ACLResources', '_grist_T
 /** How long one webhook call may hold the document's webhook lock before the next runs anyway (Grist: 15 s). */
 const WEBHOOK_LOCK_MS = 15_000;
 
-/** Where attachment files are (Grist's transfer status with no external store configured). */
-export interface AttachmentStoreStatus {
-  status: {pendingTransferCount: number; isRunning: boolean; successes: number; failures: number};
-  locationSummary: 'none' | 'internal';
+/** What an open document's attachment files need from the engine (see `DocAttachmentFiles`). */
+export interface DocAttachmentOptions {
+  /** The external stores this server has (default: none). */
+  stores?: AttachmentStores;
+  /** Keeps the document open while background work (a transfer) runs (default: just runs it). */
+  keepOpen?: (fn: () => Promise<void>) => Promise<void>;
+  /** Where errors of background work go (default: `console.error`). */
+  onError?: (err: unknown, what: string) => void;
 }
 
 /** Webhook recording and delivery attached to a document (see `attachWebhooks`). */
@@ -99,7 +108,17 @@ export class OpenDocument {
     readonly webhookPolicy: WebhookUrlPolicy,
     /** Log shipping and snapshots, in a several-machine deployment (cluster/replica.ts). */
     readonly replica?: Replica,
+    attachments: DocAttachmentOptions = {},
   ) {
+    this.attachmentStores = attachments.stores ?? new AttachmentStores();
+    this.files = new DocAttachmentFiles({
+      docId: id,
+      grist,
+      stores: this.attachmentStores,
+      durable: () => replica?.sync() ?? Promise.resolve(),
+      keepOpen: attachments.keepOpen ?? ((fn) => fn()),
+      onError: attachments.onError ?? ((e, what) => console.error(`gristlite: ${what}`, e)),
+    });
     // Rules are compiled once per version of the rule tables (and of the schema they name).
     grist.onChange((change) => {
       if (RULE_INPUTS.has(change.tableId)) this.compiledRules = null;
@@ -107,6 +126,10 @@ export class OpenDocument {
   }
 
   private compiledRules: {rules: RuleSet | null} | {error: unknown} | null = null;
+  /** The external attachment stores this server has. */
+  readonly attachmentStores: AttachmentStores;
+  /** Where the attachment files are, uploads, downloads and transfers between stores. */
+  readonly files: DocAttachmentFiles;
 
   /**
    * The document's access rules, compiled (null: none beyond Grist's defaults). Rules Grist would
@@ -180,9 +203,9 @@ export class OpenDocument {
 
   // ---- attachments ---------------------------------------------------------------------------
 
-  /** Stores uploaded files as attachments; returns their row ids. */
+  /** Stores uploaded files as attachments (in the document's chosen store); returns their row ids. */
   addAttachments(files: readonly UploadedFile[], opts: AddAttachmentsOptions = {}): Promise<number[]> {
-    return addAttachments(this.db, files, opts, (rows, storeFiles) =>
+    return this.files.addAttachments(files, opts, (rows, storeFiles) =>
       this.grist.addAttachmentRecords(rows, storeFiles),
     );
   }
@@ -197,14 +220,19 @@ export class OpenDocument {
     return getAttachmentMetadata(this.db, attId);
   }
 
-  /** One attachment's bytes and the headers to send them with. */
-  attachmentDownload(attId: number, opts: DownloadOptions = {}): AttachmentDownload {
-    return getAttachmentDownload(this.db, attId, opts);
+  /** One attachment's bytes (from the document or its store) and the headers to send them with. */
+  attachmentDownload(attId: number, opts: DownloadOptions = {}): Promise<AttachmentDownload> {
+    return this.files.download(attId, opts);
   }
 
   /** Every attachment file in one zip or tar, produced as it is read. */
   attachmentsArchive(format: 'zip' | 'tar'): AsyncIterable<Uint8Array> {
-    return attachmentsArchive(this.db, format);
+    return attachmentsArchive(this.db, format, (ident, storageId) => this.files.readCurrent(ident, storageId));
+  }
+
+  /** Restores missing attachment files from a `.tar` of `attachmentsArchive` (`POST /attachments/archive`). */
+  restoreAttachments(tarStream: Readable): Promise<ArchiveUploadResult> {
+    return this.files.restoreFromTar(tarStream);
   }
 
   /** Marks attachments no cell refers to (and unmarks used ones); true when something changed. */
@@ -212,9 +240,9 @@ export class OpenDocument {
     return updateUsedAttachments(this.db);
   }
 
-  /** Removes unused attachments (only those unused for long, with `expiredOnly`). */
-  removeUnusedAttachments(opts: {expiredOnly?: boolean} = {}): void {
-    removeUnusedAttachments(this.db, opts);
+  /** Removes unused attachments (only those unused for long, with `expiredOnly`), from their stores too. */
+  removeUnusedAttachments(opts: {expiredOnly?: boolean} = {}): Promise<void> {
+    return this.files.removeUnused(opts);
   }
 
   /** Whether every attachment row has its file and every file its row. */
@@ -222,18 +250,39 @@ export class OpenDocument {
     return verifyAttachmentFiles(this.db);
   }
 
-  /** Where the files are: always internal (no external stores; decisions.md). */
+  /** Transfers between stores in progress, and where the files are (`GET /attachments/transferStatus`). */
   attachmentStoreStatus(): AttachmentStoreStatus {
-    let any = false;
-    try {
-      any = this.db.prepare('SELECT 1 FROM _gristsys_Files LIMIT 1').get() !== undefined;
-    } catch {
-      // An old document without _gristsys_Files holds no files.
+    return this.files.status();
+  }
+
+  /** Starts moving every file to the document's chosen store (`POST /attachments/transferAll`). */
+  transferAllAttachments(): AttachmentStoreStatus {
+    return this.files.startTransferAll();
+  }
+
+  /** The store new attachments go to (`documentSettings.attachmentStoreId`), or null: the document. */
+  attachmentStoreId(): string | null {
+    return this.files.storeId();
+  }
+
+  /**
+   * Chooses where new attachments go (`POST /attachments/store`): `internal` (the document) or
+   * `external`, the server's standard store (400 when it has none, Grist's words). Files already
+   * stored stay where they are until `transferAllAttachments`. Returns the store's id (none for internal).
+   */
+  setAttachmentStore(type: 'internal' | 'external'): string | null {
+    let id: string | null = null;
+    if (type === 'external') {
+      const store = this.attachmentStores.standard;
+      if (!store) throw new BadRequest('server is not configured with an external store');
+      id = store.id;
     }
-    return {
-      status: {pendingTransferCount: 0, isRunning: false, successes: 0, failures: 0},
-      locationSummary: any ? 'internal' : 'none',
-    };
+    const settings = readDocSettings(this.db);
+    if ((settings.attachmentStoreId ?? null) === id) return id;
+    if (id) settings.attachmentStoreId = id;
+    else delete settings.attachmentStoreId;
+    this.grist.applyUserActions([['UpdateRecord', '_grist_DocInfo', 1, {documentSettings: JSON.stringify(settings)}]]);
+    return id;
   }
 
   // ---- exports -------------------------------------------------------------------------------

@@ -144,6 +144,18 @@ export const SCHEMAS: Record<string, Schema> = {
     'fileName',
     'fileSize',
   ]),
+  AttachmentTransferStatus: obj(
+    {
+      status: obj({pendingTransferCount: int, isRunning: {type: 'boolean'}, successes: int, failures: int}, [
+        'pendingTransferCount',
+        'isRunning',
+        'successes',
+        'failures',
+      ]),
+      locationSummary: {type: 'string', enum: ['none', 'internal', 'external', 'mixed']},
+    },
+    ['status', 'locationSummary'],
+  ),
   Webhooks: obj(
     {
       webhooks: arr(obj({id: str, fields: {type: 'object'}, usage: {type: ['object', 'null']}}, ['id', 'fields'])),
@@ -329,20 +341,27 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`POST ${DOCS}/attachments`]: json(arr(int), 'The new attachment ids'),
   [`GET ${DOCS}/attachments`]: json(ref('Attachments'), 'The attachments'),
   [`GET ${DOCS}/attachments/store`]: json(
-    obj({type: {type: 'string', enum: ['internal']}}, ['type']),
-    'Where attachments are kept',
+    obj({type: {type: 'string', enum: ['internal', 'external']}}, ['type']),
+    'Where new attachments go',
   ),
   [`POST ${DOCS}/attachments/store`]: json(
-    {type: 'object'},
-    'The store was set (only "internal" without an external store)',
+    obj({store: {type: 'string', description: "The external store's id (absent for internal)"}}),
+    'The store was chosen',
   ),
   [`GET ${DOCS}/attachments/stores`]: json(
-    obj({stores: arr({type: 'object'})}, ['stores']),
-    'The external stores configured (none here)',
+    obj({stores: arr(obj({label: str}, ['label']))}, ['stores']),
+    'The external stores configured on the server',
   ),
-  [`POST ${DOCS}/attachments/transferAll`]: json({type: 'object'}, 'The transfer status'),
-  [`GET ${DOCS}/attachments/transferStatus`]: json({type: 'object'}, 'The transfer status and where the files are'),
+  [`POST ${DOCS}/attachments/transferAll`]: json(ref('AttachmentTransferStatus'), 'The transfer status, once started'),
+  [`GET ${DOCS}/attachments/transferStatus`]: json(
+    ref('AttachmentTransferStatus'),
+    'The transfer status and where the files are',
+  ),
   [`GET ${DOCS}/attachments/archive`]: file('application/zip', 'Every attachment in a zip (or a tar with format=tar)'),
+  [`POST ${DOCS}/attachments/archive`]: json(
+    obj({added: int, errored: int, unused: int}, ['added', 'errored', 'unused']),
+    'How many files were restored, could not be, or were not needed',
+  ),
   [`POST ${DOCS}/attachments/updateUsed`]: none('Unreferenced attachments are marked deleted'),
   [`POST ${DOCS}/attachments/removeUnused`]: none('Unused attachments removed'),
   [`POST ${DOCS}/attachments/verifyFiles`]: none('Every attachment file is present and intact'),

@@ -2,6 +2,7 @@
  * Document snapshots in S3-compatible object storage (AWS S3, MinIO, Garage; s3rver in tests):
  * the `ObjectStore` of a several-machine deployment (docs/deployment.md). Keys are immutable, so
  * nothing here needs bucket versioning or conditional writes (neither is assumed available).
+ * The same client keeps attachment files (`S3AttachmentStore`, issue 29).
  */
 import {createHash} from 'node:crypto';
 import {createReadStream, createWriteStream, statSync} from 'node:fs';
@@ -12,18 +13,19 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   type GetObjectCommandOutput,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import type {ObjectStore} from '@gristlite/core/internal';
+import {type AttachmentStore, type ObjectStore, storeFileName} from '@gristlite/core/internal';
 
 type Env = Record<string, string | undefined>;
 
 /** Where documents go, from `s3://bucket/prefix` (the prefix may be empty). */
-export function parseDocStoreUrl(url: string): {bucket: string; prefix: string} {
+export function parseDocStoreUrl(url: string, setting = 'GRISTLITE_DOC_STORE'): {bucket: string; prefix: string} {
   const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
-  if (!m) throw new Error(`GRISTLITE_DOC_STORE must look like s3://bucket/prefix, got ${JSON.stringify(url)}`);
+  if (!m) throw new Error(`${setting} must look like s3://bucket/prefix, got ${JSON.stringify(url)}`);
   const prefix = (m[2] ?? '').replace(/\/+$/, '');
   return {bucket: m[1], prefix: prefix ? `${prefix}/` : ''};
 }
@@ -65,8 +67,8 @@ export class S3ObjectStore implements ObjectStore {
    * From the settings: GRISTLITE_DOC_STORE (`s3://bucket/prefix`), GRISTLITE_S3_ENDPOINT, and the
    * usual AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION. Returns the store and the prefix.
    */
-  static fromEnv(env: Env): {store: S3ObjectStore; prefix: string} {
-    const {bucket, prefix} = parseDocStoreUrl(env.GRISTLITE_DOC_STORE ?? '');
+  static fromEnv(env: Env, setting = 'GRISTLITE_DOC_STORE'): {store: S3ObjectStore; prefix: string} {
+    const {bucket, prefix} = parseDocStoreUrl(env[setting] ?? '', setting);
     const store = new S3ObjectStore({
       bucket,
       endpoint: env.GRISTLITE_S3_ENDPOINT || undefined,
@@ -105,8 +107,7 @@ export class S3ObjectStore implements ObjectStore {
     try {
       res = await this.client.send(new GetObjectCommand({Bucket: this.bucket, Key: key}));
     } catch (e) {
-      const err = e as {name?: string; $metadata?: {httpStatusCode?: number}};
-      if (err.name === 'NoSuchKey' || err.$metadata?.httpStatusCode === 404) return null;
+      if (isMissing(e)) return null;
       throw e;
     }
     const hash = createHash('sha256');
@@ -116,6 +117,38 @@ export class S3ObjectStore implements ObjectStore {
       size += (chunk as Buffer).length;
     }
     return {size, sha256: hash.digest('hex')};
+  }
+
+  /** Uploads bytes under `key`. */
+  async putObject(key: string, data: Buffer): Promise<void> {
+    await this.client.send(
+      new PutObjectCommand({Bucket: this.bucket, Key: key, Body: data, ContentLength: data.byteLength}),
+    );
+  }
+
+  /** The bytes under `key`, or null when there are none. */
+  async getObject(key: string): Promise<Buffer | null> {
+    let res: GetObjectCommandOutput;
+    try {
+      res = await this.client.send(new GetObjectCommand({Bucket: this.bucket, Key: key}));
+    } catch (e) {
+      if (isMissing(e)) return null;
+      throw e;
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of res.Body as Readable) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** Whether `key` exists. */
+  async exists(key: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({Bucket: this.bucket, Key: key}));
+      return true;
+    } catch (e) {
+      if (isMissing(e)) return false;
+      throw e;
+    }
   }
 
   async delete(keys: string[]): Promise<void> {
@@ -143,5 +176,75 @@ export class S3ObjectStore implements ObjectStore {
 
   close(): void {
     this.client.destroy();
+  }
+}
+
+/** A key that is not there (GET answers NoSuchKey, HEAD a bare 404). */
+function isMissing(e: unknown): boolean {
+  const err = e as {name?: string; $metadata?: {httpStatusCode?: number}};
+  return err.name === 'NoSuchKey' || err.name === 'NotFound' || err.$metadata?.httpStatusCode === 404;
+}
+
+/**
+ * Attachment files in S3-compatible storage (Grist's ExternalStorageAttachmentStore):
+ * `<prefix><docId>/<fileIdent>`. Its id is derived from the bucket and prefix, so every worker
+ * (and a restart) names the same store alike, with no marker object to race over.
+ */
+export class S3AttachmentStore implements AttachmentStore {
+  readonly id: string;
+
+  /**
+   * @param s3 the client (shared with the document snapshots for the `snapshots` store)
+   * @param prefix key prefix, empty or ending in `/`
+   * @param label the name `GET /attachments/stores` lists
+   * @param owned whether closing this store closes the client
+   */
+  constructor(
+    readonly s3: S3ObjectStore,
+    readonly prefix: string,
+    readonly label = 's3',
+    private readonly owned = true,
+  ) {
+    const where = createHash('sha256').update(`s3://${s3.bucket}/${prefix}`).digest('hex');
+    this.id = `${where.slice(0, 32)}-${label}`;
+  }
+
+  /**
+   * From GRISTLITE_ATTACHMENT_STORE_S3 (`s3://bucket/prefix`), with the endpoint and credentials
+   * the document store uses (GRISTLITE_S3_ENDPOINT, AWS_*); null when it is not set.
+   */
+  static fromEnv(env: Env): S3AttachmentStore | null {
+    if (!env.GRISTLITE_ATTACHMENT_STORE_S3) return null;
+    const {store, prefix} = S3ObjectStore.fromEnv(env, 'GRISTLITE_ATTACHMENT_STORE_S3');
+    return new S3AttachmentStore(store, prefix, 's3');
+  }
+
+  private key(docId: string, fileIdent: string): string {
+    return `${this.prefix}${docId}/${storeFileName(docId, fileIdent)}`;
+  }
+
+  exists(docId: string, fileIdent: string): Promise<boolean> {
+    return this.s3.exists(this.key(docId, fileIdent));
+  }
+
+  get(docId: string, fileIdent: string): Promise<Buffer | null> {
+    return this.s3.getObject(this.key(docId, fileIdent));
+  }
+
+  put(docId: string, fileIdent: string, data: Buffer): Promise<void> {
+    return this.s3.putObject(this.key(docId, fileIdent), data);
+  }
+
+  delete(docId: string, fileIdent: string): Promise<void> {
+    return this.s3.delete([this.key(docId, fileIdent)]);
+  }
+
+  removePool(docId: string): Promise<void> {
+    if (!/^[A-Za-z0-9_-]+$/.test(docId)) throw new Error(`bad document id ${docId}`);
+    return this.s3.deletePrefix(`${this.prefix}${docId}/`);
+  }
+
+  close(): void {
+    if (this.owned) this.s3.close();
   }
 }

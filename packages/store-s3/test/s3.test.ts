@@ -1,11 +1,13 @@
 // Issue 17: snapshots in S3-compatible storage, against s3rver (an S3 server in this process).
+import {createHash} from 'node:crypto';
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import S3rver from 's3rver';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {S3ObjectStore, parseDocStoreUrl} from '../src/index.js';
+import {Engine} from '@gristlite/core/internal';
+import {S3AttachmentStore, S3ObjectStore, parseDocStoreUrl} from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gl-s3-'));
 const server = new S3rver({
@@ -74,6 +76,74 @@ test('an unreachable store fails the call instead of hanging', async () => {
   assert.ok(err, 'uploaded to nowhere');
   assert.ok(Date.now() - t0 < 20_000, `${Date.now() - t0} ms`);
   store.close();
+});
+
+test('attachment files in a bucket: put, get, exists, delete, a whole document removed (issue 29)', async () => {
+  const store = S3AttachmentStore.fromEnv({...env, GRISTLITE_ATTACHMENT_STORE_S3: 's3://docs/files'})!;
+  assert.is(store.label, 's3');
+  assert.match(store.id, /^[0-9a-f]{32}-s3$/);
+  // The same bucket and prefix is the same store (every worker agrees); another prefix is not.
+  assert.is(S3AttachmentStore.fromEnv({...env, GRISTLITE_ATTACHMENT_STORE_S3: 's3://docs/files/'})!.id, store.id);
+  assert.is.not(S3AttachmentStore.fromEnv({...env, GRISTLITE_ATTACHMENT_STORE_S3: 's3://docs/other'})!.id, store.id);
+  assert.is(S3AttachmentStore.fromEnv(env), null);
+  const ident = `${'a'.repeat(40)}.png`;
+  assert.is(await store.exists('doc1', ident), false);
+  assert.is(await store.get('doc1', ident), null);
+  await store.put('doc1', ident, Buffer.from('png bytes'));
+  await store.put('doc1', `${'b'.repeat(40)}.a b`, Buffer.from('odd extension'));
+  await store.put('doc2', ident, Buffer.from('other document'));
+  assert.is(await store.exists('doc1', ident), true);
+  assert.is((await store.get('doc1', ident))!.toString(), 'png bytes');
+  assert.is((await store.get('doc1', `${'b'.repeat(40)}.a b`))!.toString(), 'odd extension');
+  assert.ok(await store.s3.exists(`files/doc1/${'b'.repeat(40)}.a%20b`), 'the extension is encoded in the key');
+  try {
+    await store.get('doc1', '../doc2/x');
+    assert.unreachable('a path for an identifier');
+  } catch (e) {
+    assert.is((e as {status?: number}).status, 404);
+  }
+  await store.delete('doc1', ident);
+  assert.is(await store.get('doc1', ident), null);
+  await store.removePool('doc1');
+  assert.is(await store.get('doc1', `${'b'.repeat(40)}.a b`), null);
+  assert.is((await store.get('doc2', ident))!.toString(), 'other document');
+  store.close();
+});
+
+test('a document chooses the bucket: uploads, downloads and transfers go through it', async () => {
+  const store = S3AttachmentStore.fromEnv({...env, GRISTLITE_ATTACHMENT_STORE_S3: 's3://docs/att'})!;
+  const engine = await Engine.open({dataDir: join(dir, 'engine'), attachmentStores: [store], resumeWebhooks: false});
+  try {
+    const session = await engine.forUser('s3@example.com');
+    const docId = await session.createDoc((await session.personalWorkspace()).id, {name: 'S3'});
+    await engine.withDoc(docId, async (doc) => {
+      assert.equal(doc.attachmentStores.labels(), [{label: 's3'}]);
+      assert.equal(await doc.addAttachments([{fileName: 'in.txt', mimeType: null, data: Buffer.from('inside')}]), [1]);
+      assert.is(doc.setAttachmentStore('external'), store.id);
+      assert.equal(
+        await doc.addAttachments([{fileName: 'out.txt', mimeType: null, data: Buffer.from('outside')}]),
+        [2],
+      );
+      assert.is(doc.attachmentStoreStatus().locationSummary, 'mixed');
+      assert.is((await doc.attachmentDownload(2)).data.toString(), 'outside');
+      assert.is(doc.transferAllAttachments().status.pendingTransferCount, 1);
+      await doc.files.transfersDone();
+      assert.equal(doc.attachmentStoreStatus(), {
+        status: {pendingTransferCount: 0, isRunning: false, successes: 1, failures: 0},
+        locationSummary: 'external',
+      });
+      const keys = doc.db.prepare('SELECT ident FROM _gristsys_Files ORDER BY ident').pluck().all() as string[];
+      for (const k of keys) assert.ok(await store.s3.exists(`att/${docId}/${k}`), k);
+      assert.is((await doc.attachmentDownload(1)).data.toString(), 'inside');
+    });
+    await session.deleteDoc(docId);
+    for (const name of ['inside', 'outside']) {
+      const sha = createHash('sha1').update(name).digest('hex');
+      assert.is(await store.s3.exists(`att/${docId}/${sha}.txt`), false, "a deleted document's files are gone");
+    }
+  } finally {
+    await engine.close();
+  }
 });
 
 test.run();

@@ -781,10 +781,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Where attachments are stored (always "internal": inside the document) */
+        /** Where new attachments go: "internal" (inside the document) or "external" (the server's store) */
         get: operations["getApiDocsDocIdAttachmentsStore"];
         put?: never;
-        /** Choose the attachment store: "internal" (the only one gristlite has) or "external" (400: none configured) */
+        /** Choose where new attachments go: "internal" or "external" (400 when the server has no external store); answers the store id */
         post: operations["postApiDocsDocIdAttachmentsStore"];
         delete?: never;
         options?: never;
@@ -799,7 +799,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** External attachment stores configured on the server (none in gristlite) */
+        /** External attachment stores configured on the server (their labels) */
         get: operations["getApiDocsDocIdAttachmentsStores"];
         put?: never;
         post?: never;
@@ -818,7 +818,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move every attachment to the document's store (nothing to move with the internal store); answers the transfer status */
+        /** Start moving every attachment file to the document's chosen store, one at a time in the background; answers the transfer status */
         post: operations["postApiDocsDocIdAttachmentsTransferAll"];
         delete?: never;
         options?: never;
@@ -833,7 +833,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Status of attachment transfers between stores, and where the files are */
+        /** Status of attachment transfers between stores, and where the files are (none, internal, external, mixed) */
         get: operations["getApiDocsDocIdAttachmentsTransferStatus"];
         put?: never;
         post?: never;
@@ -853,7 +853,8 @@ export interface paths {
         /** Download every attachment as one zip (default) or tar file */
         get: operations["getApiDocsDocIdAttachmentsArchive"];
         put?: never;
-        post?: never;
+        /** Restore attachment files the document names but lacks from a .tar of GET /attachments/archive (multipart, application/x-tar) */
+        post: operations["postApiDocsDocIdAttachmentsArchive"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1447,6 +1448,16 @@ export interface components {
             fileName: string;
             fileSize: number;
             timeUploaded?: string | null;
+        };
+        AttachmentTransferStatus: {
+            status: {
+                pendingTransferCount: number;
+                isRunning: boolean;
+                successes: number;
+                failures: number;
+            };
+            /** @enum {string} */
+            locationSummary: "none" | "internal" | "external" | "mixed";
         };
         Webhooks: {
             webhooks: {
@@ -4284,7 +4295,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Where attachments are kept */
+            /** @description Where new attachments go */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4292,7 +4303,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        type: "internal";
+                        type: "internal" | "external";
                     };
                 };
             };
@@ -4325,7 +4336,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The store was set (only "internal" without an external store) */
+            /** @description The store was chosen */
             200: {
                 headers: {
                     /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
@@ -4333,7 +4344,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        /** @description The external store's id (absent for internal) */
+                        store?: string;
+                    };
                 };
             };
             400: components["responses"]["Error400"];
@@ -4358,14 +4372,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The external stores configured (none here) */
+            /** @description The external stores configured on the server */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        stores: Record<string, never>[];
+                        stores: {
+                            label: string;
+                        }[];
                     };
                 };
             };
@@ -4391,7 +4407,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The transfer status */
+            /** @description The transfer status, once started */
             200: {
                 headers: {
                     /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
@@ -4399,7 +4415,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["AttachmentTransferStatus"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -4429,7 +4445,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["AttachmentTransferStatus"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -4469,6 +4485,45 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    postApiDocsDocIdAttachmentsArchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    upload?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description How many files were restored, could not be, or were not needed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        added: number;
+                        errored: number;
+                        unused: number;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };

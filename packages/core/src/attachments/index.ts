@@ -3,6 +3,9 @@ export {
   listAttachments,
   getAttachmentMetadata,
   getAttachmentDownload,
+  attachmentFile,
+  attachmentDownloadOf,
+  attachmentLocations,
   byteString,
   attachmentTooLarge,
   parseAttId,
@@ -19,6 +22,17 @@ export {
   type DownloadOptions,
   type AttachmentRow,
   type AttachmentRowWriter,
+  type AttachmentFile,
 } from './store.js';
+export {AttachmentStores, DirectoryAttachmentStore, storeFileName, type AttachmentStore} from './external.js';
+export {
+  DocAttachmentFiles,
+  archiveEntryIdent,
+  attachmentStoreIdOf,
+  readDocSettings,
+  type ArchiveUploadResult,
+  type AttachmentStoreStatus,
+  type DocFilesContext,
+} from './files.js';
 export {guessExt, contentTypeForExt} from './ext.js';
 export type {TableQuery} from './query.js';

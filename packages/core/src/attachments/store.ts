@@ -12,6 +12,7 @@ import {META_TYPES} from '../doc/schema.js';
 import {makeDecoder} from '../doc/types.js';
 import {contentTypeForExt, guessExt} from './ext.js';
 import {compileFilter, rowComparator, sortAndLimit, type TableQuery} from './query.js';
+import type {AttachmentStore} from './external.js';
 
 /** One uploaded file, as the multipart parser hands it over. */
 export interface UploadedFile {
@@ -28,6 +29,11 @@ export interface AddAttachmentsOptions {
   maxBytes?: number;
   /** Clock for `timeUploaded` (milliseconds). */
   now?: () => number;
+  /**
+   * The document's external store (`documentSettings.attachmentStoreId`): new files are put there
+   * before their rows are written, and `_gristsys_Files` keeps `storageId` and no bytes.
+   */
+  external?: {store: AttachmentStore; docId: string};
 }
 
 /** A new `_grist_Attachments` row. */
@@ -117,15 +123,38 @@ export async function addAttachments(
   }
   const now = opts.now ?? Date.now;
   const findFile = db.prepare(
-    'SELECT data IS NOT NULL OR storageId IS NOT NULL AS present FROM _gristsys_Files WHERE ident = ?',
+    'SELECT data IS NOT NULL OR storageId IS NOT NULL AS present, storageId FROM _gristsys_Files WHERE ident = ?',
   );
+  // Grist's addFile to a store: a file already kept (in the document or another store) stays
+  // where it is; one that is new, or whose row names this store but whose file is gone, is put.
+  const put = new Set<string>();
+  const ext = opts.external;
+  if (ext) {
+    for (const p of prepared) {
+      if (put.has(p.fileIdent)) continue;
+      const row = findFile.get(p.fileIdent) as {present: number; storageId: string | null} | undefined;
+      const missing =
+        !row?.present || (row.storageId === ext.store.id && !(await ext.store.exists(ext.docId, p.fileIdent)));
+      if (!missing) continue;
+      await ext.store.put(ext.docId, p.fileIdent, p.data);
+      put.add(p.fileIdent);
+    }
+  }
   const insertFile = db.prepare('INSERT INTO _gristsys_Files (ident, data) VALUES (?, ?)');
   const fillFile = db.prepare('UPDATE _gristsys_Files SET data = ? WHERE ident = ?');
+  const insertExternal = db.prepare('INSERT INTO _gristsys_Files (ident, data, storageId) VALUES (?, NULL, ?)');
+  const fillExternal = db.prepare('UPDATE _gristsys_Files SET data = NULL, storageId = ? WHERE ident = ?');
   const storeFiles = () => {
     for (const p of prepared) {
       const existing = findFile.get(p.fileIdent) as {present: number} | undefined;
-      if (!existing) insertFile.run(p.fileIdent, p.data);
-      else if (!existing.present) fillFile.run(p.data, p.fileIdent);
+      // A file put in the store is named by its row; anything else keeps its bytes here.
+      if (!existing) {
+        if (put.has(p.fileIdent)) insertExternal.run(p.fileIdent, ext!.store.id);
+        else insertFile.run(p.fileIdent, p.data);
+      } else if (!existing.present) {
+        if (put.has(p.fileIdent)) fillExternal.run(ext!.store.id, p.fileIdent);
+        else fillFile.run(p.data, p.fileIdent);
+      }
     }
   };
   const rows: AttachmentRow[] = prepared.map((p) => ({
@@ -297,27 +326,47 @@ export interface DownloadOptions {
   name?: string;
 }
 
-/**
- * GET /attachments/{id}/download: the bytes with the headers Grist sends. 404 `Attachment not
- * found: N` for an unknown id, 404 `Invalid attachment identifier` when the file is missing.
- */
-export function getAttachmentDownload(
-  db: Database.Database,
-  attId: number,
-  opts: DownloadOptions = {},
-): AttachmentDownload {
+/** Where an attachment's file is: its bytes in the document, or the store that holds them. */
+export interface AttachmentFile {
+  fileIdent: string;
+  fileName: string;
+  /** The bytes when the document holds them (null: in a store, or missing). */
+  data: Buffer | null;
+  /** The external store holding them (`_gristsys_Files.storageId`), or null. */
+  storageId: string | null;
+}
+
+/** The row of attachment `attId` and where its file is; 404 `Attachment not found: N` for an unknown id. */
+export function attachmentFile(db: Database.Database, attId: number): AttachmentFile {
   const row = attachmentRow(db, attId);
   const fileIdent = String(row.fileIdent ?? '');
-  const file = db.prepare('SELECT data FROM _gristsys_Files WHERE ident = ?').get(fileIdent) as
-    | {data: Buffer | null}
+  const file = db.prepare('SELECT data, storageId FROM _gristsys_Files WHERE ident = ?').get(fileIdent) as
+    | {data: Uint8Array | null; storageId: string | null}
     | undefined;
-  if (!file || file.data === null) throw new NotFound('Invalid attachment identifier');
-  const ext = extname(fileIdent);
-  const origName = String(row.fileName ?? '');
+  const data = file?.data ?? null;
+  return {
+    fileIdent,
+    fileName: String(row.fileName ?? ''),
+    data: data === null || Buffer.isBuffer(data) ? data : Buffer.from(data),
+    storageId: file?.storageId || null,
+  };
+}
+
+/**
+ * An attachment's bytes with the headers Grist sends (`data` null: 404 `Invalid attachment
+ * identifier`, the file is missing).
+ */
+export function attachmentDownloadOf(
+  file: Pick<AttachmentFile, 'fileIdent' | 'fileName'>,
+  data: Buffer | null,
+  opts: DownloadOptions = {},
+): AttachmentDownload {
+  if (data === null) throw new NotFound('Invalid attachment identifier');
+  const ext = extname(file.fileIdent);
+  const origName = file.fileName;
   const fileName = opts.name || (ext ? basename(origName, extname(origName)) + ext : origName);
   const contentType = contentTypeForExt(ext);
   const inline = opts.inline && !contentType.startsWith('text/html');
-  const data = Buffer.isBuffer(file.data) ? file.data : Buffer.from(file.data as Uint8Array);
   return {
     data,
     headers: {
@@ -328,6 +377,20 @@ export function getAttachmentDownload(
       'Content-Length': String(data.byteLength),
     },
   };
+}
+
+/**
+ * GET /attachments/{id}/download of a file the document holds: the bytes with the headers Grist
+ * sends. 404 `Attachment not found: N` for an unknown id, 404 `Invalid attachment identifier`
+ * when the file is missing (or in an external store: `OpenDocument.attachmentDownload` reads those).
+ */
+export function getAttachmentDownload(
+  db: Database.Database,
+  attId: number,
+  opts: DownloadOptions = {},
+): AttachmentDownload {
+  const file = attachmentFile(db, attId);
+  return attachmentDownloadOf(file, file.data, opts);
 }
 
 /** Grist's integer parameter check for `attId`. */
@@ -407,23 +470,47 @@ export function updateUsedAttachments(db: Database.Database, now: () => number =
 /**
  * POST .../attachments/removeUnused: after the usage scan, removes the soft-deleted attachment
  * rows (with `expiredOnly`, those deleted over ATTACHMENTS_EXPIRY_DAYS ago), then the stored files
- * no row names, as Grist does.
+ * no row names, as Grist does. Returns the removed files that were in external stores, for the
+ * caller to delete there once the removal is durable.
  */
 export function removeUnusedAttachments(
   db: Database.Database,
   opts: {expiredOnly?: boolean; now?: () => number} = {},
-): void {
+): {ident: string; storageId: string}[] {
   const now = opts.now ?? Date.now;
   updateUsedAttachments(db, now);
   const cutoff = now() / 1000 - ATTACHMENTS_EXPIRY_DAYS * 24 * 3600;
-  db.transaction(() => {
+  return db.transaction(() => {
     if (opts.expiredOnly) {
       db.prepare('DELETE FROM _grist_Attachments WHERE timeDeleted IS NOT NULL AND timeDeleted < ?').run(cutoff);
     } else {
       db.prepare('DELETE FROM _grist_Attachments WHERE timeDeleted IS NOT NULL').run();
     }
-    db.prepare('DELETE FROM _gristsys_Files WHERE ident NOT IN (SELECT fileIdent FROM _grist_Attachments)').run();
+    const unused = 'FROM _gristsys_Files WHERE ident NOT IN (SELECT fileIdent FROM _grist_Attachments)';
+    const external = db
+      .prepare(`SELECT ident, storageId ${unused} AND storageId IS NOT NULL AND storageId != ''`)
+      .all() as {ident: string; storageId: string}[];
+    db.prepare(`DELETE ${unused}`).run();
+    return external;
   })();
+}
+
+/** Grist's `locationSummary`: where a document's files are (`none` when it has none). */
+export function attachmentLocations(db: Database.Database): 'none' | 'internal' | 'external' | 'mixed' {
+  let row: {internal: number | null; external: number | null} | undefined;
+  try {
+    row = db
+      .prepare(
+        `SELECT SUM(storageId IS NULL OR storageId = '') AS internal, SUM(storageId IS NOT NULL AND storageId != '') AS external
+         FROM _gristsys_Files`,
+      )
+      .get() as typeof row;
+  } catch {
+    return 'none'; // An old document without _gristsys_Files holds no files.
+  }
+  const internal = (row?.internal ?? 0) > 0;
+  const external = (row?.external ?? 0) > 0;
+  return internal && external ? 'mixed' : external ? 'external' : internal ? 'internal' : 'none';
 }
 
 /** `?verifyfiles` / POST .../verifyFiles: the stored files are exactly those the rows name. */

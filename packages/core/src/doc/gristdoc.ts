@@ -679,6 +679,16 @@ export class GristDoc {
     });
   }
 
+  /**
+   * Sets `fileSize` of attachments as one write (Grist corrects them from the files an archive
+   * restores, so that an edited size does not outlive the restore).
+   */
+  setAttachmentSizes(sizes: ReadonlyMap<number, number>): void {
+    this.write(() => {
+      for (const [id, size] of sizes) this.storage.metaUpdate('_grist_Attachments', id, {fileSize: size});
+    });
+  }
+
   /** Under access rules, the attachments a cell the user can read holds (null: all). */
   readableAttachments(): ReadonlySet<number> | null {
     return this.reads.readableAttachments();

@@ -23,30 +23,46 @@ export function archiveEntryName(fileIdent: string, fileName: string): string {
   return `${hash}_${basename(fileName, nameExt)}${extname(fileIdent)}`;
 }
 
+/**
+ * Reads a file kept in an external store (`storageId`), or null when it is missing there: then
+ * the archive stops (its stream errors), as Grist's does, rather than leaving the file out.
+ */
+export type ExternalFileReader = (fileIdent: string, storageId: string) => Promise<Buffer | null>;
+
 /** One entry per distinct name, in attachment id order; one file's bytes in memory at a time. */
-function* entries(db: Db): Generator<Entry> {
+async function* entries(db: Db, readExternal?: ExternalFileReader): AsyncGenerator<Entry> {
   const rows = db.prepare('SELECT fileIdent, fileName FROM _grist_Attachments ORDER BY id').all() as {
     fileIdent: string;
     fileName: string;
   }[];
-  const file = db.prepare('SELECT data FROM _gristsys_Files WHERE ident = ?').pluck();
+  const file = db.prepare('SELECT data, storageId FROM _gristsys_Files WHERE ident = ?');
   const seen = new Set<string>();
   for (const r of rows) {
     const name = archiveEntryName(String(r.fileIdent), String(r.fileName));
     if (seen.has(name)) continue;
     seen.add(name);
-    const data = file.get(r.fileIdent) as Buffer | null | undefined;
-    yield {name, data: data ?? Buffer.alloc(0)};
+    const f = file.get(r.fileIdent) as {data: Buffer | null; storageId: string | null} | undefined;
+    if (f?.storageId && readExternal) {
+      const data = await readExternal(String(r.fileIdent), f.storageId);
+      if (!data) throw new Error(`Attachment file '${r.fileIdent}' is missing from its store`);
+      yield {name, data};
+    } else {
+      yield {name, data: f?.data ?? Buffer.alloc(0)};
+    }
   }
 }
 
 /** The archive's bytes, produced as they are read (the next entry is added once the last is written). */
-export async function* attachmentsArchive(db: Db, format: 'zip' | 'tar'): AsyncGenerator<Uint8Array> {
-  const it = entries(db);
+export async function* attachmentsArchive(
+  db: Db,
+  format: 'zip' | 'tar',
+  readExternal?: ExternalFileReader,
+): AsyncGenerator<Uint8Array> {
+  const it = entries(db, readExternal);
   if (format === 'zip') {
     const zip = new ZipStream({store: true});
     const feed = (async () => {
-      for (const e of it) {
+      for await (const e of it) {
         await new Promise<void>((resolve, reject) =>
           zip.entry(e.data, {name: e.name}, (err) => (err ? reject(err) : resolve())),
         );
@@ -58,7 +74,7 @@ export async function* attachmentsArchive(db: Db, format: 'zip' | 'tar'): AsyncG
   } else {
     const pack = tar.pack();
     const feed = (async () => {
-      for (const e of it) {
+      for await (const e of it) {
         await new Promise<void>((resolve, reject) =>
           pack.entry({name: e.name, size: e.data.length}, e.data, (err) => (err ? reject(err) : resolve())),
         );

@@ -33,6 +33,7 @@ import {GristDoc} from '../doc/gristdoc.js';
 import {upgradeDocFile} from '../doc/migrations/index.js';
 import type {CellValue} from '../doc/types.js';
 import {backupDoc} from '../export/backup.js';
+import {carryAttachmentFiles} from '../attachments/copy.js';
 import {fitRow, guessImportColumns, readCsvRecords, splitHeaders} from './csv.js';
 import {dropPrivateObjects, openGristUpload} from './grist.js';
 
@@ -210,6 +211,9 @@ export async function importGristDoc(
       // Older schemas are upgraded now, so that a failing migration refuses the import (400).
       opts.onProgress?.({rows: null, fraction: null, stage: 'upgrade'});
       upgradeDocFile(tmp);
+      // Files kept in external stores are not in the upload (POST /attachments/archive restores
+      // them); a chosen store this server lacks becomes its own, as Grist does on import.
+      await carryAttachmentFiles(tmp, engine.attachmentStores, home.id, null);
       // Only a document gristlite can open is accepted (very old layouts lack tables it reads).
       try {
         const doc = GristDoc.open(tmp, {readonly: true});
@@ -445,7 +449,7 @@ export async function copyDoc(
   if (access && role !== 'owners' && !access.canCopyEverything()) {
     throw new Forbidden('Insufficient access to document to copy it entirely');
   }
-  return createDocWith(engine, wid, p, opts.name || source.name, async (tmp) => {
+  return createDocWith(engine, wid, p, opts.name || source.name, async (tmp, {id: docId}) => {
     // A read-only connection of its own: consistent under WAL, and needs no lease when several
     // processes share the data directory.
     const src = new Database(engine.docPath(source.id), {readonly: true, fileMustExist: true});
@@ -454,5 +458,7 @@ export async function copyDoc(
     } finally {
       src.close();
     }
+    // Beyond Grist (which copies none): files in external stores are copied for the new document.
+    await carryAttachmentFiles(tmp, engine.attachmentStores, docId, source.id);
   });
 }

@@ -1,6 +1,7 @@
 /** Attachments (SPEC §12): upload, list, metadata, download. Storage is in core (attachments/). */
 import {BadRequest, Forbidden, type PageEnd, parseAttId, type TableQuery} from '@gristlite/core/internal';
 import {cursorParam, nextLink, type PageQuery} from '../paging.js';
+import {createReadStream} from 'node:fs';
 import {readFile} from 'node:fs/promises';
 import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
@@ -93,10 +94,10 @@ export const attachmentRoutes: Route[] = [
     method: 'GET',
     path: '/api/docs/:docId/attachments/store',
     tag: 'attachments',
-    summary: 'Where attachments are stored (always "internal": inside the document)',
+    summary: 'Where new attachments go: "internal" (inside the document) or "external" (the server\'s store)',
     need: 'viewers',
-    handler: async () => {
-      return {type: 'internal'};
+    handler: async (_ctx, {doc}) => {
+      return {type: doc.attachmentStoreId() ? 'external' : 'internal'};
     },
   }),
   docRoute({
@@ -104,22 +105,23 @@ export const attachmentRoutes: Route[] = [
     path: '/api/docs/:docId/attachments/store',
     tag: 'attachments',
     summary:
-      'Choose the attachment store: "internal" (the only one gristlite has) or "external" (400: none configured)',
+      'Choose where new attachments go: "internal" or "external" (400 when the server has no external store); answers the store id',
     body: {schema: SetAttachmentStorePost},
     need: 'owners',
-    handler: async (_ctx, _doc, body) => {
-      if (body.type === 'external') throw new BadRequest('server is not configured with an external store');
-      return {}; // Grist: `{store: undefined}` for the internal store
+    handler: async (_ctx, {doc}, body) => {
+      // Grist answers `{store: id}`, `{}` for the internal store (its id is undefined).
+      const id = doc.setAttachmentStore(body.type);
+      return id ? {store: id} : {};
     },
   }),
   docRoute({
     method: 'GET',
     path: '/api/docs/:docId/attachments/stores',
     tag: 'attachments',
-    summary: 'External attachment stores configured on the server (none in gristlite)',
+    summary: 'External attachment stores configured on the server (their labels)',
     need: 'owners',
-    handler: async () => {
-      return {stores: []};
+    handler: async (_ctx, {doc}) => {
+      return {stores: doc.attachmentStores.labels()};
     },
   }),
   docRoute({
@@ -127,17 +129,17 @@ export const attachmentRoutes: Route[] = [
     path: '/api/docs/:docId/attachments/transferAll',
     tag: 'attachments',
     summary:
-      "Move every attachment to the document's store (nothing to move with the internal store); answers the transfer status",
+      "Start moving every attachment file to the document's chosen store, one at a time in the background; answers the transfer status",
     need: 'owners',
     handler: async (_ctx, {doc}) => {
-      return doc.attachmentStoreStatus();
+      return doc.transferAllAttachments();
     },
   }),
   docRoute({
     method: 'GET',
     path: '/api/docs/:docId/attachments/transferStatus',
     tag: 'attachments',
-    summary: 'Status of attachment transfers between stores, and where the files are',
+    summary: 'Status of attachment transfers between stores, and where the files are (none, internal, external, mixed)',
     need: 'viewers',
     handler: async (_ctx, {doc}) => {
       return doc.attachmentStoreStatus();
@@ -165,6 +167,24 @@ export const attachmentRoutes: Route[] = [
   }),
   docRoute({
     method: 'POST',
+    path: '/api/docs/:docId/attachments/archive',
+    tag: 'attachments',
+    upload: true,
+    summary:
+      'Restore attachment files the document names but lacks from a .tar of GET /attachments/archive (multipart, application/x-tar)',
+    need: 'owners',
+    handler: async (ctx, {doc}) => {
+      const form = await ctx.form();
+      // Grist takes the first file part named *.tar and sent as application/x-tar.
+      const tarFile = [...form.files.values()]
+        .flat()
+        .find((f) => f.fileName.endsWith('.tar') && f.mimeType === 'application/x-tar');
+      if (!tarFile) throw new BadRequest('No .tar file found in request');
+      return doc.restoreAttachments(createReadStream(tarFile.path));
+    },
+  }),
+  docRoute({
+    method: 'POST',
     path: '/api/docs/:docId/attachments/updateUsed',
     tag: 'attachments',
     summary: 'Mark attachments no cell references as deleted (timeDeleted), and referenced ones as not',
@@ -183,7 +203,7 @@ export const attachmentRoutes: Route[] = [
     query: ['expiredonly', 'verifyfiles'],
     need: 'owners',
     handler: async (ctx, {doc}) => {
-      doc.removeUnusedAttachments({expiredOnly: flag(ctx.query, 'expiredonly')});
+      await doc.removeUnusedAttachments({expiredOnly: flag(ctx.query, 'expiredonly')});
       if (flag(ctx.query, 'verifyfiles') && !doc.verifyAttachmentFiles()) {
         throw new Error('attachment files do not match the attachment rows'); // Grist: a failed assertion (500)
       }
@@ -231,7 +251,7 @@ export const attachmentRoutes: Route[] = [
       if (cell.some(Boolean) && !cell.every(Boolean))
         throw new BadRequest('define all of tableId, colId and rowId, or none.');
       doc.checkAttachment(access, attId);
-      const {data, headers} = doc.attachmentDownload(attId, {
+      const {data, headers} = await doc.attachmentDownload(attId, {
         inline: flag(ctx.query, 'inline'),
         name: ctx.query.get('name') || undefined,
       });

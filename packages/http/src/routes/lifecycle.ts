@@ -87,7 +87,7 @@ export const lifecycleRoutes: Route[] = [
       const doc = ctx.engine.openDoc(meta.id);
       if (doc.grist.isWritable) {
         doc.replica?.checkWritable();
-        doc.removeUnusedAttachments({expiredOnly: true});
+        await doc.removeUnusedAttachments({expiredOnly: true});
       }
       await ctx.engine.reloadDoc(meta.id);
       return null;
