@@ -103,6 +103,22 @@ export class ChangeSet {
   list(): TableChange[] {
     const out: TableChange[] = [];
     for (const [tableId, ops] of this.ops) {
+      const columns = () => (this.anyCols.has(tableId) ? null : [...(this.cols.get(tableId) ?? [])]);
+      // One operation on ascending (so distinct) ids, the common bulk case: no merging needed
+      // (a formula column added to 100k rows spent ~10 ms building these sets).
+      if (ops.length === 1 && ascending(ops[0][1])) {
+        const [kind, ids] = ops[0];
+        if (ids.length) {
+          out.push({
+            tableId,
+            added: kind === 'a' ? ids.slice() : [],
+            updated: kind === 'u' ? ids.slice() : [],
+            removed: kind === 'r' ? ids.slice() : [],
+            columns: columns(),
+          });
+        }
+        continue;
+      }
       const added = new Set<number>();
       const updated = new Set<number>();
       const removed = new Set<number>();
@@ -124,8 +140,7 @@ export class ChangeSet {
         }
       }
       if (added.size || updated.size || removed.size) {
-        const columns = this.anyCols.has(tableId) ? null : [...(this.cols.get(tableId) ?? [])];
-        out.push({tableId, added: [...added], updated: [...updated], removed: [...removed], columns});
+        out.push({tableId, added: [...added], updated: [...updated], removed: [...removed], columns: columns()});
       }
     }
     return out;
@@ -134,4 +149,9 @@ export class ChangeSet {
   get isEmpty(): boolean {
     return this.list().length === 0;
   }
+}
+
+function ascending(ids: readonly number[]): boolean {
+  for (let i = 1; i < ids.length; i++) if (ids[i] <= ids[i - 1]) return false;
+  return true;
 }

@@ -296,7 +296,11 @@ export function writeRecalc(doc: DocStorage, changes: ChangeSet, result: RecalcR
           bulk.values[ids[i] - lo] = encoded[i];
         }
         try {
-          const inRange = doc.stmt(`SELECT count(*) FROM ${t} WHERE id BETWEEN ? AND ?`).pluck().get(lo, hi) as number;
+          // Ids lo..hi without a gap are every row in the range; else count the table's rows there.
+          const inRange =
+            ids.length === hi - lo + 1
+              ? ids.length
+              : (doc.stmt(`SELECT count(*) FROM ${t} WHERE id BETWEEN ? AND ?`).pluck().get(lo, hi) as number);
           const every = inRange === ids.length ? '' : ` AND ${HAS_FN}(id)`;
           doc.stmt(`UPDATE ${t} SET ${c} = ${CELL_FN}(id) WHERE id BETWEEN ? AND ?${every}`).run(lo, hi);
         } finally {

@@ -24,7 +24,7 @@ export type Source =
   | {kind: 1; index: LookupIndex; key: string}
   | {kind: 2; table: TableData}
   /** A column read through a lookup key (ckey = key + KEY_COL + colId). */
-  | {kind: 3; index: LookupIndex; ckey: string}
+  | {kind: 3; index: LookupIndex; ckey: string; colId: string}
   /** A column read through Table.all. */
   | {kind: 4; table: TableData; colId: string};
 
@@ -104,7 +104,8 @@ export function collectReaders(
   if (t.indexes.size) {
     for (const idx of t.indexes.values()) {
       const isKey = idx.colIds.includes(c.id);
-      if (!isKey && !idx.colReaders.size) continue;
+      const readThrough = idx.readCols.has(c.id);
+      if (!isKey && !readThrough) continue;
       if (!idx.built && !idx.callers.size && !idx.colReaders.size) continue;
       for (const r of rows) {
         // An index not built yet (its callers registered from static plans): the row's key now,
@@ -116,6 +117,7 @@ export function collectReaders(
             const callers = idx.callers.get(key);
             if (callers) for (const [cc, rs] of callers) work.push([cc, [...rs]]);
           }
+          if (!readThrough) continue;
           const readers = idx.colReaders.get(key + KEY_COL + c.id);
           if (readers) for (const [cc, rs] of readers) work.push([cc, [...rs]]);
         }
@@ -283,7 +285,12 @@ export function clearCellSources(c: ColData, row: number): void {
         set.delete(row);
         if (!set.size) {
           m!.delete(c);
-          if (!m!.size) s.index.colReaders.delete(s.ckey);
+          if (!m!.size) {
+            s.index.colReaders.delete(s.ckey);
+            const n = (s.index.readCols.get(s.colId) ?? 1) - 1;
+            if (n) s.index.readCols.set(s.colId, n);
+            else s.index.readCols.delete(s.colId);
+          }
         }
       }
     } else {
@@ -345,8 +352,9 @@ export function noteViaRead(c: ColData, via: Via, cur: Tracker): void {
     if (!m) {
       m = new Map();
       map.set(ckey, m);
+      via.index.readCols.set(c.id, (via.index.readCols.get(c.id) ?? 0) + 1);
     }
-    src = {kind: 3, index: via.index, ckey};
+    src = {kind: 3, index: via.index, ckey, colId: c.id};
   } else if (via instanceof RefVia) {
     addRefReader(c, via, cur.col);
     return;

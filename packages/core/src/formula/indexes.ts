@@ -60,6 +60,8 @@ export class LookupIndex {
   callers = new Map<string, Map<ColData, Set<number>>>();
   /** Columns read through a key: key + KEY_COL + colId -> dependent cells. */
   colReaders = new Map<string, Map<ColData, Set<number>>>();
+  /** colId -> how many keys of `colReaders` name it: a column nobody reads through this index is skipped. */
+  readCols = new Map<string, number>();
   vias = new Map<string, KeyVia>();
   built = false;
   /** Lookups answered from the key column's source while the index was not built. */
