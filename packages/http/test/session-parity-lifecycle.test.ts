@@ -354,6 +354,10 @@ ftest('Session triggers, lifecycle, forms and copies answer as their HTTP twins,
     const pinned = new Map<string, number>();
     for (const who of people) ops.forEach((op, i) => pinned.set(`${who}: ${op.what}`, expected[who][i]));
     assert.equal(Object.fromEntries(seen), Object.fromEntries(pinned));
+    // And what the comparisons said: a copy is the same, a document Grist never wrote unrelated.
+    const helloDoc = await ada.doc(hello);
+    assert.is((await helloDoc.compare(helloCopy)).summary, 'same');
+    assert.is((await helloDoc.compare(docId)).summary, 'unrelated');
   } finally {
     await engine.close();
     rmSync(dir, {recursive: true, force: true});
