@@ -137,13 +137,17 @@ export class Session {
    * those who may copy everything make a copy (403). `asTemplate` copies the structure only.
    */
   async copyDoc(docIdOrUrlId: string, workspaceId: number, opts: CopyDocOptions = {}): Promise<string> {
-    // As the route: access to the source is checked before anything else.
-    await this.engine.docAccess(docIdOrUrlId, this.principal, this.org, 'viewers');
-    const copy = await copyDoc(this.engine, docIdOrUrlId, this.principal, this.org, workspaceId, {
-      name: opts.documentName || null,
-      asTemplate: opts.asTemplate === true,
+    const engine = this.engine;
+    // One request scope, as the route's: the source stays open while it is copied.
+    return engine.inScope(async () => {
+      // As the route: access to the source is checked before anything else.
+      await engine.docAccess(docIdOrUrlId, this.principal, this.org, 'viewers');
+      const copy = await copyDoc(engine, docIdOrUrlId, this.principal, this.org, workspaceId, {
+        name: opts.documentName || null,
+        asTemplate: opts.asTemplate === true,
+      });
+      return copy.id;
     });
-    return copy.id;
   }
 
   // ---- orgs, workspaces and document metadata: the home API's calls, checked by HomeService
