@@ -43,6 +43,17 @@ export {
   type DocState,
   type DocStateComparison,
 } from './lifecycle.js';
+export {
+  compareDocs,
+  docSnapshots,
+  forceReloadDoc,
+  integerParam,
+  replaceDoc,
+  type CompareOptions,
+  type DocSnapshot,
+  type ReplaceSource,
+} from './doc-lifecycle.js';
+export {formOf, type FormAnswer, type FormField} from './forms.js';
 export {OpenDocument, type DocAttachmentOptions, type DocWebhooks} from './opendoc.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
 export {
@@ -56,15 +67,18 @@ export {
 export type {
   AccessList,
   AttachmentList,
+  CopyDocOptions,
   DocUpdateBody,
   GristDownloadOptions,
   NewAttachment,
   NewOrgBody,
+  NewTrigger,
   NewWebhook,
   RemoveOptions,
   SessionDownload,
   TableExportOptions,
   TableSchemaExportOptions,
+  TriggerPatch,
   WebhookPatch,
   WorkspaceBody,
   XlsxExportOptions,

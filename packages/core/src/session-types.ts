@@ -5,6 +5,7 @@
 import type {AttachmentInfo} from './attachments/index.js';
 import type {DsvFormat, ExportHeader} from './export/index.js';
 import type {HomeService} from './home/service.js';
+import type {TriggerInputFields} from './webhooks/index.js';
 
 /** The body of `POST /api/orgs`: a new team site. */
 export interface NewOrgBody {
@@ -133,3 +134,28 @@ export interface NewWebhook {
 
 /** `PATCH /webhooks/{id}`: the fields of a webhook to change. */
 export type WebhookPatch = Partial<NewWebhook>;
+
+/**
+ * A new trigger (`POST /triggers` takes `{records: [{fields}]}`): a `_grist_Triggers` record,
+ * cells in Grist's encoding. Webhook actions in `actions` carry their `url` (kept as a secret).
+ */
+export interface NewTrigger extends TriggerInputFields {
+  /** The row id of the table watched, in `_grist_Tables` (required). */
+  tableRef: number;
+}
+
+/** `PATCH /triggers`: one trigger's id and the fields to change. */
+export interface TriggerPatch {
+  /** The trigger's row id. */
+  id: number;
+  /** The fields to change, the others kept. */
+  fields: TriggerInputFields;
+}
+
+/** Options of `Session.copyDoc` and `SessionDoc.copy` (the body of `POST /copy`, less `workspaceId`). */
+export interface CopyDocOptions {
+  /** The copy's name (default: the source's). */
+  documentName?: string;
+  /** Structure only, no data. */
+  asTemplate?: boolean;
+}

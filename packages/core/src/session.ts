@@ -11,20 +11,23 @@ import type {OpenDocument} from './opendoc.js';
 import type {
   AccessList,
   AttachmentList,
+  CopyDocOptions,
   DocUpdateBody,
   GristDownloadOptions,
   NewAttachment,
   NewOrgBody,
+  NewTrigger,
   NewWebhook,
   RemoveOptions,
   SessionDownload,
   TableExportOptions,
   TableSchemaExportOptions,
+  TriggerPatch,
   WebhookPatch,
   WorkspaceBody,
   XlsxExportOptions,
 } from './session-types.js';
-import type {WebhookFieldsInput, WebhookSummary} from './webhooks/index.js';
+import type {TriggerPendingRecord, TriggerRecord, WebhookFieldsInput, WebhookSummary} from './webhooks/index.js';
 import {actorOf, type OrgContext, type Principal} from './home/principal.js';
 import type {BasicRole, Doc, Org, Role, Workspace} from './home/types.js';
 import type {
@@ -45,6 +48,17 @@ import type {CellValue} from './doc/types.js';
 import {checkRecords} from './doc/bodies.js';
 import {cursorBinding} from './cursor.js';
 import type {SqlResult} from './sql/index.js';
+import {
+  compareDocs,
+  docSnapshots,
+  forceReloadDoc,
+  integerParam,
+  replaceDoc,
+  type DocSnapshot,
+} from './doc-lifecycle.js';
+import type {DocState, DocStateComparison} from './lifecycle.js';
+import {formOf, type FormAnswer} from './forms.js';
+import {copyDoc} from './import/index.js';
 
 /** A record's fields by column id, as the REST API takes and returns them. */
 export type Fields = Record<string, CellValue>;
@@ -115,6 +129,25 @@ export class Session {
   /** Creates a document (home record and `.grist` file) in a workspace the user may add to; returns its id. */
   createDoc(workspaceId: number, doc: NewDocBody): Promise<string> {
     return this.engine.createDoc(workspaceId, this.principal, {...doc});
+  }
+
+  /**
+   * Copies a document the user may view into a workspace they may add to, as
+   * `POST /api/docs/{doc}/copy`; returns the new document's id. Under access rules only owners and
+   * those who may copy everything make a copy (403). `asTemplate` copies the structure only.
+   */
+  async copyDoc(docIdOrUrlId: string, workspaceId: number, opts: CopyDocOptions = {}): Promise<string> {
+    const engine = this.engine;
+    // One request scope, as the route's: the source stays open while it is copied.
+    return engine.inScope(async () => {
+      // As the route: access to the source is checked before anything else.
+      await engine.docAccess(docIdOrUrlId, this.principal, this.org, 'viewers');
+      const copy = await copyDoc(engine, docIdOrUrlId, this.principal, this.org, workspaceId, {
+        name: opts.documentName || null,
+        asTemplate: opts.asTemplate === true,
+      });
+      return copy.id;
+    });
   }
 
   // ---- orgs, workspaces and document metadata: the home API's calls, checked by HomeService
@@ -327,6 +360,18 @@ export class SessionDoc {
       if (need !== 'viewers') open.replica?.checkWritable();
       const grist = open.grist.as(access, actorOf(principal), {docUrl});
       return fn({open, grist, access, role: role as Role, meta: doc});
+    });
+  }
+
+  /** The access check and this process's claim on the document, in one request scope, without opening it. */
+  private withClaimed<T>(need: Need, fn: (doc: Doc) => T | Promise<T>): Promise<T> {
+    const {engine, principal, org} = this.session;
+    return engine.inScope<T>(async () => {
+      const {doc} = await engine.docAccess(this.meta.id, principal, org, need);
+      if (await engine.claimDoc(doc.id)) {
+        throw new ServiceUnavailable('Document is open in another process; use the HTTP API to reach it');
+      }
+      return fn(doc);
     });
   }
 
@@ -572,6 +617,105 @@ export class SessionDoc {
   /** Removes a webhook and its waiting events (owners), as `DELETE /webhooks/{id}`. */
   async removeWebhook(webhookId: string): Promise<void> {
     await this.withOpen('owners', ({open}) => open.removeWebhook(webhookId));
+  }
+
+  // ---- lifecycle (as routes/lifecycle.ts)
+
+  /**
+   * Grist's force-reload (editors), as `POST /force-reload`: attachments unused for 7 days are
+   * removed and the document closed, to open afresh (formulas, rules, webhooks) on its next use.
+   */
+  async forceReload(): Promise<void> {
+    // As the route: the home check only, so a document with broken access rules can be reloaded.
+    await this.withClaimed('editors', (doc) => forceReloadDoc(this.session.engine, doc.id));
+  }
+
+  /** Frees the document for another worker group (editors), as `POST /assign`: always false (no groups; D52). */
+  async assign(): Promise<boolean> {
+    await this.withClaimed('editors', () => undefined);
+    return false;
+  }
+
+  /** The states of the document's action history, newest first, as `GET /states` (D39). */
+  states(): Promise<{states: DocState[]}> {
+    return this.withOpen('viewers', ({open}) => open.states());
+  }
+
+  /** Truncates the action history to its newest `keep` actions (owners), as `POST /states/remove`. */
+  async removeStates(keep: number): Promise<void> {
+    await this.withOpen('owners', ({open}) => open.removeStates(integerParam(keep, 'keep')));
+  }
+
+  /** The document's snapshots (its current state, D52), as `GET /snapshots`: 403 when access rules hide anything. */
+  snapshots(): Promise<{snapshots: DocSnapshot[]}> {
+    return this.withOpen('viewers', ({meta, access}) => docSnapshots(meta.id, access));
+  }
+
+  /**
+   * Replaces the document's content with another document's (`sourceDocId`, which the user must
+   * read whole) or a snapshot's (owners), as `POST /replace`.
+   */
+  async replace(source: {sourceDocId?: string; snapshotId?: string}): Promise<void> {
+    const {principal, org} = this.session;
+    await this.withOpen(
+      'editors',
+      ({open, meta, role}) => replaceDoc(this.session.engine, {open, meta, role}, principal, org, () => source),
+      {ownersDespiteBrokenRules: true},
+    );
+  }
+
+  /**
+   * Compares this document with another (by id or urlId) by their histories, and by content when
+   * those end alike (D54), as `GET /compare/{other}`; both must be readable whole. `maxRows` is
+   * checked as over HTTP; the action summary (`detail`) is not supported.
+   */
+  compare(otherDocIdOrUrlId: string, opts: {maxRows?: number | null} = {}): Promise<DocStateComparison> {
+    const {principal, org} = this.session;
+    return this.withOpen('viewers', ({open, access}) =>
+      compareDocs(this.session.engine, {open, access}, principal, org, otherDocIdOrUrlId, opts),
+    );
+  }
+
+  // ---- forms (as routes/forms.ts)
+
+  /** A form widget's fields, layout, table and title as the user may read them, as `GET /forms/{viewSectionId}`. */
+  form(viewSectionId: number): Promise<FormAnswer> {
+    return this.withOpen('viewers', ({grist}) => formOf(grist, integerParam(viewSectionId, 'vsId')));
+  }
+
+  /**
+   * Copies the document into a workspace the user may add to, as `POST /copy` (`asTemplate`:
+   * structure only); returns the new document's id. See `Session.copyDoc`.
+   */
+  copy(workspaceId: number, opts: CopyDocOptions = {}): Promise<string> {
+    return this.session.copyDoc(this.meta.id, workspaceId, opts);
+  }
+
+  // ---- triggers (owners, as routes/triggers.ts): the `_grist_Triggers` records behind webhooks
+
+  /** The document's triggers (owners), webhook actions with their url and authorization masked, as `GET /triggers`. */
+  listTriggers(): Promise<{records: TriggerRecord[]}> {
+    return this.withOpen('owners', ({open}) => open.listTriggers());
+  }
+
+  /** Webhook events waiting for delivery (owners), as `GET /triggers/monitor`; `delivered` is always empty (D51). */
+  triggerMonitor(): Promise<{delivered: never[]; pending: TriggerPendingRecord[]}> {
+    return this.withOpen('owners', ({open}) => open.triggerMonitor());
+  }
+
+  /** Adds triggers (owners), as `POST /triggers`; returns their row ids. */
+  addTriggers(triggers: NewTrigger[]): Promise<{records: {id: number}[]}> {
+    return this.withOpen('owners', ({open}) => open.addTriggers(triggers.map((fields) => ({fields}))));
+  }
+
+  /** Changes triggers' fields (owners), as `PATCH /triggers`; actions dropped from a trigger lose their webhook. */
+  async updateTriggers(patches: TriggerPatch[]): Promise<void> {
+    await this.withOpen('owners', ({open}) => open.updateTriggers(patches));
+  }
+
+  /** Removes triggers with their webhooks and waiting events (owners), as `POST /triggers/delete`. */
+  async removeTriggers(ids: number[]): Promise<void> {
+    await this.withOpen('owners', ({open}) => open.removeTriggers(ids));
   }
 
   /** Read-only SQL on this document, as `Session.runSql`. */
