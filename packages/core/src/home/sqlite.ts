@@ -236,7 +236,8 @@ export class SqliteHomeStore implements HomeStore {
   }
   private memo<T extends Row | Row[] | undefined>(kind: 'get' | 'all', sql: string, args: unknown[]): T {
     const stmt = this.stmt(sql);
-    if (!stmt.readonly) {
+    // Closed: the statement reports it (a health check must fail, not be answered from memory).
+    if (!stmt.readonly || !this.db.open) {
       this.forgetReads();
       return (kind === 'get' ? stmt.get(...args) : stmt.all(...args)) as T;
     }
