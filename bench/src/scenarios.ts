@@ -666,23 +666,38 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
       await new Promise<void>((r) => bare304.close(() => r()));
     }
 
-    // Add-or-update of 2000 records keyed on Text (1000 matching, 1000 new) under 100 ms.
-    const up = makeRows(HTTP_UPSERTS, ROWS - HTTP_UPSERTS / 2).map((r) => ({
-      require: {Name: r.Name},
-      fields: {Qty: r.Qty + 2},
-    }));
-    t = now();
-    await call(pool, server.key, 'PUT', `${base}/${TABLE}/records`, {records: up});
-    const upMs = now() - t;
+    // Add-or-update of 2000 records keyed on Text (1000 matching, 1000 new) under 100 ms. The
+    // first upsert keyed on a column builds the document's index of it (doc/keyindex.ts): reported
+    // apart from the later ones (each 1000 matching the previous batch's new rows, 1000 new).
+    const upsertMs: number[] = [];
+    for (let run = 0; run < 6; run++) {
+      const up = makeRows(HTTP_UPSERTS, ROWS - HTTP_UPSERTS / 2 + run * (HTTP_UPSERTS / 2)).map((r) => ({
+        require: {Name: r.Name},
+        fields: {Qty: r.Qty + 2},
+      }));
+      t = now();
+      await call(pool, server.key, 'PUT', `${base}/${TABLE}/records`, {records: up});
+      upsertMs.push(now() - t);
+    }
     results.push(
       result({
-        scenario: `add-or-update ${HTTP_UPSERTS} (${HTTP_UPSERTS / 2} match) over HTTP`,
+        scenario: `add-or-update ${HTTP_UPSERTS} (${HTTP_UPSERTS / 2} match) over HTTP, first on the column`,
         unit: 'ms',
-        rate: upMs,
+        rate: upsertMs[0],
         limit: null,
-        p50Ms: upMs,
+        p50Ms: upsertMs[0],
         target: '< 100 ms',
         maxMs: 100,
+        note: 'builds the key index (one scan of the column)',
+      }),
+      result({
+        scenario: '  same, later ones (key index kept)',
+        unit: 'ms',
+        rate: percentile(upsertMs.slice(1), 50),
+        limit: null,
+        p50Ms: percentile(upsertMs.slice(1), 50),
+        target: '<= 30 ms',
+        maxMs: 30,
       }),
     );
 

@@ -11,7 +11,7 @@
  */
 import type Database from 'better-sqlite3';
 import {BadRequest} from '../errors.js';
-import {executeSelect, userMessage, type ResultCaps} from './execute.js';
+import {runSelect, userMessage, type ResultCaps} from './execute.js';
 import type {SqlResult} from './pool.js';
 import {bindArgs, parameterNames, selectText, sqlParams, type SqlParam} from './statement.js';
 
@@ -174,7 +174,8 @@ export function isBoundedProgram(program: readonly Instruction[], privatePages: 
 
 interface Verdict {
   schemaVersion: number;
-  bounded: boolean;
+  /** The prepared statement when bounded (kept: preparing cost as much as running), else null. */
+  stmt: Database.Statement | null;
 }
 
 /** Verdicts kept per connection. */
@@ -207,13 +208,13 @@ export class BoundedStatements {
       const bounded = this.#analyse(text, args, version);
       // Not compiled (a syntax error, wrong arguments): the pool reports why, as before.
       if (bounded === undefined) return undefined;
-      verdict = {schemaVersion: version, bounded};
+      verdict = {schemaVersion: version, stmt: bounded ? this.#db.prepare(text) : null};
       if (this.#verdicts.size >= MAX_VERDICTS) this.#verdicts.delete(this.#verdicts.keys().next().value!);
       this.#verdicts.set(text, verdict);
     }
-    if (!verdict.bounded) return undefined;
+    if (!verdict.stmt) return undefined;
     // Private tables were ruled out by the verdict: no second EXPLAIN per run.
-    return executeSelect(this.#db, text, args, caps, {privateChecked: true});
+    return runSelect(this.#db, verdict.stmt, text, args, caps, {privateChecked: true});
   }
 
   #analyse(text: string, args: SqlParam[], version: number): boolean | undefined {

@@ -45,7 +45,22 @@ export function executeSelect(
   opts: {privateChecked?: boolean} = {},
 ): string {
   try {
-    const stmt = db.prepare(text);
+    return runSelect(db, db.prepare(text), text, args, caps, opts);
+  } catch (e) {
+    throw asUserError(e);
+  }
+}
+
+/** `executeSelect` with the statement already prepared (sql/bounded.ts keeps them). */
+export function runSelect(
+  db: Database.Database,
+  stmt: Database.Statement,
+  text: string,
+  args: SqlParam[],
+  caps: ResultCaps,
+  opts: {privateChecked?: boolean} = {},
+): string {
+  try {
     // ATTACH reports readonly and `... RETURNING` reports reader: only both together mean a pure read.
     if (!stmt.reader || !stmt.readonly) {
       throw new SqlUserError(NOT_SELECT_MESSAGE);
@@ -77,12 +92,13 @@ export function executeSelect(
     }
     return `[${parts.join(',')}]`;
   } catch (e) {
-    // better-sqlite3 reports a wrong number or type of arguments as RangeError / TypeError.
-    if (e instanceof RangeError || e instanceof TypeError) {
-      throw new SqlUserError(e.message);
-    }
-    throw e;
+    throw asUserError(e);
   }
+}
+
+/** better-sqlite3 reports a wrong number or type of arguments as RangeError / TypeError. */
+function asUserError(e: unknown): unknown {
+  return e instanceof RangeError || e instanceof TypeError ? new SqlUserError(e.message) : e;
 }
 
 /**
