@@ -101,18 +101,24 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async digest(key: string): Promise<{size: number; sha256: string} | null> {
-    // Read back in full: S3-compatible servers differ in stored checksums, so the bytes are hashed here.
-    let res: GetObjectCommandOutput;
+  /** The object's body as a stream, or null when there is none. */
+  private async body(key: string): Promise<Readable | null> {
     try {
-      res = await this.client.send(new GetObjectCommand({Bucket: this.bucket, Key: key}));
+      const res: GetObjectCommandOutput = await this.client.send(new GetObjectCommand({Bucket: this.bucket, Key: key}));
+      return res.Body as Readable;
     } catch (e) {
       if (isMissing(e)) return null;
       throw e;
     }
+  }
+
+  async digest(key: string): Promise<{size: number; sha256: string} | null> {
+    // Read back in full: S3-compatible servers differ in stored checksums, so the bytes are hashed here.
+    const body = await this.body(key);
+    if (!body) return null;
     const hash = createHash('sha256');
     let size = 0;
-    for await (const chunk of res.Body as Readable) {
+    for await (const chunk of body) {
       hash.update(chunk as Buffer);
       size += (chunk as Buffer).length;
     }
@@ -128,15 +134,10 @@ export class S3ObjectStore implements ObjectStore {
 
   /** The bytes under `key`, or null when there are none. */
   async getObject(key: string): Promise<Buffer | null> {
-    let res: GetObjectCommandOutput;
-    try {
-      res = await this.client.send(new GetObjectCommand({Bucket: this.bucket, Key: key}));
-    } catch (e) {
-      if (isMissing(e)) return null;
-      throw e;
-    }
+    const body = await this.body(key);
+    if (!body) return null;
     const chunks: Buffer[] = [];
-    for await (const chunk of res.Body as Readable) chunks.push(chunk as Buffer);
+    for await (const chunk of body) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
   }
 
