@@ -178,4 +178,22 @@ test('a write that fails after the index followed it (at its commit) leaves no t
   });
 });
 
+test('the bound counts what the indexes hold: removed rows leave it, added ones join it', () => {
+  withDoc((doc) => {
+    doc.addTables([{id: 'T', columns: [{id: 'K', fields: {type: 'Text'}}]}]);
+    doc.addRecords(
+      'T',
+      Array.from({length: 10}, (_, i) => ({K: `k${i}`})),
+    );
+    const indexes = (doc as unknown as {storage: {keyIndexes: {cells: number}}}).storage.keyIndexes;
+    assert.is(indexes.cells, 0);
+    upserted(doc, 'T', 'K', ['k1']);
+    assert.is(indexes.cells, 10);
+    doc.removeRecords('T', [1, 2, 3]);
+    assert.is(indexes.cells, 7);
+    doc.addRecords('T', [{K: 'x'}, {K: 'y'}]);
+    assert.is(indexes.cells, 9);
+  });
+});
+
 test.run();

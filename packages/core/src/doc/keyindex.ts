@@ -102,20 +102,21 @@ export class KeyIndexes {
           this.clear();
           return;
         }
+        const before = index.size;
         for (const id of change.removed) unplace(index, id);
         const changed =
           change.columns === null || change.columns.includes(colId)
             ? [...change.added, ...change.updated]
             : change.added;
-        if (!changed.length) continue;
-        const keyOf = singleKeyer(index.interned);
-        const read = this.db.prepare(
-          `SELECT id, ${quoteIdent(colId)} FROM ${quoteIdent(change.tableId)} WHERE id IN (SELECT value FROM json_each(?))`,
-        );
-        const before = index.size;
-        for (const [id, raw] of read.raw(true).iterate(JSON.stringify(changed)) as Iterable<[number, unknown]>) {
-          unplace(index, id);
-          place(index, id, keyOf(col.decode(raw), true), false);
+        if (changed.length) {
+          const keyOf = singleKeyer(index.interned);
+          const read = this.db.prepare(
+            `SELECT id, ${quoteIdent(colId)} FROM ${quoteIdent(change.tableId)} WHERE id IN (SELECT value FROM json_each(?))`,
+          );
+          for (const [id, raw] of read.raw(true).iterate(JSON.stringify(changed)) as Iterable<[number, unknown]>) {
+            unplace(index, id);
+            place(index, id, keyOf(col.decode(raw), true), false);
+          }
         }
         this.#cells += index.size - before;
       }
