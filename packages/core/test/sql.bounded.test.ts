@@ -45,6 +45,8 @@ const UNBOUNDED: Array<[string, string]> = [
   ['with recursive c(x) as (select 1 union all select x + 1 from c) select max(x) from c', 'a runaway'],
   ['select randomblob(1000000000)', 'a function of unbounded cost'],
   ["select replace('a', 'a', 'b')", 'a function not on the list'],
+  ["select instr(Name, 'a') from T where id = 1", 'quadratic in two large cells'],
+  ["select trim(Name, 'ab') from T where id = 1", 'quadratic in two large cells'],
   ['select * from temp.scratch', "the connection's own temp tables"],
   ['select secret from _gristlite_secrets where id = 1', 'a private table'],
   ["select * from json_each('[1,2]')", 'a virtual table'],
