@@ -24,7 +24,7 @@ function scratch(): Database.Database {
 
 const BOUNDED = [
   'select 1',
-  "select 1 as a, 'x' || 'y' as b, 2 * 3.5 as c, null as d",
+  "select 1 as a, 'x' as b, 2 * 3.5 as c, null as d",
   'select id, Name from T where id = 2',
   'select * from T where id = ?',
   'select Name from T where rowid = 1 and Qty > 0',
@@ -46,6 +46,8 @@ const UNBOUNDED: Array<[string, string]> = [
   ['select randomblob(1000000000)', 'a function of unbounded cost'],
   ["select replace('a', 'a', 'b')", 'a function not on the list'],
   ["select instr(Name, 'a') from T where id = 1", 'quadratic in two large cells'],
+  ['select Name || Name from T where id = 1', '|| can double a value at each step'],
+  [`select ${Array.from({length: 300}, (_, i) => `Name as n${i}`).join(', ')} from T where id = 1`, 'a long program'],
   ["select trim(Name, 'ab') from T where id = 1", 'quadratic in two large cells'],
   ['select * from temp.scratch', "the connection's own temp tables"],
   ['select secret from _gristlite_secrets where id = 1', 'a private table'],

@@ -79,7 +79,6 @@ const OPCODES: ReadonlyMap<string, boolean> = new Map([
   ['Multiply', false],
   ['Divide', false],
   ['Remainder', false],
-  ['Concat', false],
   ['BitAnd', false],
   ['BitOr', false],
   ['ShiftLeft', false],
@@ -138,6 +137,13 @@ const FUNCTIONS = new Set([
   'upper',
 ]);
 
+/**
+ * Longest program run inline. No listed opcode or function makes a value larger than its largest
+ * input (`||` would double one at each step, so it is not listed), so what a bounded program holds
+ * at once is at most this many cells: no more than reading one wide row.
+ */
+const MAX_PROGRAM = 256;
+
 /** One row of `EXPLAIN`, raw: addr, opcode, p1, p2, p3, p4, p5, comment. */
 type Instruction = [number, string, number, number, number, unknown, number, unknown];
 
@@ -147,7 +153,7 @@ type Instruction = [number, string, number, number, number, unknown, number, unk
  * every backward jump either the frame's return to its start or a coroutine consumer's loop.
  */
 export function isBoundedProgram(program: readonly Instruction[], privatePages: ReadonlySet<number>): boolean {
-  if (!program.length || program[0][1] !== 'Init') return false;
+  if (!program.length || program.length > MAX_PROGRAM || program[0][1] !== 'Init') return false;
   const initBlock = program[0][3];
   for (const [addr, opcode, p1, p2, p3, p4] of program) {
     if (opcode === 'Function' || opcode === 'PureFunc') {
