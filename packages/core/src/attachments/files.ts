@@ -12,6 +12,7 @@ import type Database from 'better-sqlite3';
 import * as tar from 'tar-stream';
 import {ApiError, BadRequest, NotFound} from '../errors.js';
 import type {GristDoc} from '../doc/gristdoc.js';
+import {parseDocSettings} from '../doc/meta.js';
 import type {AttachmentStore, AttachmentStores} from './external.js';
 import {
   addAttachments,
@@ -57,15 +58,13 @@ export interface DocFilesContext {
 
 /** The document's settings (`_grist_DocInfo.documentSettings`), `{}` when unreadable. */
 export function readDocSettings(db: Database.Database): Record<string, unknown> {
+  let raw: unknown;
   try {
-    const row = db.prepare('SELECT documentSettings FROM _grist_DocInfo WHERE id = 1').get() as
-      | {documentSettings: unknown}
-      | undefined;
-    const parsed: unknown = JSON.parse(String(row?.documentSettings || '{}'));
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    raw = db.prepare('SELECT documentSettings FROM _grist_DocInfo WHERE id = 1').pluck().get();
   } catch {
-    return {};
+    return {}; // a document too old for the column
   }
+  return parseDocSettings(raw);
 }
 
 /** The store new uploads go to (`documentSettings.attachmentStoreId`), or null for the document itself. */
@@ -126,6 +125,13 @@ export class DocAttachmentFiles {
     return run;
   }
 
+  /** A file's row: its bytes (when in the document) and its store. */
+  private fileRow(ident: string): {data: Buffer | null; storageId: string | null} | undefined {
+    return this.db.prepare('SELECT data, storageId FROM _gristsys_Files WHERE ident = ?').get(ident) as
+      | {data: Buffer | null; storageId: string | null}
+      | undefined;
+  }
+
   /** The store the document chose (null: none, files stay in the document). */
   storeId(): string | null {
     return attachmentStoreIdOf(this.db);
@@ -178,9 +184,7 @@ export class DocAttachmentFiles {
   async readCurrent(fileIdent: string, storageId: string): Promise<Buffer | null> {
     const data = await this.readExternal(fileIdent, storageId);
     if (data) return data;
-    const row = this.db.prepare('SELECT data, storageId FROM _gristsys_Files WHERE ident = ?').get(fileIdent) as
-      | {data: Buffer | null; storageId: string | null}
-      | undefined;
+    const row = this.fileRow(fileIdent);
     if (!row || (row.storageId || null) === storageId) return null;
     return row.storageId ? this.readExternal(fileIdent, row.storageId) : row.data;
   }
@@ -277,9 +281,7 @@ export class DocAttachmentFiles {
 
   /** Moves one file to `target` (null: into the document): new copy, row, durable, old copy deleted. */
   async transferFile(ident: string, target: string | null): Promise<void> {
-    const row = this.db.prepare('SELECT data, storageId FROM _gristsys_Files WHERE ident = ?').get(ident) as
-      | {data: Buffer | null; storageId: string | null}
-      | undefined;
+    const row = this.fileRow(ident);
     const from = row?.storageId || null;
     if (!row || from === target) return;
     const data = from ? await this.readExternal(ident, from) : row.data;

@@ -155,15 +155,23 @@ function finishTable(t: Omit<TableMeta, 'byId' | 'hasManualSort'>): TableMeta {
   return {...t, byId, hasManualSort: byId.has('manualSort')};
 }
 
+/** `_grist_DocInfo.documentSettings` as an object; `{}` when empty or unreadable. */
+export function parseDocSettings(raw: unknown): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(String(raw || '{}'));
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
 export function loadMeta(db: Database.Database, previousVersion = 0): DocMeta {
   const docInfo = readMetaRows(db, '_grist_DocInfo')[0] ?? {};
-  let settings: {locale: string; currency?: string} = {locale: 'en-US'};
-  try {
-    const parsed = JSON.parse(String(docInfo.documentSettings || '{}'));
-    settings = {locale: parsed.locale || 'en-US', ...(parsed.currency ? {currency: parsed.currency} : {})};
-  } catch {
-    // Unreadable settings: keep the defaults.
-  }
+  const parsed = parseDocSettings(docInfo.documentSettings);
+  const settings: {locale: string; currency?: string} = {
+    locale: (parsed.locale as string) || 'en-US',
+    ...(parsed.currency ? {currency: parsed.currency as string} : {}),
+  };
   const tables = new Map<string, TableMeta>();
   const byRef = new Map<number, TableMeta>();
   const colsByRef = new Map<number, {table: TableMeta; col: ColumnMeta}>();

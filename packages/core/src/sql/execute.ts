@@ -44,11 +44,13 @@ export function executeSelect(
   caps: ResultCaps,
   opts: {privateChecked?: boolean} = {},
 ): string {
+  let stmt: Database.Statement;
   try {
-    return runSelect(db, db.prepare(text), text, args, caps, opts);
+    stmt = db.prepare(text);
   } catch (e) {
     throw asUserError(e);
   }
+  return runSelect(db, stmt, text, args, caps, opts);
 }
 
 /** `executeSelect` with the statement already prepared (sql/bounded.ts keeps them). */
