@@ -41,6 +41,11 @@ const POOL_RE = /^[A-Za-z0-9_-]{1,100}$/;
 /** Grist's identifiers start with the content's sha1; the rest is the extension. */
 const IDENT_RE = /^[0-9a-f]{40}/;
 
+/** A document id as a pool name: generated ids only (never a path). */
+function checkPool(docId: string): void {
+  if (!POOL_RE.test(docId)) throw new Error(`bad document id for an attachment store: ${docId}`);
+}
+
 /**
  * The name a file has in a store: an identifier read from a document (an imported file may hold
  * anything, an upload's extension any character) becomes a file or object name, so it must start
@@ -48,7 +53,7 @@ const IDENT_RE = /^[0-9a-f]{40}/;
  * identifier). 404 `Invalid attachment identifier` for one a store cannot hold.
  */
 export function storeFileName(docId: string, fileIdent: string): string {
-  if (!POOL_RE.test(docId)) throw new Error(`bad document id for an attachment store: ${docId}`);
+  checkPool(docId);
   const name = IDENT_RE.test(fileIdent) ? fileIdent.slice(0, 40) + encodeURIComponent(fileIdent.slice(40)) : '';
   if (!name || name.length > 200) throw new NotFound('Invalid attachment identifier');
   return name;
@@ -120,6 +125,13 @@ export class DirectoryAttachmentStore implements AttachmentStore {
         await fh.close();
       }
       await rename(tmp, dest);
+      // The rename itself is durable only once the directory is flushed.
+      const dir = await open(join(this.root, docId), 'r');
+      try {
+        await dir.sync();
+      } finally {
+        await dir.close();
+      }
     } catch (e) {
       await rm(tmp, {force: true});
       throw e;
@@ -131,7 +143,7 @@ export class DirectoryAttachmentStore implements AttachmentStore {
   }
 
   async removePool(docId: string): Promise<void> {
-    if (!POOL_RE.test(docId)) throw new Error(`bad document id for an attachment store: ${docId}`);
+    checkPool(docId);
     await rm(join(this.root, docId), {recursive: true, force: true});
   }
 }
