@@ -31,6 +31,18 @@ async function inProcess(fn: () => Promise<unknown>): Promise<Outcome> {
   }
 }
 
+/** One JSON call through the handler with the caller's key, as its Outcome. */
+async function overHttp(handle: Handle, key: string, method: string, url: string, body?: unknown): Promise<Outcome> {
+  const res = await handle({
+    method,
+    url,
+    headers: {host: 'localhost', authorization: `Bearer ${key}`, 'content-type': 'application/json'},
+    ...(body === undefined ? {} : {body: new TextEncoder().encode(JSON.stringify(body))}),
+  });
+  const parsed = JSON.parse(res.body as string);
+  return res.status === 200 ? {status: 200, body: parsed} : {status: res.status, error: parsed.error};
+}
+
 /** What one call needs fresh (a trigger to change, a document to truncate or replace, ...). */
 interface Fresh {
   trigger?: number;
@@ -70,16 +82,8 @@ ftest('Session triggers, lifecycle, forms and copies answer as their HTTP twins,
       sessions[name] = await engine.forUser(`${name}@example.com`, name);
       keys[name] = await engine.home.setApiKey(sessions[name].principal.user.id);
     }
-    const http = async (who: string, [method, url, body]: [string, string, unknown?]): Promise<Outcome> => {
-      const res = await handle({
-        method,
-        url,
-        headers: {host: 'localhost', authorization: `Bearer ${keys[who]}`, 'content-type': 'application/json'},
-        ...(body === undefined ? {} : {body: new TextEncoder().encode(JSON.stringify(body))}),
-      });
-      const parsed = JSON.parse(res.body as string);
-      return res.status === 200 ? {status: 200, body: parsed} : {status: res.status, error: parsed.error};
-    };
+    const http = (who: string, [method, url, body]: [string, string, unknown?]) =>
+      overHttp(handle, keys[who], method, url, body);
 
     // A team site ada owns, bob edits and cy views; dee is a stranger.
     const ada = sessions.ada;
@@ -436,16 +440,8 @@ withFixtures(test, ['grist', 'corpus'])(
       const bad = (await importGristDoc(engine, wsId, ada.principal, {fileName: 'BadRules.grist', path: badPath})).id;
       await ada.updateDocAccess(bad, {users: {'kiwi@example.com': 'editors'}});
 
-      const http = async (who: 'ada' | 'kiwi', method: string, url: string, body?: unknown): Promise<Outcome> => {
-        const res = await handle({
-          method,
-          url,
-          headers: {host: 'localhost', authorization: `Bearer ${keys[who]}`, 'content-type': 'application/json'},
-          ...(body === undefined ? {} : {body: new TextEncoder().encode(JSON.stringify(body))}),
-        });
-        const parsed = JSON.parse(res.body as string);
-        return res.status === 200 ? {status: 200, body: parsed} : {status: res.status, error: parsed.error};
-      };
+      const http = (who: 'ada' | 'kiwi', method: string, url: string, body?: unknown) =>
+        overHttp(handle, keys[who], method, url, body);
       const d = `/api/docs/${docId}`;
       type Pair = [who: 'ada' | 'kiwi', what: string, (s: Session) => Promise<unknown>, [string, string, unknown?]];
       const pairs: Pair[] = [
