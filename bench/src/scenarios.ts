@@ -365,7 +365,7 @@ export async function startServer(dataDir: string, env: Record<string, string> =
   return {url, proc, key};
 }
 
-async function call(
+export async function call(
   pool: Pool,
   key: string,
   method: string,
