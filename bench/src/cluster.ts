@@ -15,14 +15,14 @@
  * without it the scenarios are skipped with a note.
  */
 import {spawn, type ChildProcess} from 'node:child_process';
-import {readFileSync, rmSync} from 'node:fs';
+import {rmSync} from 'node:fs';
 import {createRequire} from 'node:module';
 import {join} from 'node:path';
 import {fileURLToPath} from 'node:url';
 import pg from 'pg';
 import type {Pool} from 'undici';
 import {S3ObjectStore} from '@gristlite/store-s3';
-import {clientPool, now, percentile, request, type Result} from './lib.js';
+import {clientPool, cpuMs, now, percentile, request, type Result} from './lib.js';
 
 const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MAIN = fileURLToPath(new URL('../../packages/cli/dist/src/main.js', import.meta.url));
@@ -31,12 +31,6 @@ const DOCS = 24;
 const BUCKET = 'gl-bench';
 const SNAPSHOT_MS = 5000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** CPU time (user + system) a process has used, in ms (Linux /proc; clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 interface Worker {
   url: string;

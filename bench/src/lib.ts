@@ -73,6 +73,12 @@ export const COLUMNS = [
   {id: 'Day', fields: {type: 'Date'}},
 ];
 
+/** CPU time (user + system) a process has used, in ms (Linux /proc; clock ticks of 10 ms). */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** Peak resident set of a process (VmHWM), in MB; Linux only. */
 export function peakRssMb(pid: number = process.pid): number | undefined {
   try {

@@ -7,6 +7,7 @@ import {printTable, type Result} from './lib.js';
 import {inProcess, overHttp, tempDir} from './scenarios.js';
 import {formulaScenarios} from './formulas.js';
 import {formulaHttpScenarios} from './formulas-http.js';
+import {mixedScenarios} from './mixed.js';
 import {clusterScenarios} from './cluster.js';
 import {accessScenarios} from './access.js';
 import {feedScenarios} from './feeds.js';
@@ -17,8 +18,8 @@ const args = process.argv.slice(2);
 const jsonAt = args.indexOf('--json');
 /**
  * BENCH_ONLY=<group> runs one group alone: engine (in-process scenarios, no HTTP; quick runs while
- * profiling), formulas (F1-F9), formulas-http (issue 26 §3's steps over HTTP, FH), access (A1-A3),
- * paging (P1-P2), stream (S1-S5), feeds (E1-E2), cluster (PostgreSQL and s3rver, C1-C8).
+ * profiling), http (the same, then over HTTP), formulas (F1-F9), formulas-http (issue 26 §3's steps over HTTP, FH), access (A1-A3),
+ * mixed (issue 28's mixed load over HTTP), paging (P1-P2), stream (S1-S5), feeds (E1-E2), cluster (PostgreSQL and s3rver, C1-C8).
  */
 const only = process.env.BENCH_ONLY;
 const wants = (group: string) => !only || only === group;
@@ -26,7 +27,7 @@ const wants = (group: string) => !only || only === group;
 const {dir, cleanup} = tempDir();
 const results: Result[] = [];
 try {
-  if (wants('engine')) {
+  if (wants('engine') || only === 'http') {
     const engine = await Engine.open({dataDir: join(dir, 'engine')});
     const user = await engine.home.ensureUser('bench@example.com', 'Bench');
     const principal = engine.home.principalFor(user, true);
@@ -34,11 +35,12 @@ try {
     const docId = await engine.createDoc(ws.id, principal, {name: 'bench'});
     const {results: r, raw} = await inProcess(dir, engine, docId);
     results.push(...r);
-    if (!only) results.push(...(await overHttp(dir, raw)));
+    if (!only || only === 'http') results.push(...(await overHttp(dir, raw)));
     await engine.close();
   }
   if (wants('formulas')) results.push(...(await formulaScenarios(dir)));
   if (wants('formulas-http')) results.push(...(await formulaHttpScenarios(dir)));
+  if (wants('mixed')) results.push(...(await mixedScenarios(dir)));
   if (wants('access')) results.push(...(await accessScenarios(dir)));
   if (wants('paging')) results.push(...(await pagingScenarios(dir)));
   if (wants('stream')) results.push(...(await streamScenarios(dir)));

@@ -345,21 +345,32 @@ export interface Server {
   key: string;
 }
 
-/** Starts `gristlite serve` as its own process, as `pnpm start` does. */
+/**
+ * Starts `gristlite serve` as its own process, as `pnpm start` does. `BENCH_SERVER_NODE_ARGS`
+ * (space-separated) go to its node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
+ */
 export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<Server> {
   const key = 'b'.repeat(40);
   const main = new URL('../../packages/cli/dist/src/main.js', import.meta.url).pathname;
-  const proc = spawn(process.execPath, [main, 'serve', '--port', '0'], {
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const proc = spawn(process.execPath, [...nodeArgs, main, 'serve', '--port', '0'], {
     env: {...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: key, ...env},
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
-    proc.stdout!.on('data', (d) => {
+    const onData = (d: Buffer) => {
       buf += d;
       const m = /listening on (http:\/\/\S+)/.exec(buf);
-      if (m) resolve(m[1]);
-    });
+      if (!m) return;
+      // From here its request lines are drained unread: kept and searched, they grew the bench
+      // process's work with every request (searching a buffer of all of them made the client, not
+      // the server, the bottleneck of the later scenarios).
+      proc.stdout!.off('data', onData);
+      proc.stdout!.resume();
+      resolve(m[1]);
+    };
+    proc.stdout!.on('data', onData);
     proc.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
   return {url, proc, key};
@@ -383,21 +394,40 @@ export async function call(
   return {status: res.statusCode, text};
 }
 
-/** Requests/s for `total` requests at a given concurrency, with latencies. */
-async function loadTest(concurrency: number, total: number, fn: () => Promise<unknown>) {
+/** Seconds each throughput scenario is timed for (`BENCH_LOAD_SECONDS`), after one untimed second. */
+const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 3);
+
+/**
+ * Requests/s at a given concurrency in steady state, with latencies: one second untimed (the
+ * server's JIT compiles the path; a server answers for hours), then `LOAD_SECONDS` timed. Counting
+ * a fixed few hundred requests from a cold start, as this did before, timed mostly compilation.
+ */
+async function loadTest(concurrency: number, fn: () => Promise<unknown>) {
+  const run = async (ms: number, lat?: number[]) => {
+    let done = 0;
+    const end = now() + ms;
+    await Promise.all(
+      Array.from({length: concurrency}, async () => {
+        while (now() < end) {
+          const s = now();
+          await fn();
+          lat?.push(now() - s);
+          done++;
+        }
+      }),
+    );
+    return done;
+  };
+  await run(1000);
   const lat: number[] = [];
-  let next = 0;
   const t = now();
-  await Promise.all(
-    Array.from({length: concurrency}, async () => {
-      while (next++ < total) {
-        const s = now();
-        await fn();
-        lat.push(now() - s);
-      }
-    }),
-  );
-  return {rate: total / ((now() - t) / 1000), p50: percentile(lat, 50), p99: percentile(lat, 99)};
+  const done = await run(LOAD_SECONDS * 1000, lat);
+  return {rate: done / ((now() - t) / 1000), p50: percentile(lat, 50), p99: percentile(lat, 99)};
+}
+
+/** Calls `fn` `n` times untimed, so that a latency measured next is the path's, not the JIT's. */
+async function warmUp(n: number, fn: () => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < n; i++) await fn();
 }
 
 /** A bare node:http server answering every request with the same bytes: the transport limit. */
@@ -505,6 +535,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
       rawFetchJson(raw, `SELECT id, manualSort, Name, Qty, Price, Active, Day FROM ${TABLE} ORDER BY id`),
     );
     const fetchAll = async () => JSON.parse((await call(pool, server.key, 'GET', `${base}/${TABLE}/records`)).text);
+    await warmUp(2, fetchAll);
     const httpFetch = await latencies(5, fetchAll, tick);
     const httpFetchWarm = await latencies(5, fetchAll);
     results.push(
@@ -514,8 +545,8 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
         rate: ROWS / (percentile(httpFetch, 50) / 1000),
         limit: ROWS / (percentile(rawFetch, 50) / 1000),
         p50Ms: percentile(httpFetch, 50),
-        target: '>= 0.85 of raw',
-        ratioTarget: 0.85,
+        target: '>= 0.95 of raw',
+        ratioTarget: 0.95,
       }),
     );
     results.push(
@@ -531,6 +562,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
 
     // Filter + two-column sort + limit 100 under 5 ms.
     const q = `${base}/${TABLE}/records?filter=${encodeURIComponent('{"Active":[true]}')}&sort=Qty,-Price&limit=100`;
+    await warmUp(50, () => call(pool, server.key, 'GET', q));
     const fq = await latencies(100, () => call(pool, server.key, 'GET', q), tick);
     const fqWarm = await latencies(100, () => call(pool, server.key, 'GET', q));
     results.push(
@@ -553,19 +585,21 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
         limit: null,
         p50Ms: percentile(fqWarm, 50),
         p99Ms: percentile(fqWarm, 99),
-        target: 'report',
+        target: '<= 1 ms',
+        maxMs: 1 + 1e-9,
       }),
     );
 
-    // Trivial SQL under 2 ms; aggregate SQL over HTTP.
-    const sq = await latencies(200, () =>
+    // Trivial SQL within 0.5 ms (issue 28); aggregate SQL over HTTP.
+    const trivial = () =>
       call(
         pool,
         server.key,
         'GET',
         `/api/docs/${docId}/sql?q=${encodeURIComponent(`select id, Name from ${TABLE} where id = 42`)}`,
-      ),
-    );
+      );
+    await warmUp(200, trivial);
+    const sq = await latencies(500, trivial);
     results.push(
       result({
         scenario: '6c. SQL trivial query over HTTP',
@@ -574,8 +608,8 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
         limit: null,
         p50Ms: percentile(sq, 50),
         p99Ms: percentile(sq, 99),
-        target: 'p50 < 2 ms',
-        maxMs: 2,
+        target: 'p50 <= 0.5 ms',
+        maxMs: 0.5 + 1e-9,
       }),
     );
     const aggSql = `SELECT Active, count(*) AS n, sum(Price) AS total FROM ${TABLE} GROUP BY Active`;
@@ -594,11 +628,12 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
       }),
     );
 
-    // 1000-row pages at concurrency 8 above 300 req/s: 8 clients asking for the same page (warm).
+    // 1000-row pages at concurrency 8, at least 2,000 req/s (issue 28): 8 clients asking for the
+    // same page (warm).
     // Cold, one at a time, for what producing a page costs.
     const page = `${base}/${TABLE}/records?sort=Name&limit=1000`;
     const pagesCold = await latencies(50, () => call(pool, server.key, 'GET', page), tick);
-    const pages = await loadTest(8, 400, () => call(pool, server.key, 'GET', page));
+    const pages = await loadTest(8, () => call(pool, server.key, 'GET', page));
     results.push(
       result({
         scenario: '1000-row pages (sort=Name), concurrency 8',
@@ -607,8 +642,8 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
         limit: null,
         p50Ms: pages.p50,
         p99Ms: pages.p99,
-        target: '> 300 req/s',
-        minRate: 300,
+        target: '>= 2,000 req/s',
+        minRate: 2000,
       }),
     );
     results.push(
@@ -644,8 +679,8 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
     await new Promise<void>((r) => bare304.listen(0, '127.0.0.1', r));
     const bare304Pool = clientPool(`http://127.0.0.1:${(bare304.address() as {port: number}).port}`, 32);
     try {
-      const mine = await loadTest(8, 4000, revalidate);
-      const lim = await loadTest(8, 4000, async () => {
+      const mine = await loadTest(8, revalidate);
+      const lim = await loadTest(8, async () => {
         await (await bare304Pool.request({method: 'GET', path: '/'})).body.dump();
       });
       results.push(
@@ -716,6 +751,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
       // The bare server sends prepared bytes: against it, the warm (repeated) fetch measures the
       // transport and request pipeline; the cold one adds producing the records.
       const fetchSmall = () => call(pool, server.key, 'GET', `${base}/Small/records`);
+      await warmUp(20, fetchSmall);
       const cold = await latencies(50, fetchSmall, tick);
       const bareOne = await latencies(50, async () =>
         (await request(barePool, {method: 'GET', path: '/'})).body.text(),
@@ -733,9 +769,8 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
         }),
       );
       for (const c of [1, 32]) {
-        const n = c === 1 ? 100 : 400;
-        const mine = await loadTest(c, n, fetchSmall);
-        const lim = await loadTest(c, n, async () => (await request(barePool, {method: 'GET', path: '/'})).body.text());
+        const mine = await loadTest(c, fetchSmall);
+        const lim = await loadTest(c, async () => (await request(barePool, {method: 'GET', path: '/'})).body.text());
         results.push(
           result({
             scenario: `4. fetch ${SMALL_ROWS} rows over HTTP, warm, concurrency ${c}`,
