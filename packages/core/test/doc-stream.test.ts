@@ -5,6 +5,7 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc, type PageEnd, type RecordQuery} from '../src/doc/index.js';
 import {loadMeta} from '../src/doc/meta.js';
+import {ReadCache} from '../src/doc/readcache.js';
 import {xlsxStream} from '../src/export/xlsx.js';
 import {copyFixture, FIXTURE_NAMES, tempPath, withFixtures} from './doc-helpers.js';
 
@@ -50,7 +51,8 @@ async function compare(doc: GristDoc, tableId: string, q: RecordQuery, columns: 
 
 for (const name of FIXTURE_NAMES) {
   ftest(`${name}: streamed /records and /data are byte-identical to whole answers`, async () => {
-    const doc = GristDoc.open(copyFixture(name));
+    // Without a read cache: each answer built, none served as another path's text.
+    const doc = GristDoc.open(copyFixture(name), {readCache: new ReadCache(0)});
     try {
       for (const tableId of loadMeta(doc.db).userTables.map((t) => t.tableId)) {
         for (const q of variants(doc, tableId)) {
@@ -64,7 +66,8 @@ for (const name of FIXTURE_NAMES) {
   });
 }
 
-function bigDoc(rows: number): GristDoc {
+/** A document of `rows` rows in `T` (Name, N); `cached: false` opens it without a read cache. */
+function bigDoc(rows: number, {cached = true} = {}): GristDoc {
   const doc = GristDoc.create(tempPath());
   doc.addTables([
     {
@@ -77,7 +80,9 @@ function bigDoc(rows: number): GristDoc {
   ]);
   const recs = Array.from({length: rows}, (_, i) => ({Name: `name ${i}`, N: i + 0.5}));
   for (let i = 0; i < rows; i += 500) doc.addRecords('T', recs.slice(i, i + 500));
-  return doc;
+  if (cached) return doc;
+  doc.close();
+  return GristDoc.open(doc.path, {readCache: new ReadCache(0)});
 }
 
 /** Whether a reader holds back the WAL (a checkpoint cannot reset it). */
@@ -89,7 +94,7 @@ function readerHolds(doc: GristDoc): boolean {
 
 test('a stream is one snapshot: writes while it is read do not show', async () => {
   for (const columns of [false, true]) {
-    const doc = bigDoc(3000);
+    const doc = bigDoc(3000, {cached: false});
     try {
       const q = {sort: '-N'};
       const before = columns ? JSON.stringify(doc.fetchColumns('T', q)) : doc.fetchRecordsJson('T', q);
@@ -151,8 +156,58 @@ test('the snapshot is let go at the end, when the reader stops, and at the time 
   }
 });
 
+test('a streamed answer read to its end answers the same read again, as text, until a write', async () => {
+  const doc = bigDoc(3000);
+  try {
+    const page: PageEnd = {next: null};
+    const q = {sort: '-N', limit: 1000};
+    const first = await text(doc.streamRecordsJson('T', q, page, ALWAYS));
+    const next = page.next;
+    assert.ok(next, 'a page with more after it');
+    const again: PageEnd = {next: null};
+    const cached = doc.streamRecordsJson('T', q, again, ALWAYS);
+    assert.type(cached, 'string', 'from the read cache');
+    assert.is(cached, first);
+    assert.equal(again.next, next, 'with where the page ended');
+    assert.is(doc.fetchRecordsJson('T', q, again), first, 'the whole-built read shares it');
+    doc.updateRecords('T', [{id: 3000, fields: {Name: 'written'}}]);
+    const after = doc.streamRecordsJson('T', q, undefined, ALWAYS);
+    assert.type(after, 'object', 'a write retires it');
+    assert.match(await text(after), /"written"/);
+    // A stream left before its end keeps nothing.
+    doc.updateRecords('T', [{id: 3000, fields: {Name: 'again'}}]);
+    const it = (doc.streamRecordsJson('T', {}, undefined, ALWAYS) as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+    await it.next();
+    await it.return!();
+    assert.type(doc.streamRecordsJson('T', {}, undefined, ALWAYS), 'object', 'not kept when the reader stopped');
+    // Written meanwhile: the stream is its snapshot, and no later read is answered with it.
+    const stale = doc.streamRecordsJson('T', {}, undefined, ALWAYS);
+    doc.updateRecords('T', [{id: 1, fields: {Name: 'meanwhile'}}]);
+    assert.not.match(await text(stale), /meanwhile/);
+    assert.match(await text(doc.streamRecordsJson('T', {}, undefined, ALWAYS)), /meanwhile/);
+  } finally {
+    doc.close();
+  }
+});
+
+test('a streamed answer too large for the read cache is not kept', async () => {
+  // 3000 rows x 3 cells x 8 characters is more than a quarter of 200 KB.
+  const made = bigDoc(3000);
+  made.close();
+  const doc = GristDoc.open(made.path, {readCache: new ReadCache(200_000)});
+  try {
+    await text(doc.streamRecordsJson('T', {}, undefined, ALWAYS));
+    assert.type(doc.streamRecordsJson('T', {}, undefined, ALWAYS), 'object', 'streamed again');
+    const small = {limit: 100};
+    await text(doc.streamRecordsJson('T', small, undefined, ALWAYS));
+    assert.type(doc.streamRecordsJson('T', small, undefined, ALWAYS), 'string', 'a page that fits is kept');
+  } finally {
+    doc.close();
+  }
+});
+
 test('small answers and open writes are not streamed; bad queries fail before any byte', () => {
-  const doc = bigDoc(100);
+  const doc = bigDoc(100, {cached: false});
   try {
     assert.type(doc.streamRecordsJson('T'), 'string', 'below minCells: the text itself');
     const big = doc.streamRecordsJson('T', {}, undefined, {minCells: 300});

@@ -84,7 +84,7 @@ export interface ServerOptions {
   ready?: () => boolean;
   /**
    * Large record and column reads stream (D61, D62): from how many cells
-   * (GRISTLITE_STREAM_MIN_CELLS, default 1,000,000) and for how long at most
+   * (GRISTLITE_STREAM_MIN_CELLS, default 200,000) and for how long at most
    * (GRISTLITE_STREAM_MAX_MSEC, default 600000 ms). Absent: core's defaults.
    */
   stream?: StreamOptions;

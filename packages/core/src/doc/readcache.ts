@@ -19,28 +19,44 @@ export class ReadCache {
 
   /** The cached answer of `owner` to `key` at `stamp`, or `compute()`'s, kept if small enough. */
   get(owner: string, stamp: string, key: string, compute: () => string): string {
+    const hit = this.peek(owner, stamp, key);
+    if (hit !== undefined) return hit;
+    const json = compute();
+    this.put(owner, stamp, key, json);
+    return json;
+  }
+
+  /** The cached answer of `owner` to `key` at `stamp`, if there is one. */
+  peek(owner: string, stamp: string, key: string): string | undefined {
     const k = `${owner}\u0000${key}`;
     const hit = this.entries.get(k);
-    if (hit) {
-      this.remove(k);
-      if (hit.stamp === stamp) {
-        this.entries.set(k, hit); // Most recently used last.
-        this.bytes += hit.json.length * 2;
-        return hit.json;
-      }
+    if (!hit) return undefined;
+    this.remove(k);
+    if (hit.stamp !== stamp) return undefined;
+    this.entries.set(k, hit); // Most recently used last.
+    this.bytes += hit.json.length * 2;
+    return hit.json;
+  }
+
+  /** The most characters one answer may have to be kept (half the cache). */
+  get maxChars(): number {
+    return this.maxBytes / 4;
+  }
+
+  /**
+   * Keeps `json` as `owner`'s answer to `key` at `stamp` when it is small enough, dropping the
+   * least recently used answers beyond the bound.
+   */
+  put(owner: string, stamp: string, key: string, json: string): void {
+    if (json.length > this.maxChars) return;
+    const k = `${owner}\u0000${key}`;
+    this.remove(k);
+    this.entries.set(k, {stamp, json});
+    this.bytes += json.length * 2;
+    for (const old of this.entries.keys()) {
+      if (this.bytes <= this.maxBytes) break;
+      this.remove(old);
     }
-    const json = compute();
-    if (json.length * 2 <= this.maxBytes / 2) {
-      this.entries.set(k, {stamp, json});
-      this.bytes += json.length * 2;
-      for (const old of this.entries.keys()) {
-        if (this.bytes <= this.maxBytes) {
-          break;
-        }
-        this.remove(old);
-      }
-    }
-    return json;
   }
 
   /** Drops every answer of `owner` (a document being closed). */

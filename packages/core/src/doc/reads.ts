@@ -194,16 +194,7 @@ export class DocReads {
     // Answers filtered for one user are neither cached nor shared.
     if (this.src.guard) return this.fetchGuardedJson(tableId, q, page);
     const paging = pageLimit(q, page) !== null;
-    const key = JSON.stringify([
-      tableId,
-      q.filter ?? null,
-      q.sort ?? null,
-      q.limit ?? 0,
-      Boolean(q.hidden),
-      q.cellFormat ?? 'normal',
-      q.after ? encodePosition(q.after) : null,
-      paging,
-    ]);
+    const key = recordsCacheKey(tableId, q, paging);
     const text = this.src.readCache.get(this.src.cacheOwner, this.src.dataStamp.now().join(','), key, () => {
       const table = this.readableTable(tableId);
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
@@ -221,10 +212,7 @@ export class DocReads {
       }
       return paging ? `${end.next ? encodePosition(end.next) : ''}\n${body}` : body;
     });
-    if (!paging) return text;
-    const cut = text.indexOf('\n');
-    page!.next = cut > 0 ? decodePosition(text.slice(0, cut)) : null;
-    return text.slice(cut + 1);
+    return paging ? pagedBody(text, page!) : text;
   }
 
   /** The JSON of records SQLite writes (`recordSql`), limited to a page when `page` is asked. */
@@ -278,9 +266,11 @@ export class DocReads {
       map: ((row: unknown[]) => ApiRecord | null) | null;
       query: RecordQuery;
     } | null = null;
+    let cells = 0;
     if (!guard) {
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
-      if (this.streams(table, q, cols.length, opts)) {
+      cells = this.streamedCells(table, q, cols.length, opts);
+      if (cells) {
         const recordSql = recordJsonSql(
           table,
           cols,
@@ -301,7 +291,7 @@ export class DocReads {
       checkQueryColumns(q, filter);
       const cols = table.columns.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
       // Rows filtered in JS with a limit: the limit counts rows after filtering; built whole.
-      if (this.streams(table, q, cols.length, opts) && !(filter.row && q.limit)) {
+      if (this.streamedCells(table, q, cols.length, opts) && !(filter.row && q.limit)) {
         const recordSql = filter.row
           ? null
           : recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, !hasLimitOrFilter(q));
@@ -314,6 +304,28 @@ export class DocReads {
       }
     }
     if (!plan) return this.fetchRecordsJson(tableId, q, page);
+    // An answer not filtered for one user is kept whole in the read cache as it streams when it
+    // is small enough (estimated at KEEP_CHARS_PER_CELL characters a cell at least, so that an
+    // answer too large for the cache is not copied while it streams), and the same read of
+    // unchanged data is answered from there as text. The stamp is read before the snapshot is
+    // taken: a write between them makes the answer newer than its stamp, which no later read
+    // matches, never older.
+    let keep: {maxChars: number; done: (text: string) => void} | undefined;
+    if (!guard && cells * KEEP_CHARS_PER_CELL <= this.src.readCache.maxChars) {
+      const paging = pageLimit(q, page) !== null;
+      const key = recordsCacheKey(tableId, q, paging);
+      const stamp = this.src.dataStamp.now().join(',');
+      const cached = this.src.readCache.peek(this.src.cacheOwner, stamp, key);
+      if (cached !== undefined) return paging ? pagedBody(cached, page!) : cached;
+      const {readCache, cacheOwner} = this.src;
+      keep = {
+        maxChars: readCache.maxChars,
+        done: (text) => {
+          const next = paging && page!.next ? encodePosition(page!.next) : '';
+          readCache.put(cacheOwner, stamp, key, paging ? `${next}\n${text}` : text);
+        },
+      };
+    }
     const {select, rowsAllowed, map, query} = plan;
     const db = openSnapshot(this.src.path);
     try {
@@ -338,7 +350,7 @@ export class DocReads {
         const batch = db.prepare(`SELECT group_concat(j, ',' ORDER BY k), max(k) FROM (${inner} LIMIT ?)`).raw(true);
         items = () => keysetBatches(batch, source ? source.params.slice(1) : []);
       }
-      return new JsonStream([{open: '{"records":[', items}], '}', () => db.close(), opts);
+      return new JsonStream([{open: '{"records":[', items}], '}', () => db.close(), opts, keep);
     } catch (e) {
       db.close();
       throw e;
@@ -359,7 +371,7 @@ export class DocReads {
   ): string | AsyncIterable<Uint8Array> {
     const table = this.readableTable(tableId);
     const cols = table.columns;
-    if (this.src.guard || !this.streams(table, q, cols.length, opts)) {
+    if (this.src.guard || !this.streamedCells(table, q, cols.length, opts)) {
       return JSON.stringify(this.fetchColumns(tableId, q, page));
     }
     const db = openSnapshot(this.src.path);
@@ -394,19 +406,21 @@ export class DocReads {
   }
 
   /**
-   * Whether a read of `table` streams: an estimated answer of at least `minCells` cells, on a
+   * The estimated cells of a read of `table` that streams (0: it does not): at least `minCells`, on a
    * WAL document (a reader would block the writer otherwise) outside any open write (the
    * snapshot must be what the column statistics describe).
    */
-  private streams(table: TableMeta, q: RecordQuery, ncols: number, opts: StreamOptions): boolean {
-    if (this.src.db.inTransaction || this.src.db.memory) return false;
+  private streamedCells(table: TableMeta, q: RecordQuery, ncols: number, opts: StreamOptions): number {
+    if (this.src.db.inTransaction || this.src.db.memory) return 0;
     const minCells = opts.minCells ?? STREAM_DEFAULTS.minCells;
     const {m} = this.src.storage.stmt(`SELECT max(id) AS m FROM ${quoteIdent(table.tableId)}`).get() as {
       m: number | null;
     };
     const rows = q.limit && q.limit > 0 ? Math.min(q.limit, m ?? 0) : (m ?? 0);
-    if (rows * (ncols + 1) < minCells) return false;
-    return String(this.src.db.pragma('journal_mode', {simple: true})).toLowerCase() === 'wal';
+    const cells = rows * (ncols + 1);
+    if (cells < minCells) return 0;
+    // At least 1 when it streams: an empty table streams too when minCells is 0.
+    return String(this.src.db.pragma('journal_mode', {simple: true})).toLowerCase() === 'wal' ? Math.max(1, cells) : 0;
   }
 
   /**
@@ -845,4 +859,31 @@ function checkQueryColumns(q: RecordQuery, filter: TableReadFilter): void {
     }
     if (filter.censoredCols?.has(colId)) throw new Forbidden('Blocked by column read access rules');
   }
+}
+
+/**
+ * The fewest characters a cell of a streamed answer is taken to write (`"Qty":1,` is 8), so that
+ * an answer is kept for the read cache while it streams only when it is likely to fit.
+ */
+const KEEP_CHARS_PER_CELL = 8;
+
+/** The read cache's key of a GET /records answer (the document and its data stamp aside). */
+function recordsCacheKey(tableId: string, q: RecordQuery, paging: boolean): string {
+  return JSON.stringify([
+    tableId,
+    q.filter ?? null,
+    q.sort ?? null,
+    q.limit ?? 0,
+    Boolean(q.hidden),
+    q.cellFormat ?? 'normal',
+    q.after ? encodePosition(q.after) : null,
+    paging,
+  ]);
+}
+
+/** The body of a cached paging answer (where it stopped, a newline, the body), `page.next` set. */
+function pagedBody(text: string, page: PageEnd): string {
+  const cut = text.indexOf('\n');
+  page.next = cut > 0 ? decodePosition(text.slice(0, cut)) : null;
+  return text.slice(cut + 1);
 }

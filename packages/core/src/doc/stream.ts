@@ -11,7 +11,8 @@ import {NATURAL_KEY_FN, naturalKey} from './query.js';
 export interface StreamOptions {
   /**
    * Answers estimated below this many cells (rows times columns, id included) are built whole (and
-   * may be answered from the read cache); larger ones stream. Default 1,000,000.
+   * may be answered from the read cache); larger ones stream (and are kept in it when they fit).
+   * Default 200,000 (about 2 MB of JSON).
    */
   minCells?: number;
   /**
@@ -25,7 +26,7 @@ export interface StreamOptions {
 }
 
 /** The defaults of `StreamOptions` (the server reads GRISTLITE_STREAM_MIN_CELLS and _MAX_MSEC over them). */
-export const STREAM_DEFAULTS = {minCells: 1_000_000, maxMs: 600_000, chunkChars: 32768};
+export const STREAM_DEFAULTS = {minCells: 200_000, maxMs: 600_000, chunkChars: 32768};
 
 /** A read-only connection to `path` inside a read transaction, with the functions queries use. */
 export function openSnapshot(path: string): Database.Database {
@@ -72,12 +73,23 @@ export class JsonStream implements AsyncIterableIterator<Uint8Array> {
   private readonly chunkChars: number;
   private readonly maxMs: number;
 
+  /** The text so far, while it is kept for `keep` (null once it grew past `keep.maxChars`). */
+  private kept: string[] | null;
+  private keptChars = 0;
+
+  /**
+   * `keep`: the whole text is handed to `keep.done` when the answer was produced to its end and
+   * had at most `keep.maxChars` characters (the read cache takes it; a client gone or an error
+   * hands nothing).
+   */
   constructor(
     private readonly parts: JsonPart[],
     private readonly close: string,
     private readonly release: () => void,
     opts: StreamOptions = {},
+    private readonly keep?: {maxChars: number; done: (text: string) => void},
   ) {
+    this.kept = keep ? [] : null;
     this.chunkChars = opts.chunkChars ?? STREAM_DEFAULTS.chunkChars;
     this.maxMs = opts.maxMs ?? STREAM_DEFAULTS.maxMs;
     this.timer = setTimeout(() => {
@@ -109,7 +121,14 @@ export class JsonStream implements AsyncIterableIterator<Uint8Array> {
       const text = this.chunk();
       if (text === null) {
         this.finish();
+        if (this.kept) this.keep!.done(this.kept.join(''));
+        this.kept = null;
         return {value: undefined, done: true};
+      }
+      if (this.kept) {
+        this.keptChars += text.length;
+        if (this.keptChars <= this.keep!.maxChars) this.kept.push(text);
+        else this.kept = null;
       }
       return {value: Buffer.from(text, 'utf8'), done: false};
     } catch (e) {
