@@ -154,6 +154,19 @@ s('formulas computed when a .grist file is imported, or first opened, see the UR
     copyFileSync(file, w.engine.docPath(id));
     const first = await call(w, 'GET', `/api/docs/${id}/tables/Links/data`, undefined, {host: 'reader.example.test'});
     assert.equal(first.Link, [`A http://reader.example.test/o/docs/${placedUrlId}/Links-Doc?Code_=A`]);
+
+    // The same first opening by a viewer: the host its request names is not stored for everyone
+    // (without a public URL, None).
+    const viewer = await w.engine.home.ensureUser('viewer@example.com', 'Viewer');
+    const viewerKey = await w.engine.home.setApiKey(viewer.id);
+    await call(w, 'PATCH', `/api/docs/${id}/access`, {delta: {users: {'viewer@example.com': 'viewers'}}});
+    await w.engine.reloadDoc(id);
+    copyFileSync(file, w.engine.docPath(id));
+    const seen = await call(w, 'GET', `/api/docs/${id}/tables/Links/data`, undefined, {
+      authorization: `Bearer ${viewerKey}`,
+      'x-forwarded-host': 'phish.example',
+    });
+    assert.equal(seen.Link, [null]);
   } finally {
     await close(w);
   }

@@ -70,9 +70,14 @@ export async function openDocFor(
   // Formulas this request computes (its writes, and all of them when opening the document
   // computes every formula) see the document's URL (SELF_HYPERLINK), made only then. A read
   // another worker forwarded here (no org at hand) is not worth two more home lookups.
+  // Without a public URL the URL is built on the request's host, which the client names (Host,
+  // X-Forwarded-Host): only a caller who may edit the document (and so could write any URL into
+  // its cells) has it stored; a viewer's read that first opens the document gets the public URL
+  // or None.
   const writes = ctx.method !== 'GET' && ctx.method !== 'HEAD';
   const docOrg = org ?? (writes ? await ctx.engine.home.access.orgOfDoc(meta) : null);
-  const docUrl = docOrg ? () => ctx.engine.docPageUrl(meta, docOrg, requestOrigin(ctx)) : null;
+  const base = role === 'owners' || role === 'editors' ? requestOrigin(ctx) : null;
+  const docUrl = docOrg ? () => ctx.engine.docPageUrl(meta, docOrg, base) : null;
   const holder = await ctx.engine.claimDoc(meta.id);
   if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
   const doc = ctx.engine.openDoc(meta.id, {docUrl});
