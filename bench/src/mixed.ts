@@ -7,23 +7,13 @@
  * the request pipeline is what it measures, and the same run reports its CPU per request.
  */
 import {join} from 'node:path';
+import {seededRandom} from '@gristlite/core/testing';
 import {COLUMNS, clientPool, cpuMs, makeRows, now, percentile, request, type Result} from './lib.js';
 import {call, result, startServer} from './scenarios.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const SECONDS = Number(process.env.BENCH_MIXED_SECONDS ?? 30);
 const CLIENTS = 8;
-
-/** mulberry32: a small seeded generator, so that every run draws the same requests. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The mix, by weight (percent): what one client asks next. */
 type Kind = 'byIds' | 'firstPage' | 'filtered' | 'sql' | 'columns' | 'patch' | 'add' | 'upsert';
@@ -133,7 +123,7 @@ export async function mixedScenarios(dir: string): Promise<Result[]> {
       let done = 0;
       await Promise.all(
         Array.from({length: CLIENTS}, async (_, c) => {
-          const rnd = seeded(c + 1);
+          const rnd = seededRandom(c + 1);
           while (now() < end) {
             const s = now();
             const status = await send(pick(rnd()), rnd);

@@ -12,17 +12,11 @@ import {
   readParsedFormula,
 } from '../src/access/rules/index.js';
 import {ORACLE_CASES} from './access-rules-oracle.js';
+import {seededRandom} from '../src/testing/random.js';
 
-/** A small seeded generator (mulberry32), so every run tries the same formulas. */
+/** A seeded generator, so every run tries the same formulas. */
 function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return {
     next,
     int: (n: number) => Math.floor(next() * n),

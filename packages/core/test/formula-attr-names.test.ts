@@ -7,19 +7,9 @@ import {GristDoc} from '../src/doc/index.js';
 import {PY_KEYWORDS, pickColIdent} from '../src/doc/identifiers.js';
 import {tempPath} from './doc-helpers.js';
 import {pyrepr} from './formula-helpers.js';
+import {seededRandom as prng} from '../src/testing/random.js';
 
 const IDENT = /^[A-Za-z][A-Za-z0-9_]*$/;
-
-/** Seeded PRNG (mulberry32): the random ids are the same on every run. */
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = seed;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The column ids under test: every name JavaScript objects carry (as the document would pick it),

@@ -8,21 +8,10 @@ import {FormulaEngine} from '../src/formula/engine.js';
 import {type LoadedTable, VOLATILE, loadEngine, readDoc, withDocCopy} from './formula-oracle-run.js';
 import {skipOrFail} from '../src/testing/fixtures.js';
 import {ORACLE_MIN_DOCS, oracleDocs} from './formula-oracle-run.js';
+import {seededRandom as rng} from '../src/testing/random.js';
 
 const found = oracleDocs();
 const docs = 'docs' in found ? found.docs : [];
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Applies edits to the engine and to `tables` (kept as the data a fresh engine would load). */
 function edit(engine: FormulaEngine, tables: LoadedTable[], seed: number): number {

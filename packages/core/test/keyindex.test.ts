@@ -11,17 +11,7 @@ import {GristDoc} from '../src/internal.js';
 import {findMatches} from '../src/doc/lookup.js';
 import {loadMeta} from '../src/doc/meta.js';
 import type {CellValue} from '../src/doc/types.js';
-
-/** A small seeded generator (mulberry32), so that a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import {seededRandom as rng} from '../src/testing/random.js';
 
 // Values Python equality groups in interesting ways: 1 == 1.0 == True, '1' != 1, lists, null.
 const VALUES: CellValue[] = ['a', 'b', 'c', '1', 1, 1.0, true, false, 0, null, 2.5, ['L', 1, 2], ['L', 'a']];

@@ -20,3 +20,4 @@ export {
   type FixtureSet,
 } from './fixtures.js';
 export {WAIT_MS, waitFor} from './wait.js';
+export {seededRandom} from './random.js';
