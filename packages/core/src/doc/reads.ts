@@ -249,8 +249,8 @@ export class DocReads {
   /**
    * GET /records as `fetchRecordsJson` writes it, byte for byte, but for a large answer (more
    * than `minCells` cells, estimated) as a stream read from one snapshot of the document; smaller
-   * answers are the text itself (and may come from the read cache). Errors of the query are thrown
-   * here, before any byte.
+   * answers, and large ones the read cache holds (a stream read to its end is kept there when it
+   * fits), are the text itself. Errors of the query are thrown here, before any byte.
    */
   streamRecordsJson(
     tableId: string,
