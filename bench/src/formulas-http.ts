@@ -7,7 +7,7 @@
 import {join} from 'node:path';
 import Database from 'better-sqlite3';
 import {clientPool, latencies, makeRows, now, percentile, type Result} from './lib.js';
-import {call, result, startServer} from './scenarios.js';
+import {call, newDoc, result, startServer} from './scenarios.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const CUSTOMERS = Math.max(1, Math.min(1000, Math.floor(ROWS / 100)));
@@ -48,8 +48,7 @@ export async function formulaHttpScenarios(dir: string): Promise<Result[]> {
   const pool = clientPool(server.url, 4);
   const req = (method: string, path: string, body?: unknown) => call(pool, server.key, method, path, body);
   try {
-    const ws = JSON.parse((await req('GET', '/api/orgs/docs/workspaces')).text)[0].id;
-    const docId = JSON.parse((await req('POST', `/api/workspaces/${ws}/docs`, {name: 'formulas'})).text);
+    const docId = await newDoc(pool, server.key, 'formulas');
     const base = `/api/docs/${docId}/tables`;
     await req('POST', base, {
       tables: [

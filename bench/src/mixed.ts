@@ -9,7 +9,7 @@
 import {join} from 'node:path';
 import {seededRandom} from '@gristlite/core/testing';
 import {COLUMNS, clientPool, cpuMs, makeRows, now, percentile, request, type Result} from './lib.js';
-import {call, result, startServer} from './scenarios.js';
+import {call, newDoc, result, startServer} from './scenarios.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const SECONDS = Number(process.env.BENCH_MIXED_SECONDS ?? 30);
@@ -33,8 +33,7 @@ export async function mixedScenarios(dir: string): Promise<Result[]> {
   const pool = clientPool(server.url, 32);
   const req = (method: string, path: string, body?: unknown) => call(pool, server.key, method, path, body);
   try {
-    const ws = JSON.parse((await req('GET', '/api/orgs/docs/workspaces')).text)[0].id;
-    const docId = JSON.parse((await req('POST', `/api/workspaces/${ws}/docs`, {name: 'mixed'})).text);
+    const docId = await newDoc(pool, server.key, 'mixed');
     const base = `/api/docs/${docId}`;
     await req('POST', `${base}/tables`, {tables: [{id: 'Items', columns: COLUMNS}]});
     for (let i = 0; i < ROWS; i += 10_000) {

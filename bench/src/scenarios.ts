@@ -394,6 +394,12 @@ export async function call(
   return {status: res.statusCode, text};
 }
 
+/** A new document in the first workspace of the server's personal org; returns its id. */
+export async function newDoc(pool: Pool, key: string, name: string): Promise<string> {
+  const ws = JSON.parse((await call(pool, key, 'GET', '/api/orgs/docs/workspaces')).text)[0].id;
+  return JSON.parse((await call(pool, key, 'POST', `/api/workspaces/${ws}/docs`, {name})).text);
+}
+
 /** Seconds each throughput scenario is timed for (`BENCH_LOAD_SECONDS`), after one untimed second (or as many). */
 const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 3);
 
@@ -449,10 +455,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
   const server = await startServer(join(dir, 'server'));
   const pool = clientPool(server.url, 32);
   try {
-    const wsList = JSON.parse((await call(pool, server.key, 'GET', '/api/orgs/docs/workspaces')).text);
-    const docId = JSON.parse(
-      (await call(pool, server.key, 'POST', `/api/workspaces/${wsList[0].id}/docs`, {name: 'bench'})).text,
-    );
+    const docId = await newDoc(pool, server.key, 'bench');
     const base = `/api/docs/${docId}/tables`;
     // Tick: a one-row table whose update makes every cached read of the document stale.
     await call(pool, server.key, 'POST', `/api/docs/${docId}/tables`, {
