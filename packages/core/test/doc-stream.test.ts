@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import {GristDoc, type PageEnd, type RecordQuery} from '../src/doc/index.js';
 import {loadMeta} from '../src/doc/meta.js';
 import {ReadCache} from '../src/doc/readcache.js';
+import {StreamSlots} from '../src/doc/stream.js';
 import {xlsxStream} from '../src/export/xlsx.js';
 import {copyFixture, FIXTURE_NAMES, tempPath, withFixtures} from './doc-helpers.js';
 
@@ -201,6 +202,34 @@ test('a streamed answer too large for the read cache is not kept', async () => {
     const small = {limit: 100};
     await text(doc.streamRecordsJson('T', small, undefined, ALWAYS));
     assert.type(doc.streamRecordsJson('T', small, undefined, ALWAYS), 'string', 'a page that fits is kept');
+  } finally {
+    doc.close();
+  }
+});
+
+test('streams beyond their slots answer 429; a slot frees at the end, when the reader stops, on an error', async () => {
+  const doc = bigDoc(2000, {cached: false});
+  try {
+    const slots = new StreamSlots(1);
+    const opts = {...ALWAYS, slots};
+    const first = doc.streamRecordsJson('T', {}, undefined, opts);
+    assert.type(first, 'object', 'streamed');
+    assert.is(slots.open, 1);
+    assert.throws(
+      () => doc.streamRecordsJson('T', {sort: '-N'}, undefined, opts),
+      (e: {status?: number; message: string}) => e.status === 429 && /Too many large reads/.test(e.message),
+    );
+    assert.throws(() => doc.streamColumnsJson('T', {}, undefined, opts), /Too many large reads/);
+    await text(first);
+    assert.is(slots.open, 0, 'freed at the end');
+    const it = (doc.streamColumnsJson('T', {}, undefined, opts) as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+    await it.next();
+    assert.is(slots.open, 1);
+    await it.return!();
+    assert.is(slots.open, 0, 'freed when the reader stops');
+    assert.throws(() => doc.streamRecordsJson('T', {sort: 'Nope'}, undefined, opts), /unknown column/);
+    assert.is(slots.open, 0, 'a stream that fails to start holds none');
+    assert.not.ok(readerHolds(doc));
   } finally {
     doc.close();
   }

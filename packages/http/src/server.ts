@@ -15,6 +15,7 @@ import {
   checkIdempotencyKey,
   resourceShortage,
   STREAM_DEFAULTS,
+  StreamSlots,
   type Engine,
   type OrgContext,
 } from '@gristlite/core/internal';
@@ -60,10 +61,18 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
     stream: {
       minCells: num('GRISTLITE_STREAM_MIN_CELLS', STREAM_DEFAULTS.minCells),
       maxMs: num('GRISTLITE_STREAM_MAX_MSEC', STREAM_DEFAULTS.maxMs),
+      // One count for every request of this server: each stream holds a connection (and its
+      // descriptors) until its reader is done. 0: no cap.
+      ...(env.GRISTLITE_STREAM_MAX_OPEN === '0'
+        ? {}
+        : {slots: new StreamSlots(num('GRISTLITE_STREAM_MAX_OPEN', STREAM_MAX_OPEN))}),
     },
     env,
   };
 }
+
+/** Streams open at once by default (GRISTLITE_STREAM_MAX_OPEN): about 200 descriptors. */
+const STREAM_MAX_OPEN = 64;
 
 const JSON_HEADERS = {'Content-Type': 'application/json; charset=utf-8'};
 

@@ -84,8 +84,9 @@ export interface ServerOptions {
   ready?: () => boolean;
   /**
    * Large record and column reads stream (D61, D62): from how many cells
-   * (GRISTLITE_STREAM_MIN_CELLS, default 200,000) and for how long at most
-   * (GRISTLITE_STREAM_MAX_MSEC, default 600000 ms). Absent: core's defaults.
+   * (GRISTLITE_STREAM_MIN_CELLS, default 200,000), for how long at most
+   * (GRISTLITE_STREAM_MAX_MSEC, default 600000 ms) and how many at once
+   * (GRISTLITE_STREAM_MAX_OPEN, default 64; 0: no cap). Absent: core's defaults, no cap.
    */
   stream?: StreamOptions;
   /** Set when `/metrics` is served (GRISTLITE_METRICS=1). */

@@ -1,4 +1,5 @@
-// Decision 3: no per-document concurrency cap unless GRISTLITE_MAX_PARALLEL_REQUESTS_PER_DOC sets one.
+// Decision 3: no per-document concurrency cap unless GRISTLITE_MAX_PARALLEL_REQUESTS_PER_DOC sets one;
+// streamed reads are capped process-wide by GRISTLITE_STREAM_MAX_OPEN.
 import {mkdtempSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
@@ -56,6 +57,47 @@ test('the cap counts per document', async () => {
     res.map((r) => r.status),
     [200, 200, 200, 200],
   );
+});
+
+test('streamed reads beyond GRISTLITE_STREAM_MAX_OPEN answer 429; a slot frees when a reader is done', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-limit-'));
+  const engine = await Engine.open({dataDir: dir});
+  try {
+    const user = await engine.home.ensureUser('chimpy@getgrist.com', 'Chimpy');
+    const key = await engine.home.setApiKey(user.id);
+    const env = {GRISTLITE_STREAM_MAX_OPEN: '1', GRISTLITE_STREAM_MIN_CELLS: '1'};
+    const handle = createApiHandler(engine, {env, onError: (e) => assert.unreachable(String(e))});
+    const call = (method: string, url: string, body?: unknown) =>
+      handle({
+        method,
+        url,
+        headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'},
+        body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)),
+      });
+    const text = (body: unknown) => (typeof body === 'string' ? body : Buffer.from(body as Uint8Array).toString());
+    const spaces = JSON.parse(text((await call('GET', `/api/orgs/docs-${user.id}/workspaces`)).body));
+    const docId = JSON.parse(text((await call('POST', `/api/workspaces/${spaces[0].id}/docs`, {name: 'S'})).body));
+    await call('POST', `/api/docs/${docId}/tables/Table1/records`, {records: [{fields: {A: 'x'}}, {fields: {A: 'y'}}]});
+    const url = `/api/docs/${docId}/tables/Table1/records`;
+    const first = await call('GET', url);
+    assert.is(first.status, 200);
+    const body = first.body as AsyncIterable<Uint8Array>;
+    assert.type(body[Symbol.asyncIterator], 'function', 'streamed');
+    const refused = await call('GET', `${url}?sort=-A`);
+    assert.is(refused.status, 429);
+    assert.match(JSON.parse(text(refused.body)).error, /Too many large reads streaming at once \(1\)/);
+    for await (const _ of body) {
+      // read to the end: the slot is free again
+    }
+    const again = await call('GET', `${url}?sort=-A`);
+    assert.is(again.status, 200);
+    for await (const _ of again.body as AsyncIterable<Uint8Array>) {
+      // drained
+    }
+  } finally {
+    await engine.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
 });
 
 test.run();

@@ -1,7 +1,7 @@
 export {createDocFile} from './create.js';
 export type {CreateDocOptions} from './create.js';
 export {GristDoc, type DocUrl} from './gristdoc.js';
-export {STREAM_DEFAULTS, type StreamOptions} from './stream.js';
+export {STREAM_DEFAULTS, StreamSlots, type StreamOptions} from './stream.js';
 export type {
   ApiRecord,
   ApplyResult,

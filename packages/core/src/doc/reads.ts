@@ -327,7 +327,7 @@ export class DocReads {
       };
     }
     const {select, rowsAllowed, map, query} = plan;
-    const db = openSnapshot(this.src.path);
+    const {db, release} = openStream(this.src.path, opts);
     try {
       let items: () => Iterator<string | null>;
       if (map) {
@@ -354,9 +354,9 @@ export class DocReads {
         const batch = db.prepare(`SELECT group_concat(j, ','), max(k) FROM (${inner} LIMIT ?)`).raw(true);
         items = () => keysetBatches(batch, source ? source.params.slice(1) : []);
       }
-      return new JsonStream([{open: '{"records":[', items}], '}', () => db.close(), opts, keep);
+      return new JsonStream([{open: '{"records":[', items}], '}', release, opts, keep);
     } catch (e) {
-      db.close();
+      release();
       throw e;
     }
   }
@@ -378,7 +378,7 @@ export class DocReads {
     if (this.src.guard || !this.streamedCells(table, q, cols.length, opts)) {
       return JSON.stringify(this.fetchColumns(tableId, q, page));
     }
-    const db = openSnapshot(this.src.path);
+    const {db, release} = openStream(this.src.path, opts);
     try {
       const source = this.orderedSource(db, table, q, page, undefined, true);
       const typed = q.cellFormat === 'typed';
@@ -402,9 +402,9 @@ export class DocReads {
       };
       const parts = [column(null), ...cols.map((c) => column(c))];
       parts[0].open = '{' + parts[0].open;
-      return new JsonStream(parts, '}', () => db.close(), opts);
+      return new JsonStream(parts, '}', release, opts);
     } catch (e) {
-      db.close();
+      release();
       throw e;
     }
   }
@@ -890,4 +890,29 @@ function pagedBody(text: string, page: PageEnd): string {
   const cut = text.indexOf('\n');
   page.next = cut > 0 ? decodePosition(text.slice(0, cut)) : null;
   return text.slice(cut + 1);
+}
+
+/**
+ * A connection of its own for a stream, holding one of `opts.slots` (429 when none is free) until
+ * `release` (called once however often: at the end, on `return()`, on an error).
+ */
+function openStream(path: string, opts: StreamOptions): {db: Database.Database; release: () => void} {
+  opts.slots?.take();
+  let db: Database.Database;
+  try {
+    db = openSnapshot(path);
+  } catch (e) {
+    opts.slots?.release();
+    throw e;
+  }
+  let released = false;
+  return {
+    db,
+    release: () => {
+      if (released) return;
+      released = true;
+      db.close();
+      opts.slots?.release();
+    },
+  };
 }

@@ -5,6 +5,7 @@
  * only when the transport asks for it, so memory stays bounded by a chunk, not by the answer.
  */
 import Database from 'better-sqlite3';
+import {TooManyRequests} from '../errors.js';
 import {NATURAL_KEY_FN, naturalKey} from './query.js';
 
 /** How a streamed answer is bounded. */
@@ -23,6 +24,38 @@ export interface StreamOptions {
   maxMs?: number;
   /** Approximate characters of each chunk (default 32 Ki: V8 keeps strings over 128 KB apart). */
   chunkChars?: number;
+  /**
+   * How many streams may be open at once, shared by every read given the same `StreamSlots`
+   * (a server gives one to all its requests). Each holds a connection of its own until its
+   * reader is done; past the cap a large read answers 429. Absent: no cap.
+   */
+  slots?: StreamSlots;
+}
+
+/** A count of open streams under a cap (GRISTLITE_STREAM_MAX_OPEN). */
+export class StreamSlots {
+  #open = 0;
+
+  constructor(readonly max: number) {}
+
+  /** Open streams now. */
+  get open(): number {
+    return this.#open;
+  }
+
+  /** Takes a slot, or answers 429 when every slot is taken. */
+  take(): void {
+    if (this.#open >= this.max) {
+      throw new TooManyRequests(
+        `Too many large reads streaming at once (${this.max}): try again when one has finished`,
+      );
+    }
+    this.#open++;
+  }
+
+  release(): void {
+    this.#open--;
+  }
 }
 
 /** The defaults of `StreamOptions` (the server reads GRISTLITE_STREAM_MIN_CELLS and _MAX_MSEC over them). */
