@@ -53,6 +53,7 @@ export class StreamSlots {
     this.#open++;
   }
 
+  /** Gives back a slot `take` took. */
   release(): void {
     this.#open--;
   }
