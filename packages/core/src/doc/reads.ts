@@ -14,7 +14,14 @@ import type {ColumnMeta, TableMeta} from './meta.js';
 import {MAX_CURSOR_TERMS, buildRecordQuery, parseSortParam, quoteIdent, sortColumns, sortTerms} from './query.js';
 import type {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
-import {type JsonPart, JsonStream, openSnapshot, STREAM_DEFAULTS, type StreamOptions} from './stream.js';
+import {
+  type JsonPart,
+  JsonStream,
+  openSnapshot,
+  STREAM_DEFAULTS,
+  type StreamKeep,
+  type StreamOptions,
+} from './stream.js';
 import type {DocStorage} from './storage.js';
 import type {CellValue} from './types.js';
 
@@ -266,11 +273,14 @@ export class DocReads {
       map: ((row: unknown[]) => ApiRecord | null) | null;
       query: RecordQuery;
     } | null = null;
-    let cells = 0;
+    let keep: StreamKeep | undefined;
     if (!guard) {
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
-      cells = this.streamedCells(table, q, cols.length, opts);
+      const cells = this.streamedCells(table, q, cols.length, opts);
       if (cells) {
+        const kept = this.cachedStream(tableId, q, page, cells);
+        if (typeof kept === 'string') return kept;
+        keep = kept;
         const recordSql = recordJsonSql(
           table,
           cols,
@@ -304,28 +314,6 @@ export class DocReads {
       }
     }
     if (!plan) return this.fetchRecordsJson(tableId, q, page);
-    // An answer not filtered for one user is kept whole in the read cache as it streams when it
-    // is small enough (estimated at KEEP_CHARS_PER_CELL characters a cell at least, so that an
-    // answer too large for the cache is not copied while it streams), and the same read of
-    // unchanged data is answered from there as text. The stamp is read before the snapshot is
-    // taken: a write between them makes the answer newer than its stamp, which no later read
-    // matches, never older.
-    let keep: {maxChars: number; done: (text: string) => void} | undefined;
-    if (!guard && cells * KEEP_CHARS_PER_CELL <= this.src.readCache.maxChars) {
-      const paging = pageLimit(q, page) !== null;
-      const key = recordsCacheKey(tableId, q, paging);
-      const stamp = this.src.dataStamp.now().join(',');
-      const cached = this.src.readCache.peek(this.src.cacheOwner, stamp, key);
-      if (cached !== undefined) return paging ? pagedBody(cached, page!) : cached;
-      const {readCache, cacheOwner} = this.src;
-      keep = {
-        maxChars: readCache.maxChars,
-        done: (text) => {
-          const next = paging && page!.next ? encodePosition(page!.next) : '';
-          readCache.put(cacheOwner, stamp, key, paging ? `${next}\n${text}` : text);
-        },
-      };
-    }
     const {select, rowsAllowed, map, query} = plan;
     const {db, release} = openStream(this.src.path, opts);
     try {
@@ -359,6 +347,31 @@ export class DocReads {
       release();
       throw e;
     }
+  }
+
+  /**
+   * For a streamed read not filtered for one user: its answer from the read cache (the text), or
+   * how to keep it there as it streams when it may fit (estimated at KEEP_CHARS_PER_CELL
+   * characters a cell at least, so that an answer too large for the cache is not copied while it
+   * streams), or undefined. The stamp is read before the snapshot is taken: a write between them
+   * makes the answer newer than its stamp, which no later read matches, never older.
+   */
+  private cachedStream(tableId: string, q: RecordQuery, page: PageEnd | undefined, cells: number) {
+    const {readCache, cacheOwner} = this.src;
+    if (cells * KEEP_CHARS_PER_CELL > readCache.maxChars) return undefined;
+    const paging = pageLimit(q, page) !== null;
+    const key = recordsCacheKey(tableId, q, paging);
+    const stamp = this.src.dataStamp.now().join(',');
+    const cached = readCache.peek(cacheOwner, stamp, key);
+    if (cached !== undefined) return paging ? pagedBody(cached, page!) : cached;
+    const keep: StreamKeep = {
+      maxChars: readCache.maxChars,
+      done: (text) => {
+        const next = paging && page!.next ? encodePosition(page!.next) : '';
+        readCache.put(cacheOwner, stamp, key, paging ? `${next}\n${text}` : text);
+      },
+    };
+    return keep;
   }
 
   /**

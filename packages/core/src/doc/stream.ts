@@ -78,6 +78,12 @@ export function openSnapshot(path: string): Database.Database {
   }
 }
 
+/** A streamed answer's whole text, handed to `done` when it was produced to its end and fits. */
+export interface StreamKeep {
+  maxChars: number;
+  done: (text: string) => void;
+}
+
 /**
  * One part of a JSON answer: `open` (e.g. `{"records":[`), then the JSON of each item, comma
  * separated (an item may be several values' JSON, comma-separated). Items come from `items()`,
@@ -121,7 +127,7 @@ export class JsonStream implements AsyncIterableIterator<Uint8Array> {
     private readonly close: string,
     private readonly release: () => void,
     opts: StreamOptions = {},
-    private readonly keep?: {maxChars: number; done: (text: string) => void},
+    private readonly keep?: StreamKeep,
   ) {
     this.kept = keep ? [] : null;
     this.chunkChars = opts.chunkChars ?? STREAM_DEFAULTS.chunkChars;
