@@ -6,26 +6,12 @@
  */
 import {join} from 'node:path';
 import Database from 'better-sqlite3';
-import {clientPool, latencies, makeRows, now, percentile, type Result} from './lib.js';
+import {clientPool, latencies, makeRows, now, percentile, transactionMs, type Result} from './lib.js';
 import {call, newDoc, result, startServer} from './scenarios.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const CUSTOMERS = Math.max(1, Math.min(1000, Math.floor(ROWS / 100)));
 const RUNS = 3;
-
-/** Median ms of `sqls` in one transaction on `db`, `RUNS` times; `undo` (untimed) after each. */
-function rawMs(db: Database.Database, sqls: string[], undo: string[]): number {
-  const times: number[] = [];
-  for (let run = 0; run < RUNS; run++) {
-    const t = now();
-    db.exec('BEGIN');
-    for (const sql of sqls) db.exec(sql);
-    db.exec('COMMIT');
-    times.push(now() - t);
-    for (const sql of undo) db.exec(sql);
-  }
-  return percentile(times, 50);
-}
 
 export async function formulaHttpScenarios(dir: string): Promise<Result[]> {
   const results: Result[] = [];
@@ -151,7 +137,7 @@ export async function formulaHttpScenarios(dir: string): Promise<Result[]> {
           scenario: `FH. ${s.what}, over HTTP`,
           unit: 'ms',
           rate: ms,
-          limit: rawMs(raw, s.sql, s.undo),
+          limit: transactionMs(raw, s.sql, s.undo, RUNS),
           p50Ms: ms,
           target: `<= ${s.max} ms`,
           maxMs: s.max + 1e-9,

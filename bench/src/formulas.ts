@@ -5,11 +5,9 @@
  */
 import {copyFileSync} from 'node:fs';
 import {join} from 'node:path';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import Database from 'better-sqlite3';
 import {GristDoc} from '@gristlite/core/internal';
-import {latencies, makeRows, now, percentile, type Result} from './lib.js';
+import {gc, latencies, makeRows, now, percentile, transactionMs, type Result} from './lib.js';
 import {result} from './scenarios.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
@@ -17,9 +15,6 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const CUSTOMERS = Math.max(1, Math.min(1000, Math.floor(ROWS / 100)));
 const GROUPS = 10;
 const RUNS = 3;
-
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
 
 function heapMb(): number {
   gc();
@@ -83,20 +78,11 @@ function addColumnMs(doc: GristDoc, table: string, formula: string, type: string
 function rawMs(path: string, sqls: string[], undo: string[]): number {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
-  const times: number[] = [];
   try {
-    for (let run = 0; run < RUNS; run++) {
-      const t = now();
-      db.exec('BEGIN');
-      for (const sql of sqls) db.exec(sql);
-      db.exec('COMMIT');
-      times.push(now() - t);
-      for (const sql of undo) db.exec(sql);
-    }
+    return transactionMs(db, sqls, undo, RUNS);
   } finally {
     db.close();
   }
-  return percentile(times, 50);
 }
 
 export async function formulaScenarios(dir: string): Promise<Result[]> {

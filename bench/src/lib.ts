@@ -1,5 +1,8 @@
 /** Shared pieces of the benchmark suite: timing, data, reporting. */
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import {readFileSync} from 'node:fs';
+import type Database from 'better-sqlite3';
 import {Pool} from 'undici';
 
 export interface Result {
@@ -21,6 +24,10 @@ export interface Result {
   note?: string;
 }
 
+v8.setFlagsFromString('--expose-gc');
+/** A full garbage collection now (the bench process exposes V8's gc to itself). */
+export const gc = vm.runInNewContext('gc') as () => void;
+
 export function now(): number {
   return performance.now();
 }
@@ -39,6 +46,23 @@ export async function latencies(
     out.push(now() - t);
   }
   return out;
+}
+
+/**
+ * Median ms of running `sqls` in one committed transaction on `db`, `runs` times; `undo` (untimed)
+ * after each: the raw SQLite limit of a computation the engine makes.
+ */
+export function transactionMs(db: Database.Database, sqls: string[], undo: string[], runs = 3): number {
+  const times: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const t = now();
+    db.exec('BEGIN');
+    for (const sql of sqls) db.exec(sql);
+    db.exec('COMMIT');
+    times.push(now() - t);
+    for (const sql of undo) db.exec(sql);
+  }
+  return percentile(times, 50);
 }
 
 export function percentile(values: number[], p: number): number {

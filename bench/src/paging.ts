@@ -6,17 +6,12 @@
  */
 import {randomBytes} from 'node:crypto';
 import {join} from 'node:path';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import {CursorCodec, GristDoc, cursorBinding, type PageEnd} from '@gristlite/core/internal';
-import {latencies, makeRows, percentile, type Result} from './lib.js';
+import {gc, latencies, makeRows, percentile, type Result} from './lib.js';
 import {result} from './scenarios.js';
 
 const ROWS = Number(process.env.BENCH_PAGING_ROWS ?? process.env.BENCH_ROWS ?? 1_000_000);
 const PAGE = 100;
-
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
 
 export async function pagingScenarios(dir: string): Promise<Result[]> {
   const doc = GristDoc.create(join(dir, 'paging.grist'));
