@@ -48,6 +48,7 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
     const n = Number(env[name]);
     return env[name] && Number.isFinite(n) && n > 0 ? n : dflt;
   };
+  const streamMaxOpen = num('GRISTLITE_STREAM_MAX_OPEN', STREAM_MAX_OPEN);
   return {
     baseDomain: env.GRISTLITE_BASE_DOMAIN || undefined,
     maxBodyBytes: num('GRISTLITE_MAX_BODY_BYTES', 1024 * 1024),
@@ -63,9 +64,7 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
       maxMs: num('GRISTLITE_STREAM_MAX_MSEC', STREAM_DEFAULTS.maxMs),
       // One count for every request of this server: each stream holds a connection (and its
       // descriptors) until its reader is done. 0: no cap.
-      ...(env.GRISTLITE_STREAM_MAX_OPEN === '0'
-        ? {}
-        : {slots: new StreamSlots(num('GRISTLITE_STREAM_MAX_OPEN', STREAM_MAX_OPEN))}),
+      ...(env.GRISTLITE_STREAM_MAX_OPEN === '0' ? {} : {slots: new StreamSlots(streamMaxOpen)}),
     },
     env,
   };

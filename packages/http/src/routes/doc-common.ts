@@ -76,8 +76,8 @@ export async function openDocFor(
   // or None.
   const writes = ctx.method !== 'GET' && ctx.method !== 'HEAD';
   const docOrg = org ?? (writes ? await ctx.engine.home.access.orgOfDoc(meta) : null);
-  const base = role === 'owners' || role === 'editors' ? requestOrigin(ctx) : null;
-  const docUrl = docOrg ? () => ctx.engine.docPageUrl(meta, docOrg, base) : null;
+  const mayEdit = role === 'owners' || role === 'editors';
+  const docUrl = docOrg ? () => ctx.engine.docPageUrl(meta, docOrg, mayEdit ? requestOrigin(ctx) : null) : null;
   const holder = await ctx.engine.claimDoc(meta.id);
   if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
   const doc = ctx.engine.openDoc(meta.id, {docUrl});
