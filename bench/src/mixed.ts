@@ -9,7 +9,7 @@
 import {join} from 'node:path';
 import {seededRandom} from '@gristlite/core/testing';
 import {COLUMNS, clientPool, cpuMs, makeRows, now, percentile, request, type Result} from './lib.js';
-import {call, newDoc, result, startServer} from './scenarios.js';
+import {call, drive, newDoc, result, startServer} from './scenarios.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const SECONDS = Number(process.env.BENCH_MIXED_SECONDS ?? 30);
@@ -116,29 +116,25 @@ export async function mixedScenarios(dir: string): Promise<Result[]> {
       for (const [kind, w] of MIX) if ((x -= w) < 0) return kind;
       return MIX[MIX.length - 1][0];
     };
-    const run = async (ms: number, lat?: number[]) => {
-      const end = now() + ms;
-      let errors = 0;
-      let done = 0;
-      await Promise.all(
-        Array.from({length: CLIENTS}, async (_, c) => {
-          const rnd = seededRandom(c + 1);
-          while (now() < end) {
-            const s = now();
-            const status = await send(pick(rnd()), rnd);
-            lat?.push(now() - s);
-            if (status >= 400) errors++;
-            done++;
-          }
-        }),
+    let errors = 0;
+    // Each client draws from its own generator, the same sequence in each phase.
+    const run = (ms: number, lat?: number[]) => {
+      const rnds = Array.from({length: CLIENTS}, (_, c) => seededRandom(c + 1));
+      return drive(
+        CLIENTS,
+        ms,
+        async (c) => {
+          if ((await send(pick(rnds[c]()), rnds[c])) >= 400) errors++;
+        },
+        lat,
       );
-      return {done, errors};
     };
     await run(Math.min(2, SECONDS) * 1000);
+    errors = 0;
     const lat: number[] = [];
     const cpu0 = cpuMs(server.proc.pid!);
     const t = now();
-    const {done, errors} = await run(SECONDS * 1000, lat);
+    const done = await run(SECONDS * 1000, lat);
     const elapsed = (now() - t) / 1000;
     const cpuUs = ((cpuMs(server.proc.pid!) - cpu0) * 1000) / done;
     const rate = done / elapsed;

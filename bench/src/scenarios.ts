@@ -409,26 +409,36 @@ const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 3);
  * a fixed few hundred requests from a cold start, as this did before, timed mostly compilation.
  */
 async function loadTest(concurrency: number, fn: () => Promise<unknown>) {
-  const run = async (ms: number, lat?: number[]) => {
-    let done = 0;
-    const end = now() + ms;
-    await Promise.all(
-      Array.from({length: concurrency}, async () => {
-        while (now() < end) {
-          const s = now();
-          await fn();
-          lat?.push(now() - s);
-          done++;
-        }
-      }),
-    );
-    return done;
-  };
-  await run(Math.min(1, LOAD_SECONDS) * 1000);
+  await drive(concurrency, Math.min(1, LOAD_SECONDS) * 1000, fn);
   const lat: number[] = [];
   const t = now();
-  const done = await run(LOAD_SECONDS * 1000, lat);
+  const done = await drive(concurrency, LOAD_SECONDS * 1000, fn, lat);
   return {rate: done / ((now() - t) / 1000), p50: percentile(lat, 50), p99: percentile(lat, 99)};
+}
+
+/**
+ * `concurrency` clients each calling `fn(client)` one request after another for `ms`; each
+ * latency goes into `lat`. Returns how many calls were made.
+ */
+export async function drive(
+  concurrency: number,
+  ms: number,
+  fn: (client: number) => Promise<unknown>,
+  lat?: number[],
+): Promise<number> {
+  let done = 0;
+  const end = now() + ms;
+  await Promise.all(
+    Array.from({length: concurrency}, async (_, client) => {
+      while (now() < end) {
+        const s = now();
+        await fn(client);
+        lat?.push(now() - s);
+        done++;
+      }
+    }),
+  );
+  return done;
 }
 
 /** Calls `fn` `n` times untimed, so that a latency measured next is the path's, not the JIT's. */
