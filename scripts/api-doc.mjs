@@ -74,7 +74,8 @@ current position (\`data: {"id": ...}\`), then one \`event: change\` per committ
 \`apiKeyId\` when a document API key wrote), \`schemaChanged\`, and \`tables\`: per table \`added\` and
 \`updated\` rows (\`{id, fields}\`, values as \`GET /records\` gives them; updated rows carry the columns
 set, listed in \`columns\`), \`removed\` ids, and \`truncated\` counts instead of rows for writes of more
-than 1000 rows. Access rules filter each event as they filter reads. \`Last-Event-ID\` (or
+than 1000 rows (null counts under row rules: they would count rows the subscriber cannot read). Access
+rules filter each event as they filter reads. \`Last-Event-ID\` (or
 \`?lastEventId=\`) resumes after an event; when that is no longer possible the stream starts with
 \`event: reset\` (read the data again). A comment is sent every 15 s; \`event: end\` says why a stream
 ended (access lost, document removed or moved). Decision D63; \`docs/embedding.md\` for the same feed

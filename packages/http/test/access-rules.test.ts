@@ -781,9 +781,11 @@ test('red team: no endpoint shows kiwi a value the rules hide from her', async (
       'GET',
       `${d}/tables/People/records?filter=${encodeURIComponent('{"Salary":["secret-col-1"]}')}`,
     );
-    assert.equal([byHidden.status, byHidden.body.error], [400, "Error manipulating data: [Sandbox] KeyError 'Salary'"]);
+    // Decision DA6: refused in plain words (Grist filters first, then hides the column).
+    const hides = 'access rules hide it from you, and the rows returned would reveal the hidden values';
+    assert.equal([byHidden.status, byHidden.body.error], [403, `Cannot filter by column "Salary": ${hides}`]);
     const sortHidden = await w.as('kiwi', 'GET', `${d}/tables/People/records?sort=Salary`);
-    assert.equal([sortHidden.status, sortHidden.body.error], [400, 'Invalid sort: unknown column "Salary"']);
+    assert.equal([sortHidden.status, sortHidden.body.error], [403, `Cannot sort by column "Salary": ${hides}`]);
     // A negative limit counts from the end of the rows she may read (one: none left).
     assert.equal((await w.as('kiwi', 'GET', `${d}/tables/People/records?limit=-1`)).body.records, []);
     // Kiwi still reads her own row, without the hidden columns.

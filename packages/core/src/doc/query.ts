@@ -28,6 +28,7 @@ import type {ColumnMeta, TableMeta} from './meta.js';
 import {ANY_CLASS, BLOB_CLASS, classOf, type ColumnClasses, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from './colstats.js';
 import type {RecordQuery} from './api-types.js';
 import {quoteIdent} from './identifiers.js';
+import {andScope, type RowScope} from './rowscope.js';
 import type {CellValue} from './types.js';
 
 export {quoteIdent} from './identifiers.js';
@@ -418,14 +419,17 @@ export function parseSortParam(sort: string | string[] | undefined): string[] {
   return Array.isArray(sort) ? sort : sort.split(',');
 }
 
-/** The SELECT of `select` (SQL of result columns) for a record query: filter, sort, limit. */
+/**
+ * The SELECT of `select` (SQL of result columns) for a record query: filter, sort, limit, over the
+ * rows `scope` lets the caller read.
+ */
 export function buildRecordQuery(
   db: Database.Database,
   classes: ColumnClasses,
   table: TableMeta,
   select: string,
   q: RecordQuery,
-  rowsAllowed?: {sql: string; params: unknown[]},
+  scope: RowScope,
 ): {sql: string; params: unknown[]} {
   const classesOf = (colId: string) => classes.of(table.tableId, colId);
   let where: {sql: string; params: unknown[]} = {sql: '', params: []};
@@ -435,12 +439,8 @@ export function buildRecordQuery(
     }
     where = compileFilter(table, q.filter, classesOf);
   }
-  // Access rules' row condition (access/rules/sql.ts), ANDed with the caller's filter.
-  if (rowsAllowed) {
-    where = where.sql
-      ? {sql: `(${where.sql}) AND ${rowsAllowed.sql}`, params: [...where.params, ...rowsAllowed.params]}
-      : rowsAllowed;
-  }
+  // Access rules' row condition (rowscope.ts), ANDed with the caller's filter.
+  where = andScope(scope, where);
   const specs = parseSortParam(q.sort);
   const terms = sortTerms(table, specs, classesOf);
   // Beyond Grist: the rows after a cursor's position (keyset pagination, cursor.ts).

@@ -6,7 +6,7 @@
  * it; the write pipeline reads rows through it (`readRows`) for the access checks.
  */
 import type Database from 'better-sqlite3';
-import {BadRequest, engineError, Forbidden, NotFound} from '../errors.js';
+import {Forbidden, NotFound} from '../errors.js';
 import type {ApiRecord, ColumnInfo, PageEnd, RecordQuery, TableInfo} from './api-types.js';
 import type {DataStamp} from './colstats.js';
 import type {DocGuard, RowValues, TableReadFilter} from './guard.js';
@@ -14,6 +14,7 @@ import type {ColumnMeta, TableMeta} from './meta.js';
 import {MAX_CURSOR_TERMS, buildRecordQuery, parseSortParam, quoteIdent, sortColumns, sortTerms} from './query.js';
 import type {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
+import {andScope, RowScope} from './rowscope.js';
 import {
   type JsonPart,
   JsonStream,
@@ -69,6 +70,35 @@ const COLUMN_FIELD_ORDER = [
 
 export class DocReads {
   constructor(private readonly src: ReadSource) {}
+
+  /** Every row: the scope of reads without access rules. */
+  private readonly everyRow = RowScope.make(null, false);
+
+  /**
+   * The rows of `table` the caller may read (rowscope.ts), the one place where access rules
+   * become rows for every read path: every row without rules; under rules, the rules' condition
+   * in SQL where `access/rules/sql.ts` can write it, else rows checked one by one (`inJs`).
+   */
+  scope(table: TableMeta): RowScope {
+    const guard = this.src.guard;
+    if (!guard) return this.everyRow;
+    const metaRow = table.isMeta ? this.metaRowFilter(table.tableId, guard) : null;
+    return this.scopeOf(
+      guard.readTable(table.tableId, (c) => table.byId.get(c)?.type),
+      metaRow,
+    );
+  }
+
+  /** The scope of a read filter (and of a metadata table's row filter). */
+  private scopeOf(filter: TableReadFilter, metaRow: unknown): RowScope {
+    let byFilter = this.scopes.get(filter);
+    if (!byFilter) {
+      byFilter = [RowScope.make(filter.sql ?? null, Boolean(filter.row)), RowScope.make(filter.sql ?? null, true)];
+      this.scopes.set(filter, byFilter);
+    }
+    return byFilter[metaRow ? 1 : 0];
+  }
+  private readonly scopes = new WeakMap<TableReadFilter, [RowScope, RowScope]>();
 
   /** Rows by id, decoded, every column (what rules see as `rec`). */
   readRows(tableId: string, ids: readonly number[], only?: ReadonlySet<string> | null): Map<number, RowValues> {
@@ -178,7 +208,14 @@ export class DocReads {
       return {records: this.pageEnd(table, q, page, this.fetchGuarded(table, query), (r) => r.id)};
     }
     const cols = table.columns.filter((c) => q.hidden || !c.hidden);
-    const {sql, params} = buildRecordQuery(this.src.db, this.src.storage.classes, table, columnList(cols), query);
+    const {sql, params} = buildRecordQuery(
+      this.src.db,
+      this.src.storage.classes,
+      table,
+      columnList(cols),
+      query,
+      this.scope(table),
+    );
     const rows = this.pageEnd(
       table,
       q,
@@ -215,7 +252,7 @@ export class DocReads {
         body = JSON.stringify(this.fetchRecords(tableId, q, end));
       } else {
         this.src.recordsJsonPaths.sql++;
-        body = this.recordsJsonBySql(table, recordSql, q, end, null);
+        body = this.recordsJsonBySql(table, recordSql, q, end, this.scope(table));
       }
       return paging ? `${end.next ? encodePosition(end.next) : ''}\n${body}` : body;
     });
@@ -228,19 +265,12 @@ export class DocReads {
     recordSql: string,
     q: RecordQuery,
     page: PageEnd | undefined,
-    rowsAllowed: {sql: string; params: unknown[]} | null,
+    scope: RowScope,
   ): string {
     const limit = pageLimit(q, page);
     const query = limit ? {...q, limit: limit + 1} : q;
     const select = limit ? `"id", ${recordSql}` : recordSql;
-    const {sql, params} = buildRecordQuery(
-      this.src.db,
-      this.src.storage.classes,
-      table,
-      select,
-      query,
-      rowsAllowed ?? undefined,
-    );
+    const {sql, params} = buildRecordQuery(this.src.db, this.src.storage.classes, table, select, query, scope);
     if (!limit) {
       const records = this.src.storage.stmt(sql).pluck().all(params) as string[];
       return `{"records":[${records.join(',')}]}`;
@@ -269,7 +299,7 @@ export class DocReads {
     const guard = this.src.guard;
     let plan: {
       select: string;
-      rowsAllowed?: {sql: string; params: unknown[]};
+      scope: RowScope;
       map: ((row: unknown[]) => ApiRecord | null) | null;
       query: RecordQuery;
     } | null = null;
@@ -288,59 +318,63 @@ export class DocReads {
           this.src.storage.classes,
           !hasLimitOrFilter(q),
         );
+        const scope = this.scope(table);
         if (recordSql !== null) {
           this.src.recordsJsonPaths.sql++;
-          plan = {select: recordSql, map: null, query: q};
+          plan = {select: recordSql, scope, map: null, query: q};
         } else {
           this.src.recordsJsonPaths.js++;
-          plan = {select: columnList(cols), map: recordBuilder(cols, q.cellFormat === 'typed'), query: q};
+          plan = {select: columnList(cols), scope, map: recordBuilder(cols, q.cellFormat === 'typed'), query: q};
         }
       }
     } else if (!table.isMeta) {
       const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
       checkQueryColumns(q, filter);
       const cols = table.columns.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
+      const scope = this.scope(table);
       // Rows filtered in JS with a limit: the limit counts rows after filtering; built whole.
-      if (this.streamedCells(table, q, cols.length, opts) && !(filter.row && q.limit)) {
-        const recordSql = filter.row
+      if (this.streamedCells(table, q, cols.length, opts) && !(scope.inJs && q.limit)) {
+        const recordSql = scope.inJs
           ? null
           : recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, !hasLimitOrFilter(q));
         if (recordSql !== null) {
-          plan = {select: recordSql, rowsAllowed: filter.sql, map: null, query: q};
+          plan = {select: recordSql, scope, map: null, query: q};
         } else {
           const read = this.guardedRead(table, q)!;
-          plan = {select: read.select, rowsAllowed: read.rowsAllowed, map: read.map, query: read.query};
+          plan = {select: read.select, scope: read.scope, map: read.map, query: read.query};
         }
       }
     }
     if (!plan) return this.fetchRecordsJson(tableId, q, page);
-    const {select, rowsAllowed, map, query} = plan;
+    const {select, scope, map, query} = plan;
     const {db, release} = openStream(this.src.path, opts);
     try {
       let items: () => Iterator<string | null>;
       if (map) {
-        const source = this.orderedSource(db, table, query, page, rowsAllowed);
+        const source = this.orderedSource(db, table, query, page, scope);
         const {sql, params} = source
           ? {sql: `SELECT ${select}${source.from}`, params: source.params}
-          : buildRecordQuery(db, this.src.storage.classes, table, select, query, rowsAllowed);
+          : buildRecordQuery(db, this.src.storage.classes, table, select, query, scope);
         const stmt = db.prepare(sql).raw(true);
         items = () => batchJson(stmt.iterate(params) as IterableIterator<unknown[]>, (row) => map(row) ?? SKIP);
       } else {
         // SQLite joins the records of each batch of rows: one string per batch crosses into JS,
         // not one per row (fewer, smaller allocations: see BATCH_CHARS).
-        const plain = !query.limit && !hasLimitOrFilter(query) && !query.sort?.length && !query.after && !rowsAllowed;
-        const source = plain ? null : this.orderedSource(db, table, query, page, rowsAllowed, true);
+        const plain = !query.limit && !hasLimitOrFilter(query) && !query.sort?.length && !query.after;
+        const source = plain ? null : this.orderedSource(db, table, query, page, scope, true);
         if (plain && page) page.next = null;
         const t = quoteIdent(table.tableId);
+        // The rows after the last batch's key, of those the scope allows (its parameters follow the key's).
+        const after = andScope(scope, {sql: `${t}."id" > ?`, params: []});
         const inner = source
           ? `SELECT "gristlite pos" AS k, ${select} AS j${source.from}`
-          : `SELECT ${t}."id" AS k, ${select} AS j FROM ${t} WHERE ${t}."id" > ? ORDER BY ${t}."id"`;
+          : `SELECT ${t}."id" AS k, ${select} AS j FROM ${t} WHERE ${after.sql} ORDER BY ${t}."id"`;
         // No ORDER BY inside group_concat: it made SQLite sort every batch again (a quarter of the
         // read). The subquery has a LIMIT, so SQLite never flattens it into the aggregate; it runs
         // as a co-routine yielding its rows in its own ORDER BY, in which the aggregate takes them.
         // The fixture tests compare every streamed answer with the one built whole, byte for byte.
         const batch = db.prepare(`SELECT group_concat(j, ','), max(k) FROM (${inner} LIMIT ?)`).raw(true);
-        items = () => keysetBatches(batch, source ? source.params.slice(1) : []);
+        items = () => keysetBatches(batch, source ? source.params.slice(1) : after.params);
       }
       return new JsonStream([{open: '{"records":[', items}], '}', release, opts, keep);
     } catch (e) {
@@ -378,7 +412,7 @@ export class DocReads {
    * GET /data as `JSON.stringify(fetchColumns(...))` writes it, streamed column by column from one
    * snapshot when the answer is large (else the text itself). The rows' order is found once (into
    * a temporary table of ids, unless it is the table's own id order), then each column is read in
-   * that order. Under access rules the answer is built whole.
+   * that order. Under access rules that check rows one by one, the answer is built whole.
    */
   streamColumnsJson(
     tableId: string,
@@ -387,20 +421,31 @@ export class DocReads {
     opts: StreamOptions = {},
   ): string | AsyncIterable<Uint8Array> {
     const table = this.readableTable(tableId);
-    const cols = table.columns;
-    if (this.src.guard || !this.streamedCells(table, q, cols.length, opts)) {
+    const guard = this.src.guard;
+    let cols = table.columns;
+    if (guard) {
+      if (table.isMeta) return JSON.stringify(this.fetchColumns(tableId, q, page));
+      const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
+      checkQueryColumns(q, filter);
+      cols = cols.filter((c) => !filter.hiddenCols.has(c.colId));
+    }
+    const scope = this.scope(table);
+    if (scope.inJs || !this.streamedCells(table, q, cols.length, opts)) {
       return JSON.stringify(this.fetchColumns(tableId, q, page));
     }
     const {db, release} = openStream(this.src.path, opts);
     try {
-      const source = this.orderedSource(db, table, q, page, undefined, true);
+      const source = this.orderedSource(db, table, q, page, scope, true);
       const typed = q.cellFormat === 'typed';
       const t = quoteIdent(table.tableId);
+      const whole = andScope(scope, {sql: '', params: []});
+      const from = source ?? {
+        from: ` FROM ${t}${whole.sql ? ` WHERE ${whole.sql}` : ''} ORDER BY ${t}."id"`,
+        params: whole.params,
+      };
       const column = (col: ColumnMeta | null): JsonPart => {
         const expr = col ? `${t}.${quoteIdent(col.colId)}` : `${t}."id"`;
-        const stmt = db
-          .prepare(source ? `SELECT ${expr}${source.from}` : `SELECT ${expr} FROM ${t} ORDER BY ${t}."id"`)
-          .pluck();
+        const stmt = db.prepare(`SELECT ${expr}${from.from}`).pluck();
         const fmt = col && typed ? col.typed : null;
         const value = col
           ? (v: unknown) => {
@@ -410,7 +455,7 @@ export class DocReads {
           : (v: unknown) => v;
         return {
           open: `${JSON.stringify(col ? col.colId : 'id')}:[`,
-          items: () => batchJson(stmt.iterate(source?.params ?? []) as IterableIterator<unknown>, value),
+          items: () => batchJson(stmt.iterate(from.params) as IterableIterator<unknown>, value),
         };
       };
       const parts = [column(null), ...cols.map((c) => column(c))];
@@ -451,14 +496,14 @@ export class DocReads {
     table: TableMeta,
     q: RecordQuery,
     page: PageEnd | undefined,
-    rowsAllowed: {sql: string; params: unknown[]} | undefined,
+    scope: RowScope,
     byColumn = false,
   ): {from: string; params: unknown[]} | null {
     const limit = pageLimit(q, page);
     if (page) page.next = null;
     if (limit === null && (!byColumn || !(q.limit || hasLimitOrFilter(q) || q.sort?.length || q.after))) return null;
     const query = limit ? {...q, limit: limit + 1} : q;
-    const {sql, params} = buildRecordQuery(db, this.src.storage.classes, table, '"id"', query, rowsAllowed);
+    const {sql, params} = buildRecordQuery(db, this.src.storage.classes, table, '"id"', query, scope);
     // Column names no Grist column can have (colIds are identifiers), so never ambiguous.
     db.exec('CREATE TEMP TABLE "gristlite order" ("gristlite pos" INTEGER PRIMARY KEY, "gristlite rid" INTEGER)');
     db.prepare(`INSERT INTO temp."gristlite order" ("gristlite rid") ${sql}`).run(params);
@@ -534,7 +579,14 @@ export class DocReads {
       return out;
     }
     const cols = table.columns;
-    const {sql, params} = buildRecordQuery(this.src.db, this.src.storage.classes, table, columnList(cols), query);
+    const {sql, params} = buildRecordQuery(
+      this.src.db,
+      this.src.storage.classes,
+      table,
+      columnList(cols),
+      query,
+      this.scope(table),
+    );
     const rows = this.pageEnd(
       table,
       q,
@@ -565,12 +617,13 @@ export class DocReads {
     if (!table.isMeta) {
       const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
       checkQueryColumns(q, filter);
-      if (!filter.row) {
+      const scope = this.scope(table);
+      if (!scope.inJs) {
         const cols = table.columns.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
         // A row condition still reads every row: the column statistics may be scanned, as for a whole table.
         const wholeTable = !hasLimitOrFilter(q);
         const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, wholeTable);
-        if (recordSql !== null) return this.recordsJsonBySql(table, recordSql, q, page, filter.sql ?? null);
+        if (recordSql !== null) return this.recordsJsonBySql(table, recordSql, q, page, scope);
       }
     }
     return JSON.stringify(this.fetchRecords(tableId, q, page));
@@ -590,25 +643,27 @@ export class DocReads {
       table,
       read.select,
       read.query,
-      read.rowsAllowed,
+      read.scope,
     );
     const rows = this.src.storage.stmt(sql).raw(true).all(params) as unknown[][];
     const out: ApiRecord[] = [];
-    const limit = read.inJs && q.limit && q.limit > 0 ? q.limit : Infinity;
+    const inJs = read.scope.inJs;
+    const limit = inJs && q.limit && q.limit > 0 ? q.limit : Infinity;
     for (const row of rows) {
       if (out.length >= limit) break;
       const r = read.map(row);
       if (r) out.push(r);
     }
     // A negative limit drops rows from the end (Grist's quirk), counted after filtering.
-    if (read.inJs && q.limit && q.limit < 0) return out.slice(0, Math.max(0, out.length + q.limit));
+    if (inJs && q.limit && q.limit < 0) return out.slice(0, Math.max(0, out.length + q.limit));
     return out;
   }
 
   /**
-   * How a read under access rules goes: the query to run (every column, the rules' SQL row
-   * condition) and the record each row makes, or null when it is left out. `inJs`: rows are
-   * filtered here, so `limit` is applied after them (in SQL otherwise). Null: nothing to read.
+   * How a read under access rules goes: the query to run (every column, over the caller's
+   * `scope`) and the record each row makes, or null when it is left out. When the scope is
+   * `inJs`, rows are filtered here, so `limit` is applied after them (in SQL otherwise). Null:
+   * nothing to read.
    */
   private guardedRead(
     table: TableMeta,
@@ -616,8 +671,7 @@ export class DocReads {
   ): {
     select: string;
     query: RecordQuery;
-    rowsAllowed: {sql: string; params: unknown[]} | undefined;
-    inJs: boolean;
+    scope: RowScope;
     map: (row: unknown[]) => ApiRecord | null;
   } | null {
     const guard = this.src.guard!;
@@ -627,7 +681,7 @@ export class DocReads {
     checkQueryColumns(q, filter);
     const all = table.columns;
     const shown = all.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
-    const inJs = Boolean(filter.row || metaRow);
+    const scope = this.scopeOf(filter, metaRow);
     const typed = q.cellFormat === 'typed';
     const map = (row: unknown[]): ApiRecord | null => {
       const id = row[0] as number;
@@ -651,9 +705,8 @@ export class DocReads {
     };
     return {
       select: columnList(all),
-      query: inJs ? {...q, limit: undefined} : q,
-      rowsAllowed: filter.sql,
-      inJs,
+      query: scope.inJs ? {...q, limit: undefined} : q,
+      scope,
       map,
     };
   }
@@ -856,9 +909,9 @@ function columnInfo(c: ColumnMeta): ColumnInfo {
 }
 
 /**
- * Under access rules a query may not filter or sort on a column the user cannot read: the rows it
- * returns would tell the hidden values. A column denied outright is as if absent (the same errors
- * as an unknown column); one censored in some rows is refused (403).
+ * Under access rules a query may not filter or sort on a column the user cannot read, wholly or in
+ * some rows: which rows come back, and in what order, would tell the hidden values (decision DA6;
+ * Grist filters and sorts first, then hides). Refused in plain words, 403.
  */
 function checkQueryColumns(q: RecordQuery, filter: TableReadFilter): void {
   const named: Array<[string, 'filter' | 'sort']> = [];
@@ -869,12 +922,13 @@ function checkQueryColumns(q: RecordQuery, filter: TableReadFilter): void {
     if (typeof spec === 'string') named.push([/^-?([^:]*)/.exec(spec)![1], 'sort']);
   }
   for (const [colId, use] of named) {
-    if (filter.hiddenCols.has(colId)) {
-      throw use === 'filter'
-        ? engineError('KeyError', `'${colId}'`)
-        : new BadRequest(`Invalid sort: unknown column "${colId}"`);
+    const hidden = filter.hiddenCols.has(colId);
+    if (hidden || filter.censoredCols?.has(colId)) {
+      throw new Forbidden(
+        `Cannot ${use} by column "${colId}": access rules hide ${hidden ? 'it' : 'some of its cells'} from you, ` +
+          'and the rows returned would reveal the hidden values',
+      );
     }
-    if (filter.censoredCols?.has(colId)) throw new Forbidden('Blocked by column read access rules');
   }
 }
 

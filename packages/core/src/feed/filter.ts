@@ -83,8 +83,9 @@ function rowsFor(
 ): TableChanges {
   const hidden = filter.hiddenCols;
   const columns = t.columns ? t.columns.filter((c) => !hidden.has(c)) : null;
-  // Too many rows to carry values: nothing row by row can be checked, so only the counts go.
-  if (t.truncated) return {...t, columns};
+  // Too many rows to carry values: nothing row by row can be checked, and counts would tell how
+  // many rows the subscriber cannot read, so only that the table changed goes.
+  if (t.truncated) return {...t, columns, truncated: {added: null, updated: null, removed: null}};
   const rowRule = filter.row!;
   const readable = (row: RowValues | undefined, id: number) => (row ? rowRule({...row, id}) : null);
   const added: ChangedRow[] = [];

@@ -22,9 +22,10 @@ export interface TableChanges {
   columns: string[] | null;
   /**
    * Present when the write changed more rows than an event carries (`GRISTLITE_FEED_MAX_ROWS`):
-   * the lists are then empty and this says how many rows each held; read the table again.
+   * the lists are then empty and this says how many rows each held; read the table again. Under
+   * row rules the counts are null: they would count rows the subscriber may not read.
    */
-  truncated?: {added: number; updated: number; removed: number};
+  truncated?: {added: number | null; updated: number | null; removed: number | null};
 }
 
 /**
