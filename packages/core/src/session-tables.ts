@@ -67,8 +67,9 @@ export class DocTransaction {
     private readonly role: 'owners' | 'editors',
   ) {}
 
-  /** Records, as `GET /records`. */
+  /** Records, as `GET /records`, formulas computed for what the transaction wrote so far. */
   fetchRecords(tableId: string, query: RecordQuery = {}): ApiRecord[] {
+    this.grist.settleFormulas();
     return this.grist.fetchRecords(tableId, query).records;
   }
 

@@ -109,6 +109,63 @@ test('a transaction commits its writes together, reads its own writes, and is on
   }
 });
 
+test('inside a transaction, reads see formulas and summaries computed for its own writes', async () => {
+  // Issue 37 §6: Total read 6 after Qty became 5 (the value from before the transaction).
+  const run = async (readBetween: boolean) => {
+    const w = await world();
+    try {
+      await w.doc.addTables([
+        {
+          id: 'Items',
+          columns: [
+            {id: 'Kind', fields: {type: 'Text'}},
+            {id: 'Price', fields: {type: 'Numeric'}},
+            {id: 'Qty', fields: {type: 'Numeric'}},
+            {id: 'Total', fields: {type: 'Numeric', isFormula: true, formula: '$Price * $Qty'}},
+          ],
+        },
+      ]);
+      const tableRef = (await w.doc.listTables()).find((t) => t.id === 'Items')!.fields.tableRef;
+      const kindRef = (await w.doc.listColumns('Items')).find((c) => c.id === 'Kind')!.fields.colRef;
+      await w.doc.applyUserActions([['CreateViewSection', tableRef, 0, 'record', [kindRef], null]]);
+      const [summary] = (await w.doc.listTables()).filter((t) => t.id.startsWith('Items_summary'));
+      await w.doc.addColumns(summary.id, [
+        {id: 'Sum', fields: {type: 'Numeric', isFormula: true, formula: 'SUM($group.Total)'}},
+      ]);
+      await w.doc.addRecords('Items', [{Kind: 'a', Price: 2, Qty: 3}]);
+      const seen: unknown[] = [];
+      await w.doc.transaction((tx) => {
+        const look = () => {
+          if (!readBetween) return;
+          seen.push(tx.fetchRecords('Items').map((r) => r.fields.Total));
+          seen.push(tx.fetchRecords(summary.id, {sort: 'Kind'}).map((r) => [r.fields.Kind, r.fields.Sum]));
+        };
+        tx.updateRecords('Items', [{id: 1, fields: {Qty: 5}}]);
+        look();
+        tx.addRecords('Items', [
+          {Kind: 'a', Price: 4, Qty: 4},
+          {Kind: 'b', Price: 1, Qty: 1},
+        ]);
+        look();
+        tx.updateRecords('Items', [{id: 3, fields: {Kind: 'a'}}]);
+        look();
+      });
+      const after = {
+        items: (await w.doc.fetchRecords('Items')).map((r) => r.fields),
+        summary: (await w.doc.fetchRecords(summary.id, {sort: 'Kind'})).map((r) => r.fields),
+      };
+      return {seen, after};
+    } finally {
+      await w.engine.close();
+      rmSync(w.dir, {recursive: true, force: true});
+    }
+  };
+  const read = await run(true);
+  assert.equal(read.seen, [[10], [['a', 10]], [10, 16, 1], [['a', 26], ['b', 1]], [10, 16, 1], [['a', 27]]]);
+  // Reading inside changes nothing of what commits.
+  assert.equal(read.after, (await run(false)).after);
+});
+
 test('a transaction that throws, or returns a promise, writes nothing', async () => {
   const w = await world();
   try {

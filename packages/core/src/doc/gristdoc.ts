@@ -754,6 +754,16 @@ export class GristDoc {
     }, options?.role);
   }
 
+  /**
+   * Inside a write: formulas (and summary tables) recalculated for what it wrote so far, so that
+   * a read within `transaction` sees them (issue 37 §6: it read the values from before the
+   * write). The write's own recalculation at its end then has only what came after to do.
+   */
+  settleFormulas(): void {
+    const changes = this.storage.changes;
+    if (changes) this.recalcs.recalc(changes);
+  }
+
   /** POST /apply: a bundle of user actions, applied atomically. */
   applyUserActions(actions: unknown[], options?: WriteAs): ApplyResult {
     if (!Array.isArray(actions)) {
