@@ -35,6 +35,8 @@ function dataDir(values: {data?: string}, env: Env): string {
 /**
  * Opens the engine for a data directory: the embedded SQLite home store, or PostgreSQL when
  * `GRISTLITE_HOME_URL` (or `--home`) names one. Documents always stay files in the data directory.
+ * A process that `serves` them on the SQLite home holds the directory's lock: a second one fails
+ * to start (command-line tools do not serve, and keep working beside it).
  */
 export async function openEngine(
   dir: string,
@@ -42,6 +44,7 @@ export async function openEngine(
   leases?: Promise<DocLeases>,
   logger?: Logger,
   cluster?: ClusterOptions,
+  serves = false,
 ): Promise<Engine> {
   privateFiles();
   mkdirSync(dir, {recursive: true, mode: 0o700});
@@ -52,7 +55,8 @@ export async function openEngine(
   const attachmentStores = attachmentStoresFromEnv(env, cluster);
   let engine: Engine;
   try {
-    engine = await Engine.open({dataDir: dir, home, leases, env, onError, cluster, attachmentStores});
+    const lockDataDir = serves && !home && !leases && !cluster;
+    engine = await Engine.open({dataDir: dir, home, leases, env, onError, cluster, attachmentStores, lockDataDir});
   } catch (e) {
     for (const s of attachmentStores) await s.close?.();
     throw e;
@@ -116,7 +120,7 @@ export async function prepareEngine(
   logger?: Logger,
   cluster?: ClusterOptions,
 ): Promise<{engine: Engine; apiKey: string | null; keySource: KeySource; email: string}> {
-  const engine = await openEngine(dataDir, env, leases, logger, cluster);
+  const engine = await openEngine(dataDir, env, leases, logger, cluster, true);
   const email = env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com';
   const name = env.GRISTLITE_DEFAULT_NAME ?? 'You';
   const given = env.GRISTLITE_API_KEY || undefined;

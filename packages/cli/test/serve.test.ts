@@ -1,6 +1,6 @@
 // Issue 11 item 10, `gristlite serve` as an operator meets it: data files private, a key given in
 // GRISTLITE_API_KEY never echoed, one clear line (no stack trace) when the port is taken.
-import {spawn} from 'node:child_process';
+import {spawn, spawnSync} from 'node:child_process';
 import {existsSync, mkdtempSync, readdirSync, rmSync, statSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
@@ -141,6 +141,40 @@ test('a second serve on a busy port prints one clear line, exits non-zero, creat
     assert.is(existsSync(join(dir, 'b')), false);
   } finally {
     await first.stop();
+    rmSync(dir, {recursive: true, force: true});
+  }
+});
+
+test('a second serve on the same SQLite data directory stops with one line; tools still work beside the first', async () => {
+  // Issue 37 §6: it started silently, and both processes served the same documents.
+  const dir = mkdtempSync(join(tmpdir(), 'gl-serve-'));
+  const data = join(dir, 'data');
+  const key = 'k'.repeat(40);
+  const first = await serve(data, {GRISTLITE_API_KEY: key});
+  try {
+    const second = await serve(data, {GRISTLITE_API_KEY: key});
+    assert.is(second.code, 1);
+    const lines = second.err.trim().split('\n');
+    assert.is(lines.length, 1, second.err);
+    assert.match(lines[0], `another gristlite process is serving the data directory ${data}`);
+    assert.match(lines[0], 'GRISTLITE_HOME_URL');
+    // The first still serves; a command-line tool on the same directory still works.
+    assert.is(await status(first.port, key), 200);
+    const tool = spawnSync(process.execPath, [MAIN, 'user', 'add', 'ada@example.com'], {
+      env: {...process.env, GRISTLITE_DATA_DIR: data},
+      encoding: 'utf8',
+    });
+    assert.is(tool.status, 0, tool.stderr);
+    assert.match(tool.stdout, /^[0-9a-f]{40}$/m);
+  } finally {
+    await first.stop();
+  }
+  // Its end lets go of the directory.
+  const third = await serve(data, {GRISTLITE_API_KEY: key});
+  try {
+    assert.is(await status(third.port, key), 200);
+  } finally {
+    await third.stop();
     rmSync(dir, {recursive: true, force: true});
   }
 });

@@ -2,6 +2,7 @@
  * The embeddable engine: a home store, the document files in a data directory, and the services
  * that the http layer (or an embedding app) calls. No HTTP and no process globals here.
  */
+import {type DataDirLock, lockDataDir} from './datadirlock.js';
 import {AsyncLocalStorage} from 'node:async_hooks';
 import {
   closeSync,
@@ -66,6 +67,11 @@ import {carryAttachmentFiles} from './attachments/copy.js';
 export interface EngineOptions {
   /** Directory holding the home database (unless `home` is given) and every document file. */
   dataDir: string;
+  /**
+   * Serve the data directory alone: another process asking the same fails to open
+   * (datadirlock.ts). `gristlite serve` sets it on the embedded SQLite home.
+   */
+  lockDataDir?: boolean;
   /** A home store to use instead of the embedded SQLite one (e.g. PostgreSQL). */
   home?: HomeStore;
   /** Default (and largest) SQL timeout; default from GRISTLITE_SQL_TIMEOUT_MSEC, else 1000 ms. */
@@ -371,8 +377,16 @@ export class Engine {
     mkdirSync(join(opts.dataDir, 'docs'), {recursive: true});
     // Settings first: a bad one stops start-up before anything is opened.
     const attachmentStores = attachmentStoresFrom(opts, opts.env ?? {});
-    const store = opts.home ?? new SqliteHomeStore(join(opts.dataDir, 'home.sqlite3'));
-    const engine = new Engine(opts.dataDir, store, await HomeService.create(store), opts, attachmentStores);
+    const lock = opts.lockDataDir ? lockDataDir(opts.dataDir) : null;
+    let engine: Engine;
+    try {
+      const store = opts.home ?? new SqliteHomeStore(join(opts.dataDir, 'home.sqlite3'));
+      engine = new Engine(opts.dataDir, store, await HomeService.create(store), opts, attachmentStores);
+    } catch (e) {
+      lock?.release();
+      throw e;
+    }
+    engine.dataDirLock = lock;
     // With a cluster, the local files are a cache: events of documents held elsewhere are theirs;
     // documents whose holder is gone are adopted instead (opened as webhook resumes are).
     if ((opts.resumeWebhooks ?? true) && !opts.cluster) engine.resumeWebhooksAtStart();
@@ -1093,7 +1107,11 @@ export class Engine {
     await this.cluster?.close();
     await this.attachmentStores.close();
     await this.store.close();
+    this.dataDirLock?.release();
   }
+
+  /** The data directory's lock, when this engine serves it alone (`lockDataDir`). */
+  private dataDirLock: DataDirLock | null = null;
 }
 
 /** The stores given, and the directory of GRISTLITE_ATTACHMENT_STORE_DIR (docs/operations.md). */

@@ -161,7 +161,17 @@ test('inside a transaction, reads see formulas and summaries computed for its ow
     }
   };
   const read = await run(true);
-  assert.equal(read.seen, [[10], [['a', 10]], [10, 16, 1], [['a', 26], ['b', 1]], [10, 16, 1], [['a', 27]]]);
+  assert.equal(read.seen, [
+    [10],
+    [['a', 10]],
+    [10, 16, 1],
+    [
+      ['a', 26],
+      ['b', 1],
+    ],
+    [10, 16, 1],
+    [['a', 27]],
+  ]);
   // Reading inside changes nothing of what commits.
   assert.equal(read.after, (await run(false)).after);
 });

@@ -11,6 +11,7 @@ import {
   startWebhookDelivery,
   updateWebhook,
   webhookUsage,
+  WebhookEventsDropped,
   type DeliveryOptions,
   type LookupAll,
   type WebhookDelivery,
@@ -45,6 +46,14 @@ function start(ctx: Ctx, opts: Partial<DeliveryOptions> = {}): WebhookDelivery {
     }),
   );
   return ctx.delivery;
+}
+
+/** An onError that keeps the messages of dropped events and throws anything else. */
+function dropsInto(drops: string[]): (e: unknown) => void {
+  return (e) => {
+    if (!(e instanceof WebhookEventsDropped)) throw e;
+    drops.push(e.message);
+  };
 }
 
 async function teardown(ctx: Ctx): Promise<void> {
@@ -300,9 +309,14 @@ test('disabling a webhook clears its queue; a URL no longer allowed drops its ev
     await updateWebhook(ctx.db, id, {enabled: true}, ctx.policy);
     addRows(ctx.db, [{A: 3}]);
     assert.is(queueSize(ctx.db, id), 1);
-    start(ctx, {policy: {entries: ['example.com']}});
+    const drops: string[] = [];
+    start(ctx, {policy: {entries: ['example.com']}, onError: dropsInto(drops)});
     await waitFor(() => queueSize(ctx.db) === 0);
     assert.is(ctx.receiver.requests.length, 0);
+    // Dropped, but never silently (issue 37 §6).
+    assert.equal(drops, [
+      `1 webhook event(s) of webhook ${id} dropped: its URL is not allowed by GRISTLITE_ALLOWED_WEBHOOK_DOMAINS in this process`,
+    ]);
   } finally {
     await teardown(ctx);
   }
@@ -318,12 +332,16 @@ test('bounded queue: while draining, a failing batch gets 5 attempts and is drop
       return n < 5 ? {status: 500, body: 'nope'} : {status: 200};
     };
     id = await hook(ctx);
-    const delivery = start(ctx, {maxQueueSize: 3, batchSize: 1});
+    const drops: string[] = [];
+    const delivery = start(ctx, {maxQueueSize: 3, batchSize: 1, onError: dropsInto(drops)});
     for (const A of [1, 2, 3, 4]) addRows(ctx.db, [{A}]);
     assert.ok(delivery.draining);
     await waitFor(() => queueSize(ctx.db) === 0, 5000);
     const A = ctx.receiver.requests.map((r) => (JSON.parse(r.body) as {A: number}[])[0].A);
     assert.equal(A, [1, 1, 1, 1, 1, 2, 3, 4]);
+    assert.equal(drops, [
+      `1 webhook event(s) of webhook ${id} dropped: delivery failed 5 times while the outbox held 3 events or more (GRIST_MAX_QUEUE_SIZE)`,
+    ]);
     const usage = seenAtSixth as {status: string; numWaiting: number; lastEventBatch: unknown};
     // The next batch is being sent; the dropped one shows as the last batch, rejected.
     assert.is(usage.status, 'sending');

@@ -121,8 +121,8 @@ test('URL check resolves names: a public name resolving to loopback is refused u
   const star = {entries: ['*'], lookup};
   await checkWebhookUrl('https://good.example.org/x', star);
   await checkWebhookUrl('https://unresolvable.example.org/x', star);
-  await rejects(checkWebhookUrl('https://rebind.example.org/x', star), 403, /^Provided url is forbidden$/);
-  await rejects(checkWebhookUrl('https://internal.corp/x', star), 403, /^Provided url is forbidden$/);
+  await rejects(checkWebhookUrl('https://rebind.example.org/x', star), 403, /^Provided url is forbidden \(/);
+  await rejects(checkWebhookUrl('https://internal.corp/x', star), 403, /^Provided url is forbidden \(/);
   await checkWebhookUrl('https://internal.corp/x', {entries: ['*', 'internal.corp'], lookup});
   await rejects(
     checkWebhookUrl('https://x.internal.corp/x', {
@@ -141,9 +141,9 @@ test("create: validation in Grist's order and wording", async () => {
   const {db} = newDoc();
   const base = {url: 'https://example.com/hook', eventTypes: ['add'], tableId: 'Table1'};
   await rejects(addWebhook(db, {...base, tableId: 'Santa'}, policy), 404, /^Table not found "Santa"$/);
-  await rejects(addWebhook(db, {...base, url: 'https://evil.com'}, policy), 403, /^Provided url is forbidden$/);
-  await rejects(addWebhook(db, {...base, url: 'http://example.com'}, policy), 403, /^Provided url is forbidden$/);
-  await rejects(addWebhook(db, {...base, url: ''}, policy), 403, /^Provided url is forbidden$/);
+  await rejects(addWebhook(db, {...base, url: 'https://evil.com'}, policy), 403, /^Provided url is forbidden \(/);
+  await rejects(addWebhook(db, {...base, url: 'http://example.com'}, policy), 403, /^Provided url is forbidden \(/);
+  await rejects(addWebhook(db, {...base, url: ''}, policy), 403, /^Provided url is forbidden \(/);
   await rejects(addWebhook(db, {...base, eventTypes: []}, policy), 400, /^eventTypes must be a non-empty array$/);
   await rejects(addWebhook(db, {...base, isReadyColumn: 'bar'}, policy), 404, /^Column not found "bar"$/);
   await rejects(

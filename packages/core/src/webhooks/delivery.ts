@@ -43,6 +43,11 @@ export interface WebhookUsage {
   };
 }
 
+/** What delivery reports (through `onError`) when it drops events undelivered. */
+export class WebhookEventsDropped extends Error {
+  override name = 'WebhookEventsDropped';
+}
+
 /** Settings of a document's webhook delivery (attempts, waits, batch and queue sizes, URL policy). */
 export interface DeliveryOptions {
   /** For log lines. */
@@ -59,7 +64,10 @@ export interface DeliveryOptions {
   batchSize?: number;
   /** Longest wait for a receiver's answer, in ms (default 60000). */
   requestTimeoutMs?: number;
-  /** Called with unexpected errors of the loop (default: console.error). */
+  /**
+   * Called with unexpected errors of the loop, and with a `WebhookEventsDropped` for each batch
+   * dropped undelivered (default: console.error).
+   */
   onError?: (e: unknown) => void;
   /** Called at every failed POST attempt (the engine counts them for metrics). */
   onFailure?: () => void;
@@ -401,6 +409,13 @@ export class WebhookDelivery {
         if (!secret?.url || classifyUrl(secret.url, this.opts.policy) === 'forbidden') {
           // Grist discards events whose webhook is gone or whose URL is no longer allowed.
           this.settle(batch, () => logStatus(this.db, webhookId, 'idle'));
+          this.dropped(
+            webhookId,
+            batch.length,
+            secret?.url
+              ? 'its URL is not allowed by GRISTLITE_ALLOWED_WEBHOOK_DOMAINS in this process'
+              : 'the webhook no longer exists',
+          );
           continue;
         }
         const ok = await this.sendWithRetries(webhookId, batch, secret, lane.controller.signal);
@@ -419,6 +434,11 @@ export class WebhookDelivery {
             logStatus(this.db, webhookId, 'error');
             logBatch(this.db, webhookId, 'rejected');
           });
+          this.dropped(
+            webhookId,
+            batch.length,
+            `delivery failed ${this.currentMaxAttempts()} times while the outbox held ${this.maxQueueSize} events or more (GRIST_MAX_QUEUE_SIZE)`,
+          );
         } else {
           logStatus(this.db, webhookId, 'postponed');
           await sleep(this.waitDelayMs, lane.controller.signal);
@@ -432,6 +452,11 @@ export class WebhookDelivery {
         throw e;
       }
     }
+  }
+
+  /** Every dropped event is told, with why (issue 37 §6: one was dropped without a word). */
+  private dropped(webhookId: string, count: number, why: string): void {
+    this.onError(new WebhookEventsDropped(`${count} webhook event(s) of webhook ${webhookId} dropped: ${why}`));
   }
 
   private currentMaxAttempts(): number {

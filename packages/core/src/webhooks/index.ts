@@ -27,6 +27,7 @@ export {
   attachWebhooks,
   type AttachedWebhooks,
   deliveryOptionsFromEnv,
+  WebhookEventsDropped,
   clearWebhookQueue,
   webhookUsage,
   queueSize,

@@ -142,19 +142,33 @@ function resolveAll(hostname: string, policy: WebhookUrlPolicy): Promise<LookupA
   });
 }
 
+/** Grist's answer to a webhook URL it does not allow. */
+const FORBIDDEN = 'Provided url is forbidden';
+
+/** Why a URL may be refused, without echoing the server's allow-list to the caller. */
+function policyHint(policy: WebhookUrlPolicy): string {
+  if (!policy.entries.length) return 'the server allows no webhook target: set GRISTLITE_ALLOWED_WEBHOOK_DOMAINS';
+  return "webhook targets are limited by the server's GRISTLITE_ALLOWED_WEBHOOK_DOMAINS: http and https URLs of its hosts, private addresses only when named";
+}
+
 /**
- * Throws 403 `Provided url is forbidden` unless the URL is allowed, resolving a name allowed only
+ * Throws 403 `Provided url is forbidden` (with a hint) unless the URL is allowed, resolving a name allowed only
  * through `*` or a parent domain to check that none of its addresses is private. A name that does
  * not resolve now is accepted on its name (deliveries check the address again when connecting).
  */
 export async function checkWebhookUrl(urlString: string, policy: WebhookUrlPolicy): Promise<void> {
   const cls = classifyUrl(urlString, policy);
-  if (cls === 'forbidden') throw new Forbidden('Provided url is forbidden');
+  // Grist's words first (clients may match them), then what the operator can do about it.
+  if (cls === 'forbidden') throw new Forbidden(`${FORBIDDEN} (${policyHint(policy)})`);
   if (cls === 'explicit') return;
   const hostname = new URL(urlString).hostname.replace(/^\[|\]$/g, '');
   if (isIP(hostname)) return;
   const addresses = await resolveAll(hostname, policy);
-  if (addresses?.some((a) => isPrivateAddress(a.address))) throw new Forbidden('Provided url is forbidden');
+  if (addresses?.some((a) => isPrivateAddress(a.address))) {
+    throw new Forbidden(
+      `${FORBIDDEN} (its host resolves to a private address: name the host itself in GRISTLITE_ALLOWED_WEBHOOK_DOMAINS to allow it)`,
+    );
+  }
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
