@@ -336,6 +336,8 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
     const baseHeaders = {'Cache-Control': 'no-cache', 'X-Request-Id': id};
     /** The request context's `responseHeaders`, kept here for the answers made in `catch` (replays). */
     const answerHeaders: Record<string, string> = {};
+    /** The Content-Type of a body left unread because it is not JSON (Grist reads it as `{}`). */
+    let unreadBody: string | null = null;
     try {
       cors = corsHeaders(req, opts);
       const q = req.url.indexOf('?');
@@ -350,6 +352,10 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       const method = req.method.toUpperCase();
       if (method === 'OPTIONS') return {status: 200, headers: {...baseHeaders, ...cors}, body: ''};
       const match = matchRoute(routes, method === 'HEAD' ? 'GET' : method, split.path);
+      // A person opening the server's address in a browser is shown where to go (issue 37 §6).
+      if (!match && split.path === '/' && (method === 'GET' || method === 'HEAD')) {
+        return jsonResponse(200, ROOT_INDEX, {...baseHeaders, ...cors});
+      }
       if (!match) return jsonResponse(404, {error: `not found: ${req.url}`}, {...baseHeaders, ...cors});
       note.route = match.route.path;
       note.docId = match.params.docId;
@@ -433,7 +439,9 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
           parsed ??= (async () => {
             const buf = await readBody(req.body, opts.maxBodyBytes);
             bodyBytes = buf;
-            return isJsonContentType(req.headers['content-type']) ? parseJsonBody(buf) : {};
+            if (isJsonContentType(req.headers['content-type'])) return parseJsonBody(buf);
+            if (buf.toString('utf8').trim()) unreadBody = req.headers['content-type'] ?? 'none';
+            return {};
           })();
           return parsed;
         },
@@ -512,7 +520,13 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         // A body refused half-read leaves the connection unusable for the next request: close it.
         const close: Record<string, string> =
           e.status === 413 || e instanceof RequestAborted ? {Connection: 'close'} : {};
-        return jsonResponse(e.status, errorBody(e), {...baseHeaders, ...cors, ...close});
+        const body = errorBody(e);
+        // Grist reads a body sent without a JSON Content-Type (curl -d) as `{}`, then complains
+        // of missing fields: the refusal says why they are missing (decision D74).
+        if (unreadBody !== null && e.status === 400) {
+          body.error = `${body.error} (the request body was not read: its Content-Type is ${unreadBody}, not application/json)`;
+        }
+        return jsonResponse(e.status, body, {...baseHeaders, ...cors, ...close});
       }
       // Out of file descriptors is the server's momentary state, never a bug in the request.
       const shortage = resourceShortage(e);
@@ -525,6 +539,16 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
     }
   }
 }
+
+/** `GET /`: what this server is and where to go (a browser's first look). */
+const ROOT_INDEX = {
+  name: 'gristlite',
+  about: "Grist's REST API (v1.0.1). Requests need an API key: Authorization: Bearer <key>",
+  console: '/apiconsole',
+  openapi: '/api/openapi.json',
+  status: '/status',
+  orgs: '/api/orgs',
+};
 
 /** Ends a streamed body that will not be sent (its iterator's `return`). */
 function closeUnread(body: HttpResponse['body']): void {

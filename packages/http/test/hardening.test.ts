@@ -437,6 +437,36 @@ s("issue 11.8: the fuzzer's findings answer 400 (or work, where Grist accepts th
   assert.is(ok(await call('owner', 'GET', `${D}/tables/Table1/records`)).records.length, 3, 'nothing was written');
 });
 
+s('issue 37 §6: a body that is not JSON is named in the refusal; GET / tells where to go', async () => {
+  const doc = await newDoc('owner', 'NotJson');
+  const url = `/api/docs/${doc}/tables/Table1/records`;
+  const body = new TextEncoder().encode('{"records": [{"fields": {"A": 1}}]}');
+  // curl -d sends application/x-www-form-urlencoded: Grist reads `{}`, then misses `records`.
+  for (const ct of ['application/x-www-form-urlencoded', undefined]) {
+    const headers: Record<string, string> = {authorization: `Bearer ${keys.owner}`};
+    if (ct) headers['content-type'] = ct;
+    const res = await handle({method: 'POST', url, headers, body});
+    assert.is(res.status, 400);
+    const json = JSON.parse(String(res.body));
+    assert.is(
+      json.error,
+      `Invalid payload (the request body was not read: its Content-Type is ${ct ?? 'none'}, not application/json)`,
+    );
+    assert.equal(json.details, {userError: 'Error: body.records is missing'});
+  }
+  // With JSON's Content-Type, the same body is read; an empty body is Grist's plain answer.
+  ok(await call('owner', 'POST', url, '{"records": [{"fields": {"A": 1}}]}'));
+  const empty = await handle({method: 'POST', url, headers: {authorization: `Bearer ${keys.owner}`}});
+  assert.is(JSON.parse(String(empty.body)).error, 'Invalid payload');
+
+  const root = await handle({method: 'GET', url: '/', headers: {}});
+  assert.is(root.status, 200);
+  const index = JSON.parse(String(root.body));
+  assert.is(index.console, '/apiconsole');
+  assert.is(index.status, '/status');
+  err(await call('owner', 'GET', '/nope'), 404, 'not found: /nope');
+});
+
 s('issue 11.10: row id 0 is refused; pragma_database_list is refused; _unsubscribe checks the table', async () => {
   const doc = await newDoc('owner', 'Small');
   const D = `/api/docs/${doc}`;
