@@ -342,17 +342,10 @@ export class OpenDocument {
     const known = this.grist.listTables().some((t) => t.id === tableId);
     if (known && !access.tableVisible(tableId)) throw new NotFound('Cannot find or access table');
     if (!known) return undefined; // The export answers its own 404.
-    const filter = access.readTable(tableId);
-    if (!filter.row) return filter.hiddenCols.size ? {hiddenCols: filter.hiddenCols} : undefined;
-    const rows = new Map<number, ReadonlySet<string>>();
-    for (const r of this.grist.as(access).fetchRecords(tableId, {hidden: true}).records) {
-      const censored = Object.keys(r.fields).filter((k) => {
-        const v = r.fields[k];
-        return Array.isArray(v) && v.length === 1 && v[0] === 'C';
-      });
-      rows.set(r.id, new Set(censored));
-    }
-    return {hiddenCols: filter.hiddenCols, rows};
+    const seen = this.grist.as(access).tableAccess(tableId)!;
+    if (!seen.scope.where && !seen.row) return seen.hiddenCols.size ? {hiddenCols: seen.hiddenCols} : undefined;
+    // The rows are chosen on the export's own snapshot, as it reads them (export/plan.ts exportRows).
+    return {hiddenCols: seen.hiddenCols, scope: seen.scope, row: seen.row};
   }
 
   /** A consistent, self-contained `.grist` copy at `destPath`, filtered as Grist's downloads are. */

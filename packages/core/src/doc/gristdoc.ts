@@ -30,6 +30,7 @@ import {checkInput, checkSchemaActionCount} from './input.js';
 import type {DocGuard, RowValues, WriteRows} from './guard.js';
 import {Placeholders} from './placeholders.js';
 import type {StreamOptions} from './stream.js';
+import type {TableAccess} from './rowscope.js';
 import {DocReads, type ReadSource} from './reads.js';
 import {DocSchema, type SchemaSource} from './schemaops.js';
 import {DocRecordWrites, type RecordSource} from './recordwrites.js';
@@ -658,6 +659,11 @@ export class GristDoc {
   /** GET /data: column-oriented, always with every column; errors stay raw. */
   fetchColumns(tableId: string, q: RecordQuery = {}, page?: PageEnd): Record<string, CellValue[]> {
     return this.reads.fetchColumns(tableId, q, page);
+  }
+
+  /** How the caller reads a table on a connection of its own (`DocReads.tableAccess`). */
+  tableAccess(tableId: string): TableAccess | null {
+    return this.reads.tableAccess(tableId);
   }
 
   /**

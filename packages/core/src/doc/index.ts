@@ -2,6 +2,7 @@ export {createDocFile} from './create.js';
 export type {CreateDocOptions} from './create.js';
 export {GristDoc, type DocUrl} from './gristdoc.js';
 export {STREAM_DEFAULTS, StreamSlots, type StreamOptions} from './stream.js';
+export {RowScope, type SqlCondition, type TableAccess} from './rowscope.js';
 export type {
   ApiRecord,
   ApplyResult,

@@ -14,7 +14,7 @@ import type {ColumnMeta, TableMeta} from './meta.js';
 import {MAX_CURSOR_TERMS, buildRecordQuery, parseSortParam, quoteIdent, sortColumns, sortTerms} from './query.js';
 import type {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
-import {andScope, RowScope} from './rowscope.js';
+import {andScope, RowScope, type TableAccess} from './rowscope.js';
 import {
   type JsonPart,
   JsonStream,
@@ -87,6 +87,21 @@ export class DocReads {
       guard.readTable(table.tableId, (c) => table.byId.get(c)?.type),
       metaRow,
     );
+  }
+
+  /**
+   * How the caller reads a user table, for reads that run on a connection of their own (exports
+   * on their snapshot): the columns denied outright, the rows' scope, and, when the scope is
+   * `inJs`, the check of each row (null drops it, else the columns censored in it). Null without
+   * rules. Throws 403 when the table cannot be read.
+   */
+  tableAccess(tableId: string): TableAccess | null {
+    const guard = this.src.guard;
+    if (!guard) return null;
+    const table = this.src.userTable(tableId);
+    const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
+    const scope = this.scopeOf(filter, null);
+    return {hiddenCols: filter.hiddenCols, scope, row: scope.inJs ? (filter.row ?? null) : null};
   }
 
   /** The scope of a read filter (and of a metadata table's row filter). */

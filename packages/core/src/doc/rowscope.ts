@@ -10,12 +10,15 @@
  * place that turns rules into rows.
  */
 
+import type {RowValues} from './guard.js';
+
 /** A condition in SQL with its bound parameters. */
 export interface SqlCondition {
   readonly sql: string;
   readonly params: readonly unknown[];
 }
 
+/** The rows of one table one caller may read (see the top of this file). */
 export class RowScope {
   /** A hand-made object cannot pass for a scope: the types refuse it, and so does `checkRowScope`. */
   readonly #brand = true;
@@ -55,4 +58,20 @@ export function andScope(scope: RowScope, other: {sql: string; params: unknown[]
   if (!w) return other;
   if (!other.sql) return {sql: w.sql, params: [...w.params]};
   return {sql: `(${other.sql}) AND ${w.sql}`, params: [...other.params, ...w.params]};
+}
+
+/**
+ * How one caller reads a user table, for a read on a connection of its own (an export on its
+ * snapshot): `DocReads.tableAccess`.
+ */
+export interface TableAccess {
+  /** Columns denied outright. */
+  hiddenCols: ReadonlySet<string>;
+  /** The rows, in SQL where rules allow. */
+  scope: RowScope;
+  /**
+   * When the scope is `inJs`, the check of each row (every column decoded): null drops the row,
+   * else the columns whose cells read as censored in it. Null otherwise.
+   */
+  row: ((values: RowValues & {id: number}) => ReadonlySet<string> | null) | null;
 }

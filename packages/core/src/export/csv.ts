@@ -15,6 +15,7 @@ import {
   type ExportPlan,
   type ExportRestriction,
   planTableExport,
+  exportRows,
   restrictPlan,
 } from './plan.js';
 
@@ -89,16 +90,14 @@ async function* dsvRows(
   try {
     db.pragma('trusted_schema = OFF');
     db.exec('BEGIN'); // One snapshot for the metadata and all the rows.
-    const {plan, keep} = restrictPlan(planTableExport(db, tableId), restrict);
+    const whole = planTableExport(db, tableId);
+    const {plan, keep} = restrictPlan(whole, restrict);
     const cols = plan.columns;
     const n = cols.length;
-    const rows = restrict?.rows;
     const options = {delimiter, eof: true};
     let batch: string[][] = [cols.map((c) => columnHeader(c, header))];
     let size = 0;
-    for (const row of db.prepare(plan.sql).raw(true).iterate() as IterableIterator<unknown[]>) {
-      const censored = rows ? rows.get(row[0] as number) : undefined;
-      if (rows && !censored) continue;
+    for (const [row, censored] of exportRows(db, whole, restrict)) {
       const out = new Array<string>(n);
       for (let j = 0; j < n; j++) {
         const text = censored?.has(cols[j].colId) ? CENSORED : cols[j].format(row[keep[j] + 1]);

@@ -8,7 +8,9 @@
 import type Database from 'better-sqlite3';
 import {NotFound} from '../errors.js';
 import {type ColumnMeta, type DocMeta, loadMeta, type TableMeta} from '../doc/meta.js';
+import type {RowValues} from '../doc/guard.js';
 import {quoteIdent} from '../doc/query.js';
+import {andScope, type RowScope, type TableAccess} from '../doc/rowscope.js';
 import type {CellValue} from '../doc/types.js';
 import {type CellFormatter, rowIdFormatter} from './format.js';
 
@@ -39,15 +41,61 @@ export interface ExportPlan {
   settings: DocMeta['settings'];
   /** `SELECT id, <columns> FROM <table> ORDER BY id`, with the columns in `columns` order. */
   sql: string;
+  /** The result columns of `sql` (`"id", <columns>`). */
+  select: string;
 }
 
 /**
  * What one user may export of a table under access rules: columns left out, and (when rules depend
- * on rows) the rows that may be exported with the columns whose cells print as `CENSORED` in each.
+ * on rows) which rows, decided on the rows the export itself reads from its snapshot (so that no
+ * write between the check and the read can slip a row through): in SQL by the caller's `scope`,
+ * and row by row by `row` (null drops the row, else the columns whose cells print `CENSORED`).
  */
 export interface ExportRestriction {
+  /** Columns left out. */
   hiddenCols: ReadonlySet<string>;
-  rows?: ReadonlyMap<number, ReadonlySet<string>>;
+  /** The rows the user may read, in SQL where rules allow (absent: every row). */
+  scope?: RowScope;
+  /** The check of each row the scope leaves to JS: null drops it, else the columns censored in it. */
+  row?: TableAccess['row'];
+}
+
+/**
+ * The rows of a table's export as `plan.sql` selects them (`plan` before `restrictPlan`), each
+ * with the columns to print censored, limited to what `r` lets the user read, from `db` (the
+ * export's snapshot).
+ */
+export function* exportRows(
+  db: Database.Database,
+  plan: ExportPlan,
+  r: ExportRestriction | undefined,
+): Generator<[unknown[], ReadonlySet<string> | null]> {
+  if (!r?.scope && !r?.row) {
+    for (const row of db.prepare(plan.sql).raw(true).iterate() as IterableIterator<unknown[]>) yield [row, null];
+    return;
+  }
+  const t = quoteIdent(plan.tableId);
+  const where = r.scope ? andScope(r.scope, {sql: '', params: []}) : {sql: '', params: []};
+  const filter = where.sql ? ` WHERE ${where.sql}` : '';
+  const check = r.row;
+  if (!check) {
+    const sql = `SELECT ${plan.select} FROM ${t}${filter} ORDER BY "id"`;
+    for (const row of db.prepare(sql).raw(true).iterate(where.params) as IterableIterator<unknown[]>) {
+      yield [row, null];
+    }
+    return;
+  }
+  // Rules read any column of the row (hidden ones too): every column is read and decoded for them.
+  const table = loadMeta(db).tables.get(plan.tableId)!;
+  const all = table.columns;
+  const n = plan.select.split(', ').length;
+  const sql = `SELECT ${plan.select}${all.map((c) => `, ${t}.${quoteIdent(c.colId)}`).join('')} FROM ${t}${filter} ORDER BY "id"`;
+  for (const row of db.prepare(sql).raw(true).iterate(where.params) as IterableIterator<unknown[]>) {
+    const values: RowValues & {id: number} = {id: row[0] as number};
+    for (let j = 0; j < all.length; j++) values[all[j].colId] = all[j].decode(row[n + j]);
+    const censored = check(values);
+    if (censored) yield [row.slice(0, n), censored];
+  }
 }
 
 /** A plan without the columns a restriction hides; the SQL still selects them (values are by index). */
@@ -145,6 +193,7 @@ export function planTableExport(db: Database.Database, tableId: string, meta: Do
     columns,
     settings: meta.settings,
     sql: `SELECT ${select} FROM ${quoteIdent(table.tableId)} ORDER BY "id"`,
+    select,
   };
 }
 

@@ -10,6 +10,7 @@ import {
   CENSORED,
   columnHeader,
   planTableExport,
+  exportRows,
   restrictPlan,
   type ExportHeader,
   type ExportPlan,
@@ -56,10 +57,10 @@ export function xlsxStream(
 ): AsyncIterable<Uint8Array> {
   // Checked here (unknown tables fail before the answer starts), planned again in the snapshot.
   const plans = (d: Db) =>
-    tableIds.map((t) => ({
-      ...restrictPlan(planTableExport(d, t), restrict?.get(t)),
-      rows: restrict?.get(t)?.rows,
-    }));
+    tableIds.map((t) => {
+      const whole = planTableExport(d, t);
+      return {...restrictPlan(whole, restrict?.get(t)), whole, restrict: restrict?.get(t)};
+    });
   const checked = plans(db);
   if (!path) return writeWorkbook(db, checked, header);
   return fromSnapshot(path, (snap) => writeWorkbook(snap, plans(snap), header));
@@ -79,7 +80,7 @@ async function* fromSnapshot(path: string, write: (db: Db) => AsyncGenerator<Uin
   }
 }
 
-type SheetPlan = {plan: ExportPlan; keep: number[]; rows?: ReadonlyMap<number, ReadonlySet<string>>};
+type SheetPlan = {plan: ExportPlan; keep: number[]; whole: ExportPlan; restrict?: ExportRestriction};
 
 /** exceljs, loaded at the first XLSX download: importing it takes 0.3-0.6 s, which every process start paid. */
 let excel: Promise<typeof ExcelJSModule> | null = null;
@@ -90,7 +91,7 @@ async function* writeWorkbook(db: Db, sheets: SheetPlan[], header: ExportHeader)
   const wb = new ExcelJS.stream.xlsx.WorkbookWriter({stream: out, useStyles: true, useSharedStrings: true});
   const write = (async () => {
     const used = new Set<string>();
-    for (const {plan, keep, rows} of sheets) {
+    for (const {plan, keep, whole, restrict} of sheets) {
       const ws = wb.addWorksheet(sheetName(plan.tableId, used));
       ws.columns = plan.columns.map((c) => ({
         header: columnHeader(c, header),
@@ -98,9 +99,7 @@ async function* writeWorkbook(db: Db, sheets: SheetPlan[], header: ExportHeader)
       }));
       ws.getRow(1).font = {bold: false, color: {argb: 'FF000000'}};
       let n = 0;
-      for (const row of db.prepare(plan.sql).raw(true).iterate() as IterableIterator<unknown[]>) {
-        const censored = rows ? rows.get(row[0] as number) : undefined;
-        if (rows && !censored) continue;
+      for (const [row, censored] of exportRows(db, whole, restrict)) {
         ws.addRow(
           plan.columns.map((c, i) =>
             censored?.has(c.colId) ? CENSORED : cellValue(c.type, row[keep[i] + 1], c.format),
