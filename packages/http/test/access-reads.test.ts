@@ -12,6 +12,7 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {type DocChange, Engine, type SessionDoc} from '@gristlite/core/internal';
 import {createApiHandler} from '../src/index.js';
+import {readAnswer} from './helpers.js';
 
 const KIWI = 'kiwi@example.com';
 type Res = {status: number; body: any; text: string; streamed: boolean; headers: Record<string, string>};
@@ -99,22 +100,7 @@ async function world(rows: number, env: Record<string, string>): Promise<World> 
       headers: {authorization: `Bearer ${keys[who]}`, 'content-type': 'application/json'},
       ...(body === undefined ? {} : {body: new TextEncoder().encode(JSON.stringify(body))}),
     });
-    let text = '';
-    let streamed = false;
-    if (typeof res.body === 'string') text = res.body;
-    else if (res.body instanceof Uint8Array) text = Buffer.from(res.body).toString('utf8');
-    else if (res.body) {
-      streamed = true;
-      const parts: Buffer[] = [];
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) parts.push(Buffer.from(chunk));
-      text = Buffer.concat(parts).toString('utf8');
-    }
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // A download: kept as text.
-    }
+    const {text, json: parsed, streamed} = await readAnswer(res.body);
     return {status: res.status, body: parsed, text, streamed, headers: res.headers as Record<string, string>};
   };
   return {

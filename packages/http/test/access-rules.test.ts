@@ -8,7 +8,7 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {Engine, importUpload} from '@gristlite/core/internal';
 import {createApiHandler} from '../src/index.js';
-import {corpusFiles, withFixtures} from './helpers.js';
+import {corpusFiles, readAnswer, withFixtures} from './helpers.js';
 
 const fixtureTest = withFixtures(test, ['grist', 'corpus']);
 
@@ -43,19 +43,7 @@ async function world(): Promise<World> {
       headers: {authorization: `Bearer ${keys[who]}`, 'content-type': 'application/json'},
       ...(body === undefined ? {} : {body: new TextEncoder().encode(JSON.stringify(body))}),
     });
-    let text = '';
-    if (typeof res.body === 'string') text = res.body;
-    else if (res.body && typeof (res.body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator] === 'function') {
-      const parts: Buffer[] = [];
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) parts.push(Buffer.from(chunk));
-      text = Buffer.concat(parts).toString('utf8');
-    } else if (res.body instanceof Uint8Array) text = Buffer.from(res.body).toString('utf8');
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // Not JSON (a download): kept as it is.
-    }
+    const {json: parsed} = await readAnswer(res.body);
     return {status: res.status, body: parsed};
   };
   const ada = await engine.forUser('ada@example.com');

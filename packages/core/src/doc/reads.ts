@@ -223,6 +223,21 @@ export class DocReads {
       return {records: this.pageEnd(table, q, page, this.fetchGuarded(table, query), (r) => r.id)};
     }
     const cols = table.columns.filter((c) => q.hidden || !c.hidden);
+    const rows = this.rawRows(table, cols, q, query, page);
+    const build = recordBuilder(cols, q.cellFormat === 'typed');
+    const records = new Array<ApiRecord>(rows.length);
+    for (let i = 0; i < rows.length; i++) records[i] = build(rows[i]);
+    return {records};
+  }
+
+  /** The rows of a read as stored (id, then `cols`), over the caller's scope, cut to its page. */
+  private rawRows(
+    table: TableMeta,
+    cols: ColumnMeta[],
+    q: RecordQuery,
+    query: RecordQuery,
+    page: PageEnd | undefined,
+  ): unknown[][] {
     const {sql, params} = buildRecordQuery(
       this.src.db,
       this.src.storage.classes,
@@ -231,17 +246,8 @@ export class DocReads {
       query,
       this.scope(table),
     );
-    const rows = this.pageEnd(
-      table,
-      q,
-      page,
-      this.src.storage.stmt(sql).raw(true).all(params) as unknown[][],
-      (r) => r[0] as number,
-    );
-    const build = recordBuilder(cols, q.cellFormat === 'typed');
-    const records = new Array<ApiRecord>(rows.length);
-    for (let i = 0; i < rows.length; i++) records[i] = build(rows[i]);
-    return {records};
+    const rows = this.src.storage.stmt(sql).raw(true).all(params) as unknown[][];
+    return this.pageEnd(table, q, page, rows, (r) => r[0] as number);
   }
 
   /**
@@ -594,21 +600,7 @@ export class DocReads {
       return out;
     }
     const cols = table.columns;
-    const {sql, params} = buildRecordQuery(
-      this.src.db,
-      this.src.storage.classes,
-      table,
-      columnList(cols),
-      query,
-      this.scope(table),
-    );
-    const rows = this.pageEnd(
-      table,
-      q,
-      page,
-      this.src.storage.stmt(sql).raw(true).all(params) as unknown[][],
-      (r) => r[0] as number,
-    );
+    const rows = this.rawRows(table, cols, q, query, page);
     const typed = q.cellFormat === 'typed';
     const out: Record<string, CellValue[]> = {id: rows.map((r) => r[0] as number)};
     cols.forEach((c, j) => {
