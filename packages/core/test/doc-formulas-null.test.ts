@@ -43,7 +43,9 @@ const CASES: Array<[string, unknown[]]> = [
 
 test('a formula column added to existing rows reads their empty cells as None', () => {
   const doc = withEmptyRow();
-  CASES.forEach(([formula], i) => doc.addColumns('T', [{id: `F${i}`, fields: {type: 'Any', isFormula: true, formula}}]));
+  CASES.forEach(([formula], i) =>
+    doc.addColumns('T', [{id: `F${i}`, fields: {type: 'Any', isFormula: true, formula}}]),
+  );
   const cols = doc.fetchColumns('T');
   CASES.forEach(([formula, want], i) => assert.equal(cols[`F${i}`], want, formula));
   doc.close();
@@ -86,13 +88,41 @@ test('formula cells stored as NULL get results equal to the default written (as 
   const again = GristDoc.open(path);
   again.recomputeFormulas();
   const cols = again.fetchColumns('T');
-  assert.equal([cols.Neg, cols.Zero, cols.Len, cols.Empty], [
-    [false, false],
-    [0, 0],
-    [0, 0],
-    ['', ''],
-  ]);
+  assert.equal(
+    [cols.Neg, cols.Zero, cols.Len, cols.Empty],
+    [
+      [false, false],
+      [0, 0],
+      [0, 0],
+      ['', ''],
+    ],
+  );
   again.close();
+});
+
+test('an empty ChoiceList cell is the empty tuple in formulas (ChoiceListColumn._make_rich_value)', () => {
+  const doc = GristDoc.create(tempPath());
+  doc.addTables([
+    {
+      id: 'T',
+      columns: [
+        {id: 'CL', fields: {type: 'ChoiceList', isFormula: false}},
+        {id: 'In', fields: {type: 'Any', isFormula: true, formula: '"a" in $CL'}},
+        {id: 'Same', fields: {type: 'Any', isFormula: true, formula: '$CL'}},
+        {id: 'Len', fields: {type: 'Any', isFormula: true, formula: 'len($CL)'}},
+        {id: 'Back', fields: {type: 'ChoiceList', isFormula: true, formula: '$CL'}},
+      ],
+    },
+  ]);
+  doc.addRecords('T', [{CL: null}, {CL: ['L', 'a']}]);
+  const cols = doc.fetchColumns('T');
+  assert.equal([cols.In, cols.Same, cols.Len, cols.Back], [
+    [false, true],
+    [['L'], ['L', 'a']],
+    [0, 1],
+    [null, ['L', 'a']],
+  ]);
+  doc.close();
 });
 
 test('values of the engine version that read empty cells as defaults are not trusted', () => {
