@@ -100,6 +100,43 @@ test('formula cells stored as NULL get results equal to the default written (as 
   again.close();
 });
 
+test('lookups, sorts and averages keep None apart from 0 and ""', () => {
+  const doc = GristDoc.create(tempPath());
+  doc.addTables([
+    {
+      id: 'T',
+      columns: [
+        {id: 'N', fields: {type: 'Numeric', isFormula: false}},
+        {id: 'I', fields: {type: 'Int', isFormula: false}},
+        {id: 'S', fields: {type: 'Text', isFormula: false}},
+      ],
+    },
+  ]);
+  doc.addRecords('T', [
+    {N: null, I: null, S: null},
+    {N: 2, I: 0, S: ''},
+    {N: 0, I: 0, S: 'a'},
+    {N: null, I: null, S: ''},
+  ]);
+  const formulas = [
+    'len(T.lookupRecords(I=$I))',
+    'T.lookupOne(S=$S).id',
+    // Grist's SortKey: None before everything, reversed by "-", ties by row id.
+    '[r.id for r in T.lookupRecords(sort_by="-I")]',
+    // AVERAGE skips what is not a number.
+    'AVERAGE(T.all.N)',
+  ];
+  formulas.forEach((formula, i) =>
+    doc.addColumns('T', [{id: `F${i}`, fields: {type: 'Any', isFormula: true, formula}}]),
+  );
+  const cols = doc.fetchColumns('T');
+  assert.equal(
+    formulas.map((_, i) => cols[`F${i}`]),
+    [[2, 2, 2, 2], [1, 2, 3, 2], Array(4).fill(['L', 2, 3, 1, 4]), [1, 1, 1, 1]],
+  );
+  doc.close();
+});
+
 test('an empty ChoiceList cell is the empty tuple in formulas (ChoiceListColumn._make_rich_value)', () => {
   const doc = GristDoc.create(tempPath());
   doc.addTables([
@@ -116,12 +153,15 @@ test('an empty ChoiceList cell is the empty tuple in formulas (ChoiceListColumn.
   ]);
   doc.addRecords('T', [{CL: null}, {CL: ['L', 'a']}]);
   const cols = doc.fetchColumns('T');
-  assert.equal([cols.In, cols.Same, cols.Len, cols.Back], [
-    [false, true],
-    [['L'], ['L', 'a']],
-    [0, 1],
-    [null, ['L', 'a']],
-  ]);
+  assert.equal(
+    [cols.In, cols.Same, cols.Len, cols.Back],
+    [
+      [false, true],
+      [['L'], ['L', 'a']],
+      [0, 1],
+      [null, ['L', 'a']],
+    ],
+  );
   doc.close();
 });
 
