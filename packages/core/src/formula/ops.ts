@@ -415,8 +415,15 @@ function powNum(a: bigint | number, b: bigint | number): Value {
  * Exact in bigints for moderate n; Math.pow elsewhere.
  */
 function intPow(x: number, n: number): number {
-  if (!Number.isFinite(x) || x === 0 || n === 0 || Math.abs(n) > 64) return Math.pow(x, n);
-  // x = m * 2^e exactly, m an odd-or-53-bit integer.
+  // One rounding at most (x * x, 1 / x): already correct.
+  if (n >= -1 && n <= 2) return Math.pow(x, n);
+  if (!Number.isFinite(x) || x === 0 || Math.abs(n) > 64) return Math.pow(x, n);
+  // An integer power of an integer below 2^53 is exact.
+  if (n > 0 && Number.isInteger(x)) {
+    const r = Math.pow(x, n);
+    if (Math.abs(r) < 2 ** 53) return r;
+  }
+  // |x| = m * 2^e exactly, m an integer.
   let e = 0;
   let m = Math.abs(x);
   while (!Number.isInteger(m)) {
