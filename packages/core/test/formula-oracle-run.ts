@@ -10,6 +10,7 @@ import {loads} from '../src/doc/marshal.js';
 import {META_TYPES} from '../src/doc/schema.js';
 import {type CellValue, makeDecoder, makeEncoder} from '../src/doc/types.js';
 import {type ColumnSpec, FormulaEngine, type TableSpec} from '../src/formula/engine.js';
+import {defaultCell} from '../src/formula/convert.js';
 import {setClock} from '../src/formula/datetime.js';
 import {setDocTimezone} from '../src/formula/functions/index.js';
 import {findFixtures, missingFixtures} from '../src/testing/fixtures.js';
@@ -152,8 +153,15 @@ export interface MetaCol {
   declType: string;
 }
 
+/**
+ * How formula cells are blanked before recomputing: to NULL (documents from other writers hold
+ * NULL formula cells) or to the column type's default (0, '', false). Either way, what would be
+ * stored (the blank, overwritten by the cells the recalculation reports changed) must be Grist's.
+ */
+export type Blank = 'null' | 'default';
+
 /** Runs the oracle over one document (copied to a temporary directory first). */
-export function oracleDoc(original: string): DocResult {
+export function oracleDoc(original: string, blank: Blank = 'null'): DocResult {
   const start = performance.now();
   const dir = mkdtempSync(join(tmpdir(), 'gl-oracle-'));
   const path = join(dir, basename(original));
@@ -163,7 +171,7 @@ export function oracleDoc(original: string): DocResult {
   const scratch = new Database(':memory:');
   scratch.defaultSafeIntegers(true);
   try {
-    return run(db, scratch, basename(original), start);
+    return run(db, scratch, basename(original), start, blank);
   } finally {
     db.close();
     scratch.close();
@@ -303,6 +311,65 @@ export function loadEngine(tables: LoadedTable[]): FormulaEngine {
   return engine;
 }
 
+/**
+ * A new engine loaded as the document layer loads one (doc/formulas.ts): user tables lazy, their
+ * cells read from a source when needed (one by one, then whole), formula cells blanked `blank`;
+ * metadata tables loaded whole. Everything is then recomputed; returns the engine, and what would
+ * be stored in each formula column: the blank, overwritten by the cells the recalculation changed.
+ */
+export function loadBlanked(
+  tables: LoadedTable[],
+  blank: Blank,
+): {engine: FormulaEngine; stored: Map<string, CellValue[]>} {
+  const engine = new FormulaEngine();
+  const stored = new Map<string, CellValue[]>();
+  for (const t of tables) {
+    if (t.meta) {
+      engine.loadTable(t.spec, t.rowIds, t.values);
+      continue;
+    }
+    const slotOf = new Map(t.rowIds.map((r, i) => [r, i]));
+    const cellsOf = new Map<string, CellValue[]>();
+    for (const c of t.cols) {
+      let cells = t.values[c.colId];
+      if (c.isFormula) {
+        const b = blank === 'null' ? null : defaultCell(c.type);
+        cells = t.rowIds.map(() => b);
+        stored.set(`${t.tableId}\0${c.colId}`, cells.slice());
+      }
+      if (cells) cellsOf.set(c.colId, cells);
+    }
+    const max = t.rowIds.length ? Math.max(...t.rowIds) : 0;
+    engine.loadLazyTable(t.spec, {max, exists: (r) => slotOf.has(r), ids: () => t.rowIds.slice()}, (colId) => {
+      const cells = cellsOf.get(colId);
+      if (!cells) return null;
+      return {
+        all: (withIds) => ({cells: cells.slice(), ids: withIds ? t.rowIds.slice() : null}),
+        one: (rowId) => {
+          const slot = slotOf.get(rowId);
+          return slot === undefined ? undefined : cells[slot];
+        },
+      };
+    });
+  }
+  engine.recomputeAll();
+  const result = engine.recalc();
+  for (const [tableId, cols] of Object.entries(result.changes)) {
+    const t = tables.find((x) => x.tableId === tableId && !x.meta);
+    if (!t) continue;
+    const slotOf = new Map(t.rowIds.map((r, i) => [r, i]));
+    for (const [colId, {rowIds, values}] of Object.entries(cols)) {
+      const cells = stored.get(`${tableId}\0${colId}`);
+      if (!cells) continue;
+      rowIds.forEach((r, i) => {
+        const slot = slotOf.get(r);
+        if (slot !== undefined) cells[slot] = values[i];
+      });
+    }
+  }
+  return {engine, stored};
+}
+
 /** Opens a copy of a document read-only with safe integers; `fn` gets the connection. */
 export function withDocCopy<T>(original: string, fn: (db: Database.Database) => T): T {
   const dir = mkdtempSync(join(tmpdir(), 'gl-oracle-'));
@@ -328,15 +395,15 @@ function docTimezone(db: Database.Database): string {
   }
 }
 
-function run(db: Database.Database, scratch: Database.Database, doc: string, start: number): DocResult {
+function run(db: Database.Database, scratch: Database.Database, doc: string, start: number, blank: Blank): DocResult {
   const all = readDoc(db);
   const loaded = all.filter((t) => !t.meta);
   const at = lastActionTime(db);
   const zone = setDocTimezone(docTimezone(db));
   const clock = at === null ? null : setClock(() => at);
-  let engine: FormulaEngine;
+  let stored: Map<string, CellValue[]>;
   try {
-    engine = loadEngine(all);
+    ({stored} = loadBlanked(all, blank));
   } finally {
     if (clock) {
       setClock(clock);
@@ -361,15 +428,16 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
       if (!c.isFormula) {
         continue;
       }
-      const stored = db
+      const grist = db
         .prepare(`SELECT id, "${c.colId.replace(/"/g, '""')}" AS v FROM ${q} ORDER BY id`)
         .all() as Array<{id: bigint; v: Raw}>;
+      const cells = stored.get(`${tableId}\0${c.colId}`)!;
       const volatile = VOLATILE.test(c.formula);
       if (
         volatile &&
         (at === null || !/\b(NOW|TODAY)\b/.test(c.formula) || /\b(SELF_HYPERLINK|UUID)\b|\brandom\b/.test(c.formula))
       ) {
-        result.skippedVolatile += stored.length;
+        result.skippedVolatile += grist.length;
         continue;
       }
       // What the doc layer would store for the engine's values, through a column of the same declared type.
@@ -377,31 +445,29 @@ function run(db: Database.Database, scratch: Database.Database, doc: string, sta
       scratch.exec(`DROP TABLE IF EXISTS o; CREATE TABLE o (id INTEGER PRIMARY KEY, v ${c.declType || 'BLOB'})`);
       const ins = scratch.prepare('INSERT INTO o (id, v) VALUES (?, ?)');
       scratch.transaction(() => {
-        for (const s of stored) {
-          const cell = engine.getCell(tableId, c.colId, Number(s.id));
-          ins.run(s.id, cell === undefined ? null : (encode(cell) as Raw));
-        }
+        // Rows in id order, as the table was read.
+        grist.forEach((s, i) => ins.run(s.id, encode(cells[i]) as Raw));
       })();
       const ours = scratch.prepare('SELECT id, v FROM o ORDER BY id').all() as Array<{id: bigint; v: Raw}>;
       const col: ColumnResult = {
         tableId,
         colId: c.colId,
         formula: c.formula,
-        cells: stored.length,
+        cells: grist.length,
         matched: 0,
         samples: [],
       };
       let shaped = 0;
-      for (let i = 0; i < stored.length; i++) {
-        if (sameShape(stored[i].v, ours[i].v)) {
+      for (let i = 0; i < grist.length; i++) {
+        if (sameShape(grist[i].v, ours[i].v)) {
           shaped++;
         }
-        if (sameRaw(stored[i].v, ours[i].v)) {
+        if (sameRaw(grist[i].v, ours[i].v)) {
           col.matched++;
           continue;
         }
         if (col.samples.length < 3) {
-          col.samples.push({row: Number(stored[i].id), grist: showRaw(stored[i].v), ours: showRaw(ours[i].v)});
+          col.samples.push({row: Number(grist[i].id), grist: showRaw(grist[i].v), ours: showRaw(ours[i].v)});
         }
       }
       if (volatile) {

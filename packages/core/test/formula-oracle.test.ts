@@ -5,7 +5,7 @@ import {existsSync, readFileSync} from 'node:fs';
 import {dirname, join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {type DocResult, oracleDoc} from './formula-oracle-run.js';
+import {type Blank, type DocResult, oracleDoc} from './formula-oracle-run.js';
 import {skipOrFail} from '../src/testing/fixtures.js';
 import {ORACLE_MIN_DOCS, oracleDocs} from './formula-oracle-run.js';
 
@@ -35,10 +35,16 @@ function explainedColumns(): Set<string> {
 if ('missing' in found) {
   test('oracle', () => skipOrFail('oracle', found.missing));
 } else {
-  test(`oracle: ${docs.length} real documents recomputed as Grist stored them`, () => {
+  // Formula cells blanked to NULL (as other writers leave them) and to the type's default: what
+  // is stored after recomputing (the cells reported changed written over the blank) is Grist's.
+  for (const blank of ['null', 'default'] as Blank[]) oracleTest(blank);
+}
+
+function oracleTest(blank: Blank): void {
+  test(`oracle: ${docs.length} real documents, formula cells blanked to ${blank}, recomputed as Grist stored them`, () => {
     assert.ok(docs.length >= ORACLE_MIN_DOCS, `${docs.length} documents, fewer than ${ORACLE_MIN_DOCS}`);
     const explained = explainedColumns();
-    const results: DocResult[] = docs.map((d) => oracleDoc(d));
+    const results: DocResult[] = docs.map((d) => oracleDoc(d, blank));
     let cells = 0,
       matched = 0,
       columns = 0,
@@ -88,7 +94,7 @@ if ('missing' in found) {
     }
     const rate = matched / cells;
     console.log(
-      `oracle: ${matched}/${cells} cells (${(rate * 100).toFixed(2)}%), ${columnsMatched}/${columns} columns, ${docs.length} documents`,
+      `oracle (blanked to ${blank}): ${matched}/${cells} cells (${(rate * 100).toFixed(2)}%), ${columnsMatched}/${columns} columns, ${docs.length} documents`,
     );
     console.log(
       `oracle, NOW()/TODAY() with the clock at each document's last action: ${vMatched}/${vCells} cells equal, ${vShape}/${vCells} of the same shape`,

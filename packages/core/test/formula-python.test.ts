@@ -208,6 +208,14 @@ const CASES: Array<[string, string]> = [
   ['2.0 ** -1 + 0 ** 0', '1.5'],
   ['0.0 ** -1', '!ZeroDivisionError: 0.0 cannot be raised to a negative power'],
   ['[].pop()', '!IndexError: pop from empty list'],
+  // bool formats as int under a non-empty spec; date, datetime and time specs are strftime formats.
+  ["f'{True:>6}|{False:+}|{True}|{True:5.1f}|{True:x}'", "'     1|+0|True|  1.0|1'"],
+  ["import datetime\nd = datetime.date(2020, 1, 2)\nf'{d:+}|{d:>12}|{d:%Y/%m}|{d}'", "'+|>12|2020/01|2020-01-02'"],
+  [
+    "import datetime\nf'{datetime.datetime(2020, 1, 2, 3, 4, 5):%H:%M|}|{datetime.time(1, 2):%Y %H}|{datetime.time(1, 2)}'",
+    "'03:04||1900 01|01:02:00'",
+  ],
+  ["import datetime\nformat(datetime.date(2020, 1, 2), '')", "'2020-01-02'"],
 ];
 
 test('Python semantics match CPython', () => {

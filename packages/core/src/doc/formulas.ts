@@ -353,7 +353,8 @@ export function formulasComputed(db: Database.Database): boolean {
  * of another version is recomputed in full when its engine is next loaded (bump it whenever a
  * formula may compute differently).
  */
-export const FORMULA_RESULTS_VERSION = 1;
+// 2: empty cells read as None, not the type's default (issue 37 §3): version-1 values may hold 0 or "" there.
+export const FORMULA_RESULTS_VERSION = 2;
 
 /**
  * Whether the stored formula values can be trusted as they are: computed and kept current by this

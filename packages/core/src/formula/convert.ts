@@ -264,7 +264,8 @@ export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHo
     }
     case 'ChoiceList':
       return (v) => {
-        if (v === null) return null;
+        // Grist's ChoiceListColumn presents an empty cell (None) to formulas as the empty tuple.
+        if (v === null) return new PyTuple([]);
         if (Array.isArray(v) && v[0] === 'L') return new PyTuple(v.slice(1).map(generic));
         return special(v);
       };

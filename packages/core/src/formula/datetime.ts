@@ -594,6 +594,10 @@ export class PyDate implements PyObject {
   str(): string {
     return this.isoformat();
   }
+  /** Python's date.__format__: a non-empty spec is a strftime format (`f"{d:+}"` is "+"). */
+  format(spec: string): string {
+    return spec ? strftime(this, spec) : this.str();
+  }
   eq(o: Value): boolean {
     return o instanceof PyDate && !(o instanceof PyDateTime) && this.epochDays() === o.epochDays();
   }
@@ -703,6 +707,12 @@ export class PyTime implements PyObject {
   str(): string {
     const tz = this.tzinfo ? formatOffset(this.tzinfo.utcoffsetLocal(0), ':') : '';
     return this.isoformat() + tz;
+  }
+  /** Python's time.__format__: strftime of a non-empty spec, on 1900-01-01. */
+  format(spec: string): string {
+    return spec
+      ? strftime(new PyDateTime(1900, 1, 1, this.hour, this.minute, this.second, this.microsecond, this.tzinfo), spec)
+      : this.str();
   }
   eq(o: Value): boolean {
     return o instanceof PyTime && o.micros() === this.micros() && o.tzinfo === this.tzinfo;

@@ -369,10 +369,18 @@ function modFloat(a: number, b: number): number {
   return r;
 }
 
+/** CPython's float floor division (from fmod, as float_divmod): `2.5 // 0.1` is 24.0, not floor(25.000000000000004). */
 function floorDivFloat(a: number, b: number): number {
   if (b === 0) raise('ZeroDivisionError', 'float floor division by zero');
-  const m = modFloat(a, b);
-  return Math.round((a - m) / b) === (a - m) / b ? (a - m) / b : Math.floor(a / b);
+  const mod = a % b;
+  let div = (a - mod) / b;
+  if (mod && b < 0 !== mod < 0) div -= 1;
+  if (!div) {
+    const q = a / b;
+    return q < 0 || Object.is(q, -0) ? -0 : 0;
+  }
+  const floor = Math.floor(div);
+  return div - floor > 0.5 ? floor + 1 : floor;
 }
 
 /** Python int -> float with OverflowError as Python raises it. */
@@ -390,16 +398,74 @@ function powNum(a: bigint | number, b: bigint | number): Value {
       return r;
     }
     if (a === 0n) raise('ZeroDivisionError', '0.0 cannot be raised to a negative power');
-    return Math.pow(intToFloat(a), Number(b));
   }
   const x = typeof a === 'bigint' ? intToFloat(a) : a;
   const y = typeof b === 'bigint' ? Number(b) : b;
   if (x === 0 && y < 0) raise('ZeroDivisionError', '0.0 cannot be raised to a negative power');
   if (x < 0 && !Number.isInteger(y)) raise('ValueError', 'complex results are not supported');
-  const r = Math.pow(x, y);
+  const r = Number.isInteger(y) ? intPow(x, y) : Math.pow(x, y);
   if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y))
     raise('OverflowError', "(34, 'Numerical result out of range')");
   return r;
+}
+
+/**
+ * x ** n for an integer n, correctly rounded as C's pow (which CPython calls) gives it: V8's
+ * Math.pow multiplies repeatedly (`7 ** -2` is 0.020408163265306124, Python 0.02040816326530612).
+ * Exact in bigints for moderate n; Math.pow elsewhere.
+ */
+function intPow(x: number, n: number): number {
+  // One rounding at most (x * x, 1 / x): already correct.
+  if (n >= -1 && n <= 2) return Math.pow(x, n);
+  if (!Number.isFinite(x) || x === 0 || Math.abs(n) > 64) return Math.pow(x, n);
+  // An integer power of an integer below 2^53 is exact.
+  if (n > 0 && Number.isInteger(x)) {
+    const r = Math.pow(x, n);
+    if (Math.abs(r) < 2 ** 53) return r;
+  }
+  // |x| = m * 2^e exactly, m an integer.
+  let e = 0;
+  let m = Math.abs(x);
+  while (!Number.isInteger(m)) {
+    m *= 2;
+    e--;
+  }
+  const k = Math.abs(n);
+  const p = BigInt(m) ** BigInt(k);
+  const neg = x < 0 && k % 2 === 1;
+  // |x^n| = p * 2^(e*k) for n > 0, 1 / p * 2^(-e*k) for n < 0.
+  const r = n > 0 ? ratioToFloat(p, 1n, e * k) : ratioToFloat(1n, p, -e * k);
+  return neg ? -r : r;
+}
+
+/** num / den * 2^exp2 (positive bigints) rounded to the nearest float, ties to even. */
+function ratioToFloat(num: bigint, den: bigint, exp2: number): number {
+  // A quotient of at least 55 bits with a sticky bit rounds correctly in one conversion.
+  const shift = Math.max(0, 55 + den.toString(2).length - num.toString(2).length);
+  const scaled = num << BigInt(shift);
+  let q = scaled / den;
+  if (q * den !== scaled) q |= 1n;
+  const bits = q.toString(2).length;
+  // Keep 55 bits + sticky so that Number() does the final rounding (a subnormal result may round twice).
+  let drop = bits - 55;
+  if (drop > 0) {
+    const low = q & ((1n << BigInt(drop)) - 1n);
+    q = (q >> BigInt(drop)) | (low ? 1n : 0n);
+  } else drop = 0;
+  let e = exp2 - shift + drop;
+  let f = Number(q);
+  // Scale by 2^e in steps that stay exact (above the subnormal range).
+  while (e > 0) {
+    const step = Math.min(e, 1000);
+    f *= 2 ** step;
+    e -= step;
+  }
+  while (e < 0) {
+    const step = Math.max(e, -1000);
+    f *= 2 ** step;
+    e -= step;
+  }
+  return f;
 }
 
 function numBinop(op: string, x: bigint | number, y: bigint | number, boolish: boolean): Value {

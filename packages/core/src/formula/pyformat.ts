@@ -110,7 +110,7 @@ export function formatSpec(v: Value, spec: string): string {
     numeric = true;
     let t = type ?? '';
     let n = toNumeric(v);
-    if (typeof v === 'boolean' && !t) return pad(v ? 'True' : 'False', fill, align ?? '<', width);
+    // bool formats as int under any non-empty spec (`f"{True:>6}"` is "     1").
     if (typeof n === 'bigint' && 'eEfFgG%'.includes(t) && t) n = Number(n);
     if (typeof n === 'number' && 'bcdoxXn'.includes(t) && t) {
       return raise('ValueError', `Unknown format code '${t}' for object of type 'float'`);

@@ -58,7 +58,9 @@ export function addColumn(s: EngineState, tableId: string, spec: ColumnSpec, val
   const t = getTable(s, tableId);
   const c = createColumn(s, t, spec);
   if (values) {
-    for (let i = 0; i < t.rowIds.length; i++) c.values[i] = values[i] ?? defaultCell(spec.type);
+    // A NULL given for a row stays None (not the type's default), as Grist keeps it.
+    const dflt = defaultCell(spec.type);
+    for (let i = 0; i < t.rowIds.length; i++) c.values[i] = values[i] === undefined ? dflt : values[i];
   }
   if (c.isFormula) markDirty(s, c, t.sortedRowIds());
   schemaNameChanged(s, spec.colId);

@@ -104,7 +104,9 @@ export class ColData {
     const v = sparse.get(slot);
     if (v !== undefined || sparse.has(slot)) return v as CellValue;
     if (++this.pointReads > POINT_READS_BEFORE_LOAD) return this.loadAll()[slot];
-    const cell = this.source!.one(this.table.rowAt(slot)) ?? defaultCell(this.type);
+    // A stored NULL reads as None (Grist loads NULL as None); only a missing row gets the default.
+    const got = this.source!.one(this.table.rowAt(slot));
+    const cell = got === undefined ? defaultCell(this.type) : got;
     sparse.set(slot, cell);
     return cell;
   }

@@ -11,6 +11,7 @@ import {
 } from '../values.js';
 import {PyDate, PyDateTime, PyTime, PyTimedelta, type TzInfo, IanaTz, daysFromCivil, isLeap, now} from '../datetime.js';
 import {parseDateText} from './dateparse.js';
+import {compareOp} from '../ops.js';
 import {def, index, isNumber, iterOrThrow, num, pmod, toF, v} from './util.js';
 
 // ---- the document's time zone ------------------------------------------------------------------
@@ -157,6 +158,8 @@ export function yearfrac(startIn: Value, endIn: Value, basisIn: Value): number {
   let start = startIn,
     end = endIn;
   if (pyEquals(start, end)) return 0;
+  // Grist orders the dates before reading `.day`: a date against None is a TypeError.
+  if (!(start instanceof PyDate) || !(end instanceof PyDate)) compareOp('>', start, end);
   if (!(start instanceof PyDate) || !(end instanceof PyDate)) {
     return raise(
       'AttributeError',

@@ -1,6 +1,7 @@
 /** Grist's math functions (grist-core sandbox/grist/functions/math.py), with Python's int/float results. */
 import {type PyCallable, type Value, raise, isNumeric} from '../values.js';
 import {mathModule, mathLog, mathPow, mathSqrt, factorial, comb, gcd2} from '../modules/math.js';
+import {toFloatValue} from '../builtins.js';
 import {
   type Args,
   add,
@@ -189,13 +190,14 @@ export const mathFunctions: Record<string, PyCallable> = {
   }),
   ROMAN: def('ROMAN', ['number', 'form_unused'], {form_unused: null}, (a) => toRoman(Number(pyInt(v(a, 'number'))))),
   ROUND: def('ROUND', ['value', 'places'], {places: 0n}, (a) => round(v(a, 'value'), v(a, 'places'))),
+  // Grist takes float(value): text parses ("2.5"), or is a ValueError.
   ROUNDDOWN: def('ROUNDDOWN', ['value', 'places'], {places: 0n}, (a) => {
     const factor = pow10(negate(v(a, 'places')));
-    return intTimes(roundTowardZero(toF(v(a, 'value')) / toF(factor)), factor);
+    return intTimes(roundTowardZero(toFloatValue(v(a, 'value')) / toF(factor)), factor);
   }),
   ROUNDUP: def('ROUNDUP', ['value', 'places'], {places: 0n}, (a) => {
     const factor = pow10(negate(v(a, 'places')));
-    return intTimes(roundAwayFromZero(toF(v(a, 'value')) / toF(factor)), factor);
+    return intTimes(roundAwayFromZero(toFloatValue(v(a, 'value')) / toF(factor)), factor);
   }),
   SERIESSUM: def('SERIESSUM', ['x', 'n', 'm', 'a'], {}, (a) => {
     let total: bigint | number = 0n;
@@ -284,7 +286,8 @@ function combin(n: Value, k: Value): bigint | number {
 export function round(value: Value, places: Value): number {
   const p = toF(pow10(places));
   const x = toF(value);
-  return x >= 0 ? Math.floor(x * p + 0.5) / p : Math.ceil(x * p - 0.5) / p;
+  // Grist divides float(int) by p: never -0.0 (Math.ceil(-0.4) is -0), so FIXED(-0.1, 0) is "0".
+  return ((x >= 0 ? Math.floor(x * p + 0.5) : Math.ceil(x * p - 0.5)) + 0) / p;
 }
 
 export type {Args};
