@@ -5,7 +5,7 @@
  * write rules of the caller's role, access checks and recalculation).
  */
 import type Database from 'better-sqlite3';
-import {BadRequest, engineError, Forbidden, shownValue} from '../errors.js';
+import {BadRequest, engineError, shownValue} from '../errors.js';
 import type {UpsertOptions, UpsertRecord, UpsertResult, WriteAs} from './api-types.js';
 import {requireSameFields} from './bodies.js';
 import type {DocGuard} from './guard.js';
@@ -227,8 +227,7 @@ export class DocRecordWrites {
   upsertRecords(tableId: string, records: UpsertRecord[], options: UpsertOptions = {}): UpsertResult {
     checkInput(records, 'records');
     // Matching `require` reads the table: under rules, only for those who read all of it (Grist).
-    if (this.src.guard && !this.src.guard.readsWhole(tableId))
-      throw new Forbidden('Blocked by table read access rules');
+    this.src.guard?.requireWholeRead(tableId);
     const groups = new Map<string, number[]>();
     records.forEach((r, i) => {
       const key = `${Object.keys(r.require).sort().join(',')}:${Object.keys(r.fields ?? {})

@@ -235,8 +235,14 @@ export class AccessContext implements DocGuard {
   // -------------------------------------------------------------------------------------------
   // Reads
 
-  readsWhole(tableId: string): boolean {
-    return this.tableAnswer(tableId, 'read') === 'allow';
+  requireWholeRead(tableId: string): void {
+    // Grist's throwIfNotFullyAllowed: refused unless every row and column reads.
+    if (this.tableAnswer(tableId, 'read') !== 'allow') {
+      throw new Forbidden(
+        'Blocked by table read access rules',
+        this.memoDetails(this.tableChain(tableId), this.input(), 'read'),
+      );
+    }
   }
 
   tableVisible(tableId: string): boolean {
@@ -446,9 +452,12 @@ export class AccessContext implements DocGuard {
     this.pending = [];
   }
 
-  private memoDetails(chain: Rule[][], input: PredicateInput, bit: Bit): Record<string, unknown> | undefined {
-    const memos = denialMemos(chain, input, bit);
-    return memos.length ? {memos} : undefined;
+  /**
+   * Grist's AccessCheck always sends `details.memos`, an empty list when no rule has a memo
+   * (GranularAccess.ts:3031-3039; memos are strings in 1.7.17, decision DA7).
+   */
+  private memoDetails(chain: Rule[][], input: PredicateInput, bit: Bit): {memos: string[]} {
+    return {memos: denialMemos(chain, input, bit)};
   }
 }
 
