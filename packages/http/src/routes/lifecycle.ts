@@ -3,7 +3,16 @@
  * action history's states, snapshots, assign and replace. Grist answers `null` to the writes
  * (`true`/`false` to assign); gristlite answers the same.
  */
-import {compareDocs, docSnapshots, forceReloadDoc, integerParam, replaceDoc} from '@gristlite/core/internal';
+import {
+  Forbidden,
+  NotFound,
+  Unauthorized,
+  compareDocs,
+  docSnapshots,
+  forceReloadDoc,
+  integerParam,
+  replaceDoc,
+} from '@gristlite/core/internal';
 import * as v from 'valibot';
 import {ForwardTo} from '../forward.js';
 import {flag, type Route} from '../route.js';
@@ -26,6 +35,25 @@ export const lifecycleRoutes: Route[] = [
       // The process holding the document reloads it.
       const holder = await ctx.engine.claimDoc(meta.id);
       if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
+      await forceReloadDoc(ctx.engine, meta.id);
+      return null;
+    },
+  },
+  {
+    // Grist's Housekeeper (app/gen-server/lib/Housekeeper.ts:403-409, 436-443): the support user
+    // reloads any document, whatever its access; everyone else is refused.
+    method: 'POST',
+    path: '/api/housekeeping/docs/:docId/force-reload',
+    tag: 'docs',
+    summary: 'Reload a document as the support user (GRIST_SUPPORT_EMAIL); 403 for anyone else',
+    handler: async (ctx) => {
+      if (ctx.principal.anonymous) throw new Unauthorized('user not authorized');
+      const support = ctx.options.supportEmail ?? 'support@getgrist.com';
+      if (ctx.principal.user.email.toLowerCase() !== support) throw new Forbidden('access denied');
+      const meta = await ctx.engine.store.getDoc(ctx.params.docId);
+      if (!meta) throw new NotFound('document not found');
+      const holder = await ctx.engine.claimDoc(meta.id);
+      if (holder) throw new ForwardTo(holder, {id: meta.id});
       await forceReloadDoc(ctx.engine, meta.id);
       return null;
     },
