@@ -50,5 +50,42 @@ export function accessRulesSuite(target: Target): void {
     assert.equal([read.status, read.body], [403, {error: 'Blocked by table read access rules', details: {memos: []}}]);
   });
 
+  // Grist lists attachments by fetching `_grist_Attachments` (DocApi.ts:347-354), and every fetch
+  // checks the table's read access first (ActiveDoc.ts:1406-1409): a document-wide deny refuses it.
+  s('a document-wide deny hides attachments too: 403 with the rule memo', async () => {
+    const {api, chimpy, kiwi} = world();
+    const doc = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Files');
+    const d = `/api/docs/${doc}`;
+    await world().share(chimpy, d, {[kiwi.email]: 'editors'});
+    const boundary = 'b0undary';
+    const body = new TextEncoder().encode(
+      `--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="a.txt"\r\n` +
+        `Content-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n`,
+    );
+    const headers = {'Content-Type': `multipart/form-data; boundary=${boundary}`};
+    ok(await api.call('POST', `${d}/attachments`, {key: chimpy.key, body, headers}));
+    ok(
+      await api.post(
+        `${d}/apply`,
+        [
+          ['AddRecord', '_grist_ACLResources', -1, {tableId: '*', colIds: '*'}],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R', memo: 'Owners only'},
+          ],
+        ],
+        chimpy.as,
+      ),
+    );
+    const denied = {error: 'Blocked by table read access rules', details: {memos: ['Owners only']}};
+    for (const path of [`${d}/attachments`, `${d}/tables/_grist_Attachments/records`]) {
+      const res = await api.get(path, kiwi.as);
+      assert.equal([res.status, res.body], [403, denied], path);
+    }
+    assert.is(ok(await api.get(`${d}/attachments`, chimpy.as)).body.records.length, 1, 'the owner still lists them');
+  });
+
   s.run();
 }

@@ -190,6 +190,15 @@ export class OpenDocument {
     return access ? this.grist.as(access).readableAttachments() : null;
   }
 
+  /**
+   * The attachments a user may list (`GET /attachments`): Grist reads `_grist_Attachments` as any
+   * table, so a document-wide read deny answers its 403 with memos; then as `readableAttachments`.
+   */
+  listableAttachments(access: AccessContext | null): ReadonlySet<number> | null {
+    access?.readTable('_grist_Attachments');
+    return this.readableAttachments(access);
+  }
+
   /** Refuses an attachment no readable cell holds (403 `Cannot access attachment`, Grist's words). */
   checkAttachment(access: AccessContext | null, attId: number): void {
     const readable = this.readableAttachments(access);

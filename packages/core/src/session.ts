@@ -577,7 +577,7 @@ export class SessionDoc {
   listAttachments(query: TableQuery = {}): Promise<AttachmentList> {
     // Hidden attachments are left out before the limit applies, as over HTTP.
     return this.withOpen('viewers', ({open, access}) =>
-      open.listAttachments(query, {readable: open.readableAttachments(access)}),
+      open.listAttachments(query, {readable: open.listableAttachments(access)}),
     );
   }
 

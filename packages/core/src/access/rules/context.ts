@@ -259,7 +259,9 @@ export class AccessContext implements DocGuard {
   private readonly filters = new Map<string, TableReadFilter>();
 
   private makeReadFilter(tableId: string, colType?: (colId: string) => string | undefined): TableReadFilter {
-    if (tableId.startsWith('_grist_')) return {hiddenCols: new Set()};
+    // Grist checks every fetch, metadata tables included, against the table's read access
+    // (ActiveDoc.fetchQuery -> assertCanRead): a document-wide deny refuses them too.
+    if (tableId.startsWith('_grist_') && this.tableAnswer(tableId, 'read') !== 'deny') return {hiddenCols: new Set()};
     if (this.tableAnswer(tableId, 'read') === 'deny') {
       throw new Forbidden(
         'Blocked by table read access rules',
