@@ -525,6 +525,19 @@ export class Engine {
    * file and webhook delivery restarts (waiting events resume with no request, as after a restart).
    * Resolves when it is closed, or at once when a request still holds it.
    */
+  /**
+   * Grist's recovery mode of a document (`POST /api/docs/{doc}/recover`), kept by this process as
+   * Grist's DocManager keeps it, across reopenings: broken rules give way to Grist's emergency
+   * rules (owners everything, others nothing), and rule writes are not checked.
+   */
+  setRecoveryMode(docId: string, on: boolean): void {
+    if (on) this.recoveryDocs.add(docId);
+    else this.recoveryDocs.delete(docId);
+    const open = this.openDocs.get(docId)?.doc;
+    if (open) open.grist.recoveryMode = on;
+  }
+  private readonly recoveryDocs = new Set<string>();
+
   async reloadDoc(docId: string): Promise<void> {
     const entry = this.openDocs.get(docId);
     if (!entry) return;
@@ -630,6 +643,7 @@ export class Engine {
           keepOpen: (fn) => this.idempotency.outside(() => this.withDoc(docId, fn)),
           onError: (e, what) => this.reportError(e, what),
         });
+        grist.recoveryMode = this.recoveryDocs.has(docId);
         this.feeds.opened(docId, feedSource(open));
         return open;
       });

@@ -162,9 +162,12 @@ export class OpenDocument {
     try {
       rules = this.accessRuleSet();
     } catch (e) {
-      // Owners keep what they need to repair broken rules (Grist's recovery mode): no rules apply.
-      if (e instanceof BrokenRules && opts.ownersDespiteBrokenRules && role === 'owners') return null;
-      throw e;
+      if (!(e instanceof BrokenRules)) throw e;
+      // Recovery mode: Grist's emergency rules (owners everything, others nothing) stand in.
+      if (this.grist.recoveryMode) rules = RuleSet.emergency();
+      // Owners keep what they need to repair broken rules (DA1): no rules apply.
+      else if (opts.ownersDespiteBrokenRules && role === 'owners') return null;
+      else throw e;
     }
     if (!rules) return null;
     const user = principal.anonymous ? null : principal.user;

@@ -4,6 +4,7 @@
  * (`true`/`false` to assign); gristlite answers the same.
  */
 import {
+  BadRequest,
   Forbidden,
   NotFound,
   Unauthorized,
@@ -17,6 +18,8 @@ import * as v from 'valibot';
 import {ForwardTo} from '../forward.js';
 import {flag, type Route} from '../route.js';
 import {docFor, docRoute, openDocFor} from './doc-common.js';
+
+const RecoverBody = v.looseObject({recoveryMode: v.optional(v.unknown())}, 'is not an object');
 
 const ReplaceBody = v.looseObject(
   {sourceDocId: v.optional(v.unknown()), snapshotId: v.optional(v.unknown())},
@@ -37,6 +40,26 @@ export const lifecycleRoutes: Route[] = [
       if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
       await forceReloadDoc(ctx.engine, meta.id);
       return null;
+    },
+  },
+  {
+    // Grist's DocApi (DocApi.ts:886-895): editors reach it, owners only may switch; the answer is
+    // the mode now. Without `recoveryMode` it is switched on, as Grist's `recoveryMode ?? true`.
+    method: 'POST',
+    path: '/api/docs/:docId/recover',
+    tag: 'docs',
+    body: RecoverBody,
+    summary:
+      'Switch recovery mode (owners): rules Grist refuses give way to owners-only access, and rule writes are not checked',
+    handler: async (ctx) => {
+      const {meta, role} = await docFor(ctx, 'editors');
+      if (role !== 'owners') throw new Forbidden('Only owners can control recovery mode');
+      const raw = ((await ctx.json()) as {recoveryMode?: unknown}).recoveryMode;
+      if (raw !== undefined && typeof raw !== 'boolean') throw new BadRequest('recoveryMode must be a boolean');
+      const holder = await ctx.engine.claimDoc(meta.id);
+      if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
+      ctx.engine.setRecoveryMode(meta.id, raw ?? true);
+      return {recoveryMode: raw ?? true};
     },
   },
   {
