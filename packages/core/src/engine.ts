@@ -520,12 +520,6 @@ export class Engine {
   }
 
   /**
-   * Grist's force-reload: closes the document here once no request holds it (at once when none
-   * does), so that the next use opens it afresh: formulas and access rules are read again from the
-   * file and webhook delivery restarts (waiting events resume with no request, as after a restart).
-   * Resolves when it is closed, or at once when a request still holds it.
-   */
-  /**
    * Grist's recovery mode of a document (`POST /api/docs/{doc}/recover`), kept by this process as
    * Grist's DocManager keeps it, across reopenings: broken rules give way to Grist's emergency
    * rules (owners everything, others nothing), and rule writes are not checked.
@@ -538,6 +532,12 @@ export class Engine {
   }
   private readonly recoveryDocs = new Set<string>();
 
+  /**
+   * Grist's force-reload: closes the document here once no request holds it (at once when none
+   * does), so that the next use opens it afresh: formulas and access rules are read again from the
+   * file and webhook delivery restarts (waiting events resume with no request, as after a restart).
+   * Resolves when it is closed, or at once when a request still holds it.
+   */
   async reloadDoc(docId: string): Promise<void> {
     const entry = this.openDocs.get(docId);
     if (!entry) return;
