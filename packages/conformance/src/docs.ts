@@ -75,8 +75,22 @@ export function docsSuite(target: Target): void {
       [doc, 'Timesheets', 'owners', false, doc.slice(0, 12), null, null, []],
     );
     assert.match(got.createdAt, ISO_DATE);
-    assert.equal(keys(got.workspace), ['createdAt', 'id', 'isSupportWorkspace', 'name', 'org', 'owner', 'updatedAt']);
-    assert.equal([got.workspace.id, got.workspace.name, got.workspace.isSupportWorkspace], [home, 'Home', false]);
+    // Grist's document query marks the caller's role on the workspace too (HomeDBManager.ts:4370-4374,
+    // `_applyLimit` over docs, workspaces and orgs; `_normalizeQueryResults` turns it into `access`).
+    assert.equal(keys(got.workspace), [
+      'access',
+      'createdAt',
+      'id',
+      'isSupportWorkspace',
+      'name',
+      'org',
+      'owner',
+      'updatedAt',
+    ]);
+    assert.equal(
+      [got.workspace.id, got.workspace.name, got.workspace.isSupportWorkspace, got.workspace.access],
+      [home, 'Home', false, 'owners'],
+    );
     assert.is(got.workspace.owner.id, chimpy.id);
     assert.equal([got.workspace.org.domain, got.workspace.org.owner.id], [`docs-${chimpy.id}`, chimpy.id]);
     const byUrlId = ok(await api.get(`/api/docs/${doc.slice(0, 12)}`, chimpy.as)).body;

@@ -118,7 +118,15 @@ export function homeParitySuite(target: Target): void {
     assert.is(got.workspace.org.access, 'owners');
     await world().share(chimpy, `/api/docs/${doc}`, {[kiwi.email]: 'editors'});
     const asGuest = ok(await api.get(`/api/docs/${doc}`, kiwi.as)).body;
-    assert.equal([asGuest.access, asGuest.workspace.org.access], ['editors', 'viewers']);
+    assert.equal(
+      [asGuest.access, asGuest.workspace.access, asGuest.workspace.org.access],
+      ['editors', 'viewers', 'viewers'],
+    );
+    // A role on the workspace shows there, and the document inherits it.
+    await world().share(chimpy, `/api/workspaces/${ws}`, {[kiwi.email]: 'editors'});
+    const wsEditor = ok(await api.get(`/api/docs/${doc}`, kiwi.as)).body;
+    assert.equal([wsEditor.workspace.access, wsEditor.workspace.org.access], ['editors', 'viewers']);
+    await world().share(chimpy, `/api/workspaces/${ws}`, {[kiwi.email]: null});
     await world().share(chimpy, `/api/docs/${doc}`, {[kiwi.email]: null});
     const personal = ok(
       await api.get(`/api/docs/${await world().newDoc(chimpy, await world().homeWs(chimpy), 'P')}`, chimpy.as),

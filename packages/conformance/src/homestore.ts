@@ -16,6 +16,7 @@ import {
   Conflict,
   type AclEntry,
   type Doc,
+  HomeService,
   type HomeStore,
   type Org,
   type User,
@@ -1177,6 +1178,29 @@ export function homeStoreConformance(name: string, factory: () => Promise<HomeSt
     );
     assert.is(await store().getDoc(id), null, 'no doc row left behind');
     assert.is(await store().getDocByUrlId('ghost-doc', org.id), null, 'no alias left behind');
+  });
+
+  // ------------------------------------------------------------------ answers built on the store
+
+  // Grist's document query marks the caller's role on the workspace (HomeDBManager `_doc` ->
+  // `_applyLimit(["docs", "workspaces", "orgs"])`); HomeService builds it from the store's ACLs.
+  s("getDoc's workspace carries the caller's role on it (a document share makes a guest: viewers)", async () => {
+    const home = await HomeService.create(store());
+    const owner = await newUser('wa-owner@example.com');
+    const guest = await newUser('wa-guest@example.com');
+    const {home: ws} = await teamOrg(owner, 'wsaccess');
+    const doc = await newDoc(ws, owner);
+    const asOwner = home.principalFor(owner, true);
+    const asGuest = home.principalFor(guest, true);
+    const described = async (p: typeof asOwner) => {
+      const d = await home.getDoc(doc.id, p, null, false);
+      return [d.access, d.workspace.access, d.workspace.org.access];
+    };
+    assert.equal(await described(asOwner), ['owners', 'owners', 'owners']);
+    await home.updateAccess('doc', {doc: doc.id}, asOwner, null, {delta: {users: {[guest.email]: 'editors'}}});
+    assert.equal(await described(asGuest), ['editors', 'viewers', 'viewers']);
+    await home.updateAccess('ws', {wid: ws.id}, asOwner, null, {delta: {users: {[guest.email]: 'editors'}}});
+    assert.equal(await described(asGuest), ['editors', 'editors', 'viewers']);
   });
 
   // ------------------------------------------------------------------ lifecycle

@@ -10,6 +10,7 @@
  * test it does not run. The HomeStore suite for store implementations is `@gristlite/conformance/homestore`.
  */
 import {accessSuite} from './access.js';
+import {accessRulesSuite} from './access-rules.js';
 import {apiKeysSuite} from './apikeys.js';
 import {changesSuite} from './changes.js';
 import {formsSuite} from './forms.js';
@@ -60,6 +61,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   workspaces: workspacesSuite,
   docs: docsSuite,
   access: accessSuite,
+  'access-rules': accessRulesSuite,
   users: usersSuite,
   'home-parity': homeParitySuite,
   errors: errorsSuite,

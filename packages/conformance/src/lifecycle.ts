@@ -392,6 +392,25 @@ export function lifecycleSuite(target: Target): void {
     },
   );
 
+  // test/server/lib/docapi/DocApiDocuments.ts:51-65 "allows forced reloads": the support user may
+  // reload through the housekeeping API (and not through the document's own), regular users not.
+  s('housekeeping force-reload: the support user (GRIST_SUPPORT_EMAIL default) only', async () => {
+    const {api, chimpy} = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Housekeeping');
+    const support = await world().newUser('support@getgrist.com', 'Support');
+    const path = `/api/housekeeping/docs/${d}/force-reload`;
+    isError(await api.post(`/api/docs/${d}/force-reload`, null, support.as), 403, 'No view access');
+    const before = await world().engine.withDoc(d, (x) => x);
+    assert.equal([(await api.post(path, null, support.as)).status, before.grist.db.open], [200, false]);
+    isError(await api.post(path, null, chimpy.as), 403, 'access denied');
+    isError(await api.post(path, {}, {}), 401, 'user not authorized');
+    isError(
+      await api.post('/api/housekeeping/docs/nosuchdoc/force-reload', null, support.as),
+      404,
+      'document not found',
+    );
+  });
+
   s('assign answers false (one worker group); snapshots list the current state', async () => {
     const {api, chimpy, kiwi, charon} = world();
     const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Assign');

@@ -534,6 +534,19 @@ export class Engine {
   }
 
   /**
+   * Grist's recovery mode of a document (`POST /api/docs/{doc}/recover`), kept by this process as
+   * Grist's DocManager keeps it, across reopenings: broken rules give way to Grist's emergency
+   * rules (owners everything, others nothing), and rule writes are not checked.
+   */
+  setRecoveryMode(docId: string, on: boolean): void {
+    if (on) this.recoveryDocs.add(docId);
+    else this.recoveryDocs.delete(docId);
+    const open = this.openDocs.get(docId)?.doc;
+    if (open) open.grist.recoveryMode = on;
+  }
+  private readonly recoveryDocs = new Set<string>();
+
+  /**
    * Grist's force-reload: closes the document here once no request holds it (at once when none
    * does), so that the next use opens it afresh: formulas and access rules are read again from the
    * file and webhook delivery restarts (waiting events resume with no request, as after a restart).
@@ -644,6 +657,7 @@ export class Engine {
           keepOpen: (fn) => this.idempotency.outside(() => this.withDoc(docId, fn)),
           onError: (e, what) => this.reportError(e, what),
         });
+        grist.recoveryMode = this.recoveryDocs.has(docId);
         this.feeds.opened(docId, feedSource(open));
         return open;
       });

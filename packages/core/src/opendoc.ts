@@ -162,9 +162,12 @@ export class OpenDocument {
     try {
       rules = this.accessRuleSet();
     } catch (e) {
-      // Owners keep what they need to repair broken rules (Grist's recovery mode): no rules apply.
-      if (e instanceof BrokenRules && opts.ownersDespiteBrokenRules && role === 'owners') return null;
-      throw e;
+      if (!(e instanceof BrokenRules)) throw e;
+      // Recovery mode: Grist's emergency rules (owners everything, others nothing) stand in.
+      if (this.grist.recoveryMode) rules = RuleSet.emergency();
+      // Owners keep what they need to repair broken rules (DA1): no rules apply.
+      else if (opts.ownersDespiteBrokenRules && role === 'owners') return null;
+      else throw e;
     }
     if (!rules) return null;
     const user = principal.anonymous ? null : principal.user;
@@ -188,6 +191,15 @@ export class OpenDocument {
    */
   readableAttachments(access: AccessContext | null): ReadonlySet<number> | null {
     return access ? this.grist.as(access).readableAttachments() : null;
+  }
+
+  /**
+   * The attachments a user may list (`GET /attachments`): Grist reads `_grist_Attachments` as any
+   * table, so a document-wide read deny answers its 403 with memos; then as `readableAttachments`.
+   */
+  listableAttachments(access: AccessContext | null): ReadonlySet<number> | null {
+    access?.readTable('_grist_Attachments');
+    return this.readableAttachments(access);
   }
 
   /** Refuses an attachment no readable cell holds (403 `Cannot access attachment`, Grist's words). */

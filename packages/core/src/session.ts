@@ -6,6 +6,7 @@ import type {AttachmentDownload, DownloadOptions, TableQuery} from './attachment
 import type {Engine} from './engine.js';
 import {Forbidden, HeldElsewhere, ServiceUnavailable} from './errors.js';
 import {exportFileBase, type TableSchema} from './export/index.js';
+import {orgUrlName} from './home/urls.js';
 import type {AccessDelta} from './home/validate.js';
 import type {OpenDocument} from './opendoc.js';
 import type {
@@ -553,11 +554,13 @@ export class SessionDoc {
 
   /** The Frictionless table schema of a table's CSV download, as `GET /download/table-schema`. */
   tableSchema(tableId: string, opts: TableSchemaExportOptions = {}): Promise<TableSchema> {
-    return this.withOpen('viewers', ({open, access, meta}) => {
+    return this.withOpen('viewers', async ({open, access, meta}) => {
       const header = opts.header ?? 'label';
+      // The doc's org in the path, as Grist's getResourceUrl writes it (and HTTP answers).
+      const org = orgUrlName(await this.session.engine.home.access.orgOfDoc(meta));
       const csvPath =
         opts.csvPath ??
-        `/api/docs/${encodeURIComponent(meta.urlId || meta.id)}/download/csv?${new URLSearchParams({tableId, header})}`;
+        `/o/${org}/api/docs/${encodeURIComponent(meta.urlId || meta.id)}/download/csv?${new URLSearchParams({tableId, header})}`;
       return open.tableSchema(tableId, {header, csvPath}, access);
     });
   }
@@ -577,7 +580,7 @@ export class SessionDoc {
   listAttachments(query: TableQuery = {}): Promise<AttachmentList> {
     // Hidden attachments are left out before the limit applies, as over HTTP.
     return this.withOpen('viewers', ({open, access}) =>
-      open.listAttachments(query, {readable: open.readableAttachments(access)}),
+      open.listAttachments(query, {readable: open.listableAttachments(access)}),
     );
   }
 

@@ -386,6 +386,11 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`PATCH ${DOCS}/triggers`]: json(ref('Success'), 'Updated'),
   [`POST ${DOCS}/triggers/delete`]: json(ref('Success'), 'Removed'),
   [`POST ${DOCS}/force-reload`]: json({type: 'null'}, 'Closed; reopened on its next use'),
+  [`POST ${DOCS}/recover`]: json(
+    {type: 'object', properties: {recoveryMode: {type: 'boolean'}}, required: ['recoveryMode']},
+    'The recovery mode now',
+  ),
+  'POST /api/housekeeping/docs/:docId/force-reload': json({type: 'null'}, 'Closed; reopened on its next use'),
   [`POST ${DOCS}/assign`]: json({type: 'boolean'}, 'false: the document stays where it is'),
   [`GET ${DOCS}/snapshots`]: json(ref('Snapshots'), 'The snapshots (the current state)'),
   [`GET ${DOCS}/states`]: json(ref('DocStates'), 'The states, newest first'),

@@ -59,6 +59,7 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
       num('GRIST_MAX_UPLOAD_ATTACHMENT_MB', 0) * 1024 * 1024 || 100 * 1024 * 1024,
     ),
     uploadDir: env.GRISTLITE_UPLOAD_DIR || undefined,
+    supportEmail: (env.GRIST_SUPPORT_EMAIL || 'support@getgrist.com').toLowerCase(),
     stream: {
       minCells: num('GRISTLITE_STREAM_MIN_CELLS', STREAM_DEFAULTS.minCells),
       maxMs: num('GRISTLITE_STREAM_MAX_MSEC', STREAM_DEFAULTS.maxMs),

@@ -89,6 +89,11 @@ export interface ServerOptions {
    * (GRISTLITE_STREAM_MAX_OPEN, default 64; 0: no cap). Absent: core's defaults, no cap.
    */
   stream?: StreamOptions;
+  /**
+   * The support user's email (Grist's GRIST_SUPPORT_EMAIL, default `support@getgrist.com`): the
+   * only caller of the housekeeping endpoints.
+   */
+  supportEmail?: string;
   /** Set when `/metrics` is served (GRISTLITE_METRICS=1). */
   metrics?: Metrics;
   /** Environment-derived settings read once by `optionsFromEnv`. */

@@ -276,7 +276,8 @@ s('§19 table-schema: the exact shape, and GET on its path returns the CSV', asy
     format: 'csv',
     mediatype: 'text/csv',
     encoding: 'utf-8',
-    path: `http://example.test/api/docs/${urlId}/download/csv?tableId=Foo`,
+    // Grist's getResourceUrl(doc, {purpose: "api"}) (DocApi.ts:1249-1251): the doc's org in the path.
+    path: `http://example.test/o/docs/api/docs/${urlId}/download/csv?tableId=Foo`,
     dialect: {delimiter: ',', doubleQuote: true},
     name: 'foo',
     title: 'Foo',
@@ -291,7 +292,7 @@ s('§19 table-schema: the exact shape, and GET on its path returns the CSV', asy
   const csv = await get(path.pathname + path.search);
   assert.is(csv.status, 200);
   assert.is(csv.text, 'A,B\nSanta,1\nBob,11\n');
-  // Under /o/<org>/ the path keeps the org; header is passed through.
+  // Under /o/<org>/ too; header is passed through.
   const orgPath = ok(await get(`/o/docs/api/docs/${doc}/download/table-schema?tableId=Foo&header=colId`)).path;
   assert.is(orgPath, `http://example.test/o/docs/api/docs/${urlId}/download/csv?tableId=Foo&header=colId`);
   err(await get(`/api/docs/${doc}/download/table-schema`), 400, 'tableId parameter is required');

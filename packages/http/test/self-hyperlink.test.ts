@@ -102,7 +102,7 @@ s('with GRISTLITE_PUBLIC_URL: every write, with or without a request, and the ta
     const base = `https://public.example/grist/o/docs/${urlId}/Links-Doc`;
     assert.equal(await links(w, id), [`A ${base}?Code_=A`, `B ${base}?Code_=B`]);
     const schema = await call(w, 'GET', `/api/docs/${id}/download/table-schema?tableId=Links`);
-    assert.is(schema.path, `https://public.example/grist/api/docs/${urlId}/download/csv?tableId=Links`);
+    assert.is(schema.path, `https://public.example/grist/o/docs/api/docs/${urlId}/download/csv?tableId=Links`);
   } finally {
     await close(w);
   }

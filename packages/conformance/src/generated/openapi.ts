@@ -1154,6 +1154,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/{docId}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Switch recovery mode (owners): rules Grist refuses give way to owners-only access, and rule writes are not checked */
+        post: operations["postApiDocsDocIdRecover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/housekeeping/docs/{docId}/force-reload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reload a document as the support user (GRIST_SUPPORT_EMAIL); 403 for anyone else */
+        post: operations["postApiHousekeepingDocsDocIdForceReload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docs/{docId}/assign": {
         parameters: {
             query?: never;
@@ -5364,6 +5398,70 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    postApiDocsDocIdRecover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    recoveryMode?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The recovery mode now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        recoveryMode: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    postApiHousekeepingDocsDocIdForceReload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Closed; reopened on its next use */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": null;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             503: components["responses"]["Error503"];
         };
     };

@@ -169,6 +169,11 @@ export class GristDoc {
    * the request's Idempotency-Key there: idempotency.ts). @internal
    */
   beforeCommit: ((db: Database.Database) => void) | null = null;
+  /**
+   * Recovery mode (`POST /recover`): writes to the rule tables are not checked for a rule set
+   * Grist accepts, so an owner may repair broken rules step by step (GranularAccess.ts:637-640).
+   */
+  recoveryMode = false;
   /** How many `fetchRecordsJson` answers SQLite wrote, and how many were built in JS (not cached). */
   readonly recordsJsonPaths = {sql: 0, js: 0};
 
@@ -412,7 +417,7 @@ export class GristDoc {
         // Rules written: their parsed form as Grist writes it, and a rule set Grist accepts.
         if (changes.touched('_grist_ACLRules') || changes.touched('_grist_ACLResources')) {
           const rules = changes.list().find((c) => c.tableId === '_grist_ACLRules');
-          refreshRules(this.db, rules ? [...rules.added, ...rules.updated] : []);
+          refreshRules(this.db, rules ? [...rules.added, ...rules.updated] : [], {check: !this.recoveryMode});
         }
         if (changes.touched('_grist_DocInfo')) {
           this.storage.reloadMeta();

@@ -53,8 +53,8 @@ export interface DocGuard {
    * `colType` (a column's Grist type), row rules may come back as SQL.
    */
   readTable(tableId: string, colType?: (colId: string) => string | undefined): TableReadFilter;
-  /** Whether every row and column of a table reads in full (add-or-update needs it). */
-  readsWhole(tableId: string): boolean;
+  /** Throws (403, with memos) unless every row and column of a table reads in full (add-or-update needs it). */
+  requireWholeRead(tableId: string): void;
   /** Whether a table is listed (`/tables`, exports); a hidden one is as if absent. */
   tableVisible(tableId: string): boolean;
   /** Whether the user may read metadata about the rules themselves (`_grist_ACL*` tables). */

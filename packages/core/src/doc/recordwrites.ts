@@ -5,7 +5,7 @@
  * write rules of the caller's role, access checks and recalculation).
  */
 import type Database from 'better-sqlite3';
-import {BadRequest, engineError, Forbidden, shownValue} from '../errors.js';
+import {BadRequest, engineError, shownValue} from '../errors.js';
 import type {UpsertOptions, UpsertRecord, UpsertResult, WriteAs} from './api-types.js';
 import {requireSameFields} from './bodies.js';
 import type {DocGuard} from './guard.js';
@@ -13,7 +13,7 @@ import {checkInput} from './input.js';
 import type {TableMeta} from './meta.js';
 import {checkMetaWrite, type WriterRole} from './metarules.js';
 import type {DocStorage, WriteOptions} from './storage.js';
-import {type CellValue, converterFor} from './types.js';
+import {type CellValue, converterFor, refTarget} from './types.js';
 import {bulkAddOrUpdate, type UpsertTarget} from './upsert.js';
 import {removeViewSections} from './summary-actions.js';
 import {removeViews} from './views.js';
@@ -138,6 +138,13 @@ export class DocRecordWrites {
         }
         return row;
       });
+      // Grist's engine places rows added without a position after every existing one
+      // (PositionColumn.prepare_new_values from its default, infinity): rulePos, pagePos, ...
+      for (const c of table.columns) {
+        if (c.type !== 'PositionNumber' || colValues.has(c.colId)) continue;
+        const next = this.src.storage.nextPos(tableId, c.colId);
+        rows.forEach((row, i) => (row[c.colId] = next + i));
+      }
       return this.src.storage.metaAdd(tableId, rows);
     }
     return this.src.storage.addRecords(table, rowIds, colValues, opts);
@@ -213,6 +220,26 @@ export class DocRecordWrites {
         this.src.storage.metaRemove(tableId, ids);
         // Attachments cells refer to _grist_Attachments rows.
         this.src.storage.clearReferencesTo(tableId, ids);
+        this.clearMetaReferencesTo(tableId, ids);
+    }
+  }
+
+  /**
+   * Grist's engine sets metadata Ref cells pointing at removed rows to 0 (useractions.py
+   * `_BulkRemoveRecord`, "remove any references to this row"): a rule whose resource was removed
+   * then names resource 0.
+   */
+  private clearMetaReferencesTo(tableId: string, ids: number[]): void {
+    if (!ids.length) return;
+    const removed = new Set(ids);
+    for (const t of this.src.storage.meta.tables.values()) {
+      if (!t.isMeta) continue;
+      for (const c of t.columns) {
+        if (refTarget(c.type) !== tableId || !c.type.startsWith('Ref:')) continue;
+        for (const row of this.src.storage.metaRows(t.tableId)) {
+          if (removed.has(Number(row[c.colId]))) this.src.storage.metaUpdate(t.tableId, Number(row.id), {[c.colId]: 0});
+        }
+      }
     }
   }
 
@@ -227,8 +254,7 @@ export class DocRecordWrites {
   upsertRecords(tableId: string, records: UpsertRecord[], options: UpsertOptions = {}): UpsertResult {
     checkInput(records, 'records');
     // Matching `require` reads the table: under rules, only for those who read all of it (Grist).
-    if (this.src.guard && !this.src.guard.readsWhole(tableId))
-      throw new Forbidden('Blocked by table read access rules');
+    this.src.guard?.requireWholeRead(tableId);
     const groups = new Map<string, number[]>();
     records.forEach((r, i) => {
       const key = `${Object.keys(r.require).sort().join(',')}:${Object.keys(r.fields ?? {})

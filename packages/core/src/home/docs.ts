@@ -2,7 +2,7 @@
 import {asViewer, can, effectiveRoles} from '../access/index.js';
 import {BadRequest, Forbidden, NotFound, shownValue} from '../errors.js';
 import {makeId, nowIso} from '../ids.js';
-import {DOC, ORG} from './access.js';
+import {DOC, ORG, WS} from './access.js';
 import type {HomeParts} from './parts.js';
 import type {OrgContext, Principal} from './principal.js';
 import {Conflict, type Doc} from './types.js';
@@ -58,18 +58,24 @@ export async function getDoc(h: HomeParts, key: string, p: Principal, ctx: OrgCo
   const role = asViewer(h.access.rawDocRole(chain, p));
   if (!role) throw new Forbidden('access denied');
   const owner = await h.shapes.orgOwner(org);
+  // Grist's document query marks the caller's role on the workspace and the org alike (guests and
+  // members read as viewers): HomeDBManager `_doc` -> `_applyLimit(["docs", "workspaces", "orgs"])`.
+  // As `GET /api/workspaces/{wid}` computes it: a share of any document in it makes a guest.
+  const roles = effectiveRoles(chain, p.accessIds).roles;
+  const wsRole = effectiveRoles((await h.access.wsChain(ws, p)).chain, p.accessIds).roles[WS];
   return {
     ...h.shapes.doc(doc, role, h.shapes.isPublic(chain[DOC].acl), !p.anonymous),
     workspace: {
       id: ws.id,
       name: ws.name,
+      access: asViewer(wsRole),
       createdAt: ws.createdAt,
       updatedAt: ws.updatedAt,
       isSupportWorkspace: false,
       owner,
       // Grist's document query marks the org's access too (guests and members see it as viewers).
       org: h.shapes.embeddedOrg(org, owner, {
-        access: asViewer(effectiveRoles(chain, p.accessIds).roles[ORG]),
+        access: asViewer(roles[ORG]),
         withBilling: true,
       }),
     },

@@ -82,7 +82,7 @@ export const attachmentRoutes: Route[] = [
       const listed = doc.listAttachments(query, {
         after: cursorParam(ctx, where),
         page,
-        readable: doc.readableAttachments(access),
+        readable: doc.listableAttachments(access),
       });
       return new RawResponse(200, JSON.stringify(listed), {
         'Content-Type': 'application/json; charset=utf-8',

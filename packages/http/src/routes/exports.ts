@@ -2,10 +2,12 @@
 import {
   type AccessContext,
   BadRequest,
+  type Doc,
   exportFileBase,
   type DsvFormat,
   type ExportHeader,
   type OpenDocument,
+  orgUrlName,
 } from '@gristlite/core/internal';
 import {oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
@@ -75,9 +77,14 @@ function dsvRoute(format: DsvFormat, what: string): Route {
  * The API URL of the document (Grist's `getResourceUrl(doc, 'api')`): on the public URL when one
  * is set, else as this request reached it.
  */
-function docApiUrl(ctx: RequestContext, docKey: string): string {
-  const org = /^\/o\/[^/]+/.exec(ctx.originalUrl)?.[0] ?? '';
-  return `${ctx.engine.publicUrl ?? requestOrigin(ctx)}${org}/api/docs/${encodeURIComponent(docKey)}`;
+/**
+ * The document's API URL as Grist's `getResourceUrl(doc, {purpose: "api"})` writes it: the doc's
+ * org always in the path (`/o/docs` for personal sites), whatever path the request came by.
+ */
+async function docApiUrl(ctx: RequestContext, meta: Doc): Promise<string> {
+  const org = await ctx.engine.home.access.orgOfDoc(meta);
+  const base = ctx.engine.publicUrl ?? requestOrigin(ctx);
+  return `${base}/o/${orgUrlName(org)}/api/docs/${encodeURIComponent(meta.urlId || meta.id)}`;
 }
 
 export const exportRoutes: Route[] = [
@@ -118,7 +125,7 @@ export const exportRoutes: Route[] = [
     revalidate: true,
     handler: async (ctx, {doc, meta, access}) => {
       const {tableId, header} = tableParams(ctx, doc, access);
-      const csvPath = `${docApiUrl(ctx, meta.urlId || meta.id)}/download/csv?${ctx.query.toString()}`;
+      const csvPath = `${await docApiUrl(ctx, meta)}/download/csv?${ctx.query.toString()}`;
       return doc.tableSchema(tableId, {header, csvPath}, access);
     },
   }),

@@ -3,11 +3,23 @@
  * action history's states, snapshots, assign and replace. Grist answers `null` to the writes
  * (`true`/`false` to assign); gristlite answers the same.
  */
-import {compareDocs, docSnapshots, forceReloadDoc, integerParam, replaceDoc} from '@gristlite/core/internal';
+import {
+  BadRequest,
+  Forbidden,
+  NotFound,
+  Unauthorized,
+  compareDocs,
+  docSnapshots,
+  forceReloadDoc,
+  integerParam,
+  replaceDoc,
+} from '@gristlite/core/internal';
 import * as v from 'valibot';
 import {ForwardTo} from '../forward.js';
 import {flag, type Route} from '../route.js';
 import {docFor, docRoute, openDocFor} from './doc-common.js';
+
+const RecoverBody = v.looseObject({recoveryMode: v.optional(v.unknown())}, 'is not an object');
 
 const ReplaceBody = v.looseObject(
   {sourceDocId: v.optional(v.unknown()), snapshotId: v.optional(v.unknown())},
@@ -26,6 +38,45 @@ export const lifecycleRoutes: Route[] = [
       // The process holding the document reloads it.
       const holder = await ctx.engine.claimDoc(meta.id);
       if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
+      await forceReloadDoc(ctx.engine, meta.id);
+      return null;
+    },
+  },
+  {
+    // Grist's DocApi (DocApi.ts:886-895): editors reach it, owners only may switch; the answer is
+    // the mode now. Without `recoveryMode` it is switched on, as Grist's `recoveryMode ?? true`.
+    method: 'POST',
+    path: '/api/docs/:docId/recover',
+    tag: 'docs',
+    body: RecoverBody,
+    summary:
+      'Switch recovery mode (owners): rules Grist refuses give way to owners-only access, and rule writes are not checked',
+    handler: async (ctx) => {
+      const {meta, role} = await docFor(ctx, 'editors');
+      if (role !== 'owners') throw new Forbidden('Only owners can control recovery mode');
+      const raw = ((await ctx.json()) as {recoveryMode?: unknown}).recoveryMode;
+      if (raw !== undefined && typeof raw !== 'boolean') throw new BadRequest('recoveryMode must be a boolean');
+      const holder = await ctx.engine.claimDoc(meta.id);
+      if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
+      ctx.engine.setRecoveryMode(meta.id, raw ?? true);
+      return {recoveryMode: raw ?? true};
+    },
+  },
+  {
+    // Grist's Housekeeper (app/gen-server/lib/Housekeeper.ts:403-409, 436-443): the support user
+    // reloads any document, whatever its access; everyone else is refused.
+    method: 'POST',
+    path: '/api/housekeeping/docs/:docId/force-reload',
+    tag: 'docs',
+    summary: 'Reload a document as the support user (GRIST_SUPPORT_EMAIL); 403 for anyone else',
+    handler: async (ctx) => {
+      if (ctx.principal.anonymous) throw new Unauthorized('user not authorized');
+      const support = ctx.options.supportEmail ?? 'support@getgrist.com';
+      if (ctx.principal.user.email.toLowerCase() !== support) throw new Forbidden('access denied');
+      const meta = await ctx.engine.store.getDoc(ctx.params.docId);
+      if (!meta) throw new NotFound('document not found');
+      const holder = await ctx.engine.claimDoc(meta.id);
+      if (holder) throw new ForwardTo(holder, {id: meta.id});
       await forceReloadDoc(ctx.engine, meta.id);
       return null;
     },

@@ -235,8 +235,14 @@ export class AccessContext implements DocGuard {
   // -------------------------------------------------------------------------------------------
   // Reads
 
-  readsWhole(tableId: string): boolean {
-    return this.tableAnswer(tableId, 'read') === 'allow';
+  requireWholeRead(tableId: string): void {
+    // Grist's throwIfNotFullyAllowed: refused unless every row and column reads.
+    if (this.tableAnswer(tableId, 'read') !== 'allow') {
+      throw new Forbidden(
+        'Blocked by table read access rules',
+        this.memoDetails(this.tableChain(tableId), this.input(), 'read'),
+      );
+    }
   }
 
   tableVisible(tableId: string): boolean {
@@ -253,7 +259,9 @@ export class AccessContext implements DocGuard {
   private readonly filters = new Map<string, TableReadFilter>();
 
   private makeReadFilter(tableId: string, colType?: (colId: string) => string | undefined): TableReadFilter {
-    if (tableId.startsWith('_grist_')) return {hiddenCols: new Set()};
+    // Grist checks every fetch, metadata tables included, against the table's read access
+    // (ActiveDoc.fetchQuery -> assertCanRead): a document-wide deny refuses them too.
+    if (tableId.startsWith('_grist_') && this.tableAnswer(tableId, 'read') !== 'deny') return {hiddenCols: new Set()};
     if (this.tableAnswer(tableId, 'read') === 'deny') {
       throw new Forbidden(
         'Blocked by table read access rules',
@@ -446,9 +454,12 @@ export class AccessContext implements DocGuard {
     this.pending = [];
   }
 
-  private memoDetails(chain: Rule[][], input: PredicateInput, bit: Bit): Record<string, unknown> | undefined {
-    const memos = denialMemos(chain, input, bit);
-    return memos.length ? {memos} : undefined;
+  /**
+   * Grist's AccessCheck always sends `details.memos`, an empty list when no rule has a memo
+   * (GranularAccess.ts:3031-3039; memos are strings in 1.7.17, decision DA7).
+   */
+  private memoDetails(chain: Rule[][], input: PredicateInput, bit: Bit): {memos: string[]} {
+    return {memos: denialMemos(chain, input, bit)};
   }
 }
 

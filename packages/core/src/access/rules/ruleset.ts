@@ -177,6 +177,19 @@ export class RuleSet {
   }
 
   /**
+   * Grist's emergency rule set (ACLRuleCollection.ts:113-129), which recovery mode puts in place of
+   * rules Grist refuses: owners may do everything, everyone else nothing.
+   */
+  static emergency(): RuleSet {
+    return new RuleSet(
+      [],
+      [builtin(-10, 'user.Access in [OWNER]', role('owners'), 'all'), builtin(-11, '', null, 'none')],
+      new Map(),
+      [],
+    );
+  }
+
+  /**
    * Reads and compiles the rules of a document; null when it has none of its own (only Grist's
    * default resource rows). A rule set Grist would refuse throws `BrokenRules` with Grist's message.
    */
@@ -193,7 +206,7 @@ export class RuleSet {
         `select id, ${col('resource')} as resource, ${col('aclFormula')} as aclFormula,
            ${col('aclFormulaParsed')} as aclFormulaParsed, ${col('permissionsText')} as permissionsText,
            ${col('rulePos')} as rulePos, ${col('memo')} as memo, ${col('userAttributes')} as userAttributes
-         from _grist_ACLRules order by rulePos, id`,
+         from _grist_ACLRules order by rulePos is null, rulePos, id`,
       )
       .all() as RuleRow[];
     const resources = new Map(

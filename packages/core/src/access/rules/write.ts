@@ -10,8 +10,11 @@ import {PredicateFormulaError} from './errors.js';
 import {parsePredicateFormula} from './parse.js';
 import {RuleSet} from './ruleset.js';
 
-/** Brings `aclFormulaParsed` up to date for these rules, then checks the whole rule set. */
-export function refreshRules(db: Database.Database, ruleIds: readonly number[]): void {
+/**
+ * Brings `aclFormulaParsed` up to date for these rules, then checks the whole rule set (unless
+ * `check` is false: recovery mode).
+ */
+export function refreshRules(db: Database.Database, ruleIds: readonly number[], opts: {check?: boolean} = {}): void {
   const cols = new Set(
     (db.prepare('pragma table_info("_grist_ACLRules")').all() as Array<{name: string}>).map((c) => c.name),
   );
@@ -33,6 +36,7 @@ export function refreshRules(db: Database.Database, ruleIds: readonly number[]):
       if (parsed !== row.aclFormulaParsed) write.run(parsed, id);
     }
   }
+  if (opts.check === false) return;
   let rules: RuleSet | null;
   try {
     rules = RuleSet.read(db);
