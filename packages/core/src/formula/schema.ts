@@ -159,6 +159,11 @@ export function compile(s: EngineState, c: ColData): void {
   c.globals = new Map();
   if (!c.isFormula && !c.isTrigger) {
     c.compiled = null;
+    // A data column has nothing to compute: cells it had waiting as an (empty) formula column,
+    // before a write turned it into data, are dropped, else the next recalculation would store
+    // an error over them (Grist's docapi test "supports cellFormat=typed" met ["E", "UnsupportedError"]).
+    c.dirty.clear();
+    s.dirtyCols.delete(c);
     return;
   }
   const globals: Globals = {
