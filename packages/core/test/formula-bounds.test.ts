@@ -82,6 +82,13 @@ const CASES: Array<[string, string | RegExp]> = [
     '!ValueError: Exceeds the limit (4300 digits) for integer string conversion: value has 100000 digits; use sys.set_int_max_str_digits() to increase the limit',
   ],
   ['int("9" * 4300) > 0', 'True'],
+  ['import math\nmath.factorial(10**6)', /^!MemoryError: integer result too large/],
+  ['import math\nmath.comb(10**6, 5 * 10**5)', /^!MemoryError: integer result too large/],
+  ['import math\nmath.perm(10**6)', /^!MemoryError: integer result too large/],
+  ['import math\nlen(str(math.factorial(2000)))', '5736'],
+  ['import math\nmath.comb(10**6, 2)', '499999500000'],
+  ['dict.fromkeys(range(10**8))', MEMORY],
+  ['len(dict.fromkeys(range(10)))', '10'],
   // round() to more digits than an int has: 0, without computing 10 ** (10 ** 20).
   ['round(15, -10**20)', '0'],
   ['round(1234, -2)', '1200'],

@@ -299,7 +299,8 @@ defType(
   {
     fromkeys: fn('fromkeys', (a) => {
       const d = new PyDict();
-      for (const k of iterate(a[0])) {
+      // toArray: a range's size is checked first, and each item counts against the loop budget.
+      for (const k of toArray(a[0])) {
         hashKey(k);
         d.set(k, a.length > 1 ? a[1] : null);
       }
