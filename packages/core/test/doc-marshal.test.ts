@@ -72,4 +72,15 @@ test('truncated or unknown input throws', () => {
   assert.throws(() => loads(hex('21')), /unsupported/);
 });
 
+test('a length beyond the bytes left is refused before anything is allocated (issue 37)', () => {
+  // A list claiming 2^25 - 1 items in 5 bytes of a stored cell: new Array(n) took 256 MB first.
+  const started = performance.now();
+  for (let i = 0; i < 20; i++) {
+    assert.throws(() => loads(hex('5bffffff01')), /truncated/);
+    assert.throws(() => loads(hex('28ffffff01')), /truncated/);
+  }
+  assert.ok(performance.now() - started < 200, `took ${performance.now() - started} ms`);
+  assert.throws(() => loads(hex('5bffffffff')), /negative length/);
+});
+
 test.run();

@@ -601,4 +601,25 @@ s('issue 11.8: many column renames or removals in one request are one table copy
   ]);
 });
 
+s("issue 37: SQL parameter numbers beyond SQLite's bound answer SQLite's 400 at once", async () => {
+  const D = `/api/docs/${await newDoc('owner', 'Params')}`;
+  for (const sql of ['select ?99999999', `select ?${'9'.repeat(30)}`, 'select ?0']) {
+    const started = performance.now();
+    err(
+      await call('owner', 'POST', `${D}/sql`, {sql, args: [1, 'x'], timeout: 500}),
+      400,
+      'SQLITE_ERROR: variable number must be between ?1 and ?32766',
+    );
+    assert.ok(performance.now() - started < 250, `${sql}: ${performance.now() - started} ms`);
+  }
+  err(
+    await call('owner', 'GET', `${D}/sql?q=${encodeURIComponent(`select 1 in (${'?,'.repeat(32767)}1)`)}`),
+    400,
+    'SQLITE_ERROR: too many SQL variables',
+  );
+  assert.equal(ok(await call('owner', 'POST', `${D}/sql`, {sql: 'select ?2 as b', args: [1, 'x']})).records, [
+    {fields: {b: 'x'}},
+  ]);
+});
+
 s.run();

@@ -55,6 +55,8 @@ class Unmarshaller {
     if (n < 0) {
       throw new MarshalError('marshal: negative length');
     }
+    // Each item takes a byte at least: a longer count is damage, refused before it sizes an array.
+    this.need(n);
     this.need(n);
     const b = this.buf.subarray(this.pos, this.pos + n);
     this.pos += n;
@@ -176,6 +178,8 @@ class Unmarshaller {
     if (n < 0) {
       throw new MarshalError('marshal: negative length');
     }
+    // Each item takes a byte at least: a longer count is damage, refused before it sizes an array.
+    this.need(n);
     const arr: unknown[] = keep(new Array(n));
     for (let i = 0; i < n; i++) {
       arr[i] = this.load();

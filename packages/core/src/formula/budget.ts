@@ -16,6 +16,11 @@ export interface BudgetSettings {
   maxCellMs: number;
   /** Milliseconds of evaluation per recalc(); cells after that become TimeoutError. Default 30,000. */
   maxRecalcMs: number;
+  /**
+   * Characters and items of all the results one recalc() stores, together (a string counts its
+   * length, a list its items and theirs). Cells beyond it become MemoryError. Default 100,000,000.
+   */
+  maxRecalcSize: number;
 }
 
 export const DEFAULT_BUDGET: BudgetSettings = {
@@ -24,7 +29,25 @@ export const DEFAULT_BUDGET: BudgetSettings = {
   maxSize: 10_000_000,
   maxCellMs: 1_000,
   maxRecalcMs: 30_000,
+  maxRecalcSize: 100_000_000,
 };
+
+/** CPython's PY_SSIZE_T_MAX (64-bit): the largest length, count or width CPython can take. */
+export const SSIZE_T_MAX = 2n ** 63n - 1n;
+/** C's INT_MAX: CPython reads tab sizes and float precisions as a C int. */
+export const C_INT_MAX = 2n ** 31n - 1n;
+export const INDEX_OVERFLOW = "cannot fit 'int' into an index-sized integer";
+export const SSIZE_OVERFLOW = 'Python int too large to convert to C ssize_t';
+export const C_INT_OVERFLOW = 'Python int too large to convert to C int';
+
+/**
+ * A Python int used as a size (a width, a count) as CPython converts it: OverflowError with
+ * `message` when it does not fit `max` (either sign), else the number.
+ */
+export function sizeArg(n: bigint, message = SSIZE_OVERFLOW, max = SSIZE_T_MAX): number {
+  if (n > max || n < -max - 1n) throw new PyException('OverflowError', message);
+  return Number(n);
+}
 
 export class Budget {
   settings: BudgetSettings;
@@ -34,6 +57,7 @@ export class Budget {
   private recalcDeadline = Infinity;
   private ticks = 0;
   private cells = 0;
+  private stored = 0;
 
   constructor(settings: Partial<BudgetSettings> = {}) {
     this.settings = {...DEFAULT_BUDGET, ...settings};
@@ -41,6 +65,7 @@ export class Budget {
 
   startRecalc(): void {
     this.cells = 0;
+    this.stored = 0;
     this.recalcDeadline = Date.now() + this.settings.maxRecalcMs;
   }
   endRecalc(): void {
@@ -84,6 +109,15 @@ export class Budget {
 
   checkSize(n: number): void {
     if (n > this.settings.maxSize) throw new PyException('MemoryError', `result too large (${n} items)`);
+  }
+
+  /** A result of `n` characters/items is being stored: MemoryError past the recalc's total. */
+  chargeStored(n: number): void {
+    this.checkSize(n);
+    if (this.stored + n > this.settings.maxRecalcSize) {
+      throw new PyException('MemoryError', `the results of this update exceed ${this.settings.maxRecalcSize} items`);
+    }
+    this.stored += n;
   }
 }
 

@@ -87,6 +87,9 @@ export function toInt(v: Value, base: Value | undefined = undefined): bigint {
   );
 }
 
+/** CPython 3.11's default `sys.get_int_max_str_digits()`. */
+const INT_MAX_STR_DIGITS = 4300;
+
 function parseIntStr(s: string, base: number): bigint {
   let t = s.trim();
   const bad = () => raise('ValueError', `invalid literal for int() with base ${base}: ${repr(s)}`);
@@ -111,6 +114,13 @@ function parseIntStr(s: string, base: number): bigint {
   else if (base === 2 && /^0[bB]/.test(t)) t = t.slice(2);
   if (!/^[0-9a-zA-Z]+(_[0-9a-zA-Z]+)*$/.test(t)) bad();
   t = t.replace(/_/g, '');
+  // CPython 3.11's bound on decimal conversion (sys.get_int_max_str_digits()); parsing is quadratic.
+  if (base !== 2 && base !== 4 && base !== 8 && base !== 16 && base !== 32 && t.length > INT_MAX_STR_DIGITS) {
+    raise(
+      'ValueError',
+      `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion: value has ${t.length} digits; use sys.set_int_max_str_digits() to increase the limit`,
+    );
+  }
   let r = 0n;
   const B = BigInt(base);
   for (const ch of t.toLowerCase()) {
@@ -151,6 +161,8 @@ export function pyRound(x: Value, nd: Value | undefined): Value {
   const d = Number(toNumeric(nd));
   if (typeof n === 'bigint') {
     if (d >= 0) return n;
+    // Rounding to more digits than n has gives 0: 10 ** -d is not computed for a huge -d.
+    if (-d > (n < 0n ? -n : n).toString().length) return 0n;
     const p = 10n ** BigInt(-d);
     const q = n / p,
       rem = n % p;
@@ -287,7 +299,8 @@ defType(
   {
     fromkeys: fn('fromkeys', (a) => {
       const d = new PyDict();
-      for (const k of iterate(a[0])) {
+      // toArray: a range's size is checked first, and each item counts against the loop budget.
+      for (const k of toArray(a[0])) {
         hashKey(k);
         d.set(k, a.length > 1 ? a[1] : null);
       }

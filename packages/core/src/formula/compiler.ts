@@ -26,6 +26,7 @@ import {
   PyIterator,
   PySlice,
   PyType,
+  appendAll,
   binop,
   callValue,
   compareOp,
@@ -525,15 +526,13 @@ class Compiler {
     const value = this.expr(s.value, scope);
     const inplace = (cur: Value, v: Value): Value => {
       if (Array.isArray(cur) && op === '+') {
-        cur.push(...toArray(v));
-        currentBudget.checkSize(cur.length);
-        return cur;
+        // toArray copies first: `x += x` reads x whole before it grows.
+        return appendAll(cur, toArray(v));
       }
       if (Array.isArray(cur) && op === '*') {
         const r = binop('*', cur, v) as Value[];
         cur.length = 0;
-        cur.push(...r);
-        return cur;
+        return appendAll(cur, r);
       }
       if (cur instanceof PySet && cur.pyType === 'set' && v instanceof PySet && '|&-^'.includes(op)) {
         const r = binop(op, cur, v) as PySet;
@@ -953,7 +952,7 @@ class Compiler {
     return (f) => {
       const out: Value[] = [];
       for (const p of parts) {
-        if (p.star) out.push(...toArray(p.ev(f)));
+        if (p.star) appendAll(out, toArray(p.ev(f)));
         else out.push(p.ev(f));
       }
       return out;
@@ -1049,7 +1048,7 @@ class Compiler {
             args.push(a.ev(f));
             break;
           case 'star':
-            args.push(...toArray(a.ev(f)));
+            appendAll(args, toArray(a.ev(f)));
             break;
           case 'kw':
             kwargs ??= Object.create(null) as Kwargs;

@@ -10,6 +10,7 @@ import {ExcObject} from './ops.js';
 import {Record, type RecordHost, RecordSet, type Via} from './records.js';
 import {IanaTz, PyDate, PyDateTime, dateToCell, datetimeToCell} from './datetime.js';
 import {BoundedMap} from '../memo.js';
+import {currentBudget} from './budget.js';
 
 /** Hooks for date values (provided by the function library's datetime classes). */
 export interface DateHooks {
@@ -30,12 +31,61 @@ export interface CellEncodable {
 const INT32_MIN = -(2n ** 31n),
   INT32_MAX = 2n ** 31n - 1n;
 
+/** Deepest nesting a stored value may have (Python's marshal allows 2000): RecursionError beyond. */
+const MAX_ENCODE_DEPTH = 1000;
+
+/**
+ * What encoding `v` would write, in items and characters, counted before anything is built: a list
+ * holding one list 10^4 times is small in memory but 10^8 items once encoded (shared parts count
+ * each time they are written). MemoryError past `max`, RecursionError past MAX_ENCODE_DEPTH.
+ */
+function checkEncodedSize(v: Value, max: number): void {
+  let size = 0;
+  const visit = (x: Value, depth: number): void => {
+    if (typeof x === 'string') size += x.length;
+    else if (x === null || typeof x !== 'object') size += 1;
+    else {
+      if (depth >= MAX_ENCODE_DEPTH) {
+        throw new PyException('RecursionError', 'maximum recursion depth exceeded while encoding a value');
+      }
+      const items = Array.isArray(x)
+        ? x
+        : x instanceof PyTuple
+          ? x.items
+          : x instanceof PyDict
+            ? x.values()
+            : x instanceof RecordSet
+              ? x.rowIds
+              : null;
+      size += 1;
+      if (items) {
+        size += items.length;
+        if (size > max) throw tooLarge(max);
+        for (const item of items)
+          if (item !== null && typeof item === 'object') visit(item as Value, depth + 1);
+          else if (typeof item === 'string') size += item.length;
+      }
+    }
+    if (size > max) throw tooLarge(max);
+  };
+  visit(v, 0);
+}
+
+function tooLarge(max: number): PyException {
+  return new PyException('MemoryError', `result too large (more than ${max} items)`);
+}
+
 /** Grist's encode_object: a Python value in the cell encoding (Any columns, lists' items). */
 export function encodeObject(v: Value, colType = 'Any'): CellValue {
+  if (v !== null && typeof v === 'object') checkEncodedSize(v, currentBudget.settings.maxSize);
+  return encodeChecked(v, colType);
+}
+
+function encodeChecked(v: Value, colType: string): CellValue {
   if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'number') return v;
   if (typeof v === 'bigint') return v >= INT32_MIN && v <= INT32_MAX ? Number(v) : ['U', v.toString()];
-  if (Array.isArray(v)) return ['L', ...v.map((x) => encodeObject(x))];
-  if (v instanceof PyTuple) return ['L', ...v.items.map((x) => encodeObject(x))];
+  if (Array.isArray(v)) return encodeItems(v);
+  if (v instanceof PyTuple) return encodeItems(v.items);
   if (v instanceof Record) return ['R', v.tableId, v.rowId];
   if (v instanceof RecordSet) return ['r', v.tableId, v.rowIds.slice()];
   if (v instanceof PyDict) {
@@ -44,7 +94,7 @@ export function encodeObject(v: Value, colType = 'Any'): CellValue {
     // Grist stores dicts with their keys sorted (as RECORD(rec) cells in real documents show).
     entries.sort(([a], [b]) => ((a as string) < (b as string) ? -1 : (a as string) > (b as string) ? 1 : 0));
     const o: {[k: string]: CellValue} = {};
-    for (const [k, x] of entries) setOwnKey(o, k as string, encodeObject(x));
+    for (const [k, x] of entries) setOwnKey(o, k as string, encodeChecked(x, 'Any'));
     return ['O', o];
   }
   if (v instanceof AltText) return v.text;
@@ -66,6 +116,13 @@ export function encodeObject(v: Value, colType = 'Any'): CellValue {
   return ['U', repr(v)];
 }
 
+function encodeItems(list: readonly Value[]): CellValue {
+  const out: CellValue[] = new Array(list.length + 1);
+  out[0] = 'L';
+  for (let i = 0; i < list.length; i++) out[i + 1] = encodeChecked(list[i], 'Any');
+  return out;
+}
+
 const converters = new BoundedMap<string, (v: CellValue) => CellValue>(1000);
 const floatConverters = new BoundedMap<string, (v: CellValue) => CellValue>(1000);
 
@@ -75,6 +132,22 @@ const floatConverters = new BoundedMap<string, (v: CellValue) => CellValue>(1000
  * objects for Text, dates in the column's zone).
  */
 export function convertResult(v: Value, colType: string): CellValue {
+  const cell = convertUncounted(v, colType);
+  // Every result stays in memory until the write ends: the update's total is bounded too.
+  currentBudget.chargeStored(storedSize(cell));
+  return cell;
+}
+
+/** Characters and items of a cell, as `maxRecalcSize` counts them. */
+function storedSize(cell: CellValue): number {
+  if (typeof cell === 'string') return cell.length;
+  if (!Array.isArray(cell)) return 1;
+  let n = cell.length;
+  for (const x of cell) if (typeof x === 'string' || Array.isArray(x)) n += storedSize(x as CellValue);
+  return n;
+}
+
+function convertUncounted(v: Value, colType: string): CellValue {
   // Fast paths for right-typed results.
   if (typeof v === 'number' && colType === 'Numeric') return v;
   if (typeof v === 'string' && (colType === 'Text' || colType === 'Any')) return v;

@@ -22,9 +22,21 @@ import {
   truthy,
   typeName,
 } from './values.js';
-import {callValue, contains, getitem, indexOf, iterate, pyCompare, pyLen, strLen, toArray, PyIterator} from './ops.js';
+import {
+  appendAll,
+  callValue,
+  contains,
+  getitem,
+  indexOf,
+  iterate,
+  pyCompare,
+  pyLen,
+  strLen,
+  toArray,
+  PyIterator,
+} from './ops.js';
 import {formatSpec} from './pyformat.js';
-import {currentBudget} from './budget.js';
+import {C_INT_MAX, C_INT_OVERFLOW, currentBudget, sizeArg} from './budget.js';
 
 type Impl = (self: any, args: Value[], kw: Kwargs | null) => Value;
 
@@ -197,6 +209,18 @@ export function strFormat(fmt: string, args: Value[], kwargs: Kwargs | null, map
   return out;
 }
 
+/**
+ * The width of zfill/center/ljust/rjust: a C ssize_t as CPython reads it (OverflowError beyond),
+ * then a size within the budget when it would pad (MemoryError), before any padding is built.
+ */
+function padWidth(s: string, v: Value): number {
+  const n = typeof v === 'boolean' ? BigInt(v) : v;
+  if (typeof n !== 'bigint') return raise('TypeError', `'${typeName(v)}' object cannot be interpreted as an integer`);
+  const w = sizeArg(n);
+  if (w > s.length) currentBudget.checkSize(w);
+  return w;
+}
+
 const STR_METHODS: Record<string, Impl> = {
   upper: (s: string) => s.toUpperCase(),
   lower: (s: string) => s.toLowerCase(),
@@ -319,13 +343,13 @@ const STR_METHODS: Record<string, Impl> = {
   format: (s: string, a, kw) => strFormat(s, a, kw),
   format_map: (s: string, a) => strFormat(s, [], null, a[0]),
   zfill: (s: string, a) => {
-    const w = Number(a[0] as bigint);
+    const w = padWidth(s, a[0]);
     const sign = s[0] === '-' || s[0] === '+' ? s[0] : '';
     const body = s.slice(sign.length);
     return sign + body.padStart(Math.max(0, w - sign.length), '0');
   },
   center: (s: string, a) => {
-    const w = Number(a[0] as bigint),
+    const w = padWidth(s, a[0]),
       f = (a[1] as string) ?? ' ';
     const n = w - strLen(s);
     if (n <= 0) return s;
@@ -333,12 +357,12 @@ const STR_METHODS: Record<string, Impl> = {
     return f.repeat(left) + s + f.repeat(n - left);
   },
   ljust: (s: string, a) => {
-    const w = Number(a[0] as bigint);
+    const w = padWidth(s, a[0]);
     const n = w - strLen(s);
     return n > 0 ? s + ((a[1] as string) ?? ' ').repeat(n) : s;
   },
   rjust: (s: string, a) => {
-    const w = Number(a[0] as bigint);
+    const w = padWidth(s, a[0]);
     const n = w - strLen(s);
     return n > 0 ? ((a[1] as string) ?? ' ').repeat(n) + s : s;
   },
@@ -373,12 +397,13 @@ const STR_METHODS: Record<string, Impl> = {
     return p && s.endsWith(p) ? s.slice(0, -p.length) : s;
   },
   expandtabs: (s: string, a) => {
-    const size = a.length ? Number(a[0] as bigint) : 8;
+    const size = a.length ? sizeArg(a[0] as bigint, C_INT_OVERFLOW, C_INT_MAX) : 8;
     let out = '';
     let col = 0;
     for (const ch of s) {
       if (ch === '\t') {
         const k = size > 0 ? size - (col % size) : 0;
+        currentBudget.checkSize(out.length + k);
         out += ' '.repeat(k);
         col += k;
       } else if (ch === '\n' || ch === '\r') {
@@ -444,9 +469,7 @@ const LIST_METHODS: Record<string, Impl> = {
     return null;
   },
   extend: (l: Value[], a) => {
-    const items = toArray(a[0]);
-    currentBudget.checkSize(l.length + items.length);
-    l.push(...items);
+    appendAll(l, toArray(a[0]));
     return null;
   },
   insert: (l: Value[], a) => {

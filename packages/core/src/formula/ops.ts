@@ -24,7 +24,7 @@ import {
   truthy,
   typeName,
 } from './values.js';
-import {currentBudget} from './budget.js';
+import {currentBudget, INDEX_OVERFLOW, SSIZE_OVERFLOW, SSIZE_T_MAX, sizeArg} from './budget.js';
 import {percentFormat} from './pyformat.js';
 
 // ---- exceptions -------------------------------------------------------------------------------
@@ -191,6 +191,8 @@ export class PyIterator implements PyObject {
 export class PyRange implements PyObject {
   readonly pyType = 'range';
   readonly length: number;
+  /** Beyond a C ssize_t CPython cannot take the range's length (len(), list()). */
+  readonly huge: boolean;
   constructor(
     readonly start: bigint,
     readonly stop: bigint,
@@ -199,12 +201,14 @@ export class PyRange implements PyObject {
     if (step === 0n) raise('ValueError', 'range() arg 3 must not be zero');
     const n = step > 0n ? (stop - start + step - 1n) / step : (start - stop - step - 1n) / -step;
     this.length = n > 0n ? Number(n) : 0;
+    this.huge = n > SSIZE_T_MAX;
   }
   *iter(): Iterable<Value> {
     const {start, step} = this;
     for (let i = 0; i < this.length; i++) yield start + BigInt(i) * step;
   }
   len(): number {
+    if (this.huge) raise('OverflowError', SSIZE_OVERFLOW);
     return this.length;
   }
   getitem(key: Value): Value {
@@ -314,13 +318,22 @@ export function* iterBudget(v: Value): Iterable<Value> {
 
 export function toArray(v: Value): Value[] {
   if (Array.isArray(v)) return v.slice();
-  const out: Value[] = [];
   const b = currentBudget;
+  // A range knows its length: a huge one fails before the loop, as CPython's length hint does.
+  if (v instanceof PyRange) b.checkSize(v.len());
+  const out: Value[] = [];
   for (const x of iterate(v)) {
     b.tick();
     out.push(x);
   }
   return out;
+}
+
+/** Appends `items` to `target` within the size budget (push(...items) of a long list overflows the JS stack). */
+export function appendAll(target: Value[], items: readonly Value[]): Value[] {
+  currentBudget.checkSize(target.length + items.length);
+  for (let i = 0; i < items.length; i++) target.push(items[i]);
+  return target;
 }
 
 export function pyLen(v: Value): number {
@@ -390,10 +403,28 @@ export function intToFloat(a: bigint): number {
   return f;
 }
 
+/**
+ * Largest int a formula may make, in bits (about 1.2 million decimal digits): a product or power
+ * past it is refused before V8 spends seconds on it (`x = x * x` repeated reaches 2^30 bits).
+ */
+export const MAX_INT_BITS = 4_000_000;
+const WORD = 2n ** 64n;
+
+/** The bits of x (rounded up to a multiple of 4 past 64 bits). */
+function bitsOf(x: bigint): number {
+  const a = x < 0n ? -x : x;
+  return a < WORD ? a.toString(2).length : a.toString(16).length * 4;
+}
+
+function checkIntBits(bits: number): void {
+  if (bits > MAX_INT_BITS) raise('MemoryError', `integer result too large (more than ${MAX_INT_BITS} bits)`);
+}
+
 function powNum(a: bigint | number, b: bigint | number): Value {
   if (typeof a === 'bigint' && typeof b === 'bigint') {
     if (b >= 0n) {
       if (b > 100000n && a !== 0n && a !== 1n && a !== -1n) raise('MemoryError', 'integer exponent too large');
+      if (a > 1n || a < -1n) checkIntBits(bitsOf(a) * Number(b));
       const r = a ** b;
       return r;
     }
@@ -476,6 +507,7 @@ function numBinop(op: string, x: bigint | number, y: bigint | number, boolish: b
       case '-':
         return x - y;
       case '*':
+        if ((x >= WORD || x <= -WORD) && (y >= WORD || y <= -WORD)) checkIntBits(bitsOf(x) + bitsOf(y));
         return x * y;
       case '/': {
         if (y === 0n) raise('ZeroDivisionError', 'division by zero');
@@ -498,6 +530,7 @@ function numBinop(op: string, x: bigint | number, y: bigint | number, boolish: b
       case '<<':
         if (y < 0n) raise('ValueError', 'negative shift count');
         if (y > 100000n) raise('MemoryError', '');
+        if (x !== 0n) checkIntBits(bitsOf(x) + Number(y));
         return x << y;
       case '>>':
         if (y < 0n) raise('ValueError', 'negative shift count');
@@ -548,7 +581,8 @@ function bigDiv(x: bigint, y: bigint): number {
   return neg ? -q : q;
 }
 
-function seqRepeat<T>(seq: readonly T[], n: Value, what: string): T[] {
+/** A repeat factor as CPython takes it: an index-sized integer (OverflowError), then a size (MemoryError). */
+function repeatCount(n: Value, len: number): number {
   const k =
     typeof n === 'bigint'
       ? n
@@ -557,26 +591,24 @@ function seqRepeat<T>(seq: readonly T[], n: Value, what: string): T[] {
           ? 1n
           : 0n
         : raise('TypeError', `can't multiply sequence by non-int of type '${typeName(n)}'`);
-  if (k <= 0n) return [];
-  currentBudget.checkSize(seq.length * Number(k));
-  const out: T[] = [];
-  for (let i = 0n; i < k; i++) out.push(...seq);
+  const count = sizeArg(k, INDEX_OVERFLOW);
+  if (count <= 0) return 0;
+  currentBudget.checkSize(len * count);
+  return count;
+}
+
+function seqRepeat<T>(seq: readonly T[], n: Value, what: string): T[] {
+  const count = repeatCount(n, seq.length);
+  const out: T[] = new Array(seq.length * count);
+  // Indexed copies: push(...seq) of a long list overflows the JS stack.
+  for (let i = 0, j = 0; i < count; i++) for (let k = 0; k < seq.length; k++) out[j++] = seq[k];
   void what;
   return out;
 }
 
 function strRepeat(s: string, n: Value): string {
-  const k =
-    typeof n === 'bigint'
-      ? n
-      : typeof n === 'boolean'
-        ? n
-          ? 1n
-          : 0n
-        : raise('TypeError', `can't multiply sequence by non-int of type '${typeName(n)}'`);
-  if (k <= 0n) return '';
-  currentBudget.checkSize(s.length * Number(k));
-  return s.repeat(Number(k));
+  const count = repeatCount(n, s.length);
+  return count > 0 ? s.repeat(count) : '';
 }
 
 /** Python's binary operators. */

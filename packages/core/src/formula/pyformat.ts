@@ -15,10 +15,13 @@ import {
   toNumeric,
   typeName,
 } from './values.js';
+import {C_INT_MAX, C_INT_OVERFLOW, currentBudget, SSIZE_OVERFLOW, SSIZE_T_MAX, sizeArg} from './budget.js';
 
 /** Digits of x rounded to `prec` decimals, exactly as Python's '%.{prec}f' (ties to even). */
 export function toFixedPy(x: number, prec: number): string {
   if (!Number.isFinite(x)) return Number.isNaN(x) ? 'nan' : x > 0 ? 'inf' : '-inf';
+  // Digits beyond 100 are zeros added here: a size taken from the caller's precision.
+  if (prec > 100) currentBudget.checkSize(prec);
   if (Math.abs(x) >= 1e21) {
     // toFixed switches to exponent form: build from the exact integer value.
     const int = BigInt(x).toString();
@@ -81,6 +84,16 @@ function groupDigits(intPart: string, sep: string, size = 3): string {
   return out;
 }
 
+const C_INT_MAX_N = Number(C_INT_MAX);
+
+/** A width or precision of a format spec: CPython reads it as a C ssize_t, refusing longer ones. */
+function specNumber(digits: string | undefined): string | undefined {
+  if (digits !== undefined && BigInt(digits) > SSIZE_T_MAX) {
+    raise('ValueError', 'Too many decimal digits in format string');
+  }
+  return digits;
+}
+
 const SPEC_RE = /^(?:(.)?([<>=^]))?([-+ ])?(z)?(#)?(0)?(\d+)?([,_])?(?:\.(\d+))?([bcdeEfFgGnosxX%])?$/s;
 
 /** `format(value, spec)`. */
@@ -93,8 +106,13 @@ export function formatSpec(v: Value, spec: string): string {
   const m = SPEC_RE.exec(spec);
   if (!m) return raise('ValueError', 'Invalid format specifier');
   let [, fill, align] = m;
-  const [, , , sign, , alt, zero, width, grouping, precision, type] = m;
-  const prec = precision === undefined ? null : Number(precision);
+  const [, , , sign, , alt, zero, widthDigits, grouping, precision, type] = m;
+  const width = specNumber(widthDigits);
+  const prec = precision === undefined ? null : Number(specNumber(precision));
+  // CPython formats floats with a C int precision.
+  if (prec !== null && prec > C_INT_MAX_N && 'eEfFgG%'.includes(type ?? '') && typeof v !== 'string') {
+    return raise('ValueError', 'precision too big');
+  }
   let body: string;
   let signStr = '';
   let numeric = false;
@@ -191,11 +209,16 @@ export function formatSpec(v: Value, spec: string): string {
     // Zero padding with grouping inserts separators into the padding, as Python does.
     const need = w - signStr.length - digits.length;
     if (need > 0) {
+      currentBudget.checkSize(w);
       if (f === '0' && grouping && /^\d/.test(digits)) {
         const mm = /^([\d,_]+)(.*)$/s.exec(digits)!;
-        let raw = mm[1].replace(/[,_]/g, '');
-        while (groupDigits(raw, grouping).length + mm[2].length + signStr.length < w) raw = '0' + raw;
-        digits = groupDigits(raw, grouping) + mm[2];
+        const raw = mm[1].replace(/[,_]/g, '');
+        // The fewest digits whose grouped form reaches the width (L digits group to L + (L-1)/3
+        // characters): computed, since adding one zero at a time is quadratic in the width.
+        const target = w - mm[2].length - signStr.length;
+        let len = Math.max(raw.length, target - Math.floor(target / 4) - 1);
+        while (len + Math.floor((len - 1) / 3) < target) len++;
+        digits = groupDigits(raw.padStart(len, '0'), grouping) + mm[2];
       } else {
         digits = f.repeat(need) + digits;
       }
@@ -207,8 +230,10 @@ export function formatSpec(v: Value, spec: string): string {
 
 function pad(s: string, fill: string | undefined, align: string, width: string | undefined): string {
   const w = width ? Number(width) : 0;
+  if (s.length >= w) return s;
   const len = Array.from(s).length;
   if (len >= w) return s;
+  currentBudget.checkSize(w);
   const f = fill ?? ' ';
   const n = w - len;
   switch (align) {
@@ -219,6 +244,18 @@ function pad(s: string, fill: string | undefined, align: string, width: string |
     default:
       return f.repeat(n) + s;
   }
+}
+
+/** A `%` width or precision written in the format: CPython's bounds (a C ssize_t, a C int) and wording. */
+function percentNumber(digits: string, what: 'width' | 'precision'): number {
+  if (BigInt(digits) > (what === 'width' ? SSIZE_T_MAX : C_INT_MAX)) raise('ValueError', `${what} too big`);
+  return Number(digits);
+}
+
+/** A `*` width or precision taken from the arguments, converted as CPython converts it. */
+function starArg(v: Value, message: string, max: bigint): number {
+  const n = toNumeric(v);
+  return typeof n === 'bigint' ? sizeArg(n, message, max) : Number(n);
 }
 
 /** `fmt % args`. */
@@ -258,8 +295,14 @@ export function percentFormat(fmt: string, args: Value): string {
       out += '%';
       continue;
     }
-    const width = widthS === '*' ? Number(toNumeric(next())) : widthS ? Number(widthS) : 0;
-    const prec = precS === '*' ? Number(toNumeric(next())) : precS !== undefined ? Number(precS) : null;
+    const width =
+      widthS === '*' ? starArg(next(), SSIZE_OVERFLOW, SSIZE_T_MAX) : widthS ? percentNumber(widthS, 'width') : 0;
+    const prec =
+      precS === '*'
+        ? starArg(next(), C_INT_OVERFLOW, C_INT_MAX)
+        : precS !== undefined
+          ? percentNumber(precS, 'precision')
+          : null;
     let val: Value;
     if (key !== undefined) {
       if (!mapping) return raise('TypeError', 'format requires a mapping');
@@ -328,6 +371,7 @@ export function percentFormat(fmt: string, args: Value): string {
       else if (flags.includes(' ')) body = ' ' + body;
     }
     if (body.length < width) {
+      currentBudget.checkSize(width);
       if (flags.includes('-')) body = body.padEnd(width);
       else if (flags.includes('0') && signed) {
         const sign = /^[-+ ]/.test(body) ? body[0] : '';

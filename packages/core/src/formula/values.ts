@@ -261,7 +261,71 @@ export function hashKey(v: Value): string {
 }
 
 /** Python's `repr(v)`. */
+/**
+ * Longest text repr() builds of a container: the default size budget (budget.ts maxSize). A list
+ * holding one list 10^4 times is small, its text is not; items are counted as they are written.
+ */
+export const MAX_REPR_CHARS = 10_000_000;
+
+function reprJoin<T>(items: Iterable<T>, each: (x: T) => string): string {
+  const parts: string[] = [];
+  let n = 0;
+  for (const x of items) {
+    const part = each(x);
+    n += part.length + 2;
+    if (n > MAX_REPR_CHARS) throw reprTooLarge();
+    parts.push(part);
+  }
+  return parts.join(', ');
+}
+
+/**
+ * At least how long repr(v) is, counted without building it (1 character and a separator an item,
+ * strings their length): MemoryError past MAX_REPR_CHARS, before a shared part is written out
+ * again and again. RecursionError past 1000 levels.
+ */
+function checkReprSize(v: Value): void {
+  let n = 0;
+  const visit = (x: Value, depth: number): void => {
+    if (depth > 1000)
+      throw new PyException('RecursionError', 'maximum recursion depth exceeded while getting the repr of an object');
+    const items = Array.isArray(x)
+      ? x
+      : x instanceof PyTuple
+        ? x.items
+        : x instanceof PyDict
+          ? x.entries().flat()
+          : x instanceof PySet
+            ? x.values()
+            : null;
+    if (items === null) return;
+    n += 2 + 3 * items.length;
+    if (n > MAX_REPR_CHARS) throw reprTooLarge();
+    for (const item of items) {
+      if (typeof item === 'string') n += item.length;
+      else if (item !== null && typeof item === 'object') visit(item, depth + 1);
+    }
+    if (n > MAX_REPR_CHARS) throw reprTooLarge();
+  };
+  visit(v, 0);
+}
+
+function reprTooLarge(): PyException {
+  return new PyException('MemoryError', `result too large (more than ${MAX_REPR_CHARS} characters)`);
+}
+
 export function repr(v: Value): string {
+  if (
+    v !== null &&
+    typeof v === 'object' &&
+    (Array.isArray(v) || v instanceof PyTuple || v instanceof PyDict || v instanceof PySet)
+  ) {
+    checkReprSize(v);
+  }
+  return reprChecked(v);
+}
+
+function reprChecked(v: Value): string {
   if (v === null) return 'None';
   switch (typeof v) {
     case 'boolean':
@@ -273,17 +337,13 @@ export function repr(v: Value): string {
     case 'string':
       return strRepr(v);
   }
-  if (Array.isArray(v)) return `[${v.map(repr).join(', ')}]`;
+  if (Array.isArray(v)) return `[${reprJoin(v, reprChecked)}]`;
   if (v instanceof PyTuple) {
-    return v.items.length === 1 ? `(${repr(v.items[0])},)` : `(${v.items.map(repr).join(', ')})`;
+    return v.items.length === 1 ? `(${reprChecked(v.items[0])},)` : `(${reprJoin(v.items, reprChecked)})`;
   }
-  if (v instanceof PyDict)
-    return `{${v
-      .entries()
-      .map(([k, x]) => `${repr(k)}: ${repr(x)}`)
-      .join(', ')}}`;
+  if (v instanceof PyDict) return `{${reprJoin(v.entries(), ([k, x]) => `${reprChecked(k)}: ${reprChecked(x)}`)}}`;
   if (v instanceof PySet) {
-    const inner = v.values().map(repr).join(', ');
+    const inner = reprJoin(v.values(), reprChecked);
     if (v.pyType === 'frozenset') return v.size ? `frozenset({${inner}})` : 'frozenset()';
     return v.size ? `{${inner}}` : 'set()';
   }

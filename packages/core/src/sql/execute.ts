@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3';
 import {readsPrivateTables} from '../webhooks/schema.js';
-import {bindArgs, NOT_SELECT_MESSAGE, parameterNames, type SqlParam} from './statement.js';
+import {bindArgs, NOT_SELECT_MESSAGE, parameterNames, SqlUserError, type SqlParam} from './statement.js';
+
+export {SqlUserError};
 
 export interface ResultCaps {
   maxRows: number;
@@ -12,9 +14,6 @@ export interface ResultCaps {
 export const DEFAULT_MAX_ROWS = 1_000_000;
 /** Largest answer of one SQL statement, in bytes, unless configured. */
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
-
-/** A statement refused or failed for a reason the caller can fix (HTTP 400). */
-export class SqlUserError extends Error {}
 
 /** Opens a document for the sandbox: read-only at every level SQLite offers through better-sqlite3. */
 export function openReadOnly(path: string): Database.Database {

@@ -64,15 +64,43 @@ export function firstStatementEnd(text: string): number {
   return -1;
 }
 
+/** A statement refused or failed for a reason the caller can fix (HTTP 400). */
+export class SqlUserError extends Error {}
+
+/**
+ * SQLite's SQLITE_MAX_VARIABLE_NUMBER as better-sqlite3 builds it (its `pragma compile_options`
+ * says MAX_VARIABLE_NUMBER=32766): the largest `?NNN` and the most parameters one statement has.
+ */
+export const MAX_VARIABLE_NUMBER = 32766;
+const VARIABLE_RANGE = `SQLITE_ERROR: variable number must be between ?1 and ?${MAX_VARIABLE_NUMBER}`;
+const TOO_MANY_VARIABLES = 'SQLITE_ERROR: too many SQL variables';
+
+/** End of the run of characters from `at` that `part` accepts (a char-code loop: no copy, no regex). */
+function runEnd(text: string, at: number, part: (code: number) => boolean): number {
+  let end = at;
+  while (end < text.length && part(text.charCodeAt(end))) end++;
+  return end;
+}
+
+const isDigit = (c: number) => c >= 48 && c <= 57;
+/** SQLite's identifier characters: ASCII letters, digits, `_`, `$`, and every non-ASCII one. */
+const isIdent = (c: number) =>
+  isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36 || c >= 0x80;
+
 /**
  * SQLite's parameter numbering for `text` (the first statement, as cut by selectText): entry i-1 is
  * the name of parameter i (`?NNN`, `:x`, `@x`, `$x`) or null for a plain `?` or an unused number.
  * `?` takes the largest index so far plus one; `?NNN` takes NNN; a name keeps its first index.
+ * A number or a count beyond SQLite's bound throws SQLite's own error (SqlUserError) before the
+ * list grows: `?99999999` must not allocate 10^8 entries on the request's thread (issue 37).
  */
 export function parameterNames(text: string): (string | null)[] {
   const names: (string | null)[] = [];
   const byName = new Map<string, number>();
   const place = (index: number, name: string | null) => {
+    if (index > MAX_VARIABLE_NUMBER) {
+      throw new SqlUserError(TOO_MANY_VARIABLES);
+    }
     while (names.length < index) {
       names.push(null);
     }
@@ -94,17 +122,23 @@ export function parameterNames(text: string): (string | null)[] {
       close = '*/';
       i++;
     } else if (c === '?') {
-      const digits = /^[0-9]*/.exec(text.slice(i + 1))![0];
+      const digits = text.slice(i + 1, runEnd(text, i + 1, isDigit));
       if (digits === '') {
         place(names.length + 1, null);
       } else {
+        // Measured as text first: a 400-digit number is no safe integer.
+        const value = digits.replace(/^0+/, '');
+        const n = value.length > 6 ? Number.POSITIVE_INFINITY : Number(value);
+        if (n < 1 || n > MAX_VARIABLE_NUMBER) {
+          throw new SqlUserError(VARIABLE_RANGE);
+        }
         const name = `?${digits}`;
-        place(byName.get(name) ?? Number(digits), name);
+        place(byName.get(name) ?? n, name);
       }
       i += digits.length;
       continue;
     } else if (c === ':' || c === '@' || c === '$') {
-      const ident = /^[A-Za-z0-9_$\u0080-\uffff]*/.exec(text.slice(i + 1))![0];
+      const ident = text.slice(i + 1, runEnd(text, i + 1, isIdent));
       if (ident !== '') {
         const name = c + ident;
         place(byName.get(name) ?? names.length + 1, name);

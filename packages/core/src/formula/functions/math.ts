@@ -40,6 +40,9 @@ function intTimes(i: bigint, factor: Value): bigint | number {
 /** Python's `10 ** n` for an int n: an int for n >= 0, a float otherwise. */
 function pow10(n: Value): bigint | number {
   const p = num(n);
+  // Every caller takes the factor as a float: beyond 10**308 that raises, so 10n ** p (seconds for
+  // a p of 10**9) is not computed.
+  if (typeof p === 'bigint' && p > 400n) raise('OverflowError', 'int too large to convert to float');
   if (typeof p === 'bigint') return p >= 0n ? 10n ** p : 10 ** Number(p);
   return 10 ** p;
 }

@@ -13,6 +13,7 @@ import {
 import {PyDate} from '../datetime.js';
 import {compile} from '../modules/re.js';
 import {round} from './math.js';
+import {currentBudget} from '../budget.js';
 import {parseDateText} from './dateparse.js';
 import libphonenumber from 'google-libphonenumber';
 import {def, index, isAltText, iterItems, pyInt, rest, slice, strArg, strFind, strLen, toF, v} from './util.js';
@@ -20,9 +21,17 @@ import {def, index, isAltText, iterItems, pyInt, rest, slice, strArg, strFind, s
 /** Python's `"{:,.Nf}".format(x)` (commas optional) for a float. */
 export function formatFixed(x: number, decimals: number, commas: boolean): string {
   if (!Number.isFinite(x)) return Number.isNaN(x) ? 'nan' : x > 0 ? 'inf' : '-inf';
+  // Python formats with a C int precision; the digits are a size taken from the caller.
+  if (decimals > 2 ** 31 - 1) raise('ValueError', 'precision too big');
+  currentBudget.checkSize(decimals);
   const neg = x < 0 || Object.is(x, -0);
   const ax = Math.abs(x);
-  let body = ax < 1e21 ? ax.toFixed(decimals) : BigInt(ax).toString() + (decimals ? `.${'0'.repeat(decimals)}` : '');
+  // toFixed stops at 100 digits; the float's exact expansion has ended by then.
+  const zeros = '0'.repeat(Math.max(0, decimals - 100));
+  let body =
+    ax < 1e21
+      ? ax.toFixed(Math.min(decimals, 100)) + zeros
+      : BigInt(ax).toString() + (decimals ? `.${'0'.repeat(decimals)}` : '');
   if (commas) {
     const [ip, fp] = body.split('.');
     body = ip.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (fp !== undefined ? `.${fp}` : '');

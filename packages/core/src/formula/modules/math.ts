@@ -73,9 +73,22 @@ export function mathPow(x: Value, y: Value): number {
   return r;
 }
 
+/**
+ * Most multiplications factorial, comb and perm make (factorial(20000) has 77,338 digits): each
+ * step multiplies a growing int, so the loop is quadratic; larger ones are refused at once.
+ */
+export const MAX_PRODUCT_STEPS = 20_000;
+
+function checkSteps(steps: bigint | number): void {
+  if (BigInt(steps) > BigInt(MAX_PRODUCT_STEPS)) {
+    raise('MemoryError', `integer result too large (more than ${MAX_PRODUCT_STEPS} factors)`);
+  }
+}
+
 export function factorial(x: Value): bigint {
   const n = index(x);
   if (n < 0) raise('ValueError', 'factorial() not defined for negative values');
+  checkSteps(n);
   let r = 1n;
   for (let i = 2n; i <= BigInt(n); i++) r *= i;
   return r;
@@ -117,6 +130,7 @@ export function comb(n: bigint, k: bigint): bigint {
   if (k < 0n) raise('ValueError', 'k must be a non-negative integer');
   if (k > n) return 0n;
   if (k > n - k) k = n - k;
+  checkSteps(k);
   let r = 1n;
   for (let i = 1n; i <= k; i++) r = (r * (n - k + i)) / i;
   return r;
@@ -127,6 +141,7 @@ export function perm(n: bigint, k: bigint | null): bigint {
   if (k === null) k = n;
   if (k < 0n) raise('ValueError', 'k must be a non-negative integer');
   if (k > n) return 0n;
+  checkSteps(k);
   let r = 1n;
   for (let i = n - k + 1n; i <= n; i++) r *= i;
   return r;

@@ -18,6 +18,7 @@ import {
 } from '../values.js';
 import {fn, nowMs} from '../datetime.js';
 import {iterOrThrow} from '../functions/util.js';
+import {sizeArg} from '../budget.js';
 
 /** A module object: named attributes, AttributeError for the rest. */
 export class PyModule implements PyObject {
@@ -343,7 +344,15 @@ function* perms(items: Value[], r: number, used: boolean[] = [], acc: Value[] = 
   }
 }
 
+/** Most items an itertools function returns (they build lists): MemoryError beyond. */
 const LIMIT = 1_000_000;
+
+/** A count argument as CPython converts it (a C ssize_t). */
+function countArg(v: Value): number {
+  if (typeof v === 'boolean') return Number(v);
+  if (typeof v !== 'bigint') return raise('TypeError', `'${typeName(v)}' object cannot be interpreted as an integer`);
+  return sizeArg(v);
+}
 function limited<T>(g: Iterable<T>): T[] {
   const out: T[] = [];
   for (const x of g) {
@@ -359,8 +368,15 @@ export const itertoolsModule = new PyModule('itertools', {
     {},
   ),
   product: fn('product', (a, k) => {
-    const repeat = Number(k?.repeat ?? 1n);
+    const repeat = countArg(k?.repeat ?? 1n);
+    if (repeat < 0) raise('ValueError', 'repeat argument cannot be negative');
     let pools = a.map((x) => iterOrThrow(x));
+    // The result's size is known: refused before the pools are repeated or multiplied out.
+    if (!pools.some((p) => p.length === 0)) {
+      let count = 1;
+      for (const p of pools) count *= p.length ** repeat;
+      if (count > LIMIT || pools.length * repeat > LIMIT) raise('MemoryError', 'result too large');
+    }
     pools = Array.from({length: repeat}, () => pools).flat();
     let result: Value[][] = [[]];
     for (const pool of pools) {
@@ -401,6 +417,9 @@ export const itertoolsModule = new PyModule('itertools', {
     const s = Number(start ?? 0),
       e = stop === null ? items.length : Number(stop),
       st = Number(step ?? 1);
+    // A step below 1 would loop for ever.
+    if (!(st >= 1)) raise('ValueError', 'Step for islice() must be a positive integer or None.');
+    if (!(s >= 0)) raise('ValueError', 'Indices for islice() must be None or an integer: 0 <= x <= sys.maxsize.');
     const out: Value[] = [];
     for (let i = s; i < Math.min(e, items.length); i += st) out.push(items[i]);
     return out;
@@ -418,7 +437,9 @@ export const itertoolsModule = new PyModule('itertools', {
   }),
   repeat: fn('repeat', (a) => {
     if (a.length < 2) raise('ValueError', 'itertools.repeat without times is infinite');
-    return limited(Array.from({length: Math.max(0, Number(a[1]))}, () => a[0]));
+    const times = countArg(a[1]);
+    if (times > LIMIT) raise('MemoryError', 'result too large');
+    return Array.from({length: Math.max(0, times)}, () => a[0]);
   }),
   zip_longest: fn('zip_longest', (a, k) => {
     const lists = a.map((x) => iterOrThrow(x));
