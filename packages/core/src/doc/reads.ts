@@ -14,7 +14,7 @@ import type {ColumnMeta, TableMeta} from './meta.js';
 import {MAX_CURSOR_TERMS, buildRecordQuery, parseSortParam, quoteIdent, sortColumns, sortTerms} from './query.js';
 import type {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
-import {andScope, RowScope, type TableAccess} from './rowscope.js';
+import {andScope, RowScope, scopeWhere, type TableAccess} from './rowscope.js';
 import {
   type JsonPart,
   JsonStream,
@@ -459,11 +459,8 @@ export class DocReads {
       const source = this.orderedSource(db, table, q, page, scope, true);
       const typed = q.cellFormat === 'typed';
       const t = quoteIdent(table.tableId);
-      const whole = andScope(scope, {sql: '', params: []});
-      const from = source ?? {
-        from: ` FROM ${t}${whole.sql ? ` WHERE ${whole.sql}` : ''} ORDER BY ${t}."id"`,
-        params: whole.params,
-      };
+      const whole = scopeWhere(scope);
+      const from = source ?? {from: ` FROM ${t}${whole.sql} ORDER BY ${t}."id"`, params: whole.params};
       const column = (col: ColumnMeta | null): JsonPart => {
         const expr = col ? `${t}.${quoteIdent(col.colId)}` : `${t}."id"`;
         const stmt = db.prepare(`SELECT ${expr}${from.from}`).pluck();

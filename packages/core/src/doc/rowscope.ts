@@ -60,6 +60,12 @@ export function andScope(scope: RowScope, other: {sql: string; params: unknown[]
   return {sql: `(${other.sql}) AND ${w.sql}`, params: [...other.params, ...w.params]};
 }
 
+/** The scope as the WHERE clause of a whole-table read (` WHERE ...`, or '' for every row). */
+export function scopeWhere(scope: RowScope): {sql: string; params: unknown[]} {
+  const w = andScope(scope, {sql: '', params: []});
+  return w.sql ? {sql: ` WHERE ${w.sql}`, params: w.params} : w;
+}
+
 /**
  * How one caller reads a user table, for a read on a connection of its own (an export on its
  * snapshot): `DocReads.tableAccess`.

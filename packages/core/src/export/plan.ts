@@ -10,7 +10,7 @@ import {NotFound} from '../errors.js';
 import {type ColumnMeta, type DocMeta, loadMeta, type TableMeta} from '../doc/meta.js';
 import type {RowValues} from '../doc/guard.js';
 import {quoteIdent} from '../doc/query.js';
-import {andScope, type RowScope, type TableAccess} from '../doc/rowscope.js';
+import {type RowScope, scopeWhere, type TableAccess} from '../doc/rowscope.js';
 import type {CellValue} from '../doc/types.js';
 import {type CellFormatter, rowIdFormatter} from './format.js';
 
@@ -39,9 +39,7 @@ export interface ExportPlan {
   title: string;
   columns: ExportColumn[];
   settings: DocMeta['settings'];
-  /** `SELECT id, <columns> FROM <table> ORDER BY id`, with the columns in `columns` order. */
-  sql: string;
-  /** The result columns of `sql` (`"id", <columns>`). */
+  /** The result columns of its rows (`"id", <columns>` in `columns` order; `exportRows` reads them). */
   select: string;
 }
 
@@ -61,7 +59,7 @@ export interface ExportRestriction {
 }
 
 /**
- * The rows of a table's export as `plan.sql` selects them (`plan` before `restrictPlan`), each
+ * The rows of a table's export as `plan.select` reads them (`plan` before `restrictPlan`), each
  * with the columns to print censored, limited to what `r` lets the user read, from `db` (the
  * export's snapshot).
  */
@@ -70,27 +68,20 @@ export function* exportRows(
   plan: ExportPlan,
   r: ExportRestriction | undefined,
 ): Generator<[unknown[], ReadonlySet<string> | null]> {
-  if (!r?.scope && !r?.row) {
-    for (const row of db.prepare(plan.sql).raw(true).iterate() as IterableIterator<unknown[]>) yield [row, null];
-    return;
-  }
   const t = quoteIdent(plan.tableId);
-  const where = r.scope ? andScope(r.scope, {sql: '', params: []}) : {sql: '', params: []};
-  const filter = where.sql ? ` WHERE ${where.sql}` : '';
-  const check = r.row;
-  if (!check) {
-    const sql = `SELECT ${plan.select} FROM ${t}${filter} ORDER BY "id"`;
-    for (const row of db.prepare(sql).raw(true).iterate(where.params) as IterableIterator<unknown[]>) {
-      yield [row, null];
-    }
-    return;
-  }
-  // Rules read any column of the row (hidden ones too): every column is read and decoded for them.
-  const table = loadMeta(db).tables.get(plan.tableId)!;
-  const all = table.columns;
-  const n = plan.select.split(', ').length;
-  const sql = `SELECT ${plan.select}${all.map((c) => `, ${t}.${quoteIdent(c.colId)}`).join('')} FROM ${t}${filter} ORDER BY "id"`;
+  const where = r?.scope ? scopeWhere(r.scope) : {sql: '', params: []};
+  const check = r?.row ?? null;
+  // Rules read any column of the row (hidden ones too): for a check row by row, every column is
+  // read after the plan's own and decoded for it.
+  const all = check ? loadMeta(db).tables.get(plan.tableId)!.columns : [];
+  const n = plan.columns.length + 1;
+  const extra = all.map((c) => `, ${t}.${quoteIdent(c.colId)}`).join('');
+  const sql = `SELECT ${plan.select}${extra} FROM ${t}${where.sql} ORDER BY "id"`;
   for (const row of db.prepare(sql).raw(true).iterate(where.params) as IterableIterator<unknown[]>) {
+    if (!check) {
+      yield [row, null];
+      continue;
+    }
     const values: RowValues & {id: number} = {id: row[0] as number};
     for (let j = 0; j < all.length; j++) values[all[j].colId] = all[j].decode(row[n + j]);
     const censored = check(values);
@@ -192,7 +183,6 @@ export function planTableExport(db: Database.Database, tableId: string, meta: Do
     title,
     columns,
     settings: meta.settings,
-    sql: `SELECT ${select} FROM ${quoteIdent(table.tableId)} ORDER BY "id"`,
     select,
   };
 }
