@@ -354,10 +354,9 @@ export class OpenDocument {
     const known = this.grist.listTables().some((t) => t.id === tableId);
     if (known && !access.tableVisible(tableId)) throw new NotFound('Cannot find or access table');
     if (!known) return undefined; // The export answers its own 404.
-    const seen = this.grist.as(access).tableAccess(tableId)!;
-    if (!seen.scope.where && !seen.row) return seen.hiddenCols.size ? {hiddenCols: seen.hiddenCols} : undefined;
     // The rows are chosen on the export's own snapshot, as it reads them (export/plan.ts exportRows).
-    return {hiddenCols: seen.hiddenCols, scope: seen.scope, row: seen.row};
+    const {hiddenCols, scope, row} = this.grist.as(access).tableAccess(tableId)!;
+    return {hiddenCols, scope, row};
   }
 
   /** A consistent, self-contained `.grist` copy at `destPath`, filtered as Grist's downloads are. */

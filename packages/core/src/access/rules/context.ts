@@ -261,13 +261,13 @@ export class AccessContext implements DocGuard {
   private makeReadFilter(tableId: string, colType?: (colId: string) => string | undefined): TableReadFilter {
     // Grist checks every fetch, metadata tables included, against the table's read access
     // (ActiveDoc.fetchQuery -> assertCanRead): a document-wide deny refuses them too.
-    if (tableId.startsWith('_grist_') && this.tableAnswer(tableId, 'read') !== 'deny') return {hiddenCols: new Set()};
     if (this.tableAnswer(tableId, 'read') === 'deny') {
       throw new Forbidden(
         'Blocked by table read access rules',
         this.memoDetails(this.tableChain(tableId), this.input(), 'read'),
       );
     }
+    if (tableId.startsWith('_grist_')) return {hiddenCols: new Set()};
     const hiddenCols = new Set<string>();
     const perRowCols: Array<{colId: string; chain: Rule[][]}> = [];
     for (const list of this.rules.columnRuleLists(tableId)) {
