@@ -83,6 +83,8 @@ test('compareAnswers: paths of differences, and the looser levels', () => {
   assert.equal(compareAnswers(grist, {...ours, status: 500}, 'status-class'), [
     {path: 'status', grist: 400, gristlite: 500},
   ]);
+  assert.equal(compareAnswers({...grist, status: 500}, ours, 'error'), []);
+  assert.equal(compareAnswers(grist, {...ours, status: 200}, 'error'), [{path: 'status', grist: 400, gristlite: 200}]);
   assert.equal(compareAnswers(grist, grist), []);
 });
 

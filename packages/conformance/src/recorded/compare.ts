@@ -14,9 +14,11 @@ export interface Answer {
 /**
  * How closely a step is compared: `exact` (the default), `shape` (status, headers, and the body's
  * JSON types and object keys, not its values), `status` (the status and nothing else),
- * `status-class` (2xx/4xx/5xx only).
+ * `status-class` (2xx/4xx/5xx only), `error` (both answer an error, 4xx or 5xx, with Grist's
+ * `{"error": "..."}` body: for bad input where Grist fails with a 500 or its own words and
+ * gristlite gives a 4xx it explains).
  */
-export type Level = 'exact' | 'shape' | 'status' | 'status-class';
+export type Level = 'exact' | 'shape' | 'status' | 'status-class' | 'error';
 
 /** A difference between two answers: where, and what each side has there. */
 export interface Difference {
@@ -28,6 +30,11 @@ export interface Difference {
 /** The differences between Grist's answer and gristlite's at a level (none: an empty list). */
 export function compareAnswers(grist: Answer, ours: Answer, level: Level = 'exact'): Difference[] {
   const out: Difference[] = [];
+  if (level === 'error') {
+    const isError = (a: Answer) => a.status >= 400 && typeof (a.body as {error?: unknown})?.error === 'string';
+    if (!isError(grist) || !isError(ours)) out.push({path: 'status', grist: grist.status, gristlite: ours.status});
+    return out;
+  }
   if (level === 'status-class') {
     if (Math.floor(grist.status / 100) !== Math.floor(ours.status / 100))
       out.push({path: 'status', grist: grist.status, gristlite: ours.status});

@@ -3,10 +3,17 @@
  * (`recordScenarios`), replayed against gristlite by the `recorded` conformance area.
  */
 export {compareAnswers, describeDifference, type Answer, type Difference, type Level} from './compare.js';
-export {DIFFERENCES} from './differences.js';
+export {DIFFERENCES, PATH_DIFFERENCES} from './differences.js';
 export {GRIST_VERSION, goldenDir, readGolden, writeGolden} from './golden.js';
 export {Normaliser} from './normalise.js';
 export {recordScenarios, USERS} from './record.js';
 export {SCENARIOS, type Scenario} from './scenarios/index.js';
-export {Session, type Golden, type ListedDifference, type RecordedStep, type Who} from './session.js';
+export {
+  Session,
+  type Golden,
+  type ListedDifference,
+  type PathDifference,
+  type RecordedStep,
+  type Who,
+} from './session.js';
 export {recordedSuite} from './suite.js';

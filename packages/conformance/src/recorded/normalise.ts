@@ -9,12 +9,15 @@
  *
  * How a value is recognised (nothing else is changed):
  * - numbers: the `id` of an object that is an org (it has `domain`), a workspace (`docs`,
- *   `isSupportWorkspace`), a document (`urlId`, `isPinned`) or a user (`email`); keys `userId`,
- *   `orgId`, `workspaceId`, `parentId`; the body of the POST that made an org or a workspace; the id
- *   segment after `/orgs/`, `/workspaces/`, `/users/` in a request path.
+ *   `isSupportWorkspace`), a document (`urlId`, `isPinned`), a user (`email` or `ref`) or a billing
+ *   account (`individual`, `inGoodStanding`); keys `userId`, `orgId`, `workspaceId`, and
+ *   `workspace`/`org` when they hold a number (request bodies); a bare id answered for an org or
+ *   workspace made, changed or deleted; the id segment after `/orgs/`, `/workspaces/`, `/users/`
+ *   in a request path.
  * - strings: the id of a document (an object that is a document, a POST that made one) and its
  *   later appearances anywhere (paths, text), its default urlId (`<urlid:N>`, the first 12
- *   characters: Grist's MIN_URLID_PREFIX_LENGTH; a urlId a client chose stays as it is); a
+ *   characters: Grist's MIN_URLID_PREFIX_LENGTH; a urlId a client chose stays as it is); a fork's
+ *   id (`forkId`, and between `~` in a document id); a
  *   user's API key; a user's `ref`; UUIDs; hex digests of 32 or more digits; ISO timestamps;
  *   `http(s)://localhost:PORT` and `127.0.0.1:PORT` origins; the user id in a personal site's
  *   domain (`docs-5`).
@@ -22,13 +25,15 @@
  *   look like milliseconds since 1970.
  */
 
-type Kind = 'org' | 'ws' | 'doc' | 'user' | 'ref' | 'uuid' | 'hash' | 'key';
+type Kind = 'org' | 'ws' | 'doc' | 'user' | 'billing' | 'ref' | 'uuid' | 'hash' | 'key' | 'fork';
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const HEX_DIGEST = /\b[0-9a-f]{32,}\b/g;
 const ORIGIN = /\bhttps?:\/\/(?:localhost|127\.0\.0\.1)(?::\d+)?/g;
 const URLID_PREFIX = 12;
+/** A fork's id inside a document id: `<docId>~<forkId>~<userId>`. */
+const FORK_ID = /~([0-9A-Za-z]{16,})~/g;
 const PERSONAL_DOMAIN = /\bdocs-(\d+)\b/g;
 const HOST_PORT = /\b(localhost|127\.0\.0\.1):\d+/g;
 const TIME_KEY = /(At|Time|timestamp|Timestamp|Date)$/;
@@ -103,6 +108,7 @@ export class Normaliser {
     for (const id of this.docOrder) out = out.split(id).join(this.docIds.get(id)!);
     out = out.replace(UUID, (m) => this.symbol('uuid', m.toLowerCase()));
     out = out.replace(HEX_DIGEST, (m) => this.symbol('hash', m));
+    out = out.replace(FORK_ID, (_, id: string) => `~${this.symbol('fork', id)}~`);
     out = out.replace(ORIGIN, '<origin>').replace(HOST_PORT, '$1:<port>');
     // A personal site's domain names its owner's id.
     out = out.replace(PERSONAL_DOMAIN, (_, id: string) => `docs-${this.symbol('user', Number(id))}`);
@@ -113,6 +119,7 @@ export class Normaliser {
     if (typeof v === 'string') {
       if (ISO_TIME.test(v)) return '<time>';
       if (key === 'ref' && v.length >= 10) return this.symbol('ref', v);
+      if (key === 'forkId') return this.symbol('fork', v);
       return this.text(v);
     }
     if (typeof v === 'number') {
@@ -138,8 +145,8 @@ export class Normaliser {
   }
 }
 
-/** Keys whose number is a home id wherever they appear. */
-const ID_KEYS: Record<string, Kind> = {userId: 'user', orgId: 'org', workspaceId: 'ws', parentId: 'user'};
+/** Keys whose number is a home id wherever they appear (`workspace`, `org`: in request bodies). */
+const ID_KEYS: Record<string, Kind> = {userId: 'user', orgId: 'org', workspaceId: 'ws', workspace: 'ws', org: 'org'};
 
 /** What an object of the home API is, by the keys only such an object has. */
 function objectKind(o: Record<string, unknown>): Kind | undefined {
@@ -147,7 +154,8 @@ function objectKind(o: Record<string, unknown>): Kind | undefined {
   if ('domain' in o && 'name' in o) return 'org';
   if ('urlId' in o || 'isPinned' in o) return 'doc';
   if ('docs' in o || 'isSupportWorkspace' in o) return 'ws';
-  if ('email' in o && 'name' in o) return 'user';
+  if (('email' in o || 'ref' in o) && 'name' in o) return 'user';
+  if ('individual' in o && 'inGoodStanding' in o) return 'billing';
   return undefined;
 }
 

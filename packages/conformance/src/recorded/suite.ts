@@ -4,7 +4,7 @@
  */
 import {areaSuite, type Target, useWorld, type World} from '../world.js';
 import {describeDifference} from './compare.js';
-import {DIFFERENCES} from './differences.js';
+import {DIFFERENCES, PATH_DIFFERENCES} from './differences.js';
 import {readGolden} from './golden.js';
 import {SCENARIOS} from './scenarios/index.js';
 import {Session} from './session.js';
@@ -29,7 +29,15 @@ export function recordedSuite(target: Target): void {
     s(scenario.name, async () => {
       const golden = readGolden(scenario.name);
       if (!golden) throw new Error(`no recording of scenario ${scenario.name}: record it against Grist (README)`);
-      const session = new Session(scenario.name, 'replay', world().api, worldUsers(world()), golden, DIFFERENCES);
+      const session = new Session(
+        scenario.name,
+        'replay',
+        world().api,
+        worldUsers(world()),
+        golden,
+        DIFFERENCES,
+        PATH_DIFFERENCES,
+      );
       await scenario.run(session);
       const lines = session.unexpected.map((d) => `  ${d.step}: ${describeDifference(d)}`);
       for (const m of session.missing()) lines.push(`  ${m}: recorded but not run (record again)`);
