@@ -16,4 +16,5 @@ export {
   type RecordedStep,
   type Who,
 } from './session.js';
-export {recordedSuite} from './suite.js';
+export {RECORDED_ENV, recordedSuite, worldUsers} from './suite.js';
+export {replayScenarios} from './replay.js';
