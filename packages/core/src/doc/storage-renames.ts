@@ -4,6 +4,7 @@
  * renames in one schema update see each other: the renames and rewrites made since the metadata
  * was last loaded are kept here until the next reload.
  */
+import {type AclEdits, type AclRows, aclColumnRenames} from '../access/rules/renames.js';
 import {engineError} from '../errors.js';
 import {formulaRenames, type Rename} from '../formula/rename.js';
 import type {TableMeta} from './meta.js';
@@ -54,6 +55,8 @@ export class StorageRenames {
       this.s.metaUpdate('_grist_Tables_column', colRef, {formula});
       this.pendingFormulas.set(colRef, formula);
     }
+    // Access rules follow too (their parsed form is recomputed with the write's other rule changes).
+    applyAclEdits(this.s, aclColumnRenames(readAclRows(this.s), table.tableId, from, to));
   }
 
   /**
@@ -79,4 +82,26 @@ export class StorageRenames {
     }
     return out;
   }
+}
+
+/** The rule tables' rows a rename reads (the rows of a document without rules: none). */
+export function readAclRows(s: Pick<StorageSource, 'metaRows'>): AclRows {
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  return {
+    resources: s
+      .metaRows('_grist_ACLResources')
+      .map((r) => ({id: Number(r.id), tableId: str(r.tableId), colIds: str(r.colIds)})),
+    rules: s.metaRows('_grist_ACLRules').map((r) => ({
+      id: Number(r.id),
+      resource: Number(r.resource),
+      aclFormula: str(r.aclFormula),
+      userAttributes: str(r.userAttributes),
+    })),
+  };
+}
+
+/** Writes a rename's rule edits through the metadata, so that the write sees them as its own. */
+export function applyAclEdits(s: Pick<StorageSource, 'metaUpdate'>, edits: AclEdits): void {
+  for (const [id, values] of edits.resources) s.metaUpdate('_grist_ACLResources', id, values);
+  for (const [id, values] of edits.rules) s.metaUpdate('_grist_ACLRules', id, values);
 }

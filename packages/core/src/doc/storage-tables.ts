@@ -3,6 +3,8 @@
  * sections and record card; RenameTable with the references and formulas that name it; RemoveTable
  * with its summary tables, the columns referring to it, its sections and views.
  */
+import {aclTableRenames} from '../access/rules/renames.js';
+import {applyAclEdits, readAclRows} from './storage-renames.js';
 import {BadRequest, engineError} from '../errors.js';
 import {tableSpec} from './formulas.js';
 import {pickTableIdent, pickColIdent} from './identifiers.js';
@@ -152,11 +154,8 @@ export class StorageTables {
         }
       }
     }
-    for (const r of this.s.metaRows('_grist_ACLResources')) {
-      if (r.tableId === oldId) {
-        this.s.metaUpdate('_grist_ACLResources', Number(r.id), {tableId: newId});
-      }
-    }
+    // Rule resources and user attributes' lookup tables follow the rename (Grist's acl.py does).
+    applyAclEdits(this.s, aclTableRenames(readAclRows(this.s), oldId, newId));
     this.s.reloadMeta();
     return newId;
   }
