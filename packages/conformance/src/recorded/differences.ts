@@ -6,7 +6,61 @@
  */
 import type {ListedDifference, PathDifference} from './session.js';
 
-export const DIFFERENCES: Record<string, ListedDifference> = {};
+/** SPEC's decision 1: bad input gets a 4xx that says what is wrong, never a 500. */
+const NO_500 = 'SPEC decision 1';
+
+export const DIFFERENCES: Record<string, ListedDifference> = {
+  // document lifecycle
+  'lifecycle/states': {level: 'shape', decision: 'D39', why: 'no action history: no states to list'},
+  'lifecycle/compare with itself': {
+    level: 'shape',
+    decision: 'D54',
+    why: 'no action history: both sides at {n: 0, h: ""}',
+  },
+  'lifecycle/compare with copy': {
+    level: 'shape',
+    decision: 'D54',
+    why: 'no action history: compared by content, a changed copy answers "both" where Grist knows it is "right"',
+  },
+  'lifecycle/compare with copy detail': {level: 'skip', decision: 'D54', why: 'detail=1 needs action bundles (400)'},
+  'lifecycle/replace bad body': {
+    level: 'skip',
+    decision: 'D52',
+    why: 'a body naming no source is refused (400); Grist answers 200 and replaces nothing',
+  },
+  'lifecycle/fork': {level: 'skip', decision: 'D53', why: 'no forks (404)'},
+  'lifecycle/create without workspace': {level: 'skip', decision: 'D53', why: 'no unsaved documents (400)'},
+  'lifecycle/import empty doc': {level: 'error', decision: 'D53', why: 'no upload ids: the 400 says to send the file'},
+  // access rules
+  'access-rules/kiwi: filter on Secret': {
+    level: 'skip',
+    decision: 'DA6',
+    why: 'Grist filters on the hidden values (a leak); 403',
+  },
+  'access-rules/charon: filter on Secret': {level: 'skip', decision: 'DA6', why: 'as for kiwi'},
+  'access-rules/kiwi: sort on Secret': {
+    level: 'error',
+    decision: 'DA6',
+    why: 'Grist 500 "unknown key"; 403 in plain words',
+  },
+  'access-rules/charon: sort on Secret': {level: 'error', decision: 'DA6', why: 'as for kiwi'},
+  'access-rules/kiwi: edit rules': {
+    level: 'error',
+    decision: NO_500,
+    why: 'Grist 500 "Only owners can modify access rules"; 403',
+  },
+  'access-rules/rule syntax error': {
+    level: 'error',
+    decision: NO_500,
+    why: "Grist 500; 400 with the engine's SyntaxError",
+  },
+  'access-rules/recover by editor': {
+    level: 'error',
+    decision: 'DA8',
+    why: 'Grist 500 "Only owners can control recovery mode"; 403',
+  },
+  'access-rules/recover bad body': {level: 'skip', decision: 'DA8', why: 'a recoveryMode that is not a boolean is 400'},
+};
 
 /** Fields that differ in every answer that has them, for one decision each. */
 export const PATH_DIFFERENCES: PathDifference[] = [

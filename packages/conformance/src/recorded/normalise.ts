@@ -136,7 +136,7 @@ export class Normaliser {
       const out: Record<string, unknown> = {};
       for (const [k, x] of Object.entries(o)) {
         if (k === 'id' && kind && (typeof x === 'number' || typeof x === 'string')) out[k] = this.symbol(kind, x);
-        else if (k === 'urlId' && typeof x === 'string') out[k] = this.docRef(x);
+        else if (k === 'urlId' && typeof x === 'string') out[k] = this.text(this.docRef(x));
         else out[k] = this.walk(x, k);
       }
       return out;

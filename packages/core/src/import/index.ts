@@ -439,7 +439,11 @@ export async function copyDoc(
   wid: number,
   opts: {name?: string | null; asTemplate?: boolean} = {},
 ): Promise<ImportResult> {
-  const {doc: source, role} = await engine.docAccess(sourceKey, p, org, 'viewers');
+  // Without view access Grist refuses in the words of a partial one (recorded from Grist 1.7.17).
+  const {doc: source, role} = await engine.docAccess(sourceKey, p, org, 'viewers').catch((e: unknown) => {
+    if (e instanceof Forbidden) throw new Forbidden('Insufficient access to document to copy it entirely');
+    throw e;
+  });
   // Several machines: the source file is on the worker that holds it, which makes the copy.
   const holder = engine.cluster ? await engine.claimDoc(source.id) : null;
   if (holder) throw new HeldElsewhere(holder);

@@ -123,7 +123,8 @@ export const importRoutes: Route[] = [
       }
       const source = optString(fields, 'sourceDocumentId');
       if (source !== null) {
-        if (wid === null) throw new BadRequest('workspaceId parameter is required');
+        // Grist's words (its integer parser reading a missing parameter).
+        if (wid === null) throw new BadRequest('workspaceId parameter cannot be understood as an integer: undefined');
         const copy = await copyDoc(ctx.engine, source, ctx.principal, ctx.org, wid, {
           name: optString(fields, 'documentName'),
           asTemplate: booleanParam(fields, 'asTemplate'),

@@ -100,6 +100,44 @@ export const lifecycleRoutes: Route[] = [
     handler: async (_ctx, {meta, access}) => docSnapshots(meta.id, access),
   }),
   docRoute({
+    method: 'POST',
+    path: '/api/docs/:docId/snapshots/remove',
+    tag: 'docs',
+    summary:
+      'Remove snapshots (`snapshotIds`, or `select`: `unlisted` or `past`): none can be, since gristlite keeps only the current state (D52)',
+    need: 'owners',
+    handler: async (ctx) => {
+      const body = (await ctx.json()) as {snapshotIds?: unknown; select?: unknown} | null;
+      const ids = body?.snapshotIds;
+      if (ids !== undefined && ids !== null) {
+        if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
+          throw new BadRequest('snapshotIds must be a list of strings');
+        }
+        // Grist answers the ids it was asked to remove; with no past snapshots there is nothing to do.
+        return {snapshotIds: ids};
+      }
+      if (body?.select === 'unlisted' || body?.select === 'past') return {snapshotIds: []};
+      throw new BadRequest('please specify snapshotIds to remove');
+    },
+  }),
+  docRoute({
+    method: 'POST',
+    path: '/api/docs/:docId/flush',
+    tag: 'docs',
+    summary: 'Write the open document to disk: true (every gristlite write is on disk when it is answered; D52)',
+    need: 'editors',
+    handler: async () => true,
+  }),
+  docRoute({
+    method: 'GET',
+    path: '/api/docs/:docId/timing',
+    tag: 'docs',
+    summary:
+      'Whether formula timing is on: `{"status": "disabled"}` (gristlite does not time formulas per column; D52)',
+    need: 'owners',
+    handler: async () => ({status: 'disabled'}),
+  }),
+  docRoute({
     method: 'GET',
     path: '/api/docs/:docId/states',
     tag: 'docs',

@@ -238,10 +238,14 @@ export class AccessContext implements DocGuard {
   requireWholeRead(tableId: string): void {
     // Grist's throwIfNotFullyAllowed: refused unless every row and column reads.
     if (this.tableAnswer(tableId, 'read') !== 'allow') {
-      throw new Forbidden(
-        'Blocked by table read access rules',
-        this.memoDetails(this.tableChain(tableId), this.input(), 'read'),
-      );
+      // The memos of the column rules that deny too (recorded from Grist 1.7.17: an editor's
+      // add-or-update on a table with an owners-only column carries that column rule's memo).
+      const chain = this.tableChain(tableId);
+      const memos = new Set(denialMemos(chain, this.input(), 'read'));
+      for (const list of this.rules.columnRuleLists(tableId)) {
+        for (const m of denialMemos([list.rules, ...chain], this.input(), 'read')) memos.add(m);
+      }
+      throw new Forbidden('Blocked by table read access rules', {memos: [...memos]});
     }
   }
 
