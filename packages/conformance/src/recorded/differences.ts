@@ -59,6 +59,13 @@ export const DIFFERENCES: Record<string, ListedDifference> = {
     decision: 'DA8',
     why: 'Grist 500 "Only owners can control recovery mode"; 403',
   },
+  'access-more/kiwi: snapshots': {
+    level: 'error',
+    decision: 'D52',
+    why: 'Grist 500 "cannot confirm access to snapshots"; 403',
+  },
+  'access-more/charon: snapshots': {level: 'error', decision: 'D52', why: 'as for kiwi'},
+  'access-more/public anon: snapshots': {level: 'error', decision: 'D52', why: 'as for kiwi'},
   'access-rules/recover bad body': {level: 'skip', decision: 'DA8', why: 'a recoveryMode that is not a boolean is 400'},
 };
 

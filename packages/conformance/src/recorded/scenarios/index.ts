@@ -1,4 +1,5 @@
 /** Every recorded scenario, in the order they run (one server for all, in both modes). */
+import {accessMore} from './access-more.js';
 import {accessRules} from './access-rules.js';
 import {columns} from './columns.js';
 import type {Scenario} from './common.js';
@@ -20,4 +21,5 @@ export const SCENARIOS: Scenario[] = [
   errors,
   webhooks,
   accessRules,
+  accessMore,
 ];
