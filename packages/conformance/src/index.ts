@@ -53,7 +53,7 @@ export {
   type Target,
   type TestUser,
 } from './world.js';
-export {apiTarget, listenLocal, type Mounted} from './targets.js';
+export {apiTarget, type HomeFactory, listenLocal, type Mounted, nodeApiTarget} from './targets.js';
 
 /** Every suite, in the order they run. */
 export const SUITES: Record<string, (target: Target) => void> = {

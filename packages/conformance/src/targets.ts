@@ -9,9 +9,9 @@ import {createServer, type RequestListener} from 'node:http';
 import type {AddressInfo} from 'node:net';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
-import {Engine} from '@gristlite/core/internal';
+import {Engine, type HomeStore} from '@gristlite/core/internal';
 import {createApiHandler, type Handler} from '@gristlite/http';
-import {configureServer} from '@gristlite/node';
+import {configureServer, toNodeHandler} from '@gristlite/node';
 import type {FetchHandler} from './client.js';
 import type {Target} from './world.js';
 
@@ -32,13 +32,15 @@ export function apiTarget(
   name: string,
   mount: (api: Handler) => Promise<Mounted>,
   skip: Record<string, string> = {},
+  home?: HomeFactory,
 ): Target {
   return {
     name,
     skip,
     async start(env) {
       const dataDir = mkdtempSync(join(tmpdir(), `gl-conf-${name}-`));
-      const engine = await Engine.open({dataDir, env});
+      const made = home ? await home() : undefined;
+      const engine = await Engine.open({dataDir, env, ...(made ? {home: made.store} : {})});
       await engine.ensureDefaultUser(
         env.GRISTLITE_DEFAULT_EMAIL || 'you@example.com',
         env.GRISTLITE_DEFAULT_NAME ?? 'You',
@@ -52,11 +54,20 @@ export function apiTarget(
         async close() {
           await mounted.close();
           await engine.close();
+          await made?.cleanup();
           rmSync(dataDir, {recursive: true, force: true});
         },
       };
     },
   };
+}
+
+/** A home store for a target's engine (e.g. PostgreSQL in a fresh schema) and how to remove it. */
+export type HomeFactory = () => Promise<{store: HomeStore; cleanup(): Promise<void>}>;
+
+/** The API handler over node:http on a free port, with the engine on a home store of `home`'s. */
+export function nodeApiTarget(name: string, home?: HomeFactory, skip: Record<string, string> = {}): Target {
+  return apiTarget(name, async (api) => listenLocal(toNodeHandler(api)), skip, home);
 }
 
 /** Serves a node:http request listener on a free port of 127.0.0.1. */

@@ -4,10 +4,9 @@
 import {mkdtempSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
-import {toNodeHandler} from '@gristlite/node';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {apiTarget, listenLocal, startWorld} from '../src/index.js';
+import {nodeApiTarget, startWorld} from '../src/index.js';
 import {compareAnswers, Normaliser, readGolden, recordScenarios, SCENARIOS, Session} from '../src/recorded/index.js';
 import {RECORDED_ENV, worldUsers} from '../src/recorded/suite.js';
 
@@ -89,7 +88,7 @@ test('compareAnswers: paths of differences, and the looser levels', () => {
 });
 
 test('round trip: gristlite recorded, then replayed on a fresh gristlite, answers the same', async () => {
-  const target = apiTarget('recorded-self', async (api) => listenLocal(toNodeHandler(api)));
+  const target = nodeApiTarget('recorded-self');
   const dir = mkdtempSync(join(tmpdir(), 'gl-golden-'));
   const a = await startWorld(target, RECORDED_ENV);
   try {

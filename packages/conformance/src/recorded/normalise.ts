@@ -13,7 +13,7 @@
  *   account (`individual`, `inGoodStanding`); keys `userId`, `orgId`, `workspaceId`, and
  *   `workspace`/`org` when they hold a number (request bodies); a bare id answered for an org or
  *   workspace made, changed or deleted; the id segment after `/orgs/`, `/workspaces/`, `/users/`
- *   in a request path.
+ *   in a request path or in `/api/...` paths quoted in text.
  * - strings: the id of a document (an object that is a document, a POST that made one) and its
  *   later appearances anywhere (paths, text), its default urlId (`<urlid:N>`, the first 12
  *   characters: Grist's MIN_URLID_PREFIX_LENGTH; a urlId a client chose stays as it is); a fork's
@@ -34,6 +34,8 @@ const ORIGIN = /\bhttps?:\/\/(?:localhost|127\.0\.0\.1)(?::\d+)?/g;
 const URLID_PREFIX = 12;
 /** A fork's id inside a document id: `<docId>~<forkId>~<userId>`. */
 const FORK_ID = /~([0-9A-Za-z]{16,})~/g;
+const PATH_ID = /\/api\/(orgs|workspaces|users)\/(\d+)\b/g;
+const PATH_KINDS: Record<string, Kind> = {orgs: 'org', workspaces: 'ws', users: 'user'};
 const PERSONAL_DOMAIN = /\bdocs-(\d+)\b/g;
 const HOST_PORT = /\b(localhost|127\.0\.0\.1):\d+/g;
 const TIME_KEY = /(At|Time|timestamp|Timestamp|Date)$/;
@@ -110,6 +112,11 @@ export class Normaliser {
     out = out.replace(HEX_DIGEST, (m) => this.symbol('hash', m));
     out = out.replace(FORK_ID, (_, id: string) => `~${this.symbol('fork', id)}~`);
     out = out.replace(ORIGIN, '<origin>').replace(HOST_PORT, '$1:<port>');
+    // Ids in API paths quoted in text ("not found: /api/orgs/12/users").
+    out = out.replace(
+      PATH_ID,
+      (_, kind: string, id: string) => `/api/${kind}/${this.symbol(PATH_KINDS[kind], Number(id))}`,
+    );
     // A personal site's domain names its owner's id.
     out = out.replace(PERSONAL_DOMAIN, (_, id: string) => `docs-${this.symbol('user', Number(id))}`);
     return out;

@@ -2,8 +2,7 @@
  * Replay outside uvu, for working through differences: every scenario against a fresh in-process
  * gristlite (node adapter), returning each scenario's differences as printable lines.
  */
-import {toNodeHandler} from '@gristlite/node';
-import {apiTarget, listenLocal} from '../targets.js';
+import {nodeApiTarget} from '../targets.js';
 import {startWorld} from '../world.js';
 import {describeDifference} from './compare.js';
 import {DIFFERENCES, PATH_DIFFERENCES} from './differences.js';
@@ -14,10 +13,7 @@ import {RECORDED_ENV, worldUsers} from './suite.js';
 
 /** Scenario name -> its steps and the lines of its differences (step, JSON path, both values). */
 export async function replayScenarios(): Promise<Record<string, {steps: number; lines: string[]}>> {
-  const world = await startWorld(
-    apiTarget('replay', async (api) => listenLocal(toNodeHandler(api))),
-    RECORDED_ENV,
-  );
+  const world = await startWorld(nodeApiTarget('replay'), RECORDED_ENV);
   const out: Record<string, {steps: number; lines: string[]}> = {};
   try {
     // In order on one server, as recorded.
