@@ -44,7 +44,8 @@ export interface WebhookSummary {
     url: string;
     authorization: string;
     unsubscribeKey: string;
-    eventTypes: string[];
+    /** null for a webhook whose trigger has no event types (made through `/triggers`). */
+    eventTypes: string[] | null;
     isReadyColumn: string | null;
     watchedColIds: string[];
     tableId: string | null;
@@ -209,7 +210,7 @@ export function listWebhooks(db: Database.Database): {webhooks: WebhookSummary[]
           url: secret.url,
           authorization: maskSecret(secret.authorization),
           unsubscribeKey: secret.unsubscribeKey,
-          eventTypes: t.eventTypes,
+          eventTypes: t.eventTypesUnset ? null : t.eventTypes,
           isReadyColumn: colIdOf(db, t.isReadyColRef),
           watchedColIds: t.watchedColRefs.map((ref) => colIdOf(db, ref) ?? ''),
           tableId: tableIdOf(db, t.tableRef),

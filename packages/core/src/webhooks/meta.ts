@@ -16,6 +16,8 @@ export interface TriggerRow {
   id: number;
   tableRef: number;
   eventTypes: string[];
+  /** The cell holds no list at all (a trigger made without event types): listed as null, as Grist does. */
+  eventTypesUnset: boolean;
   isReadyColRef: number;
   watchedColRefs: number[];
   /** Webhook ids named by the trigger's actions. */
@@ -63,6 +65,7 @@ export function decodeTrigger(raw: Record<string, unknown>): TriggerRow {
     id: Number(raw.id),
     tableRef: Number(raw.tableRef ?? 0),
     eventTypes: listOf(decodeChoiceList(raw.eventTypes)).map(String),
+    eventTypesUnset: raw.eventTypes === null || raw.eventTypes === undefined || raw.eventTypes === '',
     isReadyColRef: Number(raw.isReadyColRef ?? 0) || 0,
     watchedColRefs: listOf(decodeRefList(raw.watchedColRefList ?? null)).map(Number),
     webhookIds: parseActions(raw.actions),

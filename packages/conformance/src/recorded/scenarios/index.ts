@@ -7,6 +7,7 @@ import {data} from './data.js';
 import {home} from './home.js';
 import {attachments, errors, lifecycle} from './misc.js';
 import {records} from './records.js';
+import {triggers} from './triggers.js';
 import {webhooks} from './webhooks.js';
 
 export type {Scenario} from './common.js';
@@ -22,4 +23,5 @@ export const SCENARIOS: Scenario[] = [
   webhooks,
   accessRules,
   accessMore,
+  triggers,
 ];
