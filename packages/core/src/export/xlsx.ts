@@ -103,7 +103,7 @@ function excelDateFormat(format: unknown, fallback: string): string {
 function dateNumFmt(type: string, options: Record<string, unknown>): string | undefined {
   const base = type.split(':')[0];
   if (base !== 'Date' && base !== 'DateTime') return undefined;
-  const date = excelDateFormat(options.dateFormat, 'yyyy-mm-dd');
+  const date = excelDateFormat(options.dateFormat || 'YYYY-MM-DD', 'yyyy-mm-dd');
   if (base === 'Date') return date;
   const time = options.timeFormat === undefined ? 'h:mma' : options.timeFormat;
   return `${date} ${excelDateFormat(time, 'h:mm am/pm')}`;
