@@ -303,8 +303,7 @@ export function columnsTablesSuite(target: Target): void {
           columns,
           {columns: [{id: 'W', fields: {widgetOptions: {alignment: 'left'}}}]},
           'Error: body.columns[0] is not a NewRecordWithStringId; body.columns[0].fields.widgetOptions is not a CellValue; ' +
-            'body.columns[0].fields.widgetOptions is none of number, string, boolean, null, 1 more; ' +
-            'body.columns[0].fields.widgetOptions is not an array',
+            'body.columns[0].fields.widgetOptions is none of number, string, boolean, null, 1 more',
         ],
         // Several failures of one record: one indented line each.
         [

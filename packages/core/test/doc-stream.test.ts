@@ -271,4 +271,36 @@ test('an XLSX download read slowly leaves the document writable, and is one snap
   }
 });
 
+test("XLSX: Date and DateTime cells are Excel dates, the wall-clock time in the column's zone (Grist's ExcelFormatter)", async () => {
+  const doc = GristDoc.create(tempPath());
+  try {
+    doc.addTables([
+      {
+        id: 'D',
+        columns: [
+          {id: 'Day', fields: {type: 'Date', widgetOptions: '{"dateFormat":"DD/MM/YYYY"}'}},
+          {id: 'At', fields: {type: 'DateTime:America/New_York'}},
+          {id: 'Odd', fields: {type: 'Date'}},
+        ],
+      },
+    ]);
+    doc.addRecords('D', [{Day: 86400, At: 1700000000, Odd: 'yesterday'}]);
+    const chunks: Buffer[] = [];
+    for await (const c of xlsxStream(doc.db, ['D'], 'label')) chunks.push(Buffer.from(c));
+    const ExcelJS = (await import('exceljs')).default;
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.load(Buffer.concat(chunks) as unknown as ArrayBuffer);
+    const row = wb.getWorksheet('D')!.getRow(2);
+    assert.equal(row.getCell(1).value, new Date('1970-01-02T00:00:00Z'));
+    assert.is(row.getCell(1).numFmt, 'dd/mm/yyyy');
+    // 2023-11-14T22:13:20Z is 17:13:20 in New York (UTC-5 in November).
+    assert.equal(row.getCell(2).value, new Date('2023-11-14T17:13:20Z'));
+    // (exceljs reads the escaped separators back without their backslashes.)
+    assert.match(String(row.getCell(2).numFmt), /^yyyy\\?-mm\\?-dd h:mm am\/pm$/);
+    assert.is(row.getCell(3).value, 'yesterday', 'a value that is not a date stays text');
+  } finally {
+    doc.close();
+  }
+});
+
 test.run();

@@ -69,6 +69,26 @@ function leafMessage(issue: v.BaseIssue<unknown>): string {
   return `is not ${/^[aeiou]/i.test(expected) ? 'an' : 'a'} ${expected}`;
 }
 
+/**
+ * The issues Grist's checker would report: it stops an array at its first bad item (objects go on,
+ * reporting several properties), so issues under a later item of an array are dropped.
+ */
+function firstItemOnly(issues: readonly v.BaseIssue<unknown>[]): v.BaseIssue<unknown>[] {
+  const first = new Map<string, number>();
+  return issues.filter((issue) => {
+    const keys = keysOf(issue);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i];
+      if (typeof k !== 'number') continue;
+      const at = fmt('', keys.slice(0, i));
+      const seen = first.get(at);
+      if (seen === undefined) first.set(at, k);
+      else if (seen !== k) return false;
+    }
+    return true;
+  });
+}
+
 /** Grist's failure tree of valibot's issues. */
 function failures(issues: readonly v.BaseIssue<unknown>[], prefix: string, names: TypeNames): Failure[] {
   const nameAt = matcher(names);
@@ -78,7 +98,7 @@ function failures(issues: readonly v.BaseIssue<unknown>[], prefix: string, names
     if (!f) list.push((f = {path, msg, nested: []}));
     return f;
   };
-  for (const issue of issues) {
+  for (const issue of firstItemOnly(issues)) {
     let keys = keysOf(issue);
     let leaf: Failure;
     if (issue.message === EMPTY) {

@@ -80,6 +80,117 @@ export const DIFFERENCES: Record<string, ListedDifference> = {
     why: "listed in id order; Grist's in-memory order puts the last trigger in a removed one's place",
   },
   'access-rules/recover bad body': {level: 'skip', decision: 'DA8', why: 'a recoveryMode that is not a boolean is 400'},
+  // document API (rec-docapi)
+  'records/read limit x': {
+    level: 'error',
+    decision: 'D22',
+    why: 'Grist 500s on a limit that is not a number; gristlite answers 400 `limit is not a number`',
+  },
+  'records/read sort unknown column': {
+    level: 'error',
+    decision: 'D22',
+    why: 'Grist 500s (`unknown key Nope`); gristlite answers 400 `Invalid sort: unknown column "Nope"`',
+  },
+  'records/filter not json': {
+    level: 'error',
+    decision: 'D22',
+    why: 'Grist 500s on a filter that is not JSON; gristlite answers 400 `Invalid query: filter is not valid JSON (...)`',
+  },
+  'records/add text/plain': {
+    level: 'shape',
+    decision: 'D74',
+    why: "gristlite's 400 says the body was not read because of its Content-Type",
+  },
+  'records/records/delete not list': {
+    level: 'status',
+    decision: 'D80',
+    why: "Grist's words are an empty sandbox AssertionError; gristlite says the body is not an array",
+  },
+  'records/records/delete strings': {
+    level: 'shape',
+    decision: 'D80',
+    why: "Grist's words are an empty sandbox AssertionError; gristlite names the bad row id",
+  },
+  'columns/tables expand columns': {
+    level: 'error',
+    decision: 'D81',
+    why: 'Grist 500s on expand=columns; gristlite answers 400 naming the values allowed',
+  },
+  'columns/add column bad type': {
+    level: 'shape',
+    decision: 'D42',
+    why: 'gristlite refuses a type Grist does not know before its engine fails on it',
+  },
+  'data/data update no id': {
+    level: 'status',
+    decision: 'D80',
+    why: "Grist's words are a sandbox TypeError; gristlite answers Invalid payload, `body.id is missing`",
+  },
+  'data/apply unknown action': {
+    level: 'error',
+    decision: 'D81',
+    why: 'Grist 500s; gristlite answers 400 `Unsupported user action: Explode`',
+  },
+  'data/apply unknown table': {
+    level: 'error',
+    decision: 'D81',
+    why: 'Grist 500s; gristlite answers 400 with the same KeyError',
+  },
+  'data/apply missing row': {
+    level: 'error',
+    decision: 'D81',
+    why: 'Grist 500s; gristlite answers 400 `Invalid row id 999`',
+  },
+  'data/apply not a list': {
+    level: 'error',
+    decision: 'D81',
+    why: 'Grist 500s; gristlite answers 400 Invalid payload, `body is not an array`',
+  },
+  'data/apply action not a list': {
+    level: 'error',
+    decision: 'D81',
+    why: 'Grist 500s; gristlite answers 400 Invalid payload, `body[0] is not an array`',
+  },
+  'data/apply second fails, first undone': {
+    level: 'error',
+    decision: 'D81',
+    why: 'Grist 500s; gristlite answers 400 `Invalid row id 999` (the bundle is undone in both)',
+  },
+  'data/sql select': {
+    level: 'shape',
+    decision: 'D82',
+    why: "a ragged POST /data left NULL in Grist's SQLite where its engine (and gristlite) hold 0",
+  },
+  'data/table-schema': {
+    level: 'shape',
+    decision: 'D83',
+    why: 'Grist describes Int columns as strings (its switch matches `Integer`, not `Int`)',
+  },
+  'errors/columns type a number': {
+    level: 'shape',
+    decision: 'D42',
+    why: 'gristlite refuses a type that is not a Grist type before its engine fails on it',
+  },
+  'errors/webhook bad url': {
+    level: 'shape',
+    decision: 'D73',
+    why: "gristlite's 403 adds which setting allows webhook targets",
+  },
+  'errors/webhook bad event': {
+    level: 'shape',
+    decision: 'D84',
+    why: 'gristlite also takes `remove` events, so its message lists three',
+  },
+  'errors/filter null': {
+    level: 'error',
+    decision: 'D81',
+    why: 'Grist 500s on filter=null; gristlite answers 400 `Invalid query: filter must be a JSON object`',
+  },
+  'errors/table id with space': {
+    level: 'status-class',
+    decision: 'D80',
+    why: "Grist's 400 is a sandbox KeyError; gristlite answers 404 Table not found, as for any unknown table",
+  },
 };
 
 /** Fields that differ in every answer that has them, for one decision each. */

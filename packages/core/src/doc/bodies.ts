@@ -40,20 +40,27 @@ export function isCellValue(value: unknown): boolean {
   );
 }
 
-/** Why `value` at `path` is not a CellValue (null when it is one), in Grist's words. */
+/**
+ * Why `value` at `path` is not a CellValue (null when it is one), in Grist's words. Its checker
+ * explains a failed union only by the branch that got furthest (scored above 0): an array whose
+ * code is unknown fails inside the `[code, ...]` branch and says so; any other value fails every
+ * branch at once and is only "none of" them.
+ */
 export function cellValueFailure(path: string, value: unknown): Failure | null {
   if (isCellValue(value)) return null;
-  const tuple: Failure = Array.isArray(value)
-    ? {
-        path: `${path}[0]`,
-        msg: 'is not a GristObjCode',
-        nested: [{path: `${path}[0]`, msg: 'is not a valid enum value', nested: []}],
-      }
-    : {path, msg: 'is not an array', nested: []};
+  const nested: Failure[] = Array.isArray(value)
+    ? [
+        {
+          path: `${path}[0]`,
+          msg: 'is not a GristObjCode',
+          nested: [{path: `${path}[0]`, msg: 'is not a valid enum value', nested: []}],
+        },
+      ]
+    : [];
   return {
     path,
     msg: 'is not a CellValue',
-    nested: [{path, msg: 'is none of number, string, boolean, null, 1 more', nested: [tuple]}],
+    nested: [{path, msg: 'is none of number, string, boolean, null, 1 more', nested}],
   };
 }
 
@@ -62,8 +69,8 @@ function isObject(x: unknown): x is Record<string, unknown> {
 }
 
 function checkColValues(path: string, value: unknown, failures: Failure[], arrays = false): void {
-  // Grist's checker takes any JS object for an interface, so an upsert's `require` (an
-  // intersection of two) may be an array: its indexes are then its keys, as Grist reads them.
+  // Grist's checker takes any JS object for an interface, so `fields` and `require` may be
+  // arrays: their indexes are then their keys (`Invalid column "0"`), as Grist reads them.
   if (!isObject(value) && !(arrays && Array.isArray(value))) {
     failures.push({path, msg: 'is not an object', nested: []});
     return;
@@ -92,7 +99,7 @@ function checkRecord(kind: RecordKind, path: string, rec: unknown): Failure | nu
     failures.push({path, msg: 'is not an object', nested: []});
   } else if (kind === 'NewRecord') {
     if (rec.fields !== undefined) {
-      checkColValues(`${path}.fields`, rec.fields, failures);
+      checkColValues(`${path}.fields`, rec.fields, failures, true);
     }
   } else if (kind === 'Record') {
     if (rec.id === undefined) {
@@ -103,18 +110,22 @@ function checkRecord(kind: RecordKind, path: string, rec: unknown): Failure | nu
     if (rec.fields === undefined) {
       failures.push({path: `${path}.fields`, msg: 'is missing', nested: []});
     } else {
-      checkColValues(`${path}.fields`, rec.fields, failures);
+      checkColValues(`${path}.fields`, rec.fields, failures, true);
     }
   } else {
     if (rec.require === undefined) {
       failures.push({path: `${path}.require`, msg: 'is missing', nested: []});
+    } else if (typeof rec.require !== 'object' || rec.require === null) {
+      // \`require\` is an intersection of two object types: Grist's checker reports each.
+      const f: Failure = {path: `${path}.require`, msg: 'is not an object', nested: []};
+      failures.push(f, {...f});
     } else if (isObject(rec.require) && rec.require.id !== undefined && typeof rec.require.id !== 'number') {
       failures.push({path: `${path}.require.id`, msg: 'is not a number', nested: []});
     } else {
       checkColValues(`${path}.require`, rec.require, failures, true);
     }
     if (rec.fields !== undefined) {
-      checkColValues(`${path}.fields`, rec.fields, failures);
+      checkColValues(`${path}.fields`, rec.fields, failures, true);
     }
   }
   return failures.length ? {path, msg: `is not a ${kind}`, nested: failures} : null;

@@ -1,34 +1,42 @@
 /**
- * The order Grist lists a table's columns in (`GET /columns`, `GET /tables`): the order of its
- * server's in-memory copy of `_grist_Tables_column` (`_colMetadataRecords` walks it). That copy is
- * loaded in row id order when a document opens; added rows are appended, and a removed row's
- * place is taken by the copy's last row (`TableData.onRemoveRecord` keeps its arrays dense that
- * way). So after a column is removed from the middle, the last column of the document moves into
- * its place, until the document is opened again. Decision D49.
+ * The order Grist lists a table's columns (`GET /columns`) and a document's tables (`GET /tables`)
+ * in: the order of its server's in-memory copies of `_grist_Tables_column` (`_colMetadataRecords`
+ * walks it) and `_grist_Tables`. A copy is loaded in row id order when a document opens; added
+ * rows are appended, and a removed row's place is taken by the copy's last row
+ * (`TableData.onRemoveRecord` keeps its arrays dense that way). So after a column or table is
+ * removed from the middle, the document's last one moves into its place, until the document is
+ * opened again. Decision D49.
  */
 import type Database from 'better-sqlite3';
 
-export class ColumnSlots {
-  /** Column row ids in Grist's in-memory order; null until the first write that could change it. */
+/** One metadata table's rows in Grist's in-memory order. */
+export class MetaRowSlots {
+  /** Row ids in Grist's in-memory order; null until the first write that could change it. */
   private slots: number[] | null = null;
+  private readonly sql: string;
+
+  /** `metaTable` is a fixed `_grist_*` name, never user input. */
+  constructor(readonly metaTable: '_grist_Tables_column' | '_grist_Tables') {
+    this.sql = `SELECT id FROM ${metaTable} ORDER BY id`;
+  }
 
   /** Before a write: takes the order the document was opened with (row id order), once. */
   start(db: Database.Database): void {
     if (this.slots === null) {
-      this.slots = ids(db);
+      this.slots = this.ids(db);
     }
   }
 
   /**
-   * After a write that touched `_grist_Tables_column`: rows added are appended (in id order), then
-   * rows removed are taken out as Grist takes them out, in the order it lists them. This is the
+   * After a write that touched the table: rows added are appended (in id order), then rows
+   * removed are taken out as Grist takes them out, in the order it lists them. This is the
    * sequence of `PUT /columns` (updates, additions, then the removal of the unlisted columns).
    */
   finish(db: Database.Database): void {
     if (this.slots === null) {
       return;
     }
-    const now = ids(db);
+    const now = this.ids(db);
     const present = new Set(now);
     const known = new Set(this.slots);
     const slots = this.slots;
@@ -46,16 +54,16 @@ export class ColumnSlots {
     }
   }
 
-  /** `cols` (of one table) in Grist's order. */
-  sort<T extends {colRef: number}>(cols: T[]): T[] {
+  /** `items` in Grist's order, `rowId` telling each one's row id in the metadata table. */
+  sort<T>(items: T[], rowId: (item: T) => number): T[] {
     if (this.slots === null) {
-      return cols;
+      return items;
     }
     const at = new Map(this.slots.map((id, i) => [id, i]));
-    return [...cols].sort((a, b) => (at.get(a.colRef) ?? a.colRef) - (at.get(b.colRef) ?? b.colRef));
+    return [...items].sort((a, b) => (at.get(rowId(a)) ?? rowId(a)) - (at.get(rowId(b)) ?? rowId(b)));
   }
-}
 
-function ids(db: Database.Database): number[] {
-  return (db.prepare('SELECT id FROM _grist_Tables_column ORDER BY id').pluck().all() as number[]).map(Number);
+  private ids(db: Database.Database): number[] {
+    return (db.prepare(this.sql).pluck().all() as number[]).map(Number);
+  }
 }

@@ -23,7 +23,7 @@ import {
 import type {FormulaEngine} from '../formula/engine.js';
 import {removeUnusedDisplayCols} from './display.js';
 import {removeUnusedSummaries} from './summary-actions.js';
-import {ColumnSlots} from './colorder.js';
+import {MetaRowSlots} from './colorder.js';
 import {ReadCache} from './readcache.js';
 import {actionContext, type ActionTarget, userAction} from './useractions.js';
 import {checkInput, checkSchemaActionCount} from './input.js';
@@ -123,7 +123,8 @@ export class GristDoc {
     },
     table: (t: string) => doc.table(t),
     userTable: (t: string) => doc.userTable(t),
-    columnOrder: (cols: ColumnMeta[]) => doc.columnSlots.sort(cols),
+    columnOrder: (cols: ColumnMeta[]) => doc.columnSlots.sort(cols, (c) => c.colRef),
+    tableOrder: <T extends {tableRef: number}>(tables: T[]) => doc.tableSlots.sort(tables, (t) => t.tableRef),
     write: <T>(fn: () => T, role?: WriterRole) => doc.write(fn, role),
     updateTableRecord: (ref: number, fields: Record<string, CellValue>) => doc.schema.updateTableRecord(ref, fields),
   }))(this);
@@ -140,7 +141,9 @@ export class GristDoc {
   private readonly writeListeners = new Set<WriteListener>();
   private writeSeq = 0;
   /** Grist's in-memory order of column records, which `GET /columns` follows (colorder.ts). */
-  private readonly columnSlots = new ColumnSlots();
+  private readonly columnSlots = new MetaRowSlots('_grist_Tables_column');
+  /** Grist's in-memory order of table records, which `GET /tables` follows (colorder.ts). */
+  private readonly tableSlots = new MetaRowSlots('_grist_Tables');
   private actionNum: number;
   /** The role of the current write's caller (metadata write rules, metarules.ts). */
   private writer: WriterRole = 'owners';
@@ -404,6 +407,7 @@ export class GristDoc {
     try {
       committed = this.inTransaction(() => {
         this.columnSlots.start(this.db);
+        this.tableSlots.start(this.db);
         this.recalcs.load();
         const result = fn();
         // Grist's auto-removal of summary tables no section shows any more.
@@ -431,6 +435,9 @@ export class GristDoc {
         );
         if (changes.touched('_grist_Tables_column')) {
           this.columnSlots.finish(this.db);
+        }
+        if (changes.touched('_grist_Tables')) {
+          this.tableSlots.finish(this.db);
         }
         const actor = this.actor;
         let list: TableChange[] | null = null;

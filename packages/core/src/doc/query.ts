@@ -258,12 +258,8 @@ export function sortTerms(table: TableMeta, specs: string[], classesOf = anyClas
     if (colId !== 'id' && !col) {
       throw new BadRequest(`Invalid sort: unknown column "${colId}"`);
     }
-    const flags = new Set(flagText ? flagText.split(';') : []);
-    for (const f of flags) {
-      if (!SORT_FLAGS.has(f)) {
-        throw new BadRequest(`Invalid sort: unknown flag "${f}" in ${JSON.stringify(spec)}`);
-      }
-    }
+    // Grist looks for the flags it knows and ignores any other (`Age:emptyFirst` sorts by Age).
+    const flags = new Set(flagText ? flagText.split(';').filter((f) => SORT_FLAGS.has(f)) : []);
     const desc = Boolean(minus);
     const plain = (expr: string, params: unknown[] = []): SortTerm => ({expr, params, desc, nullsFirst: !desc});
     const c = quoteIdent(colId);

@@ -46,6 +46,8 @@ export interface ReadSource {
   userTable(tableId: string): TableMeta;
   /** Columns in the order `GET /columns` lists them (Grist's in-memory order: colorder.ts). */
   columnOrder(cols: ColumnMeta[]): ColumnMeta[];
+  /** Tables in the order `GET /tables` lists them (Grist's in-memory order: colorder.ts). */
+  tableOrder<T extends {tableRef: number}>(tables: T[]): T[];
 }
 
 /** Column fields in the order `GET /columns` lists them. */
@@ -182,7 +184,7 @@ export class DocReads {
     const tables = guard
       ? this.src.storage.meta.userTables.filter((t) => guard.tableVisible(t.tableId))
       : this.src.storage.meta.userTables;
-    return tables.map((t) => ({
+    return this.src.tableOrder(tables).map((t) => ({
       id: t.tableId,
       fields: {
         tableRef: t.tableRef,

@@ -221,8 +221,13 @@ export class StorageRecords {
     table: TableMeta,
     colValues: Map<string, CellValue[]>,
   ): {table: TableMeta; cols: Map<string, CellValue[]>} {
-    for (const colId of colValues.keys()) {
-      this.s.getColumn(table, colId);
+    // Grist's engine gets the columns in sorted order (its marshaller sorts keys) and fails on the
+    // first that is unknown, or a formula column given values.
+    for (const colId of [...colValues.keys()].sort()) {
+      const col = this.s.getColumn(table, colId);
+      if (col.isFormula && col.formula && !table.isMeta) {
+        throw engineError('ValueError', `Can't save value to formula column ${colId}`);
+      }
     }
     const cols = new Map<string, CellValue[]>();
     for (const [colId, values] of colValues) {
@@ -311,7 +316,11 @@ export class StorageRecords {
 
   updateRecords(table: TableMeta, rowIds: number[], colValues: Map<string, CellValue[]>, opts: WriteOptions): void {
     colValues.delete('id');
-    for (const colId of colValues.keys()) {
+    // Grist's engine changes nothing and checks no row id when no column is given.
+    if (colValues.size === 0) {
+      return;
+    }
+    for (const colId of [...colValues.keys()].sort()) {
       this.s.getColumn(table, colId);
     }
     for (const id of rowIds as unknown[]) {

@@ -18,6 +18,7 @@ import {
 } from './plan.js';
 import type Database from 'better-sqlite3';
 import {openSnapshot} from '../doc/stream.js';
+import {zoneOffsetSeconds} from '../doc/datetime.js';
 
 type Db = Database.Database;
 
@@ -30,12 +31,82 @@ function sheetName(name: string, used: Set<string>): string {
   return out;
 }
 
-/** A cell as Excel should hold it: numbers and booleans typed, the rest as Grist displays it. */
+/** A cell as Excel should hold it: numbers, booleans and dates typed, the rest as Grist displays it. */
 function cellValue(type: string, raw: unknown, format: (raw: unknown) => string): unknown {
   const base = type.split(':')[0];
   if ((base === 'Int' || base === 'Numeric') && typeof raw === 'number') return raw;
   if (base === 'Bool' && (raw === 0 || raw === 1)) return raw === 1;
+  if ((base === 'Date' || base === 'DateTime') && typeof raw === 'number' && Number.isFinite(raw)) {
+    // Grist's ExcelFormatter: the wall-clock time in the column's zone, written as if it were UTC
+    // (Excel dates have no zone).
+    const ms = raw * 1000;
+    const tz = base === 'DateTime' ? type.slice('DateTime:'.length) : '';
+    return new Date(tz ? ms + zoneOffsetSeconds(tz, ms) * 1000 : ms);
+  }
   return format(raw);
+}
+
+/** moment.js date tokens as Excel number-format tokens (Grist's ExcelFormatter mapping). */
+const EXCEL_TOKENS: Record<string, string> = {
+  YYYY: 'yyyy',
+  YY: 'yy',
+  M: 'm',
+  MM: 'mm',
+  MMM: 'mmm',
+  MMMM: 'mmmm',
+  D: 'd',
+  DD: 'dd',
+  DDD: 'ddd',
+  DDDD: 'dddd',
+  Do: 'dd',
+  L: 'yyyy-mm-dd',
+  LL: 'mmmmm d yyyy',
+  LLL: 'mmmmm d yyyy h:mm am/pm',
+  LLLL: 'ddd, mmmmm d yyyy h:mm am/pm',
+  h: 'h',
+  HH: 'hh',
+  m: 'm',
+  mm: 'mm',
+  mma: 'mm am/pm',
+  ss: 'ss',
+  s: 's',
+  a: 'am/pm',
+  A: 'am/pm',
+  S: '0',
+  SS: '00',
+  SSS: '000',
+  z: '',
+  zz: '',
+  Z: '',
+  ZZ: '',
+};
+
+/** A moment.js format as an Excel number format, `fallback` when a token has no equivalent. */
+function excelDateFormat(format: unknown, fallback: string): string {
+  if (typeof format !== 'string' || !format) return fallback;
+  const chunks = format.split(/([\s:.,\-/]+)/);
+  const out: string[] = [];
+  for (let i = 0; i < chunks.length; i++) {
+    if (i % 2 === 0) {
+      const token = EXCEL_TOKENS[chunks[i]];
+      if (token === undefined) return fallback;
+      out.push(token);
+    } else {
+      // Excel reads separators literally only when escaped.
+      out.push(chunks[i].replace(/[-\s]/g, (c) => `\\${c}`));
+    }
+  }
+  return out.join('');
+}
+
+/** The number format of a Date or DateTime column (Excel shows a bare number otherwise). */
+function dateNumFmt(type: string, options: Record<string, unknown>): string | undefined {
+  const base = type.split(':')[0];
+  if (base !== 'Date' && base !== 'DateTime') return undefined;
+  const date = excelDateFormat(options.dateFormat || 'YYYY-MM-DD', 'yyyy-mm-dd');
+  if (base === 'Date') return date;
+  const time = options.timeFormat === undefined ? 'h:mma' : options.timeFormat;
+  return `${date} ${excelDateFormat(time, 'h:mm am/pm')}`;
 }
 
 /** The user tables an export of the whole document includes, in `_grist_Tables` order. */
@@ -92,11 +163,16 @@ async function* writeWorkbook(db: Db, sheets: SheetPlan[], header: ExportHeader)
   const write = (async () => {
     const used = new Set<string>();
     for (const {plan, keep, whole, restrict} of sheets) {
-      const ws = wb.addWorksheet(sheetName(plan.tableId, used));
-      ws.columns = plan.columns.map((c) => ({
-        header: columnHeader(c, header),
-        width: Math.max(14, columnHeader(c, header).length),
-      }));
+      // Grist names a sheet after the table's page (its primary view), else its id.
+      const ws = wb.addWorksheet(sheetName(plan.title, used));
+      ws.columns = plan.columns.map((c) => {
+        const numFmt = dateNumFmt(c.type, c.options);
+        return {
+          header: columnHeader(c, header),
+          width: Math.max(14, columnHeader(c, header).length),
+          ...(numFmt ? {style: {numFmt}} : {}),
+        };
+      });
       ws.getRow(1).font = {bold: false, color: {argb: 'FF000000'}};
       let n = 0;
       for (const [row, censored] of exportRows(db, whole, restrict)) {
