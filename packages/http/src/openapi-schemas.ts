@@ -395,6 +395,15 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`GET ${DOCS}/snapshots`]: json(ref('Snapshots'), 'The snapshots (the current state)'),
   [`GET ${DOCS}/states`]: json(ref('DocStates'), 'The states, newest first'),
   [`POST ${DOCS}/states/remove`]: json({type: 'null'}, 'History truncated'),
+  [`POST ${DOCS}/snapshots/remove`]: json(
+    obj({snapshotIds: arr(str)}, ['snapshotIds']),
+    'The snapshots removed (none can be: only the current state is kept)',
+  ),
+  [`POST ${DOCS}/flush`]: json({type: 'boolean'}, 'true: every write is on disk when answered'),
+  [`GET ${DOCS}/timing`]: json(
+    obj({status: {type: 'string', enum: ['disabled']}}, ['status']),
+    'Formula timing is off (gristlite does not time formulas per column)',
+  ),
   [`GET ${DOCS}/compare/:otherDocId`]: json(ref('DocComparison'), 'How the two documents relate'),
   [`POST ${DOCS}/replace`]: json({type: 'null'}, 'Replaced'),
   [`POST ${TABLE}/_subscribe`]: json(ref('Subscription'), 'The subscription'),
