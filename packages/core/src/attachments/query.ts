@@ -101,10 +101,8 @@ function parseSortKey(spec: string, columns: ReadonlySet<string>): SortKey {
   if (!m) throw new BadRequest(`Invalid sort: ${JSON.stringify(spec)}`);
   const colId = m[2];
   if (!columns.has(colId)) throw new BadRequest(`Invalid sort: unknown column "${colId}"`);
-  const flags = (m[3] ?? '').split(';').filter(Boolean);
-  for (const f of flags) {
-    if (!SORT_FLAGS.has(f)) throw new BadRequest(`Invalid sort: unknown flag "${f}" in ${JSON.stringify(spec)}`);
-  }
+  // As for records (Grist applies the same query parameters to both): flags it does not know are ignored.
+  const flags = (m[3] ?? '').split(';').filter((f) => SORT_FLAGS.has(f));
   return {colId, desc: m[1] === '-', natural: flags.includes('naturalSort'), emptyLast: flags.includes('emptyLast')};
 }
 
