@@ -144,10 +144,10 @@ test('a running server: /status, request lines without secrets, X-Request-Id, /m
     // Health, as Grist answers it; no credentials needed (a wrong key is ignored).
     const alive = await fetch(`${base}/status`);
     assert.is(alive.status, 200);
-    assert.is(await alive.text(), 'Grist server(home,docs) is alive.');
+    assert.is(await alive.text(), 'Grist server(home,docs,static) is alive.');
     assert.is(
       (await call('GET', '/status?db=1&ready=1', undefined, 'wrong-key')).text,
-      'Grist server(home,docs) is alive (db ok, ready ok).',
+      'Grist server(home,docs,static) is alive (db ok, ready ok).',
     );
 
     // Some traffic, with the key and a webhook secret in places where they could leak.

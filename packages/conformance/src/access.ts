@@ -229,8 +229,8 @@ export function accessSuite(target: Target): void {
 
   s('maxInheritedRole on a workspace caps inherited roles and makes the caller a direct owner', async () => {
     const {api, chimpy, kiwi} = world();
-    // Kiwi is an org editor and may rename the workspace.
-    ok(await api.patch(`/api/workspaces/${ws}`, {name: 'Private'}, kiwi.as));
+    // Kiwi is an org editor: renaming a workspace takes an owner (decision D1).
+    isError(await api.patch(`/api/workspaces/${ws}`, {name: 'Private'}, kiwi.as), 403, 'access denied');
     ok(await api.patch(`/api/workspaces/${ws}/access`, {delta: {maxInheritedRole: 'viewers'}}, chimpy.as));
     isError(await api.patch(`/api/workspaces/${ws}`, {name: 'K'}, kiwi.as), 403, 'access denied');
     assert.is(ok(await api.get(`/api/workspaces/${ws}`, kiwi.as)).body.access, 'viewers');

@@ -59,6 +59,7 @@ export function docsSuite(target: Target): void {
     const got = ok(await api.get(`/api/docs/${doc}`, chimpy.as)).body;
     assert.equal(keys(got), [
       'access',
+      'aliases',
       'createdAt',
       'forks',
       'id',
@@ -93,6 +94,13 @@ export function docsSuite(target: Target): void {
     );
     assert.is(got.workspace.owner.id, chimpy.id);
     assert.equal([got.workspace.org.domain, got.workspace.org.owner.id], [`docs-${chimpy.id}`, chimpy.id]);
+    // Its urlIds, current and former (Grist's `aliases` join).
+    const personal = got.workspace.org.id;
+    assert.equal(
+      got.aliases.map((a: any) => [a.orgId, a.urlId, a.docId]),
+      [[personal, doc.slice(0, 12), doc]],
+    );
+    assert.match(got.aliases[0].createdAt, ISO_DATE);
     const byUrlId = ok(await api.get(`/api/docs/${doc.slice(0, 12)}`, chimpy.as)).body;
     assert.is(byUrlId.id, doc);
     // Case-insensitive paths find the same doc.

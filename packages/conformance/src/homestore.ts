@@ -717,8 +717,23 @@ export function homeStoreConformance(name: string, factory: () => Promise<HomeSt
     assert.is((await store().getDoc(a.id))!.urlId, null);
     assert.is((await store().getDocByUrlId('second', org.id))?.id, a.id, 'clearing the urlId keeps the alias');
 
+    assert.equal(
+      (await store().listAliases(a.id)).map((x) => [x.orgId, x.urlId, x.docId]),
+      [
+        [org.id, 'first', a.id],
+        [org.id, 'second', a.id],
+      ],
+      'listAliases: current and former, oldest first',
+    );
+    assert.match((await store().listAliases(a.id))[0].createdAt, /^\d{4}-\d\d-\d\dT/);
+
     const b = await newDoc(home, owner, {urlId: 'first'});
     assert.is(b.urlId, 'first', 'a former alias is free to take');
+    assert.equal(
+      (await store().listAliases(a.id)).map((x) => x.urlId),
+      ['second'],
+      'an alias taken over leaves the former holder',
+    );
     assert.is((await store().getDocByUrlId('first', org.id))?.id, b.id, 'the alias now resolves to its new holder');
     assert.is((await store().getDocByUrlId('second', org.id))?.id, a.id);
 

@@ -55,10 +55,12 @@ export function workspacesSuite(target: Target): void {
     isError(await api.patch(`/api/workspaces/${reports}`, {x: 1}, chimpy.as), 400, 'unrecognized property x');
     isError(await api.patch(`/api/workspaces/${reports}`, {name: 'K'}, kiwi.as), 403, 'access denied');
     isError(await api.patch('/api/workspaces/99999', {name: 'K'}, chimpy.as), 404, 'workspace not found');
-    // Org viewers may not rename; org editors may (as in Grist's ApiServerAccess test).
+    // Org viewers and editors may not rename: owners only (decision D1, recorded from Grist 1.7.17).
     await world().share(chimpy, `/api/orgs/${org}`, {[charon.email]: 'viewers'});
     isError(await api.patch(`/api/workspaces/${reports}`, {name: 'C'}, charon.as), 403, 'access denied');
     await world().share(chimpy, `/api/orgs/${org}`, {[charon.email]: 'editors'});
+    isError(await api.patch(`/api/workspaces/${reports}`, {name: 'C'}, charon.as), 403, 'access denied');
+    await world().share(chimpy, `/api/orgs/${org}`, {[charon.email]: 'owners'});
     assert.is(ok(await api.patch(`/api/workspaces/${reports}`, {name: 'Reports'}, charon.as)).body, reports);
     await world().share(chimpy, `/api/orgs/${org}`, {[charon.email]: null});
   });

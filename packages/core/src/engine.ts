@@ -62,6 +62,15 @@ import {CursorCodec} from './cursor.js';
 import {Idempotency} from './idempotency.js';
 import {AttachmentStores, DirectoryAttachmentStore, type AttachmentStore} from './attachments/external.js';
 import {carryAttachmentFiles} from './attachments/copy.js';
+import {attachmentBytes} from './attachments/store.js';
+
+/** An org's usage as `GET /api/orgs/{org}/usage` answers (Grist's OrgUsageSummary). */
+export interface OrgUsageSummary {
+  /** Documents per data-limit status; gristlite enforces no data limits, so all 0. */
+  countsByDataLimitStatus: {approachingLimit: number; gracePeriod: number; deleteOnly: number};
+  /** Attachment bytes of the org's live documents. */
+  attachments: {totalBytes: number};
+}
 
 /** Options of `Engine.open`; defaults come from `env` (GRISTLITE_* settings, see docs/operations.md). */
 export interface EngineOptions {
@@ -1059,6 +1068,24 @@ export class Engine {
     const {id, docIds} = await this.home.deleteWorkspace(wid, p);
     await this.removeDocFiles(docIds);
     return id;
+  }
+
+  /**
+   * `GET /api/orgs/{org}/usage`, as Grist's getOrgUsageSummary answers a self-hosted site: no data
+   * limits (every count 0) and the attachment bytes of its live documents, each read now (Grist
+   * adds what each document last reported). On a cluster worker, documents another worker holds
+   * are not counted (decision D75).
+   */
+  async orgUsage(key: string, p: Principal, ctx: OrgContext): Promise<OrgUsageSummary> {
+    let totalBytes = 0;
+    for (const docId of await this.home.usageDocs(key, p, ctx)) {
+      try {
+        totalBytes += await this.withDoc(docId, (doc) => attachmentBytes(doc.db));
+      } catch (e) {
+        if (!(e instanceof HeldElsewhere)) throw e;
+      }
+    }
+    return {countsByDataLimitStatus: {approachingLimit: 0, gracePeriod: 0, deleteOnly: 0}, attachments: {totalBytes}};
   }
 
   /** Deletes an org with its workspaces and documents (files too). */

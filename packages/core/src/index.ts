@@ -17,7 +17,7 @@ export {
   Unauthorized,
   isApiError,
 } from './errors.js';
-export {Engine, type EngineOptions} from './engine.js';
+export {Engine, type EngineOptions, type OrgUsageSummary} from './engine.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
 export type {
   AccessList,

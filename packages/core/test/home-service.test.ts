@@ -211,10 +211,11 @@ home('docs: moving needs ownership of the doc and add rights on the destination'
   assert.is((await ctx.home.getDoc(ctx.docId, ctx.owner, null, false)).workspace.id, dest);
 });
 
-home('workspaces: editors may rename, only owners remove', async (ctx) => {
+home('workspaces: only owners rename (decision D1) or remove', async (ctx) => {
   await share(ctx, 'ws', {wid: ctx.wsId}, {'other@example.com': 'editors'});
-  assert.is(await ctx.home.updateWorkspace(ctx.wsId, ctx.other, {name: 'Renamed'}), ctx.wsId);
-  assert.is((await ctx.home.getWorkspace(ctx.wsId, ctx.owner, false)).name, 'Renamed');
+  await refused(ctx.home.updateWorkspace(ctx.wsId, ctx.other, {name: 'Mine'}), 403, 'access denied');
+  assert.is(await ctx.home.updateWorkspace(ctx.wsId, ctx.owner, {name: 2024}), ctx.wsId);
+  assert.is((await ctx.home.getWorkspace(ctx.wsId, ctx.owner, false)).name, '2024');
   await refused(ctx.home.deleteWorkspace(ctx.wsId, ctx.other), 403, 'access denied');
   await refused(ctx.home.getWorkspace(9999, ctx.owner, false), 404, 'workspace not found');
   await ctx.home.setWorkspaceRemoved(ctx.wsId, ctx.owner, true);
@@ -224,6 +225,60 @@ home('workspaces: editors may rename, only owners remove', async (ctx) => {
     400,
     'Cannot add document to a deleted workspace',
   );
+});
+
+home('GET /api/docs/{doc} lists the aliases its lookup matched, as Grist does', async (ctx) => {
+  const urlId = ctx.docId.slice(0, 12);
+  const byId = await ctx.home.getDoc(ctx.docId, ctx.owner, null, false);
+  assert.equal(
+    byId.aliases.map((a) => [a.orgId, a.urlId, a.docId]),
+    [[ctx.orgId, urlId, ctx.docId]],
+  );
+  await ctx.home.updateDoc(ctx.docId, ctx.owner, null, {urlId: 'plan'});
+  const all = (await ctx.home.getDoc(ctx.docId, ctx.owner, null, false)).aliases.map((a) => a.urlId);
+  assert.equal(all, [urlId, 'plan']);
+  // By a urlId, only that alias (HomeDBManager `_doc` joins aliases under its where clause).
+  const byUrlId = await ctx.home.getDoc('plan', ctx.owner, 'team', false);
+  assert.equal(
+    byUrlId.aliases.map((a) => a.urlId),
+    ['plan'],
+  );
+});
+
+home('a public (everyone@) doc makes nobody a guest of its workspace or org', async (ctx) => {
+  await share(ctx, 'doc', {doc: ctx.docId}, {'everyone@getgrist.com': 'viewers'});
+  for (const p of [ctx.other, ctx.anon]) {
+    const doc = await ctx.home.getDoc(ctx.docId, p, null, false);
+    assert.is(doc.access, 'viewers');
+    assert.is(doc.workspace.access, null);
+    assert.is(doc.workspace.org.access, null);
+  }
+  await refused(ctx.home.getOrg(String(ctx.orgId), ctx.other, null), 403, 'access denied');
+});
+
+home('org 0 is the merged personal org, as docs', async (ctx) => {
+  const merged = await ctx.home.getOrg('0', ctx.owner, null);
+  assert.is(merged.id, 0);
+  assert.is(merged.domain, 'docs');
+  assert.is(merged.access, 'owners');
+  assert.is((await ctx.home.getOrg('0', ctx.anon, null)).name, 'Anonymous');
+});
+
+home('session access all: the caller and the orgs they belong to, their personal one as docs', async (ctx) => {
+  await share(ctx, 'doc', {doc: ctx.docId}, {'other@example.com': 'editors'});
+  const other = await ctx.home.sessionAccessAll(ctx.other, null);
+  assert.equal(other.users, [
+    {id: ctx.other.user.id, email: 'other@example.com', name: 'Other', picture: null, anonymous: false},
+  ]);
+  assert.equal(
+    other.orgs.map((o) => [o.id, o.domain, o.accessOptions[0].access, o.accessOptions[0].perms]),
+    [
+      [0, 'docs', 'owners', 63],
+      [ctx.orgId, 'team', 'viewers', 1],
+    ],
+  );
+  assert.not.ok('access' in other.orgs[1]);
+  assert.equal((await ctx.home.sessionAccessAll(ctx.anon, null)).orgs, []);
 });
 
 home('access lists: owners see everyone; a doc share makes a guest of the org', async (ctx) => {

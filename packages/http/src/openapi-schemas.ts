@@ -256,7 +256,7 @@ const TABLE = `${DOCS}/tables/:tableId`;
 export const RESPONSES: Record<string, RouteResponse> = {
   'GET /api/openapi.json': json({type: 'object'}, 'This document'),
   'GET /status': text(
-    'Health, as Grist answers it: `Grist server(home,docs) is alive.` (500 when a check asked for by `db=1` or `ready=1` fails)',
+    'Health, as Grist answers it: `Grist server(home,docs,static) is alive.` (500 when a check asked for by `db=1` or `ready=1` fails)',
   ),
   'GET /metrics': text('Prometheus metrics (only with GRISTLITE_METRICS=1)'),
   'GET /api/orgs': json(arr(ref('Org')), 'The orgs'),
@@ -304,6 +304,35 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`GET ${DOCS}/access`]: json(ref('Access'), 'Who has access'),
   [`PATCH ${DOCS}/access`]: none('Access changed'),
   'GET /api/profile/user': json(ref('Profile'), 'The calling user'),
+  'GET /api/orgs/:oid/usage': json(
+    obj(
+      {
+        countsByDataLimitStatus: obj({approachingLimit: int, gracePeriod: int, deleteOnly: int}),
+        attachments: obj({totalBytes: int}, ['totalBytes']),
+      },
+      ['countsByDataLimitStatus', 'attachments'],
+    ),
+    'Documents per data-limit status (all 0: no data limits) and the attachment bytes of live documents',
+  ),
+  'GET /api/session/access/all': json(
+    obj(
+      {
+        users: arr(ref('Profile')),
+        orgs: arr({
+          allOf: [
+            ref('OrgSummary'),
+            obj({
+              accessOptions: arr(
+                obj({access: ref('Role'), id: int, email: str, perms: int, name: str}, ['access', 'id', 'perms']),
+              ),
+            }),
+          ],
+        }),
+      },
+      ['users', 'orgs'],
+    ),
+    "The caller's profile, and each org they belong to with their access (their personal org as id 0, `docs`)",
+  ),
   'POST /api/profile/user/name': text('OK'),
   'GET /api/profile/apikey': text('The key, masked once shown'),
   'POST /api/profile/apikey': text('The new key'),

@@ -14,8 +14,8 @@ export type {Logger} from 'pino';
 
 type Env = Record<string, string | undefined>;
 
-/** The name Grist's status line gives the server: `Grist server(home,docs) is alive.` */
-const SERVER_NAME = 'server(home,docs)';
+/** The name Grist's status line gives the server: `Grist server(home,docs,static) is alive.` */
+const SERVER_NAME = 'server(home,docs,static)';
 const TEXT = {'Content-Type': 'text/plain; charset=utf-8'};
 
 /**

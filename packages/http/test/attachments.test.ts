@@ -165,6 +165,30 @@ s("19.25 upload, list with sort and limit, download with Grist's headers", async
   assert.is(inline.headers['Content-Type'], 'application/msword');
 });
 
+s("GET /api/orgs/{org}/usage sums the org's attachment files, each once (decision D75)", async () => {
+  const json = {'content-type': 'application/json'};
+  const body = (v: unknown) => Buffer.from(JSON.stringify(v));
+  const org = (await call('POST', '/api/orgs', {body: body({name: 'Usage', domain: 'usage'}), headers: json})).json;
+  const ws = (await call('POST', `/api/orgs/${org}/workspaces`, {body: body({name: 'W'}), headers: json})).json;
+  const doc = (await call('POST', `/api/workspaces/${ws}/docs`, {body: body({name: 'D'}), headers: json})).json;
+  const usage = async () => (await call('GET', `/api/orgs/${org}/usage`)).json;
+  assert.equal(await usage(), {
+    countsByDataLimitStatus: {approachingLimit: 0, gracePeriod: 0, deleteOnly: 0},
+    attachments: {totalBytes: 0},
+  });
+  await upload(doc, [
+    {name: 'upload', filename: 'a.txt', type: 'text/plain', data: 'foobar'},
+    {name: 'upload', filename: 'b.txt', type: 'text/plain', data: 'foobar'},
+    {name: 'upload', filename: 'c.txt', type: 'text/plain', data: '12345'},
+  ]);
+  assert.equal((await usage()).attachments, {totalBytes: 11});
+  // A soft-deleted document does not count; only owners may ask.
+  await call('POST', `/api/docs/${doc}/remove`);
+  assert.equal((await usage()).attachments, {totalBytes: 0});
+  assert.is((await call('GET', `/api/orgs/${org}/usage`, {as: strangerKey})).status, 403);
+  assert.is((await call('GET', '/api/orgs/nosuchorg/usage')).status, 404);
+});
+
 s('errors: 404, 400, 415, missing payload, 413, and access', async () => {
   const doc = await newDoc();
   const e404 = await call('GET', `/api/docs/${doc}/attachments/22`);

@@ -66,20 +66,23 @@ test('/status: alive; db=1 fails with 500 once the home database is gone; ready=
       const r = await handle({method: 'GET', url, headers});
       return [r.status, r.body, r.headers['Content-Type']];
     };
-    assert.equal(await get('/status'), [200, 'Grist server(home,docs) is alive.', 'text/plain; charset=utf-8']);
+    assert.equal(await get('/status'), [200, 'Grist server(home,docs,static) is alive.', 'text/plain; charset=utf-8']);
     assert.equal(await get('/status?ready=1'), [
       500,
-      'Grist server(home,docs) is unhealthy (ready not ok).',
+      'Grist server(home,docs,static) is unhealthy (ready not ok).',
       'text/plain; charset=utf-8',
     ]);
     ready = true;
     assert.equal((await get('/status?db=1&ready=1', {authorization: 'Bearer nonsense'})).slice(0, 2), [
       200,
-      'Grist server(home,docs) is alive (db ok, ready ok).',
+      'Grist server(home,docs,static) is alive (db ok, ready ok).',
     ]);
     assert.equal((await get('/status/'))[0], 200);
     await s.engine.store.close();
-    assert.equal((await get('/status?db=1')).slice(0, 2), [500, 'Grist server(home,docs) is unhealthy (db not ok).']);
+    assert.equal((await get('/status?db=1')).slice(0, 2), [
+      500,
+      'Grist server(home,docs,static) is unhealthy (db not ok).',
+    ]);
   } finally {
     await s.done().catch(() => undefined);
   }

@@ -410,6 +410,10 @@ export class PostgresHomeStore implements HomeStore {
           );
     return r ? rows.doc(r) : null;
   }
+  async listAliases(docId: string) {
+    const found = await this.q('SELECT * FROM aliases WHERE doc_id = $1 ORDER BY created_at, url_id', [docId]);
+    return found.map(rows.alias);
+  }
   async listDocsByUrlId(urlId: string) {
     const found = await this.q(
       'SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = $1 ORDER BY a.created_at, a.doc_id',

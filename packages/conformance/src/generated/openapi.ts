@@ -71,6 +71,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/orgs/{oid}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Usage of an org's live documents (owners only) */
+        get: operations["getApiOrgsOidUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/orgs/{oid}/access": {
         parameters: {
             query?: never;
@@ -326,6 +343,23 @@ export interface paths {
         };
         /** The calling user */
         get: operations["getApiProfileUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/session/access/all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's profile and every org they belong to, with their access */
+        get: operations["getApiSessionAccessAll"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1929,6 +1963,42 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    getApiOrgsOidUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                oid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Documents per data-limit status (all 0: no data limits) and the attachment bytes of live documents */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        countsByDataLimitStatus: {
+                            approachingLimit?: number;
+                            gracePeriod?: number;
+                            deleteOnly?: number;
+                        };
+                        attachments: {
+                            totalBytes: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            503: components["responses"]["Error503"];
+        };
+    };
     getApiOrgsOidAccess: {
         parameters: {
             query?: never;
@@ -2617,6 +2687,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Profile"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiSessionAccessAll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's profile, and each org they belong to with their access (their personal org as id 0, `docs`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        users: components["schemas"]["Profile"][];
+                        orgs: (components["schemas"]["OrgSummary"] & {
+                            accessOptions?: {
+                                access: components["schemas"]["Role"];
+                                id: number;
+                                email?: string;
+                                perms: number;
+                                name?: string;
+                            }[];
+                        })[];
+                    };
                 };
             };
             400: components["responses"]["Error400"];
@@ -5803,7 +5909,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Health, as Grist answers it: `Grist server(home,docs) is alive.` (500 when a check asked for by `db=1` or `ready=1` fails) */
+            /** @description Health, as Grist answers it: `Grist server(home,docs,static) is alive.` (500 when a check asked for by `db=1` or `ready=1` fails) */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -191,6 +191,22 @@ export const DIFFERENCES: Record<string, ListedDifference> = {
     decision: 'D80',
     why: "Grist's 400 is a sandbox KeyError; gristlite answers 404 Table not found, as for any unknown table",
   },
+  // home API (rec-home)
+  'errors/status': {
+    level: 'status',
+    decision: 'D12',
+    why: "Grist's words, sent as text/plain where Grist's Express `send` says text/html",
+  },
+  'errors/access delta a string': {
+    level: 'error',
+    decision: 'D6',
+    why: "Grist fails with a 500 (`Cannot use 'in' operator ...`); gristlite answers 400 `Bad request: invalid permission delta`",
+  },
+  'errors/access users a list': {
+    level: 'shape',
+    decision: 'D6',
+    why: 'Both 400; Grist reads the list as an object and calls the email a role (`Invalid user role kiwi@...`), gristlite says the delta is invalid',
+  },
 };
 
 /** Fields that differ in every answer that has them, for one decision each. */

@@ -495,6 +495,28 @@ export function removeUnusedAttachments(
   })();
 }
 
+/**
+ * Bytes of a document's attachment files, as Grist counts them for usage: each file once however
+ * many attachment rows share it, soft-deleted attachments left out, stored bytes for internal
+ * files and the recorded size (which restores rewrite) for external ones.
+ */
+export function attachmentBytes(db: Database.Database): number {
+  try {
+    const row = db
+      .prepare(
+        `SELECT SUM(len) AS total FROM (
+           SELECT CASE WHEN f.storageId IS NOT NULL AND f.storageId != '' THEN MAX(a.fileSize) ELSE MAX(LENGTH(f.data)) END AS len
+           FROM _gristsys_Files f JOIN _grist_Attachments a ON a.fileIdent = f.ident
+           WHERE a.timeDeleted IS NULL
+           GROUP BY a.fileIdent)`,
+      )
+      .get() as {total: number | null} | undefined;
+    return Number(row?.total ?? 0);
+  } catch {
+    return 0; // An old document without _gristsys_Files holds no files.
+  }
+}
+
 /** Grist's `locationSummary`: where a document's files are (`none` when it has none). */
 export function attachmentLocations(db: Database.Database): 'none' | 'internal' | 'external' | 'mixed' {
   let row: {internal: number | null; external: number | null} | undefined;

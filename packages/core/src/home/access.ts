@@ -4,11 +4,17 @@
  */
 import {asViewer, can, directRole, effectiveRoles, type Action, type ResourceAcl} from '../access/index.js';
 import {BadRequest, Forbidden, NotFound} from '../errors.js';
+import type {SpecialUsers} from './authn.js';
 import type {OrgContext, Principal} from './principal.js';
-import type {Doc, HomeStore, Org, Role, Workspace} from './types.js';
+import type {AclEntry, Doc, HomeStore, Org, Role, Workspace} from './types.js';
 
 /** Grist's urlId alphabet (SPEC §1.1 "Document ids"). */
 export const URL_ID_RE = /^[-a-z0-9]+$/i;
+
+/** Whether an org key names Grist's merged personal org: `docs`, or id 0 (HomeDBManager.isMergedOrg). */
+export function isMergedOrgKey(key: string): boolean {
+  return key === 'docs' || /^0+$/.test(key);
+}
 
 export interface DocChain {
   org: Org;
@@ -23,7 +29,21 @@ export const WS = 1;
 export const DOC = 2;
 
 export class HomeAccess {
-  constructor(private readonly store: HomeStore) {}
+  constructor(
+    private readonly store: HomeStore,
+    private readonly special: SpecialUsers,
+  ) {}
+
+  /**
+   * Whether shares inside a workspace or org (`inner`, entries of any users) make the caller its
+   * guest. As Grist's guest groups (`_repairOrgGuests`, `_repairWorkspaceGuests` through
+   * `filterEveryone`): an everyone@ share makes no guests unless anon@ is shared there too.
+   */
+  private guestOf(inner: readonly AclEntry[], p: Principal): boolean {
+    const everyone = this.special.everyone.id;
+    const withEveryone = inner.some((e) => e.userId === this.special.anon.id);
+    return inner.some((e) => p.accessIds.includes(e.userId) && (e.userId !== everyone || withEveryone));
+  }
 
   /** Resolves an org key from a path (SPEC §1.1 table). `docs` gives the caller's personal org. */
   async resolveOrg(key: string, p: Principal, ctx: OrgContext): Promise<{org: Org; merged: boolean}> {
@@ -33,12 +53,12 @@ export class HomeAccess {
     }
     let org: Org | null = null;
     let merged = false;
-    if (/^\d+$/.test(key)) org = await this.store.getOrg(Number(key));
-    else if (key === 'docs') {
+    if (isMergedOrgKey(key)) {
       merged = true;
       if (p.anonymous) throw new NotFound('organization not found');
       org = await this.store.getPersonalOrg(p.user.id);
-    } else if (/^docs-\d+$/.test(key)) org = await this.store.getPersonalOrg(Number(key.slice(5)));
+    } else if (/^\d+$/.test(key)) org = await this.store.getOrg(Number(key));
+    else if (/^docs-\d+$/.test(key)) org = await this.store.getPersonalOrg(Number(key.slice(5)));
     else if (/^o-\d+$/.test(key)) org = await this.store.getOrg(Number(key.slice(2)));
     else org = await this.store.getOrgByDomain(key);
     if (!org) throw new NotFound('organization not found');
@@ -60,8 +80,14 @@ export class HomeAccess {
     // Guest status (a share inside the org) matters only to callers with no role on the org itself,
     // so the org-wide ACL scan is skipped on the common path (every document request).
     if (directRole(acl, p.accessIds) !== null) return {acl};
-    const inner = await this.store.getAclInOrg(org.id, p.accessIds);
-    return {acl, hasInnerShare: inner.some((e) => e.kind !== 'org')};
+    const inner = await this.store.getAclInOrg(org.id, [...p.accessIds, this.special.anon.id]);
+    return {
+      acl,
+      hasInnerShare: this.guestOf(
+        inner.filter((e) => e.kind !== 'org'),
+        p,
+      ),
+    };
   }
 
   async orgRole(org: Org, p: Principal): Promise<Role | null> {
@@ -90,7 +116,7 @@ export class HomeAccess {
     const wsLevel: ResourceAcl = {
       acl: wsAcl,
       maxInheritedRole: ws.maxInheritedRole,
-      hasInnerShare: docAcl.some((e) => p.accessIds.includes(e.userId)),
+      hasInnerShare: this.guestOf(docAcl, p),
     };
     return {org, chain: [orgLevel, wsLevel]};
   }

@@ -63,6 +63,11 @@ export async function getDoc(h: HomeParts, key: string, p: Principal, ctx: OrgCo
   // As `GET /api/workspaces/{wid}` computes it: a share of any document in it makes a guest.
   const roles = effectiveRoles(chain, p.accessIds).roles;
   const wsRole = effectiveRoles((await h.access.wsChain(ws, p)).chain, p.accessIds).roles[WS];
+  // Grist joins the aliases the lookup matched: all of them by document id, by a urlId only that
+  // urlId's alias in the document's org (HomeDBManager `_doc`).
+  const aliases = (await h.store.listAliases(doc.id)).filter(
+    (a) => key === doc.id || (a.urlId === key && a.orgId === org.id),
+  );
   return {
     ...h.shapes.doc(doc, role, h.shapes.isPublic(chain[DOC].acl), !p.anonymous),
     workspace: {
@@ -79,6 +84,7 @@ export async function getDoc(h: HomeParts, key: string, p: Principal, ctx: OrgCo
         withBilling: true,
       }),
     },
+    aliases,
   };
 }
 

@@ -1,10 +1,11 @@
 /** Home operations on orgs (SPEC §3.1-3.5). */
 import {asViewer, can, directRole} from '../access/index.js';
 import {BadRequest, Forbidden} from '../errors.js';
+import {isMergedOrgKey} from './access.js';
 import {requireUser} from './authn.js';
 import type {HomeParts} from './parts.js';
 import type {OrgContext, Principal} from './principal.js';
-import {Conflict} from './types.js';
+import {Conflict, type Org, type Role} from './types.js';
 import {checkDomain, checkKeys} from './validate.js';
 
 export async function listOrgs(h: HomeParts, p: Principal, ctx: OrgContext, merged: boolean) {
@@ -38,7 +39,7 @@ export async function listOrgs(h: HomeParts, p: Principal, ctx: OrgContext, merg
 }
 
 export async function getOrg(h: HomeParts, key: string, p: Principal, ctx: OrgContext) {
-  if (key === 'docs' && p.anonymous) return h.shapes.anonymousOrg();
+  if (isMergedOrgKey(key) && p.anonymous) return h.shapes.anonymousOrg();
   const {org, merged, role} = await h.access.orgFor(key, p, ctx, 'view');
   // Grist's billing manager is the org's creator; gristlite keeps no creator, so its owners (decision H1).
   const isManager = !p.anonymous && directRole(await h.store.getAcl('org', [String(org.id)]), p.listIds) === 'owners';
@@ -119,4 +120,58 @@ export async function deleteOrg(
   if (!can(role, 'remove') || !can(role, 'schemaEdit')) throw new Forbidden('access denied');
   const {docIds} = await h.store.deleteOrg(org.id);
   return {id: org.id, docIds};
+}
+
+/** Grist's permission bits of each role (app/gen-server/lib/Permissions.ts); guests and members view. */
+const ROLE_PERMS: Record<Role, number> = {owners: 63, editors: 15, viewers: 1, guests: 1, members: 1};
+
+/**
+ * `GET /api/session/access/all`: the caller's profile and every org they belong to, through a role
+ * of their own on the org or on something in it (everyone@ shares do not count), each with
+ * `accessOptions` per user instead of `access`; their personal org first as the merged `docs`
+ * org (id 0), others' personal orgs left out, team sites by name. The anonymous caller gets at most
+ * the org of the request's site. gristlite has one user per session, so one profile.
+ */
+export async function sessionAccessAll(h: HomeParts, p: Principal, ctx: OrgContext) {
+  const u = p.user;
+  const user = {id: u.id, email: u.email, name: u.name, picture: u.picture, anonymous: p.anonymous};
+  let found = await h.store.listOrgsForUsers(p.listIds);
+  if (p.anonymous) {
+    const ctxOrg = ctx === null || isMergedOrgKey(ctx) ? null : await h.access.contextOrg(p, ctx);
+    found = found.filter((o) => o.id === ctxOrg?.id);
+  }
+  const options: {org: Org; role: Role}[] = [];
+  for (const org of found) {
+    if (org.ownerId !== null && org.ownerId !== u.id) continue;
+    const acl = await h.store.getAcl('org', [String(org.id)]);
+    const inner = async () => (await h.store.getAclInOrg(org.id, p.listIds)).some((e) => e.kind !== 'org');
+    const role = directRole(acl, p.listIds) ?? ((await inner()) ? 'guests' : null);
+    if (role) options.push({org, role});
+  }
+  options.sort(
+    (a, b) => (a.org.ownerId === null ? 1 : 0) - (b.org.ownerId === null ? 1 : 0) || cmp(a.org.name, b.org.name),
+  );
+  const orgs = [];
+  for (const {org, role} of options) {
+    const {access, ...shape} = await h.shapes.org(org, null);
+    const accessOptions = [{access: asViewer(role), id: u.id, email: u.email, perms: ROLE_PERMS[role], name: u.name}];
+    orgs.push({...shape, ...(org.ownerId !== null ? {id: 0, domain: 'docs'} : {}), accessOptions});
+  }
+  return {users: [user], orgs};
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The live documents (neither they nor their workspace soft-deleted) of an org whose usage its
+ * owner asks for (`GET /api/orgs/{org}/usage`; Grist's getOrgUsageSummary needs OWNER). The
+ * merged `docs` org is the caller's personal org.
+ */
+export async function usageDocs(h: HomeParts, key: string, p: Principal, ctx: OrgContext): Promise<string[]> {
+  const {org, role} = await h.access.orgFor(key, p, ctx, 'view');
+  if (role !== 'owners') throw new Forbidden('access denied');
+  const live = (await h.store.listWorkspaces(org.id)).filter((w) => !w.removedAt).map((w) => w.id);
+  return (await h.store.listDocs(live)).filter((d) => !d.removedAt).map((d) => d.id);
 }

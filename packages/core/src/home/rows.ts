@@ -4,7 +4,7 @@
  * driver, which each says in a `RowDialect`: better-sqlite3 gives timestamps and JSON as TEXT and
  * booleans as 0/1; pg gives `timestamptz` as Date, `jsonb` parsed and `boolean` as boolean.
  */
-import type {AclEntry, Doc, DocApiKey, Org, User, Workspace} from './types.js';
+import type {AclEntry, Doc, DocAlias, DocApiKey, Org, User, Workspace} from './types.js';
 
 /** A row as a driver returns it. */
 export type HomeRow = Record<string, any>;
@@ -29,6 +29,8 @@ export interface RowCodec {
   workspace(r: HomeRow): Workspace;
   /** A document row. */
   doc(r: HomeRow): Doc;
+  /** An alias row. */
+  alias(r: HomeRow): DocAlias;
   /** An access-list row. */
   acl(r: HomeRow): AclEntry;
   /** A document API key row. */
@@ -80,6 +82,7 @@ export function rowCodec(d: RowDialect): RowCodec {
       updatedAt: d.time(r.updated_at)!,
       removedAt: d.time(r.removed_at),
     }),
+    alias: (r) => ({orgId: r.org_id, urlId: r.url_id, docId: r.doc_id, createdAt: d.time(r.created_at)!}),
     acl: (r) => ({kind: r.kind, resourceId: r.resource_id, userId: r.user_id, role: r.role}),
     docApiKey: (r) => ({
       id: Number(r.id),

@@ -38,7 +38,7 @@ export class HomeService implements HomeParts {
     readonly special: SpecialUsers,
   ) {
     this.auth = new Authenticator(store, special);
-    this.access = new HomeAccess(store);
+    this.access = new HomeAccess(store, special);
     this.shapes = new HomeShapes(store, special);
   }
 
@@ -102,6 +102,16 @@ export class HomeService implements HomeParts {
   /** An org as `GET /api/orgs/{org}` answers. */
   getOrg(key: string, p: Principal, ctx: OrgContext) {
     return orgs.getOrg(this, key, p, ctx);
+  }
+
+  /** The caller's profile and orgs with their access, as `GET /api/session/access/all` answers. */
+  sessionAccessAll(p: Principal, ctx: OrgContext) {
+    return orgs.sessionAccessAll(this, p, ctx);
+  }
+
+  /** The live documents of an org whose usage its owner asks for. */
+  usageDocs(key: string, p: Principal, ctx: OrgContext): Promise<string[]> {
+    return orgs.usageDocs(this, key, p, ctx);
   }
 
   /** Creates a team site owned by the principal. */

@@ -621,6 +621,9 @@ export class SqliteHomeStore implements HomeStore {
           );
     return r ? rows.doc(r) : null;
   }
+  async listAliases(docId: string) {
+    return this.all('SELECT * FROM aliases WHERE doc_id = ? ORDER BY created_at, rowid', docId).map(rows.alias);
+  }
   async listDocsByUrlId(urlId: string) {
     return this.all(
       'SELECT d.* FROM aliases a JOIN docs d ON d.id = a.doc_id WHERE a.url_id = ? ORDER BY a.created_at, a.rowid',

@@ -61,6 +61,14 @@ export interface Doc {
   removedAt: string | null;
 }
 
+/** A urlId a document holds or held in an org (Grist's `aliases` table). */
+export interface DocAlias {
+  orgId: number;
+  urlId: string;
+  docId: string;
+  createdAt: string;
+}
+
 /**
  * Beyond Grist (issue 30): an API key that opens one document only, at most with `access`, and
  * never beyond its creator's current access. Only its hash is kept.
@@ -185,6 +193,8 @@ export interface HomeStore {
    * (Grist's merged `docs` org), the oldest alias first.
    */
   getDocByUrlId(urlId: string, orgId: number | null): Promise<Doc | null>;
+  /** A document's aliases (current and former urlIds), oldest first. */
+  listAliases(docId: string): Promise<DocAlias[]>;
   /** Every document holding `urlId` (current or former alias) in its own org, in any org. */
   listDocsByUrlId(urlId: string): Promise<Doc[]>;
   /** A workspace's documents. */

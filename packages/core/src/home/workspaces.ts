@@ -1,12 +1,12 @@
 /** Home operations on workspaces (SPEC §3.8, §4). */
 import {asViewer, can, type ResourceAcl} from '../access/index.js';
-import {BadRequest, Forbidden, NotFound} from '../errors.js';
+import {Forbidden, NotFound} from '../errors.js';
 import {nowIso} from '../ids.js';
 import {DOC, WS} from './access.js';
 import type {HomeParts} from './parts.js';
 import type {OrgContext, Principal} from './principal.js';
 import type {Org} from './types.js';
-import {checkKeys} from './validate.js';
+import {checkKeys, docName} from './validate.js';
 
 /** Workspaces of an org visible to the caller, each with its visible docs (SPEC §3.8). */
 export async function listWorkspaces(h: HomeParts, key: string, p: Principal, ctx: OrgContext, showRemoved: boolean) {
@@ -67,10 +67,11 @@ export async function createWorkspace(
   body: Record<string, unknown>,
 ) {
   const {org, role} = await h.access.orgFor(key, p, ctx, 'view');
-  if (typeof body.name !== 'string' || !body.name) throw new BadRequest('Bad request: name required');
+  // A number is taken as its text, as Grist stores it (its name column is text).
+  const name = docName(body.name);
   checkKeys(body, ['name', 'createdAt', 'updatedAt']);
   if (!can(role, 'add')) throw new Forbidden('access denied');
-  const ws = await h.store.createWorkspace({orgId: org.id, name: body.name, ownerUserId: p.user.id});
+  const ws = await h.store.createWorkspace({orgId: org.id, name, ownerUserId: p.user.id});
   return ws.id;
 }
 
@@ -96,12 +97,9 @@ export async function getWorkspace(h: HomeParts, wid: number, p: Principal, show
 
 export async function updateWorkspace(h: HomeParts, wid: number, p: Principal, body: Record<string, unknown>) {
   checkKeys(body, ['name', 'createdAt', 'updatedAt']);
-  // Grist lets editors rename workspaces (UPDATE, not SCHEMA_EDIT; see its ApiServerAccess test).
-  await h.access.workspaceFor(wid, p, 'update');
-  if ('name' in body) {
-    if (typeof body.name !== 'string' || !body.name) throw new BadRequest('Bad request: name required');
-    await h.store.updateWorkspace(wid, {name: body.name});
-  }
+  // Owners only: Grist's updateWorkspace needs SCHEMA_EDIT (decision D1).
+  await h.access.workspaceFor(wid, p, 'schemaEdit');
+  if ('name' in body) await h.store.updateWorkspace(wid, {name: docName(body.name)});
   return wid;
 }
 

@@ -94,6 +94,13 @@ export const homeRoutes: Route[] = [
     summary: 'Delete an org, confirming its name or domain',
     handler: (ctx) => ctx.engine.deleteOrg(ctx.params.oid, ctx.params.name, ctx.principal, ctx.org),
   },
+  {
+    method: 'GET',
+    path: '/api/orgs/:oid/usage',
+    tag: 'orgs',
+    summary: "Usage of an org's live documents (owners only)",
+    handler: (ctx) => ctx.engine.orgUsage(ctx.params.oid, ctx.principal, ctx.org),
+  },
   ...accessRoutes('org', '/api/orgs/:oid', 'orgs', 'an org', {
     read: (ctx) => ctx.engine.home.getOrgAccess(ctx.params.oid, ctx.principal, ctx.org),
     target: (ctx) => ({org: ctx.params.oid}),
@@ -250,6 +257,13 @@ export const homeRoutes: Route[] = [
     tag: 'users',
     summary: 'The calling user',
     handler: async (ctx) => ctx.engine.home.profile(ctx.principal),
+  },
+  {
+    method: 'GET',
+    path: '/api/session/access/all',
+    tag: 'users',
+    summary: "The caller's profile and every org they belong to, with their access",
+    handler: (ctx) => ctx.engine.home.sessionAccessAll(ctx.principal, ctx.org),
   },
   {
     method: 'POST',
