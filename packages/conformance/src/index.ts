@@ -29,6 +29,7 @@ import {lifecycleSuite} from './lifecycle.js';
 import {idempotencySuite} from './idempotency.js';
 import {orgsSuite} from './orgs.js';
 import {pagingSuite} from './paging.js';
+import {recordedSuite} from './recorded/suite.js';
 import {recordsSuite} from './records.js';
 import {sqlDownloadsSuite} from './sql-downloads.js';
 import {summariesSuite} from './summaries.js';
@@ -84,6 +85,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   formulas: formulasSuite,
   summaries: summariesSuite,
   apiconsole: apiConsoleSuite,
+  recorded: recordedSuite,
 };
 
 /** Registers (and queues for running) every suite against `target`; `only` picks some by name. */
