@@ -1,6 +1,6 @@
 /**
  * gristlite on a caller's itty-router: registers the whole API (paths under `/api` and
- * `/o/<org>/api`, in any case, and the API console at `/apiconsole`), so the caller's own routes sit beside it. Routing, validation and error
+ * `/o/<org>/api`, in any case, the API console at `/apiconsole`, and the `/status` health check), so the caller's own routes sit beside it. Routing, validation and error
  * mapping stay in @gristlite/http; this only hands the Request over.
  */
 import type {Handler} from '@gristlite/http';
@@ -12,7 +12,8 @@ export interface IttyLikeRouter {
 }
 
 // Matched here rather than by itty patterns: Grist's paths are case-insensitive (Express defaults).
-const API_PATH = /^(?:\/o\/[^/]+)?(?:\/dw\/[^/]+\/v\/[^/]+)?\/(?:api|apiconsole)(?:\/|$)/i;
+// `/status` too: Grist's health check, which clients and load balancers probe at the root.
+const API_PATH = /^(?:(?:\/o\/[^/]+)?(?:\/dw\/[^/]+\/v\/[^/]+)?\/(?:api|apiconsole)(?:\/|$)|\/status$)/i;
 
 export function registerGristlite<R extends IttyLikeRouter>(router: R, handler: Handler): R {
   const fetchHandler = toFetchHandler(handler);

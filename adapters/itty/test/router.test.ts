@@ -25,6 +25,8 @@ test("own routes before and after the API keep working; API errors come out in G
     assert.is(await (await call('/elsewhere')).text(), 'app 404');
     assert.is(await (await call('/apiconsolex')).text(), 'app 404');
     assert.is((await call('/apiconsole')).headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.match(await (await call('/status')).text(), /is alive/);
+    assert.is(await (await call('/statusx')).text(), 'app 404');
     const unknown = await call('/api/zig');
     assert.is(unknown.status, 404);
     assert.equal(await unknown.json(), {error: 'not found: /api/zig'});
