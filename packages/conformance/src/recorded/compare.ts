@@ -47,6 +47,13 @@ export function compareAnswers(grist: Answer, ours: Answer, level: Level = 'exac
   return out;
 }
 
+/** The differences between two JSON values, their paths starting at `path`. */
+export function diffValues(grist: unknown, ours: unknown, path: string): Difference[] {
+  const out: Difference[] = [];
+  diff(grist, ours, path, out, false);
+  return out;
+}
+
 function typeOf(v: unknown): string {
   return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
 }

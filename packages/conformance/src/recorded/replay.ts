@@ -4,12 +4,9 @@
  */
 import {nodeApiTarget} from '../targets.js';
 import {startWorld} from '../world.js';
-import {describeDifference} from './compare.js';
-import {DIFFERENCES, PATH_DIFFERENCES} from './differences.js';
 import {readGolden} from './golden.js';
 import {SCENARIOS} from './scenarios/index.js';
-import {Session} from './session.js';
-import {RECORDED_ENV, worldUsers} from './suite.js';
+import {RECORDED_ENV, replayScenario} from './suite.js';
 
 /** Scenario name -> its steps and the lines of its differences (step, JSON path, both values). */
 export async function replayScenarios(): Promise<Record<string, {steps: number; lines: string[]}>> {
@@ -23,19 +20,7 @@ export async function replayScenarios(): Promise<Record<string, {steps: number; 
         out[scenario.name] = {steps: 0, lines: ['  not recorded']};
         continue;
       }
-      const s = new Session(
-        scenario.name,
-        'replay',
-        world.api,
-        worldUsers(world),
-        golden,
-        DIFFERENCES,
-        PATH_DIFFERENCES,
-      );
-      await scenario.run(s);
-      const lines = s.unexpected.map((d) => `  ${d.step}: ${describeDifference(d)}`);
-      for (const m of s.missing()) lines.push(`  ${m}: recorded but not run`);
-      for (const st of s.stale) lines.push(`  ${st}: listed in differences.ts but answers as Grist did`);
+      const lines = await replayScenario(world, scenario, golden);
       out[scenario.name] = {steps: golden.steps.length, lines};
     }
   } finally {

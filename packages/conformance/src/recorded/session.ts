@@ -10,7 +10,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import Database from 'better-sqlite3';
 import type {ApiResponse, Client} from '../client.js';
-import {type Answer, compareAnswers, type Difference, type Level} from './compare.js';
+import {type Answer, compareAnswers, type Difference, diffValues, type Level} from './compare.js';
 import {Normaliser, normaliseHeaders} from './normalise.js';
 
 /** Who makes a call: one of the three test users, or nobody (no key). */
@@ -167,11 +167,9 @@ export class Session {
       this.unexpected.push({step, path: '(step)', grist: '(not recorded: record again)', gristlite: request});
       return;
     }
-    const reqDiffs = compareAnswers(
-      {status: 0, headers: {}, body: golden.request},
-      {status: 0, headers: {}, body: request},
-    );
-    for (const d of reqDiffs) this.unexpected.push({step, ...d, path: `request${d.path.slice(4)} (record again)`});
+    for (const d of diffValues(golden.request, request, 'request')) {
+      this.unexpected.push({step, ...d, path: `${d.path} (record again)`});
+    }
     const listed = this.differences[`${this.scenario}/${step}`];
     if (listed?.level === 'skip') return;
     const allowed = (d: Difference) => this.pathDifferences.some((p) => p.path.test(d.path));
