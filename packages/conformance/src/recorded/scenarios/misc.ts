@@ -29,6 +29,7 @@ export const attachments: Scenario = {
     await s.post('upload not multipart', 'chimpy', `${d}/attachments`, {file: 'x'});
     await s.get('list', 'chimpy', `${d}/attachments`);
     await s.get('list sorted', 'chimpy', `${d}/attachments?sort=-fileName`);
+    await s.get('list sorted, unknown flag', 'chimpy', `${d}/attachments?sort=-fileName:emptyFirst`);
     await s.get(
       'list filtered',
       'chimpy',
