@@ -18,6 +18,8 @@ if (existsSync(benchDir) && (only.length === 0 || only.some((o) => benchDir.incl
 let passed = 0;
 let failed = 0;
 let crashed = 0;
+// CI shows only the tail of its log: the failures are listed again just above the last line.
+const failures = [];
 for (const dir of dirs) {
   console.log(`\n### ${dir.slice(root.length)}`);
   const r = spawnSync(process.execPath, [join(root, 'node_modules/uvu/bin.js'), dir, '\\.test\\.js$'], {
@@ -28,12 +30,25 @@ for (const dir of dirs) {
     env: {GRISTLITE_LOG_LEVEL: 'warn', ...process.env, FORCE_COLOR: '0', NO_COLOR: undefined},
   });
   process.stdout.write(r.stdout ?? '');
+  // uvu colours its report even under FORCE_COLOR=0 here.
+  const lines = (r.stdout ?? '').replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+  lines.forEach((line, i) => {
+    // uvu's report of a failed test: the FAIL line, then the assertion's message a few lines on.
+    if (/^\s*FAIL\s/.test(line))
+      failures.push(
+        `${dir.slice(root.length)}: ${[line, ...lines.slice(i + 1, i + 5)]
+          .map((l) => l.trim())
+          .filter(Boolean)
+          .join(' | ')}`,
+      );
+  });
   const total = Number(/Total:\s+(\d+)/.exec(r.stdout ?? '')?.[1] ?? NaN);
   const ok = Number(/Passed:\s+(\d+)/.exec(r.stdout ?? '')?.[1] ?? NaN);
   if (Number.isNaN(total) || Number.isNaN(ok)) {
     crashed++;
     failed++;
     console.log(`!! ${dir}: suite crashed (exit ${r.status})`);
+    failures.push(`${dir.slice(root.length)}: suite crashed (exit ${r.status})`);
     continue;
   }
   passed += ok;
@@ -41,7 +56,9 @@ for (const dir of dirs) {
   if (r.status !== 0 && total === ok) {
     failed++;
     console.log(`!! ${dir}: exited ${r.status} although all tests passed`);
+    failures.push(`${dir.slice(root.length)}: exited ${r.status} although all tests passed`);
   }
 }
+if (failures.length > 0) console.log(`\nfailed:\n${failures.map((f) => `  ${f.slice(0, 400)}`).join('\n')}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(failed > 0 || crashed > 0 ? 1 : 0);
