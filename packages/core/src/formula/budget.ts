@@ -97,6 +97,15 @@ export class Budget {
     }
   }
 
+  /**
+   * Milliseconds left of the cell's time (at least 1), for work that cannot call tick() and is
+   * interrupted from outside instead (a regular expression under a watchdog).
+   */
+  cellMsLeft(): number {
+    const left = Math.min(this.deadline, this.recalcDeadline) - Date.now();
+    return Number.isFinite(left) ? Math.max(1, left) : this.settings.maxCellMs;
+  }
+
   enter(): void {
     if (++this.depth > this.settings.maxDepth) {
       this.depth--;

@@ -56,8 +56,18 @@ export function titleCase(s: string): string {
 const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
 /** Python's str.strip() whitespace. */
 const PY_WS = '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const STRIP_RE = new RegExp(`^[${PY_WS}]+|[${PY_WS}]+$`, 'g');
-export const pyStrip = (s: string) => s.replace(STRIP_RE, '');
+const WS_CHAR = new RegExp(`[${PY_WS}]`);
+/**
+ * Python's str.strip(). A loop from each end, not a `[ws]+$` regex: that one retries at every
+ * whitespace run's start, quadratic on "x" + " " * 10**5 + "x" (7 s, issue 37's class).
+ */
+export function pyStrip(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && WS_CHAR.test(s[a])) a++;
+  while (b > a && WS_CHAR.test(s[b - 1])) b--;
+  return s.slice(a, b);
+}
 
 function checkInt(x: Value, what: string): number {
   // Python slicing accepts ints and bools only.

@@ -19,6 +19,7 @@ import {
   typeName,
 } from '../values.js';
 import {PyClass, fn} from '../datetime.js';
+import {type RegexRisk, rateRegex, safeExec, safeMatches} from './re-guard.js';
 
 export const FLAGS = {I: 2, L: 4, M: 8, S: 16, U: 32, X: 64, A: 256} as const;
 
@@ -32,6 +33,8 @@ function reError(msg: string, _pattern?: string, pos?: number): never {
 
 interface Translated {
   source: string;
+  /** How long matching may take (re-guard.ts): decides whether it runs under a watchdog. */
+  risk: RegexRisk;
   flags: number;
   groups: number;
   groupNames: Map<string, number>;
@@ -316,7 +319,7 @@ function doTranslate(pattern: string, flagsIn: number): Translated {
     out += c;
     i++;
   }
-  return {source: out, flags, groups, groupNames};
+  return {source: out, risk: rateRegex(out), flags, groups, groupNames};
 }
 
 // ---- compiled patterns ------------------------------------------------------------------------
@@ -382,28 +385,19 @@ export class PyPattern implements PyObject {
     if (endpos !== null) text = s.slice(0, utf16Index(s, astral, Math.max(0, endpos)));
     const r = this.regex(kind);
     r.lastIndex = utf16Index(s, astral, Math.max(0, pos));
-    const m = r.exec(text);
+    const m = safeExec(r, this.t.risk, text);
     return m ? new PyMatch(this, s, m, astral, pos, endpos ?? Array.from(s).length) : null;
   }
 
-  /** All non-overlapping matches, with Python 3.7+'s rules for empty matches (as JS's). */
-  *iterate(s: string, pos = 0, endpos: number | null = null): Generator<PyMatch> {
+  /** Non-overlapping matches (at most `limit`), with Python 3.7+'s rules for empty matches (as JS's). */
+  *iterate(s: string, pos = 0, endpos: number | null = null, limit = Infinity): Generator<PyMatch> {
     const astral = hasAstral(s);
     let text = s;
     if (endpos !== null) text = s.slice(0, utf16Index(s, astral, Math.max(0, endpos)));
     const r = new RegExp(this.regex('search').source, this.regex('search').flags);
     r.lastIndex = utf16Index(s, astral, Math.max(0, pos));
     const end = endpos ?? Array.from(s).length;
-    for (;;) {
-      const m = r.exec(text);
-      if (!m) return;
-      if (m[0] === '') {
-        const c = text.charCodeAt(r.lastIndex);
-        r.lastIndex += c >= 0xd800 && c <= 0xdbff ? 2 : 1;
-      }
-      yield new PyMatch(this, s, m, astral, pos, end);
-      if (r.lastIndex > text.length) return;
-    }
+    for (const m of safeMatches(r, this.t.risk, text, limit)) yield new PyMatch(this, s, m, astral, pos, end);
   }
 
   sub(repl: Value, s: string, count: number): [string, number] {
@@ -414,8 +408,7 @@ export class PyPattern implements PyObject {
     let out = '';
     let last = 0;
     let n = 0;
-    for (const m of this.iterate(s)) {
-      if (count > 0 && n >= count) break;
+    for (const m of this.iterate(s, 0, null, count > 0 ? count : Infinity)) {
       out += s.slice(last, m.m.index);
       out += template ? expandTemplate(template, m) : subResult((repl as PyObject).call!([m], null));
       last = m.m.index + m.m[0].length;
@@ -426,14 +419,11 @@ export class PyPattern implements PyObject {
 
   split(s: string, maxsplit: number): PyList {
     const out: PyList = [];
-    let last = 0,
-      n = 0;
-    for (const m of this.iterate(s)) {
-      if (maxsplit > 0 && n >= maxsplit) break;
+    let last = 0;
+    for (const m of this.iterate(s, 0, null, maxsplit > 0 ? maxsplit : Infinity)) {
       out.push(s.slice(last, m.m.index));
       for (let g = 1; g <= this.t.groups; g++) out.push(m.m[g] ?? null);
       last = m.m.index + m.m[0].length;
-      n++;
     }
     out.push(s.slice(last));
     return out;
