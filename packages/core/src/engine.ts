@@ -24,6 +24,7 @@ import {createDocFile} from './doc/index.js';
 import {type DocUrl, GristDoc} from './doc/gristdoc.js';
 import {removeSqliteFiles} from './doc/files.js';
 import {intFromEnv, intSetting} from './settings.js';
+import {type BudgetSettings, DEFAULT_BUDGET} from './formula/budget.js';
 import {descriptorLimit, maxOpenDocsFor} from './fdlimit.js';
 import {
   ApiError,
@@ -96,6 +97,12 @@ export interface EngineOptions {
   descriptorLimit?: number | null;
   /** An open document unused this long is closed (default GRISTLITE_DOC_IDLE_MSEC, else 300000 ms). */
   docIdleMs?: number;
+  /**
+   * Formula budgets over the defaults (docs/formulas.md, Limits): default from
+   * GRISTLITE_FORMULA_CELL_MSEC (1000) and GRISTLITE_FORMULA_RECALC_MSEC (30000). Formulas run on
+   * the event loop (D86): a recalculation holds it up to the second.
+   */
+  formulaBudget?: Partial<BudgetSettings>;
   /** At start, resume webhook delivery of every document with events waiting (default true). */
   resumeWebhooks?: boolean;
   /**
@@ -221,6 +228,8 @@ export class Engine {
   private sqlPool: SqlPool | null = null;
   /** Answers of recent record reads of every open document, 64 MB at most (doc/readcache.ts). */
   private readonly readCache = new ReadCache(64 * 1024 * 1024);
+  /** Formula budgets of every document this engine opens. */
+  private readonly formulaBudget: Partial<BudgetSettings>;
   /** Failed webhook POST attempts of every document since the engine started (metrics). */
   private webhookFailures = 0;
   readonly maxOpenDocs: number;
@@ -256,6 +265,10 @@ export class Engine {
       this.descriptorLimit,
     );
     this.docIdleMs = opts.docIdleMs ?? intFromEnv(env, 'GRISTLITE_DOC_IDLE_MSEC', 5 * 60_000, 1);
+    this.formulaBudget = opts.formulaBudget ?? {
+      maxCellMs: intFromEnv(env, 'GRISTLITE_FORMULA_CELL_MSEC', DEFAULT_BUDGET.maxCellMs, 1),
+      maxRecalcMs: intFromEnv(env, 'GRISTLITE_FORMULA_RECALC_MSEC', 30_000, 1),
+    };
     this.publicUrl =
       opts.publicUrl !== undefined
         ? publicUrlFromEnv({GRISTLITE_PUBLIC_URL: opts.publicUrl ?? ''})
@@ -626,7 +639,9 @@ export class Engine {
   }
 
   private openDocFresh(docId: string, path: string, docUrl: DocUrl): OpenDoc {
-    const grist = openDocFile(path, () => GristDoc.open(path, {readCache: this.readCache}));
+    const grist = openDocFile(path, () =>
+      GristDoc.open(path, {readCache: this.readCache, formulaBudget: this.formulaBudget}),
+    );
     grist.beforeCommit = (db) => this.idempotency.beforeCommit(db);
     try {
       // Formulas gristlite never computed (a document from before it computed them) are computed

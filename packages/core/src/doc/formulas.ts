@@ -12,6 +12,7 @@ import {
   type RecalcResult,
   type TableSpec,
 } from '../formula/engine.js';
+import type {BudgetSettings} from '../formula/budget.js';
 import {setDocTimezone, setDocUrl} from '../formula/functions/index.js';
 import type {SchemaTable} from '../formula/rename.js';
 import {StoredValues} from './colstats.js';
@@ -21,7 +22,7 @@ import {quoteIdent} from './query.js';
 import type {CellValue, SqlValue} from './types.js';
 
 /** Budgets per document engine: a recalc that runs longer gives TimeoutError cells. */
-const ENGINE_BUDGET = {maxRecalcMs: 30_000};
+const ENGINE_BUDGET: Partial<BudgetSettings> = {maxRecalcMs: 30_000};
 
 /** Above this many changed cells in a column, one UPDATE reads them through a SQL function. */
 const BULK_CELLS = 200;
@@ -123,8 +124,12 @@ export function readsMetadata(meta: DocMeta): boolean {
  * reads a column's cells from SQLite when something first needs them, one by one or whole
  * (`ColumnSource`), so opening a large document reads little more than its row ids.
  */
-export function loadFormulaEngine(db: Database.Database, meta: DocMeta): FormulaEngine {
-  const engine = new FormulaEngine({budget: ENGINE_BUDGET});
+export function loadFormulaEngine(
+  db: Database.Database,
+  meta: DocMeta,
+  budget: Partial<BudgetSettings> = {},
+): FormulaEngine {
+  const engine = new FormulaEngine({budget: {...ENGINE_BUDGET, ...budget}});
   const metaTables = readsMetadata(meta)
     ? [...meta.tables.values()].filter((t) => t.isMeta && t.tableId.startsWith('_grist_'))
     : [];

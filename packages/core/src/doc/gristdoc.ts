@@ -20,6 +20,7 @@ import {
   useDocUrl,
   writeRecalc,
 } from './formulas.js';
+import type {BudgetSettings} from '../formula/budget.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import {removeUnusedDisplayCols} from './display.js';
 import {removeUnusedSummaries} from './summary-actions.js';
@@ -34,7 +35,7 @@ import type {TableAccess} from './rowscope.js';
 import {DocReads, type ReadSource} from './reads.js';
 import {DocSchema, type SchemaSource} from './schemaops.js';
 import {DocRecordWrites, type RecordSource} from './recordwrites.js';
-import {DocRecalc} from './recalc.js';
+import {DocRecalc, type RecalcSource} from './recalc.js';
 import {refreshRules} from '../access/rules/write.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
@@ -93,7 +94,7 @@ export class GristDoc {
    * What the pipelines below see of this document: one view, read through getters (the fields are
    * set in the constructor, after these initialisers run).
    */
-  private readonly parts: ReadSource & SchemaSource & RecordSource = ((doc: GristDoc) => ({
+  private readonly parts: ReadSource & SchemaSource & RecordSource & RecalcSource = ((doc: GristDoc) => ({
     get storage() {
       return doc.storage;
     },
@@ -120,6 +121,9 @@ export class GristDoc {
     },
     get recordsJsonPaths() {
       return doc.recordsJsonPaths;
+    },
+    get formulaBudget() {
+      return doc.formulaBudget;
     },
     table: (t: string) => doc.table(t),
     userTable: (t: string) => doc.userTable(t),
@@ -203,7 +207,7 @@ export class GristDoc {
           db.pragma('journal_mode = WAL');
         }
       }
-      return new GristDoc(path, db, options.readCache ?? new ReadCache(OWN_READ_CACHE_BYTES));
+      return new GristDoc(path, db, options.readCache ?? new ReadCache(OWN_READ_CACHE_BYTES), options.formulaBudget);
     } catch (e) {
       db.close();
       throw e;
@@ -220,6 +224,7 @@ export class GristDoc {
     readonly path: string,
     readonly db: Database.Database,
     private readonly readCache: ReadCache,
+    private readonly formulaBudget: Partial<BudgetSettings> = {},
   ) {
     this.cacheOwner = readCache.newOwner();
     this.inTransaction = db.transaction((fn: () => unknown) => fn());

@@ -5,6 +5,7 @@
  * the ones that changed, summaries kept in step. `GristDoc` calls it inside each write.
  */
 import type Database from 'better-sqlite3';
+import type {BudgetSettings} from '../formula/budget.js';
 import type {FormulaEngine} from '../formula/engine.js';
 import type {ChangeSet} from './changes.js';
 import {
@@ -25,6 +26,8 @@ const CLOCK_MSEC = 3600_000;
 export interface RecalcSource {
   readonly storage: DocStorage;
   readonly db: Database.Database;
+  /** Budgets over the engine's defaults (the engine's settings). */
+  readonly formulaBudget?: Partial<BudgetSettings>;
 }
 
 export class DocRecalc {
@@ -71,7 +74,7 @@ export class DocRecalc {
    * current (only before a write changed anything); else every formula is marked for computing.
    */
   fresh(trusted = false): FormulaEngine {
-    const fx = loadFormulaEngine(this.src.db, this.src.storage.meta);
+    const fx = loadFormulaEngine(this.src.db, this.src.storage.meta, this.src.formulaBudget);
     this.src.storage.formulasReadMeta = readsMetadata(this.src.storage.meta);
     if (trusted) fx.trustStored();
     else fx.recomputeAll();
