@@ -431,6 +431,92 @@ export function sqlDownloadsSuite(target: Target): void {
     ]);
   });
 
+  // gristlite only (issue 40 §5, D87). The answer is checked against the caller's own GET /tables,
+  // /columns and /records, so that it cannot say more than they do.
+  s('GET /download/json: every table as /columns and /records give it, from one snapshot, streamed', async () => {
+    const {api, chimpy, kiwi} = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Whole');
+    const docPath = `/api/docs/${d}`;
+    await world().share(chimpy, docPath, {[kiwi.email]: 'editors'});
+    // Enough rows that the answer crosses the stream's 64 KB pieces several times.
+    const many = Array.from({length: 3000}, (_, i) => ({fields: {A: `row ${i}`, B: i % 7, C: i % 3 === 0 ? 'x' : ''}}));
+    ok(await api.post(`${tablePath(d)}/records`, {records: many}, chimpy.as));
+    ok(
+      await api.post(
+        `${docPath}/apply`,
+        [
+          ['ModifyColumn', 'Table1', 'B', {type: 'Numeric'}],
+          ['AddColumn', 'Table1', 'Inv', {isFormula: true, formula: '1 / ($B - 3)'}],
+          ['AddTable', 'Small', [{id: 'Name'}, {id: 'Ref', type: 'Ref:Table1'}]],
+          ['BulkAddRecord', 'Small', [null, null], {Name: ['a', 'b'], Ref: [1, 4]}],
+          ['CreateViewSection', 1, 0, 'record', [3], null],
+        ],
+        chimpy.as,
+      ),
+    );
+    const check = async (user: typeof chimpy) => {
+      const res = ok(await api.get(`${docPath}/download/json`, user.as));
+      assert.is(res.headers['content-type'], 'application/json; charset=utf-8');
+      assert.is(res.headers['content-disposition'], 'attachment; filename="Whole.json"');
+      const tables = ok(await api.get(`${docPath}/tables`, user.as)).body.tables as {id: string}[];
+      const expected = [];
+      for (const {id} of tables.filter((t) => !t.id.startsWith('Table1_summary'))) {
+        const columns = ok(await api.get(`${tablePath(d, id)}/columns`, user.as)).body.columns;
+        const records = ok(await api.get(`${tablePath(d, id)}/records`, user.as)).body.records;
+        expected.push({id, columns, records});
+      }
+      assert.equal(res.body, {tables: expected});
+      return res.body.tables;
+    };
+    const whole = await check(chimpy);
+    assert.equal(
+      whole.map((t: {id: string}) => t.id),
+      ['Table1', 'Small'],
+      'the summary table is left out, as in the XLSX download',
+    );
+    assert.is(whole[0].records.length, 3000);
+    assert.equal(whole[0].records[3], {
+      id: 4,
+      fields: {A: 'row 3', B: 3, C: 'x', Inv: null},
+      errors: {Inv: 'ZeroDivisionError'},
+    });
+    // Under access rules: a hidden column, rows hidden by a row rule, cells censored in some rows.
+    ok(
+      await api.post(
+        `${docPath}/apply`,
+        [
+          ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Table1', colIds: 'C'}],
+          ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Table1', colIds: '*'}],
+          ['AddRecord', '_grist_ACLResources', -3, {tableId: 'Small', colIds: 'Name'}],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'},
+          ],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -2, aclFormula: 'user.Access != OWNER and rec.B == 5', permissionsText: '-R'},
+          ],
+          ['AddRecord', '_grist_ACLRules', null, {resource: -3, aclFormula: 'rec.id == 2', permissionsText: '-R'}],
+        ],
+        chimpy.as,
+      ),
+    );
+    const seen = await check(kiwi);
+    assert.equal(
+      Object.keys(seen[0].records[0].fields),
+      ['A', 'B', 'Inv'],
+      'the hidden column is in neither columns nor records',
+    );
+    assert.ok(seen[0].records.length < 3000 && seen[0].records.every((r: {fields: {B: number}}) => r.fields.B !== 5));
+    assert.equal(seen[1].records[1].fields.Name, ['C'], 'a censored cell');
+    assert.is((await check(chimpy))[0].records.length, 3000, "the owner's answer keeps every row");
+    isError(await api.get(`/api/docs/${d}/download/json`, world().charon.as), 403, 'No view access');
+  });
+
   s("downloads naming an unknown widget (viewSection) answer Grist's 404, before anything else", async () => {
     const {api, chimpy} = world();
     const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Widgets');

@@ -18,6 +18,7 @@ export {
   isApiError,
 } from './errors.js';
 export {Engine, type EngineOptions, type OrgUsageSummary} from './engine.js';
+export type {BudgetSettings} from './formula/budget.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
 export type {
   AccessList,

@@ -44,6 +44,7 @@ import type {ExportHeader, ExportRestriction} from './export/plan.js';
 import {ApiError, BadRequest, Forbidden, NotFound} from './errors.js';
 import {tableSchema, type TableSchema, type TableSchemaOptions} from './export/table-schema.js';
 import {documentTables, xlsxStream} from './export/xlsx.js';
+import {jsonDocumentStream} from './export/json.js';
 import {
   addWebhooks,
   clearWebhookQueue,
@@ -321,6 +322,20 @@ export class OpenDocument {
       if (r) restrict.set(t, r);
     }
     return xlsxStream(this.db, tables, header, restrict, this.path);
+  }
+
+  /**
+   * Every table of a whole-document export the user may see, with its columns and records, as one
+   * JSON document read from one snapshot, streamed (D87).
+   */
+  exportJson(access: AccessContext | null = null): AsyncIterable<Uint8Array> {
+    const tables = documentTables(this.db).filter((t) => !access || access.tableVisible(t));
+    const restrict = new Map<string, ExportRestriction>();
+    for (const t of tables) {
+      const r = this.exportRestriction(access, t);
+      if (r) restrict.set(t, r);
+    }
+    return jsonDocumentStream(this.db, tables, restrict, this.path);
   }
 
   /**

@@ -552,6 +552,20 @@ export class SessionDoc {
     });
   }
 
+  /**
+   * Every table the user may see (summaries aside, as in the XLSX download) with its columns and
+   * records, as one JSON document read from one snapshot, streamed, as `GET /download/json`:
+   * `{"tables": [{"id", "columns": [as GET /columns], "records": [as GET /records]}]}`.
+   * gristlite only (D87).
+   */
+  exportJson(opts: {title?: string} = {}): Promise<SessionDownload> {
+    return this.withOpen('viewers', ({open, access, meta}) => ({
+      filename: `${opts.title || meta.name || 'document'}.json`,
+      contentType: 'application/json; charset=utf-8',
+      body: open.exportJson(access),
+    }));
+  }
+
   /** The Frictionless table schema of a table's CSV download, as `GET /download/table-schema`. */
   tableSchema(tableId: string, opts: TableSchemaExportOptions = {}): Promise<TableSchema> {
     return this.withOpen('viewers', async ({open, access, meta}) => {

@@ -364,6 +364,24 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`GET ${DOCS}/download/tsv`]: file('text/tab-separated-values', 'The table as TSV'),
   [`GET ${DOCS}/download/dsv`]: file('text/plain', 'The table as DSV (💩-separated)'),
   [`GET ${DOCS}/download/table-schema`]: json({type: 'object'}, "The table's Frictionless table schema"),
+  [`GET ${DOCS}/download/json`]: json(
+    obj(
+      {
+        tables: arr(
+          obj(
+            {
+              id: str,
+              columns: arr(ref('Column')),
+              records: arr(obj({id: int, fields: ref('Fields'), errors: {type: 'object'}}, ['id', 'fields'])),
+            },
+            ['id', 'columns', 'records'],
+          ),
+        ),
+      },
+      ['tables'],
+    ),
+    'Every table you may see (summary tables aside), its columns as GET /columns and records as GET /records give them',
+  ),
   'POST /api/docs': json(str, 'The new document id'),
   'POST /api/workspaces/:wid/import': json(ref('Import'), 'The new document'),
   [`POST ${DOCS}/copy`]: json(str, 'The new document id'),

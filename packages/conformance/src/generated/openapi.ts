@@ -722,6 +722,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/{docId}/download/json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download the whole document as JSON: every table you may see with its columns and records (gristlite only); streamed */
+        get: operations["getApiDocsDocIdDownloadJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docs/{docId}/download/table-schema": {
         parameters: {
             query?: never;
@@ -4208,6 +4225,47 @@ export interface operations {
                 };
                 content: {
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdDownloadJson: {
+        parameters: {
+            query?: {
+                /** @description Name of the downloaded file, without extension. */
+                title?: string;
+            };
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every table you may see (summary tables aside), its columns as GET /columns and records as GET /records give them */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tables: {
+                            id: string;
+                            columns: components["schemas"]["Column"][];
+                            records: {
+                                id: number;
+                                fields: components["schemas"]["Fields"];
+                                errors?: Record<string, never>;
+                            }[];
+                        }[];
+                    };
                 };
             };
             400: components["responses"]["Error400"];

@@ -906,7 +906,8 @@ function columnList(cols: ColumnMeta[]): string {
   return `"id"${cols.map((c) => ', ' + quoteIdent(c.colId)).join('')}`;
 }
 
-function columnInfo(c: ColumnMeta): ColumnInfo {
+/** A column as `GET /columns` describes it. */
+export function columnInfo(c: ColumnMeta): ColumnInfo {
   const fields: Record<string, CellValue> = {colRef: c.colRef};
   for (const k of COLUMN_FIELD_ORDER) {
     fields[k] = c.fields[k];

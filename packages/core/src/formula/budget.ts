@@ -5,6 +5,7 @@
  */
 import {PyException} from './values.js';
 
+/** What one formula evaluation may spend (docs/formulas.md, Limits); exceeding one gives an error cell. */
 export interface BudgetSettings {
   /** Loop iterations (for/while/comprehension items) per cell evaluation. Default 10,000,000. */
   maxIterations: number;

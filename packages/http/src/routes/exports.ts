@@ -117,6 +117,22 @@ export const exportRoutes: Route[] = [
   }),
   docRoute({
     method: 'GET',
+    path: '/api/docs/:docId/download/json',
+    tag: 'downloads',
+    query: ['title'],
+    summary:
+      'Download the whole document as JSON: every table you may see with its columns and records (gristlite only); streamed',
+    need: 'viewers',
+    handler: async (ctx, {doc, meta, access}) => {
+      const filename = ctx.query.get('title') || meta.name || 'document';
+      return new RawResponse(200, doc.exportJson(access), {
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Disposition': contentDisposition(`${filename}.json`),
+      });
+    },
+  }),
+  docRoute({
+    method: 'GET',
     path: '/api/docs/:docId/download/table-schema',
     tag: 'downloads',
     query: EXPORT_QUERY,
