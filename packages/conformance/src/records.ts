@@ -993,5 +993,141 @@ export function recordsSuite(target: Target): void {
     assert.equal(ok(await api.get(`${t}/records`, chimpy.as)).body, {records: TIMESHEETS}, 'nothing changed');
   });
 
+  // Beyond Grist (issue 40 §4, D88). Each display text is held to the CSV download of the same
+  // table, which Grist's own export formatting writes: one formatter for both.
+  s('display=true: the text Grist shows beside each formatted value, the CSV export cell for cell', async () => {
+    const {api, chimpy} = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Display');
+    ok(
+      await api.post(
+        `/api/docs/${d}/apply`,
+        [
+          ['AddTable', 'People', [{id: 'Name'}]],
+          ['BulkAddRecord', 'People', [null, null], {Name: ['Ada, Countess', 'Bob']}],
+          [
+            'AddTable',
+            'Shown',
+            [
+              {id: 'Text', type: 'Text'},
+              {id: 'Price', type: 'Numeric', widgetOptions: '{"numMode": "currency", "decimals": 2}'},
+              {id: 'Share', type: 'Numeric', widgetOptions: '{"numMode": "percent"}'},
+              {id: 'Plain', type: 'Numeric'},
+              {id: 'Day', type: 'Date', widgetOptions: '{"dateFormat": "MMMM D, YYYY"}'},
+              {
+                id: 'At',
+                type: 'DateTime:Europe/Paris',
+                widgetOptions: '{"dateFormat": "YYYY-MM-DD", "timeFormat": "HH:mm"}',
+              },
+              {id: 'Who', type: 'Ref:People'},
+              {id: 'Team', type: 'RefList:People'},
+              {id: 'Tags', type: 'ChoiceList'},
+              {id: 'Done', type: 'Bool'},
+              {id: 'Inv', type: 'Any', isFormula: true, formula: '1 / $Plain'},
+            ],
+          ],
+          [
+            'BulkAddRecord',
+            'Shown',
+            [null, null, null],
+            {
+              Text: ['a, "quoted" text', '', 'x'],
+              Price: [1234.5, 0, null],
+              Share: [0.256, null, 1],
+              Plain: [2, 0, 1.5],
+              Day: [1700006400, null, 0],
+              At: [1700000000, null, 0],
+              Who: [1, 0, 2],
+              Team: [['L', 1, 2], null, ['L', 2]],
+              Tags: [['L', 'red', 'blue'], null, ['L', 'x']],
+              Done: [true, false, false],
+            },
+          ],
+        ],
+        chimpy.as,
+      ),
+    );
+    // The references show People's Name.
+    const cols = ok(await api.get(`${tablePath(d, 'People')}/columns`, chimpy.as)).body.columns;
+    const nameRef = cols.find((c: {id: string}) => c.id === 'Name').fields.colRef;
+    ok(
+      await api.patch(
+        `${tablePath(d, 'Shown')}/columns`,
+        {
+          columns: [
+            {id: 'Who', fields: {visibleCol: nameRef}},
+            {id: 'Team', fields: {visibleCol: nameRef}},
+          ],
+        },
+        chimpy.as,
+      ),
+    );
+    const plain = ok(await api.get(`${tablePath(d, 'Shown')}/records`, chimpy.as)).body.records;
+    const shown = ok(await api.get(`${tablePath(d, 'Shown')}/records?display=true`, chimpy.as)).body.records;
+    assert.equal(
+      shown.map(({display: _, ...r}: {display?: unknown}) => r),
+      plain,
+      'fields and errors are as without display',
+    );
+    assert.equal(
+      [shown[0].display.Who, shown[0].display.Day, shown[0].display.Price === undefined],
+      ['Ada, Countess', 'November 15, 2023', false],
+    );
+    assert.not.ok('Text' in shown[0].display, 'a text shown as it is has no display text');
+    assert.is(shown[1].display.Inv, '#DIV/0!', 'an error cell shows as Grist shows it');
+    // Every cell: the display text, or the value as JSON writes it, is the CSV export's cell.
+    const csv = parseCsv(ok(await api.get(`/api/docs/${d}/download/csv?tableId=Shown&header=colId`, chimpy.as)).text);
+    const header = csv[0];
+    shown.forEach((r: {fields: Record<string, unknown>; display?: Record<string, string>}, i: number) => {
+      header.forEach((colId, j) => {
+        const v = r.fields[colId];
+        const text = r.display?.[colId] ?? (v === null ? '' : String(v));
+        assert.is(text, csv[i + 1][j], `row ${i + 1} ${colId}`);
+      });
+    });
+    // The same through records/list, includeDisplay=1, and a cursor page.
+    assert.equal(
+      ok(await api.post(`${tablePath(d, 'Shown')}/records/list`, {display: true}, chimpy.as)).body.records,
+      shown,
+    );
+    assert.equal(ok(await api.get(`${tablePath(d, 'Shown')}/records?includeDisplay=1`, chimpy.as)).body.records, shown);
+    const page = ok(await api.get(`${tablePath(d, 'Shown')}/records?display=true&limit=2`, chimpy.as));
+    assert.equal(page.body.records, shown.slice(0, 2));
+    const next = /<([^>]+)>; rel="next"/.exec(page.headers.link)![1];
+    assert.equal(ok(await api.get(next, chimpy.as)).body.records, shown.slice(2));
+    isError(
+      await api.get(`${tablePath(d, 'Shown')}/records?display=true&cellFormat=typed`, chimpy.as),
+      400,
+      'display cannot be combined with cellFormat=typed',
+    );
+  });
+
   s.run();
+}
+
+/** RFC 4180 rows (quoted fields, doubled quotes), for comparing with a CSV download. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (c === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+    } else if (c !== '\r') cell += c;
+  }
+  return rows;
 }

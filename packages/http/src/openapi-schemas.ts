@@ -116,7 +116,26 @@ export const SCHEMAS: Record<string, Schema> = {
   Column: obj({id: str, fields: {type: 'object'}}, ['id', 'fields']),
   Columns: obj({columns: arr(ref('Column'))}, ['columns']),
   ColumnIds: obj({columns: arr(obj({id: str}, ['id']))}, ['columns']),
-  Records: obj({records: arr(obj({id: int, fields: ref('Fields')}, ['id', 'fields']))}, ['records']),
+  Records: obj(
+    {
+      records: arr(
+        obj(
+          {
+            id: int,
+            fields: ref('Fields'),
+            errors: {type: 'object', additionalProperties: str, description: 'The error type of each error cell'},
+            display: {
+              type: 'object',
+              additionalProperties: str,
+              description: 'With display=true: the text Grist shows, for cells whose text is not their value',
+            },
+          },
+          ['id', 'fields'],
+        ),
+      ),
+    },
+    ['records'],
+  ),
   RecordIds: obj({records: arr(obj({id: int}, ['id']))}, ['records']),
   ColumnarData: {
     type: 'object',
@@ -476,6 +495,11 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   },
   limit: {type: 'integer', minimum: 0, description: 'At most this many records (0: no limit).'},
   cellFormat: {type: 'string', enum: ['normal', 'typed'], description: 'How cells are encoded.'},
+  display: flag(
+    'Beyond Grist: each record gains "display", the text Grist shows for each cell whose text is not its value as ' +
+      'JSON writes it (formatted numbers and dates, references by their shown column, lists, errors). Not with cellFormat=typed.',
+  ),
+  includeDisplay: flag('The same as display (the name grist-core #880 proposes)'),
   cursor: {
     type: 'string',
     description:

@@ -1546,6 +1546,14 @@ export interface components {
             records: {
                 id: number;
                 fields: components["schemas"]["Fields"];
+                /** @description The error type of each error cell */
+                errors?: {
+                    [key: string]: string;
+                };
+                /** @description With display=true: the text Grist shows, for cells whose text is not their value */
+                display?: {
+                    [key: string]: string;
+                };
             }[];
         };
         RecordIds: {
@@ -3389,6 +3397,10 @@ export interface operations {
                 hidden?: boolean;
                 /** @description How cells are encoded. */
                 cellFormat?: "normal" | "typed";
+                /** @description Beyond Grist: each record gains "display", the text Grist shows for each cell whose text is not its value as JSON writes it (formatted numbers and dates, references by their shown column, lists, errors). Not with cellFormat=typed. (1, true, on or yes). */
+                display?: boolean;
+                /** @description The same as display (the name grist-core #880 proposes) (1, true, on or yes). */
+                includeDisplay?: boolean;
                 /** @description Accepted for Grist compatibility (no effect: formulas are always computed before the answer) (1, true, on or yes). */
                 immediate?: boolean;
                 /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
@@ -3627,6 +3639,7 @@ export interface operations {
                     immediate?: boolean;
                     /** @enum {string} */
                     cellFormat?: "normal" | "typed";
+                    display?: boolean;
                 };
             };
         };

@@ -21,6 +21,12 @@ export interface RecordQuery {
   hidden?: boolean;
   cellFormat?: 'normal' | 'typed';
   /**
+   * Beyond Grist (issue 40 §4, D88): each record gains `display`, the text Grist shows for each
+   * cell whose text says more than its value (formatted numbers and dates, references by their
+   * shown column, lists, errors).
+   */
+  display?: boolean;
+  /**
    * Beyond Grist: only the rows after this position in the query's order (keyset pagination): the
    * stored values of the last row of the previous page in the columns that order it (`query.ts`
    * sortColumns), by column id.
@@ -38,6 +44,8 @@ export interface ApiRecord {
   id: number;
   fields: Record<string, CellValue>;
   errors?: Record<string, string>;
+  /** With `display`: the text Grist shows for cells whose text is not their value as JSON writes it. */
+  display?: Record<string, string>;
 }
 
 /** A table as `GET /tables` lists it. */

@@ -8,6 +8,8 @@
 import type Database from 'better-sqlite3';
 import {Forbidden, NotFound} from '../errors.js';
 import type {ApiRecord, ColumnInfo, PageEnd, RecordQuery, TableInfo} from './api-types.js';
+import {cellDisplay, displayDiffers} from './cell-display.js';
+import type {CellFormatter} from './coltypes/index.js';
 import type {DataStamp} from './colstats.js';
 import type {DocGuard, RowValues, TableReadFilter} from './guard.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -226,10 +228,20 @@ export class DocReads {
     }
     const cols = table.columns.filter((c) => q.hidden || !c.hidden);
     const rows = this.rawRows(table, cols, q, query, page);
-    const build = recordBuilder(cols, q.cellFormat === 'typed');
+    const build = recordBuilder(
+      cols,
+      q.cellFormat === 'typed',
+      q.display ? this.displays(cols, () => this.src.db) : null,
+    );
     const records = new Array<ApiRecord>(rows.length);
     for (let i = 0; i < rows.length; i++) records[i] = build(rows[i]);
     return {records};
+  }
+
+  /** The display text of each of `cols` (`display=true`), references looked up in `db()`. */
+  private displays(cols: ColumnMeta[], db: () => Database.Database): CellFormatter[] {
+    const meta = this.src.storage.meta;
+    return cols.map((c) => cellDisplay(db, meta, c));
   }
 
   /** The rows of a read as stored (id, then `cols`), over the caller's scope, cut to its page. */
@@ -266,7 +278,9 @@ export class DocReads {
       const table = this.readableTable(tableId);
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
       const wholeTable = !hasLimitOrFilter(q);
-      const recordSql = recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, wholeTable);
+      const recordSql = q.display
+        ? null
+        : recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, wholeTable);
       // A paging answer is kept with where it stopped: the position's JSON, a newline, the body.
       const end: PageEnd = {next: null};
       let body: string;
@@ -327,6 +341,8 @@ export class DocReads {
       query: RecordQuery;
     } | null = null;
     let keep: StreamKeep | undefined;
+    // The snapshot the stream reads from, once open: display texts look references up there.
+    let streamDb: Database.Database = this.src.db;
     if (!guard) {
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
       const cells = this.streamedCells(table, q, cols.length, opts);
@@ -334,20 +350,17 @@ export class DocReads {
         const kept = this.cachedStream(tableId, q, page, cells);
         if (typeof kept === 'string') return kept;
         keep = kept;
-        const recordSql = recordJsonSql(
-          table,
-          cols,
-          q.cellFormat === 'typed',
-          this.src.storage.classes,
-          !hasLimitOrFilter(q),
-        );
+        const recordSql = q.display
+          ? null
+          : recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, !hasLimitOrFilter(q));
         const scope = this.scope(table);
         if (recordSql !== null) {
           this.src.recordsJsonPaths.sql++;
           plan = {select: recordSql, scope, map: null, query: q};
         } else {
           this.src.recordsJsonPaths.js++;
-          plan = {select: columnList(cols), scope, map: recordBuilder(cols, q.cellFormat === 'typed'), query: q};
+          const shows = q.display ? this.displays(cols, () => streamDb) : null;
+          plan = {select: columnList(cols), scope, map: recordBuilder(cols, q.cellFormat === 'typed', shows), query: q};
         }
       }
     } else if (!table.isMeta) {
@@ -357,13 +370,14 @@ export class DocReads {
       const scope = this.scope(table);
       // Rows filtered in JS with a limit: the limit counts rows after filtering; built whole.
       if (this.streamedCells(table, q, cols.length, opts) && !(scope.inJs && q.limit)) {
-        const recordSql = scope.inJs
-          ? null
-          : recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, !hasLimitOrFilter(q));
+        const recordSql =
+          scope.inJs || q.display
+            ? null
+            : recordJsonSql(table, cols, q.cellFormat === 'typed', this.src.storage.classes, !hasLimitOrFilter(q));
         if (recordSql !== null) {
           plan = {select: recordSql, scope, map: null, query: q};
         } else {
-          const read = this.guardedRead(table, q)!;
+          const read = this.guardedRead(table, q, () => streamDb)!;
           plan = {select: read.select, scope: read.scope, map: read.map, query: read.query};
         }
       }
@@ -371,6 +385,7 @@ export class DocReads {
     if (!plan) return this.fetchRecordsJson(tableId, q, page);
     const {select, scope, map, query} = plan;
     const {db, release} = openStream(this.src.path, opts);
+    streamDb = db;
     try {
       let items: () => Iterator<string | null>;
       if (map) {
@@ -624,7 +639,7 @@ export class DocReads {
       const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
       checkQueryColumns(q, filter);
       const scope = this.scope(table);
-      if (!scope.inJs) {
+      if (!scope.inJs && !q.display) {
         const cols = table.columns.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
         // A row condition still reads every row: the column statistics may be scanned, as for a whole table.
         const wholeTable = !hasLimitOrFilter(q);
@@ -674,6 +689,7 @@ export class DocReads {
   private guardedRead(
     table: TableMeta,
     q: RecordQuery,
+    displayDb: () => Database.Database = () => this.src.db,
   ): {
     select: string;
     query: RecordQuery;
@@ -689,6 +705,7 @@ export class DocReads {
     const shown = all.filter((c) => (q.hidden || !c.hidden) && !filter.hiddenCols.has(c.colId));
     const scope = this.scopeOf(filter, metaRow);
     const typed = q.cellFormat === 'typed';
+    const shows = q.display ? this.displays(shown, displayDb) : null;
     const map = (row: unknown[]): ApiRecord | null => {
       const id = row[0] as number;
       const values: RowValues & {id: number} = {id};
@@ -698,16 +715,22 @@ export class DocReads {
       if (censored === null && filter.row) return null;
       const fields: Record<string, CellValue> = {};
       let errors: Record<string, string> | undefined;
-      for (const c of shown) {
-        let v = values[c.colId];
-        if (censored?.has(c.colId)) v = ['C'];
-        else if (Array.isArray(v) && v[0] === 'E' && !typed) {
+      let display: Record<string, string> | undefined;
+      for (let j = 0; j < shown.length; j++) {
+        const c = shown[j];
+        const hidden = censored?.has(c.colId);
+        let v: CellValue = hidden ? ['C'] : values[c.colId];
+        const text = shows ? shows[j](v) : null;
+        if (hidden) {
+          // censored: ["C"] in every format
+        } else if (Array.isArray(v) && v[0] === 'E' && !typed) {
           (errors ??= {})[c.colId] = String(v[1]);
           v = null;
         } else if (typed && !(Array.isArray(v) && v[0] === 'E')) v = c.typed ? c.typed(v) : v;
         fields[c.colId] = v;
+        if (text !== null && displayDiffers(v, text)) (display ??= {})[c.colId] = text;
       }
-      return errors ? {id, fields, errors} : {id, fields};
+      return withExtras({id, fields}, errors, display);
     };
     return {
       select: columnList(all),
@@ -873,7 +896,11 @@ export function decodePosition(text: string): Record<string, unknown> {
 }
 
 /** The record of one row (id, then `cols`, as stored): decoded, errors apart, typed if asked. */
-function recordBuilder(cols: ColumnMeta[], typed: boolean): (row: unknown[]) => ApiRecord {
+function recordBuilder(
+  cols: ColumnMeta[],
+  typed: boolean,
+  shows: CellFormatter[] | null = null,
+): (row: unknown[]) => ApiRecord {
   const n = cols.length;
   const ids = cols.map((c) => c.colId);
   const decoders = cols.map((c) => c.decode);
@@ -881,8 +908,10 @@ function recordBuilder(cols: ColumnMeta[], typed: boolean): (row: unknown[]) => 
   return (row) => {
     const fields: Record<string, CellValue> = {};
     let errors: Record<string, string> | undefined;
+    let display: Record<string, string> | undefined;
     for (let j = 0; j < n; j++) {
       let v = decoders[j](row[j + 1]);
+      const text = shows ? shows[j](v) : null;
       if (Array.isArray(v)) {
         if (v[0] === 'E') {
           if (!typed) {
@@ -896,9 +925,21 @@ function recordBuilder(cols: ColumnMeta[], typed: boolean): (row: unknown[]) => 
         v = formatters[j]!(v);
       }
       fields[ids[j]] = v;
+      if (text !== null && displayDiffers(v, text)) (display ??= {})[ids[j]] = text;
     }
-    return errors ? {id: row[0] as number, fields, errors} : {id: row[0] as number, fields};
+    return withExtras({id: row[0] as number, fields}, errors, display);
   };
+}
+
+/** A record with its error types and display texts, when it has any (in /records' key order). */
+function withExtras(
+  r: ApiRecord,
+  errors: Record<string, string> | undefined,
+  display: Record<string, string> | undefined,
+): ApiRecord {
+  if (errors) r.errors = errors;
+  if (display) r.display = display;
+  return r;
 }
 
 /** The result columns of a record read: id, then `cols`. */
@@ -954,6 +995,7 @@ function recordsCacheKey(tableId: string, q: RecordQuery, paging: boolean): stri
     q.limit ?? 0,
     Boolean(q.hidden),
     q.cellFormat ?? 'normal',
+    Boolean(q.display),
     q.after ? encodePosition(q.after) : null,
     paging,
   ]);

@@ -1,18 +1,14 @@
 /**
  * What an export of one table shows (Grist's Export.ts `doExportTable`): its visible columns in
- * `parentPos` order, each with the formatter Grist would use, and references shown through the
- * referenced table's visible column. Reference display values are looked up in the referenced
- * table rather than read from the `gristHelper_Display` columns, because gristlite does not
- * evaluate formulas and those stored values may be stale for rows it wrote.
+ * `parentPos` order, each with the text Grist shows for its cells (doc/cell-display.ts).
  */
 import type Database from 'better-sqlite3';
 import {NotFound} from '../errors.js';
-import {type ColumnMeta, type DocMeta, loadMeta, type TableMeta} from '../doc/meta.js';
+import {cellDisplay} from '../doc/cell-display.js';
+import {type ColumnMeta, type DocMeta, loadMeta} from '../doc/meta.js';
 import type {RowValues} from '../doc/guard.js';
 import {quoteIdent} from '../doc/query.js';
 import {type RowScope, scopeWhere, type TableAccess} from '../doc/rowscope.js';
-import type {CellValue} from '../doc/types.js';
-import {type CellFormatter, rowIdFormatter} from './format.js';
 
 /** Whether an export names columns by label (Grist's default) or by column id. */
 export type ExportHeader = 'label' | 'colId';
@@ -98,65 +94,18 @@ export function restrictPlan(plan: ExportPlan, r: ExportRestriction | undefined)
 /** How Grist exports a cell the user may not read. */
 export const CENSORED = 'CENSORED';
 
-/** How many looked-up display values a reference column keeps before starting afresh. */
-const LOOKUP_CACHE_LIMIT = 20000;
-
-/** A lookup of the visible column's value of a referenced row (default value for a missing row). */
-function visibleLookup(db: Database.Database, table: TableMeta, col: ColumnMeta): (id: number) => CellValue {
-  const stmt = db.prepare(`SELECT ${quoteIdent(col.colId)} FROM ${quoteIdent(table.tableId)} WHERE id = ?`).pluck();
-  const dflt = col.ct.defaultValue;
-  const cache = new Map<number, CellValue>();
-  return (id) => {
-    let v = cache.get(id);
-    if (v === undefined) {
-      // (a decoded cell is never undefined)
-      const raw: unknown = id > 0 ? stmt.get(id) : undefined;
-      v = raw === undefined ? dflt : col.decode(raw);
-      if (cache.size >= LOOKUP_CACHE_LIMIT) cache.clear();
-      cache.set(id, v);
-    }
-    return v as CellValue;
-  };
-}
-
-/** Grist's isHiddenTable: a missing or summary table, or one named GristHidden*. */
-function isHiddenTable(meta: DocMeta, tableId: string): boolean {
-  const t = meta.tables.get(tableId);
-  return !t || t.isMeta || Number(t.fields.summarySourceTable) !== 0 || tableId.startsWith('GristHidden');
-}
-
 function exportColumn(db: Database.Database, meta: DocMeta, col: ColumnMeta): ExportColumn {
-  const settings = meta.settings;
-  const base = {
+  const show = cellDisplay(() => db, meta, col);
+  const decode = col.decode;
+  return {
     colRef: col.colRef,
     colId: col.colId,
     label: String(col.fields.label ?? ''),
     description: String(col.fields.description ?? ''),
     type: col.type,
     options: col.options,
+    format: (raw) => show(decode(raw)),
   };
-  const target = col.ct.displayTarget;
-  if (target === null) {
-    const formatter = col.ct.formatter(col.options, settings);
-    const decode = col.decode;
-    return {...base, format: (raw) => formatter(decode(raw))};
-  }
-  const visible = meta.colsByRef.get(Number(col.fields.visibleCol) || 0);
-  let visibleFormatter: CellFormatter;
-  let show: (v: CellValue) => CellValue = (v) => v;
-  if (visible) {
-    visibleFormatter = visible.col.ct.formatter(visible.col.options, settings);
-    const lookup = visibleLookup(db, visible.table, visible.col);
-    const one = (v: CellValue): CellValue => (typeof v === 'number' && Number.isInteger(v) ? lookup(v) : v);
-    show = col.ct.isList
-      ? (v) => (v === null ? ['L'] : Array.isArray(v) && v[0] === 'L' ? ['L', ...v.slice(1).map(one)] : v)
-      : one;
-  } else {
-    visibleFormatter = rowIdFormatter(isHiddenTable(meta, target) ? '' : target);
-  }
-  const formatter = col.ct.formatter(col.options, settings, visibleFormatter);
-  const decode = col.decode;
-  return {...base, format: (raw) => formatter(show(decode(raw)))};
 }
 
 /**

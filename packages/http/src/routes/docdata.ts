@@ -62,6 +62,7 @@ const RecordsListPost = v.looseObject({
   hidden: v.optional(v.boolean()),
   immediate: v.optional(v.boolean()),
   cellFormat: v.optional(v.picklist(['normal', 'typed'])),
+  display: v.optional(v.boolean()),
 });
 const CellValues = v.record(v.string(), v.unknown());
 const RecordsBody = v.looseObject({
@@ -129,6 +130,21 @@ function readQuery(ctx: RequestContext): RecordQuery {
   q.hidden = flag(ctx.query, 'hidden');
   q.cellFormat = oneOf('cellFormat', ctx.query.get('cellFormat'), ['normal', 'typed'] as const, 'normal');
   return q;
+}
+
+/**
+ * `display=true` (the issue's name) or `includeDisplay=1` (the name grist-core #880 proposes):
+ * each record gains the text Grist shows for its formatted cells (D88). Not with typed cells,
+ * whose encoding already says what each value is.
+ */
+function displayParam(ctx: RequestContext, q: RecordQuery): RecordQuery {
+  return withDisplayIf(flag(ctx.query, 'display') || flag(ctx.query, 'includeDisplay'), q);
+}
+
+function withDisplayIf(display: boolean | undefined, q: RecordQuery): RecordQuery {
+  if (!display) return q;
+  if (q.cellFormat === 'typed') throw new BadRequest('display cannot be combined with cellFormat=typed');
+  return {...q, display: true};
 }
 
 /** readQuery, plus the position of `?cursor=` (beyond Grist: cursor pagination, paging.ts). */
@@ -268,12 +284,12 @@ export const docDataRoutes: Route[] = [
     tag: 'records',
     summary: 'Fetch records',
     revalidate: true,
-    query: ['filter', 'sort', 'limit', 'hidden', 'cellFormat', 'immediate', 'cursor'],
+    query: ['filter', 'sort', 'limit', 'hidden', 'cellFormat', 'display', 'includeDisplay', 'immediate', 'cursor'],
     need: 'viewers',
     handler: async (ctx, {grist: doc, meta}) => {
       const {q, where} = pagedQuery(ctx, meta.id, tableParam(ctx, doc));
       const page: PageEnd = {next: null};
-      const body = doc.streamRecordsJson(where.tableId, q, page, ctx.options.stream);
+      const body = doc.streamRecordsJson(where.tableId, displayParam(ctx, q), page, ctx.options.stream);
       return new RawResponse(200, body, {
         'Content-Type': 'application/json; charset=utf-8',
         ...nextLink(ctx, where, page),
@@ -292,13 +308,13 @@ export const docDataRoutes: Route[] = [
       return jsonText(
         doc.streamRecordsJson(
           tableId,
-          {
+          withDisplayIf(body.display, {
             filter: body.filter,
             sort: body.sort,
             limit: body.limit,
             hidden: body.hidden,
             cellFormat: body.cellFormat,
-          },
+          }),
           undefined,
           ctx.options.stream,
         ),
