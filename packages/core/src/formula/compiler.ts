@@ -134,6 +134,12 @@ function collectLocals(body: Stmt[], scope: Scope): void {
       return;
     }
     if (e.k === 'lambda') return;
+    // The commonest nodes first, without walking their fields (leaves, and `$col`'s attribute chains).
+    if (e.k === 'const' || e.k === 'name') return;
+    if (e.k === 'attr') {
+      walrus(e.obj);
+      return;
+    }
     for (const v of Object.values(e)) {
       if (Array.isArray(v))
         v.forEach((x) => {

@@ -90,6 +90,7 @@ export class ParserBase {
 
   protected peek(k = 0): Token {
     const idx = this.pos + k;
+    if (idx < this.toks.length) return this.toks[idx];
     while (this.toks.length <= idx) {
       const last = this.toks[this.toks.length - 1];
       if (last && last.kind === 'eof') return last;
@@ -119,10 +120,9 @@ export class ParserBase {
     return this.fail();
   }
 
-  /** An error CPython raises at once, in either pass (its forced tokens, `&&':'`). */
-  protected forced(message: string, at: Token, after = false): never {
-    const col = after ? at.col + at.value.length + 1 : this.column(at);
-    throw syntaxError(message, at.line, col);
+  /** An error CPython raises at once, in either pass (its forced tokens, `&&':'`), at a token. */
+  protected forced(message: string, at: Token): never {
+    throw syntaxError(message, at.line, this.column(at));
   }
 
   /** The column CPython reports for an error of the parser at a token. */

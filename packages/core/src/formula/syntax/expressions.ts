@@ -2,7 +2,7 @@
  * Python 3.11's expressions, following CPython's grammar (PEG: an alternative that does not fit
  * rewinds), so that what CPython accepts is accepted and its common errors carry its wording.
  */
-import {ParserBase} from './base.js';
+import {NoParse, ParserBase} from './base.js';
 import type {Arg, At, BinOp, CmpOp, Expr, FPart, Gen, Param} from './ast.js';
 import {syntaxError} from './errors.js';
 import {fstringParts} from './fstrings.js';
@@ -11,6 +11,9 @@ import {KEYWORDS, type Token} from './tokens.js';
 
 const COMPARE_OPS: Record<string, CmpOp> = {'==': '==', '!=': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>='};
 const LEVELS: BinOp[][] = [['|'], ['^'], ['&'], ['<<', '>>'], ['+', '-'], ['*', '/', '//', '%', '@']];
+const PRECEDENCE = new Map<string, number>(
+  LEVELS.flatMap((ops, prec) => ops.map((op) => [op, prec] as [string, number])),
+);
 const LEGACY = new Set(['print', 'exec']);
 const SOFT_KEYWORDS = new Set(['match', 'case', '_']);
 
@@ -206,17 +209,27 @@ export class ExprParser extends ParserBase {
     return ops.length ? {line: t.line, bcol: t.bcol, k: 'cmp', ops, vals} : left;
   }
 
-  /** The binary-operator levels from `|` down to `*`, all left-associative. */
-  protected parseBinary(level: number): Expr {
-    if (level === LEVELS.length) return this.parseFactor();
+  /**
+   * The binary operators from `|` (precedence 0) to `*` (5), all left-associative, by precedence
+   * climbing: `min` is the lowest precedence this call may take.
+   */
+  protected parseBinary(min: number): Expr {
     const t = this.peek();
-    let left = this.parseBinary(level + 1);
-    const ops = LEVELS[level];
+    let left = this.parseFactor();
     for (;;) {
       const op = this.peek();
-      if (op.kind !== 'op' || !ops.includes(op.value as BinOp)) return left;
-      const right = this.after(1, () => this.parseBinary(level + 1));
-      if (!right) return left;
+      const prec = op.kind === 'op' ? PRECEDENCE.get(op.value) : undefined;
+      if (prec === undefined || prec < min) return left;
+      // Inline `after` (no closure): this is the hottest loop of the parser.
+      const save = this.pos++;
+      let right: Expr;
+      try {
+        right = this.parseBinary(prec + 1);
+      } catch (e) {
+        if (!(e instanceof NoParse)) throw e;
+        this.pos = save;
+        return left;
+      }
       left = {line: t.line, bcol: t.bcol, k: 'bin', op: op.value as BinOp, l: left, r: right};
     }
   }
@@ -327,7 +340,7 @@ export class ExprParser extends ParserBase {
         if (this.isOp('=')) this.invalid('expression cannot contain assignment, perhaps you meant "=="?', t);
         if (this.isKw('for') || this.isKw('async')) {
           const gens = this.parseComprehension();
-          if (count > 1 || !this.isOp(')')) this.invalid('Generator expression must be parenthesized', t);
+          if (count > 1 || this.isOp(',')) this.invalid('Generator expression must be parenthesized', t);
           // CPython places a generator that is the only argument at the call's `(`.
           args.push({kind: 'pos', value: {line: paren.line, bcol: paren.bcol, k: 'genexp', elt: value, gens}});
           break;
@@ -348,7 +361,11 @@ export class ExprParser extends ParserBase {
   }
 
   /** for_if_clauses: ('async'? 'for' targets 'in' disjunction ('if' disjunction)*)+ */
-  protected parseComprehension(): Gen[] {
+  protected parseComprehension(elt?: Expr): Gen[] {
+    if (elt?.k === 'star') {
+      if (this.second) throw syntaxError('iterable unpacking cannot be used in comprehension', elt.line, elt.bcol + 1);
+      this.fail();
+    }
     const gens: Gen[] = [];
     while (this.isKw('for') || (this.isKw('async') && this.isKw('for', 1))) {
       this.eatKw('async');
@@ -444,7 +461,7 @@ export class ExprParser extends ParserBase {
       if (this.isKw('yield')) return this.fail();
       const first = this.parseStarOrNamed();
       if (this.isKw('for') || this.isKw('async')) {
-        const gens = this.parseComprehension();
+        const gens = this.parseComprehension(first);
         this.expectOp(')');
         return {line: p.line, bcol: p.bcol, k: 'genexp', elt: first, gens};
       }
@@ -466,7 +483,7 @@ export class ExprParser extends ParserBase {
       if (this.eatOp(']')) return {line: p.line, bcol: p.bcol, k: 'list', elts};
       elts.push(this.parseStarOrNamed());
       if (this.isKw('for') || this.isKw('async')) {
-        const gens = this.parseComprehension();
+        const gens = this.parseComprehension(elts[0]);
         this.expectOp(']');
         return {line: p.line, bcol: p.bcol, k: 'listcomp', elt: elts[0], gens};
       }
@@ -501,12 +518,21 @@ export class ExprParser extends ParserBase {
           keys.push(e);
           values.push(this.parseExpression());
         } else {
+          if (keys.length && this.second) {
+            // CPython places this error at the end of the key.
+            const last = this.toks[this.pos - 1];
+            throw syntaxError(
+              "':' expected after dictionary key",
+              last.line,
+              this.column(last) + last.value.length - 1,
+            );
+          }
           if (keys.length) this.fail();
           elts.push(e);
         }
       }
       if (first && (this.isKw('for') || this.isKw('async'))) {
-        const gens = this.parseComprehension();
+        const gens = this.parseComprehension(elts[0]);
         this.expectOp('}');
         if (elts.length) return {line: p.line, bcol: p.bcol, k: 'setcomp', elt: elts[0], gens};
         const key = keys[0];
@@ -532,9 +558,9 @@ export class ExprParser extends ParserBase {
     const prefixes = tokens.map(stringPrefix);
     const bytes = prefixes.map((x) => x.includes('b'));
     const last = this.lastRead();
-    const where = {line: last.line, col: this.column(last) - 1};
+    const where = () => ({line: last.line, col: this.column(last) - 1});
     if (bytes.some((b) => b) && bytes.some((b) => !b)) {
-      throw syntaxError('cannot mix bytes and nonbytes literals', where.line, where.col + 1);
+      throw syntaxError('cannot mix bytes and nonbytes literals', last.line, where().col + 1);
     }
     const keepNamed = Boolean(this.options.keepNamedEscapes);
     const parts: FPart[] = [];

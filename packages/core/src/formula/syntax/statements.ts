@@ -87,6 +87,7 @@ function invalidTarget(e: Expr, del = false): Expr | null {
 }
 
 const BLOCK_OWNER: Record<string, string> = {def: 'function definition', class: 'class definition'};
+const FORCED_COLON = new Set(['def', 'else', 'try', 'finally']);
 
 export class Parser extends ExprParser {
   /** The whole text as a module (`exec` mode). */
@@ -108,14 +109,24 @@ export class Parser extends ExprParser {
     if (how === 'del') throw syntaxError(`cannot delete ${what}`, bad.line, col);
     if (bad.k === 'const' && !bad.negated && (bad.value === null || typeof bad.value === 'boolean') && !bad.lit)
       throw syntaxError(`cannot assign to ${what}`, bad.line, col);
-    const here = how === 'first' ? " here. Maybe you meant '==' instead of '='?" : '';
+    // CPython suggests `==` when a value follows the `=` and no other `=` does.
+    const save = this.pos;
+    const value = how === 'first' && this.isOp('=') && this.after(1, () => this.parseBinary(0));
+    const suggest = value && !this.isOp('=') && !this.isOp(':=');
+    this.pos = save;
+    const here = suggest ? " here. Maybe you meant '==' instead of '='?" : '';
     throw syntaxError(`cannot assign to ${what}${here}`, bad.line, col);
   }
 
   /** `:` then a block: statements on the same line, or an indented block on the next ones. */
   private block(owner: Token): Stmt[] {
     const colon = this.peek();
-    if (colon.kind !== 'op' || colon.value !== ':') this.forced("expected ':'", this.toks[this.pos - 1], true);
+    if (colon.kind !== 'op' || colon.value !== ':') {
+      // CPython's grammar forces the `:` after `def ...`, `else`, `try` and `finally` (`&&':'`), and
+      // words a line ending where the `:` should be for the others; anything else is invalid syntax.
+      if (FORCED_COLON.has(owner.value) || colon.kind === 'newline') this.forced("expected ':'", colon);
+      this.fail();
+    }
     this.pos++;
     if (this.peek().kind !== 'newline') return this.simpleStatements();
     this.pos++;
@@ -363,19 +374,26 @@ export class Parser extends ExprParser {
     }
     const first = this.parseExpressions();
     if (this.isOp('=')) {
-      const targets = [first];
+      // Each target is checked when its `=` is read, as CPython does (`x + 1 =` is refused as such).
+      const targets: Expr[] = [];
       let value = first;
-      while (this.eatOp('=')) {
-        value = this.parseExpressions();
+      while (this.isOp('=')) {
+        this.checkTarget(value, targets.length === 0 ? 'first' : 'chain');
         targets.push(value);
+        this.pos++;
+        value = this.parseExpressions();
       }
-      targets.pop();
-      targets.forEach((x, k) => this.checkTarget(x, k === 0 ? 'first' : 'chain'));
       return {k: 'assign', targets, value, line};
     }
     const op = this.peek();
     if (op.kind === 'op' && AUGASSIGN.has(op.value)) {
-      if (first.k !== 'name' && first.k !== 'attr' && first.k !== 'sub') {
+      // CPython words a bad target only when an annotation follows.
+      if (
+        first.k !== 'name' &&
+        first.k !== 'attr' &&
+        first.k !== 'sub' &&
+        this.after(1, () => this.parseExpression())
+      ) {
         throw syntaxError(
           `'${exprName(first)}' is an illegal expression for augmented assignment`,
           first.line,
@@ -386,10 +404,22 @@ export class Parser extends ExprParser {
       return {k: 'augassign', target: first, op: op.value.slice(0, -1), value: this.parseExpressions(), line};
     }
     if (this.isOp(':')) {
+      // CPython words a bad target only when an annotation follows.
+      if (
+        first.k !== 'name' &&
+        first.k !== 'attr' &&
+        first.k !== 'sub' &&
+        this.after(1, () => this.parseExpression())
+      ) {
+        const what =
+          first.k === 'tuple' || first.k === 'list'
+            ? `only single target (not ${first.k}) can be annotated`
+            : 'illegal target for annotation';
+        throw syntaxError(what, first.line, first.bcol + 1);
+      }
       this.pos++;
       this.parseExpression();
       const value = this.eatOp('=') ? this.parseExpressions() : null;
-      this.checkTarget(first, 'first');
       return {k: 'annassign', target: first, value, line};
     }
     return {k: 'expr', v: first, line};

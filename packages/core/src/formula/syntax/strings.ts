@@ -25,7 +25,8 @@ export function stringBody(tok: Token, prefix: string): string {
   const q = text[prefix.length];
   const triple = text.startsWith(q.repeat(3), prefix.length) && text.length >= prefix.length + 6;
   const qlen = triple ? 3 : 1;
-  return text.slice(prefix.length + qlen, text.length - qlen).replace(/\r\n?/g, '\n');
+  const body = text.slice(prefix.length + qlen, text.length - qlen);
+  return body.includes('\r') ? body.replace(/\r\n?/g, '\n') : body;
 }
 
 const SIMPLE_ESCAPES: Record<string, string> = {
@@ -44,8 +45,8 @@ const SIMPLE_ESCAPES: Record<string, string> = {
 
 export interface EscapeOptions {
   bytes: boolean;
-  /** Where CPython places an error of the literal (the last string token read). */
-  where: {line: number; col: number};
+  /** Where CPython places an error of the literal (after the last string token read), found when needed. */
+  where: () => {line: number; col: number};
   /** The literal's first line (the `\N{...}` refusal names it). */
   line: number;
   /** `\N{...}` (named characters, not supported): kept as written instead of refused. */
@@ -61,8 +62,8 @@ export function decodeEscapes(body: string, o: EscapeOptions): string {
   const unicodeError = (msg: string, from: number, to: number) =>
     syntaxError(
       `(unicode error) 'unicodeescape' codec can't decode bytes in position ${from}-${to}: ${msg}`,
-      o.where.line,
-      o.where.col + 1,
+      o.where().line,
+      o.where().col + 1,
     );
   for (let k = 0; k < cps.length; k++) {
     const c = cps[k];
