@@ -1,7 +1,7 @@
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {parseModule, parseExpression, type Expr} from '../src/formula/parser.js';
-import {tokenize} from '../src/formula/lexer.js';
+import {parseModule, parseExpression, type Expr} from '../src/formula/syntax/index.js';
+import {tokenize} from '../src/formula/syntax/index.js';
 import {parseFormula, dedent} from '../src/formula/grist.js';
 import {PyException} from '../src/formula/values.js';
 import {pyrepr} from './formula-helpers.js';
@@ -210,9 +210,9 @@ test('syntax errors as Grist words them', () => {
     'SyntaxError: Grist disallows assignment to the special variable "rec" (usercode, line 1)',
   );
   assert.match(err('$A = 1\nreturn 2'), /^SyntaxError: You can't assign a value to a column with `=`/);
-  assert.match(err('if x:\nreturn 1'), /^SyntaxError: expected an indented block/);
+  assert.match(err('if x:\nreturn 1'), /^IndentationError: expected an indented block/);
   assert.match(err("'abc"), /^SyntaxError: unterminated string literal/);
-  assert.match(err('x = 1\n  y = 2\nreturn y'), /^SyntaxError: unexpected indent/);
+  assert.match(err('x = 1\n  y = 2\nreturn y'), /^IndentationError: unexpected indent/);
   assert.is(err(''), 'ok');
   assert.is(err('# just a comment'), 'ok');
   assert.is(

@@ -3,45 +3,11 @@
  * sanitised to [A-Za-z0-9_], de-duplicated case-insensitively with a numeric suffix.
  */
 import {shownValue} from '../errors.js';
+import {KEYWORDS} from '../formula/syntax/index.js';
 
-// Python 3's keyword.kwlist (the engine also refuses None/True/False, which it contains).
-export const PY_KEYWORDS: ReadonlySet<string> = new Set([
-  'False',
-  'None',
-  'True',
-  'and',
-  'as',
-  'assert',
-  'async',
-  'await',
-  'break',
-  'class',
-  'continue',
-  'def',
-  'del',
-  'elif',
-  'else',
-  'except',
-  'finally',
-  'for',
-  'from',
-  'global',
-  'if',
-  'import',
-  'in',
-  'is',
-  'lambda',
-  'nonlocal',
-  'not',
-  'or',
-  'pass',
-  'raise',
-  'return',
-  'try',
-  'while',
-  'with',
-  'yield',
-]);
+// Python 3's keyword.kwlist (the engine also refuses None/True/False, which it contains): the
+// formula front end's list.
+export const PY_KEYWORDS: ReadonlySet<string> = KEYWORDS;
 
 function sanitize(ident: string | null | undefined, prefix: string, capitalize: boolean): string {
   // Callers pass checked strings; anything else reads as JavaScript shows it, never through its own methods.

@@ -20,7 +20,7 @@ import {
   truthy,
   typeName,
 } from './values.js';
-import type {Expr, Stmt, Param, Gen, FPart, Arg} from './parser.js';
+import type {Expr, Stmt, Param, Gen, FPart, Arg} from './syntax/index.js';
 import {
   ExcObject,
   PyIterator,
@@ -134,6 +134,12 @@ function collectLocals(body: Stmt[], scope: Scope): void {
       return;
     }
     if (e.k === 'lambda') return;
+    // The commonest nodes first, without walking their fields (leaves, and `$col`'s attribute chains).
+    if (e.k === 'const' || e.k === 'name') return;
+    if (e.k === 'attr') {
+      walrus(e.obj);
+      return;
+    }
     for (const v of Object.values(e)) {
       if (Array.isArray(v))
         v.forEach((x) => {
@@ -190,19 +196,21 @@ function collectLocals(body: Stmt[], scope: Scope): void {
           visit(s.orelse);
           visit(s.final);
           s.handlers.forEach((h) => {
-            if (h.name) target({k: 'name', id: h.name, pos: 0, end: 0});
+            if (h.name) target({k: 'name', id: h.name, pos: 0, end: 0, line: 0, bcol: 0});
             visit(h.body);
           });
           break;
         case 'def':
-          target({k: 'name', id: s.name, pos: 0, end: 0});
+          target({k: 'name', id: s.name, pos: 0, end: 0, line: 0, bcol: 0});
           break;
         case 'import':
-          s.names.forEach(([m, as]) => target({k: 'name', id: as ?? m.split('.')[0], pos: 0, end: 0}));
+          s.names.forEach(([m, as]) =>
+            target({k: 'name', id: as ?? m.split('.')[0], pos: 0, end: 0, line: 0, bcol: 0}),
+          );
           break;
         case 'from':
           s.names.forEach(([n, as]) => {
-            if (n !== '*') target({k: 'name', id: as ?? n, pos: 0, end: 0});
+            if (n !== '*') target({k: 'name', id: as ?? n, pos: 0, end: 0, line: 0, bcol: 0});
           });
           break;
         case 'del':
@@ -431,7 +439,7 @@ class Compiler {
         };
       }
       case 'def': {
-        const slot = this.assignTarget({k: 'name', id: s.name, pos: 0, end: 0}, scope);
+        const slot = this.assignTarget({k: 'name', id: s.name, pos: 0, end: 0, line: 0, bcol: 0}, scope);
         const make = this.makeFunction(s.name, s.params, s.body, null, scope);
         const decos = s.decorators.map((d) => this.expr(d, scope));
         return (f) => {
@@ -473,7 +481,7 @@ class Compiler {
       case 'import': {
         const parts = s.names.map(([mod, as]) => {
           const top = mod.split('.')[0];
-          const t = this.assignTarget({k: 'name', id: as ?? top, pos: 0, end: 0}, scope);
+          const t = this.assignTarget({k: 'name', id: as ?? top, pos: 0, end: 0, line: 0, bcol: 0}, scope);
           return (f: Frame) => {
             const m = this.g.importModule(mod);
             t(f, as ? m : this.g.importModule(top));
@@ -489,7 +497,7 @@ class Compiler {
           return () => raise('SyntaxError', 'import * only allowed at module level');
         }
         const parts = s.names.map(([name, as]) => {
-          const t = this.assignTarget({k: 'name', id: as ?? name, pos: 0, end: 0}, scope);
+          const t = this.assignTarget({k: 'name', id: as ?? name, pos: 0, end: 0, line: 0, bcol: 0}, scope);
           return (f: Frame) => {
             const m = this.g.importModule(s.module);
             let v: Value;
@@ -580,8 +588,8 @@ class Compiler {
     const body = this.block(s.body, scope);
     const handlers = s.handlers.map((h) => ({
       type: h.type ? this.expr(h.type, scope) : null,
-      bindName: h.name ? this.assignTarget({k: 'name', id: h.name, pos: 0, end: 0}, scope) : null,
-      unbind: h.name ? this.delTarget({k: 'name', id: h.name, pos: 0, end: 0}, scope, true) : null,
+      bindName: h.name ? this.assignTarget({k: 'name', id: h.name, pos: 0, end: 0, line: 0, bcol: 0}, scope) : null,
+      unbind: h.name ? this.delTarget({k: 'name', id: h.name, pos: 0, end: 0, line: 0, bcol: 0}, scope, true) : null,
       body: this.block(h.body, scope),
     }));
     const orelse = s.orelse.length ? this.block(s.orelse, scope) : null;
@@ -762,6 +770,9 @@ class Compiler {
     switch (e.k) {
       case 'const': {
         const v = e.value;
+        if (e.lit === 'complex') {
+          return () => raise('UnsupportedError', "complex numbers are not supported by gristlite's formula engine");
+        }
         return () => v;
       }
       case 'name':
@@ -924,7 +935,10 @@ class Compiler {
         const v = this.expr(e.value, scope);
         let s: Scope = scope;
         while (s.kind === 'comp' && s.parent) s = s.parent;
-        const t = this.assignTarget({k: 'name', id: e.target, pos: 0, end: 0}, scope.find(e.target) ? scope : s);
+        const t = this.assignTarget(
+          {k: 'name', id: e.target, pos: 0, end: 0, line: 0, bcol: 0},
+          scope.find(e.target) ? scope : s,
+        );
         return (f) => {
           const x = v(f);
           t(f, x);
@@ -933,6 +947,9 @@ class Compiler {
       }
       case 'fstr':
         return this.fstring(e.parts, scope);
+      case 'await':
+        // Grist runs a formula as the body of a plain function.
+        return () => raise('SyntaxError', "'await' outside async function");
     }
   }
 

@@ -6,7 +6,7 @@
  * becomes an exception raised by every evaluation, so every cell of the column shows it.
  */
 import {PyException, type Value} from './values.js';
-import {parseModule, type Stmt, type Expr} from './parser.js';
+import {type Expr, PySyntaxError, type Stmt, parseModule} from './syntax/index.js';
 import {type CompiledBody, type Globals, compileFunctionBody} from './compiler.js';
 
 export interface CompiledFormula {
@@ -43,7 +43,7 @@ export function parseFormula(text: string): Stmt[] {
   try {
     body = parseModule(src);
   } catch (e) {
-    if (e instanceof PyException && e.type === 'SyntaxError') throw gristSyntaxError(e.message);
+    if (e instanceof PySyntaxError) throw gristSyntaxError(e);
     throw e;
   }
   if (!body.length) return body;
@@ -59,11 +59,13 @@ export function parseFormula(text: string): Stmt[] {
   return body;
 }
 
-function gristSyntaxError(msg: string): PyException {
-  // The lexer/parser words messages as "<msg> on line N[, column C]"; Grist's cells show
-  // "<msg> (usercode, line N)".
-  const m = /^(.*) on line (\d+)(?:, column \d+)?$/s.exec(msg);
-  return new PyException('SyntaxError', m ? `${m[1]} (usercode, line ${m[2]})` : msg);
+/**
+ * CPython's error as Grist raises it from a formula (codebuilder: `SyntaxError(msg, ('usercode',
+ * line, ...))`, of CPython's class, so an indentation error is an IndentationError), whose text is
+ * `msg (usercode, line N)`. (Grist appends friendly-traceback's explanation; gristlite does not.)
+ */
+function gristSyntaxError(e: PySyntaxError): PyException {
+  return new PyException(e.type, e.line === null ? e.msg : `${e.msg} (usercode, line ${e.line})`);
 }
 
 function hasReturn(stmts: Stmt[]): boolean {

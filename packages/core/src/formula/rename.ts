@@ -5,7 +5,7 @@
  * variables over them), lookup keyword arguments and `order_by` strings; a table rename edits
  * names that refer to the table.
  */
-import {parseModule, type Expr, type Stmt, type Arg} from './parser.js';
+import {type Arg, type Expr, type Stmt, parseModule} from './syntax/index.js';
 import {dedent} from './grist.js';
 
 export interface SchemaColumn {

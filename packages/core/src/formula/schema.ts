@@ -8,7 +8,7 @@ import {raise} from './values.js';
 import type {Globals} from './compiler.js';
 import {compileFormula} from './grist.js';
 import {defaultCell, makeCellDecoder} from './convert.js';
-import {tokenize} from './lexer.js';
+import {tokenize} from './syntax/index.js';
 import type {ColumnSpec, TableSpec} from './engine-types.js';
 import {ColData, TableData} from './tables.js';
 import type {LookupIndex} from './indexes.js';
@@ -181,7 +181,8 @@ export function compile(s: EngineState, c: ColData): void {
       const tk = toks[i];
       if (tk.kind !== 'name') continue;
       if (tk.value === 'NOW' || tk.value === 'TODAY') c.volatile = true;
-      if (tk.value === c.id && i >= 2 && toks[i - 1].value === '.' && toks[i - 2].value === 'rec') c.readsSelf = true;
+      if (tk.value !== c.id) continue;
+      if (tk.dollar || (i >= 2 && toks[i - 1].value === '.' && toks[i - 2].value === 'rec')) c.readsSelf = true;
     }
   } catch {
     // Syntax errors are reported by evaluation.

@@ -12,7 +12,7 @@
  * a stale cell); `test/formula-oracle-incremental.test.ts` checks it on every fixture document.
  */
 import {parseFormula} from './grist.js';
-import type {Arg, Expr, Stmt} from './parser.js';
+import type {Arg, Expr, Stmt} from './syntax/index.js';
 import {refTarget} from '../doc/types.js';
 import type {Value} from './values.js';
 

@@ -14,16 +14,15 @@
  * `["keywords", [name, value], ...]` when it has keyword arguments), and Comment wrapping the whole
  * tree when the formula has a `#` comment (the first one). Anything else is refused.
  */
+import {type Expr, PySyntaxError, parseWithNames} from '../../formula/syntax/index.js';
 import {PredicateFormulaError, syntaxErrorAt} from './errors.js';
-import type {PyConst, PyNode} from './pyast.js';
-import {parsePython} from './pyparse.js';
 
 /** A parsed formula as a JSON value: `[nodeType, ...args]`. */
 export type ParsedPredicateFormula = [string, ...unknown[]];
 
-/** Python integers and floats are kept apart until they are written (`1` versus `1.0`). */
+/** Python integers (bigint) and floats (number) are kept apart until they are written (`1` versus `1.0`). */
 class PyNumber {
-  constructor(readonly value: PyConst) {}
+  constructor(readonly value: bigint | number) {}
 }
 /** A constant Python's json.dumps cannot write (complex, bytes, Ellipsis): Grist fails there. */
 class Unserializable {
@@ -43,6 +42,10 @@ export function parsePredicateFormula(text: string): string {
     return dumps(parseToTree(text));
   } catch (e) {
     if (e instanceof PredicateFormulaError) throw e;
+    // Grist words CPython's errors `<msg> on line L col C`, whatever their class.
+    if (e instanceof PySyntaxError) {
+      throw e.bare ? new PredicateFormulaError('SyntaxError', e.msg) : syntaxErrorAt(e.msg, e.line, e.col);
+    }
     // Only nesting deeper than the stack gets here (CPython gives up earlier, on brackets).
     if (e instanceof RangeError) throw new PredicateFormulaError('SyntaxError', 'too complex to parse');
     throw e;
@@ -79,7 +82,7 @@ export function readParsedFormula(json: string): ParsedPredicateFormula | null {
 function parseToTree(text: string): Tree {
   if (text.includes('\0')) throw syntaxErrorAt('source code string cannot contain null bytes', null, null);
   const finalText = replaceDollars(text);
-  const {tree, comment} = parsePython(finalText, 'eval');
+  const {tree, comment} = parseWithNames(finalText, 'eval');
   // CPython builds its tree recursively and gives up about 500 levels down.
   if (depth(tree) > MAX_DEPTH) throw new PredicateFormulaError('RecursionError', 'maximum recursion depth exceeded');
   const result = convert(tree);
@@ -103,11 +106,11 @@ function replaceDollars(text: string): string {
   }
   const tmp = text.replace(DOLLAR, 'DOLLAR');
   // Grist parses the text as a module first (errors are reported from there).
-  const {names} = parsePython(tmp, 'exec');
+  const {names} = parseWithNames(tmp, 'exec');
   if (!dollars.length) return text;
   const replace = new Set<number>();
   for (const name of names) {
-    if (!name.text.startsWith('DOLLAR')) continue;
+    if (!name.value.startsWith('DOLLAR')) continue;
     // The k-th `$` (at d in the text) is at d + 5k in tmp, where it reads `DOLLAR`.
     const k = dollars.findIndex((d, idx) => d + 5 * idx === name.offset);
     if (k >= 0) replace.add(dollars[k]);
@@ -117,31 +120,34 @@ function replaceDollars(text: string): string {
 
 const MAX_DEPTH = 496;
 
-function depth(node: PyNode): number {
+function depth(node: Expr): number {
   let max = 0;
-  const children: PyNode[] = [];
+  const children: Expr[] = [];
   switch (node.k) {
-    case 'Attribute':
-      children.push(node.value);
+    case 'const':
+      // A folded `-1` is CPython's UnaryOp over a Constant.
+      return 1 + (node.negated ?? 0);
+    case 'attr':
+      children.push(node.obj);
       break;
-    case 'BoolOp':
-      children.push(...node.values);
+    case 'and':
+    case 'or':
+    case 'cmp':
+      children.push(...node.vals);
       break;
-    case 'BinOp':
-      children.push(node.left, node.right);
-      break;
-    case 'UnaryOp':
-      children.push(node.operand);
-      break;
-    case 'Compare':
-      children.push(node.left, ...node.comparators);
-      break;
-    case 'List':
-    case 'Tuple':
+    case 'list':
+    case 'tuple':
       children.push(...node.elts);
       break;
-    case 'Call':
-      children.push(node.func, ...node.args, ...node.keywords.map((k) => k.value));
+    case 'bin':
+      children.push(node.l, node.r);
+      break;
+    case 'unary':
+    case 'not':
+      children.push(node.v);
+      break;
+    case 'call':
+      children.push(node.fn, ...node.args.filter((a) => a.kind !== 'star').map((a) => a.value));
       break;
     default:
       break;
@@ -150,65 +156,70 @@ function depth(node: PyNode): number {
   return max + 1;
 }
 
-const SUPPORTED_BINOPS = new Set(['Add', 'Sub', 'Mult', 'Div', 'Mod']);
+const BINOPS: Record<string, string> = {'+': 'Add', '-': 'Sub', '*': 'Mult', '/': 'Div', '%': 'Mod'};
+const CMPOPS: Record<string, string> = {
+  '==': 'Eq',
+  '!=': 'NotEq',
+  '<': 'Lt',
+  '<=': 'LtE',
+  '>': 'Gt',
+  '>=': 'GtE',
+  is: 'Is',
+  'is not': 'IsNot',
+  in: 'In',
+  'not in': 'NotIn',
+};
 
-function unsupported(node: PyNode): PredicateFormulaError {
-  return syntaxErrorAt(`Unsupported syntax at ${node.line}:${node.bcol + 1}`, null, null);
+function unsupported(at: {line: number; bcol: number}): PredicateFormulaError {
+  return syntaxErrorAt(`Unsupported syntax at ${at.line}:${at.bcol + 1}`, null, null);
 }
 
 /** Python's tree to Grist's lists, visiting nodes in the order Grist's converter does. */
-function convert(node: PyNode): Tree {
+function convert(node: Expr): Tree {
   switch (node.k) {
-    case 'Name':
+    case 'name':
       return ['Name', node.id];
-    case 'Constant':
-      return ['Const', constValue(node.value)];
-    case 'Attribute':
-      return ['Attr', convert(node.value), node.attr];
-    case 'BoolOp':
-      return [node.op, ...node.values.map(convert)];
-    case 'BinOp':
-      if (!SUPPORTED_BINOPS.has(node.op)) throw unsupported(node);
-      return [node.op, convert(node.left), convert(node.right)];
-    case 'UnaryOp':
-      if (node.op !== 'Not') throw unsupported(node);
-      return ['Not', convert(node.operand)];
-    case 'Compare':
+    case 'const':
+      if (node.negated) throw unsupported(node);
+      return ['Const', constValue(node)];
+    case 'attr':
+      return ['Attr', convert(node.obj), node.name];
+    case 'and':
+    case 'or':
+      return [node.k === 'and' ? 'And' : 'Or', ...node.vals.map(convert)];
+    case 'bin':
+      if (!BINOPS[node.op]) throw unsupported(node);
+      return [BINOPS[node.op], convert(node.l), convert(node.r)];
+    case 'not':
+      return ['Not', convert(node.v)];
+    case 'cmp':
       if (node.ops.length !== 1) throw syntaxErrorAt("Can't use chained comparisons", null, null);
-      return [node.ops[0], convert(node.left), convert(node.comparators[0])];
-    case 'List':
-    case 'Tuple':
+      return [CMPOPS[node.ops[0]], convert(node.vals[0]), convert(node.vals[1])];
+    case 'list':
+    case 'tuple':
       return ['List', ...node.elts.map(convert)];
-    case 'Call': {
-      const args: Tree = node.args.map(convert);
-      if (node.keywords.length) {
-        args.push(['keywords', ...node.keywords.map((kw): Tree => [kw.arg, convert(kw.value)])]);
+    case 'call': {
+      // CPython's Call holds positional and starred arguments, then keywords and `**`.
+      const args: Tree = [];
+      for (const a of node.args) {
+        if (a.kind === 'star') throw unsupported(a.at ?? a.value);
+        if (a.kind === 'pos') args.push(convert(a.value));
       }
-      return ['Call', convert(node.func), ...args];
+      const keywords = node.args.filter((a) => a.kind === 'kw' || a.kind === 'dstar');
+      if (keywords.length) {
+        args.push(['keywords', ...keywords.map((kw): Tree => [kw.name ?? null, convert(kw.value)])]);
+      }
+      return ['Call', convert(node.fn), ...args];
     }
-    case 'Other':
+    default:
       throw unsupported(node);
   }
 }
 
-function constValue(c: PyConst): Tree[number] {
-  switch (c.t) {
-    case 'int':
-    case 'float':
-      return new PyNumber(c);
-    case 'str':
-      return c.v;
-    case 'bool':
-      return c.v;
-    case 'none':
-      return null;
-    case 'complex':
-      return new Unserializable('complex');
-    case 'bytes':
-      return new Unserializable('bytes');
-    case 'ellipsis':
-      return new Unserializable('ellipsis');
-  }
+function constValue(c: Expr & {k: 'const'}): Tree[number] {
+  if (c.lit) return new Unserializable(c.lit);
+  if (typeof c.value === 'bigint' || typeof c.value === 'number') return new PyNumber(c.value);
+  return c.value;
 }
 
 /** Python's `str.strip()` whitespace. */
@@ -232,7 +243,7 @@ function dumps(value: Tree[number]): string {
   if (value === false) return 'false';
   if (typeof value === 'string') return jsonString(value);
   if (value instanceof PyNumber) {
-    return value.value.t === 'int' ? value.value.v.toString() : floatRepr((value.value as {v: number}).v);
+    return typeof value.value === 'bigint' ? value.value.toString() : floatRepr(value.value);
   }
   if (value instanceof Unserializable) {
     throw new PredicateFormulaError('TypeError', `Object of type ${value.typeName} is not JSON serializable`);

@@ -7,7 +7,7 @@
  * rest of the text (spacing, comments) stays as the user wrote it.
  */
 import {parsePredicateFormula} from './parse.js';
-import {Tokenizer, type Token} from './tokenize.js';
+import {type Token, Tokenizer} from '../../formula/syntax/index.js';
 
 /** The rule tables' rows as the rename reads them. */
 export interface AclRows {
@@ -89,7 +89,7 @@ function renameInFormula(text: string, from: string, to: string, renames: (chain
   try {
     parsePredicateFormula(text);
     const tz = new Tokenizer(text);
-    for (let t = tz.next(); t.kind !== 'end'; t = tz.next()) tokens.push(t);
+    for (let t = tz.next(); t.kind !== 'eof'; t = tz.next()) tokens.push(t);
   } catch {
     return text;
   }
@@ -97,15 +97,15 @@ function renameInFormula(text: string, from: string, to: string, renames: (chain
   const at: number[] = [];
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i];
-    if (t.kind !== 'name' || t.text !== from || i < 2 || tokens[i - 1].text !== '.') continue;
+    if (t.kind !== 'name' || t.value !== from || i < 2 || tokens[i - 1].value !== '.') continue;
     // The chain of names joined by dots that ends here; a name after a dot cannot start one.
-    const chain = [t.text];
+    const chain = [t.value];
     let j = i - 1;
-    while (j >= 1 && tokens[j].text === '.' && tokens[j - 1].kind === 'name') {
-      chain.unshift(tokens[j - 1].text);
+    while (j >= 1 && tokens[j].value === '.' && tokens[j - 1].kind === 'name') {
+      chain.unshift(tokens[j - 1].value);
       j -= 2;
     }
-    if (j >= 0 && tokens[j].text === '.') continue;
+    if (j >= 0 && tokens[j].value === '.') continue;
     if (renames(chain)) at.push(t.offset);
   }
   for (const offset of at.reverse()) cps.splice(offset, [...from].length, to);
