@@ -2,6 +2,7 @@
  * Forms (Grist 1.7.17, issue 29): what a form widget asks for, read as the caller may read it. The
  * HTTP route (`GET /api/docs/{doc}/forms/{vsId}`) and `SessionDoc.form` both answer with `formOf`.
  */
+import type Database from 'better-sqlite3';
 import {ApiError, NotFound} from './errors.js';
 import type {ApiRecord} from './doc/api-types.js';
 import type {GristDoc} from './doc/gristdoc.js';
@@ -150,4 +151,34 @@ export function formOf(grist: GristDoc, sectionId: number): FormAnswer {
   // `title` is a Text column of the metadata schema.
   const formTitle = (section.title || rawSection?.title || formTableId) as string;
   return {formFieldsById, formLayoutSpec: layout, formTableId, formTitle};
+}
+
+/**
+ * Through a share (`/api/s/<key>/forms/{vsId}`), the form must be one the share publishes
+ * (Grist 1.7.17's `_assertIsPublishedForm`, pinned by test/server/lib/docapi/DocApiForms.ts
+ * "GET /s/{key}/forms/{vsid}"): the section exists and its `shareOptions` say `form`, its page's
+ * share is the one the key names, else 404 `Form not found` (`FormNotFound`); and both the section
+ * and the share are published, else 404 `Form not published` (`FormNotPublished`). Read from the
+ * stored metadata, as Grist reads its unfiltered DocData.
+ */
+export function checkPublishedForm(db: Database.Database, linkId: string, sectionId: number): void {
+  const one = (sql: string, ...args: unknown[]) => {
+    try {
+      return db.prepare(sql).get(...args) as Record<string, unknown> | undefined;
+    } catch {
+      return undefined; // A document without these metadata columns publishes nothing.
+    }
+  };
+  const section = one('select parentId, shareOptions from _grist_Views_section where id = ?', sectionId);
+  if (!section) throw formNotFound();
+  const options = parseOptions(section.shareOptions as CellValue);
+  if (!options.form) throw formNotFound();
+  const page = one('select shareRef from _grist_Pages where viewRef = ? order by id limit 1', section.parentId);
+  if (!page) throw formNotFound();
+  const share = one('select linkId, options from _grist_Shares where id = ?', page.shareRef);
+  if (!share) throw formNotFound();
+  if (share.linkId !== linkId) throw formNotFound();
+  if (!options.publish || !parseOptions(share.options as CellValue).publish) {
+    throw new NotFound('Form not published', {code: 'FormNotPublished'});
+  }
 }

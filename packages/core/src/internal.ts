@@ -53,7 +53,7 @@ export {
   type DocSnapshot,
   type ReplaceSource,
 } from './doc-lifecycle.js';
-export {formOf, type FormAnswer, type FormField} from './forms.js';
+export {checkPublishedForm, formOf, type FormAnswer, type FormField} from './forms.js';
 export {OpenDocument, type DocAttachmentOptions, type DocWebhooks} from './opendoc.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
 export {
