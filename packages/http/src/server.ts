@@ -413,14 +413,14 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       // Size limits before any byte of the body is read: a declared length over the limit is
       // refused at once; a chunked body is counted as it streams (readBody, parseMultipart).
       const upload = match.route.upload === true && isMultipart(req.headers['content-type']);
-      const jsonLimit =
-        shareKey !== null
-          ? Math.min(opts.maxBodyBytes, opts.shareMaxBodyBytes ?? SHARE_MAX_BODY_BYTES)
-          : opts.maxBodyBytes;
+      const shareBodyBytes = opts.shareMaxBodyBytes ?? SHARE_MAX_BODY_BYTES;
+      const shareBound = shareKey !== null && shareBodyBytes < opts.maxBodyBytes;
+      const jsonLimit = shareBound ? shareBodyBytes : opts.maxBodyBytes;
+      const jsonSetting = shareBound ? 'GRISTLITE_SHARE_MAX_BODY_BYTES' : undefined;
       const bodyLimit = upload ? opts.maxUploadBytes + opts.maxBodyBytes : jsonLimit;
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > bodyLimit) {
-        throw upload ? attachmentTooLarge(opts.maxUploadBytes) : bodyTooLarge(jsonLimit);
+        throw upload ? attachmentTooLarge(opts.maxUploadBytes) : bodyTooLarge(jsonLimit, jsonSetting);
       }
       let parsed: Promise<unknown> | null = null;
       let formPromise: Promise<ParsedForm> | null = null;
@@ -461,7 +461,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         },
         json() {
           parsed ??= (async () => {
-            const buf = await readBody(req.body, jsonLimit);
+            const buf = await readBody(req.body, jsonLimit, jsonSetting);
             bodyBytes = buf;
             if (isJsonContentType(req.headers['content-type'])) return parseJsonBody(buf);
             if (buf.toString('utf8').trim()) unreadBody = req.headers['content-type'] ?? 'none';
