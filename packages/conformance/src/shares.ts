@@ -327,6 +327,8 @@ export function sharesSuite(target: Target): void {
       ['GET', `${sd}/webhooks`, undefined],
       ['GET', `${sd}/shares`, undefined],
       ['GET', `${sd}/attachments`, undefined],
+      ['POST', `${sd}/tables/_grist_Cells/records`, {records: [{fields: {tableRef: 1, colRef: 2, rowId: 1}}]}],
+      ['POST', `${sd}/tables/_grist_Views_section/records`, {records: [{fields: {title: 'mine'}}]}],
     ] as const) {
       const res = method === 'GET' ? await api.get(path, anon) : await api.post(path, body, anon);
       assert.equal([res.status, res.body], [403, {error: 'This endpoint is not available through a share link'}], path);

@@ -377,7 +377,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       const shareKey = match.route.path.startsWith('/api/docs/:docId') ? shareKeyOf(match.params.docId) : null;
       if (shareKey !== null) {
         shareLimiter.take(shareKey);
-        checkShareRoute(method === 'HEAD' ? 'GET' : method, match.route.path);
+        checkShareRoute(method === 'HEAD' ? 'GET' : method, match.route.path, match.params.tableId);
       }
       const routed = await routeToHolder(req, match.route, match.params.docId, method);
       if (routed.res) return routed.res;

@@ -23,9 +23,12 @@ const SHARE_ROUTES = new Set([
   'POST /api/docs/:docId/tables/:tableId/data',
 ]);
 
-/** Refuses a route a share link does not reach (D98). */
-export function checkShareRoute(method: string, path: string): void {
-  if (!SHARE_ROUTES.has(`${method} ${path}`)) {
+/**
+ * Refuses a route a share link does not reach (D98), and writes to metadata tables through the
+ * ones it does (cell comments, attachments' rows: the share's rules govern user tables only).
+ */
+export function checkShareRoute(method: string, path: string, tableId: string | undefined): void {
+  if (!SHARE_ROUTES.has(`${method} ${path}`) || (method !== 'GET' && tableId?.startsWith('_grist'))) {
     throw new Forbidden('This endpoint is not available through a share link');
   }
 }
