@@ -10,6 +10,7 @@
  * `GET /api/docs/{doc}/shares`.
  */
 import * as assert from 'uvu/assert';
+import {multipart} from './attachments.js';
 import type {ApiResponse} from './client.js';
 import {areaSuite, ok, useWorld, type Target, type TestUser} from './world.js';
 
@@ -25,7 +26,11 @@ const RATE = 30;
 
 export function sharesSuite(target: Target): void {
   const s = areaSuite(target, 'shares');
-  const world = useWorld(s, target, {GRISTLITE_SHARE_RATE_LIMIT: String(RATE), GRISTLITE_SHARE_MAX_BODY_BYTES: '4096'});
+  const world = useWorld(s, target, {
+    GRISTLITE_SHARE_RATE_LIMIT: String(RATE),
+    GRISTLITE_SHARE_MAX_BODY_BYTES: '4096',
+    GRISTLITE_SHARE_MAX_UPLOAD_BYTES: '8192',
+  });
   const anon = {};
 
   /** Table1's page section (not its raw or record-card one). */
@@ -347,6 +352,80 @@ export function sharesSuite(target: Target): void {
     // Nothing was changed by the refused writes.
     assert.equal(ok(await api.get(`${d}/tables/Other/records`, chimpy.as)).body.records.length, 1);
   });
+
+  s(
+    "a form's files: uploaded through a share whose form asks for attachments, then submitted (FormView1)",
+    async () => {
+      const {api, chimpy} = world();
+      const docId = await newDoc('SharesFiles');
+      const d = `/api/docs/${docId}`;
+      ok(
+        await api.post(
+          `${d}/apply`,
+          [
+            [
+              'AddTable',
+              'Files',
+              [
+                {id: 'Name', type: 'Text'},
+                {id: 'D', type: 'Attachments'},
+              ],
+            ],
+          ],
+          chimpy.as,
+        ),
+      );
+      const sectionId = await pageSection(chimpy, docId, 'Files');
+      const key = await publish(chimpy, docId, sectionId);
+      const up = (parts: Array<{name: string; content: string}>) => {
+        const {body, headers} = multipart(parts);
+        // Grist's form page sends X-Requested-With (an anonymous multipart POST needs it).
+        return api.call('POST', `/api/s/${key}/attachments`, {
+          body,
+          headers: {...headers, 'x-requested-with': 'XMLHttpRequest'},
+        });
+      };
+      // Grist's FormView1 "can submit a form with file input": two files, then the record.
+      const ids = ok(
+        await up([
+          {name: 'grist.png', content: 'png bytes'},
+          {name: 'names.json', content: '[]'},
+        ]),
+      ).body;
+      assert.equal(ids, [1, 2]);
+      ok(
+        await api.post(
+          `/api/s/${key}/tables/Files/records`,
+          {records: [{fields: {Name: 'x', D: ['L', ...ids]}}]},
+          anon,
+        ),
+      );
+      assert.equal(ok(await api.get(`${d}/tables/Files/records`, chimpy.as)).body.records[0].fields.D, ['L', 1, 2]);
+      const listed = ok(await api.get(`${d}/attachments`, chimpy.as)).body.records.map((r: any) => r.fields.fileName);
+      assert.equal(listed, ['grist.png', 'names.json']);
+      // The share cannot list or read them; a file over the share's upload limit is refused.
+      isError(
+        await api.get(`/api/s/${key}/attachments`, anon),
+        403,
+        'This endpoint is not available through a share link',
+      );
+      const big = await up([{name: 'big.bin', content: 'x'.repeat(9000)}]);
+      assert.is(big.status, 413);
+      // A share whose form asks for no attachments takes no files (D101).
+      const other = await newDoc('SharesNoFiles');
+      const otherKey = await publish(chimpy, other, await pageSection(chimpy, other));
+      const {body, headers} = multipart([{name: 'a.txt', content: 'a'}]);
+      isError(
+        await api.call('POST', `/api/s/${otherKey}/attachments`, {
+          body,
+          headers: {...headers, 'x-requested-with': 'XMLHttpRequest'},
+        }),
+        403,
+        'Blocked by share: the published form asks for no attachments',
+      );
+      assert.equal(ok(await api.get(`/api/docs/${other}/attachments`, chimpy.as)).body.records, []);
+    },
+  );
 
   s('unpublishing: the form is refused, then a removed share is not known and is no longer listed', async () => {
     const {api, chimpy} = world();

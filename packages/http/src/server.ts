@@ -41,7 +41,14 @@ import {
 import {compileRoute, decodePathSegment, idempotencyOf, matchRoute, type CompiledRoute, type Route} from './route.js';
 import {allRoutes} from './routes/index.js';
 import {SHARE_KEY_PREFIX, shareKeyOf} from './routes/doc-common.js';
-import {checkShareRoute, SHARE_MAX_BODY_BYTES, SHARE_RATE_LIMIT, ShareRateLimiter} from './routes/shares.js';
+import {
+  checkShareRoute,
+  SHARE_MAX_BODY_BYTES,
+  SHARE_MAX_UPLOAD_BYTES,
+  SHARE_RATE_LIMIT,
+  ShareRateLimiter,
+  shareUploadLimit,
+} from './routes/shares.js';
 import {createLogger, createMetrics, loggedUrl, metricsEnabled, requestId, type Logger} from './ops.js';
 import {RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions} from './types.js';
 
@@ -64,6 +71,7 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
     supportEmail: (env.GRIST_SUPPORT_EMAIL || 'support@getgrist.com').toLowerCase(),
     shareRateLimit: env.GRISTLITE_SHARE_RATE_LIMIT === '0' ? 0 : num('GRISTLITE_SHARE_RATE_LIMIT', SHARE_RATE_LIMIT),
     shareMaxBodyBytes: num('GRISTLITE_SHARE_MAX_BODY_BYTES', SHARE_MAX_BODY_BYTES),
+    shareMaxUploadBytes: num('GRISTLITE_SHARE_MAX_UPLOAD_BYTES', SHARE_MAX_UPLOAD_BYTES),
     stream: {
       minCells: num('GRISTLITE_STREAM_MIN_CELLS', STREAM_DEFAULTS.minCells),
       maxMs: num('GRISTLITE_STREAM_MAX_MSEC', STREAM_DEFAULTS.maxMs),
@@ -417,10 +425,11 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       const shareBound = shareKey !== null && shareBodyBytes < opts.maxBodyBytes;
       const jsonLimit = shareBound ? shareBodyBytes : opts.maxBodyBytes;
       const jsonSetting = shareBound ? 'GRISTLITE_SHARE_MAX_BODY_BYTES' : undefined;
-      const bodyLimit = upload ? opts.maxUploadBytes + opts.maxBodyBytes : jsonLimit;
+      const uploadLimit = shareKey !== null ? shareUploadLimit(opts) : opts.maxUploadBytes;
+      const bodyLimit = upload ? uploadLimit + opts.maxBodyBytes : jsonLimit;
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > bodyLimit) {
-        throw upload ? attachmentTooLarge(opts.maxUploadBytes) : bodyTooLarge(jsonLimit, jsonSetting);
+        throw upload ? attachmentTooLarge(uploadLimit) : bodyTooLarge(jsonLimit, jsonSetting);
       }
       let parsed: Promise<unknown> | null = null;
       let formPromise: Promise<ParsedForm> | null = null;
@@ -449,7 +458,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
               req.body,
               uploadDir,
               {
-                maxFileBytes: opts.maxUploadBytes,
+                maxFileBytes: uploadLimit,
                 maxFieldBytes: opts.maxBodyBytes,
                 maxBodyBytes: bodyLimit,
                 maxParts: MAX_FORM_PARTS,

@@ -101,6 +101,8 @@ export interface ServerOptions {
   shareRateLimit?: number;
   /** Largest JSON body through a share key (GRISTLITE_SHARE_MAX_BODY_BYTES, default 256 KiB; D99). */
   shareMaxBodyBytes?: number;
+  /** Largest upload through a share key (GRISTLITE_SHARE_MAX_UPLOAD_BYTES, default 10 MiB; D101). */
+  shareMaxUploadBytes?: number;
   /** Set when `/metrics` is served (GRISTLITE_METRICS=1). */
   metrics?: Metrics;
   /** Environment-derived settings read once by `optionsFromEnv`. */

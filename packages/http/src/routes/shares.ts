@@ -2,13 +2,13 @@
  * Shares and published forms (issue 41, `docs/forms-and-shares.md`).
  *
  * - Which routes a caller through a share link (`/api/s/<key>/...`) reaches (D98): the form's
- *   description and the record routes a form's page uses; everything else answers 403.
+ *   description, the record routes and the uploads (D101) a form's page uses; the rest answer 403.
  * - How many requests one share key may make (D99: `GRISTLITE_SHARE_RATE_LIMIT` a minute, and
  *   bodies of at most `GRISTLITE_SHARE_MAX_BODY_BYTES`).
  * - `GET /api/docs/{doc}/shares` (beyond Grist, D95): a document's shares with their keys and
  *   public URLs, for its owners; Grist gives the key to its own web client over its websocket.
  */
-import {Forbidden, orgUrlName, TooManyRequests} from '@gristlite/core/internal';
+import {Forbidden, type OpenDoc, orgUrlName, TooManyRequests} from '@gristlite/core/internal';
 import type {Route} from '../route.js';
 import {docRoute, requestOrigin} from './doc-common.js';
 
@@ -21,6 +21,8 @@ const SHARE_ROUTES = new Set([
   'POST /api/docs/:docId/tables/:tableId/records',
   'GET /api/docs/:docId/tables/:tableId/data',
   'POST /api/docs/:docId/tables/:tableId/data',
+  // The files of a form's Attachments field (Grist's form page uploads them first; D101).
+  'POST /api/docs/:docId/attachments',
 ]);
 
 /**
@@ -33,10 +35,29 @@ export function checkShareRoute(method: string, path: string, tableId: string | 
   }
 }
 
+/**
+ * An upload through a share (D101): only a share whose published forms ask for an Attachments
+ * column takes files. Grist takes them through any share.
+ */
+export function checkShareUpload(doc: OpenDoc, linkId: string): void {
+  const rules = doc.shareRules();
+  const row = rules?.shares.find((r) => r.linkId === linkId);
+  if (!row || !rules?.takesAttachments.has(row.id)) {
+    throw new Forbidden('Blocked by share: the published form asks for no attachments');
+  }
+}
+
+/** The largest upload through a share: its setting, never above the server's. */
+export function shareUploadLimit(opts: {maxUploadBytes: number; shareMaxUploadBytes?: number}): number {
+  return Math.min(opts.maxUploadBytes, opts.shareMaxUploadBytes ?? SHARE_MAX_UPLOAD_BYTES);
+}
+
 /** Default requests a minute through one share key (GRISTLITE_SHARE_RATE_LIMIT). */
 export const SHARE_RATE_LIMIT = 60;
 /** Default largest body through a share key (GRISTLITE_SHARE_MAX_BODY_BYTES): 256 KiB. */
 export const SHARE_MAX_BODY_BYTES = 256 * 1024;
+/** Default largest upload through a share key (GRISTLITE_SHARE_MAX_UPLOAD_BYTES): 10 MiB. */
+export const SHARE_MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 /** Share keys whose buckets are kept at once (the oldest dropped beyond). */
 const MAX_BUCKETS = 10_000;
 

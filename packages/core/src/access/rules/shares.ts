@@ -41,6 +41,8 @@ export interface ShareRules {
   formColumns: Map<number, Map<string, Set<string>>>;
   /** Per share row id: its published form sections. */
   formSections: Map<number, Set<number>>;
+  /** Share row ids whose published forms ask for an Attachments column (uploads allowed: D101). */
+  takesAttachments: Set<number>;
 }
 
 function parseObject(text: unknown): Record<string, unknown> {
@@ -121,6 +123,7 @@ export function readShareRules(db: Database.Database): ShareRules | null {
   const columnRules = new Map<string, {tableId: string; colId: string; rules: Rule[]}>();
   const formColumns = new Map<number, Map<string, Set<string>>>();
   const formSections = new Map<number, Set<number>>();
+  const takesAttachments = new Set<number>();
   for (const share of shares) {
     if (share.options.publish !== true) {
       docOwn.push(rule(`user.ShareRef == ${share.id}`, isShare(share.id), '-CRUDS'));
@@ -159,6 +162,7 @@ export function readShareRules(db: Database.Database): ShareRules | null {
         if (!col || col.parentId !== table.id) continue;
         asked.add(col.colId);
         const type = String(col.type ?? '');
+        if (type === 'Attachments') takesAttachments.add(share.id);
         if (!type.startsWith('Ref:') && !type.startsWith('RefList:')) continue;
         let target: {tableId: string; colId: string} | null = null;
         if (col.visibleCol) {
@@ -188,5 +192,5 @@ export function readShareRules(db: Database.Database): ShareRules | null {
     ...[...tableRules].map(([tableId, rules]) => ({tableId, colIds: '*' as const, rules})),
     ...[...columnRules.values()].map((c) => ({tableId: c.tableId, colIds: [c.colId], rules: c.rules})),
   ];
-  return {shares, rules: RuleSet.of(lists, docOwn), formColumns, formSections};
+  return {shares, rules: RuleSet.of(lists, docOwn), formColumns, formSections, takesAttachments};
 }
