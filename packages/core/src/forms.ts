@@ -2,7 +2,7 @@
  * Forms (Grist 1.7.17, issue 29): what a form widget asks for, read as the caller may read it. The
  * HTTP route (`GET /api/docs/{doc}/forms/{vsId}`) and `SessionDoc.form` both answer with `formOf`.
  */
-import type Database from 'better-sqlite3';
+import type {ShareRules} from './access/rules/shares.js';
 import {ApiError, NotFound} from './errors.js';
 import type {ApiRecord} from './doc/api-types.js';
 import type {GristDoc} from './doc/gristdoc.js';
@@ -159,26 +159,17 @@ export function formOf(grist: GristDoc, sectionId: number): FormAnswer {
  * "GET /s/{key}/forms/{vsid}"): the section exists and its `shareOptions` say `form`, its page's
  * share is the one the key names, else 404 `Form not found` (`FormNotFound`); and both the section
  * and the share are published, else 404 `Form not published` (`FormNotPublished`). Read from the
- * stored metadata, as Grist reads its unfiltered DocData.
+ * stored metadata (the document's compiled share rules), as Grist reads its unfiltered DocData.
  */
-export function checkPublishedForm(db: Database.Database, linkId: string, sectionId: number): void {
-  const one = (sql: string, ...args: unknown[]) => {
-    try {
-      return db.prepare(sql).get(...args) as Record<string, unknown> | undefined;
-    } catch {
-      return undefined; // A document without these metadata columns publishes nothing.
-    }
-  };
-  const section = one('select parentId, shareOptions from _grist_Views_section where id = ?', sectionId);
-  if (!section) throw formNotFound();
-  const options = parseOptions(section.shareOptions as CellValue);
-  if (!options.form) throw formNotFound();
-  const page = one('select shareRef from _grist_Pages where viewRef = ? order by id limit 1', section.parentId);
-  if (!page) throw formNotFound();
-  const share = one('select linkId, options from _grist_Shares where id = ?', page.shareRef);
-  if (!share) throw formNotFound();
-  if (share.linkId !== linkId) throw formNotFound();
-  if (!options.publish || !parseOptions(share.options as CellValue).publish) {
+export function checkPublishedForm(shares: ShareRules | null, linkId: string, sectionId: number): void {
+  const section = shares?.sections.get(sectionId);
+  if (!shares || !section) throw formNotFound();
+  if (!section.options.form) throw formNotFound();
+  const shareRef = shares.pageShare.get(section.parentId);
+  if (shareRef === undefined) throw formNotFound();
+  const share = shares.shares.find((r) => r.id === shareRef);
+  if (!share || share.linkId !== linkId) throw formNotFound();
+  if (!section.options.publish || !share.options.publish) {
     throw new NotFound('Form not published', {code: 'FormNotPublished'});
   }
 }

@@ -17,7 +17,7 @@ export const formRoutes: Route[] = [
     need: 'viewers',
     handler: async (ctx, {doc, grist, share}) => {
       const sectionId = integerParam(ctx.params.vsId, 'vsId');
-      if (share) checkPublishedForm(doc.db, share.linkId, sectionId);
+      if (share) checkPublishedForm(doc.shareRules(), share.linkId, sectionId);
       return formOf(grist, sectionId);
     },
   }),

@@ -43,6 +43,10 @@ export interface ShareRules {
   formSections: Map<number, Set<number>>;
   /** Share row ids whose published forms ask for an Attachments column (uploads allowed: D101). */
   takesAttachments: Set<number>;
+  /** Every view section: its page (view) and parsed `shareOptions` (for `checkPublishedForm`). */
+  sections: Map<number, {parentId: number; options: Record<string, unknown>}>;
+  /** Per view, the `shareRef` of its first page (Grist finds the page that way). */
+  pageShare: Map<number, number>;
 }
 
 function parseObject(text: unknown): Record<string, unknown> {
@@ -92,7 +96,10 @@ export function readShareRules(db: Database.Database): ShareRules | null {
   const pageCols = columnsOf(db, '_grist_Pages');
   const sectionCols = columnsOf(db, '_grist_Views_section');
   const pages = pageCols.has('shareRef')
-    ? (db.prepare('select viewRef, shareRef from _grist_Pages').all() as Array<{viewRef: number; shareRef: number}>)
+    ? (db.prepare('select viewRef, shareRef from _grist_Pages order by id').all() as Array<{
+        viewRef: number;
+        shareRef: number;
+      }>)
     : [];
   const sections = sectionCols.has('shareOptions')
     ? (db.prepare('select id, parentId, tableRef, shareOptions from _grist_Views_section').all() as Array<{
@@ -192,5 +199,15 @@ export function readShareRules(db: Database.Database): ShareRules | null {
     ...[...tableRules].map(([tableId, rules]) => ({tableId, colIds: '*' as const, rules})),
     ...[...columnRules.values()].map((c) => ({tableId: c.tableId, colIds: [c.colId], rules: c.rules})),
   ];
-  return {shares, rules: RuleSet.of(lists, docOwn), formColumns, formSections, takesAttachments};
+  const pageShare = new Map<number, number>();
+  for (const p of pages) if (!pageShare.has(p.viewRef)) pageShare.set(p.viewRef, p.shareRef);
+  return {
+    shares,
+    rules: RuleSet.of(lists, docOwn),
+    formColumns,
+    formSections,
+    takesAttachments,
+    sections: new Map(sections.map((x) => [x.id, {parentId: x.parentId, options: parseObject(x.shareOptions)}])),
+    pageShare,
+  };
 }
