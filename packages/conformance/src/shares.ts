@@ -460,6 +460,11 @@ export function sharesSuite(target: Target): void {
     );
     assert.is(await keyOf(chimpy, docId, 'x'), key);
     ok(await api.post(`${sd}/tables/Table1/records`, {records: [{fields: {A: 'again'}}]}, anon));
+    // A document in the trash shares nothing (Grist's lookup skips removed documents); restored, it does.
+    ok(await api.post(`/api/docs/${docId}/remove`, null, chimpy.as));
+    isError(await api.get(`${sd}/forms/${sectionId}`, anon), 404, 'Share not known');
+    ok(await api.post(`/api/docs/${docId}/unremove`, null, chimpy.as));
+    ok(await api.get(`${sd}/forms/${sectionId}`, anon));
     // Removed: the key is gone from the home store.
     ok(await api.post(`/api/docs/${docId}/apply`, [['RemoveRecord', '_grist_Shares', 1]], chimpy.as));
     isError(await api.get(`${sd}/forms/${sectionId}`, anon), 404, 'Share not known');
