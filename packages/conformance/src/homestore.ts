@@ -1008,6 +1008,56 @@ export function homeStoreConformance(name: string, factory: () => Promise<HomeSt
     assert.ok(c.id > b.id);
   });
 
+  // ------------------------------------------------------------------ shares (issue 41)
+
+  s(
+    'shares: sync adds with a new key, keeps the key while the share exists, updates options, deletes the rest',
+    async () => {
+      const owner = await newUser('shares-owner@example.com');
+      const {home} = await teamOrg(owner, 'shares');
+      const doc = await newDoc(home, owner);
+      const doc2 = await newDoc(home, owner);
+      let n = 0;
+      const makeKey = () => `key-${++n}`;
+      await store().syncShares(
+        doc.id,
+        [
+          {linkId: 'x', options: {publish: true}},
+          {linkId: 'y', options: {}},
+        ],
+        makeKey,
+      );
+      await store().syncShares(doc2.id, [{linkId: 'x', options: {publish: true}}], makeKey);
+      const first = await store().listShares(doc.id);
+      assert.equal(
+        first.map((r) => [r.linkId, r.options, r.docId]),
+        [
+          ['x', {publish: true}, doc.id],
+          ['y', {}, doc.id],
+        ],
+      );
+      const keyX = first[0].key;
+      assert.ok(keyX !== first[1].key);
+      // Another sync keeps x's key, changes its options, drops y.
+      await store().syncShares(doc.id, [{linkId: 'x', options: {publish: false}}], makeKey);
+      const second = await store().listShares(doc.id);
+      assert.equal(
+        second.map((r) => [r.linkId, r.key, r.options]),
+        [['x', keyX, {publish: false}]],
+      );
+      assert.is((await store().getShareByKey(keyX))?.docId, doc.id);
+      assert.is(await store().getShareByKey(first[1].key), null);
+      assert.is(await store().getShareByKey('nope'), null);
+      // The other document's share is untouched; an empty sync removes all; a deleted doc takes its shares.
+      assert.is((await store().listShares(doc2.id)).length, 1);
+      await store().syncShares(doc.id, [], makeKey);
+      assert.equal(await store().listShares(doc.id), []);
+      const key2 = (await store().listShares(doc2.id))[0].key;
+      await store().deleteDoc(doc2.id);
+      assert.is(await store().getShareByKey(key2), null);
+    },
+  );
+
   // ------------------------------------------------------------------ access lists
 
   s('getAcl filters by kind and resource ids', async () => {

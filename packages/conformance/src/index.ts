@@ -31,6 +31,7 @@ import {orgsSuite} from './orgs.js';
 import {pagingSuite} from './paging.js';
 import {recordedSuite} from './recorded/suite.js';
 import {recordsSuite} from './records.js';
+import {sharesSuite} from './shares.js';
 import {sqlDownloadsSuite} from './sql-downloads.js';
 import {summariesSuite} from './summaries.js';
 import {usersSuite} from './users.js';
@@ -81,6 +82,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   'webhooks-stats': webhooksStatsSuite,
   changes: changesSuite,
   forms: formsSuite,
+  shares: sharesSuite,
   lifecycle: lifecycleSuite,
   formulas: formulasSuite,
   summaries: summariesSuite,

@@ -23,6 +23,7 @@ import Database from 'better-sqlite3';
 import {createDocFile} from './doc/index.js';
 import {type DocUrl, GristDoc} from './doc/gristdoc.js';
 import {removeSqliteFiles} from './doc/files.js';
+import {makeId} from './ids.js';
 import {intFromEnv, intSetting} from './settings.js';
 import {type BudgetSettings, DEFAULT_BUDGET} from './formula/budget.js';
 import {descriptorLimit, maxOpenDocsFor} from './fdlimit.js';
@@ -481,6 +482,7 @@ export class Engine {
       try {
         const result = await fn();
         await this.syncScope(held);
+        await this.syncSharesOf(held);
         return result;
       } catch (e) {
         // A failed request may have committed too (a write then a failing step): ship it anyway,
@@ -941,6 +943,53 @@ export class Engine {
   async docAccess(key: string, p: Principal, ctx: OrgContext, need: 'viewers' | 'editors' | 'owners') {
     this.assertOpen();
     return this.home.docAccess(key, p, ctx, need);
+  }
+
+  /**
+   * The document a share key reaches (issue 41; Grist's HomeDBManager.getDocImpl for `s.<key>`):
+   * its home record and org, and the share's linkId. Grist gives a share caller editors' access
+   * to the document, limited by the share's rules inside it (`OpenDocument.accessFor` with
+   * `share`). 404 `Share not known` for an unknown key or a deleted document.
+   */
+  async shareAccess(shareKey: string): Promise<{doc: Doc; role: Role; org: Org; linkId: string}> {
+    this.assertOpen();
+    const share = shareKey ? await this.home.store.getShareByKey(shareKey) : null;
+    const doc = share ? await this.home.store.getDoc(share.docId) : null;
+    if (!share || !doc || doc.removedAt) throw new NotFound('Share not known');
+    const ws = await this.home.store.getWorkspace(doc.workspaceId);
+    if (!ws || ws.removedAt) throw new NotFound('Share not known');
+    return {doc, role: 'editors', org: await this.home.access.orgOfDoc(doc), linkId: share.linkId};
+  }
+
+  /**
+   * Makes the home store's copy of a document's shares match its `_grist_Shares` (Grist's
+   * syncShares): a new linkId gets a new unguessable key (Grist's 22-character ids, 128 random
+   * bits), a kept one keeps its key. Called when a request that opened the document or wrote to
+   * its shares ends, and by the owners' share listing.
+   */
+  async syncShares(doc: OpenDoc): Promise<void> {
+    doc.sharesChanged = false;
+    const rows = doc.shareRows();
+    try {
+      await this.home.store.syncShares(
+        doc.id,
+        rows.map((r) => ({linkId: r.linkId, options: r.options})),
+        makeId,
+      );
+    } catch (e) {
+      doc.sharesChanged = true;
+      throw e;
+    }
+  }
+
+  private async syncSharesOf(held: Set<DocEntry>): Promise<void> {
+    for (const entry of held) {
+      if (entry.doc.sharesChanged && !entry.doc.replica?.failed) {
+        // A document whose home record is gone (deleted in this request) has nothing to sync.
+        if (!(await this.home.store.getDoc(entry.doc.id))) continue;
+        await this.syncShares(entry.doc).catch((e) => this.reportError(e, `syncing the shares of ${entry.doc.id}`));
+      }
+    }
   }
 
   /**

@@ -2,6 +2,7 @@
  * Forms (Grist 1.7.17, issue 29): what a form widget asks for, read as the caller may read it. The
  * HTTP route (`GET /api/docs/{doc}/forms/{vsId}`) and `SessionDoc.form` both answer with `formOf`.
  */
+import type {ShareRules} from './access/rules/shares.js';
 import {ApiError, NotFound} from './errors.js';
 import type {ApiRecord} from './doc/api-types.js';
 import type {GristDoc} from './doc/gristdoc.js';
@@ -150,4 +151,25 @@ export function formOf(grist: GristDoc, sectionId: number): FormAnswer {
   // `title` is a Text column of the metadata schema.
   const formTitle = (section.title || rawSection?.title || formTableId) as string;
   return {formFieldsById, formLayoutSpec: layout, formTableId, formTitle};
+}
+
+/**
+ * Through a share (`/api/s/<key>/forms/{vsId}`), the form must be one the share publishes
+ * (Grist 1.7.17's `_assertIsPublishedForm`, pinned by test/server/lib/docapi/DocApiForms.ts
+ * "GET /s/{key}/forms/{vsid}"): the section exists and its `shareOptions` say `form`, its page's
+ * share is the one the key names, else 404 `Form not found` (`FormNotFound`); and both the section
+ * and the share are published, else 404 `Form not published` (`FormNotPublished`). Read from the
+ * stored metadata (the document's compiled share rules), as Grist reads its unfiltered DocData.
+ */
+export function checkPublishedForm(shares: ShareRules | null, linkId: string, sectionId: number): void {
+  const section = shares?.sections.get(sectionId);
+  if (!shares || !section) throw formNotFound();
+  if (!section.options.form) throw formNotFound();
+  const shareRef = shares.pageShare.get(section.parentId);
+  if (shareRef === undefined) throw formNotFound();
+  const share = shares.shares.find((r) => r.id === shareRef);
+  if (!share || share.linkId !== linkId) throw formNotFound();
+  if (!section.options.publish || !share.options.publish) {
+    throw new NotFound('Form not published', {code: 'FormNotPublished'});
+  }
 }

@@ -53,7 +53,7 @@ export {
   type DocSnapshot,
   type ReplaceSource,
 } from './doc-lifecycle.js';
-export {formOf, type FormAnswer, type FormField} from './forms.js';
+export {checkPublishedForm, formOf, type FormAnswer, type FormField} from './forms.js';
 export {OpenDocument, type DocAttachmentOptions, type DocWebhooks} from './opendoc.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
 export {
@@ -131,6 +131,7 @@ export {
 } from './cluster/index.js';
 export {AccessContext, type AttributeLookup, type RuleUser} from './access/rules/context.js';
 export {BrokenRules, RuleSet, type Rule, type RuleList, type UserAttribute} from './access/rules/ruleset.js';
+export {readShareRows, readShareRules, type ShareRow, type ShareRules} from './access/rules/shares.js';
 export type {Answer, Bit, RulePermissions} from './access/rules/permissions.js';
 export type {PredicateInput, RowView} from './access/rules/evaluate.js';
 export type {DocGuard, RowReader, TableReadFilter, WriteRows} from './doc/guard.js';

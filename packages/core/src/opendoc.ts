@@ -35,7 +35,8 @@ import type {TableQuery} from './attachments/query.js';
 import type {GristDoc} from './doc/gristdoc.js';
 import {AccessContext} from './access/rules/context.js';
 import {BrokenRules, RuleSet} from './access/rules/ruleset.js';
-import type {Principal} from './home/principal.js';
+import {readShareRows, readShareRules, type ShareRow, type ShareRules} from './access/rules/shares.js';
+import {ANON_EMAIL, type Principal} from './home/principal.js';
 import type {Role} from './home/types.js';
 import {attachmentsArchive} from './export/archive.js';
 import {backupDoc, type BackupOptions} from './export/backup.js';
@@ -68,6 +69,15 @@ import {
 
 /** Tables whose change may change the compiled rules. */
 const RULE_INPUTS = new Set(['_grist_ACLRules', '_grist_ACLResources', '_grist_Tables', '_grist_Tables_column']);
+/** What the rules of a document's shares are made of (access/rules/shares.ts). */
+const SHARE_INPUTS = new Set([
+  '_grist_Shares',
+  '_grist_Pages',
+  '_grist_Views_section',
+  '_grist_Views_section_field',
+  '_grist_Tables',
+  '_grist_Tables_column',
+]);
 
 /** How long one webhook call may hold the document's webhook lock before the next runs anyway (Grist: 15 s). */
 const WEBHOOK_LOCK_MS = 15_000;
@@ -123,7 +133,31 @@ export class OpenDocument {
     // Rules are compiled once per version of the rule tables (and of the schema they name).
     grist.onChange((change) => {
       if (RULE_INPUTS.has(change.tableId)) this.compiledRules = null;
+      if (SHARE_INPUTS.has(change.tableId)) this.compiledShares = undefined;
+      // The home store's copy of the shares is synced once the request ends (Engine.inScope).
+      if (change.tableId === '_grist_Shares') this.sharesChanged = true;
     });
+    // Grist syncs on open only a document that has shares (skipIfNoShares).
+    this.sharesChanged = readShareRows(grist.db).length > 0;
+  }
+
+  /**
+   * Whether the home store's copy of this document's shares may be behind (issue 41): true when
+   * opened (Grist syncs on open) and after every write to `_grist_Shares`; the engine syncs it
+   * (`Engine.syncShares`) when the request that opened or wrote it ends.
+   */
+  sharesChanged = true;
+
+  /** The rows of `_grist_Shares` (id, linkId, parsed options), as the home store keeps them. */
+  shareRows(): ShareRow[] {
+    return readShareRows(this.grist.db);
+  }
+
+  private compiledShares: ShareRules | null | undefined = undefined;
+  /** The virtual rules of the document's shares, or null when it has none. */
+  shareRules(): ShareRules | null {
+    if (this.compiledShares === undefined) this.compiledShares = readShareRules(this.grist.db);
+    return this.compiledShares;
   }
 
   private compiledRules: {rules: RuleSet | null} | {error: unknown} | null = null;
@@ -157,8 +191,9 @@ export class OpenDocument {
   accessFor(
     principal: Principal,
     role: Role | null,
-    opts: {linkKey?: Record<string, string>; ownersDespiteBrokenRules?: boolean} = {},
+    opts: {linkKey?: Record<string, string>; ownersDespiteBrokenRules?: boolean; share?: {linkId: string}} = {},
   ): AccessContext | null {
+    if (opts.share) return this.shareAccess(opts.share.linkId, opts.linkKey);
     let rules: RuleSet | null;
     try {
       rules = this.accessRuleSet();
@@ -181,6 +216,34 @@ export class OpenDocument {
         name: user?.name ?? null,
         userRef: user?.ref ?? null,
         linkKey: opts.linkKey,
+      },
+      (tableId, colId, value, ci) => this.grist.lookupRow(tableId, colId, value, ci),
+    );
+  }
+
+  /**
+   * A caller through a share (`/api/s/<key>/...`), as Grist 1.7.17 sees one: anonymous, with
+   * editors' access limited by the share's virtual rules (the document's own rules do not apply),
+   * `user.ShareRef` the share's row. A linkId the document no longer has answers 404 `Share not
+   * known` (D97: Grist would apply no share rules then).
+   */
+  private shareAccess(linkId: string, linkKey?: Record<string, string>): AccessContext {
+    const shares = this.shareRules();
+    const rows = shares?.shares.filter((r) => r.linkId === linkId) ?? [];
+    if (!shares || rows.length === 0) throw new NotFound('Share not known');
+    if (rows.length > 1) throw new BadRequest('Share identifier is not unique');
+    const shareRef = rows[0].id;
+    return new AccessContext(
+      shares.rules,
+      {
+        access: 'editors',
+        userId: null,
+        email: ANON_EMAIL,
+        name: 'Anonymous',
+        userRef: null,
+        linkKey,
+        shareRef,
+        createColumns: shares.formColumns.get(shareRef) ?? new Map(),
       },
       (tableId, colId, value, ci) => this.grist.lookupRow(tableId, colId, value, ci),
     );

@@ -25,18 +25,18 @@ export async function* bodyChunks(body: RequestBody): AsyncIterable<Uint8Array> 
  * The 413 of a body over `limit` bytes: Grist's text, then the limit and the setting that raises
  * it (D65), so that an operator knows what to change.
  */
-export function bodyTooLarge(limit: number): PayloadTooLarge {
-  return new PayloadTooLarge(`request entity too large (over ${limit} bytes: GRISTLITE_MAX_BODY_BYTES)`);
+export function bodyTooLarge(limit: number, setting = 'GRISTLITE_MAX_BODY_BYTES'): PayloadTooLarge {
+  return new PayloadTooLarge(`request entity too large (over ${limit} bytes: ${setting})`);
 }
 
 /**
  * Reads a whole body, refusing (413) as soon as it passes `limit` bytes. Reading stops there: the
  * rest is never read (the adapter closes the connection after answering).
  */
-export async function readBody(body: RequestBody, limit: number): Promise<Buffer> {
+export async function readBody(body: RequestBody, limit: number, setting?: string): Promise<Buffer> {
   if (!body) return Buffer.alloc(0);
   if (body instanceof Uint8Array) {
-    if (body.byteLength > limit) throw bodyTooLarge(limit);
+    if (body.byteLength > limit) throw bodyTooLarge(limit, setting);
     return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   }
   const chunks: Buffer[] = [];
@@ -53,7 +53,7 @@ export async function readBody(body: RequestBody, limit: number): Promise<Buffer
     }
     if (next.done) break;
     size += next.value.byteLength;
-    if (size > limit) throw bodyTooLarge(limit);
+    if (size > limit) throw bodyTooLarge(limit, setting);
     chunks.push(Buffer.from(next.value));
   }
   return Buffer.concat(chunks);

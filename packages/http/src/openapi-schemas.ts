@@ -313,6 +313,38 @@ export const RESPONSES: Record<string, RouteResponse> = {
     ]),
     "A form widget's fields (by field id: colId, question, description, options, type, refValues), layout, table and title",
   ),
+  [`GET ${DOCS}/shares`]: json(
+    obj(
+      {
+        shares: arr(
+          obj(
+            {
+              linkId: str,
+              key: str,
+              options: {type: 'object', description: "The share's options in the document (`publish`)"},
+              url: {type: 'string', description: "The share's API root, `<base>/o/<org>/api/s/<key>`"},
+              forms: arr(
+                obj(
+                  {
+                    sectionId: int,
+                    url: {
+                      type: 'string',
+                      description: "Grist's public form page, `<base>/o/<org>/forms/<key>/<sectionId>`",
+                    },
+                    apiUrl: {type: 'string', description: "The form's description through the share"},
+                  },
+                  ['sectionId', 'url', 'apiUrl'],
+                ),
+              ),
+            },
+            ['linkId', 'key', 'options', 'url', 'forms'],
+          ),
+        ),
+      },
+      ['shares'],
+    ),
+    "Beyond Grist: the document's shares (`_grist_Shares`) with their secret keys and public URLs, and the forms each publishes (owners only)",
+  ),
   [`GET ${DOCS}/changes`]: file(
     'text/event-stream',
     'Server-Sent Events: `ready` (the current position), then `change` per committed write (JSON: kind, id, docId, time, actor, schemaChanged, tables with added/updated/removed), `reset` when changes were missed, `end` when the stream ends',

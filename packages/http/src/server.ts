@@ -40,6 +40,15 @@ import {
 } from './multipart.js';
 import {compileRoute, decodePathSegment, idempotencyOf, matchRoute, type CompiledRoute, type Route} from './route.js';
 import {allRoutes} from './routes/index.js';
+import {SHARE_KEY_PREFIX, shareKeyOf} from './routes/doc-common.js';
+import {
+  checkShareRoute,
+  SHARE_MAX_BODY_BYTES,
+  SHARE_MAX_UPLOAD_BYTES,
+  SHARE_RATE_LIMIT,
+  ShareRateLimiter,
+  shareUploadLimit,
+} from './routes/shares.js';
 import {createLogger, createMetrics, loggedUrl, metricsEnabled, requestId, type Logger} from './ops.js';
 import {RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions} from './types.js';
 
@@ -60,6 +69,9 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
     ),
     uploadDir: env.GRISTLITE_UPLOAD_DIR || undefined,
     supportEmail: (env.GRIST_SUPPORT_EMAIL || 'support@getgrist.com').toLowerCase(),
+    shareRateLimit: env.GRISTLITE_SHARE_RATE_LIMIT === '0' ? 0 : num('GRISTLITE_SHARE_RATE_LIMIT', SHARE_RATE_LIMIT),
+    shareMaxBodyBytes: num('GRISTLITE_SHARE_MAX_BODY_BYTES', SHARE_MAX_BODY_BYTES),
+    shareMaxUploadBytes: num('GRISTLITE_SHARE_MAX_UPLOAD_BYTES', SHARE_MAX_UPLOAD_BYTES),
     stream: {
       minCells: num('GRISTLITE_STREAM_MIN_CELLS', STREAM_DEFAULTS.minCells),
       maxMs: num('GRISTLITE_STREAM_MAX_MSEC', STREAM_DEFAULTS.maxMs),
@@ -133,11 +145,16 @@ async function keepAnswer(engine: Engine, answer: Promise<unknown>): Promise<unk
   return result;
 }
 
-/** Splits `/o/<org>/` and `/dw/<w>/v/<t>/` prefixes off a path. */
+/**
+ * Splits `/o/<org>/` and `/dw/<w>/v/<t>/` prefixes off a path, and writes a share link's
+ * `/api/s/<key>/...` as `/api/docs/s.<key>/...`, as Grist's DocApi rewrites it.
+ */
 function splitPath(path: string): {path: string; org: string | null} {
   path = path.replace(/^\/dw\/[^/]+\/v\/[^/]+(?=\/)/, '');
   const m = /^\/o\/([^/]+)(\/.*)?$/.exec(path);
-  return m ? {path: m[2] ?? '/', org: decodePathSegment(m[1])} : {path, org: null};
+  const out = m ? {path: m[2] ?? '/', org: decodePathSegment(m[1])} : {path, org: null};
+  if (out.path.startsWith('/api/s/')) out.path = `/api/docs/${SHARE_KEY_PREFIX}${out.path.slice('/api/s/'.length)}`;
+  return out;
 }
 
 function orgFromHost(host: string | undefined, baseDomain: string | undefined): string | null {
@@ -220,6 +237,9 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
   const uploadRoot = opts.uploadDir ?? join(engine.dataDir, 'tmp');
   // What a killed process left behind (its uploads are removed when answered otherwise).
   void sweepUploadDirs(uploadRoot);
+
+  // Requests through each share key (issue 41, D99).
+  const shareLimiter = new ShareRateLimiter(opts.shareRateLimit ?? SHARE_RATE_LIMIT);
 
   // Decision 3: Grist refuses an 11th concurrent request per document; we only do when configured.
   const inFlight = new Map<string, number>();
@@ -360,6 +380,13 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       if (!match) return jsonResponse(404, {error: `not found: ${req.url}`}, {...baseHeaders, ...cors});
       note.route = match.route.path;
       note.docId = match.params.docId;
+      // Through a share link (issue 41): counted against the key first, then only the routes a
+      // form uses, as Grist's anonymous share caller (whatever credentials came with it).
+      const shareKey = match.route.path.startsWith('/api/docs/:docId') ? shareKeyOf(match.params.docId) : null;
+      if (shareKey !== null) {
+        shareLimiter.take(shareKey);
+        checkShareRoute(method === 'HEAD' ? 'GET' : method, match.route.path, match.params.tableId);
+      }
       const routed = await routeToHolder(req, match.route, match.params.docId, method);
       if (routed.res) return routed.res;
       req = routed.req;
@@ -370,7 +397,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       if (req.headers[INTERNAL_HEADER] && !vouched) throw new Unauthorized('Invalid or expired internal signature');
       const principal = vouched
         ? vouched.principal
-        : match.route.public
+        : match.route.public || shareKey !== null
           ? engine.home.anonymousPrincipal()
           : await engine.home.authenticate(req.headers.authorization);
       if (!principal.anonymous) note.userId = principal.user.id;
@@ -394,10 +421,15 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       // Size limits before any byte of the body is read: a declared length over the limit is
       // refused at once; a chunked body is counted as it streams (readBody, parseMultipart).
       const upload = match.route.upload === true && isMultipart(req.headers['content-type']);
-      const bodyLimit = upload ? opts.maxUploadBytes + opts.maxBodyBytes : opts.maxBodyBytes;
+      const shareBodyBytes = opts.shareMaxBodyBytes ?? SHARE_MAX_BODY_BYTES;
+      const shareBound = shareKey !== null && shareBodyBytes < opts.maxBodyBytes;
+      const jsonLimit = shareBound ? shareBodyBytes : opts.maxBodyBytes;
+      const jsonSetting = shareBound ? 'GRISTLITE_SHARE_MAX_BODY_BYTES' : undefined;
+      const uploadLimit = shareKey !== null ? shareUploadLimit(opts) : opts.maxUploadBytes;
+      const bodyLimit = upload ? uploadLimit + opts.maxBodyBytes : jsonLimit;
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > bodyLimit) {
-        throw upload ? attachmentTooLarge(opts.maxUploadBytes) : bodyTooLarge(opts.maxBodyBytes);
+        throw upload ? attachmentTooLarge(uploadLimit) : bodyTooLarge(jsonLimit, jsonSetting);
       }
       let parsed: Promise<unknown> | null = null;
       let formPromise: Promise<ParsedForm> | null = null;
@@ -426,7 +458,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
               req.body,
               uploadDir,
               {
-                maxFileBytes: opts.maxUploadBytes,
+                maxFileBytes: uploadLimit,
                 maxFieldBytes: opts.maxBodyBytes,
                 maxBodyBytes: bodyLimit,
                 maxParts: MAX_FORM_PARTS,
@@ -438,7 +470,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         },
         json() {
           parsed ??= (async () => {
-            const buf = await readBody(req.body, opts.maxBodyBytes);
+            const buf = await readBody(req.body, jsonLimit, jsonSetting);
             bodyBytes = buf;
             if (isJsonContentType(req.headers['content-type'])) return parseJsonBody(buf);
             if (buf.toString('utf8').trim()) unreadBody = req.headers['content-type'] ?? 'none';

@@ -94,6 +94,15 @@ export interface ServerOptions {
    * only caller of the housekeeping endpoints.
    */
   supportEmail?: string;
+  /**
+   * Requests a minute through one share key, in bursts of as many (GRISTLITE_SHARE_RATE_LIMIT,
+   * default 60; 0: no limit); beyond, 429 (issue 41, D99).
+   */
+  shareRateLimit?: number;
+  /** Largest JSON body through a share key (GRISTLITE_SHARE_MAX_BODY_BYTES, default 256 KiB; D99). */
+  shareMaxBodyBytes?: number;
+  /** Largest upload through a share key (GRISTLITE_SHARE_MAX_UPLOAD_BYTES, default 10 MiB; D101). */
+  shareMaxUploadBytes?: number;
   /** Set when `/metrics` is served (GRISTLITE_METRICS=1). */
   metrics?: Metrics;
   /** Environment-derived settings read once by `optionsFromEnv`. */

@@ -167,4 +167,18 @@ export const MIGRATIONS: Migration[] = [
     CREATE INDEX doc_api_keys_creator ON doc_api_keys(created_by);
     `,
   },
+  {
+    // Issue 41: shares of documents, as Grist's home database keeps them (key, linkId, options).
+    name: 'document shares',
+    sql: `
+    CREATE TABLE shares (
+      id bigserial PRIMARY KEY,
+      key text COLLATE "C" NOT NULL UNIQUE,
+      link_id text COLLATE "C" NOT NULL,
+      doc_id text COLLATE "C" NOT NULL REFERENCES docs(id) ON DELETE CASCADE,
+      options jsonb NOT NULL DEFAULT '{}',
+      UNIQUE (doc_id, link_id)
+    );
+    `,
+  },
 ];

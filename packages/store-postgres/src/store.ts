@@ -180,6 +180,33 @@ export class PostgresHomeStore implements HomeStore {
   async touchDocApiKey(id: number, at: string) {
     await this.q('UPDATE doc_api_keys SET last_used_at = $1 WHERE id = $2', [at, id]);
   }
+  async syncShares(
+    docId: string,
+    shares: Array<{linkId: string; options: Record<string, unknown>}>,
+    makeKey: () => string,
+  ) {
+    await this.tx(async (c) => {
+      for (const sh of shares) {
+        await this.q(
+          'INSERT INTO shares (key, link_id, doc_id, options) VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT (doc_id, link_id) DO UPDATE SET options = EXCLUDED.options',
+          [makeKey(), sh.linkId, docId, JSON.stringify(sh.options)],
+          c,
+        );
+      }
+      await this.q(
+        'DELETE FROM shares WHERE doc_id = $1 AND NOT (link_id = ANY($2::text[]))',
+        [docId, shares.map((s) => s.linkId)],
+        c,
+      );
+    });
+  }
+  async getShareByKey(key: string) {
+    const r = await this.one('SELECT * FROM shares WHERE key = $1', [key]);
+    return r ? rows.share(r) : null;
+  }
+  async listShares(docId: string) {
+    return (await this.q('SELECT * FROM shares WHERE doc_id = $1 ORDER BY id', [docId])).map(rows.share);
+  }
   async deleteUser(id: number) {
     return this.tx(async (c) => {
       const org = await this.one('SELECT id FROM orgs WHERE owner_id = $1', [id], c);

@@ -1135,6 +1135,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/{docId}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Beyond Grist: the document's shares, with their keys and public URLs (owners) */
+        get: operations["getApiDocsDocIdShares"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docs/{docId}/triggers": {
         parameters: {
             query?: never;
@@ -5387,6 +5404,50 @@ export interface operations {
                         formLayoutSpec: string;
                         formTableId: string;
                         formTitle: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdShares: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Beyond Grist: the document's shares (`_grist_Shares`) with their secret keys and public URLs, and the forms each publishes (owners only) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        shares: {
+                            linkId: string;
+                            key: string;
+                            /** @description The share's options in the document (`publish`) */
+                            options: Record<string, never>;
+                            /** @description The share's API root, `<base>/o/<org>/api/s/<key>` */
+                            url: string;
+                            forms: {
+                                sectionId: number;
+                                /** @description Grist's public form page, `<base>/o/<org>/forms/<key>/<sectionId>` */
+                                url: string;
+                                /** @description The form's description through the share */
+                                apiUrl: string;
+                            }[];
+                        }[];
                     };
                 };
             };

@@ -37,8 +37,31 @@ export class ChangeSet {
   /** Per table, the columns updates named; a table is absent once an update named none. */
   private readonly cols = new Map<string, Set<string>>();
   private readonly anyCols = new Set<string>();
+  /** Tables changed by the write itself, not only by the data engine on its behalf (`engineMade`). */
+  private readonly direct = new Set<string>();
+  private engineDepth = 0;
+
+  /**
+   * Runs `fn`, whose changes the data engine makes on the write's behalf (an empty column's type
+   * guessed from its first values): Grist checks such changes against no access rule, as they are
+   * not the caller's own actions (GranularAccess checks direct actions only).
+   */
+  engineMade<T>(fn: () => T): T {
+    this.engineDepth++;
+    try {
+      return fn();
+    } finally {
+      this.engineDepth--;
+    }
+  }
+
+  /** The tables the write changed itself (see `engineMade`). */
+  directTableIds(): string[] {
+    return [...this.direct].filter((t) => this.ops.has(t));
+  }
 
   private record(tableId: string, kind: 'a' | 'u' | 'r', ids: number[]): void {
+    if (this.engineDepth === 0) this.direct.add(tableId);
     let t = this.ops.get(tableId);
     if (!t) {
       t = [];
@@ -82,6 +105,7 @@ export class ChangeSet {
       this.cols.set(to, c);
     }
     if (this.anyCols.delete(from)) this.anyCols.add(to);
+    if (this.direct.delete(from)) this.direct.add(to);
   }
 
   drop(tableId: string): void {

@@ -435,7 +435,7 @@ export class GristDoc {
         this.recalcs.recalc(changes);
         // Access rules see the rows after the whole write, formulas included; a refusal rolls it all back.
         guard?.finishWrite(
-          changes.tableIds().filter((t) => t.startsWith('_grist_')),
+          changes.directTableIds().filter((t) => t.startsWith('_grist_')),
           this.formulaStructure || this.formulaStructureSeen,
         );
         if (changes.touched('_grist_Tables_column')) {

@@ -155,6 +155,11 @@ export class StorageRecords {
     if (col.formula) {
       throw engineError('ValueError', `Can't save value to formula column ${colId}`);
     }
+    // The column's conversion is the data engine's, not the caller's action (no structure check).
+    return this.s.changeSet().engineMade(() => this.acceptData(table, col, colId, values));
+  }
+
+  private acceptData(table: TableMeta, col: ColumnMeta, colId: string, values: CellValue[]): CellValue[] | null {
     let out = values;
     if (col.type === 'Any') {
       const guess: Record<string, CellValue> = {};

@@ -4,7 +4,7 @@
  * driver, which each says in a `RowDialect`: better-sqlite3 gives timestamps and JSON as TEXT and
  * booleans as 0/1; pg gives `timestamptz` as Date, `jsonb` parsed and `boolean` as boolean.
  */
-import type {AclEntry, Doc, DocAlias, DocApiKey, Org, User, Workspace} from './types.js';
+import type {AclEntry, Doc, DocAlias, DocApiKey, DocShare, Org, User, Workspace} from './types.js';
 
 /** A row as a driver returns it. */
 export type HomeRow = Record<string, any>;
@@ -35,6 +35,8 @@ export interface RowCodec {
   acl(r: HomeRow): AclEntry;
   /** A document API key row. */
   docApiKey(r: HomeRow): DocApiKey;
+  /** A share row. */
+  share(r: HomeRow): DocShare;
 }
 
 /** The codec for a driver's dialect. */
@@ -93,6 +95,13 @@ export function rowCodec(d: RowDialect): RowCodec {
       createdAt: d.time(r.created_at)!,
       expiresAt: d.time(r.expires_at),
       lastUsedAt: d.time(r.last_used_at),
+    }),
+    share: (r) => ({
+      id: Number(r.id),
+      key: r.key,
+      linkId: r.link_id,
+      docId: r.doc_id,
+      options: (d.json(r.options) as Record<string, unknown> | null) ?? {},
     }),
   };
 }

@@ -150,6 +150,17 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX doc_api_keys_doc ON doc_api_keys(doc_id);
   CREATE INDEX doc_api_keys_creator ON doc_api_keys(created_by);
   `,
+  // 4 (issue 41): shares of documents, as Grist's home database keeps them (key, linkId, options).
+  `
+  CREATE TABLE shares (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL UNIQUE,
+    link_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL REFERENCES docs(id) ON DELETE CASCADE,
+    options TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (doc_id, link_id)
+  );
+  `,
 ];
 
 type Row = HomeRow;
@@ -360,6 +371,30 @@ export class SqliteHomeStore implements HomeStore {
   }
   async touchDocApiKey(id: number, at: string) {
     this.run('UPDATE doc_api_keys SET last_used_at = ? WHERE id = ?', at, id);
+  }
+  async syncShares(
+    docId: string,
+    shares: Array<{linkId: string; options: Record<string, unknown>}>,
+    makeKey: () => string,
+  ) {
+    this.tx(() => {
+      const keep = new Set<string>();
+      for (const sh of shares) {
+        keep.add(sh.linkId);
+        this.stmt(
+          'INSERT INTO shares (key, link_id, doc_id, options) VALUES (?, ?, ?, ?) ON CONFLICT (doc_id, link_id) DO UPDATE SET options = excluded.options',
+        ).run(makeKey(), sh.linkId, docId, JSON.stringify(sh.options));
+      }
+      const known = this.stmt('SELECT id, link_id FROM shares WHERE doc_id = ?').all(docId) as Row[];
+      for (const r of known) if (!keep.has(r.link_id as string)) this.stmt('DELETE FROM shares WHERE id = ?').run(r.id);
+    });
+  }
+  async getShareByKey(key: string) {
+    const r = this.get('SELECT * FROM shares WHERE key = ?', key);
+    return r ? rows.share(r) : null;
+  }
+  async listShares(docId: string) {
+    return this.all('SELECT * FROM shares WHERE doc_id = ? ORDER BY id', docId).map(rows.share);
   }
   async deleteUser(id: number) {
     return this.tx(() => {

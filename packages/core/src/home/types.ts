@@ -84,6 +84,19 @@ export interface DocApiKey {
   lastUsedAt: string | null;
 }
 
+/**
+ * A share of a document (Grist's `shares` table, issue 41): the secret `key` that reaches it at
+ * `/api/s/<key>/...`, the `linkId` that names it inside the document (`_grist_Shares.linkId`), and
+ * its options (`{"publish": true}`), copied from the document when shares are synced.
+ */
+export interface DocShare {
+  id: number;
+  key: string;
+  linkId: string;
+  docId: string;
+  options: Record<string, unknown>;
+}
+
 /** One entry of an access list: a user's role on an org, workspace or document. */
 export interface AclEntry {
   kind: ResourceKind;
@@ -220,6 +233,21 @@ export interface HomeStore {
   deleteDocApiKey(docId: string, id: number): Promise<boolean>;
   /** Records when a key was last used. */
   touchDocApiKey(id: number, at: string): Promise<void>;
+
+  // Shares (issue 41, Grist's HomeDBManager.syncShares)
+  /**
+   * Makes a document's shares those listed, atomically: a linkId not yet known gets a new row with
+   * a key from `makeKey`; a known one keeps its key and takes the options; the others are deleted.
+   */
+  syncShares(
+    docId: string,
+    shares: Array<{linkId: string; options: Record<string, unknown>}>,
+    makeKey: () => string,
+  ): Promise<void>;
+  /** The share with this key, or null. */
+  getShareByKey(key: string): Promise<DocShare | null>;
+  /** A document's shares, by id. */
+  listShares(docId: string): Promise<DocShare[]>;
 
   // Access lists
   /** A resource's access list. */

@@ -1,4 +1,5 @@
 /** Attachments (SPEC §12): upload, list, metadata, download. Storage is in core (attachments/). */
+import {checkShareUpload, shareUploadLimit} from './shares.js';
 import {BadRequest, Forbidden, type PageEnd, parseAttId, type TableQuery} from '@gristlite/core/internal';
 import {cursorParam, nextLink, type PageQuery} from '../paging.js';
 import {createReadStream} from 'node:fs';
@@ -55,7 +56,10 @@ export const attachmentRoutes: Route[] = [
     summary: 'Upload attachments (multipart field "upload", one or more files); returns the new ids',
     // Access first: a caller who may not edit is answered before any byte of the upload is read.
     need: 'editors',
-    handler: async (ctx, {doc}) => {
+    handler: async (ctx, {doc, share}) => {
+      // Through a share (issue 41): a form that asks for files, within the share's upload limit.
+      if (share) checkShareUpload(doc, share.linkId);
+      const maxBytes = share ? shareUploadLimit(ctx.options) : ctx.options.maxUploadBytes;
       const form = await ctx.form();
       const files = form.files.get('upload');
       if (!files?.length) throw new BadRequest('missing payload');
@@ -63,7 +67,7 @@ export const attachmentRoutes: Route[] = [
       // their sum is bounded by maxUploadBytes.
       const uploaded = [];
       for (const f of files) uploaded.push({fileName: f.fileName, mimeType: f.mimeType, data: await readFile(f.path)});
-      return doc.addAttachments(uploaded, {maxBytes: ctx.options.maxUploadBytes});
+      return doc.addAttachments(uploaded, {maxBytes});
     },
   }),
   docRoute({

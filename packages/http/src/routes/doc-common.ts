@@ -22,7 +22,17 @@ export type Need = 'viewers' | 'editors' | 'owners';
  * Checks the caller's access to the document (SPEC §1.5 wording) and returns its home record (and
  * its org, unless another worker checked the access).
  */
-export async function docFor(ctx: RequestContext, need: Need): Promise<{meta: Doc; role: Role; org?: Org}> {
+export async function docFor(
+  ctx: RequestContext,
+  need: Need,
+): Promise<{meta: Doc; role: Role; org?: Org; share?: {linkId: string}}> {
+  // Through a share link (`/api/s/<key>/...`, rewritten to `/api/docs/s.<key>/...` as Grist
+  // does): the share's document, editors' access limited inside it by the share (issue 41).
+  const shareKey = shareKeyOf(ctx.params.docId);
+  if (shareKey !== null) {
+    const {doc, role, org, linkId} = await ctx.engine.shareAccess(shareKey);
+    return {meta: doc, role, org, share: {linkId}};
+  }
   // Checked already by the worker that forwarded the request here (same route, same need).
   const v = ctx.vouched;
   if (v?.meta && v.role && (v.meta.id === ctx.params.docId || v.meta.urlId === ctx.params.docId)) {
@@ -30,6 +40,14 @@ export async function docFor(ctx: RequestContext, need: Need): Promise<{meta: Do
   }
   const {doc, role, org} = await ctx.engine.docAccess(ctx.params.docId, ctx.principal, ctx.org, need);
   return {meta: doc, role: role!, org};
+}
+
+/** Grist's prefix of a share key used as a document id (`SHARE_KEY_PREFIX`). */
+export const SHARE_KEY_PREFIX = 's.';
+
+/** The share key of a document id written `s.<key>`, else null. */
+export function shareKeyOf(docId: string | undefined): string | null {
+  return docId?.startsWith(SHARE_KEY_PREFIX) ? docId.slice(SHARE_KEY_PREFIX.length) : null;
 }
 
 /** The scheme and host a request came with (behind a proxy, the ones it forwarded), as `https://host:port`. */
@@ -48,6 +66,8 @@ export interface DocForRequest {
   access: AccessContext | null;
   meta: Doc;
   role: Role;
+  /** Set when the caller came through a share link: the share's linkId inside the document. */
+  share?: {linkId: string};
 }
 
 /** Query parameters ending in `_`: Grist's link keys, which rules read as `user.LinkKey`. */
@@ -66,7 +86,7 @@ export async function openDocFor(
   need: Need,
   opts: {ownersDespiteBrokenRules?: boolean} = {},
 ): Promise<DocForRequest> {
-  const {meta, role, org} = await docFor(ctx, need);
+  const {meta, role, org, share} = await docFor(ctx, need);
   // Formulas this request computes (its writes, and all of them when opening the document
   // computes every formula) see the document's URL (SELF_HYPERLINK), made only then. A read
   // another worker forwarded here (no org at hand) is not worth two more home lookups.
@@ -76,7 +96,10 @@ export async function openDocFor(
   // or None.
   const writes = ctx.method !== 'GET' && ctx.method !== 'HEAD';
   const docOrg = org ?? (writes ? await ctx.engine.home.access.orgOfDoc(meta) : null);
-  const mayEdit = role === 'owners' || role === 'editors';
+  // A caller through a share is anonymous: never one whose host is kept (Grist's SELF_HYPERLINK
+  // never names the share either, DocApiMisc "SELF_HYPERLINK uses correct URL when doc first
+  // opened via share link").
+  const mayEdit = !share && (role === 'owners' || role === 'editors');
   const docUrl = docOrg ? () => ctx.engine.docPageUrl(meta, docOrg, mayEdit ? requestOrigin(ctx) : null) : null;
   const holder = await ctx.engine.claimDoc(meta.id);
   if (holder) throw new ForwardTo(holder, {id: meta.id, meta, role});
@@ -84,6 +107,7 @@ export async function openDocFor(
   const access = doc.accessFor(ctx.principal, role, {
     linkKey: linkKeys(ctx),
     ownersDespiteBrokenRules: opts.ownersDespiteBrokenRules,
+    share,
   });
   if (need !== 'viewers' && ctx.method !== 'GET' && ctx.method !== 'HEAD') doc.replica?.checkWritable();
   if (doc.replica && ctx.engine.cluster) {
@@ -99,7 +123,7 @@ export async function openDocFor(
     const body = await ctx.json();
     ctx.engine.claimIdempotent(doc, requestFingerprint(who, ctx.method, `${ctx.path}?${ctx.query}`, body));
   }
-  return {doc, grist: doc.grist.as(access, actorOf(ctx.principal), {docUrl}), access, meta, role};
+  return {doc, grist: doc.grist.as(access, actorOf(ctx.principal), {docUrl}), access, meta, role, share};
 }
 
 /** A body schema with how Grist names its failures (see validate.ts). */

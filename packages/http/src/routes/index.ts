@@ -12,6 +12,7 @@ import {exportRoutes} from './exports.js';
 import {homeRoutes} from './home.js';
 import {importRoutes} from './imports.js';
 import {lifecycleRoutes} from './lifecycle.js';
+import {shareRoutes} from './shares.js';
 import {sqlRoutes} from './sql.js';
 import {triggerRoutes} from './triggers.js';
 import {webhookRoutes} from './webhooks.js';
@@ -32,6 +33,7 @@ export function allRoutes(): Route[] {
     ...webhookRoutes,
     ...changeRoutes,
     ...formRoutes,
+    ...shareRoutes,
     ...triggerRoutes,
     ...lifecycleRoutes,
     statusRoute,

@@ -26,6 +26,13 @@ export interface RuleUser {
   userRef: string | null;
   /** Query parameters ending in `_` (Grist's link keys). */
   linkKey?: Record<string, string>;
+  /** The `_grist_Shares` row a caller came through (`/api/s/<key>/...`), else null. */
+  shareRef?: number | null;
+  /**
+   * For a caller through a share: per table, the columns a record it adds may name (the fields
+   * of the share's published forms; D96). Absent: no such limit.
+   */
+  createColumns?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** Finds the first row of `tableId` whose `colId` equals `value` (case-insensitively when asked). */
@@ -116,6 +123,7 @@ function denialMemos(chain: readonly Rule[][], input: PredicateInput, bit: Bit):
 
 export class AccessContext implements DocGuard {
   private readonly user: Record<string, unknown>;
+  private readonly createColumns: ReadonlyMap<string, ReadonlySet<string>> | null;
   private readonly answers = new Map<string, Answer>();
   private pending: Array<{
     kind: 'add' | 'update' | 'remove';
@@ -140,7 +148,11 @@ export class AccessContext implements DocGuard {
     user.LinkKey = Object.assign(Object.create(null), who.linkKey ?? {});
     user.SessionID = who.userId !== null ? `u${who.userId}` : null;
     user.Origin = null;
+    // Grist's User.ShareRef: the share's row id for a caller through a share, else None, so that
+    // rules may test it (`user.ShareRef is None`).
+    user.ShareRef = who.shareRef ?? null;
     this.user = user;
+    this.createColumns = who.createColumns ?? null;
     for (const attr of rules.userAttributes) {
       const key = user[attr.charId];
       let found: RowValues | null = null;
@@ -282,6 +294,36 @@ export class AccessContext implements DocGuard {
       }
     }
     const rowRule = this.rowAnswer(tableId, 'read');
+    if (rowRule === 'deny') {
+      // Rows denied, but some columns with rules of their own allowed (in some rows at least):
+      // Grist keeps a row when any of its columns reads (its per-row table access merges the
+      // columns), and shows only those columns (the others follow the row's deny).
+      const open = this.rules
+        .columnRuleLists(tableId)
+        .flatMap((l) => l.colIds as string[])
+        .filter((c) => !hiddenCols.has(c));
+      if (open.length) {
+        const shown = new Set(open);
+        const hideOthers = new OnlySet(shown, hiddenCols);
+        const mixed = perRowCols.filter((c) => shown.has(c.colId));
+        if (!mixed.length) return {hiddenCols: hideOthers};
+        const read = new Set<Bit>(['read']);
+        return {
+          hiddenCols: hideOthers,
+          censoredCols: new Set(mixed.map((c) => c.colId)),
+          row: (values) => {
+            const rec = rowView(values);
+            const input = this.input(rec, rec);
+            let censored: Set<string> | null = null;
+            for (const {colId, chain} of mixed) {
+              if (settle(evaluate(chain, input, read).read) !== 'allow') (censored ??= new Set()).add(colId);
+            }
+            if (censored && censored.size === shown.size) return null;
+            return censored ?? EMPTY;
+          },
+        };
+      }
+    }
     if (rowRule !== 'mixed' && !perRowCols.length) {
       // Rows all read alike; cells of columns without their own rules follow the rows.
       return rowRule === 'deny' ? {hiddenCols, row: () => null} : {hiddenCols};
@@ -349,6 +391,14 @@ export class AccessContext implements DocGuard {
   added(tableId: string, ids: readonly number[], colIds: readonly string[]): void {
     if (tableId.startsWith('_grist')) return;
     this.precheck(tableId, 'create');
+    const asked = this.createColumns?.get(tableId);
+    if (this.createColumns) {
+      // Beyond Grist (D96): a record added through a share names only the form's fields.
+      const extra = colIds.find((c) => c !== 'manualSort' && !asked?.has(c));
+      if (extra !== undefined) {
+        throw new Forbidden(`Blocked by share: column "${extra}" is not a field of the published form`);
+      }
+    }
     this.pending.push({kind: 'add', tableId, ids, cols: colIds});
   }
 
@@ -370,7 +420,7 @@ export class AccessContext implements DocGuard {
     const make = () => rowRuleSql(this.tableChain(tableId), bit, this.user, colType);
     if (this.rules.userAttributes.length) return make();
     const u = this.user;
-    const key = JSON.stringify([tableId, bit, u.Access, u.UserID, u.Email, u.Name, u.UserRef, u.LinkKey]);
+    const key = JSON.stringify([tableId, bit, u.Access, u.UserID, u.Email, u.Name, u.UserRef, u.LinkKey, u.ShareRef]);
     return this.rules.memo(key, make);
   }
 
@@ -468,6 +518,22 @@ export class AccessContext implements DocGuard {
 }
 
 const EMPTY: ReadonlySet<string> = new Set();
+
+/**
+ * The hidden columns of a table whose rows are denied but some of whose columns are allowed: every
+ * column but those (`has` answers for any column name; iterating lists those known to be hidden).
+ */
+class OnlySet extends Set<string> {
+  constructor(
+    private readonly shown: ReadonlySet<string>,
+    known: ReadonlySet<string>,
+  ) {
+    super(known);
+  }
+  override has(colId: string): boolean {
+    return colId !== 'id' && !this.shown.has(colId);
+  }
+}
 
 /**
  * Metadata tables whose changes are not structure: attachments and cell comments follow data

@@ -176,6 +176,11 @@ export class RuleSet {
     return this.specials.get(name)!;
   }
 
+  /** A rule set of given rule lists and `*:*` rules (the built-in ones follow), no user attributes. */
+  static of(lists: RuleList[], docOwn: Rule[]): RuleSet {
+    return new RuleSet(lists, docOwn, new Map(), []);
+  }
+
   /**
    * Grist's emergency rule set (ACLRuleCollection.ts:113-129), which recovery mode puts in place of
    * rules Grist refuses: owners may do everything, everyone else nothing.
