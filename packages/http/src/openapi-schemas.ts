@@ -158,7 +158,20 @@ export const SCHEMAS: Record<string, Schema> = {
   ),
   Webhooks: obj(
     {
-      webhooks: arr(obj({id: str, fields: {type: 'object'}, usage: {type: ['object', 'null']}}, ['id', 'fields'])),
+      webhooks: arr(
+        obj(
+          {
+            id: str,
+            fields: {
+              type: 'object',
+              description:
+                'url, authorization and secret (masked), unsubscribeKey, eventTypes, isReadyColumn, watchedColIds, tableId, enabled, name, memo; includePrevious (true, only when on: D105)',
+            },
+            usage: {type: ['object', 'null']},
+          },
+          ['id', 'fields'],
+        ),
+      ),
     },
     ['webhooks'],
   ),
@@ -296,7 +309,7 @@ export const RESPONSES: Record<string, RouteResponse> = {
   ),
   [`GET ${DOCS}/changes`]: file(
     'text/event-stream',
-    'Server-Sent Events: `ready` (the current position), then `change` per committed write (JSON: kind, id, docId, time, actor, schemaChanged, tables with added/updated/removed), `reset` when changes were missed, `end` when the stream ends',
+    'Server-Sent Events: `ready` (the current position), then `change` per committed write (JSON: kind, id, docId, time, actor, schemaChanged, tables with added/updated/removed; updated rows carry `fields` and `previous`, the values of the same columns before the write, D106), `reset` when changes were missed, `end` when the stream ends',
   ),
   [`DELETE ${DOCS}/apikeys/:keyId`]: none('Revoked'),
   [`PATCH ${DOCS}/unpin`]: none('Unpinned'),

@@ -1581,6 +1581,7 @@ export interface components {
         Webhooks: {
             webhooks: {
                 id: string;
+                /** @description url, authorization and secret (masked), unsubscribeKey, eventTypes, isReadyColumn, watchedColIds, tableId, enabled, name, memo; includePrevious (true, only when on: D105) */
                 fields: Record<string, never>;
                 usage?: Record<string, never> | null;
             }[];
@@ -4981,6 +4982,8 @@ export interface operations {
                             memo?: string;
                             condition?: unknown;
                             secret?: string | null;
+                            /** @description Beyond Grist (D105): each `update` row delivered carries `_previous`, the values before the write of the columns it changed. Default false. */
+                            includePrevious?: boolean;
                         };
                     }[];
                 };
@@ -5143,6 +5146,8 @@ export interface operations {
                     memo?: string;
                     condition?: unknown;
                     secret?: string | null;
+                    /** @description Beyond Grist (D105): each `update` row delivered carries `_previous`, the values before the write of the columns it changed. Default false. */
+                    includePrevious?: boolean;
                 };
             };
         };
@@ -5195,6 +5200,8 @@ export interface operations {
                     memo?: string;
                     condition?: unknown;
                     secret?: string | null;
+                    /** @description Beyond Grist (D105): each `update` row delivered carries `_previous`, the values before the write of the columns it changed. Default false. */
+                    includePrevious?: boolean;
                 };
             };
         };
@@ -5276,7 +5283,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-Sent Events: `ready` (the current position), then `change` per committed write (JSON: kind, id, docId, time, actor, schemaChanged, tables with added/updated/removed), `reset` when changes were missed, `end` when the stream ends */
+            /** @description Server-Sent Events: `ready` (the current position), then `change` per committed write (JSON: kind, id, docId, time, actor, schemaChanged, tables with added/updated/removed; updated rows carry `fields` and `previous`, the values of the same columns before the write, D106), `reset` when changes were missed, `end` when the stream ends */
             200: {
                 headers: {
                     [name: string]: unknown;
