@@ -178,6 +178,27 @@ export const SCHEMAS: Record<string, Schema> = {
   WebhookIds: obj({webhooks: arr(obj({id: str}, ['id']))}, ['webhooks']),
   Subscription: obj({webhookId: str, unsubscribeKey: str, triggerId: int}, ['webhookId', 'unsubscribeKey']),
   Success: obj({success: {type: 'boolean'}}, ['success']),
+  TableImport: obj(
+    {
+      tableId: str,
+      dryRun: {type: 'boolean'},
+      mode: {type: 'string', enum: ['append', 'upsert', 'replace']},
+      rows: {...int, description: 'Data rows read from the file'},
+      added: int,
+      updated: int,
+      unchanged: {...int, description: 'upsert: rows found already holding every value (not written)'},
+      removed: {...int, description: 'replace: rows the table held before'},
+      columns: arr(obj({source: str, target: str}, ['source', 'target'])),
+      skipped: {...arr(str), description: 'Columns of the file not imported'},
+      problems: {
+        type: 'object',
+        description:
+          'By column id: values that did not convert to its type (kept as alt-text): count, and the first examples {row, value}',
+        additionalProperties: obj({count: int, examples: arr(obj({row: int, value: {}}))}, ['count', 'examples']),
+      },
+    },
+    ['tableId', 'dryRun', 'mode', 'rows', 'added', 'updated', 'unchanged', 'removed', 'columns', 'skipped', 'problems'],
+  ),
   Triggers: obj(
     {
       records: arr(
@@ -362,6 +383,7 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`GET ${TABLE}/records`]: json(ref('Records'), 'The records'),
   [`POST ${TABLE}/records/list`]: json(ref('Records'), 'The records'),
   [`POST ${TABLE}/records`]: json(ref('RecordIds'), "The new records' ids"),
+  [`POST ${TABLE}/import`]: json(ref('TableImport'), 'What the import did (or would do, for a dry run)'),
   [`PATCH ${TABLE}/records`]: none('Updated'),
   [`PUT ${TABLE}/records`]: none('Added or updated'),
   [`POST ${TABLE}/records/delete`]: none('Removed'),

@@ -790,6 +790,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/{docId}/tables/{tableId}/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Beyond Grist: import a CSV/TSV, XLSX or JSON file (multipart "upload") into an existing table: mode append, upsert (keys) or replace; mapping, parseOptions, dryRun */
+        post: operations["postApiDocsDocIdTablesTableIdImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docs/{docId}/attachments": {
         parameters: {
             query?: never;
@@ -1598,6 +1615,36 @@ export interface components {
         };
         Success: {
             success: boolean;
+        };
+        TableImport: {
+            tableId: string;
+            dryRun: boolean;
+            /** @enum {string} */
+            mode: "append" | "upsert" | "replace";
+            /** @description Data rows read from the file */
+            rows: number;
+            added: number;
+            updated: number;
+            /** @description upsert: rows found already holding every value (not written) */
+            unchanged: number;
+            /** @description replace: rows the table held before */
+            removed: number;
+            columns: {
+                source: string;
+                target: string;
+            }[];
+            /** @description Columns of the file not imported */
+            skipped: string[];
+            /** @description By column id: values that did not convert to its type (kept as alt-text): count, and the first examples {row, value} */
+            problems: {
+                [key: string]: {
+                    count: number;
+                    examples: {
+                        row?: number;
+                        value?: unknown;
+                    }[];
+                };
+            };
         };
         Triggers: {
             records: {
@@ -4373,6 +4420,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    postApiDocsDocIdTablesTableIdImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+                tableId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    upload?: string[];
+                    /**
+                     * @description Default append
+                     * @enum {string}
+                     */
+                    mode?: "append" | "upsert" | "replace";
+                    /** @description upsert: the key columns, JSON list or separated by commas */
+                    keys?: string;
+                    /** @description JSON object: file column (header, or letter A, B, ... without one) -> column id, or null to skip; default: matched by id or label */
+                    mapping?: string;
+                    /** @description JSON object: delimiter, encoding, include_col_names_as_headers, sheet (XLSX) */
+                    parseOptions?: string;
+                    /** @description XLSX: the sheet to import (default the first) */
+                    sheet?: string;
+                    /** @description true: answer what would happen and write nothing */
+                    dryRun?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What the import did (or would do, for a dry run) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableImport"];
                 };
             };
             400: components["responses"]["Error400"];

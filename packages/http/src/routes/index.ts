@@ -13,6 +13,7 @@ import {homeRoutes} from './home.js';
 import {importRoutes} from './imports.js';
 import {lifecycleRoutes} from './lifecycle.js';
 import {sqlRoutes} from './sql.js';
+import {tableImportRoutes} from './table-import.js';
 import {triggerRoutes} from './triggers.js';
 import {webhookRoutes} from './webhooks.js';
 
@@ -28,6 +29,7 @@ export function allRoutes(): Route[] {
     ...downloadRoutes,
     ...exportRoutes,
     ...importRoutes,
+    ...tableImportRoutes,
     ...attachmentRoutes,
     ...webhookRoutes,
     ...changeRoutes,
