@@ -237,8 +237,11 @@ export async function importIntoTable(args: TableImportArgs): Promise<TableImpor
     staging = new Database(stagingPath);
     staging.pragma('journal_mode = OFF');
     staging.pragma('synchronous = OFF');
-    staging.exec('CREATE TABLE staged (v TEXT NOT NULL)');
-    const insert = staging.prepare('INSERT INTO staged (v) VALUES (?)');
+    // v: the row's values; k: its key (upsert); a: what the plan does with it (planUpsert).
+    staging.exec('CREATE TABLE staged (v TEXT NOT NULL, k TEXT, a INTEGER)');
+    const insert = staging.prepare('INSERT INTO staged (v, k) VALUES (?, ?)');
+    const keyIdx = keys.map((k) => targets.findIndex((t) => t.colId === k));
+    const keyOf = keyFunction(keyIdx);
     const problems: Record<string, ColumnProblems> = {};
     const checks = targets.map((t) => {
       const convert = columnType(t.type).converter(undefined);
@@ -277,7 +280,10 @@ export async function importIntoTable(args: TableImportArgs): Promise<TableImpor
         }
       });
       staging!.transaction(() => {
-        for (let i = 0; i < batch.length; i++) insert.run(encodeRow(converted.map((col) => col[i])));
+        for (let i = 0; i < batch.length; i++) {
+          const vals = converted.map((col) => col[i]);
+          insert.run(encodeRow(vals), mode === 'upsert' ? keyOf(vals) : null);
+        }
       })();
       batch = [];
     };
@@ -311,12 +317,19 @@ export async function importIntoTable(args: TableImportArgs): Promise<TableImpor
       problems,
     };
     const staged = staging.prepare('SELECT v FROM staged ORDER BY rowid').pluck();
+    // Upsert: matching and comparing are planned before the transaction, a batch at a time; the
+    // plan is followed only if nothing wrote to the document meanwhile (D108).
+    const plan =
+      mode === 'upsert' ? await planUpsert(grist, tableId, targets, keyIdx, staging, settings.batchRows) : null;
     try {
       grist.transaction(
         () => {
           if (mode === 'replace') result.removed = removeAll(grist, tableId, settings.batchRows);
-          if (mode === 'upsert') upsertStaged(grist, tableId, targets, keys, staged, settings.batchRows, result);
-          else appendStaged(grist, tableId, targets, staged, settings.batchRows, result);
+          if (mode === 'upsert') {
+            if (plan !== null && grist.dataVersion() === plan)
+              followPlan(grist, tableId, targets, staging!, settings.batchRows, result);
+            else upsertStaged(grist, tableId, targets, keys, staged, settings.batchRows, result);
+          } else appendStaged(grist, tableId, targets, staged, settings.batchRows, result);
           if (options.dryRun) throw new DryRunDone();
         },
         {role},
@@ -418,28 +431,13 @@ function upsertStaged(
   result: TableImportResult,
 ): void {
   const keyIdx = keys.map((k) => targets.findIndex((t) => t.colId === k));
-  const keyOf =
-    keyIdx.length === 1
-      ? (vals: CellValue[]) => cellKey(vals[keyIdx[0]])
-      : (vals: CellValue[]) => keyIdx.map((i) => cellKey(vals[i])).join('\u0000');
+  const keyOf = keyFunction(keyIdx);
   // The table's keys, once (the first row of each key, as PUT /records matches).
   const keyMap = new Map<string, number>();
   const decoders = targets.map((t) => makeDecoder(t.type));
-  const keyCols = keyIdx.map((i) => quoteIdent(targets[i].colId)).join(', ');
-  for (const raw of grist.db
-    .prepare(`SELECT id, ${keyCols} FROM ${quoteIdent(tableId)} ORDER BY id`)
-    .raw()
-    .iterate() as IterableIterator<unknown[]>) {
-    const vals: CellValue[] = [];
-    keyIdx.forEach((i, j) => {
-      vals[i] = decoders[i](raw[j + 1]);
-    });
-    const key = keyOf(vals);
-    if (!keyMap.has(key)) keyMap.set(key, Number(raw[0]));
-  }
-  const read = grist.db.prepare(
-    `SELECT id, ${targets.map((t) => quoteIdent(t.colId)).join(', ')} FROM ${quoteIdent(tableId)} WHERE id IN (SELECT value FROM json_each(?))`,
-  );
+  const keys_ = keyReader(grist, tableId, targets, keyIdx);
+  for (let after = 0; after >= 0; ) after = keys_.chunk(after, keyMap);
+  const read = rowReader(grist, tableId, targets);
   let adds: Array<{key: string; vals: CellValue[]}> = [];
   const addKeys = new Set<string>();
   let updates: Array<{id: number; vals: CellValue[]}> = [];
@@ -496,6 +494,136 @@ function upsertStaged(
       updates.push({id, vals});
       updateIds.add(id);
     }
+    if (adds.length + updates.length >= batchRows) flush();
+  }
+  flush();
+}
+
+/** The key of a row's values (its key columns' values, in the order of `keys`). */
+function keyFunction(keyIdx: number[]): (vals: CellValue[]) => string {
+  return keyIdx.length === 1
+    ? (vals) => cellKey(vals[keyIdx[0]])
+    : (vals) => keyIdx.map((i) => cellKey(vals[i])).join('\u0000');
+}
+
+/** Reads the table's keys a chunk at a time into a map (the first row of each key wins). */
+function keyReader(grist: GristDoc, tableId: string, targets: Target[], keyIdx: number[]) {
+  const CHUNK = 50_000;
+  const keyOf = keyFunction(keyIdx);
+  const decoders = targets.map((t) => makeDecoder(t.type));
+  const stmt = grist.db
+    .prepare(
+      `SELECT id, ${keyIdx.map((i) => quoteIdent(targets[i].colId)).join(', ')} FROM ${quoteIdent(tableId)} WHERE id > ? ORDER BY id LIMIT ${CHUNK}`,
+    )
+    .raw();
+  return {
+    /** Adds the keys of the rows after id `after`; the last id read, or -1 at the end. */
+    chunk(after: number, keyMap: Map<string, number>): number {
+      const rows = stmt.all(after) as unknown[][];
+      for (const raw of rows) {
+        const vals: CellValue[] = [];
+        keyIdx.forEach((i, j) => {
+          vals[i] = decoders[i](raw[j + 1]);
+        });
+        const key = keyOf(vals);
+        if (!keyMap.has(key)) keyMap.set(key, Number(raw[0]));
+      }
+      return rows.length < CHUNK ? -1 : Number(rows[rows.length - 1][0]);
+    },
+  };
+}
+
+/** Reads the imported columns of rows by id. */
+function rowReader(grist: GristDoc, tableId: string, targets: Target[]): Database.Statement {
+  return grist.db.prepare(
+    `SELECT id, ${targets.map((t) => quoteIdent(t.colId)).join(', ')} FROM ${quoteIdent(tableId)} WHERE id IN (SELECT value FROM json_each(?))`,
+  );
+}
+
+/** Whether a row holding `now` (stored values) already holds every value of `vals`. */
+function holds(now: unknown[] | undefined, vals: CellValue[], decoders: Array<(raw: unknown) => CellValue>): boolean {
+  return now !== undefined && decoders.every((d, k) => same(d(now[k]), vals[k]));
+}
+
+/**
+ * Plans an upsert before its transaction (D108): the table's keys read a chunk at a time, then
+ * each staged row marked add (0), unchanged (-1) or update (the row id), comparing it with the row
+ * its key finds, a batch at a time, with the event loop free in between. Returns the document's
+ * data version the plan was made against, or null when there is no plan to follow: a key repeated
+ * in the file (its later occurrences depend on the earlier ones), or a write meanwhile. The
+ * transaction follows the plan only if the version is still the same.
+ */
+async function planUpsert(
+  grist: GristDoc,
+  tableId: string,
+  targets: Target[],
+  keyIdx: number[],
+  staging: Database.Database,
+  batchRows: number,
+): Promise<string | null> {
+  const version = grist.dataVersion();
+  staging.exec('CREATE INDEX staged_k ON staged (k)');
+  if (staging.prepare('SELECT 1 FROM staged GROUP BY k HAVING count(*) > 1 LIMIT 1').get()) return null;
+  const keyMap = new Map<string, number>();
+  const reader = keyReader(grist, tableId, targets, keyIdx);
+  for (let after = 0; after >= 0; ) {
+    after = reader.chunk(after, keyMap);
+    await new Promise((r) => setImmediate(r));
+    if (grist.dataVersion() !== version) return null;
+  }
+  const decoders = targets.map((t) => makeDecoder(t.type));
+  const read = rowReader(grist, tableId, targets).raw();
+  const select = staging.prepare('SELECT rowid, k, v FROM staged WHERE rowid > ? ORDER BY rowid LIMIT ?');
+  const mark = staging.prepare('UPDATE staged SET a = ? WHERE rowid = ?');
+  for (let last = 0; ; ) {
+    const rows = select.all(last, batchRows) as Array<{rowid: number; k: string; v: string}>;
+    if (!rows.length) break;
+    last = rows[rows.length - 1].rowid;
+    const ids = rows.map((r) => keyMap.get(r.k)).filter((id): id is number => id !== undefined);
+    const current = new Map<number, unknown[]>();
+    for (const raw of read.all(JSON.stringify(ids)) as unknown[][]) current.set(Number(raw[0]), raw.slice(1));
+    staging.transaction(() => {
+      for (const r of rows) {
+        const id = keyMap.get(r.k);
+        mark.run(id === undefined ? 0 : holds(current.get(id), decodeRow(r.v), decoders) ? -1 : id, r.rowid);
+      }
+    })();
+    await new Promise((r) => setImmediate(r));
+    if (grist.dataVersion() !== version) return null;
+  }
+  return version;
+}
+
+/** Inside the transaction: the plan's adds and updates, a batch at a time. */
+function followPlan(
+  grist: GristDoc,
+  tableId: string,
+  targets: Target[],
+  staging: Database.Database,
+  batchRows: number,
+  result: TableImportResult,
+): void {
+  let adds: CellValue[][] = [];
+  let updates: Array<{id: number; fields: Record<string, CellValue>}> = [];
+  const flush = () => {
+    if (updates.length) grist.updateRecords(tableId, updates, {parse: false});
+    if (adds.length) grist.addColumnar(tableId, columnsOf(targets, adds), {parse: false});
+    result.updated += updates.length;
+    result.added += adds.length;
+    adds = [];
+    updates = [];
+  };
+  for (const {a, v} of staging.prepare('SELECT a, v FROM staged ORDER BY rowid').iterate() as IterableIterator<{
+    a: number;
+    v: string;
+  }>) {
+    if (a === -1) {
+      result.unchanged++;
+      continue;
+    }
+    const vals = decodeRow(v);
+    if (a === 0) adds.push(vals);
+    else updates.push({id: a, fields: Object.fromEntries(targets.map((t, k) => [t.colId, vals[k]]))});
     if (adds.length + updates.length >= batchRows) flush();
   }
   flush();
