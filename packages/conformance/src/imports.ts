@@ -493,6 +493,8 @@ export function importsSuite(target: Target): void {
         'Unsupported file type "image/png": import CSV, TSV, XLSX or JSON files (by extension or Content-Type)',
       );
       isErrorLike(await post({name: 'bad.json', content: '[{"Name": '}), 400, /^Could not parse the JSON file: /);
+      isError(await post({name: 'empty.csv', content: ''}), 400, 'The file holds no columns to import');
+      isError(await post({name: 'empty.json', content: '[]'}), 400, 'The file holds no columns to import');
       isError(
         await post({name: 'list.json', content: '[{"Name": "a"}, 3]'}),
         400,

@@ -228,6 +228,7 @@ export async function importIntoTable(args: TableImportArgs): Promise<TableImpor
   const stagingPath = join(args.tmpDir, `${makeId()}.import-staging`);
   let staging: Database.Database | null = null;
   try {
+    if (!table.columns.length) throw new BadRequest('The file holds no columns to import');
     const {targets, skipped} = resolveMapping(table.columns, columns, options.mapping, tableId);
     for (const k of keys) {
       if (!targets.some((t) => t.colId === k)) {
@@ -239,7 +240,11 @@ export async function importIntoTable(args: TableImportArgs): Promise<TableImpor
     staging.pragma('synchronous = OFF');
     // v: the row's values; k: its key (upsert); a: what the plan does with it (planUpsert).
     staging.exec('CREATE TABLE staged (v TEXT NOT NULL, k TEXT, a INTEGER)');
+    // upsert: each key once, to tell a file that repeats keys (its plan cannot be made ahead).
+    staging.exec('CREATE TABLE keys (k TEXT PRIMARY KEY) WITHOUT ROWID');
     const insert = staging.prepare('INSERT INTO staged (v, k) VALUES (?, ?)');
+    const insertKey = staging.prepare('INSERT INTO keys (k) VALUES (?) ON CONFLICT DO NOTHING');
+    let repeatedKeys = false;
     const keyIdx = keys.map((k) => targets.findIndex((t) => t.colId === k));
     const keyOf = keyFunction(keyIdx);
     const problems: Record<string, ColumnProblems> = {};
@@ -282,7 +287,11 @@ export async function importIntoTable(args: TableImportArgs): Promise<TableImpor
       staging!.transaction(() => {
         for (let i = 0; i < batch.length; i++) {
           const vals = converted.map((col) => col[i]);
-          insert.run(encodeRow(vals), mode === 'upsert' ? keyOf(vals) : null);
+          if (mode === 'upsert') {
+            const key = keyOf(vals);
+            insert.run(encodeRow(vals), key);
+            if (!repeatedKeys && insertKey.run(key).changes === 0) repeatedKeys = true;
+          } else insert.run(encodeRow(vals), null);
         }
       })();
       batch = [];
@@ -320,7 +329,9 @@ export async function importIntoTable(args: TableImportArgs): Promise<TableImpor
     // Upsert: matching and comparing are planned before the transaction, a batch at a time; the
     // plan is followed only if nothing wrote to the document meanwhile (D108).
     const plan =
-      mode === 'upsert' ? await planUpsert(grist, tableId, targets, keyIdx, staging, settings.batchRows) : null;
+      mode === 'upsert' && !repeatedKeys
+        ? await planUpsert(grist, tableId, targets, keyIdx, staging, settings.batchRows)
+        : null;
     try {
       grist.transaction(
         () => {
@@ -549,9 +560,9 @@ function holds(now: unknown[] | undefined, vals: CellValue[], decoders: Array<(r
  * Plans an upsert before its transaction (D108): the table's keys read a chunk at a time, then
  * each staged row marked add (0), unchanged (-1) or update (the row id), comparing it with the row
  * its key finds, a batch at a time, with the event loop free in between. Returns the document's
- * data version the plan was made against, or null when there is no plan to follow: a key repeated
- * in the file (its later occurrences depend on the earlier ones), or a write meanwhile. The
- * transaction follows the plan only if the version is still the same.
+ * data version the plan was made against, or null when a write meanwhile leaves no plan to follow.
+ * The transaction follows the plan only if the version is still the same. (A file that repeats a
+ * key is not planned: its later occurrences depend on the earlier ones.)
  */
 async function planUpsert(
   grist: GristDoc,
@@ -562,8 +573,6 @@ async function planUpsert(
   batchRows: number,
 ): Promise<string | null> {
   const version = grist.dataVersion();
-  staging.exec('CREATE INDEX staged_k ON staged (k)');
-  if (staging.prepare('SELECT 1 FROM staged GROUP BY k HAVING count(*) > 1 LIMIT 1').get()) return null;
   const keyMap = new Map<string, number>();
   const reader = keyReader(grist, tableId, targets, keyIdx);
   for (let after = 0; after >= 0; ) {
