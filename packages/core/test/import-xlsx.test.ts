@@ -10,6 +10,7 @@ import {deflateRawSync} from 'node:zlib';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc} from '../src/doc/gristdoc.js';
+import {writeJsonTables} from '../src/import/json.js';
 import {writeSourceTables} from '../src/import/sheets.js';
 import {readTables} from '../src/import/sources.js';
 import {checkZipFile} from '../src/import/zipcheck.js';
@@ -38,15 +39,10 @@ function fixture(name: string): string | null {
 }
 
 /** Imports a file into a new document; per table, [colId, type] and the rows. */
-async function imported(path: string, format: 'xlsx' | 'json') {
+async function imported(path: string, format: 'xlsx') {
   const doc = GristDoc.create(join(dir, `${Math.random()}.grist`));
   try {
-    const ids = await writeSourceTables(
-      doc,
-      readTables(path, 'file', format, {}, LIMITS),
-      format === 'json' ? 'json' : 'sheet',
-      'UTC',
-    );
+    const ids = await writeSourceTables(doc, readTables(path, 'file', format, {}, LIMITS), 'sheet', 'UTC');
     return ids.map((id) => ({
       id,
       columns: doc.listColumns(id).map((c) => [c.id, c.fields.type]),
@@ -173,23 +169,44 @@ test('zip checks: an archive within the bound passes, one byte over it is refuse
   }
 });
 
-test('JSON: keys in sorted order, each column typed by its first value that is not null', async () => {
-  const path = join(dir, 'j.json');
-  writeFileSync(
-    path,
-    JSON.stringify([
-      {z: null, a: 'x'},
-      {z: 3, a: 5},
-      {z: 'text', a: 'y'},
-    ]),
-  );
-  const [t] = await imported(path, 'json');
-  assert.equal(t.columns, [
-    ['a', 'Text'],
-    ['z', 'Numeric'],
-  ]);
-  assert.equal(t.data.a, ['x', '5', 'y']);
-  assert.equal(t.data.z, [null, 3, 'text']);
+test('JSON as Grist makes tables of it: a column typed by the first row that has it, nested objects and arrays as tables', () => {
+  const doc = GristDoc.create(join(dir, `${Math.random()}.grist`));
+  try {
+    const ids = writeJsonTables(
+      doc,
+      [
+        {z: null, a: 'x', who: {name: 'Ann'}, tags: ['red', 'blue']},
+        {z: 3, a: 5, who: {name: 'Ben'}, tags: []},
+        {z: 'text', a: 'y'},
+      ],
+      'items',
+    );
+    assert.equal(ids, ['Items', 'Items_tags', 'Items_who']);
+    assert.equal(
+      doc.listColumns('Items').map((c) => [c.id, c.fields.type]),
+      // Grist's order: the last row's keys (sorted), then keys only earlier rows have.
+      [
+        ['a', 'Text'],
+        ['z', 'Text'],
+        ['who', 'Ref:Items_who'],
+      ],
+    );
+    const items = doc.fetchColumns('Items');
+    assert.equal(items.a, ['x', '5', 'y']);
+    assert.equal(items.who, [1, 2, 0]);
+    assert.equal(doc.fetchColumns('Items_who').name, ['Ann', 'Ben']);
+    // Items of an array: rows of their own table, each referring to the row it came from.
+    const tags = doc.listColumns('Items_tags').map((c) => [c.id, c.fields.type]);
+    assert.equal(
+      tags.map((t) => t[1]),
+      ['Text', 'Ref:Items'],
+    );
+    const tagRows = doc.fetchColumns('Items_tags');
+    assert.equal(tagRows[String(tags[0][0])], ['red', 'blue']);
+    assert.equal(tagRows[String(tags[1][0])], [1, 1]);
+  } finally {
+    doc.close();
+  }
 });
 
 test.run();

@@ -430,24 +430,19 @@ export async function importSheetsDoc(
       // The readers load on the first XLSX or JSON import (they are not needed before).
       const {readTables} = await import('./sources.js');
       const {writeSourceTables} = await import('./sheets.js');
-      const tables = readTables(
-        upload,
-        titleFromFileName(file.fileName),
-        json ? 'json' : 'xlsx',
-        {},
-        {
-          maxUnzippedBytes: s.maxUnzippedBytes,
-          maxEntries: s.maxEntries,
-          maxJsonBytes: s.maxJsonBytes,
-        },
-      );
+      const {readJsonFile, writeJsonTables} = await import('./json.js');
+      const limits = {maxUnzippedBytes: s.maxUnzippedBytes, maxEntries: s.maxEntries, maxJsonBytes: s.maxJsonBytes};
+      const data = json ? readJsonFile(upload, s.maxJsonBytes) : null;
       const doc = GristDoc.create(tmp, {timezone});
       try {
         doc.db.pragma('journal_mode = OFF');
         doc.db.pragma('synchronous = OFF');
-        await writeSourceTables(doc, tables, json ? 'json' : 'sheet', timezone, (rows) =>
-          opts.onProgress?.({rows, fraction: null, stage: 'rows'}),
-        );
+        if (json) writeJsonTables(doc, data, titleFromFileName(file.fileName));
+        else {
+          await writeSourceTables(doc, readTables(upload, '', 'xlsx', {}, limits), 'sheet', timezone, (rows: number) =>
+            opts.onProgress?.({rows, fraction: null, stage: 'rows'}),
+          );
+        }
         doc.db.pragma('journal_mode = DELETE');
       } finally {
         doc.close();

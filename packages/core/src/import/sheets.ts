@@ -1,14 +1,12 @@
 /**
- * New documents from XLSX and JSON files (issue 42 §3), as Grist's import plugins make them:
- * each sheet of a workbook a table named after it (import_xls.py), a JSON array of objects one
- * table named after the file with a column per key (import_json.py).
+ * New documents from XLSX files (issue 42 §3), as Grist's import plugin makes them: each sheet of
+ * a workbook a table named after it (import_xls.py). JSON files: json.ts.
  *
  * Types: a sheet's columns are guessed from the typed values of their first 1000 rows as Grist's
  * parse_data.py does (Date or DateTime when at least 90% of the cells that are not blank or junk
  * hold dates, else Bool, else Numeric; ties in that order), and a column that is none of those is
- * guessed from its text as a CSV column is (Grist's ValueGuesser). A JSON column takes the type of
- * its first value that is not null (numbers Numeric, booleans Bool, anything else Text). Values
- * that do not fit their column's type are kept as text (alt-text), as Grist keeps them.
+ * guessed from its text as a CSV column is (Grist's ValueGuesser). Values that do not fit their
+ * column's type are kept as text (alt-text), as Grist keeps them.
  */
 import type {ColumnSpec} from '../doc/api-types.js';
 import type {GristDoc} from '../doc/gristdoc.js';
@@ -100,23 +98,6 @@ function sheetColumn(header: string, index: number, sample: SourceCell[], timezo
   return {spec: spec(guess.type), index, convert: (v) => guess.parse(pyText(v))};
 }
 
-/** A JSON column: the type of its first value that is not null (import_json.py). */
-function jsonColumn(header: string, index: number, sample: SourceCell[]): SheetColumn {
-  const first = sample.find((v) => v !== null && v !== undefined);
-  const type = typeof first === 'number' ? 'Numeric' : typeof first === 'boolean' ? 'Bool' : 'Text';
-  const convert = (v: SourceCell): CellValue => {
-    if (v === null || v === undefined) return type === 'Text' ? '' : null;
-    if (type === 'Numeric' && typeof v === 'number') return v;
-    if (type === 'Bool' && typeof v === 'boolean') return v;
-    return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  };
-  return {
-    spec: {id: header || null, fields: {...(header ? {label: header} : {}), type, isFormula: false}},
-    index,
-    convert,
-  };
-}
-
 /**
  * Writes the tables of a file into a new document (whose starter table is replaced), in one
  * transaction, each table's rows in batches: memory holds a table's first rows and one batch.
@@ -125,7 +106,7 @@ function jsonColumn(header: string, index: number, sample: SourceCell[]): SheetC
 export async function writeSourceTables(
   doc: GristDoc,
   tables: AsyncIterable<SourceTable>,
-  kind: 'sheet' | 'json',
+  _kind: 'sheet',
   timezone: string,
   onProgress?: (rows: number) => void,
 ): Promise<string[]> {
@@ -156,7 +137,7 @@ export async function writeSourceTables(
       const columns = table.headers
         .map((h, i) => {
           const values = sample.map((r) => r[i]);
-          return kind === 'json' ? jsonColumn(h, i, values) : sheetColumn(h, i, values, timezone);
+          return sheetColumn(h, i, values, timezone);
         })
         .filter((c): c is SheetColumn => c !== null);
       if (!columns.length) {

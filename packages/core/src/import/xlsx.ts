@@ -9,7 +9,9 @@
 import {createRequire} from 'node:module';
 import type ExcelJSModule from 'exceljs';
 import {BadRequest} from '../errors.js';
-import {checkZipFile, readZipText, type ZipEntry, type ZipLimits} from './zipcheck.js';
+import {createReadStream} from 'node:fs';
+import {Readable} from 'node:stream';
+import {checkZip, readZipText, type ZipEntry, type ZipLimits} from './zipcheck.js';
 
 /** A cell of a sheet: Grist's import sees these types (import_xls.py). */
 export type SheetCell = string | number | boolean | Date | null;
@@ -70,29 +72,43 @@ export function isEmptyRow(row: SheetCell[]): boolean {
  * readable XLSX file.
  */
 export async function* readXlsxSheets(path: string, limits: ZipLimits): AsyncGenerator<SheetRows> {
-  const entries = await checkZipFile(path, limits);
+  const {entries, dirOffset} = await checkZip(path, limits);
   if (!entries.some((e) => /^xl\/worksheets\/[^/]+\.xml$/.test(e.name))) {
     throw new BadRequest('The file is not an XLSX spreadsheet: it has no worksheets (xl/worksheets/*.xml)');
   }
-  // Sheets come in the workbook's order (Grist's). exceljs reads them in the order the zip
-  // holds them: when that differs, each sheet is read in a pass of its own.
+  // exceljs reads the entries in the order they come. Files often hold the shared strings after
+  // the sheets (exceljs then parks the sheets in temporary files of its own, and was seen to read
+  // one before its strings were known), and sheets need not be in the workbook's order (Grist's).
+  // The entries are checked and back to back, so they are handed over in the order that suits:
+  // the workbook, its relationships, styles and shared strings first, then the sheets in order.
   const order = workbookOrder(path, entries);
-  const zipOrder = [...entries]
-    .sort((a, b) => a.localOffset - b.localOffset)
-    .map((e) => order.find((s) => s.entry === e.name)?.name)
-    .filter((n): n is string => n !== undefined);
-  if (order.length && zipOrder.join('\u0000') !== order.map((s) => s.name).join('\u0000')) {
-    for (const {name} of order) {
-      for await (const sheet of readPass(path)) {
-        if (sheet.name === name) {
-          yield sheet;
-          break;
-        }
+  const rank = (e: ZipEntry): number => {
+    const first = ['xl/workbook.xml', 'xl/_rels/workbook.xml.rels', 'xl/styles.xml', 'xl/sharedStrings.xml'].indexOf(
+      e.name,
+    );
+    if (first >= 0) return first;
+    const sheet = order.findIndex((s) => s.entry === e.name);
+    if (sheet >= 0) return 1000 + sheet;
+    return /^xl\/worksheets\/[^/]+\.xml$/.test(e.name) ? 1_000_000 : 10;
+  };
+  const ranges = [...entries]
+    .sort((a, b) => rank(a) - rank(b) || a.localOffset - b.localOffset)
+    .map((e) => [e.localOffset, e.end ?? e.localOffset] as const);
+  ranges.push([dirOffset, Number.POSITIVE_INFINITY]);
+  const stream = Readable.from(
+    (async function* () {
+      for (const [start, end] of ranges) {
+        if (end <= start) continue;
+        const part = createReadStream(path, {
+          start,
+          ...(Number.isFinite(end) ? {end: end - 1} : {}),
+          highWaterMark: 1 << 16,
+        });
+        for await (const chunk of part) yield chunk as Buffer;
       }
-    }
-    return;
-  }
-  yield* readPass(path);
+    })(),
+  );
+  yield* readPass(stream);
 }
 
 const unescapeXml = (s: string) =>
@@ -128,9 +144,9 @@ function workbookOrder(path: string, entries: ZipEntry[]): Array<{name: string; 
   return out;
 }
 
-/** One pass of exceljs over the file: its sheets in zip order. */
-async function* readPass(path: string): AsyncGenerator<SheetRows> {
-  const reader = new (exceljs().stream.xlsx.WorkbookReader)(path, {
+/** exceljs over the file's entries as they come: the sheets, in that order. */
+async function* readPass(input: Readable): AsyncGenerator<SheetRows> {
+  const reader = new (exceljs().stream.xlsx.WorkbookReader)(input, {
     worksheets: 'emit',
     sharedStrings: 'cache',
     styles: 'cache',

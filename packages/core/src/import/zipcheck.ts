@@ -27,6 +27,14 @@ export interface ZipEntry {
   compressedSize: number;
   size: number;
   localOffset: number;
+  /** Where the entry ends in the file (its local header, data and data descriptor), once checked. */
+  end?: number;
+}
+
+/** A checked zip file: its entries and where its directory starts. */
+export interface CheckedZip {
+  entries: ZipEntry[];
+  dirOffset: number;
 }
 
 const EOCD_SIG = 0x06054b50;
@@ -156,6 +164,11 @@ async function inflatedSize(fd: number, start: number, e: ZipEntry, allowed: num
  * for one that would unpack to more than `limits.maxUnzippedBytes`. Returns its entries.
  */
 export async function checkZipFile(path: string, limits: ZipLimits): Promise<ZipEntry[]> {
+  return (await checkZip(path, limits)).entries;
+}
+
+/** `checkZipFile`, with where the directory starts. */
+export async function checkZip(path: string, limits: ZipLimits): Promise<CheckedZip> {
   const fd = openSync(path, 'r');
   try {
     const fileSize = fstatSync(fd).size;
@@ -170,6 +183,7 @@ export async function checkZipFile(path: string, limits: ZipLimits): Promise<Zip
       let end = start + e.compressedSize;
       if (e.flags & 8) end += end + 4 <= fileSize && readAt(fd, end, 4).readUInt32LE(0) === 0x08074b50 ? 16 : 12;
       expected = end;
+      e.end = end;
       const allowed = Math.min(limits.maxUnzippedBytes - total, e.size);
       const size = await inflatedSize(fd, start, e, allowed);
       if (total + size > limits.maxUnzippedBytes) {
@@ -182,7 +196,7 @@ export async function checkZipFile(path: string, limits: ZipLimits): Promise<Zip
       total += size;
     }
     if (expected !== dirOffset) throw damaged('its entries and its directory do not meet');
-    return entries;
+    return {entries, dirOffset};
   } finally {
     closeSync(fd);
   }
