@@ -446,8 +446,8 @@ function upsertStaged(
   // The table's keys, once (the first row of each key, as PUT /records matches).
   const keyMap = new Map<string, number>();
   const decoders = targets.map((t) => makeDecoder(t.type));
-  const keys_ = keyReader(grist, tableId, targets, keyIdx);
-  for (let after = 0; after >= 0; ) after = keys_.chunk(after, keyMap);
+  const tableKeys = keyReader(grist, tableId, targets, keyIdx);
+  for (let after = 0; after >= 0; ) after = tableKeys.chunk(after, keyMap);
   const read = rowReader(grist, tableId, targets);
   let adds: Array<{key: string; vals: CellValue[]}> = [];
   const addKeys = new Set<string>();
