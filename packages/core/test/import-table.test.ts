@@ -7,6 +7,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
+import {Engine} from '../src/engine.js';
 import {GristDoc} from '../src/doc/gristdoc.js';
 import {importIntoTable, type TableImportOptions} from '../src/import/into-table.js';
 import {DEFAULT_IMPORT_SETTINGS} from '../src/import/settings.js';
@@ -141,6 +142,30 @@ test('replace and dry runs: the counts of the real import, nothing left by the d
     ]);
   } finally {
     doc.close();
+  }
+});
+
+test('SessionDoc.importIntoTable: as the HTTP route, for editors only', async () => {
+  const engine = await Engine.open({dataDir: join(dir, 'engine')});
+  try {
+    const ada = await engine.forUser('ada@example.com', 'Ada');
+    const docId = await ada.createDoc((await ada.personalWorkspace()).id, {name: 'S'});
+    const doc = await ada.doc(docId);
+    await doc.addTables([{id: 'T', columns: [{id: 'K', fields: {type: 'Text'}}]}]);
+    const path = join(dir, 's.json');
+    writeFileSync(path, JSON.stringify([{K: 'one'}, {K: 'two'}]));
+    const r = await doc.importIntoTable('T', {path, fileName: 's.json'});
+    assert.equal([r.added, r.columns], [2, [{source: 'K', target: 'K'}]]);
+    await ada.updateDocAccess(docId, {users: {'kiwi@example.com': 'viewers'}});
+    const kiwi = await (await engine.forUser('kiwi@example.com', 'Kiwi')).doc(docId);
+    try {
+      await kiwi.importIntoTable('T', {path, fileName: 's.json'});
+      assert.unreachable('a viewer imported');
+    } catch (e) {
+      assert.is((e as {status?: number}).status, 403);
+    }
+  } finally {
+    await engine.close();
   }
 });
 
