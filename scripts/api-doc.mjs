@@ -73,7 +73,8 @@ current position (\`data: {"id": ...}\`), then one \`event: change\` per committ
 \`data\` is one JSON object: \`kind\`, \`id\`, \`docId\`, \`time\`, \`actor\` (\`userId\`, \`email\`, \`name\`,
 \`apiKeyId\` when a document API key wrote), \`schemaChanged\`, and \`tables\`: per table \`added\` and
 \`updated\` rows (\`{id, fields}\`, values as \`GET /records\` gives them; updated rows carry the columns
-set, listed in \`columns\`), \`removed\` ids, and \`truncated\` counts instead of rows for writes of more
+set, listed in \`columns\`, and \`previous\`: the same columns with the values they held before the
+write, D106), \`removed\` ids, and \`truncated\` counts instead of rows for writes of more
 than 1000 rows (null counts under row rules: they would count rows the subscriber cannot read). Access
 rules filter each event as they filter reads. \`Last-Event-ID\` (or
 \`?lastEventId=\`) resumes after an event; when that is no longer possible the stream starts with

@@ -503,7 +503,7 @@ const COMMANDS: Record<string, Command> = {
   },
   import: {
     usage:
-      'gristlite import FILE.grist|FILE.csv|FILE.tsv [--workspace ID] [--owner EMAIL] [--name TITLE] [--data DIR] [--home URL]',
+      'gristlite import FILE.grist|FILE.csv|FILE.tsv|FILE.xlsx|FILE.json [--workspace ID] [--owner EMAIL] [--name TITLE] [--data DIR] [--home URL]',
     about: 'Creates a document from a file and prints its id (progress on stderr).',
     options: {...HOME_OPTS, workspace: {type: 'string'}, owner: {type: 'string'}, name: {type: 'string'}},
     positionals: 1,

@@ -92,7 +92,8 @@ export function changesSuite(target: Target): void {
       );
       assert.is(added.data.actor.email, chimpy.email);
       const updated = await events.next('the update');
-      assert.equal(updated.data.tables[0].updated, [{id: 2, fields: {B: 5}}]);
+      // Updated rows carry the old values of the columns set (D106).
+      assert.equal(updated.data.tables[0].updated, [{id: 2, fields: {B: 5}, previous: {B: null}}]);
       assert.equal(updated.data.tables[0].columns, ['B']);
       // Heartbeats keep an idle stream alive without events (comments, skipped by clients).
       await new Promise((r) => setTimeout(r, 450));
@@ -161,6 +162,69 @@ export function changesSuite(target: Target): void {
       assert.not.ok(JSON.stringify(got.data).includes('secret'));
     } finally {
       res.close();
+    }
+  });
+
+  s('previous values (D106) follow the rules: hidden columns never, rows coming into or out of view none', async () => {
+    const {api, chimpy, kiwi} = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Previous');
+    await world().share(chimpy, `/api/docs/${d}`, {[kiwi.email]: 'viewers'});
+    const rows = `${tablePath(d)}/records`;
+    ok(
+      await api.post(
+        rows,
+        {records: [{fields: {A: 'public', B: 1, C: 'c1'}}, {fields: {A: 'private', B: 2}}]},
+        chimpy.as,
+      ),
+    );
+    ok(
+      await api.post(
+        `/api/docs/${d}/apply`,
+        [
+          ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Table1', colIds: 'C'}],
+          ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Table1', colIds: '*'}],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'},
+          ],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -2, aclFormula: 'user.Access != OWNER and rec.A != "public"', permissionsText: '-R'},
+          ],
+        ],
+        chimpy.as,
+      ),
+    );
+    const mine = await api.stream(`/api/docs/${d}/changes`, chimpy.as);
+    const theirs = await api.stream(`/api/docs/${d}/changes`, kiwi.as);
+    try {
+      const owner = new Events(mine);
+      const viewer = new Events(theirs);
+      await owner.next('ready');
+      await viewer.next('ready');
+      ok(await api.patch(rows, {records: [{id: 1, fields: {B: 10, C: 'c2'}}]}, chimpy.as));
+      ok(await api.patch(rows, {records: [{id: 2, fields: {A: 'public', B: 20}}]}, chimpy.as));
+      ok(await api.patch(rows, {records: [{id: 1, fields: {A: 'private', B: 30}}]}, chimpy.as));
+      const o = [await owner.next('1'), await owner.next('2'), await owner.next('3')].map((e) => e.data.tables[0]);
+      assert.equal(o[0].updated, [{id: 1, fields: {B: 10, C: 'c2'}, previous: {B: 1, C: 'c1'}}]);
+      assert.equal(o[1].updated, [{id: 2, fields: {A: 'public', B: 20}, previous: {A: 'private', B: 2}}]);
+      const v = [await viewer.next('1'), await viewer.next('2'), await viewer.next('3')].map((e) => e.data.tables[0]);
+      // C is hidden: neither its new nor its old value.
+      assert.equal(v[0].updated, [{id: 1, fields: {B: 10}, previous: {B: 1}}]);
+      // Row 2 comes into view: whole, as added, with no previous values (they were not readable).
+      assert.equal(v[1].added, [{id: 2, fields: {A: 'public', B: 20}}]);
+      assert.equal(v[1].updated, []);
+      // Row 1 leaves it: removed, nothing of its values.
+      assert.equal([v[2].added, v[2].updated, v[2].removed], [[], [], [1]]);
+      const json = JSON.stringify(v);
+      for (const leak of ['c1', 'c2', 'private', '"C"']) assert.not.ok(json.includes(leak), leak);
+    } finally {
+      mine.close();
+      theirs.close();
     }
   });
 

@@ -27,6 +27,7 @@ import {formulasSuite} from './formulas.js';
 import {homeParitySuite} from './home-parity.js';
 import {lifecycleSuite} from './lifecycle.js';
 import {idempotencySuite} from './idempotency.js';
+import {importsSuite} from './imports.js';
 import {orgsSuite} from './orgs.js';
 import {pagingSuite} from './paging.js';
 import {recordedSuite} from './recorded/suite.js';
@@ -78,6 +79,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   caching: cachingSuite,
   idempotency: idempotencySuite,
   apikeys: apiKeysSuite,
+  imports: importsSuite,
   webhooks: webhooksSuite,
   'webhooks-stats': webhooksStatsSuite,
   changes: changesSuite,

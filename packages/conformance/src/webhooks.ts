@@ -563,6 +563,61 @@ export function webhooksSuite(target: Target): void {
     );
   });
 
+  s(
+    'includePrevious (beyond Grist, D105): update rows carry _previous; off by default; listed, patched, checked',
+    async () => {
+      const {api, chimpy} = world();
+      const d = await newDoc('Previous');
+      ok(
+        await api.post(
+          `/api/docs/${d}/apply`,
+          [['AddColumn', 'Table1', 'F', {isFormula: true, formula: '$A * 2'}]],
+          chimpy.as,
+        ),
+      );
+      const post = (fields: Record<string, unknown>) =>
+        api.post(
+          `/api/docs/${d}/webhooks`,
+          {webhooks: [{fields: {tableId: 'Table1', eventTypes: ['add', 'update'], ...fields}}]},
+          chimpy.as,
+        );
+      isInvalidPayload(
+        await post({url: `${base}/prev-bad`, includePrevious: 'yes'}),
+        'Error: value.webhooks[0] is not a Webhook; value.webhooks[0].fields is not a WebhookFields; value.webhooks[0].fields.includePrevious is not a boolean',
+      );
+      const withPrev = ok(await post({url: `${base}/prev-on`, includePrevious: true})).body.webhooks[0].id;
+      const plain = ok(await post({url: `${base}/prev-off`})).body.webhooks[0].id;
+      const listed = ok(await api.get(`/api/docs/${d}/webhooks`, chimpy.as)).body.webhooks;
+      assert.is(listed.find((w: any) => w.id === withPrev).fields.includePrevious, true);
+      assert.not.ok(
+        'includePrevious' in listed.find((w: any) => w.id === plain).fields,
+        "a webhook as Grist's lists as Grist's",
+      );
+      const rows = `${tablePath(d)}/records`;
+      ok(await api.post(rows, {records: [{fields: {A: 1, C: 'keep'}}]}, chimpy.as));
+      await waitFor('the adds', () => at('/prev-on').length === 1 && at('/prev-off').length === 1);
+      ok(await api.patch(rows, {records: [{id: 1, fields: {A: 5, C: 'keep'}}]}, chimpy.as));
+      await waitFor('the updates', () => at('/prev-on').length === 2 && at('/prev-off').length === 2);
+      // Only the columns whose value changed (formula results included), as they were before.
+      assert.equal(at('/prev-on'), [
+        [{id: 1, manualSort: 1, A: 1, B: false, C: 'keep', F: 2}],
+        [{id: 1, manualSort: 1, A: 5, B: false, C: 'keep', F: 10, _previous: {A: 1, F: 2}}],
+      ]);
+      assert.equal(at('/prev-off')[1], [{id: 1, manualSort: 1, A: 5, B: false, C: 'keep', F: 10}]);
+      // PATCH turns it off (and on).
+      ok(await api.patch(`/api/docs/${d}/webhooks/${withPrev}`, {includePrevious: false}, chimpy.as));
+      ok(await api.patch(`/api/docs/${d}/webhooks/${plain}`, {includePrevious: true}, chimpy.as));
+      ok(await api.patch(rows, {records: [{id: 1, fields: {C: 'changed'}}]}, chimpy.as));
+      await waitFor('the next updates', () => at('/prev-on').length === 3 && at('/prev-off').length === 3);
+      assert.not.ok('_previous' in at('/prev-on')[2][0]);
+      assert.equal(at('/prev-off')[2][0]._previous, {C: 'keep'});
+      isInvalidPayload(
+        await api.patch(`/api/docs/${d}/webhooks/${plain}`, {includePrevious: 1}, chimpy.as),
+        'Error: value.includePrevious is not a boolean',
+      );
+    },
+  );
+
   s('deliveries: authorization header, retries until 2xx, usage, disabled hooks, deletions', async () => {
     const {api, chimpy} = world();
     deliveries.length = 0;

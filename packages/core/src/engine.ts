@@ -56,6 +56,7 @@ import type {Doc, HomeStore, Org, Role, User} from './home/types.js';
 import {docPageUrl, publicUrlFromEnv} from './home/urls.js';
 import {ChangeFeeds, feedSettingsFromEnv, type SubscribeOptions, type Subscription} from './feed/index.js';
 import type {FeedSource} from './feed/docfeed.js';
+import {type ImportSettings, importSettingsFromEnv} from './import/settings.js';
 import {ReadCache} from './doc/readcache.js';
 import {OpenDocument} from './opendoc.js';
 import {Session} from './session.js';
@@ -288,6 +289,7 @@ export class Engine {
       onShortage: () => this.closeIdle(),
     };
     this.onDocRemoved((docId) => this.removeOpenDoc(docId));
+    this.importSettings = importSettingsFromEnv(env);
     this.feeds = new ChangeFeeds(
       feedSettingsFromEnv(env),
       (docId) => {
@@ -318,6 +320,9 @@ export class Engine {
 
   /** Change feeds of documents with subscribers (beyond Grist: feed/). */
   readonly feeds: ChangeFeeds;
+
+  /** Bounds of imports into tables and of XLSX/JSON files (GRISTLITE_IMPORT_*). */
+  readonly importSettings: ImportSettings;
 
   /**
    * Subscribes a caller to an open document's committed changes, filtered by what they may read

@@ -69,3 +69,10 @@ export type {BasicRole, Doc, Org, Role, User, Workspace} from './home/types.js';
 export type {Principal, OrgContext} from './home/principal.js';
 export type {AccessDelta} from './home/service.js';
 export type {SqlResult} from './sql/index.js';
+export type {
+  ColumnProblems,
+  ImportMode,
+  TableImportOptions,
+  TableImportResult,
+} from './import/into-table.js';
+export type {ParseOptions} from './import/sources.js';

@@ -86,6 +86,29 @@ export type {
 export * from './sql/index.js';
 export * from './export/index.js';
 export * from './import/index.js';
+// Imports into tables and XLSX/JSON readers (issue 42): not needed by the public surface's modules.
+export {
+  IMPORT_MODES,
+  importIntoTable,
+  type ColumnProblems,
+  type ImportFile,
+  type ImportMode,
+  type TableImportArgs,
+  type TableImportOptions,
+  type TableImportResult,
+} from './import/into-table.js';
+export {DEFAULT_IMPORT_SETTINGS, importSettingsFromEnv, type ImportSettings} from './import/settings.js';
+export {
+  importFormat,
+  readTables,
+  type ImportFormat,
+  type ParseOptions,
+  type SourceCell,
+  type SourceLimits,
+  type SourceTable,
+} from './import/sources.js';
+export {checkZipFile, type ZipEntry, type ZipLimits} from './import/zipcheck.js';
+export type {SheetCell} from './import/xlsx.js';
 export * from './doc/index.js';
 export * from './attachments/index.js';
 export * from './webhooks/index.js';

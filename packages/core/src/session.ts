@@ -60,6 +60,7 @@ import {
 import type {DocState, DocStateComparison} from './lifecycle.js';
 import {formOf, type FormAnswer} from './forms.js';
 import {copyDoc} from './import/index.js';
+import type {TableImportOptions, TableImportResult} from './import/into-table.js';
 
 /** A record's fields by column id, as the REST API takes and returns them. */
 export type Fields = Record<string, CellValue>;
@@ -332,6 +333,34 @@ export class SessionDoc {
    * Runs `fn` on the open document as one request (Engine.inScope): checked access, the document
    * kept open meanwhile, and in a several-machine deployment its commits durable before the answer.
    */
+  /**
+   * Beyond Grist (issue 42 §3, D107): imports a CSV/TSV, XLSX or JSON file on disk into an existing
+   * table, as `POST /api/docs/{doc}/tables/{tableId}/import` does (editors; access rules check the
+   * write). The format is the file name's extension, else `mimeType`.
+   */
+  importIntoTable(
+    tableId: string,
+    file: {path: string; fileName: string; mimeType?: string | null},
+    options: TableImportOptions = {},
+  ): Promise<TableImportResult> {
+    const {engine} = this.session;
+    return this.withOpen('editors', async ({grist, access, role}) => {
+      // Loaded on first use: the readers are not needed before.
+      const {importIntoTable} = await import('./import/into-table.js');
+      const {importFormat} = await import('./import/sources.js');
+      return importIntoTable({
+        grist,
+        access,
+        role: role === 'owners' ? 'owners' : 'editors',
+        tableId,
+        file: {path: file.path, fileName: file.fileName, format: importFormat(file.fileName, file.mimeType ?? null)},
+        options,
+        settings: engine.importSettings,
+        tmpDir: join(engine.dataDir, 'tmp'),
+      });
+    });
+  }
+
   private use<T>(need: Need, fn: (grist: GristDoc, role: 'owners' | 'editors') => T): Promise<T> {
     return this.withOpen(need, ({grist, role}) => fn(grist, role === 'owners' ? 'owners' : 'editors'));
   }

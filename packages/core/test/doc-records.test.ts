@@ -561,6 +561,10 @@ test('add-or-update: require.id creates that id, duplicates refused, fields win 
   });
   assert.equal(doc.upsertRecords('T', [{require: {id: 2}, fields: {B: 'y'}}]).updateRecordIds, [[2]]);
   assert.throws(() => doc.upsertRecords('T', [{require: {id: 1000001}}]), /ValueError Row ID too high/);
+  // Ids the table picks itself go past 1,000,000, as in Grist (issue 42: imports into big tables).
+  doc.applyUserActions([['AddRecord', 'T', 1000000, {A: 'last given'}]]);
+  assert.equal(doc.addRecords('T', [{A: 'picked'}, {A: 'picked too'}]), [1000001, 1000002]);
+  doc.removeRecords('T', [1000000, 1000001, 1000002]);
   assert.throws(
     () => doc.upsertRecords('T', [{require: {A: 'q'}}, {require: {A: 'q'}}]),
     /require values must be unique/,

@@ -82,7 +82,8 @@ test('each committed write is one event, in order, with new values, formula resu
     assert.equal(got[0].tables[0].added[1].fields.Double, 4);
     // An update carries the columns it set, the formula's new value among them.
     assert.equal(got[1].tables[0].columns?.sort(), ['Double', 'Hours']);
-    assert.equal(got[1].tables[0].updated, [{id: 2, fields: {Hours: 5, Double: 10}}]);
+    // With the values those columns held before the write (D106).
+    assert.equal(got[1].tables[0].updated, [{id: 2, fields: {Hours: 5, Double: 10}, previous: {Hours: 2, Double: 4}}]);
     assert.equal(got[0].actor?.email, 'ada@example.com');
     assert.ok(got.every((c) => c.kind === 'change' && c.docId === w.docId && !Number.isNaN(Date.parse(c.time))));
     // Ids increase; the subscription knows the last one delivered.
@@ -290,6 +291,109 @@ test('under access rules, a subscriber never receives a row, column or table it 
     await w.ada.updateDocAccess(w.docId, {users: {'kiwi@example.com': null}});
     await w.engine.feeds.recheckNow();
     assert.match(await sub.ended, /access|No view/i);
+  } finally {
+    await done(w);
+  }
+});
+
+test('previous values (D106): the columns set, as they were; under rules hidden as current values, censored as the old row was', async () => {
+  const w = await world();
+  try {
+    await w.doc.addColumns('Tasks', [
+      {id: 'Pay', fields: {type: 'Numeric'}},
+      {id: 'Note', fields: {type: 'Text'}},
+    ]);
+    await w.ada.updateDocAccess(w.docId, {users: {'kiwi@example.com': 'editors'}});
+    await w.doc.applyUserActions([
+      ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Tasks', colIds: '*'}],
+      ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Tasks', colIds: 'Pay'}],
+      ['AddRecord', '_grist_ACLResources', -3, {tableId: 'Tasks', colIds: 'Note'}],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {resource: -2, aclFormula: 'user.Access != OWNER and rec.Hours > 100', permissionsText: '-R'},
+      ],
+      ['AddRecord', '_grist_ACLRules', null, {resource: -3, aclFormula: 'user.Access != OWNER', permissionsText: '-R'}],
+      [
+        'AddRecord',
+        '_grist_ACLRules',
+        null,
+        {resource: -1, aclFormula: 'user.Access != OWNER and rec.Owner != user.Email', permissionsText: '-R'},
+      ],
+    ]);
+    const kiwi = await w.engine.forUser('kiwi@example.com', 'Kiwi');
+    const kiwiSaw: DocChange[] = [];
+    const adaSaw: DocChange[] = [];
+    await (await kiwi.doc(w.docId)).subscribe((c) => kiwiSaw.push(c));
+    await w.doc.subscribe((c) => adaSaw.push(c));
+    await w.doc.addRecords('Tasks', [
+      {Title: 'one', Owner: 'kiwi@example.com', Hours: 200, Pay: 1, Note: 'n1'},
+      {Title: 'two', Owner: 'ada@example.com', Hours: 1, Pay: 2, Note: 'n2'},
+    ]);
+    // Readable before and after: Pay was censored in the old row (Hours > 100), not in the new.
+    await w.doc.updateRecords('Tasks', [{id: 1, fields: {Hours: 5, Pay: 3, Note: 'secret-old'}}]);
+    await w.doc.updateRecords('Tasks', [{id: 1, fields: {Note: 'secret-new'}}]);
+    // Row 2 comes into view (whole, as added: no previous values); row 1 leaves it (removed).
+    await w.doc.updateRecords('Tasks', [{id: 2, fields: {Owner: 'kiwi@example.com', Title: 'two!'}}]);
+    await w.doc.updateRecords('Tasks', [{id: 1, fields: {Owner: 'ada@example.com', Title: 'gone'}}]);
+    await until('ada sees five events', () => adaSaw.length === 5);
+    await new Promise((r) => setImmediate(r));
+    // The owner sees every column set, with its old value.
+    assert.equal(adaSaw[1].tables[0].updated, [
+      {
+        id: 1,
+        fields: {Hours: 5, Pay: 3, Note: 'secret-old', Double: 10},
+        previous: {Hours: 200, Pay: 1, Note: 'n1', Double: 400},
+      },
+    ]);
+    assert.equal(adaSaw[3].tables[0].updated[0].previous, {Owner: 'ada@example.com', Title: 'two'});
+    // Kiwi: the hidden column never appears, old or new; the censored old cell stays censored.
+    // (The update of Note alone reaches kiwi as an update with no columns, as before this issue.)
+    assert.equal(shape(kiwiSaw), [
+      {Tasks: [[1], [], []]},
+      {Tasks: [[], [1], []]},
+      {Tasks: [[], [1], []]},
+      {Tasks: [[2], [], []]},
+      {Tasks: [[], [], [1]]},
+    ]);
+    assert.equal(kiwiSaw[2].tables[0].updated, [{id: 1, fields: {}, previous: {}}]);
+    assert.equal(kiwiSaw[1].tables[0].updated, [
+      {id: 1, fields: {Hours: 5, Pay: 3, Double: 10}, previous: {Hours: 200, Pay: ['C'], Double: 400}},
+    ]);
+    assert.equal(kiwiSaw[1].tables[0].columns?.sort(), ['Double', 'Hours', 'Pay']);
+    assert.is(kiwiSaw[3].tables[0].added[0].previous, undefined);
+    assert.equal(kiwiSaw[3].tables[0].added[0].fields.Title, 'two!');
+    const json = JSON.stringify(kiwiSaw);
+    for (const leak of ['secret-', 'n1', 'n2', '"Note"', 'gone', '"two"']) assert.not.ok(json.includes(leak), leak);
+  } finally {
+    await done(w);
+  }
+});
+
+test('previous values are kept for as many rows as an event carries (GRISTLITE_FEED_MAX_ROWS), not beyond', async () => {
+  const w = await world({env: {GRISTLITE_FEED_MAX_ROWS: '3'}});
+  try {
+    const got: DocChange[] = [];
+    await w.doc.subscribe((c) => got.push(c));
+    await w.doc.addRecords('Tasks', [{Hours: 1}, {Hours: 2}, {Hours: 3}, {Hours: 4}]);
+    // Three rows: within the bound, each with its old values.
+    await w.doc.updateRecords(
+      'Tasks',
+      [1, 2, 3].map((id) => ({id, fields: {Title: `t${id}`}})),
+    );
+    // Four rows: counts only.
+    await w.doc.updateRecords(
+      'Tasks',
+      [1, 2, 3, 4].map((id) => ({id, fields: {Title: 'x'}})),
+    );
+    await until('three events', () => got.length === 3);
+    assert.equal(
+      got[1].tables[0].updated.map((r) => r.previous),
+      [{Title: ''}, {Title: ''}, {Title: ''}],
+    );
+    assert.equal(got[2].tables[0].updated, []);
+    assert.equal(got[2].tables[0].truncated, {added: 0, updated: 4, removed: 0});
   } finally {
     await done(w);
   }

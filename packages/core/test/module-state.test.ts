@@ -36,6 +36,8 @@ const ALLOWED: Record<string, string> = {
   'webhooks/events.ts statements': 'prepared statements per connection (WeakMap: freed with it)',
   'webhooks/schema.ts ensured': 'connections whose webhook tables exist (WeakSet: freed with them)',
   'webhooks/schema.ts upgraded': 'connections whose outbox has its apiKeyId column (WeakSet: freed with them)',
+  'webhooks/schema.ts secretsUpgraded':
+    'connections whose secrets table has its includePrevious column (WeakSet: freed with them)',
   'formula/compiler.ts excValues': 'WeakMap attaching Python exception objects to exceptions',
   // Not engine code.
   'sql/worker.ts open': "the SQL worker child process's own open files (a process entry point)",

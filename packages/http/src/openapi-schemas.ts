@@ -177,13 +177,47 @@ export const SCHEMAS: Record<string, Schema> = {
   ),
   Webhooks: obj(
     {
-      webhooks: arr(obj({id: str, fields: {type: 'object'}, usage: {type: ['object', 'null']}}, ['id', 'fields'])),
+      webhooks: arr(
+        obj(
+          {
+            id: str,
+            fields: {
+              type: 'object',
+              description:
+                'url, authorization and secret (masked), unsubscribeKey, eventTypes, isReadyColumn, watchedColIds, tableId, enabled, name, memo; includePrevious (true, only when on: D105)',
+            },
+            usage: {type: ['object', 'null']},
+          },
+          ['id', 'fields'],
+        ),
+      ),
     },
     ['webhooks'],
   ),
   WebhookIds: obj({webhooks: arr(obj({id: str}, ['id']))}, ['webhooks']),
   Subscription: obj({webhookId: str, unsubscribeKey: str, triggerId: int}, ['webhookId', 'unsubscribeKey']),
   Success: obj({success: {type: 'boolean'}}, ['success']),
+  TableImport: obj(
+    {
+      tableId: str,
+      dryRun: {type: 'boolean'},
+      mode: {type: 'string', enum: ['append', 'upsert', 'replace']},
+      rows: {...int, description: 'Data rows read from the file'},
+      added: int,
+      updated: int,
+      unchanged: {...int, description: 'upsert: rows found already holding every value (not written)'},
+      removed: {...int, description: 'replace: rows the table held before'},
+      columns: arr(obj({source: str, target: str}, ['source', 'target'])),
+      skipped: {...arr(str), description: 'Columns of the file not imported'},
+      problems: {
+        type: 'object',
+        description:
+          'By column id: values that did not convert to its type (kept as alt-text): count, and the first examples {row, value}',
+        additionalProperties: obj({count: int, examples: arr(obj({row: int, value: {}}))}, ['count', 'examples']),
+      },
+    },
+    ['tableId', 'dryRun', 'mode', 'rows', 'added', 'updated', 'unchanged', 'removed', 'columns', 'skipped', 'problems'],
+  ),
   Triggers: obj(
     {
       records: arr(
@@ -347,7 +381,7 @@ export const RESPONSES: Record<string, RouteResponse> = {
   ),
   [`GET ${DOCS}/changes`]: file(
     'text/event-stream',
-    'Server-Sent Events: `ready` (the current position), then `change` per committed write (JSON: kind, id, docId, time, actor, schemaChanged, tables with added/updated/removed), `reset` when changes were missed, `end` when the stream ends',
+    'Server-Sent Events: `ready` (the current position), then `change` per committed write (JSON: kind, id, docId, time, actor, schemaChanged, tables with added/updated/removed; updated rows carry `fields` and `previous`, the values of the same columns before the write, D106), `reset` when changes were missed, `end` when the stream ends',
   ),
   [`DELETE ${DOCS}/apikeys/:keyId`]: none('Revoked'),
   [`PATCH ${DOCS}/unpin`]: none('Unpinned'),
@@ -400,6 +434,7 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`GET ${TABLE}/records`]: json(ref('Records'), 'The records'),
   [`POST ${TABLE}/records/list`]: json(ref('Records'), 'The records'),
   [`POST ${TABLE}/records`]: json(ref('RecordIds'), "The new records' ids"),
+  [`POST ${TABLE}/import`]: json(ref('TableImport'), 'What the import did (or would do, for a dry run)'),
   [`PATCH ${TABLE}/records`]: none('Updated'),
   [`PUT ${TABLE}/records`]: none('Added or updated'),
   [`POST ${TABLE}/records/delete`]: none('Removed'),

@@ -126,6 +126,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
                     type: 'object',
                     properties: {
                       upload: {type: 'array', items: {type: 'string', contentMediaType: 'application/octet-stream'}},
+                      ...(r.uploadFields ?? {}),
                     },
                   },
                 },

@@ -20,6 +20,8 @@ export interface Route {
    * `maxUploadBytes` plus `maxBodyBytes` for the fields; other bodies, `maxBodyBytes`.
    */
   upload?: boolean;
+  /** The form fields an upload route reads besides `upload` (JSON Schema each), for the OpenAPI document. */
+  uploadFields?: Record<string, Record<string, unknown>>;
   /** Answered without looking at credentials (`/status`, `/metrics`). */
   public?: boolean;
   /** The success response, for the OpenAPI document (built-in routes: `RESPONSES` in openapi-schemas.ts). */

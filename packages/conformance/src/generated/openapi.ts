@@ -807,6 +807,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/{docId}/tables/{tableId}/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Beyond Grist: import a CSV/TSV, XLSX or JSON file (multipart "upload") into an existing table: mode append, upsert (keys) or replace; mapping, parseOptions, dryRun */
+        post: operations["postApiDocsDocIdTablesTableIdImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docs/{docId}/attachments": {
         parameters: {
             query?: never;
@@ -1623,6 +1640,7 @@ export interface components {
         Webhooks: {
             webhooks: {
                 id: string;
+                /** @description url, authorization and secret (masked), unsubscribeKey, eventTypes, isReadyColumn, watchedColIds, tableId, enabled, name, memo; includePrevious (true, only when on: D105) */
                 fields: Record<string, never>;
                 usage?: Record<string, never> | null;
             }[];
@@ -1639,6 +1657,36 @@ export interface components {
         };
         Success: {
             success: boolean;
+        };
+        TableImport: {
+            tableId: string;
+            dryRun: boolean;
+            /** @enum {string} */
+            mode: "append" | "upsert" | "replace";
+            /** @description Data rows read from the file */
+            rows: number;
+            added: number;
+            updated: number;
+            /** @description upsert: rows found already holding every value (not written) */
+            unchanged: number;
+            /** @description replace: rows the table held before */
+            removed: number;
+            columns: {
+                source: string;
+                target: string;
+            }[];
+            /** @description Columns of the file not imported */
+            skipped: string[];
+            /** @description By column id: values that did not convert to its type (kept as alt-text): count, and the first examples {row, value} */
+            problems: {
+                [key: string]: {
+                    count: number;
+                    examples: {
+                        row?: number;
+                        value?: unknown;
+                    }[];
+                };
+            };
         };
         Triggers: {
             records: {
@@ -4471,6 +4519,57 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    postApiDocsDocIdTablesTableIdImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                docId: string;
+                tableId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    upload?: string[];
+                    /**
+                     * @description Default append
+                     * @enum {string}
+                     */
+                    mode?: "append" | "upsert" | "replace";
+                    /** @description upsert: the key columns, JSON list or separated by commas */
+                    keys?: string;
+                    /** @description JSON object: file column (header, or letter A, B, ... without one) -> column id, or null to skip; default: matched by id or label */
+                    mapping?: string;
+                    /** @description JSON object: delimiter, encoding, include_col_names_as_headers, sheet (XLSX) */
+                    parseOptions?: string;
+                    /** @description XLSX: the sheet to import (default the first) */
+                    sheet?: string;
+                    /** @description true: answer what would happen and write nothing */
+                    dryRun?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What the import did (or would do, for a dry run) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableImport"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
     getApiDocsDocIdAttachments: {
         parameters: {
             query?: {
@@ -5069,6 +5168,8 @@ export interface operations {
                             memo?: string;
                             condition?: unknown;
                             secret?: string | null;
+                            /** @description Beyond Grist (D105): each `update` row delivered carries `_previous`, the values before the write of the columns it changed. Default false. */
+                            includePrevious?: boolean;
                         };
                     }[];
                 };
@@ -5231,6 +5332,8 @@ export interface operations {
                     memo?: string;
                     condition?: unknown;
                     secret?: string | null;
+                    /** @description Beyond Grist (D105): each `update` row delivered carries `_previous`, the values before the write of the columns it changed. Default false. */
+                    includePrevious?: boolean;
                 };
             };
         };
@@ -5283,6 +5386,8 @@ export interface operations {
                     memo?: string;
                     condition?: unknown;
                     secret?: string | null;
+                    /** @description Beyond Grist (D105): each `update` row delivered carries `_previous`, the values before the write of the columns it changed. Default false. */
+                    includePrevious?: boolean;
                 };
             };
         };
@@ -5364,7 +5469,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-Sent Events: `ready` (the current position), then `change` per committed write (JSON: kind, id, docId, time, actor, schemaChanged, tables with added/updated/removed), `reset` when changes were missed, `end` when the stream ends */
+            /** @description Server-Sent Events: `ready` (the current position), then `change` per committed write (JSON: kind, id, docId, time, actor, schemaChanged, tables with added/updated/removed; updated rows carry `fields` and `previous`, the values of the same columns before the write, D106), `reset` when changes were missed, `end` when the stream ends */
             200: {
                 headers: {
                     [name: string]: unknown;

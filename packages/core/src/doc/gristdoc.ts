@@ -754,6 +754,18 @@ export class GristDoc {
     this.onTable(tableId, () => this.records.removeRecords(tableId, ids, options));
   }
 
+  /**
+   * Values as a write with parsing on would store them in a column (text parsed by the column's
+   * parser, references looked up in the table they point to now, then converted; what does not
+   * convert becomes alt-text): imports convert their rows with it before writing them (issue 42).
+   */
+  convertForColumn(tableId: string, colId: string, values: CellValue[]): CellValue[] {
+    const table = this.storage.meta.tables.get(tableId);
+    const col = table?.byId.get(colId);
+    if (!col) throw new NotFound(`Column "${colId}" not found in table "${tableId}"`);
+    return this.storage.convertColumnValues(col, values, {parse: true});
+  }
+
   /** PUT /records: add-or-update keyed on `require` (see `DocRecordWrites.upsertRecords`). */
   upsertRecords(tableId: string, records: UpsertRecord[], options: UpsertOptions = {}): UpsertResult {
     return this.records.upsertRecords(tableId, records, options);

@@ -256,7 +256,8 @@ export class StorageRecords {
     table = prepared.table;
     let next = this.s.maxId(table.tableId) + 1;
     const ids = rowIds.map((id) => {
-      const filled = id === null || id === undefined || (typeof id === 'number' && id < 0) ? next : id;
+      const auto = id === null || id === undefined || (typeof id === 'number' && id < 0);
+      const filled = auto ? next : id;
       if (typeof filled !== 'number' || !Number.isInteger(filled)) {
         throw engineError('TypeError', `Invalid row id ${JSON.stringify(id)}`);
       }
@@ -264,7 +265,8 @@ export class StorageRecords {
       if (filled === 0) {
         throw engineError('ValueError', 'Row ID 0 is reserved for "no record"');
       }
-      if (filled > MAX_ROW_ID) {
+      // Only ids the caller gives are bounded (useractions.py): a table grows past 1,000,000 rows.
+      if (!auto && filled > MAX_ROW_ID) {
         throw engineError('ValueError', 'Row ID too high');
       }
       next = Math.max(next, filled) + 1;

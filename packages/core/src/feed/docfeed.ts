@@ -85,25 +85,24 @@ export class DocFeed {
   /** Starts capturing the writes of the open document. */
   attach(source: FeedSource): void {
     this.detach?.();
-    // Under rules, rows as they were before the write, to tell who could read them.
+    // Rows as they were before the write: the previous values of updated rows (D106) and, under
+    // rules, who could read them. An event carries at most `maxRows` updated and `maxRows`
+    // removed rows, so no more are kept; the first capture of a row in a write wins.
     let before: {seq: number; rows: Map<string, Map<number, RowValues>>; count: number} | null = null;
     const unBefore = source.grist.onBeforeRows((tableId, rowIds, writeSeq, read) => {
-      if (!this.active || !source.hasRules()) return;
+      if (!this.active || tableId.startsWith('_grist')) return;
       if (before?.seq !== writeSeq) before = {seq: writeSeq, rows: new Map(), count: 0};
-      if (before.count + rowIds.length > this.settings.maxRows) return;
       let table = before.rows.get(tableId);
+      const wanted = table ? rowIds.filter((id) => !table!.has(id)) : rowIds;
+      if (!wanted.length || before.count + wanted.length > 2 * this.settings.maxRows) return;
       if (!table) before.rows.set(tableId, (table = new Map()));
-      for (const [id, row] of read(
-        tableId,
-        rowIds.filter((id) => !table!.has(id)),
-      ))
-        table.set(id, row);
-      before.count += rowIds.length;
+      for (const [id, row] of read(tableId, wanted)) table.set(id, row);
+      before.count += wanted.length;
     });
     const unWrite = source.grist.onWrite((write) => {
       if (!this.active) return undefined;
       const rules = source.hasRules();
-      const stored = this.capture(write, rules, rules && before?.seq === write.writeSeq ? before.rows : null);
+      const stored = this.capture(write, rules, before?.seq === write.writeSeq ? before.rows : null);
       before = null;
       return stored ? () => this.publish(stored) : undefined;
     });
@@ -184,6 +183,8 @@ export class DocFeed {
               return row ? [{id, fields: pick(row, c.columns)}] : [];
             })
         : readChanged(write.read, c.tableId, c.updated, c.columns);
+      const old = before?.get(c.tableId);
+      if (old) for (const r of updated) withPrevious(r, old.get(r.id));
       tables.push({
         tableId: c.tableId,
         added,
@@ -202,7 +203,7 @@ export class DocFeed {
       schemaChanged,
       tables,
     };
-    return {seq: this.seq + 1, change, json: JSON.stringify(change), after, before};
+    return {seq: this.seq + 1, change, json: JSON.stringify(change), after, before: rules ? before : null};
   }
 
   /** After COMMIT: numbered for good, kept, and handed to subscribers in order. */
@@ -225,6 +226,14 @@ function readChanged(read: RowReader, tableId: string, ids: number[], cols: stri
     if (row) out.push({id, fields: publicFields(row)});
   }
   return out;
+}
+
+/** Gives an updated row the values its columns held before the write (when they were kept). */
+function withPrevious(r: ChangedRow, old: RowValues | undefined): void {
+  if (!old) return;
+  const previous: ChangedRow['fields'] = {};
+  for (const k of Object.keys(r.fields)) if (k in old) previous[k] = old[k];
+  r.previous = previous;
 }
 
 function pick(row: RowValues, cols: string[] | null): ChangedRow['fields'] {

@@ -66,7 +66,12 @@ function visible(cols: ReadonlySet<string>, fields: Record<string, CellValue>, c
 
 function withoutColumns(t: TableChanges, hidden: ReadonlySet<string>): TableChanges {
   if (!hidden.size) return t;
-  const strip = (rows: ChangedRow[]) => rows.map((r) => ({id: r.id, fields: visible(hidden, r.fields)}));
+  const strip = (rows: ChangedRow[]) =>
+    rows.map((r) =>
+      r.previous
+        ? {id: r.id, fields: visible(hidden, r.fields), previous: visible(hidden, r.previous)}
+        : {id: r.id, fields: visible(hidden, r.fields)},
+    );
   return {
     ...t,
     added: strip(t.added),
@@ -104,7 +109,10 @@ function rowsFor(
     } else if (!then) {
       added.push({id: r.id, fields: visible(hidden, publicFields(whole!), now)});
     } else {
-      updated.push({id: r.id, fields: visible(hidden, r.fields, now)});
+      // Readable before and after: the old values are censored as the old row was (D106).
+      const row: ChangedRow = {id: r.id, fields: visible(hidden, r.fields, now)};
+      if (r.previous) row.previous = visible(hidden, r.previous, then);
+      updated.push(row);
     }
   }
   for (const id of t.removed) if (readable(before?.get(id), id)) removed.push(id);

@@ -10,6 +10,12 @@ export interface ChangedRow {
   id: number;
   /** Added rows: every column; updated rows: the columns the write set (formula results included). */
   fields: Record<string, CellValue>;
+  /**
+   * Updated rows only (beyond Grist, issue 42, D106): the same columns as `fields`, with the values
+   * they held before the write. Absent on added rows, and on a row that only now became readable
+   * (it arrives as added).
+   */
+  previous?: Record<string, CellValue>;
 }
 
 /** What one write did to one table. */

@@ -186,6 +186,8 @@ export interface CsvReadOptions {
   delimiter?: string;
   /** Called with the size of each chunk read from the source. */
   onRead?: (bytes: number) => void;
+  /** The text's encoding (an iconv-lite name); detected from the first bytes otherwise. */
+  encoding?: string;
 }
 
 /**
@@ -218,7 +220,10 @@ export async function* readCsvRecords(
   }
   const headBytes = Buffer.concat(head);
   // The decoder drops a BOM (UTF-8, UTF-16 LE/BE) and keeps characters split between chunks.
-  const decoder = iconv.getDecoder(detectEncoding(headBytes, ended));
+  if (opts.encoding !== undefined && !iconv.encodingExists(opts.encoding)) {
+    throw new BadRequest(`Unknown encoding "${opts.encoding}"`);
+  }
+  const decoder = iconv.getDecoder(opts.encoding ?? detectEncoding(headBytes, ended));
   const headText = decoder.write(headBytes);
   const delimiter = opts.delimiter ?? sniffDelimiter(headText);
   async function* text(): AsyncGenerator<string> {

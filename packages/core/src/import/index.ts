@@ -36,6 +36,7 @@ import {backupDoc} from '../export/backup.js';
 import {carryAttachmentFiles} from '../attachments/copy.js';
 import {fitRow, guessImportColumns, readCsvRecords, splitHeaders} from './csv.js';
 import {dropPrivateObjects, openGristUpload} from './grist.js';
+import {IMPORT_BATCH_CELLS, IMPORT_GUESS_CELLS, IMPORT_GUESS_ROWS, MAX_IMPORT_COLUMNS} from './limits.js';
 
 export {
   decodeText,
@@ -49,6 +50,7 @@ export {
   type ParsedCsv,
 } from './csv.js';
 export {dropPrivateObjects, openGristUpload} from './grist.js';
+export {IMPORT_BATCH_CELLS, IMPORT_GUESS_CELLS, IMPORT_GUESS_ROWS, MAX_IMPORT_COLUMNS} from './limits.js';
 
 /**
  * An uploaded file: its bytes in memory, a file on disk (read, never changed), or a stream
@@ -101,19 +103,6 @@ export interface ImportResult {
 }
 
 const CSV_EXTENSIONS = new Set(['.csv', '.tsv', '.txt', '.dsv']);
-/**
- * Limits of a CSV import. Types are guessed from the first IMPORT_GUESS_ROWS rows (fewer when
- * they would hold more than IMPORT_GUESS_CELLS cells); rows are written IMPORT_BATCH_CELLS cells
- * at a time, all in one transaction. Measured: a 1,000,000-row, 10-column file imports through
- * `gristlite import` in ~10 s at a peak RSS of ~245 MB, the same as for 200,000 rows (docs/operations.md).
- */
-export const IMPORT_GUESS_ROWS = 10_000;
-/** At most this many cells are read before column types are guessed. */
-export const IMPORT_GUESS_CELLS = 500_000;
-/** Cells written per batch of a CSV import (all in one transaction). */
-export const IMPORT_BATCH_CELLS = 50_000;
-/** SQLite's default limit of 2000 columns a table, less `id` and `manualSort`. */
-export const MAX_IMPORT_COLUMNS = 1998;
 const READ_CHUNK_BYTES = 1 << 20;
 
 function tmpDir(engine: Engine): string {
@@ -412,7 +401,62 @@ export async function importUpload(
   const ext = extname(file.fileName).toLowerCase();
   if (ext === '.grist' || (ext === '' && startsAsSqlite(file))) return importGristDoc(engine, wid, p, file, opts);
   if (CSV_EXTENSIONS.has(ext)) return importCsvDoc(engine, wid, p, file, opts);
-  throw new BadRequest(`Unsupported file type "${ext || file.fileName}": import .grist, .csv or .tsv files`);
+  if (ext === '.xlsx' || ext === '.xlsm' || ext === '.json') return importSheetsDoc(engine, wid, p, file, opts);
+  throw new BadRequest(
+    `Unsupported file type "${ext || file.fileName}": import .grist, .csv, .tsv, .xlsx or .json files`,
+  );
+}
+
+/**
+ * Imports an XLSX workbook (each sheet a table) or a JSON file (one table named after the file)
+ * as a new document, types guessed as Grist guesses them (sheets.ts).
+ */
+export async function importSheetsDoc(
+  engine: Engine,
+  wid: number,
+  p: Principal,
+  file: ImportedFile,
+  opts: ImportOptions = {},
+): Promise<ImportResult> {
+  const name = opts.documentName || titleFromFileName(file.fileName);
+  const timezone = opts.timezone || 'UTC';
+  const json = extname(file.fileName).toLowerCase() === '.json';
+  const s = engine.importSettings;
+  return createDocWith(engine, wid, p, name, async (tmp) => {
+    // XLSX is read from a file (its directory is at its end).
+    const upload = file.path ?? `${tmp}.upload`;
+    try {
+      if (file.path === undefined) await toFile(file, upload);
+      // The readers load on the first XLSX or JSON import (they are not needed before).
+      const {readTables} = await import('./sources.js');
+      const {writeSourceTables} = await import('./sheets.js');
+      const {readJsonFile, writeJsonTables} = await import('./json.js');
+      const limits = {maxUnzippedBytes: s.maxUnzippedBytes, maxEntries: s.maxEntries, maxJsonBytes: s.maxJsonBytes};
+      const data = json ? readJsonFile(upload, s.maxJsonBytes) : null;
+      const doc = GristDoc.create(tmp, {timezone});
+      try {
+        doc.db.pragma('journal_mode = OFF');
+        doc.db.pragma('synchronous = OFF');
+        if (json) writeJsonTables(doc, data, titleFromFileName(file.fileName));
+        else {
+          await writeSourceTables(doc, readTables(upload, '', 'xlsx', {}, limits), 'sheet', timezone, (rows: number) =>
+            opts.onProgress?.({rows, fraction: null, stage: 'rows'}),
+          );
+        }
+        doc.db.pragma('journal_mode = DELETE');
+      } finally {
+        doc.close();
+      }
+      const fd = openSync(tmp, 'r+');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    } finally {
+      if (file.path === undefined) removeSqliteFiles(upload);
+    }
+  });
 }
 
 /** An empty document (Table1 with columns A, B, C), optionally in a given timezone. */

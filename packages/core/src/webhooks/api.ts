@@ -35,6 +35,11 @@ export interface WebhookFieldsInput {
   condition?: unknown;
   /** Beyond Grist: a secret to sign deliveries with (HMAC-SHA256); null or "" removes it. */
   secret?: string | null;
+  /**
+   * Beyond Grist (issue 42, D105): each `update` row delivered carries `_previous`, the values the
+   * columns that changed held before the write. Off unless set.
+   */
+  includePrevious?: boolean;
 }
 
 /** A webhook as `GET /webhooks` lists it: fields and usage. */
@@ -53,6 +58,8 @@ export interface WebhookSummary {
     name: string;
     memo: string;
     secret?: string;
+    /** Listed only when on, so that a webhook made as in Grist lists as in Grist. */
+    includePrevious?: true;
   };
   usage: WebhookUsage;
 }
@@ -168,8 +175,15 @@ export async function addWebhook(
   );
   const triggerId = db.transaction(() => {
     db.prepare(
-      `INSERT INTO ${SECRETS_TABLE} (webhookId, url, authorization, unsubscribeKey, signingSecret) VALUES (?, ?, ?, ?, ?)`,
-    ).run(webhookId, webhook.url ?? '', webhook.authorization ?? '', unsubscribeKey, webhook.secret || null);
+      `INSERT INTO ${SECRETS_TABLE} (webhookId, url, authorization, unsubscribeKey, signingSecret, includePrevious) VALUES (?, ?, ?, ?, ?, ?)`,
+    ).run(
+      webhookId,
+      webhook.url ?? '',
+      webhook.authorization ?? '',
+      unsubscribeKey,
+      webhook.secret || null,
+      webhook.includePrevious ? 1 : 0,
+    );
     const info = db
       .prepare(
         `INSERT INTO _grist_Triggers (${cols.map(([c]) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
@@ -221,6 +235,7 @@ export function listWebhooks(db: Database.Database): {webhooks: WebhookSummary[]
         usage: webhookUsage(db, id),
       };
       if (secret.signingSecret) summary.fields.secret = maskSecret(secret.signingSecret);
+      if (secret.includePrevious) summary.fields.includePrevious = true;
       out.push(summary);
     }
   }
@@ -243,6 +258,7 @@ export async function updateWebhook(
   if (patch.url) secretUpdates.push(['url', patch.url]);
   if (patch.authorization !== undefined) secretUpdates.push(['authorization', patch.authorization ?? '']);
   if (patch.secret !== undefined) secretUpdates.push(['signingSecret', patch.secret || null]);
+  if (patch.includePrevious !== undefined) secretUpdates.push(['includePrevious', patch.includePrevious ? 1 : 0]);
   db.transaction(() => {
     if (secretUpdates.length) {
       ensureWebhookTables(db);

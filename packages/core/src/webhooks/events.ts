@@ -15,7 +15,7 @@
 import type Database from 'better-sqlite3';
 import {makeDecoder, type CellValue} from '../doc/types.js';
 import {columnTypes, decodeTrigger, type EventType, type TriggerRow} from './meta.js';
-import {OUTBOX_TABLE, SECRETS_TABLE, hasTable, upgradeOutbox} from './schema.js';
+import {OUTBOX_TABLE, SECRETS_TABLE, hasTable, upgradeOutbox, upgradeSecrets} from './schema.js';
 import type {RowValues} from '../doc/guard.js';
 
 /** A row's values by column id, `id` included (the same shape access rules read). */
@@ -67,7 +67,15 @@ function stmts(db: Database.Database): Statements | null {
 interface ActiveTrigger extends TriggerRow {
   readyColId: string | null;
   watchedColIds: string[];
+  /** Webhooks whose `update` rows carry `_previous` (D105). */
+  withPrevious: Set<string>;
 }
+
+/**
+ * The key of an `update` row's previous values (D105). Grist strips leading underscores from
+ * column ids, so no column can be named so.
+ */
+export const PREVIOUS_KEY = '_previous';
 
 /** Enabled triggers of a table whose webhooks have a secret (a URL to deliver to). */
 function activeTriggers(db: Database.Database, tableId: string): {tableRef: number; triggers: ActiveTrigger[]} | null {
@@ -77,7 +85,13 @@ function activeTriggers(db: Database.Database, tableId: string): {tableRef: numb
   if (!raw.length) return null;
   const triggers = raw.map(decodeTrigger).filter((t) => t.enabled && t.webhookIds.length);
   if (!triggers.length || !hasTable(db, SECRETS_TABLE)) return null;
-  const known = new Set(db.prepare(`SELECT webhookId FROM ${SECRETS_TABLE}`).pluck().all() as string[]);
+  upgradeSecrets(db);
+  const secrets = db.prepare(`SELECT webhookId, includePrevious FROM ${SECRETS_TABLE}`).all() as {
+    webhookId: string;
+    includePrevious: number;
+  }[];
+  const known = new Set(secrets.map((r) => r.webhookId));
+  const withPrevious = new Set(secrets.filter((r) => r.includePrevious).map((r) => r.webhookId));
   const colIds = new Map(
     (
       db.prepare('SELECT c.id, c.colId FROM _grist_Tables_column c WHERE c.parentId = ?').all(triggers[0].tableRef) as {
@@ -98,6 +112,7 @@ function activeTriggers(db: Database.Database, tableId: string): {tableRef: numb
       webhookIds,
       readyColId: t.isReadyColRef ? colIds.get(t.isReadyColRef)! : null,
       watchedColIds: t.watchedColRefs.map((ref) => colIds.get(ref)!),
+      withPrevious,
     });
   }
   return active.length ? {tableRef: triggers[0].tableRef, triggers: active} : null;
@@ -195,15 +210,24 @@ export class BeforeCapture {
 
 const sameValue = (a: CellValue | undefined, b: CellValue | undefined) => JSON.stringify(a) === JSON.stringify(b);
 
+/** The values `before` held in the columns whose value the write changed (`id` never). */
+function changedValues(before: Readonly<RowValues>, row: RowValues): RowValues {
+  const out: RowValues = {};
+  for (const [col, value] of Object.entries(row)) {
+    if (col !== 'id' && col in before && !sameValue(before[col], value)) out[col] = before[col];
+  }
+  return out;
+}
+
 /** The events a change produces for one trigger, in row-id order: adds and updates, then removals. */
 function eventsFor(
   t: ActiveTrigger,
   change: RowChange,
   current: Map<number, RowValues>,
-): {type: EventType; row: RowValues}[] {
+): {type: EventType; row: RowValues; previous?: RowValues}[] {
   const removed = new Set(change.removed ?? []);
   const added = new Set(change.added ?? []);
-  const out: {type: EventType; row: RowValues}[] = [];
+  const out: {type: EventType; row: RowValues; previous?: RowValues}[] = [];
   const touched = [...new Set([...(change.added ?? []), ...(change.updated ?? [])])].sort((a, b) => a - b);
   for (const rowId of touched) {
     if (removed.has(rowId)) continue; // Added (or updated) then removed in the same write.
@@ -226,7 +250,8 @@ function eventsFor(
     } else {
       type = 'add';
     }
-    if (t.eventTypes.includes(type)) out.push({type, row});
+    if (!t.eventTypes.includes(type)) continue;
+    out.push(type === 'update' && before ? {type, row, previous: changedValues(before, row)} : {type, row});
   }
   if (t.eventTypes.includes('remove')) {
     for (const rowId of [...removed].sort((a, b) => a - b)) {
@@ -261,7 +286,14 @@ export function recordEvents(db: Database.Database, change: RowChange, ids: Outb
   for (const t of active.triggers) {
     const rows = eventsFor(t, change, current);
     for (const webhookId of t.webhookIds) {
-      for (const {type, row} of rows) events.push({webhookId, eventType: type, row});
+      const withPrevious = t.withPrevious.has(webhookId);
+      for (const {type, row, previous} of rows) {
+        events.push({
+          webhookId,
+          eventType: type,
+          row: withPrevious && previous ? {...row, [PREVIOUS_KEY]: previous} : row,
+        });
+      }
     }
   }
   if (!events.length) return events;

@@ -34,6 +34,8 @@ export interface WebhookSecret {
   authorization: string;
   unsubscribeKey: string;
   signingSecret: string | null;
+  /** Beyond Grist (D105): `update` rows carry `_previous` (absent in tables made before it: off). */
+  includePrevious?: number;
 }
 
 const decodeChoiceList = makeDecoder('ChoiceList');

@@ -16,7 +16,8 @@ const DDL = [
      url TEXT NOT NULL,
      authorization TEXT NOT NULL DEFAULT '',
      unsubscribeKey TEXT NOT NULL,
-     signingSecret TEXT
+     signingSecret TEXT,
+     includePrevious INTEGER NOT NULL DEFAULT 0
    )`,
   // One row per event, in the order the events happened. Rows of one webhook are delivered in id
   // order; a delivered (or dropped) batch is deleted.
@@ -54,6 +55,7 @@ export function ensureWebhookTables(db: Database.Database): void {
   db.transaction(() => {
     for (const sql of DDL) db.exec(sql);
     upgradeOutbox(db);
+    upgradeSecrets(db);
   })();
   ensured.add(db);
 }
@@ -70,6 +72,21 @@ export function upgradeOutbox(db: Database.Database): void {
   const cols = db.prepare(`SELECT name FROM pragma_table_info('${OUTBOX_TABLE}')`).pluck().all();
   if (cols.length && !cols.includes('apiKeyId')) db.exec(`ALTER TABLE ${OUTBOX_TABLE} ADD COLUMN apiKeyId INTEGER`);
   upgraded.add(db);
+}
+
+const secretsUpgraded = new WeakSet<Database.Database>();
+
+/**
+ * Gives a secrets table made before webhooks could send previous values (issue 42, D105) its
+ * `includePrevious` column; cheap after the first call per connection.
+ */
+export function upgradeSecrets(db: Database.Database): void {
+  if (secretsUpgraded.has(db)) return;
+  const cols = db.prepare(`SELECT name FROM pragma_table_info('${SECRETS_TABLE}')`).pluck().all();
+  if (cols.length && !cols.includes('includePrevious')) {
+    db.exec(`ALTER TABLE ${SECRETS_TABLE} ADD COLUMN includePrevious INTEGER NOT NULL DEFAULT 0`);
+  }
+  secretsUpgraded.add(db);
 }
 
 export function hasTable(db: Database.Database, name: string): boolean {

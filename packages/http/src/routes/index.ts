@@ -14,6 +14,7 @@ import {importRoutes} from './imports.js';
 import {lifecycleRoutes} from './lifecycle.js';
 import {shareRoutes} from './shares.js';
 import {sqlRoutes} from './sql.js';
+import {tableImportRoutes} from './table-import.js';
 import {triggerRoutes} from './triggers.js';
 import {webhookRoutes} from './webhooks.js';
 
@@ -29,6 +30,7 @@ export function allRoutes(): Route[] {
     ...downloadRoutes,
     ...exportRoutes,
     ...importRoutes,
+    ...tableImportRoutes,
     ...attachmentRoutes,
     ...webhookRoutes,
     ...changeRoutes,

@@ -23,6 +23,15 @@ const optionalFields = {
   memo: v.optional(str()),
   condition: v.optional(v.unknown()),
   secret: v.optional(v.nullable(str())),
+  // Beyond Grist (D105): `update` rows carry `_previous`.
+  includePrevious: v.optional(
+    v.pipe(
+      v.boolean('is not a boolean'),
+      v.description(
+        'Beyond Grist (D105): each `update` row delivered carries `_previous`, the values before the write of the columns it changed. Default false.',
+      ),
+    ),
+  ),
 };
 
 const WebhookFields = v.looseObject(
