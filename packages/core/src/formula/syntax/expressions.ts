@@ -571,8 +571,14 @@ export class ExprParser extends ParserBase {
       const escapes = {bytes: bytes[k], where, line: tokens[k].line, keepNamed};
       if (prefixes[k].includes('f')) {
         fstring = true;
-        const parseField = (text: string) => new ExprParser(text, this.options).parseWhole();
-        parts.push(...fstringParts(body, {tok: tokens[k], raw, escapes, at: this.at(tokens[k]), parseField}));
+        const tok = tokens[k];
+        const parseField = (text: string, at: number | null) =>
+          new ExprParser(text, at === null ? this.options : {...this.options, base: at}).parseWhole();
+        // The body's offset in the source, unless line breaks were normalised in it.
+        const base = tok.value.includes('\r')
+          ? null
+          : tok.start + (tok.value.length + prefixes[k].length - body.length) / 2;
+        parts.push(...fstringParts(body, {tok, raw, escapes, at: this.at(tok), base, parseField}));
       } else {
         parts.push(raw ? body : decodeEscapes(body, escapes));
       }
