@@ -5,9 +5,9 @@
 import {NoParse, ParserBase} from './base.js';
 import type {Arg, At, BinOp, CmpOp, Expr, FPart, Gen, Param} from './ast.js';
 import {syntaxError} from './errors.js';
-import {fstringParts} from './fstrings.js';
+import {bodyOffset, fstringParts} from './fstrings.js';
 import {decodeEscapes, numberValue, stringBody, stringPrefix} from './strings.js';
-import {KEYWORDS, type Token} from './tokens.js';
+import {KEYWORDS, type Token, isIdentifier} from './tokens.js';
 
 const COMPARE_OPS: Record<string, CmpOp> = {'==': '==', '!=': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>='};
 const LEVELS: BinOp[][] = [['|'], ['^'], ['&'], ['<<', '>>'], ['+', '-'], ['*', '/', '//', '%', '@']];
@@ -16,11 +16,6 @@ const PRECEDENCE = new Map<string, number>(
 );
 const LEGACY = new Set(['print', 'exec']);
 const SOFT_KEYWORDS = new Set(['match', 'case', '_']);
-
-/** A name token that may stand for a variable (not a keyword, not Grist's `$name`). */
-export function isIdentifier(t: Token): boolean {
-  return t.kind === 'name' && !t.dollar && !KEYWORDS.has(t.value);
-}
 
 export class ExprParser extends ParserBase {
   /** An identifier, or this alternative fails. */
@@ -574,11 +569,9 @@ export class ExprParser extends ParserBase {
         const tok = tokens[k];
         const parseField = (text: string, at: number | null) =>
           new ExprParser(text, at === null ? this.options : {...this.options, base: at}).parseWhole();
-        // The body's offset in the source, unless line breaks were normalised in it.
-        const base = tok.value.includes('\r')
-          ? null
-          : tok.start + (tok.value.length + prefixes[k].length - body.length) / 2;
-        parts.push(...fstringParts(body, {tok, raw, escapes, at: this.at(tok), base, parseField}));
+        parts.push(
+          ...fstringParts(body, {tok, raw, escapes, at: this.at(tok), base: bodyOffset(tok, body), parseField}),
+        );
       } else {
         parts.push(raw ? body : decodeEscapes(body, escapes));
       }

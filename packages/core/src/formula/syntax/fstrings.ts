@@ -20,6 +20,14 @@ export interface FStringContext {
   parseField(text: string, base: number | null): Expr;
 }
 
+/** Where a string token's body starts in the source, unless its line breaks were normalised. */
+export function bodyOffset(tok: Token, body: string): number | null {
+  if (tok.value.includes('\r')) return null;
+  // The token is prefix, quotes, body, quotes.
+  const prefix = tok.value.search(/["']/);
+  return tok.start + (tok.value.length + prefix - body.length) / 2;
+}
+
 /** The literal text and `{fields}` of an f-string's body. */
 export function fstringParts(s: string, c: FStringContext): FPart[] {
   const out: FPart[] = [];
