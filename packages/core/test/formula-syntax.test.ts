@@ -3,6 +3,7 @@
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {parseFormula} from '../src/formula/grist.js';
+import {renameInFormula} from '../src/formula/rename.js';
 import {PySyntaxError, parseModule, parseExpression} from '../src/formula/syntax/index.js';
 import {PyException} from '../src/formula/values.js';
 
@@ -133,6 +134,25 @@ test('one tree: `$name` is rec.name, `-1` a constant that remembers its minus', 
   assert.is(e.l.k, 'attr');
   assert.ok(e.l.k === 'attr' && e.l.dollar && e.l.obj.k === 'name' && e.l.obj.id === 'rec');
   assert.ok(e.r.k === 'const' && e.r.value === -1n && e.r.negated === 1 && e.r.bcol === 5);
+});
+
+test('f-string fields carry the offsets of the formula text, so renames inside them land', () => {
+  const tables = new Map([
+    [
+      'T',
+      new Map([
+        ['A', 'Text'],
+        ['B', 'Text'],
+      ]),
+    ],
+  ]);
+  const rename = {kind: 'column', tableId: 'T', oldId: 'A', newId: 'Zed'} as const;
+  assert.is(renameInFormula('f"{$A} x"', 'T', tables, rename), 'f"{$Zed} x"');
+  assert.is(
+    renameInFormula('x = 1\nrf"{$A}-{$B:>{len($A)}}"', 'T', tables, rename),
+    'x = 1\nrf"{$Zed}-{$B:>{len($Zed)}}"',
+  );
+  assert.is(renameInFormula("$A + f'{rec.A!r}'", 'T', tables, rename), "$Zed + f'{rec.Zed!r}'");
 });
 
 test.run();

@@ -109,6 +109,15 @@ test('no cycle between doc/ and formula/, type imports included', () => {
   assert.equal(crossing, []);
 });
 
+test('the Python front end (formula/syntax/) imports nothing outside its folder, and others enter it by its index', () => {
+  for (const [f, edges] of graph) {
+    for (const e of edges) {
+      if (f.startsWith('formula/syntax/')) assert.ok(e.to.startsWith('formula/syntax/'), `${f} imports ${e.to}`);
+      else if (e.to.startsWith('formula/syntax/')) assert.is(e.to, 'formula/syntax/index.ts', `${f} imports ${e.to}`);
+    }
+  }
+});
+
 test('the Python value layer sits below both: pyvalues/ imports nothing from doc/ or formula/', () => {
   const layer = [...graph.keys()].filter((f) => f.startsWith('pyvalues/'));
   assert.ok(layer.length >= 4, layer.join(' '));

@@ -7,7 +7,7 @@
  */
 import {PySyntaxError, indentationError, syntaxError} from './errors.js';
 import {TokenizeError, Tokenizer, type TokenizerOptions} from './tokenizer.js';
-import type {At, Expr} from './ast.js';
+import type {At} from './ast.js';
 import type {Token} from './tokens.js';
 
 /** The tokens do not fit the grammar here: this alternative fails (as in a PEG parser). */
@@ -197,10 +197,5 @@ export class ParserBase {
 
   protected at(t: Token): At {
     return {line: t.line, bcol: t.bcol};
-  }
-
-  /** Where a node starts (for nodes built around an earlier one). */
-  protected static startOf(e: Expr): At {
-    return {line: e.line, bcol: e.bcol};
   }
 }

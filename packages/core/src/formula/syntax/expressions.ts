@@ -5,9 +5,9 @@
 import {NoParse, ParserBase} from './base.js';
 import type {Arg, At, BinOp, CmpOp, Expr, FPart, Gen, Param} from './ast.js';
 import {syntaxError} from './errors.js';
-import {fstringParts} from './fstrings.js';
+import {bodyOffset, fstringParts} from './fstrings.js';
 import {decodeEscapes, numberValue, stringBody, stringPrefix} from './strings.js';
-import {KEYWORDS, type Token} from './tokens.js';
+import {KEYWORDS, type Token, isIdentifier} from './tokens.js';
 
 const COMPARE_OPS: Record<string, CmpOp> = {'==': '==', '!=': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>='};
 const LEVELS: BinOp[][] = [['|'], ['^'], ['&'], ['<<', '>>'], ['+', '-'], ['*', '/', '//', '%', '@']];
@@ -16,11 +16,6 @@ const PRECEDENCE = new Map<string, number>(
 );
 const LEGACY = new Set(['print', 'exec']);
 const SOFT_KEYWORDS = new Set(['match', 'case', '_']);
-
-/** A name token that may stand for a variable (not a keyword, not Grist's `$name`). */
-export function isIdentifier(t: Token): boolean {
-  return t.kind === 'name' && !t.dollar && !KEYWORDS.has(t.value);
-}
 
 export class ExprParser extends ParserBase {
   /** An identifier, or this alternative fails. */
@@ -571,8 +566,12 @@ export class ExprParser extends ParserBase {
       const escapes = {bytes: bytes[k], where, line: tokens[k].line, keepNamed};
       if (prefixes[k].includes('f')) {
         fstring = true;
-        const parseField = (text: string) => new ExprParser(text, this.options).parseWhole();
-        parts.push(...fstringParts(body, {tok: tokens[k], raw, escapes, at: this.at(tokens[k]), parseField}));
+        const tok = tokens[k];
+        const parseField = (text: string, at: number | null) =>
+          new ExprParser(text, at === null ? this.options : {...this.options, base: at}).parseWhole();
+        parts.push(
+          ...fstringParts(body, {tok, raw, escapes, at: this.at(tok), base: bodyOffset(tok, body), parseField}),
+        );
       } else {
         parts.push(raw ? body : decodeEscapes(body, escapes));
       }

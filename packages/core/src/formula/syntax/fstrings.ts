@@ -14,8 +14,18 @@ export interface FStringContext {
   escapes: EscapeOptions;
   /** Where the f-string's nodes are placed (its token). */
   at: At;
-  /** Parses a field's expression text as a whole expression. */
-  parseField(text: string): Expr;
+  /** Where the body being read starts in the formula's text (null when it cannot be told). */
+  base: number | null;
+  /** Parses a field's expression text as a whole expression, placed at `base` in the source. */
+  parseField(text: string, base: number | null): Expr;
+}
+
+/** Where a string token's body starts in the source, unless its line breaks were normalised. */
+export function bodyOffset(tok: Token, body: string): number | null {
+  if (tok.value.includes('\r')) return null;
+  // The token is prefix, quotes, body, quotes.
+  const prefix = tok.value.search(/["']/);
+  return tok.start + (tok.value.length + prefix - body.length) / 2;
 }
 
 /** The literal text and `{fields}` of an f-string's body. */
@@ -84,7 +94,8 @@ function fstringField(s: string, k: number, c: FStringContext): [FPart, number] 
   if (!exprText.trim()) throw fail('empty expression not allowed');
   let expr: Expr;
   try {
-    expr = c.parseField(`(${exprText})`);
+    // Node offsets are the source's (a rename rewrites them), the `(` added before the text aside.
+    expr = c.parseField(`(${exprText})`, c.base === null ? null : c.base + k - 1);
   } catch (e) {
     if (e instanceof PySyntaxError) throw fail(e.msg);
     throw e;
@@ -111,7 +122,7 @@ function fstringField(s: string, k: number, c: FStringContext): [FPart, number] 
       line: c.at.line,
       bcol: c.at.bcol,
       k: 'fstr',
-      parts: fstringParts(s.slice(j + 1, m), c),
+      parts: fstringParts(s.slice(j + 1, m), {...c, base: c.base === null ? null : c.base + j + 1}),
       pos: t.start,
       end: t.end,
     };

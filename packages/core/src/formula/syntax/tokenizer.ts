@@ -53,6 +53,8 @@ const isIdentChar = (c: string | undefined) => c !== undefined && /[A-Za-z0-9_]/
 export interface TokenizerOptions {
   /** Read Grist's `$name` as a name token marked `dollar`. */
   dollar?: boolean;
+  /** Added to tokens' `start`/`end`: where the text starts in a larger source (an f-string's field). */
+  base?: number;
 }
 
 export class Tokenizer {
@@ -73,6 +75,7 @@ export class Tokenizer {
   private lineHasTokens = false;
   private done = false;
   private readonly dollar: boolean;
+  private readonly base: number;
   /** The first comment's text (after `#`), when the tokenizer has passed one. */
   firstComment: string | null = null;
   /**
@@ -86,6 +89,7 @@ export class Tokenizer {
     options: TokenizerOptions = {},
   ) {
     this.dollar = Boolean(options.dollar);
+    this.base = options.base ?? 0;
     let ascii = true;
     for (let k = 0; k < text.length; k++) {
       if (text.charCodeAt(k) > 0x7f) {
@@ -176,8 +180,8 @@ export class Tokenizer {
       col: start - this.lineStart,
       bcol: this.bytesAt(start) - this.lineStartBytes,
       offset: start,
-      start: this.unitsAt(start),
-      end: this.unitsAt(end),
+      start: this.base + this.unitsAt(start),
+      end: this.base + this.unitsAt(end),
       endLine: this.line,
       bufStart: this.bufStart,
       level: this.parens.length,
@@ -435,8 +439,8 @@ export class Tokenizer {
       col: startCol,
       bcol: startBcol,
       offset: start,
-      start: this.unitsAt(start),
-      end: this.unitsAt(this.i),
+      start: this.base + this.unitsAt(start),
+      end: this.base + this.unitsAt(this.i),
       endLine: this.line,
       bufStart,
       level: this.parens.length,

@@ -142,3 +142,8 @@ export function utf8Length(c: string): number {
   const n = c.codePointAt(0) ?? 0;
   return n < 0x80 ? 1 : n < 0x800 ? 2 : n < 0x10000 ? 3 : 4;
 }
+
+/** A name token that may stand for a variable (not a keyword, not Grist's `$name`). */
+export function isIdentifier(t: Token): boolean {
+  return t.kind === 'name' && !t.dollar && !KEYWORDS.has(t.value);
+}
