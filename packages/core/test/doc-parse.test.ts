@@ -18,6 +18,12 @@ test('guessing the type of strings written to an empty column (SPEC 7.5)', () =>
   assert.equal(guessColumn(['true', 'false'], US, 'UTC'), {type: 'Bool', values: [true, false]});
   assert.equal(guessColumn(['1.2', null], US, 'UTC'), {type: 'Numeric', values: [1.2, null]});
   assert.equal(guessColumn(['hello'], US, 'UTC'), {type: 'Text', values: ['hello']});
+  // Only numbers a float holds exactly (Grist formats the guess back and compares): 17 digits stay text.
+  assert.equal(guessColumn(['12345678902345689'], US, 'UTC'), {type: 'Text', values: ['12345678902345689']});
+  assert.equal(guessColumn(['123456789012345', '0.0000001'], US, 'UTC'), {
+    type: 'Numeric',
+    values: [123456789012345, 1e-7],
+  });
   assert.is(guessColumn([null, ''], US, 'UTC'), null);
   assert.is(guessColumn(['true', null], US, 'UTC')!.type, 'Text', 'Bool allows no blanks');
   assert.is(guessColumn(['007'], US, 'UTC')!.type, 'Text', 'a lossy parse is not a number');

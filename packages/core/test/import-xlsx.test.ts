@@ -89,7 +89,9 @@ test('test_excel_types.xlsx: dates and datetimes, big numbers, type detection am
   assert.equal(col(types, 'num2'), ['Numeric', [123456789.123456, null, null]]);
   assert.equal(col(types, 'date1'), ['DateTime:UTC', [Date.UTC(2015, 11, 22, 11, 59) / 1000, null, null]]);
   assert.equal(col(types, 'date2'), ['Date', [Date.UTC(2015, 11, 20) / 1000, null, null]]);
-  // Grist's "Any" columns are guessed from their text afterwards (as CSV columns are).
+  // Grist's "Any" columns are guessed from their text afterwards (as CSV columns are): a number
+  // a float cannot hold exactly stays text, as Grist's guesser (which formats it back) leaves it.
+  assert.equal(col(types, 'textint'), ['Text', ['12345678902345689', '', '']]);
   assert.equal(col(types, 'datetimetext')[1], ['12/22/2015', '12/22/2015 1:15pm', '2018-02-27 16:08:39 +0000']);
   const dates = col(detection, 'date_with_other');
   assert.is(dates[0], 'DateTime:UTC');

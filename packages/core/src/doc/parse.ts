@@ -190,7 +190,12 @@ function numberRoundTrips(text: string, p: ParsedNumber, settings: DocSettings):
     return false;
   }
   // No leading zeros (other than "0." or "0"), which formatting would drop.
-  return /^(0|[1-9]\d*)(\.\d+)?$|^\.\d+$/.test(stripped) && Number.isFinite(p.value);
+  if (!/^(0|[1-9]\d*)(\.\d+)?$|^\.\d+$/.test(stripped) || !Number.isFinite(p.value)) return false;
+  // And no more digits than a float keeps: "12345678902345689" would come back as ...688 (Grist's
+  // guesser formats the number again and compares).
+  const plain = (stripped.startsWith('.') ? `0${stripped}` : stripped).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+  const decimals = plain.includes('.') ? plain.length - plain.indexOf('.') - 1 : 0;
+  return decimals > 100 || Number(plain).toFixed(decimals) === plain;
 }
 
 function guessDateFormat(values: string[]): string | null {
