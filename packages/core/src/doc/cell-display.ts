@@ -11,8 +11,8 @@
  * ACLRuleCollection getHelperCols), and so does this.
  */
 import type Database from 'better-sqlite3';
-import type {CellFormatter} from './coltypes/index.js';
-import {rowIdFormatter} from './coltypes/ref.js';
+import type {CellFormatter} from '@gristlite/formula';
+import {rowIdFormatter} from '@gristlite/formula';
 import type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
 import {quoteIdent} from './query.js';
 import type {CellValue} from './types.js';

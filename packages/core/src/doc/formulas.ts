@@ -11,10 +11,10 @@ import {
   type LazyRows,
   type RecalcResult,
   type TableSpec,
-} from '../formula/engine.js';
-import type {BudgetSettings} from '../formula/budget.js';
-import {setDocTimezone, setDocUrl} from '../formula/functions/index.js';
-import type {SchemaTable} from '../formula/rename.js';
+} from '@gristlite/formula';
+import type {BudgetSettings} from '@gristlite/formula';
+import {setDocTimezone, setDocUrl} from '@gristlite/formula';
+import type {SchemaTable} from '@gristlite/formula';
 import {StoredValues} from './colstats.js';
 import type {ChangeSet, DocStorage} from './storage.js';
 import type {ColumnMeta, DocMeta, TableMeta} from './meta.js';

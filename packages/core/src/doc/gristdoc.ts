@@ -20,8 +20,8 @@ import {
   useDocUrl,
   writeRecalc,
 } from './formulas.js';
-import type {BudgetSettings} from '../formula/budget.js';
-import type {FormulaEngine} from '../formula/engine.js';
+import type {BudgetSettings} from '@gristlite/formula';
+import type {FormulaEngine} from '@gristlite/formula';
 import {removeUnusedDisplayCols} from './display.js';
 import {removeUnusedSummaries} from './summary-actions.js';
 import {MetaRowSlots} from './colorder.js';
