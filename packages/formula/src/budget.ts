@@ -24,6 +24,7 @@ export interface BudgetSettings {
   maxRecalcSize: number;
 }
 
+/** The budgets used where none is given (the README's "Safety and budgets"). */
 export const DEFAULT_BUDGET: BudgetSettings = {
   maxIterations: 10_000_000,
   maxDepth: 200,

@@ -128,7 +128,7 @@ const floatConverters = new BoundedMap<string, (v: CellValue) => CellValue>(1000
 
 /**
  * Converts a formula result to its column's type, as Grist stores it: through the type module's
- * conversion (doc/coltypes/), after the Python-specific steps (ints beyond 32 bits, str() of
+ * conversion (cells/coltypes/), after the Python-specific steps (ints beyond 32 bits, str() of
  * objects for Text, dates in the column's zone).
  */
 export function convertResult(v: Value, colType: string): CellValue {
@@ -271,7 +271,7 @@ export type CellDecoder = (v: CellValue, via?: Via) => Value;
 
 /**
  * How a column's stored cells read in formulas. Formula-specific (Python values: records, tuples,
- * dates, AltText), so it stays here rather than in the type modules (doc/coltypes/); the type
+ * dates, AltText), so it stays here rather than in the type modules (cells/coltypes/); the type
  * string is parsed by them (zone, target table).
  */
 export function makeCellDecoder(colType: string, host: RecordHost, hooks: DateHooks): CellDecoder {

@@ -378,6 +378,7 @@ export class IanaTz extends TzInfo {
   private static readonly cache = new Map<string, IanaTz>();
   /** The variants of this zone by favored offset (for fromutc, called per DateTime cell read). */
   private readonly variants = new Map<number, IanaTz>();
+  /** The zone by IANA name (cached), favoring `favorOffset` for ambiguous local times. */
   static get(name: string, favorOffset: number | null = null): IanaTz {
     const key = `${name}|${favorOffset}`;
     let z = IanaTz.cache.get(key);
@@ -448,6 +449,7 @@ export class IanaTz extends TzInfo {
     return after;
   }
 
+  /** The zone's abbreviation at an instant (`EST`, `EDT`). */
   tznameAt(utcMs: number): string {
     try {
       const f = new Intl.DateTimeFormat('en-US', {timeZone: this.name, timeZoneName: 'short'});
@@ -472,12 +474,15 @@ export class IanaTz extends TzInfo {
     }
     return z;
   }
+  /** Python's repr of the zone. */
   repr(): string {
     return `moment.tzinfo('${this.name}')`;
   }
+  /** Python `==`. */
   eq(o: Value): boolean {
     return o === this;
   }
+  /** The key of the zone in dicts and sets. */
   hashKey(): string {
     return `iana:${this.name}:${this.favorOffset}`;
   }

@@ -6,6 +6,7 @@ import type {FormulaLibrary} from './library.js';
 /** Grist's recalcWhen values for trigger formulas. */
 export const RecalcWhen = {DEFAULT: 0, NEVER: 1, MANUAL_UPDATES: 2} as const;
 
+/** A column as the engine sees it: id, Grist type, and its formula if any. */
 export interface ColumnSpec {
   colId: string;
   /** Grist type, e.g. 'Numeric', 'Ref:Customers', 'DateTime:America/New_York'. */
@@ -18,6 +19,7 @@ export interface ColumnSpec {
   recalcDeps?: string[] | null;
 }
 
+/** A table as the engine sees it: id, columns, and for summary tables their source and group-by columns. */
 export interface TableSpec {
   tableId: string;
   columns: ColumnSpec[];
@@ -30,11 +32,13 @@ export interface TableSpec {
 /** Column values of a bulk action: colId -> one value per row id. */
 export type ColValues = {[colId: string]: CellValue[]};
 
+/** One column's changed cells: row ids and their new values, in the same order. */
 export interface ColumnChanges {
   rowIds: number[];
   values: CellValue[];
 }
 
+/** What `recalc()` changed. */
 export interface RecalcResult {
   /** Changed cells only: tableId -> colId -> row ids and new values. */
   changes: {[tableId: string]: {[colId: string]: ColumnChanges}};
@@ -46,6 +50,7 @@ export interface RecalcResult {
   sorts: number;
 }
 
+/** A function library other than the default one, and evaluation budgets. */
 export interface EngineOptions {
   library?: FormulaLibrary;
   budget?: Partial<BudgetSettings>;

@@ -42,6 +42,7 @@ export type {ColumnChanges, ColumnSpec, ColValues, EngineOptions, RecalcResult, 
 export {Contains} from './indexes.js';
 export type {ColumnSource, LazyRows} from './tables.js';
 
+/** Grist's formula engine over the tables a host loads: mirrors the host's actions, and `recalc()` computes the formula cells they made dirty (one per open document). */
 export class FormulaEngine implements RecordHost {
   readonly budget: Budget;
   private readonly s: EngineState;
@@ -109,26 +110,32 @@ export class FormulaEngine implements RecordHost {
     loadAllColumns(this.s);
   }
 
+  /** AddTable: a new table, empty, with its columns. */
   addTable(spec: TableSpec): void {
     addTable(this.s, spec);
   }
 
+  /** RemoveTable. */
   removeTable(tableId: string): void {
     removeTable(this.s, tableId);
   }
 
+  /** RenameTable (formulas are not rewritten: see `formulaRenames`). */
   renameTable(oldId: string, newId: string): void {
     renameTable(this.s, oldId, newId);
   }
 
+  /** AddColumn, with the stored values of a data column (one per row, in row order). */
   addColumn(tableId: string, spec: ColumnSpec, values?: CellValue[]): void {
     addColumn(this.s, tableId, spec, values);
   }
 
+  /** RemoveColumn. */
   removeColumn(tableId: string, colId: string): void {
     removeColumn(this.s, tableId, colId);
   }
 
+  /** RenameColumn (formulas are not rewritten: see `formulaRenames`). */
   renameColumn(tableId: string, oldId: string, newId: string): void {
     renameColumn(this.s, tableId, oldId, newId);
   }
@@ -187,23 +194,28 @@ export class FormulaEngine implements RecordHost {
     return c.get(slot);
   }
 
+  /** The ids of the tables loaded. */
   tableIds(): string[] {
     return [...this.s.tables.keys()];
   }
 
+  /** The column whose cell is being computed, while a formula runs. */
   currentColumn(): {tableId: string; colId: string} | null {
     const cur = this.s.cur;
     return cur ? {tableId: cur.col.table.id, colId: cur.col.id} : null;
   }
 
+  /** A table's column ids. */
   columnIds(tableId: string): string[] {
     return [...(this.s.tables.get(tableId)?.cols.keys() ?? [])];
   }
 
+  /** A column's spec as loaded or last modified. */
   columnSpec(tableId: string, colId: string): ColumnSpec | undefined {
     return this.s.tables.get(tableId)?.cols.get(colId)?.spec;
   }
 
+  /** A table's row ids, ascending. */
   rowIdsOf(tableId: string): number[] {
     return this.s.tables.get(tableId)?.sortedRowIds().slice() ?? [];
   }
@@ -216,6 +228,7 @@ export class FormulaEngine implements RecordHost {
 
   // ---- RecordHost (what records, tables and decoders ask while formulas run) -----------------
 
+  /** Whether the table has the column. */
   hasColumn(tableId: string, colId: string): boolean {
     return this.s.tables.get(tableId)?.cols.has(colId) ?? false;
   }

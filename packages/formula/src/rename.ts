@@ -8,18 +8,22 @@
 import {type Arg, type Expr, type Stmt, parseModule} from './syntax/index.js';
 import {dedent} from './grist.js';
 
+/** A column of the schema a rename is applied to. */
 export interface SchemaColumn {
   colId: string;
   type: string;
   formula: string;
 }
+/** A table of the schema a rename is applied to: its columns with their formulas. */
 export interface SchemaTable {
   tableId: string;
   columns: SchemaColumn[];
 }
+/** A table or column renamed. */
 export type Rename =
   | {kind: 'table'; oldId: string; newId: string}
   | {kind: 'column'; tableId: string; oldId: string; newId: string};
+/** A formula rewritten by a rename: its column and its new text. */
 export interface FormulaEdit {
   tableId: string;
   colId: string;

@@ -33,10 +33,13 @@ export class AllVia {
 /** A lazily loaded table's rows: its largest row id, whether a row exists, and every row id ascending. */
 export interface LazyRows {
   max: number;
+  /** Whether the table has this row. */
   exists(rowId: number): boolean;
+  /** Every row id, ascending. */
   ids(): number[];
 }
 
+/** A lazily loaded column's cells, read from the host when the engine needs them (the host interface, with `LazyRows`). */
 export interface ColumnSource {
   /** Every cell in row id order; with `withIds`, the row ids too (rows changed since the table was loaded). */
   all(withIds: boolean): {cells: CellValue[]; ids: number[] | null};

@@ -20,6 +20,7 @@ import {strRepr} from './pyvalues/strings.js';
 /** Python's text of floats and strs, from the value layer the document side uses too. */
 export {floatRepr, strRepr};
 
+/** A Python value: None, bool, int (bigint), float (number), str, list (array), tuple, dict, set, or an object (dates, records, modules, functions). */
 export type Value = null | boolean | bigint | number | string | PyList | PyTuple | PyDict | PySet | PyObject;
 
 /** Anything else a formula can hold: records, dates, modules, functions. */
@@ -56,6 +57,7 @@ export interface PyObject {
 /** Python's `NotImplemented`, returned by `binop` for unsupported operand pairs. */
 export const NOT_IMPLEMENTED: unique symbol = Symbol('NotImplemented');
 
+/** Keyword arguments of a call, by name. */
 export type Kwargs = Record<string, Value>;
 
 /** A Python list: a JS array, tagged so that lists and tuples stay apart. */
@@ -314,6 +316,7 @@ function reprTooLarge(): PyException {
   return new PyException('MemoryError', `result too large (more than ${MAX_REPR_CHARS} characters)`);
 }
 
+/** Python's `repr()` of a value. */
 export function repr(v: Value): string {
   if (
     v !== null &&

@@ -1,5 +1,5 @@
 /**
- * A cell as Grist shows it: the column type's formatter (doc/coltypes) with the column's widget
+ * A cell as Grist shows it: the column type's formatter (@gristlite/formula's cells/coltypes) with the column's widget
  * options and the document's settings, references shown through the referenced table's visible
  * column. Exports write these texts (export/plan.ts), and `GET /records?display=true` returns them
  * beside the values (issue 40 §4, D88): one formatter for both.

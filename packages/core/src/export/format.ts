@@ -1,6 +1,6 @@
 /**
  * Display formatting of cell values, as Grist's ValueFormatter does it for exports: each column
- * type's module (doc/coltypes/) formats its cells; references format through the formatter of
+ * type's module (@gristlite/formula's cells/coltypes/) formats its cells; references format through the formatter of
  * the referenced table's visible column; values of no particular type as `formatUnknown` does.
  */
 import {type CellFormatter, columnType, formatUnknown} from '@gristlite/formula';

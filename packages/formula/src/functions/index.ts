@@ -13,6 +13,7 @@ import {logicalFunctions} from './logical.js';
 import {scheduleFunctions} from './schedule.js';
 import {lookupFunctions} from './lookup.js';
 
+/** Grist's function library by name (`SUM`, `DATEADD`, ...), as formulas see it. */
 export const gristFunctions: Record<string, PyCallable> = {
   ...mathFunctions,
   ...textFunctions,

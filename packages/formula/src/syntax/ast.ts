@@ -17,6 +17,7 @@ export interface At {
 
 export type ConstValue = bigint | number | string | boolean | null;
 
+/** An expression of the one syntax tree, with its position (`At`). */
 export type Expr = At &
   (
     | {

@@ -55,6 +55,7 @@ export interface TokenizerOptions {
   dollar?: boolean;
 }
 
+/** Python 3.11's tokenizer (with Grist's `$name` when asked): CPython's tokens, INDENT/DEDENT and error wording. */
 export class Tokenizer {
   /** The text as code points (the text itself when it is ASCII). */
   private readonly cp: ArrayLike<string>;

@@ -2,6 +2,7 @@
 
 export type TokenKind = 'name' | 'number' | 'string' | 'op' | 'newline' | 'indent' | 'dedent' | 'eof';
 
+/** A token: its kind, text and position. */
 export interface Token {
   kind: TokenKind;
   /** The token's text: a name (NFKC-normalised, as CPython reads identifiers), an operator, a number, a string with its prefix and quotes. */

@@ -121,6 +121,7 @@ export function typedFormatter(ct: ColumnType): ((v: CellValue) => CellValue) | 
 // ---------------------------------------------------------------------------------------------
 // Conversion as the data engine does it: a right-typed value, or alt-text.
 
+/** How `convertValue` and `converterFor` treat a value. */
 export interface ConvertOptions {
   /**
    * Values held as floats by the engine (from Numeric/Date/DateTime columns), or as Python ints
@@ -166,6 +167,7 @@ export function converterFor(type: string, opts: ConvertOptions = {}): (v: CellV
   };
 }
 
+/** A value converted to a column type as Grist's data engine converts it (a right-typed value, or the value kept as alt-text). */
 export function convertValue(type: string, v: CellValue, opts: ConvertOptions = {}): CellValue {
   return converterFor(type, opts)(v);
 }
