@@ -1,5 +1,5 @@
 /**
- * Between the engine's Python values and Grist's cell encoding (doc/types.ts `CellValue`):
+ * Between the engine's Python values and Grist's cell encoding (cells/types.ts `CellValue`):
  * decoding a stored cell for a formula to read (per column type), and converting a formula's
  * result to its column type as Grist's usertypes do (never throwing: what does not convert is kept
  * as alt text, which raises InvalidTypedValue when another formula reads it).

@@ -1,4 +1,4 @@
-// Any, Blob and unknown type names (doc/coltypes/any.ts), and what the registry does for every type.
+// Any, Blob and unknown type names (cells/coltypes/any.ts), and what the registry does for every type.
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {columnType, convertValue as conv} from '../src/cells/coltypes/index.js';

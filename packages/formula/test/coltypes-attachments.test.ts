@@ -1,4 +1,4 @@
-// Attachments (doc/coltypes/attachments.ts): a RefList of _grist_Attachments shown as ids.
+// Attachments (cells/coltypes/attachments.ts): a RefList of _grist_Attachments shown as ids.
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {columnType, convertValue as conv} from '../src/cells/coltypes/index.js';

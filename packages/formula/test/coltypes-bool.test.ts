@@ -1,4 +1,4 @@
-// The Bool type (doc/coltypes/bool.ts).
+// The Bool type (cells/coltypes/bool.ts).
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {columnType, convertValue as conv} from '../src/cells/coltypes/index.js';

@@ -1,4 +1,4 @@
-// Choice and ChoiceList (doc/coltypes/choice.ts).
+// Choice and ChoiceList (cells/coltypes/choice.ts).
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {columnType, convertValue as conv} from '../src/cells/coltypes/index.js';

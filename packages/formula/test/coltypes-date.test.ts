@@ -1,4 +1,4 @@
-// The Date type (doc/coltypes/date.ts): midnight UTC in seconds, moment.js date formats.
+// The Date type (cells/coltypes/date.ts): midnight UTC in seconds, moment.js date formats.
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {columnType, convertValue as conv} from '../src/cells/coltypes/index.js';

@@ -1,4 +1,4 @@
-// The DateTime type (doc/coltypes/datetime.ts): epoch seconds read and shown in the column's zone.
+// The DateTime type (cells/coltypes/datetime.ts): epoch seconds read and shown in the column's zone.
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {columnType, convertValue as conv} from '../src/cells/coltypes/index.js';

@@ -1,4 +1,4 @@
-// The Numeric, Int and position types (doc/coltypes/numeric.ts): storage, conversion, parsing, display.
+// The Numeric, Int and position types (cells/coltypes/numeric.ts): storage, conversion, parsing, display.
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {columnType, convertValue as conv} from '../src/cells/coltypes/index.js';

@@ -1,4 +1,4 @@
-// Ref, RefList and Id (doc/coltypes/ref.ts).
+// Ref, RefList and Id (cells/coltypes/ref.ts).
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {columnType, convertValue as conv} from '../src/cells/coltypes/index.js';

@@ -1,4 +1,4 @@
-// The Text type (doc/coltypes/text.ts) and Choice, which converts and displays as Text.
+// The Text type (cells/coltypes/text.ts) and Choice, which converts and displays as Text.
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {columnType, convertValue as conv} from '../src/cells/coltypes/index.js';

@@ -1,5 +1,5 @@
 /**
- * The document side of the formula engine (formula/engine.ts): loading a document's user tables
+ * The document side of the formula engine (@gristlite/formula's FormulaEngine): loading a document's user tables
  * into it, the column specs it needs (recalcDeps as colIds), and writing what `recalc()` changed
  * back to SQLite, inside the write's transaction, with each column's encoder.
  */
