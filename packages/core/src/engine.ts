@@ -25,7 +25,7 @@ import {type DocUrl, GristDoc} from './doc/gristdoc.js';
 import {removeSqliteFiles} from './doc/files.js';
 import {makeId} from './ids.js';
 import {intFromEnv, intSetting} from './settings.js';
-import {type BudgetSettings, DEFAULT_BUDGET} from './formula/budget.js';
+import {type BudgetSettings, DEFAULT_BUDGET} from '@gristlite/formula';
 import {descriptorLimit, maxOpenDocsFor} from './fdlimit.js';
 import {
   ApiError,

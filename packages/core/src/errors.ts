@@ -2,22 +2,10 @@
  * Typed errors thrown by core. The http layer maps `status` to the HTTP status and sends
  * Grist's body `{"error": message, "details"?: details}`. Anything else thrown is a bug (500).
  */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+import {ApiError, BadRequest} from '@gristlite/formula';
 
-export class BadRequest extends ApiError {
-  constructor(message: string, details?: Record<string, unknown>) {
-    super(400, message, details);
-  }
-}
+// ApiError and BadRequest are the value model's (a bad column type is a 400 there too): one class each.
+export {ApiError, BadRequest};
 export class Unauthorized extends ApiError {
   constructor(message: string, details?: Record<string, unknown>) {
     super(401, message, details);

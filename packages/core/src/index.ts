@@ -18,7 +18,7 @@ export {
   isApiError,
 } from './errors.js';
 export {Engine, type EngineOptions, type OrgUsageSummary} from './engine.js';
-export type {BudgetSettings} from './formula/budget.js';
+export type {BudgetSettings} from '@gristlite/formula';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
 export type {
   AccessList,

@@ -6,7 +6,7 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import {GristDoc} from '../src/doc/index.js';
-import type {CellValue} from '../src/doc/types.js';
+import type {CellValue} from '@gristlite/formula';
 import {skipOrFail} from '../src/testing/fixtures.js';
 import {tempPath} from './doc-helpers.js';
 import {ORACLE_MIN_DOCS, VOLATILE, oracleDocs} from './formula-oracle-run.js';

@@ -18,7 +18,7 @@ import {findMatches} from '../src/doc/lookup.js';
 import {loadMeta} from '../src/doc/meta.js';
 import {ReadCache} from '../src/doc/readcache.js';
 import {compileFilter, compileSort} from '../src/doc/query.js';
-import type {CellValue} from '../src/doc/types.js';
+import type {CellValue} from '@gristlite/formula';
 import {tempPath} from './doc-helpers.js';
 
 /** Stored values of each storage class, with ties, case variants and signs. */

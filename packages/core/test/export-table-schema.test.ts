@@ -3,7 +3,7 @@ import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc} from '../src/doc/index.js';
 import {formatUnknown} from '../src/export/format.js';
-import {formatMoment} from '../src/doc/moment-format.js';
+import {formatMoment} from '@gristlite/formula';
 import {tableSchema} from '../src/export/table-schema.js';
 import {copyFixture, tempPath, withFixtures} from './doc-helpers.js';
 

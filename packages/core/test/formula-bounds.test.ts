@@ -5,7 +5,7 @@
 // and the budget's MemoryError where CPython would try to allocate (budget.ts, docs/formulas.md).
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {type ColumnSpec, FormulaEngine} from '../src/formula/engine.js';
+import {type ColumnSpec, FormulaEngine} from '@gristlite/formula';
 import {GristDoc} from '../src/doc/index.js';
 import {tempPath} from './doc-helpers.js';
 import {pyrepr} from './formula-helpers.js';

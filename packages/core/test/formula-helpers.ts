@@ -1,41 +1,11 @@
-import {PyException, type Value, repr} from '../src/formula/values.js';
-import {builtinTable} from '../src/formula/builtins.js';
-import {parseFormula} from '../src/formula/grist.js';
-import {compileFunctionBody} from '../src/formula/compiler.js';
-import {defaultLibrary, findModule} from '../src/formula/library.js';
-import {gristFunctions} from '../src/formula/functions/index.js';
-
-const LIBRARY = defaultLibrary();
-import {Budget, type BudgetSettings, setCurrentBudget} from '../src/formula/budget.js';
-
-const builtins = builtinTable();
-
-/** Runs a formula body (Grist rules: last expression returned) with builtins only (and Grist's functions with `grist`). */
-export function run(src: string, budget: Partial<BudgetSettings> = {}, grist = false): Value {
-  const body = parseFormula(src);
-  const compiled = compileFunctionBody(body, ['rec', 'table'], {
-    vars: new Map(),
-    resolve: (name) => (grist && Object.hasOwn(gristFunctions, name) ? gristFunctions[name] : builtins.get(name)),
-    importModule: (name) => {
-      const m = findModule(LIBRARY, name);
-      if (m === undefined) throw new PyException('ImportError', `No module named '${name}'`);
-      return m;
-    },
-  });
-  const b = new Budget(budget);
-  const prev = setCurrentBudget(b);
-  try {
-    b.startCell();
-    return compiled.run([null, null]);
-  } finally {
-    setCurrentBudget(prev);
-  }
-}
+// repr() of a formula body's result, for core's tests that check formulas beside documents (the
+// language's own tests, with the full helper, are in packages/formula/test).
+import {type BudgetSettings, PyException, evaluateFormula, repr} from '@gristlite/formula';
 
 /** repr() of the result, or "!Type: message" for an exception (`grist`: Grist's functions too). */
 export function pyrepr(src: string, budget: Partial<BudgetSettings> = {}, grist = false): string {
   try {
-    return repr(run(src, budget, grist));
+    return repr(evaluateFormula(src, {budget, grist}));
   } catch (e) {
     if (e instanceof PyException) return `!${e.type}: ${e.message}`;
     throw e;

@@ -3,8 +3,8 @@
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc} from '../src/doc/index.js';
-import {gristFunctions, setDocUrl} from '../src/formula/functions/index.js';
-import {PyException, type Kwargs, type Value} from '../src/formula/values.js';
+import {gristFunctions, setDocUrl} from '@gristlite/formula';
+import {PyException, type Kwargs, type Value} from '@gristlite/formula';
 import {docPageUrl, docSlug, orgUrlName, publicUrlFromEnv} from '../src/home/urls.js';
 import {tempPath} from './doc-helpers.js';
 

@@ -3,8 +3,8 @@
 // Edits (seeded, deterministic): cells set to other rows' values, rows removed, rows added.
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import type {CellValue} from '../src/doc/types.js';
-import {FormulaEngine} from '../src/formula/engine.js';
+import type {CellValue} from '@gristlite/formula';
+import {FormulaEngine} from '@gristlite/formula';
 import {type LoadedTable, VOLATILE, loadEngine, readDoc, withDocCopy} from './formula-oracle-run.js';
 import {skipOrFail} from '../src/testing/fixtures.js';
 import {ORACLE_MIN_DOCS, oracleDocs} from './formula-oracle-run.js';

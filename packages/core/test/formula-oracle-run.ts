@@ -6,13 +6,13 @@ import Database from 'better-sqlite3';
 import {copyFileSync, mkdtempSync, readdirSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {basename, join} from 'node:path';
-import {loads} from '../src/doc/marshal.js';
+import {loads} from '@gristlite/formula';
 import {META_TYPES} from '../src/doc/schema.js';
-import {type CellValue, makeDecoder, makeEncoder} from '../src/doc/types.js';
-import {type ColumnSpec, FormulaEngine, type TableSpec} from '../src/formula/engine.js';
-import {defaultCell} from '../src/formula/convert.js';
-import {setClock} from '../src/formula/datetime.js';
-import {setDocTimezone} from '../src/formula/functions/index.js';
+import {type CellValue, makeDecoder, makeEncoder} from '@gristlite/formula';
+import {type ColumnSpec, FormulaEngine, type TableSpec} from '@gristlite/formula';
+import {defaultCell} from '@gristlite/formula';
+import {setClock} from '@gristlite/formula';
+import {setDocTimezone} from '@gristlite/formula';
 import {findFixtures, missingFixtures} from '../src/testing/fixtures.js';
 
 /** Formulas whose value depends on the moment or on the server: not compared. */

@@ -6,7 +6,7 @@ import {Readable} from 'node:stream';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import {useHomeWorld} from './doc-helpers.js';
-import {guessColumn} from '../src/doc/parse.js';
+import {guessColumn} from '@gristlite/formula';
 import {decodeText, detectEncoding, guessImportColumns, parseCsv, sniffDelimiter} from '../src/import/csv.js';
 import {
   IMPORT_GUESS_ROWS,

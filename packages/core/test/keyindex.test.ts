@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import {GristDoc} from '../src/internal.js';
 import {findMatches} from '../src/doc/lookup.js';
 import {loadMeta} from '../src/doc/meta.js';
-import type {CellValue} from '../src/doc/types.js';
+import type {CellValue} from '@gristlite/formula';
 import {seededRandom as rng} from '../src/testing/random.js';
 
 // Values Python equality groups in interesting ways: 1 == 1.0 == True, '1' != 1, lists, null.

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc, META_TYPES, SCHEMA_VERSION} from '../src/doc/index.js';
-import {sqlDefaultFor, sqlTypeFor} from '../src/doc/types.js';
+import {sqlDefaultFor, sqlTypeFor} from '@gristlite/formula';
 import {copyTo, findFixtureDirs, listFixtures, placeholder, readPragma, storedData} from './migrations-helpers.js';
 
 const found = findFixtureDirs(['grist', 'corpus']);

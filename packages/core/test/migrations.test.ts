@@ -14,7 +14,7 @@ import {Engine} from '../src/engine.js';
 import {importUpload} from '../src/import/index.js';
 import {MigrationDb} from '../src/doc/migrations/db.js';
 import {runSteps, SCHEMA_STEPS, upgradeDocFile} from '../src/doc/migrations/index.js';
-import {sqlDefaultFor, sqlTypeFor} from '../src/doc/types.js';
+import {sqlDefaultFor, sqlTypeFor} from '@gristlite/formula';
 import {copyTo, findFixtureDirs, listFixtures, placeholder} from './migrations-helpers.js';
 import {underCi} from '../src/testing/fixtures.js';
 

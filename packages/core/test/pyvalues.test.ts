@@ -4,13 +4,13 @@
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc} from '../src/doc/index.js';
-import {zoneOffsetSeconds} from '../src/doc/datetime.js';
-import {formatMoment} from '../src/doc/moment-format.js';
-import {IanaTz} from '../src/formula/datetime.js';
-import {repr} from '../src/formula/values.js';
-import {floatRepr, formatG15, pyNumberStr} from '../src/pyvalues/numbers.js';
-import {strRepr} from '../src/pyvalues/strings.js';
-import {zoneOffsetMs} from '../src/pyvalues/zones.js';
+import {zoneOffsetSeconds} from '@gristlite/formula';
+import {formatMoment} from '@gristlite/formula';
+import {IanaTz} from '@gristlite/formula';
+import {repr} from '@gristlite/formula';
+import {floatRepr, formatG15, pyNumberStr} from '@gristlite/formula';
+import {strRepr} from '@gristlite/formula';
+import {zoneOffsetMs} from '@gristlite/formula';
 import {tempPath} from './doc-helpers.js';
 
 /**

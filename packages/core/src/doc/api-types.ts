@@ -2,7 +2,7 @@
  * The shapes a document's API takes and returns (records, tables, columns, queries, writes), in
  * a file of their own so that the modules `GristDoc` uses can name them without importing it.
  */
-import type {BudgetSettings} from '../formula/budget.js';
+import type {BudgetSettings} from '@gristlite/formula';
 import type {ReadCache} from './readcache.js';
 import type {TableChange, WriteActor, WriteOptions} from './storage.js';
 import type {CellValue} from './types.js';

@@ -1,5 +1,5 @@
 /**
- * A cell as Grist shows it: the column type's formatter (doc/coltypes) with the column's widget
+ * A cell as Grist shows it: the column type's formatter (@gristlite/formula's cells/coltypes) with the column's widget
  * options and the document's settings, references shown through the referenced table's visible
  * column. Exports write these texts (export/plan.ts), and `GET /records?display=true` returns them
  * beside the values (issue 40 §4, D88): one formatter for both.
@@ -11,8 +11,8 @@
  * ACLRuleCollection getHelperCols), and so does this.
  */
 import type Database from 'better-sqlite3';
-import type {CellFormatter} from './coltypes/index.js';
-import {rowIdFormatter} from './coltypes/ref.js';
+import type {CellFormatter} from '@gristlite/formula';
+import {rowIdFormatter} from '@gristlite/formula';
 import type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
 import {quoteIdent} from './query.js';
 import type {CellValue} from './types.js';

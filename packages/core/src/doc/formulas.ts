@@ -1,5 +1,5 @@
 /**
- * The document side of the formula engine (formula/engine.ts): loading a document's user tables
+ * The document side of the formula engine (@gristlite/formula's FormulaEngine): loading a document's user tables
  * into it, the column specs it needs (recalcDeps as colIds), and writing what `recalc()` changed
  * back to SQLite, inside the write's transaction, with each column's encoder.
  */
@@ -11,10 +11,10 @@ import {
   type LazyRows,
   type RecalcResult,
   type TableSpec,
-} from '../formula/engine.js';
-import type {BudgetSettings} from '../formula/budget.js';
-import {setDocTimezone, setDocUrl} from '../formula/functions/index.js';
-import type {SchemaTable} from '../formula/rename.js';
+} from '@gristlite/formula';
+import type {BudgetSettings} from '@gristlite/formula';
+import {setDocTimezone, setDocUrl} from '@gristlite/formula';
+import type {SchemaTable} from '@gristlite/formula';
 import {StoredValues} from './colstats.js';
 import type {ChangeSet, DocStorage} from './storage.js';
 import type {ColumnMeta, DocMeta, TableMeta} from './meta.js';

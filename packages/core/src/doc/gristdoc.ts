@@ -1,7 +1,7 @@
 /**
  * GristDoc: one open `.grist` document. Synchronous (better-sqlite3, WAL mode); every public write
  * runs in one SQLite transaction and reports what it changed to `onChange` listeners inside that
- * transaction. Formulas are computed by the formula engine (formula/engine.ts): every action of a
+ * transaction. Formulas are computed by the formula engine (@gristlite/formula's FormulaEngine): every action of a
  * write is mirrored to it, then it recalculates, and the cells that changed are written in the same
  * transaction (docs/formulas.md).
  */
@@ -20,8 +20,8 @@ import {
   useDocUrl,
   writeRecalc,
 } from './formulas.js';
-import type {BudgetSettings} from '../formula/budget.js';
-import type {FormulaEngine} from '../formula/engine.js';
+import type {BudgetSettings} from '@gristlite/formula';
+import type {FormulaEngine} from '@gristlite/formula';
 import {removeUnusedDisplayCols} from './display.js';
 import {removeUnusedSummaries} from './summary-actions.js';
 import {MetaRowSlots} from './colorder.js';

@@ -3,7 +3,7 @@
  * sanitised to [A-Za-z0-9_], de-duplicated case-insensitively with a numeric suffix.
  */
 import {shownValue} from '../errors.js';
-import {KEYWORDS} from '../formula/syntax/index.js';
+import {KEYWORDS} from '@gristlite/formula';
 
 // Python 3's keyword.kwlist (the engine also refuses None/True/False, which it contains): the
 // formula front end's list.

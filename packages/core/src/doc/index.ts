@@ -21,10 +21,10 @@ export type {
 export type {TableChange, WriteActor} from './storage.js';
 export type {CellValue, SqlValue} from './types.js';
 export {SCHEMA_VERSION, STORAGE_VERSION, META_DDL, META_TYPES} from './schema.js';
-export {dumps as marshalDumps, loads as marshalLoads} from './marshal.js';
+export {dumps as marshalDumps, loads as marshalLoads} from '@gristlite/formula';
 export {pickColIdent, pickColIdentList, pickTableIdent} from './identifiers.js';
 export {FORMULAS_TABLE, formulasComputed, markFormulasComputed} from './formulas.js';
-export {columnType, type ColumnType} from './coltypes/index.js';
+export {columnType, type ColumnType} from '@gristlite/formula';
 export type {
   Converter,
   Decoder,
@@ -34,9 +34,9 @@ export type {
   TextParser,
   TypedForm,
   WidgetOptions,
-} from './coltypes/base.js';
+} from '@gristlite/formula';
 export type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
-export type {DocSettings} from './parse.js';
+export type {DocSettings} from '@gristlite/formula';
 export type {WriterRole} from './metarules.js';
 export type {BeforeRowsListener, WriteAs, WriteListener, WriteSummary} from './api-types.js';
 export {

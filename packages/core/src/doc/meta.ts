@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import {META_TYPES} from './schema.js';
-import {type ColumnType, columnType, type Decoder, type Encoder, typedFormatter} from './coltypes/index.js';
+import {type ColumnType, columnType, type Decoder, type Encoder, typedFormatter} from '@gristlite/formula';
 import type {CellValue} from './types.js';
 
 /** One column of `DocMeta`: id, type (parsed once), formula, widget options. */

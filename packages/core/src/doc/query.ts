@@ -23,7 +23,7 @@
  */
 import type Database from 'better-sqlite3';
 import {BadRequest, engineError} from '../errors.js';
-import {dumps} from './marshal.js';
+import {dumps} from '@gristlite/formula';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {ANY_CLASS, BLOB_CLASS, classOf, type ColumnClasses, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from './colstats.js';
 import type {RecordQuery} from './api-types.js';

@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import {Forbidden, NotFound} from '../errors.js';
 import type {ApiRecord, ColumnInfo, PageEnd, RecordQuery, TableInfo} from './api-types.js';
 import {cellDisplay, displayDiffers} from './cell-display.js';
-import type {CellFormatter} from './coltypes/index.js';
+import type {CellFormatter} from '@gristlite/formula';
 import type {DataStamp} from './colstats.js';
 import type {DocGuard, RowValues, TableReadFilter} from './guard.js';
 import type {ColumnMeta, TableMeta} from './meta.js';

@@ -5,8 +5,8 @@
  * the ones that changed, summaries kept in step. `GristDoc` calls it inside each write.
  */
 import type Database from 'better-sqlite3';
-import type {BudgetSettings} from '../formula/budget.js';
-import type {FormulaEngine} from '../formula/engine.js';
+import type {BudgetSettings} from '@gristlite/formula';
+import type {FormulaEngine} from '@gristlite/formula';
 import type {ChangeSet} from './changes.js';
 import {
   formulasTrusted,

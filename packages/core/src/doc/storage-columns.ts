@@ -4,7 +4,7 @@
  * convert the stored values, redeclaring SQL columns); RemoveColumn with its fields and helpers.
  */
 import {BadRequest, engineError, NotFound} from '../errors.js';
-import {checkColumnType} from './coltypes/index.js';
+import {checkColumnType} from '@gristlite/formula';
 import {columnSpec} from './formulas.js';
 import {pickColIdent} from './identifiers.js';
 import type {ColumnMeta, TableMeta} from './meta.js';

@@ -4,12 +4,12 @@
  * and replaced, with the guard, old-row hook, column classes, formula engine and change set told.
  */
 import {BadRequest, engineError} from '../errors.js';
-import type {TextParser} from './coltypes/index.js';
+import type {TextParser} from '@gristlite/formula';
 import {StoredValues} from './colstats.js';
 import {findMatches} from './lookup.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
-import {guessColumn} from './parse.js';
-import {pyStr} from './pyformat.js';
+import {guessColumn} from '@gristlite/formula';
+import {pyStr} from '@gristlite/formula';
 import {quoteIdent} from './query.js';
 import {chunks, type RecordsSource, type WriteOptions} from './storage-source.js';
 import {

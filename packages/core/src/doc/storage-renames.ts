@@ -6,7 +6,7 @@
  */
 import {type AclEdits, type AclRows, aclColumnRenames} from '../access/rules/renames.js';
 import {engineError} from '../errors.js';
-import {formulaRenames, type Rename} from '../formula/rename.js';
+import {formulaRenames, type Rename} from '@gristlite/formula';
 import type {TableMeta} from './meta.js';
 import {quoteIdent} from './query.js';
 import type {StorageSource} from './storage-source.js';

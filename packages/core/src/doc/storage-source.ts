@@ -5,8 +5,8 @@
  * parts import no class of storage.ts, so imports point one way: storage.ts -> parts -> this file.
  */
 import type Database from 'better-sqlite3';
-import type {FormulaEngine} from '../formula/engine.js';
-import type {Rename} from '../formula/rename.js';
+import type {FormulaEngine} from '@gristlite/formula';
+import type {Rename} from '@gristlite/formula';
 import type {BeforeRowsHook, ChangeSet} from './changes.js';
 import type {ColumnClasses} from './colstats.js';
 import type {DocGuard} from './guard.js';

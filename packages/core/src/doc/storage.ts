@@ -14,7 +14,7 @@ import {BadRequest, NotFound} from '../errors.js';
 import {type ColumnMeta, type DocMeta, loadMeta, readMetaRows, type TableMeta} from './meta.js';
 import {ColumnClasses} from './colstats.js';
 import {quoteIdent} from './query.js';
-import type {FormulaEngine} from '../formula/engine.js';
+import type {FormulaEngine} from '@gristlite/formula';
 import type {BulkCells} from './formulas.js';
 import type {CellValue} from './types.js';
 import type {BeforeRowsHook, ChangeSet} from './changes.js';

@@ -8,7 +8,7 @@
  * and a group left empty is found by its `group` cell, which the recalculation recomputed to an
  * empty list (as Grist removes a summary row whose group became empty).
  */
-import type {RecalcResult} from '../formula/engine-types.js';
+import type {RecalcResult} from '@gristlite/formula';
 import type {ChangeSet, DocStorage} from './storage.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {quoteIdent} from './query.js';

@@ -1,39 +1,11 @@
 /**
- * Cell values and the column-type helpers callers use by type string. Everything a type does
- * (SQL type, storage, conversion, parsing, display) is in its module under coltypes/, found with
- * `columnType()`; these are shorthands over it.
+ * Cell values and the column-type helpers, under the name core's modules have always imported
+ * them by: Grist's value model is `@gristlite/formula`'s (D91), re-exported here.
  */
-import {
-  affinityOf,
-  baseOf,
-  columnType,
-  type ConvertOptions,
-  converterFor,
-  convertsToNumeric,
-  convertValue,
-  type Decoder,
-  type Encoder,
-  pyFloatOfString,
-  typedFormatter,
-} from './coltypes/index.js';
-
-/** A cell value in Grist's API encoding: primitives, or `[code, ...args]` arrays. */
-export type CellValue = null | boolean | number | string | CellValue[] | {[key: string]: CellValue};
-/**
- * `obj[key] = value` as an own property for any key: assigning `__proto__` would set the
- * object's prototype instead (a dict key from a formula or a stored `["O", {...}]` cell is data).
- */
-export function setOwnKey<T>(obj: {[key: string]: T}, key: string, value: T): void {
-  if (key === '__proto__')
-    Object.defineProperty(obj, key, {value, enumerable: true, writable: true, configurable: true});
-  else obj[key] = value;
-}
-
-/** A value as SQLite stores it through better-sqlite3. */
-export type SqlValue = null | number | bigint | string | Buffer;
-
 export {
   affinityOf,
+  baseType,
+  type CellValue,
   columnType,
   type ConvertOptions,
   converterFor,
@@ -41,44 +13,14 @@ export {
   convertValue,
   type Decoder,
   type Encoder,
+  isRefListType,
+  makeDecoder,
+  makeEncoder,
+  makeTypedFormatter,
   pyFloatOfString,
-};
-
-/** `Ref:T` -> `Ref`. */
-export const baseType = baseOf;
-
-/** Target table of `Ref:T` / `RefList:T` (and `_grist_Attachments` for Attachments), else null. */
-export function refTarget(type: string): string | null {
-  return columnType(type).target;
-}
-
-/** RefList:T and Attachments. */
-export function isRefListType(type: string): boolean {
-  const ct = columnType(type);
-  return ct.isList && ct.target !== null;
-}
-
-/** DocStorage._getSqlType: the declared SQL type Grist uses for a Grist type. */
-export function sqlTypeFor(type: string): string {
-  return columnType(type).sqlType;
-}
-
-/** SQL DEFAULT of each Grist type (gristTypes.getDefaultForType with sqlFormatted). */
-export function sqlDefaultFor(type: string): string {
-  return columnType(type).sqlDefault;
-}
-
-/** DocStorage._encodeValue for one column declared `declType`. */
-export function makeEncoder(type: string, declType: string): Encoder {
-  return columnType(type).encoder(declType);
-}
-
-/** DocStorage._decodeValue for one column. */
-export function makeDecoder(type: string): Decoder {
-  return columnType(type).decoder();
-}
-
-/** The `cellFormat=typed` form of a value: self-describing for the column's type. */
-export function makeTypedFormatter(type: string): ((v: CellValue) => CellValue) | null {
-  return typedFormatter(columnType(type));
-}
+  refTarget,
+  setOwnKey,
+  type SqlValue,
+  sqlDefaultFor,
+  sqlTypeFor,
+} from '@gristlite/formula';

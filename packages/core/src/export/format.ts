@@ -1,11 +1,11 @@
 /**
  * Display formatting of cell values, as Grist's ValueFormatter does it for exports: each column
- * type's module (doc/coltypes/) formats its cells; references format through the formatter of
+ * type's module (@gristlite/formula's cells/coltypes/) formats its cells; references format through the formatter of
  * the referenced table's visible column; values of no particular type as `formatUnknown` does.
  */
-import {type CellFormatter, columnType, formatUnknown} from '../doc/coltypes/index.js';
-import {rowIdFormatter} from '../doc/coltypes/ref.js';
-import type {DocSettings} from '../doc/parse.js';
+import {type CellFormatter, columnType, formatUnknown} from '@gristlite/formula';
+import {rowIdFormatter} from '@gristlite/formula';
+import type {DocSettings} from '@gristlite/formula';
 
 export {type CellFormatter, formatUnknown, rowIdFormatter};
 

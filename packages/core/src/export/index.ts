@@ -10,6 +10,6 @@ export {
   type ExportSource,
 } from './csv.js';
 export {createFormatter, formatUnknown, type CellFormatter, type FormatterArgs} from './format.js';
-export {formatMoment} from '../doc/moment-format.js';
+export {formatMoment} from '@gristlite/formula';
 export {columnHeader, planTableExport, type ExportColumn, type ExportHeader, type ExportPlan} from './plan.js';
 export {tableSchema, type TableSchema, type TableSchemaField, type TableSchemaOptions} from './table-schema.js';

@@ -4,7 +4,7 @@
  * `integer`; RefList, ChoiceList and Attachments are `array`).
  */
 import type Database from 'better-sqlite3';
-import {columnType} from '../doc/coltypes/index.js';
+import {columnType} from '@gristlite/formula';
 import type {DocMeta} from '../doc/meta.js';
 import {columnHeader, type ExportHeader, type ExportRestriction, planTableExport, restrictPlan} from './plan.js';
 

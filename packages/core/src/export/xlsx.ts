@@ -18,7 +18,7 @@ import {
 } from './plan.js';
 import type Database from 'better-sqlite3';
 import {openSnapshot} from '../doc/stream.js';
-import {zoneOffsetSeconds} from '../doc/datetime.js';
+import {zoneOffsetSeconds} from '@gristlite/formula';
 
 type Db = Database.Database;
 

@@ -11,7 +11,7 @@ import {parse as parseStream} from 'csv-parse';
 import {parse} from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import type {ColumnSpec} from '../doc/api-types.js';
-import {type DocSettings, guessColumnWithParser} from '../doc/parse.js';
+import {type DocSettings, guessColumnWithParser} from '@gristlite/formula';
 import {type CellValue, pyFloatOfString} from '../doc/types.js';
 import {BadRequest} from '../errors.js';
 

@@ -14,7 +14,7 @@
  * `["keywords", [name, value], ...]` when it has keyword arguments), and Comment wrapping the whole
  * tree when the formula has a `#` comment (the first one). Anything else is refused.
  */
-import {type Expr, PySyntaxError, parseWithNames} from '../../formula/syntax/index.js';
+import {type Expr, PySyntaxError, parseWithNames} from '@gristlite/formula';
 import {PredicateFormulaError, syntaxErrorAt} from './errors.js';
 
 /** A parsed formula as a JSON value: `[nodeType, ...args]`. */

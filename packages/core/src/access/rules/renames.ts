@@ -7,7 +7,7 @@
  * rest of the text (spacing, comments) stays as the user wrote it.
  */
 import {parsePredicateFormula} from './parse.js';
-import {type Token, Tokenizer} from '../../formula/syntax/index.js';
+import {type Token, Tokenizer} from '@gristlite/formula';
 
 /** The rule tables' rows as the rename reads them. */
 export interface AclRows {

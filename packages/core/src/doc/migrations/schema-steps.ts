@@ -5,7 +5,7 @@
  * reading the metadata as it stands after the previous version.
  */
 import {pickColIdent, pickTableIdent, quoteIdent} from '../identifiers.js';
-import {loads} from '../marshal.js';
+import {loads} from '@gristlite/formula';
 import type {CellValue} from '../types.js';
 import {
   byString,

@@ -6,7 +6,7 @@
  */
 import {createHash} from 'node:crypto';
 import {quoteIdent} from '../identifiers.js';
-import {dumps} from '../marshal.js';
+import {dumps} from '@gristlite/formula';
 import {sqlDefaultFor} from '../types.js';
 import {colSpec, type MigrationDb} from './db.js';
 
