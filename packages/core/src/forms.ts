@@ -2,7 +2,7 @@
  * Forms (Grist 1.7.17, issue 29): what a form widget asks for, read as the caller may read it. The
  * HTTP route (`GET /api/docs/{doc}/forms/{vsId}`) and `SessionDoc.form` both answer with `formOf`.
  */
-import type {ShareRules} from './access/rules/shares.js';
+import {type ShareRules, parseObject as parseOptions} from './access/rules/shares.js';
 import {ApiError, NotFound} from './errors.js';
 import type {ApiRecord} from './doc/api-types.js';
 import type {GristDoc} from './doc/gristdoc.js';
@@ -13,16 +13,6 @@ const INITIAL_FIELDS_COUNT = 9;
 
 function formNotFound(): NotFound {
   return new NotFound('Form not found', {code: 'FormNotFound'});
-}
-
-function parseOptions(text: CellValue | undefined): Record<string, unknown> {
-  if (typeof text !== 'string' || !text) return {};
-  try {
-    const v = JSON.parse(text);
-    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
-  } catch {
-    return {};
-  }
 }
 
 function isBlank(v: CellValue | undefined): boolean {

@@ -271,26 +271,39 @@ export async function importCsvDoc(
         read += n;
       },
     });
-    const doc = GristDoc.create(tmp, {timezone});
-    try {
-      // The file is new and private until it is moved into place (a failure deletes it): no
-      // rollback journal, no syncs until the end.
-      doc.db.pragma('journal_mode = OFF');
-      doc.db.pragma('synchronous = OFF');
-      await writeCsvTable(doc, titleFromFileName(file.fileName), records, timezone, (rows) =>
+    await writeNewDocFile(tmp, timezone, (doc) =>
+      writeCsvTable(doc, titleFromFileName(file.fileName), records, timezone, (rows) =>
         opts.onProgress?.({rows, fraction: size ? read / size : null, stage: 'rows'}),
-      );
-      doc.db.pragma('journal_mode = DELETE');
-    } finally {
-      doc.close();
-    }
-    const fd = openSync(tmp, 'r+');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+      ),
+    );
   });
+}
+
+/**
+ * Creates the document file `tmp` and fills it with `fill`. The file is new and private until it
+ * is moved into place (a failure deletes it): no rollback journal, no syncs until the end, then
+ * one fsync.
+ */
+async function writeNewDocFile(
+  tmp: string,
+  timezone: string | undefined,
+  fill: (doc: GristDoc) => unknown,
+): Promise<void> {
+  const doc = GristDoc.create(tmp, {timezone});
+  try {
+    doc.db.pragma('journal_mode = OFF');
+    doc.db.pragma('synchronous = OFF');
+    await fill(doc);
+    doc.db.pragma('journal_mode = DELETE');
+  } finally {
+    doc.close();
+  }
+  const fd = openSync(tmp, 'r+');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -433,26 +446,13 @@ export async function importSheetsDoc(
       const {readJsonFile, writeJsonTables} = await import('./json.js');
       const limits = {maxUnzippedBytes: s.maxUnzippedBytes, maxEntries: s.maxEntries, maxJsonBytes: s.maxJsonBytes};
       const data = json ? readJsonFile(upload, s.maxJsonBytes) : null;
-      const doc = GristDoc.create(tmp, {timezone});
-      try {
-        doc.db.pragma('journal_mode = OFF');
-        doc.db.pragma('synchronous = OFF');
-        if (json) writeJsonTables(doc, data, titleFromFileName(file.fileName));
-        else {
-          await writeSourceTables(doc, readTables(upload, '', 'xlsx', {}, limits), 'sheet', timezone, (rows: number) =>
-            opts.onProgress?.({rows, fraction: null, stage: 'rows'}),
-          );
-        }
-        doc.db.pragma('journal_mode = DELETE');
-      } finally {
-        doc.close();
-      }
-      const fd = openSync(tmp, 'r+');
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
+      await writeNewDocFile(tmp, timezone, (doc) =>
+        json
+          ? writeJsonTables(doc, data, titleFromFileName(file.fileName))
+          : writeSourceTables(doc, readTables(upload, '', 'xlsx', {}, limits), 'sheet', timezone, (rows: number) =>
+              opts.onProgress?.({rows, fraction: null, stage: 'rows'}),
+            ),
+      );
     } finally {
       if (file.path === undefined) removeSqliteFiles(upload);
     }

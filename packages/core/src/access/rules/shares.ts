@@ -49,7 +49,8 @@ export interface ShareRules {
   pageShare: Map<number, number>;
 }
 
-function parseObject(text: unknown): Record<string, unknown> {
+/** A JSON object stored as text (options, widgetOptions): `{}` for anything else. */
+export function parseObject(text: unknown): Record<string, unknown> {
   if (typeof text !== 'string' || !text) return {};
   try {
     const v = JSON.parse(text);
