@@ -2,7 +2,9 @@
 // - no import cycle across files of different folders;
 // - none inside one folder through more than three files;
 // - no file over 600 lines unless its first comment says why it is one thing ("One thing:"); the
-//   conformance suites (tests) and generated files aside.
+//   conformance suites (tests) and generated files aside;
+// - a folder with an index.ts is entered only through it: files outside the folder (its own
+//   subfolders aside) import the index, not the files behind it.
 // What the tree broke when the rules came is listed in scripts/layout-baseline.json; a violation
 // not listed fails, and so does a listed one that is gone (remove it: the list only shrinks).
 // `node scripts/check-layout.mjs --write` rewrites the list from the tree (for that review only).
@@ -35,6 +37,7 @@ const known = new Set(files);
 // Relative imports (static, dynamic and re-exports), resolved from `.js` to the `.ts` source.
 const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^'"`;]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
 const edges = new Map();
+const pastIndex = [];
 for (const f of files) {
   const text = readFileSync(f, 'utf8');
   const to = new Set();
@@ -45,6 +48,15 @@ for (const f of files) {
     const hit = candidates.find((c) => known.has(c));
     // Type imports count: a cycle through types alone still ties the parts together.
     if (hit) to.add(hit);
+    const folder = hit && dirname(hit);
+    if (
+      hit &&
+      !hit.endsWith('/index.ts') &&
+      known.has(join(folder, 'index.ts')) &&
+      folder !== dirname(f) &&
+      !dirname(f).startsWith(`${folder}/`)
+    )
+      pastIndex.push(`entered past its index: ${relative(root, f)} -> ${relative(root, hit)}`);
   }
   edges.set(f, [...to]);
 }
@@ -117,6 +129,7 @@ for (const f of sized) {
   const first = /^\s*(\/\*[\s\S]*?\*\/|(?:\/\/[^\n]*\n)+)/.exec(text)?.[1] ?? '';
   if (!/One thing:/.test(first)) violations.push(`over ${MAX_LINES} lines: ${rel(f)}`);
 }
+violations.push(...new Set(pastIndex));
 violations.sort();
 
 if (process.argv.includes('--write')) {

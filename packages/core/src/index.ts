@@ -16,10 +16,10 @@ export {
   TooManyRequests,
   Unauthorized,
   isApiError,
-} from './errors.js';
-export {Engine, type EngineOptions, type OrgUsageSummary} from './engine.js';
+} from './base/index.js';
+export {Engine, type EngineOptions, type OrgUsageSummary} from './engine/index.js';
 export type {BudgetSettings} from '@gristlite/formula';
-export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
+export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './engine/index.js';
 export type {
   AccessList,
   AttachmentList,
@@ -35,7 +35,7 @@ export type {
   WebhookPatch,
   WorkspaceBody,
   XlsxExportOptions,
-} from './session-types.js';
+} from './engine/index.js';
 export {
   DocTransaction,
   type DocTable,
@@ -43,7 +43,7 @@ export {
   type TxTable,
   type TypedRecord,
   type TypedUpsert,
-} from './session-tables.js';
+} from './engine/index.js';
 export {Subscription, type ChangedRow, type DocChange, type SubscribeOptions, type TableChanges} from './feed/index.js';
 export type {
   ActionBulkColValues,

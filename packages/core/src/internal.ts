@@ -5,16 +5,16 @@
  * import `@gristlite/core`, the supported surface (index.ts).
  * @module internal
  */
-export * from './errors.js';
-export {intFromEnv, intSetting} from './settings.js';
+export * from './base/index.js';
+export {intFromEnv, intSetting} from './base/index.js';
 export {
   DESCRIPTOR_RESERVE,
   DESCRIPTORS_PER_DOC,
   DEFAULT_MAX_OPEN_DOCS,
   descriptorLimit,
   maxOpenDocsFor,
-} from './fdlimit.js';
-export * from './ids.js';
+} from './host/index.js';
+export * from './base/index.js';
 export * from './access/index.js';
 export * from './home/types.js';
 export * from './home/principal.js';
@@ -22,8 +22,8 @@ export {HomeService, hashApiKey, isValidEmail, checkDomain, type AccessDelta} fr
 export {SqliteHomeStore} from './home/sqlite.js';
 export {docPageUrl, docSlug, orgUrlName, publicUrlFromEnv} from './home/urls.js';
 export {rowCodec, type HomeRow, type RowCodec, type RowDialect} from './home/rows.js';
-export {Engine, type EngineOptions, type Closeable, type OpenDoc} from './engine.js';
-export {CursorCodec, cursorBinding, MAX_CURSOR_CHARS} from './cursor.js';
+export {Engine, type EngineOptions, type Closeable, type OpenDoc} from './engine/index.js';
+export {CursorCodec, cursorBinding, MAX_CURSOR_CHARS} from './doc/cursor.js';
 export {
   IDEMPOTENCY_TABLE,
   IDEMPOTENCY_TTL_MS,
@@ -33,7 +33,7 @@ export {
   requestFingerprint,
   type IdempotencySettings,
   type KeptAnswer,
-} from './idempotency.js';
+} from './doc/idempotency.js';
 export {
   compareStates,
   contentDigest,
@@ -42,7 +42,7 @@ export {
   replaceContent,
   type DocState,
   type DocStateComparison,
-} from './lifecycle.js';
+} from './engine/index.js';
 export {
   compareDocs,
   docSnapshots,
@@ -52,10 +52,10 @@ export {
   type CompareOptions,
   type DocSnapshot,
   type ReplaceSource,
-} from './doc-lifecycle.js';
-export {checkPublishedForm, formOf, type FormAnswer, type FormField} from './forms.js';
-export {OpenDocument, type DocAttachmentOptions, type DocWebhooks} from './opendoc.js';
-export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
+} from './engine/index.js';
+export {checkPublishedForm, formOf, type FormAnswer, type FormField} from './engine/index.js';
+export {OpenDocument, type DocAttachmentOptions, type DocWebhooks} from './engine/index.js';
+export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './engine/index.js';
 export {
   DocTransaction,
   type DocTable,
@@ -63,7 +63,7 @@ export {
   type TxTable,
   type TypedRecord,
   type TypedUpsert,
-} from './session-tables.js';
+} from './engine/index.js';
 export type {
   AccessList,
   AttachmentList,
@@ -82,7 +82,7 @@ export type {
   WebhookPatch,
   WorkspaceBody,
   XlsxExportOptions,
-} from './session-types.js';
+} from './engine/index.js';
 export * from './sql/index.js';
 export * from './export/index.js';
 export * from './import/index.js';
@@ -126,8 +126,8 @@ export {
 } from './feed/index.js';
 export type {FeedSource, FeedSubscriber} from './feed/docfeed.js';
 export type {StoredChange} from './feed/filter.js';
-export type {DocLeases} from './leases.js';
-export {backupSqliteFile} from './backup.js';
+export type {DocLeases} from './cluster/leases.js';
+export {backupSqliteFile} from './host/index.js';
 export {
   Cluster,
   DirObjectStore,

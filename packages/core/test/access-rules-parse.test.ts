@@ -3,7 +3,7 @@
 // of formulas recorded from Grist's own parser (access-rules-oracle.ts, tools/gen-acl-formulas.py).
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {BadRequest} from '../src/errors.js';
+import {BadRequest} from '../src/base/errors.js';
 import {
   floatRepr,
   jsonString,

@@ -14,7 +14,7 @@ import {
   type AttachmentStore,
 } from '../src/attachments/index.js';
 import {GristDoc} from '../src/doc/gristdoc.js';
-import {ApiError} from '../src/errors.js';
+import {ApiError} from '../src/base/errors.js';
 import {tempPath} from './doc-helpers.js';
 
 const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');

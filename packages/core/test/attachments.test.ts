@@ -12,7 +12,7 @@ import {
   parseAttId,
 } from '../src/attachments/index.js';
 import {createDocFile} from '../src/doc/index.js';
-import {ApiError} from '../src/errors.js';
+import {ApiError} from '../src/base/errors.js';
 import {copyFixture, tempPath, withFixtures} from './doc-helpers.js';
 
 const ftest = withFixtures(test);

@@ -4,7 +4,7 @@ import {mkdtempSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {copyFixture as copyTo} from '../src/testing/fixtures.js';
-import {Engine} from '../src/engine.js';
+import {Engine} from '../src/engine/engine.js';
 import type {Principal} from '../src/home/principal.js';
 
 export {FIXTURE_NAMES, fixturePath, needsFixtures, withFixtures} from '../src/testing/fixtures.js';

@@ -6,7 +6,7 @@ import {join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import {asViewer} from '../src/access/index.js';
-import {ApiError} from '../src/errors.js';
+import {ApiError} from '../src/base/errors.js';
 import {HomeService, hashApiKey} from '../src/home/service.js';
 import {SqliteHomeStore} from '../src/home/sqlite.js';
 import type {Principal} from '../src/home/principal.js';

@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '../src/engine.js';
+import {Engine} from '../src/engine/engine.js';
 import type {Principal} from '../src/home/principal.js';
 import {GristDoc} from '../src/doc/index.js';
 import {backupDoc} from '../src/export/backup.js';

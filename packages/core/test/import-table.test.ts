@@ -7,7 +7,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine} from '../src/engine.js';
+import {Engine} from '../src/engine/engine.js';
 import {GristDoc} from '../src/doc/gristdoc.js';
 import {importIntoTable, type TableImportOptions} from '../src/import/into-table.js';
 import {DEFAULT_IMPORT_SETTINGS} from '../src/import/settings.js';

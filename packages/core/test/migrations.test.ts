@@ -10,7 +10,7 @@ import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc, META_TYPES} from '../src/doc/index.js';
-import {Engine} from '../src/engine.js';
+import {Engine} from '../src/engine/engine.js';
 import {importUpload} from '../src/import/index.js';
 import {MigrationDb} from '../src/doc/migrations/db.js';
 import {runSteps, SCHEMA_STEPS, upgradeDocFile} from '../src/doc/migrations/index.js';

@@ -4,7 +4,7 @@
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {randomBytes} from 'node:crypto';
-import {CursorCodec, cursorBinding} from '../src/cursor.js';
+import {CursorCodec, cursorBinding} from '../src/doc/cursor.js';
 import {ANY_CLASS, BLOB_CLASS, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from '../src/doc/colstats.js';
 import {GristDoc, marshalDumps, type PageEnd, type RecordQuery} from '../src/doc/index.js';
 import {tempPath} from './doc-helpers.js';
@@ -121,7 +121,7 @@ test('cursors outlive a restart: the key is kept in the data directory, 0600', a
   const {mkdtempSync, rmSync, statSync} = await import('node:fs');
   const {tmpdir} = await import('node:os');
   const {join} = await import('node:path');
-  const {Engine} = await import('../src/engine.js');
+  const {Engine} = await import('../src/engine/engine.js');
   const dir = mkdtempSync(join(tmpdir(), 'gl-cursor-key-'));
   try {
     const first = await Engine.open({dataDir: dir, resumeWebhooks: false});

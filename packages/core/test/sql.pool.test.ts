@@ -6,7 +6,7 @@ import {copyFileSync, existsSync, readdirSync, readFileSync, renameSync} from 'n
 import {dirname} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {ApiError, BadRequest, TooManyRequests} from '../src/errors.js';
+import {ApiError, BadRequest, TooManyRequests} from '../src/base/errors.js';
 import {SqlPool} from '../src/sql/index.js';
 import {copyFixture, fixturePath, tempPath, withFixtures} from './doc-helpers.js';
 import {createDocFile} from '../src/doc/create.js';

@@ -2,7 +2,7 @@
 import Database from 'better-sqlite3';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {BadRequest} from '../src/errors.js';
+import {BadRequest} from '../src/base/errors.js';
 import {executeSelect, openReadOnly, SqlUserError, userMessage} from '../src/sql/execute.js';
 import {
   effectiveTimeoutMs,

@@ -1,6 +1,6 @@
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {ApiError} from '../src/errors.js';
+import {ApiError} from '../src/base/errors.js';
 import {
   addWebhook,
   addWebhooks,

@@ -1,15 +1,46 @@
 /**
  * What the engine's parts share: the tables, the cell being computed, the dirty columns and the
  * changes not yet returned. One per FormulaEngine; every function of the parts takes it first.
+ * The dependency records the state holds (edges, sources, trackers) are declared here too, so the
+ * tables and indexes that keep them need not import the dependency graph (deps.ts).
  */
 import type {CellValue} from './cells/types.js';
 import type {Budget} from './budget.js';
 import type {DateHooks} from './convert.js';
-import type {Tracker} from './deps.js';
+import type {LookupIndex} from './indexes.js';
 import type {FormulaLibrary} from './library.js';
-import type {RecordDictHost} from './records.js';
+import type {RecordDictHost, Via} from './records.js';
 import type {ColData, TableData} from './tables.js';
 import {type Value, raise} from './values.js';
+
+/** A dependency between two columns: every row of `dst` on its row of `src`, or through `rowMap`. */
+export class Edge {
+  identity = false;
+  rowMap: Map<number, Set<number>> | null = null;
+  constructor(
+    readonly src: ColData,
+    readonly dst: ColData,
+  ) {}
+}
+
+export type Source =
+  | {kind: 0; edge: Edge; row: number}
+  | {kind: 1; index: LookupIndex; key: string}
+  | {kind: 2; table: TableData}
+  /** A column read through a lookup key (ckey = key + KEY_COL + colId). */
+  | {kind: 3; index: LookupIndex; ckey: string; colId: string}
+  /** A column read through Table.all. */
+  | {kind: 4; table: TableData; colId: string};
+
+export interface Tracker {
+  col: ColData;
+  row: number;
+  sources: Source[];
+  track: boolean;
+  /** The last (route, column) registered: rows read through the same route add nothing. */
+  lastVia: Via;
+  lastViaCol: ColData | null;
+}
 
 export interface EngineState {
   readonly tables: Map<string, TableData>;

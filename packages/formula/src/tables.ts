@@ -10,7 +10,7 @@ import type {Value} from './values.js';
 import type {ColumnSpec} from './engine-types.js';
 import {RowIndex, RowSet} from './rows.js';
 import type {LookupIndex} from './indexes.js';
-import type {Edge, Source} from './deps.js';
+import type {Edge, Source} from './state.js';
 
 /**
  * Reads through a Ref/RefList cell of the reading cell's own row (`$Cust.Name`, `SUM($Items.Price)`,

@@ -11,8 +11,10 @@ import {createHmac, timingSafeEqual} from 'node:crypto';
 import {EventEmitter} from 'node:events';
 import {Readable} from 'node:stream';
 import {request} from 'undici';
-import {ApiError, type Doc, type Principal, type Role} from '@gristlite/core/internal';
-import type {HttpRequest, HttpResponse} from './types.js';
+import {ApiError, type Doc, type Role} from '@gristlite/core/internal';
+import type {HttpRequest, HttpResponse, Vouched} from './types.js';
+
+export type {Vouched} from './types.js';
 
 /** Thrown by a route when another process must serve the request. */
 export class ForwardTo extends Error {
@@ -39,13 +41,6 @@ const HOP_BY_HOP = new Set([
   'te',
   'trailer',
 ]);
-
-/** What a signed header vouches for. */
-export interface Vouched {
-  principal: Principal;
-  meta?: Doc;
-  role?: Role;
-}
 
 interface Payload extends Vouched {
   method: string;

@@ -13,25 +13,9 @@ import type {Readable} from 'node:stream';
 import {Busboy, type BusboyFileStream, type BusboyInstance} from '@fastify/busboy';
 import {ApiError, BadRequest, attachmentTooLarge} from '@gristlite/core/internal';
 import {RequestAborted, bodyChunks, bodyTooLarge} from './body.js';
-import type {RequestBody} from './types.js';
+import type {FormFile, ParsedForm, RequestBody} from './types.js';
 
-/** One uploaded file, on disk until the request is answered. */
-export interface FormFile {
-  /** The file name the client gave (its last path component). */
-  fileName: string;
-  /** The part's Content-Type, or null when it had none. */
-  mimeType: string | null;
-  /** The temporary file holding the bytes (mode 0600). */
-  path: string;
-  size: number;
-}
-
-export interface ParsedForm {
-  /** Files of each field, in arrival order. */
-  files: Map<string, FormFile[]>;
-  /** Plain (non-file) fields; the first value of each. */
-  fields: Map<string, string>;
-}
+export type {FormFile, ParsedForm} from './types.js';
 
 export interface MultipartLimits {
   /** Largest sum of the files' bytes (0: unlimited); 413 `Attachments must not exceed ...` beyond. */

@@ -8,7 +8,9 @@ import {Counter, Gauge, Histogram, Registry, collectDefaultMetrics} from 'prom-c
 import {NotFound, type Engine} from '@gristlite/core/internal';
 import {flag} from './route.js';
 import type {Route} from './route.js';
-import {RawResponse} from './types.js';
+import {type Metrics, RawResponse} from './types.js';
+
+export type {Metrics} from './types.js';
 
 export type {Logger} from 'pino';
 
@@ -75,13 +77,6 @@ export const metricsRoute: Route = {
     return new RawResponse(200, await metrics.registry.metrics(), {'Content-Type': metrics.registry.contentType});
   },
 };
-
-/** The request metrics of one handler, in a registry of its own. */
-export interface Metrics {
-  registry: Registry;
-  requests: Counter<'method' | 'route' | 'status'>;
-  duration: Histogram<'method' | 'route'>;
-}
 
 export function metricsEnabled(env: Env): boolean {
   return ['1', 'true', 'yes', 'on'].includes((env.GRISTLITE_METRICS ?? '').toLowerCase());

@@ -1,7 +1,5 @@
-import type {Engine, OrgContext, Principal, StreamOptions} from '@gristlite/core/internal';
-import type {ParsedForm} from './multipart.js';
-import type {Metrics} from './ops.js';
-import type {Vouched} from './forward.js';
+import type {Counter, Histogram, Registry} from 'prom-client';
+import type {Doc, Engine, OrgContext, Principal, Role, StreamOptions} from '@gristlite/core/internal';
 
 /** Request body as an adapter hands it over: bytes already read, or a stream to read on demand. */
 export type RequestBody = Uint8Array | AsyncIterable<Uint8Array> | null | undefined;
@@ -107,4 +105,36 @@ export interface ServerOptions {
   metrics?: Metrics;
   /** Environment-derived settings read once by `optionsFromEnv`. */
   env: Record<string, string | undefined>;
+}
+
+/** One uploaded file, on disk until the request is answered. */
+export interface FormFile {
+  /** The file name the client gave (its last path component). */
+  fileName: string;
+  /** The part's Content-Type, or null when it had none. */
+  mimeType: string | null;
+  /** The temporary file holding the bytes (mode 0600). */
+  path: string;
+  size: number;
+}
+
+export interface ParsedForm {
+  /** Files of each field, in arrival order. */
+  files: Map<string, FormFile[]>;
+  /** Plain (non-file) fields; the first value of each. */
+  fields: Map<string, string>;
+}
+
+/** The request metrics of one handler, in a registry of its own. */
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'method' | 'route' | 'status'>;
+  duration: Histogram<'method' | 'route'>;
+}
+
+/** What a signed header vouches for. */
+export interface Vouched {
+  principal: Principal;
+  meta?: Doc;
+  role?: Role;
 }

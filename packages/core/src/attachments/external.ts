@@ -9,7 +9,7 @@ import {randomBytes, randomUUID} from 'node:crypto';
 import {linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync} from 'node:fs';
 import {mkdir, open, readFile, rename, rm, stat} from 'node:fs/promises';
 import {join} from 'node:path';
-import {NotFound} from '../errors.js';
+import {NotFound} from '../base/index.js';
 
 /**
  * One external store. Every operation names the document (its pool) and the file identifier

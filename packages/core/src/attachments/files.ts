@@ -10,7 +10,7 @@ import {basename, extname} from 'node:path/posix';
 import type {Readable} from 'node:stream';
 import type Database from 'better-sqlite3';
 import * as tar from 'tar-stream';
-import {ApiError, BadRequest, NotFound} from '../errors.js';
+import {ApiError, BadRequest, NotFound} from '../base/index.js';
 import type {GristDoc} from '../doc/gristdoc.js';
 import {parseDocSettings} from '../doc/meta.js';
 import type {AttachmentStore, AttachmentStores} from './external.js';

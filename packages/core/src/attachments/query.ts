@@ -4,7 +4,7 @@
  * equality); sorting uses Grist's exact typed compare with an en-US collator in JS (the metadata
  * table is small, and SQLite cannot collate as Intl does), then the limit is applied.
  */
-import {BadRequest, engineError} from '../errors.js';
+import {BadRequest, engineError} from '../base/index.js';
 import {equalityCondition, quoteIdent} from '../doc/query.js';
 import type {CellValue} from '../doc/types.js';
 

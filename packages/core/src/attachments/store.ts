@@ -7,7 +7,7 @@ import {createHash} from 'node:crypto';
 import {basename, extname} from 'node:path/posix';
 import type Database from 'better-sqlite3';
 import {imageSize} from 'image-size';
-import {ApiError, BadRequest, NotFound} from '../errors.js';
+import {ApiError, BadRequest, NotFound} from '../base/index.js';
 import {META_TYPES} from '../doc/schema.js';
 import {makeDecoder} from '../doc/types.js';
 import {contentTypeForExt, guessExt} from './ext.js';

@@ -7,7 +7,7 @@ import {statSync} from 'node:fs';
 import {removeSqliteCompanions, removeSqliteFiles} from '../doc/files.js';
 import type Database from 'better-sqlite3';
 import BetterSqlite from 'better-sqlite3';
-import {ApiError, NotFound, ServiceUnavailable} from '../errors.js';
+import {ApiError, NotFound, ServiceUnavailable} from '../base/index.js';
 import {Replica, fileSha256, publishSnapshot, restoreDoc, snapshotKey} from './replica.js';
 import type {ClusterOptions, ObjectStore, Placement} from './types.js';
 

@@ -14,7 +14,7 @@ import {removeSqliteCompanions} from '../doc/files.js';
 import {copyFileSync, createReadStream, existsSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs';
 import type Database from 'better-sqlite3';
 import BetterSqlite from 'better-sqlite3';
-import {ServiceUnavailable} from '../errors.js';
+import {ServiceUnavailable} from '../base/index.js';
 import {
   Fenced,
   Unrecorded,

@@ -4,7 +4,8 @@
  */
 import type {BudgetSettings} from '@gristlite/formula';
 import type {ReadCache} from './readcache.js';
-import type {TableChange, WriteActor, WriteOptions} from './storage.js';
+import type {TableChange, WriteActor} from './changes.js';
+import type {WriteOptions} from './storage-source.js';
 import type {CellValue} from './types.js';
 import type {RowReader} from './guard.js';
 import type {WriterRole} from './metarules.js';

@@ -4,7 +4,7 @@
  * whichever way it comes. Checked by hand rather than with a schema library: they run on
  * 500-record bodies, where a plain loop costs little next to the insert itself.
  */
-import {BadRequest} from '../errors.js';
+import {BadRequest} from '../base/index.js';
 
 /** A failed check: `<path> <message>`, then the nested reasons (one: "; ", several: lines). */
 export interface Failure {

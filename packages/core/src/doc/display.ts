@@ -6,7 +6,7 @@
  * same formula, and removes a helper once no column or field uses it. The formula engine computes
  * them like any formula column, so they follow every change of the referenced rows.
  */
-import {engineError} from '../errors.js';
+import {engineError} from '../base/index.js';
 import type {DocStorage} from './storage.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import type {CellValue} from './types.js';

@@ -15,8 +15,8 @@ import {
 import type {BudgetSettings} from '@gristlite/formula';
 import {setDocTimezone, setDocUrl} from '@gristlite/formula';
 import type {SchemaTable} from '@gristlite/formula';
-import {StoredValues} from './colstats.js';
-import type {ChangeSet, DocStorage} from './storage.js';
+import type {BeforeRowsHook, ChangeSet} from './changes.js';
+import {type ColumnClasses, StoredValues} from './colstats.js';
 import type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
 import {quoteIdent} from './query.js';
 import type {CellValue, SqlValue} from './types.js';
@@ -235,10 +235,22 @@ export function registerCellFunction(db: Database.Database): BulkCells {
 }
 
 /**
+ * What `writeRecalc` needs of a document's storage. `DocStorage` is one; naming it here keeps this
+ * file below storage.ts, which reads the column specs above.
+ */
+export interface RecalcTarget {
+  readonly meta: DocMeta;
+  readonly beforeRows: BeforeRowsHook | null;
+  readonly classes: ColumnClasses;
+  readonly bulkCells: BulkCells;
+  stmt(sql: string): Database.Statement;
+}
+
+/**
  * Writes the cells `recalc()` changed: only those, with their columns' encoders, reported as
  * updates of their rows (Grist reports formula changes as BulkUpdateRecord actions).
  */
-export function writeRecalc(doc: DocStorage, changes: ChangeSet, result: RecalcResult): void {
+export function writeRecalc(doc: RecalcTarget, changes: ChangeSet, result: RecalcResult): void {
   for (const [tableId, cols] of Object.entries(result.changes)) {
     const table = doc.meta.tables.get(tableId);
     const rows = result.rowsChanged[tableId];

@@ -7,7 +7,7 @@
  */
 import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
-import {BadRequest, engineError, NotFound, shownValue} from '../errors.js';
+import {BadRequest, engineError, NotFound, shownValue} from '../base/index.js';
 import {createDocFile, type CreateDocOptions} from './create.js';
 import {ChangeSet, DocStorage, type WriteActor, type WriteOptions} from './storage.js';
 import {DataStamp} from './colstats.js';

@@ -2,7 +2,7 @@
  * Table and column identifiers, as the data engine picks them (sandbox/grist/identifiers.py):
  * sanitised to [A-Za-z0-9_], de-duplicated case-insensitively with a numeric suffix.
  */
-import {shownValue} from '../errors.js';
+import {shownValue} from '../base/index.js';
 import {KEYWORDS} from '@gristlite/formula';
 
 // Python 3's keyword.kwlist (the engine also refuses None/True/False, which it contains): the

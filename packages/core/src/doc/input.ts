@@ -3,7 +3,7 @@
  * commit): JSON shape and depth, how many schema actions and columns one request may hold, and
  * column ids named twice.
  */
-import {BadRequest} from '../errors.js';
+import {BadRequest} from '../base/index.js';
 import {MAX_COLUMNS_ADDED_PER_WRITE} from './storage.js';
 
 /**

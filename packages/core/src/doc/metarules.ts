@@ -5,7 +5,7 @@
  * triggers are managed by owners only (Triggers.ts); `_grist_Attachments` accepts only a rename
  * ("_grist_Attachments modification is not allowed"). A table missing here is refused.
  */
-import {BadRequest, Forbidden} from '../errors.js';
+import {BadRequest, Forbidden} from '../base/index.js';
 
 /** The caller's role on the document, as far as writes go. */
 export type WriterRole = 'owners' | 'editors';

@@ -22,7 +22,7 @@
  * of a hand-written query, with the same result.
  */
 import type Database from 'better-sqlite3';
-import {BadRequest, engineError} from '../errors.js';
+import {BadRequest, engineError} from '../base/index.js';
 import {dumps} from '@gristlite/formula';
 import type {ColumnMeta, TableMeta} from './meta.js';
 import {ANY_CLASS, BLOB_CLASS, classOf, type ColumnClasses, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from './colstats.js';

@@ -6,7 +6,7 @@
  * it; the write pipeline reads rows through it (`readRows`) for the access checks.
  */
 import type Database from 'better-sqlite3';
-import {Forbidden, NotFound} from '../errors.js';
+import {Forbidden, NotFound} from '../base/index.js';
 import type {ApiRecord, ColumnInfo, PageEnd, RecordQuery, TableInfo} from './api-types.js';
 import {cellDisplay, displayDiffers} from './cell-display.js';
 import type {CellFormatter} from '@gristlite/formula';

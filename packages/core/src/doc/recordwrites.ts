@@ -5,7 +5,7 @@
  * write rules of the caller's role, access checks and recalculation).
  */
 import type Database from 'better-sqlite3';
-import {BadRequest, engineError, shownValue} from '../errors.js';
+import {BadRequest, engineError, shownValue} from '../base/index.js';
 import type {UpsertOptions, UpsertRecord, UpsertResult, WriteAs} from './api-types.js';
 import {requireSameFields} from './bodies.js';
 import type {DocGuard} from './guard.js';

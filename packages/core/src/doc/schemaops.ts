@@ -3,7 +3,7 @@
  * rename and remove tables; add, update, replace and remove columns. Each is one write of the
  * document (`GristDoc` runs it in its transaction, with its access checks and recalculation).
  */
-import {BadRequest, NotFound} from '../errors.js';
+import {BadRequest, NotFound} from '../base/index.js';
 import type {ColumnSpec, TableSpec} from './api-types.js';
 import {requireSameFields} from './bodies.js';
 import {checkColumnCount, checkInput, refuseDuplicateIds} from './input.js';

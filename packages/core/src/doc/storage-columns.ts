@@ -3,7 +3,7 @@
  * sections; updates of `_grist_Tables_column` records (renames, type and formula changes that
  * convert the stored values, redeclaring SQL columns); RemoveColumn with its fields and helpers.
  */
-import {BadRequest, engineError, NotFound} from '../errors.js';
+import {BadRequest, engineError, NotFound} from '../base/index.js';
 import {checkColumnType} from '@gristlite/formula';
 import {columnSpec} from './formulas.js';
 import {pickColIdent} from './identifiers.js';

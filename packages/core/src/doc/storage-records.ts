@@ -3,7 +3,7 @@
  * column (parsed, lookups resolved, converted to its type), and records added, updated, removed
  * and replaced, with the guard, old-row hook, column classes, formula engine and change set told.
  */
-import {BadRequest, engineError} from '../errors.js';
+import {BadRequest, engineError} from '../base/index.js';
 import type {TextParser} from '@gristlite/formula';
 import {StoredValues} from './colstats.js';
 import {findMatches} from './lookup.js';

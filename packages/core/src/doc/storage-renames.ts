@@ -5,7 +5,7 @@
  * was last loaded are kept here until the next reload.
  */
 import {type AclEdits, type AclRows, aclColumnRenames} from '../access/rules/renames.js';
-import {engineError} from '../errors.js';
+import {engineError} from '../base/index.js';
 import {formulaRenames, type Rename} from '@gristlite/formula';
 import type {TableMeta} from './meta.js';
 import {quoteIdent} from './query.js';

@@ -5,7 +5,7 @@
  */
 import {aclTableRenames} from '../access/rules/renames.js';
 import {applyAclEdits, readAclRows} from './storage-renames.js';
-import {BadRequest, engineError} from '../errors.js';
+import {BadRequest, engineError} from '../base/index.js';
 import {tableSpec} from './formulas.js';
 import {pickTableIdent, pickColIdent} from './identifiers.js';
 import type {ColumnMeta, TableMeta} from './meta.js';

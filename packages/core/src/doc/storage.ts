@@ -10,7 +10,7 @@
  * (storage-columns.ts) and column renames (storage-renames.ts).
  */
 import type Database from 'better-sqlite3';
-import {BadRequest, NotFound} from '../errors.js';
+import {BadRequest, NotFound} from '../base/index.js';
 import {type ColumnMeta, type DocMeta, loadMeta, readMetaRows, type TableMeta} from './meta.js';
 import {ColumnClasses} from './colstats.js';
 import {quoteIdent} from './query.js';

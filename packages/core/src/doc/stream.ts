@@ -5,7 +5,7 @@
  * only when the transport asks for it, so memory stays bounded by a chunk, not by the answer.
  */
 import Database from 'better-sqlite3';
-import {TooManyRequests} from '../errors.js';
+import {TooManyRequests} from '../base/index.js';
 import {NATURAL_KEY_FN, naturalKey} from './query.js';
 
 /** How a streamed answer is bounded. */

@@ -6,7 +6,7 @@
  * numeric source column, and is shared by every section with the same grouping; it goes when no
  * section but its raw one shows it (`removeUnusedSummaries`). Runs inside GristDoc's write.
  */
-import {engineError} from '../errors.js';
+import {engineError} from '../base/index.js';
 import {escapeRegExp, isVisibleColumn, pyJsonDumps, summaryTableName, withoutRulesOptions} from './migrations/db.js';
 import {setDisplayFormula} from './display.js';
 import type {ColumnMeta, TableMeta} from './meta.js';

@@ -4,7 +4,7 @@
  * matches, add the rest (with their `require` values), all inside the caller's write.
  */
 import type Database from 'better-sqlite3';
-import {BadRequest, engineError} from '../errors.js';
+import {BadRequest, engineError} from '../base/index.js';
 import {findMatches} from './lookup.js';
 import type {CellValue} from './types.js';
 import type {TableMeta} from './meta.js';

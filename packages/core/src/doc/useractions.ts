@@ -4,7 +4,7 @@
  * through its storage. `GristDoc.applyUserActions` runs a bundle in one transaction and looks each
  * action up here; an unknown name is a 400.
  */
-import {BadRequest, engineError, shownValue} from '../errors.js';
+import {BadRequest, engineError, shownValue} from '../base/index.js';
 import {setDisplayFormula} from './display.js';
 import {createViewSection, removeViewSections, updateSummaryViewSection} from './summary-actions.js';
 import {removeViews} from './views.js';

@@ -3,7 +3,7 @@
  * `parentPos` order, each with the text Grist shows for its cells (doc/cell-display.ts).
  */
 import type Database from 'better-sqlite3';
-import {NotFound} from '../errors.js';
+import {NotFound} from '../base/index.js';
 import {cellDisplay} from '../doc/cell-display.js';
 import {type ColumnMeta, type DocMeta, loadMeta} from '../doc/meta.js';
 import type {RowValues} from '../doc/guard.js';

@@ -1,4 +1,4 @@
-import {intFromEnv} from '../settings.js';
+import {intFromEnv} from '../base/index.js';
 import {DEFAULT_FEED_SETTINGS, type FeedSettings} from './types.js';
 
 /** Change feed bounds from GRISTLITE_FEED_* settings (docs/operations.md). */

@@ -7,7 +7,7 @@
  * access again every so often.
  */
 import type {DocGuard} from '../doc/guard.js';
-import {ServiceUnavailable} from '../errors.js';
+import {ServiceUnavailable} from '../base/index.js';
 import {DocFeed, type FeedSource, type FeedSubscriber} from './docfeed.js';
 import {filterChange, type StoredChange} from './filter.js';
 import {type DocChange, type FeedSettings, resetItem} from './types.js';

@@ -3,7 +3,7 @@
  * computes the caller's role on them through `access/`. No output shapes and no writes here.
  */
 import {asViewer, can, directRole, effectiveRoles, type Action, type ResourceAcl} from '../access/index.js';
-import {BadRequest, Forbidden, NotFound} from '../errors.js';
+import {BadRequest, Forbidden, NotFound} from '../base/index.js';
 import type {SpecialUsers} from './authn.js';
 import type {OrgContext, Principal} from './principal.js';
 import type {AclEntry, Doc, HomeStore, Org, Role, Workspace} from './types.js';

@@ -1,6 +1,6 @@
 /** Access lists: GET and PATCH `.../access` on orgs, workspaces and docs (SPEC §2.5-2.6). */
 import {can, inheritable, strongest, weakest} from '../access/index.js';
-import {BadRequest, Forbidden} from '../errors.js';
+import {BadRequest, Forbidden} from '../base/index.js';
 import type {HomeParts} from './parts.js';
 import {ANON_EMAIL, EVERYONE_EMAIL, type OrgContext, type Principal} from './principal.js';
 import type {AclChange, AclEntry, BasicRole, ResourceKind, Role} from './types.js';

@@ -3,8 +3,8 @@
  * the users and API keys that later requests present.
  */
 import {createHash} from 'node:crypto';
-import {Unauthorized} from '../errors.js';
-import {makeApiKey} from '../ids.js';
+import {Unauthorized} from '../base/index.js';
+import {makeApiKey} from '../base/index.js';
 import {ANON_EMAIL, EVERYONE_EMAIL, type Principal} from './principal.js';
 import {Conflict, type HomeStore, type User} from './types.js';
 

@@ -4,8 +4,8 @@
  * of each request (access.ts `rawDocRole`), and stops when revoked, expired, or when its creator
  * loses access. Only its hash is kept (authn.ts).
  */
-import {BadRequest, Forbidden, NotFound} from '../errors.js';
-import {makeApiKey} from '../ids.js';
+import {BadRequest, Forbidden, NotFound} from '../base/index.js';
+import {makeApiKey} from '../base/index.js';
 import {hashApiKey, requireUser} from './authn.js';
 import type {HomeParts} from './parts.js';
 import type {OrgContext, Principal} from './principal.js';

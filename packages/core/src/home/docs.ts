@@ -1,7 +1,7 @@
 /** Home operations on document records (SPEC §3.9-3.12); the Engine creates and removes the files. */
 import {asViewer, can, effectiveRoles} from '../access/index.js';
-import {BadRequest, Forbidden, NotFound, shownValue} from '../errors.js';
-import {makeId, nowIso} from '../ids.js';
+import {BadRequest, Forbidden, NotFound, shownValue} from '../base/index.js';
+import {makeId, nowIso} from '../base/index.js';
 import {DOC, ORG, WS} from './access.js';
 import type {HomeParts} from './parts.js';
 import type {OrgContext, Principal} from './principal.js';

@@ -1,6 +1,6 @@
 /** Home operations on orgs (SPEC §3.1-3.5). */
 import {asViewer, can, directRole} from '../access/index.js';
-import {BadRequest, Forbidden} from '../errors.js';
+import {BadRequest, Forbidden} from '../base/index.js';
 import {isMergedOrgKey} from './access.js';
 import {requireUser} from './authn.js';
 import type {HomeParts} from './parts.js';

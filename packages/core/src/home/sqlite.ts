@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import {makeId, nowIso} from '../ids.js';
+import {makeId, nowIso} from '../base/index.js';
 import {rowCodec, type HomeRow} from './rows.js';
 import {Conflict} from './types.js';
 import type {

@@ -1,5 +1,5 @@
 /** Home operations on the calling user: profile, name, API key, account deletion (SPEC §3.13). */
-import {BadRequest, Forbidden, NotFound, shownValue} from '../errors.js';
+import {BadRequest, Forbidden, NotFound, shownValue} from '../base/index.js';
 import {requireUser} from './authn.js';
 import type {HomeParts} from './parts.js';
 import type {Principal} from './principal.js';

@@ -3,7 +3,7 @@
  * Grist's error wording. Pure functions: no store, no access decisions.
  */
 import {strongest} from '../access/index.js';
-import {BadRequest, shownValue} from '../errors.js';
+import {BadRequest, shownValue} from '../base/index.js';
 import {URL_ID_RE} from './access.js';
 import {ANON_EMAIL, EVERYONE_EMAIL} from './principal.js';
 import type {BasicRole, ResourceKind, Role} from './types.js';

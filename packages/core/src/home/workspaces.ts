@@ -1,7 +1,7 @@
 /** Home operations on workspaces (SPEC §3.8, §4). */
 import {asViewer, can, type ResourceAcl} from '../access/index.js';
-import {Forbidden, NotFound} from '../errors.js';
-import {nowIso} from '../ids.js';
+import {Forbidden, NotFound} from '../base/index.js';
+import {nowIso} from '../base/index.js';
 import {DOC, WS} from './access.js';
 import type {HomeParts} from './parts.js';
 import type {OrgContext, Principal} from './principal.js';

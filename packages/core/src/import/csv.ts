@@ -13,7 +13,7 @@ import iconv from 'iconv-lite';
 import type {ColumnSpec} from '../doc/api-types.js';
 import {type DocSettings, guessColumnWithParser} from '@gristlite/formula';
 import {type CellValue, pyFloatOfString} from '../doc/types.js';
-import {BadRequest} from '../errors.js';
+import {BadRequest} from '../base/index.js';
 
 /** A CSV file split into headers and rows. */
 export interface ParsedCsv {

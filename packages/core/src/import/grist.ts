@@ -5,7 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import {closeSync, openSync, readSync} from 'node:fs';
-import {BadRequest} from '../errors.js';
+import {BadRequest} from '../base/index.js';
 import {loadMeta} from '../doc/meta.js';
 import {readVersions} from '../doc/migrations/index.js';
 

@@ -22,11 +22,12 @@ import {basename, extname, join} from 'node:path';
 import {Readable} from 'node:stream';
 import {pipeline} from 'node:stream/promises';
 import Database from 'better-sqlite3';
-import type {Engine} from '../engine.js';
-import {BadRequest, Forbidden, HeldElsewhere} from '../errors.js';
+import type {ImportHost} from './host.js';
+export type {ImportHost} from './host.js';
+import {BadRequest, Forbidden, HeldElsewhere} from '../base/index.js';
 import type {OrgContext, Principal} from '../home/principal.js';
 import type {Doc} from '../home/types.js';
-import {makeId} from '../ids.js';
+import {makeId} from '../base/index.js';
 import {createDocFile} from '../doc/create.js';
 import {removeSqliteFiles} from '../doc/files.js';
 import {GristDoc} from '../doc/gristdoc.js';
@@ -105,7 +106,7 @@ export interface ImportResult {
 const CSV_EXTENSIONS = new Set(['.csv', '.tsv', '.txt', '.dsv']);
 const READ_CHUNK_BYTES = 1 << 20;
 
-function tmpDir(engine: Engine): string {
+function tmpDir(engine: ImportHost): string {
   const dir = join(engine.dataDir, 'tmp');
   mkdirSync(dir, {recursive: true});
   return dir;
@@ -117,7 +118,7 @@ function tmpDir(engine: Engine): string {
  * any step fails.
  */
 async function createDocWith(
-  engine: Engine,
+  engine: ImportHost,
   wid: number,
   p: Principal,
   name: string,
@@ -161,7 +162,7 @@ async function toFile(file: ImportedFile, dest: string): Promise<void> {
 
 /** Imports a `.grist` document as a new document in workspace `wid`. */
 export async function importGristDoc(
-  engine: Engine,
+  engine: ImportHost,
   wid: number,
   p: Principal,
   file: ImportedFile,
@@ -254,7 +255,7 @@ function chunksOf(file: ImportedFile): {source: AsyncIterable<Uint8Array>; size:
 
 /** Imports a CSV (or TSV) file as a new document holding one table named after the file. */
 export async function importCsvDoc(
-  engine: Engine,
+  engine: ImportHost,
   wid: number,
   p: Principal,
   file: ImportedFile,
@@ -405,7 +406,7 @@ function startsAsSqlite(file: ImportedFile): boolean {
 
 /** Imports an uploaded file by its extension: `.grist`, or CSV/TSV text. Others answer 400. */
 export async function importUpload(
-  engine: Engine,
+  engine: ImportHost,
   wid: number,
   p: Principal,
   file: ImportedFile,
@@ -425,7 +426,7 @@ export async function importUpload(
  * as a new document, types guessed as Grist guesses them (sheets.ts).
  */
 export async function importSheetsDoc(
-  engine: Engine,
+  engine: ImportHost,
   wid: number,
   p: Principal,
   file: ImportedFile,
@@ -461,7 +462,7 @@ export async function importSheetsDoc(
 
 /** An empty document (Table1 with columns A, B, C), optionally in a given timezone. */
 export async function createEmptyDoc(
-  engine: Engine,
+  engine: ImportHost,
   wid: number,
   p: Principal,
   opts: {name?: string | null; timezone?: string | null} = {},
@@ -476,7 +477,7 @@ export async function createEmptyDoc(
  * `asTemplate` keeps the structure and drops data and history, as the `.grist` download does.
  */
 export async function copyDoc(
-  engine: Engine,
+  engine: ImportHost,
   sourceKey: string,
   p: Principal,
   org: OrgContext,

@@ -20,8 +20,8 @@ import {ConversionError, columnType} from '@gristlite/formula';
 import type {GristDoc} from '../doc/gristdoc.js';
 import {pickColIdent, quoteIdent} from '../doc/identifiers.js';
 import {type CellValue, makeDecoder} from '../doc/types.js';
-import {BadRequest} from '../errors.js';
-import {makeId} from '../ids.js';
+import {BadRequest} from '../base/index.js';
+import {makeId} from '../base/index.js';
 import type {ImportSettings} from './settings.js';
 import {type ImportFormat, type ParseOptions, readOneTable, type SourceCell} from './sources.js';
 

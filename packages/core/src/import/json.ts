@@ -11,7 +11,7 @@ import {readFileSync, statSync} from 'node:fs';
 import type {GristDoc} from '../doc/gristdoc.js';
 import {pickTableIdent} from '../doc/identifiers.js';
 import type {CellValue} from '../doc/types.js';
-import {BadRequest} from '../errors.js';
+import {BadRequest} from '../base/index.js';
 
 interface Ref {
   ref: true;

@@ -1,5 +1,5 @@
 /** Bounds of imports into existing tables and of XLSX/JSON files (docs/imports.md lists them). */
-import {intFromEnv} from '../settings.js';
+import {intFromEnv} from '../base/index.js';
 
 /** Bounds of imports into tables and of XLSX/JSON files. */
 export interface ImportSettings {

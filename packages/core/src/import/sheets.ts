@@ -12,7 +12,7 @@ import type {ColumnSpec} from '../doc/api-types.js';
 import type {GristDoc} from '../doc/gristdoc.js';
 import {guessColumnWithParser} from '@gristlite/formula';
 import type {CellValue} from '../doc/types.js';
-import {BadRequest} from '../errors.js';
+import {BadRequest} from '../base/index.js';
 import {IMPORT_BATCH_CELLS, MAX_IMPORT_COLUMNS} from './limits.js';
 import type {SourceCell, SourceTable} from './sources.js';
 

@@ -7,7 +7,7 @@
  */
 import {closeSync, createReadStream, openSync, readFileSync, readSync, statSync} from 'node:fs';
 import {extname} from 'node:path';
-import {BadRequest} from '../errors.js';
+import {BadRequest} from '../base/index.js';
 import {fitRow, readCsvRecords, splitHeaders} from './csv.js';
 import {isEmptyRow, readXlsxSheets, type SheetCell} from './xlsx.js';
 import type {ZipLimits} from './zipcheck.js';

@@ -8,7 +8,7 @@
  */
 import {createRequire} from 'node:module';
 import type ExcelJSModule from 'exceljs';
-import {BadRequest} from '../errors.js';
+import {BadRequest} from '../base/index.js';
 import {createReadStream} from 'node:fs';
 import {Readable} from 'node:stream';
 import {checkZip, readZipText, type ZipEntry, type ZipLimits} from './zipcheck.js';

@@ -9,7 +9,7 @@
  */
 import {closeSync, openSync, readSync, fstatSync} from 'node:fs';
 import {createInflateRaw, inflateRawSync} from 'node:zlib';
-import {BadRequest} from '../errors.js';
+import {BadRequest} from '../base/index.js';
 
 /** Bounds of an uploaded zip file (docs/imports.md lists their settings). */
 export interface ZipLimits {

@@ -10,7 +10,7 @@
  * function call, `Count`, a sort, a virtual table) sends the statement to the pool as before.
  */
 import type Database from 'better-sqlite3';
-import {BadRequest} from '../errors.js';
+import {BadRequest} from '../base/index.js';
 import {runSelect, userMessage, type ResultCaps} from './execute.js';
 import type {SqlResult} from './pool.js';
 import {bindArgs, parameterNames, selectText, sqlParams, type SqlParam} from './statement.js';

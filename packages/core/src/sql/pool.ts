@@ -1,6 +1,6 @@
 import {fork, type ChildProcess} from 'node:child_process';
 import {fileURLToPath} from 'node:url';
-import {ApiError, BadRequest, TooManyRequests} from '../errors.js';
+import {ApiError, BadRequest, TooManyRequests} from '../base/index.js';
 import {DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, type ResultCaps} from './execute.js';
 import type {FromWorker, ToWorker} from './protocol.js';
 import {effectiveTimeoutMs, INTERRUPT_MESSAGE, selectText, sqlParams, type SqlParam} from './statement.js';

@@ -1,5 +1,5 @@
-import {BadRequest} from '../errors.js';
-import {intSetting} from '../settings.js';
+import {BadRequest} from '../base/index.js';
+import {intSetting} from '../base/index.js';
 
 /** Values a statement parameter may take. JSON booleans are bound as 1/0, as Grist's binding does. */
 export type SqlParam = number | bigint | string | Uint8Array | null;

@@ -5,7 +5,7 @@
  */
 import {randomUUID} from 'node:crypto';
 import type Database from 'better-sqlite3';
-import {BadRequest, NotFound, Unauthorized} from '../errors.js';
+import {BadRequest, NotFound, Unauthorized} from '../base/index.js';
 import {clearWebhookQueue, forgetWebhook, webhookUsage, type WebhookDelivery, type WebhookUsage} from './delivery.js';
 import {
   allTriggers,

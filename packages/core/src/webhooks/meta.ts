@@ -3,7 +3,7 @@
  * older documents whose `_grist_Triggers` lacks the newer columns.
  */
 import type Database from 'better-sqlite3';
-import {NotFound} from '../errors.js';
+import {NotFound} from '../base/index.js';
 import {makeDecoder, type CellValue} from '../doc/types.js';
 import {SECRETS_TABLE, hasTable} from './schema.js';
 

@@ -8,7 +8,7 @@
  */
 import {randomUUID} from 'node:crypto';
 import type Database from 'better-sqlite3';
-import {BadRequest, NotFound} from '../errors.js';
+import {BadRequest, NotFound} from '../base/index.js';
 import {makeDecoder, type CellValue} from '../doc/types.js';
 import {maskSecret} from './api.js';
 import {forgetWebhook, webhookUsage, type WebhookDelivery} from './delivery.js';

@@ -11,7 +11,7 @@
  */
 import {lookup as dnsLookup, type LookupAddress} from 'node:dns';
 import {BlockList, isIP} from 'node:net';
-import {Forbidden} from '../errors.js';
+import {Forbidden} from '../base/index.js';
 
 /** A DNS lookup returning every address (injectable for tests). */
 export type LookupAll = (

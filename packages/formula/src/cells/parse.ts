@@ -5,13 +5,9 @@
  */
 import {parseWithFormat} from './coltypes/date.js';
 import {NUMBER_WHITESPACE, numberSymbols, parseNumber, type ParsedNumber} from './coltypes/numeric.js';
-import type {CellValue} from './types.js';
+import type {CellValue, DocSettings} from './cell-value.js';
 
-/** A document's locale and currency (`_grist_DocInfo.documentSettings`). */
-export interface DocSettings {
-  locale: string;
-  currency?: string;
-}
+export type {DocSettings} from './cell-value.js';
 
 // ---------------------------------------------------------------------------------------------
 // Type guessing for strings written to an empty column (ValueGuesser.ts).

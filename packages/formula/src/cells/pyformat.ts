@@ -4,7 +4,7 @@
  * (`["L", ...]` lists, `["d", ts]` dates...); numbers and strings are written by the Python value
  * layer (pyvalues/) that the formula engine uses too.
  */
-import type {CellValue} from './types.js';
+import type {CellValue} from './cell-value.js';
 import {pyNumberStr} from '../pyvalues/numbers.js';
 import {strRepr as pyStringRepr} from '../pyvalues/strings.js';
 

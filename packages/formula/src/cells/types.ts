@@ -17,20 +17,9 @@ import {
   typedFormatter,
 } from './coltypes/index.js';
 
-/** A cell value in Grist's API encoding: primitives, or `[code, ...args]` arrays. */
-export type CellValue = null | boolean | number | string | CellValue[] | {[key: string]: CellValue};
-/**
- * `obj[key] = value` as an own property for any key: assigning `__proto__` would set the
- * object's prototype instead (a dict key from a formula or a stored `["O", {...}]` cell is data).
- */
-export function setOwnKey<T>(obj: {[key: string]: T}, key: string, value: T): void {
-  if (key === '__proto__')
-    Object.defineProperty(obj, key, {value, enumerable: true, writable: true, configurable: true});
-  else obj[key] = value;
-}
+import type {CellValue} from './cell-value.js';
 
-/** A value as SQLite stores it through better-sqlite3. */
-export type SqlValue = null | number | bigint | string | Buffer;
+export {type CellValue, type DocSettings, setOwnKey, type SqlValue} from './cell-value.js';
 
 export {
   affinityOf,

@@ -8,7 +8,7 @@
  * `*` rules, then the document's; for a row, the table's `*` rules then the document's; a table
  * reads as the merge of its columns. Owners are not exempt.
  */
-import {Forbidden} from '../../errors.js';
+import {Forbidden} from '../../base/index.js';
 import type {DocGuard, RowValues, TableReadFilter, WriteRows} from '../../doc/guard.js';
 import type {CellValue} from '../../doc/types.js';
 import {isNeedRowData, type PredicateInput, type RowView} from './evaluate.js';

@@ -2,7 +2,7 @@
  * Errors of the predicate-formula language (access-rule conditions). Every failure of parsing or
  * compiling a formula is a `PredicateFormulaError`, a `BadRequest` (HTTP 400), never a crash.
  */
-import {BadRequest} from '../../errors.js';
+import {BadRequest} from '../../base/index.js';
 
 /**
  * A formula Grist would refuse. `excName` and `detail` are what Grist's data engine reports

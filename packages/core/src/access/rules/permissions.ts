@@ -5,7 +5,7 @@
  * one (`rec.X`) can only say "for some rows": its bits become `allowSome` / `denySome`, and a bit
  * that is neither settled allow nor deny for every row is `mixed` (decided row by row).
  */
-import {BadRequest} from '../../errors.js';
+import {BadRequest} from '../../base/index.js';
 
 /** One permission: create, read, update, delete, or schemaEdit (S). */
 export type Bit = 'create' | 'read' | 'update' | 'delete' | 'schemaEdit';

@@ -5,7 +5,7 @@
  * document's own `*:*` rules.
  */
 import type Database from 'better-sqlite3';
-import {ApiError} from '../../errors.js';
+import {ApiError} from '../../base/index.js';
 import {quoteIdent} from '../../doc/query.js';
 import {compilePredicate, type PredicateInput} from './evaluate.js';
 import {readParsedFormula} from './parse.js';

@@ -5,7 +5,7 @@
  * default one, bad permission text answer 400 and the write is rolled back).
  */
 import type Database from 'better-sqlite3';
-import {ApiError, BadRequest, engineError} from '../../errors.js';
+import {ApiError, BadRequest, engineError} from '../../base/index.js';
 import {PredicateFormulaError} from './errors.js';
 import {parsePredicateFormula} from './parse.js';
 import {RuleSet} from './ruleset.js';

@@ -6,7 +6,7 @@
  * as it was and names the version and step that failed.
  */
 import Database from 'better-sqlite3';
-import {BadRequest} from '../../errors.js';
+import {BadRequest} from '../../base/index.js';
 import {META_TYPES, SCHEMA_VERSION, STORAGE_VERSION} from '../schema.js';
 import {MigrationDb} from './db.js';
 import {applyChange, SCHEMA_STEPS} from './schema-steps.js';

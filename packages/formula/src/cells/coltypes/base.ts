@@ -6,8 +6,8 @@
  */
 import {dumps, loads} from '../marshal.js';
 import {formatMoment} from '../moment-format.js';
-import type {DocSettings} from '../parse.js';
-import type {CellValue, SqlValue} from '../types.js';
+import type {DocSettings} from '../cell-value.js';
+import type {CellValue, SqlValue} from '../cell-value.js';
 
 /** Turns an API value into what SQLite stores. */
 export type Encoder = (v: CellValue) => SqlValue;

@@ -3,7 +3,7 @@
  * of strings; parsed from JSON or CSV text).
  */
 import {pyStr} from '../pyformat.js';
-import type {CellValue} from '../types.js';
+import type {CellValue} from '../cell-value.js';
 import {
   BaseType,
   type Converter,

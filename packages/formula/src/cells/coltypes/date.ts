@@ -5,7 +5,7 @@
 import {localToEpoch, parseIsoDate, validYmd} from '../datetime.js';
 import {formatMoment} from '../moment-format.js';
 import {MONTH_NAMES_LOWER} from '../../pyvalues/calendar.js';
-import type {DocSettings} from '../parse.js';
+import type {DocSettings} from '../cell-value.js';
 import {
   BaseType,
   type CellFormatter,

@@ -3,7 +3,7 @@
  * (conversion, parsing) and is part of the typed form; display uses it too.
  */
 import {localToEpoch, parseIsoDateTime} from '../datetime.js';
-import type {DocSettings} from '../parse.js';
+import type {DocSettings} from '../cell-value.js';
 import {
   argOf,
   BaseType,

@@ -5,7 +5,7 @@
  */
 import {BadRequest} from '../../errors.js';
 import {pyStr} from '../pyformat.js';
-import type {CellValue} from '../types.js';
+import type {CellValue} from '../cell-value.js';
 import {AnyType, BlobType} from './any.js';
 import {AttachmentsType} from './attachments.js';
 import {baseOf, type ColumnType, ConversionError, type Converter} from './base.js';

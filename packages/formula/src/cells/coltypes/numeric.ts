@@ -3,8 +3,8 @@
  * conversion, Grist's NumberParse (currency, percent, parentheses, digit groups) and its
  * NumberFormat (numMode, decimals, currency) for the document's locale.
  */
-import type {DocSettings} from '../parse.js';
-import type {CellValue} from '../types.js';
+import type {DocSettings} from '../cell-value.js';
+import type {CellValue} from '../cell-value.js';
 import {
   BaseType,
   type CellFormatter,

@@ -3,8 +3,8 @@
  * array) and Id (a table's own row ids). Text is parsed by looking it up in the referenced
  * table's visible column; cells display through that column's formatter.
  */
-import type {DocSettings} from '../parse.js';
-import type {CellValue} from '../types.js';
+import type {DocSettings} from '../cell-value.js';
+import type {CellValue} from '../cell-value.js';
 import {
   argOf,
   BaseType,

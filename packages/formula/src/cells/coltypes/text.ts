@@ -1,6 +1,6 @@
 /** Text: stored as TEXT, numbers and booleans converted to their Python str(), shown as they are. */
 import {formatG15, pyNumberStr} from '../../pyvalues/numbers.js';
-import type {CellValue} from '../types.js';
+import type {CellValue} from '../cell-value.js';
 import {
   BaseType,
   type CellFormatter,

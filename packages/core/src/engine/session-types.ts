@@ -2,10 +2,10 @@
  * The typed bodies and answers of `Session` and `SessionDoc` beyond records: what the REST API
  * takes as JSON (or query parameters) and answers, as TypeScript interfaces.
  */
-import type {AttachmentInfo} from './attachments/index.js';
-import type {DsvFormat, ExportHeader} from './export/index.js';
-import type {HomeService} from './home/service.js';
-import type {TriggerInputFields} from './webhooks/index.js';
+import type {AttachmentInfo} from '../attachments/index.js';
+import type {DsvFormat, ExportHeader} from '../export/index.js';
+import type {HomeService} from '../home/service.js';
+import type {TriggerInputFields} from '../webhooks/index.js';
 
 /** The body of `POST /api/orgs`: a new team site. */
 export interface NewOrgBody {

@@ -8,9 +8,9 @@ import type Database from 'better-sqlite3';
 import {createReadStream} from 'node:fs';
 import {mkdir, rm} from 'node:fs/promises';
 import {join} from 'node:path';
-import {makeId} from './ids.js';
+import {makeId} from '../base/index.js';
 import {contentDigest, docStates, removeStates, replaceContent, type DocState} from './lifecycle.js';
-import type {Replica} from './cluster/replica.js';
+import type {Replica} from '../cluster/replica.js';
 import {
   getAttachmentMetadata,
   listAttachments,
@@ -22,30 +22,30 @@ import {
   type AttachmentPage,
   type DownloadOptions,
   type UploadedFile,
-} from './attachments/index.js';
-import {AttachmentStores} from './attachments/external.js';
+} from '../attachments/index.js';
+import {AttachmentStores} from '../attachments/external.js';
 import {
   DocAttachmentFiles,
   readDocSettings,
   type ArchiveUploadResult,
   type AttachmentStoreStatus,
-} from './attachments/files.js';
+} from '../attachments/files.js';
 import type {Readable} from 'node:stream';
-import type {TableQuery} from './attachments/query.js';
-import type {GristDoc} from './doc/gristdoc.js';
-import {AccessContext} from './access/rules/context.js';
-import {BrokenRules, RuleSet} from './access/rules/ruleset.js';
-import {readShareRows, readShareRules, type ShareRow, type ShareRules} from './access/rules/shares.js';
-import {ANON_EMAIL, type Principal} from './home/principal.js';
-import type {Role} from './home/types.js';
-import {attachmentsArchive} from './export/archive.js';
-import {backupDoc, type BackupOptions} from './export/backup.js';
-import {exportTableDsv, type DsvExport, type DsvExportOptions} from './export/csv.js';
-import type {ExportHeader, ExportRestriction} from './export/plan.js';
-import {ApiError, BadRequest, Forbidden, NotFound} from './errors.js';
-import {tableSchema, type TableSchema, type TableSchemaOptions} from './export/table-schema.js';
-import {documentTables, xlsxStream} from './export/xlsx.js';
-import {jsonDocumentStream} from './export/json.js';
+import type {TableQuery} from '../attachments/query.js';
+import type {GristDoc} from '../doc/gristdoc.js';
+import {AccessContext} from '../access/rules/context.js';
+import {BrokenRules, RuleSet} from '../access/rules/ruleset.js';
+import {readShareRows, readShareRules, type ShareRow, type ShareRules} from '../access/rules/shares.js';
+import {ANON_EMAIL, type Principal} from '../home/principal.js';
+import type {Role} from '../home/types.js';
+import {attachmentsArchive} from '../export/archive.js';
+import {backupDoc, type BackupOptions} from '../export/backup.js';
+import {exportTableDsv, type DsvExport, type DsvExportOptions} from '../export/csv.js';
+import type {ExportHeader, ExportRestriction} from '../export/plan.js';
+import {ApiError, BadRequest, Forbidden, NotFound} from '../base/index.js';
+import {tableSchema, type TableSchema, type TableSchemaOptions} from '../export/table-schema.js';
+import {documentTables, xlsxStream} from '../export/xlsx.js';
+import {jsonDocumentStream} from '../export/json.js';
 import {
   addWebhooks,
   clearWebhookQueue,
@@ -57,7 +57,7 @@ import {
   type WebhookDelivery,
   type WebhookFieldsInput,
   type WebhookUrlPolicy,
-} from './webhooks/index.js';
+} from '../webhooks/index.js';
 import {
   addTriggers,
   listTriggers,
@@ -65,7 +65,7 @@ import {
   triggerMonitor,
   updateTriggers,
   type TriggerInputFields,
-} from './webhooks/triggers.js';
+} from '../webhooks/triggers.js';
 
 /** Tables whose change may change the compiled rules. */
 const RULE_INPUTS = new Set(['_grist_ACLRules', '_grist_ACLResources', '_grist_Tables', '_grist_Tables_column']);

@@ -2,11 +2,11 @@
  * Forms (Grist 1.7.17, issue 29): what a form widget asks for, read as the caller may read it. The
  * HTTP route (`GET /api/docs/{doc}/forms/{vsId}`) and `SessionDoc.form` both answer with `formOf`.
  */
-import {type ShareRules, parseObject as parseOptions} from './access/rules/shares.js';
-import {ApiError, NotFound} from './errors.js';
-import type {ApiRecord} from './doc/api-types.js';
-import type {GristDoc} from './doc/gristdoc.js';
-import type {CellValue} from './doc/types.js';
+import {type ShareRules, parseObject as parseOptions} from '../access/rules/shares.js';
+import {ApiError, NotFound} from '../base/index.js';
+import type {ApiRecord} from '../doc/api-types.js';
+import type {GristDoc} from '../doc/gristdoc.js';
+import type {CellValue} from '../doc/types.js';
 
 /** Grist's first fields of a form with no layout of its own (app/common/Forms.ts). */
 const INITIAL_FIELDS_COUNT = 9;

@@ -7,9 +7,9 @@
  */
 import {createHash} from 'node:crypto';
 import type Database from 'better-sqlite3';
-import {quoteIdent as quote} from './doc/identifiers.js';
-import {IDEMPOTENCY_TABLE} from './idempotency.js';
-import {hasTable} from './webhooks/schema.js';
+import {quoteIdent as quote} from '../doc/identifiers.js';
+import {IDEMPOTENCY_TABLE} from '../doc/idempotency.js';
+import {hasTable} from '../webhooks/schema.js';
 
 /** One state of the document: an action's number and hash (Grist's `DocState`). */
 export interface DocState {

@@ -4,11 +4,11 @@
  * (`routes/lifecycle.ts`) and `SessionDoc` call these, after their own access check, so the
  * checks and errors below are the same on both paths.
  */
-import type {AccessContext} from './access/rules/context.js';
+import type {AccessContext} from '../access/rules/context.js';
 import type {Engine} from './engine.js';
-import {BadRequest, Forbidden, HeldElsewhere, NotFound} from './errors.js';
-import type {OrgContext, Principal} from './home/principal.js';
-import type {Doc, Role} from './home/types.js';
+import {BadRequest, Forbidden, HeldElsewhere, NotFound} from '../base/index.js';
+import type {OrgContext, Principal} from '../home/principal.js';
+import type {Doc, Role} from '../home/types.js';
 import {compareStates, type DocStateComparison} from './lifecycle.js';
 import type {OpenDocument} from './opendoc.js';
 

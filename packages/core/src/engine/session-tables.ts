@@ -5,11 +5,11 @@
  * the record calls of `SessionDoc` without `await` (the document is synchronous; better-sqlite3
  * does the same). Types are a compile-time promise only: the document checks every value.
  */
-import type {UserAction} from './doc/action-types.js';
-import type {ApiRecord, ApplyResult, RecordQuery, UpsertOptions, UpsertResult} from './doc/api-types.js';
-import {checkRecords} from './doc/bodies.js';
-import type {GristDoc} from './doc/gristdoc.js';
-import type {CellValue} from './doc/types.js';
+import type {UserAction} from '../doc/action-types.js';
+import type {ApiRecord, ApplyResult, RecordQuery, UpsertOptions, UpsertResult} from '../doc/api-types.js';
+import {checkRecords} from '../doc/bodies.js';
+import type {GristDoc} from '../doc/gristdoc.js';
+import type {CellValue} from '../doc/types.js';
 
 /** Row fields as an interface of cell values (`interface Task {Title: string; Hours: number}`). */
 export type RowShape<R> = {[K in keyof R]: CellValue};

@@ -2,7 +2,7 @@
  * The embeddable engine: a home store, the document files in a data directory, and the services
  * that the http layer (or an embedding app) calls. No HTTP and no process globals here.
  */
-import {type DataDirLock, lockDataDir} from './datadirlock.js';
+import {type DataDirLock, lockDataDir} from '../host/index.js';
 import {AsyncLocalStorage} from 'node:async_hooks';
 import {
   closeSync,
@@ -18,15 +18,15 @@ import {
 import {createHmac, randomBytes} from 'node:crypto';
 import {rmSync} from 'node:fs';
 import {join} from 'node:path';
-import {backupDoc} from './export/backup.js';
+import {backupDoc} from '../export/backup.js';
 import Database from 'better-sqlite3';
-import {createDocFile} from './doc/index.js';
-import {type DocUrl, GristDoc} from './doc/gristdoc.js';
-import {removeSqliteFiles} from './doc/files.js';
-import {makeId} from './ids.js';
-import {intFromEnv, intSetting} from './settings.js';
+import {createDocFile} from '../doc/index.js';
+import {type DocUrl, GristDoc} from '../doc/gristdoc.js';
+import {removeSqliteFiles} from '../doc/files.js';
+import {makeId} from '../base/index.js';
+import {intFromEnv, intSetting} from '../base/index.js';
 import {type BudgetSettings, DEFAULT_BUDGET} from '@gristlite/formula';
-import {descriptorLimit, maxOpenDocsFor} from './fdlimit.js';
+import {descriptorLimit, maxOpenDocsFor} from '../host/index.js';
 import {
   ApiError,
   BadRequest,
@@ -35,11 +35,11 @@ import {
   NotFound,
   ServiceUnavailable,
   resourceShortage,
-} from './errors.js';
-import type {DocLeases} from './leases.js';
-import {attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookPolicyFromEnv} from './webhooks/index.js';
-import {OUTBOX_TABLE} from './webhooks/schema.js';
-import {type BoundedStatements, runBounded} from './sql/bounded.js';
+} from '../base/index.js';
+import type {DocLeases} from '../cluster/leases.js';
+import {attachWebhooks, deliveryOptionsFromEnv, queueSize, webhookPolicyFromEnv} from '../webhooks/index.js';
+import {OUTBOX_TABLE} from '../webhooks/schema.js';
+import {type BoundedStatements, runBounded} from '../sql/bounded.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_ROWS,
@@ -48,24 +48,24 @@ import {
   sqlTimeoutFromEnv,
   type SqlCaller,
   type SqlResult,
-} from './sql/index.js';
-import type {OrgContext, Principal} from './home/principal.js';
-import {HomeService, hashApiKey} from './home/service.js';
-import {SqliteHomeStore} from './home/sqlite.js';
-import type {Doc, HomeStore, Org, Role, User} from './home/types.js';
-import {docPageUrl, publicUrlFromEnv} from './home/urls.js';
-import {ChangeFeeds, feedSettingsFromEnv, type SubscribeOptions, type Subscription} from './feed/index.js';
-import type {FeedSource} from './feed/docfeed.js';
-import {type ImportSettings, importSettingsFromEnv} from './import/settings.js';
-import {ReadCache} from './doc/readcache.js';
+} from '../sql/index.js';
+import type {OrgContext, Principal} from '../home/principal.js';
+import {HomeService, hashApiKey} from '../home/service.js';
+import {SqliteHomeStore} from '../home/sqlite.js';
+import type {Doc, HomeStore, Org, Role, User} from '../home/types.js';
+import {docPageUrl, publicUrlFromEnv} from '../home/urls.js';
+import {ChangeFeeds, feedSettingsFromEnv, type SubscribeOptions, type Subscription} from '../feed/index.js';
+import type {FeedSource} from '../feed/docfeed.js';
+import {type ImportSettings, importSettingsFromEnv} from '../import/settings.js';
+import {ReadCache} from '../doc/readcache.js';
 import {OpenDocument} from './opendoc.js';
 import {Session} from './session.js';
-import {Cluster, type ClusterOptions} from './cluster/index.js';
-import {CursorCodec} from './cursor.js';
-import {Idempotency} from './idempotency.js';
-import {AttachmentStores, DirectoryAttachmentStore, type AttachmentStore} from './attachments/external.js';
-import {carryAttachmentFiles} from './attachments/copy.js';
-import {attachmentBytes} from './attachments/store.js';
+import {Cluster, type ClusterOptions} from '../cluster/index.js';
+import {CursorCodec} from '../doc/cursor.js';
+import {Idempotency} from '../doc/idempotency.js';
+import {AttachmentStores, DirectoryAttachmentStore, type AttachmentStore} from '../attachments/external.js';
+import {carryAttachmentFiles} from '../attachments/copy.js';
+import {attachmentBytes} from '../attachments/store.js';
 
 /** An org's usage as `GET /api/orgs/{org}/usage` answers (Grist's OrgUsageSummary). */
 export interface OrgUsageSummary {

@@ -8,8 +8,8 @@
  * Format: base64url of a version byte, a 12-byte nonce, the ciphertext and the 16-byte tag.
  */
 import {createCipheriv, createDecipheriv, randomBytes} from 'node:crypto';
-import {BadRequest} from './errors.js';
-import {decodePosition, encodePosition} from './doc/reads.js';
+import {BadRequest} from '../base/index.js';
+import {decodePosition, encodePosition} from './reads.js';
 
 const VERSION = 1;
 const NONCE = 12;

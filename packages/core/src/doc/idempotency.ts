@@ -16,7 +16,7 @@
 import {AsyncLocalStorage} from 'node:async_hooks';
 import {createHash} from 'node:crypto';
 import type Database from 'better-sqlite3';
-import {ApiError, BadRequest} from './errors.js';
+import {ApiError, BadRequest} from '../base/index.js';
 
 /** The private table of a document that keeps its idempotency keys and their answers. */
 export const IDEMPOTENCY_TABLE = '_gristlite_idempotency';

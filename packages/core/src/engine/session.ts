@@ -1,13 +1,13 @@
-import type {DocChange, Subscription} from './feed/index.js';
+import type {DocChange, Subscription} from '../feed/index.js';
 import {DocTransaction, type DocTable, type RowShape, type TypedRecord} from './session-tables.js';
 import {join} from 'node:path';
-import type {AccessContext} from './access/rules/context.js';
-import type {AttachmentDownload, DownloadOptions, TableQuery} from './attachments/index.js';
+import type {AccessContext} from '../access/rules/context.js';
+import type {AttachmentDownload, DownloadOptions, TableQuery} from '../attachments/index.js';
 import type {Engine} from './engine.js';
-import {Forbidden, HeldElsewhere, ServiceUnavailable} from './errors.js';
-import {exportFileBase, type TableSchema} from './export/index.js';
-import {orgUrlName} from './home/urls.js';
-import type {AccessDelta} from './home/validate.js';
+import {Forbidden, HeldElsewhere, ServiceUnavailable} from '../base/index.js';
+import {exportFileBase, type TableSchema} from '../export/index.js';
+import {orgUrlName} from '../home/urls.js';
+import type {AccessDelta} from '../home/validate.js';
 import type {OpenDocument} from './opendoc.js';
 import type {
   AccessList,
@@ -28,9 +28,9 @@ import type {
   WorkspaceBody,
   XlsxExportOptions,
 } from './session-types.js';
-import type {TriggerPendingRecord, TriggerRecord, WebhookFieldsInput, WebhookSummary} from './webhooks/index.js';
-import {actorOf, type OrgContext, type Principal} from './home/principal.js';
-import type {BasicRole, Doc, Org, Role, Workspace} from './home/types.js';
+import type {TriggerPendingRecord, TriggerRecord, WebhookFieldsInput, WebhookSummary} from '../webhooks/index.js';
+import {actorOf, type OrgContext, type Principal} from '../home/principal.js';
+import type {BasicRole, Doc, Org, Role, Workspace} from '../home/types.js';
 import type {
   ApiRecord,
   ApplyResult,
@@ -43,12 +43,12 @@ import type {
   UpsertOptions,
   UpsertRecord,
   UpsertResult,
-} from './doc/api-types.js';
-import type {GristDoc} from './doc/gristdoc.js';
-import type {CellValue} from './doc/types.js';
-import {checkRecords} from './doc/bodies.js';
-import {cursorBinding} from './cursor.js';
-import type {SqlResult} from './sql/index.js';
+} from '../doc/api-types.js';
+import type {GristDoc} from '../doc/gristdoc.js';
+import type {CellValue} from '../doc/types.js';
+import {checkRecords} from '../doc/bodies.js';
+import {cursorBinding} from '../doc/cursor.js';
+import type {SqlResult} from '../sql/index.js';
 import {
   compareDocs,
   docSnapshots,
@@ -59,8 +59,8 @@ import {
 } from './doc-lifecycle.js';
 import type {DocState, DocStateComparison} from './lifecycle.js';
 import {formOf, type FormAnswer} from './forms.js';
-import {copyDoc} from './import/index.js';
-import type {TableImportOptions, TableImportResult} from './import/into-table.js';
+import {copyDoc} from '../import/index.js';
+import type {TableImportOptions, TableImportResult} from '../import/into-table.js';
 
 /** A record's fields by column id, as the REST API takes and returns them. */
 export type Fields = Record<string, CellValue>;
@@ -346,8 +346,8 @@ export class SessionDoc {
     const {engine} = this.session;
     return this.withOpen('editors', async ({grist, access, role}) => {
       // Loaded on first use: the readers are not needed before.
-      const {importIntoTable} = await import('./import/into-table.js');
-      const {importFormat} = await import('./import/sources.js');
+      const {importIntoTable} = await import('../import/into-table.js');
+      const {importFormat} = await import('../import/sources.js');
       return importIntoTable({
         grist,
         access,
