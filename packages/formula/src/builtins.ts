@@ -1,6 +1,9 @@
 /**
  * Python's builtins as formulas see them: types (int, str, list, ...), exception classes and
  * functions (len, sorted, round, ...). Only what is listed here is reachable by name.
+ *
+ * One thing: the allow-list of builtin names, one entry each, kept together so that what a
+ * formula can reach by name is read in one place.
  */
 import {
   type Kwargs,

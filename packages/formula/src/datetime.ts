@@ -7,6 +7,10 @@
  * needed, and offsets are cached per 15-minute bucket so that a column of DateTime cells does not
  * pay for `formatToParts` on every read. Ambiguous and missing local times are resolved as Grist's
  * `moment.tzinfo` does (see `IanaTz.utcoffsetLocal`).
+ *
+ * One thing: Python's `datetime` module, as CPython keeps it in one module too; its types call
+ * each other (a datetime is a date with a time, arithmetic goes through timedelta, strftime reads
+ * all of them), so splitting it would only spread one set of rules over several files.
  */
 import {
   type Kwargs,
@@ -640,6 +644,52 @@ function timetuple(d: PyDate): PyTuple {
 
 // ---- time -----------------------------------------------------------------------------------
 
+/** The time-of-day fields `time` and `datetime` share. */
+interface WallTime {
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+  readonly microsecond: number;
+  readonly tzinfo: TzInfo | null;
+}
+
+/** The attribute `name` of the time fields (`hour` ... `tzinfo`), or undefined for any other name. */
+function wallTimeAttr(t: WallTime, name: string): Value | undefined {
+  switch (name) {
+    case 'hour':
+      return BigInt(t.hour);
+    case 'minute':
+      return BigInt(t.minute);
+    case 'second':
+      return BigInt(t.second);
+    case 'microsecond':
+      return BigInt(t.microsecond);
+    case 'tzinfo':
+      return t.tzinfo;
+  }
+  return undefined;
+}
+
+/** The time fields as `replace()` defaults them (its keyword arguments). */
+function wallTimeDefaults(t: WallTime): Record<string, Value> {
+  return {
+    hour: BigInt(t.hour),
+    minute: BigInt(t.minute),
+    second: BigInt(t.second),
+    microsecond: BigInt(t.microsecond),
+    tzinfo: t.tzinfo,
+  };
+}
+
+/** The repr of a time or datetime: seconds and microseconds only when set, then the tzinfo. */
+function wallTimeRepr(kind: string, head: number[], t: WallTime): string {
+  const parts = [...head, t.hour, t.minute];
+  if (t.second || t.microsecond) parts.push(t.second);
+  if (t.microsecond) parts.push(t.microsecond);
+  const tz = t.tzinfo ? `, tzinfo=${t.tzinfo.repr()}` : '';
+  return `datetime.${kind}(${parts.join(', ')}${tz})`;
+}
+
 export class PyTime implements PyObject {
   readonly pyType = 'time';
   constructor(
@@ -668,17 +718,9 @@ export class PyTime implements PyObject {
     return timeIso(this.hour, this.minute, this.second, this.microsecond, spec);
   }
   getattr(name: string): Value {
+    const field = wallTimeAttr(this, name);
+    if (field !== undefined) return field;
     switch (name) {
-      case 'hour':
-        return BigInt(this.hour);
-      case 'minute':
-        return BigInt(this.minute);
-      case 'second':
-        return BigInt(this.second);
-      case 'microsecond':
-        return BigInt(this.microsecond);
-      case 'tzinfo':
-        return this.tzinfo;
       case 'isoformat':
         return fn('isoformat', () => this.str());
       case 'strftime':
@@ -690,24 +732,20 @@ export class PyTime implements PyObject {
         );
       case 'replace':
         return fn('replace', (a, k) => {
-          const b = bindArgs('replace', ['hour', 'minute', 'second', 'microsecond', 'tzinfo'], a, k, {
-            hour: BigInt(this.hour),
-            minute: BigInt(this.minute),
-            second: BigInt(this.second),
-            microsecond: BigInt(this.microsecond),
-            tzinfo: this.tzinfo,
-          });
+          const b = bindArgs(
+            'replace',
+            ['hour', 'minute', 'second', 'microsecond', 'tzinfo'],
+            a,
+            k,
+            wallTimeDefaults(this),
+          );
           return PyTime.construct([b.hour, b.minute, b.second, b.microsecond, b.tzinfo] as Value[], null);
         });
     }
     return attributeError(this, name);
   }
   repr(): string {
-    const parts = [this.hour, this.minute];
-    if (this.second || this.microsecond) parts.push(this.second);
-    if (this.microsecond) parts.push(this.microsecond);
-    const tz = this.tzinfo ? `, tzinfo=${this.tzinfo.repr()}` : '';
-    return `datetime.time(${parts.join(', ')}${tz})`;
+    return wallTimeRepr('time', [], this);
   }
   str(): string {
     const tz = this.tzinfo ? formatOffset(this.tzinfo.utcoffsetLocal(0), ':') : '';
@@ -862,17 +900,9 @@ export class PyDateTime extends PyDate {
   }
 
   override getattr(name: string): Value {
+    const field = wallTimeAttr(this, name);
+    if (field !== undefined) return field;
     switch (name) {
-      case 'hour':
-        return BigInt(this.hour);
-      case 'minute':
-        return BigInt(this.minute);
-      case 'second':
-        return BigInt(this.second);
-      case 'microsecond':
-        return BigInt(this.microsecond);
-      case 'tzinfo':
-        return this.tzinfo;
       case 'fold':
         return 0n;
       case 'date':
@@ -911,11 +941,7 @@ export class PyDateTime extends PyDate {
             year: BigInt(this.year),
             month: BigInt(this.month),
             day: BigInt(this.day),
-            hour: BigInt(this.hour),
-            minute: BigInt(this.minute),
-            second: BigInt(this.second),
-            microsecond: BigInt(this.microsecond),
-            tzinfo: this.tzinfo,
+            ...wallTimeDefaults(this),
           });
           return PyDateTime.construct(
             names.map((n) => b[n] as Value),
@@ -931,11 +957,7 @@ export class PyDateTime extends PyDate {
   }
 
   override repr(): string {
-    const parts = [this.year, this.month, this.day, this.hour, this.minute];
-    if (this.second || this.microsecond) parts.push(this.second);
-    if (this.microsecond) parts.push(this.microsecond);
-    const tz = this.tzinfo ? `, tzinfo=${this.tzinfo.repr()}` : '';
-    return `datetime.datetime(${parts.join(', ')}${tz})`;
+    return wallTimeRepr('datetime', [this.year, this.month, this.day], this);
   }
   override str(): string {
     return this.isoformat(' ');

@@ -224,59 +224,39 @@ export function clearSources(c: ColData): void {
   c.sourceEdges.clear();
 }
 
+/** Removes `row` from the set at `key`, and the set once empty; true when the key went. */
+function dropRow<K>(map: Map<K, Set<number>> | null | undefined, key: K, row: number): boolean {
+  const set = map?.get(key);
+  if (!set) return false;
+  set.delete(row);
+  if (set.size) return false;
+  map!.delete(key);
+  return true;
+}
+
+/** `dropRow` one level down (`outer[k1][k2]`), removing `outer[k1]` once empty; true when it went. */
+function dropRow2<K1, K2>(outer: Map<K1, Map<K2, Set<number>>>, k1: K1, k2: K2, row: number): boolean {
+  const inner = outer.get(k1);
+  if (!inner || !dropRow(inner, k2, row) || inner.size) return false;
+  outer.delete(k1);
+  return true;
+}
+
 export function clearCellSources(c: ColData, row: number): void {
   const srcs = c.cellSources.get(row);
   if (!srcs) return;
   c.cellSources.delete(row);
   for (const s of srcs) {
-    if (s.kind === 0) {
-      const set = s.edge.rowMap?.get(s.row);
-      if (set) {
-        set.delete(row);
-        if (!set.size) s.edge.rowMap!.delete(s.row);
+    if (s.kind === 0) dropRow(s.edge.rowMap, s.row, row);
+    else if (s.kind === 1) dropRow2(s.index.callers, s.key, c, row);
+    else if (s.kind === 2) dropRow(s.table.allCallers, c, row);
+    else if (s.kind === 3) {
+      if (dropRow2(s.index.colReaders, s.ckey, c, row)) {
+        const n = (s.index.readCols.get(s.colId) ?? 1) - 1;
+        if (n) s.index.readCols.set(s.colId, n);
+        else s.index.readCols.delete(s.colId);
       }
-    } else if (s.kind === 1) {
-      const m = s.index.callers.get(s.key);
-      const set = m?.get(c);
-      if (set) {
-        set.delete(row);
-        if (!set.size) {
-          m!.delete(c);
-          if (!m!.size) s.index.callers.delete(s.key);
-        }
-      }
-    } else if (s.kind === 2) {
-      const set = s.table.allCallers.get(c);
-      if (set) {
-        set.delete(row);
-        if (!set.size) s.table.allCallers.delete(c);
-      }
-    } else if (s.kind === 3) {
-      const m = s.index.colReaders.get(s.ckey);
-      const set = m?.get(c);
-      if (set) {
-        set.delete(row);
-        if (!set.size) {
-          m!.delete(c);
-          if (!m!.size) {
-            s.index.colReaders.delete(s.ckey);
-            const n = (s.index.readCols.get(s.colId) ?? 1) - 1;
-            if (n) s.index.readCols.set(s.colId, n);
-            else s.index.readCols.delete(s.colId);
-          }
-        }
-      }
-    } else {
-      const m = s.table.allColReaders.get(s.colId);
-      const set = m?.get(c);
-      if (set) {
-        set.delete(row);
-        if (!set.size) {
-          m!.delete(c);
-          if (!m!.size) s.table.allColReaders.delete(s.colId);
-        }
-      }
-    }
+    } else dropRow2(s.table.allColReaders, s.colId, c, row);
   }
 }
 

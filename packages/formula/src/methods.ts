@@ -2,6 +2,9 @@
  * Attribute access on values: methods of str, list, tuple, dict and set, and `getattr` for
  * objects. Only names listed here are reachable, so no JS property (constructor, __proto__...)
  * can ever be read from a formula.
+ *
+ * One thing: the allow-list of reachable attributes; keeping it in one file is what lets a
+ * reader check that nothing else is reachable.
  */
 import {
   type Kwargs,

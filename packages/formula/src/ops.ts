@@ -2,6 +2,9 @@
  * Python operators and protocols over the value representation of values.ts: arithmetic with
  * Python's int/float rules, comparisons (TypeError where Python 3 raises it), containment,
  * iteration, len, subscripts and slices, and the exception and type objects.
+ *
+ * One thing: Python's data model over one value representation: the operators dispatch on the
+ * same type tests, and their coercion rules (int/float/bool, sequences) must agree with each other.
  */
 import {
   type Kwargs,

@@ -2,6 +2,9 @@
  * What the OpenAPI document says beyond the routes themselves: the shapes of response bodies
  * (JSON Schema, OpenAPI 3.1), the query parameters (by name: the same name means the same thing
  * on every route), and each built-in route's success response.
+ *
+ * One thing: the API's response shapes, one table keyed by route, which grows with the routes;
+ * its entries share the schema helpers at the top.
  */
 import type {RouteResponse} from './route.js';
 

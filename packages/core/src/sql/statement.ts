@@ -38,30 +38,33 @@ export function selectText(sql: string): string {
  */
 export function firstStatementEnd(text: string): number {
   for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === ';') {
-      return i;
-    }
-    let close: string | undefined;
-    if (c === "'" || c === '"' || c === '`') {
-      close = c; // a doubled quote inside reads as two adjacent quoted runs: same outcome
-    } else if (c === '[') {
-      close = ']';
-    } else if (c === '-' && text[i + 1] === '-') {
-      close = '\n';
-    } else if (c === '/' && text[i + 1] === '*') {
-      close = '*/';
-      i++;
-    }
-    if (close !== undefined) {
-      const j = text.indexOf(close, i + 1);
-      if (j < 0) {
-        return -1;
-      } // unterminated: SQLite reports the error on the whole text
-      i = j + close.length - 1;
-    }
+    if (text[i] === ';') return i;
+    const end = quotedRunEnd(text, i);
+    // Unterminated: SQLite reports the error on the whole text.
+    if (end === -1) return -1;
+    if (end !== null) i = end;
   }
   return -1;
+}
+
+/**
+ * Where a quoted run, bracketed identifier or comment that starts at `i` ends (the index of its
+ * last character), -1 when it never closes, null when none starts there. A doubled quote inside
+ * reads as two adjacent quoted runs: the same outcome for both scanners here.
+ */
+function quotedRunEnd(text: string, i: number): number | null {
+  const c = text[i];
+  let close: string;
+  let from = i + 1;
+  if (c === "'" || c === '"' || c === '`') close = c;
+  else if (c === '[') close = ']';
+  else if (c === '-' && text[i + 1] === '-') close = '\n';
+  else if (c === '/' && text[i + 1] === '*') {
+    close = '*/';
+    from = i + 2;
+  } else return null;
+  const j = text.indexOf(close, from);
+  return j < 0 ? -1 : j + close.length - 1;
 }
 
 /** A statement refused or failed for a reason the caller can fix (HTTP 400). */
@@ -110,18 +113,14 @@ export function parameterNames(text: string): (string | null)[] {
     }
   };
   for (let i = 0; i < text.length; i++) {
+    const end = quotedRunEnd(text, i);
+    if (end !== null) {
+      if (end < 0) break;
+      i = end;
+      continue;
+    }
     const c = text[i];
-    let close: string | undefined;
-    if (c === "'" || c === '"' || c === '`') {
-      close = c;
-    } else if (c === '[') {
-      close = ']';
-    } else if (c === '-' && text[i + 1] === '-') {
-      close = '\n';
-    } else if (c === '/' && text[i + 1] === '*') {
-      close = '*/';
-      i++;
-    } else if (c === '?') {
+    if (c === '?') {
       const digits = text.slice(i + 1, runEnd(text, i + 1, isDigit));
       if (digits === '') {
         place(names.length + 1, null);
@@ -136,7 +135,6 @@ export function parameterNames(text: string): (string | null)[] {
         place(byName.get(name) ?? n, name);
       }
       i += digits.length;
-      continue;
     } else if (c === ':' || c === '@' || c === '$') {
       const ident = text.slice(i + 1, runEnd(text, i + 1, isIdent));
       if (ident !== '') {
@@ -144,14 +142,6 @@ export function parameterNames(text: string): (string | null)[] {
         place(byName.get(name) ?? names.length + 1, name);
         i += ident.length;
       }
-      continue;
-    }
-    if (close !== undefined) {
-      const j = text.indexOf(close, i + 1);
-      if (j < 0) {
-        break;
-      }
-      i = j + close.length - 1;
     }
   }
   return names;

@@ -4,6 +4,9 @@
  * `\w`/`\d`/`\s`/`\b`, verbose mode, literal braces) to a JS pattern with the `u` flag. Positions
  * are code-point offsets, as Python's are. Scoped inline flags `(?i:...)`, atomic groups and
  * possessive quantifiers have no JS equivalent on Node 20 and raise `re.error`.
+ *
+ * One thing: Python's `re` module, whose functions and match objects share the one pattern
+ * translation; the regex guard that bounds their time is its own file (re-guard.ts).
  */
 import {
   type Kwargs,

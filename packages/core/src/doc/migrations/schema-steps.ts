@@ -3,6 +3,9 @@
  * version (sandbox/grist/migrations.py describes the same changes as Python doc actions). Most
  * entries only add tables or columns (`add`); the others also move or convert values (`run`),
  * reading the metadata as it stands after the previous version.
+ *
+ * One thing: the ordered list of Grist's 46 schema versions, one entry each, as Grist's own
+ * migrations.py keeps them in one file: their order is the point.
  */
 import {pickColIdent, pickTableIdent, quoteIdent} from '../identifiers.js';
 import {loads} from '@gristlite/formula';
