@@ -1,5 +1,4 @@
 export {
-  run,
   serve,
   openEngine,
   prepareEngine,
@@ -10,4 +9,5 @@ export {
   privateFiles,
   type Served,
   type KeySource,
-} from './cli.js';
+} from './serve.js';
+export {run} from './cli.js';

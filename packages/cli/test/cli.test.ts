@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import {Engine, createDocFile, hashApiKey} from '@gristlite/core/internal';
 import {S3ObjectStore} from '@gristlite/store-s3';
-import {attachmentStoresFromEnv, openEngine} from '../src/cli.js';
+import {attachmentStoresFromEnv, openEngine} from '../src/serve.js';
 import {fixturePath, withFixtures} from '@gristlite/core/testing';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));

@@ -1,3 +1,11 @@
+/**
+ * The home store on PostgreSQL: `HomeStore` over a `pg` pool, in a schema of its own, for several
+ * gristlite processes or machines sharing one home.
+ *
+ * One thing: one implementation of the HomeStore interface, a method per operation, sharing the
+ * pool, the schema name and the error mapping; the HomeStore conformance suite tests it as a
+ * whole, as it does the SQLite store.
+ */
 import pg from 'pg';
 import {
   Conflict,

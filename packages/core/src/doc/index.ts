@@ -20,9 +20,10 @@ export type {
 } from './api-types.js';
 export type {TableChange, WriteActor} from './storage.js';
 export type {CellValue, SqlValue} from './types.js';
+export {makeDecoder} from './types.js';
 export {SCHEMA_VERSION, STORAGE_VERSION, META_DDL, META_TYPES} from './schema.js';
 export {dumps as marshalDumps, loads as marshalLoads} from '@gristlite/formula';
-export {pickColIdent, pickColIdentList, pickTableIdent} from './identifiers.js';
+export {pickColIdent, pickColIdentList, pickTableIdent, quoteIdent} from './identifiers.js';
 export {FORMULAS_TABLE, formulasComputed, markFormulasComputed} from './formulas.js';
 export {columnType, type ColumnType} from '@gristlite/formula';
 export type {

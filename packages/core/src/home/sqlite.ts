@@ -1,3 +1,11 @@
+/**
+ * The embedded home store: `HomeStore` on one SQLite file (users and API keys, orgs, workspaces,
+ * documents, access lists, shares), with its schema and its migrations.
+ *
+ * One thing: one implementation of the HomeStore interface, a method per operation, sharing one
+ * connection and its statements; the HomeStore conformance suite tests it as a whole, as it does
+ * the PostgreSQL store.
+ */
 import Database from 'better-sqlite3';
 import {makeId, nowIso} from '../base/index.js';
 import {rowCodec, type HomeRow} from './rows.js';

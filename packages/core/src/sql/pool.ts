@@ -1,3 +1,11 @@
+/**
+ * The pool of read-only SQL worker processes (docs/sql.md): lanes per caller, deadlines, kills,
+ * preemption and the spare process.
+ *
+ * One thing: one scheduler. Dispatch, preemption, deadlines and worker exits all read and change
+ * the same state (lanes, per-user and per-document counts, reserves, children, the spare), and
+ * its fairness rules (D50) only hold when one place changes it.
+ */
 import {fork, type ChildProcess} from 'node:child_process';
 import {fileURLToPath} from 'node:url';
 import {ApiError, BadRequest, TooManyRequests} from '../base/index.js';
