@@ -36,5 +36,11 @@ export interface ImportHost {
   /** Null when this process may open the document, else the holder's URL. */
   claimDoc(docId: string): Promise<string | null>;
   /** The open document, for its access rules. */
-  openDoc(docId: string): {accessFor(p: Principal, role: Role | null): AccessContext | null};
+  openDoc(docId: string): ImportSourceDoc;
+}
+
+/** What an import reads of an open document: the caller's access under its rules. */
+export interface ImportSourceDoc {
+  /** The rules as they apply to `p` with `role`, or null when the document has none. */
+  accessFor(p: Principal, role: Role | null): AccessContext | null;
 }

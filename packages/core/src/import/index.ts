@@ -23,7 +23,7 @@ import {Readable} from 'node:stream';
 import {pipeline} from 'node:stream/promises';
 import Database from 'better-sqlite3';
 import type {ImportHost} from './host.js';
-export type {ImportHost} from './host.js';
+export type {ImportHost, ImportSourceDoc} from './host.js';
 import {BadRequest, Forbidden, HeldElsewhere} from '../base/index.js';
 import type {OrgContext, Principal} from '../home/principal.js';
 import type {Doc} from '../home/types.js';
