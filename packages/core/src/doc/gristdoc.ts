@@ -807,6 +807,19 @@ export class GristDoc {
     );
   }
 
+  /**
+   * The ids of the rows the caller can read for which `where` holds, ascending (tests compare the
+   * SQL translation with the engine's evaluation through `forceEngine`). @internal
+   */
+  /** Conditions resolved wholly in SQL, those the engine helped, and the rows it evaluated. @internal */
+  get whereCounts(): {readonly sql: number; readonly engine: number; readonly engineRows: number} {
+    return this.whereState.counts;
+  }
+
+  whereIds(tableId: string, where: string, opts: {forceEngine?: boolean} = {}): number[] {
+    return this.reads.matchingIds(tableId, where, {...opts, unbounded: true});
+  }
+
   /** Beyond Grist (issue 40 §3): removes every row `updateRecordsWhere` would update, in one write; their ids. */
   removeRecordsWhere(tableId: string, where: string, options?: WriteAs): number[] {
     return this.onTable(tableId, () =>

@@ -35,7 +35,14 @@ import {
 } from './stream.js';
 import type {DocStorage} from './storage.js';
 import type {CellValue} from './types.js';
-import {parseWhere, resolveWhere, type WhereSettings, type WhereSource, type WhereState} from './where/index.js';
+import {
+  parseWhere,
+  type ResolveOptions,
+  resolveWhere,
+  type WhereSettings,
+  type WhereSource,
+  type WhereState,
+} from './where/index.js';
 
 /** What the read pipeline needs of its document. */
 export interface ReadSource {
@@ -353,6 +360,7 @@ export class DocReads {
       settings: src.whereSettings,
       budget: src.formulaBudget ?? {},
       readRows: (tableId, ids, cols) => this.readRows(tableId, ids, cols),
+      stamp: () => src.dataStamp.now().join(','),
     };
   }
 
@@ -362,9 +370,9 @@ export class DocReads {
   }
 
   /** `q` with its `where` resolved into `whereSql` for a read of `table` by the current caller. */
-  resolved(table: TableMeta, q: RecordQuery): RecordQuery {
+  resolved(table: TableMeta, q: RecordQuery, opts: ResolveOptions = {}): RecordQuery {
     if (!q.where || q.whereSql) return q;
-    const {sql, params} = resolveWhere(this.whereSource(), table, q.where, this.scope(table)).sql;
+    const {sql, params} = resolveWhere(this.whereSource(), table, q.where, this.scope(table), opts).sql;
     return {...q, whereSql: {sql, params}};
   }
 
@@ -372,11 +380,11 @@ export class DocReads {
    * The ids of the rows of a user table the caller can read for which `where` holds (a write by
    * condition), ascending; 400 beyond `whereSettings.maxRows`.
    */
-  matchingIds(tableId: string, where: string): number[] {
+  matchingIds(tableId: string, where: string, opts: ResolveOptions & {unbounded?: boolean} = {}): number[] {
     const table = this.src.userTable(tableId);
     if (!where.trim()) throw new BadRequest('A where condition is required (where=True names every row)');
-    const q = this.resolved(table, {where});
-    const max = this.src.whereSettings.maxRows;
+    const q = this.resolved(table, {where}, opts);
+    const max = opts.unbounded ? Number.MAX_SAFE_INTEGER - 1 : this.src.whereSettings.maxRows;
     let ids: number[];
     const scope = this.scope(table);
     if (scope.inJs) {

@@ -22,7 +22,7 @@ import {andScope, type RowScope} from '../rowscope.js';
 import {BUDGET_ERRORS} from '@gristlite/formula';
 import {type ParsedWhere, type WhereState, checkWhere, whereError} from './check.js';
 import {GuardedHost} from './host.js';
-import {FALSE, type Sql, type Tri, UNKNOWN, or, sql, undecided} from './sql.js';
+import {FALSE, type Sql, type Tri, UNKNOWN, or, sql} from './sql.js';
 import {Translator} from './translate.js';
 
 export {DEFAULT_WHERE_MAX_CHARS, type ParsedWhere, WhereState, whereError} from './check.js';
@@ -53,6 +53,8 @@ export interface WhereSource {
   readonly budget: Partial<BudgetSettings>;
   /** Rows by id, decoded (what row rules read). */
   readonly readRows: RowReader;
+  /** What changes whenever the data may have (colstats.ts DataStamp), as text. */
+  stamp(): string;
 }
 
 /** A condition resolved for one read or write. */
@@ -108,8 +110,12 @@ export function resolveWhere(
   try {
     const parsed = parseWhere(src, table, text);
     const tri = opts.forceEngine || !parsed.expr ? UNKNOWN : translate(src, table, parsed);
-    const rest = undecided(tri);
-    if (rest.sql === '0') return {sql: tri.t, volatile: parsed.volatile, evaluated: 0};
+    const rest = tri.u;
+    if (rest.sql === '0') {
+      src.state.counts.sql++;
+      return {sql: tri.t, volatile: parsed.volatile, evaluated: 0};
+    }
+    src.state.counts.engine++;
     const matched = evaluate(src, table, parsed, scope, rest);
     const ids = matched.length
       ? sql(`${quoteIdent(table.tableId)}."id" IN (SELECT value FROM json_each(?))`, JSON.stringify(matched))
@@ -128,6 +134,7 @@ function translate(src: WhereSource, table: TableMeta, parsed: ParsedWhere): Tri
     meta: src.meta,
     table,
     classesOf: (tableId, colId) => src.classes.of(tableId, colId),
+    rangeOf: (tableId, colId) => (colId === 'id' ? null : src.state.rangeOf(src.db, src.stamp(), tableId, colId)),
     sqlReadable: (tableId, colId, joined) => {
       const f = filter(tableId);
       if (!f) return true;
@@ -147,6 +154,7 @@ function evaluate(src: WhereSource, table: TableMeta, parsed: ParsedWhere, scope
       Array<number | bigint>
   ).map(Number);
   if (!candidates.length) return [];
+  src.state.counts.engineRows += candidates.length;
   const engine = loadFormulaEngine(src.db, src.meta, src.budget);
   const guard = src.guard;
   const host = guard && !guard.canReadEverything() ? new GuardedHost(engine, guard, src.db, src.readRows) : null;

@@ -23,8 +23,8 @@ export type Kind =
   /** int, float or bool (`bool`: the value is a Python bool, for `is True`). */
   | {k: 'num'; bool?: boolean}
   | {k: 'str'}
-  /** AltText: text stored where the column's type wanted another value. */
-  | {k: 'alt'}
+  /** AltText: a value stored where the column's type wanted another (`text`: the stored value is its text). */
+  | {k: 'alt'; text?: false}
   /** A `date`: the stored value is seconds, the date is the day they fall in. */
   | {k: 'date'}
   /** An aware `datetime` in zone `zone` (the stored value is whole seconds). */
@@ -121,6 +121,15 @@ export interface ColumnReading {
   classes: number;
   /** A DateTime column's zone (its type's, New York for a bare DateTime, as the formula engine reads it). */
   zone?: string;
+  /** What its numbers are (null: unknown): cases it proves empty are left out. */
+  range?: NumberRange | null;
+}
+
+/** The numbers a column holds: their least and greatest, and whether all are whole. */
+export interface NumberRange {
+  min: number | null;
+  max: number | null;
+  integral: boolean;
 }
 
 /**
@@ -143,11 +152,19 @@ export function columnCases(r: ColumnReading): Case[] {
   const add = (cls: number, kind: Kind, extra: Sql = TRUE, v: Sql = x) => {
     if (has(cls)) out.push({when: and(guard(cls), extra), kind, v});
   };
-  /** Numbers split by a condition: the kind where it holds, unknown elsewhere. */
-  const numbers = (kind: Kind, cond: Sql) => {
+  /**
+   * Numbers split by a condition: `kind` where it holds, `otherwise` elsewhere; when the column's
+   * range proves it for every number (`proven`), no split.
+   */
+  const range = r.range;
+  const numbers = (kind: Kind, cond: Sql, proven: boolean, otherwise: Kind = {k: 'unknown'}) => {
+    if (proven) return add(NUM_CLASS, kind);
     add(NUM_CLASS, kind, cond);
-    if (cond.sql !== '1') add(NUM_CLASS, {k: 'unknown'}, not(cond));
+    add(NUM_CLASS, otherwise, not(cond));
   };
+  const integral = sql(`(${x.sql} = round(${x.sql}))`, ...x.params, ...x.params);
+  const within = (lo: number, end: number) =>
+    !!range && (range.min === null || (range.min >= lo && (range.max as number) < end));
   const unknown: Kind = {k: 'unknown'};
   const base = r.type.split(':')[0];
   switch (base) {
@@ -169,19 +186,30 @@ export function columnCases(r: ColumnReading): Case[] {
       break;
     case 'Int':
       add(NULL_CLASS, {k: 'none'});
-      numbers({k: 'num'}, sql(`(typeof(${x.sql}) = 'integer')`, ...x.params));
+      // A fraction in an Int column reads as AltText.
+      numbers({k: 'num'}, integral, !!range?.integral, {k: 'alt', text: false});
       add(TEXT_CLASS, {k: 'alt'});
       add(BLOB_CLASS, unknown);
       break;
     case 'Bool':
       add(NULL_CLASS, {k: 'none'});
-      numbers({k: 'num', bool: true}, sql(`(${x.sql} IN (0, 1))`, ...x.params));
+      // Other numbers in a Bool column read as AltText.
+      numbers(
+        {k: 'num', bool: true},
+        sql(`(${x.sql} IN (0, 1))`, ...x.params),
+        !!range?.integral && within(0, 2),
+        {k: 'alt', text: false},
+      );
       add(TEXT_CLASS, {k: 'alt'});
       add(BLOB_CLASS, unknown);
       break;
     case 'Date':
       add(NULL_CLASS, {k: 'none'});
-      numbers({k: 'date'}, sql(`(${x.sql} >= ? AND ${x.sql} < ?)`, ...x.params, DATE_MIN, ...x.params, DATE_END));
+      numbers(
+        {k: 'date'},
+        sql(`(${x.sql} >= ? AND ${x.sql} < ?)`, ...x.params, DATE_MIN, ...x.params, DATE_END),
+        within(DATE_MIN, DATE_END),
+      );
       add(TEXT_CLASS, {k: 'alt'});
       add(BLOB_CLASS, unknown);
       break;
@@ -191,7 +219,7 @@ export function columnCases(r: ColumnReading): Case[] {
       numbers(
         {k: 'datetime', zone},
         sql(
-          `(${x.sql} >= ? AND ${x.sql} < ? AND ${x.sql} = CAST(${x.sql} AS INTEGER))`,
+          `(${x.sql} >= ? AND ${x.sql} < ? AND ${x.sql} = round(${x.sql}))`,
           ...x.params,
           DATETIME_MIN,
           ...x.params,
@@ -199,6 +227,7 @@ export function columnCases(r: ColumnReading): Case[] {
           ...x.params,
           ...x.params,
         ),
+        !!range?.integral && within(DATETIME_MIN, DATETIME_END),
       );
       add(TEXT_CLASS, {k: 'alt'});
       add(BLOB_CLASS, unknown);
@@ -208,7 +237,7 @@ export function columnCases(r: ColumnReading): Case[] {
       const table = r.type.slice('Ref:'.length);
       // An empty cell is the empty record (row id 0).
       add(NULL_CLASS, {k: 'record', table}, TRUE, sql('0'));
-      numbers({k: 'record', table}, sql(`(typeof(${x.sql}) = 'integer')`, ...x.params));
+      numbers({k: 'record', table}, integral, !!range?.integral);
       add(TEXT_CLASS, {k: 'alt'});
       add(BLOB_CLASS, unknown);
       break;

@@ -17,6 +17,7 @@ import type {DocMeta, TableMeta} from '../meta.js';
 import {
   type Case,
   type Constant,
+  type NumberRange,
   type Operand,
   UNKNOWN_OPERAND,
   UTC_ZONES,
@@ -54,6 +55,8 @@ export interface TranslateContext {
   table: TableMeta;
   /** Storage classes a column holds (colstats.ts). */
   classesOf(tableId: string, colId: string): number;
+  /** The numbers a column holds (null: not known). */
+  rangeOf(tableId: string, colId: string): NumberRange | null;
   /**
    * Whether SQL may read a column for the caller: false when access rules censor some of its
    * cells, or (`joined`) filter the rows of its table; its rows then go to the engine.
@@ -190,6 +193,7 @@ export class Translator {
           type: col.type,
           classes: this.ctx.classesOf(table.tableId, colId),
           zone: col.ct.tz ?? undefined,
+          range: this.ctx.rangeOf(table.tableId, colId),
         }),
       };
     }
@@ -210,7 +214,18 @@ export class Translator {
           const alias = `gristlite where ${++this.aliases}`;
           const value = joinedColumn(target, col, c.v, alias);
           const classes = this.ctx.classesOf(target.tableId, col.colId) | classOfValue(col.encode(col.ct.defaultValue));
-          for (const j of columnCases({value, type: col.type, classes, zone: col.ct.tz ?? undefined})) {
+          const range = this.ctx.rangeOf(target.tableId, col.colId);
+          const dflt = col.ct.defaultValue;
+          // A missing row reads as the column's default, which joins the numbers.
+          const withDefault =
+            range && typeof dflt === 'number'
+              ? {
+                  min: Math.min(range.min ?? dflt, dflt),
+                  max: Math.max(range.max ?? dflt, dflt),
+                  integral: range.integral && Number.isInteger(dflt),
+                }
+              : range;
+          for (const j of columnCases({value, type: col.type, classes, zone: col.ct.tz ?? undefined, range: withDefault})) {
             cases.push({when: and(c.when, j.when), kind: j.kind, v: j.v});
           }
           break;
@@ -345,7 +360,7 @@ function pairs(l: Operand, r: Operand, fn: (a: Case, b: Case) => Tri): Tri {
       const when = and(a.when, b.when);
       if (when.sql === '0') continue;
       if (a.kind.k === 'error' || b.kind.k === 'error') parts.push(within(when, RAISES));
-      else if (a.kind.k === 'unknown' || b.kind.k === 'unknown') continue;
+      else if (a.kind.k === 'unknown' || b.kind.k === 'unknown') parts.push(within(when, UNKNOWN));
       else parts.push(within(when, fn(a, b)));
     }
   }
@@ -375,7 +390,7 @@ function compareCases(op: string, a: Case, b: Case, ca?: Constant, cb?: Constant
         t = cmpSql(op, a.v, b.v);
         break;
       case 'alt':
-        t = eq ? cmpSql(op, a.v, b.v) : 'raises';
+        t = !eq ? 'raises' : ka.text === false || (kb as {text?: false}).text === false ? null : cmpSql(op, a.v, b.v);
         break;
       case 'record':
         t = ka.table === (kb as {table: string}).table ? cmpSql(op, a.v, b.v) : eq ? false : 'raises';
@@ -481,7 +496,9 @@ function affixSql(method: 'startswith' | 'endswith', x: Sql, affix: string): Sql
   const bytes = Buffer.from(affix, 'utf8');
   if (!bytes.length) return TRUE;
   const b = `CAST(${x.sql} AS BLOB)`;
-  if (method === 'startswith') return sql(`(substr(${b}, 1, ?) = ?)`, ...x.params, bytes.length, bytes);
+  // The length first: substr() of an empty blob is NULL.
+  if (method === 'startswith')
+    return sql(`(length(${b}) >= ? AND substr(${b}, 1, ?) = ?)`, ...x.params, bytes.length, ...x.params, bytes.length, bytes);
   return sql(`(length(${b}) >= ? AND substr(${b}, -?) = ?)`, ...x.params, bytes.length, ...x.params, bytes.length, bytes);
 }
 
