@@ -12,7 +12,9 @@ import {areaSuite, isErrorLike, ok, useWorld, type Target} from './world.js';
 
 const PEOPLE = ['a@b.c', 'x@y.z'];
 // Name, Price, Status, Due (days after 2024-01-01, null: none), Owner, Tags, Team, Notes, Secret
-const ITEMS: Array<[string, number | string | null, string, number | null, number, string[] | null, string, string, string]> = [
+const ITEMS: Array<
+  [string, number | string | null, string, number | null, number, string[] | null, string, string, string]
+> = [
   ['Apple', 12, 'Open', 0, 1, ['red', 'blue'], 'blue', 'n1', 's1'],
   ['banana', 5, 'Late', null, 2, null, 'blue', 'n2', 's2'],
   ['Avocado', null, 'Done', 400, 0, ['green'], 'red', 'n3', 's3'],
@@ -64,7 +66,13 @@ export function whereSuite(target: Target): void {
         chimpy.as,
       ),
     );
-    ok(await api.post(`/api/docs/${doc}/tables/People/records`, {records: PEOPLE.map((Email) => ({fields: {Email}}))}, chimpy.as));
+    ok(
+      await api.post(
+        `/api/docs/${doc}/tables/People/records`,
+        {records: PEOPLE.map((Email) => ({fields: {Email}}))},
+        chimpy.as,
+      ),
+    );
     const records = ITEMS.map(([Name, Price, Status, Due, Owner, Tags, Team, Notes, Secret]) => ({
       fields: {
         Name,
@@ -135,7 +143,7 @@ export function whereSuite(target: Target): void {
     );
   });
 
-  s('bad conditions: 400 in the formula\'s words, nothing read or written', async () => {
+  s("bad conditions: 400 in the formula's words, nothing read or written", async () => {
     const {api, chimpy} = world();
     isErrorLike(
       await api.get(`${items()}/records?${q('$Price >')}`, chimpy.as),
@@ -152,7 +160,11 @@ export function whereSuite(target: Target): void {
       400,
       /AttributeError: Table 'People' has no column 'Nope'/,
     );
-    isErrorLike(await api.get(`${items()}/records?${q('Foo($Name)')}`, chimpy.as), 400, /NameError: name 'Foo' is not defined/);
+    isErrorLike(
+      await api.get(`${items()}/records?${q('Foo($Name)')}`, chimpy.as),
+      400,
+      /NameError: name 'Foo' is not defined/,
+    );
     isErrorLike(
       await api.get(`${items()}/records?${q(`$Name == "${'x'.repeat(400)}"`)}`, chimpy.as),
       400,
@@ -162,7 +174,11 @@ export function whereSuite(target: Target): void {
     isErrorLike(await api.get(`${items()}/records?${q(slow)}`, chimpy.as), 400, /TimeoutError|MemoryError/);
     isErrorLike(await api.get(`${items()}/records?${q(slow)}&count=true`, chimpy.as), 400, /TimeoutError|MemoryError/);
     const before = ok(await api.get(`${items()}/records`, chimpy.as)).body;
-    isErrorLike(await api.patch(`${items()}/records?${q(slow)}`, {fields: {Notes: 'x'}}, chimpy.as), 400, /TimeoutError|MemoryError/);
+    isErrorLike(
+      await api.patch(`${items()}/records?${q(slow)}`, {fields: {Notes: 'x'}}, chimpy.as),
+      400,
+      /TimeoutError|MemoryError/,
+    );
     isErrorLike(await api.patch(`${items()}/records?${q('$Nope')}`, {fields: {Notes: 'x'}}, chimpy.as), 400, /Nope/);
     isErrorLike(await api.post(`${items()}/records/delete?${q('$Price >')}`, undefined, chimpy.as), 400, /SyntaxError/);
     // A write needs a condition: none, or an empty one, is refused.
@@ -179,17 +195,30 @@ export function whereSuite(target: Target): void {
 
   s('PATCH and delete by condition: one write, the ids touched', async () => {
     const {api, chimpy} = world();
-    const res = ok(await api.patch(`${items()}/records?${q('$Status == "Late"')}`, {fields: {Notes: 'late'}}, chimpy.as));
+    const res = ok(
+      await api.patch(`${items()}/records?${q('$Status == "Late"')}`, {fields: {Notes: 'late'}}, chimpy.as),
+    );
     assert.equal(res.body, {records: [{id: 2}, {id: 5}]});
-    const notes = ok(await api.get(`${items()}/records`, chimpy.as)).body.records.map((r: {fields: {Notes: string}}) => r.fields.Notes);
+    const notes = ok(await api.get(`${items()}/records`, chimpy.as)).body.records.map(
+      (r: {fields: {Notes: string}}) => r.fields.Notes,
+    );
     assert.equal(notes, ['n1', 'late', 'n3', 'n4', 'late', 'n6']);
     // Nothing matches: nothing written, no ids.
-    assert.equal(ok(await api.patch(`${items()}/records?${q('$Price > 1000')}`, {fields: {Notes: 'x'}}, chimpy.as)).body, {records: []});
+    assert.equal(
+      ok(await api.patch(`${items()}/records?${q('$Price > 1000')}`, {fields: {Notes: 'x'}}, chimpy.as)).body,
+      {records: []},
+    );
     // The condition is read before the write: rows it changes are not matched again.
     ok(await api.patch(`${items()}/records?${q('$Notes == "late"')}`, {fields: {Notes: 'n'}}, chimpy.as));
     ok(await api.patch(`${items()}/records?${q('$id in (2, 5)')}`, {fields: {Notes: 'late'}}, chimpy.as));
     // Removal, in a copy of the table's rows made for it.
-    ok(await api.post(`${items()}/records`, {records: [{fields: {Name: 'tmp1', Team: 'x'}}, {fields: {Name: 'tmp2', Team: 'x'}}]}, chimpy.as));
+    ok(
+      await api.post(
+        `${items()}/records`,
+        {records: [{fields: {Name: 'tmp1', Team: 'x'}}, {fields: {Name: 'tmp2', Team: 'x'}}]},
+        chimpy.as,
+      ),
+    );
     const removed = ok(await api.post(`${items()}/records/delete?${q('$Team == "x"')}`, undefined, chimpy.as));
     assert.equal(removed.body, {records: [{id: 7}, {id: 8}]});
     assert.equal(ok(await api.get(`${items()}/records?count=true`, chimpy.as)).body, {count: 6});
@@ -204,10 +233,30 @@ export function whereSuite(target: Target): void {
           ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Items', colIds: 'Secret'}],
           ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Items', colIds: 'Notes'}],
           ['AddRecord', '_grist_ACLResources', -3, {tableId: 'Items', colIds: '*'}],
-          ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'}],
-          ['AddRecord', '_grist_ACLRules', null, {resource: -2, aclFormula: 'user.Access != OWNER and rec.Price == 150', permissionsText: '-R'}],
-          ['AddRecord', '_grist_ACLRules', null, {resource: -3, aclFormula: 'user.Access != OWNER and rec.Team == "red"', permissionsText: '-R'}],
-          ['AddRecord', '_grist_ACLRules', null, {resource: -3, aclFormula: 'user.Access != OWNER and rec.Status == "Done"', permissionsText: '-U'}],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'},
+          ],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -2, aclFormula: 'user.Access != OWNER and rec.Price == 150', permissionsText: '-R'},
+          ],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -3, aclFormula: 'user.Access != OWNER and rec.Team == "red"', permissionsText: '-R'},
+          ],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -3, aclFormula: 'user.Access != OWNER and rec.Status == "Done"', permissionsText: '-U'},
+          ],
         ],
         chimpy.as,
       ),
@@ -221,8 +270,14 @@ export function whereSuite(target: Target): void {
     assert.equal(ids(ok(await api.get(`${items()}/records?${q('$Secret == "s1"')}`, chimpy.as))), [1]);
     // Rows kiwi cannot read (Team red) never match nor count.
     assert.equal(ids(ok(await api.get(`${items()}/records?${q('True')}`, kiwi.as))), [1, 2, 4, 5, 6]);
-    assert.equal(ok(await api.get(`${items()}/records?${q('$Price is None or $Price > 1')}&count=true`, kiwi.as)).body, {count: 4});
-    assert.equal(ok(await api.get(`${items()}/records?${q('$Price is None or $Price > 1')}&count=true`, chimpy.as)).body, {count: 5});
+    assert.equal(
+      ok(await api.get(`${items()}/records?${q('$Price is None or $Price > 1')}&count=true`, kiwi.as)).body,
+      {count: 4},
+    );
+    assert.equal(
+      ok(await api.get(`${items()}/records?${q('$Price is None or $Price > 1')}&count=true`, chimpy.as)).body,
+      {count: 5},
+    );
     // A censored cell (Notes where Price is 150) equals nothing.
     assert.equal(ids(ok(await api.get(`${items()}/records?${q('$Notes == "late"')}`, kiwi.as))), [2]);
     assert.equal(ids(ok(await api.get(`${items()}/records?${q('$Notes == "late"')}`, chimpy.as))), [2, 5]);
@@ -232,7 +287,9 @@ export function whereSuite(target: Target): void {
     const refused = await api.patch(`${items()}/records?${q('$Price > 20')}`, {fields: {Notes: 'k'}}, kiwi.as);
     assert.is(refused.status, 403, refused.text);
     assert.equal(ok(await api.get(`${items()}/records`, chimpy.as)).body, before, 'nothing written');
-    const allowed = ok(await api.patch(`${items()}/records?${q('$Status == "Open"')}`, {fields: {Notes: 'k'}}, kiwi.as));
+    const allowed = ok(
+      await api.patch(`${items()}/records?${q('$Status == "Open"')}`, {fields: {Notes: 'k'}}, kiwi.as),
+    );
     assert.equal(allowed.body, {records: [{id: 1}, {id: 4}]});
   });
   s.run();

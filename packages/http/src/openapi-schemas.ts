@@ -618,7 +618,7 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   where: {
     type: 'string',
     description:
-      'Beyond Grist: a condition in Grist\'s formula language; only the rows for which a formula column holding it ' +
+      "Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it " +
       'would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running ' +
       'out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows ' +
       'written: required there, where=True names every row.',

@@ -37,12 +37,7 @@ import {DocSchema, type SchemaSource} from './schemaops.js';
 import {DocRecordWrites, type RecordSource} from './recordwrites.js';
 import {DocRecalc, type RecalcSource} from './recalc.js';
 import {refreshRules} from '../access/rules/write.js';
-import {
-  DEFAULT_WHERE_MAX_CHARS,
-  DEFAULT_WHERE_MAX_ROWS,
-  type WhereSettings,
-  WhereState,
-} from './where/index.js';
+import {DEFAULT_WHERE_MAX_CHARS, DEFAULT_WHERE_MAX_ROWS, type WhereSettings, WhereState} from './where/index.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -791,17 +786,17 @@ export class GristDoc {
    * listed-ids update is. Returns the ids updated, ascending. 400 when more rows match than the
    * document's `maxRows` (GRISTLITE_WHERE_MAX_ROWS), nothing written.
    */
-  updateRecordsWhere(
-    tableId: string,
-    where: string,
-    fields: Record<string, CellValue>,
-    options?: WriteAs,
-  ): number[] {
+  updateRecordsWhere(tableId: string, where: string, fields: Record<string, CellValue>, options?: WriteAs): number[] {
     checkInput(fields, 'fields');
     return this.onTable(tableId, () =>
       this.write(() => {
         const ids = this.reads.matchingIds(tableId, where);
-        if (ids.length) this.records.updateRecords(tableId, ids.map((id) => ({id, fields})), options);
+        if (ids.length)
+          this.records.updateRecords(
+            tableId,
+            ids.map((id) => ({id, fields})),
+            options,
+          );
         return ids;
       }, options?.role),
     );

@@ -494,7 +494,8 @@ export class DocReads {
         }
       }
     }
-    if (!plan) return volatile ? JSON.stringify(this.fetchRecords(tableId, q, page)) : this.fetchRecordsJson(tableId, q, page);
+    if (!plan)
+      return volatile ? JSON.stringify(this.fetchRecords(tableId, q, page)) : this.fetchRecordsJson(tableId, q, page);
     const {select, scope, map, query} = plan;
     const {db, release} = openStream(this.src.path, opts);
     streamDb = db;

@@ -161,7 +161,13 @@ export class GuardedHost implements RecordHost {
 
   summaryGroup(tableId: string, rowId: number): RecordSet | null {
     const g = this.engine.summaryGroup(tableId, rowId);
-    return g ? new RecordSet(this, g.tableId, g.rowIds.filter((r) => this.readable(g.tableId, r))) : null;
+    return g
+      ? new RecordSet(
+          this,
+          g.tableId,
+          g.rowIds.filter((r) => this.readable(g.tableId, r)),
+        )
+      : null;
   }
 
   /** What a condition's global names resolve to before the engine's: tables through this host. */

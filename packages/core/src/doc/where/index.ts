@@ -150,8 +150,10 @@ function evaluate(src: WhereSource, table: TableMeta, parsed: ParsedWhere, scope
   const t = quoteIdent(table.tableId);
   const where = andScope(scope, {sql: rest.sql, params: [...rest.params]});
   let candidates = (
-    src.db.prepare(`SELECT ${t}."id" FROM ${t} WHERE ${where.sql} ORDER BY ${t}."id"`).pluck().all(where.params) as
-      Array<number | bigint>
+    src.db
+      .prepare(`SELECT ${t}."id" FROM ${t} WHERE ${where.sql} ORDER BY ${t}."id"`)
+      .pluck()
+      .all(where.params) as Array<number | bigint>
   ).map(Number);
   if (!candidates.length) return [];
   src.state.counts.engineRows += candidates.length;

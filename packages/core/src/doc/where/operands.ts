@@ -7,12 +7,7 @@
  * kind SQL cannot follow (a marshalled value, a number out of a date's range) is `unknown`: its
  * rows go to the formula engine.
  */
-import {
-  PyDate,
-  PyDateTime,
-  PyTuple,
-  type Value,
-} from '@gristlite/formula';
+import {PyDate, PyDateTime, PyTuple, type Value} from '@gristlite/formula';
 import {BLOB_CLASS, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from '../colstats.js';
 import type {ColumnMeta, TableMeta} from '../meta.js';
 import {quoteIdent} from '../identifiers.js';
@@ -74,7 +69,16 @@ export function zoneOf(v: PyDateTime): string | null {
 }
 
 /** Zones whose wall time is the UTC instant (Python compares datetimes of one tzinfo by wall time). */
-export const UTC_ZONES = new Set(['UTC', 'Etc/UTC', 'GMT', 'Etc/GMT', 'Zulu', 'Etc/Zulu', 'Universal', 'Etc/Universal']);
+export const UTC_ZONES = new Set([
+  'UTC',
+  'Etc/UTC',
+  'GMT',
+  'Etc/GMT',
+  'Zulu',
+  'Etc/Zulu',
+  'Universal',
+  'Etc/Universal',
+]);
 
 /** The operand of a constant. */
 export function constantOperand(c: Constant): Operand {
@@ -194,12 +198,10 @@ export function columnCases(r: ColumnReading): Case[] {
     case 'Bool':
       add(NULL_CLASS, {k: 'none'});
       // Other numbers in a Bool column read as AltText.
-      numbers(
-        {k: 'num', bool: true},
-        sql(`(${x.sql} IN (0, 1))`, ...x.params),
-        !!range?.integral && within(0, 2),
-        {k: 'alt', text: false},
-      );
+      numbers({k: 'num', bool: true}, sql(`(${x.sql} IN (0, 1))`, ...x.params), !!range?.integral && within(0, 2), {
+        k: 'alt',
+        text: false,
+      });
       add(TEXT_CLASS, {k: 'alt'});
       add(BLOB_CLASS, unknown);
       break;
@@ -264,7 +266,12 @@ export function columnCases(r: ColumnReading): Case[] {
       add(NUM_CLASS, {k: 'num'});
       add(TEXT_CLASS, {k: 'str'});
       // Booleans are stored marshalled: X'54' True, X'46' False.
-      add(BLOB_CLASS, {k: 'num', bool: true}, sql(`(${x.sql} IN (X'54', X'46'))`, ...x.params), sql(`(${x.sql} = X'54')`, ...x.params));
+      add(
+        BLOB_CLASS,
+        {k: 'num', bool: true},
+        sql(`(${x.sql} IN (X'54', X'46'))`, ...x.params),
+        sql(`(${x.sql} = X'54')`, ...x.params),
+      );
       add(BLOB_CLASS, unknown, sql(`(${x.sql} NOT IN (X'54', X'46'))`, ...x.params));
       break;
     default:

@@ -42,7 +42,6 @@ import {
   anyOf,
   decided,
   ifTri,
-  not,
   notTri,
   or,
   orTri,
@@ -225,7 +224,13 @@ export class Translator {
                   integral: range.integral && Number.isInteger(dflt),
                 }
               : range;
-          for (const j of columnCases({value, type: col.type, classes, zone: col.ct.tz ?? undefined, range: withDefault})) {
+          for (const j of columnCases({
+            value,
+            type: col.type,
+            classes,
+            zone: col.ct.tz ?? undefined,
+            range: withDefault,
+          })) {
             cases.push({when: and(c.when, j.when), kind: j.kind, v: j.v});
           }
           break;
@@ -264,7 +269,8 @@ export class Translator {
         return MODULES.has(e.id) && !this.ctx.meta.tables.has(e.id);
       case 'attr':
         if (e.dollar) return false;
-        if (e.obj.k === 'name' && MODULES.has(e.obj.id)) return this.foldable(e.obj) && PURE.has(`${e.obj.id}.${e.name}`);
+        if (e.obj.k === 'name' && MODULES.has(e.obj.id))
+          return this.foldable(e.obj) && PURE.has(`${e.obj.id}.${e.name}`);
         return this.foldable(e.obj);
       case 'call': {
         if (!e.args.every((a) => (a.kind === 'pos' || a.kind === 'kw') && this.foldable(a.value))) return false;
@@ -322,7 +328,11 @@ export function truthOf(o: Operand): Tri {
           break;
         case 'tuple':
           tri = decided(
-            sql(`(CASE WHEN json_valid(${x.sql}) THEN json_array_length(${x.sql}) > 0 ELSE 0 END)`, ...x.params, ...x.params),
+            sql(
+              `(CASE WHEN json_valid(${x.sql}) THEN json_array_length(${x.sql}) > 0 ELSE 0 END)`,
+              ...x.params,
+              ...x.params,
+            ),
           );
           break;
         case 'error':
@@ -367,7 +377,7 @@ function pairs(l: Operand, r: Operand, fn: (a: Case, b: Case) => Tri): Tri {
   return anyOf(parts);
 }
 
-function isNaN(c: Constant | undefined): boolean {
+function isNaNConstant(c: Constant | undefined): boolean {
   return !!c && !c.raises && typeof c.value === 'number' && Number.isNaN(c.value);
 }
 
@@ -384,7 +394,7 @@ function compareCases(op: string, a: Case, b: Case, ca?: Constant, cb?: Constant
     switch (ka.k) {
       case 'num':
         // NaN equals nothing and orders with nothing, without raising.
-        t = isNaN(ca) || isNaN(cb) ? false : cmpSql(op, a.v, b.v);
+        t = isNaNConstant(ca) || isNaNConstant(cb) ? false : cmpSql(op, a.v, b.v);
         break;
       case 'str':
         t = cmpSql(op, a.v, b.v);
@@ -400,7 +410,10 @@ function compareCases(op: string, a: Case, b: Case, ca?: Constant, cb?: Constant
         break;
       case 'datetime':
         // One tzinfo on both sides compares wall times (ambiguous around a DST change): left to the engine.
-        t = (ca || cb) && (ka.zone !== (kb as {zone: string}).zone || UTC_ZONES.has(ka.zone)) ? cmpSql(op, a.v, b.v) : null;
+        t =
+          (ca || cb) && (ka.zone !== (kb as {zone: string}).zone || UTC_ZONES.has(ka.zone))
+            ? cmpSql(op, a.v, b.v)
+            : null;
         break;
       default:
         t = null;
@@ -446,7 +459,12 @@ function contains(item: Operand, container: Operand): Tri {
   const items = constantItems(container.constant);
   if (items) {
     // `x in (a, b, ...)`: x == a or x == b ... (an equality never raises here).
-    if (!items.length) return anyOf(item.cases.map((c) => within(c.when, c.kind.k === 'error' ? RAISES : c.kind.k === 'unknown' ? UNKNOWN : IS_FALSE)));
+    if (!items.length)
+      return anyOf(
+        item.cases.map((c) =>
+          within(c.when, c.kind.k === 'error' ? RAISES : c.kind.k === 'unknown' ? UNKNOWN : IS_FALSE),
+        ),
+      );
     return orTri(items.map((v) => compare('==', item, constantOperand({value: v}))));
   }
   return pairs(item, container, (a, b) => {
@@ -498,8 +516,22 @@ function affixSql(method: 'startswith' | 'endswith', x: Sql, affix: string): Sql
   const b = `CAST(${x.sql} AS BLOB)`;
   // The length first: substr() of an empty blob is NULL.
   if (method === 'startswith')
-    return sql(`(length(${b}) >= ? AND substr(${b}, 1, ?) = ?)`, ...x.params, bytes.length, ...x.params, bytes.length, bytes);
-  return sql(`(length(${b}) >= ? AND substr(${b}, -?) = ?)`, ...x.params, bytes.length, ...x.params, bytes.length, bytes);
+    return sql(
+      `(length(${b}) >= ? AND substr(${b}, 1, ?) = ?)`,
+      ...x.params,
+      bytes.length,
+      ...x.params,
+      bytes.length,
+      bytes,
+    );
+  return sql(
+    `(length(${b}) >= ? AND substr(${b}, -?) = ?)`,
+    ...x.params,
+    bytes.length,
+    ...x.params,
+    bytes.length,
+    bytes,
+  );
 }
 
 /** `needle in x` for a constant needle. */
