@@ -12,7 +12,8 @@ import type {Expr, Stmt} from './syntax/index.js';
 import {type RecordHost, Record, UserTable} from './records.js';
 import {importModule, resolveGlobal} from './globals.js';
 import type {EngineState} from './state.js';
-import {PyException, type Value, truthy} from './values.js';
+import {PyException, PyTuple, type Value, truthy} from './values.js';
+import {PyDate, PyDateTime} from './datetime.js';
 
 /** How a condition reads the document. */
 export interface ConditionOptions {
@@ -110,4 +111,28 @@ function withBudget<T>(b: Budget, fn: (b: Budget) => T): T {
     b.endRecalc();
     setCurrentBudget(prev);
   }
+}
+
+/**
+ * What a condition's SQL translation needs to know of a value computed once (a constant): a
+ * `date` as its days since 1970-01-01; a `datetime` as its instant in seconds and its zone's name
+ * (null when naive); a tuple or list as its items; anything else as itself (`other`).
+ */
+export type ConstantShape =
+  | {kind: 'date'; days: number}
+  | {kind: 'datetime'; seconds: number; zone: string | null}
+  | {kind: 'items'; items: Value[]; tuple: boolean}
+  | {kind: 'other'};
+
+export function constantShape(v: Value): ConstantShape {
+  if (v instanceof PyDateTime) {
+    const tz = v.tzinfo as {name?: unknown} | null;
+    const [days, us] = v.utcPair();
+    const zone = tz ? (typeof tz.name === 'string' ? tz.name : `?${String(tz)}`) : null;
+    return {kind: 'datetime', seconds: days * 86400 + us / 1e6, zone};
+  }
+  if (v instanceof PyDate) return {kind: 'date', days: v.epochDays()};
+  if (v instanceof PyTuple) return {kind: 'items', items: v.items as Value[], tuple: true};
+  if (Array.isArray(v)) return {kind: 'items', items: v as Value[], tuple: false};
+  return {kind: 'other'};
 }

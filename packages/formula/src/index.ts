@@ -21,24 +21,9 @@ export {setClock, IanaTz} from './datetime.js';
 // Python values.
 export {PyException, repr, type Kwargs, type Value} from './values.js';
 export {evaluateFormula, type EvaluateOptions} from './standalone.js';
-export {BUDGET_ERRORS, type ConditionOptions, type RowCondition} from './conditions.js';
-export {parseFormulaBody} from './grist.js';
-export {type RecordHost, Record, RecordSet, UserTable} from './records.js';
-export {AltText} from './convert.js';
-export {PyDate, PyDateTime} from './datetime.js';
-export {PyTuple, truthy} from './values.js';
-export {strCompare} from './ops.js';
 
 // The Python front end (tokenizer, parser, syntax tree, CPython's syntax errors).
-export {
-  type Expr,
-  KEYWORDS,
-  PySyntaxError,
-  parseWithNames,
-  type Stmt,
-  type Token,
-  Tokenizer,
-} from './syntax/index.js';
+export {type Expr, KEYWORDS, PySyntaxError, parseWithNames, type Token, Tokenizer} from './syntax/index.js';
 
 // Grist's value model: cells, column types, type guessing, marshal, Python's text of values.
 export {

@@ -4,15 +4,8 @@
  * refused with a 400 in the formula's own words (CPython's syntax errors, an unknown column, an
  * unknown name), rather than matching nothing.
  */
-import {
-  BoundedMap,
-  type Expr,
-  FormulaEngine,
-  PyException,
-  PySyntaxError,
-  type Stmt,
-  parseFormulaBody,
-} from '@gristlite/formula';
+import {BoundedMap, type Expr, FormulaEngine, PyException, PySyntaxError} from '@gristlite/formula';
+import {parseFormulaBody, type Stmt} from '@gristlite/formula/internal';
 import type Database from 'better-sqlite3';
 import {BadRequest} from '../../errors.js';
 import {quoteIdent} from '../identifiers.js';

@@ -5,17 +5,8 @@
  * read, is a `CensoredValue`, and lookups and `Table.all` see only the rows they can read. Every
  * record reached through it (references, lookups, lists) reads through it too.
  */
-import {
-  type FormulaEngine,
-  type Kwargs,
-  PyException,
-  PyTuple,
-  Record,
-  type RecordHost,
-  RecordSet,
-  UserTable,
-  type Value,
-} from '@gristlite/formula';
+import {type FormulaEngine, type Kwargs, PyException, type Value} from '@gristlite/formula';
+import {PyTuple, Record, type RecordHost, RecordSet, UserTable} from '@gristlite/formula/internal';
 import type {DocGuard, RowReader, TableReadFilter} from '../guard.js';
 import {quoteIdent} from '../identifiers.js';
 import type Database from 'better-sqlite3';

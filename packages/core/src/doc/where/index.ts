@@ -19,7 +19,7 @@ import type {DocGuard, RowReader} from '../guard.js';
 import {quoteIdent} from '../identifiers.js';
 import type {DocMeta, TableMeta} from '../meta.js';
 import {andScope, type RowScope} from '../rowscope.js';
-import {BUDGET_ERRORS} from '@gristlite/formula';
+import {BUDGET_ERRORS} from '@gristlite/formula/internal';
 import {type ParsedWhere, type WhereState, checkWhere, whereError} from './check.js';
 import {GuardedHost} from './host.js';
 import {FALSE, type Sql, type Tri, UNKNOWN, or, sql} from './sql.js';

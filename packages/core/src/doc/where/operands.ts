@@ -7,7 +7,8 @@
  * kind SQL cannot follow (a marshalled value, a number out of a date's range) is `unknown`: its
  * rows go to the formula engine.
  */
-import {PyDate, PyDateTime, PyTuple, type Value} from '@gristlite/formula';
+import type {Value} from '@gristlite/formula';
+import {constantShape} from '@gristlite/formula/internal';
 import {BLOB_CLASS, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from '../colstats.js';
 import type {ColumnMeta, TableMeta} from '../meta.js';
 import {quoteIdent} from '../identifiers.js';
@@ -61,13 +62,6 @@ const DATE_END = 2932897 * 86400;
 const DATETIME_MIN = DATE_MIN + 2 * 86400;
 const DATETIME_END = DATE_END - 2 * 86400;
 
-/** The zone of a datetime constant (null: naive). */
-export function zoneOf(v: PyDateTime): string | null {
-  const tz = v.tzinfo as {name?: unknown} | null;
-  if (!tz) return null;
-  return typeof tz.name === 'string' ? tz.name : `?${String(tz)}`;
-}
-
 /** Zones whose wall time is the UTC instant (Python compares datetimes of one tzinfo by wall time). */
 export const UTC_ZONES = new Set([
   'UTC',
@@ -93,27 +87,21 @@ export function constantOperand(c: Constant): Operand {
   }
   if (typeof v === 'number') return one({k: 'num'}, Number.isNaN(v) ? sql('NULL') : sql('?', v));
   if (typeof v === 'string') return one({k: 'str'}, sql('?', v));
-  if (v instanceof PyDateTime) {
-    const zone = zoneOf(v);
-    if (zone === null) return one({k: 'unknown'}, FALSE); // naive: see `compare`
-    const [days, us] = v.utcPair();
-    return one({k: 'datetime', zone}, sql('?', days * 86400 + us / 1e6));
+  const shape = constantShape(v);
+  if (shape.kind === 'datetime') {
+    // A naive datetime is left to the engine (unequal to aware ones, unordered with them).
+    if (shape.zone === null) return one({k: 'unknown'}, FALSE);
+    return one({k: 'datetime', zone: shape.zone}, sql('?', shape.seconds));
   }
-  if (v instanceof PyDate) return one({k: 'date'}, sql('?', v.epochDays() * 86400));
+  if (shape.kind === 'date') return one({k: 'date'}, sql('?', shape.days * 86400));
   return one({k: 'unknown'}, FALSE);
-}
-
-/** Whether a constant is a naive datetime (compares unequal to aware ones, and cannot be ordered with them). */
-export function isNaive(c: Constant | undefined): boolean {
-  return !!c && !c.raises && c.value instanceof PyDateTime && c.value.tzinfo === null;
 }
 
 /** The items of a constant sequence (tuple or list), or null. */
 export function constantItems(c: Constant | undefined): Value[] | null {
   if (!c || c.raises) return null;
-  if (c.value instanceof PyTuple) return c.value.items as Value[];
-  if (Array.isArray(c.value)) return c.value as Value[];
-  return null;
+  const shape = constantShape(c.value);
+  return shape.kind === 'items' ? shape.items : null;
 }
 
 /** How cells of a column read, given the storage classes it holds. */

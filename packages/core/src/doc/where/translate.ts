@@ -12,7 +12,8 @@
  * functions (`TODAY()`, `DATE(2024, 1, 31)`, `DATEADD(TODAY(), days=-7)`), computed once by the
  * formula engine itself.
  */
-import {type Expr, PyException, PyTuple, type Value, truthy} from '@gristlite/formula';
+import {type Expr, PyException, type Value} from '@gristlite/formula';
+import {constantShape, truthy} from '@gristlite/formula/internal';
 import type {DocMeta, TableMeta} from '../meta.js';
 import {
   type Case,
@@ -152,7 +153,8 @@ export class Translator {
     const arg = this.constantOf(args[0].value);
     if (arg.raises) return anyOf(obj.cases.map((c) => within(c.when, c.kind.k === 'unknown' ? UNKNOWN : RAISES)));
     const v = arg.value;
-    const affixes = typeof v === 'string' ? [v] : v instanceof PyTuple ? v.items : null;
+    const shape = constantShape(v);
+    const affixes = typeof v === 'string' ? [v] : shape.kind === 'items' && shape.tuple ? shape.items : null;
     return anyOf(
       obj.cases.map((c) => {
         let tri: Tri;

@@ -1,5 +1,6 @@
 /** Visiting every node of the one syntax tree (`@gristlite/formula`'s `Expr` and `Stmt`). */
-import type {Expr, Stmt} from '@gristlite/formula';
+import type {Expr} from '@gristlite/formula';
+import type {Stmt} from '@gristlite/formula/internal';
 
 /** The expressions directly inside an expression. */
 export function childExprs(e: Expr): Expr[] {
