@@ -802,15 +802,15 @@ export class GristDoc {
     );
   }
 
-  /**
-   * The ids of the rows the caller can read for which `where` holds, ascending (tests compare the
-   * SQL translation with the engine's evaluation through `forceEngine`). @internal
-   */
   /** Conditions resolved wholly in SQL, those the engine helped, and the rows it evaluated. @internal */
   get whereCounts(): {readonly sql: number; readonly engine: number; readonly engineRows: number} {
     return this.whereState.counts;
   }
 
+  /**
+   * The ids of the rows the caller can read for which `where` holds, ascending (tests compare the
+   * SQL translation with the engine's evaluation through `forceEngine`). @internal
+   */
   whereIds(tableId: string, where: string, opts: {forceEngine?: boolean} = {}): number[] {
     return this.reads.matchingIds(tableId, where, {...opts, unbounded: true});
   }
