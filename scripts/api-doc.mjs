@@ -37,6 +37,20 @@ costs what the first one does. \`/data\` follows the cursors of \`/records\`. No
 Grist's negative \`limit\`, for sorts of more than about 25 columns, or when the last row's sort
 values would make a cursor over 8 KB (decision D55).
 
+## Beyond Grist: conditions, counts and writes by condition
+
+\`GET .../records\`, \`GET .../data\` and \`POST .../records/list\` take \`where\`, a condition in Grist's formula
+language (\`$Price > 10 and $Status in ("Open", "Late")\`, \`not $Due or $Due < TODAY()\`,
+\`$Owner.Email == "a@b.c"\`, \`$Name.startswith("A")\`, \`$Tags and "red" in $Tags\`): only the rows for which
+a formula column holding it would be true come back, with \`filter\`, \`sort\`, \`limit\`, \`hidden\` and the
+cursor as usual. \`count=true\` (\`"count": true\` in \`/records/list\`) answers \`{"count": N}\` instead of the
+rows. \`PATCH .../records?where=...\` with \`{"fields": {...}}\` updates every matching row and
+\`POST .../records/delete?where=...\` (no body) removes them, each as one write, answering
+\`{"records": [{"id": ...}]}\`; a write names its rows (\`where=True\`: all of them) and touches at most
+\`GRISTLITE_WHERE_MAX_ROWS\` (50000). A malformed condition, an unknown (or hidden) column, one longer than
+\`GRISTLITE_WHERE_MAX_CHARS\` (4096) or slower than the formula time budget is a 400 in the formula's words.
+Semantics, access rules and what runs in SQL: \`queries.md\`.
+
 ## Beyond Grist: idempotent writes
 
 Every write to a document's contents (\`POST\`, \`PATCH\`, \`PUT\`, \`DELETE\` under \`/api/docs/{doc}/\`:

@@ -38,6 +38,7 @@ import {summariesSuite} from './summaries.js';
 import {usersSuite} from './users.js';
 import {webhooksSuite} from './webhooks.js';
 import {webhooksStatsSuite} from './webhooks-stats.js';
+import {whereSuite} from './where.js';
 import {checkSkipList, type Target} from './world.js';
 import {workspacesSuite} from './workspaces.js';
 
@@ -89,6 +90,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   formulas: formulasSuite,
   summaries: summariesSuite,
   apiconsole: apiConsoleSuite,
+  where: whereSuite,
   recorded: recordedSuite,
 };
 

@@ -35,7 +35,9 @@ import {
   updateRecords,
 } from './data.js';
 import {recalc} from './recalc.js';
-import {gristFunctions} from './globals.js';
+import {gristFunctions, resolveGlobal} from './globals.js';
+import {type ConditionOptions, type RowCondition, compileCondition, evaluateConstant} from './conditions.js';
+import type {Expr, Stmt} from './syntax/index.js';
 
 export {RecalcWhen} from './engine-types.js';
 export type {ColumnChanges, ColumnSpec, ColValues, EngineOptions, RecalcResult, TableSpec} from './engine-types.js';
@@ -224,6 +226,26 @@ export class FormulaEngine implements RecordHost {
   get pending(): boolean {
     for (const c of this.s.dirtyCols) if (c.dirty.size) return true;
     return false;
+  }
+
+  // ---- conditions (a records API's `where`) --------------------------------------------------
+
+  /**
+   * A condition over the rows of `tableId`: `body` (`parseFormulaBody`'s) compiled as a formula
+   * column of that table, evaluated outside recalculations over cells as stored (conditions.ts).
+   */
+  condition(tableId: string, body: Stmt[], opts: ConditionOptions = {}): RowCondition {
+    return compileCondition(this.s, tableId, body, opts);
+  }
+
+  /** The value of an expression that reads no row, with the names a formula sees (conditions.ts). */
+  evaluateConstant(expr: Expr, opts: ConditionOptions = {}): Value {
+    return evaluateConstant(this.s, expr, opts);
+  }
+
+  /** Whether a formula can name `name` (a table, a builtin, a Grist function, an auto-imported module). */
+  resolvesName(name: string): boolean {
+    return resolveGlobal(this.s, name) !== undefined;
   }
 
   // ---- RecordHost (what records, tables and decoders ask while formulas run) -----------------

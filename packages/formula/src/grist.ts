@@ -38,14 +38,21 @@ export function dedent(text: string): string {
 
 /** Parses formula text as Grist does; throws the SyntaxError the cells will show. */
 export function parseFormula(text: string): Stmt[] {
-  const src = dedent(text);
-  let body: Stmt[];
   try {
-    body = parseModule(src);
+    return parseFormulaBody(text);
   } catch (e) {
     if (e instanceof PySyntaxError) throw gristSyntaxError(e);
     throw e;
   }
+}
+
+/**
+ * `parseFormula` with CPython's syntax errors as the front end raises them (a `PySyntaxError`,
+ * with its line and column), for callers that word them themselves (a `where` condition); Grist's
+ * own refusals (no `return`, assigning to `rec` or to a column) are PyExceptions as in a cell.
+ */
+export function parseFormulaBody(text: string): Stmt[] {
+  const body = parseModule(dedent(text));
   if (!body.length) return body;
   const last = body[body.length - 1];
   if (last.k === 'expr') {

@@ -763,7 +763,7 @@ export function pyCompare(a: Value, b: Value, op = '<'): number {
       fy = Number(y);
     return fx < fy ? -1 : fx > fy ? 1 : 0;
   }
-  if (ta === 'string' && tb === 'string') return a === b ? 0 : (a as string) < (b as string) ? -1 : 1;
+  if (ta === 'string' && tb === 'string') return strCompare(a as string, b as string);
   if (Array.isArray(a) && Array.isArray(b)) return seqCompare(a, b, op);
   if (a instanceof PyTuple && b instanceof PyTuple) return seqCompare(a.items, b.items, op);
   if (a instanceof PySet && b instanceof PySet) {
@@ -783,6 +783,27 @@ export function pyCompare(a: Value, b: Value, op = '<'): number {
     if (r !== undefined && !Number.isNaN(r)) return -r;
   }
   return raise('TypeError', `'${op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`);
+}
+
+/**
+ * Python's order of strings: by code point. JavaScript's `<` compares UTF-16 units, which puts
+ * characters beyond U+FFFF (surrogate pairs) before U+E000-U+FFFF; Python (and SQLite's BINARY
+ * order of UTF-8 text) puts them after.
+ */
+export function strCompare(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) {
+      const sx = x >= 0xd800 && x <= 0xdfff;
+      const sy = y >= 0xd800 && y <= 0xdfff;
+      if (sx !== sy) return sx ? 1 : -1;
+      return x < y ? -1 : 1;
+    }
+  }
+  return a.length < b.length ? -1 : 1;
 }
 
 function seqCompare(a: readonly Value[], b: readonly Value[], op: string): number {

@@ -140,6 +140,7 @@ export const SCHEMAS: Record<string, Schema> = {
     ['records'],
   ),
   RecordIds: obj({records: arr(obj({id: int}, ['id']))}, ['records']),
+  RecordCount: {...obj({count: int}, ['count']), examples: [{count: 42}]},
   ColumnarData: {
     type: 'object',
     description: 'Column id to the list of its values, `id` included.',
@@ -616,4 +617,15 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   name: {type: 'string', description: 'File name to download as.'},
   detail: flag('Include what changed on each side (compare: not supported, 400; D54)'),
   maxRows: {type: 'integer', minimum: 1, description: 'At most this many rows in change details (compare).'},
+  // Beyond Grist: conditions in the formula language (issue 40, docs/queries.md).
+  where: {
+    type: 'string',
+    description:
+      "Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it " +
+      'would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running ' +
+      'out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows ' +
+      'written: required there, where=True names every row.',
+    examples: ['$Price > 10 and $Status in ("Open", "Late")', 'not $Due or $Due < TODAY()', '$Owner.Email == "a@b.c"'],
+  },
+  count: flag('Beyond Grist: answer {"count": N}, how many records the read would return (filter and where apply)'),
 };

@@ -528,7 +528,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Update records */
+        /** Update records (by id, or every row matching where) */
         patch: operations["patchApiDocsDocIdTablesTableIdRecords"];
         trace?: never;
     };
@@ -558,7 +558,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Remove records by id */
+        /** Remove records by id (or, with where and no body, every row matching it) */
         post: operations["postApiDocsDocIdTablesTableIdRecordsDelete"];
         delete?: never;
         options?: never;
@@ -575,7 +575,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Remove records by id */
+        /** Remove records by id (or, with where and no body, every row matching it) */
         post: operations["postApiDocsDocIdTablesTableIdDataDelete"];
         delete?: never;
         options?: never;
@@ -1594,6 +1594,14 @@ export interface components {
             records: {
                 id: number;
             }[];
+        };
+        /**
+         * @example {
+         *       "count": 42
+         *     }
+         */
+        RecordCount: {
+            count: number;
         };
         /** @description Column id to the list of its values, `id` included. */
         ColumnarData: {
@@ -3454,6 +3462,8 @@ export interface operations {
             query?: {
                 /** @description JSON object of column id to the list of values to keep, e.g. {"Status": ["Done"]}. */
                 filter?: string;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                where?: string;
                 /** @description Comma-separated column ids; "-" before one sorts it descending, e.g. -Date,Name. */
                 sort?: string;
                 /** @description At most this many records (0: no limit). */
@@ -3470,6 +3480,8 @@ export interface operations {
                 immediate?: boolean;
                 /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
                 cursor?: string;
+                /** @description Beyond Grist: answer {"count": N}, how many records the read would return (filter and where apply) (1, true, on or yes). */
+                count?: boolean;
             };
             header?: {
                 /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
@@ -3483,7 +3495,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The records */
+            /** @description The records (with count=true, how many there are) */
             200: {
                 headers: {
                     /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
@@ -3495,7 +3507,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Records"];
+                    "application/json": components["schemas"]["Records"] | components["schemas"]["RecordCount"];
                 };
             };
             /** @description Beyond Grist: the If-None-Match tag is current; no body */
@@ -3636,6 +3648,8 @@ export interface operations {
             query?: {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                where?: string;
             };
             header?: {
                 /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
@@ -3656,11 +3670,15 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     }[];
+                } | {
+                    fields: {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
         responses: {
-            /** @description Updated */
+            /** @description Updated (by id: no body; with where: the ids updated) */
             200: {
                 headers: {
                     /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
@@ -3668,7 +3686,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": null;
+                    "application/json": null | components["schemas"]["RecordIds"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -3705,17 +3723,19 @@ export interface operations {
                     /** @enum {string} */
                     cellFormat?: "normal" | "typed";
                     display?: boolean;
+                    where?: string;
+                    count?: boolean;
                 };
             };
         };
         responses: {
-            /** @description The records */
+            /** @description The records (with "count": true, how many there are) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Records"];
+                    "application/json": components["schemas"]["Records"] | components["schemas"]["RecordCount"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -3729,7 +3749,10 @@ export interface operations {
     };
     postApiDocsDocIdTablesTableIdRecordsDelete: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                where?: string;
+            };
             header?: {
                 /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
                 "Idempotency-Key"?: string;
@@ -3746,7 +3769,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Removed */
+            /** @description Removed (by id: no body; with where: the ids removed) */
             200: {
                 headers: {
                     /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
@@ -3754,7 +3777,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": null;
+                    "application/json": null | components["schemas"]["RecordIds"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -3770,7 +3793,10 @@ export interface operations {
     };
     postApiDocsDocIdTablesTableIdDataDelete: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                where?: string;
+            };
             header?: {
                 /** @description Beyond Grist: 1-255 printable characters naming this write. A repeat with the same key, route and body within 24 hours answers the first answer again without applying anything; the same key with another route, body or user is 422; a repeat while the first runs is 409. */
                 "Idempotency-Key"?: string;
@@ -3787,7 +3813,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Removed */
+            /** @description Removed (by id: no body; with where: the ids removed) */
             200: {
                 headers: {
                     /** @description Beyond Grist: "true" when this is the kept answer of an earlier request with the same Idempotency-Key. */
@@ -3795,7 +3821,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": null;
+                    "application/json": null | components["schemas"]["RecordIds"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -3814,6 +3840,8 @@ export interface operations {
             query?: {
                 /** @description JSON object of column id to the list of values to keep, e.g. {"Status": ["Done"]}. */
                 filter?: string;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                where?: string;
                 /** @description Comma-separated column ids; "-" before one sorts it descending, e.g. -Date,Name. */
                 sort?: string;
                 /** @description At most this many records (0: no limit). */

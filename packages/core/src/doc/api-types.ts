@@ -33,6 +33,13 @@ export interface RecordQuery {
    * sortColumns), by column id.
    */
   after?: Readonly<Record<string, unknown>>;
+  /**
+   * Beyond Grist (issue 40 §1, docs/queries.md): a condition in Grist's formula language; only the
+   * rows for which a formula column holding it would be truthy are read.
+   */
+  where?: string;
+  /** `where` resolved for this read (doc/where/): its rows as a SQL condition. @internal */
+  whereSql?: {readonly sql: string; readonly params: readonly unknown[]};
 }
 
 /** Where a limited read stopped (`next`: the position after its last row), or null: no rows beyond. */
@@ -125,6 +132,8 @@ export interface OpenOptions {
   readCache?: ReadCache;
   /** Formula budgets over the defaults (`DEFAULT_BUDGET`, 30 s a recalculation): docs/formulas.md. */
   formulaBudget?: Partial<BudgetSettings>;
+  /** Bounds of `where` conditions (docs/queries.md): longest text, most rows a write by condition touches. */
+  where?: {maxChars?: number; maxRows?: number};
 }
 
 /**

@@ -37,6 +37,7 @@ import {DocSchema, type SchemaSource} from './schemaops.js';
 import {DocRecordWrites, type RecordSource} from './recordwrites.js';
 import {DocRecalc, type RecalcSource} from './recalc.js';
 import {refreshRules} from '../access/rules/write.js';
+import {DEFAULT_WHERE_MAX_CHARS, DEFAULT_WHERE_MAX_ROWS, type WhereSettings, WhereState} from './where/index.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -125,6 +126,12 @@ export class GristDoc {
     get formulaBudget() {
       return doc.formulaBudget;
     },
+    get where() {
+      return doc.whereState;
+    },
+    get whereSettings() {
+      return doc.whereSettings;
+    },
     table: (t: string) => doc.table(t),
     userTable: (t: string) => doc.userTable(t),
     columnOrder: (cols: ColumnMeta[]) => doc.columnSlots.sort(cols, (c) => c.colRef),
@@ -171,6 +178,9 @@ export class GristDoc {
   /** This document's key in the read cache. */
   private readonly cacheOwner: string;
   private closed = false;
+  /** Parsed `where` conditions and their bounds (doc/where/). */
+  private readonly whereState = new WhereState();
+  private readonly whereSettings: WhereSettings;
   /**
    * Called inside each write's transaction after everything else, before COMMIT (the engine keeps
    * the request's Idempotency-Key there: idempotency.ts). @internal
@@ -207,7 +217,13 @@ export class GristDoc {
           db.pragma('journal_mode = WAL');
         }
       }
-      return new GristDoc(path, db, options.readCache ?? new ReadCache(OWN_READ_CACHE_BYTES), options.formulaBudget);
+      return new GristDoc(
+        path,
+        db,
+        options.readCache ?? new ReadCache(OWN_READ_CACHE_BYTES),
+        options.formulaBudget,
+        options.where,
+      );
     } catch (e) {
       db.close();
       throw e;
@@ -225,7 +241,9 @@ export class GristDoc {
     readonly db: Database.Database,
     private readonly readCache: ReadCache,
     private readonly formulaBudget: Partial<BudgetSettings> = {},
+    where: Partial<WhereSettings> = {},
   ) {
+    this.whereSettings = {maxChars: DEFAULT_WHERE_MAX_CHARS, maxRows: DEFAULT_WHERE_MAX_ROWS, ...where};
     this.cacheOwner = readCache.newOwner();
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.dataStamp = new DataStamp(db);
@@ -678,6 +696,14 @@ export class GristDoc {
     return this.reads.fetchColumns(tableId, q, page);
   }
 
+  /**
+   * How many rows `GET /records` would return for `q` (its filter and `where`; beyond Grist,
+   * `count=true`): counted by SQLite unless access rules check rows one by one.
+   */
+  countRecords(tableId: string, q: RecordQuery = {}): number {
+    return this.reads.countRecords(tableId, q);
+  }
+
   /** How the caller reads a table on a connection of its own (`DocReads.tableAccess`). */
   tableAccess(tableId: string): TableAccess | null {
     return this.reads.tableAccess(tableId);
@@ -752,6 +778,52 @@ export class GristDoc {
   /** POST /records/delete, /data/delete: missing ids are ignored. */
   removeRecords(tableId: string, ids: unknown[], options?: WriteAs): void {
     this.onTable(tableId, () => this.records.removeRecords(tableId, ids, options));
+  }
+
+  /**
+   * Beyond Grist (issue 40 §3): every row of `tableId` the caller can read for which `where` holds
+   * gets `fields`, in one write (one BulkUpdateRecord), checked by access rules row by row as a
+   * listed-ids update is. Returns the ids updated, ascending. 400 when more rows match than the
+   * document's `maxRows` (GRISTLITE_WHERE_MAX_ROWS), nothing written.
+   */
+  updateRecordsWhere(tableId: string, where: string, fields: Record<string, CellValue>, options?: WriteAs): number[] {
+    checkInput(fields, 'fields');
+    return this.onTable(tableId, () =>
+      this.write(() => {
+        const ids = this.reads.matchingIds(tableId, where);
+        if (ids.length)
+          this.records.updateRecords(
+            tableId,
+            ids.map((id) => ({id, fields})),
+            options,
+          );
+        return ids;
+      }, options?.role),
+    );
+  }
+
+  /** Conditions resolved wholly in SQL, those the engine helped, and the rows it evaluated. @internal */
+  get whereCounts(): {readonly sql: number; readonly engine: number; readonly engineRows: number} {
+    return this.whereState.counts;
+  }
+
+  /**
+   * The ids of the rows the caller can read for which `where` holds, ascending (tests compare the
+   * SQL translation with the engine's evaluation through `forceEngine`). @internal
+   */
+  whereIds(tableId: string, where: string, opts: {forceEngine?: boolean} = {}): number[] {
+    return this.reads.matchingIds(tableId, where, {...opts, unbounded: true});
+  }
+
+  /** Beyond Grist (issue 40 §3): removes every row `updateRecordsWhere` would update, in one write; their ids. */
+  removeRecordsWhere(tableId: string, where: string, options?: WriteAs): number[] {
+    return this.onTable(tableId, () =>
+      this.write(() => {
+        const ids = this.reads.matchingIds(tableId, where);
+        if (ids.length) this.records.removeRecords(tableId, ids, options);
+        return ids;
+      }, options?.role),
+    );
   }
 
   /**

@@ -416,6 +416,35 @@ export function parseSortParam(sort: string | string[] | undefined): string[] {
 }
 
 /**
+ * The rows a record query reads, as a WHERE condition ('' for every row): its filter, its
+ * resolved `where`, and the rows `scope` lets the caller read.
+ */
+export function recordCondition(
+  classes: ColumnClasses,
+  table: TableMeta,
+  q: RecordQuery,
+  scope: RowScope,
+): {sql: string; params: unknown[]} {
+  const classesOf = (colId: string) => classes.of(table.tableId, colId);
+  let where: {sql: string; params: unknown[]} = {sql: '', params: []};
+  if (q.filter !== undefined && q.filter !== null) {
+    if (typeof q.filter !== 'object' || Array.isArray(q.filter)) {
+      throw new BadRequest('Invalid query: filter must be an object');
+    }
+    where = compileFilter(table, q.filter, classesOf);
+  }
+  // A `where` condition, resolved by the reader (doc/where/).
+  if (q.whereSql) {
+    const w = q.whereSql;
+    where = where.sql
+      ? {sql: `(${where.sql}) AND ${w.sql}`, params: [...where.params, ...w.params]}
+      : {sql: w.sql, params: [...w.params]};
+  }
+  // Access rules' row condition (rowscope.ts), ANDed with the caller's filter.
+  return andScope(scope, where);
+}
+
+/**
  * The SELECT of `select` (SQL of result columns) for a record query: filter, sort, limit, over the
  * rows `scope` lets the caller read.
  */
@@ -428,15 +457,7 @@ export function buildRecordQuery(
   scope: RowScope,
 ): {sql: string; params: unknown[]} {
   const classesOf = (colId: string) => classes.of(table.tableId, colId);
-  let where: {sql: string; params: unknown[]} = {sql: '', params: []};
-  if (q.filter !== undefined && q.filter !== null) {
-    if (typeof q.filter !== 'object' || Array.isArray(q.filter)) {
-      throw new BadRequest('Invalid query: filter must be an object');
-    }
-    where = compileFilter(table, q.filter, classesOf);
-  }
-  // Access rules' row condition (rowscope.ts), ANDed with the caller's filter.
-  where = andScope(scope, where);
+  let where = recordCondition(classes, table, q, scope);
   const specs = parseSortParam(q.sort);
   const terms = sortTerms(table, specs, classesOf);
   // Beyond Grist: the rows after a cursor's position (keyset pagination, cursor.ts).

@@ -6,14 +6,22 @@
  * it; the write pipeline reads rows through it (`readRows`) for the access checks.
  */
 import type Database from 'better-sqlite3';
-import {Forbidden, NotFound} from '../base/index.js';
+import {BadRequest, Forbidden, NotFound} from '../base/index.js';
 import type {ApiRecord, ColumnInfo, PageEnd, RecordQuery, TableInfo} from './api-types.js';
 import {cellDisplay, displayDiffers} from './cell-display.js';
-import type {CellFormatter} from '@gristlite/formula';
+import type {BudgetSettings, CellFormatter} from '@gristlite/formula';
 import type {DataStamp} from './colstats.js';
 import type {DocGuard, RowValues, TableReadFilter} from './guard.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
-import {MAX_CURSOR_TERMS, buildRecordQuery, parseSortParam, quoteIdent, sortColumns, sortTerms} from './query.js';
+import {
+  MAX_CURSOR_TERMS,
+  buildRecordQuery,
+  parseSortParam,
+  quoteIdent,
+  recordCondition,
+  sortColumns,
+  sortTerms,
+} from './query.js';
 import type {ReadCache} from './readcache.js';
 import {recordJsonSql} from './recordsjson.js';
 import {andScope, RowScope, scopeWhere, type TableAccess} from './rowscope.js';
@@ -27,6 +35,14 @@ import {
 } from './stream.js';
 import type {DocStorage} from './storage.js';
 import type {CellValue} from './types.js';
+import {
+  parseWhere,
+  type ResolveOptions,
+  resolveWhere,
+  type WhereSettings,
+  type WhereSource,
+  type WhereState,
+} from './where/index.js';
 
 /** What the read pipeline needs of its document. */
 export interface ReadSource {
@@ -46,6 +62,11 @@ export interface ReadSource {
   table(tableId: string): TableMeta;
   /** A user table by id (400 for metadata tables). */
   userTable(tableId: string): TableMeta;
+  /** What the document keeps for `where` conditions, and their bounds. */
+  readonly where: WhereState;
+  readonly whereSettings: WhereSettings;
+  /** Formula budgets over the defaults (conditions the engine evaluates are bounded by them). */
+  readonly formulaBudget?: Partial<BudgetSettings>;
   /** Columns in the order `GET /columns` lists them (Grist's in-memory order: colorder.ts). */
   columnOrder(cols: ColumnMeta[]): ColumnMeta[];
   /** Tables in the order `GET /tables` lists them (Grist's in-memory order: colorder.ts). */
@@ -221,6 +242,7 @@ export class DocReads {
    */
   fetchRecords(tableId: string, q: RecordQuery = {}, page?: PageEnd): {records: ApiRecord[]} {
     const table = this.readableTable(tableId);
+    q = this.resolved(table, q);
     const limit = pageLimit(q, page);
     const query = limit ? {...q, limit: limit + 1} : q;
     if (this.src.guard) {
@@ -273,9 +295,15 @@ export class DocReads {
     // Answers filtered for one user are neither cached nor shared.
     if (this.src.guard) return this.fetchGuardedJson(tableId, q, page);
     const paging = pageLimit(q, page) !== null;
+    // An answer that may change with the clock alone is not kept with the data's stamp.
+    if (q.where && !q.whereSql && this.parsedWhere(tableId, q.where).volatile) {
+      const table = this.readableTable(tableId);
+      return JSON.stringify(this.fetchRecords(tableId, this.resolved(table, q), page));
+    }
     const key = recordsCacheKey(tableId, q, paging);
     const text = this.src.readCache.get(this.src.cacheOwner, this.src.dataStamp.now().join(','), key, () => {
       const table = this.readableTable(tableId);
+      q = this.resolved(table, q);
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
       const wholeTable = !hasLimitOrFilter(q);
       const recordSql = q.display
@@ -318,6 +346,88 @@ export class DocReads {
   }
 
   // -------------------------------------------------------------------------------------------
+  // `where` conditions (doc/where/, docs/queries.md)
+
+  /** What resolving a condition needs of this document, for the current caller. */
+  whereSource(): WhereSource {
+    const src = this.src;
+    return {
+      db: src.db,
+      meta: src.storage.meta,
+      classes: src.storage.classes,
+      guard: src.guard,
+      state: src.where,
+      settings: src.whereSettings,
+      budget: src.formulaBudget ?? {},
+      readRows: (tableId, ids, cols) => this.readRows(tableId, ids, cols),
+      stamp: () => src.dataStamp.now().join(','),
+    };
+  }
+
+  /** A condition parsed and checked against a table (400 when it is malformed). */
+  private parsedWhere(tableId: string, text: string) {
+    return parseWhere(this.whereSource(), this.readableTable(tableId), text);
+  }
+
+  /** `q` with its `where` resolved into `whereSql` for a read of `table` by the current caller. */
+  resolved(table: TableMeta, q: RecordQuery, opts: ResolveOptions = {}): RecordQuery {
+    if (!q.where || q.whereSql) return q;
+    const {sql, params} = resolveWhere(this.whereSource(), table, q.where, this.scope(table), opts).sql;
+    return {...q, whereSql: {sql, params}};
+  }
+
+  /**
+   * The ids of the rows of a user table the caller can read for which `where` holds (a write by
+   * condition), ascending; 400 beyond `whereSettings.maxRows`.
+   */
+  matchingIds(tableId: string, where: string, opts: ResolveOptions & {unbounded?: boolean} = {}): number[] {
+    const table = this.src.userTable(tableId);
+    if (!where.trim()) throw new BadRequest('A where condition is required (where=True names every row)');
+    const q = this.resolved(table, {where}, opts);
+    const max = opts.unbounded ? Number.MAX_SAFE_INTEGER - 1 : this.src.whereSettings.maxRows;
+    let ids: number[];
+    const scope = this.scope(table);
+    if (scope.inJs) {
+      ids = this.fetchGuarded(table, {...q, hidden: true}).map((r) => r.id);
+    } else {
+      const cond = recordCondition(this.src.storage.classes, table, q, scope);
+      const t = quoteIdent(table.tableId);
+      ids = (
+        this.src.storage
+          .stmt(`SELECT ${t}."id" FROM ${t}${cond.sql ? ` WHERE ${cond.sql}` : ''} ORDER BY ${t}."id" LIMIT ?`)
+          .pluck()
+          .all(...cond.params, max + 1) as Array<number | bigint>
+      ).map(Number);
+    }
+    if (ids.length > max) {
+      throw new BadRequest(
+        `The condition matches more than ${max} rows, the most one write by condition may change ` +
+          '(GRISTLITE_WHERE_MAX_ROWS); nothing was written',
+      );
+    }
+    return ids;
+  }
+
+  /**
+   * How many rows a read would return (`count=true`): `filter` and `where` apply, `sort`, `limit`
+   * and the cursor do not. SQLite counts them (`count(*)`) unless access rules check rows one by
+   * one, which are then counted as the read would return them.
+   */
+  countRecords(tableId: string, q: RecordQuery = {}): number {
+    const table = this.readableTable(tableId);
+    const query: RecordQuery = this.resolved(table, {filter: q.filter, where: q.where});
+    const scope = this.scope(table);
+    if (this.src.guard) {
+      const filter = this.src.guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
+      checkQueryColumns(query, filter);
+      if (scope.inJs || table.isMeta) return this.fetchGuarded(table, {...query, hidden: true}).length;
+    }
+    const where = recordCondition(this.src.storage.classes, table, query, scope);
+    const from = `${quoteIdent(table.tableId)}${where.sql ? ` WHERE ${where.sql}` : ''}`;
+    return Number(this.src.storage.stmt(`SELECT count(*) FROM ${from}`).pluck().get(where.params));
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Streamed answers (stream.ts, D61, D62)
 
   /**
@@ -333,6 +443,8 @@ export class DocReads {
     opts: StreamOptions = {},
   ): string | AsyncIterable<Uint8Array> {
     const table = this.readableTable(tableId);
+    const volatile = !!q.where && !q.whereSql && this.parsedWhere(tableId, q.where).volatile;
+    q = this.resolved(table, q);
     const guard = this.src.guard;
     let plan: {
       select: string;
@@ -347,7 +459,7 @@ export class DocReads {
       const cols = table.columns.filter((c) => q.hidden || !c.hidden);
       const cells = this.streamedCells(table, q, cols.length, opts);
       if (cells) {
-        const kept = this.cachedStream(tableId, q, page, cells);
+        const kept = volatile ? undefined : this.cachedStream(tableId, q, page, cells);
         if (typeof kept === 'string') return kept;
         keep = kept;
         const recordSql = q.display
@@ -382,7 +494,8 @@ export class DocReads {
         }
       }
     }
-    if (!plan) return this.fetchRecordsJson(tableId, q, page);
+    if (!plan)
+      return volatile ? JSON.stringify(this.fetchRecords(tableId, q, page)) : this.fetchRecordsJson(tableId, q, page);
     const {select, scope, map, query} = plan;
     const {db, release} = openStream(this.src.path, opts);
     streamDb = db;
@@ -459,6 +572,7 @@ export class DocReads {
     opts: StreamOptions = {},
   ): string | AsyncIterable<Uint8Array> {
     const table = this.readableTable(tableId);
+    q = this.resolved(table, q);
     const guard = this.src.guard;
     let cols = table.columns;
     if (guard) {
@@ -602,6 +716,7 @@ export class DocReads {
   /** GET /data: column-oriented, always with every column; errors stay raw. */
   fetchColumns(tableId: string, q: RecordQuery = {}, page?: PageEnd): Record<string, CellValue[]> {
     const table = this.readableTable(tableId);
+    q = this.resolved(table, q);
     const limit = pageLimit(q, page);
     const query = limit ? {...q, limit: limit + 1} : q;
     if (this.src.guard) {
@@ -634,6 +749,7 @@ export class DocReads {
    */
   private fetchGuardedJson(tableId: string, q: RecordQuery, page?: PageEnd): string {
     const table = this.readableTable(tableId);
+    q = this.resolved(table, q);
     const guard = this.src.guard!;
     if (!table.isMeta) {
       const filter = guard.readTable(table.tableId, (c) => table.byId.get(c)?.type);
@@ -784,7 +900,7 @@ export class DocReads {
 
 /** Whether a read names a filter or a limit (else it reads the whole table). */
 function hasLimitOrFilter(q: RecordQuery): boolean {
-  return Boolean((q.limit && q.limit > 0) || (q.filter && Object.keys(q.filter).length));
+  return Boolean((q.limit && q.limit > 0) || (q.filter && Object.keys(q.filter).length) || q.where || q.whereSql);
 }
 
 /**
@@ -998,6 +1114,7 @@ function recordsCacheKey(tableId: string, q: RecordQuery, paging: boolean): stri
     Boolean(q.display),
     q.after ? encodePosition(q.after) : null,
     paging,
+    q.where ?? null,
   ]);
 }
 

@@ -26,6 +26,7 @@ import {removeSqliteFiles} from '../doc/files.js';
 import {makeId} from '../base/index.js';
 import {intFromEnv, intSetting} from '../base/index.js';
 import {type BudgetSettings, DEFAULT_BUDGET} from '@gristlite/formula';
+import {DEFAULT_WHERE_MAX_CHARS, DEFAULT_WHERE_MAX_ROWS} from '../doc/where/index.js';
 import {descriptorLimit, maxOpenDocsFor} from '../host/index.js';
 import {
   ApiError,
@@ -105,6 +106,11 @@ export interface EngineOptions {
    * the event loop (D86): a recalculation holds it up to the second.
    */
   formulaBudget?: Partial<BudgetSettings>;
+  /**
+   * Bounds of `where` conditions (docs/queries.md): longest text (GRISTLITE_WHERE_MAX_CHARS, 4096)
+   * and most rows one update or removal by condition touches (GRISTLITE_WHERE_MAX_ROWS, 50000).
+   */
+  where?: {maxChars?: number; maxRows?: number};
   /** At start, resume webhook delivery of every document with events waiting (default true). */
   resumeWebhooks?: boolean;
   /**
@@ -232,6 +238,7 @@ export class Engine {
   private readonly readCache = new ReadCache(64 * 1024 * 1024);
   /** Formula budgets of every document this engine opens. */
   private readonly formulaBudget: Partial<BudgetSettings>;
+  private readonly whereSettings: {maxChars?: number; maxRows?: number};
   /** Failed webhook POST attempts of every document since the engine started (metrics). */
   private webhookFailures = 0;
   readonly maxOpenDocs: number;
@@ -270,6 +277,10 @@ export class Engine {
     this.formulaBudget = opts.formulaBudget ?? {
       maxCellMs: intFromEnv(env, 'GRISTLITE_FORMULA_CELL_MSEC', DEFAULT_BUDGET.maxCellMs, 1),
       maxRecalcMs: intFromEnv(env, 'GRISTLITE_FORMULA_RECALC_MSEC', 30_000, 1),
+    };
+    this.whereSettings = opts.where ?? {
+      maxChars: intFromEnv(env, 'GRISTLITE_WHERE_MAX_CHARS', DEFAULT_WHERE_MAX_CHARS, 1),
+      maxRows: intFromEnv(env, 'GRISTLITE_WHERE_MAX_ROWS', DEFAULT_WHERE_MAX_ROWS, 1),
     };
     this.publicUrl =
       opts.publicUrl !== undefined
@@ -647,7 +658,7 @@ export class Engine {
 
   private openDocFresh(docId: string, path: string, docUrl: DocUrl): OpenDoc {
     const grist = openDocFile(path, () =>
-      GristDoc.open(path, {readCache: this.readCache, formulaBudget: this.formulaBudget}),
+      GristDoc.open(path, {readCache: this.readCache, formulaBudget: this.formulaBudget, where: this.whereSettings}),
     );
     grist.beforeCommit = (db) => this.idempotency.beforeCommit(db);
     try {

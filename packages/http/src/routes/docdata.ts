@@ -18,7 +18,8 @@ import {
 import {cursorParam, nextLink, type PageQuery} from '../paging.js';
 import {flag, oneOf, type Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
-import {CellValue as CellValueSchema, nonEmptyArray, type TypeNames} from '../validate.js';
+import {ref} from '../openapi-schemas.js';
+import {CellValue as CellValueSchema, nonEmptyArray, type TypeNames, validate} from '../validate.js';
 import {docRoute, openDocFor, type Need} from './doc-common.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -63,7 +64,11 @@ const RecordsListPost = v.looseObject({
   immediate: v.optional(v.boolean()),
   cellFormat: v.optional(v.picklist(['normal', 'typed'])),
   display: v.optional(v.boolean()),
+  where: v.optional(v.string()),
+  count: v.optional(v.boolean()),
 });
+/** The body of an update by condition (`PATCH /records?where=...`). */
+const FieldsBody = v.looseObject({fields: v.record(v.string(), v.unknown())});
 const CellValues = v.record(v.string(), v.unknown());
 const RecordsBody = v.looseObject({
   records: v.array(v.looseObject({id: v.optional(v.number()), fields: v.optional(CellValues)})),
@@ -129,7 +134,25 @@ function readQuery(ctx: RequestContext): RecordQuery {
   }
   q.hidden = flag(ctx.query, 'hidden');
   q.cellFormat = oneOf('cellFormat', ctx.query.get('cellFormat'), ['normal', 'typed'] as const, 'normal');
+  const where = ctx.query.get('where');
+  if (where) q.where = where;
   return q;
+}
+
+/**
+ * Beyond Grist (issue 40 §3, docs/queries.md): `?where=` of a write by condition. A write that
+ * names no condition is refused: `where=True` is how every row is named.
+ */
+function writeWhere(ctx: RequestContext): string | null {
+  const where = ctx.query.get('where');
+  if (where === null) return null;
+  if (!where.trim()) throw new BadRequest('A where condition is required (where=True names every row)');
+  return where;
+}
+
+/** The ids a write by condition touched, in the shape of POST /records' answer. */
+function touched(ids: number[]): {records: Array<{id: number}>} {
+  return {records: ids.map((id) => ({id}))};
 }
 
 /**
@@ -150,7 +173,8 @@ function withDisplayIf(display: boolean | undefined, q: RecordQuery): RecordQuer
 /** readQuery, plus the position of `?cursor=` (beyond Grist: cursor pagination, paging.ts). */
 function pagedQuery(ctx: RequestContext, docId: string, tableId: string): {q: RecordQuery; where: PageQuery} {
   const q = readQuery(ctx);
-  const where: PageQuery = {docId, tableId, filter: q.filter, sort: q.sort};
+  // A cursor is bound to the condition too (with none, to the filter alone, as before conditions).
+  const where: PageQuery = {docId, tableId, filter: q.where ? [q.filter ?? null, q.where] : q.filter, sort: q.sort};
   const after = cursorParam(ctx, where);
   return {q: after ? {...q, after} : q, where};
 }
@@ -284,9 +308,29 @@ export const docDataRoutes: Route[] = [
     tag: 'records',
     summary: 'Fetch records',
     revalidate: true,
-    query: ['filter', 'sort', 'limit', 'hidden', 'cellFormat', 'display', 'includeDisplay', 'immediate', 'cursor'],
+    query: [
+      'filter',
+      'where',
+      'sort',
+      'limit',
+      'hidden',
+      'cellFormat',
+      'display',
+      'includeDisplay',
+      'immediate',
+      'cursor',
+      'count',
+    ],
     need: 'viewers',
+    response: {
+      description: 'The records (with count=true, how many there are)',
+      schema: {oneOf: [ref('Records'), ref('RecordCount')]},
+    },
     handler: async (ctx, {grist: doc, meta}) => {
+      if (flag(ctx.query, 'count')) {
+        // Beyond Grist (issue 40 §2): how many rows the read would return, without them.
+        return {count: doc.countRecords(tableParam(ctx, doc), readQuery(ctx))};
+      }
       const {q, where} = pagedQuery(ctx, meta.id, tableParam(ctx, doc));
       const page: PageEnd = {next: null};
       const body = doc.streamRecordsJson(where.tableId, displayParam(ctx, q), page, ctx.options.stream);
@@ -303,13 +347,19 @@ export const docDataRoutes: Route[] = [
     summary: 'Fetch records (parameters in the body)',
     need: 'viewers',
     body: {schema: RecordsListPost},
+    response: {
+      description: 'The records (with "count": true, how many there are)',
+      schema: {oneOf: [ref('Records'), ref('RecordCount')]},
+    },
     handler: async (ctx, {grist: doc}, body) => {
       const tableId = tableParam(ctx, doc);
+      if (body.count) return {count: doc.countRecords(tableId, {filter: body.filter, where: body.where || undefined})};
       return jsonText(
         doc.streamRecordsJson(
           tableId,
           withDisplayIf(body.display, {
             filter: body.filter,
+            where: body.where || undefined,
             sort: body.sort,
             limit: body.limit,
             hidden: body.hidden,
@@ -350,12 +400,26 @@ export const docDataRoutes: Route[] = [
     method: 'PATCH',
     path: `${DATA}/records`,
     tag: 'records',
-    summary: 'Update records',
-    body: RecordsBody,
-    query: ['noparse'],
+    summary: 'Update records (by id, or every row matching where)',
+    body: v.union([RecordsBody, FieldsBody]),
+    query: ['noparse', 'where'],
+    response: {
+      description: 'Updated (by id: no body; with where: the ids updated)',
+      schema: {oneOf: [{type: 'null'}, ref('RecordIds')]},
+    },
     handler: async (ctx) => {
       const {doc, role} = await writerFor(ctx);
-      const records = recordsBody<{id: number; fields: Record<string, CellValue>}>('Record', await ctx.json());
+      const where = writeWhere(ctx);
+      const raw = await ctx.json();
+      if (where !== null) {
+        const body = validate(FieldsBody, raw, 'body');
+        const fields = body.fields as Record<string, CellValue>;
+        return touched(doc.updateRecordsWhere(tableParam(ctx, doc), where, fields, {...parseOpts(ctx), role}));
+      }
+      if (isObject(raw) && raw.fields !== undefined && raw.records === undefined) {
+        throw new BadRequest('An update by condition needs a where condition (where=True updates every row)');
+      }
+      const records = recordsBody<{id: number; fields: Record<string, CellValue>}>('Record', raw);
       const tableId = tableParam(ctx, doc);
       doc.updateRecords(tableId, records, {...parseOpts(ctx), role});
       return null;
@@ -386,19 +450,32 @@ export const docDataRoutes: Route[] = [
     },
   },
   ...['records', 'data'].map(
-    (form): Route =>
-      docRoute({
-        method: 'POST',
-        path: `${DATA}/${form}/delete`,
-        tag: form,
-        summary: 'Remove records by id',
-        need: 'editors',
-        body: {schema: RowIds},
-        handler: async (ctx, {grist: doc, role}, ids) => {
-          doc.removeRecords(tableParam(ctx, doc), ids, {role: writerRole(role)});
-          return null;
-        },
-      }),
+    (form): Route => ({
+      method: 'POST',
+      path: `${DATA}/${form}/delete`,
+      tag: form,
+      summary: 'Remove records by id (or, with where and no body, every row matching it)',
+      query: ['where'],
+      body: RowIds,
+      response: {
+        description: 'Removed (by id: no body; with where: the ids removed)',
+        schema: {oneOf: [{type: 'null'}, ref('RecordIds')]},
+      },
+      handler: async (ctx) => {
+        const {grist: doc, role} = await openDocFor(ctx, 'editors');
+        const where = writeWhere(ctx);
+        const raw = await ctx.json();
+        if (where !== null) {
+          // No body (read as {}), or an empty list: the condition names the rows.
+          const empty = (Array.isArray(raw) && !raw.length) || (isObject(raw) && !Object.keys(raw).length);
+          if (!empty) throw new BadRequest('A removal by condition takes no row ids (the condition names the rows)');
+          return touched(doc.removeRecordsWhere(tableParam(ctx, doc), where, {role: writerRole(role)}));
+        }
+        const ids = validate(RowIds, raw, 'body');
+        doc.removeRecords(tableParam(ctx, doc), ids, {role: writerRole(role)});
+        return null;
+      },
+    }),
   ),
 
   // Deprecated column-oriented form (§11)
@@ -408,7 +485,7 @@ export const docDataRoutes: Route[] = [
     tag: 'data',
     summary: 'Fetch columns (deprecated form)',
     revalidate: true,
-    query: ['filter', 'sort', 'limit', 'cellFormat', 'immediate', 'cursor'],
+    query: ['filter', 'where', 'sort', 'limit', 'cellFormat', 'immediate', 'cursor'],
     need: 'viewers',
     handler: async (ctx, {grist: doc, meta}) => {
       const {q, where} = pagedQuery(ctx, meta.id, tableParam(ctx, doc));
