@@ -26,6 +26,7 @@ import {fixturesSuite} from './fixtures.js';
 import {formulasSuite} from './formulas.js';
 import {homeParitySuite} from './home-parity.js';
 import {lifecycleSuite} from './lifecycle.js';
+import {mcpSuite} from './mcp.js';
 import {idempotencySuite} from './idempotency.js';
 import {importsSuite} from './imports.js';
 import {orgsSuite} from './orgs.js';
@@ -89,6 +90,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   formulas: formulasSuite,
   summaries: summariesSuite,
   apiconsole: apiConsoleSuite,
+  mcp: mcpSuite,
   recorded: recordedSuite,
 };
 

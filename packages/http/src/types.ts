@@ -2,6 +2,7 @@ import type {Engine, OrgContext, Principal, StreamOptions} from '@gristlite/core
 import type {ParsedForm} from './multipart.js';
 import type {Metrics} from './ops.js';
 import type {Vouched} from './forward.js';
+import type {McpSettings} from './mcp/settings.js';
 
 /** Request body as an adapter hands it over: bytes already read, or a stream to read on demand. */
 export type RequestBody = Uint8Array | AsyncIterable<Uint8Array> | null | undefined;
@@ -103,6 +104,8 @@ export interface ServerOptions {
   shareMaxBodyBytes?: number;
   /** Largest upload through a share key (GRISTLITE_SHARE_MAX_UPLOAD_BYTES, default 10 MiB; D101). */
   shareMaxUploadBytes?: number;
+  /** The size bounds of an MCP tool result (GRISTLITE_MCP_MAX_ROWS, GRISTLITE_MCP_MAX_BYTES; issue 42 §4). */
+  mcp?: McpSettings;
   /** Set when `/metrics` is served (GRISTLITE_METRICS=1). */
   metrics?: Metrics;
   /** Environment-derived settings read once by `optionsFromEnv`. */
