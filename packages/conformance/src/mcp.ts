@@ -445,6 +445,12 @@ export function mcpSuite(target: Target): void {
         [401],
         'REST answers the same key alike',
       );
+      // A document API key opens only its document's /api/docs/{doc}/... routes (as everywhere else).
+      const docKey = ok(await api.post(`/api/docs/${doc}/apikeys`, {name: 'agent', access: 'viewers'}, chimpy.as)).body
+        .key;
+      res = await api.call('POST', '/api/mcp', {json: init, headers, key: docKey});
+      assert.equal(res.status, 403);
+      assert.match(res.body.error, /A document API key opens only/);
       // The SDK's client refuses to connect without a key.
       let failed: unknown = null;
       try {

@@ -60,7 +60,13 @@ test('in-process and over HTTP: the same tools, answers, refusals and hidden col
     await ada.updateDocAccess(docId, {users: {'bob@example.com': 'viewers'}});
     const doc = await ada.doc(docId);
     await doc.addTables([
-      {id: 'Pets', columns: [{id: 'Name', fields: {type: 'Text'}}, {id: 'Secret', fields: {type: 'Text'}}]},
+      {
+        id: 'Pets',
+        columns: [
+          {id: 'Name', fields: {type: 'Text'}},
+          {id: 'Secret', fields: {type: 'Text'}},
+        ],
+      },
     ]);
     await doc.addRecords('Pets', [
       {Name: 'Rex', Secret: 's1'},
