@@ -303,28 +303,8 @@ export function mcpSuite(target: Target): void {
     );
     toolError(await k.callTool({name: 'delete_records', arguments: {...T, rowIds: [1]}}), 403, /No write access/);
     // Age hidden from non-owners; rows of team blue too.
-    ok(
-      await api.post(
-        `/api/docs/${doc}/apply`,
-        [
-          ['AddRecord', '_grist_ACLResources', -1, {tableId: 'People', colIds: 'Age'}],
-          ['AddRecord', '_grist_ACLResources', -2, {tableId: 'People', colIds: '*'}],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'},
-          ],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -2, aclFormula: 'user.Access != OWNER and rec.Team == "blue"', permissionsText: '-R'},
-          ],
-        ],
-        chimpy.as,
-      ),
-    );
+    await w.addTableRule(chimpy, doc, 'People', 'user.Access != OWNER', '-R', 'Age');
+    await w.addTableRule(chimpy, doc, 'People', 'user.Access != OWNER and rec.Team == "blue"');
     const described = answer(await k.callTool({name: 'describe_document', arguments: {docId: doc}}));
     const cols = described.tables.find((t: {id: string}) => t.id === 'People').columns.map((c: {id: string}) => c.id);
     assert.equal(cols, ['Name', 'Team', 'Label']);

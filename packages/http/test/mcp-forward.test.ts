@@ -10,23 +10,11 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {DirObjectStore, Engine, MemoryPlacementHub, SqliteHomeStore} from '@gristlite/core/internal';
 import {createApiHandler, type Handler} from '../src/index.js';
-import {readAnswer} from './helpers.js';
+import {mcpRequest, readAnswer} from './helpers.js';
 
 /** The JSON-RPC POST a client sends for one tool call. */
 function toolCall(key: string, name: string, args: Record<string, unknown>) {
-  return {
-    method: 'POST',
-    url: '/api/mcp',
-    headers: {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: new TextEncoder().encode(
-      JSON.stringify({jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name, arguments: args}}),
-    ),
-  };
+  return mcpRequest(key, 'tools/call', {name, arguments: args});
 }
 
 test('a tool call reaching a document another worker holds is forwarded there and answered alike', async () => {

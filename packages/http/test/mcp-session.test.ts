@@ -10,6 +10,7 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {Engine, type Session} from '@gristlite/core/internal';
 import {createApiHandler, type McpSettings, mcpServerFor} from '../src/index.js';
+import {mcpRequest} from './helpers.js';
 
 type Handle = ReturnType<typeof createApiHandler>;
 
@@ -24,17 +25,7 @@ async function inProcess(session: Session, settings: Partial<McpSettings> = {}):
 
 /** One JSON-RPC call through POST /api/mcp, as a client would send it; the `result`. */
 async function overHttp(handle: Handle, key: string, method: string, params: unknown): Promise<any> {
-  const res = await handle({
-    method: 'POST',
-    url: '/api/mcp',
-    headers: {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: new TextEncoder().encode(JSON.stringify({jsonrpc: '2.0', id: 7, method, params})),
-  });
+  const res = await handle(mcpRequest(key, method, params));
   assert.is(res.status, 200, String(res.body));
   return JSON.parse(res.body as string).result;
 }
@@ -123,6 +114,17 @@ test('in-process and over HTTP: the same tools, answers, refusals and hidden col
     );
     assert.equal(added, {records: [{id: 4}]});
     assert.is((await doc.fetchRecords('Pets'))[3].fields.Name, 'Zed');
+
+    // A header the transport cannot carry (only a hand-made request has one) is the client's error.
+    const bad = mcpRequest(keys.ada, 'tools/list', {});
+    const refusedHeader = await handle({
+      ...bad,
+      headers: {...bad.headers, accept: 'application/json,\ntext/event-stream'},
+    });
+    assert.equal(
+      [refusedHeader.status, JSON.parse(refusedHeader.body as string)],
+      [400, {error: 'Invalid accept header'}],
+    );
 
     // The embedder's own bound: 2 records at most.
     const small = await inProcess(ada, {maxRows: 2});

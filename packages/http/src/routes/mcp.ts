@@ -6,7 +6,7 @@
  */
 import * as v from 'valibot';
 import {WebStandardStreamableHTTPServerTransport} from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import {ApiError, HeldElsewhere, ServiceUnavailable, Unauthorized} from '@gristlite/core/internal';
+import {ApiError, BadRequest, HeldElsewhere, ServiceUnavailable, Unauthorized} from '@gristlite/core/internal';
 import {RequestAborted} from '../body.js';
 import {ForwardTo} from '../forward.js';
 import {requestGateway} from '../mcp/gateway.js';
@@ -83,7 +83,12 @@ async function handleMcp(ctx: RequestContext): Promise<RawResponse> {
     const headers = new Headers();
     for (const name of PASSED_HEADERS) {
       const value = ctx.headers[name];
-      if (value !== undefined) headers.set(name, value);
+      if (value === undefined) continue;
+      try {
+        headers.set(name, value);
+      } catch {
+        throw new BadRequest(`Invalid ${name} header`);
+      }
     }
     const request = new Request(`http://localhost${ctx.path}`, {method: 'POST', headers});
     const response = await transport.handleRequest(request, {parsedBody: body});
