@@ -58,22 +58,26 @@ async function handleMcp(ctx: RequestContext): Promise<RawResponse> {
   }
   const state: {forward?: unknown; unexpected?: unknown} = {};
   const single = !Array.isArray(body);
-  const server = createMcpServer(requestGateway(ctx), ctx.options.mcp ?? MCP_DEFAULTS, {
-    intercept(e) {
-      if (e instanceof ForwardTo || e instanceof HeldElsewhere) {
-        // Another worker holds the document: the whole request goes there (server.ts forwards
-        // what a handler throws), unless a batch may already have written here.
-        if (single) state.forward = e;
-        return toolError(new ServiceUnavailable('Document in flux - try again later'));
-      }
-      if (!(e instanceof ApiError)) {
-        // A bug, or a shortage of descriptors: answered as REST answers it (500 logged, or 503).
-        state.unexpected ??= e;
-        return toolError(new ApiError(500, 'internal error'));
-      }
-      return null;
+  const server = createMcpServer(
+    requestGateway(ctx),
+    {...MCP_DEFAULTS, ...ctx.options.mcp},
+    {
+      intercept(e) {
+        if (e instanceof ForwardTo || e instanceof HeldElsewhere) {
+          // Another worker holds the document: the whole request goes there (server.ts forwards
+          // what a handler throws), unless a batch may already have written here.
+          if (single) state.forward = e;
+          return toolError(new ServiceUnavailable('Document in flux - try again later'));
+        }
+        if (!(e instanceof ApiError)) {
+          // A bug, or a shortage of descriptors: answered as REST answers it (500 logged, or 503).
+          state.unexpected ??= e;
+          return toolError(new ApiError(500, 'internal error'));
+        }
+        return null;
+      },
     },
-  });
+  );
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -104,6 +108,7 @@ async function handleMcp(ctx: RequestContext): Promise<RawResponse> {
   }
 }
 
+/** `/api/mcp`: POST answers the protocol; GET and DELETE say there is no stream nor session. */
 export const mcpRoutes: Route[] = [
   {
     method: 'POST',
