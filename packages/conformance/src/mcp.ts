@@ -111,6 +111,8 @@ export function mcpSuite(target: Target): void {
         assert.ok(p in (read.inputSchema.properties ?? {}), `read_records takes ${p}`);
       }
       assert.equal(read.inputSchema.required?.sort(), ['docId', 'tableId']);
+      const props = read.inputSchema.properties as Record<string, {description?: string}>;
+      assert.match(props.filter.description ?? '', /colId/, 'each argument says what it means');
       assert.is(read.annotations?.readOnlyHint, true);
       assert.is(byName.get('add_records')!.annotations?.readOnlyHint, false);
       assert.is(byName.get('delete_records')!.annotations?.destructiveHint, true);

@@ -221,6 +221,10 @@ export function toolListing(tool: McpTool): {
     string,
     unknown
   >;
+  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  for (const [name, property] of Object.entries(properties)) {
+    if (ARGUMENT_HINTS[name]) properties[name] = {...property, description: ARGUMENT_HINTS[name]};
+  }
   return {
     name: tool.name,
     description: tool.description,
@@ -228,6 +232,23 @@ export function toolListing(tool: McpTool): {
     annotations: {readOnlyHint: !tool.writes, destructiveHint: tool.name === 'delete_records'},
   };
 }
+
+/** What each argument means, for the agent reading `tools/list` (the schemas are the routes'). */
+const ARGUMENT_HINTS: Record<string, string> = {
+  docId: 'A document id or urlId, as list_documents gives them',
+  tableId: 'A table id, as describe_document gives them',
+  filter: 'Records whose column holds one of the values: {"colId": [value, ...], ...}',
+  sort: 'Column ids to sort by, "-colId" for descending',
+  limit: 'At most this many records (0: no limit of your own; results are still cut at the size bound)',
+  hidden: 'Include hidden columns (manualSort, helper columns)',
+  immediate: "Accepted for the REST body's shape; no effect",
+  cellFormat: '"typed": values in Grist\'s encoding with their types; "normal" (default): plain JSON',
+  display: "Add each record's text as Grist shows it (formatted numbers, dates, references)",
+  sql: 'One SELECT statement (SQLite)',
+  args: 'Values for ? placeholders, in order',
+  timeout: "Milliseconds at most (the server's limit applies)",
+  rowIds: 'Row ids of the records to remove',
+};
 
 /** What `describe_document` says of a column: what an agent needs to read and write it. */
 function columnSummary(c: {id: string; fields: Record<string, unknown>}): Record<string, unknown> {
