@@ -22,8 +22,8 @@ export {
   type Logger,
   type Metrics,
 } from './ops.js';
-export {createMcpServer, type McpServerHooks} from './mcp/server.js';
-export {mcpServerFor} from './mcp/session.js';
+export type {McpServerHooks} from './mcp/server.js';
+export {createMcpServer, mcpServerFor} from './mcp/session.js';
 export {MCP_DEFAULTS, mcpSettingsFromEnv, type McpSettings} from './mcp/settings.js';
 export {TOOLS as MCP_TOOLS, type McpTool} from './mcp/tools.js';
 export {

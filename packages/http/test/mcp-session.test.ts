@@ -17,7 +17,7 @@ type Handle = ReturnType<typeof createApiHandler>;
 /** An SDK client connected in-process to the tools acting as `session`'s user. */
 async function inProcess(session: Session, settings: Partial<McpSettings> = {}): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await mcpServerFor(session, settings).connect(serverSide);
+  await (await mcpServerFor(session, settings)).connect(serverSide);
   const client = new Client({name: 'embedder', version: '1.0.0'});
   await client.connect(clientSide);
   return client;

@@ -5,12 +5,10 @@
  * JSON body already read with the server's size limit, and its `Response` returned as ours.
  */
 import * as v from 'valibot';
-import {WebStandardStreamableHTTPServerTransport} from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {ApiError, BadRequest, HeldElsewhere, ServiceUnavailable, Unauthorized} from '@gristlite/core/internal';
 import {RequestAborted} from '../body.js';
 import {ForwardTo} from '../forward.js';
 import {requestGateway} from '../mcp/gateway.js';
-import {createMcpServer, toolError} from '../mcp/server.js';
 import {MCP_DEFAULTS} from '../mcp/settings.js';
 import type {Route} from '../route.js';
 import {RawResponse, type RequestContext} from '../types.js';
@@ -56,6 +54,11 @@ async function handleMcp(ctx: RequestContext): Promise<RawResponse> {
     }
     throw e;
   }
+  // Loaded on the first MCP request, not with the server (mcp/session.ts).
+  const [{createMcpServer, toolError}, {WebStandardStreamableHTTPServerTransport}] = await Promise.all([
+    import('../mcp/server.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+  ]);
   const state: {forward?: unknown; unexpected?: unknown} = {};
   const single = !Array.isArray(body);
   const server = createMcpServer(
