@@ -26,6 +26,7 @@ import {fixturesSuite} from './fixtures.js';
 import {formulasSuite} from './formulas.js';
 import {homeParitySuite} from './home-parity.js';
 import {lifecycleSuite} from './lifecycle.js';
+import {mcpSuite} from './mcp.js';
 import {idempotencySuite} from './idempotency.js';
 import {importsSuite} from './imports.js';
 import {orgsSuite} from './orgs.js';
@@ -91,6 +92,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   summaries: summariesSuite,
   apiconsole: apiConsoleSuite,
   where: whereSuite,
+  mcp: mcpSuite,
   recorded: recordedSuite,
 };
 

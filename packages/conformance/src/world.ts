@@ -123,13 +123,23 @@ export class World {
     ok(await this.api.patch(`${path}/access`, {delta}, u.as));
   }
 
-  /** Adds a rule on every column of `tableId` through `/apply` (`permissionsText` '-R': rows it matches are hidden). */
-  async addTableRule(u: TestUser, docId: string, tableId: string, aclFormula: string, permissionsText = '-R') {
+  /**
+   * Adds a rule on every column of `tableId` (or on `colIds`, comma-separated) through `/apply`
+   * (`permissionsText` '-R': rows it matches, or those columns, are hidden).
+   */
+  async addTableRule(
+    u: TestUser,
+    docId: string,
+    tableId: string,
+    aclFormula: string,
+    permissionsText = '-R',
+    colIds = '*',
+  ) {
     ok(
       await this.api.post(
         `/api/docs/${docId}/apply`,
         [
-          ['AddRecord', '_grist_ACLResources', -1, {tableId, colIds: '*'}],
+          ['AddRecord', '_grist_ACLResources', -1, {tableId, colIds}],
           ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula, permissionsText}],
         ],
         u.as,

@@ -22,3 +22,14 @@ export {
   type Logger,
   type Metrics,
 } from './ops.js';
+export type {McpServerHooks} from './routes/mcp/server.js';
+export {createMcpServer, mcpServerFor} from './routes/mcp/session.js';
+export {MCP_DEFAULTS, mcpSettingsFromEnv, type McpSettings} from './routes/mcp/settings.js';
+export {TOOLS as MCP_TOOLS, type McpTool} from './routes/mcp/tools.js';
+export {
+  sessionGateway,
+  type McpGateway,
+  type McpOrgEntry,
+  type McpDocEntry,
+  type McpTableEntry,
+} from './routes/mcp/gateway.js';

@@ -284,6 +284,14 @@ export const SCHEMAS: Record<string, Schema> = {
     },
     ['apikeys'],
   ),
+  McpNoStream: obj(
+    {
+      jsonrpc: {type: 'string', const: '2.0'},
+      error: obj({code: int, message: str}, ['code', 'message']),
+      id: {type: 'null'},
+    },
+    ['jsonrpc', 'error', 'id'],
+  ),
   Import: obj(
     {
       id: str,
@@ -545,6 +553,24 @@ export const RESPONSES: Record<string, RouteResponse> = {
   [`POST ${DOCS}/replace`]: json({type: 'null'}, 'Replaced'),
   [`POST ${TABLE}/_subscribe`]: json(ref('Subscription'), 'The subscription'),
   [`POST ${TABLE}/_unsubscribe`]: json(ref('Success'), 'Unsubscribed'),
+  // Beyond Grist (issue 42 §4): a JSON-RPC 2.0 POST; tools and their inputs are in `tools/list` (docs/mcp.md).
+  'POST /api/mcp': json(
+    obj({
+      jsonrpc: {type: 'string', const: '2.0'},
+      id: {type: ['string', 'integer', 'null']},
+      result: {
+        type: 'object',
+        description: 'initialize, tools/list or tools/call result (`isError: true` for a tool error)',
+      },
+      error: obj({code: int, message: str}, ['code', 'message']),
+    }),
+    'The JSON-RPC response (an array for a batch); 202 with no body for notifications only',
+  ),
+  'GET /api/mcp': json(
+    ref('McpNoStream'),
+    'Never: answered 405 (Allow: POST), as Streamable HTTP asks of a stateless server',
+  ),
+  'DELETE /api/mcp': json(ref('McpNoStream'), 'Never: answered 405 (Allow: POST), there being no session to end'),
 };
 
 const flag = (description: string): Schema => ({type: 'boolean', description: `${description} (1, true, on or yes).`});

@@ -30,6 +30,7 @@ const TAGS: Record<string, string> = {
   downloads: 'Document and table downloads',
   attachments: 'Attachments of a document',
   webhooks: 'Webhooks of a document',
+  mcp: 'Beyond Grist: the Model Context Protocol for agents (docs/mcp.md)',
 };
 
 function operationId(method: string, path: string): string {

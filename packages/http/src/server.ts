@@ -49,6 +49,7 @@ import {
   ShareRateLimiter,
   shareUploadLimit,
 } from './routes/shares.js';
+import {mcpSettingsFromEnv} from './routes/mcp/settings.js';
 import {createLogger, createMetrics, loggedUrl, metricsEnabled, requestId, type Logger} from './ops.js';
 import {RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions} from './types.js';
 
@@ -72,6 +73,7 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
     shareRateLimit: env.GRISTLITE_SHARE_RATE_LIMIT === '0' ? 0 : num('GRISTLITE_SHARE_RATE_LIMIT', SHARE_RATE_LIMIT),
     shareMaxBodyBytes: num('GRISTLITE_SHARE_MAX_BODY_BYTES', SHARE_MAX_BODY_BYTES),
     shareMaxUploadBytes: num('GRISTLITE_SHARE_MAX_UPLOAD_BYTES', SHARE_MAX_UPLOAD_BYTES),
+    mcp: mcpSettingsFromEnv(env),
     stream: {
       minCells: num('GRISTLITE_STREAM_MIN_CELLS', STREAM_DEFAULTS.minCells),
       maxMs: num('GRISTLITE_STREAM_MAX_MSEC', STREAM_DEFAULTS.maxMs),

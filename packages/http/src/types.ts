@@ -1,5 +1,6 @@
 import type {Counter, Histogram, Registry} from 'prom-client';
 import type {Doc, Engine, OrgContext, Principal, Role, StreamOptions} from '@gristlite/core/internal';
+import type {McpSettings} from './routes/mcp/settings.js';
 
 /** Request body as an adapter hands it over: bytes already read, or a stream to read on demand. */
 export type RequestBody = Uint8Array | AsyncIterable<Uint8Array> | null | undefined;
@@ -101,6 +102,8 @@ export interface ServerOptions {
   shareMaxBodyBytes?: number;
   /** Largest upload through a share key (GRISTLITE_SHARE_MAX_UPLOAD_BYTES, default 10 MiB; D101). */
   shareMaxUploadBytes?: number;
+  /** The size bounds of an MCP tool result (GRISTLITE_MCP_MAX_ROWS, GRISTLITE_MCP_MAX_BYTES; issue 42 §4). */
+  mcp?: McpSettings;
   /** Set when `/metrics` is served (GRISTLITE_METRICS=1). */
   metrics?: Metrics;
   /** Environment-derived settings read once by `optionsFromEnv`. */

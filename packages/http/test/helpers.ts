@@ -22,3 +22,18 @@ export async function readAnswer(body: unknown): Promise<{text: string; json: un
   }
   return {text, json, streamed};
 }
+
+/** The POST a Streamable HTTP client sends to /api/mcp: one JSON-RPC request, with `key`. */
+export function mcpRequest(key: string, method: string, params: unknown) {
+  return {
+    method: 'POST',
+    url: '/api/mcp',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: new TextEncoder().encode(JSON.stringify({jsonrpc: '2.0', id: 1, method, params})),
+  };
+}

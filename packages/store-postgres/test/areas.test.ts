@@ -1,6 +1,6 @@
 // Conformance areas whose routes create documents or deliver events through the home store
-// (imports into workspaces and tables, webhooks, change feeds; issue 42), run with the home on
-// PostgreSQL (the adapters run them with the SQLite home).
+// (imports into workspaces and tables, webhooks, change feeds, MCP's document listing; issue 42),
+// run with the home on PostgreSQL (the adapters run them with the SQLite home).
 import {nodeApiTarget, runConformance} from '@gristlite/conformance';
 import {PostgresHomeStore} from '../src/index.js';
 import {PG_URL, dropSchema, freshSchema, pgAvailable} from './pg-helpers.js';
@@ -12,6 +12,6 @@ if (await pgAvailable('conformance areas on the PostgreSQL home')) {
       const store = await PostgresHomeStore.connect(PG_URL, {schema, max: 5});
       return {store, cleanup: () => dropSchema(schema)};
     }),
-    ['imports', 'webhooks', 'changes'],
+    ['imports', 'webhooks', 'changes', 'mcp'],
   );
 }

@@ -421,6 +421,14 @@ export class SessionDoc {
   }
 
   /**
+   * Beyond Grist (issue 40 §2, `GET /records?count=true`): how many records `fetchRecords` would
+   * answer for this `filter` and `where`, without reading them.
+   */
+  countRecords(tableId: string, query: Pick<RecordQuery, 'filter' | 'where'> = {}): Promise<number> {
+    return this.use('viewers', (grist) => grist.countRecords(tableId, query));
+  }
+
+  /**
    * Beyond Grist: one page of `fetchRecords` (a positive `limit` is the page size) and the cursor of
    * the next one (null on the last page), as `GET /records` answers with its `Link` header; pass
    * `cursor` back, with the same filter and sort, for the next page. 400 `Invalid cursor` otherwise.

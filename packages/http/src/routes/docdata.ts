@@ -56,7 +56,8 @@ const TABLES_POST: TypeNames = [
 const TABLES_PATCH: TypeNames = [['tables[]', 'RecordWithStringId']];
 const COLUMNS_POST: TypeNames = [['columns[]', 'NewRecordWithStringId']];
 const COLUMNS_PATCH: TypeNames = [['columns[]', 'RecordWithStringId']];
-const RecordsListPost = v.looseObject({
+/** The body of `POST /records/list` (the MCP `read_records` tool checks its input with it too). */
+export const RecordsListPost = v.looseObject({
   filter: v.optional(v.record(v.string(), v.array(v.unknown()))),
   sort: v.optional(v.array(v.string())),
   limit: v.optional(v.number()),
@@ -164,7 +165,7 @@ function displayParam(ctx: RequestContext, q: RecordQuery): RecordQuery {
   return withDisplayIf(flag(ctx.query, 'display') || flag(ctx.query, 'includeDisplay'), q);
 }
 
-function withDisplayIf(display: boolean | undefined, q: RecordQuery): RecordQuery {
+export function withDisplayIf(display: boolean | undefined, q: RecordQuery): RecordQuery {
   if (!display) return q;
   if (q.cellFormat === 'typed') throw new BadRequest('display cannot be combined with cellFormat=typed');
   return {...q, display: true};

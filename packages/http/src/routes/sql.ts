@@ -6,14 +6,15 @@ import type {RequestContext} from '../types.js';
 import {validate} from '../validate.js';
 import {openDocFor} from './doc-common.js';
 
-const SqlPost = v.looseObject({
+/** The body of `POST /sql` (the MCP `run_sql` tool checks its input with it too). */
+export const SqlPost = v.looseObject({
   sql: v.string(),
   args: v.optional(v.union([v.array(v.unknown()), v.null()], 'is none of any[], null')),
   timeout: v.optional(v.number()),
 });
 
 /** Whose share of the SQL pool a request uses: its user (all anonymous callers share one). */
-function sqlCaller(ctx: RequestContext) {
+export function sqlCaller(ctx: RequestContext) {
   return {user: ctx.principal.anonymous ? 'anonymous' : String(ctx.principal.user.id)};
 }
 
@@ -22,7 +23,7 @@ function sqlCaller(ctx: RequestContext) {
  * request is forwarded there). Under access rules SQL sees everything, so only those who may copy
  * everything run it (Grist: 403 `insufficient document access`).
  */
-async function sqlDoc(ctx: RequestContext) {
+export async function sqlDoc(ctx: RequestContext) {
   const found = await openDocFor(ctx, 'viewers');
   if (found.access && !found.access.canCopyEverything()) throw new Forbidden('insufficient document access');
   return found;
