@@ -2,9 +2,9 @@ export * from './types.js';
 export * from './route.js';
 export {validate} from './validate.js';
 export {readBody, isJsonContentType, parseJsonBody} from './body.js';
+export {optionsFromEnv} from './options.js';
 export {
   createApiHandler,
-  optionsFromEnv,
   jsonResponse,
   errorBody,
   type Handler,

@@ -14,8 +14,6 @@ import {
   attachmentTooLarge,
   checkIdempotencyKey,
   resourceShortage,
-  STREAM_DEFAULTS,
-  StreamSlots,
   type Engine,
   type OrgContext,
 } from '@gristlite/core/internal';
@@ -38,55 +36,20 @@ import {
   sweepUploadDirs,
   type ParsedForm,
 } from './multipart.js';
-import {compileRoute, decodePathSegment, idempotencyOf, matchRoute, type CompiledRoute, type Route} from './route.js';
-import {allRoutes} from './routes/index.js';
-import {SHARE_KEY_PREFIX, shareKeyOf} from './routes/doc-common.js';
+import {compileRoute, idempotencyOf, matchRoute, type CompiledRoute, type Route} from './route.js';
 import {
+  allRoutes,
   checkShareRoute,
   SHARE_MAX_BODY_BYTES,
-  SHARE_MAX_UPLOAD_BYTES,
   SHARE_RATE_LIMIT,
   ShareRateLimiter,
+  shareKeyOf,
   shareUploadLimit,
-} from './routes/shares.js';
-import {mcpSettingsFromEnv} from './routes/mcp/settings.js';
+} from './routes/index.js';
+import {optionsFromEnv} from './options.js';
+import {corsHeaders, orgFromHost, splitPath} from './origin.js';
 import {createLogger, createMetrics, loggedUrl, metricsEnabled, requestId, type Logger} from './ops.js';
 import {RawResponse, type HttpRequest, type HttpResponse, type RequestContext, type ServerOptions} from './types.js';
-
-export function optionsFromEnv(env: Record<string, string | undefined> = process.env): ServerOptions {
-  const num = (name: string, dflt: number) => {
-    const n = Number(env[name]);
-    return env[name] && Number.isFinite(n) && n > 0 ? n : dflt;
-  };
-  const streamMaxOpen = num('GRISTLITE_STREAM_MAX_OPEN', STREAM_MAX_OPEN);
-  return {
-    baseDomain: env.GRISTLITE_BASE_DOMAIN || undefined,
-    maxBodyBytes: num('GRISTLITE_MAX_BODY_BYTES', 1024 * 1024),
-    maxParallelPerDoc: num('GRISTLITE_MAX_PARALLEL_REQUESTS_PER_DOC', 0),
-    forwardTimeoutMs: num('GRISTLITE_FORWARD_TIMEOUT_MSEC', 60_000),
-    maxUploadBytes: num(
-      'GRISTLITE_MAX_UPLOAD_BYTES',
-      num('GRIST_MAX_UPLOAD_ATTACHMENT_MB', 0) * 1024 * 1024 || 100 * 1024 * 1024,
-    ),
-    uploadDir: env.GRISTLITE_UPLOAD_DIR || undefined,
-    supportEmail: (env.GRIST_SUPPORT_EMAIL || 'support@getgrist.com').toLowerCase(),
-    shareRateLimit: env.GRISTLITE_SHARE_RATE_LIMIT === '0' ? 0 : num('GRISTLITE_SHARE_RATE_LIMIT', SHARE_RATE_LIMIT),
-    shareMaxBodyBytes: num('GRISTLITE_SHARE_MAX_BODY_BYTES', SHARE_MAX_BODY_BYTES),
-    shareMaxUploadBytes: num('GRISTLITE_SHARE_MAX_UPLOAD_BYTES', SHARE_MAX_UPLOAD_BYTES),
-    mcp: mcpSettingsFromEnv(env),
-    stream: {
-      minCells: num('GRISTLITE_STREAM_MIN_CELLS', STREAM_DEFAULTS.minCells),
-      maxMs: num('GRISTLITE_STREAM_MAX_MSEC', STREAM_DEFAULTS.maxMs),
-      // One count for every request of this server: each stream holds a connection (and its
-      // descriptors) until its reader is done. 0: no cap.
-      ...(env.GRISTLITE_STREAM_MAX_OPEN === '0' ? {} : {slots: new StreamSlots(streamMaxOpen)}),
-    },
-    env,
-  };
-}
-
-/** Streams open at once by default (GRISTLITE_STREAM_MAX_OPEN): about 200 descriptors. */
-const STREAM_MAX_OPEN = 64;
 
 const JSON_HEADERS = {'Content-Type': 'application/json; charset=utf-8'};
 
@@ -145,63 +108,6 @@ async function keepAnswer(engine: Engine, answer: Promise<unknown>): Promise<unk
     });
   }
   return result;
-}
-
-/**
- * Splits `/o/<org>/` and `/dw/<w>/v/<t>/` prefixes off a path, and writes a share link's
- * `/api/s/<key>/...` as `/api/docs/s.<key>/...`, as Grist's DocApi rewrites it.
- */
-function splitPath(path: string): {path: string; org: string | null} {
-  path = path.replace(/^\/dw\/[^/]+\/v\/[^/]+(?=\/)/, '');
-  const m = /^\/o\/([^/]+)(\/.*)?$/.exec(path);
-  const out = m ? {path: m[2] ?? '/', org: decodePathSegment(m[1])} : {path, org: null};
-  if (out.path.startsWith('/api/s/')) out.path = `/api/docs/${SHARE_KEY_PREFIX}${out.path.slice('/api/s/'.length)}`;
-  return out;
-}
-
-function orgFromHost(host: string | undefined, baseDomain: string | undefined): string | null {
-  if (!host || !baseDomain) return null;
-  const hostname = host.replace(/:\d+$/, '').toLowerCase();
-  const base = baseDomain.toLowerCase().replace(/^\./, '');
-  if (!hostname.endsWith(`.${base}`)) return null;
-  const sub = hostname.slice(0, -(base.length + 1));
-  return sub && !sub.includes('.') ? sub : null;
-}
-
-/** CORS as SPEC §1.2: trusted origins are the base domain and its subdomains. */
-function corsHeaders(req: HttpRequest, opts: ServerOptions): Record<string, string> {
-  const headers: Record<string, string> = {'Access-Control-Allow-Methods': 'GET, PATCH, PUT, POST, DELETE, OPTIONS'};
-  const origin = req.headers.origin;
-  if (!origin) return headers;
-  let host: string | null = null;
-  if (origin !== 'null') {
-    try {
-      host = new URL(origin).hostname.toLowerCase();
-    } catch {
-      throw new BadRequest(`Invalid origin: ${origin}`);
-    }
-  }
-  const reqHost = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
-  const base = opts.baseDomain?.toLowerCase();
-  const trusted =
-    host !== null && (host === reqHost || (base !== undefined && (host === base || host.endsWith(`.${base}`))));
-  if (trusted) {
-    Object.assign(headers, {
-      'Access-Control-Allow-Origin': origin,
-      Vary: 'Origin',
-      'Access-Control-Allow-Credentials': 'true',
-      'Access-Control-Allow-Headers': 'Authorization, Content-Type, X-Requested-With',
-    });
-  } else {
-    if (req.headers.cookie !== undefined || req.headers.authorization !== undefined) {
-      throw new Forbidden('Credentials not supported for cross-origin requests');
-    }
-    Object.assign(headers, {
-      'Access-Control-Allow-Origin': '*',
-      'Access-Control-Allow-Headers': 'Content-Type, X-Requested-With',
-    });
-  }
-  return headers;
 }
 
 export type Handler = (req: HttpRequest) => Promise<HttpResponse>;

@@ -19,6 +19,17 @@ import {tableImportRoutes} from './table-import.js';
 import {triggerRoutes} from './triggers.js';
 import {webhookRoutes} from './webhooks.js';
 
+export {SHARE_KEY_PREFIX, shareKeyOf} from './doc-common.js';
+export {mcpSettingsFromEnv} from './mcp/settings.js';
+export {
+  checkShareRoute,
+  SHARE_MAX_BODY_BYTES,
+  SHARE_MAX_UPLOAD_BYTES,
+  SHARE_RATE_LIMIT,
+  ShareRateLimiter,
+  shareUploadLimit,
+} from './shares.js';
+
 const VERSION = '1.0.1';
 
 /** The one route table. Order matters only where two patterns overlap (first match wins). */
