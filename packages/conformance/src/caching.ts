@@ -113,5 +113,18 @@ export function cachingSuite(target: Target): void {
     notModified(await get(kiwi, `${t}/records`, {'if-none-match': viewerTag}), viewerTag, 'viewer');
     await world().share(chimpy, `/api/docs/${doc}`, {[kiwi.email]: null});
   });
+  s('a where condition reading the clock is never revalidated; one that does not is', async () => {
+    const {chimpy} = world();
+    const path = (where: string) => `${t}/records?where=${encodeURIComponent(where)}`;
+    // No write comes between these reads, yet TODAY() moves: a tag would pin yesterday's answer.
+    for (const where of ['$B < 5 or TODAY() is None', 'NOW() and $B > 0']) {
+      const res = ok(await get(chimpy, path(where)), where);
+      assert.is(res.headers.etag, undefined, `${where}: no ETag`);
+      assert.is((await get(chimpy, path(where), {'if-none-match': '*'})).status, 200, `${where}: never 304`);
+    }
+    const plain = path('$B > 0');
+    const etag = tagged(await get(chimpy, plain), 'where without the clock');
+    notModified(await get(chimpy, plain, {'if-none-match': etag}), etag, 'where without the clock');
+  });
   s.run();
 }

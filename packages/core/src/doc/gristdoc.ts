@@ -803,6 +803,11 @@ export class GristDoc {
   }
 
   /** Conditions resolved wholly in SQL, those the engine helped, and the rows it evaluated. @internal */
+  /** Whether a read with `where` may answer differently with the clock alone (NOW(), TODAY()): not revalidated. */
+  whereIsVolatile(tableId: string, where: string): boolean {
+    return this.reads.whereIsVolatile(tableId, where);
+  }
+
   get whereCounts(): {readonly sql: number; readonly engine: number; readonly engineRows: number} {
     return this.whereState.counts;
   }

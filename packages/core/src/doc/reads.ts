@@ -369,6 +369,19 @@ export class DocReads {
     return parseWhere(this.whereSource(), this.readableTable(tableId), text);
   }
 
+  /**
+   * Whether the answer to `where` may change with the clock alone (NOW(), TODAY(), random): such a
+   * read is neither cached nor revalidated. False for a condition that does not parse: its read
+   * answers the error.
+   */
+  whereIsVolatile(tableId: string, text: string): boolean {
+    try {
+      return this.parsedWhere(tableId, text).volatile;
+    } catch {
+      return false;
+    }
+  }
+
   /** `q` with its `where` resolved into `whereSql` for a read of `table` by the current caller. */
   resolved(table: TableMeta, q: RecordQuery, opts: ResolveOptions = {}): RecordQuery {
     if (!q.where || q.whereSql) return q;

@@ -50,8 +50,21 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
  * copy is current (nothing else to compute), else null.
  */
 export function revalidate(ctx: RequestContext, found: DocForRequest): RawResponse | null {
+  // A `where` reading the clock (NOW(), TODAY()) answers differently with no write in between: its
+  // data version says nothing, so such a read gets no tag and is never answered 304.
+  const where = ctx.query.get('where');
+  const tableId = ctx.params.tableId;
+  if (where && tableId !== undefined && whereIsVolatile(found, tableId, where)) return null;
   const etag = dataEtag(ctx, found);
   ctx.responseHeaders.ETag = etag;
   ctx.responseHeaders['Cache-Control'] = 'private, no-cache';
   return noneMatch(ctx.headers['if-none-match'], etag) ? new RawResponse(304, null) : null;
+}
+
+function whereIsVolatile(found: DocForRequest, tableId: string, where: string): boolean {
+  try {
+    return found.grist.whereIsVolatile(found.grist.resolveTableId(tableId), where);
+  } catch {
+    return false; // an unknown table: the read answers the error
+  }
 }
