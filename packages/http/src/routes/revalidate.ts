@@ -53,7 +53,7 @@ export function revalidate(ctx: RequestContext, found: DocForRequest): RawRespon
   // A `where` reading the clock (NOW(), TODAY()) answers differently with no write in between: its
   // data version says nothing, so such a read gets no tag and is never answered 304.
   const where = ctx.query.get('where');
-  const tableId = ctx.params.tableId;
+  const tableId = ctx.params.tableId ?? ctx.query.get('tableId') ?? undefined;
   if (where && tableId !== undefined && whereIsVolatile(found, tableId, where)) return null;
   const etag = dataEtag(ctx, found);
   ctx.responseHeaders.ETag = etag;
