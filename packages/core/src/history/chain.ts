@@ -5,7 +5,7 @@
  * Grist prunes from the start of history and leaves the link dangling).
  */
 import type Database from 'better-sqlite3';
-import {computeActionHash, decodeBundle, encodeBundle} from './format.js';
+import {type ActionBundle, computeActionHash, decodeBundle, encodeBundle} from './format.js';
 
 /** One problem found in a history. */
 export interface ChainProblem {
@@ -42,7 +42,7 @@ export function checkActionHistory(db: Database.Database): ChainReport {
   let verified = 0;
   for (const r of rows) {
     const bad = (problem: string) => problems.push({id: r.id, actionNum: r.actionNum, problem});
-    let bundle;
+    let bundle: ActionBundle;
     try {
       bundle = decodeBundle(r.body);
     } catch (e) {
