@@ -2,6 +2,7 @@
  * The embeddable engine: a home store, the document files in a data directory, and the services
  * that the http layer (or an embedding app) calls. No HTTP and no process globals here.
  */
+import {historySettingsFromEnv, type HistorySettings} from './history/recorder.js';
 import {type DataDirLock, lockDataDir} from './datadirlock.js';
 import {AsyncLocalStorage} from 'node:async_hooks';
 import {
@@ -105,6 +106,12 @@ export interface EngineOptions {
    * the event loop (D86): a recalculation holds it up to the second.
    */
   formulaBudget?: Partial<BudgetSettings>;
+  /**
+   * How writes are recorded in each document's action history (D120): default from
+   * GRISTLITE_HISTORY (`0` turns recording off), GRISTLITE_HISTORY_MAX_ROWS (1000) and
+   * GRISTLITE_HISTORY_MAX_BYTES (1e9); Grist's GRIST_ACTION_HISTORY_MAX_ROWS/BYTES also accepted.
+   */
+  history?: HistorySettings;
   /** At start, resume webhook delivery of every document with events waiting (default true). */
   resumeWebhooks?: boolean;
   /**
@@ -232,6 +239,7 @@ export class Engine {
   private readonly readCache = new ReadCache(64 * 1024 * 1024);
   /** Formula budgets of every document this engine opens. */
   private readonly formulaBudget: Partial<BudgetSettings>;
+  private readonly history: HistorySettings;
   /** Failed webhook POST attempts of every document since the engine started (metrics). */
   private webhookFailures = 0;
   readonly maxOpenDocs: number;
@@ -271,6 +279,7 @@ export class Engine {
       maxCellMs: intFromEnv(env, 'GRISTLITE_FORMULA_CELL_MSEC', DEFAULT_BUDGET.maxCellMs, 1),
       maxRecalcMs: intFromEnv(env, 'GRISTLITE_FORMULA_RECALC_MSEC', 30_000, 1),
     };
+    this.history = opts.history ?? historySettingsFromEnv(env);
     this.publicUrl =
       opts.publicUrl !== undefined
         ? publicUrlFromEnv({GRISTLITE_PUBLIC_URL: opts.publicUrl ?? ''})
@@ -647,7 +656,7 @@ export class Engine {
 
   private openDocFresh(docId: string, path: string, docUrl: DocUrl): OpenDoc {
     const grist = openDocFile(path, () =>
-      GristDoc.open(path, {readCache: this.readCache, formulaBudget: this.formulaBudget}),
+      GristDoc.open(path, {readCache: this.readCache, formulaBudget: this.formulaBudget, history: this.history}),
     );
     grist.beforeCommit = (db) => this.idempotency.beforeCommit(db);
     try {

@@ -19,6 +19,7 @@ export {
 } from './errors.js';
 export {Engine, type EngineOptions, type OrgUsageSummary} from './engine.js';
 export type {BudgetSettings} from '@gristlite/formula';
+export type {HistorySettings} from './history/recorder.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './session.js';
 export type {
   AccessList,

@@ -110,6 +110,7 @@ export {
 export {checkZipFile, type ZipEntry, type ZipLimits} from './import/zipcheck.js';
 export type {SheetCell} from './import/xlsx.js';
 export * from './doc/index.js';
+export * from './history/index.js';
 export * from './attachments/index.js';
 export * from './webhooks/index.js';
 export {

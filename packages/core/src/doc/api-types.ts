@@ -2,6 +2,7 @@
  * The shapes a document's API takes and returns (records, tables, columns, queries, writes), in
  * a file of their own so that the modules `GristDoc` uses can name them without importing it.
  */
+import type {HistorySettings} from '../history/recorder.js';
 import type {BudgetSettings} from '@gristlite/formula';
 import type {ReadCache} from './readcache.js';
 import type {TableChange, WriteActor, WriteOptions} from './storage.js';
@@ -124,6 +125,8 @@ export interface OpenOptions {
   readCache?: ReadCache;
   /** Formula budgets over the defaults (`DEFAULT_BUDGET`, 30 s a recalculation): docs/formulas.md. */
   formulaBudget?: Partial<BudgetSettings>;
+  /** How writes are recorded in the action history (default: recorded, Grist's limits): docs/operations.md. */
+  history?: HistorySettings;
 }
 
 /**

@@ -163,6 +163,19 @@ export class ColumnClasses {
     }
   }
 
+  /**
+   * Runs `fn`, whose writes touch no table these classes describe (the action history's rows),
+   * keeping what is known: without it, its changes would count as a write the engine did not make.
+   */
+  aside<T>(fn: () => T): T {
+    const before = this.dataStamp.now();
+    const valid = before.length === this.stamp.length && before.every((v, i) => v === this.stamp[i]);
+    const result = fn();
+    const now = this.dataStamp.now();
+    if (valid && now[1] === before[1] && now[2] === before[2]) this.stamp = now;
+    return result;
+  }
+
   private stats(tableId: string, colId: string): ColumnStats {
     this.validate();
     let cols = this.byTable.get(tableId);

@@ -37,6 +37,7 @@ import {DocSchema, type SchemaSource} from './schemaops.js';
 import {DocRecordWrites, type RecordSource} from './recordwrites.js';
 import {DocRecalc, type RecalcSource} from './recalc.js';
 import {refreshRules} from '../access/rules/write.js';
+import {HistoryRecorder, type HistorySettings, type RecordedAction} from '../history/recorder.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -207,7 +208,13 @@ export class GristDoc {
           db.pragma('journal_mode = WAL');
         }
       }
-      return new GristDoc(path, db, options.readCache ?? new ReadCache(OWN_READ_CACHE_BYTES), options.formulaBudget);
+      return new GristDoc(
+        path,
+        db,
+        options.readCache ?? new ReadCache(OWN_READ_CACHE_BYTES),
+        options.formulaBudget,
+        options.history,
+      );
     } catch (e) {
       db.close();
       throw e;
@@ -225,6 +232,7 @@ export class GristDoc {
     readonly db: Database.Database,
     private readonly readCache: ReadCache,
     private readonly formulaBudget: Partial<BudgetSettings> = {},
+    history: HistorySettings = {},
   ) {
     this.cacheOwner = readCache.newOwner();
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
@@ -237,7 +245,15 @@ export class GristDoc {
       | {n: number | null}
       | undefined;
     this.actionNum = hist?.n ?? 0;
+    this.history = new HistoryRecorder(db, history);
   }
+
+  /** Records each write in the action history (recorder.ts), unless turned off by its settings. */
+  private readonly history: HistoryRecorder;
+  /** What the last committed write recorded (null when it recorded nothing). */
+  private lastRecorded: RecordedAction | null = null;
+  /** Whether the current write is recorded even when it changed nothing (a bundle of user actions, as Grist). */
+  private recordEmpty = false;
 
   /** Closes the connection (pending webhook work must be stopped first: the engine does). */
   close(): void {
@@ -391,13 +407,20 @@ export class GristDoc {
     this.storage.changes = changes;
     this.storage.columnsAdded = 0;
     const seq = ++this.writeSeq;
-    this.storage.beforeRows = this.beforeListeners.size
-      ? (tableId, rowIds) => {
-          for (const l of this.beforeListeners) {
-            l(tableId, rowIds, seq, this.writeRows.read);
+    const history = this.history.enabled ? this.history : null;
+    history?.reset();
+    this.lastRecorded = null;
+    this.storage.beforeRows =
+      this.beforeListeners.size || history
+        ? (tableId, rowIds) => {
+            history?.capture(this.storage.meta, tableId, rowIds);
+            // Listeners hear of user rows only (metadata rows are captured for the history alone).
+            if (tableId.startsWith('_grist')) return;
+            for (const l of this.beforeListeners) {
+              l(tableId, rowIds, seq, this.writeRows.read);
+            }
           }
-        }
-      : null;
+        : null;
     const metaVersion = this.storage.meta.version;
     this.writer = role;
     const guard = this.guard;
@@ -462,6 +485,13 @@ export class GristDoc {
         if (this.storage.keyIndexes.active) {
           this.storage.keyIndexes.follow(list ?? changes.list(), this.storage.meta.tables);
         }
+        // The write's action bundle, in its own transaction (Grist's recordNextShared).
+        if (history) {
+          const all = list ?? changes.list();
+          this.lastRecorded = this.storage.classes.aside(() =>
+            history.record(this.storage.meta, all, actor, Date.now(), this.recordEmpty),
+          );
+        }
         // Last, so that nothing after it can undo the write: the request's Idempotency-Key goes with it.
         this.beforeCommit?.(this.db);
         return result;
@@ -478,8 +508,11 @@ export class GristDoc {
       this.storage.formulas = null;
       this.storage.formulasStale = false;
       this.recalcs.forget();
+      this.lastRecorded = null;
       throw e;
     } finally {
+      history?.reset();
+      this.recordEmpty = false;
       guard?.endWrite();
       this.storage.guard = null;
       this.storage.changes = null;
@@ -509,6 +542,9 @@ export class GristDoc {
   recomputeFormulas(): number {
     let cells = 0;
     this.write(() => {
+      // Recorded as Grist records its Calculate action when a document opens (a system action).
+      this.history.userActions = [['Calculate']];
+      this.history.system = true;
       const fx = this.storage.formulas;
       if (fx) {
         fx.recomputeAll();
@@ -816,6 +852,9 @@ export class GristDoc {
     // Everything the answer needs is built inside the transaction: once it commits, nothing that
     // follows can throw (issue 11: a write committed, then its action record failed with a 500).
     const result = this.write(() => {
+      // Grist records a bundle of user actions even when it changes nothing, with them as given.
+      this.recordEmpty = true;
+      this.history.userActions = actions as unknown[][];
       const placeholders = new Placeholders();
       const retValues = actions.map((given) => {
         const a = placeholders.rewrite(given, this.storage.meta);
@@ -834,6 +873,11 @@ export class GristDoc {
         .digest('hex');
       return {actionNum, actionHash, retValues, isModification: !this.storage.changes!.isEmpty};
     }, options?.role);
+    const recorded = this.lastRecorded as RecordedAction | null;
+    if (recorded) {
+      this.actionNum = recorded.actionNum;
+      return {...result, ...recorded};
+    }
     this.actionNum = result.actionNum;
     return result;
   }

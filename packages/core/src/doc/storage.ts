@@ -227,6 +227,7 @@ export class DocStorage implements MetaTables {
     if (!cols.length) {
       return;
     }
+    this.beforeRows?.(tableId, [id]);
     const sql = `UPDATE ${quoteIdent(tableId)} SET ${cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')} WHERE id = ?`;
     this.stmt(sql).run(...cols.map((c) => table.byId.get(c)!.encode(values[c])), id);
     if (this.formulas && this.formulasReadMeta) {
@@ -239,6 +240,7 @@ export class DocStorage implements MetaTables {
     if (!ids.length) {
       return;
     }
+    this.beforeRows?.(tableId, ids);
     for (const part of chunks(ids)) {
       this.db.prepare(`DELETE FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
     }

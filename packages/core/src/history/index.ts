@@ -1,0 +1,20 @@
+/** Grist's action history: the bundle format and hash chain, its checker, and the recorder of writes (D120). */
+export {
+  ALL_RECIPIENTS,
+  BundleFormatError,
+  computeActionHash,
+  decodeBundle,
+  encodeBundle,
+  type ActionBundle,
+  type ActionInfo,
+  type DocActionTuple,
+  type Envelope,
+} from './format.js';
+export {checkActionHistory, type ChainProblem, type ChainReport} from './chain.js';
+export {
+  HISTORY_DEFAULTS,
+  HistoryRecorder,
+  historySettingsFromEnv,
+  type HistorySettings,
+  type RecordedAction,
+} from './recorder.js';

@@ -1,0 +1,497 @@
+/**
+ * Records each committed write in `_gristsys_ActionHistory` as Grist does (ActionHistoryImpl,
+ * Sharing): one bundle per write, in the write's own transaction, numbered after the branch tip,
+ * hashed over its parent's hash, appended to the `shared`, `local_sent` and `local_unsent`
+ * branches together (Grist's recordNextShared, as a document that does not share), and the
+ * history pruned to its limits every tenth action.
+ *
+ * gristlite's writes are not Grist doc actions, so the stored actions are rebuilt from what the
+ * write changed: rows removed, added and updated per table (the values read before and after),
+ * and schema actions (AddTable, AddColumn, RenameColumn, ...) read from the metadata rows the write
+ * changed. Undo actions are their inverses, in reverse order. docs/decisions.md D120.
+ */
+import type Database from 'better-sqlite3';
+import {quoteIdent} from '../doc/identifiers.js';
+import {intFromEnv} from '../settings.js';
+import type {TableChange, WriteActor} from '../doc/changes.js';
+import type {ColumnMeta, DocMeta, TableMeta} from '../doc/meta.js';
+import type {CellValue} from '../doc/types.js';
+import {
+  ALL_RECIPIENTS,
+  type ActionBundle,
+  type ActionInfo,
+  computeActionHash,
+  type DocActionTuple,
+  encodeBundle,
+} from './format.js';
+
+/** How a document records its history (docs/operations.md, `GRISTLITE_HISTORY*`). */
+export interface HistorySettings {
+  /** Whether writes are recorded (default true). */
+  enabled?: boolean;
+  /** Actions kept (Grist's GRIST_ACTION_HISTORY_MAX_ROWS, 1000). */
+  maxRows?: number;
+  /** Bytes of bodies kept (Grist's GRIST_ACTION_HISTORY_MAX_BYTES, 1e9). */
+  maxBytes?: number;
+}
+
+/**
+ * The settings from the environment: `GRISTLITE_HISTORY` (`0` or `false` turns recording off),
+ * `GRISTLITE_HISTORY_MAX_ROWS` and `GRISTLITE_HISTORY_MAX_BYTES` (Grist's
+ * `GRIST_ACTION_HISTORY_MAX_ROWS` and `GRIST_ACTION_HISTORY_MAX_BYTES` also accepted).
+ */
+export function historySettingsFromEnv(env: Record<string, string | undefined>): HistorySettings {
+  const flag = (env.GRISTLITE_HISTORY ?? '').trim().toLowerCase();
+  const rowsName =
+    env.GRISTLITE_HISTORY_MAX_ROWS !== undefined ? 'GRISTLITE_HISTORY_MAX_ROWS' : 'GRIST_ACTION_HISTORY_MAX_ROWS';
+  const bytesName =
+    env.GRISTLITE_HISTORY_MAX_BYTES !== undefined ? 'GRISTLITE_HISTORY_MAX_BYTES' : 'GRIST_ACTION_HISTORY_MAX_BYTES';
+  return {
+    enabled: !(flag === '0' || flag === 'false' || flag === 'off'),
+    maxRows: intFromEnv(env, rowsName, HISTORY_DEFAULTS.maxRows, 1),
+    maxBytes: intFromEnv(env, bytesName, HISTORY_DEFAULTS.maxBytes, 1),
+  };
+}
+
+/** Grist's defaults: 1000 actions, 1 GB of bodies; pruned when 1.25 times over, checked every 10th action. */
+export const HISTORY_DEFAULTS = {maxRows: 1000, maxBytes: 1e9} as const;
+const GRACE_FACTOR = 1.25;
+const CHECK_PERIOD = 10;
+const BRANCHES = ['shared', 'local_sent', 'local_unsent'] as const;
+
+/** What a write recorded: the action's number and hash (`/apply`'s answer). */
+export interface RecordedAction {
+  actionNum: number;
+  actionHash: string;
+}
+
+/** Rows as they were before a write first touched them: per table, per row id, cells by column id. */
+type Snapshot = Map<number, Record<string, CellValue>>;
+
+interface Tip {
+  ref: number | null;
+  num: number;
+  hash: string | null;
+}
+
+/** One document's history recorder (the document's connection; writes run synchronously). */
+export class HistoryRecorder {
+  readonly enabled: boolean;
+  private readonly maxRows: number;
+  private readonly maxBytes: number;
+  /** Per table (by tableRef for user tables, so that renames are followed; by tableId for metadata). */
+  private readonly before = new Map<string | number, Snapshot>();
+  /** The user actions of the current write, when it was a bundle of them (`/apply`). */
+  userActions: unknown[][] | null = null;
+  private tablesFound = false;
+  /** Whether the current write is the document's own (formulas computed on import): user `grist`, as Grist's system actions. */
+  system = false;
+
+  constructor(
+    private readonly db: Database.Database,
+    settings: HistorySettings = {},
+  ) {
+    this.enabled = settings.enabled ?? true;
+    this.maxRows = settings.maxRows ?? HISTORY_DEFAULTS.maxRows;
+    this.maxBytes = settings.maxBytes ?? HISTORY_DEFAULTS.maxBytes;
+  }
+
+  /** Forgets what the last write captured (a write starts, or rolled back). */
+  reset(): void {
+    this.before.clear();
+    this.userActions = null;
+    this.system = false;
+  }
+
+  /** Called before rows are updated or removed: keeps each row's cells as they were, once per write. */
+  capture(meta: DocMeta, tableId: string, rowIds: readonly number[]): void {
+    const table = meta.tables.get(tableId);
+    if (!table || !rowIds.length) return;
+    const key = table.isMeta ? table.tableId : table.tableRef;
+    let snap = this.before.get(key);
+    if (!snap) {
+      snap = new Map();
+      this.before.set(key, snap);
+    }
+    const wanted = snap.size ? rowIds.filter((id) => !snap.has(id)) : rowIds;
+    if (!wanted.length) return;
+    for (const row of readRows(this.db, table, wanted)) snap.set(row.id as number, row);
+  }
+
+  /** Whether the document has Grist's history tables (every document of schema 46 does); true is remembered. */
+  private hasTables(): boolean {
+    if (this.tablesFound) return true;
+    const n = this.db
+      .prepare(
+        `SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'
+         AND name IN ('_gristsys_ActionHistory', '_gristsys_ActionHistoryBranch')`,
+      )
+      .get() as {n: number};
+    this.tablesFound = n.n === 2;
+    return this.tablesFound;
+  }
+
+  private snapshotOf(table: TableMeta): Snapshot | undefined {
+    return this.before.get(table.isMeta ? table.tableId : table.tableRef);
+  }
+
+  /**
+   * Appends the bundle of the write that changed `changes` (nothing when it changed nothing), in
+   * the caller's transaction. `time` in ms since the epoch.
+   */
+  record(
+    meta: DocMeta,
+    changes: TableChange[],
+    actor: WriteActor | null,
+    time: number,
+    recordEmpty = false,
+  ): RecordedAction | null {
+    if (!this.hasTables()) return null;
+    const {stored, undo} = changes.length ? this.docActions(meta, changes) : {stored: [], undo: []};
+    if (!stored.length && !recordEmpty) return null;
+    let tip = this.tip();
+    if (tip.num === 0) {
+      // Grist's _initDoc records an empty first action in a document without history.
+      this.append(
+        {
+          actionNum: 1,
+          actionHash: null,
+          parentActionHash: null,
+          envelopes: [],
+          info: [0, makeInfo('grist', time, undefined)],
+          stored: [],
+          calc: [],
+          userActions: [],
+          undo: [],
+        },
+        tip,
+      );
+      tip = this.tip();
+    }
+    const bundle: ActionBundle = {
+      actionNum: tip.num + 1,
+      actionHash: null,
+      parentActionHash: null,
+      envelopes: [{recipients: [ALL_RECIPIENTS]}],
+      info: [0, this.system ? makeInfo('grist', time, undefined) : makeInfo(actor?.email ?? '', time, actor?.apiKeyId)],
+      stored: stored.map((a) => [0, a] as [number, DocActionTuple]),
+      calc: [],
+      userActions: this.userActions ?? stored,
+      undo,
+    };
+    const recorded = this.append(bundle, tip);
+    if (bundle.actionNum % CHECK_PERIOD === 0) this.prune();
+    return recorded;
+  }
+
+  /** The tip of `local_unsent` (all three branches move together here). */
+  private tip(): Tip {
+    const row = this.db
+      .prepare(
+        `SELECT b.actionRef AS ref, h.actionNum AS num, h.actionHash AS hash FROM _gristsys_ActionHistoryBranch b
+         LEFT JOIN _gristsys_ActionHistory h ON h.id = b.actionRef WHERE b.name = 'local_unsent'`,
+      )
+      .get() as {ref: number | null; num: number | null; hash: string | null} | undefined;
+    if (row?.ref != null && row.num != null) return {ref: row.ref, num: row.num, hash: row.hash};
+    // No tip (a pruned or emptied history): numbering still follows what is stored, as Grist's
+    // initialize reads the branch (whose tip is then null) and starts again from 1 only when empty.
+    const max = this.db.prepare('SELECT max(actionNum) AS n FROM _gristsys_ActionHistory').get() as {n: number | null};
+    return {ref: null, num: max.n ?? 0, hash: null};
+  }
+
+  private append(bundle: ActionBundle, parent: Tip): RecordedAction {
+    bundle.parentActionHash = parent.hash;
+    const actionHash = computeActionHash(bundle);
+    bundle.actionHash = actionHash;
+    const id = this.db
+      .prepare('INSERT INTO _gristsys_ActionHistory (actionHash, parentRef, actionNum, body) VALUES (?, ?, ?, ?)')
+      .run(actionHash, parent.ref, bundle.actionNum, encodeBundle(bundle)).lastInsertRowid;
+    const update = this.db.prepare('UPDATE _gristsys_ActionHistoryBranch SET actionRef = ? WHERE name = ?');
+    for (const name of BRANCHES) {
+      if (update.run(id, name).changes === 0) {
+        this.db.prepare('INSERT INTO _gristsys_ActionHistoryBranch (name, actionRef) VALUES (?, ?)').run(name, id);
+      }
+    }
+    return {actionNum: bundle.actionNum, actionHash};
+  }
+
+  /**
+   * Grist's _pruneLargeHistory: when the chain is over 1.25 times a limit, the oldest actions go,
+   * keeping the newest that fit both limits (at least one).
+   */
+  private prune(): void {
+    const rows = this.db
+      .prepare(
+        `WITH RECURSIVE actions(id) AS (
+           SELECT actionRef FROM _gristsys_ActionHistoryBranch WHERE name = 'shared' AND actionRef IS NOT NULL
+           UNION ALL
+           SELECT parentRef FROM _gristsys_ActionHistory h, actions WHERE h.id = actions.id AND parentRef IS NOT NULL)
+         SELECT h.id, length(h.body) AS bytes FROM actions JOIN _gristsys_ActionHistory h ON h.id = actions.id
+         ORDER BY h.actionNum DESC`,
+      )
+      .raw(true)
+      .all() as Array<[number, number]>;
+    const totalBytes = rows.reduce((n, [, b]) => n + b, 0);
+    if (rows.length <= this.maxRows * GRACE_FACTOR && totalBytes <= this.maxBytes * GRACE_FACTOR) return;
+    let bytes = 0;
+    let first = -1;
+    for (let i = 0; i < rows.length; i++) {
+      bytes += rows[i][1];
+      if (i > 0 && (bytes > this.maxBytes || i + 1 > this.maxRows)) {
+        first = i;
+        break;
+      }
+    }
+    if (first < 0) return;
+    const ids = JSON.stringify(rows.slice(first).map(([id]) => id));
+    this.db.prepare('DELETE FROM _gristsys_ActionHistory WHERE id IN (SELECT value FROM json_each(?))').run(ids);
+    this.db
+      .prepare(
+        'UPDATE _gristsys_ActionHistoryBranch SET actionRef = NULL WHERE actionRef IN (SELECT value FROM json_each(?))',
+      )
+      .run(ids);
+  }
+
+  /** The write as Grist doc actions and their undo (see the module comment). */
+  private docActions(meta: DocMeta, changes: TableChange[]): {stored: DocActionTuple[]; undo: DocActionTuple[]} {
+    const stored: DocActionTuple[] = [];
+    const undo: DocActionTuple[] = [];
+    const byTable = new Map(changes.map((c) => [c.tableId, c]));
+    const push = (a: DocActionTuple, inverse: DocActionTuple | null) => {
+      stored.push(a);
+      if (inverse) undo.push(inverse);
+    };
+    this.schemaActions(meta, byTable, push);
+    for (const change of changes) {
+      const table = meta.tables.get(change.tableId);
+      if (!table) continue;
+      const snap = this.snapshotOf(table);
+      if (change.removed.length) {
+        const ids = change.removed.slice().sort((a, b) => a - b);
+        const old = snap ? ids.map((id) => snap.get(id)) : [];
+        const cols = old.length && old.every(Boolean) ? Object.keys(old[0]!).filter((c) => c !== 'id') : null;
+        push(
+          ['BulkRemoveRecord', table.tableId, ids],
+          cols ? ['BulkAddRecord', table.tableId, ids, columnsOf(cols, old as Array<Record<string, CellValue>>)] : null,
+        );
+      }
+      if (change.added.length) {
+        const rows = readRows(
+          this.db,
+          table,
+          change.added.slice().sort((a, b) => a - b),
+        );
+        const ids = rows.map((r) => r.id as number);
+        // As Grist's engine stores them: the data columns given (here: those holding anything but
+        // their default) and manualSort, then formula results as updates of the cells they set.
+        const isCalc = (c: ColumnMeta) => c.isFormula && c.formula !== '';
+        const data = table.columns.filter(
+          (c) => !isCalc(c) && (c.colId === 'manualSort' || rows.some((r) => !sameCell(r[c.colId], c.ct.defaultValue))),
+        );
+        push(
+          [
+            'BulkAddRecord',
+            table.tableId,
+            ids,
+            columnsOf(
+              data.map((c) => c.colId),
+              rows,
+            ),
+          ],
+          ['BulkRemoveRecord', table.tableId, ids],
+        );
+        const calc = table.columns.filter(isCalc);
+        for (const [rowIds, colIds] of groupChanged(
+          calc.map((c) => c.colId),
+          rows,
+          (r, c) => !sameCell(r[c], table.byId.get(c)!.ct.defaultValue),
+        )) {
+          const sub = rows.filter((r) => rowIds.has(r.id as number));
+          push(['BulkUpdateRecord', table.tableId, [...rowIds], columnsOf(colIds, sub)], null);
+        }
+      }
+      if (change.updated.length) {
+        const colIds = (change.columns ?? table.columns.map((c) => c.colId)).filter((c) => table.byId.has(c));
+        if (!colIds.length) continue;
+        const rows = readRows(
+          this.db,
+          table,
+          change.updated.slice().sort((a, b) => a - b),
+          colIds,
+        );
+        const olds = rows.map((r) => snap?.get(r.id as number));
+        // Only the cells that changed, a BulkUpdateRecord per set of rows, as Grist's engine leaves
+        // unchanged cells out. A row never captured (no old value) counts as changed.
+        const groups = groupChanged(colIds, rows, (r, c, i) => !olds[i] || !sameCell(r[c], olds[i]![c]));
+        for (const [rowIds, cols] of groups) {
+          const idx = rows.map((r, i) => (rowIds.has(r.id as number) ? i : -1)).filter((i) => i >= 0);
+          const news = idx.map((i) => rows[i]);
+          const old = idx.map((i) => olds[i]);
+          const ids = news.map((r) => r.id as number);
+          push(
+            ['BulkUpdateRecord', table.tableId, ids, columnsOf(cols, news)],
+            old.every(Boolean)
+              ? ['BulkUpdateRecord', table.tableId, ids, columnsOf(cols, old as Array<Record<string, CellValue>>)]
+              : null,
+          );
+        }
+      }
+    }
+    undo.reverse();
+    return {stored, undo};
+  }
+
+  /**
+   * Schema doc actions read from the metadata rows the write changed: tables added, removed and
+   * renamed, columns added, removed, renamed and modified (type, formula, isFormula).
+   */
+  private schemaActions(
+    meta: DocMeta,
+    byTable: Map<string, TableChange>,
+    push: (a: DocActionTuple, inverse: DocActionTuple | null) => void,
+  ): void {
+    const tables = byTable.get('_grist_Tables');
+    const columns = byTable.get('_grist_Tables_column');
+    if (!tables && !columns) return;
+    const oldTables = this.before.get('_grist_Tables');
+    const oldCols = this.before.get('_grist_Tables_column');
+    const tableIdOfRef = (ref: CellValue) => meta.byRef.get(ref as number)?.tableId;
+    const oldTableIdOfRef = (ref: CellValue) => (oldTables?.get(ref as number)?.tableId as string) ?? tableIdOfRef(ref);
+    const colInfo = (c: Record<string, CellValue>) => ({
+      type: c.type,
+      isFormula: c.isFormula,
+      formula: c.formula,
+    });
+    const addedTables = new Set(tables?.added ?? []);
+    const newCols =
+      columns && (columns.added.length || columns.updated.length)
+        ? new Map(
+            readRows(this.db, meta.tables.get('_grist_Tables_column')!, [...columns.added, ...columns.updated]).map(
+              (r) => [r.id as number, r],
+            ),
+          )
+        : new Map<number, Record<string, CellValue>>();
+    for (const ref of tables?.removed ?? []) {
+      const old = oldTables?.get(ref);
+      if (!old) continue;
+      const tableId = String(old.tableId);
+      const cols = [...(oldCols?.values() ?? [])].filter((c) => c.parentId === ref);
+      push(['RemoveTable', tableId], ['AddTable', tableId, cols.map((c) => ({id: c.colId, ...colInfo(c)}))]);
+    }
+    for (const ref of tables?.added ?? []) {
+      const tableId = tableIdOfRef(ref);
+      if (!tableId) continue;
+      const cols = [...newCols.values()].filter((c) => c.parentId === ref);
+      push(['AddTable', tableId, cols.map((c) => ({id: c.colId, ...colInfo(c)}))], ['RemoveTable', tableId]);
+    }
+    for (const ref of tables?.updated ?? []) {
+      const before = oldTables?.get(ref)?.tableId;
+      const after = tableIdOfRef(ref);
+      if (typeof before === 'string' && after && before !== after) {
+        push(['RenameTable', before, after], ['RenameTable', after, before]);
+      }
+    }
+    const removedTables = new Set(tables?.removed ?? []);
+    for (const ref of columns?.removed ?? []) {
+      const old = oldCols?.get(ref);
+      if (!old || removedTables.has(old.parentId as number)) continue;
+      const tableId = oldTableIdOfRef(old.parentId);
+      if (!tableId) continue;
+      push(['RemoveColumn', tableId, String(old.colId)], ['AddColumn', tableId, String(old.colId), colInfo(old)]);
+    }
+    for (const ref of columns?.added ?? []) {
+      const c = newCols.get(ref);
+      if (!c || addedTables.has(c.parentId as number)) continue;
+      const tableId = tableIdOfRef(c.parentId);
+      if (!tableId) continue;
+      push(['AddColumn', tableId, String(c.colId), colInfo(c)], ['RemoveColumn', tableId, String(c.colId)]);
+    }
+    for (const ref of columns?.updated ?? []) {
+      const old = oldCols?.get(ref);
+      const c = newCols.get(ref);
+      if (!old || !c) continue;
+      const tableId = tableIdOfRef(c.parentId);
+      if (!tableId) continue;
+      if (old.colId !== c.colId) {
+        push(
+          ['RenameColumn', tableId, String(old.colId), String(c.colId)],
+          ['RenameColumn', tableId, String(c.colId), String(old.colId)],
+        );
+      }
+      const fields = (['type', 'isFormula', 'formula'] as const).filter((f) => !sameCell(old[f], c[f]));
+      if (fields.length) {
+        push(
+          ['ModifyColumn', tableId, String(c.colId), Object.fromEntries(fields.map((f) => [f, c[f]]))],
+          ['ModifyColumn', tableId, String(c.colId), Object.fromEntries(fields.map((f) => [f, old[f]]))],
+        );
+      }
+    }
+  }
+}
+
+function makeInfo(user: string, time: number, apiKeyId: number | undefined): ActionInfo {
+  // desc is undefined in Grist's _makeInfo unless given, marshalled as None.
+  const info: ActionInfo = {time, user, inst: 'unset-inst', desc: null, otherId: 0, linkId: 0};
+  // Beyond Grist: the document API key that authorised the write (issue 42), only when one did.
+  if (apiKeyId !== undefined) info.apiKeyId = apiKeyId;
+  return info;
+}
+
+/** Rows by id, decoded with their columns' decoders (all columns, or `colIds`), in the order of `ids`. */
+function readRows(
+  db: Database.Database,
+  table: TableMeta,
+  ids: readonly number[],
+  colIds?: readonly string[],
+): Array<Record<string, CellValue>> {
+  const cols = (colIds ?? table.columns.map((c) => c.colId)).filter((c) => table.byId.has(c));
+  const select = ['id', ...cols].map(quoteIdent).join(', ');
+  const raw = db
+    .prepare(`SELECT ${select} FROM ${quoteIdent(table.tableId)} WHERE id IN (SELECT value FROM json_each(?))`)
+    .raw(true)
+    .all(JSON.stringify(ids)) as unknown[][];
+  const decoders = cols.map((c) => table.byId.get(c)!.decode);
+  const byId = new Map<number, Record<string, CellValue>>();
+  for (const r of raw) {
+    const row: Record<string, CellValue> = {id: r[0] as number};
+    for (let j = 0; j < cols.length; j++) row[cols[j]] = decoders[j](r[j + 1] as never) as CellValue;
+    byId.set(r[0] as number, row);
+  }
+  return ids.map((id) => byId.get(id)).filter((r): r is Record<string, CellValue> => r !== undefined);
+}
+
+/**
+ * Columns grouped by the rows whose cells `changed` (in row order): one entry per distinct set of
+ * rows, its columns in the order given.
+ */
+function groupChanged(
+  colIds: readonly string[],
+  rows: Array<Record<string, CellValue>>,
+  changed: (row: Record<string, CellValue>, colId: string, index: number) => boolean,
+): Array<[Set<number>, string[]]> {
+  const groups = new Map<string, [Set<number>, string[]]>();
+  for (const c of colIds) {
+    const ids: number[] = [];
+    rows.forEach((r, i) => {
+      if (changed(r, c, i)) ids.push(r.id as number);
+    });
+    if (!ids.length) continue;
+    const key = ids.join(',');
+    const g = groups.get(key);
+    if (g) g[1].push(c);
+    else groups.set(key, [new Set(ids), [c]]);
+  }
+  return [...groups.values()];
+}
+
+function columnsOf(cols: readonly string[], rows: Array<Record<string, CellValue>>): Record<string, CellValue[]> {
+  const out: Record<string, CellValue[]> = {};
+  for (const c of cols) out[c] = rows.map((r) => r[c] ?? null);
+  return out;
+}
+
+function sameCell(a: CellValue | undefined, b: CellValue | undefined): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  return JSON.stringify(a) === JSON.stringify(b);
+}
