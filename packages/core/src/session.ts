@@ -51,6 +51,7 @@ import {cursorBinding} from './cursor.js';
 import type {SqlResult} from './sql/index.js';
 import {
   compareDocs,
+  versionChanges,
   docSnapshots,
   forceReloadDoc,
   integerParam,
@@ -712,14 +713,26 @@ export class SessionDoc {
 
   /**
    * Compares this document with another (by id or urlId) by their histories, and by content when
-   * those end alike (D54), as `GET /compare/{other}`; both must be readable whole. `maxRows` is
-   * checked as over HTTP; the action summary (`detail`) is not supported.
+   * those end alike (D54), as `GET /compare/{other}`; both must be readable whole. `detail` adds
+   * what changed on each side since their common state; `maxRows` (default 10, null: all) bounds
+   * the cells kept per bulk change.
    */
-  compare(otherDocIdOrUrlId: string, opts: {maxRows?: number | null} = {}): Promise<DocStateComparison> {
+  compare(
+    otherDocIdOrUrlId: string,
+    opts: {maxRows?: number | null; detail?: boolean} = {},
+  ): Promise<DocStateComparison> {
     const {principal, org} = this.session;
     return this.withOpen('viewers', ({open, access}) =>
       compareDocs(this.session.engine, {open, access}, principal, org, otherDocIdOrUrlId, opts),
     );
+  }
+
+  /**
+   * What changed between two states of this document's history, as `GET /compare?left=&right=`
+   * (refs `HEAD` by default, a state hash, `~n`, `^`); the user must read the document whole.
+   */
+  compareVersions(opts: {left?: string; right?: string; maxRows?: number | null} = {}): Promise<DocStateComparison> {
+    return this.withOpen('viewers', ({open, access}) => versionChanges(open, access, opts));
   }
 
   // ---- forms (as routes/forms.ts)

@@ -18,3 +18,14 @@ export {
   type HistorySettings,
   type RecordedAction,
 } from './recorder.js';
+export {
+  composeSummaries,
+  DEFAULT_INLINE_ROWS,
+  emptySummary,
+  summarizeBundle,
+  type ActionSummary,
+  type CellDelta,
+  type CellSide,
+  type LabelDelta,
+  type TableDelta,
+} from './summary.js';
