@@ -1416,8 +1416,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Compare two documents by their histories (and contents: D54); detail is not supported */
+        /** Compare two documents by their histories (and contents: D54); detail=1 adds what changed on each side */
         get: operations["getApiDocsDocIdCompareOtherDocId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/{docId}/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What changed between two states of the document (left, right: HEAD, a state hash, ~n, ^) */
+        get: operations["getApiDocsDocIdCompare"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1727,6 +1744,29 @@ export interface components {
             parent: components["schemas"]["DocState"] | null;
             /** @enum {string} */
             summary: "same" | "left" | "right" | "both" | "unrelated";
+            details?: {
+                leftChanges: components["schemas"]["ActionSummary"];
+                rightChanges: components["schemas"]["ActionSummary"];
+            };
+        };
+        /** @description Grist's ActionSummary: tables and columns renamed ([null, name] added, [name, null] removed) and changes per table. */
+        ActionSummary: {
+            tableRenames: (string | null)[][];
+            tableDeltas: {
+                [key: string]: components["schemas"]["TableDelta"];
+            };
+        };
+        TableDelta: {
+            updateRows: number[];
+            removeRows: number[];
+            addRows: number[];
+            /** @description Per column, per row id: [before, after], each null (no cell), "?" (not kept) or [value]. */
+            columnDeltas: {
+                [key: string]: Record<string, never>;
+            };
+            columnRenames: (string | null)[][];
+            /** @description A bulk change kept only some cells (maxRows). */
+            mayBeIncomplete?: boolean;
         };
         DocState: {
             n: number;
@@ -6099,9 +6139,9 @@ export interface operations {
     getApiDocsDocIdCompareOtherDocId: {
         parameters: {
             query?: {
-                /** @description Include what changed on each side (compare: not supported, 400; D54) (1, true, on or yes). */
+                /** @description Include what changed on each side since the common state (compare) (1, true, on or yes). */
                 detail?: boolean;
-                /** @description At most this many rows in change details (compare). */
+                /** @description Cells of at most this many rows per bulk change in change details (compare; default 10, `null`: all). */
                 maxRows?: number;
             };
             header?: never;
@@ -6114,6 +6154,41 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description How the two documents relate */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocComparison"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdCompare: {
+        parameters: {
+            query?: {
+                /** @description A state: HEAD (default), a state hash, followed by any of ~n and ^ (compare). */
+                left?: string;
+                /** @description A state: HEAD (default), a state hash, followed by any of ~n and ^ (compare). */
+                right?: string;
+                /** @description Cells of at most this many rows per bulk change in change details (compare; default 10, `null`: all). */
+                maxRows?: number;
+            };
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What changed from left to right */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -178,7 +178,7 @@ export const lifecycleRoutes: Route[] = [
     need: 'viewers',
     handler: async (ctx, {doc, access}) =>
       compareDocs(ctx.engine, {open: doc, access}, ctx.principal, ctx.org, ctx.params.otherDocId, {
-        maxRows: ctx.query.get('maxRows'),
+        maxRows: ctx.query.get('maxRows') ?? undefined,
         detail: flag(ctx.query, 'detail'),
       }),
   }),
@@ -193,7 +193,7 @@ export const lifecycleRoutes: Route[] = [
       versionChanges(doc, access, {
         left: ctx.query.get('left'),
         right: ctx.query.get('right'),
-        maxRows: ctx.query.get('maxRows'),
+        maxRows: ctx.query.get('maxRows') ?? undefined,
       }),
   }),
 ];
