@@ -95,3 +95,62 @@ export function computeActionHash(
   h.update(dumps(bundle.stored, {sortKeys: true}));
   return h.digest('hex');
 }
+
+const SORTED = {sortKeys: true};
+
+function listHeader(code: string, n: number): Buffer {
+  const b = Buffer.allocUnsafe(5);
+  b.write(code, 0, 'latin1');
+  b.writeInt32LE(n, 1);
+  return b;
+}
+
+/** `[0, action]` marshalled, before the action's own bytes. */
+const STORED_PREFIX = Buffer.concat([listHeader('[', 2), Buffer.from('i'), Buffer.alloc(4)]);
+
+/**
+ * Sets `bundle.actionHash` and returns the body, as `computeActionHash` then `encodeBundle` would,
+ * marshalling each stored action once: its bytes serve the hash, the body's `stored` and, when
+ * `userActions` is the list of stored actions itself, the body's `userActions` (a record write's).
+ * The bundle must have exactly the fields of `ActionBundle`, whose sorted order the body follows.
+ */
+export function hashAndEncode(bundle: ActionBundle): Buffer {
+  const actions = bundle.stored.map(([env, a]) => {
+    if (env !== 0) throw new Error('hashAndEncode: stored actions go to envelope 0');
+    return dumps(a, SORTED);
+  });
+  const stored = Buffer.concat([listHeader('[', actions.length), ...actions.flatMap((a) => [STORED_PREFIX, a])]);
+  const num = dumps(bundle.actionNum, SORTED);
+  const parent = dumps(bundle.parentActionHash, SORTED);
+  const info = dumps(bundle.info, SORTED);
+  const hash = createHash('sha256').update(num).update(parent).update(info).update(stored).digest('hex');
+  bundle.actionHash = hash;
+  const sameActions =
+    bundle.userActions.length === bundle.stored.length && bundle.userActions.every((a, i) => a === bundle.stored[i][1]);
+  const userActions = sameActions
+    ? Buffer.concat([listHeader('[', actions.length), ...actions])
+    : dumps(bundle.userActions, SORTED);
+  const key = (k: string) => dumps(k);
+  return Buffer.concat([
+    Buffer.from('{'),
+    key('actionHash'),
+    dumps(hash),
+    key('actionNum'),
+    num,
+    key('calc'),
+    dumps(bundle.calc, SORTED),
+    key('envelopes'),
+    dumps(bundle.envelopes, SORTED),
+    key('info'),
+    info,
+    key('parentActionHash'),
+    parent,
+    key('stored'),
+    stored,
+    key('undo'),
+    dumps(bundle.undo, SORTED),
+    key('userActions'),
+    userActions,
+    Buffer.from('0'),
+  ]);
+}

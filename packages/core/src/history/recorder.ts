@@ -20,9 +20,8 @@ import {
   ALL_RECIPIENTS,
   type ActionBundle,
   type ActionInfo,
-  computeActionHash,
   type DocActionTuple,
-  encodeBundle,
+  hashAndEncode,
 } from './format.js';
 
 /** How a document records its history (docs/operations.md, `GRISTLITE_HISTORY*`). */
@@ -57,6 +56,10 @@ export function historySettingsFromEnv(env: Record<string, string | undefined>):
 export const HISTORY_DEFAULTS = {maxRows: 1000, maxBytes: 1e9} as const;
 const GRACE_FACTOR = 1.25;
 const CHECK_PERIOD = 10;
+/** Prepared statements kept per document. */
+const MAX_STATEMENTS = 256;
+/** How often the chain's size is read from the file rather than counted (see `chain`). */
+const RECOUNT_PERIOD = 100;
 const BRANCHES = ['shared', 'local_sent', 'local_unsent'] as const;
 
 /** What a write recorded: the action's number and hash (`/apply`'s answer). */
@@ -84,6 +87,14 @@ export class HistoryRecorder {
   /** The user actions of the current write, when it was a bundle of them (`/apply`). */
   userActions: unknown[][] | null = null;
   private tablesFound = false;
+  /** Prepared statements by SQL (better-sqlite3 prepares anew on each `prepare`: ~14% of a one-cell write). */
+  private readonly stmts = new Map<string, Database.Statement>();
+  /**
+   * Actions and body bytes of the chain, counted as actions are appended, so that the check every
+   * tenth action costs nothing; recounted from the file every hundredth action and after a prune
+   * (the history may be changed by `/states/remove` or `/replace` meanwhile). null: not counted yet.
+   */
+  private chain: {count: number; bytes: number} | null = null;
   /** Whether the current write is the document's own (formulas computed on import): user `grist`, as Grist's system actions. */
   system = false;
 
@@ -94,6 +105,17 @@ export class HistoryRecorder {
     this.enabled = settings.enabled ?? true;
     this.maxRows = settings.maxRows ?? HISTORY_DEFAULTS.maxRows;
     this.maxBytes = settings.maxBytes ?? HISTORY_DEFAULTS.maxBytes;
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let st = this.stmts.get(sql);
+    if (!st) {
+      // Row reads differ by table and columns: the cache is bounded (schema changes make new ones).
+      if (this.stmts.size >= MAX_STATEMENTS) this.stmts.clear();
+      st = this.db.prepare(sql);
+      this.stmts.set(sql, st);
+    }
+    return st;
   }
 
   /** Forgets what the last write captured (a write starts, or rolled back). */
@@ -115,14 +137,14 @@ export class HistoryRecorder {
     }
     const wanted = snap.size ? rowIds.filter((id) => !snap.has(id)) : rowIds;
     if (!wanted.length) return;
-    for (const row of readRows(this.db, table, wanted)) snap.set(row.id as number, row);
+    for (const row of readRows((sql) => this.stmt(sql), table, wanted)) snap.set(row.id as number, row);
   }
 
   /** Whether the document has Grist's history tables (every document of schema 46 does); true is remembered. */
   private hasTables(): boolean {
     if (this.tablesFound) return true;
-    const n = this.db
-      .prepare(
+    const n = this
+      .stmt(
         `SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'
          AND name IN ('_gristsys_ActionHistory', '_gristsys_ActionHistoryBranch')`,
       )
@@ -180,59 +202,70 @@ export class HistoryRecorder {
       undo,
     };
     const recorded = this.append(bundle, tip);
-    if (bundle.actionNum % CHECK_PERIOD === 0) this.prune();
+    if (bundle.actionNum % CHECK_PERIOD === 0) this.prune(bundle.actionNum % RECOUNT_PERIOD === 0);
     return recorded;
   }
 
   /** The tip of `local_unsent` (all three branches move together here). */
   private tip(): Tip {
-    const row = this.db
-      .prepare(
-        `SELECT b.actionRef AS ref, h.actionNum AS num, h.actionHash AS hash FROM _gristsys_ActionHistoryBranch b
-         LEFT JOIN _gristsys_ActionHistory h ON h.id = b.actionRef WHERE b.name = 'local_unsent'`,
-      )
-      .get() as {ref: number | null; num: number | null; hash: string | null} | undefined;
+    const row = this.stmt(
+      `SELECT b.actionRef AS ref, h.actionNum AS num, h.actionHash AS hash FROM _gristsys_ActionHistoryBranch b
+       LEFT JOIN _gristsys_ActionHistory h ON h.id = b.actionRef WHERE b.name = 'local_unsent'`,
+    ).get() as {ref: number | null; num: number | null; hash: string | null} | undefined;
     if (row?.ref != null && row.num != null) return {ref: row.ref, num: row.num, hash: row.hash};
     // No tip (a pruned or emptied history): numbering still follows what is stored, as Grist's
     // initialize reads the branch (whose tip is then null) and starts again from 1 only when empty.
-    const max = this.db.prepare('SELECT max(actionNum) AS n FROM _gristsys_ActionHistory').get() as {n: number | null};
+    const max = this.stmt('SELECT max(actionNum) AS n FROM _gristsys_ActionHistory').get() as {n: number | null};
     return {ref: null, num: max.n ?? 0, hash: null};
   }
 
   private append(bundle: ActionBundle, parent: Tip): RecordedAction {
     bundle.parentActionHash = parent.hash;
-    const actionHash = computeActionHash(bundle);
-    bundle.actionHash = actionHash;
-    const id = this.db
-      .prepare('INSERT INTO _gristsys_ActionHistory (actionHash, parentRef, actionNum, body) VALUES (?, ?, ?, ?)')
-      .run(actionHash, parent.ref, bundle.actionNum, encodeBundle(bundle)).lastInsertRowid;
-    const update = this.db.prepare('UPDATE _gristsys_ActionHistoryBranch SET actionRef = ? WHERE name = ?');
+    const body = hashAndEncode(bundle);
+    const actionHash = bundle.actionHash!;
+    const id = this.stmt(
+      'INSERT INTO _gristsys_ActionHistory (actionHash, parentRef, actionNum, body) VALUES (?, ?, ?, ?)',
+    ).run(actionHash, parent.ref, bundle.actionNum, body).lastInsertRowid;
+    const update = this.stmt('UPDATE _gristsys_ActionHistoryBranch SET actionRef = ? WHERE name = ?');
     for (const name of BRANCHES) {
       if (update.run(id, name).changes === 0) {
-        this.db.prepare('INSERT INTO _gristsys_ActionHistoryBranch (name, actionRef) VALUES (?, ?)').run(name, id);
+        this.stmt('INSERT INTO _gristsys_ActionHistoryBranch (name, actionRef) VALUES (?, ?)').run(name, id);
       }
+    }
+    if (this.chain) {
+      this.chain.count++;
+      this.chain.bytes += body.length;
     }
     return {actionNum: bundle.actionNum, actionHash};
   }
 
-  /**
-   * Grist's _pruneLargeHistory: when the chain is over 1.25 times a limit, the oldest actions go,
-   * keeping the newest that fit both limits (at least one).
-   */
-  private prune(): void {
-    const rows = this.db
-      .prepare(
-        `WITH RECURSIVE actions(id) AS (
-           SELECT actionRef FROM _gristsys_ActionHistoryBranch WHERE name = 'shared' AND actionRef IS NOT NULL
-           UNION ALL
-           SELECT parentRef FROM _gristsys_ActionHistory h, actions WHERE h.id = actions.id AND parentRef IS NOT NULL)
-         SELECT h.id, length(h.body) AS bytes FROM actions JOIN _gristsys_ActionHistory h ON h.id = actions.id
-         ORDER BY h.actionNum DESC`,
-      )
+  /** The chain from the `shared` tip, newest first: row ids and body sizes. */
+  private chainRows(): Array<[number, number]> {
+    return this.stmt(
+      `WITH RECURSIVE actions(id) AS (
+         SELECT actionRef FROM _gristsys_ActionHistoryBranch WHERE name = 'shared' AND actionRef IS NOT NULL
+         UNION ALL
+         SELECT parentRef FROM _gristsys_ActionHistory h, actions WHERE h.id = actions.id AND parentRef IS NOT NULL)
+       SELECT h.id, length(h.body) AS bytes FROM actions JOIN _gristsys_ActionHistory h ON h.id = actions.id
+       ORDER BY h.actionNum DESC`,
+    )
       .raw(true)
       .all() as Array<[number, number]>;
+  }
+
+  /**
+   * Grist's _pruneLargeHistory: when the chain is over 1.25 times a limit, the oldest actions go,
+   * keeping the newest that fit both limits (at least one). `recount`: read the chain's size from
+   * the file rather than trust the running count.
+   */
+  private prune(recount: boolean): void {
+    const over = (count: number, bytes: number) =>
+      count > this.maxRows * GRACE_FACTOR || bytes > this.maxBytes * GRACE_FACTOR;
+    if (this.chain && !recount && !over(this.chain.count, this.chain.bytes)) return;
+    const rows = this.chainRows();
     const totalBytes = rows.reduce((n, [, b]) => n + b, 0);
-    if (rows.length <= this.maxRows * GRACE_FACTOR && totalBytes <= this.maxBytes * GRACE_FACTOR) return;
+    this.chain = {count: rows.length, bytes: totalBytes};
+    if (!over(rows.length, totalBytes)) return;
     let bytes = 0;
     let first = -1;
     for (let i = 0; i < rows.length; i++) {
@@ -243,6 +276,7 @@ export class HistoryRecorder {
       }
     }
     if (first < 0) return;
+    this.chain = {count: first, bytes: bytes - rows[first][1]};
     const ids = JSON.stringify(rows.slice(first).map(([id]) => id));
     this.db.prepare('DELETE FROM _gristsys_ActionHistory WHERE id IN (SELECT value FROM json_each(?))').run(ids);
     this.db
@@ -277,7 +311,7 @@ export class HistoryRecorder {
       }
       if (change.added.length) {
         const rows = readRows(
-          this.db,
+          (sql) => this.stmt(sql),
           table,
           change.added.slice().sort((a, b) => a - b),
         );
@@ -314,7 +348,7 @@ export class HistoryRecorder {
         const colIds = (change.columns ?? table.columns.map((c) => c.colId)).filter((c) => table.byId.has(c));
         if (!colIds.length) continue;
         const rows = readRows(
-          this.db,
+          (sql) => this.stmt(sql),
           table,
           change.updated.slice().sort((a, b) => a - b),
           colIds,
@@ -366,7 +400,7 @@ export class HistoryRecorder {
     const newCols =
       columns && (columns.added.length || columns.updated.length)
         ? new Map(
-            readRows(this.db, meta.tables.get('_grist_Tables_column')!, [...columns.added, ...columns.updated]).map(
+            readRows((sql) => this.stmt(sql), meta.tables.get('_grist_Tables_column')!, [...columns.added, ...columns.updated]).map(
               (r) => [r.id as number, r],
             ),
           )
@@ -439,17 +473,23 @@ function makeInfo(user: string, time: number, apiKeyId: number | undefined): Act
 
 /** Rows by id, decoded with their columns' decoders (all columns, or `colIds`), in the order of `ids`. */
 function readRows(
-  db: Database.Database,
+  prepare: (sql: string) => Database.Statement,
   table: TableMeta,
   ids: readonly number[],
   colIds?: readonly string[],
 ): Array<Record<string, CellValue>> {
   const cols = (colIds ?? table.columns.map((c) => c.colId)).filter((c) => table.byId.has(c));
   const select = ['id', ...cols].map(quoteIdent).join(', ');
-  const raw = db
-    .prepare(`SELECT ${select} FROM ${quoteIdent(table.tableId)} WHERE id IN (SELECT value FROM json_each(?))`)
-    .raw(true)
-    .all(JSON.stringify(ids)) as unknown[][];
+  // Ascending consecutive ids (rows just added) are a range; others a list.
+  const range = ids.length > 1 && ids.every((id, i) => i === 0 || id === ids[i - 1] + 1);
+  const from = quoteIdent(table.tableId);
+  const raw = (
+    range
+      ? prepare(`SELECT ${select} FROM ${from} WHERE id BETWEEN ? AND ?`).raw(true).all(ids[0], ids[ids.length - 1])
+      : prepare(`SELECT ${select} FROM ${from} WHERE id IN (SELECT value FROM json_each(?))`)
+          .raw(true)
+          .all(JSON.stringify(ids))
+  ) as unknown[][];
   const decoders = cols.map((c) => table.byId.get(c)!.decode);
   const byId = new Map<number, Record<string, CellValue>>();
   for (const r of raw) {

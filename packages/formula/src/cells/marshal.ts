@@ -273,7 +273,11 @@ class Marshaller {
       }
     } else if (typeof value === 'string') {
       this.code('u');
-      this.raw(Buffer.from(value, 'utf8'));
+      // Written in place (a string takes at most 3 bytes per UTF-16 unit): no buffer per string.
+      this.reserve(4 + value.length * 3);
+      const n = this.buf.write(value, this.pos + 4, 'utf8');
+      this.buf.writeInt32LE(n, this.pos);
+      this.pos += 4 + n;
     } else if (value instanceof Uint8Array) {
       this.code('s');
       this.raw(value);
