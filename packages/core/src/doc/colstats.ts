@@ -164,15 +164,15 @@ export class ColumnClasses {
   }
 
   /**
-   * Runs `fn`, whose writes touch no table these classes describe (the action history's rows),
-   * keeping what is known: without it, its changes would count as a write the engine did not make.
+   * Runs `fn`, whose writes touch no table these classes describe (the action history's rows) and
+   * which reports how many rows it changed: what is known is kept, where otherwise those changes
+   * would count as a write the engine did not make.
    */
-  aside<T>(fn: () => T): T {
+  aside<T>(fn: () => T, rowsChanged: () => number): T {
     const before = this.dataStamp.now();
     const valid = before.length === this.stamp.length && before.every((v, i) => v === this.stamp[i]);
     const result = fn();
-    const now = this.dataStamp.now();
-    if (valid && now[1] === before[1] && now[2] === before[2]) this.stamp = now;
+    if (valid) this.stamp = [before[0] + rowsChanged(), before[1], before[2]];
     return result;
   }
 

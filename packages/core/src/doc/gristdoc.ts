@@ -488,8 +488,9 @@ export class GristDoc {
         // The write's action bundle, in its own transaction (Grist's recordNextShared).
         if (history) {
           const all = list ?? changes.list();
-          this.lastRecorded = this.storage.classes.aside(() =>
-            history.record(this.storage.meta, all, actor, Date.now(), this.recordEmpty),
+          this.lastRecorded = this.storage.classes.aside(
+            () => history.record(this.storage.meta, all, actor, Date.now(), this.recordEmpty),
+            () => history.rowsChanged,
           );
         }
         // Last, so that nothing after it can undo the write: the request's Idempotency-Key goes with it.

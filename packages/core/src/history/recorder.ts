@@ -16,13 +16,7 @@ import {intFromEnv} from '../settings.js';
 import type {TableChange, WriteActor} from '../doc/changes.js';
 import type {ColumnMeta, DocMeta, TableMeta} from '../doc/meta.js';
 import type {CellValue} from '../doc/types.js';
-import {
-  ALL_RECIPIENTS,
-  type ActionBundle,
-  type ActionInfo,
-  type DocActionTuple,
-  hashAndEncode,
-} from './format.js';
+import {ALL_RECIPIENTS, type ActionBundle, type ActionInfo, type DocActionTuple, hashAndEncode} from './format.js';
 
 /** How a document records its history (docs/operations.md, `GRISTLITE_HISTORY*`). */
 export interface HistorySettings {
@@ -87,6 +81,8 @@ export class HistoryRecorder {
   /** The user actions of the current write, when it was a bundle of them (`/apply`). */
   userActions: unknown[][] | null = null;
   private tablesFound = false;
+  /** Rows the last `record` inserted, updated or deleted (so that caches of user tables can discount them). */
+  rowsChanged = 0;
   /** Prepared statements by SQL (better-sqlite3 prepares anew on each `prepare`: ~14% of a one-cell write). */
   private readonly stmts = new Map<string, Database.Statement>();
   /**
@@ -143,12 +139,10 @@ export class HistoryRecorder {
   /** Whether the document has Grist's history tables (every document of schema 46 does); true is remembered. */
   private hasTables(): boolean {
     if (this.tablesFound) return true;
-    const n = this
-      .stmt(
-        `SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'
+    const n = this.stmt(
+      `SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'
          AND name IN ('_gristsys_ActionHistory', '_gristsys_ActionHistoryBranch')`,
-      )
-      .get() as {n: number};
+    ).get() as {n: number};
     this.tablesFound = n.n === 2;
     return this.tablesFound;
   }
@@ -168,6 +162,7 @@ export class HistoryRecorder {
     time: number,
     recordEmpty = false,
   ): RecordedAction | null {
+    this.rowsChanged = 0;
     if (!this.hasTables()) return null;
     const {stored, undo} = changes.length ? this.docActions(meta, changes) : {stored: [], undo: []};
     if (!stored.length && !recordEmpty) return null;
@@ -226,10 +221,17 @@ export class HistoryRecorder {
     const id = this.stmt(
       'INSERT INTO _gristsys_ActionHistory (actionHash, parentRef, actionNum, body) VALUES (?, ?, ?, ?)',
     ).run(actionHash, parent.ref, bundle.actionNum, body).lastInsertRowid;
-    const update = this.stmt('UPDATE _gristsys_ActionHistoryBranch SET actionRef = ? WHERE name = ?');
-    for (const name of BRANCHES) {
-      if (update.run(id, name).changes === 0) {
-        this.stmt('INSERT INTO _gristsys_ActionHistoryBranch (name, actionRef) VALUES (?, ?)').run(name, id);
+    this.rowsChanged += 1;
+    const moved = this.stmt(
+      `UPDATE _gristsys_ActionHistoryBranch SET actionRef = ? WHERE name IN ('shared', 'local_sent', 'local_unsent')`,
+    ).run(id).changes;
+    this.rowsChanged += moved;
+    if (moved < BRANCHES.length) {
+      // A file without some branch row (Grist makes all three): added, as Grist's _addAction would need them.
+      for (const name of BRANCHES) {
+        this.rowsChanged += this.stmt(
+          'INSERT OR IGNORE INTO _gristsys_ActionHistoryBranch (name, actionRef) VALUES (?, ?)',
+        ).run(name, id).changes;
       }
     }
     if (this.chain) {
@@ -278,12 +280,12 @@ export class HistoryRecorder {
     if (first < 0) return;
     this.chain = {count: first, bytes: bytes - rows[first][1]};
     const ids = JSON.stringify(rows.slice(first).map(([id]) => id));
-    this.db.prepare('DELETE FROM _gristsys_ActionHistory WHERE id IN (SELECT value FROM json_each(?))').run(ids);
-    this.db
-      .prepare(
-        'UPDATE _gristsys_ActionHistoryBranch SET actionRef = NULL WHERE actionRef IN (SELECT value FROM json_each(?))',
-      )
-      .run(ids);
+    this.rowsChanged += this.stmt(
+      'DELETE FROM _gristsys_ActionHistory WHERE id IN (SELECT value FROM json_each(?))',
+    ).run(ids).changes;
+    this.rowsChanged += this.stmt(
+      'UPDATE _gristsys_ActionHistoryBranch SET actionRef = NULL WHERE actionRef IN (SELECT value FROM json_each(?))',
+    ).run(ids).changes;
   }
 
   /** The write as Grist doc actions and their undo (see the module comment). */
@@ -400,9 +402,10 @@ export class HistoryRecorder {
     const newCols =
       columns && (columns.added.length || columns.updated.length)
         ? new Map(
-            readRows((sql) => this.stmt(sql), meta.tables.get('_grist_Tables_column')!, [...columns.added, ...columns.updated]).map(
-              (r) => [r.id as number, r],
-            ),
+            readRows((sql) => this.stmt(sql), meta.tables.get('_grist_Tables_column')!, [
+              ...columns.added,
+              ...columns.updated,
+            ]).map((r) => [r.id as number, r]),
           )
         : new Map<number, Record<string, CellValue>>();
     for (const ref of tables?.removed ?? []) {
@@ -485,7 +488,9 @@ function readRows(
   const from = quoteIdent(table.tableId);
   const raw = (
     range
-      ? prepare(`SELECT ${select} FROM ${from} WHERE id BETWEEN ? AND ?`).raw(true).all(ids[0], ids[ids.length - 1])
+      ? prepare(`SELECT ${select} FROM ${from} WHERE id BETWEEN ? AND ?`)
+          .raw(true)
+          .all(ids[0], ids[ids.length - 1])
       : prepare(`SELECT ${select} FROM ${from} WHERE id IN (SELECT value FROM json_each(?))`)
           .raw(true)
           .all(JSON.stringify(ids))
