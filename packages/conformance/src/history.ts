@@ -136,5 +136,164 @@ export function historySuite(target: Target): void {
     ok(await api.get(`/api/docs/${d}/compare?left=HEAD~`, chimpy.as));
   });
 
+  s('table and record history: who, when, each cell before and after, newest first, a page at a time', async () => {
+    const {api, chimpy, kiwi} = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'changes');
+    const t = tablePath(d);
+    ok(await api.post(`${t}/records`, {records: [{fields: {A: 'a', B: 1}}, {fields: {A: 'b', B: 2}}]}, chimpy.as));
+    await world().share(chimpy, `/api/docs/${d}`, {[kiwi.email]: 'editors'});
+    ok(await api.patch(`${t}/records`, {records: [{id: 1, fields: {A: 'a2'}}]}, kiwi.as));
+    ok(await api.post(`/api/docs/${d}/apply`, [['RenameColumn', 'Table1', 'A', 'Name']], chimpy.as));
+    ok(await api.post(`/api/docs/${d}/apply`, [['RemoveRecord', 'Table1', 2]], chimpy.as));
+    const all = ok(await api.get(`${t}/history`, chimpy.as)).body;
+    assert.is(all.next, null);
+    assert.equal(
+      all.changes.map((c: any) => [c.rowId, c.type, c.user]),
+      [
+        [2, 'remove', chimpy.email],
+        [1, 'update', kiwi.email],
+        [1, 'add', chimpy.email],
+        [2, 'add', chimpy.email],
+      ],
+    );
+    // Columns are named as they are now (A was renamed Name); helper columns are left out.
+    assert.equal(all.changes[1].cells, {Name: {before: 'a', after: 'a2'}});
+    assert.equal(all.changes[0].cells, {Name: {before: 'b'}, B: {before: 2}, C: {before: null}});
+    assert.equal(all.changes[2].cells, {Name: {after: 'a'}, B: {after: 1}});
+    assert.ok(all.changes.every((c: any) => !Number.isNaN(Date.parse(c.time)) && /^[0-9a-f]{64}$/.test(c.actionHash)));
+    const states = ok(await api.get(`/api/docs/${d}/states`, chimpy.as)).body.states;
+    assert.is(all.changes[0].actionNum, states[0].n);
+    // One record.
+    const one = ok(await api.get(`${t}/records/1/history`, chimpy.as)).body.changes;
+    assert.equal(
+      one.map((c: any) => c.type),
+      ['update', 'add'],
+    );
+    // Pages: the cursor of one leads to the next, and the pages add up to the whole.
+    const seen: unknown[] = [];
+    let url = `${t}/history?limit=1`;
+    for (let i = 0; i < 10; i++) {
+      const page = ok(await api.get(url, chimpy.as)).body;
+      seen.push(...page.changes);
+      if (!page.next) break;
+      url = `${t}/history?limit=1&cursor=${page.next}`;
+    }
+    assert.equal(seen, all.changes);
+    // Bad input: 400, an unknown table 404.
+    isError(
+      await api.get(`${t}/history?cursor=nope`, chimpy.as),
+      400,
+      'Invalid cursor: follow the Link of the previous page with the same query',
+    );
+    const first = ok(await api.get(`${t}/history?limit=1`, chimpy.as)).body.next;
+    isError(
+      await api.get(`${t}/records/1/history?cursor=${first}`, chimpy.as),
+      400,
+      'Invalid cursor: follow the Link of the previous page with the same query',
+    );
+    isError(await api.get(`${t}/history?limit=0`, chimpy.as), 400, 'limit must be an integer from 1 to 1000');
+    isError(await api.get(`${t}/history?limit=5000`, chimpy.as), 400, 'limit must be an integer from 1 to 1000');
+    isError(await api.get(`${t}/history?limit=x`, chimpy.as), 400, 'limit must be a positive integer, got "x"');
+    isError(await api.get(`${t}/records/0/history`, chimpy.as), 400, 'Invalid row id "0"');
+    isError(await api.get(`/api/docs/${d}/tables/Nope/history`, chimpy.as), 404, 'Table not found "Nope"');
+  });
+
+  s('history under access rules: a hidden table, a hidden column, a row rule, a censored cell', async () => {
+    const {api, chimpy, kiwi} = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'guarded');
+    const t = tablePath(d);
+    ok(
+      await api.post(
+        `/api/docs/${d}/apply`,
+        [
+          ['AddTable', 'Secret', [{id: 'S', type: 'Text'}]],
+          ['AddRecord', 'Secret', null, {S: 'hush'}],
+          ['ModifyColumn', 'Table1', 'A', {type: 'Text', isFormula: false}],
+          ['ModifyColumn', 'Table1', 'B', {type: 'Text', isFormula: false}],
+          ['ModifyColumn', 'Table1', 'C', {type: 'Text', isFormula: false}],
+        ],
+        chimpy.as,
+      ),
+    );
+    ok(
+      await api.post(
+        `${t}/records`,
+        {
+          records: [
+            {fields: {A: 'public', B: 'b1', C: 'c1'}},
+            {fields: {A: 'private', B: 'b2', C: 'c2'}},
+            {fields: {A: 'public', B: 'b3', C: 'shh'}},
+          ],
+        },
+        chimpy.as,
+      ),
+    );
+    ok(await api.patch(`${t}/records`, {records: [{id: 3, fields: {C: 'shh2'}}]}, chimpy.as));
+    await world().share(chimpy, `/api/docs/${d}`, {[kiwi.email]: 'viewers'});
+    ok(
+      await api.post(
+        `/api/docs/${d}/apply`,
+        [
+          ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Table1', colIds: '*'}],
+          ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Table1', colIds: 'B'}],
+          ['AddRecord', '_grist_ACLResources', -3, {tableId: 'Table1', colIds: 'C'}],
+          ['AddRecord', '_grist_ACLResources', -4, {tableId: 'Secret', colIds: '*'}],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -2, aclFormula: 'user.Access != OWNER', permissionsText: '-R'},
+          ],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -3, aclFormula: 'user.Access != OWNER and rec.C != "c1"', permissionsText: '-R'},
+          ],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -1, aclFormula: 'user.Access != OWNER and rec.A == "private"', permissionsText: '-R'},
+          ],
+          [
+            'AddRecord',
+            '_grist_ACLRules',
+            null,
+            {resource: -4, aclFormula: 'user.Access != OWNER', permissionsText: '-R'},
+          ],
+        ],
+        chimpy.as,
+      ),
+    );
+    const mine = ok(await api.get(`${t}/history`, chimpy.as)).body.changes;
+    assert.equal(
+      mine.map((c: any) => [c.rowId, c.type]),
+      [
+        [3, 'update'],
+        [1, 'add'],
+        [2, 'add'],
+        [3, 'add'],
+      ],
+      'the owner sees everything',
+    );
+    const theirs = ok(await api.get(`${t}/history`, kiwi.as)).body.changes;
+    // Row 2 (private) never appears; column B never appears; C is censored where the rule hides it.
+    assert.equal(
+      theirs.map((c: any) => [c.rowId, c.type]),
+      [
+        [3, 'update'],
+        [1, 'add'],
+        [3, 'add'],
+      ],
+    );
+    assert.equal(theirs[0].cells, {C: {before: ['C'], after: ['C']}});
+    assert.equal(theirs[1].cells, {A: {after: 'public'}, C: {after: 'c1'}});
+    assert.equal(theirs[2].cells, {A: {after: 'public'}, C: {after: ['C']}});
+    assert.equal(ok(await api.get(`${t}/records/2/history`, kiwi.as)).body, {changes: [], next: null});
+    isError(await api.get(`/api/docs/${d}/tables/Secret/history`, kiwi.as), 404, 'Table not found "Secret"');
+    assert.is(ok(await api.get(`/api/docs/${d}/tables/Secret/history`, chimpy.as)).body.changes.length, 1);
+  });
+
   s.run();
 }

@@ -48,6 +48,8 @@ import type {GristDoc} from './doc/gristdoc.js';
 import type {CellValue} from './doc/types.js';
 import {checkRecords} from './doc/bodies.js';
 import {cursorBinding} from './cursor.js';
+import {historyPage} from './history/page.js';
+import type {HistoryEntry} from './history/changes.js';
 import type {SqlResult} from './sql/index.js';
 import {
   compareDocs,
@@ -443,6 +445,20 @@ export class SessionDoc {
       );
       return {records, next: page.next ? cursors.seal(binding, page.next) : null};
     });
+  }
+
+  /**
+   * Beyond Grist (D122): the recorded changes to a table, or one record (`rowId`), newest first,
+   * one entry per changed row, under the user's access rules; `limit` entries a page (default 100,
+   * at most 1000), `cursor` the previous page's `next` (400 `Invalid cursor` otherwise).
+   */
+  history(
+    tableId: string,
+    q: {rowId?: number; limit?: number; cursor?: string} = {},
+  ): Promise<{changes: HistoryEntry[]; next: string | null}> {
+    return this.withOpen('viewers', ({grist, meta}) =>
+      historyPage(this.session.engine.cursors, meta.id, grist, tableId, q),
+    );
   }
 
   /** Adds tables (editors); returns their ids. */

@@ -267,8 +267,34 @@ export const SCHEMAS: Record<string, Schema> = {
       },
       ['tableRenames', 'tableDeltas'],
     ),
-    description: "Grist's ActionSummary: tables and columns renamed ([null, name] added, [name, null] removed) and changes per table.",
+    description:
+      "Grist's ActionSummary: tables and columns renamed ([null, name] added, [name, null] removed) and changes per table.",
   },
+  HistoryPage: obj(
+    {
+      changes: arr(
+        obj(
+          {
+            actionNum: int,
+            actionHash: str,
+            time: date,
+            user: str,
+            rowId: int,
+            type: {type: 'string', enum: ['add', 'update', 'remove']},
+            cells: {
+              type: 'object',
+              description:
+                'Per column: {before, after} (before absent for an added row, after for a removed one); censored cells ["C"].',
+              additionalProperties: obj({before: {}, after: {}}),
+            },
+          },
+          ['actionNum', 'actionHash', 'time', 'user', 'rowId', 'type', 'cells'],
+        ),
+      ),
+      next: {type: ['string', 'null'], description: 'The cursor of the next page (null on the last).'},
+    },
+    ['changes', 'next'],
+  ),
   TableDelta: obj(
     {
       updateRows: arr(int),
@@ -568,6 +594,8 @@ export const RESPONSES: Record<string, RouteResponse> = {
   ),
   [`GET ${DOCS}/compare/:otherDocId`]: json(ref('DocComparison'), 'How the two documents relate'),
   [`GET ${DOCS}/compare`]: json(ref('DocComparison'), 'What changed from left to right'),
+  [`GET ${TABLE}/history`]: json(ref('HistoryPage'), 'Changes, newest first'),
+  [`GET ${TABLE}/records/:rowId/history`]: json(ref('HistoryPage'), 'Changes, newest first'),
   [`POST ${DOCS}/replace`]: json({type: 'null'}, 'Replaced'),
   [`POST ${TABLE}/_subscribe`]: json(ref('Subscription'), 'The subscription'),
   [`POST ${TABLE}/_unsubscribe`]: json(ref('Success'), 'Unsubscribed'),
@@ -645,7 +673,8 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   maxRows: {
     type: 'integer',
     minimum: 1,
-    description: 'Cells of at most this many rows per bulk change in change details (compare; default 10, `null`: all).',
+    description:
+      'Cells of at most this many rows per bulk change in change details (compare; default 10, `null`: all).',
   },
   left: {type: 'string', description: 'A state: HEAD (default), a state hash, followed by any of ~n and ^ (compare).'},
   right: {type: 'string', description: 'A state: HEAD (default), a state hash, followed by any of ~n and ^ (compare).'},

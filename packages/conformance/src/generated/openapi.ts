@@ -1443,6 +1443,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/{docId}/tables/{tableId}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The table's recorded changes, newest first, one entry per changed row (beyond Grist) */
+        get: operations["getApiDocsDocIdTablesTableIdHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/{docId}/tables/{tableId}/records/{rowId}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One record's recorded changes, newest first (beyond Grist) */
+        get: operations["getApiDocsDocIdTablesTableIdRecordsRowIdHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/status": {
         parameters: {
             query?: never;
@@ -1755,6 +1789,27 @@ export interface components {
             tableDeltas: {
                 [key: string]: components["schemas"]["TableDelta"];
             };
+        };
+        HistoryPage: {
+            changes: {
+                actionNum: number;
+                actionHash: string;
+                /** Format: date-time */
+                time: string;
+                user: string;
+                rowId: number;
+                /** @enum {string} */
+                type: "add" | "update" | "remove";
+                /** @description Per column: {before, after} (before absent for an added row, after for a removed one); censored cells ["C"]. */
+                cells: {
+                    [key: string]: {
+                        before?: unknown;
+                        after?: unknown;
+                    };
+                };
+            }[];
+            /** @description The cursor of the next page (null on the last). */
+            next: string | null;
         };
         TableDelta: {
             updateRows: number[];
@@ -6195,6 +6250,79 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DocComparison"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdTablesTableIdHistory: {
+        parameters: {
+            query?: {
+                /** @description At most this many records (0: no limit). */
+                limit?: number;
+                /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                docId: string;
+                tableId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Changes, newest first */
+            200: {
+                headers: {
+                    /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryPage"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdTablesTableIdRecordsRowIdHistory: {
+        parameters: {
+            query?: {
+                /** @description At most this many records (0: no limit). */
+                limit?: number;
+                /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                docId: string;
+                tableId: string;
+                rowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Changes, newest first */
+            200: {
+                headers: {
+                    /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryPage"];
                 };
             };
             400: components["responses"]["Error400"];

@@ -38,6 +38,7 @@ import {DocRecordWrites, type RecordSource} from './recordwrites.js';
 import {DocRecalc, type RecalcSource} from './recalc.js';
 import {refreshRules} from '../access/rules/write.js';
 import {HistoryRecorder, type HistorySettings, type RecordedAction} from '../history/recorder.js';
+import {tableHistory, type HistoryEntry, type HistoryPosition, type HistoryQuery} from '../history/changes.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -834,6 +835,18 @@ export class GristDoc {
   settleFormulas(): void {
     const changes = this.storage.changes;
     if (changes) this.recalcs.recalc(changes);
+  }
+
+  /**
+   * Beyond Grist (D122): the recorded changes to a user table, or one of its records, newest
+   * first, read through the current caller's access rules (`as`). history/changes.ts.
+   */
+  tableHistory(tableId: string, q: HistoryQuery = {}): {changes: HistoryEntry[]; next: HistoryPosition | null} {
+    const table = this.table(this.resolveTableId(tableId));
+    // A table the caller cannot read is as if absent, as for /columns.
+    if (this.guard && !this.guard.tableVisible(table.tableId)) throw new NotFound(`Table not found "${tableId}"`);
+    if (table.isMeta) throw new BadRequest('History is read for user tables only');
+    return tableHistory(this.db, this.storage.meta, this.guard, table, q);
   }
 
   /** POST /apply: a bundle of user actions, applied atomically. */

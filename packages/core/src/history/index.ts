@@ -29,3 +29,12 @@ export {
   type LabelDelta,
   type TableDelta,
 } from './summary.js';
+export {
+  DEFAULT_HISTORY_LIMIT,
+  MAX_HISTORY_LIMIT,
+  tableHistory,
+  type HistoryEntry,
+  type HistoryPosition,
+  type HistoryQuery,
+} from './changes.js';
+export {historyBinding, historyPage} from './page.js';

@@ -475,7 +475,7 @@ function makeInfo(user: string, time: number, apiKeyId: number | undefined): Act
 }
 
 /** Rows by id, decoded with their columns' decoders (all columns, or `colIds`), in the order of `ids`. */
-function readRows(
+export function readRows(
   prepare: (sql: string) => Database.Statement,
   table: TableMeta,
   ids: readonly number[],

@@ -12,6 +12,7 @@ import {exportRoutes} from './exports.js';
 import {homeRoutes} from './home.js';
 import {importRoutes} from './imports.js';
 import {lifecycleRoutes} from './lifecycle.js';
+import {historyRoutes} from './history.js';
 import {shareRoutes} from './shares.js';
 import {sqlRoutes} from './sql.js';
 import {tableImportRoutes} from './table-import.js';
@@ -38,6 +39,7 @@ export function allRoutes(): Route[] {
     ...shareRoutes,
     ...triggerRoutes,
     ...lifecycleRoutes,
+    ...historyRoutes,
     statusRoute,
     metricsRoute,
     ...consoleRoutes,
