@@ -846,7 +846,7 @@ export class GristDoc {
     // A table the caller cannot read is as if absent, as for /columns.
     if (this.guard && !this.guard.tableVisible(table.tableId)) throw new NotFound(`Table not found "${tableId}"`);
     if (table.isMeta) throw new BadRequest('History is read for user tables only');
-    return tableHistory(this.db, this.storage.meta, this.guard, table, q);
+    return tableHistory(this.db, this.guard, table, q);
   }
 
   /** POST /apply: a bundle of user actions, applied atomically. */

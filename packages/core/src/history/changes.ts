@@ -11,7 +11,7 @@
 import type Database from 'better-sqlite3';
 import {BadRequest} from '../errors.js';
 import type {DocGuard, RowValues} from '../doc/guard.js';
-import type {DocMeta, TableMeta} from '../doc/meta.js';
+import type {TableMeta} from '../doc/meta.js';
 import type {CellValue} from '../doc/types.js';
 import {decodeBundle} from './format.js';
 import {readRows} from './recorder.js';
@@ -62,7 +62,6 @@ const unwrap = (side: CellSide): CellValue | undefined => (Array.isArray(side) ?
 /** One page of a table's (or a record's) history, and where the next starts (null: none). */
 export function tableHistory(
   db: Database.Database,
-  meta: DocMeta,
   guard: DocGuard | null,
   table: TableMeta,
   q: HistoryQuery,

@@ -91,6 +91,16 @@ class BundleSummary {
     }
   }
 
+  /** A bulk action's rows (updates as updated, others as `rows`) and cells, on `side`. */
+  private bulkAction(a: DocActionTuple, rows: 'addRows' | 'removeRows', side: 0 | 1): void {
+    const tableId = a[1] as string;
+    const t = this.table(tableId);
+    const ids = a[2] as number[];
+    const list = a[0] === 'BulkUpdateRecord' ? t.updateRows : t[rows];
+    for (const id of ids) list.push(id);
+    this.bulk(tableId, t, ids, a[3] as Record<string, CellValue[]>, side);
+  }
+
   forward(a: DocActionTuple): void {
     const [name, tableId] = a as [string, string, ...unknown[]];
     switch (name) {
@@ -121,13 +131,9 @@ class BundleSummary {
       }
       case 'BulkAddRecord':
       case 'ReplaceTableData':
-      case 'BulkUpdateRecord': {
-        const t = this.table(tableId);
-        const ids = a[2] as number[];
-        for (const id of ids) (name === 'BulkUpdateRecord' ? t.updateRows : t.addRows).push(id);
-        this.bulk(tableId, t, ids, a[3] as Record<string, CellValue[]>, 1);
+      case 'BulkUpdateRecord':
+        this.bulkAction(a, 'addRows', 1);
         break;
-      }
     }
   }
 
@@ -152,13 +158,9 @@ class BundleSummary {
         break;
       case 'BulkAddRecord':
       case 'ReplaceTableData':
-      case 'BulkUpdateRecord': {
-        const t = this.table(tableId);
-        const ids = a[2] as number[];
-        for (const id of ids) (name === 'BulkUpdateRecord' ? t.updateRows : t.removeRows).push(id);
-        this.bulk(tableId, t, ids, a[3] as Record<string, CellValue[]>, 0);
+      case 'BulkUpdateRecord':
+        this.bulkAction(a, 'removeRows', 0);
         break;
-      }
       case 'RenameTable':
         this.rename(this.summary.tableRenames, [a[2] as string, tableId]);
         break;

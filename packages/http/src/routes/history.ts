@@ -25,32 +25,29 @@ function rowParam(raw: string): number {
   return Number(raw);
 }
 
+/** A history route: the table's (no `:rowId`) or one record's. */
+function historyRoute(path: string, summary: string, record: boolean): Route {
+  return docRoute({
+    method: 'GET',
+    path,
+    tag: 'records',
+    summary,
+    query: ['limit', 'cursor'],
+    need: 'viewers',
+    handler: async (ctx, {grist, meta}) =>
+      historyPage(ctx.engine.cursors, meta.id, grist, ctx.params.tableId, {
+        ...(record ? {rowId: rowParam(ctx.params.rowId)} : {}),
+        limit: intParam(ctx, 'limit'),
+        cursor: ctx.query.get('cursor') ?? undefined,
+      }),
+  });
+}
+
 export const historyRoutes: Route[] = [
-  docRoute({
-    method: 'GET',
-    path: `${TABLE}/history`,
-    tag: 'records',
-    summary: "The table's recorded changes, newest first, one entry per changed row (beyond Grist)",
-    query: ['limit', 'cursor'],
-    need: 'viewers',
-    handler: async (ctx, {grist, meta}) =>
-      historyPage(ctx.engine.cursors, meta.id, grist, ctx.params.tableId, {
-        limit: intParam(ctx, 'limit'),
-        cursor: ctx.query.get('cursor') ?? undefined,
-      }),
-  }),
-  docRoute({
-    method: 'GET',
-    path: `${TABLE}/records/:rowId/history`,
-    tag: 'records',
-    summary: "One record's recorded changes, newest first (beyond Grist)",
-    query: ['limit', 'cursor'],
-    need: 'viewers',
-    handler: async (ctx, {grist, meta}) =>
-      historyPage(ctx.engine.cursors, meta.id, grist, ctx.params.tableId, {
-        rowId: rowParam(ctx.params.rowId),
-        limit: intParam(ctx, 'limit'),
-        cursor: ctx.query.get('cursor') ?? undefined,
-      }),
-  }),
+  historyRoute(
+    `${TABLE}/history`,
+    "The table's recorded changes, newest first, one entry per changed row (beyond Grist)",
+    false,
+  ),
+  historyRoute(`${TABLE}/records/:rowId/history`, "One record's recorded changes, newest first (beyond Grist)", true),
 ];

@@ -142,7 +142,7 @@ export const lifecycleRoutes: Route[] = [
     method: 'GET',
     path: '/api/docs/:docId/states',
     tag: 'docs',
-    summary: "The states of the document's action history, newest first (as Grist recorded them; D39)",
+    summary: "The states of the document's action history, newest first (every write recorded: D120)",
     need: 'viewers',
     handler: async (_ctx, {doc}) => doc.states(),
   }),
