@@ -239,7 +239,8 @@ export class Engine {
   private readonly readCache = new ReadCache(64 * 1024 * 1024);
   /** Formula budgets of every document this engine opens. */
   private readonly formulaBudget: Partial<BudgetSettings>;
-  private readonly history: HistorySettings;
+  /** How documents record their action history (D120; `EngineOptions.history`). */
+  readonly historySettings: HistorySettings;
   /** Failed webhook POST attempts of every document since the engine started (metrics). */
   private webhookFailures = 0;
   readonly maxOpenDocs: number;
@@ -279,7 +280,7 @@ export class Engine {
       maxCellMs: intFromEnv(env, 'GRISTLITE_FORMULA_CELL_MSEC', DEFAULT_BUDGET.maxCellMs, 1),
       maxRecalcMs: intFromEnv(env, 'GRISTLITE_FORMULA_RECALC_MSEC', 30_000, 1),
     };
-    this.history = opts.history ?? historySettingsFromEnv(env);
+    this.historySettings = opts.history ?? historySettingsFromEnv(env);
     this.publicUrl =
       opts.publicUrl !== undefined
         ? publicUrlFromEnv({GRISTLITE_PUBLIC_URL: opts.publicUrl ?? ''})
@@ -656,7 +657,11 @@ export class Engine {
 
   private openDocFresh(docId: string, path: string, docUrl: DocUrl): OpenDoc {
     const grist = openDocFile(path, () =>
-      GristDoc.open(path, {readCache: this.readCache, formulaBudget: this.formulaBudget, history: this.history}),
+      GristDoc.open(path, {
+        readCache: this.readCache,
+        formulaBudget: this.formulaBudget,
+        history: this.historySettings,
+      }),
     );
     grist.beforeCommit = (db) => this.idempotency.beforeCommit(db);
     try {

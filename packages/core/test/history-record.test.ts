@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import {GristDoc} from '../src/doc/index.js';
 import {checkActionHistory} from '../src/history/chain.js';
 import {decodeBundle, type ActionBundle} from '../src/history/format.js';
-import type {HistorySettings} from '../src/history/recorder.js';
+import {historySettingsFromEnv, type HistorySettings} from '../src/history/recorder.js';
 import {copyFixture, corpusFiles, withFixtures} from '../src/testing/fixtures.js';
 
 const ftest = withFixtures(test, ['grist', 'corpus']);
@@ -162,6 +162,20 @@ test('history can be turned off: nothing is recorded', () => {
   } finally {
     doc.close();
   }
+});
+
+test('settings from the environment: GRISTLITE_HISTORY=0 turns recording off; limits as Grist names them too', () => {
+  assert.equal(historySettingsFromEnv({}), {enabled: true, maxRows: 1000, maxBytes: 1e9});
+  assert.is(historySettingsFromEnv({GRISTLITE_HISTORY: '0'}).enabled, false);
+  assert.is(historySettingsFromEnv({GRISTLITE_HISTORY: 'false'}).enabled, false);
+  assert.is(historySettingsFromEnv({GRISTLITE_HISTORY: '1'}).enabled, true);
+  assert.equal(historySettingsFromEnv({GRIST_ACTION_HISTORY_MAX_ROWS: '50', GRISTLITE_HISTORY_MAX_BYTES: '9000'}), {
+    enabled: true,
+    maxRows: 50,
+    maxBytes: 9000,
+  });
+  assert.throws(() => historySettingsFromEnv({GRISTLITE_HISTORY_MAX_ROWS: '0'}), /at least 1/);
+  assert.throws(() => historySettingsFromEnv({GRISTLITE_HISTORY_MAX_BYTES: 'lots'}), /integer/);
 });
 
 test('pruning follows Grist: checked every 10th action, only when 1.25 times over, down to the limit', () => {

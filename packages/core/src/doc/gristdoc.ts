@@ -223,9 +223,10 @@ export class GristDoc {
   }
 
   /** Creates a new document (as Grist does: Table1 with columns A, B, C) and opens it. */
-  static create(path: string, options: CreateDocOptions = {}): GristDoc {
-    createDocFile(path, options);
-    return GristDoc.open(path);
+  static create(path: string, options: CreateDocOptions & {history?: HistorySettings} = {}): GristDoc {
+    const {history, ...doc} = options;
+    createDocFile(path, doc);
+    return GristDoc.open(path, {history});
   }
 
   private constructor(

@@ -47,7 +47,9 @@ export interface HistoryQuery {
   after?: HistoryPosition;
 }
 
+/** Entries of a history page when `limit` is not given. */
 export const DEFAULT_HISTORY_LIMIT = 100;
+/** Most entries a history page may ask for (a page is built whole). */
 export const MAX_HISTORY_LIMIT = 1000;
 const CENSORED: CellValue = ['C'];
 

@@ -37,6 +37,7 @@ export interface ActionSummary {
 /** Grist's default number of rows of one bulk change whose cells are kept. */
 export const DEFAULT_INLINE_ROWS = 10;
 
+/** A summary of no change. */
 export function emptySummary(): ActionSummary {
   return {tableRenames: [], tableDeltas: {}};
 }
