@@ -1365,7 +1365,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The states of the document's action history, newest first (as Grist recorded them; D39) */
+        /** The states of the document's action history, newest first (every write recorded: D120) */
         get: operations["getApiDocsDocIdStates"];
         put?: never;
         post?: never;
