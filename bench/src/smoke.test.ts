@@ -62,6 +62,8 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       'P2. page',
       'E1. one-cell',
       'E2. 100-row',
+      'H1. one-cell write with history',
+      'H2. 500-row add with history',
       // Several machines need PostgreSQL, which CI has (elsewhere they are skipped with a note).
       ...(underCi() ? ['C1 writes', 'C3 writes', 'C4 forwarded', 'C5 takeover', 'C8 snapshot lag'] : []),
     ]) {
