@@ -8,9 +8,10 @@ import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc} from '../src/doc/index.js';
+import type {DocMeta} from '../src/doc/meta.js';
 import {checkActionHistory} from '../src/history/chain.js';
 import {decodeBundle, type ActionBundle} from '../src/history/format.js';
-import {historySettingsFromEnv, type HistorySettings} from '../src/history/recorder.js';
+import {historySettingsFromEnv, readRows, type HistorySettings} from '../src/history/recorder.js';
 import {copyFixture, corpusFiles, withFixtures} from '../src/testing/fixtures.js';
 
 const ftest = withFixtures(test, ['grist', 'corpus']);
@@ -159,6 +160,62 @@ test('history can be turned off: nothing is recorded', () => {
     doc.addRecords('Table1', [{A: 'x'}]);
     doc.applyUserActions([['UpdateRecord', 'Table1', 1, {A: 'y'}]]);
     assert.is(bundles(doc.db).length, 0);
+  } finally {
+    doc.close();
+  }
+});
+
+test('added rows are recorded with the cells as stored, whether taken from the insert or read back', () => {
+  const doc = newDoc();
+  try {
+    doc.addTables([
+      {
+        id: 'T',
+        columns: [
+          {id: 'Txt', fields: {type: 'Text'}},
+          {id: 'Int', fields: {type: 'Int'}},
+          {id: 'Num', fields: {type: 'Numeric'}},
+          {id: 'Yes', fields: {type: 'Bool'}},
+          {id: 'Day', fields: {type: 'Date'}},
+          {id: 'Tags', fields: {type: 'ChoiceList'}},
+          {id: 'Any', fields: {type: 'Any'}},
+        ],
+      },
+    ]);
+    const rows = [
+      {Txt: 'a', Int: 1, Num: 2, Yes: true, Day: 86400, Tags: ['L', 'x', 'y'], Any: ['L', 1, 'two']},
+      {Txt: 5, Int: 'seven', Num: 1.5, Yes: false, Day: null, Tags: null, Any: {nested: true}},
+      {Txt: '', Int: 0, Num: 0, Yes: false, Day: 0, Tags: ['L'], Any: null},
+    ];
+    // One insert alone (taken from the insert), then the same rows added beside an update of another
+    // row of the table in the same bundle (read back): both must record what SQLite holds.
+    const table = (doc as unknown as {storage: {meta: DocMeta}}).storage.meta.tables.get('T')!;
+    const check = () => {
+      const bundle = bundles(doc.db).at(-1)!;
+      const add = bundle.stored.map(([, a]) => a).find((a) => a[0] === 'BulkAddRecord' && a[1] === 'T')!;
+      const ids = add[2] as number[];
+      const stored = readRows((sql) => doc.db.prepare(sql), table, ids);
+      assert.ok(Object.keys(add[3] as object).length >= 7, 'the columns given, and manualSort');
+      for (const [colId, values] of Object.entries(add[3] as Record<string, unknown[]>)) {
+        assert.equal(
+          values,
+          stored.map((r) => r[colId]),
+          `${bundle.actionNum} ${colId}`,
+        );
+      }
+    };
+    doc.addRecords('T', rows as never);
+    check();
+    doc.applyUserActions([
+      [
+        'BulkAddRecord',
+        'T',
+        [null, null, null],
+        Object.fromEntries(Object.keys(rows[0]).map((k) => [k, rows.map((r) => (r as never)[k])])),
+      ],
+      ['UpdateRecord', 'T', 1, {Txt: 'b'}],
+    ]);
+    check();
   } finally {
     doc.close();
   }

@@ -411,6 +411,9 @@ export class GristDoc {
     const seq = ++this.writeSeq;
     const history = this.history.enabled ? this.history : null;
     history?.reset();
+    this.storage.afterInsert = history
+      ? (tableId, ids, cols, values) => history.insertedRows(this.storage.meta, tableId, ids, cols, values)
+      : null;
     this.lastRecorded = null;
     this.storage.beforeRows =
       this.beforeListeners.size || history
@@ -520,6 +523,7 @@ export class GristDoc {
       this.storage.guard = null;
       this.storage.changes = null;
       this.storage.beforeRows = null;
+      this.storage.afterInsert = null;
       this.writer = 'owners';
       this.formulaStructureSeen = false;
       restoreZone();

@@ -114,9 +114,39 @@ export class HistoryRecorder {
     return st;
   }
 
+  /**
+   * Rows the current write inserted, per table, with their cells as stored, so that the bundle is
+   * made without reading them back (reading 500 rows back cost more than inserting them). Kept only
+   * while nothing else touched the table in the write (`tainted`); else the rows are read back.
+   */
+  private readonly inserted = new Map<
+    string,
+    {ids: readonly number[]; cols: readonly string[]; values: readonly CellValue[][]; version: number}
+  >();
+  private readonly tainted = new Set<string>();
+
+  /** Called after an insert (storage's `afterInsert`). */
+  insertedRows(
+    meta: DocMeta,
+    tableId: string,
+    ids: readonly number[],
+    cols: readonly string[],
+    values: readonly CellValue[][],
+  ): void {
+    if (this.inserted.has(tableId) || this.tainted.has(tableId)) {
+      // A second insert into the table: read back (kept simple).
+      this.inserted.delete(tableId);
+      this.tainted.add(tableId);
+      return;
+    }
+    this.inserted.set(tableId, {ids, cols, values, version: meta.version});
+  }
+
   /** Forgets what the last write captured (a write starts, or rolled back). */
   reset(): void {
     this.before.clear();
+    this.inserted.clear();
+    this.tainted.clear();
     this.userActions = null;
     this.system = false;
   }
@@ -125,6 +155,7 @@ export class HistoryRecorder {
   capture(meta: DocMeta, tableId: string, rowIds: readonly number[]): void {
     const table = meta.tables.get(tableId);
     if (!table || !rowIds.length) return;
+    if (this.inserted.delete(tableId)) this.tainted.add(tableId);
     const key = table.isMeta ? table.tableId : table.tableRef;
     let snap = this.before.get(key);
     if (!snap) {
@@ -311,7 +342,10 @@ export class HistoryRecorder {
           cols ? ['BulkAddRecord', table.tableId, ids, columnsOf(cols, old as Array<Record<string, CellValue>>)] : null,
         );
       }
-      if (change.added.length) {
+      const fast = change.added.length ? this.insertedAsStored(meta, table, change.added) : null;
+      if (fast) {
+        push(['BulkAddRecord', table.tableId, fast.ids, fast.cells], ['BulkRemoveRecord', table.tableId, fast.ids]);
+      } else if (change.added.length) {
         const rows = readRows(
           (sql) => this.stmt(sql),
           table,
@@ -375,6 +409,33 @@ export class HistoryRecorder {
     }
     undo.reverse();
     return {stored, undo};
+  }
+
+  /**
+   * The added rows' BulkAddRecord cells from what the insert stored, when that is the whole story:
+   * one insert of exactly these rows, in ascending order, nothing else touching the table, the
+   * schema unchanged since, and no formula column (whose results come after). Else null.
+   */
+  private insertedAsStored(
+    meta: DocMeta,
+    table: TableMeta,
+    added: readonly number[],
+  ): {ids: number[]; cells: Record<string, CellValue[]>} | null {
+    const ins = this.inserted.get(table.tableId);
+    if (!ins || ins.version !== meta.version || ins.ids.length !== added.length) return null;
+    if (table.columns.some((c) => c.isFormula && c.formula !== '')) return null;
+    const ids = added.slice().sort((a, b) => a - b);
+    for (let i = 0; i < ids.length; i++) if (ins.ids[i] !== ids[i]) return null;
+    const cells: Record<string, CellValue[]> = {};
+    // As the read-back path: manualSort, and the columns given that hold anything but their default.
+    const order = table.columns.map((c) => c.colId).filter((c) => ins.cols.includes(c));
+    for (const colId of order) {
+      const col = table.byId.get(colId)!;
+      const values = ins.values[ins.cols.indexOf(colId)];
+      if (colId === 'manualSort' || values.some((v) => !sameCell(v, col.ct.defaultValue)))
+        cells[colId] = values.slice();
+    }
+    return {ids, cells};
   }
 
   /**
