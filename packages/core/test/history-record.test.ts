@@ -11,7 +11,8 @@ import {GristDoc} from '../src/doc/index.js';
 import type {DocMeta} from '../src/doc/meta.js';
 import {checkActionHistory} from '../src/history/chain.js';
 import {decodeBundle, type ActionBundle} from '../src/history/format.js';
-import {historySettingsFromEnv, readRows, type HistorySettings} from '../src/history/recorder.js';
+import {historySettingsFromEnv, type HistorySettings} from '../src/history/recorder.js';
+import {readRows} from '../src/history/rows.js';
 import {copyFixture, corpusFiles, withFixtures} from '../src/testing/fixtures.js';
 
 const ftest = withFixtures(test, ['grist', 'corpus']);

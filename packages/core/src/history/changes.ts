@@ -14,7 +14,7 @@ import type {DocGuard, RowValues} from '../doc/guard.js';
 import type {TableMeta} from '../doc/meta.js';
 import type {CellValue} from '../doc/types.js';
 import {decodeBundle} from './format.js';
-import {readRows} from './recorder.js';
+import {readRows} from './rows.js';
 import {summarizeBundle, type CellSide} from './summary.js';
 
 /** One row changed by one action. */
