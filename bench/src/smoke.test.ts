@@ -65,6 +65,8 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       'E2. 100-row',
       'M1. read_records',
       'M2. add_records',
+      'H1. one-cell write with history',
+      'H2. 500-row add with history',
       // Several machines need PostgreSQL, which CI has (elsewhere they are skipped with a note).
       ...(underCi() ? ['C1 writes', 'C3 writes', 'C4 forwarded', 'C5 takeover', 'C8 snapshot lag'] : []),
     ]) {

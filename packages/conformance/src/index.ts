@@ -27,6 +27,7 @@ import {formulasSuite} from './formulas.js';
 import {homeParitySuite} from './home-parity.js';
 import {lifecycleSuite} from './lifecycle.js';
 import {mcpSuite} from './mcp.js';
+import {historySuite} from './history.js';
 import {idempotencySuite} from './idempotency.js';
 import {importsSuite} from './imports.js';
 import {orgsSuite} from './orgs.js';
@@ -88,6 +89,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   forms: formsSuite,
   shares: sharesSuite,
   lifecycle: lifecycleSuite,
+  history: historySuite,
   formulas: formulasSuite,
   summaries: summariesSuite,
   apiconsole: apiConsoleSuite,

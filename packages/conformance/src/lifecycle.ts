@@ -664,7 +664,7 @@ export function lifecycleSuite(target: Target): void {
     assert.equal([again.id, again.url], [srcHook.id, 'https://example.com']);
   });
 
-  withFixtures(s)('compare: histories as Grist compares them, contents where gristlite wrote (D54)', async () => {
+  withFixtures(s)("compare: histories as Grist compares them, extended by gristlite's writes (D54, D120)", async () => {
     const {api, chimpy, kiwi} = world();
     const cmp = (a: string, b: string, as = chimpy.as, q = '') => api.get(`/api/docs/${a}/compare/${b}${q}`, as);
     const a = await importFixture(world(), 'Hello.grist');
@@ -704,15 +704,18 @@ export function lifecycleSuite(target: Target): void {
       parent: prev,
       summary: 'right',
     });
-    // A write through gristlite leaves the history alone: the contents tell the two apart.
+    // A write through gristlite extends the history (D120): b has moved on from their common state.
     ok(await api.post(`/api/docs/${b}/apply`, [['AddRecord', 'Table1', null, {}]], chimpy.as));
+    const bHead = ok(await api.get(`/api/docs/${b}/states`, chimpy.as)).body.states[0];
+    assert.is(bHead.n, head.n + 1);
     assert.equal(ok(await cmp(a, b)).body, {
       left: head,
-      right: head,
+      right: bHead,
       parent: head,
-      summary: 'both',
+      summary: 'right',
     });
-    // Documents gristlite created have no history: the empty state, then their contents.
+    // Documents gristlite created have no history until their first write: the empty state, then
+    // their contents; once written, each starts a chain of its own, so they are unrelated.
     const ws = await world().homeWs(chimpy);
     const [x, y] = [await world().newDoc(chimpy, ws, 'x'), await world().newDoc(chimpy, ws, 'y')];
     const empty = {n: 0, h: ''};
@@ -723,21 +726,17 @@ export function lifecycleSuite(target: Target): void {
       summary: 'same',
     });
     ok(await api.post(`${tablePath(y)}/records`, {records: [{fields: {A: 'Orange'}}]}, chimpy.as));
-    assert.is(ok(await cmp(x, y)).body.summary, 'both');
+    const yHead = ok(await api.get(`/api/docs/${y}/states`, chimpy.as)).body.states[0];
+    assert.equal(ok(await cmp(x, y)).body, {left: empty, right: yHead, parent: null, summary: 'unrelated'});
     ok(await api.post(`/api/docs/${x}/replace`, {sourceDocId: y}, chimpy.as));
-    assert.is(ok(await cmp(x, y)).body.summary, 'same', 'replaced with the same content');
+    assert.equal(ok(await cmp(x, y)).body, {left: yHead, right: yHead, parent: yHead, summary: 'same'}, 'replaced');
     assert.equal(ok(await cmp(x, a)).body, {
-      left: empty,
+      left: yHead,
       right: head,
       parent: null,
       summary: 'unrelated',
     });
     // Grist's checks and what gristlite leaves out.
-    isError(
-      await cmp(x, y, chimpy.as, '?detail=1'),
-      400,
-      'detail parameter is not supported: gristlite does not summarise actions (D54)',
-    );
     isError(await cmp(x, y, chimpy.as, '?maxRows=0'), 400, 'maxRows parameter is invalid: 0');
     await world().share(chimpy, `/api/docs/${x}`, {
       [kiwi.email]: 'viewers',

@@ -19,6 +19,7 @@ export {
 } from './base/index.js';
 export {Engine, type EngineOptions, type OrgUsageSummary} from './engine/index.js';
 export type {BudgetSettings} from '@gristlite/formula';
+export type {HistorySettings} from './doc/history/index.js';
 export {Session, SessionDoc, type Fields, type NewDocBody, type SqlOptions} from './engine/index.js';
 export type {
   AccessList,

@@ -38,7 +38,9 @@ export {
   compareStates,
   contentDigest,
   docStates,
+  historyChanges,
   removeStates,
+  stateOffset,
   replaceContent,
   type DocState,
   type DocStateComparison,
@@ -48,7 +50,9 @@ export {
   docSnapshots,
   forceReloadDoc,
   integerParam,
+  maxRowsParam,
   replaceDoc,
+  versionChanges,
   type CompareOptions,
   type DocSnapshot,
   type ReplaceSource,
@@ -110,6 +114,8 @@ export {
 export {checkZipFile, type ZipEntry, type ZipLimits} from './import/zipcheck.js';
 export type {SheetCell} from './import/xlsx.js';
 export * from './doc/index.js';
+export * from './doc/history/index.js';
+export {historyBinding, historyPage} from './engine/index.js';
 export * from './attachments/index.js';
 export * from './webhooks/index.js';
 export {

@@ -5,6 +5,7 @@ import {createRequire} from 'node:module';
 import {dirname} from 'node:path';
 import {Worker} from 'node:worker_threads';
 import {test} from 'uvu';
+import {checkActionHistory} from '../src/doc/history/chain.js';
 import * as assert from 'uvu/assert';
 import {GristDoc} from '../src/doc/gristdoc.js';
 import {backupDoc} from '../src/export/backup.js';
@@ -242,25 +243,37 @@ ftest('nohistory keeps only the newest action and records it as the base; FullCo
   src.close();
 });
 
-ftest("gristlite writes leave Grist's action history as it was; a download names the last action Grist recorded", async () => {
-  // Decision (docs/decisions.md): gristlite appends nothing to _gristsys_ActionHistory.
+ftest("gristlite's writes continue Grist's action history; a download keeps it and names the last action", async () => {
+  // D120 (replacing D39): each write appends one bundle to Grist's chain.
   const path = copyFixture('Hello.grist');
   const before = new Database(path, {readonly: true});
-  const history = before.prepare('SELECT * FROM _gristsys_ActionHistory ORDER BY id').all();
-  const branches = before.prepare('SELECT * FROM _gristsys_ActionHistoryBranch ORDER BY id').all();
+  const history = before.prepare('SELECT * FROM _gristsys_ActionHistory ORDER BY id').all() as Array<{id: number}>;
   before.close();
+  const grists = history.length;
   const doc = GristDoc.open(path);
   doc.addRecords('Table1', [{A: 'from gristlite'}]);
   const applied = doc.applyUserActions([['UpdateRecord', 'Table1', 1, {A: 'changed'}]]);
-  assert.is(applied.actionNum, 13, 'numbered after the last action Grist recorded');
+  assert.is(applied.actionNum, 14, 'numbered after the last action Grist recorded (12) and the record write (13)');
   const dest = tempPath('copy.grist');
   await backupDoc(doc.db, dest, {});
   doc.close();
   const copy = new Database(dest, {readonly: true});
-  assert.equal(copy.prepare('SELECT * FROM _gristsys_ActionHistory ORDER BY id').all(), history);
-  assert.equal(copy.prepare('SELECT * FROM _gristsys_ActionHistoryBranch ORDER BY id').all(), branches);
+  const rows = copy.prepare('SELECT * FROM _gristsys_ActionHistory ORDER BY id').all() as Array<
+    Record<string, unknown>
+  >;
+  assert.equal(rows.slice(0, grists), history, "Grist's actions are kept as they were");
+  assert.equal(
+    rows.slice(grists).map((r) => [r.actionNum, r.parentRef]),
+    [
+      [13, history[grists - 1].id],
+      [14, rows[grists].id],
+    ],
+  );
+  assert.equal(checkActionHistory(copy).problems, []);
+  const tips = copy.prepare('SELECT DISTINCT actionRef FROM _gristsys_ActionHistoryBranch').pluck().all();
+  assert.equal(tips, [rows[grists + 1].id], 'all three branches at the new tip');
   const settings = JSON.parse(copy.prepare('SELECT documentSettings FROM _grist_DocInfo').pluck().get() as string);
-  assert.equal(settings.baseAction, {n: 12, h: 'ef2c9237b88baa0c944a441434fe406a112e8c38fb38fb4f23da82cb8bc79b47'});
+  assert.equal(settings.baseAction, {n: 14, h: applied.actionHash});
   assert.is(copy.prepare('SELECT A FROM Table1 WHERE id = 1').pluck().get(), 'changed');
   copy.close();
 });

@@ -67,6 +67,7 @@ export {ConversionError} from './cells/coltypes/base.js';
 export {rowIdFormatter} from './cells/coltypes/ref.js';
 export {type DocSettings, guessColumn, guessColumnWithParser} from './cells/parse.js';
 export {dumps, loads} from './cells/marshal.js';
+export type {DumpOptions, LoadOptions} from './cells/marshal.js';
 export {formatMoment} from './cells/moment-format.js';
 export {zoneOffsetSeconds} from './cells/datetime.js';
 export {pyStr} from './cells/pyformat.js';

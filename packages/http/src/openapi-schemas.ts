@@ -256,8 +256,63 @@ export const SCHEMAS: Record<string, Schema> = {
       right: ref('DocState'),
       parent: {oneOf: [ref('DocState'), {type: 'null'}]},
       summary: {type: 'string', enum: ['same', 'left', 'right', 'both', 'unrelated']},
+      details: obj({leftChanges: ref('ActionSummary'), rightChanges: ref('ActionSummary')}, [
+        'leftChanges',
+        'rightChanges',
+      ]),
     },
     ['left', 'right', 'parent', 'summary'],
+  ),
+  ActionSummary: {
+    ...obj(
+      {
+        tableRenames: arr(arr({type: ['string', 'null']})),
+        tableDeltas: {type: 'object', additionalProperties: ref('TableDelta')},
+      },
+      ['tableRenames', 'tableDeltas'],
+    ),
+    description:
+      "Grist's ActionSummary: tables and columns renamed ([null, name] added, [name, null] removed) and changes per table.",
+  },
+  HistoryPage: obj(
+    {
+      changes: arr(
+        obj(
+          {
+            actionNum: int,
+            actionHash: str,
+            time: date,
+            user: str,
+            rowId: int,
+            type: {type: 'string', enum: ['add', 'update', 'remove']},
+            cells: {
+              type: 'object',
+              description:
+                'Per column: {before, after} (before absent for an added row, after for a removed one); censored cells ["C"].',
+              additionalProperties: obj({before: {}, after: {}}),
+            },
+          },
+          ['actionNum', 'actionHash', 'time', 'user', 'rowId', 'type', 'cells'],
+        ),
+      ),
+      next: {type: ['string', 'null'], description: 'The cursor of the next page (null on the last).'},
+    },
+    ['changes', 'next'],
+  ),
+  TableDelta: obj(
+    {
+      updateRows: arr(int),
+      removeRows: arr(int),
+      addRows: arr(int),
+      columnDeltas: {
+        type: 'object',
+        description: 'Per column, per row id: [before, after], each null (no cell), "?" (not kept) or [value].',
+        additionalProperties: {type: 'object'},
+      },
+      columnRenames: arr(arr({type: ['string', 'null']})),
+      mayBeIncomplete: {type: 'boolean', description: 'A bulk change kept only some cells (maxRows).'},
+    },
+    ['updateRows', 'removeRows', 'addRows', 'columnDeltas', 'columnRenames'],
   ),
   DocState: obj({n: int, h: str}, ['n', 'h']),
   TriggerMonitor: obj({delivered: arr({type: 'object'}), pending: arr(obj({id: int, fields: {type: 'object'}}))}, [
@@ -550,6 +605,9 @@ export const RESPONSES: Record<string, RouteResponse> = {
     'Formula timing is off (gristlite does not time formulas per column)',
   ),
   [`GET ${DOCS}/compare/:otherDocId`]: json(ref('DocComparison'), 'How the two documents relate'),
+  [`GET ${DOCS}/compare`]: json(ref('DocComparison'), 'What changed from left to right'),
+  [`GET ${TABLE}/history`]: json(ref('HistoryPage'), 'Changes, newest first'),
+  [`GET ${TABLE}/records/:rowId/history`]: json(ref('HistoryPage'), 'Changes, newest first'),
   [`POST ${DOCS}/replace`]: json({type: 'null'}, 'Replaced'),
   [`POST ${TABLE}/_subscribe`]: json(ref('Subscription'), 'The subscription'),
   [`POST ${TABLE}/_unsubscribe`]: json(ref('Success'), 'Unsubscribed'),
@@ -641,8 +699,6 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   maybeNew: flag('Accepted for Grist compatibility (the attachment may not be in a cell yet)'),
   inline: flag('Content-Disposition inline instead of attachment'),
   name: {type: 'string', description: 'File name to download as.'},
-  detail: flag('Include what changed on each side (compare: not supported, 400; D54)'),
-  maxRows: {type: 'integer', minimum: 1, description: 'At most this many rows in change details (compare).'},
   // Beyond Grist: conditions in the formula language (issue 40, docs/queries.md).
   where: {
     type: 'string',
@@ -654,4 +710,13 @@ export const QUERY_PARAMS: Record<string, Schema> = {
     examples: ['$Price > 10 and $Status in ("Open", "Late")', 'not $Due or $Due < TODAY()', '$Owner.Email == "a@b.c"'],
   },
   count: flag('Beyond Grist: answer {"count": N}, how many records the read would return (filter and where apply)'),
+  detail: flag('Include what changed on each side since the common state (compare)'),
+  maxRows: {
+    type: 'integer',
+    minimum: 1,
+    description:
+      'Cells of at most this many rows per bulk change in change details (compare; default 10, `null`: all).',
+  },
+  left: {type: 'string', description: 'A state: HEAD (default), a state hash, followed by any of ~n and ^ (compare).'},
+  right: {type: 'string', description: 'A state: HEAD (default), a state hash, followed by any of ~n and ^ (compare).'},
 };

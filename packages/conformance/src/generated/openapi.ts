@@ -1365,7 +1365,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The states of the document's action history, newest first (as Grist recorded them; D39) */
+        /** The states of the document's action history, newest first (every write recorded: D120) */
         get: operations["getApiDocsDocIdStates"];
         put?: never;
         post?: never;
@@ -1416,8 +1416,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Compare two documents by their histories (and contents: D54); detail is not supported */
+        /** Compare two documents by their histories (and contents: D54); detail=1 adds what changed on each side */
         get: operations["getApiDocsDocIdCompareOtherDocId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/{docId}/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What changed between two states of the document (left, right: HEAD, a state hash, ~n, ^) */
+        get: operations["getApiDocsDocIdCompare"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1440,6 +1457,40 @@ export interface paths {
         post: operations["postApiMcp"];
         /** No session to end: the MCP endpoint is stateless (always 405) */
         delete: operations["deleteApiMcp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/{docId}/tables/{tableId}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The table's recorded changes, newest first, one entry per changed row (beyond Grist) */
+        get: operations["getApiDocsDocIdTablesTableIdHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/{docId}/tables/{tableId}/records/{rowId}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One record's recorded changes, newest first (beyond Grist) */
+        get: operations["getApiDocsDocIdTablesTableIdRecordsRowIdHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1754,6 +1805,50 @@ export interface components {
             parent: components["schemas"]["DocState"] | null;
             /** @enum {string} */
             summary: "same" | "left" | "right" | "both" | "unrelated";
+            details?: {
+                leftChanges: components["schemas"]["ActionSummary"];
+                rightChanges: components["schemas"]["ActionSummary"];
+            };
+        };
+        /** @description Grist's ActionSummary: tables and columns renamed ([null, name] added, [name, null] removed) and changes per table. */
+        ActionSummary: {
+            tableRenames: (string | null)[][];
+            tableDeltas: {
+                [key: string]: components["schemas"]["TableDelta"];
+            };
+        };
+        HistoryPage: {
+            changes: {
+                actionNum: number;
+                actionHash: string;
+                /** Format: date-time */
+                time: string;
+                user: string;
+                rowId: number;
+                /** @enum {string} */
+                type: "add" | "update" | "remove";
+                /** @description Per column: {before, after} (before absent for an added row, after for a removed one); censored cells ["C"]. */
+                cells: {
+                    [key: string]: {
+                        before?: unknown;
+                        after?: unknown;
+                    };
+                };
+            }[];
+            /** @description The cursor of the next page (null on the last). */
+            next: string | null;
+        };
+        TableDelta: {
+            updateRows: number[];
+            removeRows: number[];
+            addRows: number[];
+            /** @description Per column, per row id: [before, after], each null (no cell), "?" (not kept) or [value]. */
+            columnDeltas: {
+                [key: string]: Record<string, never>;
+            };
+            columnRenames: (string | null)[][];
+            /** @description A bulk change kept only some cells (maxRows). */
+            mayBeIncomplete?: boolean;
         };
         DocState: {
             n: number;
@@ -6155,9 +6250,9 @@ export interface operations {
     getApiDocsDocIdCompareOtherDocId: {
         parameters: {
             query?: {
-                /** @description Include what changed on each side (compare: not supported, 400; D54) (1, true, on or yes). */
+                /** @description Include what changed on each side since the common state (compare) (1, true, on or yes). */
                 detail?: boolean;
-                /** @description At most this many rows in change details (compare). */
+                /** @description Cells of at most this many rows per bulk change in change details (compare; default 10, `null`: all). */
                 maxRows?: number;
             };
             header?: never;
@@ -6170,6 +6265,41 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description How the two documents relate */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocComparison"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdCompare: {
+        parameters: {
+            query?: {
+                /** @description A state: HEAD (default), a state hash, followed by any of ~n and ^ (compare). */
+                left?: string;
+                /** @description A state: HEAD (default), a state hash, followed by any of ~n and ^ (compare). */
+                right?: string;
+                /** @description Cells of at most this many rows per bulk change in change details (compare; default 10, `null`: all). */
+                maxRows?: number;
+            };
+            header?: never;
+            path: {
+                docId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What changed from left to right */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6289,6 +6419,79 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdTablesTableIdHistory: {
+        parameters: {
+            query?: {
+                /** @description At most this many records (0: no limit). */
+                limit?: number;
+                /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                docId: string;
+                tableId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Changes, newest first */
+            200: {
+                headers: {
+                    /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryPage"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdTablesTableIdRecordsRowIdHistory: {
+        parameters: {
+            query?: {
+                /** @description At most this many records (0: no limit). */
+                limit?: number;
+                /** @description Beyond Grist: the next page of a limited read. Take it from the Link header (rel="next") a limited read answers when more rows match; keep the same filter and sort. Invalid, or made for another query: 400. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                docId: string;
+                tableId: string;
+                rowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Changes, newest first */
+            200: {
+                headers: {
+                    /** @description Beyond Grist: present when a limit left matching rows out; `<path?same query&cursor=...>; rel="next"` (RFC 8288) is the request for the next page. The last page has none. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryPage"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };

@@ -11,18 +11,6 @@ const NO_500 = 'SPEC decision 1';
 
 export const DIFFERENCES: Record<string, ListedDifference> = {
   // document lifecycle
-  'lifecycle/states': {level: 'shape', decision: 'D39', why: 'no action history: no states to list'},
-  'lifecycle/compare with itself': {
-    level: 'shape',
-    decision: 'D54',
-    why: 'no action history: both sides at {n: 0, h: ""}',
-  },
-  'lifecycle/compare with copy': {
-    level: 'shape',
-    decision: 'D54',
-    why: 'no action history: compared by content, a changed copy answers "both" where Grist knows it is "right"',
-  },
-  'lifecycle/compare with copy detail': {level: 'skip', decision: 'D54', why: 'detail=1 needs action bundles (400)'},
   'lifecycle/replace bad body': {
     level: 'skip',
     decision: 'D52',

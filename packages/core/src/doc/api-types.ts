@@ -2,6 +2,7 @@
  * The shapes a document's API takes and returns (records, tables, columns, queries, writes), in
  * a file of their own so that the modules `GristDoc` uses can name them without importing it.
  */
+import type {HistorySettings} from './history/index.js';
 import type {BudgetSettings} from '@gristlite/formula';
 import type {ReadCache} from './readcache.js';
 import type {TableChange, WriteActor} from './changes.js';
@@ -134,6 +135,8 @@ export interface OpenOptions {
   formulaBudget?: Partial<BudgetSettings>;
   /** Bounds of `where` conditions (docs/queries.md): longest text, most rows a write by condition touches. */
   where?: {maxChars?: number; maxRows?: number};
+  /** How writes are recorded in the action history (default: recorded, Grist's limits): docs/operations.md. */
+  history?: HistorySettings;
 }
 
 /**

@@ -163,6 +163,19 @@ export class ColumnClasses {
     }
   }
 
+  /**
+   * Runs `fn`, whose writes touch no table these classes describe (the action history's rows) and
+   * which reports how many rows it changed: what is known is kept, where otherwise those changes
+   * would count as a write the engine did not make.
+   */
+  aside<T>(fn: () => T, rowsChanged: () => number): T {
+    const before = this.dataStamp.now();
+    const valid = before.length === this.stamp.length && before.every((v, i) => v === this.stamp[i]);
+    const result = fn();
+    if (valid) this.stamp = [before[0] + rowsChanged(), before[1], before[2]];
+    return result;
+  }
+
   private stats(tableId: string, colId: string): ColumnStats {
     this.validate();
     let cols = this.byTable.get(tableId);

@@ -38,6 +38,15 @@ import {DocRecordWrites, type RecordSource} from './recordwrites.js';
 import {DocRecalc, type RecalcSource} from './recalc.js';
 import {refreshRules} from '../access/rules/write.js';
 import {DEFAULT_WHERE_MAX_CHARS, DEFAULT_WHERE_MAX_ROWS, type WhereSettings, WhereState} from './where/index.js';
+import {
+  HistoryRecorder,
+  tableHistory,
+  type HistoryEntry,
+  type HistoryPosition,
+  type HistoryQuery,
+  type HistorySettings,
+  type RecordedAction,
+} from './history/index.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -223,6 +232,7 @@ export class GristDoc {
         options.readCache ?? new ReadCache(OWN_READ_CACHE_BYTES),
         options.formulaBudget,
         options.where,
+        options.history,
       );
     } catch (e) {
       db.close();
@@ -231,9 +241,10 @@ export class GristDoc {
   }
 
   /** Creates a new document (as Grist does: Table1 with columns A, B, C) and opens it. */
-  static create(path: string, options: CreateDocOptions = {}): GristDoc {
-    createDocFile(path, options);
-    return GristDoc.open(path);
+  static create(path: string, options: CreateDocOptions & {history?: HistorySettings} = {}): GristDoc {
+    const {history, ...doc} = options;
+    createDocFile(path, doc);
+    return GristDoc.open(path, {history});
   }
 
   private constructor(
@@ -242,6 +253,7 @@ export class GristDoc {
     private readonly readCache: ReadCache,
     private readonly formulaBudget: Partial<BudgetSettings> = {},
     where: Partial<WhereSettings> = {},
+    history: HistorySettings = {},
   ) {
     this.whereSettings = {maxChars: DEFAULT_WHERE_MAX_CHARS, maxRows: DEFAULT_WHERE_MAX_ROWS, ...where};
     this.cacheOwner = readCache.newOwner();
@@ -255,7 +267,15 @@ export class GristDoc {
       | {n: number | null}
       | undefined;
     this.actionNum = hist?.n ?? 0;
+    this.history = new HistoryRecorder(db, history);
   }
+
+  /** Records each write in the action history (recorder.ts), unless turned off by its settings. */
+  private readonly history: HistoryRecorder;
+  /** What the last committed write recorded (null when it recorded nothing). */
+  private lastRecorded: RecordedAction | null = null;
+  /** Whether the current write is recorded even when it changed nothing (a bundle of user actions, as Grist). */
+  private recordEmpty = false;
 
   /** Closes the connection (pending webhook work must be stopped first: the engine does). */
   close(): void {
@@ -409,13 +429,23 @@ export class GristDoc {
     this.storage.changes = changes;
     this.storage.columnsAdded = 0;
     const seq = ++this.writeSeq;
-    this.storage.beforeRows = this.beforeListeners.size
-      ? (tableId, rowIds) => {
-          for (const l of this.beforeListeners) {
-            l(tableId, rowIds, seq, this.writeRows.read);
-          }
-        }
+    const history = this.history.enabled ? this.history : null;
+    history?.reset();
+    this.storage.afterInsert = history
+      ? (tableId, ids, cols, values) => history.insertedRows(this.storage.meta, tableId, ids, cols, values)
       : null;
+    this.lastRecorded = null;
+    this.storage.beforeRows =
+      this.beforeListeners.size || history
+        ? (tableId, rowIds) => {
+            history?.capture(this.storage.meta, tableId, rowIds);
+            // Listeners hear of user rows only (metadata rows are captured for the history alone).
+            if (tableId.startsWith('_grist')) return;
+            for (const l of this.beforeListeners) {
+              l(tableId, rowIds, seq, this.writeRows.read);
+            }
+          }
+        : null;
     const metaVersion = this.storage.meta.version;
     this.writer = role;
     const guard = this.guard;
@@ -480,6 +510,14 @@ export class GristDoc {
         if (this.storage.keyIndexes.active) {
           this.storage.keyIndexes.follow(list ?? changes.list(), this.storage.meta.tables);
         }
+        // The write's action bundle, in its own transaction (Grist's recordNextShared).
+        if (history) {
+          const all = list ?? changes.list();
+          this.lastRecorded = this.storage.classes.aside(
+            () => history.record(this.storage.meta, all, actor, Date.now(), this.recordEmpty),
+            () => history.rowsChanged,
+          );
+        }
         // Last, so that nothing after it can undo the write: the request's Idempotency-Key goes with it.
         this.beforeCommit?.(this.db);
         return result;
@@ -496,12 +534,16 @@ export class GristDoc {
       this.storage.formulas = null;
       this.storage.formulasStale = false;
       this.recalcs.forget();
+      this.lastRecorded = null;
       throw e;
     } finally {
+      history?.reset();
+      this.recordEmpty = false;
       guard?.endWrite();
       this.storage.guard = null;
       this.storage.changes = null;
       this.storage.beforeRows = null;
+      this.storage.afterInsert = null;
       this.writer = 'owners';
       this.formulaStructureSeen = false;
       restoreZone();
@@ -527,6 +569,9 @@ export class GristDoc {
   recomputeFormulas(): number {
     let cells = 0;
     this.write(() => {
+      // Recorded as Grist records its Calculate action when a document opens (a system action).
+      this.history.userActions = [['Calculate']];
+      this.history.system = true;
       const fx = this.storage.formulas;
       if (fx) {
         fx.recomputeAll();
@@ -876,6 +921,18 @@ export class GristDoc {
     if (changes) this.recalcs.recalc(changes);
   }
 
+  /**
+   * Beyond Grist (D122): the recorded changes to a user table, or one of its records, newest
+   * first, read through the current caller's access rules (`as`). history/changes.ts.
+   */
+  tableHistory(tableId: string, q: HistoryQuery = {}): {changes: HistoryEntry[]; next: HistoryPosition | null} {
+    const table = this.table(this.resolveTableId(tableId));
+    // A table the caller cannot read is as if absent, as for /columns.
+    if (this.guard && !this.guard.tableVisible(table.tableId)) throw new NotFound(`Table not found "${tableId}"`);
+    if (table.isMeta) throw new BadRequest('History is read for user tables only');
+    return tableHistory(this.db, this.guard, table, q);
+  }
+
   /** POST /apply: a bundle of user actions, applied atomically. */
   applyUserActions(actions: unknown[], options?: WriteAs): ApplyResult {
     if (!Array.isArray(actions)) {
@@ -893,6 +950,9 @@ export class GristDoc {
     // Everything the answer needs is built inside the transaction: once it commits, nothing that
     // follows can throw (issue 11: a write committed, then its action record failed with a 500).
     const result = this.write(() => {
+      // Grist records a bundle of user actions even when it changes nothing, with them as given.
+      this.recordEmpty = true;
+      this.history.userActions = actions as unknown[][];
       const placeholders = new Placeholders();
       const retValues = actions.map((given) => {
         const a = placeholders.rewrite(given, this.storage.meta);
@@ -911,6 +971,11 @@ export class GristDoc {
         .digest('hex');
       return {actionNum, actionHash, retValues, isModification: !this.storage.changes!.isEmpty};
     }, options?.role);
+    const recorded = this.lastRecorded as RecordedAction | null;
+    if (recorded) {
+      this.actionNum = recorded.actionNum;
+      return {...result, ...recorded};
+    }
     this.actionNum = result.actionNum;
     return result;
   }

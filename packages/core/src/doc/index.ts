@@ -24,6 +24,7 @@ export {makeDecoder} from './types.js';
 export {SCHEMA_VERSION, STORAGE_VERSION, META_DDL, META_TYPES} from './schema.js';
 export {dumps as marshalDumps, loads as marshalLoads} from '@gristlite/formula';
 export {pickColIdent, pickColIdentList, pickTableIdent, quoteIdent} from './identifiers.js';
+export {CursorCodec} from './cursor.js';
 export {FORMULAS_TABLE, formulasComputed, markFormulasComputed} from './formulas.js';
 export {columnType, type ColumnType} from '@gristlite/formula';
 export type {

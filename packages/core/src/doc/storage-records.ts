@@ -316,6 +316,7 @@ export class StorageRecords {
     }
     tracked.done(new Map(cols.map((c, j) => [c, stored[j]])), ids.length, ids[0]);
     this.s.guard?.added(table.tableId, ids, cols);
+    this.s.afterInsert?.(table.tableId, ids, cols, converted);
     this.s.formulas?.addRecords(table.tableId, ids, Object.fromEntries(cols.map((c, j) => [c, converted[j]])));
     this.s.changeSet().add(table.tableId, ids);
     return ids;

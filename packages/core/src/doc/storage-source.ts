@@ -78,12 +78,22 @@ export interface MetaTables {
   metaRows(tableId: string): Array<Record<string, CellValue>>;
 }
 
+/** Called after rows are inserted: their ids, and per column given, their cells in that order. */
+export type InsertHook = (
+  tableId: string,
+  ids: readonly number[],
+  cols: readonly string[],
+  values: readonly CellValue[][],
+) => void;
+
 /** What every part of `DocStorage` reads and writes of it (the fields keep their meaning there). */
 export interface StorageSource extends MetaTables {
   readonly db: Database.Database;
   readonly classes: ColumnClasses;
   readonly guard: DocGuard | null;
   readonly beforeRows: BeforeRowsHook | null;
+  /** Told of the rows an insert wrote, with the cells as stored (the action history keeps them: D120). */
+  readonly afterInsert: InsertHook | null;
   readonly formulas: FormulaEngine | null;
   /** The change set of the current write (throws outside of one). */
   changeSet(): ChangeSet;

@@ -25,6 +25,7 @@ import {
   chunks,
   type ColInfo,
   type ColumnsSource,
+  type InsertHook,
   type MetaTables,
   type RecordsSource,
   type TablesSource,
@@ -58,6 +59,8 @@ export class DocStorage implements MetaTables {
   columnsAdded = 0;
   /** Set by GristDoc for the duration of a write when someone needs old row values. */
   beforeRows: BeforeRowsHook | null = null;
+  /** Set by GristDoc for the duration of a write when the history records it. */
+  afterInsert: InsertHook | null = null;
   /** Add-or-update's kept column indexes (keyindex.ts), followed by every write. */
   readonly keyIndexes: KeyIndexes;
   /** Set by GristDoc for a write under access rules: told of every direct row change. */
@@ -96,6 +99,9 @@ export class DocStorage implements MetaTables {
     },
     get beforeRows() {
       return s.beforeRows;
+    },
+    get afterInsert() {
+      return s.afterInsert;
     },
     get formulas() {
       return s.formulas;
@@ -227,6 +233,7 @@ export class DocStorage implements MetaTables {
     if (!cols.length) {
       return;
     }
+    this.beforeRows?.(tableId, [id]);
     const sql = `UPDATE ${quoteIdent(tableId)} SET ${cols.map((c) => `${quoteIdent(c)} = ?`).join(', ')} WHERE id = ?`;
     this.stmt(sql).run(...cols.map((c) => table.byId.get(c)!.encode(values[c])), id);
     if (this.formulas && this.formulasReadMeta) {
@@ -239,6 +246,7 @@ export class DocStorage implements MetaTables {
     if (!ids.length) {
       return;
     }
+    this.beforeRows?.(tableId, ids);
     for (const part of chunks(ids)) {
       this.db.prepare(`DELETE FROM ${quoteIdent(tableId)} WHERE id IN (${part.map(() => '?').join(',')})`).run(...part);
     }

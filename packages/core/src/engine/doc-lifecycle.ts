@@ -130,16 +130,26 @@ export async function replaceDoc(
 
 /** Options of `GET /compare/{other}`. */
 export interface CompareOptions {
-  /** Grist's `maxRows` (a positive integer, or null); only checked, as no details are given. */
+  /** Grist's `maxRows`: cells kept per bulk change in details (a positive integer; null or `null`: all; default 10). */
   maxRows?: string | number | null;
-  /** Grist's `detail` (a summary of the actions since the common state): not supported (D54). */
+  /** Grist's `detail`: add what changed on each side since the common state (ActionSummary). */
   detail?: boolean;
+}
+
+/** `maxRows` as Grist's optIntegerParam reads it (nullable, positive), 400 otherwise. */
+export function maxRowsParam(maxRows: string | number | null | undefined): number | null | undefined {
+  if (maxRows === undefined) return undefined;
+  if (maxRows === null || maxRows === 'null') return null;
+  const n = integerParam(maxRows, 'maxRows');
+  if (!(n > 0)) throw new BadRequest(`maxRows parameter is invalid: ${maxRows}`);
+  return n;
 }
 
 /**
  * Grist's `GET /compare/{other}` from a document the caller may view (`doc`, `access`): both
  * documents read whole, so the access rules must hide nothing in either (403 `insufficient
- * access`); compared by their histories, and by content when those end alike (D54).
+ * access`); compared by their histories, and by content when those end alike (D54). With
+ * `detail`, the changes of each side since their common state.
  */
 export async function compareDocs(
   engine: Engine,
@@ -150,14 +160,35 @@ export async function compareDocs(
   opts: CompareOptions = {},
 ): Promise<DocStateComparison> {
   if (left.access && !left.access.canCopyEverything()) throw new Forbidden('insufficient access');
-  const {maxRows} = opts;
-  if (maxRows !== undefined && maxRows !== null && maxRows !== 'null' && !(integerParam(maxRows, 'maxRows') > 0)) {
-    throw new BadRequest(`maxRows parameter is invalid: ${maxRows}`);
-  }
-  if (opts.detail) {
-    throw new BadRequest('detail parameter is not supported: gristlite does not summarise actions (D54)');
-  }
+  const maxRows = maxRowsParam(opts.maxRows);
   const right = await readableWhole(engine, otherKey, p, org, 'insufficient access');
   const doc = left.open;
-  return compareStates(doc.states().states, right.states().states, () => doc.contentDigest() === right.contentDigest());
+  const cmp = compareStates(
+    doc.states().states,
+    right.states().states,
+    () => doc.contentDigest() === right.contentDigest(),
+  );
+  if (opts.detail && cmp.parent) {
+    // Two documents without history (the empty state) have no actions to summarise.
+    const since = (d: OpenDocument) =>
+      cmp.parent!.h === ''
+        ? {tableRenames: [], tableDeltas: {}}
+        : d.changes(cmp.parent!.h, 'HEAD', maxRows).details!.rightChanges;
+    cmp.details = {leftChanges: since(doc), rightChanges: since(right)};
+  }
+  return cmp;
+}
+
+/**
+ * Grist's `GET /compare?left=&right=` on a document the caller may view: what changed from `left`
+ * to `right` (both default `HEAD`); the access rules must hide nothing (403 `insufficient access`).
+ */
+export function versionChanges(
+  open: OpenDocument,
+  access: AccessContext | null,
+  opts: {left?: string | null; right?: string | null; maxRows?: string | number | null},
+): DocStateComparison {
+  if (access && !access.canCopyEverything()) throw new Forbidden('insufficient access');
+  const maxRows = maxRowsParam(opts.maxRows);
+  return open.changes(opts.left || 'HEAD', opts.right || 'HEAD', maxRows);
 }

@@ -2,6 +2,7 @@
  * The embeddable engine: a home store, the document files in a data directory, and the services
  * that the http layer (or an embedding app) calls. No HTTP and no process globals here.
  */
+import {historySettingsFromEnv, type HistorySettings} from '../doc/history/index.js';
 import {type DataDirLock, lockDataDir} from '../host/index.js';
 import {AsyncLocalStorage} from 'node:async_hooks';
 import {
@@ -111,6 +112,12 @@ export interface EngineOptions {
    * and most rows one update or removal by condition touches (GRISTLITE_WHERE_MAX_ROWS, 50000).
    */
   where?: {maxChars?: number; maxRows?: number};
+  /**
+   * How writes are recorded in each document's action history (D120): default from
+   * GRISTLITE_HISTORY (`0` turns recording off), GRISTLITE_HISTORY_MAX_ROWS (1000) and
+   * GRISTLITE_HISTORY_MAX_BYTES (1e9); Grist's GRIST_ACTION_HISTORY_MAX_ROWS/BYTES also accepted.
+   */
+  history?: HistorySettings;
   /** At start, resume webhook delivery of every document with events waiting (default true). */
   resumeWebhooks?: boolean;
   /**
@@ -239,6 +246,8 @@ export class Engine {
   /** Formula budgets of every document this engine opens. */
   private readonly formulaBudget: Partial<BudgetSettings>;
   private readonly whereSettings: {maxChars?: number; maxRows?: number};
+  /** How documents record their action history (D120; `EngineOptions.history`). */
+  readonly historySettings: HistorySettings;
   /** Failed webhook POST attempts of every document since the engine started (metrics). */
   private webhookFailures = 0;
   readonly maxOpenDocs: number;
@@ -282,6 +291,7 @@ export class Engine {
       maxChars: intFromEnv(env, 'GRISTLITE_WHERE_MAX_CHARS', DEFAULT_WHERE_MAX_CHARS, 1),
       maxRows: intFromEnv(env, 'GRISTLITE_WHERE_MAX_ROWS', DEFAULT_WHERE_MAX_ROWS, 1),
     };
+    this.historySettings = opts.history ?? historySettingsFromEnv(env);
     this.publicUrl =
       opts.publicUrl !== undefined
         ? publicUrlFromEnv({GRISTLITE_PUBLIC_URL: opts.publicUrl ?? ''})
@@ -658,7 +668,12 @@ export class Engine {
 
   private openDocFresh(docId: string, path: string, docUrl: DocUrl): OpenDoc {
     const grist = openDocFile(path, () =>
-      GristDoc.open(path, {readCache: this.readCache, formulaBudget: this.formulaBudget, where: this.whereSettings}),
+      GristDoc.open(path, {
+        readCache: this.readCache,
+        formulaBudget: this.formulaBudget,
+        where: this.whereSettings,
+        history: this.historySettings,
+      }),
     );
     grist.beforeCommit = (db) => this.idempotency.beforeCommit(db);
     try {

@@ -6,6 +6,7 @@
 export * from './doc-lifecycle.js';
 export * from './engine.js';
 export * from './forms.js';
+export * from './history-page.js';
 export * from './lifecycle.js';
 export * from './opendoc.js';
 export * from './session-tables.js';

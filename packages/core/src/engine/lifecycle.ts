@@ -2,14 +2,21 @@
  * Document lifecycle operations of today's Grist (issue 29): the action history's states and
  * their truncation (`GET /states`, `POST /states/remove`), and replacing a document's content
  * with another file's (`POST /replace`). The history is Grist's `_gristsys_ActionHistory`, a chain
- * of actions linked by `parentRef` from the `local_unsent` branch tip; gristlite appends nothing
- * to it (D39), so the states are those Grist recorded before the file came here.
+ * of actions linked by `parentRef` from the `local_unsent` branch tip, which every write extends (D120).
  */
 import {createHash} from 'node:crypto';
 import type Database from 'better-sqlite3';
 import {quoteIdent as quote} from '../doc/identifiers.js';
 import {IDEMPOTENCY_TABLE} from '../doc/idempotency.js';
 import {hasTable} from '../webhooks/schema.js';
+import {
+  composeSummaries,
+  decodeBundle,
+  emptySummary,
+  summarizeBundle,
+  type ActionSummary,
+} from '../doc/history/index.js';
+import {BadRequest} from '../base/index.js';
 
 /** One state of the document: an action's number and hash (Grist's `DocState`). */
 export interface DocState {
@@ -107,12 +114,14 @@ export interface DocStateComparison {
   right: DocState;
   parent: DocState | null;
   summary: 'same' | 'left' | 'right' | 'both' | 'unrelated';
+  /** With `detail=1`: what changed on each side since `parent` (Grist's ActionSummary). */
+  details?: {leftChanges: ActionSummary; rightChanges: ActionSummary};
 }
 
 /**
  * A digest of what a document holds for its users: its tables and columns and every row of its
- * user tables. gristlite's writes add nothing to the history (D39), so this tells whether two
- * documents whose histories end alike still hold the same thing.
+ * user tables: whether two documents whose histories end alike still hold the same thing (a write
+ * made with history recording off, or behind gristlite's back).
  */
 export function contentDigest(db: Database.Database): string {
   const hash = createHash('sha256');
@@ -170,4 +179,60 @@ export function compareStates(
         : 'unrelated';
   if (summary === 'same' && !sameContent()) summary = 'both';
   return {left: left[0], right: right[0], parent, summary};
+}
+
+/**
+ * The offset in `states` (newest first) of a git-style reference as Grist's HashUtil reads it: a
+ * state hash or `HEAD`, then any of `^`, `^1` (the parent) and `~n` (n back). An unknown hash or
+ * a reference past the oldest kept state is 400 (Grist: 500 `Cannot read hash`).
+ */
+export function stateOffset(states: DocState[], ref: string): number {
+  const parts = ref.split(/([~^][0-9]*)/);
+  const head = parts.shift() ?? '';
+  let offset = head === 'HEAD' ? 0 : states.findIndex((s) => s.h === head);
+  if (offset < 0) throw new BadRequest('Cannot read hash');
+  for (const part of parts) {
+    if (part === '^' || part === '^1') offset++;
+    else if (part.startsWith('~')) offset += Number.parseInt(part.slice(1) || '1', 10);
+    else if (part !== '') throw new BadRequest('cannot parse hash');
+  }
+  if (!Number.isSafeInteger(offset) || offset >= states.length) throw new BadRequest('Cannot read hash');
+  return offset;
+}
+
+/**
+ * Grist's `GET /compare?left=&right=` within one document: the summary of the actions after `left`
+ * up to `right` (`left` must be `right` or before it: 400 otherwise, Grist's message). `maxRows`:
+ * cells kept per bulk change (null: all).
+ */
+export function historyChanges(
+  db: Database.Database,
+  leftRef: string,
+  rightRef: string,
+  maxRows: number | null | undefined,
+): DocStateComparison {
+  const {states} = docStates(db);
+  const left = stateOffset(states, leftRef);
+  const right = stateOffset(states, rightRef);
+  if (right > left) throw new BadRequest('Comparisons currently require left to be an ancestor of right');
+  let total = emptySummary();
+  const body = db.prepare('SELECT body FROM _gristsys_ActionHistory WHERE actionHash = ?').pluck();
+  // Oldest first, one bundle decoded at a time.
+  for (const state of states.slice(right, left).reverse()) {
+    const raw = body.get(state.h) as Buffer | undefined;
+    if (!raw) continue;
+    const b = decodeBundle(raw);
+    const stored = (Array.isArray(b.stored) ? b.stored : []).map((e) => e[1]);
+    total = composeSummaries(
+      total,
+      summarizeBundle(stored, Array.isArray(b.undo) ? b.undo : [], maxRows === undefined ? 10 : maxRows),
+    );
+  }
+  return {
+    left: states[left],
+    right: states[right],
+    parent: states[left],
+    summary: left === right ? 'same' : 'right',
+    details: {leftChanges: emptySummary(), rightChanges: total},
+  };
 }

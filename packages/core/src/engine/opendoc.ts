@@ -9,7 +9,15 @@ import {createReadStream} from 'node:fs';
 import {mkdir, rm} from 'node:fs/promises';
 import {join} from 'node:path';
 import {makeId} from '../base/index.js';
-import {contentDigest, docStates, removeStates, replaceContent, type DocState} from './lifecycle.js';
+import {
+  contentDigest,
+  docStates,
+  historyChanges,
+  removeStates,
+  replaceContent,
+  type DocState,
+  type DocStateComparison,
+} from './lifecycle.js';
 import type {Replica} from '../cluster/replica.js';
 import {
   getAttachmentMetadata,
@@ -463,6 +471,14 @@ export class OpenDocument {
   /** The states of Grist's action history, newest first (`GET /states`). */
   states(): {states: DocState[]} {
     return docStates(this.db);
+  }
+
+  /**
+   * What changed between two states of the history (`GET /compare?left=&right=`): refs as Grist's
+   * HashUtil reads them (`HEAD`, a hash, `~n`, `^`), `maxRows` cells kept per bulk change.
+   */
+  changes(left: string, right: string, maxRows?: number | null): DocStateComparison {
+    return historyChanges(this.db, left, right, maxRows);
   }
 
   /** A digest of the tables, columns and user rows (to compare documents). */

@@ -48,9 +48,12 @@ import type {GristDoc} from '../doc/gristdoc.js';
 import type {CellValue} from '../doc/types.js';
 import {checkRecords} from '../doc/bodies.js';
 import {cursorBinding} from '../doc/cursor.js';
+import type {HistoryEntry} from '../doc/history/index.js';
+import {historyPage} from './history-page.js';
 import type {SqlResult} from '../sql/index.js';
 import {
   compareDocs,
+  versionChanges,
   docSnapshots,
   forceReloadDoc,
   integerParam,
@@ -452,6 +455,20 @@ export class SessionDoc {
     });
   }
 
+  /**
+   * Beyond Grist (D122): the recorded changes to a table, or one record (`rowId`), newest first,
+   * one entry per changed row, under the user's access rules; `limit` entries a page (default 100,
+   * at most 1000), `cursor` the previous page's `next` (400 `Invalid cursor` otherwise).
+   */
+  history(
+    tableId: string,
+    q: {rowId?: number; limit?: number; cursor?: string} = {},
+  ): Promise<{changes: HistoryEntry[]; next: string | null}> {
+    return this.withOpen('viewers', ({grist, meta}) =>
+      historyPage(this.session.engine.cursors, meta.id, grist, tableId, q),
+    );
+  }
+
   /** Adds tables (editors); returns their ids. */
   addTables(tables: TableSpec[]): Promise<string[]> {
     // Schema changes follow Grist's SchemaEdit rule, which editors pass (as over HTTP).
@@ -720,14 +737,26 @@ export class SessionDoc {
 
   /**
    * Compares this document with another (by id or urlId) by their histories, and by content when
-   * those end alike (D54), as `GET /compare/{other}`; both must be readable whole. `maxRows` is
-   * checked as over HTTP; the action summary (`detail`) is not supported.
+   * those end alike (D54), as `GET /compare/{other}`; both must be readable whole. `detail` adds
+   * what changed on each side since their common state; `maxRows` (default 10, null: all) bounds
+   * the cells kept per bulk change.
    */
-  compare(otherDocIdOrUrlId: string, opts: {maxRows?: number | null} = {}): Promise<DocStateComparison> {
+  compare(
+    otherDocIdOrUrlId: string,
+    opts: {maxRows?: number | null; detail?: boolean} = {},
+  ): Promise<DocStateComparison> {
     const {principal, org} = this.session;
     return this.withOpen('viewers', ({open, access}) =>
       compareDocs(this.session.engine, {open, access}, principal, org, otherDocIdOrUrlId, opts),
     );
+  }
+
+  /**
+   * What changed between two states of this document's history, as `GET /compare?left=&right=`
+   * (refs `HEAD` by default, a state hash, `~n`, `^`); the user must read the document whole.
+   */
+  compareVersions(opts: {left?: string; right?: string; maxRows?: number | null} = {}): Promise<DocStateComparison> {
+    return this.withOpen('viewers', ({open, access}) => versionChanges(open, access, opts));
   }
 
   // ---- forms (as routes/forms.ts)

@@ -8,6 +8,7 @@ import type {Cluster} from '../cluster/index.js';
 import type {OrgContext, Principal} from '../home/principal.js';
 import type {HomeService} from '../home/service.js';
 import type {Doc, HomeStore, Org, Role} from '../home/types.js';
+import type {HistorySettings} from '../doc/history/index.js';
 import type {ImportSettings} from './settings.js';
 
 /** The engine's services an import uses (structurally, `Engine` is one). */
@@ -18,6 +19,8 @@ export interface ImportHost {
   readonly cluster: Cluster | null;
   readonly attachmentStores: AttachmentStores;
   readonly importSettings: ImportSettings;
+  /** How the documents an import writes record their action history (D120). */
+  readonly historySettings: HistorySettings;
   /** The document's file path in the data directory. */
   docPath(docId: string): string;
   /** Called once a new document's file is in place. */

@@ -220,7 +220,7 @@ export async function importGristDoc(
       // document; the file stays in rollback-journal mode until it is moved into place.
       opts.onProgress?.({rows: null, fraction: null, stage: 'formulas'});
       const docUrl = engine.docPageUrl(home, await engine.home.access.orgOfDoc(home), opts.requestBase ?? null);
-      const doc = GristDoc.open(tmp);
+      const doc = GristDoc.open(tmp, {history: engine.historySettings});
       let readOnly: string | null;
       try {
         readOnly = doc.readOnlyReason;
@@ -272,7 +272,7 @@ export async function importCsvDoc(
         read += n;
       },
     });
-    await writeNewDocFile(tmp, timezone, (doc) =>
+    await writeNewDocFile(engine, tmp, timezone, (doc) =>
       writeCsvTable(doc, titleFromFileName(file.fileName), records, timezone, (rows) =>
         opts.onProgress?.({rows, fraction: size ? read / size : null, stage: 'rows'}),
       ),
@@ -286,11 +286,13 @@ export async function importCsvDoc(
  * one fsync.
  */
 async function writeNewDocFile(
+  engine: ImportHost,
   tmp: string,
   timezone: string | undefined,
   fill: (doc: GristDoc) => unknown,
 ): Promise<void> {
-  const doc = GristDoc.create(tmp, {timezone});
+  // Recorded as any write is (D120), unless the engine's settings turn recording off.
+  const doc = GristDoc.create(tmp, {timezone, history: engine.historySettings});
   try {
     doc.db.pragma('journal_mode = OFF');
     doc.db.pragma('synchronous = OFF');
@@ -447,7 +449,7 @@ export async function importSheetsDoc(
       const {readJsonFile, writeJsonTables} = await import('./json.js');
       const limits = {maxUnzippedBytes: s.maxUnzippedBytes, maxEntries: s.maxEntries, maxJsonBytes: s.maxJsonBytes};
       const data = json ? readJsonFile(upload, s.maxJsonBytes) : null;
-      await writeNewDocFile(tmp, timezone, (doc) =>
+      await writeNewDocFile(engine, tmp, timezone, (doc) =>
         json
           ? writeJsonTables(doc, data, titleFromFileName(file.fileName))
           : writeSourceTables(doc, readTables(upload, '', 'xlsx', {}, limits), 'sheet', timezone, (rows: number) =>

@@ -15,9 +15,24 @@ const latin1 = new TextDecoder('latin1');
 
 export class MarshalError extends Error {}
 
+/** How `loads` reads what it decodes. */
+export interface LoadOptions {
+  /**
+   * Byte strings ('s') as `Uint8Array` (a copy) rather than text: Grist's JS unmarshaller reads them
+   * as buffers, so an action bundle decoded this way re-encodes to the same bytes.
+   */
+  bytes?: boolean;
+}
+
+/** How `dumps` writes. */
+export interface DumpOptions {
+  /** Dict keys in sorted order (JS string order), as Grist's JS Marshaller writes them. */
+  sortKeys?: boolean;
+}
+
 /** Decodes a value in Python's marshal format (version 2) as Grist stores it. */
-export function loads(buf: Uint8Array): unknown {
-  return new Unmarshaller(buf).load();
+export function loads(buf: Uint8Array, options?: LoadOptions): unknown {
+  return new Unmarshaller(buf, options?.bytes === true).load();
 }
 
 class Unmarshaller {
@@ -26,7 +41,10 @@ class Unmarshaller {
   private readonly refs: unknown[] = []; // version 3+ object references
   private readonly interned: string[] = []; // version 2 interned strings ('t' / 'R')
 
-  constructor(private readonly buf: Uint8Array) {
+  constructor(
+    private readonly buf: Uint8Array,
+    private readonly asBytes = false,
+  ) {
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
@@ -121,8 +139,10 @@ class Unmarshaller {
         this.interned.push(s);
         return keep(s);
       }
-      case 's':
-        return keep(utf8.decode(this.bytes(this.int32())));
+      case 's': {
+        const b = this.bytes(this.int32());
+        return keep(this.asBytes ? b.slice() : utf8.decode(b));
+      }
       case 'R': {
         const s = this.interned[this.int32()];
         if (s === undefined) {
@@ -191,8 +211,8 @@ class Unmarshaller {
 const DICT_END = Symbol('marshal-null');
 
 /** Serialises a JS value in marshal format version 2 (as Grist's Marshaller does). */
-export function dumps(value: unknown): Buffer {
-  const m = new Marshaller();
+export function dumps(value: unknown, options?: DumpOptions): Buffer {
+  const m = new Marshaller(options?.sortKeys === true);
   m.write(value);
   return m.result();
 }
@@ -200,6 +220,8 @@ export function dumps(value: unknown): Buffer {
 class Marshaller {
   private buf = Buffer.allocUnsafe(64);
   private pos = 0;
+
+  constructor(private readonly sortKeys: boolean) {}
 
   result(): Buffer {
     return Buffer.from(this.buf.subarray(0, this.pos));
@@ -251,7 +273,11 @@ class Marshaller {
       }
     } else if (typeof value === 'string') {
       this.code('u');
-      this.raw(Buffer.from(value, 'utf8'));
+      // Written in place (a string takes at most 3 bytes per UTF-16 unit): no buffer per string.
+      this.reserve(4 + value.length * 3);
+      const n = this.buf.write(value, this.pos + 4, 'utf8');
+      this.buf.writeInt32LE(n, this.pos);
+      this.pos += 4 + n;
     } else if (value instanceof Uint8Array) {
       this.code('s');
       this.raw(value);
@@ -263,9 +289,14 @@ class Marshaller {
       }
     } else if (typeof value === 'object') {
       this.code('{');
-      for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      const obj = value as Record<string, unknown>;
+      const keys = Object.keys(obj);
+      if (this.sortKeys) {
+        keys.sort();
+      }
+      for (const k of keys) {
         this.write(k);
-        this.write(v);
+        this.write(obj[k]);
       }
       this.code('0');
     } else {

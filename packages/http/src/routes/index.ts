@@ -13,6 +13,7 @@ import {homeRoutes} from './home.js';
 import {importRoutes} from './imports.js';
 import {lifecycleRoutes} from './lifecycle.js';
 import {mcpRoutes} from './mcp/route.js';
+import {historyRoutes} from './history.js';
 import {shareRoutes} from './shares.js';
 import {sqlRoutes} from './sql.js';
 import {tableImportRoutes} from './table-import.js';
@@ -51,6 +52,7 @@ export function allRoutes(): Route[] {
     ...triggerRoutes,
     ...lifecycleRoutes,
     ...mcpRoutes,
+    ...historyRoutes,
     statusRoute,
     metricsRoute,
     ...consoleRoutes,

@@ -9,6 +9,7 @@ import {
   NotFound,
   Unauthorized,
   compareDocs,
+  versionChanges,
   docSnapshots,
   forceReloadDoc,
   integerParam,
@@ -141,7 +142,7 @@ export const lifecycleRoutes: Route[] = [
     method: 'GET',
     path: '/api/docs/:docId/states',
     tag: 'docs',
-    summary: "The states of the document's action history, newest first (as Grist recorded them; D39)",
+    summary: "The states of the document's action history, newest first (every write recorded: D120)",
     need: 'viewers',
     handler: async (_ctx, {doc}) => doc.states(),
   }),
@@ -172,13 +173,27 @@ export const lifecycleRoutes: Route[] = [
     method: 'GET',
     path: '/api/docs/:docId/compare/:otherDocId',
     tag: 'docs',
-    summary: 'Compare two documents by their histories (and contents: D54); detail is not supported',
+    summary: 'Compare two documents by their histories (and contents: D54); detail=1 adds what changed on each side',
     query: ['detail', 'maxRows'],
     need: 'viewers',
     handler: async (ctx, {doc, access}) =>
       compareDocs(ctx.engine, {open: doc, access}, ctx.principal, ctx.org, ctx.params.otherDocId, {
-        maxRows: ctx.query.get('maxRows'),
+        maxRows: ctx.query.get('maxRows') ?? undefined,
         detail: flag(ctx.query, 'detail'),
+      }),
+  }),
+  docRoute({
+    method: 'GET',
+    path: '/api/docs/:docId/compare',
+    tag: 'docs',
+    summary: 'What changed between two states of the document (left, right: HEAD, a state hash, ~n, ^)',
+    query: ['left', 'right', 'maxRows'],
+    need: 'viewers',
+    handler: async (ctx, {doc, access}) =>
+      versionChanges(doc, access, {
+        left: ctx.query.get('left'),
+        right: ctx.query.get('right'),
+        maxRows: ctx.query.get('maxRows') ?? undefined,
       }),
   }),
 ];

@@ -1,0 +1,536 @@
+/**
+ * Records each committed write in `_gristsys_ActionHistory` as Grist does (ActionHistoryImpl,
+ * Sharing): one bundle per write, in the write's own transaction, numbered after the branch tip,
+ * hashed over its parent's hash, appended to the `shared`, `local_sent` and `local_unsent`
+ * branches together (Grist's recordNextShared, as a document that does not share), and the
+ * history pruned to its limits every tenth action.
+ *
+ * gristlite's writes are not Grist doc actions, so the stored actions are rebuilt from what the
+ * write changed: rows removed, added and updated per table (the values read before and after),
+ * and schema actions (AddTable, AddColumn, RenameColumn, ...) read from the metadata rows the write
+ * changed. Undo actions are their inverses, in reverse order. docs/decisions.md D120.
+ */
+import type Database from 'better-sqlite3';
+import {intFromEnv} from '../../base/index.js';
+import type {TableChange, WriteActor} from '../changes.js';
+import type {ColumnMeta, DocMeta, TableMeta} from '../meta.js';
+import type {CellValue} from '../types.js';
+import {columnsOf, groupChanged, readRows, sameCell} from './rows.js';
+import {ALL_RECIPIENTS, type ActionBundle, type ActionInfo, type DocActionTuple, hashAndEncode} from './format.js';
+
+/** How a document records its history (docs/operations.md, `GRISTLITE_HISTORY*`). */
+export interface HistorySettings {
+  /** Whether writes are recorded (default true). */
+  enabled?: boolean;
+  /** Actions kept (Grist's GRIST_ACTION_HISTORY_MAX_ROWS, 1000). */
+  maxRows?: number;
+  /** Bytes of bodies kept (Grist's GRIST_ACTION_HISTORY_MAX_BYTES, 1e9). */
+  maxBytes?: number;
+}
+
+/**
+ * The settings from the environment: `GRISTLITE_HISTORY` (`0` or `false` turns recording off),
+ * `GRISTLITE_HISTORY_MAX_ROWS` and `GRISTLITE_HISTORY_MAX_BYTES` (Grist's
+ * `GRIST_ACTION_HISTORY_MAX_ROWS` and `GRIST_ACTION_HISTORY_MAX_BYTES` also accepted).
+ */
+export function historySettingsFromEnv(env: Record<string, string | undefined>): HistorySettings {
+  const flag = (env.GRISTLITE_HISTORY ?? '').trim().toLowerCase();
+  const rowsName =
+    env.GRISTLITE_HISTORY_MAX_ROWS !== undefined ? 'GRISTLITE_HISTORY_MAX_ROWS' : 'GRIST_ACTION_HISTORY_MAX_ROWS';
+  const bytesName =
+    env.GRISTLITE_HISTORY_MAX_BYTES !== undefined ? 'GRISTLITE_HISTORY_MAX_BYTES' : 'GRIST_ACTION_HISTORY_MAX_BYTES';
+  return {
+    enabled: !(flag === '0' || flag === 'false' || flag === 'off'),
+    maxRows: intFromEnv(env, rowsName, HISTORY_DEFAULTS.maxRows, 1),
+    maxBytes: intFromEnv(env, bytesName, HISTORY_DEFAULTS.maxBytes, 1),
+  };
+}
+
+/** Grist's defaults: 1000 actions, 1 GB of bodies; pruned when 1.25 times over, checked every 10th action. */
+export const HISTORY_DEFAULTS = {maxRows: 1000, maxBytes: 1e9} as const;
+const GRACE_FACTOR = 1.25;
+const CHECK_PERIOD = 10;
+/** Prepared statements kept per document. */
+const MAX_STATEMENTS = 256;
+/** How often the chain's size is read from the file rather than counted (see `chain`). */
+const RECOUNT_PERIOD = 100;
+const BRANCHES = ['shared', 'local_sent', 'local_unsent'] as const;
+
+/** What a write recorded: the action's number and hash (`/apply`'s answer). */
+export interface RecordedAction {
+  actionNum: number;
+  actionHash: string;
+}
+
+/** Rows as they were before a write first touched them: per table, per row id, cells by column id. */
+type Snapshot = Map<number, Record<string, CellValue>>;
+
+interface Tip {
+  ref: number | null;
+  num: number;
+  hash: string | null;
+}
+
+/** One document's history recorder (the document's connection; writes run synchronously). */
+export class HistoryRecorder {
+  readonly enabled: boolean;
+  private readonly maxRows: number;
+  private readonly maxBytes: number;
+  /** Per table (by tableRef for user tables, so that renames are followed; by tableId for metadata). */
+  private readonly before = new Map<string | number, Snapshot>();
+  /** The user actions of the current write, when it was a bundle of them (`/apply`). */
+  userActions: unknown[][] | null = null;
+  private tablesFound = false;
+  /** Rows the last `record` inserted, updated or deleted (so that caches of user tables can discount them). */
+  rowsChanged = 0;
+  /** Prepared statements by SQL (better-sqlite3 prepares anew on each `prepare`: ~14% of a one-cell write). */
+  private readonly stmts = new Map<string, Database.Statement>();
+  /**
+   * Actions and body bytes of the chain, counted as actions are appended, so that the check every
+   * tenth action costs nothing; recounted from the file every hundredth action and after a prune
+   * (the history may be changed by `/states/remove` or `/replace` meanwhile). null: not counted yet.
+   */
+  private chain: {count: number; bytes: number} | null = null;
+  /** Whether the current write is the document's own (formulas computed on import): user `grist`, as Grist's system actions. */
+  system = false;
+
+  constructor(
+    private readonly db: Database.Database,
+    settings: HistorySettings = {},
+  ) {
+    this.enabled = settings.enabled ?? true;
+    this.maxRows = settings.maxRows ?? HISTORY_DEFAULTS.maxRows;
+    this.maxBytes = settings.maxBytes ?? HISTORY_DEFAULTS.maxBytes;
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let st = this.stmts.get(sql);
+    if (!st) {
+      // Row reads differ by table and columns: the cache is bounded (schema changes make new ones).
+      if (this.stmts.size >= MAX_STATEMENTS) this.stmts.clear();
+      st = this.db.prepare(sql);
+      this.stmts.set(sql, st);
+    }
+    return st;
+  }
+
+  /**
+   * Rows the current write inserted, per table, with their cells as stored, so that the bundle is
+   * made without reading them back (reading 500 rows back cost more than inserting them). Kept only
+   * while nothing else touched the table in the write (`tainted`); else the rows are read back.
+   */
+  private readonly inserted = new Map<
+    string,
+    {ids: readonly number[]; cols: readonly string[]; values: readonly CellValue[][]; version: number}
+  >();
+  private readonly tainted = new Set<string>();
+
+  /** Called after an insert (storage's `afterInsert`). */
+  insertedRows(
+    meta: DocMeta,
+    tableId: string,
+    ids: readonly number[],
+    cols: readonly string[],
+    values: readonly CellValue[][],
+  ): void {
+    if (this.inserted.has(tableId) || this.tainted.has(tableId)) {
+      // A second insert into the table: read back (kept simple).
+      this.inserted.delete(tableId);
+      this.tainted.add(tableId);
+      return;
+    }
+    this.inserted.set(tableId, {ids, cols, values, version: meta.version});
+  }
+
+  /** Forgets what the last write captured (a write starts, or rolled back). */
+  reset(): void {
+    this.before.clear();
+    this.inserted.clear();
+    this.tainted.clear();
+    this.userActions = null;
+    this.system = false;
+  }
+
+  /** Called before rows are updated or removed: keeps each row's cells as they were, once per write. */
+  capture(meta: DocMeta, tableId: string, rowIds: readonly number[]): void {
+    const table = meta.tables.get(tableId);
+    if (!table || !rowIds.length) return;
+    if (this.inserted.delete(tableId)) this.tainted.add(tableId);
+    const key = table.isMeta ? table.tableId : table.tableRef;
+    let snap = this.before.get(key);
+    if (!snap) {
+      snap = new Map();
+      this.before.set(key, snap);
+    }
+    const wanted = snap.size ? rowIds.filter((id) => !snap.has(id)) : rowIds;
+    if (!wanted.length) return;
+    for (const row of readRows((sql) => this.stmt(sql), table, wanted)) snap.set(row.id as number, row);
+  }
+
+  /** Whether the document has Grist's history tables (every document of schema 46 does); true is remembered. */
+  private hasTables(): boolean {
+    if (this.tablesFound) return true;
+    const n = this.stmt(
+      `SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'
+         AND name IN ('_gristsys_ActionHistory', '_gristsys_ActionHistoryBranch')`,
+    ).get() as {n: number};
+    this.tablesFound = n.n === 2;
+    return this.tablesFound;
+  }
+
+  private snapshotOf(table: TableMeta): Snapshot | undefined {
+    return this.before.get(table.isMeta ? table.tableId : table.tableRef);
+  }
+
+  /**
+   * Appends the bundle of the write that changed `changes` (nothing when it changed nothing), in
+   * the caller's transaction. `time` in ms since the epoch.
+   */
+  record(
+    meta: DocMeta,
+    changes: TableChange[],
+    actor: WriteActor | null,
+    time: number,
+    recordEmpty = false,
+  ): RecordedAction | null {
+    this.rowsChanged = 0;
+    if (!this.hasTables()) return null;
+    const {stored, undo} = changes.length ? this.docActions(meta, changes) : {stored: [], undo: []};
+    if (!stored.length && !recordEmpty) return null;
+    let tip = this.tip();
+    if (tip.num === 0) {
+      // Grist's _initDoc records an empty first action in a document without history.
+      this.append(
+        {
+          actionNum: 1,
+          actionHash: null,
+          parentActionHash: null,
+          envelopes: [],
+          info: [0, makeInfo('grist', time, undefined)],
+          stored: [],
+          calc: [],
+          userActions: [],
+          undo: [],
+        },
+        tip,
+      );
+      tip = this.tip();
+    }
+    const bundle: ActionBundle = {
+      actionNum: tip.num + 1,
+      actionHash: null,
+      parentActionHash: null,
+      envelopes: [{recipients: [ALL_RECIPIENTS]}],
+      info: [0, this.system ? makeInfo('grist', time, undefined) : makeInfo(actor?.email ?? '', time, actor?.apiKeyId)],
+      stored: stored.map((a) => [0, a] as [number, DocActionTuple]),
+      calc: [],
+      userActions: this.userActions ?? stored,
+      undo,
+    };
+    const recorded = this.append(bundle, tip);
+    if (bundle.actionNum % CHECK_PERIOD === 0) this.prune(bundle.actionNum % RECOUNT_PERIOD === 0);
+    return recorded;
+  }
+
+  /** The tip of `local_unsent` (all three branches move together here). */
+  private tip(): Tip {
+    const row = this.stmt(
+      `SELECT b.actionRef AS ref, h.actionNum AS num, h.actionHash AS hash FROM _gristsys_ActionHistoryBranch b
+       LEFT JOIN _gristsys_ActionHistory h ON h.id = b.actionRef WHERE b.name = 'local_unsent'`,
+    ).get() as {ref: number | null; num: number | null; hash: string | null} | undefined;
+    if (row?.ref != null && row.num != null) return {ref: row.ref, num: row.num, hash: row.hash};
+    // No tip (a pruned or emptied history): numbering still follows what is stored, as Grist's
+    // initialize reads the branch (whose tip is then null) and starts again from 1 only when empty.
+    const max = this.stmt('SELECT max(actionNum) AS n FROM _gristsys_ActionHistory').get() as {n: number | null};
+    return {ref: null, num: max.n ?? 0, hash: null};
+  }
+
+  private append(bundle: ActionBundle, parent: Tip): RecordedAction {
+    bundle.parentActionHash = parent.hash;
+    const body = hashAndEncode(bundle);
+    const actionHash = bundle.actionHash!;
+    const id = this.stmt(
+      'INSERT INTO _gristsys_ActionHistory (actionHash, parentRef, actionNum, body) VALUES (?, ?, ?, ?)',
+    ).run(actionHash, parent.ref, bundle.actionNum, body).lastInsertRowid;
+    this.rowsChanged += 1;
+    const moved = this.stmt(
+      `UPDATE _gristsys_ActionHistoryBranch SET actionRef = ? WHERE name IN ('shared', 'local_sent', 'local_unsent')`,
+    ).run(id).changes;
+    this.rowsChanged += moved;
+    if (moved < BRANCHES.length) {
+      // A file without some branch row (Grist makes all three): added, as Grist's _addAction would need them.
+      for (const name of BRANCHES) {
+        this.rowsChanged += this.stmt(
+          'INSERT OR IGNORE INTO _gristsys_ActionHistoryBranch (name, actionRef) VALUES (?, ?)',
+        ).run(name, id).changes;
+      }
+    }
+    if (this.chain) {
+      this.chain.count++;
+      this.chain.bytes += body.length;
+    }
+    return {actionNum: bundle.actionNum, actionHash};
+  }
+
+  /** The chain from the `shared` tip, newest first: row ids and body sizes. */
+  private chainRows(): Array<[number, number]> {
+    return this.stmt(
+      `WITH RECURSIVE actions(id) AS (
+         SELECT actionRef FROM _gristsys_ActionHistoryBranch WHERE name = 'shared' AND actionRef IS NOT NULL
+         UNION ALL
+         SELECT parentRef FROM _gristsys_ActionHistory h, actions WHERE h.id = actions.id AND parentRef IS NOT NULL)
+       SELECT h.id, length(h.body) AS bytes FROM actions JOIN _gristsys_ActionHistory h ON h.id = actions.id
+       ORDER BY h.actionNum DESC`,
+    )
+      .raw(true)
+      .all() as Array<[number, number]>;
+  }
+
+  /**
+   * Grist's _pruneLargeHistory: when the chain is over 1.25 times a limit, the oldest actions go,
+   * keeping the newest that fit both limits (at least one). `recount`: read the chain's size from
+   * the file rather than trust the running count.
+   */
+  private prune(recount: boolean): void {
+    const over = (count: number, bytes: number) =>
+      count > this.maxRows * GRACE_FACTOR || bytes > this.maxBytes * GRACE_FACTOR;
+    if (this.chain && !recount && !over(this.chain.count, this.chain.bytes)) return;
+    const rows = this.chainRows();
+    const totalBytes = rows.reduce((n, [, b]) => n + b, 0);
+    this.chain = {count: rows.length, bytes: totalBytes};
+    if (!over(rows.length, totalBytes)) return;
+    let bytes = 0;
+    let first = -1;
+    for (let i = 0; i < rows.length; i++) {
+      bytes += rows[i][1];
+      if (i > 0 && (bytes > this.maxBytes || i + 1 > this.maxRows)) {
+        first = i;
+        break;
+      }
+    }
+    if (first < 0) return;
+    this.chain = {count: first, bytes: bytes - rows[first][1]};
+    const ids = JSON.stringify(rows.slice(first).map(([id]) => id));
+    this.rowsChanged += this.stmt(
+      'DELETE FROM _gristsys_ActionHistory WHERE id IN (SELECT value FROM json_each(?))',
+    ).run(ids).changes;
+    this.rowsChanged += this.stmt(
+      'UPDATE _gristsys_ActionHistoryBranch SET actionRef = NULL WHERE actionRef IN (SELECT value FROM json_each(?))',
+    ).run(ids).changes;
+  }
+
+  /** The write as Grist doc actions and their undo (see the module comment). */
+  private docActions(meta: DocMeta, changes: TableChange[]): {stored: DocActionTuple[]; undo: DocActionTuple[]} {
+    const stored: DocActionTuple[] = [];
+    const undo: DocActionTuple[] = [];
+    const byTable = new Map(changes.map((c) => [c.tableId, c]));
+    const push = (a: DocActionTuple, inverse: DocActionTuple | null) => {
+      stored.push(a);
+      if (inverse) undo.push(inverse);
+    };
+    this.schemaActions(meta, byTable, push);
+    for (const change of changes) {
+      const table = meta.tables.get(change.tableId);
+      if (!table) continue;
+      const snap = this.snapshotOf(table);
+      if (change.removed.length) {
+        const ids = change.removed.slice().sort((a, b) => a - b);
+        const old = snap ? ids.map((id) => snap.get(id)) : [];
+        const cols = old.length && old.every(Boolean) ? Object.keys(old[0]!).filter((c) => c !== 'id') : null;
+        push(
+          ['BulkRemoveRecord', table.tableId, ids],
+          cols ? ['BulkAddRecord', table.tableId, ids, columnsOf(cols, old as Array<Record<string, CellValue>>)] : null,
+        );
+      }
+      const fast = change.added.length ? this.insertedAsStored(meta, table, change.added) : null;
+      if (fast) {
+        push(['BulkAddRecord', table.tableId, fast.ids, fast.cells], ['BulkRemoveRecord', table.tableId, fast.ids]);
+      } else if (change.added.length) {
+        const rows = readRows(
+          (sql) => this.stmt(sql),
+          table,
+          change.added.slice().sort((a, b) => a - b),
+        );
+        const ids = rows.map((r) => r.id as number);
+        // As Grist's engine stores them: the data columns given (here: those holding anything but
+        // their default) and manualSort, then formula results as updates of the cells they set.
+        const isCalc = (c: ColumnMeta) => c.isFormula && c.formula !== '';
+        const data = table.columns.filter(
+          (c) => !isCalc(c) && (c.colId === 'manualSort' || rows.some((r) => !sameCell(r[c.colId], c.ct.defaultValue))),
+        );
+        push(
+          [
+            'BulkAddRecord',
+            table.tableId,
+            ids,
+            columnsOf(
+              data.map((c) => c.colId),
+              rows,
+            ),
+          ],
+          ['BulkRemoveRecord', table.tableId, ids],
+        );
+        const calc = table.columns.filter(isCalc);
+        for (const [rowIds, colIds] of groupChanged(
+          calc.map((c) => c.colId),
+          rows,
+          (r, c) => !sameCell(r[c], table.byId.get(c)!.ct.defaultValue),
+        )) {
+          const sub = rows.filter((r) => rowIds.has(r.id as number));
+          push(['BulkUpdateRecord', table.tableId, [...rowIds], columnsOf(colIds, sub)], null);
+        }
+      }
+      if (change.updated.length) {
+        const colIds = (change.columns ?? table.columns.map((c) => c.colId)).filter((c) => table.byId.has(c));
+        if (!colIds.length) continue;
+        const rows = readRows(
+          (sql) => this.stmt(sql),
+          table,
+          change.updated.slice().sort((a, b) => a - b),
+          colIds,
+        );
+        const olds = rows.map((r) => snap?.get(r.id as number));
+        // Only the cells that changed, a BulkUpdateRecord per set of rows, as Grist's engine leaves
+        // unchanged cells out. A row never captured (no old value) counts as changed.
+        const groups = groupChanged(colIds, rows, (r, c, i) => !olds[i] || !sameCell(r[c], olds[i]![c]));
+        for (const [rowIds, cols] of groups) {
+          const idx = rows.map((r, i) => (rowIds.has(r.id as number) ? i : -1)).filter((i) => i >= 0);
+          const news = idx.map((i) => rows[i]);
+          const old = idx.map((i) => olds[i]);
+          const ids = news.map((r) => r.id as number);
+          push(
+            ['BulkUpdateRecord', table.tableId, ids, columnsOf(cols, news)],
+            old.every(Boolean)
+              ? ['BulkUpdateRecord', table.tableId, ids, columnsOf(cols, old as Array<Record<string, CellValue>>)]
+              : null,
+          );
+        }
+      }
+    }
+    undo.reverse();
+    return {stored, undo};
+  }
+
+  /**
+   * The added rows' BulkAddRecord cells from what the insert stored, when that is the whole story:
+   * one insert of exactly these rows, in ascending order, nothing else touching the table, the
+   * schema unchanged since, and no formula column (whose results come after). Else null.
+   */
+  private insertedAsStored(
+    meta: DocMeta,
+    table: TableMeta,
+    added: readonly number[],
+  ): {ids: number[]; cells: Record<string, CellValue[]>} | null {
+    const ins = this.inserted.get(table.tableId);
+    if (!ins || ins.version !== meta.version || ins.ids.length !== added.length) return null;
+    if (table.columns.some((c) => c.isFormula && c.formula !== '')) return null;
+    const ids = added.slice().sort((a, b) => a - b);
+    for (let i = 0; i < ids.length; i++) if (ins.ids[i] !== ids[i]) return null;
+    const cells: Record<string, CellValue[]> = {};
+    // As the read-back path: manualSort, and the columns given that hold anything but their default.
+    const order = table.columns.map((c) => c.colId).filter((c) => ins.cols.includes(c));
+    for (const colId of order) {
+      const col = table.byId.get(colId)!;
+      const values = ins.values[ins.cols.indexOf(colId)];
+      if (colId === 'manualSort' || values.some((v) => !sameCell(v, col.ct.defaultValue)))
+        cells[colId] = values.slice();
+    }
+    return {ids, cells};
+  }
+
+  /**
+   * Schema doc actions read from the metadata rows the write changed: tables added, removed and
+   * renamed, columns added, removed, renamed and modified (type, formula, isFormula).
+   */
+  private schemaActions(
+    meta: DocMeta,
+    byTable: Map<string, TableChange>,
+    push: (a: DocActionTuple, inverse: DocActionTuple | null) => void,
+  ): void {
+    const tables = byTable.get('_grist_Tables');
+    const columns = byTable.get('_grist_Tables_column');
+    if (!tables && !columns) return;
+    const oldTables = this.before.get('_grist_Tables');
+    const oldCols = this.before.get('_grist_Tables_column');
+    const tableIdOfRef = (ref: CellValue) => meta.byRef.get(ref as number)?.tableId;
+    const oldTableIdOfRef = (ref: CellValue) => (oldTables?.get(ref as number)?.tableId as string) ?? tableIdOfRef(ref);
+    const colInfo = (c: Record<string, CellValue>) => ({
+      type: c.type,
+      isFormula: c.isFormula,
+      formula: c.formula,
+    });
+    const addedTables = new Set(tables?.added ?? []);
+    const newCols =
+      columns && (columns.added.length || columns.updated.length)
+        ? new Map(
+            readRows((sql) => this.stmt(sql), meta.tables.get('_grist_Tables_column')!, [
+              ...columns.added,
+              ...columns.updated,
+            ]).map((r) => [r.id as number, r]),
+          )
+        : new Map<number, Record<string, CellValue>>();
+    for (const ref of tables?.removed ?? []) {
+      const old = oldTables?.get(ref);
+      if (!old) continue;
+      const tableId = String(old.tableId);
+      const cols = [...(oldCols?.values() ?? [])].filter((c) => c.parentId === ref);
+      push(['RemoveTable', tableId], ['AddTable', tableId, cols.map((c) => ({id: c.colId, ...colInfo(c)}))]);
+    }
+    for (const ref of tables?.added ?? []) {
+      const tableId = tableIdOfRef(ref);
+      if (!tableId) continue;
+      const cols = [...newCols.values()].filter((c) => c.parentId === ref);
+      push(['AddTable', tableId, cols.map((c) => ({id: c.colId, ...colInfo(c)}))], ['RemoveTable', tableId]);
+    }
+    for (const ref of tables?.updated ?? []) {
+      const before = oldTables?.get(ref)?.tableId;
+      const after = tableIdOfRef(ref);
+      if (typeof before === 'string' && after && before !== after) {
+        push(['RenameTable', before, after], ['RenameTable', after, before]);
+      }
+    }
+    const removedTables = new Set(tables?.removed ?? []);
+    for (const ref of columns?.removed ?? []) {
+      const old = oldCols?.get(ref);
+      if (!old || removedTables.has(old.parentId as number)) continue;
+      const tableId = oldTableIdOfRef(old.parentId);
+      if (!tableId) continue;
+      push(['RemoveColumn', tableId, String(old.colId)], ['AddColumn', tableId, String(old.colId), colInfo(old)]);
+    }
+    for (const ref of columns?.added ?? []) {
+      const c = newCols.get(ref);
+      if (!c || addedTables.has(c.parentId as number)) continue;
+      const tableId = tableIdOfRef(c.parentId);
+      if (!tableId) continue;
+      push(['AddColumn', tableId, String(c.colId), colInfo(c)], ['RemoveColumn', tableId, String(c.colId)]);
+    }
+    for (const ref of columns?.updated ?? []) {
+      const old = oldCols?.get(ref);
+      const c = newCols.get(ref);
+      if (!old || !c) continue;
+      const tableId = tableIdOfRef(c.parentId);
+      if (!tableId) continue;
+      if (old.colId !== c.colId) {
+        push(
+          ['RenameColumn', tableId, String(old.colId), String(c.colId)],
+          ['RenameColumn', tableId, String(c.colId), String(old.colId)],
+        );
+      }
+      const fields = (['type', 'isFormula', 'formula'] as const).filter((f) => !sameCell(old[f], c[f]));
+      if (fields.length) {
+        push(
+          ['ModifyColumn', tableId, String(c.colId), Object.fromEntries(fields.map((f) => [f, c[f]]))],
+          ['ModifyColumn', tableId, String(c.colId), Object.fromEntries(fields.map((f) => [f, old[f]]))],
+        );
+      }
+    }
+  }
+}
+
+function makeInfo(user: string, time: number, apiKeyId: number | undefined): ActionInfo {
+  // desc is undefined in Grist's _makeInfo unless given, marshalled as None.
+  const info: ActionInfo = {time, user, inst: 'unset-inst', desc: null, otherId: 0, linkId: 0};
+  // Beyond Grist: the document API key that authorised the write (issue 42), only when one did.
+  if (apiKeyId !== undefined) info.apiKeyId = apiKeyId;
+  return info;
+}

@@ -1,0 +1,304 @@
+// Each committed write appends one action bundle to Grist's history (D120): numbered and hashed
+// after its parent, with the stored actions, their undo and the user; documents Grist wrote keep
+// their chain; pruning follows Grist's limits; a rolled-back write records nothing.
+import Database from 'better-sqlite3';
+import {mkdtempSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {test} from 'uvu';
+import * as assert from 'uvu/assert';
+import {GristDoc} from '../src/doc/index.js';
+import type {DocMeta} from '../src/doc/meta.js';
+import {checkActionHistory} from '../src/doc/history/chain.js';
+import {decodeBundle, type ActionBundle} from '../src/doc/history/format.js';
+import {historySettingsFromEnv, type HistorySettings} from '../src/doc/history/recorder.js';
+import {readRows} from '../src/doc/history/rows.js';
+import {copyFixture, corpusFiles, withFixtures} from '../src/testing/fixtures.js';
+
+const ftest = withFixtures(test, ['grist', 'corpus']);
+
+function newDoc(history?: HistorySettings): GristDoc {
+  const path = join(mkdtempSync(join(tmpdir(), 'gl-history-')), 'doc.grist');
+  GristDoc.create(path).close();
+  return GristDoc.open(path, {history});
+}
+
+function bundles(db: Database.Database): Array<ActionBundle & {id: number; parentRef: number | null}> {
+  const rows = db.prepare('SELECT id, parentRef, body FROM _gristsys_ActionHistory ORDER BY id').all() as Array<{
+    id: number;
+    parentRef: number | null;
+    body: Buffer;
+  }>;
+  return rows.map((r) => ({...decodeBundle(r.body), id: r.id, parentRef: r.parentRef}));
+}
+
+function tips(db: Database.Database): Record<string, number | null> {
+  const rows = db.prepare('SELECT name, actionRef FROM _gristsys_ActionHistoryBranch').all() as Array<{
+    name: string;
+    actionRef: number | null;
+  }>;
+  return Object.fromEntries(rows.map((r) => [r.name, r.actionRef]));
+}
+
+test('a new document starts a chain as Grist does: an empty first action, then one bundle per write', () => {
+  const doc = newDoc();
+  try {
+    assert.is(bundles(doc.db).length, 0, 'creating a document records nothing');
+    doc.addRecords('Table1', [{A: 'a'}, {A: 'b'}]);
+    const b = bundles(doc.db);
+    assert.is(b.length, 2);
+    assert.equal([b[0].actionNum, b[0].parentActionHash, b[0].stored, b[0].envelopes], [1, null, [], []]);
+    assert.is(b[0].info[1].user, 'grist');
+    assert.is(b[1].actionNum, 2);
+    assert.is(b[1].parentActionHash, b[0].actionHash);
+    assert.is(b[1].parentRef, b[0].id);
+    assert.equal(b[1].envelopes, [{recipients: ['#ALL']}]);
+    const add = b[1].stored.map(([, a]) => a).find((a) => a[0] === 'BulkAddRecord' && a[1] === 'Table1');
+    assert.ok(add, 'the added rows are a stored BulkAddRecord');
+    assert.equal(add[2], [1, 2]);
+    assert.equal((add[3] as Record<string, unknown>).A, ['a', 'b']);
+    assert.equal(b[1].undo.at(0), ['BulkRemoveRecord', 'Table1', [1, 2]]);
+    assert.equal(tips(doc.db), {shared: b[1].id, local_sent: b[1].id, local_unsent: b[1].id});
+    assert.equal(checkActionHistory(doc.db).problems, []);
+  } finally {
+    doc.close();
+  }
+});
+
+test('an update stores the new cells and undoes to the old ones; the user and API key are in the info', () => {
+  const doc = newDoc();
+  try {
+    doc.addRecords('Table1', [{A: 'old', B: 1}]);
+    const who = doc.as(null, {userId: 5, email: 'ann@example.com', name: 'Ann', apiKeyId: 7});
+    who.updateRecords('Table1', [{id: 1, fields: {A: 'new'}}]);
+    const last = bundles(doc.db).at(-1)!;
+    assert.equal(
+      last.stored.map(([, a]) => a),
+      [['BulkUpdateRecord', 'Table1', [1], {A: ['new']}]],
+    );
+    assert.equal(last.undo, [['BulkUpdateRecord', 'Table1', [1], {A: ['old']}]]);
+    assert.is(last.info[1].user, 'ann@example.com');
+    assert.is(last.info[1].apiKeyId, 7);
+    assert.equal(last.userActions, [['BulkUpdateRecord', 'Table1', [1], {A: ['new']}]]);
+    assert.equal(checkActionHistory(doc.db).problems, []);
+  } finally {
+    doc.close();
+  }
+});
+
+test('/apply records the user actions as given, their formula results, and answers the recorded hash', () => {
+  const doc = newDoc();
+  try {
+    doc.addRecords('Table1', [{B: 2}]);
+    const actions = [['AddColumn', 'Table1', 'D', {type: 'Numeric', isFormula: true, formula: '$B * 10'}]];
+    const r = doc.applyUserActions(actions);
+    const last = bundles(doc.db).at(-1)!;
+    assert.is(r.actionNum, last.actionNum);
+    assert.is(r.actionHash, last.actionHash);
+    assert.equal(last.userActions, actions);
+    const stored = last.stored.map(([, a]) => a);
+    assert.equal(stored[0], ['AddColumn', 'Table1', 'D', {type: 'Numeric', isFormula: true, formula: '$B * 10'}]);
+    assert.ok(
+      stored.some((a) => a[0] === 'BulkUpdateRecord' && a[1] === 'Table1' && JSON.stringify(a[3]) === '{"D":[20]}'),
+    );
+    assert.equal(last.undo.at(-1), ['RemoveColumn', 'Table1', 'D']);
+    // A bundle that changes nothing is still an action in Grist (stored empty).
+    const none = doc.applyUserActions([['BulkUpdateRecord', 'Table1', [], {}]]);
+    assert.is(none.actionNum, r.actionNum + 1);
+    assert.equal(bundles(doc.db).at(-1)!.stored, []);
+  } finally {
+    doc.close();
+  }
+});
+
+test('schema actions: renames, removals and modifications are stored with their inverses', () => {
+  const doc = newDoc();
+  try {
+    doc.addRecords('Table1', [{A: 'x', B: 3}]);
+    doc.applyUserActions([
+      ['RenameColumn', 'Table1', 'B', 'BB'],
+      ['RemoveRecord', 'Table1', 1],
+      ['RenameTable', 'Table1', 'People'],
+    ]);
+    const last = bundles(doc.db).at(-1)!;
+    const stored = last.stored.map(([, a]) => a);
+    assert.ok(
+      stored.some((a) => JSON.stringify(a) === '["RenameColumn","People","B","BB"]'),
+      JSON.stringify(stored),
+    );
+    assert.ok(stored.some((a) => JSON.stringify(a) === '["RenameTable","Table1","People"]'));
+    const readd = last.undo.find((a) => a[0] === 'BulkAddRecord' && a[1] === 'People');
+    assert.ok(readd, 'removing a row is undone by adding it back with its cells');
+    assert.equal((readd[3] as Record<string, unknown>).A, ['x']);
+    assert.equal(checkActionHistory(doc.db).problems, []);
+  } finally {
+    doc.close();
+  }
+});
+
+test('a write that fails records nothing', () => {
+  const doc = newDoc();
+  try {
+    doc.addRecords('Table1', [{A: 'x'}]);
+    const n = bundles(doc.db).length;
+    assert.throws(() =>
+      doc.applyUserActions([
+        ['UpdateRecord', 'Table1', 1, {A: 'y'}],
+        ['RemoveTable', 'Nope'],
+      ]),
+    );
+    assert.is(bundles(doc.db).length, n);
+    const r = doc.applyUserActions([['UpdateRecord', 'Table1', 1, {A: 'z'}]]);
+    assert.is(r.actionNum, n + 1, 'numbering continues from what was committed');
+  } finally {
+    doc.close();
+  }
+});
+
+test('history can be turned off: nothing is recorded', () => {
+  const doc = newDoc({enabled: false});
+  try {
+    doc.addRecords('Table1', [{A: 'x'}]);
+    doc.applyUserActions([['UpdateRecord', 'Table1', 1, {A: 'y'}]]);
+    assert.is(bundles(doc.db).length, 0);
+  } finally {
+    doc.close();
+  }
+});
+
+test('added rows are recorded with the cells as stored, whether taken from the insert or read back', () => {
+  const doc = newDoc();
+  try {
+    doc.addTables([
+      {
+        id: 'T',
+        columns: [
+          {id: 'Txt', fields: {type: 'Text'}},
+          {id: 'Int', fields: {type: 'Int'}},
+          {id: 'Num', fields: {type: 'Numeric'}},
+          {id: 'Yes', fields: {type: 'Bool'}},
+          {id: 'Day', fields: {type: 'Date'}},
+          {id: 'Tags', fields: {type: 'ChoiceList'}},
+          {id: 'Any', fields: {type: 'Any'}},
+        ],
+      },
+    ]);
+    const rows = [
+      {Txt: 'a', Int: 1, Num: 2, Yes: true, Day: 86400, Tags: ['L', 'x', 'y'], Any: ['L', 1, 'two']},
+      {Txt: 5, Int: 'seven', Num: 1.5, Yes: false, Day: null, Tags: null, Any: {nested: true}},
+      {Txt: '', Int: 0, Num: 0, Yes: false, Day: 0, Tags: ['L'], Any: null},
+    ];
+    // One insert alone (taken from the insert), then the same rows added beside an update of another
+    // row of the table in the same bundle (read back): both must record what SQLite holds.
+    const table = (doc as unknown as {storage: {meta: DocMeta}}).storage.meta.tables.get('T')!;
+    const check = () => {
+      const bundle = bundles(doc.db).at(-1)!;
+      const add = bundle.stored.map(([, a]) => a).find((a) => a[0] === 'BulkAddRecord' && a[1] === 'T')!;
+      const ids = add[2] as number[];
+      const stored = readRows((sql) => doc.db.prepare(sql), table, ids);
+      assert.ok(Object.keys(add[3] as object).length >= 7, 'the columns given, and manualSort');
+      for (const [colId, values] of Object.entries(add[3] as Record<string, unknown[]>)) {
+        assert.equal(
+          values,
+          stored.map((r) => r[colId]),
+          `${bundle.actionNum} ${colId}`,
+        );
+      }
+    };
+    doc.addRecords('T', rows as never);
+    check();
+    doc.applyUserActions([
+      [
+        'BulkAddRecord',
+        'T',
+        [null, null, null],
+        Object.fromEntries(Object.keys(rows[0]).map((k) => [k, rows.map((r) => (r as never)[k])])),
+      ],
+      ['UpdateRecord', 'T', 1, {Txt: 'b'}],
+    ]);
+    check();
+  } finally {
+    doc.close();
+  }
+});
+
+test('settings from the environment: GRISTLITE_HISTORY=0 turns recording off; limits as Grist names them too', () => {
+  assert.equal(historySettingsFromEnv({}), {enabled: true, maxRows: 1000, maxBytes: 1e9});
+  assert.is(historySettingsFromEnv({GRISTLITE_HISTORY: '0'}).enabled, false);
+  assert.is(historySettingsFromEnv({GRISTLITE_HISTORY: 'false'}).enabled, false);
+  assert.is(historySettingsFromEnv({GRISTLITE_HISTORY: '1'}).enabled, true);
+  assert.equal(historySettingsFromEnv({GRIST_ACTION_HISTORY_MAX_ROWS: '50', GRISTLITE_HISTORY_MAX_BYTES: '9000'}), {
+    enabled: true,
+    maxRows: 50,
+    maxBytes: 9000,
+  });
+  assert.throws(() => historySettingsFromEnv({GRISTLITE_HISTORY_MAX_ROWS: '0'}), /at least 1/);
+  assert.throws(() => historySettingsFromEnv({GRISTLITE_HISTORY_MAX_BYTES: 'lots'}), /integer/);
+});
+
+test('pruning follows Grist: checked every 10th action, only when 1.25 times over, down to the limit', () => {
+  // 10 actions (the empty first one and nine writes) against a limit of 8: 10 <= 8 * 1.25, kept.
+  const kept = newDoc({maxRows: 8});
+  // Against a limit of 7: 10 > 8.75, the oldest go and the newest 7 stay.
+  const pruned = newDoc({maxRows: 7});
+  try {
+    for (const doc of [kept, pruned]) {
+      doc.addRecords('Table1', [{A: 0}]);
+      for (let i = 1; i <= 8; i++) doc.updateRecords('Table1', [{id: 1, fields: {A: String(i)}}]);
+    }
+    assert.equal(
+      bundles(kept.db).map((b) => b.actionNum),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    );
+    assert.equal(
+      bundles(pruned.db).map((b) => b.actionNum),
+      [4, 5, 6, 7, 8, 9, 10],
+    );
+    // The oldest kept action's parent was pruned; the chain from the tip is whole.
+    assert.equal(checkActionHistory(pruned.db).problems, []);
+    assert.is(tips(pruned.db).local_unsent, bundles(pruned.db).at(-1)!.id);
+    pruned.updateRecords('Table1', [{id: 1, fields: {A: 'more'}}]);
+    assert.is(bundles(pruned.db).at(-1)!.actionNum, 11);
+    // A limit in bytes prunes too (each body here is a few hundred bytes).
+    const bytes = newDoc({maxBytes: 1});
+    bytes.addRecords('Table1', [{A: 0}]);
+    for (let i = 1; i <= 8; i++) bytes.updateRecords('Table1', [{id: 1, fields: {A: String(i)}}]);
+    assert.equal(
+      bundles(bytes.db).map((b) => b.actionNum),
+      [10],
+      'at least the newest action stays',
+    );
+    bytes.close();
+  } finally {
+    kept.close();
+    pruned.close();
+  }
+});
+
+ftest("a document Grist wrote continues Grist's chain", () => {
+  for (const name of ['World-v39.grist', 'TypeConversions.grist']) {
+    const path = copyFixture(corpusFiles().find((f) => f.endsWith(`/${name}`))!);
+    const before = new Database(path, {readonly: true});
+    const last = before
+      .prepare(
+        `SELECT h.id, h.actionNum, h.actionHash FROM _gristsys_ActionHistoryBranch b
+         JOIN _gristsys_ActionHistory h ON h.id = b.actionRef WHERE b.name = 'local_unsent'`,
+      )
+      .get() as {id: number; actionNum: number; actionHash: string};
+    before.close();
+    const doc = GristDoc.open(path);
+    try {
+      const table = doc.listTables()[0].id;
+      const r = doc.applyUserActions([['AddRecord', table, null, {}]]);
+      assert.is(r.actionNum, last.actionNum + 1, name);
+      const mine = bundles(doc.db).at(-1)!;
+      assert.is(mine.parentRef, last.id);
+      assert.is(mine.parentActionHash, last.actionHash);
+      assert.equal(checkActionHistory(doc.db).problems, [], name);
+    } finally {
+      doc.close();
+    }
+  }
+});
+
+test.run();
