@@ -15,6 +15,7 @@ export * from './types.js';
 export {Replica, RecordUnknown, publishSnapshot, restoreDoc, type ReplicaOptions, type Restored} from './replica.js';
 export {WalTail, WalGap, walChecksum, type WalSegment} from './wal.js';
 export {DirObjectStore, MemoryPlacement, MemoryPlacementHub, type PlacementRow} from './memory.js';
+export type {DocLeases} from './leases.js';
 
 /**
  * PostgreSQL or the object store failing (down, unreachable, timing out) is the deployment's

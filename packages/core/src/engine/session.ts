@@ -1,3 +1,11 @@
+/**
+ * The embedding API (docs/embedding.md): `Session` (`engine.as(principal)`) for the home, and
+ * `SessionDoc` for one document, each call checked as the same REST request would be.
+ *
+ * One thing: the REST API as method calls, a method per route, all passing through the one step
+ * (`use`) that opens the document and checks the caller's access as the route does; the
+ * session-parity tests pair each method with its route.
+ */
 import type {DocChange, Subscription} from '../feed/index.js';
 import {DocTransaction, type DocTable, type RowShape, type TypedRecord} from './session-tables.js';
 import {join} from 'node:path';
