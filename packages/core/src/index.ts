@@ -51,6 +51,8 @@ export type {
   ActionColValues,
   ActionRowId,
   ActionUpsertOptions,
+  AggregateQuery,
+  AggregateRecord,
   ApiRecord,
   ApplyResult,
   CellValue,

@@ -37,6 +37,7 @@ import {DocSchema, type SchemaSource} from './schemaops.js';
 import {DocRecordWrites, type RecordSource} from './recordwrites.js';
 import {DocRecalc, type RecalcSource} from './recalc.js';
 import {refreshRules} from '../access/rules/write.js';
+import {type AggregateQuery, type AggregateRecord, DEFAULT_AGGREGATE_MAX_GROUPS} from './aggregate/index.js';
 import {DEFAULT_WHERE_MAX_CHARS, DEFAULT_WHERE_MAX_ROWS, type WhereSettings, WhereState} from './where/index.js';
 
 export {checkInput, MAX_INPUT_DEPTH, MAX_SCHEMA_ACTIONS_PER_APPLY} from './input.js';
@@ -243,7 +244,12 @@ export class GristDoc {
     private readonly formulaBudget: Partial<BudgetSettings> = {},
     where: Partial<WhereSettings> = {},
   ) {
-    this.whereSettings = {maxChars: DEFAULT_WHERE_MAX_CHARS, maxRows: DEFAULT_WHERE_MAX_ROWS, ...where};
+    this.whereSettings = {
+      maxChars: DEFAULT_WHERE_MAX_CHARS,
+      maxRows: DEFAULT_WHERE_MAX_ROWS,
+      maxGroups: DEFAULT_AGGREGATE_MAX_GROUPS,
+      ...where,
+    };
     this.cacheOwner = readCache.newOwner();
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.dataStamp = new DataStamp(db);
@@ -702,6 +708,16 @@ export class GristDoc {
    */
   countRecords(tableId: string, q: RecordQuery = {}): number {
     return this.reads.countRecords(tableId, q);
+  }
+
+  /**
+   * Beyond Grist (issue 40 §2, docs/queries.md): `tableId`'s rows grouped by columns with counts,
+   * sums, averages, extremes and distinct counts, filtered by `where` and `having`, sorted and
+   * limited, over the rows and columns the caller can read. 400 for a malformed part, an unknown
+   * (or hidden) column, or more groups than the document's maximum without a limit.
+   */
+  aggregate(tableId: string, q: AggregateQuery): {records: AggregateRecord[]} {
+    return {records: this.reads.aggregate(tableId, q)};
   }
 
   /** How the caller reads a table on a connection of its own (`DocReads.tableAccess`). */

@@ -26,6 +26,7 @@ import {removeSqliteFiles} from '../doc/files.js';
 import {makeId} from '../base/index.js';
 import {intFromEnv, intSetting} from '../base/index.js';
 import {type BudgetSettings, DEFAULT_BUDGET} from '@gristlite/formula';
+import {DEFAULT_AGGREGATE_MAX_GROUPS} from '../doc/aggregate/index.js';
 import {DEFAULT_WHERE_MAX_CHARS, DEFAULT_WHERE_MAX_ROWS} from '../doc/where/index.js';
 import {descriptorLimit, maxOpenDocsFor} from '../host/index.js';
 import {
@@ -108,9 +109,10 @@ export interface EngineOptions {
   formulaBudget?: Partial<BudgetSettings>;
   /**
    * Bounds of `where` conditions (docs/queries.md): longest text (GRISTLITE_WHERE_MAX_CHARS, 4096)
-   * and most rows one update or removal by condition touches (GRISTLITE_WHERE_MAX_ROWS, 50000).
+   * and most rows one update or removal by condition touches (GRISTLITE_WHERE_MAX_ROWS, 50000);
+   * most groups an aggregate answers (GRISTLITE_AGGREGATE_MAX_GROUPS, 10000).
    */
-  where?: {maxChars?: number; maxRows?: number};
+  where?: {maxChars?: number; maxRows?: number; maxGroups?: number};
   /** At start, resume webhook delivery of every document with events waiting (default true). */
   resumeWebhooks?: boolean;
   /**
@@ -238,7 +240,7 @@ export class Engine {
   private readonly readCache = new ReadCache(64 * 1024 * 1024);
   /** Formula budgets of every document this engine opens. */
   private readonly formulaBudget: Partial<BudgetSettings>;
-  private readonly whereSettings: {maxChars?: number; maxRows?: number};
+  private readonly whereSettings: {maxChars?: number; maxRows?: number; maxGroups?: number};
   /** Failed webhook POST attempts of every document since the engine started (metrics). */
   private webhookFailures = 0;
   readonly maxOpenDocs: number;
@@ -281,6 +283,7 @@ export class Engine {
     this.whereSettings = opts.where ?? {
       maxChars: intFromEnv(env, 'GRISTLITE_WHERE_MAX_CHARS', DEFAULT_WHERE_MAX_CHARS, 1),
       maxRows: intFromEnv(env, 'GRISTLITE_WHERE_MAX_ROWS', DEFAULT_WHERE_MAX_ROWS, 1),
+      maxGroups: intFromEnv(env, 'GRISTLITE_AGGREGATE_MAX_GROUPS', DEFAULT_AGGREGATE_MAX_GROUPS, 1),
     };
     this.publicUrl =
       opts.publicUrl !== undefined

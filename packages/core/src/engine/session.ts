@@ -31,6 +31,7 @@ import type {
 import type {TriggerPendingRecord, TriggerRecord, WebhookFieldsInput, WebhookSummary} from '../webhooks/index.js';
 import {actorOf, type OrgContext, type Principal} from '../home/principal.js';
 import type {BasicRole, Doc, Org, Role, Workspace} from '../home/types.js';
+import type {AggregateQuery, AggregateRecord} from '../doc/index.js';
 import type {
   ApiRecord,
   ApplyResult,
@@ -418,6 +419,14 @@ export class SessionDoc {
   /** Records with optional filter, sort and limit, as `GET /records` answers. */
   fetchRecords(tableId: string, query: RecordQuery = {}): Promise<ApiRecord[]> {
     return this.use('viewers', (grist) => grist.fetchRecords(tableId, query).records);
+  }
+
+  /**
+   * Beyond Grist (issue 40 §2, docs/queries.md): groups of rows with their aggregates, as
+   * `GET /aggregate` answers (`{"fields": ...}` each), over what the caller can read.
+   */
+  aggregate(tableId: string, query: AggregateQuery): Promise<AggregateRecord[]> {
+    return this.use('viewers', (grist) => grist.aggregate(tableId, query).records);
   }
 
   /**
