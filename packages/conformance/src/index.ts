@@ -39,6 +39,7 @@ import {usersSuite} from './users.js';
 import {webhooksSuite} from './webhooks.js';
 import {webhooksStatsSuite} from './webhooks-stats.js';
 import {whereSuite} from './where.js';
+import {aggregateSuite} from './aggregate.js';
 import {checkSkipList, type Target} from './world.js';
 import {workspacesSuite} from './workspaces.js';
 
@@ -91,6 +92,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   summaries: summariesSuite,
   apiconsole: apiConsoleSuite,
   where: whereSuite,
+  aggregate: aggregateSuite,
   recorded: recordedSuite,
 };
 

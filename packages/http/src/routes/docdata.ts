@@ -7,6 +7,7 @@
  */
 import * as v from 'valibot';
 import {
+  type AggregateQuery,
   BadRequest,
   type CellValue,
   type GristDoc,
@@ -101,6 +102,34 @@ function writerRole(role: Role): 'owners' | 'editors' {
 
 function tableParam(ctx: RequestContext, doc: GristDoc): string {
   return doc.resolveTableId(ctx.params.tableId);
+}
+
+/** Comma-separated names of a query parameter (absent or empty: none). */
+function listParam(ctx: RequestContext, name: string): string[] | undefined {
+  const text = ctx.query.get(name);
+  return text ? text.split(',').map((s) => s.trim()) : undefined;
+}
+
+/**
+ * Beyond Grist (issue 40 §2, D116): `GET /aggregate`'s parameters, checked further by core
+ * (column names, functions, having) before any row is read.
+ */
+function aggregateQuery(ctx: RequestContext): AggregateQuery {
+  const q: AggregateQuery = {
+    groupBy: listParam(ctx, 'group_by'),
+    agg: listParam(ctx, 'agg'),
+    sort: listParam(ctx, 'sort'),
+  };
+  const where = ctx.query.get('where');
+  if (where) q.where = where;
+  const having = ctx.query.get('having');
+  if (having) q.having = having;
+  const limit = ctx.query.get('limit');
+  if (limit !== null && limit !== '') {
+    if (!/^\d{1,15}$/.test(limit)) throw new BadRequest('Invalid limit: a positive integer');
+    q.limit = Number(limit);
+  }
+  return q;
 }
 
 /** filter/sort/limit from the query string (or X-Sort/X-Limit headers, the query winning). */
@@ -339,6 +368,16 @@ export const docDataRoutes: Route[] = [
         ...nextLink(ctx, where, page),
       });
     },
+  }),
+  docRoute({
+    method: 'GET',
+    path: `${DATA}/aggregate`,
+    tag: 'records',
+    summary: 'Aggregate records: groups with counts, sums, averages, extremes (beyond Grist)',
+    query: ['group_by', 'agg', 'where', 'having', 'sort', 'limit'],
+    need: 'viewers',
+    response: {description: 'One record per group: its group columns and aggregates', schema: ref('Aggregates')},
+    handler: async (ctx, {grist: doc}) => doc.aggregate(tableParam(ctx, doc), aggregateQuery(ctx)),
   }),
   docRoute({
     method: 'POST',
