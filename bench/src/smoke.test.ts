@@ -22,6 +22,8 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
         BENCH_TAKEOVER_MB: '1',
         BENCH_LOAD_SECONDS: '0.2',
         BENCH_MIXED_SECONDS: '1',
+        BENCH_QUERY_ROWS: '2000',
+        BENCH_QUERY_RUNS: '1',
       },
       encoding: 'utf8',
       // A guard against a hang, not a speed limit: beside `stress --cpu 2` the smoke run took
@@ -62,6 +64,11 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       'P2. page',
       'E1. one-cell',
       'E2. 100-row',
+      'Q1. where',
+      'Q2. count',
+      'Q3. aggregate',
+      'Q4. update by condition',
+      'Q5. where through',
       // Several machines need PostgreSQL, which CI has (elsewhere they are skipped with a note).
       ...(underCi() ? ['C1 writes', 'C3 writes', 'C4 forwarded', 'C5 takeover', 'C8 snapshot lag'] : []),
     ]) {

@@ -211,16 +211,11 @@ export function aggregateSuite(target: Target): void {
     assert.equal(fields(ok(await api.get(agg({agg: 'count,sum:Price'}), chimpy.as))), [{count: 6, sum_Price: 197}]);
     assert.equal(fields(ok(await api.get(agg({group_by: 'Team'}), kiwi.as))), [{Team: 'blue', count: 5}]);
     // Notes is censored where Price is 150 (Cherry): one group of its own, ["C"] as /records shows it.
-    assert.equal(
-      fields(ok(await api.get(agg({group_by: 'Notes', where: '$Status == "Late"'}), kiwi.as))),
-      [
-        {Notes: 'n2', count: 1},
-        {Notes: ['C'], count: 1},
-      ],
-    );
-    assert.equal(fields(ok(await api.get(agg({agg: 'count_distinct:Notes'}), kiwi.as))), [
-      {count_distinct_Notes: 4},
+    assert.equal(fields(ok(await api.get(agg({group_by: 'Notes', where: '$Status == "Late"'}), kiwi.as))), [
+      {Notes: 'n2', count: 1},
+      {Notes: ['C'], count: 1},
     ]);
+    assert.equal(fields(ok(await api.get(agg({agg: 'count_distinct:Notes'}), kiwi.as))), [{count_distinct_Notes: 4}]);
   });
   s.run();
 }

@@ -149,7 +149,7 @@ export const SCHEMAS: Record<string, Schema> = {
             {
               fields: {
                 ...ref('Fields'),
-                description: 'The group columns\' values, then each aggregate by name (count, sum_Amount, ...)',
+                description: "The group columns' values, then each aggregate by name (count, sum_Amount, ...)",
               },
               display: {
                 type: 'object',
@@ -664,14 +664,14 @@ export const QUERY_PARAMS: Record<string, Schema> = {
     type: 'string',
     description:
       'Beyond Grist (aggregate): comma-separated column ids to group by; none: one group of every row. A Ref ' +
-      "column groups by row id and answers its display value in \"display\". A column the caller cannot read: 400.",
+      'column groups by row id and answers its display value in "display". A column the caller cannot read: 400.',
     examples: ['Status', 'Owner,Status'],
   },
   agg: {
     type: 'string',
     description:
       'Beyond Grist (aggregate): comma-separated aggregates, each count or fn:Col with fn one of sum, avg, min, max, ' +
-      'count_distinct; answered as count and fn_Col. Default count. sum/avg take numbers only (as Grist\'s ' +
+      "count_distinct; answered as count and fn_Col. Default count. sum/avg take numbers only (as Grist's " +
       'SUM/AVERAGE), min/max numbers, dates or texts, None when there are none.',
     examples: ['count,sum:Amount', 'avg:Price,max:Due,count_distinct:Owner'],
   },

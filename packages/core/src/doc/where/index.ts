@@ -137,7 +137,7 @@ function translate(src: WhereSource, table: TableMeta, parsed: ParsedWhere): Tri
     meta: src.meta,
     table,
     classesOf: (tableId, colId) => src.classes.of(tableId, colId),
-    rangeOf: (tableId, colId) => (colId === 'id' ? null : src.state.rangeOf(src.db, src.stamp(), tableId, colId)),
+    rangeOf: (tableId, colId) => (colId === 'id' ? null : src.classes.range(tableId, colId)),
     sqlReadable: (tableId, colId, joined) => {
       const f = filter(tableId);
       if (!f) return true;
