@@ -655,7 +655,8 @@ export const QUERY_PARAMS: Record<string, Schema> = {
       "Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it " +
       'would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running ' +
       'out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows ' +
-      'written: required there, where=True names every row.',
+      'written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table ' +
+      '(tableId) it names the rows exported.',
     examples: ['$Price > 10 and $Status in ("Open", "Late")', 'not $Due or $Due < TODAY()', '$Owner.Email == "a@b.c"'],
   },
   count: flag('Beyond Grist: answer {"count": N}, how many records the read would return (filter and where apply)'),

@@ -4247,6 +4247,8 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                where?: string;
             };
             header?: {
                 /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
@@ -4302,6 +4304,8 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                where?: string;
             };
             header?: {
                 /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
@@ -4357,6 +4361,8 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                where?: string;
             };
             header?: {
                 /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
@@ -4412,6 +4418,8 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                where?: string;
             };
             header?: never;
             path: {

@@ -720,6 +720,15 @@ export class GristDoc {
     return {records: this.reads.aggregate(tableId, q)};
   }
 
+  /**
+   * A `where` condition on a user table resolved for the caller, as SQL over the table (quoted
+   * `"Table"."col"`) with bound parameters, for reads on a connection of their own (exports).
+   * 400 for a malformed condition. @internal
+   */
+  whereCondition(tableId: string, where: string): {sql: string; params: unknown[]} {
+    return this.reads.whereCondition(tableId, where);
+  }
+
   /** How the caller reads a table on a connection of its own (`DocReads.tableAccess`). */
   tableAccess(tableId: string): TableAccess | null {
     return this.reads.tableAccess(tableId);

@@ -383,6 +383,13 @@ export class DocReads {
     return {...q, whereSql: {sql, params}};
   }
 
+  /** A condition on a user table resolved for the caller (exports read it on their own connection). */
+  whereCondition(tableId: string, where: string): {sql: string; params: unknown[]} {
+    const table = this.src.userTable(tableId);
+    const w = this.resolved(table, {where}).whereSql!;
+    return {sql: w.sql, params: [...w.params]};
+  }
+
   /**
    * The ids of the rows of a user table the caller can read for which `where` holds (a write by
    * condition), ascending; 400 beyond `whereSettings.maxRows`.
