@@ -130,6 +130,13 @@ export function whereSuite(target: Target): void {
     assert.equal(data.body.Price, [12, 5, 150, 30]);
     const list = ok(await api.post(`${items()}/records/list`, {where: cond, sort: ['Price']}, chimpy.as));
     assert.equal(ids(list), [2, 1, 6, 5]);
+    assert.equal(ids(ok(await api.post(`${items()}/records/list`, {where: cond, limit: 2}, chimpy.as))), [1, 2]);
+    // A limit is a whole number (a fraction used to answer 500).
+    isErrorLike(
+      await api.post(`${items()}/records/list`, {where: cond, limit: 2.5}, chimpy.as),
+      400,
+      /Invalid payload/,
+    );
   });
 
   s('count=true: how many rows match, without them', async () => {

@@ -172,6 +172,11 @@ test('bad input: 400 with a clear message, before any row is read', () => {
   assert.match(err({having: 'len(count) > 1'}), 'not supported');
   assert.match(err({having: 'max_Due > 1'}), 'is a date');
   assert.match(err({having: 'sum_Nope > 1'}), "has no column 'Nope'");
+  // Bounded: nesting, and the size of the translation (short-circuits repeat left parts).
+  assert.match(err({having: `${'not '.repeat(60)}count`}), 'nests more than 50 levels');
+  assert.match(err({having: Array(290).fill('avg_Qty>1').join(' or ')}), 'too complex to translate');
+  assert.match(err({having: `count${' + 1'.repeat(1100)} > 1`}), 'GRISTLITE_WHERE_MAX_CHARS');
+  assert.equal(doc.aggregate('Orders', {having: Array(20).fill('avg_Qty > 1').join(' and ')}).records.length, 1);
   assert.match(
     err({where: '$Nope > 1'}),
     "Invalid where condition: AttributeError: Table 'Orders' has no column 'Nope'",

@@ -60,7 +60,8 @@ const COLUMNS_PATCH: TypeNames = [['columns[]', 'RecordWithStringId']];
 const RecordsListPost = v.looseObject({
   filter: v.optional(v.record(v.string(), v.array(v.unknown()))),
   sort: v.optional(v.array(v.string())),
-  limit: v.optional(v.number()),
+  // A whole number (a fraction would cut a page at no row: issue 40's fuzz found a 500).
+  limit: v.optional(v.pipe(v.number(), v.integer('is not an integer'))),
   hidden: v.optional(v.boolean()),
   immediate: v.optional(v.boolean()),
   cellFormat: v.optional(v.picklist(['normal', 'typed'])),

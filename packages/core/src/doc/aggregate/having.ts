@@ -67,9 +67,46 @@ export function havingSql(text: string, maxChars: number, term: (name: string) =
     if (e instanceof PyException) throw havingError(e.type, e.message);
     throw e;
   }
+  if (depth(expr) > MAX_DEPTH) {
+    throw havingError('SyntaxError', `the condition nests more than ${MAX_DEPTH} levels deep`);
+  }
   const c = new HavingTranslator(term).cond(expr);
+  const size = c.e.sql.length + c.t.sql.length;
+  const params = c.e.params.length + c.t.params.length;
+  // Short-circuits repeat a condition's left part in the SQL of what follows it: bounded here.
+  if (size > MAX_SQL_CHARS || params > MAX_PARAMS) {
+    throw havingError('ValueError', 'the condition is too complex to translate (fewer and/or parts)');
+  }
   // Every comparison's NULL is covered by `e`, so coalescing only settles SQL's unknowns there.
   return and(not(sql(`coalesce(${c.e.sql}, 0)`, ...c.e.params)), sql(`coalesce(${c.t.sql}, 0)`, ...c.t.params));
+}
+
+/** Deepest expression translated (SQLite's own limit is 1000 levels of its expression tree). */
+const MAX_DEPTH = 50;
+/** Largest translation, in SQL characters and bound parameters (SQLite allows 32766 parameters). */
+const MAX_SQL_CHARS = 1_000_000;
+const MAX_PARAMS = 10_000;
+
+/** How deep an expression nests (its syntax tree's height). */
+function depth(e: Expr): number {
+  switch (e.k) {
+    case 'and':
+    case 'or':
+      return 1 + Math.max(...e.vals.map(depth));
+    case 'cmp':
+      return 1 + Math.max(...e.vals.map(depth));
+    case 'not':
+    case 'unary':
+      return 1 + depth(e.v);
+    case 'bin':
+      return 1 + Math.max(depth(e.l), depth(e.r));
+    case 'tuple':
+    case 'list':
+    case 'set':
+      return 1 + Math.max(0, ...e.elts.map(depth));
+    default:
+      return 1;
+  }
 }
 
 const UNSUPPORTED =

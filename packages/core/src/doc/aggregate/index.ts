@@ -327,6 +327,13 @@ export function runAggregate(src: AggregateSource, plan: AggregatePlan, rows: Ag
     if (e instanceof Error && /integer overflow/.test(e.message)) {
       throw new BadRequest('Invalid agg: a sum overflows 64-bit integers');
     }
+    // SQLite's own bounds on a statement (having.ts keeps well within them).
+    if (
+      e instanceof Error &&
+      /Expression tree is too large|too many SQL variables|parser stack overflow/.test(e.message)
+    ) {
+      throw new BadRequest(`Invalid having condition: ValueError: the condition is too complex (${e.message})`);
+    }
     throw e;
   }
   if (plan.limit === null && out.length > src.maxGroups) {
