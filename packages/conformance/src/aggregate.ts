@@ -6,6 +6,7 @@
  * counted, censored cells make their own group); bad input is a 400 with a clear message.
  */
 import * as assert from 'uvu/assert';
+import {ITEMS_READ_RULES} from './where.js';
 import {areaSuite, isErrorLike, ok, useWorld, type Target} from './world.js';
 
 // Name, Price, Status, Owner, Team, Notes, Secret
@@ -166,35 +167,7 @@ export function aggregateSuite(target: Target): void {
 
   s('under access rules: hidden is unknown, unreadable rows not counted, censored cells grouped apart', async () => {
     const {api, chimpy, kiwi} = world();
-    ok(
-      await api.post(
-        `/api/docs/${doc}/apply`,
-        [
-          ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Items', colIds: 'Secret'}],
-          ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Items', colIds: 'Notes'}],
-          ['AddRecord', '_grist_ACLResources', -3, {tableId: 'Items', colIds: '*'}],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'},
-          ],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -2, aclFormula: 'user.Access != OWNER and rec.Price == 150', permissionsText: '-R'},
-          ],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -3, aclFormula: 'user.Access != OWNER and rec.Team == "red"', permissionsText: '-R'},
-          ],
-        ],
-        chimpy.as,
-      ),
-    );
+    ok(await api.post(`/api/docs/${doc}/apply`, ITEMS_READ_RULES, chimpy.as));
     const hidden: Array<Record<string, string>> = [
       {group_by: 'Secret'},
       {agg: 'count_distinct:Secret'},

@@ -25,6 +25,29 @@ const ITEMS: Array<
 ];
 const D2024 = 19723 * 86400;
 
+/**
+ * Access rules on the Items table of the where and aggregate areas: Secret hidden from all but
+ * owners, Notes censored where Price is 150, rows of the red team unreadable.
+ */
+export const ITEMS_READ_RULES: unknown[][] = [
+  ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Items', colIds: 'Secret'}],
+  ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Items', colIds: 'Notes'}],
+  ['AddRecord', '_grist_ACLResources', -3, {tableId: 'Items', colIds: '*'}],
+  ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'}],
+  [
+    'AddRecord',
+    '_grist_ACLRules',
+    null,
+    {resource: -2, aclFormula: 'user.Access != OWNER and rec.Price == 150', permissionsText: '-R'},
+  ],
+  [
+    'AddRecord',
+    '_grist_ACLRules',
+    null,
+    {resource: -3, aclFormula: 'user.Access != OWNER and rec.Team == "red"', permissionsText: '-R'},
+  ],
+];
+
 export function whereSuite(target: Target): void {
   const s = areaSuite(target, 'where');
   const world = useWorld(s, target, {
@@ -238,27 +261,7 @@ export function whereSuite(target: Target): void {
       await api.post(
         `/api/docs/${doc}/apply`,
         [
-          ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Items', colIds: 'Secret'}],
-          ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Items', colIds: 'Notes'}],
-          ['AddRecord', '_grist_ACLResources', -3, {tableId: 'Items', colIds: '*'}],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'},
-          ],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -2, aclFormula: 'user.Access != OWNER and rec.Price == 150', permissionsText: '-R'},
-          ],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -3, aclFormula: 'user.Access != OWNER and rec.Team == "red"', permissionsText: '-R'},
-          ],
+          ...ITEMS_READ_RULES,
           [
             'AddRecord',
             '_grist_ACLRules',

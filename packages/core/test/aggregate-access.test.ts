@@ -2,57 +2,19 @@
 // column is an unknown column; rows a row rule hides are never counted, whether SQLite applies
 // the rule (table S) or rows are checked one by one (table J); cells a rule censors make their
 // own group (["C"], as /records shows them) and are left out of sums.
-import {mkdtempSync, rmSync} from 'node:fs';
-import {tmpdir} from 'node:os';
-import {join} from 'node:path';
+import {rmSync} from 'node:fs';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine, type SessionDoc} from '../src/internal.js';
+import {KIWI, type RulesWorld, rulesWorld} from './rules-world.js';
 
-const KIWI = 'kiwi@example.com';
-
-async function world(): Promise<{engine: Engine; dir: string; ada: SessionDoc; kiwi: SessionDoc}> {
-  const dir = mkdtempSync(join(tmpdir(), 'gl-agg-acl-'));
-  const engine = await Engine.open({dataDir: dir, resumeWebhooks: false});
-  const adaS = await engine.forUser('ada@example.com', 'Ada');
-  const docId = await adaS.createDoc((await adaS.personalWorkspace()).id, {name: 'Aggregates'});
-  await adaS.updateDocAccess(docId, {users: {[KIWI]: 'editors'}});
-  const ada = await adaS.doc(docId);
-  const cols = [
-    {id: 'Owner', fields: {type: 'Text'}},
-    {id: 'Val', fields: {type: 'Numeric'}},
-    {id: 'Secret', fields: {type: 'Text'}},
-  ];
-  await ada.addTables([
-    {id: 'S', columns: cols},
-    {id: 'J', columns: cols},
-  ]);
-  const rows = Array.from({length: 12}, (_, k) => ({
-    Owner: k % 3 === 0 ? KIWI : 'ada@example.com',
-    Val: k + 1,
-    Secret: k % 2 ? 'odd' : 'even',
-  }));
-  await ada.addRecords('S', rows);
-  await ada.addRecords('J', rows);
-  const owner = 'user.Access != OWNER and rec.Owner != user.Email';
-  // S: Secret hidden, a row rule SQLite applies; J: Secret censored where Val > 6, rows checked one by one.
-  await ada.applyUserActions([
-    ['AddRecord', '_grist_ACLResources', -1, {tableId: 'S', colIds: 'Secret'}],
-    ['AddRecord', '_grist_ACLResources', -2, {tableId: 'S', colIds: '*'}],
-    ['AddRecord', '_grist_ACLResources', -3, {tableId: 'J', colIds: 'Secret'}],
-    ['AddRecord', '_grist_ACLResources', -4, {tableId: 'J', colIds: '*'}],
-    ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'}],
-    ['AddRecord', '_grist_ACLRules', null, {resource: -2, aclFormula: owner, permissionsText: '-R'}],
-    [
-      'AddRecord',
-      '_grist_ACLRules',
-      null,
-      {resource: -3, aclFormula: 'user.Access != OWNER and rec.Val > 6', permissionsText: '-R'},
-    ],
-    ['AddRecord', '_grist_ACLRules', null, {resource: -4, aclFormula: owner, permissionsText: '-R'}],
-  ]);
-  const kiwi = await (await engine.forUser(KIWI, 'Kiwi')).doc(docId);
-  return {engine, dir, ada, kiwi};
+function world(): Promise<RulesWorld> {
+  return rulesWorld(
+    Array.from({length: 12}, (_, k) => ({
+      Owner: k % 3 === 0 ? KIWI : 'ada@example.com',
+      Val: k + 1,
+      Secret: k % 2 ? 'odd' : 'even',
+    })),
+  );
 }
 
 test('aggregates under access rules: hidden column, row rules in SQL and row by row, censored cells', async () => {
