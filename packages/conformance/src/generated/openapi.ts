@@ -3517,7 +3517,7 @@ export interface operations {
             query?: {
                 /** @description JSON object of column id to the list of values to keep, e.g. {"Status": ["Done"]}. */
                 filter?: string;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
                 /** @description Comma-separated column ids; "-" before one sorts it descending, e.g. -Date,Name. */
                 sort?: string;
@@ -3703,7 +3703,7 @@ export interface operations {
             query?: {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
             };
             header?: {
@@ -3762,7 +3762,7 @@ export interface operations {
                 group_by?: string;
                 /** @description Beyond Grist (aggregate): comma-separated aggregates, each count or fn:Col with fn one of sum, avg, min, max, count_distinct; answered as count and fn_Col. Default count. sum/avg take numbers only (as Grist's SUM/AVERAGE), min/max numbers, dates or texts, None when there are none. */
                 agg?: string;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
                 /** @description Beyond Grist (aggregate): a Python condition over the aggregates, by their answered names (count, sum_Amount, ...): constants, + - * /, comparisons, in, is None, and/or/not. A group is kept where it is true (not where it raises, e.g. None > 2). Aggregates it names need not be in agg. */
                 having?: string;
@@ -3847,7 +3847,7 @@ export interface operations {
     postApiDocsDocIdTablesTableIdRecordsDelete: {
         parameters: {
             query?: {
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
             };
             header?: {
@@ -3891,7 +3891,7 @@ export interface operations {
     postApiDocsDocIdTablesTableIdDataDelete: {
         parameters: {
             query?: {
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
             };
             header?: {
@@ -3937,7 +3937,7 @@ export interface operations {
             query?: {
                 /** @description JSON object of column id to the list of values to keep, e.g. {"Status": ["Done"]}. */
                 filter?: string;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
                 /** @description Comma-separated column ids; "-" before one sorts it descending, e.g. -Date,Name. */
                 sort?: string;
@@ -4247,7 +4247,7 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
             };
             header?: {
@@ -4304,7 +4304,7 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
             };
             header?: {
@@ -4361,7 +4361,7 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
             };
             header?: {
@@ -4418,7 +4418,7 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
             };
             header?: never;
