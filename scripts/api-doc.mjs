@@ -51,6 +51,13 @@ rows. \`PATCH .../records?where=...\` with \`{"fields": {...}}\` updates every m
 \`GRISTLITE_WHERE_MAX_CHARS\` (4096) or slower than the formula time budget is a 400 in the formula's words.
 Semantics, access rules and what runs in SQL: \`queries.md\`.
 
+\`GET .../tables/{t}/aggregate?group_by=Status&agg=count,sum:Amount\` groups rows by columns with \`count\`,
+\`sum\`, \`avg\`, \`min\`, \`max\` and \`count_distinct\` of columns (answered as \`count\`, \`sum_Amount\`, ...),
+taking \`where\`, \`having\` (a Python condition over those names: \`count > 2 and sum_Amount > 10\`),
+\`sort\` (\`-count\`) and \`limit\`; it answers \`{"records": [{"fields": {...}}]}\`, a Ref group column by id
+with its text in \`display\`, over what the caller can read, at most \`GRISTLITE_AGGREGATE_MAX_GROUPS\` (10000)
+groups. Semantics: \`queries.md\`.
+
 ## Beyond Grist: idempotent writes
 
 Every write to a document's contents (\`POST\`, \`PATCH\`, \`PUT\`, \`DELETE\` under \`/api/docs/{doc}/\`:

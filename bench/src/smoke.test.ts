@@ -23,6 +23,8 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
         BENCH_LOAD_SECONDS: '0.2',
         BENCH_MIXED_SECONDS: '1',
         BENCH_MCP_RUNS: '20',
+        BENCH_QUERY_ROWS: '2000',
+        BENCH_QUERY_RUNS: '1',
       },
       encoding: 'utf8',
       // A guard against a hang, not a speed limit: beside `stress --cpu 2` the smoke run took
@@ -67,6 +69,11 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       'M2. add_records',
       'H1. one-cell write with history',
       'H2. 500-row add with history',
+      'Q1. where',
+      'Q2. count',
+      'Q3. aggregate',
+      'Q4. update by condition',
+      'Q5. where through',
       // Several machines need PostgreSQL, which CI has (elsewhere they are skipped with a note).
       ...(underCi() ? ['C1 writes', 'C3 writes', 'C4 forwarded', 'C5 takeover', 'C8 snapshot lag'] : []),
     ]) {

@@ -41,6 +41,7 @@ import {usersSuite} from './users.js';
 import {webhooksSuite} from './webhooks.js';
 import {webhooksStatsSuite} from './webhooks-stats.js';
 import {whereSuite} from './where.js';
+import {aggregateSuite} from './aggregate.js';
 import {checkSkipList, type Target} from './world.js';
 import {workspacesSuite} from './workspaces.js';
 
@@ -95,6 +96,7 @@ export const SUITES: Record<string, (target: Target) => void> = {
   apiconsole: apiConsoleSuite,
   where: whereSuite,
   mcp: mcpSuite,
+  aggregate: aggregateSuite,
   recorded: recordedSuite,
 };
 

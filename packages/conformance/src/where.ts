@@ -6,6 +6,7 @@
  * write); bad input (malformed, unknown column, oversized, too slow, too many rows) is a 400 that
  * writes nothing.
  */
+import ExcelJS from 'exceljs';
 import * as assert from 'uvu/assert';
 import {nextOf} from './paging.js';
 import {areaSuite, isErrorLike, ok, useWorld, type Target} from './world.js';
@@ -23,6 +24,29 @@ const ITEMS: Array<
   ['apricot', 30, 'Done', 5, 1, ['blue'], 'blue', 'n6', 's6'],
 ];
 const D2024 = 19723 * 86400;
+
+/**
+ * Access rules on the Items table of the where and aggregate areas: Secret hidden from all but
+ * owners, Notes censored where Price is 150, rows of the red team unreadable.
+ */
+export const ITEMS_READ_RULES: unknown[][] = [
+  ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Items', colIds: 'Secret'}],
+  ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Items', colIds: 'Notes'}],
+  ['AddRecord', '_grist_ACLResources', -3, {tableId: 'Items', colIds: '*'}],
+  ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'}],
+  [
+    'AddRecord',
+    '_grist_ACLRules',
+    null,
+    {resource: -2, aclFormula: 'user.Access != OWNER and rec.Price == 150', permissionsText: '-R'},
+  ],
+  [
+    'AddRecord',
+    '_grist_ACLRules',
+    null,
+    {resource: -3, aclFormula: 'user.Access != OWNER and rec.Team == "red"', permissionsText: '-R'},
+  ],
+];
 
 export function whereSuite(target: Target): void {
   const s = areaSuite(target, 'where');
@@ -129,6 +153,13 @@ export function whereSuite(target: Target): void {
     assert.equal(data.body.Price, [12, 5, 150, 30]);
     const list = ok(await api.post(`${items()}/records/list`, {where: cond, sort: ['Price']}, chimpy.as));
     assert.equal(ids(list), [2, 1, 6, 5]);
+    assert.equal(ids(ok(await api.post(`${items()}/records/list`, {where: cond, limit: 2}, chimpy.as))), [1, 2]);
+    // A limit is a whole number (a fraction used to answer 500).
+    isErrorLike(
+      await api.post(`${items()}/records/list`, {where: cond, limit: 2.5}, chimpy.as),
+      400,
+      /Invalid payload/,
+    );
   });
 
   s('count=true: how many rows match, without them', async () => {
@@ -230,27 +261,7 @@ export function whereSuite(target: Target): void {
       await api.post(
         `/api/docs/${doc}/apply`,
         [
-          ['AddRecord', '_grist_ACLResources', -1, {tableId: 'Items', colIds: 'Secret'}],
-          ['AddRecord', '_grist_ACLResources', -2, {tableId: 'Items', colIds: 'Notes'}],
-          ['AddRecord', '_grist_ACLResources', -3, {tableId: 'Items', colIds: '*'}],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'},
-          ],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -2, aclFormula: 'user.Access != OWNER and rec.Price == 150', permissionsText: '-R'},
-          ],
-          [
-            'AddRecord',
-            '_grist_ACLRules',
-            null,
-            {resource: -3, aclFormula: 'user.Access != OWNER and rec.Team == "red"', permissionsText: '-R'},
-          ],
+          ...ITEMS_READ_RULES,
           [
             'AddRecord',
             '_grist_ACLRules',
@@ -291,6 +302,52 @@ export function whereSuite(target: Target): void {
       await api.patch(`${items()}/records?${q('$Status == "Open"')}`, {fields: {Notes: 'k'}}, kiwi.as),
     );
     assert.equal(allowed.body, {records: [{id: 1}, {id: 4}]});
+  });
+
+  s('CSV and XLSX downloads of a table take where: the rows /records gives for it, under the same rules', async () => {
+    const {api, chimpy, kiwi} = world();
+    const download = (format: string, w: string) =>
+      `/api/docs/${doc}/download/${format}?tableId=Items&header=colId&${q(w)}`;
+    for (const [who, cond] of [
+      [chimpy, '$Price > 10'],
+      [kiwi, '$Price > 10'],
+      [kiwi, 'len($Name) > 5'],
+      [chimpy, '$Price > 1000'],
+    ] as const) {
+      const names = ok(await api.get(`${items()}/records?${q(cond)}`, who.as)).body.records.map(
+        (r: {fields: {Name: string}}) => r.fields.Name,
+      );
+      const csv = ok(await api.get(download('csv', cond), who.as))
+        .text.trim()
+        .split(/\r?\n/);
+      const header = csv[0].split(',');
+      assert.equal(
+        csv.slice(1).map((line: string) => line.split(',')[header.indexOf('Name')]),
+        names,
+        `${who.email}: ${cond} (CSV)`,
+      );
+      // Kiwi's export leaves out the column hidden from her, and censors Notes where rules do.
+      assert.is(header.includes('Secret'), who === chimpy, 'Secret column');
+      const xlsx = ok(await api.get(download('xlsx', cond), who.as));
+      const wb = new ExcelJS.Workbook();
+      await wb.xlsx.load(xlsx.raw as any);
+      const rows = (wb.worksheets[0].getSheetValues().slice(2) as unknown[][]).map((r) => r.slice(1));
+      assert.equal(
+        rows.map((r) => r[header.indexOf('Name')] ?? ''),
+        names,
+        `${who.email}: ${cond} (XLSX)`,
+      );
+    }
+    const censored = ok(await api.get(download('csv', '$Price == 150'), kiwi.as)).text;
+    assert.match(censored, /CENSORED/);
+    isErrorLike(await api.get(download('csv', '$Secret == "s1"'), kiwi.as), 400, /has no column 'Secret'/);
+    isErrorLike(await api.get(download('csv', '$Price >'), chimpy.as), 400, /Invalid where condition: SyntaxError/);
+    isErrorLike(await api.get(download('xlsx', '$Nope'), chimpy.as), 400, /has no column 'Nope'/);
+    isErrorLike(
+      await api.get(`/api/docs/${doc}/download/xlsx?header=colId&${q('True')}`, chimpy.as),
+      400,
+      /where needs one table \(tableId\)/,
+    );
   });
   s.run();
 }

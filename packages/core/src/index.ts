@@ -52,6 +52,8 @@ export type {
   ActionColValues,
   ActionRowId,
   ActionUpsertOptions,
+  AggregateQuery,
+  AggregateRecord,
   ApiRecord,
   ApplyResult,
   CellValue,

@@ -3,14 +3,10 @@
 // picked on the document's connection when the download was asked for, then read later from a
 // snapshot: a row whose owner changed in between went out with its new values, which the
 // downloader may not read.
-import {mkdtempSync, rmSync} from 'node:fs';
-import {tmpdir} from 'node:os';
-import {join} from 'node:path';
+import {rmSync} from 'node:fs';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {Engine, type SessionDoc} from '../src/internal.js';
-
-const KIWI = 'kiwi@example.com';
+import {KIWI, type RulesWorld, rulesWorld} from './rules-world.js';
 
 async function text(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
   const parts: Buffer[] = [];
@@ -30,48 +26,14 @@ async function sheet(bytes: Buffer): Promise<string[][]> {
   return out;
 }
 
-async function world(): Promise<{engine: Engine; dir: string; ada: SessionDoc; kiwi: SessionDoc}> {
-  const dir = mkdtempSync(join(tmpdir(), 'gl-export-acl-'));
-  const engine = await Engine.open({dataDir: dir, resumeWebhooks: false});
-  const adaS = await engine.forUser('ada@example.com', 'Ada');
-  const docId = await adaS.createDoc((await adaS.personalWorkspace()).id, {name: 'Exports'});
-  await adaS.updateDocAccess(docId, {users: {[KIWI]: 'editors'}});
-  const ada = await adaS.doc(docId);
-  const cols = [
-    {id: 'Owner', fields: {type: 'Text'}},
-    {id: 'Val', fields: {type: 'Numeric'}},
-    {id: 'Secret', fields: {type: 'Text'}},
-  ];
-  // S: a row rule SQLite tests; J: a column rule that depends on rows, checked row by row.
-  await ada.addTables([
-    {id: 'S', columns: cols},
-    {id: 'J', columns: cols},
-  ]);
-  const rows = Array.from({length: 12}, (_, k) => ({
-    Owner: k % 3 === 0 ? KIWI : 'ada@example.com',
-    Val: k + 1,
-    Secret: `s${k + 1}`,
-  }));
-  await ada.addRecords('S', rows);
-  await ada.addRecords('J', rows);
-  const owner = 'user.Access != OWNER and rec.Owner != user.Email';
-  await ada.applyUserActions([
-    ['AddRecord', '_grist_ACLResources', -1, {tableId: 'S', colIds: 'Secret'}],
-    ['AddRecord', '_grist_ACLResources', -2, {tableId: 'S', colIds: '*'}],
-    ['AddRecord', '_grist_ACLResources', -3, {tableId: 'J', colIds: 'Secret'}],
-    ['AddRecord', '_grist_ACLResources', -4, {tableId: 'J', colIds: '*'}],
-    ['AddRecord', '_grist_ACLRules', null, {resource: -1, aclFormula: 'user.Access != OWNER', permissionsText: '-R'}],
-    ['AddRecord', '_grist_ACLRules', null, {resource: -2, aclFormula: owner, permissionsText: '-R'}],
-    [
-      'AddRecord',
-      '_grist_ACLRules',
-      null,
-      {resource: -3, aclFormula: 'user.Access != OWNER and rec.Val > 6', permissionsText: '-R'},
-    ],
-    ['AddRecord', '_grist_ACLRules', null, {resource: -4, aclFormula: owner, permissionsText: '-R'}],
-  ]);
-  const kiwi = await (await engine.forUser(KIWI, 'Kiwi')).doc(docId);
-  return {engine, dir, ada, kiwi};
+function world(): Promise<RulesWorld> {
+  return rulesWorld(
+    Array.from({length: 12}, (_, k) => ({
+      Owner: k % 3 === 0 ? KIWI : 'ada@example.com',
+      Val: k + 1,
+      Secret: `s${k + 1}`,
+    })),
+  );
 }
 
 test('CSV and XLSX exports hold the rows and cells GET /records gives, under both kinds of rules', async () => {

@@ -237,6 +237,11 @@ test('budgets: loops, recursion and sizes give errors, not hangs', () => {
     /^!TimeoutError/,
   );
   assert.match(pyrepr('sum(range(10**9))', {maxIterations: 100000}), /^!TimeoutError/);
+  // itertools multiplying out a huge range: refused before it is copied (it used to run out of heap).
+  assert.match(pyrepr('import itertools\nitertools.product(range(2**31), repeat=4)'), /^!MemoryError/);
+  assert.match(pyrepr('import itertools\nitertools.permutations(range(2**31), 1)'), /^!MemoryError/);
+  assert.match(pyrepr('import itertools\nitertools.combinations(range(2**31), 2)'), /^!MemoryError/);
+  assert.is(pyrepr('import itertools\nlen(itertools.product(range(1000), range(1000)))'), '1000000');
 });
 
 test('safety: no way to JS internals or Python introspection escapes', () => {

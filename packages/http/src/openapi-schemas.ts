@@ -141,6 +141,37 @@ export const SCHEMAS: Record<string, Schema> = {
   ),
   RecordIds: obj({records: arr(obj({id: int}, ['id']))}, ['records']),
   RecordCount: {...obj({count: int}, ['count']), examples: [{count: 42}]},
+  Aggregates: {
+    ...obj(
+      {
+        records: arr(
+          obj(
+            {
+              fields: {
+                ...ref('Fields'),
+                description: "The group columns' values, then each aggregate by name (count, sum_Amount, ...)",
+              },
+              display: {
+                type: 'object',
+                additionalProperties: str,
+                description: 'The text Grist shows for Ref group columns (their visible column)',
+              },
+            },
+            ['fields'],
+          ),
+        ),
+      },
+      ['records'],
+    ),
+    examples: [
+      {
+        records: [
+          {fields: {Owner: 1, Status: 'Open', count: 3, sum_Amount: 12.5}, display: {Owner: 'Ada'}},
+          {fields: {Owner: 2, Status: 'Late', count: 1, sum_Amount: 0}, display: {Owner: 'Bob'}},
+        ],
+      },
+    ],
+  },
   ColumnarData: {
     type: 'object',
     description: 'Column id to the list of its values, `id` included.',
@@ -706,7 +737,8 @@ export const QUERY_PARAMS: Record<string, Schema> = {
       "Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it " +
       'would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running ' +
       'out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows ' +
-      'written: required there, where=True names every row.',
+      'written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table ' +
+      '(tableId) it names the rows exported.',
     examples: ['$Price > 10 and $Status in ("Open", "Late")', 'not $Due or $Due < TODAY()', '$Owner.Email == "a@b.c"'],
   },
   count: flag('Beyond Grist: answer {"count": N}, how many records the read would return (filter and where apply)'),
@@ -719,4 +751,28 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   },
   left: {type: 'string', description: 'A state: HEAD (default), a state hash, followed by any of ~n and ^ (compare).'},
   right: {type: 'string', description: 'A state: HEAD (default), a state hash, followed by any of ~n and ^ (compare).'},
+  // Beyond Grist: aggregates (issue 40 §2, docs/queries.md, D116).
+  group_by: {
+    type: 'string',
+    description:
+      'Beyond Grist (aggregate): comma-separated column ids to group by; none: one group of every row. A Ref ' +
+      'column groups by row id and answers its display value in "display". A column the caller cannot read: 400.',
+    examples: ['Status', 'Owner,Status'],
+  },
+  agg: {
+    type: 'string',
+    description:
+      'Beyond Grist (aggregate): comma-separated aggregates, each count or fn:Col with fn one of sum, avg, min, max, ' +
+      "count_distinct; answered as count and fn_Col. Default count. sum/avg take numbers only (as Grist's " +
+      'SUM/AVERAGE), min/max numbers, dates or texts, None when there are none.',
+    examples: ['count,sum:Amount', 'avg:Price,max:Due,count_distinct:Owner'],
+  },
+  having: {
+    type: 'string',
+    description:
+      'Beyond Grist (aggregate): a Python condition over the aggregates, by their answered names (count, sum_Amount, ' +
+      '...): constants, + - * /, comparisons, in, is None, and/or/not. A group is kept where it is true (not where ' +
+      'it raises, e.g. None > 2). Aggregates it names need not be in agg.',
+    examples: ['count > 2 and sum_Amount > 10', 'avg_Price is not None and avg_Price >= 2.5'],
+  },
 };

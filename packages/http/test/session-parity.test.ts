@@ -365,6 +365,47 @@ test('under access rules, Session reads and writes answer as HTTP does', () =>
         () => kdoc.updateRecords('Deals', [{id: 2, fields: {Amount: 5}}]),
         () => http('PATCH', '/tables/Deals/records', {records: [{id: 2, fields: {Amount: 5}}]}),
       ],
+      // Issue 40: conditions, counts, aggregates and writes by condition.
+      [
+        'where',
+        async () => ({records: await kdoc.fetchRecords('Deals', {where: '$Amount > 0'})}),
+        () => http('GET', `/tables/Deals/records?where=${encodeURIComponent('$Amount > 0')}`),
+      ],
+      [
+        'where on a hidden column',
+        async () => ({records: await kdoc.fetchRecords('Deals', {where: '$Note == "a"'})}),
+        () => http('GET', `/tables/Deals/records?where=${encodeURIComponent('$Note == "a"')}`),
+      ],
+      [
+        'count',
+        async () => ({count: await kdoc.countRecords('Deals', {where: '$Amount > 0'})}),
+        () => http('GET', `/tables/Deals/records?count=true&where=${encodeURIComponent('$Amount > 0')}`),
+      ],
+      [
+        'aggregate',
+        async () => ({records: await kdoc.aggregate('Deals', {groupBy: ['Owner'], agg: ['count', 'sum:Amount']})}),
+        () => http('GET', '/tables/Deals/aggregate?group_by=Owner&agg=count,sum:Amount'),
+      ],
+      [
+        'aggregate of a hidden column',
+        async () => ({records: await kdoc.aggregate('Deals', {groupBy: ['Note']})}),
+        () => http('GET', '/tables/Deals/aggregate?group_by=Note'),
+      ],
+      [
+        'update where',
+        async () => ({records: (await kdoc.updateRecordsWhere('Deals', 'True', {Amount: 1})).map((id) => ({id}))}),
+        () => http('PATCH', '/tables/Deals/records?where=True', {fields: {Amount: 1}}),
+      ],
+      [
+        'update without a condition',
+        () => kdoc.updateRecordsWhere('Deals', ' ', {Amount: 1}),
+        () => http('PATCH', '/tables/Deals/records?where=%20', {fields: {Amount: 1}}),
+      ],
+      [
+        'remove where',
+        async () => ({records: (await kdoc.removeRecordsWhere('Deals', '$Amount > 100')).map((id) => ({id}))}),
+        () => http('POST', `/tables/Deals/records/delete?where=${encodeURIComponent('$Amount > 100')}`),
+      ],
     ];
     for (const [what, viaSession, viaHttp] of pairs) {
       const a = await mine(viaSession);

@@ -532,6 +532,23 @@ export interface paths {
         patch: operations["patchApiDocsDocIdTablesTableIdRecords"];
         trace?: never;
     };
+    "/api/docs/{docId}/tables/{tableId}/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Aggregate records: groups with counts, sums, averages, extremes (beyond Grist) */
+        get: operations["getApiDocsDocIdTablesTableIdAggregate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docs/{docId}/tables/{tableId}/records/list": {
         parameters: {
             query?: never;
@@ -1672,6 +1689,44 @@ export interface components {
          */
         RecordCount: {
             count: number;
+        };
+        /**
+         * @example {
+         *       "records": [
+         *         {
+         *           "fields": {
+         *             "Owner": 1,
+         *             "Status": "Open",
+         *             "count": 3,
+         *             "sum_Amount": 12.5
+         *           },
+         *           "display": {
+         *             "Owner": "Ada"
+         *           }
+         *         },
+         *         {
+         *           "fields": {
+         *             "Owner": 2,
+         *             "Status": "Late",
+         *             "count": 1,
+         *             "sum_Amount": 0
+         *           },
+         *           "display": {
+         *             "Owner": "Bob"
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        Aggregates: {
+            records: {
+                /** @description The group columns' values, then each aggregate by name (count, sum_Amount, ...) */
+                fields: components["schemas"]["Fields"];
+                /** @description The text Grist shows for Ref group columns (their visible column) */
+                display?: {
+                    [key: string]: string;
+                };
+            }[];
         };
         /** @description Column id to the list of its values, `id` included. */
         ColumnarData: {
@@ -3585,7 +3640,7 @@ export interface operations {
             query?: {
                 /** @description JSON object of column id to the list of values to keep, e.g. {"Status": ["Done"]}. */
                 filter?: string;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
                 /** @description Comma-separated column ids; "-" before one sorts it descending, e.g. -Date,Name. */
                 sort?: string;
@@ -3771,7 +3826,7 @@ export interface operations {
             query?: {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
             };
             header?: {
@@ -3819,6 +3874,48 @@ export interface operations {
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getApiDocsDocIdTablesTableIdAggregate: {
+        parameters: {
+            query?: {
+                /** @description Beyond Grist (aggregate): comma-separated column ids to group by; none: one group of every row. A Ref column groups by row id and answers its display value in "display". A column the caller cannot read: 400. */
+                group_by?: string;
+                /** @description Beyond Grist (aggregate): comma-separated aggregates, each count or fn:Col with fn one of sum, avg, min, max, count_distinct; answered as count and fn_Col. Default count. sum/avg take numbers only (as Grist's SUM/AVERAGE), min/max numbers, dates or texts, None when there are none. */
+                agg?: string;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                where?: string;
+                /** @description Beyond Grist (aggregate): a Python condition over the aggregates, by their answered names (count, sum_Amount, ...): constants, + - * /, comparisons, in, is None, and/or/not. A group is kept where it is true (not where it raises, e.g. None > 2). Aggregates it names need not be in agg. */
+                having?: string;
+                /** @description Comma-separated column ids; "-" before one sorts it descending, e.g. -Date,Name. */
+                sort?: string;
+                /** @description At most this many records (0: no limit). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                docId: string;
+                tableId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One record per group: its group columns and aggregates */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Aggregates"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -3873,7 +3970,7 @@ export interface operations {
     postApiDocsDocIdTablesTableIdRecordsDelete: {
         parameters: {
             query?: {
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
             };
             header?: {
@@ -3917,7 +4014,7 @@ export interface operations {
     postApiDocsDocIdTablesTableIdDataDelete: {
         parameters: {
             query?: {
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
             };
             header?: {
@@ -3963,7 +4060,7 @@ export interface operations {
             query?: {
                 /** @description JSON object of column id to the list of values to keep, e.g. {"Status": ["Done"]}. */
                 filter?: string;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
                 where?: string;
                 /** @description Comma-separated column ids; "-" before one sorts it descending, e.g. -Date,Name. */
                 sort?: string;
@@ -4273,6 +4370,8 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                where?: string;
             };
             header?: {
                 /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
@@ -4328,6 +4427,8 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                where?: string;
             };
             header?: {
                 /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
@@ -4383,6 +4484,8 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                where?: string;
             };
             header?: {
                 /** @description Beyond Grist: the ETag of an earlier answer to the same request by the same user; 304 with no body while nothing in the document changed. */
@@ -4438,6 +4541,8 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                where?: string;
             };
             header?: never;
             path: {

@@ -133,8 +133,11 @@ export interface OpenOptions {
   readCache?: ReadCache;
   /** Formula budgets over the defaults (`DEFAULT_BUDGET`, 30 s a recalculation): docs/formulas.md. */
   formulaBudget?: Partial<BudgetSettings>;
-  /** Bounds of `where` conditions (docs/queries.md): longest text, most rows a write by condition touches. */
-  where?: {maxChars?: number; maxRows?: number};
+  /**
+   * Bounds of `where` conditions (docs/queries.md): longest text, most rows a write by condition
+   * touches, most groups an aggregate answers.
+   */
+  where?: {maxChars?: number; maxRows?: number; maxGroups?: number};
   /** How writes are recorded in the action history (default: recorded, Grist's limits): docs/operations.md. */
   history?: HistorySettings;
 }

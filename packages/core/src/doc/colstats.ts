@@ -65,17 +65,30 @@ const MAX_EXACT_INT = 2 ** 53;
 export class StoredValues {
   classes = 0;
   readonly reals: number[] = [];
+  /** The least and greatest numbers written, and whether one had a fraction (`ColumnClasses.range`). */
+  min = Number.POSITIVE_INFINITY;
+  max = Number.NEGATIVE_INFINITY;
+  fractions = false;
   /** INTEGER and NUMERIC affinity store an integral double as an INTEGER of the same value. */
   private readonly intAffinity: boolean;
+  /** Whether SQLite may store a text written as a number (numeric affinities): the range is then unknown. */
+  readonly textToNumber: boolean;
 
   constructor(declType: string) {
     const affinity = affinityOf(declType);
     this.intAffinity = affinity === 'INTEGER' || affinity === 'NUMERIC';
+    this.textToNumber = this.intAffinity || affinity === 'REAL';
   }
 
   /** A value as bound to SQLite (better-sqlite3 binds every JS number as a double). */
   add(v: unknown): void {
     this.classes |= classOf(v);
+    if ((typeof v === 'number' && !Number.isNaN(v)) || typeof v === 'bigint') {
+      const n = Number(v);
+      if (n < this.min) this.min = n;
+      if (n > this.max) this.max = n;
+      if (!Number.isInteger(n)) this.fractions = true;
+    }
     if (typeof v === 'number') {
       if (!(this.intAffinity && Number.isInteger(v) && Math.abs(v) <= MAX_EXACT_INT)) {
         this.reals.push(v);
@@ -110,6 +123,18 @@ interface ColumnStats {
   jsonExact?: boolean;
   /** Numbers stored as REAL since `jsonExact` was found true, still to check. */
   unchecked: number[];
+  /**
+   * The numbers held (`where` conditions: operands.ts). Writes tracked widen it with what they
+   * store (values overwritten stay in: a wider range proves less, never wrongly).
+   */
+  range?: NumberRange;
+}
+
+/** The numbers a column holds: their least and greatest (null: none), and whether all are whole. */
+export interface NumberRange {
+  min: number | null;
+  max: number | null;
+  integral: boolean;
 }
 
 /**
@@ -288,6 +313,27 @@ export class ColumnClasses {
   }
 
   /**
+   * The numbers a column holds (one scan, kept as the classes are: until the data changes other
+   * than by the engine's tracked writes, which widen it). A `where` condition reads it after every
+   * write, so that a write elsewhere (or a small one here) costs no scan of a large table.
+   */
+  range(tableId: string, colId: string): NumberRange {
+    const s = this.stats(tableId, colId);
+    if (!s.range) {
+      const c = `+${quoteIdent(colId)}`;
+      const [min, max, fractions] = this.db
+        .prepare(
+          `SELECT min(${c}), max(${c}), max(${c} <> round(${c})) FROM ${quoteIdent(tableId)} ` +
+            `WHERE typeof(${quoteIdent(colId)}) IN ('integer', 'real')`,
+        )
+        .raw(true)
+        .get() as [number | null, number | null, number | null];
+      s.range = {min, max, integral: !fractions};
+    }
+    return s.range;
+  }
+
+  /**
    * Starts a record write to `tableId` by the engine, to be called just before its statements.
    * If the cache was valid then and the write changed exactly `rowsChanged` rows and nothing else,
    * the columns in `written` gain the classes stored and their numbers to check, and the columns
@@ -312,6 +358,15 @@ export class ColumnClasses {
             }
             if (s.classes !== undefined) {
               s.classes |= w.classes;
+            }
+            if (s.range && w.textToNumber && w.classes & TEXT_CLASS) {
+              s.range = undefined;
+            } else if (s.range && w.min <= w.max) {
+              s.range = {
+                min: Math.min(s.range.min ?? w.min, w.min),
+                max: Math.max(s.range.max ?? w.max, w.max),
+                integral: s.range.integral && !w.fractions,
+              };
             }
             if (!s.jsonExact || !w.reals.length) {
               continue;

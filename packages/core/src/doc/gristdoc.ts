@@ -37,6 +37,7 @@ import {DocSchema, type SchemaSource} from './schemaops.js';
 import {DocRecordWrites, type RecordSource} from './recordwrites.js';
 import {DocRecalc, type RecalcSource} from './recalc.js';
 import {refreshRules} from '../access/rules/write.js';
+import {type AggregateQuery, type AggregateRecord, DEFAULT_AGGREGATE_MAX_GROUPS} from './aggregate/index.js';
 import {DEFAULT_WHERE_MAX_CHARS, DEFAULT_WHERE_MAX_ROWS, type WhereSettings, WhereState} from './where/index.js';
 import {
   HistoryRecorder,
@@ -255,7 +256,12 @@ export class GristDoc {
     where: Partial<WhereSettings> = {},
     history: HistorySettings = {},
   ) {
-    this.whereSettings = {maxChars: DEFAULT_WHERE_MAX_CHARS, maxRows: DEFAULT_WHERE_MAX_ROWS, ...where};
+    this.whereSettings = {
+      maxChars: DEFAULT_WHERE_MAX_CHARS,
+      maxRows: DEFAULT_WHERE_MAX_ROWS,
+      maxGroups: DEFAULT_AGGREGATE_MAX_GROUPS,
+      ...where,
+    };
     this.cacheOwner = readCache.newOwner();
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.dataStamp = new DataStamp(db);
@@ -747,6 +753,25 @@ export class GristDoc {
    */
   countRecords(tableId: string, q: RecordQuery = {}): number {
     return this.reads.countRecords(tableId, q);
+  }
+
+  /**
+   * Beyond Grist (issue 40 §2, docs/queries.md): `tableId`'s rows grouped by columns with counts,
+   * sums, averages, extremes and distinct counts, filtered by `where` and `having`, sorted and
+   * limited, over the rows and columns the caller can read. 400 for a malformed part, an unknown
+   * (or hidden) column, or more groups than the document's maximum without a limit.
+   */
+  aggregate(tableId: string, q: AggregateQuery): {records: AggregateRecord[]} {
+    return {records: this.reads.aggregate(tableId, q)};
+  }
+
+  /**
+   * A `where` condition on a user table resolved for the caller, as SQL over the table (quoted
+   * `"Table"."col"`) with bound parameters, for reads on a connection of their own (exports).
+   * 400 for a malformed condition. @internal
+   */
+  whereCondition(tableId: string, where: string): {sql: string; params: unknown[]} {
+    return this.reads.whereCondition(tableId, where);
   }
 
   /** How the caller reads a table on a connection of its own (`DocReads.tableAccess`). */

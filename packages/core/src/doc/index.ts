@@ -19,6 +19,7 @@ export type {
   UpsertResult,
 } from './api-types.js';
 export type {TableChange, WriteActor} from './storage.js';
+export type {AggregateQuery, AggregateRecord} from './aggregate/index.js';
 export type {CellValue, SqlValue} from './types.js';
 export {makeDecoder} from './types.js';
 export {SCHEMA_VERSION, STORAGE_VERSION, META_DDL, META_TYPES} from './schema.js';

@@ -7,6 +7,13 @@
  */
 import type Database from 'better-sqlite3';
 import {BadRequest, Forbidden, NotFound} from '../base/index.js';
+import {
+  type AggregateQuery,
+  type AggregateRecord,
+  type AggregateSource,
+  planAggregate,
+  runAggregate,
+} from './aggregate/index.js';
 import type {ApiRecord, ColumnInfo, PageEnd, RecordQuery, TableInfo} from './api-types.js';
 import {cellDisplay, displayDiffers} from './cell-display.js';
 import type {BudgetSettings, CellFormatter} from '@gristlite/formula';
@@ -389,6 +396,13 @@ export class DocReads {
     return {...q, whereSql: {sql, params}};
   }
 
+  /** A condition on a user table resolved for the caller (exports read it on their own connection). */
+  whereCondition(tableId: string, where: string): {sql: string; params: unknown[]} {
+    const table = this.src.userTable(tableId);
+    const w = this.resolved(table, {where}).whereSql!;
+    return {sql: w.sql, params: [...w.params]};
+  }
+
   /**
    * The ids of the rows of a user table the caller can read for which `where` holds (a write by
    * condition), ascending; 400 beyond `whereSettings.maxRows`.
@@ -438,6 +452,43 @@ export class DocReads {
     const where = recordCondition(this.src.storage.classes, table, query, scope);
     const from = `${quoteIdent(table.tableId)}${where.sql ? ` WHERE ${where.sql}` : ''}`;
     return Number(this.src.storage.stmt(`SELECT count(*) FROM ${from}`).pluck().get(where.params));
+  }
+
+  /**
+   * Beyond Grist (issue 40 §2): the groups of an aggregate (doc/aggregate/), over the rows the
+   * caller can read: in SQL where access rules decide rows there, else over the rows they allow
+   * one by one (as the read under the same rules checks them), censored cells left out.
+   */
+  aggregate(tableId: string, q: AggregateQuery): AggregateRecord[] {
+    const table = this.readableTable(tableId);
+    this.src.userTable(tableId);
+    const guard = this.src.guard;
+    const filter = guard ? guard.readTable(table.tableId, (c) => table.byId.get(c)?.type) : null;
+    const src: AggregateSource = {
+      db: this.src.db,
+      meta: this.src.storage.meta,
+      classes: this.src.storage.classes,
+      hiddenCols: filter?.hiddenCols ?? new Set(),
+      maxGroups: this.src.whereSettings.maxGroups,
+      maxChars: this.src.whereSettings.maxChars,
+    };
+    const plan = planAggregate(src, table, q);
+    const query = this.resolved(table, {where: q.where || undefined});
+    const scope = this.scope(table);
+    const used = [...plan.groups, ...plan.aggs.flatMap((a) => (a.col ? [a.col] : []))];
+    if (!scope.inJs && !used.some((c) => filter?.censoredCols?.has(c.colId))) {
+      return runAggregate(src, plan, {
+        kind: 'sql',
+        where: recordCondition(this.src.storage.classes, table, query, scope),
+      });
+    }
+    const records = this.fetchGuarded(table, {...query, hidden: true});
+    const censored = new Map<string, number[]>();
+    for (const c of used) {
+      const ids = records.filter((r) => isCensored(r.fields[c.colId])).map((r) => r.id);
+      if (ids.length) censored.set(c.colId, ids);
+    }
+    return runAggregate(src, plan, {kind: 'ids', ids: records.map((r) => r.id), censored});
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1061,6 +1112,11 @@ function recordBuilder(
 }
 
 /** A record with its error types and display texts, when it has any (in /records' key order). */
+/** A cell as a read under access rules censors it. */
+function isCensored(v: CellValue | undefined): boolean {
+  return Array.isArray(v) && v.length === 1 && v[0] === 'C';
+}
+
 function withExtras(
   r: ApiRecord,
   errors: Record<string, string> | undefined,

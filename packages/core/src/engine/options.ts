@@ -48,9 +48,10 @@ export interface EngineOptions {
   formulaBudget?: Partial<BudgetSettings>;
   /**
    * Bounds of `where` conditions (docs/queries.md): longest text (GRISTLITE_WHERE_MAX_CHARS, 4096)
-   * and most rows one update or removal by condition touches (GRISTLITE_WHERE_MAX_ROWS, 50000).
+   * and most rows one update or removal by condition touches (GRISTLITE_WHERE_MAX_ROWS, 50000);
+   * most groups an aggregate answers (GRISTLITE_AGGREGATE_MAX_GROUPS, 10000).
    */
-  where?: {maxChars?: number; maxRows?: number};
+  where?: {maxChars?: number; maxRows?: number; maxGroups?: number};
   /**
    * How writes are recorded in each document's action history (D120): default from
    * GRISTLITE_HISTORY (`0` turns recording off), GRISTLITE_HISTORY_MAX_ROWS (1000) and

@@ -39,6 +39,7 @@ import type {
 import type {TriggerPendingRecord, TriggerRecord, WebhookFieldsInput, WebhookSummary} from '../webhooks/index.js';
 import {actorOf, type OrgContext, type Principal} from '../home/principal.js';
 import type {BasicRole, Doc, Org, Role, Workspace} from '../home/types.js';
+import type {AggregateQuery, AggregateRecord} from '../doc/index.js';
 import type {
   ApiRecord,
   ApplyResult,
@@ -432,11 +433,19 @@ export class SessionDoc {
   }
 
   /**
-   * Beyond Grist (issue 40 §2, `GET /records?count=true`): how many records `fetchRecords` would
-   * answer for this `filter` and `where`, without reading them.
+   * Beyond Grist (issue 40 §2): how many records `fetchRecords` would return for the query's
+   * `filter` and `where` (its sort and limit aside), as `GET /records?count=true` answers.
    */
   countRecords(tableId: string, query: Pick<RecordQuery, 'filter' | 'where'> = {}): Promise<number> {
     return this.use('viewers', (grist) => grist.countRecords(tableId, query));
+  }
+
+  /**
+   * Beyond Grist (issue 40 §2, docs/queries.md): groups of rows with their aggregates, as
+   * `GET /aggregate` answers (`{"fields": ...}` each), over what the caller can read.
+   */
+  aggregate(tableId: string, query: AggregateQuery): Promise<AggregateRecord[]> {
+    return this.use('viewers', (grist) => grist.aggregate(tableId, query).records);
   }
 
   /**
@@ -522,6 +531,20 @@ export class SessionDoc {
     return this.use('editors', (grist, role) => {
       grist.removeRecords(tableId, ids, {role});
     });
+  }
+
+  /**
+   * Beyond Grist (issue 40 §3, docs/queries.md): updates every row the caller can read for which
+   * `where` (a condition in Grist's formula language; `True` for every row) holds with `fields`,
+   * in one write, as `PATCH /records?where=` does; the ids updated.
+   */
+  updateRecordsWhere(tableId: string, where: string, fields: Fields): Promise<number[]> {
+    return this.use('editors', (grist, role) => grist.updateRecordsWhere(tableId, where, fields, {role}));
+  }
+
+  /** Beyond Grist (issue 40 §3): removes every row matching `where`, as `POST /records/delete?where=`; their ids. */
+  removeRecordsWhere(tableId: string, where: string): Promise<number[]> {
+    return this.use('editors', (grist, role) => grist.removeRecordsWhere(tableId, where, {role}));
   }
 
   /** A table whose records are typed `R` (`doc.table<Task>('Tasks')`); the document still checks every value. */

@@ -8,7 +8,7 @@ import {cellDisplay} from '../doc/cell-display.js';
 import {type ColumnMeta, type DocMeta, loadMeta} from '../doc/meta.js';
 import type {RowValues} from '../doc/guard.js';
 import {quoteIdent} from '../doc/query.js';
-import {type RowScope, scopeWhere, type TableAccess} from '../doc/rowscope.js';
+import {andScope, type RowScope, type TableAccess} from '../doc/rowscope.js';
 
 /** Whether an export names columns by label (Grist's default) or by column id. */
 export type ExportHeader = 'label' | 'colId';
@@ -52,6 +52,8 @@ export interface ExportRestriction {
   scope?: RowScope;
   /** The check of each row the scope leaves to JS: null drops it, else the columns censored in it. */
   row?: TableAccess['row'];
+  /** Beyond Grist (issue 40): the rows a `where` condition names, resolved for the user (doc/where/). */
+  where?: {sql: string; params: unknown[]};
 }
 
 /**
@@ -65,7 +67,9 @@ export function* exportRows(
   r: ExportRestriction | undefined,
 ): Generator<[unknown[], ReadonlySet<string> | null]> {
   const t = quoteIdent(plan.tableId);
-  const where = r?.scope ? scopeWhere(r.scope) : {sql: '', params: []};
+  const named = r?.where ?? {sql: '', params: []};
+  const both = r?.scope ? andScope(r.scope, named) : named;
+  const where = both.sql ? {sql: ` WHERE ${both.sql}`, params: both.params} : both;
   const check = r?.row ?? null;
   // Rules read any column of the row (hidden ones too): for a check row by row, every column is
   // read after the plan's own and decoded for it.

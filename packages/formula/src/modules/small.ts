@@ -353,6 +353,20 @@ function countArg(v: Value): number {
   if (typeof v !== 'bigint') return raise('TypeError', `'${typeName(v)}' object cannot be interpreted as an integer`);
   return sizeArg(v);
 }
+/**
+ * The items of a pool an itertools function multiplies out, read lazily and refused beyond LIMIT:
+ * `product(range(2**31), repeat=4)` must not copy two billion items before counting its result.
+ */
+function pool(x: Value): Value[] {
+  const lazy = x !== null && typeof x === 'object' && !Array.isArray(x) ? (x as PyObject).iter : undefined;
+  if (!lazy) return iterOrThrow(x);
+  const out: Value[] = [];
+  for (const item of lazy.call(x)) {
+    out.push(item);
+    if (out.length > LIMIT) raise('MemoryError', 'result too large');
+  }
+  return out;
+}
 function limited<T>(g: Iterable<T>): T[] {
   const out: T[] = [];
   for (const x of g) {
@@ -370,7 +384,7 @@ export const itertoolsModule = new PyModule('itertools', {
   product: fn('product', (a, k) => {
     const repeat = countArg(k?.repeat ?? 1n);
     if (repeat < 0) raise('ValueError', 'repeat argument cannot be negative');
-    let pools = a.map((x) => iterOrThrow(x));
+    let pools = a.map((x) => pool(x));
     // The result's size is known: refused before the pools are repeated or multiplied out.
     if (!pools.some((p) => p.length === 0)) {
       let count = 1;
@@ -386,13 +400,13 @@ export const itertoolsModule = new PyModule('itertools', {
   }),
   permutations: fn('permutations', (a, k) => {
     const b = bindArgs('permutations', ['iterable', 'r'], a, k, {r: null});
-    const items = iterOrThrow(b.iterable as Value);
+    const items = pool(b.iterable as Value);
     const r = b.r === null ? items.length : Number(b.r);
     return limited(perms(items, r)).map((x) => new PyTuple(x));
   }),
   combinations: fn('combinations', (a, k) => {
     const b = bindArgs('combinations', ['iterable', 'r'], a, k);
-    return limited(combos(iterOrThrow(b.iterable as Value), Number(b.r))).map((x) => new PyTuple(x));
+    return limited(combos(pool(b.iterable as Value), Number(b.r))).map((x) => new PyTuple(x));
   }),
   groupby: fn('groupby', (a, k) => {
     const b = bindArgs('groupby', ['iterable', 'key'], a, k, {key: null});

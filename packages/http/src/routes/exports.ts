@@ -15,6 +15,8 @@ import {docRoute, requestOrigin} from './doc-common.js';
 import {contentDisposition} from './download.js';
 
 const EXPORT_QUERY = ['tableId', 'header', 'title', 'viewSection'];
+/** Beyond Grist (issue 40): the downloads of a table's rows also take a `where` condition. */
+const ROWS_QUERY = [...EXPORT_QUERY, 'where'];
 
 /** Grist's widget-level export options, which gristlite does not implement (it exports tables). */
 const UNSUPPORTED = ['viewSection', 'activeSortSpec', 'filters', 'linkingFilter'];
@@ -57,13 +59,13 @@ function dsvRoute(format: DsvFormat, what: string): Route {
     method: 'GET',
     path: `/api/docs/:docId/download/${format}`,
     tag: 'downloads',
-    query: EXPORT_QUERY,
+    query: ROWS_QUERY,
     summary: `Download a table as ${what}, values formatted as Grist shows them (streamed)`,
     need: 'viewers',
     revalidate: true,
     handler: async (ctx, {doc, meta, access}) => {
       const {tableId, header} = tableParams(ctx, doc, access);
-      const exp = doc.exportDsv(tableId, {format, header}, access);
+      const exp = doc.exportDsv(tableId, {format, header, where: ctx.query.get('where') || undefined}, access);
       const filename = exportFileBase(meta.name, tableId, ctx.query.get('title')) + exp.extension;
       return new RawResponse(200, exp.body, {
         'Content-Type': exp.contentType,
@@ -95,7 +97,7 @@ export const exportRoutes: Route[] = [
     method: 'GET',
     path: '/api/docs/:docId/download/xlsx',
     tag: 'downloads',
-    query: EXPORT_QUERY,
+    query: ROWS_QUERY,
     summary:
       'Download the whole document as an Excel workbook, one sheet per table (or one table with tableId); streamed',
     need: 'viewers',
@@ -109,7 +111,8 @@ export const exportRoutes: Route[] = [
       const filename =
         p.tableId === null ? title || meta.name || 'document' : exportFileBase(meta.name, p.tableId, title);
       const header = p.header;
-      return new RawResponse(200, doc.exportXlsx(tables, header, access), {
+      const where = ctx.query.get('where') || undefined;
+      return new RawResponse(200, doc.exportXlsx(tables, header, access, where), {
         'Content-Type': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
         'Content-Disposition': contentDisposition(`${filename}.xlsx`),
       });

@@ -6,10 +6,7 @@
  */
 import {BoundedMap, type Expr, FormulaEngine, PyException, PySyntaxError} from '@gristlite/formula';
 import {parseFormulaBody, type Stmt} from '@gristlite/formula/internal';
-import type Database from 'better-sqlite3';
 import {BadRequest} from '../../base/index.js';
-import {quoteIdent} from '../identifiers.js';
-import type {NumberRange} from './operands.js';
 import type {DocMeta, TableMeta} from '../meta.js';
 import {UNGUARDED_FUNCTIONS, unknownColumn} from './host.js';
 import {allExprs, boundNames} from './walk.js';
@@ -40,35 +37,6 @@ export class WhereState {
   /** Conditions resolved wholly in SQL, those that needed the engine, and the rows it evaluated (measurements). */
   readonly counts = {sql: 0, engine: 0, engineRows: 0};
   private namesEngine: FormulaEngine | null = null;
-
-  private ranges = new BoundedMap<string, NumberRange>(1024);
-  private rangesStamp = '';
-
-  /**
-   * The numbers a column holds (one scan, kept until the data changes: `stamp` is the document's
-   * data stamp), which prove cases of the translation empty (operands.ts).
-   */
-  rangeOf(db: Database.Database, stamp: string, tableId: string, colId: string): NumberRange {
-    if (stamp !== this.rangesStamp) {
-      this.ranges.clear();
-      this.rangesStamp = stamp;
-    }
-    const key = `${tableId}\0${colId}`;
-    let r = this.ranges.get(key);
-    if (!r) {
-      const c = `+${quoteIdent(colId)}`;
-      const [min, max, fractions] = db
-        .prepare(
-          `SELECT min(${c}), max(${c}), max(${c} <> round(${c})) FROM ${quoteIdent(tableId)} ` +
-            `WHERE typeof(${quoteIdent(colId)}) IN ('integer', 'real')`,
-        )
-        .raw(true)
-        .get() as [number | null, number | null, number | null];
-      r = {min, max, integral: !fractions};
-      this.ranges.set(key, r);
-    }
-    return r;
-  }
 
   /** An engine without tables: the names formulas see, and constants computed once. */
   get names(): FormulaEngine {

@@ -28,6 +28,7 @@ import {Translator} from './translate.js';
 export {DEFAULT_WHERE_MAX_CHARS, type ParsedWhere, WhereState, whereError} from './check.js';
 export {CensoredValue} from './host.js';
 export type {Sql, Tri} from './sql.js';
+export {FALSE, TRUE, and, not, or, sql} from './sql.js';
 
 /** Most rows one update or removal by condition may touch (`GRISTLITE_WHERE_MAX_ROWS`). */
 export const DEFAULT_WHERE_MAX_ROWS = 50_000;
@@ -38,6 +39,8 @@ export interface WhereSettings {
   maxChars: number;
   /** Most rows a write by condition may touch. */
   maxRows: number;
+  /** Most groups an aggregate answers (`GRISTLITE_AGGREGATE_MAX_GROUPS`, doc/aggregate/). */
+  maxGroups: number;
 }
 
 /** What resolving a condition needs of its document. */
@@ -134,7 +137,7 @@ function translate(src: WhereSource, table: TableMeta, parsed: ParsedWhere): Tri
     meta: src.meta,
     table,
     classesOf: (tableId, colId) => src.classes.of(tableId, colId),
-    rangeOf: (tableId, colId) => (colId === 'id' ? null : src.state.rangeOf(src.db, src.stamp(), tableId, colId)),
+    rangeOf: (tableId, colId) => (colId === 'id' ? null : src.classes.range(tableId, colId)),
     sqlReadable: (tableId, colId, joined) => {
       const f = filter(tableId);
       if (!f) return true;

@@ -9,7 +9,7 @@
  */
 import type {Value} from '@gristlite/formula';
 import {constantShape} from '@gristlite/formula/internal';
-import {BLOB_CLASS, NULL_CLASS, NUM_CLASS, TEXT_CLASS} from '../colstats.js';
+import {BLOB_CLASS, NULL_CLASS, NUM_CLASS, type NumberRange, TEXT_CLASS} from '../colstats.js';
 import type {ColumnMeta, TableMeta} from '../meta.js';
 import {quoteIdent} from '../identifiers.js';
 import {FALSE, type Sql, TRUE, and, not, or, sql} from './sql.js';
@@ -117,12 +117,8 @@ export interface ColumnReading {
   range?: NumberRange | null;
 }
 
-/** The numbers a column holds: their least and greatest, and whether all are whole. */
-export interface NumberRange {
-  min: number | null;
-  max: number | null;
-  integral: boolean;
-}
+/** The numbers a column holds (colstats.ts). */
+export type {NumberRange};
 
 /**
  * The cases of a column's cells, following the cell decoders of `@gristlite/formula`
