@@ -4,6 +4,11 @@
  * transaction. Formulas are computed by the formula engine (@gristlite/formula's FormulaEngine): every action of a
  * write is mirrored to it, then it recalculates, and the cells that changed are written in the same
  * transaction (docs/formulas.md).
+ *
+ * One thing: the document's one write transaction and what runs inside it, in order (input
+ * checks, metadata rules, storage, formulas, the access-rules stage, change listeners, history,
+ * COMMIT), with the public methods that open it. The stages are parts of their own (storage*.ts,
+ * recalc.ts, reads.ts, schemaops.ts, recordwrites.ts, history/); this file keeps their order.
  */
 import Database from 'better-sqlite3';
 import {createHash} from 'node:crypto';
