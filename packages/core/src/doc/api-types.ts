@@ -137,7 +137,7 @@ export interface OpenOptions {
    * Bounds of `where` conditions (docs/queries.md): longest text, most rows a write by condition
    * touches, most groups an aggregate answers.
    */
-  where?: {maxChars?: number; maxRows?: number; maxGroups?: number};
+  where?: {maxChars?: number; maxRows?: number; maxGroups?: number; maxMs?: number};
   /** How writes are recorded in the action history (default: recorded, Grist's limits): docs/operations.md. */
   history?: HistorySettings;
 }

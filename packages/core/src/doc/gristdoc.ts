@@ -43,7 +43,13 @@ import {DocRecordWrites, type RecordSource} from './recordwrites.js';
 import {DocRecalc, type RecalcSource} from './recalc.js';
 import {refreshRules} from '../access/rules/write.js';
 import {type AggregateQuery, type AggregateRecord, DEFAULT_AGGREGATE_MAX_GROUPS} from './aggregate/index.js';
-import {DEFAULT_WHERE_MAX_CHARS, DEFAULT_WHERE_MAX_ROWS, type WhereSettings, WhereState} from './where/index.js';
+import {
+  DEFAULT_WHERE_MAX_CHARS,
+  DEFAULT_WHERE_MAX_MSEC,
+  DEFAULT_WHERE_MAX_ROWS,
+  type WhereSettings,
+  WhereState,
+} from './where/index.js';
 import {
   HistoryRecorder,
   tableHistory,
@@ -265,6 +271,7 @@ export class GristDoc {
       maxChars: DEFAULT_WHERE_MAX_CHARS,
       maxRows: DEFAULT_WHERE_MAX_ROWS,
       maxGroups: DEFAULT_AGGREGATE_MAX_GROUPS,
+      maxMs: DEFAULT_WHERE_MAX_MSEC,
       ...where,
     };
     this.cacheOwner = readCache.newOwner();

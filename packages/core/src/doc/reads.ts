@@ -21,7 +21,7 @@ import {
 } from './aggregate/index.js';
 import type {ApiRecord, ColumnInfo, PageEnd, RecordQuery, TableInfo} from './api-types.js';
 import {cellDisplay, displayDiffers} from './cell-display.js';
-import type {BudgetSettings, CellFormatter} from '@gristlite/formula';
+import {type BudgetSettings, type CellFormatter, DEFAULT_BUDGET} from '@gristlite/formula';
 import type {DataStamp} from './colstats.js';
 import type {DocGuard, RowValues, TableReadFilter} from './guard.js';
 import type {ColumnMeta, TableMeta} from './meta.js';
@@ -363,7 +363,10 @@ export class DocReads {
       guard: src.guard,
       state: src.where,
       settings: src.whereSettings,
-      budget: src.formulaBudget ?? {},
+      budget: {
+        ...src.formulaBudget,
+        maxRecalcMs: Math.min(src.formulaBudget?.maxRecalcMs ?? DEFAULT_BUDGET.maxRecalcMs, src.whereSettings.maxMs),
+      },
       readRows: (tableId, ids, cols) => this.readRows(tableId, ids, cols),
       stamp: () => src.dataStamp.now().join(','),
     };

@@ -34,7 +34,7 @@ import {makeId} from '../base/index.js';
 import {intFromEnv, intSetting} from '../base/index.js';
 import {type BudgetSettings, DEFAULT_BUDGET} from '@gristlite/formula';
 import {DEFAULT_AGGREGATE_MAX_GROUPS} from '../doc/aggregate/index.js';
-import {DEFAULT_WHERE_MAX_CHARS, DEFAULT_WHERE_MAX_ROWS} from '../doc/where/index.js';
+import {DEFAULT_WHERE_MAX_CHARS, DEFAULT_WHERE_MAX_MSEC, DEFAULT_WHERE_MAX_ROWS} from '../doc/where/index.js';
 import {descriptorLimit, maxOpenDocsFor} from '../host/index.js';
 import {
   ApiError,
@@ -213,6 +213,7 @@ export class Engine {
       maxChars: intFromEnv(env, 'GRISTLITE_WHERE_MAX_CHARS', DEFAULT_WHERE_MAX_CHARS, 1),
       maxRows: intFromEnv(env, 'GRISTLITE_WHERE_MAX_ROWS', DEFAULT_WHERE_MAX_ROWS, 1),
       maxGroups: intFromEnv(env, 'GRISTLITE_AGGREGATE_MAX_GROUPS', DEFAULT_AGGREGATE_MAX_GROUPS, 1),
+      maxMs: intFromEnv(env, 'GRISTLITE_WHERE_MAX_MSEC', DEFAULT_WHERE_MAX_MSEC, 1),
     };
     this.historySettings = opts.history ?? historySettingsFromEnv(env);
     this.publicUrl =

@@ -49,9 +49,10 @@ export interface EngineOptions {
   /**
    * Bounds of `where` conditions (docs/queries.md): longest text (GRISTLITE_WHERE_MAX_CHARS, 4096)
    * and most rows one update or removal by condition touches (GRISTLITE_WHERE_MAX_ROWS, 50000);
-   * most groups an aggregate answers (GRISTLITE_AGGREGATE_MAX_GROUPS, 10000).
+   * most groups an aggregate answers (GRISTLITE_AGGREGATE_MAX_GROUPS, 10000); most time the formula
+   * engine spends on one request's condition (GRISTLITE_WHERE_MAX_MSEC, 1000).
    */
-  where?: {maxChars?: number; maxRows?: number; maxGroups?: number};
+  where?: {maxChars?: number; maxRows?: number; maxGroups?: number; maxMs?: number};
   /**
    * How writes are recorded in each document's action history (D120): default from
    * GRISTLITE_HISTORY (`0` turns recording off), GRISTLITE_HISTORY_MAX_ROWS (1000) and

@@ -41,7 +41,16 @@ export interface WhereSettings {
   maxRows: number;
   /** Most groups an aggregate answers (`GRISTLITE_AGGREGATE_MAX_GROUPS`, doc/aggregate/). */
   maxGroups: number;
+  /**
+   * Most time the formula engine spends on one request's condition, over all its rows
+   * (`GRISTLITE_WHERE_MAX_MSEC`): it runs on the event loop, so it gets far less than a
+   * recalculation's 30 s; the lower of this and the formula budget applies.
+   */
+  maxMs: number;
 }
+
+/** Default of `WhereSettings.maxMs`: a condition holds the event loop at most this long. */
+export const DEFAULT_WHERE_MAX_MSEC = 1000;
 
 /** What resolving a condition needs of its document. */
 export interface WhereSource {
@@ -176,7 +185,7 @@ function evaluate(src: WhereSource, table: TableMeta, parsed: ParsedWhere, scope
     if (e instanceof PyException && BUDGET_ERRORS.has(e.type)) {
       throw whereError(
         e.type,
-        `${e.message} (the formula time budget: GRISTLITE_FORMULA_CELL_MSEC a row, GRISTLITE_FORMULA_RECALC_MSEC in all)`,
+        `${e.message} (the time a condition may take: GRISTLITE_FORMULA_CELL_MSEC a row, GRISTLITE_WHERE_MAX_MSEC in all)`,
       );
     }
     throw e;
