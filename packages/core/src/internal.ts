@@ -115,7 +115,7 @@ export {checkZipFile, type ZipEntry, type ZipLimits} from './import/zipcheck.js'
 export type {SheetCell} from './import/xlsx.js';
 export * from './doc/index.js';
 export * from './doc/history/index.js';
-export {historyBinding, historyPage} from './engine/index.js';
+export {historyPage} from './engine/index.js';
 export * from './attachments/index.js';
 export * from './webhooks/index.js';
 export {

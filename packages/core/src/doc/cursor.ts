@@ -9,7 +9,7 @@
  */
 import {createCipheriv, createDecipheriv, randomBytes} from 'node:crypto';
 import {BadRequest} from '../base/index.js';
-import {decodePosition, encodePosition} from './reads.js';
+import {decodePosition, encodePosition} from './read-json.js';
 
 const VERSION = 1;
 const NONCE = 12;

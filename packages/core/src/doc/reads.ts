@@ -67,7 +67,7 @@ import {
   withExtras,
 } from './read-json.js';
 
-export {columnInfo, decodePosition, encodePosition} from './read-json.js';
+export {columnInfo} from './read-json.js';
 
 /** What the read pipeline needs of its document. */
 export interface ReadSource {

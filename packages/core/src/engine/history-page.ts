@@ -4,7 +4,7 @@ import {BadRequest} from '../base/index.js';
 import type {HistoryEntry} from '../doc/history/index.js';
 
 /** What a history cursor is bound to: the document, the table and the record asked for. */
-export function historyBinding(docId: string, tableId: string, rowId: number | undefined): string {
+function historyBinding(docId: string, tableId: string, rowId: number | undefined): string {
   return JSON.stringify(['history', docId, tableId, rowId ?? null]);
 }
 
