@@ -46,8 +46,10 @@ export function parsePredicateFormula(text: string): string {
     if (e instanceof PySyntaxError) {
       throw e.bare ? new PredicateFormulaError('SyntaxError', e.msg) : syntaxErrorAt(e.msg, e.line, e.col);
     }
-    // Only nesting deeper than the stack gets here (CPython gives up earlier, on brackets).
-    if (e instanceof RangeError) throw new PredicateFormulaError('SyntaxError', 'too complex to parse');
+    // Only nesting deeper than the JS stack gets here, at a depth that varies with the stack the
+    // engine has left (seen on Node 22 for 5,000 chained `not`): CPython 3.11 answers such chains
+    // with RecursionError (checked: `not ` * 5000, `.b` * 5000, `+ 1` * 5000), so this does too.
+    if (e instanceof RangeError) throw new PredicateFormulaError('RecursionError', 'maximum recursion depth exceeded');
     throw e;
   }
 }
