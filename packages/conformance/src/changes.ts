@@ -7,7 +7,7 @@
 import * as assert from 'uvu/assert';
 import type {StreamResponse} from './client.js';
 import {tablePath} from './docdata.js';
-import {areaSuite, isError, ok, useWorld, type Target} from './world.js';
+import {areaSuite, isError, isErrorLike, ok, useWorld, type Target} from './world.js';
 
 interface SseEvent {
   id?: string;
@@ -227,6 +227,58 @@ export function changesSuite(target: Target): void {
       theirs.close();
     }
   });
+
+  s(
+    'table and where (D123): one table, rows as each write left them; entering arrives as added, leaving as removed',
+    async () => {
+      const {api, chimpy} = world();
+      const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Where');
+      ok(await api.post(`/api/docs/${d}/tables`, {tables: [{id: 'Other', columns: [{id: 'X'}]}]}, chimpy.as));
+      const base = `/api/docs/${d}/changes`;
+      isErrorLike(await api.get(`${base}?where=${encodeURIComponent('$B > 5')}`, chimpy.as), 400, /needs the table/);
+      isErrorLike(await api.get(`${base}?table=Nope&where=True`, chimpy.as), 404, /Nope/);
+      isErrorLike(
+        await api.get(`${base}?table=Table1&where=${encodeURIComponent('$B >')}`, chimpy.as),
+        400,
+        /SyntaxError/,
+      );
+      isErrorLike(await api.get(`${base}?table=Table1&where=${encodeURIComponent('$Nope')}`, chimpy.as), 400, /Nope/);
+      const res = await api.stream(`${base}?table=Table1&where=${encodeURIComponent('$B > 5')}`, chimpy.as);
+      try {
+        const events = new Events(res);
+        await events.next('ready');
+        const rows = `${tablePath(d)}/records`;
+        ok(await api.post(rows, {records: [{fields: {A: 'low', B: 1}}, {fields: {A: 'high', B: 10}}]}, chimpy.as));
+        const first = (await events.next('the add')).data.tables;
+        assert.equal(first.length, 1);
+        assert.equal(
+          first[0].added.map((r: any) => [r.id, r.fields.A]),
+          [[2, 'high']],
+        );
+        // Row 1 enters the condition: whole, as added; row 2 leaves it: removed.
+        ok(await api.patch(rows, {records: [{id: 1, fields: {B: 7}}]}, chimpy.as));
+        ok(await api.patch(rows, {records: [{id: 2, fields: {B: 2}}]}, chimpy.as));
+        const entered = (await events.next('row 1 enters')).data.tables[0];
+        assert.equal(
+          [entered.added.map((r: any) => [r.id, r.fields.A, r.fields.B]), entered.updated],
+          [[[1, 'low', 7]], []],
+        );
+        const left = (await events.next('row 2 leaves')).data.tables[0];
+        assert.equal([left.added, left.updated, left.removed], [[], [], [2]]);
+        // Another table's write, and a row that does not match: nothing; then a match arrives.
+        ok(await api.post(`${tablePath(d, 'Other')}/records`, {records: [{fields: {X: 'x'}}]}, chimpy.as));
+        ok(await api.post(rows, {records: [{fields: {A: 'still low', B: 3}}]}, chimpy.as));
+        ok(await api.post(rows, {records: [{fields: {A: 'next', B: 6}}]}, chimpy.as));
+        const next = (await events.next('the next match')).data.tables;
+        assert.equal(
+          next.map((t: any) => [t.tableId, t.added.map((r: any) => r.fields.A)]),
+          [['Table1', ['next']]],
+        );
+      } finally {
+        res.close();
+      }
+    },
+  );
 
   s('a client that hangs up frees its subscription (at most 3 at once here)', async () => {
     const {api, chimpy} = world();

@@ -45,7 +45,14 @@ export {
   type TypedRecord,
   type TypedUpsert,
 } from './engine/index.js';
-export {Subscription, type ChangedRow, type DocChange, type SubscribeOptions, type TableChanges} from './feed/index.js';
+export {
+  Subscription,
+  type ChangedRow,
+  type ChangesOptions,
+  type DocChange,
+  type SubscribeOptions,
+  type TableChanges,
+} from './feed/index.js';
 export type {
   ActionBulkColValues,
   ActionColInfo,

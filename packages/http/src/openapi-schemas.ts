@@ -720,6 +720,14 @@ export const QUERY_PARAMS: Record<string, Schema> = {
   title: {type: 'string', description: 'Name of the downloaded file, without extension.'},
   dryrun: flag('Only check access, answering {"dryRun": "allowed"}'),
   tableId: {type: 'string', description: 'Table id.'},
+  table: {
+    type: 'string',
+    description: "Beyond Grist: only this table's changes (and events saying the schema changed); needed by where.",
+  },
+  lastEventId: {
+    type: 'string',
+    description: 'Resume after this event id (for clients that cannot send Last-Event-ID).',
+  },
   header: {type: 'string', enum: ['colId', 'label'], description: 'Column headers: ids or labels.'},
   viewSection: {
     type: 'integer',
@@ -738,7 +746,8 @@ export const QUERY_PARAMS: Record<string, Schema> = {
       'would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running ' +
       'out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows ' +
       'written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table ' +
-      '(tableId) it names the rows exported.',
+      '(tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose ' +
+      'changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed.',
     examples: ['$Price > 10 and $Status in ("Open", "Late")', 'not $Due or $Due < TODAY()', '$Owner.Email == "a@b.c"'],
   },
   count: flag('Beyond Grist: answer {"count": N}, how many records the read would return (filter and where apply)'),

@@ -3640,7 +3640,7 @@ export interface operations {
             query?: {
                 /** @description JSON object of column id to the list of values to keep, e.g. {"Status": ["Done"]}. */
                 filter?: string;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed. */
                 where?: string;
                 /** @description Comma-separated column ids; "-" before one sorts it descending, e.g. -Date,Name. */
                 sort?: string;
@@ -3826,7 +3826,7 @@ export interface operations {
             query?: {
                 /** @description Store strings as given rather than parsing them by column type (1, true, on or yes). */
                 noparse?: boolean;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed. */
                 where?: string;
             };
             header?: {
@@ -3885,7 +3885,7 @@ export interface operations {
                 group_by?: string;
                 /** @description Beyond Grist (aggregate): comma-separated aggregates, each count or fn:Col with fn one of sum, avg, min, max, count_distinct; answered as count and fn_Col. Default count. sum/avg take numbers only (as Grist's SUM/AVERAGE), min/max numbers, dates or texts, None when there are none. */
                 agg?: string;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed. */
                 where?: string;
                 /** @description Beyond Grist (aggregate): a Python condition over the aggregates, by their answered names (count, sum_Amount, ...): constants, + - * /, comparisons, in, is None, and/or/not. A group is kept where it is true (not where it raises, e.g. None > 2). Aggregates it names need not be in agg. */
                 having?: string;
@@ -3970,7 +3970,7 @@ export interface operations {
     postApiDocsDocIdTablesTableIdRecordsDelete: {
         parameters: {
             query?: {
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed. */
                 where?: string;
             };
             header?: {
@@ -4014,7 +4014,7 @@ export interface operations {
     postApiDocsDocIdTablesTableIdDataDelete: {
         parameters: {
             query?: {
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed. */
                 where?: string;
             };
             header?: {
@@ -4060,7 +4060,7 @@ export interface operations {
             query?: {
                 /** @description JSON object of column id to the list of values to keep, e.g. {"Status": ["Done"]}. */
                 filter?: string;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed. */
                 where?: string;
                 /** @description Comma-separated column ids; "-" before one sorts it descending, e.g. -Date,Name. */
                 sort?: string;
@@ -4370,7 +4370,7 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed. */
                 where?: string;
             };
             header?: {
@@ -4427,7 +4427,7 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed. */
                 where?: string;
             };
             header?: {
@@ -4484,7 +4484,7 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed. */
                 where?: string;
             };
             header?: {
@@ -4541,7 +4541,7 @@ export interface operations {
                 title?: string;
                 /** @description A widget to export: checked (404 when unknown), then refused (gristlite exports tables; D67). */
                 viewSection?: number;
-                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. */
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed. */
                 where?: string;
             };
             header?: never;
@@ -5716,7 +5716,14 @@ export interface operations {
     };
     getApiDocsDocIdChanges: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Beyond Grist: only this table's changes (and events saying the schema changed); needed by where. */
+                table?: string;
+                /** @description Beyond Grist: a condition in Grist's formula language; only the rows for which a formula column holding it would be true. Combines with filter, sort, limit and cursor. Malformed, naming an unknown column, or running out of the formula time budget: 400. On writes (PATCH /records, POST /records/delete) it names the rows written: required there, where=True names every row. On the CSV/TSV/DSV/XLSX downloads of one table (tableId) it names the rows exported. On the change feed (GET /changes, with table) it names the rows whose changes are sent, as each write left them: a row entering it arrives as added, one leaving it as removed. */
+                where?: string;
+                /** @description Resume after this event id (for clients that cannot send Last-Event-ID). */
+                lastEventId?: string;
+            };
             header?: never;
             path: {
                 docId: string;

@@ -786,6 +786,19 @@ export class GristDoc {
     return this.reads.whereCondition(tableId, where);
   }
 
+  /**
+   * Which of `ids` a `where` condition holds for now, for a reader under `guard` (a change feed's
+   * subscriber), also inside another caller's write. @internal
+   */
+  matchingAmong(guard: DocGuard | null, tableId: string, where: string, ids: readonly number[]): Set<number> {
+    return this.withGuard(guard, this.actor, this.docUrl, () => this.reads.matchingAmong(tableId, where, ids));
+  }
+
+  /** Checks a `where` condition on a table the caller can read (400/404). @internal */
+  checkWhere(tableId: string, where: string): void {
+    this.reads.checkWhere(tableId, where);
+  }
+
   /** How the caller reads a table on a connection of its own (`DocReads.tableAccess`). */
   tableAccess(tableId: string): TableAccess | null {
     return this.reads.tableAccess(tableId);

@@ -3,6 +3,7 @@ export type {CreateDocOptions} from './create.js';
 export {GristDoc, type DocUrl} from './gristdoc.js';
 export {STREAM_DEFAULTS, StreamSlots, type StreamOptions} from './stream.js';
 export {RowScope, type SqlCondition, type TableAccess} from './rowscope.js';
+export type {DocGuard, RowReader, RowValues, TableReadFilter} from './guard.js';
 export type {
   ApiRecord,
   ApplyResult,

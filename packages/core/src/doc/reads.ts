@@ -437,6 +437,35 @@ export class DocReads {
   }
 
   /**
+   * Beyond Grist (a change feed's `where`, D123): which of `ids` the condition holds for, as the
+   * rows are now (a write's own transaction reads them as it leaves them). Rows the caller's row
+   * rules hide are left to the feed's own filter; only the rows asked about are read, so a
+   * condition the formula engine evaluates costs those rows, not the table.
+   */
+  matchingAmong(tableId: string, where: string, ids: readonly number[]): Set<number> {
+    const table = this.src.userTable(tableId);
+    if (!ids.length) return new Set();
+    const base = this.scope(table);
+    const among = {
+      sql: `${quoteIdent(table.tableId)}."id" IN (SELECT value FROM json_each(?))`,
+      params: [JSON.stringify(ids)],
+    };
+    const scope = RowScope.make(andScope(base, among), base.inJs);
+    const cond = resolveWhere(this.whereSource(), table, where, scope).sql;
+    const both = andScope(scope, {sql: cond.sql, params: [...cond.params]});
+    const t = quoteIdent(table.tableId);
+    const found = this.src.storage.stmt(`SELECT ${t}."id" FROM ${t} WHERE ${both.sql}`).pluck().all(both.params);
+    return new Set((found as Array<number | bigint>).map(Number));
+  }
+
+  /** Checks a condition on a user table the caller can read (400 when malformed; 404, 403). */
+  checkWhere(tableId: string, where: string): void {
+    const table = this.src.userTable(tableId);
+    this.src.guard?.readTable(table.tableId);
+    parseWhere(this.whereSource(), table, where);
+  }
+
+  /**
    * How many rows a read would return (`count=true`): `filter` and `where` apply, `sort`, `limit`
    * and the cursor do not. SQLite counts them (`count(*)`) unless access rules check rows one by
    * one, which are then counted as the read would return them.

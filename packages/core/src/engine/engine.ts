@@ -284,7 +284,12 @@ export class Engine {
   ): Subscription {
     const docId = open.id;
     // Broken rules refuse the subscription now, as they refuse reads.
-    open.accessFor(principal, role, {linkKey: opts.linkKey});
+    const guard = open.accessFor(principal, role, {linkKey: opts.linkKey});
+    if (opts.where !== undefined && opts.tableId === undefined) {
+      throw new BadRequest('A where condition on changes needs the table it is about (table=...)');
+    }
+    // The table and condition as GET /records?where= checks them for this caller (400, 403, 404).
+    if (opts.tableId !== undefined) open.grist.as(guard).checkWhere(opts.tableId, opts.where ?? 'True');
     let current = role;
     return this.feeds.subscribe(
       docId,
@@ -297,6 +302,7 @@ export class Engine {
         recheck: async () => {
           current = (await this.docAccess(docId, principal, org, 'viewers')).role;
         },
+        identity: JSON.stringify([principal.anonymous ? null : principal.user.id, principal.docKey?.id, opts.linkKey]),
       },
       opts,
     );

@@ -6,7 +6,7 @@
  * (`use`) that opens the document and checks the caller's access as the route does; the
  * session-parity tests pair each method with its route.
  */
-import type {DocChange, Subscription} from '../feed/index.js';
+import type {ChangesOptions, DocChange, Subscription} from '../feed/index.js';
 import {DocTransaction, type DocTable, type RowShape, type TypedRecord} from './session-tables.js';
 import {join} from 'node:path';
 import type {AccessContext} from '../access/rules/context.js';
@@ -323,9 +323,10 @@ export class SessionDoc {
    * commit order, after the commit), filtered by what this user may read: hidden tables, columns
    * and rows are left out. Survives the document being closed when idle; `opts.after` resumes
    * after an event id (a `reset` item comes first when those changes are no longer kept).
-   * `close()` the subscription when done.
+   * `close()` the subscription when done. `opts.tableId` keeps one table's changes, and with
+   * `opts.where` only rows that condition holds for (`GET /changes?table=&where=`, D123).
    */
-  subscribe(listener: (change: DocChange) => void, opts: {after?: string} = {}): Promise<Subscription> {
+  subscribe(listener: (change: DocChange) => void, opts: ChangesOptions = {}): Promise<Subscription> {
     const {engine, principal, org} = this.session;
     return this.withOpen('viewers', ({open, role}) =>
       engine.subscribeChanges(open, principal, role, org, {...opts, listener}),
@@ -336,7 +337,7 @@ export class SessionDoc {
    * Beyond Grist: this document's committed changes as an async iterable (see `subscribe`);
    * leaving the `for await` loop ends the subscription.
    */
-  changes(opts: {after?: string} = {}): Promise<Subscription> {
+  changes(opts: ChangesOptions = {}): Promise<Subscription> {
     const {engine, principal, org} = this.session;
     return this.withOpen('viewers', ({open, role}) => engine.subscribeChanges(open, principal, role, org, opts));
   }

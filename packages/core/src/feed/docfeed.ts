@@ -5,9 +5,8 @@
  * subscribers and history survive the document being closed when idle and opened again.
  */
 import {randomBytes} from 'node:crypto';
-import type {GristDoc} from '../doc/gristdoc.js';
-import type {RowReader, RowValues} from '../doc/guard.js';
-import type {WriteSummary} from '../doc/api-types.js';
+import type {GristDoc, RowReader, RowValues, WriteSummary} from '../doc/index.js';
+import {type ConditionMatches, type FeedCondition, FeedConditions} from './conditions.js';
 import {publicFields, type StoredChange} from './filter.js';
 import {type ChangedRow, type DocChange, type FeedSettings, resetItem, type TableChanges} from './types.js';
 
@@ -36,6 +35,8 @@ export class DocFeed {
   /** Bytes of `history` (JSON). */
   bytes = 0;
   readonly subscribers = new Set<FeedSubscriber>();
+  /** Subscriptions' `where` conditions, evaluated at each write (conditions.ts). */
+  readonly conditions: FeedConditions;
   /** When the last subscriber left (the feed lingers for resumes), or null while it has some. */
   idleSince: number | null = null;
   private detach: (() => void) | null = null;
@@ -45,7 +46,9 @@ export class DocFeed {
     private readonly settings: FeedSettings,
     /** Called with the bytes a new event adds (the registry keeps all feeds within budget). */
     private readonly onGrow: (feed: DocFeed) => void,
-  ) {}
+  ) {
+    this.conditions = new FeedConditions(settings.maxConditions);
+  }
 
   /** The position of the newest event (what a new subscriber starts after). */
   position(): string {
@@ -88,21 +91,26 @@ export class DocFeed {
     // Rows as they were before the write: the previous values of updated rows (D106) and, under
     // rules, who could read them. An event carries at most `maxRows` updated and `maxRows`
     // removed rows, so no more are kept; the first capture of a row in a write wins.
-    let before: {seq: number; rows: Map<string, Map<number, RowValues>>; count: number} | null = null;
+    // Conditions are evaluated on the same rows, as they were then (conditions.ts).
+    let before: (Before & {seq: number; count: number}) | null = null;
     const unBefore = source.grist.onBeforeRows((tableId, rowIds, writeSeq, read) => {
       if (!this.active || tableId.startsWith('_grist')) return;
-      if (before?.seq !== writeSeq) before = {seq: writeSeq, rows: new Map(), count: 0};
+      if (before?.seq !== writeSeq)
+        before = {seq: writeSeq, rows: new Map(), count: 0, matches: new Map(), failed: new Map()};
       let table = before.rows.get(tableId);
       const wanted = table ? rowIds.filter((id) => !table!.has(id)) : rowIds;
       if (!wanted.length || before.count + wanted.length > 2 * this.settings.maxRows) return;
       if (!table) before.rows.set(tableId, (table = new Map()));
       for (const [id, row] of read(tableId, wanted)) table.set(id, row);
       before.count += wanted.length;
+      for (const cond of this.conditions.forTable(tableId)) {
+        match(source, cond, wanted, 'before', before.matches, before.failed);
+      }
     });
     const unWrite = source.grist.onWrite((write) => {
       if (!this.active) return undefined;
       const rules = source.hasRules();
-      const stored = this.capture(write, rules, before?.seq === write.writeSeq ? before.rows : null);
+      const stored = this.capture(source, write, rules, before?.seq === write.writeSeq ? before : null);
       before = null;
       return stored ? () => this.publish(stored) : undefined;
     });
@@ -143,13 +151,13 @@ export class DocFeed {
     this.bytes = 0;
   }
 
-  private capture(
-    write: WriteSummary,
-    rules: boolean,
-    before: Map<string, Map<number, RowValues>> | null,
-  ): StoredChange | null {
+  private capture(source: FeedSource, write: WriteSummary, rules: boolean, pre: Before | null): StoredChange | null {
+    const before = pre?.rows ?? null;
     const tables: TableChanges[] = [];
-    const after = rules ? new Map<string, Map<number, RowValues>>() : null;
+    const conditions = this.conditions.size > 0;
+    const after = rules || conditions ? new Map<string, Map<number, RowValues>>() : null;
+    const matched = conditions ? new Map<string, ConditionMatches>() : null;
+    const failed = new Map(pre?.failed ?? []);
     let schemaChanged = false;
     let budget = this.settings.maxRows;
     for (const c of write.changes) {
@@ -173,8 +181,15 @@ export class DocFeed {
       }
       budget -= rows;
       const added = readChanged(write.read, c.tableId, c.added, null);
-      const wholeUpdated = rules || !c.columns ? write.read(c.tableId, c.updated) : null;
+      const onTable = conditions ? this.conditions.forTable(c.tableId) : [];
+      // Rules and conditions decide on whole rows; a row entering either arrives whole, as added.
+      const wholeUpdated = rules || onTable.length || !c.columns ? write.read(c.tableId, c.updated) : null;
       if (after && wholeUpdated) after.set(c.tableId, wholeUpdated);
+      for (const cond of onTable) {
+        const m = pre?.matches.get(cond.key) ?? {before: new Set<number>(), after: new Set<number>()};
+        matched!.set(cond.key, m);
+        match(source, cond, [...c.added, ...c.updated], 'after', matched!, failed);
+      }
       const updated = wholeUpdated
         ? [...c.updated]
             .sort((a, b) => a - b)
@@ -203,7 +218,15 @@ export class DocFeed {
       schemaChanged,
       tables,
     };
-    return {seq: this.seq + 1, change, json: JSON.stringify(change), after, before: rules ? before : null};
+    return {
+      seq: this.seq + 1,
+      change,
+      json: JSON.stringify(change),
+      after,
+      before: rules ? before : null,
+      matched,
+      failed: failed.size ? failed : null,
+    };
   }
 
   /** After COMMIT: numbered for good, kept, and handed to subscribers in order. */
@@ -214,6 +237,37 @@ export class DocFeed {
     while (this.history.length > this.settings.historyEvents) this.trimOldest();
     this.onGrow(this);
     for (const s of this.subscribers) s.deliver(stored);
+  }
+}
+
+/** What a feed keeps of rows before a write touched them. */
+interface Before {
+  rows: Map<string, Map<number, RowValues>>;
+  matches: Map<string, ConditionMatches>;
+  /** Conditions that could not be evaluated, with why (their subscriptions end). */
+  failed: Map<string, string>;
+}
+
+/**
+ * Evaluates a condition on rows as they are now, for its caller, adding those it holds for to
+ * `into`; a condition that fails (its time budget, a column gone, rules broken) is noted in
+ * `failed` and the write goes on.
+ */
+function match(
+  source: FeedSource,
+  cond: FeedCondition,
+  ids: number[],
+  phase: keyof ConditionMatches,
+  into: Map<string, ConditionMatches>,
+  failed: Map<string, string>,
+): void {
+  if (failed.has(cond.key) || !ids.length) return;
+  let m = into.get(cond.key);
+  if (!m) into.set(cond.key, (m = {before: new Set(), after: new Set()}));
+  try {
+    for (const id of source.grist.matchingAmong(cond.guard(), cond.tableId, cond.where, ids)) m[phase].add(id);
+  } catch (e) {
+    failed.set(cond.key, (e as Error).message);
   }
 }
 

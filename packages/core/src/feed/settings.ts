@@ -10,6 +10,7 @@ export function feedSettingsFromEnv(env: Record<string, string | undefined>): Fe
     historyBytes: intFromEnv(env, 'GRISTLITE_FEED_HISTORY_BYTES', d.historyBytes, 0),
     lingerMs: intFromEnv(env, 'GRISTLITE_FEED_LINGER_MSEC', d.lingerMs, 1),
     maxSubscribers: intFromEnv(env, 'GRISTLITE_FEED_MAX_SUBSCRIBERS', d.maxSubscribers, 1),
+    maxConditions: intFromEnv(env, 'GRISTLITE_FEED_MAX_CONDITIONS', d.maxConditions, 1),
     maxQueued: intFromEnv(env, 'GRISTLITE_FEED_QUEUE', d.maxQueued, 1),
     recheckMs: intFromEnv(env, 'GRISTLITE_FEED_RECHECK_MSEC', d.recheckMs, 1),
     heartbeatMs: intFromEnv(env, 'GRISTLITE_FEED_HEARTBEAT_MSEC', d.heartbeatMs, 1),

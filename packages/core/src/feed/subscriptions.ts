@@ -4,12 +4,14 @@
  * drained into a listener. The registry creates a feed on the first subscription to a document,
  * attaches it whenever the document is open, keeps its history within a byte budget shared by
  * all documents, drops it a while after its last subscriber left, and checks each subscriber's
- * access again every so often.
+ * access again every so often. A subscription may ask for one table's changes, and for those of
+ * its rows a `where` condition holds for (conditions.ts).
  */
-import type {DocGuard} from '../doc/guard.js';
+import type {DocGuard} from '../doc/index.js';
 import {ServiceUnavailable} from '../base/index.js';
 import {DocFeed, type FeedSource, type FeedSubscriber} from './docfeed.js';
-import {filterChange, type StoredChange} from './filter.js';
+import type {FeedCondition} from './conditions.js';
+import {carriesRows, type FeedSelection, filterChange, type StoredChange} from './filter.js';
 import {type DocChange, type FeedSettings, resetItem} from './types.js';
 
 /** What a subscription needs to know of its subscriber. */
@@ -18,6 +20,8 @@ export interface SubscriberAccess {
   guard(): DocGuard | null;
   /** Checks again that the subscriber may still read the document (throws when not). */
   recheck(): Promise<void>;
+  /** Who subscribes (user, key, link keys): one caller's subscriptions share a condition. */
+  readonly identity?: string;
 }
 
 /** Options of a subscription. */
@@ -26,7 +30,18 @@ export interface SubscribeOptions {
   after?: string;
   /** Receive events in this function (in order, after each commit) instead of iterating. */
   listener?: (change: DocChange) => void;
+  /** Beyond Grist: only this table's changes (and `schemaChanged` events). */
+  tableId?: string;
+  /**
+   * Beyond Grist (D123): with `tableId`, only rows this condition (Grist's formula language, as
+   * `GET /records?where=`) holds for, as each write left them; rows entering it arrive as added,
+   * rows leaving it as removed. Check it first (`GristDoc.checkWhere`): the feed does not.
+   */
+  where?: string;
 }
+
+/** What `SessionDoc.subscribe` and `changes` take: where to resume, and what to select. */
+export type ChangesOptions = Pick<SubscribeOptions, 'after' | 'tableId' | 'where'>;
 
 /**
  * One subscriber's view of a document's feed. Iterate it (`for await`) or give a listener;
@@ -55,6 +70,10 @@ export class Subscription implements AsyncIterable<DocChange>, FeedSubscriber {
     private readonly listener: ((change: DocChange) => void) | null,
     private readonly onEnd: (sub: Subscription) => void,
     private readonly onListenerError: (e: unknown) => void,
+    /** @internal What it asked for (one table, a condition), or null for everything. */
+    readonly select: FeedSelection | null = null,
+    /** @internal Its condition, shared with the caller's other subscriptions to the same one. */
+    readonly condition: FeedCondition | null = null,
   ) {
     this.lastEventId = feed.position();
   }
@@ -72,9 +91,28 @@ export class Subscription implements AsyncIterable<DocChange>, FeedSubscriber {
   /** @internal A committed event, filtered for this subscriber. */
   deliver(stored: StoredChange): void {
     if (this.endReason !== null) return;
+    const key = this.select?.key;
+    if (key) {
+      const failed = stored.failed?.get(key);
+      if (failed !== undefined) {
+        this.end(`The condition could not be evaluated: ${failed}`);
+        return;
+      }
+      // An event kept from before the condition was first asked (a resume): not filtered by it.
+      if (!stored.matched?.has(key) && carriesRows(stored.change, this.select!.tableId)) {
+        this.push(
+          resetItem(
+            stored.change.docId,
+            stored.change.id,
+            'Changes from before this condition was asked are not filtered by it',
+          ),
+        );
+        return;
+      }
+    }
     let change: DocChange | null;
     try {
-      change = filterChange(stored, this.access.guard());
+      change = filterChange(stored, this.access.guard(), this.select);
     } catch (e) {
       // Rules that cannot be evaluated (broken rules) deliver nothing: the subscriber is told.
       this.end(`Access rules could not be applied: ${(e as Error).message}`);
@@ -197,6 +235,11 @@ export class ChangeFeeds {
       );
     }
     const feed = this.feedFor(docId);
+    const condition =
+      opts.tableId !== undefined && opts.where !== undefined
+        ? feed.conditions.use(access.identity ?? '', opts.tableId, opts.where, access.guard)
+        : null;
+    const select = opts.tableId !== undefined ? {tableId: opts.tableId, key: condition?.key ?? null} : null;
     const sub = new Subscription(
       feed,
       access,
@@ -204,6 +247,8 @@ export class ChangeFeeds {
       opts.listener ?? null,
       (s) => this.ended(feed, s),
       this.onError,
+      select,
+      condition,
     );
     if (opts.after !== undefined && opts.after !== feed.position()) {
       const replay = feed.since(opts.after);
@@ -264,6 +309,7 @@ export class ChangeFeeds {
   private ended(feed: DocFeed, sub: Subscription): void {
     this.subscriptions.delete(sub);
     feed.subscribers.delete(sub);
+    if (sub.condition) feed.conditions.release(sub.condition, Date.now());
     if (!feed.subscribers.size && this.feeds.get(feed.docId) === feed) feed.idleSince = Date.now();
   }
 
@@ -289,6 +335,7 @@ export class ChangeFeeds {
     const now = Date.now();
     for (const feed of [...this.feeds.values()]) {
       if (feed.idleSince !== null && now - feed.idleSince >= this.settings.lingerMs) this.drop(feed, 'expired');
+      else feed.conditions.sweep(now, this.settings.lingerMs);
     }
     await this.recheckNow();
   }

@@ -2,8 +2,7 @@
  * What a change feed reports (beyond Grist, issue 23): one item per committed write of a document,
  * in commit order, as `SessionDoc.subscribe` and `GET /api/docs/{doc}/changes` deliver it.
  */
-import type {WriteActor} from '../doc/changes.js';
-import type {CellValue} from '../doc/types.js';
+import type {CellValue, WriteActor} from '../doc/index.js';
 
 /** A row a write added or updated, with its cells as `GET /records` gives them. */
 export interface ChangedRow {
@@ -82,6 +81,11 @@ export interface FeedSettings {
   lingerMs: number;
   /** Subscriptions open at once in this process (more: 503). */
   maxSubscribers: number;
+  /**
+   * Distinct `where` conditions (table, text, caller) one document's feed evaluates at each write
+   * (more: 503); each costs its rows' evaluation inside every write's transaction.
+   */
+  maxConditions: number;
   /** Events waiting for one subscriber; a subscriber further behind is sent a reset. */
   maxQueued: number;
   /** How often each subscription's access is checked again (ms). */
@@ -97,6 +101,7 @@ export const DEFAULT_FEED_SETTINGS: FeedSettings = {
   historyBytes: 64 * 1024 * 1024,
   lingerMs: 10 * 60_000,
   maxSubscribers: 1000,
+  maxConditions: 50,
   maxQueued: 1000,
   recheckMs: 30_000,
   heartbeatMs: 15_000,

@@ -3,7 +3,8 @@
  * one write, filtered by what the caller may read (core feed/); `Last-Event-ID` (or `?lastEventId=`,
  * for clients that cannot set headers) resumes after an event the server still keeps, else the
  * stream starts with a `reset`. Comments are sent every GRISTLITE_FEED_HEARTBEAT_MSEC so that
- * proxies and the caller notice a dead connection.
+ * proxies and the caller notice a dead connection. `table` keeps one table's changes; with
+ * `where`, only its rows a condition holds for (D123).
  */
 import {BadRequest, type DocChange, type Subscription} from '@gristlite/core/internal';
 import type {Route} from '../route.js';
@@ -79,6 +80,7 @@ export const changeRoutes: Route[] = [
     summary:
       'Beyond Grist: committed changes as Server-Sent Events, filtered by access rules; Last-Event-ID resumes (viewers)',
     need: 'viewers',
+    query: ['table', 'where', 'lastEventId'],
     handler: async (ctx, {doc, role}) => {
       const after = ctx.headers['last-event-id'] ?? ctx.query.get('lastEventId') ?? undefined;
       if (after !== undefined && (after.length > 100 || !/^[\x21-\x7e]*$/.test(after))) {
@@ -91,9 +93,13 @@ export const changeRoutes: Route[] = [
         'X-Accel-Buffering': 'no',
       };
       if (ctx.method === 'HEAD') return new RawResponse(200, null, headers);
+      const tableId = ctx.query.get('table') ?? undefined;
+      const where = ctx.query.get('where') ?? undefined;
       const sub = ctx.engine.subscribeChanges(doc, ctx.principal, role, ctx.org, {
         after: after || undefined,
         linkKey: linkKeys(ctx),
+        tableId,
+        where,
       });
       return new RawResponse(200, stream(sub, ctx.engine.feeds.settings.heartbeatMs), headers);
     },
