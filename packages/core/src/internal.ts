@@ -131,8 +131,7 @@ export {
   type TableChanges,
 } from './feed/index.js';
 export type {FeedSource, FeedSubscriber} from './feed/docfeed.js';
-export type {FeedSelection, StoredChange} from './feed/filter.js';
-export type {ConditionMatches, FeedCondition} from './feed/conditions.js';
+export type {ConditionMatches, FeedCondition, FeedSelection, StoredChange} from './feed/index.js';
 export type {DocLeases} from './cluster/leases.js';
 export {backupSqliteFile} from './host/index.js';
 export {

@@ -136,6 +136,91 @@ test('schema actions: renames, removals and modifications are stored with their 
   }
 });
 
+// Grist's docactions.py (v1.7.17): RemoveColumn appends to undo a BulkUpdateRecord of the data
+// column's cells that are not the default (simplified: none for no rows, UpdateRecord for one),
+// then AddColumn; RemoveTable a BulkAddRecord of every row with every column, formula ones too,
+// then AddTable. The bundle keeps undo in the order it is applied (the list reversed).
+test('removed columns and tables are undone with their cells, as Grist records them (D124)', () => {
+  const doc = newDoc();
+  try {
+    doc.addColumns('Table1', [{id: 'F', fields: {isFormula: true, formula: '$B * 2', type: 'Numeric'}}]);
+    doc.addRecords('Table1', [
+      {A: 'x', B: 3},
+      {A: '', B: 0},
+      {A: 'z', B: 5},
+    ]);
+    doc.applyUserActions([['RemoveColumn', 'Table1', 'A']]);
+    let undo = bundles(doc.db).at(-1)!.undo;
+    const addAt = undo.findIndex((a) => a[0] === 'AddColumn' && a[2] === 'A');
+    const fill = undo.findIndex((a) => a[0] === 'BulkUpdateRecord' && a[1] === 'Table1');
+    assert.ok(addAt >= 0 && fill > addAt, JSON.stringify(undo));
+    // Row 2 held the default: left out.
+    assert.equal(undo[fill], ['BulkUpdateRecord', 'Table1', [1, 3], {A: ['x', 'z']}]);
+    // One non-default cell: the single form; a formula column: no cells (it computes again).
+    doc.updateRecords('Table1', [
+      {id: 1, fields: {B: 0}},
+      {id: 3, fields: {B: 0}},
+    ]);
+    doc.updateRecords('Table1', [{id: 2, fields: {B: 7}}]);
+    doc.applyUserActions([['RemoveColumn', 'Table1', 'B']]);
+    undo = bundles(doc.db).at(-1)!.undo;
+    assert.ok(
+      undo.some((a) => JSON.stringify(a) === '["UpdateRecord","Table1",2,{"B":7}]'),
+      JSON.stringify(undo),
+    );
+    doc.applyUserActions([['RemoveColumn', 'Table1', 'F']]);
+    undo = bundles(doc.db).at(-1)!.undo;
+    assert.not.ok(
+      undo.some((a) => a[0] === 'BulkUpdateRecord' || a[0] === 'UpdateRecord'),
+      JSON.stringify(undo),
+    );
+    doc.addTables([
+      {
+        id: 'T2',
+        columns: [
+          {id: 'N', fields: {type: 'Int'}},
+          {id: 'G', fields: {isFormula: true, formula: '$N + 1'}},
+        ],
+      },
+    ]);
+    doc.addRecords('T2', [{N: 1}, {N: 2}]);
+    doc.applyUserActions([['RemoveTable', 'T2']]);
+    undo = bundles(doc.db).at(-1)!.undo;
+    const addTable = undo.findIndex((a) => a[0] === 'AddTable' && a[1] === 'T2');
+    const rows = undo.findIndex((a) => a[0] === 'BulkAddRecord' && a[1] === 'T2');
+    assert.ok(addTable >= 0 && rows > addTable, JSON.stringify(undo));
+    assert.equal(undo[rows][2], [1, 2]);
+    const cells = undo[rows][3] as Record<string, unknown[]>;
+    assert.equal(
+      [cells.N, cells.G, cells.manualSort],
+      [
+        [1, 2],
+        [2, 3],
+        [1, 2],
+      ],
+    );
+    assert.equal(checkActionHistory(doc.db).problems, []);
+  } finally {
+    doc.close();
+  }
+});
+
+test('a removal with more cells than GRISTLITE_HISTORY_MAX_UNDO_CELLS is undone by its structure alone', () => {
+  const doc = newDoc({maxUndoCells: 2});
+  try {
+    doc.addRecords('Table1', [{A: 'x'}, {A: 'y'}, {A: 'z'}]);
+    doc.applyUserActions([['RemoveColumn', 'Table1', 'A']]);
+    const undo = bundles(doc.db).at(-1)!.undo;
+    assert.ok(undo.some((a) => a[0] === 'AddColumn' && a[2] === 'A'));
+    assert.not.ok(
+      undo.some((a) => a[0] === 'BulkUpdateRecord'),
+      JSON.stringify(undo),
+    );
+  } finally {
+    doc.close();
+  }
+});
+
 test('a write that fails records nothing', () => {
   const doc = newDoc();
   try {
@@ -223,7 +308,7 @@ test('added rows are recorded with the cells as stored, whether taken from the i
 });
 
 test('settings from the environment: GRISTLITE_HISTORY=0 turns recording off; limits as Grist names them too', () => {
-  assert.equal(historySettingsFromEnv({}), {enabled: true, maxRows: 1000, maxBytes: 1e9});
+  assert.equal(historySettingsFromEnv({}), {enabled: true, maxRows: 1000, maxBytes: 1e9, maxUndoCells: 1_000_000});
   assert.is(historySettingsFromEnv({GRISTLITE_HISTORY: '0'}).enabled, false);
   assert.is(historySettingsFromEnv({GRISTLITE_HISTORY: 'false'}).enabled, false);
   assert.is(historySettingsFromEnv({GRISTLITE_HISTORY: '1'}).enabled, true);
@@ -231,7 +316,9 @@ test('settings from the environment: GRISTLITE_HISTORY=0 turns recording off; li
     enabled: true,
     maxRows: 50,
     maxBytes: 9000,
+    maxUndoCells: 1_000_000,
   });
+  assert.is(historySettingsFromEnv({GRISTLITE_HISTORY_MAX_UNDO_CELLS: '0'}).maxUndoCells, 0);
   assert.throws(() => historySettingsFromEnv({GRISTLITE_HISTORY_MAX_ROWS: '0'}), /at least 1/);
   assert.throws(() => historySettingsFromEnv({GRISTLITE_HISTORY_MAX_BYTES: 'lots'}), /integer/);
 });

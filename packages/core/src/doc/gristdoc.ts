@@ -452,6 +452,9 @@ export class GristDoc {
     this.storage.afterInsert = history
       ? (tableId, ids, cols, values) => history.insertedRows(this.storage.meta, tableId, ids, cols, values)
       : null;
+    this.storage.beforeDrop = history
+      ? (tableId, colIds) => history.dropping(this.storage.meta, tableId, colIds)
+      : null;
     this.lastRecorded = null;
     this.storage.beforeRows =
       this.beforeListeners.size || history
@@ -562,6 +565,7 @@ export class GristDoc {
       this.storage.changes = null;
       this.storage.beforeRows = null;
       this.storage.afterInsert = null;
+      this.storage.beforeDrop = null;
       this.writer = 'owners';
       this.formulaStructureSeen = false;
       restoreZone();

@@ -506,14 +506,15 @@ export class StorageColumns {
         .map((r) => this.s.meta.colsByRef.get(r))
         .filter((c): c is {table: TableMeta; col: ColumnMeta} => Boolean(c)),
     ];
-    this.s.metaRemove(
-      '_grist_Tables_column',
-      all.map((c) => c.col.colRef),
-    );
     const byTable = new Map<string, string[]>();
     for (const {table, col} of all) {
       byTable.set(table.tableId, [...(byTable.get(table.tableId) ?? []), col.colId]);
     }
+    if (this.s.beforeDrop) for (const [tableId, colIds] of byTable) this.s.beforeDrop(tableId, colIds);
+    this.s.metaRemove(
+      '_grist_Tables_column',
+      all.map((c) => c.col.colRef),
+    );
     for (const [tableId, colIds] of byTable) {
       this.s.settleFormulaData();
       if (colIds.length <= DROP_ONE_BY_ONE) {

@@ -86,6 +86,12 @@ export type InsertHook = (
   values: readonly CellValue[][],
 ) => void;
 
+/**
+ * Called before user columns are dropped (`colIds`), or a whole table (`colIds` null), while the
+ * metadata still describes them: the action history keeps their cells for undo (D124).
+ */
+export type DropHook = (tableId: string, colIds: readonly string[] | null) => void;
+
 /** What every part of `DocStorage` reads and writes of it (the fields keep their meaning there). */
 export interface StorageSource extends MetaTables {
   readonly db: Database.Database;
@@ -94,6 +100,7 @@ export interface StorageSource extends MetaTables {
   readonly beforeRows: BeforeRowsHook | null;
   /** Told of the rows an insert wrote, with the cells as stored (the action history keeps them: D120). */
   readonly afterInsert: InsertHook | null;
+  readonly beforeDrop: DropHook | null;
   readonly formulas: FormulaEngine | null;
   /** The change set of the current write (throws outside of one). */
   changeSet(): ChangeSet;

@@ -283,6 +283,7 @@ export class StorageTables {
         .filter((c) => Number(c.parentId) === t.tableRef)
         .map((c) => Number(c.id)),
     );
+    for (const t of tables) this.s.beforeDrop?.(t.tableId, null);
     this.s.metaRemove('_grist_Tables_column', colRefs);
     this.s.metaRemove('_grist_Tables', [...refs]);
     for (const t of tables) {

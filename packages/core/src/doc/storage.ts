@@ -25,6 +25,7 @@ import {
   chunks,
   type ColInfo,
   type ColumnsSource,
+  type DropHook,
   type InsertHook,
   type MetaTables,
   type RecordsSource,
@@ -61,6 +62,8 @@ export class DocStorage implements MetaTables {
   beforeRows: BeforeRowsHook | null = null;
   /** Set by GristDoc for the duration of a write when the history records it. */
   afterInsert: InsertHook | null = null;
+  /** Set by GristDoc for the duration of a write when the history records it. */
+  beforeDrop: DropHook | null = null;
   /** Add-or-update's kept column indexes (keyindex.ts), followed by every write. */
   readonly keyIndexes: KeyIndexes;
   /** Set by GristDoc for a write under access rules: told of every direct row change. */
@@ -102,6 +105,9 @@ export class DocStorage implements MetaTables {
     },
     get afterInsert() {
       return s.afterInsert;
+    },
+    get beforeDrop() {
+      return s.beforeDrop;
     },
     get formulas() {
       return s.formulas;

@@ -15,7 +15,9 @@ import {intFromEnv} from '../../base/index.js';
 import type {TableChange, WriteActor} from '../changes.js';
 import type {ColumnMeta, DocMeta, TableMeta} from '../meta.js';
 import type {CellValue} from '../types.js';
+import {quoteIdent} from '../identifiers.js';
 import {columnsOf, groupChanged, readRows, sameCell} from './rows.js';
+import {type Dropped, schemaActions} from './schema-actions.js';
 import {ALL_RECIPIENTS, type ActionBundle, type ActionInfo, type DocActionTuple, hashAndEncode} from './format.js';
 
 /** How a document records its history (docs/operations.md, `GRISTLITE_HISTORY*`). */
@@ -26,6 +28,11 @@ export interface HistorySettings {
   maxRows?: number;
   /** Bytes of bodies kept (Grist's GRIST_ACTION_HISTORY_MAX_BYTES, 1e9). */
   maxBytes?: number;
+  /**
+   * Most cells a removed table or column keeps in its undo action (D124; Grist keeps them all);
+   * beyond it the undo restores the structure alone.
+   */
+  maxUndoCells?: number;
 }
 
 /**
@@ -43,11 +50,12 @@ export function historySettingsFromEnv(env: Record<string, string | undefined>):
     enabled: !(flag === '0' || flag === 'false' || flag === 'off'),
     maxRows: intFromEnv(env, rowsName, HISTORY_DEFAULTS.maxRows, 1),
     maxBytes: intFromEnv(env, bytesName, HISTORY_DEFAULTS.maxBytes, 1),
+    maxUndoCells: intFromEnv(env, 'GRISTLITE_HISTORY_MAX_UNDO_CELLS', HISTORY_DEFAULTS.maxUndoCells, 0),
   };
 }
 
 /** Grist's defaults: 1000 actions, 1 GB of bodies; pruned when 1.25 times over, checked every 10th action. */
-export const HISTORY_DEFAULTS = {maxRows: 1000, maxBytes: 1e9} as const;
+export const HISTORY_DEFAULTS = {maxRows: 1000, maxBytes: 1e9, maxUndoCells: 1_000_000} as const;
 const GRACE_FACTOR = 1.25;
 const CHECK_PERIOD = 10;
 /** Prepared statements kept per document. */
@@ -76,6 +84,7 @@ export class HistoryRecorder {
   readonly enabled: boolean;
   private readonly maxRows: number;
   private readonly maxBytes: number;
+  private readonly maxUndoCells: number;
   /** Per table (by tableRef for user tables, so that renames are followed; by tableId for metadata). */
   private readonly before = new Map<string | number, Snapshot>();
   /** The user actions of the current write, when it was a bundle of them (`/apply`). */
@@ -101,6 +110,7 @@ export class HistoryRecorder {
     this.enabled = settings.enabled ?? true;
     this.maxRows = settings.maxRows ?? HISTORY_DEFAULTS.maxRows;
     this.maxBytes = settings.maxBytes ?? HISTORY_DEFAULTS.maxBytes;
+    this.maxUndoCells = settings.maxUndoCells ?? HISTORY_DEFAULTS.maxUndoCells;
   }
 
   private stmt(sql: string): Database.Statement {
@@ -142,9 +152,56 @@ export class HistoryRecorder {
     this.inserted.set(tableId, {ids, cols, values, version: meta.version});
   }
 
+  /**
+   * Cells of removed tables and columns, as they were: by tableRef for a table, by
+   * `tableRef:colId` for a column (null: more than `maxUndoCells`, not kept).
+   */
+  private readonly dropped = new Map<string, Dropped | null>();
+
+  /**
+   * Called before user columns (or a whole table, `colIds` null) are dropped: keeps their cells
+   * for the undo Grist records (its docactions.py: a removed data column is undone by its cells
+   * that are not the default, a removed table by all its rows, formula columns included).
+   */
+  dropping(meta: DocMeta, tableId: string, colIds: readonly string[] | null): void {
+    const table = meta.tables.get(tableId);
+    if (!table || table.isMeta) return;
+    const cols = colIds ? table.columns.filter((c) => colIds.includes(c.colId) && !c.isFormula) : table.columns;
+    const keys = colIds ? cols.map((c) => `${table.tableRef}:${c.colId}`) : [String(table.tableRef)];
+    if (!cols.length) return;
+    const from = quoteIdent(table.tableId);
+    const count = Number(this.stmt(`SELECT count(*) FROM ${from}`).pluck().get());
+    if (count * cols.length > this.maxUndoCells) {
+      for (const k of keys) this.dropped.set(k, null);
+      return;
+    }
+    const ids = (this.stmt(`SELECT id FROM ${from} ORDER BY id`).pluck().all() as Array<number | bigint>).map(Number);
+    const rows = readRows(
+      (sql) => this.stmt(sql),
+      table,
+      ids,
+      cols.map((c) => c.colId),
+    );
+    if (!colIds) {
+      this.dropped.set(keys[0], {
+        ids,
+        cells: columnsOf(
+          cols.map((c) => c.colId),
+          rows,
+        ),
+      });
+      return;
+    }
+    cols.forEach((c, i) => {
+      const kept = rows.filter((r) => !sameCell(r[c.colId], c.ct.defaultValue));
+      this.dropped.set(keys[i], {ids: kept.map((r) => r.id as number), cells: columnsOf([c.colId], kept)});
+    });
+  }
+
   /** Forgets what the last write captured (a write starts, or rolled back). */
   reset(): void {
     this.before.clear();
+    this.dropped.clear();
     this.inserted.clear();
     this.tainted.clear();
     this.userActions = null;
@@ -324,11 +381,16 @@ export class HistoryRecorder {
     const stored: DocActionTuple[] = [];
     const undo: DocActionTuple[] = [];
     const byTable = new Map(changes.map((c) => [c.tableId, c]));
-    const push = (a: DocActionTuple, inverse: DocActionTuple | null) => {
+    // An action's inverses in the order Grist's docactions.py appends them (the list is reversed below).
+    const push = (a: DocActionTuple, ...inverses: Array<DocActionTuple | null>) => {
       stored.push(a);
-      if (inverse) undo.push(inverse);
+      for (const inverse of inverses) if (inverse) undo.push(inverse);
     };
-    this.schemaActions(meta, byTable, push);
+    schemaActions(
+      {meta, before: (tableId) => this.before.get(tableId), dropped: this.dropped, stmt: (sql) => this.stmt(sql)},
+      byTable,
+      push,
+    );
     for (const change of changes) {
       const table = meta.tables.get(change.tableId);
       if (!table) continue;
@@ -436,94 +498,6 @@ export class HistoryRecorder {
         cells[colId] = values.slice();
     }
     return {ids, cells};
-  }
-
-  /**
-   * Schema doc actions read from the metadata rows the write changed: tables added, removed and
-   * renamed, columns added, removed, renamed and modified (type, formula, isFormula).
-   */
-  private schemaActions(
-    meta: DocMeta,
-    byTable: Map<string, TableChange>,
-    push: (a: DocActionTuple, inverse: DocActionTuple | null) => void,
-  ): void {
-    const tables = byTable.get('_grist_Tables');
-    const columns = byTable.get('_grist_Tables_column');
-    if (!tables && !columns) return;
-    const oldTables = this.before.get('_grist_Tables');
-    const oldCols = this.before.get('_grist_Tables_column');
-    const tableIdOfRef = (ref: CellValue) => meta.byRef.get(ref as number)?.tableId;
-    const oldTableIdOfRef = (ref: CellValue) => (oldTables?.get(ref as number)?.tableId as string) ?? tableIdOfRef(ref);
-    const colInfo = (c: Record<string, CellValue>) => ({
-      type: c.type,
-      isFormula: c.isFormula,
-      formula: c.formula,
-    });
-    const addedTables = new Set(tables?.added ?? []);
-    const newCols =
-      columns && (columns.added.length || columns.updated.length)
-        ? new Map(
-            readRows((sql) => this.stmt(sql), meta.tables.get('_grist_Tables_column')!, [
-              ...columns.added,
-              ...columns.updated,
-            ]).map((r) => [r.id as number, r]),
-          )
-        : new Map<number, Record<string, CellValue>>();
-    for (const ref of tables?.removed ?? []) {
-      const old = oldTables?.get(ref);
-      if (!old) continue;
-      const tableId = String(old.tableId);
-      const cols = [...(oldCols?.values() ?? [])].filter((c) => c.parentId === ref);
-      push(['RemoveTable', tableId], ['AddTable', tableId, cols.map((c) => ({id: c.colId, ...colInfo(c)}))]);
-    }
-    for (const ref of tables?.added ?? []) {
-      const tableId = tableIdOfRef(ref);
-      if (!tableId) continue;
-      const cols = [...newCols.values()].filter((c) => c.parentId === ref);
-      push(['AddTable', tableId, cols.map((c) => ({id: c.colId, ...colInfo(c)}))], ['RemoveTable', tableId]);
-    }
-    for (const ref of tables?.updated ?? []) {
-      const before = oldTables?.get(ref)?.tableId;
-      const after = tableIdOfRef(ref);
-      if (typeof before === 'string' && after && before !== after) {
-        push(['RenameTable', before, after], ['RenameTable', after, before]);
-      }
-    }
-    const removedTables = new Set(tables?.removed ?? []);
-    for (const ref of columns?.removed ?? []) {
-      const old = oldCols?.get(ref);
-      if (!old || removedTables.has(old.parentId as number)) continue;
-      const tableId = oldTableIdOfRef(old.parentId);
-      if (!tableId) continue;
-      push(['RemoveColumn', tableId, String(old.colId)], ['AddColumn', tableId, String(old.colId), colInfo(old)]);
-    }
-    for (const ref of columns?.added ?? []) {
-      const c = newCols.get(ref);
-      if (!c || addedTables.has(c.parentId as number)) continue;
-      const tableId = tableIdOfRef(c.parentId);
-      if (!tableId) continue;
-      push(['AddColumn', tableId, String(c.colId), colInfo(c)], ['RemoveColumn', tableId, String(c.colId)]);
-    }
-    for (const ref of columns?.updated ?? []) {
-      const old = oldCols?.get(ref);
-      const c = newCols.get(ref);
-      if (!old || !c) continue;
-      const tableId = tableIdOfRef(c.parentId);
-      if (!tableId) continue;
-      if (old.colId !== c.colId) {
-        push(
-          ['RenameColumn', tableId, String(old.colId), String(c.colId)],
-          ['RenameColumn', tableId, String(c.colId), String(old.colId)],
-        );
-      }
-      const fields = (['type', 'isFormula', 'formula'] as const).filter((f) => !sameCell(old[f], c[f]));
-      if (fields.length) {
-        push(
-          ['ModifyColumn', tableId, String(c.colId), Object.fromEntries(fields.map((f) => [f, c[f]]))],
-          ['ModifyColumn', tableId, String(c.colId), Object.fromEntries(fields.map((f) => [f, old[f]]))],
-        );
-      }
-    }
   }
 }
 
