@@ -163,6 +163,10 @@ s('org context from /o/<org>/, from the Host subdomain, both, and a mismatch', a
   }
   // The /dw/<worker>/v/<tag>/ prefix is dropped.
   assert.is((await call('/dw/w1/v/abc/o/acme/api/test/echo/x/y')).json.org, 'acme');
+  // Each part alone too, as Grist strips /dw/<worker>/ and /v/<tag>/ separately (its docapi test
+  // "doc worker endpoints ignore any /dw/.../ prefix" reads /dw/zing/api/docs/...).
+  assert.is((await call('/dw/zing/api/test/echo/x/y')).json.path, '/api/test/echo/x/y');
+  assert.is((await call('/v/abc/o/acme/api/test/echo/x/y')).json.org, 'acme');
   // And the org context reaches the home API: current.
   assert.is((await call('/o/acme/api/orgs/current')).json.id, acme);
   assert.is((await call('/api/orgs/current', {headers: {host: 'acme.example.test'}})).json.id, acme);
