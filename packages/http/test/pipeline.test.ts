@@ -188,6 +188,23 @@ s('without a base domain the Host header names no org', async () => {
     headers: {host: 'acme.example.test', authorization: `Bearer ${key}`},
   });
   assert.is(JSON.parse(String(res2.body)).org, 'acme');
+  // D140: without a base domain, a sibling of the request's host is not a trusted origin (Grist
+  // takes the Host's parent domain as the base and would trust it).
+  const sibling = await plain({
+    method: 'GET',
+    url: '/api/test/echo/x/y',
+    headers: {host: 'api.example.test', origin: 'http://front.example.test', authorization: `Bearer ${key}`},
+  });
+  assert.equal(
+    [sibling.status, JSON.parse(String(sibling.body))],
+    [403, {error: 'Credentials not supported for cross-origin requests'}],
+  );
+  const sameHost = await plain({
+    method: 'GET',
+    url: '/api/test/echo/x/y',
+    headers: {host: 'api.example.test', origin: 'http://api.example.test', authorization: `Bearer ${key}`},
+  });
+  assert.is(sameHost.headers?.['Access-Control-Allow-Origin'], 'http://api.example.test');
 });
 
 s('errors map to status and {"error", "details"?}; anything else is a logged 500', async () => {
