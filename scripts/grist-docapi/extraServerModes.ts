@@ -11,9 +11,9 @@ import type {
 } from 'test/server/lib/docapi/helpers';
 import type {TestServer} from 'test/server/lib/helpers/TestServer';
 
-import {type ChildProcess, execFileSync, spawn} from 'child_process';
-import * as fs from 'fs';
-import * as path from 'path';
+import {type ChildProcess, execFileSync, spawn} from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 import {UserAPIImpl} from 'app/common/UserAPI';
 import fetch from 'node-fetch';
@@ -120,17 +120,31 @@ async function startGristlite({tmpDir, env}: ITestServerModeOptions): Promise<IT
     },
   );
   const exited = new Promise((resolve) => proc.once('exit', resolve));
+  // A server the tests never get (a failed start) or never stop (a failed hook) dies with them.
+  const killOnExit = () => proc.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  void exited.then(() => process.removeListener('exit', killOnExit));
+  // Started within the tests' own hook timeout (30 s in most files), or stopped with a reason.
+  const startMsec = Number(process.env.GRISTLITE_START_MSEC || 25000);
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`gristlite did not start within ${startMsec} ms; see ${dataDir}.log`));
+    }, startMsec);
     proc.stdout!.on('data', (d) => {
       fs.writeSync(log, d);
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {
+        clearTimeout(timer);
         resolve(m[1]);
       }
     });
-    proc.once('exit', (code) => reject(new Error(`gristlite exited (${code}); see ${dataDir}.log`)));
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`gristlite exited (${code}); see ${dataDir}.log`));
+    });
   });
   const server = new ExternalServer(url, proc, exited) as unknown as TestServer;
   return {home: server, docs: server, serverUrl: url};

@@ -7,6 +7,7 @@
 // Each file's mocha report (json-stream) goes to --out (default: a new folder under the system's temp dir).
 import {spawnSync} from 'node:child_process';
 import {existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync} from 'node:fs';
+import {createRequire} from 'node:module';
 import {tmpdir} from 'node:os';
 import {dirname, join, resolve} from 'node:path';
 import {fileURLToPath} from 'node:url';
@@ -33,6 +34,15 @@ if (!existsSync(join(testDir, 'extraServerModes.js'))) {
   process.exit(2);
 }
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+// gristlite runs with this Node: its native SQLite module must load here (a Node of another ABI,
+// such as Grist's, fails every scenario's seeding).
+try {
+  const Database = createRequire(join(repo, 'packages/core/package.json'))('better-sqlite3');
+  new Database(':memory:').close();
+} catch (e) {
+  console.error(`run this with the Node gristlite was installed with: ${e.message.split('\n')[0]}`);
+  process.exit(2);
+}
 const out = values.out ? resolve(values.out) : mkdtempSync(join(tmpdir(), 'grist-docapi-'));
 mkdirSync(out, {recursive: true});
 const only = values.only?.split(',');
