@@ -411,6 +411,21 @@ export function lifecycleSuite(target: Target): void {
     );
   });
 
+  // DocApiDocuments.ts:68-82 "allows assignments": the support user may force an assignment only
+  // through the housekeeping API; a regular user is refused there.
+  s('housekeeping assign: the support user only, answering as /assign does', async () => {
+    const {api, chimpy} = world();
+    const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'HousekeepingAssign');
+    const support = await world().newUser('support@getgrist.com', 'Support');
+    const path = `/api/housekeeping/docs/${d}/assign`;
+    isError(await api.post(`/api/docs/${d}/assign`, null, support.as), 403, 'No view access');
+    assert.equal(ok(await api.post(path, null, support.as)).body, false);
+    assert.equal(ok(await api.post(`${path}?group=`, null, support.as)).body, false);
+    isError(await api.post(path, null, chimpy.as), 403, 'access denied');
+    isError(await api.post(path, {}, {}), 401, 'user not authorized');
+    isError(await api.post('/api/housekeeping/docs/nosuchdoc/assign', null, support.as), 404, 'document not found');
+  });
+
   s('assign answers false (one worker group); snapshots list the current state', async () => {
     const {api, chimpy, kiwi, charon} = world();
     const d = await world().newDoc(chimpy, await world().homeWs(chimpy), 'Assign');
@@ -491,6 +506,9 @@ export function lifecycleSuite(target: Target): void {
     );
     isError(await api.post(`/api/docs/${doc1}/replace`, {sourceDocId: doc3}, kiwi.as), 403, 'No view access');
     isError(await api.post(`/api/docs/${doc4}/replace`, {sourceDocId: doc1}, kiwi.as), 403, 'access denied');
+    // Grist confirms read access to the source before the replacement checks ownership of the
+    // target: an editor naming a source they cannot see hears 'access denied' (DocApiDocuments.ts:201-206).
+    isError(await api.post(`/api/docs/${doc2}/replace`, {sourceDocId: doc1}, kiwi.as), 403, 'access denied');
     isErrorLike(await api.post(`/api/docs/${doc4}/replace`, {sourceDocId: 'nosuchdoc'}, kiwi.as), 404, /not found/);
     // Partial read access to the source is not enough.
     await world().addTableRule(chimpy, doc3, 'Table1', 'user.Access not in [OWNER]');

@@ -622,6 +622,7 @@ export const RESPONSES: Record<string, RouteResponse> = {
     'The recovery mode now',
   ),
   'POST /api/housekeeping/docs/:docId/force-reload': json({type: 'null'}, 'Closed; reopened on its next use'),
+  'POST /api/housekeeping/docs/:docId/assign': json({type: 'boolean'}, 'false: the document stays where it is'),
   [`POST ${DOCS}/assign`]: json({type: 'boolean'}, 'false: the document stays where it is'),
   [`GET ${DOCS}/snapshots`]: json(ref('Snapshots'), 'The snapshots (the current state)'),
   [`GET ${DOCS}/states`]: json(ref('DocStates'), 'The states, newest first'),

@@ -8,11 +8,12 @@ import {SHARE_KEY_PREFIX} from './routes/index.js';
 import type {HttpRequest, ServerOptions} from './types.js';
 
 /**
- * Splits `/o/<org>/` and `/dw/<w>/v/<t>/` prefixes off a path, and writes a share link's
+ * Splits `/o/<org>/`, `/dw/<w>/` and `/v/<t>/` prefixes off a path, and writes a share link's
  * `/api/s/<key>/...` as `/api/docs/s.<key>/...`, as Grist's DocApi rewrites it.
  */
 export function splitPath(path: string): {path: string; org: string | null} {
-  path = path.replace(/^\/dw\/[^/]+\/v\/[^/]+(?=\/)/, '');
+  // Grist strips `/dw/<worker>/` and `/v/<tag>/` one after the other, each when present.
+  path = path.replace(/^(?:\/dw\/[^/]+)?(?:\/v\/[A-Za-z0-9._-]+)?(?=\/)/, '');
   const m = /^\/o\/([^/]+)(\/.*)?$/.exec(path);
   const out = m ? {path: m[2] ?? '/', org: decodePathSegment(m[1])} : {path, org: null};
   if (out.path.startsWith('/api/s/')) out.path = `/api/docs/${SHARE_KEY_PREFIX}${out.path.slice('/api/s/'.length)}`;

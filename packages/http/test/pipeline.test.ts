@@ -163,6 +163,10 @@ s('org context from /o/<org>/, from the Host subdomain, both, and a mismatch', a
   }
   // The /dw/<worker>/v/<tag>/ prefix is dropped.
   assert.is((await call('/dw/w1/v/abc/o/acme/api/test/echo/x/y')).json.org, 'acme');
+  // Each part alone too, as Grist strips /dw/<worker>/ and /v/<tag>/ separately (its docapi test
+  // "doc worker endpoints ignore any /dw/.../ prefix" reads /dw/zing/api/docs/...).
+  assert.is((await call('/dw/zing/api/test/echo/x/y')).json.path, '/api/test/echo/x/y');
+  assert.is((await call('/v/abc/o/acme/api/test/echo/x/y')).json.org, 'acme');
   // And the org context reaches the home API: current.
   assert.is((await call('/o/acme/api/orgs/current')).json.id, acme);
   assert.is((await call('/api/orgs/current', {headers: {host: 'acme.example.test'}})).json.id, acme);
@@ -184,6 +188,23 @@ s('without a base domain the Host header names no org', async () => {
     headers: {host: 'acme.example.test', authorization: `Bearer ${key}`},
   });
   assert.is(JSON.parse(String(res2.body)).org, 'acme');
+  // D140: without a base domain, a sibling of the request's host is not a trusted origin (Grist
+  // takes the Host's parent domain as the base and would trust it).
+  const sibling = await plain({
+    method: 'GET',
+    url: '/api/test/echo/x/y',
+    headers: {host: 'api.example.test', origin: 'http://front.example.test', authorization: `Bearer ${key}`},
+  });
+  assert.equal(
+    [sibling.status, JSON.parse(String(sibling.body))],
+    [403, {error: 'Credentials not supported for cross-origin requests'}],
+  );
+  const sameHost = await plain({
+    method: 'GET',
+    url: '/api/test/echo/x/y',
+    headers: {host: 'api.example.test', origin: 'http://api.example.test', authorization: `Bearer ${key}`},
+  });
+  assert.is(sameHost.headers?.['Access-Control-Allow-Origin'], 'http://api.example.test');
 });
 
 s('errors map to status and {"error", "details"?}; anything else is a logged 500', async () => {

@@ -99,7 +99,8 @@ export interface ReplaceSource {
 /**
  * Grist's `POST /replace` on a document the caller may edit (checked, opened with the owners'
  * exception for broken rules): owners only; the source needs read access to all of it, as its
- * `download?dryrun=1` would. `body` is read after the role check, as Grist reads it.
+ * `download?dryrun=1` would. As in Grist's DocApi, the source is checked before the owners-only
+ * rule of the replacement itself, so an editor naming a source they cannot read hears why.
  */
 export async function replaceDoc(
   engine: Engine,
@@ -108,15 +109,19 @@ export async function replaceDoc(
   org: OrgContext,
   body: () => unknown | Promise<unknown>,
 ): Promise<null> {
-  if (target.role !== 'owners') throw new Forbidden('Only owners can replace a document');
+  const ownersOnly = () => {
+    if (target.role !== 'owners') throw new Forbidden('Only owners can replace a document');
+  };
   const given = await body();
-  if (!given || typeof given !== 'object') throw new BadRequest('Invalid payload');
-  const {sourceDocId, snapshotId} = given as ReplaceSource;
+  const {sourceDocId, snapshotId} = (given && typeof given === 'object' ? given : {}) as ReplaceSource;
   if (sourceDocId) {
     const source = await readableWhole(engine, String(sourceDocId), p, org, 'not authorized to download this document');
+    ownersOnly();
     await engine.replaceDocContent(target.open, source.id);
     return null;
   }
+  ownersOnly();
+  if (!given || typeof given !== 'object') throw new BadRequest('Invalid payload');
   if (snapshotId !== undefined && snapshotId !== null && snapshotId !== '') {
     const id = String(snapshotId);
     // The one snapshot is the current state: replacing the document with it changes nothing.

@@ -18,6 +18,7 @@ import {
 import * as v from 'valibot';
 import {ForwardTo} from '../forward.js';
 import {flag, type Route} from '../route.js';
+import type {RequestContext} from '../types.js';
 import {docFor, docRoute, openDocFor} from './doc-common.js';
 
 const RecoverBody = v.looseObject({recoveryMode: v.optional(v.unknown())}, 'is not an object');
@@ -71,15 +72,24 @@ export const lifecycleRoutes: Route[] = [
     tag: 'docs',
     summary: 'Reload a document as the support user (GRIST_SUPPORT_EMAIL); 403 for anyone else',
     handler: async (ctx) => {
-      if (ctx.principal.anonymous) throw new Unauthorized('user not authorized');
-      const support = ctx.options.supportEmail ?? 'support@getgrist.com';
-      if (ctx.principal.user.email.toLowerCase() !== support) throw new Forbidden('access denied');
-      const meta = await ctx.engine.store.getDoc(ctx.params.docId);
-      if (!meta) throw new NotFound('document not found');
+      const meta = await supportDoc(ctx);
       const holder = await ctx.engine.claimDoc(meta.id);
       if (holder) throw new ForwardTo(holder, {id: meta.id});
       await forceReloadDoc(ctx.engine, meta.id);
       return null;
+    },
+  },
+  {
+    // Housekeeper.ts:411-425: the support user moves any document to its assigned worker,
+    // optionally into a worker `group` first. gristlite has no groups and places documents on its
+    // own (D52), so nothing moves (`group` is ignored): `false`, as the document's own /assign answers.
+    method: 'POST',
+    path: '/api/housekeeping/docs/:docId/assign',
+    tag: 'docs',
+    summary: 'Move a document to its assigned worker as the support user: false (gristlite has no groups; D52)',
+    handler: async (ctx) => {
+      await supportDoc(ctx);
+      return false;
     },
   },
   {
@@ -197,3 +207,13 @@ export const lifecycleRoutes: Route[] = [
       }),
   }),
 ];
+
+/** The document of a housekeeping route, for the support user only (Housekeeper's `_withSupport`). */
+async function supportDoc(ctx: RequestContext) {
+  if (ctx.principal.anonymous) throw new Unauthorized('user not authorized');
+  const support = ctx.options.supportEmail ?? 'support@getgrist.com';
+  if (ctx.principal.user.email.toLowerCase() !== support) throw new Forbidden('access denied');
+  const meta = await ctx.engine.store.getDoc(ctx.params.docId);
+  if (!meta) throw new NotFound('document not found');
+  return meta;
+}
