@@ -24,7 +24,7 @@ import type {Pool} from 'undici';
 import {S3ObjectStore} from '@gristlite/store-s3';
 import {clientPool, cpuMs, now, percentile, request, type Result} from './lib.js';
 
-const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const PG_URL = process.env.GRISTLITE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MAIN = fileURLToPath(new URL('../../packages/cli/dist/src/main.js', import.meta.url));
 const KEY = 'b'.repeat(40);
 const DOCS = 24;
@@ -32,13 +32,13 @@ const BUCKET = 'gl-bench';
 const SNAPSHOT_MS = 5000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Worker {
+export interface Worker {
   url: string;
   proc: ChildProcess;
   name: string;
 }
 
-class Deployment {
+export class Deployment {
   readonly workers: Worker[] = [];
   private readonly pools = new Map<string, Pool>();
   constructor(
@@ -46,8 +46,14 @@ class Deployment {
     readonly env: Record<string, string>,
   ) {}
 
-  async start(name: string): Promise<Worker> {
-    const proc = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data', join(this.dir, name)], {
+  /** Starts a worker; `wrap` may run it inside something (a cgroup: `CpuGroup.wrap`). */
+  async start(
+    name: string,
+    wrap?: (command: string, args: string[]) => {command: string; args: string[]},
+  ): Promise<Worker> {
+    const argv = [MAIN, 'serve', '--port', '0', '--data', join(this.dir, name)];
+    const {command, args} = wrap ? wrap(process.execPath, argv) : {command: process.execPath, args: argv};
+    const proc = spawn(command, args, {
       env: {...process.env, ...this.env, GRISTLITE_API_KEY: KEY, GRISTLITE_LOG_LEVEL: 'error'},
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -97,7 +103,7 @@ class Deployment {
   }
 }
 
-async function pgReachable(): Promise<string | null> {
+export async function pgReachable(): Promise<string | null> {
   const c = new pg.Client({connectionString: PG_URL, connectionTimeoutMillis: 3000});
   try {
     await c.connect();
@@ -110,7 +116,7 @@ async function pgReachable(): Promise<string | null> {
 }
 
 /** s3rver in a process of its own, so that its work is not the client's. */
-async function startS3(dir: string): Promise<{endpoint: string; proc: ChildProcess}> {
+export async function startS3(dir: string): Promise<{endpoint: string; proc: ChildProcess}> {
   const s3rver = createRequire(import.meta.url).resolve('s3rver');
   const script = `
     const {default: S3rver} = await import(${JSON.stringify(s3rver)});
@@ -130,7 +136,7 @@ async function startS3(dir: string): Promise<{endpoint: string; proc: ChildProce
   return {endpoint: `http://127.0.0.1:${port}`, proc};
 }
 
-async function withSchema<T>(fn: (url: string, schema: string) => Promise<T>): Promise<T> {
+export async function withSchema<T>(fn: (url: string, schema: string) => Promise<T>): Promise<T> {
   const schema = `gl_bench_${process.pid}_${Date.now().toString(36)}`;
   const admin = new pg.Client({connectionString: PG_URL});
   await admin.connect();
@@ -142,12 +148,12 @@ async function withSchema<T>(fn: (url: string, schema: string) => Promise<T>): P
   }
 }
 
-async function workspaceOf(d: Deployment, url: string): Promise<number> {
+export async function workspaceOf(d: Deployment, url: string): Promise<number> {
   const orgs = (await d.call(url, 'GET', '/api/orgs')).json;
   return (await d.call(url, 'GET', `/api/orgs/${orgs[0].id}/workspaces`)).json[0].id;
 }
 
-const addPath = (docId: string) => `/api/docs/${docId}/tables/Table1/records`;
+export const addPath = (docId: string) => `/api/docs/${docId}/tables/Table1/records`;
 
 /** 16 clients writing one record at a time to a random document through a random worker. */
 async function load(
@@ -207,7 +213,7 @@ async function writesThrough(dir: string, endpoint: string, n: number, seconds: 
   });
 }
 
-function envFor(homeUrl: string, endpoint: string, prefix: string): Record<string, string> {
+export function envFor(homeUrl: string, endpoint: string, prefix: string): Record<string, string> {
   return {
     GRISTLITE_HOME_URL: homeUrl,
     GRISTLITE_DOC_STORE: `s3://${BUCKET}/${prefix}`,

@@ -9,6 +9,7 @@ import {formulaScenarios} from './formulas.js';
 import {formulaHttpScenarios} from './formulas-http.js';
 import {mixedScenarios} from './mixed.js';
 import {clusterScenarios} from './cluster.js';
+import {scaleoutScenarios} from './scaleout.js';
 import {accessScenarios} from './access.js';
 import {feedScenarios} from './feeds.js';
 import {pagingScenarios} from './paging.js';
@@ -22,7 +23,8 @@ const jsonAt = args.indexOf('--json');
 /**
  * BENCH_ONLY=<group> runs one group alone: engine (in-process scenarios, no HTTP; quick runs while
  * profiling), http (the same, then over HTTP), formulas (F1-F9), formulas-http (issue 26 §3's steps over HTTP, FH), access (A1-A3),
- * mixed (issue 28's mixed load over HTTP), paging (P1-P2), stream (S1-S5), feeds (E1-E2), mcp (M1-M2), history (H1-H2), queries (Q1-Q5: where, count, aggregate, write by condition; BENCH_QUERY_ROWS, default 100k), cluster (PostgreSQL and s3rver, C1-C8).
+ * mixed (issue 28's mixed load over HTTP), paging (P1-P2), stream (S1-S5), feeds (E1-E2), mcp (M1-M2), history (H1-H2), queries (Q1-Q5: where, count, aggregate, write by condition; BENCH_QUERY_ROWS, default 100k), cluster (PostgreSQL and s3rver, C1-C8),
+ * scaleout (SO1-SO4: the same with each worker under a cgroup CPU quota; root only, else skipped).
  */
 const only = process.env.BENCH_ONLY;
 const wants = (group: string) => !only || only === group;
@@ -52,6 +54,7 @@ try {
   if (wants('history')) results.push(...(await historyScenarios(dir)));
   if (wants('queries')) results.push(...(await queryScenarios(dir)));
   if (wants('cluster')) results.push(...(await clusterScenarios(dir)));
+  if (wants('scaleout')) results.push(...(await scaleoutScenarios(dir)));
 } finally {
   cleanup();
 }

@@ -7,6 +7,7 @@ import {fileURLToPath} from 'node:url';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {underCi} from '@gristlite/core/testing';
+import {cpuController} from './cgroup.js';
 
 test('pnpm bench --json runs every scenario at smoke size and reports a rate and a target for each', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gl-bench-smoke-'));
@@ -18,6 +19,7 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
         BENCH_ROWS: '300',
         BENCH_CSV_ROWS: '2000',
         BENCH_CLUSTER_SECONDS: '1',
+        BENCH_SCALEOUT_SECONDS: '1',
         BENCH_FORWARD_N: '30',
         BENCH_TAKEOVER_MB: '1',
         BENCH_LOAD_SECONDS: '0.2',
@@ -76,6 +78,8 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       'Q5. where through',
       // Several machines need PostgreSQL, which CI has (elsewhere they are skipped with a note).
       ...(underCi() ? ['C1 writes', 'C3 writes', 'C4 forwarded', 'C5 takeover', 'C8 snapshot lag'] : []),
+      // Scale-out needs root and a cgroup cpu controller besides (else skipped with the reason).
+      ...(underCi() && !('skip' in cpuController()) ? ['SO1 writes', 'SO3 writes', 'SO4 kill'] : []),
     ]) {
       assert.ok(names.includes(s), `scenario ${s} missing from:\n${names}`);
     }
