@@ -6,10 +6,15 @@
 // Writes through gristlite's API, downloads the document and uploads it to Grist: Grist's /states
 // and /compare?detail=1 must equal gristlite's. Then Grist writes, gristlite opens Grist's file
 // (same states), writes again, and Grist opens that (same states, same compare). Exit 1 on any
-// difference; the answers of both are written to DIR/roundtrip.json.
+// difference; the answers of both are written to DIR/roundtrip.json. Last, the same schema writes
+// (a column removed, a formula column removed, a table added with rows and removed) on both: the
+// undo each stored for user tables must be the same (D124); metadata undo and stored actions are
+// reported (gristlite rebuilds them from the write's net changes, not Grist's step by step).
 import {mkdirSync, writeFileSync} from 'node:fs';
 import {join} from 'node:path';
 import {parseArgs} from 'node:util';
+
+const {GristDoc, decodeBundle} = await import(new URL('../packages/core/dist/src/internal.js', import.meta.url).href);
 
 const {values} = parseArgs({
   options: {
@@ -121,12 +126,75 @@ out.glCompare3 = await api(GL, 'GET', `/api/docs/${doc2}${c3}`);
 out.grCompare3 = await api(GR, 'GET', `/api/docs/${gdoc3}${c3}`);
 out.sameCompare3 = JSON.stringify(out.glCompare3) === JSON.stringify(out.grCompare3);
 writeFileSync(join(values.out, 'roundtrip.json'), JSON.stringify(out, null, 1));
+// The undo of the same schema writes, as each server stored it.
+async function undoOf(s) {
+  const wsId = await personalWs(s);
+  const id = await api(s, 'POST', `/api/workspaces/${wsId}/docs`, {name: 'Undo'});
+  const tp = `/api/docs/${id}/tables/Table1`;
+  const apply = (actions) => api(s, 'POST', `/api/docs/${id}/apply`, actions);
+  await apply([
+    ['ModifyColumn', 'Table1', 'B', {type: 'Numeric'}],
+    ['ModifyColumn', 'Table1', 'A', {type: 'Text'}],
+  ]);
+  await api(s, 'POST', `${tp}/records`, {
+    records: [{fields: {A: 'x', B: 3}}, {fields: {A: '', B: 0}}, {fields: {A: 'z', B: 5}}],
+  });
+  await api(s, 'POST', `${tp}/columns`, {
+    columns: [{id: 'F', fields: {isFormula: true, formula: '$B * 2', type: 'Numeric'}}],
+  });
+  await apply([['RemoveColumn', 'Table1', 'A']]);
+  await apply([['RemoveColumn', 'Table1', 'F']]);
+  await apply([
+    [
+      'AddTable',
+      'T2',
+      [
+        {id: 'N', type: 'Int'},
+        {id: 'G', isFormula: true, formula: '$N + 1'},
+      ],
+    ],
+    ['BulkAddRecord', 'T2', [null, null], {N: [1, 2]}],
+  ]);
+  await apply([['RemoveTable', 'T2']]);
+  const path = join(values.out, `undo-${s.name}.grist`);
+  writeFileSync(path, await api(s, 'GET', `/api/docs/${id}/download`, null, true));
+  const doc = GristDoc.open(path);
+  try {
+    const bodies = doc.db
+      .prepare('SELECT body FROM _gristsys_ActionHistory ORDER BY actionNum DESC LIMIT 4')
+      .pluck()
+      .all();
+    return bodies.reverse().map((body) => {
+      const b = decodeBundle(body);
+      const meta = (a) => String(a[1]).startsWith('_grist');
+      return {
+        userActions: b.userActions,
+        undo: b.undo.filter((a) => !meta(a)),
+        metaUndo: b.undo.filter(meta),
+        stored: b.stored.map(([, a]) => a),
+      };
+    });
+  } finally {
+    doc.close();
+  }
+}
+const undoGl = await undoOf(GL);
+const undoGr = await undoOf(GR);
+out.undo = {gristlite: undoGl, grist: undoGr};
+const same = (k) => undoGl.map((u, i) => JSON.stringify(u[k]) === JSON.stringify(undoGr[i][k]));
+console.log(
+  'undo of user tables (RemoveColumn, RemoveColumn of a formula, AddTable + rows, RemoveTable):',
+  same('undo'),
+);
+console.log('  metadata undo (reported):', same('metaUndo'), ' stored actions (reported):', same('stored'));
+
 const verdict = {
   sameStates: out.sameStates,
   sameCompare: out.sameCompare,
   sameStates2: out.sameStates2,
   sameStates3: out.sameStates3,
   sameCompare3: out.sameCompare3,
+  sameUndo: same('undo').every(Boolean),
   states: [glStates.length, grStates.length, grStates2.length, glStates2.length, glStates3.length, grStates3.length],
 };
 console.log(verdict);

@@ -8,7 +8,8 @@
  * gristlite's writes are not Grist doc actions, so the stored actions are rebuilt from what the
  * write changed: rows removed, added and updated per table (the values read before and after),
  * and schema actions (AddTable, AddColumn, RenameColumn, ...) read from the metadata rows the write
- * changed. Undo actions are their inverses, in reverse order. docs/decisions.md D120.
+ * changed. Undo actions are their inverses, in the order of the actions (as Grist stores them: it
+ * reverses them when it applies them). docs/decisions.md D120.
  */
 import type Database from 'better-sqlite3';
 import {intFromEnv} from '../../base/index.js';
@@ -17,7 +18,7 @@ import type {ColumnMeta, DocMeta, TableMeta} from '../meta.js';
 import type {CellValue} from '../types.js';
 import {quoteIdent} from '../identifiers.js';
 import {columnsOf, groupChanged, readRows, sameCell} from './rows.js';
-import {type Dropped, schemaActions} from './schema-actions.js';
+import {type Dropped, schemaActions, simplify} from './schema-actions.js';
 import {ALL_RECIPIENTS, type ActionBundle, type ActionInfo, type DocActionTuple, hashAndEncode} from './format.js';
 
 /** How a document records its history (docs/operations.md, `GRISTLITE_HISTORY*`). */
@@ -160,13 +161,13 @@ export class HistoryRecorder {
 
   /**
    * Called before user columns (or a whole table, `colIds` null) are dropped: keeps their cells
-   * for the undo Grist records (its docactions.py: a removed data column is undone by its cells
-   * that are not the default, a removed table by all its rows, formula columns included).
+   * for the undo Grist records (as Grist 1.7.17 stored it: a removed column, formula columns too,
+   * is undone by its cells that are not the default, a removed table by all its rows).
    */
   dropping(meta: DocMeta, tableId: string, colIds: readonly string[] | null): void {
     const table = meta.tables.get(tableId);
     if (!table || table.isMeta) return;
-    const cols = colIds ? table.columns.filter((c) => colIds.includes(c.colId) && !c.isFormula) : table.columns;
+    const cols = colIds ? table.columns.filter((c) => colIds.includes(c.colId)) : table.columns;
     const keys = colIds ? cols.map((c) => `${table.tableRef}:${c.colId}`) : [String(table.tableRef)];
     if (!cols.length) return;
     const from = quoteIdent(table.tableId);
@@ -381,10 +382,13 @@ export class HistoryRecorder {
     const stored: DocActionTuple[] = [];
     const undo: DocActionTuple[] = [];
     const byTable = new Map(changes.map((c) => [c.tableId, c]));
-    // An action's inverses in the order Grist's docactions.py appends them (the list is reversed below).
+    // An action's inverses in the order Grist's docactions.py appends them, simplified as there.
     const push = (a: DocActionTuple, ...inverses: Array<DocActionTuple | null>) => {
       stored.push(a);
-      for (const inverse of inverses) if (inverse) undo.push(inverse);
+      for (const inverse of inverses) {
+        const simple = inverse && simplify(inverse);
+        if (simple) undo.push(simple);
+      }
     };
     schemaActions(
       {meta, before: (tableId) => this.before.get(tableId), dropped: this.dropped, stmt: (sql) => this.stmt(sql)},
@@ -398,7 +402,12 @@ export class HistoryRecorder {
       if (change.removed.length) {
         const ids = change.removed.slice().sort((a, b) => a - b);
         const old = snap ? ids.map((id) => snap.get(id)) : [];
-        const cols = old.length && old.every(Boolean) ? Object.keys(old[0]!).filter((c) => c !== 'id') : null;
+        // As Grist's BulkRemoveRecord: columns whose removed cells are all the default are left out.
+        const isDefault = (c: string, v: CellValue | undefined) => sameCell(v, table.byId.get(c)?.ct.defaultValue ?? null);
+        const cols =
+          old.length && old.every(Boolean)
+            ? Object.keys(old[0]!).filter((c) => c !== 'id' && !old.every((r) => isDefault(c, r![c])))
+            : null;
         push(
           ['BulkRemoveRecord', table.tableId, ids],
           cols ? ['BulkAddRecord', table.tableId, ids, columnsOf(cols, old as Array<Record<string, CellValue>>)] : null,
@@ -469,7 +478,6 @@ export class HistoryRecorder {
         }
       }
     }
-    undo.reverse();
     return {stored, undo};
   }
 

@@ -121,14 +121,31 @@ export function schemaActions(
   }
 }
 
-/** A bulk action of kept cells as Grist's `simplify()` leaves it: none for no rows, the single form for one. */
+/** A bulk action of kept cells (null when there are none). */
 function simplified(
   kind: 'BulkAddRecord' | 'BulkUpdateRecord',
   tableId: string,
   data: Dropped | null | undefined,
 ): DocActionTuple | null {
-  if (!data?.ids.length) return null;
-  if (data.ids.length > 1) return [kind, tableId, data.ids, data.cells];
-  const one = Object.fromEntries(Object.entries(data.cells).map(([c, v]) => [c, v[0]]));
-  return [kind === 'BulkAddRecord' ? 'AddRecord' : 'UpdateRecord', tableId, data.ids[0], one];
+  return data?.ids.length ? [kind, tableId, data.ids, data.cells] : null;
+}
+
+const SINGLE: Record<string, string> = {
+  BulkAddRecord: 'AddRecord',
+  BulkRemoveRecord: 'RemoveRecord',
+  BulkUpdateRecord: 'UpdateRecord',
+};
+
+/**
+ * An undo action as Grist's `simplify()` leaves it (actions.py): a bulk action of one row in its
+ * single form, of no rows nothing; other actions as they are.
+ */
+export function simplify(a: DocActionTuple): DocActionTuple | null {
+  const single = SINGLE[a[0] as string];
+  if (!single) return a;
+  const ids = a[2] as number[];
+  if (ids.length !== 1) return ids.length ? a : null;
+  if (single === 'RemoveRecord') return [single, a[1], ids[0]];
+  const cells = a[3] as Record<string, CellValue[]>;
+  return [single, a[1], ids[0], Object.fromEntries(Object.entries(cells).map(([c, v]) => [c, v[0]]))];
 }
