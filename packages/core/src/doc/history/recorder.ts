@@ -403,7 +403,8 @@ export class HistoryRecorder {
         const ids = change.removed.slice().sort((a, b) => a - b);
         const old = snap ? ids.map((id) => snap.get(id)) : [];
         // As Grist's BulkRemoveRecord: columns whose removed cells are all the default are left out.
-        const isDefault = (c: string, v: CellValue | undefined) => sameCell(v, table.byId.get(c)?.ct.defaultValue ?? null);
+        const isDefault = (c: string, v: CellValue | undefined) =>
+          sameCell(v, table.byId.get(c)?.ct.defaultValue ?? null);
         const cols =
           old.length && old.every(Boolean)
             ? Object.keys(old[0]!).filter((c) => c !== 'id' && !old.every((r) => isDefault(c, r![c])))
