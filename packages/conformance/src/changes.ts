@@ -277,6 +277,27 @@ export function changesSuite(target: Target): void {
       } finally {
         res.close();
       }
+      // Under rules (D113): a hidden column cannot be named; rows the viewer cannot read never arrive.
+      const {kiwi} = world();
+      await world().share(chimpy, `/api/docs/${d}`, {[kiwi.email]: 'viewers'});
+      await world().addTableRule(chimpy, d, 'Table1', 'user.Access != OWNER', '-R', 'C');
+      await world().addTableRule(chimpy, d, 'Table1', 'user.Access != OWNER and rec.A == "secret"');
+      isErrorLike(await api.get(`${base}?table=Table1&where=${encodeURIComponent('$C')}`, kiwi.as), 400, /C/);
+      const theirs = await api.stream(`${base}?table=Table1&where=${encodeURIComponent('$B > 5')}`, kiwi.as);
+      try {
+        const events = new Events(theirs);
+        await events.next('ready');
+        const rows = `${tablePath(d)}/records`;
+        const two = {records: [{fields: {A: 'secret', B: 50, C: 'c'}}, {fields: {A: 'open', B: 60, C: 'c'}}]};
+        ok(await api.post(rows, two, chimpy.as));
+        const got = (await events.next('the readable match')).data.tables[0];
+        assert.equal(
+          got.added.map((r: any) => [r.fields.A, r.fields.B, 'C' in r.fields]),
+          [['open', 60, false]],
+        );
+      } finally {
+        theirs.close();
+      }
     },
   );
 
