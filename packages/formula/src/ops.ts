@@ -574,6 +574,8 @@ function bigDiv(x: bigint, y: bigint): number {
   const neg = x < 0n !== y < 0n;
   let a = x < 0n ? -x : x;
   const b = y < 0n ? -y : y;
+  // 0 / y never scales up (the loop below would not end): Python's 0 / -y is -0.0.
+  if (a === 0n) return neg ? -0 : 0;
   // Scale to 64 significant bits of quotient, then convert.
   let shift = 0n;
   while (a / b < 1n << 64n) {

@@ -25,7 +25,8 @@ export interface WriteActor {
 }
 
 /** Called before user rows are updated or removed, with their ids (webhooks read old values then). */
-export type BeforeRowsHook = (tableId: string, rowIds: number[]) => void;
+/** `colIds`: the only columns the write is about to change (else any, or rows go). */
+export type BeforeRowsHook = (tableId: string, rowIds: number[], colIds?: readonly string[]) => void;
 
 /**
  * Changes made during one write, per table. Operations are recorded as they happen (cheap on bulk

@@ -257,7 +257,7 @@ export function writeRecalc(doc: RecalcTarget, changes: ChangeSet, result: Recal
     if (!table || table.isMeta || !rows?.length) {
       continue;
     }
-    doc.beforeRows?.(tableId, rows);
+    doc.beforeRows?.(tableId, rows, Object.keys(cols));
     const tracked = doc.classes.track(tableId);
     const written = new Map<string, StoredValues>();
     let count = 0;

@@ -458,8 +458,8 @@ export class GristDoc {
     this.lastRecorded = null;
     this.storage.beforeRows =
       this.beforeListeners.size || history
-        ? (tableId, rowIds) => {
-            history?.capture(this.storage.meta, tableId, rowIds);
+        ? (tableId, rowIds, colIds) => {
+            history?.capture(this.storage.meta, tableId, rowIds, colIds);
             // Listeners hear of user rows only (metadata rows are captured for the history alone).
             if (tableId.startsWith('_grist')) return;
             for (const l of this.beforeListeners) {

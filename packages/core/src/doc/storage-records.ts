@@ -357,7 +357,7 @@ export class StorageRecords {
       WHERE id = ?`);
     const params = new Array<SqlValue>(cols.length + 1);
     this.s.guard?.updating(table.tableId, rowIds, cols);
-    this.s.beforeRows?.(table.tableId, rowIds);
+    this.s.beforeRows?.(table.tableId, rowIds, cols);
     this.s.formulas?.beforeChange(table.tableId, rowIds, cols);
     const n = cols.length;
     const stored = cols.map((c) => new StoredValues(table.byId.get(c)!.declType));

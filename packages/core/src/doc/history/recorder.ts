@@ -209,8 +209,13 @@ export class HistoryRecorder {
     this.system = false;
   }
 
-  /** Called before rows are updated or removed: keeps each row's cells as they were, once per write. */
-  capture(meta: DocMeta, tableId: string, rowIds: readonly number[]): void {
+  /**
+   * Called before rows are updated or removed: keeps each row's cells as they were, once per write.
+   * `colIds`: the write changes only these, so only they are kept (a formula column's recalc of
+   * 100k rows read every column of every row: most of adding a formula column); a row's other
+   * cells are read when a later change of the same write needs them, still unchanged then.
+   */
+  capture(meta: DocMeta, tableId: string, rowIds: readonly number[], colIds?: readonly string[]): void {
     const table = meta.tables.get(tableId);
     if (!table || !rowIds.length) return;
     if (this.inserted.delete(tableId)) this.tainted.add(tableId);
@@ -221,8 +226,29 @@ export class HistoryRecorder {
       this.before.set(key, snap);
     }
     const wanted = snap.size ? rowIds.filter((id) => !snap.has(id)) : rowIds;
-    if (!wanted.length) return;
-    for (const row of readRows((sql) => this.stmt(sql), table, wanted)) snap.set(row.id as number, row);
+    if (wanted.length) {
+      for (const row of readRows((sql) => this.stmt(sql), table, wanted, colIds)) snap.set(row.id as number, row);
+    }
+    if (wanted.length === rowIds.length) return;
+    // Rows kept before with fewer columns: the missing cells, in the table's column order.
+    const cols = (colIds ?? table.columns.map((c) => c.colId)).filter((c) => table.byId.has(c));
+    const partial = rowIds.filter((id) => {
+      const row = snap.get(id);
+      return row !== undefined && cols.some((c) => !(c in row));
+    });
+    if (!partial.length) return;
+    for (const fresh of readRows((sql) => this.stmt(sql), table, partial, cols)) {
+      const id = fresh.id as number;
+      const row = snap.get(id)!;
+      const merged: Record<string, CellValue> = {id};
+      for (const c of table.columns) {
+        if (c.colId in row) merged[c.colId] = row[c.colId];
+        else if (c.colId in fresh) merged[c.colId] = fresh[c.colId];
+      }
+      // A column this write removed since keeps the cell it had.
+      for (const k of Object.keys(row)) if (!(k in merged)) merged[k] = row[k];
+      snap.set(id, merged);
+    }
   }
 
   /** Whether the document has Grist's history tables (every document of schema 46 does); true is remembered. */
@@ -466,9 +492,13 @@ export class HistoryRecorder {
         // unchanged cells out. A row never captured (no old value) counts as changed.
         const groups = groupChanged(colIds, rows, (r, c, i) => !olds[i] || !sameCell(r[c], olds[i]![c]));
         for (const [rowIds, cols] of groups) {
-          const idx = rows.map((r, i) => (rowIds.has(r.id as number) ? i : -1)).filter((i) => i >= 0);
-          const news = idx.map((i) => rows[i]);
-          const old = idx.map((i) => olds[i]);
+          // Every row (a formula column recomputed whole): no selection to make.
+          const idx =
+            rowIds.size === rows.length
+              ? null
+              : rows.map((r, i) => (rowIds.has(r.id as number) ? i : -1)).filter((i) => i >= 0);
+          const news = idx ? idx.map((i) => rows[i]) : rows;
+          const old = idx ? idx.map((i) => olds[i]) : olds;
           const ids = news.map((r) => r.id as number);
           push(
             ['BulkUpdateRecord', table.tableId, ids, columnsOf(cols, news)],
