@@ -216,10 +216,12 @@ const COMMANDS: Record<string, Command> = {
         const user = await engine.store.getUserByEmail(email);
         if (!user) throw new BadRequest(`no user ${email}: create it with "gristlite user add ${email}"`);
         const principal = engine.home.principalFor(user, true);
-        const wid =
-          wsArg !== undefined
-            ? Number(wsArg)
-            : (await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id))[0].id;
+        // Without --workspace, the user's Home, which GRIST_PERSONAL_ORGS=false leaves out.
+        const personal =
+          wsArg === undefined && engine.home.settings.personalOrgs ? await engine.store.getPersonalOrg(user.id) : null;
+        if (wsArg === undefined && !personal)
+          throw new UsageError(`--workspace is needed: ${email} has no personal org`);
+        const wid = wsArg !== undefined ? Number(wsArg) : (await engine.store.listWorkspaces(personal!.id))[0].id;
         // One progress line, rewritten in place (at most every 200 ms, and at each new stage):
         // rows, percent read or copied, and for a .grist file the schema upgrade and formulas.
         let progressShown = false;

@@ -31,6 +31,7 @@ import {historySuite} from './history.js';
 import {idempotencySuite} from './idempotency.js';
 import {importsSuite} from './imports.js';
 import {orgsSuite} from './orgs.js';
+import {orgFlagsSuite} from './org-flags.js';
 import {pagingSuite} from './paging.js';
 import {recordedSuite} from './recorded/suite.js';
 import {recordsSuite} from './records.js';
@@ -65,6 +66,7 @@ export {apiTarget, type HomeFactory, listenLocal, type Mounted, nodeApiTarget} f
 /** Every suite, in the order they run. */
 export const SUITES: Record<string, (target: Target) => void> = {
   orgs: orgsSuite,
+  'org-flags': orgFlagsSuite,
   workspaces: workspacesSuite,
   docs: docsSuite,
   access: accessSuite,

@@ -77,7 +77,7 @@ export type {
 } from './doc/index.js';
 export type {BasicRole, Doc, Org, Role, User, Workspace} from './home/types.js';
 export type {Principal, OrgContext} from './home/principal.js';
-export type {AccessDelta} from './home/service.js';
+export type {AccessDelta, OrgSettings} from './home/service.js';
 export type {SqlResult} from './sql/index.js';
 export type {
   ColumnProblems,

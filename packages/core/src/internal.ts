@@ -18,7 +18,15 @@ export * from './base/index.js';
 export * from './access/index.js';
 export * from './home/types.js';
 export * from './home/principal.js';
-export {HomeService, hashApiKey, isValidEmail, checkDomain, type AccessDelta} from './home/service.js';
+export {
+  HomeService,
+  hashApiKey,
+  isValidEmail,
+  checkDomain,
+  orgSettingsFromEnv,
+  type AccessDelta,
+  type OrgSettings,
+} from './home/service.js';
 export {SqliteHomeStore} from './home/sqlite.js';
 export {docPageUrl, docSlug, orgUrlName, publicUrlFromEnv} from './home/urls.js';
 export {rowCodec, type HomeRow, type RowCodec, type RowDialect} from './home/rows.js';

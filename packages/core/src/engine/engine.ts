@@ -58,7 +58,7 @@ import {
   type SqlResult,
 } from '../sql/index.js';
 import type {OrgContext, Principal} from '../home/principal.js';
-import {HomeService, hashApiKey} from '../home/service.js';
+import {HomeService, hashApiKey, orgSettingsFromEnv} from '../home/service.js';
 import {SqliteHomeStore} from '../home/sqlite.js';
 import type {Doc, HomeStore, Org, Role, User} from '../home/types.js';
 import {docPageUrl, publicUrlFromEnv} from '../home/urls.js';
@@ -360,7 +360,8 @@ export class Engine {
     let engine: Engine;
     try {
       const store = opts.home ?? new SqliteHomeStore(join(opts.dataDir, 'home.sqlite3'));
-      engine = new Engine(opts.dataDir, store, await HomeService.create(store), opts, attachmentStores);
+      const home = await HomeService.create(store, opts.orgs ?? orgSettingsFromEnv(opts.env ?? {}));
+      engine = new Engine(opts.dataDir, store, home, opts, attachmentStores);
     } catch (e) {
       lock?.release();
       throw e;
@@ -1128,7 +1129,7 @@ export class Engine {
   }
 
   /**
-   * First-start set-up: the default user with personal org and an API key. Returns the key only
+   * First-start set-up: the default user with personal org (unless GRIST_PERSONAL_ORGS=false) and an API key. Returns the key only
    * when one was created or set now (so that start-up can print it once).
    */
   async ensureDefaultUser(email: string, name: string, apiKey?: string): Promise<{user: User; apiKey: string | null}> {

@@ -6,6 +6,7 @@ import type {BudgetSettings} from '@gristlite/formula';
 import {type AttachmentStore, AttachmentStores, DirectoryAttachmentStore} from '../attachments/index.js';
 import type {ClusterOptions, DocLeases} from '../cluster/index.js';
 import type {HistorySettings} from '../doc/history/index.js';
+import type {OrgSettings} from '../home/settings.js';
 import type {HomeStore} from '../home/types.js';
 
 /** An org's usage as `GET /api/orgs/{org}/usage` answers (Grist's OrgUsageSummary). */
@@ -66,6 +67,12 @@ export interface EngineOptions {
    * GRISTLITE_PUBLIC_URL, else Grist's APP_HOME_URL; null: each request's own scheme and host).
    */
   publicUrl?: string | null;
+  /**
+   * Personal orgs, who may create team sites and the install admin; default from Grist's
+   * GRIST_PERSONAL_ORGS, GRIST_ORG_CREATION_ANYONE and GRIST_ADMIN_EMAIL / GRIST_DEFAULT_EMAIL /
+   * GRIST_SUPPORT_EMAIL (docs/operations.md, "Orgs").
+   */
+  orgs?: OrgSettings;
   /** Settings read from the environment (webhook delivery, SQL timeout); core reads no process globals. */
   env?: Record<string, string | undefined>;
   /** Document leases, when several processes share the data directory (may resolve later). */

@@ -12,7 +12,7 @@ import {join} from 'node:path';
 import type {AccessContext} from '../access/rules/context.js';
 import type {AttachmentDownload, DownloadOptions, TableQuery} from '../attachments/index.js';
 import type {Engine} from './engine.js';
-import {Forbidden, HeldElsewhere, ServiceUnavailable} from '../base/index.js';
+import {Forbidden, HeldElsewhere, NotFound, ServiceUnavailable} from '../base/index.js';
 import {exportFileBase, type TableSchema} from '../export/index.js';
 import {orgUrlName} from '../home/urls.js';
 import type {AccessDelta} from '../home/validate.js';
@@ -128,6 +128,8 @@ export class Session {
 
   /** The user's personal org (Grist's "Personal" site). */
   async personalOrg(): Promise<Org> {
+    // As the API's `docs` org: with GRIST_PERSONAL_ORGS=false an existing personal org is not there.
+    if (!this.engine.home.settings.personalOrgs) throw new NotFound('Personal orgs are disabled');
     const org = await this.engine.store.getPersonalOrg(this.principal.user.id);
     if (!org) throw new Forbidden(`${this.principal.user.email} has no personal org`);
     return org;

@@ -6,6 +6,7 @@ import {asViewer, can, directRole, effectiveRoles, type Action, type ResourceAcl
 import {BadRequest, Forbidden, NotFound} from '../base/index.js';
 import type {SpecialUsers} from './authn.js';
 import type {OrgContext, Principal} from './principal.js';
+import type {OrgSettings} from './settings.js';
 import type {AclEntry, Doc, HomeStore, Org, Role, Workspace} from './types.js';
 
 /** Grist's urlId alphabet (SPEC §1.1 "Document ids"). */
@@ -32,7 +33,13 @@ export class HomeAccess {
   constructor(
     private readonly store: HomeStore,
     private readonly special: SpecialUsers,
+    private readonly settings: OrgSettings,
   ) {}
+
+  /** Whether an org is listed and addressable: with GRIST_PERSONAL_ORGS=false, personal orgs are not. */
+  shown(org: Org): boolean {
+    return this.settings.personalOrgs || org.ownerId === null;
+  }
 
   /**
    * Whether shares inside a workspace or org (`inner`, entries of any users) make the caller its
@@ -45,8 +52,12 @@ export class HomeAccess {
     return inner.some((e) => p.accessIds.includes(e.userId) && (e.userId !== everyone || withEveryone));
   }
 
-  /** Resolves an org key from a path (SPEC §1.1 table). `docs` gives the caller's personal org. */
-  async resolveOrg(key: string, p: Principal, ctx: OrgContext): Promise<{org: Org; merged: boolean}> {
+  /**
+   * Resolves an org key from a path (SPEC §1.1 table). `docs` gives the caller's personal org.
+   * With GRIST_PERSONAL_ORGS=false a personal org is not found (Grist's `_orgs` filter), unless
+   * `anyOrg`: a document's org context, which Grist's document lookup does not filter.
+   */
+  async resolveOrg(key: string, p: Principal, ctx: OrgContext, anyOrg = false): Promise<{org: Org; merged: boolean}> {
     if (key === 'current') {
       if (ctx === null) throw new BadRequest('No organization chosen');
       key = ctx;
@@ -56,12 +67,13 @@ export class HomeAccess {
     if (isMergedOrgKey(key)) {
       merged = true;
       if (p.anonymous) throw new NotFound('organization not found');
+      if (!this.settings.personalOrgs && !anyOrg) throw new NotFound('organization not found');
       org = await this.store.getPersonalOrg(p.user.id);
     } else if (/^\d+$/.test(key)) org = await this.store.getOrg(Number(key));
     else if (/^docs-\d+$/.test(key)) org = await this.store.getPersonalOrg(Number(key.slice(5)));
     else if (/^o-\d+$/.test(key)) org = await this.store.getOrg(Number(key.slice(2)));
     else org = await this.store.getOrgByDomain(key);
-    if (!org) throw new NotFound('organization not found');
+    if (!org || !(anyOrg || this.shown(org))) throw new NotFound('organization not found');
     return {org, merged};
   }
 
@@ -136,7 +148,7 @@ export class HomeAccess {
     let merged = false;
     if (ctx !== null) {
       try {
-        ({org: ctxOrg, merged} = await this.resolveOrg(ctx, p, ctx));
+        ({org: ctxOrg, merged} = await this.resolveOrg(ctx, p, ctx, true));
       } catch (e) {
         if (e instanceof NotFound) throw new NotFound('document not found');
         throw e;

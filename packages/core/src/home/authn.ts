@@ -6,6 +6,7 @@ import {createHash} from 'node:crypto';
 import {Unauthorized} from '../base/index.js';
 import {makeApiKey} from '../base/index.js';
 import {ANON_EMAIL, EVERYONE_EMAIL, type Principal} from './principal.js';
+import type {OrgSettings} from './settings.js';
 import {Conflict, type HomeStore, type User} from './types.js';
 
 /** Only this hash of an API key is stored, so a leaked home database gives no usable keys. */
@@ -28,7 +29,14 @@ export class Authenticator {
   constructor(
     private readonly store: HomeStore,
     private readonly special: SpecialUsers,
+    private readonly settings: OrgSettings,
   ) {}
+
+  /** Whether the principal is the install admin (Grist's SimpleInstallAdmin: by login email). */
+  isInstallAdmin(p: Principal): boolean {
+    // A document API key opens its document only, so it never acts as the admin.
+    return !p.anonymous && !p.docKey && p.user.email.toLowerCase() === this.settings.adminEmail;
+  }
 
   /** Finds or creates anon@ and everyone@ (each a user without a personal org). */
   static async specialUsers(store: HomeStore): Promise<SpecialUsers> {
@@ -84,9 +92,12 @@ export class Authenticator {
     };
   }
 
-  /** Finds or creates a real user (with a personal org), as a login or an invitation does. */
+  /**
+   * Finds or creates a real user, as a login or an invitation does: with a personal org unless
+   * GRIST_PERSONAL_ORGS=false (Grist's UsersManager.getUserByLogin).
+   */
   ensureUser(email: string, name = ''): Promise<User> {
-    return findOrCreate(this.store, email, name, true);
+    return findOrCreate(this.store, email, name, this.settings.personalOrgs);
   }
 
   /** Sets a user's API key (a given one, or a new one) and returns it; only its hash is kept. */

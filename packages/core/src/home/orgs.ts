@@ -1,6 +1,6 @@
 /** Home operations on orgs (SPEC §3.1-3.5). */
 import {asViewer, can, directRole} from '../access/index.js';
-import {BadRequest, Forbidden} from '../base/index.js';
+import {BadRequest, Forbidden, NotFound} from '../base/index.js';
 import {isMergedOrgKey} from './access.js';
 import {requireUser} from './authn.js';
 import type {HomeParts} from './parts.js';
@@ -9,7 +9,7 @@ import {Conflict, type Org, type Role} from './types.js';
 import {checkDomain, checkKeys} from './validate.js';
 
 export async function listOrgs(h: HomeParts, p: Principal, ctx: OrgContext, merged: boolean) {
-  const orgs = p.anonymous ? [] : await h.store.listOrgsForUsers(p.listIds);
+  const orgs = p.anonymous ? [] : (await h.store.listOrgsForUsers(p.listIds)).filter((o) => h.access.shown(o));
   const ctxOrg = await h.access.contextOrg(p, ctx);
   if (ctxOrg && !orgs.some((o) => o.id === ctxOrg.id)) {
     const acl = await h.store.getAcl('org', [String(ctxOrg.id)]);
@@ -40,6 +40,8 @@ export async function listOrgs(h: HomeParts, p: Principal, ctx: OrgContext, merg
 
 export async function getOrg(h: HomeParts, key: string, p: Principal, ctx: OrgContext) {
   if (isMergedOrgKey(key) && p.anonymous) return h.shapes.anonymousOrg();
+  // Grist's getOrg names the reason; its other org lookups just find nothing.
+  if (isMergedOrgKey(key) && !h.settings.personalOrgs) throw new NotFound('Personal orgs are disabled');
   const {org, merged, role} = await h.access.orgFor(key, p, ctx, 'view');
   // Grist's billing manager is the org's creator; gristlite keeps no creator, so its owners (decision H1).
   const isManager = !p.anonymous && directRole(await h.store.getAcl('org', [String(org.id)]), p.listIds) === 'owners';
@@ -54,6 +56,10 @@ export async function getOrg(h: HomeParts, key: string, p: Principal, ctx: OrgCo
 }
 
 export async function createOrg(h: HomeParts, p: Principal, body: {name?: unknown; domain?: unknown}) {
+  // Grist checks this first, so an anonymous caller hears 403 here too (ApiServer's POST /api/orgs).
+  if (!h.settings.orgCreationAnyone && !h.auth.isInstallAdmin(p)) {
+    throw new Forbidden('Only admins can create new teams');
+  }
   requireUser(p);
   if (typeof body.name !== 'string' || !body.name) throw new BadRequest('Bad request: name required');
   const domain = body.domain === undefined || body.domain === null ? null : body.domain;
@@ -135,7 +141,7 @@ const ROLE_PERMS: Record<Role, number> = {owners: 63, editors: 15, viewers: 1, g
 export async function sessionAccessAll(h: HomeParts, p: Principal, ctx: OrgContext) {
   const u = p.user;
   const user = {id: u.id, email: u.email, name: u.name, picture: u.picture, anonymous: p.anonymous};
-  let found = await h.store.listOrgsForUsers(p.listIds);
+  let found = (await h.store.listOrgsForUsers(p.listIds)).filter((o) => h.access.shown(o));
   if (p.anonymous) {
     const ctxOrg = ctx === null || isMergedOrgKey(ctx) ? null : await h.access.contextOrg(p, ctx);
     found = found.filter((o) => o.id === ctxOrg?.id);

@@ -1,5 +1,6 @@
 import type {HomeAccess} from './access.js';
 import type {Authenticator, SpecialUsers} from './authn.js';
+import type {OrgSettings} from './settings.js';
 import type {HomeShapes} from './shapes.js';
 import type {HomeStore} from './types.js';
 
@@ -10,4 +11,5 @@ export interface HomeParts {
   auth: Authenticator;
   access: HomeAccess;
   shapes: HomeShapes;
+  settings: OrgSettings;
 }

@@ -14,6 +14,7 @@ import * as docKeys from './dockeys.js';
 import * as orgs from './orgs.js';
 import type {HomeParts} from './parts.js';
 import type {OrgContext, Principal} from './principal.js';
+import {DEFAULT_ORG_SETTINGS, type OrgSettings} from './settings.js';
 import {HomeShapes} from './shapes.js';
 import type {Doc, HomeStore, ResourceKind, User} from './types.js';
 import * as users from './users.js';
@@ -21,6 +22,7 @@ import * as workspaces from './workspaces.js';
 
 export {hashApiKey} from './authn.js';
 export {checkDomain, isValidEmail, type AccessDelta} from './validate.js';
+export {orgSettingsFromEnv, type OrgSettings} from './settings.js';
 
 /** Home operations as Grist's API has them (orgs, workspaces, documents, access lists, users, API keys); every method takes the acting principal and checks access. */
 export class HomeService implements HomeParts {
@@ -36,15 +38,17 @@ export class HomeService implements HomeParts {
     readonly store: HomeStore,
     /** @internal */
     readonly special: SpecialUsers,
+    /** Install-wide org settings (personal orgs, who creates team sites, the install admin). */
+    readonly settings: OrgSettings,
   ) {
-    this.auth = new Authenticator(store, special);
-    this.access = new HomeAccess(store, special);
+    this.auth = new Authenticator(store, special, settings);
+    this.access = new HomeAccess(store, special, settings);
     this.shapes = new HomeShapes(store, special);
   }
 
   /** A service over a home store (creating anon@ and everyone@ if needed). */
-  static async create(store: HomeStore): Promise<HomeService> {
-    return new HomeService(store, await Authenticator.specialUsers(store));
+  static async create(store: HomeStore, settings: OrgSettings = DEFAULT_ORG_SETTINGS): Promise<HomeService> {
+    return new HomeService(store, await Authenticator.specialUsers(store), settings);
   }
 
   // ---------------------------------------------------------------- identity (authn.ts)
@@ -64,7 +68,7 @@ export class HomeService implements HomeParts {
     return this.auth.authenticate(authorization);
   }
 
-  /** Finds or creates a real user (with a personal org), as a login or an invitation does. */
+  /** Finds or creates a real user (with a personal org unless GRIST_PERSONAL_ORGS=false), as a login or an invitation does. */
   ensureUser(email: string, name = ''): Promise<User> {
     return this.auth.ensureUser(email, name);
   }
