@@ -17,6 +17,7 @@ import {streamScenarios} from './stream.js';
 import {mcpScenarios} from './mcp.js';
 import {historyScenarios} from './history.js';
 import {queryScenarios} from './queries.js';
+import {servingScenarios} from './serving.js';
 
 const args = process.argv.slice(2);
 const jsonAt = args.indexOf('--json');
@@ -24,6 +25,7 @@ const jsonAt = args.indexOf('--json');
  * BENCH_ONLY=<group> runs one group alone: engine (in-process scenarios, no HTTP; quick runs while
  * profiling), http (the same, then over HTTP), formulas (F1-F9), formulas-http (issue 26 §3's steps over HTTP, FH), access (A1-A3),
  * mixed (issue 28's mixed load over HTTP), paging (P1-P2), stream (S1-S5), feeds (E1-E2), mcp (M1-M2), history (H1-H2), queries (Q1-Q5: where, count, aggregate, write by condition; BENCH_QUERY_ROWS, default 100k), cluster (PostgreSQL and s3rver, C1-C8),
+ * serving (issue 43 §2's HTTP add and revalidation rows alone, on a fresh server; also in http),
  * scaleout (SO1-SO4: the same with each worker under a cgroup CPU quota; root only, else skipped).
  */
 const only = process.env.BENCH_ONLY;
@@ -52,6 +54,7 @@ try {
   if (wants('feeds')) results.push(...(await feedScenarios(dir)));
   if (wants('mcp')) results.push(...(await mcpScenarios(dir)));
   if (wants('history')) results.push(...(await historyScenarios(dir)));
+  if (only === 'serving') results.push(...(await servingScenarios(dir)));
   if (wants('queries')) results.push(...(await queryScenarios(dir)));
   if (wants('cluster')) results.push(...(await clusterScenarios(dir)));
   if (wants('scaleout')) results.push(...(await scaleoutScenarios(dir)));

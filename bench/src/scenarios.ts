@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import {type Engine, GristDoc, importCsvDoc} from '@gristlite/core/internal';
 import type {Pool} from 'undici';
 import {configureServer} from '@gristlite/node';
+import {httpAdd, httpAddVsBare, httpAddVsParseInsert, revalidation} from './serving.js';
 import {
   COLUMNS,
   clientPool,
@@ -48,7 +49,7 @@ export function result(
 
 // ------------------------------------------------------------------------------- raw limits
 
-function rawDb(dir: string): Database.Database {
+export function rawDb(dir: string): Database.Database {
   const db = new Database(join(dir, `raw-${Math.random().toString(36).slice(2)}.sqlite`));
   db.pragma('journal_mode = WAL');
   db.exec(
@@ -347,11 +348,14 @@ export interface Server {
 
 /**
  * Starts `gristlite serve` as its own process, as `pnpm start` does. `BENCH_SERVER_NODE_ARGS`
- * (space-separated) go to its node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
+ * (space-separated) go to its node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it
+ * (the profile is written when it exits).
  */
 export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<Server> {
   const key = 'b'.repeat(40);
-  const main = new URL('../../packages/cli/dist/src/main.js', import.meta.url).pathname;
+  // BENCH_SERVER_MAIN: another build's main.js, for A/B runs of the same bench against two servers.
+  const main =
+    process.env.BENCH_SERVER_MAIN ?? new URL('../../packages/cli/dist/src/main.js', import.meta.url).pathname;
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const proc = spawn(process.execPath, [...nodeArgs, main, 'serve', '--port', '0'], {
     env: {...process.env, GRISTLITE_DATA_DIR: dataDir, GRISTLITE_API_KEY: key, ...env},
@@ -408,7 +412,7 @@ const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 3);
  * server's JIT compiles the path; a server answers for hours), then `LOAD_SECONDS` timed. Counting
  * a fixed few hundred requests from a cold start, as this did before, timed mostly compilation.
  */
-async function loadTest(concurrency: number, fn: () => Promise<unknown>) {
+export async function loadTest(concurrency: number, fn: () => Promise<unknown>) {
   await drive(concurrency, Math.min(1, LOAD_SECONDS) * 1000, fn);
   const lat: number[] = [];
   const t = now();
@@ -494,35 +498,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
     }
     const rawInsertRate = median(rawRates);
     const perRowNote = `raw with one row per INSERT: ${fmt(median(perRowRates))} rows/s`;
-    let t = now();
-    for (let i = 0; i < rows.length; i += 500) {
-      await call(pool, server.key, 'POST', `${base}/${TABLE}/records`, {
-        records: rows.slice(i, i + 500).map((fields) => ({fields})),
-      });
-    }
-    const addRate = ROWS / ((now() - t) / 1000);
-    // The transport's own limit for the same requests: a bare node:http server that reads and
-    // parses each body and answers its ids, sent the same way by the same client.
-    const parser = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const n = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as {records: unknown[]}).records.length;
-        res.writeHead(200, {'Content-Type': 'application/json; charset=utf-8'});
-        res.end(JSON.stringify({records: Array.from({length: n}, (_, i) => ({id: i + 1}))}));
-      });
-    });
-    await new Promise<void>((r) => parser.listen(0, '127.0.0.1', r));
-    const parserPool = clientPool(`http://127.0.0.1:${(parser.address() as {port: number}).port}`, 4);
-    t = now();
-    for (let i = 0; i < rows.length; i += 500) {
-      await call(parserPool, server.key, 'POST', '/records', {
-        records: rows.slice(i, i + 500).map((fields) => ({fields})),
-      });
-    }
-    const parseRate = ROWS / ((now() - t) / 1000);
-    await parserPool.close();
-    await new Promise<void>((r) => parser.close(() => r()));
+    const {addRate, parseRate, parseInsertRate} = await httpAdd(dir, pool, server, `${base}/${TABLE}/records`, rows);
     results.push(
       result({
         scenario: `add ${ROWS} records over HTTP, batches of 500`,
@@ -533,19 +509,13 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
         ratioTarget: 0.25,
         note: `${perRowNote}; a bare server parsing the same bodies: ${fmt(parseRate)} rows/s (${fmt(parseRate / rawInsertRate, 2)} of raw)`,
       }),
-      result({
-        scenario: '  same, vs a bare server that parses the same bodies',
-        unit: 'rows/s',
-        rate: addRate,
-        limit: parseRate,
-        target: 'report',
-        note: 'the transport and JSON limit: the same client, requests and bodies, no insert',
-      }),
+      httpAddVsBare(addRate, parseRate),
+      httpAddVsParseInsert(addRate, parseInsertRate),
     );
 
     // 5. add in batches of 100 through the Node adapter.
     const small = makeRows(20_000, ROWS);
-    t = now();
+    let t = now();
     for (let i = 0; i < small.length; i += 100) {
       await call(pool, server.key, 'POST', `${base}/${TABLE}/records`, {
         records: small.slice(i, i + 100).map((fields) => ({fields})),
@@ -701,48 +671,8 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
       }),
     );
 
-    // Revalidation (issue 28, D66): 8 clients polling the same page with its ETag get 304s; the
-    // limit is a bare node:http server answering 304 with no body, measured in the same run.
-    const etag = (await pool.request({method: 'GET', path: page, headers: {authorization: `Bearer ${server.key}`}}))
-      .headers.etag as string;
-    const revalidate = async () => {
-      const res = await pool.request({
-        method: 'GET',
-        path: page,
-        headers: {authorization: `Bearer ${server.key}`, 'if-none-match': etag},
-      });
-      await res.body.dump();
-      if (res.statusCode !== 304) throw new Error(`revalidation answered ${res.statusCode}`);
-    };
-    const bare304 = createServer((req, res) => {
-      req.resume();
-      res.writeHead(304, {ETag: etag, 'Cache-Control': 'private, no-cache'});
-      res.end();
-    });
-    await new Promise<void>((r) => bare304.listen(0, '127.0.0.1', r));
-    const bare304Pool = clientPool(`http://127.0.0.1:${(bare304.address() as {port: number}).port}`, 32);
-    try {
-      const mine = await loadTest(8, revalidate);
-      const lim = await loadTest(8, async () => {
-        await (await bare304Pool.request({method: 'GET', path: '/'})).body.dump();
-      });
-      results.push(
-        result({
-          scenario: 'revalidate a 1000-row page (If-None-Match -> 304), concurrency 8',
-          unit: 'req/s',
-          rate: mine.rate,
-          limit: lim.rate,
-          p50Ms: mine.p50,
-          p99Ms: mine.p99,
-          target: '>= 10,000 req/s',
-          minRate: 10_000,
-          note: 'limit: a bare node:http server answering 304',
-        }),
-      );
-    } finally {
-      await bare304Pool.close();
-      await new Promise<void>((r) => bare304.close(() => r()));
-    }
+    // Revalidation (issue 28, D66; issue 43 §2).
+    results.push(await revalidation(pool, server, page));
 
     // Add-or-update of 2000 records keyed on Text (1000 matching, 1000 new) under 100 ms. The
     // first upsert keyed on a column builds the document's index of it (doc/keyindex.ts): reported

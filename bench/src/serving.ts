@@ -1,0 +1,227 @@
+/**
+ * Issue 43 §2's serving rows: adding records over HTTP in batches of 500, and revalidating a page
+ * (304) at concurrency 8, each beside a bare node:http server doing the transport's share of the
+ * same requests. `BENCH_ONLY=serving` runs them alone on a fresh server (quick A/B runs, profiles
+ * with BENCH_SERVER_NODE_ARGS); the http group runs the same functions in its sequence.
+ */
+import {createServer} from 'node:http';
+import {join} from 'node:path';
+import type {Pool} from 'undici';
+import {COLUMNS, clientPool, cpuMs, fmt, makeRows, now, type Result} from './lib.js';
+import {call, loadTest, newDoc, rawDb, result, type Server, startServer} from './scenarios.js';
+
+const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
+const TABLE = 'Items';
+
+/** Starts a bare server (in the bench process) from `handler`; returns a pool to it and its close. */
+async function bare(
+  handler: Parameters<typeof createServer>[1],
+  connections: number,
+): Promise<{pool: Pool; close(): Promise<void>}> {
+  const server = createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const pool = clientPool(`http://127.0.0.1:${(server.address() as {port: number}).port}`, connections);
+  return {
+    pool,
+    close: async () => {
+      await pool.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/**
+ * Adds `rows` to `table` through `server` in batches of 500, one request after another; then the
+ * same bodies to a bare server that reads and parses each and answers its ids (the transport and
+ * JSON limit: same client, requests and bodies, no insert); then to one that also inserts them
+ * raw, one transaction a request, 100 rows a prepared INSERT (what no implementation can remove:
+ * transport, JSON and SQLite). Rates in rows/s.
+ */
+export async function httpAdd(
+  dir: string,
+  pool: Pool,
+  server: Server,
+  path: string,
+  rows: ReturnType<typeof makeRows>,
+): Promise<{addRate: number; parseRate: number; parseInsertRate: number; cpuPerBatchMs: number}> {
+  const cpu0 = cpuMs(server.proc.pid!);
+  const t = now();
+  for (let i = 0; i < rows.length; i += 500) {
+    await call(pool, server.key, 'POST', path, {records: rows.slice(i, i + 500).map((fields) => ({fields}))});
+  }
+  const addRate = rows.length / ((now() - t) / 1000);
+  const cpuPerBatchMs = (cpuMs(server.proc.pid!) - cpu0) / Math.ceil(rows.length / 500);
+  const parser = await bare((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const n = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as {records: unknown[]}).records.length;
+      res.writeHead(200, {'Content-Type': 'application/json; charset=utf-8'});
+      res.end(JSON.stringify({records: Array.from({length: n}, (_, i) => ({id: i + 1}))}));
+    });
+  }, 4);
+  const send = async (to: Pool) => {
+    const t0 = now();
+    for (let i = 0; i < rows.length; i += 500) {
+      await call(to, server.key, 'POST', '/records', {records: rows.slice(i, i + 500).map((fields) => ({fields}))});
+    }
+    return rows.length / ((now() - t0) / 1000);
+  };
+  let parseRate: number;
+  try {
+    parseRate = await send(parser.pool);
+  } finally {
+    await parser.close();
+  }
+  const db = rawDb(dir);
+  const cols = '(id, manualSort, Name, Qty, Price, Active, Day)';
+  const many = db.prepare(
+    `INSERT INTO ${TABLE} ${cols} VALUES ${new Array(100).fill('(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+  );
+  const one = db.prepare(`INSERT INTO ${TABLE} ${cols} VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  let nextId = 1;
+  const insert = db.transaction((records: {fields: ReturnType<typeof makeRows>[number]}[]) => {
+    const ids: number[] = [];
+    for (let start = 0; start < records.length; ) {
+      const n = records.length - start >= 100 ? 100 : 1;
+      const params: unknown[] = [];
+      for (let i = start; i < start + n; i++) {
+        const f = records[i].fields;
+        const id = nextId++;
+        ids.push(id);
+        params.push(id, id, f.Name, f.Qty, f.Price, f.Active ? 1 : 0, f.Day);
+      }
+      (n === 1 ? one : many).run(...params);
+      start += n;
+    }
+    return ids;
+  });
+  const inserter = await bare((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const ids = insert((JSON.parse(Buffer.concat(chunks).toString('utf8')) as {records: []}).records);
+      res.writeHead(200, {'Content-Type': 'application/json; charset=utf-8'});
+      res.end(JSON.stringify({records: ids.map((id) => ({id}))}));
+    });
+  }, 4);
+  let parseInsertRate: number;
+  try {
+    parseInsertRate = await send(inserter.pool);
+  } finally {
+    await inserter.close();
+    db.close();
+  }
+  return {addRate, parseRate, parseInsertRate, cpuPerBatchMs};
+}
+
+/** The row comparing an HTTP add with the bare server parsing the same bodies (issue 43 §2). */
+export function httpAddVsBare(addRate: number, parseRate: number): Result {
+  return result({
+    scenario: '  same, vs a bare server that parses the same bodies',
+    unit: 'rows/s',
+    rate: addRate,
+    limit: parseRate,
+    target: '>= 0.7 of bare (issue 43)',
+    ratioTarget: 0.7,
+    note: 'the transport and JSON limit: the same client, requests and bodies, no insert',
+  });
+}
+
+/**
+ * The add's own limit (issue 43 §2: the part no implementation could remove, measured as its own
+ * row): a bare server that parses the same bodies and inserts them raw, one transaction each.
+ */
+export function httpAddVsParseInsert(addRate: number, parseInsertRate: number): Result {
+  return result({
+    scenario: '  same, vs a bare server that parses and inserts raw',
+    unit: 'rows/s',
+    rate: addRate,
+    limit: parseInsertRate,
+    target: 'report (the limit of the row above)',
+    note: 'transport + JSON + SQLite: the bare server above plus 100-row prepared INSERTs, a transaction a request',
+  });
+}
+
+/**
+ * 8 clients revalidating `page` with its ETag (304s) against a bare node:http server answering
+ * 304 with no body to the same clients, in the same run (issue 28, D66; issue 43 §2).
+ */
+export async function revalidation(pool: Pool, server: Server, page: string): Promise<Result> {
+  const etag = (await pool.request({method: 'GET', path: page, headers: {authorization: `Bearer ${server.key}`}}))
+    .headers.etag as string;
+  let answered = 0;
+  const revalidate = async () => {
+    const res = await pool.request({
+      method: 'GET',
+      path: page,
+      headers: {authorization: `Bearer ${server.key}`, 'if-none-match': etag},
+    });
+    await res.body.dump();
+    if (res.statusCode !== 304) throw new Error(`revalidation answered ${res.statusCode}`);
+    answered++;
+  };
+  const bare304 = await bare((req, res) => {
+    req.resume();
+    res.writeHead(304, {ETag: etag, 'Cache-Control': 'private, no-cache'});
+    res.end();
+  }, 32);
+  try {
+    const cpu0 = cpuMs(server.proc.pid!);
+    const mine = await loadTest(8, revalidate);
+    // The server's CPU per 304 (untimed second included): steadier than the rate on a shared machine.
+    const cpuUs = ((cpuMs(server.proc.pid!) - cpu0) / answered) * 1000;
+    const lim = await loadTest(8, async () => {
+      await (await bare304.pool.request({method: 'GET', path: '/'})).body.dump();
+    });
+    return result({
+      scenario: 'revalidate a 1000-row page (If-None-Match -> 304), concurrency 8',
+      unit: 'req/s',
+      rate: mine.rate,
+      limit: lim.rate,
+      p50Ms: mine.p50,
+      p99Ms: mine.p99,
+      target: '>= 0.6 of bare (issue 43)',
+      ratioTarget: 0.6,
+      note: `limit: a bare node:http server answering 304 (in the bench process); server CPU ${fmt(cpuUs)} µs a 304`,
+    });
+  } finally {
+    await bare304.close();
+  }
+}
+
+/** `BENCH_ONLY=serving`: the two rows alone, on a fresh server and document. */
+export async function servingScenarios(dir: string): Promise<Result[]> {
+  const server = await startServer(join(dir, 'serving'));
+  const pool = clientPool(server.url, 32);
+  const results: Result[] = [];
+  try {
+    const docId = await newDoc(pool, server.key, 'serving');
+    const base = `/api/docs/${docId}/tables`;
+    await call(pool, server.key, 'POST', base, {tables: [{id: TABLE, columns: COLUMNS}]});
+    const {addRate, parseRate, parseInsertRate, cpuPerBatchMs} = await httpAdd(
+      dir,
+      pool,
+      server,
+      `${base}/${TABLE}/records`,
+      makeRows(ROWS),
+    );
+    results.push(
+      result({
+        scenario: `add ${ROWS} records over HTTP, batches of 500`,
+        unit: 'rows/s',
+        rate: addRate,
+        limit: null,
+        target: 'report',
+        note: `a bare server parsing the same bodies: ${fmt(parseRate)} rows/s; server CPU ${fmt(cpuPerBatchMs, 2)} ms a batch`,
+      }),
+      httpAddVsBare(addRate, parseRate),
+      httpAddVsParseInsert(addRate, parseInsertRate),
+      await revalidation(pool, server, `${base}/${TABLE}/records?sort=Name&limit=1000`),
+    );
+  } finally {
+    await pool.close();
+    server.proc.kill();
+  }
+  return results;
+}
