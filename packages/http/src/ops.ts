@@ -169,6 +169,8 @@ export function createMetrics(engine: Engine): Metrics {
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** Log lines waiting for stdout, at most (bytes); beyond, new lines are dropped (D175). */
+const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
 
 /**
  * The default logger: JSON lines on stdout at `GRISTLITE_LOG_LEVEL` (default info). Written
@@ -185,7 +187,8 @@ export function createLogger(env: Env): Logger {
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    destination({dest: 1, sync: false, minLength: 0}),
+    // A reader that stops reading must not grow the buffer without end: past 16 MB lines are dropped.
+    destination({dest: 1, sync: false, minLength: 0, maxLength: LOG_BUFFER_BYTES}),
   );
 }
 
