@@ -7,6 +7,7 @@
  * access again every so often. A subscription may ask for one table's changes, and for those of
  * its rows a `where` condition holds for (conditions.ts).
  */
+import {randomUUID} from 'node:crypto';
 import type {DocGuard} from '../doc/index.js';
 import {ServiceUnavailable} from '../base/index.js';
 import {DocFeed, type FeedSource, type FeedSubscriber} from './docfeed.js';
@@ -237,7 +238,8 @@ export class ChangeFeeds {
     const feed = this.feedFor(docId);
     const condition =
       opts.tableId !== undefined && opts.where !== undefined
-        ? feed.conditions.use(access.identity ?? '', opts.tableId, opts.where, access.guard)
+        ? // Without an identity, a condition is this subscription's own (never another caller's rules).
+          feed.conditions.use(access.identity ?? randomUUID(), opts.tableId, opts.where, access.guard)
         : null;
     const select = opts.tableId !== undefined ? {tableId: opts.tableId, key: condition?.key ?? null} : null;
     const sub = new Subscription(
