@@ -158,7 +158,9 @@ export function historySuite(target: Target): void {
     );
     // Columns are named as they are now (A was renamed Name); helper columns are left out.
     assert.equal(all.changes[1].cells, {Name: {before: 'a', after: 'a2'}});
-    assert.equal(all.changes[0].cells, {Name: {before: 'b'}, B: {before: 2}, C: {before: null}});
+    // A removed row's cells that held their column's default are not in the undo Grist records
+    // (its BulkRemoveRecord leaves them out; D120), so C (empty) is not listed.
+    assert.equal(all.changes[0].cells, {Name: {before: 'b'}, B: {before: 2}});
     assert.equal(all.changes[2].cells, {Name: {after: 'a'}, B: {after: 1}});
     assert.ok(all.changes.every((c: any) => !Number.isNaN(Date.parse(c.time)) && /^[0-9a-f]{64}$/.test(c.actionHash)));
     const states = ok(await api.get(`/api/docs/${d}/states`, chimpy.as)).body.states;
