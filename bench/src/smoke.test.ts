@@ -71,6 +71,8 @@ test('pnpm bench --json runs every scenario at smoke size and reports a rate and
       'M2. add_records',
       'H1. one-cell write with history',
       'H2. 500-row add with history',
+      'H1f. the same one-cell write',
+      'H2f. the same 500-row add',
       'Q1. where',
       'Q2. count',
       'Q3. aggregate',

@@ -54,6 +54,24 @@ test('encodes as version 2, like Grist: ints as i, other numbers as g, strings a
   assert.is(dumps(true).toString('hex'), '54');
 });
 
+test('strings encode as their UTF-8 bytes on both sides of the short-ASCII path (64 units)', () => {
+  const utf8 = (s: string) => {
+    const b = Buffer.from(s, 'utf8');
+    const head = Buffer.alloc(5);
+    head.write('u', 0, 'latin1');
+    head.writeInt32LE(b.length, 1);
+    return Buffer.concat([head, b]).toString('hex');
+  };
+  const cases = ['', 'a', 'x'.repeat(63), 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(5000)];
+  cases.push(`${'x'.repeat(63)}é`, `${'x'.repeat(64)}é`, 'é', '😀', 'a\ud800b', '\udc00', '\u007f\u0080');
+  for (const s of cases) assert.is(dumps(s).toString('hex'), utf8(s), JSON.stringify(s.slice(0, 70)));
+  // Inside containers too, where the buffer grows between writes.
+  const many = Array.from({length: 300}, (_, i) => (i % 3 ? `name-${i}` : `näme-${i}`));
+  const expected = Buffer.concat([hex('5b2c010000'), ...many.map((s) => hex(utf8(s)))]);
+  assert.is(dumps(many).toString('hex'), expected.toString('hex'));
+  assert.equal(loads(dumps(many)), many);
+});
+
 test('round-trips -0 and NaN as floats', () => {
   assert.ok(Object.is(loads(dumps(-0)), -0));
   assert.ok(Number.isNaN(loads(dumps(NaN)) as number));

@@ -10,6 +10,7 @@ export {
   constantShape,
   type RowCondition,
 } from './conditions.js';
+export {MarshalWriter} from './cells/marshal.js';
 export {parseFormulaBody} from './grist.js';
 export {type RecordHost, Record, RecordSet, UserTable} from './records.js';
 export type {Stmt} from './syntax/index.js';

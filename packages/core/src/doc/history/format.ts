@@ -7,6 +7,7 @@
  */
 import {createHash} from 'node:crypto';
 import {dumps, loads} from '@gristlite/formula';
+import {MarshalWriter} from '@gristlite/formula/internal';
 
 /** A Grist doc action (`["BulkAddRecord", tableId, rowIds, colValues]`, ...), as stored in a bundle. */
 export type DocActionTuple = [string, ...unknown[]];
@@ -96,61 +97,70 @@ export function computeActionHash(
   return h.digest('hex');
 }
 
-const SORTED = {sortKeys: true};
-
-function listHeader(code: string, n: number): Buffer {
-  const b = Buffer.allocUnsafe(5);
-  b.write(code, 0, 'latin1');
-  b.writeInt32LE(n, 1);
-  return b;
-}
-
-/** `[0, action]` marshalled, before the action's own bytes. */
-const STORED_PREFIX = Buffer.concat([listHeader('[', 2), Buffer.from('i'), Buffer.alloc(4)]);
+/** The placeholder of the hash in a body being written: a hex digest's length, patched in after. */
+const HASH_PLACEHOLDER = '0'.repeat(64);
 
 /**
  * Sets `bundle.actionHash` and returns the body, as `computeActionHash` then `encodeBundle` would,
- * marshalling each stored action once: its bytes serve the hash, the body's `stored` and, when
- * `userActions` is the list of stored actions itself, the body's `userActions` (a record write's).
+ * writing the body once into one buffer: the hash is taken over the spans of the number, parent,
+ * info and stored actions it holds, then written into its place (a digest has a fixed size); when
+ * `userActions` is the list of stored actions itself (a record write's), their bytes are copied.
  * The bundle must have exactly the fields of `ActionBundle`, whose sorted order the body follows.
  */
 export function hashAndEncode(bundle: ActionBundle): Buffer {
-  const actions = bundle.stored.map(([env, a]) => {
+  const w = new MarshalWriter(true, 1024);
+  w.code(0x7b); // '{'
+  w.write('actionHash');
+  const hashAt = w.length + 5; // after 'u' and the length
+  w.write(HASH_PLACEHOLDER);
+  w.write('actionNum');
+  const num = w.length;
+  w.write(bundle.actionNum);
+  const numEnd = w.length;
+  w.write('calc');
+  w.write(bundle.calc);
+  w.write('envelopes');
+  w.write(bundle.envelopes);
+  w.write('info');
+  const info = w.length;
+  w.write(bundle.info);
+  const infoEnd = w.length;
+  w.write('parentActionHash');
+  const parent = w.length;
+  w.write(bundle.parentActionHash);
+  const parentEnd = w.length;
+  w.write('stored');
+  const stored = w.length;
+  w.listHeader(bundle.stored.length);
+  const actions: Array<[number, number]> = [];
+  for (const [env, a] of bundle.stored) {
     if (env !== 0) throw new Error('hashAndEncode: stored actions go to envelope 0');
-    return dumps(a, SORTED);
-  });
-  const stored = Buffer.concat([listHeader('[', actions.length), ...actions.flatMap((a) => [STORED_PREFIX, a])]);
-  const num = dumps(bundle.actionNum, SORTED);
-  const parent = dumps(bundle.parentActionHash, SORTED);
-  const info = dumps(bundle.info, SORTED);
-  const hash = createHash('sha256').update(num).update(parent).update(info).update(stored).digest('hex');
-  bundle.actionHash = hash;
+    w.listHeader(2);
+    w.write(0);
+    const at = w.length;
+    w.write(a);
+    actions.push([at, w.length]);
+  }
+  const storedEnd = w.length;
+  w.write('undo');
+  w.write(bundle.undo);
+  w.write('userActions');
   const sameActions =
     bundle.userActions.length === bundle.stored.length && bundle.userActions.every((a, i) => a === bundle.stored[i][1]);
-  const userActions = sameActions
-    ? Buffer.concat([listHeader('[', actions.length), ...actions])
-    : dumps(bundle.userActions, SORTED);
-  const key = (k: string) => dumps(k);
-  return Buffer.concat([
-    Buffer.from('{'),
-    key('actionHash'),
-    dumps(hash),
-    key('actionNum'),
-    num,
-    key('calc'),
-    dumps(bundle.calc, SORTED),
-    key('envelopes'),
-    dumps(bundle.envelopes, SORTED),
-    key('info'),
-    info,
-    key('parentActionHash'),
-    parent,
-    key('stored'),
-    stored,
-    key('undo'),
-    dumps(bundle.undo, SORTED),
-    key('userActions'),
-    userActions,
-    Buffer.from('0'),
-  ]);
+  if (sameActions) {
+    w.listHeader(actions.length);
+    for (const [at, end] of actions) w.bytes(w.span(at, end));
+  } else {
+    w.write(bundle.userActions);
+  }
+  w.code(0x30); // '0'
+  const hash = createHash('sha256')
+    .update(w.span(num, numEnd))
+    .update(w.span(parent, parentEnd))
+    .update(w.span(info, infoEnd))
+    .update(w.span(stored, storedEnd))
+    .digest('hex');
+  w.patch(hashAt, Buffer.from(hash, 'latin1'));
+  bundle.actionHash = hash;
+  return w.result();
 }
