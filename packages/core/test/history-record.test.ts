@@ -7,7 +7,7 @@ import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
-import {GristDoc} from '../src/doc/index.js';
+import {GristDoc, marshalDumps} from '../src/doc/index.js';
 import type {DocMeta} from '../src/doc/meta.js';
 import {checkActionHistory} from '../src/doc/history/chain.js';
 import {decodeBundle, type ActionBundle} from '../src/doc/history/format.js';
@@ -253,6 +253,75 @@ test('history can be turned off: nothing is recorded', () => {
     doc.addRecords('Table1', [{A: 'x'}]);
     doc.applyUserActions([['UpdateRecord', 'Table1', 1, {A: 'y'}]]);
     assert.is(bundles(doc.db).length, 0);
+  } finally {
+    doc.close();
+  }
+});
+
+test('a formula column added over existing rows is undone to the cells a read gives, for every type', () => {
+  const doc = newDoc();
+  try {
+    doc.addTables([{id: 'T', columns: [{id: 'A', fields: {type: 'Int'}}]}]);
+    doc.addRecords('T', [{A: 1}, {A: 2}, {A: 0}, {A: -3}]);
+    const types = ['Text', 'Int', 'Numeric', 'Bool', 'Date', 'DateTime:UTC', 'Choice', 'ChoiceList', 'Any'];
+    types.push('Ref:T', 'RefList:T', 'Attachments', 'PositionNumber');
+    for (const type of types) {
+      // What a column of the type holds in existing rows when added (read as the history reads).
+      doc.addColumns('T', [{id: 'G', fields: {type}}]);
+      const table = (doc as unknown as {storage: {meta: DocMeta}}).storage.meta.tables.get('T')!;
+      const read = readRows((sql) => doc.db.prepare(sql), table, [1, 2, 3, 4], ['G']).map((r) => r.G);
+      doc.removeColumn('T', 'G');
+      // Added as a formula in one write: its first change is captured without reading the column.
+      doc.addColumns('T', [{id: 'F', fields: {type, isFormula: true, formula: '$A + 5'}}]);
+      const last = bundles(doc.db).at(-1)!;
+      const undo = last.undo.find((a) => a[0] === 'BulkUpdateRecord' && a[1] === 'T');
+      assert.ok(undo, type);
+      const ids = undo![2] as number[];
+      const cells = (undo![3] as Record<string, unknown[]>).F;
+      assert.equal(
+        cells,
+        ids.map((id) => read[id - 1]),
+        type,
+      );
+      assert.is(
+        marshalDumps(cells).toString('hex'),
+        marshalDumps(ids.map((id) => read[id - 1])).toString('hex'),
+        `${type}: the same bytes`,
+      );
+      doc.removeColumn('T', 'F');
+    }
+  } finally {
+    doc.close();
+  }
+});
+
+test("a column a write did not change is left out of its rows' update, beside one it added", () => {
+  const doc = newDoc();
+  try {
+    doc.addTables([{id: 'T', columns: [{id: 'A', fields: {type: 'Int'}}]}]);
+    doc.addRecords('T', [{A: 1}, {A: 2}]);
+    doc.applyUserActions([
+      ['AddColumn', 'T', 'F', {type: 'Numeric', isFormula: true, formula: '$A * 10'}],
+      ['UpdateRecord', 'T', 1, {A: 7}],
+    ]);
+    const last = bundles(doc.db).at(-1)!;
+    const updates = last.stored.map(([, a]) => a).filter((a) => a[0] === 'BulkUpdateRecord' && a[1] === 'T');
+    const changedA = updates.filter((a) => 'A' in (a[3] as object));
+    assert.equal(
+      changedA.map((a) => [a[2], (a[3] as Record<string, unknown[]>).A]),
+      [[[1], [7]]],
+    );
+    const changedF = updates.find((a) => 'F' in (a[3] as object))!;
+    assert.equal(
+      [changedF[2], (changedF[3] as Record<string, unknown[]>).F],
+      [
+        [1, 2],
+        [70, 20],
+      ],
+    );
+    // Its undo, in Grist's single-row form, restores row 1's A alone.
+    const undoA = last.undo.filter((a) => a[1] === 'T' && typeof a[3] === 'object' && 'A' in (a[3] as object));
+    assert.equal(undoA, [['UpdateRecord', 'T', 1, {A: 1}]]);
   } finally {
     doc.close();
   }

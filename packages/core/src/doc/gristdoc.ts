@@ -455,6 +455,7 @@ export class GristDoc {
     this.storage.beforeDrop = history
       ? (tableId, colIds) => history.dropping(this.storage.meta, tableId, colIds)
       : null;
+    this.storage.afterAddColumn = history ? (tableId, colRef) => history.columnAdded(tableId, colRef) : null;
     this.lastRecorded = null;
     this.storage.beforeRows =
       this.beforeListeners.size || history
@@ -566,6 +567,7 @@ export class GristDoc {
       this.storage.beforeRows = null;
       this.storage.afterInsert = null;
       this.storage.beforeDrop = null;
+      this.storage.afterAddColumn = null;
       this.writer = 'owners';
       this.formulaStructureSeen = false;
       restoreZone();

@@ -133,6 +133,7 @@ export class StorageColumns {
       values.visibleCol = info.visibleCol;
     }
     const [colRef] = this.s.metaAdd('_grist_Tables_column', [values]);
+    this.s.afterAddColumn?.(table.tableId, colRef);
     const isTransform = /^gristHelper_(Transform|Converted)/.test(colId);
     if (!isTransform && opts.fields !== false) {
       const sections = this.s.metaRows('_grist_Views_section').filter((s) => Number(s.tableRef) === table.tableRef);

@@ -92,6 +92,9 @@ export type InsertHook = (
  */
 export type DropHook = (tableId: string, colIds: readonly string[] | null) => void;
 
+/** Called after a user column was added to a table (its cells all hold the type's default). */
+export type AddColumnHook = (tableId: string, colRef: number) => void;
+
 /** What every part of `DocStorage` reads and writes of it (the fields keep their meaning there). */
 export interface StorageSource extends MetaTables {
   readonly db: Database.Database;
@@ -101,6 +104,7 @@ export interface StorageSource extends MetaTables {
   /** Told of the rows an insert wrote, with the cells as stored (the action history keeps them: D120). */
   readonly afterInsert: InsertHook | null;
   readonly beforeDrop: DropHook | null;
+  readonly afterAddColumn: AddColumnHook | null;
   readonly formulas: FormulaEngine | null;
   /** The change set of the current write (throws outside of one). */
   changeSet(): ChangeSet;

@@ -25,6 +25,7 @@ import {
   chunks,
   type ColInfo,
   type ColumnsSource,
+  type AddColumnHook,
   type DropHook,
   type InsertHook,
   type MetaTables,
@@ -64,6 +65,8 @@ export class DocStorage implements MetaTables {
   afterInsert: InsertHook | null = null;
   /** Set by GristDoc for the duration of a write when the history records it. */
   beforeDrop: DropHook | null = null;
+  /** Set by GristDoc for the duration of a write when the history records it. */
+  afterAddColumn: AddColumnHook | null = null;
   /** Add-or-update's kept column indexes (keyindex.ts), followed by every write. */
   readonly keyIndexes: KeyIndexes;
   /** Set by GristDoc for a write under access rules: told of every direct row change. */
@@ -108,6 +111,9 @@ export class DocStorage implements MetaTables {
     },
     get beforeDrop() {
       return s.beforeDrop;
+    },
+    get afterAddColumn() {
+      return s.afterAddColumn;
     },
     get formulas() {
       return s.formulas;

@@ -144,6 +144,7 @@ export class HistoryRecorder {
     cols: readonly string[],
     values: readonly CellValue[][],
   ): void {
+    this.dropFresh(meta.tables.get(tableId));
     if (this.inserted.has(tableId) || this.tainted.has(tableId)) {
       // A second insert into the table: read back (kept simple).
       this.inserted.delete(tableId);
@@ -151,6 +152,24 @@ export class HistoryRecorder {
       return;
     }
     this.inserted.set(tableId, {ids, cols, values, version: meta.version});
+  }
+
+  /**
+   * Columns (by colRef) added by this write whose cells nobody has written since: each holds its
+   * type's default in every row, so a first change of them is captured without reading them (the
+   * history read 100k defaults back when a formula column was added: most of that write's time).
+   * A column stops being fresh when it is captured, when its metadata row is about to change (a
+   * type conversion rewrites its cells), and when rows are inserted into its table.
+   */
+  private readonly fresh = new Set<number>();
+
+  /** Called after a user column was added (storage's `afterAddColumn`). */
+  columnAdded(_tableId: string, colRef: number): void {
+    this.fresh.add(colRef);
+  }
+
+  private dropFresh(table: TableMeta | undefined): void {
+    if (table && this.fresh.size) for (const c of table.columns) this.fresh.delete(c.colRef);
   }
 
   /**
@@ -205,6 +224,7 @@ export class HistoryRecorder {
     this.dropped.clear();
     this.inserted.clear();
     this.tainted.clear();
+    this.fresh.clear();
     this.userActions = null;
     this.system = false;
   }
@@ -218,6 +238,7 @@ export class HistoryRecorder {
   capture(meta: DocMeta, tableId: string, rowIds: readonly number[], colIds?: readonly string[]): void {
     const table = meta.tables.get(tableId);
     if (!table || !rowIds.length) return;
+    if (this.fresh.size && tableId === '_grist_Tables_column') for (const ref of rowIds) this.fresh.delete(ref);
     if (this.inserted.delete(tableId)) this.tainted.add(tableId);
     const key = table.isMeta ? table.tableId : table.tableRef;
     let snap = this.before.get(key);
@@ -226,7 +247,15 @@ export class HistoryRecorder {
       this.before.set(key, snap);
     }
     const wanted = snap.size ? rowIds.filter((id) => !snap.has(id)) : rowIds;
-    if (wanted.length) {
+    const fresh = !table.isMeta && colIds?.length ? this.freshColumns(table, colIds) : null;
+    if (fresh && wanted.length) {
+      // Every cell holds its default: the rows need not be read (the callers pass existing rows).
+      for (const id of wanted) {
+        const row: Record<string, CellValue> = {id};
+        for (const c of fresh) row[c.colId] = c.ct.defaultValue;
+        snap.set(id, row);
+      }
+    } else if (wanted.length) {
       for (const row of readRows((sql) => this.stmt(sql), table, wanted, colIds)) snap.set(row.id as number, row);
     }
     if (wanted.length === rowIds.length) return;
@@ -249,6 +278,15 @@ export class HistoryRecorder {
       for (const k of Object.keys(row)) if (!(k in merged)) merged[k] = row[k];
       snap.set(id, merged);
     }
+  }
+
+  /** The columns `colIds` when every one is fresh (forgotten as fresh now), else null. */
+  private freshColumns(table: TableMeta, colIds: readonly string[]): ColumnMeta[] | null {
+    if (!this.fresh.size) return null;
+    const cols = colIds.map((c) => table.byId.get(c));
+    if (!cols.every((c) => c !== undefined && this.fresh.has(c.colRef))) return null;
+    for (const c of cols) this.fresh.delete(c!.colRef);
+    return cols as ColumnMeta[];
   }
 
   /** Whether the document has Grist's history tables (every document of schema 46 does); true is remembered. */
@@ -489,8 +527,12 @@ export class HistoryRecorder {
         );
         const olds = rows.map((r) => snap?.get(r.id as number));
         // Only the cells that changed, a BulkUpdateRecord per set of rows, as Grist's engine leaves
-        // unchanged cells out. A row never captured (no old value) counts as changed.
-        const groups = groupChanged(colIds, rows, (r, c, i) => !olds[i] || !sameCell(r[c], olds[i]![c]));
+        // unchanged cells out. A row never captured (no old value) counts as changed; a row captured
+        // without a column was not changed in it (every change captures its columns first).
+        const groups = groupChanged(colIds, rows, (r, c, i) => {
+          const old = olds[i];
+          return !old || (c in old && !sameCell(r[c], old[c]));
+        });
         for (const [rowIds, cols] of groups) {
           // Every row (a formula column recomputed whole): no selection to make.
           const idx =
