@@ -12,7 +12,7 @@ import type {DocMeta} from '../src/doc/meta.js';
 import {checkActionHistory} from '../src/doc/history/chain.js';
 import {decodeBundle, type ActionBundle} from '../src/doc/history/format.js';
 import {historySettingsFromEnv, type HistorySettings} from '../src/doc/history/recorder.js';
-import {readRows} from '../src/doc/history/rows.js';
+import {groupChanged, readRows} from '../src/doc/history/rows.js';
 import {copyFixture, corpusFiles, withFixtures} from '../src/testing/fixtures.js';
 
 const ftest = withFixtures(test, ['grist', 'corpus']);
@@ -325,6 +325,24 @@ test("a column a write did not change is left out of its rows' update, beside on
   } finally {
     doc.close();
   }
+});
+
+test('columns are grouped by the exact rows they changed, groups in the order they first appear', () => {
+  const rows = [1, 2, 3, 4, 5].map((id) => ({id}));
+  // a and d change rows 1,3,5; b changes 1,2,5 (same count and ends as a); c every row; e none.
+  const sets: Record<string, number[]> = {a: [1, 3, 5], b: [1, 2, 5], c: [1, 2, 3, 4, 5], d: [1, 3, 5], e: []};
+  const groups = groupChanged(['a', 'b', 'c', 'd', 'e'], rows, (r, c) => sets[c].includes(r.id as number));
+  assert.equal(
+    groups.map(([ids, cols]) => [[...ids], cols]),
+    [
+      [
+        [1, 3, 5],
+        ['a', 'd'],
+      ],
+      [[1, 2, 5], ['b']],
+      [[1, 2, 3, 4, 5], ['c']],
+    ],
+  );
 });
 
 test('added rows are recorded with the cells as stored, whether taken from the insert or read back', () => {

@@ -92,20 +92,26 @@ export function groupChanged(
   rows: Array<Record<string, CellValue>>,
   changed: (row: Record<string, CellValue>, colId: string, index: number) => boolean,
 ): Array<[Set<number>, string[]]> {
-  const groups = new Map<string, [Set<number>, string[]]>();
+  // Columns whose changed rows are the same list share a group (in the order groups first appear):
+  // compared as lists, found by count and ends (joining 99,900 of 100k ids into a key made a
+  // 700 kB string per column).
+  const groups: Array<[number[], string[]]> = [];
+  const byKey = new Map<string, number[]>();
   for (const c of colIds) {
     const ids: number[] = [];
-    rows.forEach((r, i) => {
-      if (changed(r, c, i)) ids.push(r.id as number);
-    });
+    for (let i = 0; i < rows.length; i++) if (changed(rows[i], c, i)) ids.push(rows[i].id as number);
     if (!ids.length) continue;
-    // Every row: a short key (joining 100k ids made a 700 kB one).
-    const key = ids.length === rows.length ? '*' : ids.join(',');
-    const g = groups.get(key);
-    if (g) g[1].push(c);
-    else groups.set(key, [new Set(ids), [c]]);
+    const key = `${ids.length}:${ids[0]}:${ids[ids.length - 1]}`;
+    const candidates = byKey.get(key) ?? [];
+    const same = candidates.find((g) => groups[g][0].every((id, i) => id === ids[i]));
+    if (same !== undefined) {
+      groups[same][1].push(c);
+    } else {
+      candidates.push(groups.push([ids, [c]]) - 1);
+      byKey.set(key, candidates);
+    }
   }
-  return [...groups.values()];
+  return groups.map(([ids, cols]) => [new Set(ids), cols]);
 }
 
 /** The cells of `rows` as bulk column values, for the columns `cols`. */
