@@ -19,8 +19,9 @@ export function readRows(
   colIds?: readonly string[],
 ): Array<Record<string, CellValue>> {
   const cols = (colIds ?? table.columns.map((c) => c.colId)).filter((c) => table.byId.has(c));
-  // Ascending consecutive ids (rows just added) are a range; others a list.
-  const range = ids.length > 1 && ids.every((id, i) => i === 0 || id === ids[i - 1] + 1);
+  // Ascending consecutive ids (rows just added, or one row: a one-cell write's) are a range; others
+  // a list (a `json_each` of one id took longer than the rest of the read).
+  const range = ids.length > 0 && ids.every((id, i) => i === 0 || id === ids[i - 1] + 1);
   const from = quoteIdent(table.tableId);
   const decoders = cols.map((c) => table.byId.get(c)!.decode);
   const byId = new Map<number, Record<string, CellValue>>();
