@@ -151,6 +151,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
 
   // Decision 3: Grist refuses an 11th concurrent request per document; we only do when configured.
   const inFlight = new Map<string, number>();
+  const DOC_ROUTES = '/api/docs/:docId/';
   async function withDocSlot<T>(path: string, docKey: string | undefined, fn: () => Promise<T>): Promise<T> {
     const limited = opts.maxParallelPerDoc > 0 && docKey !== undefined && path.startsWith('/api/docs/:docId/');
     if (!limited) return fn();
@@ -357,6 +358,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         options: opts,
         vouched: vouched ?? undefined,
         responseHeaders: answerHeaders,
+        docSlot: (docId, fn) => withDocSlot(DOC_ROUTES, docId, fn),
         form(formOpts = {}) {
           if (!upload) return Promise.reject(new ApiError(415, 'unsupported content-type'));
           formPromise ??= (async () => {

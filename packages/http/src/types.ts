@@ -49,6 +49,12 @@ export interface RequestContext {
   vouched?: Vouched;
   /** Headers added to the answer (which worker served it, under which epoch). */
   responseHeaders: Record<string, string>;
+  /**
+   * Runs `fn` in one of the document's request slots (GRISTLITE_MAX_PARALLEL_REQUESTS_PER_DOC), as
+   * a request under `/api/docs/{docId}/` runs: for a route that reaches documents named in its
+   * body (an MCP tool call). Throws the same 429 when the document has none free.
+   */
+  docSlot<T>(docId: string, fn: () => Promise<T>): Promise<T>;
 }
 
 /** What a handler returns: a JSON value (sent with 200), or a full response. */

@@ -7,6 +7,7 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {Engine} from '@gristlite/core/internal';
 import {createApiHandler, type Route} from '../src/index.js';
+import {mcpRequest, readAnswer} from './helpers.js';
 
 const slow: Route = {
   method: 'GET',
@@ -94,6 +95,50 @@ test('streamed reads beyond GRISTLITE_STREAM_MAX_OPEN answer 429; a slot frees w
     for await (const _ of again.body as AsyncIterable<Uint8Array>) {
       // drained
     }
+  } finally {
+    await engine.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+});
+
+test('an MCP tool call takes a slot of its document too: refused while the cap is held, answered after', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-limit-'));
+  const engine = await Engine.open({dataDir: dir});
+  try {
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const hold: Route = {...slow, path: '/api/docs/:docId/holdtest', handler: async () => (await held, 'ok')};
+    const handle = createApiHandler(engine, {env: {GRISTLITE_MAX_PARALLEL_REQUESTS_PER_DOC: '1'}, routes: [hold]});
+    const ada = await engine.forUser('ada@example.com', 'Ada');
+    const key = await engine.home.setApiKey(ada.principal.user.id);
+    const ws = (await ada.personalWorkspace()).id;
+    const docId = await ada.createDoc(ws, {name: 'Capped'});
+    const other = await ada.createDoc(ws, {name: 'Free'});
+    const read = async (doc: string) => {
+      const res = await handle(
+        mcpRequest(key, 'tools/call', {name: 'read_records', arguments: {docId: doc, tableId: 'Table1'}}),
+      );
+      const answer = (await readAnswer(res.body)).json as {result: {isError?: boolean; content: Array<{text: string}>}};
+      return {isError: answer.result.isError === true, body: JSON.parse(answer.result.content[0].text)};
+    };
+    const holding = handle({
+      method: 'GET',
+      url: `/api/docs/${docId}/holdtest`,
+      headers: {authorization: `Bearer ${key}`},
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await read(docId), {
+      isError: true,
+      body: {error: `Too many backlogged requests for document ${docId} - try again later?`, status: 429},
+    });
+    assert.is((await read(other)).isError, false, 'another document has its own slots');
+    release();
+    assert.is((await holding).status, 200);
+    const after = await read(docId);
+    assert.is(after.isError, false);
+    assert.equal(after.body.records, []);
   } finally {
     await engine.close();
     rmSync(dir, {recursive: true, force: true});

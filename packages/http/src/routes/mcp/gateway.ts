@@ -114,6 +114,9 @@ export function requestGateway(ctx: RequestContext): McpGateway {
     // The method says whether the call writes (openDocFor reads it: the document's URL, replicas).
     return {...ctx, params: {docId}, method: need === 'viewers' ? 'GET' : 'POST'};
   };
+  // Each call holds one of its document's request slots while it runs, as a REST request to the
+  // document does (GRISTLITE_MAX_PARALLEL_REQUESTS_PER_DOC): tools are not a way around the cap.
+  const slot = <T>(docId: string, fn: () => Promise<T>) => ctx.docSlot(docId, fn);
   const open = (docId: string, need: Need) => openDocFor(asDoc(docId, need), need);
   const writer = async (docId: string) => {
     const {grist, role} = await open(docId, 'editors');
@@ -121,35 +124,42 @@ export function requestGateway(ctx: RequestContext): McpGateway {
   };
   return {
     ...homeCalls(ctx.engine, ctx.principal, ctx.org),
-    async describe(docId) {
-      const {grist} = await open(docId, 'viewers');
-      return grist.listTables().map((t) => ({id: t.id, columns: grist.listColumns(t.id)}));
-    },
-    async read(docId, tableId, query) {
-      const {grist} = await open(docId, 'viewers');
-      return grist.fetchRecords(grist.resolveTableId(tableId), query).records;
-    },
-    async count(docId, tableId, query) {
-      const {grist} = await open(docId, 'viewers');
-      return grist.countRecords(grist.resolveTableId(tableId), query);
-    },
-    async add(docId, tableId, rows) {
-      const {grist, role} = await writer(docId);
-      return grist.addRecords(grist.resolveTableId(tableId), rows, {parse: true, role});
-    },
-    async update(docId, tableId, records) {
-      const {grist, role} = await writer(docId);
-      grist.updateRecords(grist.resolveTableId(tableId), records, {parse: true, role});
-    },
-    async remove(docId, tableId, ids) {
-      const {grist, role} = await writer(docId);
-      grist.removeRecords(grist.resolveTableId(tableId), ids, {role});
-    },
-    async sql(docId, sql, args, timeoutMs) {
-      const sub = asDoc(docId, 'viewers');
-      const {meta} = await sqlDoc(sub);
-      return ctx.engine.runSql(meta.id, sql, args, timeoutMs, sqlCaller(sub));
-    },
+    describe: (docId) =>
+      slot(docId, async () => {
+        const {grist} = await open(docId, 'viewers');
+        return grist.listTables().map((t) => ({id: t.id, columns: grist.listColumns(t.id)}));
+      }),
+    read: (docId, tableId, query) =>
+      slot(docId, async () => {
+        const {grist} = await open(docId, 'viewers');
+        return grist.fetchRecords(grist.resolveTableId(tableId), query).records;
+      }),
+    count: (docId, tableId, query) =>
+      slot(docId, async () => {
+        const {grist} = await open(docId, 'viewers');
+        return grist.countRecords(grist.resolveTableId(tableId), query);
+      }),
+    add: (docId, tableId, rows) =>
+      slot(docId, async () => {
+        const {grist, role} = await writer(docId);
+        return grist.addRecords(grist.resolveTableId(tableId), rows, {parse: true, role});
+      }),
+    update: (docId, tableId, records) =>
+      slot(docId, async () => {
+        const {grist, role} = await writer(docId);
+        grist.updateRecords(grist.resolveTableId(tableId), records, {parse: true, role});
+      }),
+    remove: (docId, tableId, ids) =>
+      slot(docId, async () => {
+        const {grist, role} = await writer(docId);
+        grist.removeRecords(grist.resolveTableId(tableId), ids, {role});
+      }),
+    sql: (docId, sql, args, timeoutMs) =>
+      slot(docId, async () => {
+        const sub = asDoc(docId, 'viewers');
+        const {meta} = await sqlDoc(sub);
+        return ctx.engine.runSql(meta.id, sql, args, timeoutMs, sqlCaller(sub));
+      }),
   };
 }
 
