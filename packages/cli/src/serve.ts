@@ -8,6 +8,7 @@ import {
   DEFAULT_MAX_OPEN_DOCS,
   intFromEnv,
   intSetting,
+  preloadXlsx,
   type AttachmentStore,
   type ClusterOptions,
   type DocLeases,
@@ -265,6 +266,8 @@ export async function serve(opts: {dataDir: string; port: number; host: string; 
   try {
     const cluster = docStore ? await clusterFromEnv(opts.env, homeUrl!, url, logger) : undefined;
     prepared = await prepareEngine(opts.dataDir, opts.env, leases, logger, cluster);
+    // Before the first request: the import would hold the loop at the first XLSX download (D127).
+    await preloadXlsx();
   } catch (e) {
     await closeServer(server);
     throw e;

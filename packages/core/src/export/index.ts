@@ -13,3 +13,4 @@ export {createFormatter, formatUnknown, type CellFormatter, type FormatterArgs} 
 export {formatMoment} from '@gristlite/formula';
 export {columnHeader, planTableExport, type ExportColumn, type ExportHeader, type ExportPlan} from './plan.js';
 export {tableSchema, type TableSchema, type TableSchemaField, type TableSchemaOptions} from './table-schema.js';
+export {preloadXlsx} from './xlsx.js';
