@@ -155,7 +155,9 @@ async function pgCounters(schema: string): Promise<PgCounters> {
   const c = new pg.Client({connectionString: PG_URL});
   await c.connect();
   try {
-    const db = await c.query('SELECT xact_commit::float8 AS n FROM pg_stat_database WHERE datname = current_database()');
+    const db = await c.query(
+      'SELECT xact_commit::float8 AS n FROM pg_stat_database WHERE datname = current_database()',
+    );
     const t = await c.query(
       `SELECT relname, (coalesce(seq_scan, 0) + coalesce(idx_scan, 0))::float8 AS scans, n_tup_ins::float8 AS ins
        FROM pg_stat_user_tables WHERE schemaname = $1`,
