@@ -643,6 +643,17 @@ export class PostgresHomeStore implements HomeStore {
   }
   async getAclInOrg(orgId: number, userIds: number[] | null) {
     if (userIds !== null && userIds.length === 0) return [];
+    // A guest's every request asks this (no role on the org itself: home/access.ts orgChainLevel).
+    const key = userIds === null ? null : `aclInOrg ${orgId} ${userIds.join(',')}`;
+    return key === null
+      ? this.aclInOrg(orgId, null)
+      : this.cached(
+          key,
+          () => this.aclInOrg(orgId, userIds),
+          () => true,
+        );
+  }
+  private async aclInOrg(orgId: number, userIds: number[] | null) {
     return (
       await this.q(
         `SELECT a.* FROM acl a WHERE ($2::int[] IS NULL OR a.user_id = ANY($2::int[])) AND (
