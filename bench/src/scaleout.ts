@@ -140,6 +140,50 @@ async function heldBy(schema: string): Promise<Map<string, number>> {
   }
 }
 
+/**
+ * PostgreSQL's own counters: transactions committed in the bench's database (every client of it,
+ * other users' too) and, per table of the run's schema (ours alone), the scans and inserted rows.
+ * A backend reports its counters when idle, at most once a second (PostgreSQL 15's
+ * PGSTAT_MIN_INTERVAL), so a reading is taken after the load has been still for longer than that.
+ */
+interface PgCounters {
+  commits: number;
+  tables: Map<string, {scans: number; inserted: number}>;
+}
+
+async function pgCounters(schema: string): Promise<PgCounters> {
+  const c = new pg.Client({connectionString: PG_URL});
+  await c.connect();
+  try {
+    const db = await c.query(
+      'SELECT xact_commit::float8 AS n FROM pg_stat_database WHERE datname = current_database()',
+    );
+    const t = await c.query(
+      `SELECT relname, (coalesce(seq_scan, 0) + coalesce(idx_scan, 0))::float8 AS scans, n_tup_ins::float8 AS ins
+       FROM pg_stat_user_tables WHERE schemaname = $1`,
+      [schema],
+    );
+    return {
+      commits: db.rows[0].n,
+      tables: new Map(t.rows.map((r) => [r.relname as string, {scans: r.scans as number, inserted: r.ins as number}])),
+    };
+  } finally {
+    await c.end();
+  }
+}
+
+/** Per acknowledged write: PostgreSQL commits, and each table's scans (s) and inserted rows (i) where nonzero. */
+function perWrite(a: PgCounters, b: PgCounters, writes: number): {commits: number; tables: string} {
+  const tables: string[] = [];
+  for (const [name, x] of b.tables) {
+    const y = a.tables.get(name) ?? {scans: 0, inserted: 0};
+    const s = (x.scans - y.scans) / writes;
+    const i = (x.inserted - y.inserted) / writes;
+    if (s >= 0.01 || i >= 0.01) tables.push(`${name} ${s.toFixed(2)}s${i >= 0.01 ? `/${i.toFixed(2)}i` : ''}`);
+  }
+  return {commits: (b.commits - a.commits) / writes, tables: tables.sort().join(', ')};
+}
+
 interface WorkerFigures {
   name: string;
   held: number;
@@ -164,6 +208,8 @@ interface RunResult {
   quota: number;
   /** PostgreSQL's CPU over the measurement, in cores (all its processes: other users' too). */
   pgCores: number;
+  /** From a counting phase after the measurement: PostgreSQL commits and table work per write. */
+  pgPerWrite: {commits: number; tables: string};
   kill?: KillResult;
 }
 
@@ -248,6 +294,7 @@ async function run(
         idle: (m1.idle - m0.idle) / Math.max(1, m1.total - m0.total),
         pgCores,
         quota,
+        pgPerWrite: await countingPhase(d, router, docs, schema, seconds, acked),
       };
       if (withKill) result.kill = await killRun(d, router, docs, acked, held, seconds);
       return result;
@@ -256,6 +303,27 @@ async function run(
       for (const g of groups) g.remove();
     }
   });
+}
+
+/**
+ * The same load for half the measurement's time between two quiet pauses, so that PostgreSQL's
+ * counters (reported when a backend is idle, at most once a second) cover exactly its writes.
+ * Apart from the measurement, whose timing it does not touch.
+ */
+async function countingPhase(
+  d: Deployment,
+  router: Router,
+  docs: string[],
+  schema: string,
+  seconds: number,
+  acked: Map<string, string[]>,
+) {
+  await sleep(1500);
+  const a = await pgCounters(schema);
+  const end = now() + (seconds * 1000) / 2;
+  const s = await load(d, router, docs, 'c', () => now() >= end, acked);
+  await sleep(1500);
+  return perWrite(a, await pgCounters(schema), Math.max(1, s.acked));
 }
 
 /** SO4: kill -9 of the busiest holder under load; every document must answer, nothing acknowledged lost. */
@@ -335,7 +403,7 @@ function workerNote(r: RunResult): string {
         `${w.name}: ${w.held} docs, ${w.served} req, CPU ${(w.quotaUse * 100).toFixed(0)}% of quota, throttled ${w.throttling.throttled}/${w.throttling.periods} periods (${(w.throttling.throttledMs / 1000).toFixed(1)} s)`,
     )
     .join('; ');
-  return `${cpuPerReq.toFixed(2)} ms worker CPU/req; ${per}; generator ${r.generatorCores.toFixed(2)} cores, PostgreSQL ${r.pgCores.toFixed(2)} cores, machine ${(r.idle * 100).toFixed(0)}% idle, ${(r.forwarded * 100).toFixed(1)}% forwarded${r.errors ? `, ${r.errors} errors` : ''}`;
+  return `${cpuPerReq.toFixed(2)} ms worker CPU/req; ${per}; generator ${r.generatorCores.toFixed(2)} cores, PostgreSQL ${r.pgCores.toFixed(2)} cores, machine ${(r.idle * 100).toFixed(0)}% idle; per write: ${r.pgPerWrite.commits.toFixed(2)} PostgreSQL commits (whole database), ${r.pgPerWrite.tables}; ${(r.forwarded * 100).toFixed(1)}% forwarded${r.errors ? `, ${r.errors} errors` : ''}`;
 }
 
 export async function scaleoutScenarios(dir: string): Promise<Result[]> {

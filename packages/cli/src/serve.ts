@@ -14,7 +14,13 @@ import {
   type DocLeases,
   type HomeStore,
 } from '@gristlite/core/internal';
-import {PgDocLeases, PgPlacement, homeStoreFromUrl} from '@gristlite/store-postgres';
+import {
+  DEFAULT_HOME_CACHE_ENTRIES,
+  DEFAULT_HOME_CACHE_MS,
+  PgDocLeases,
+  PgPlacement,
+  homeStoreFromUrl,
+} from '@gristlite/store-postgres';
 import {S3AttachmentStore, S3ObjectStore} from '@gristlite/store-s3';
 import {createApiHandler, createLogger, type Logger, statusResponse} from '@gristlite/http';
 import {configureServer, type ServerTimeouts, serverTimeouts, toNodeHandler} from '@gristlite/node';
@@ -42,9 +48,18 @@ export async function openEngine(
   privateFiles();
   mkdirSync(dir, {recursive: true, mode: 0o700});
   const homeUrl = env.GRISTLITE_HOME_URL;
-  const home: HomeStore | undefined = homeUrl ? await homeStoreFromUrl(homeUrl) : undefined;
   // Background errors go to the server's log lines when there is a logger (serve), else to stderr.
   const onError = logger ? (err: unknown, what: string) => logger.error({err}, what) : undefined;
+  const home: HomeStore | undefined = homeUrl
+    ? await homeStoreFromUrl(homeUrl, {
+        // D177: each process keeps the home's answers every request asks (Grist's 5 s), dropped on any change.
+        cache: {
+          ttlMs: intFromEnv(env, 'GRISTLITE_HOME_CACHE_MSEC', DEFAULT_HOME_CACHE_MS, 0),
+          maxEntries: intFromEnv(env, 'GRISTLITE_HOME_CACHE_ENTRIES', DEFAULT_HOME_CACHE_ENTRIES, 1),
+        },
+        onError: onError ?? ((err, what) => console.error(what, err)),
+      })
+    : undefined;
   const attachmentStores = attachmentStoresFromEnv(env, cluster);
   let engine: Engine;
   try {

@@ -1,5 +1,5 @@
 import type {HomeStore} from '@gristlite/core/internal';
-import {PostgresHomeStore} from './store.js';
+import {PostgresHomeStore, type PostgresHomeStoreOptions} from './store.js';
 
 export {
   PostgresHomeStore,
@@ -10,14 +10,15 @@ export {
   type PostgresHomeStoreOptions,
 } from './store.js';
 export {MIGRATIONS, type Migration} from './migrations.js';
+export {DEFAULT_HOME_CACHE_ENTRIES, DEFAULT_HOME_CACHE_MS, HOME_CHANNEL, type HomeCacheOptions} from './cache.js';
 
 /**
  * Opens the home store named by a URL: `postgres://` or `postgresql://` (an optional `schema`
  * query parameter picks the schema, default `public`). Used by `gristlite serve --home URL` and
  * `GRISTLITE_HOME_URL`.
  */
-export async function homeStoreFromUrl(url: string): Promise<HomeStore> {
-  if (/^postgres(ql)?:\/\//i.test(url)) return PostgresHomeStore.connect(url);
+export async function homeStoreFromUrl(url: string, opts: PostgresHomeStoreOptions = {}): Promise<HomeStore> {
+  if (/^postgres(ql)?:\/\//i.test(url)) return PostgresHomeStore.connect(url, opts);
   throw new Error(
     `unsupported home store URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: expected postgres://...`,
   );

@@ -22,6 +22,13 @@ import {
   type ResourceKind,
   type WorkspacePatch,
 } from '@gristlite/core/internal';
+import {
+  DEFAULT_HOME_CACHE_ENTRIES,
+  DEFAULT_HOME_CACHE_MS,
+  HOME_CHANNEL,
+  type HomeCacheOptions,
+  HomeReadCache,
+} from './cache.js';
 import {MIGRATIONS} from './migrations.js';
 
 type Row = HomeRow;
@@ -35,6 +42,14 @@ export interface PostgresHomeStoreOptions {
   schema?: string;
   /** Maximum connections in the pool (default 10). */
   max?: number;
+  /**
+   * The per-process cache of API-key users, documents, workspaces, orgs and access lists (D177):
+   * default 5000 ms, 10,000 entries; `ttlMs: 0` turns it off. Changes made through any
+   * `PostgresHomeStore` on the same schema drop it at once (LISTEN/NOTIFY).
+   */
+  cache?: Partial<HomeCacheOptions>;
+  /** Background failures of the cache's LISTEN connection (it reconnects). */
+  onError?: (err: unknown, what: string) => void;
 }
 
 /** Advisory lock class ids (the first key of the two-key form), "gl" + a number. */
@@ -91,11 +106,22 @@ const json = (v: unknown) => (v === null || v === undefined ? null : JSON.string
  */
 export class PostgresHomeStore implements HomeStore {
   private closed = false;
+  /** @internal The read cache (tests look at its counters). */
+  readonly cache: HomeReadCache;
+  private listener: pg.Client | null = null;
+  private listenRetry: NodeJS.Timeout | null = null;
 
   private constructor(
     readonly pool: pg.Pool,
     readonly schema: string,
-  ) {}
+    private readonly connectionString: string,
+    private readonly opts: PostgresHomeStoreOptions,
+  ) {
+    this.cache = new HomeReadCache({
+      ttlMs: opts.cache?.ttlMs ?? DEFAULT_HOME_CACHE_MS,
+      maxEntries: opts.cache?.maxEntries ?? DEFAULT_HOME_CACHE_ENTRIES,
+    });
+  }
 
   /** Connects, creates the schema if needed and applies pending migrations (once, under a lock). */
   static async connect(url: string, opts: PostgresHomeStoreOptions = {}): Promise<PostgresHomeStore> {
@@ -103,14 +129,90 @@ export class PostgresHomeStore implements HomeStore {
     const pool = new pg.Pool({connectionString, max: opts.max ?? 10});
     // An idle client losing its connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
-    const store = new PostgresHomeStore(pool, schema);
+    const store = new PostgresHomeStore(pool, schema, connectionString, opts);
     try {
       await migrate(pool, schema);
+      if (store.cache.opts.ttlMs > 0) await store.listen();
     } catch (e) {
       await pool.end();
       throw e;
     }
     return store;
+  }
+
+  /**
+   * The connection that hears other processes' changes. Caching is on only while it is up: when
+   * it ends, the cache is dropped and stays off until a new one listens (retried every second).
+   */
+  private async listen(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 1000,
+    });
+    let gone = false;
+    const onGone = (e?: Error) => {
+      if (gone) return;
+      gone = true;
+      if (this.listener === client) this.listener = null;
+      this.cache.setListening(false);
+      void client.end().catch(() => {});
+      if (this.closed) return;
+      this.opts.onError?.(e ?? new Error('connection ended'), 'home cache: LISTEN connection lost; caching off');
+      this.retryListen();
+    };
+    client.on('error', onGone);
+    client.on('end', () => onGone());
+    client.on('notification', (n) => {
+      if (n.channel === HOME_CHANNEL && n.payload === this.schema) this.cache.invalidate();
+    });
+    await client.connect();
+    try {
+      await client.query(`LISTEN ${HOME_CHANNEL}`);
+    } catch (e) {
+      await client.end().catch(() => {});
+      throw e;
+    }
+    if (this.closed) {
+      await client.end().catch(() => {});
+      return;
+    }
+    this.listener = client;
+    this.cache.setListening(true);
+  }
+
+  private retryListen(): void {
+    if (this.closed || this.listenRetry) return;
+    this.listenRetry = setTimeout(() => {
+      this.listenRetry = null;
+      this.listen().catch((e) => {
+        this.opts.onError?.(e, 'home cache: LISTEN connection');
+        this.retryListen();
+      });
+    }, 1000);
+    this.listenRetry.unref();
+  }
+
+  /** A read every request makes, through the cache. */
+  private cached<T>(key: string, load: () => Promise<T>, keep: (v: T) => boolean = (v) => v !== null): Promise<T> {
+    return this.cache.get(key, load, keep);
+  }
+
+  /**
+   * A change to cached rows, in one transaction that notifies every process on this schema when
+   * it commits; this process forgets its cache before and after (a read under way keeps nothing).
+   */
+  private async change<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    this.cache.invalidate();
+    try {
+      return await this.tx(async (c) => {
+        const r = await fn(c);
+        await c.query('SELECT pg_notify($1, $2)', [HOME_CHANNEL, this.schema]);
+        return r;
+      });
+    } finally {
+      this.cache.invalidate();
+    }
   }
 
   private async q(sql: string, args: unknown[] = [], db: Queryable = this.pool): Promise<Row[]> {
@@ -134,8 +236,10 @@ export class PostgresHomeStore implements HomeStore {
   // ---------------------------------------------------------------- users
 
   async getUser(id: number) {
-    const r = await this.one('SELECT * FROM users WHERE id = $1', [id]);
-    return r ? rows.user(r) : null;
+    return this.cached(`user ${id}`, async () => {
+      const r = await this.one('SELECT * FROM users WHERE id = $1', [id]);
+      return r ? rows.user(r) : null;
+    });
   }
   async getUsers(ids: number[]) {
     if (ids.length === 0) return [];
@@ -146,11 +250,13 @@ export class PostgresHomeStore implements HomeStore {
     return r ? rows.user(r) : null;
   }
   async getUserByApiKeyHash(hash: string) {
-    const r = await this.one('SELECT * FROM users WHERE api_key_hash = $1', [hash]);
-    return r ? rows.user(r) : null;
+    return this.cached(`key ${hash}`, async () => {
+      const r = await this.one('SELECT * FROM users WHERE api_key_hash = $1', [hash]);
+      return r ? rows.user(r) : null;
+    });
   }
   async createUser(u: {email: string; name: string; personalOrg: boolean}) {
-    return this.tx(async (c) => {
+    return this.change(async (c) => {
       const r = (await this.one(
         'INSERT INTO users (email, email_norm, name, ref) VALUES ($1, $2, $3, $4) RETURNING *',
         [u.email, u.email.toLowerCase(), u.name, makeId()],
@@ -161,10 +267,13 @@ export class PostgresHomeStore implements HomeStore {
     });
   }
   async updateUser(id: number, patch: {name?: string}) {
-    if (patch.name !== undefined) await this.q('UPDATE users SET name = $1 WHERE id = $2', [patch.name, id]);
+    if (patch.name !== undefined)
+      await this.change((c) => this.q('UPDATE users SET name = $1 WHERE id = $2', [patch.name, id], c));
   }
   async setApiKey(id: number, hash: string | null, prefix: string | null) {
-    await this.q('UPDATE users SET api_key_hash = $1, api_key_prefix = $2 WHERE id = $3', [hash, prefix, id]);
+    await this.change((c) =>
+      this.q('UPDATE users SET api_key_hash = $1, api_key_prefix = $2 WHERE id = $3', [hash, prefix, id], c),
+    );
   }
   async createDocApiKey(k: Omit<DocApiKey, 'id' | 'createdAt' | 'lastUsedAt'> & {keyHash: string}) {
     const r = await this.one(
@@ -216,7 +325,7 @@ export class PostgresHomeStore implements HomeStore {
     return (await this.q('SELECT * FROM shares WHERE doc_id = $1 ORDER BY id', [docId])).map(rows.share);
   }
   async deleteUser(id: number) {
-    return this.tx(async (c) => {
+    return this.change(async (c) => {
       const org = await this.one('SELECT id FROM orgs WHERE owner_id = $1', [id], c);
       const docIds = org ? await this.deleteOrgIn(c, org.id) : [];
       await this.q('UPDATE docs SET created_by = NULL WHERE created_by = $1', [id], c);
@@ -247,11 +356,13 @@ export class PostgresHomeStore implements HomeStore {
     return rows.org(org);
   }
   async createOrg(o: {name: string; domain: string | null; ownerUserId: number; personal: boolean}) {
-    return this.tx((c) => this.createOrgIn(c, o));
+    return this.change((c) => this.createOrgIn(c, o));
   }
   async getOrg(id: number) {
-    const r = await this.one('SELECT * FROM orgs WHERE id = $1', [id]);
-    return r ? rows.org(r) : null;
+    return this.cached(`org ${id}`, async () => {
+      const r = await this.one('SELECT * FROM orgs WHERE id = $1', [id]);
+      return r ? rows.org(r) : null;
+    });
   }
   async getOrgByDomain(domain: string) {
     const r = await this.one('SELECT * FROM orgs WHERE domain = $1', [domain]);
@@ -270,7 +381,7 @@ export class PostgresHomeStore implements HomeStore {
     if (patch.orgPrefs !== undefined) put('org_prefs', json(patch.orgPrefs));
     sets.push('updated_at = now()');
     args.push(id);
-    await this.q(`UPDATE orgs SET ${sets.join(', ')} WHERE id = $${args.length}`, args);
+    await this.change((c) => this.q(`UPDATE orgs SET ${sets.join(', ')} WHERE id = $${args.length}`, args, c));
   }
   private async deleteOrgIn(c: pg.PoolClient, id: number): Promise<string[]> {
     // Lock the org row first so that concurrent changes inside it wait for the delete.
@@ -289,7 +400,7 @@ export class PostgresHomeStore implements HomeStore {
     if (ids.length) await this.q('DELETE FROM acl WHERE kind = $1 AND resource_id = ANY($2::text[])', [kind, ids], c);
   }
   async deleteOrg(id: number) {
-    return this.tx(async (c) => ({docIds: await this.deleteOrgIn(c, id)}));
+    return this.change(async (c) => ({docIds: await this.deleteOrgIn(c, id)}));
   }
   async listOrgsForUsers(userIds: number[]) {
     if (userIds.length === 0) return [];
@@ -322,7 +433,7 @@ export class PostgresHomeStore implements HomeStore {
   // ---------------------------------------------------------------- workspaces
 
   async createWorkspace(w: {orgId: number; name: string; ownerUserId: number}) {
-    return this.tx(async (c) => {
+    return this.change(async (c) => {
       const r = (await this.one(
         'INSERT INTO workspaces (org_id, name) VALUES ($1, $2) RETURNING *',
         [w.orgId, w.name],
@@ -337,8 +448,10 @@ export class PostgresHomeStore implements HomeStore {
     });
   }
   async getWorkspace(id: number) {
-    const r = await this.one('SELECT * FROM workspaces WHERE id = $1', [id]);
-    return r ? rows.workspace(r) : null;
+    return this.cached(`ws ${id}`, async () => {
+      const r = await this.one('SELECT * FROM workspaces WHERE id = $1', [id]);
+      return r ? rows.workspace(r) : null;
+    });
   }
   async listWorkspaces(orgId: number) {
     return (await this.q('SELECT * FROM workspaces WHERE org_id = $1 ORDER BY id', [orgId])).map(rows.workspace);
@@ -352,10 +465,10 @@ export class PostgresHomeStore implements HomeStore {
     if (patch.removedAt !== undefined) put('removed_at', patch.removedAt);
     sets.push('updated_at = now()');
     args.push(id);
-    await this.q(`UPDATE workspaces SET ${sets.join(', ')} WHERE id = $${args.length}`, args);
+    await this.change((c) => this.q(`UPDATE workspaces SET ${sets.join(', ')} WHERE id = $${args.length}`, args, c));
   }
   async deleteWorkspace(id: number) {
-    return this.tx(async (c) => {
+    return this.change(async (c) => {
       await this.q('SELECT id FROM workspaces WHERE id = $1 FOR UPDATE', [id], c);
       const docIds = (await this.q('SELECT id FROM docs WHERE workspace_id = $1 ORDER BY id', [id], c)).map(
         (r) => r.id as string,
@@ -409,7 +522,7 @@ export class PostgresHomeStore implements HomeStore {
     );
   }
   async createDoc(d: NewDoc) {
-    return this.tx(async (c) => {
+    return this.change(async (c) => {
       const r = await this.one(
         `INSERT INTO docs (id, workspace_id, org_id, name, url_id, is_pinned, options, type, created_by)
          SELECT $1, w.id, w.org_id, $3, $4, $5, $6, $7, $8 FROM workspaces w WHERE w.id = $2
@@ -428,8 +541,10 @@ export class PostgresHomeStore implements HomeStore {
     });
   }
   async getDoc(id: string) {
-    const r = await this.one('SELECT * FROM docs WHERE id = $1', [id]);
-    return r ? rows.doc(r) : null;
+    return this.cached(`doc ${id}`, async () => {
+      const r = await this.one('SELECT * FROM docs WHERE id = $1', [id]);
+      return r ? rows.doc(r) : null;
+    });
   }
   async getDocByUrlId(urlId: string, orgId: number | null) {
     const r =
@@ -463,7 +578,7 @@ export class PostgresHomeStore implements HomeStore {
     ).map(rows.doc);
   }
   async updateDoc(id: string, patch: DocPatch) {
-    await this.tx(async (c) => {
+    await this.change(async (c) => {
       const sets: string[] = [];
       const args: unknown[] = [];
       const put = (col: string, v: unknown) => (args.push(v), sets.push(`${col} = $${args.length}`));
@@ -489,7 +604,7 @@ export class PostgresHomeStore implements HomeStore {
     });
   }
   async moveDoc(id: string, workspaceId: number) {
-    await this.tx(async (c) => {
+    await this.change(async (c) => {
       const doc = await this.one('SELECT org_id FROM docs WHERE id = $1 FOR UPDATE', [id], c);
       const dest = await this.one('SELECT org_id FROM workspaces WHERE id = $1', [workspaceId], c);
       if (!doc || !dest) throw new Error(`moveDoc: no doc ${id} or workspace ${workspaceId}`);
@@ -505,7 +620,7 @@ export class PostgresHomeStore implements HomeStore {
     });
   }
   async deleteDoc(id: string) {
-    await this.tx(async (c) => {
+    await this.change(async (c) => {
       await this.deleteAclFor(c, 'doc', [id]);
       await this.q('DELETE FROM docs WHERE id = $1', [id], c);
     });
@@ -515,15 +630,30 @@ export class PostgresHomeStore implements HomeStore {
 
   async getAcl(kind: ResourceKind, resourceIds: string[]) {
     if (resourceIds.length === 0) return [];
-    return (
-      await this.q(
-        'SELECT * FROM acl WHERE kind = $1 AND resource_id = ANY($2::text[]) ORDER BY user_id, kind, resource_id',
-        [kind, resourceIds],
-      )
-    ).map(rows.acl);
+    const load = async () =>
+      (
+        await this.q(
+          'SELECT * FROM acl WHERE kind = $1 AND resource_id = ANY($2::text[]) ORDER BY user_id, kind, resource_id',
+          [kind, resourceIds],
+        )
+      ).map(rows.acl);
+    // One resource's list is what a request asks for (its doc, workspace, org); an empty list is
+    // an answer too (nobody shares the resource directly).
+    return resourceIds.length === 1 ? this.cached(`acl ${kind} ${resourceIds[0]}`, load, () => true) : load();
   }
   async getAclInOrg(orgId: number, userIds: number[] | null) {
     if (userIds !== null && userIds.length === 0) return [];
+    // A guest's every request asks this (no role on the org itself: home/access.ts orgChainLevel).
+    const key = userIds === null ? null : `aclInOrg ${orgId} ${userIds.join(',')}`;
+    return key === null
+      ? this.aclInOrg(orgId, null)
+      : this.cached(
+          key,
+          () => this.aclInOrg(orgId, userIds),
+          () => true,
+        );
+  }
+  private async aclInOrg(orgId: number, userIds: number[] | null) {
     return (
       await this.q(
         `SELECT a.* FROM acl a WHERE ($2::int[] IS NULL OR a.user_id = ANY($2::int[])) AND (
@@ -537,7 +667,7 @@ export class PostgresHomeStore implements HomeStore {
   }
   async updateAcl(kind: ResourceKind, resourceId: string, changes: AclChange[], opts: {cascade?: boolean} = {}) {
     if (changes.length === 0) return;
-    await this.tx(async (c) => {
+    await this.change(async (c) => {
       for (const ch of changes) {
         if (ch.role === null) {
           await this.q(
@@ -569,6 +699,9 @@ export class PostgresHomeStore implements HomeStore {
   async close() {
     if (this.closed) return;
     this.closed = true;
+    if (this.listenRetry) clearTimeout(this.listenRetry);
+    this.cache.setListening(false);
+    await this.listener?.end().catch(() => {});
     await this.pool.end();
   }
 }
