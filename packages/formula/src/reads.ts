@@ -180,7 +180,7 @@ function sortRowsEntry(
   orderBy: Value,
   via?: Via,
 ): {rows: number[]; entry: SortEntry | null} {
-  if (typeof orderBy === 'string' && (via instanceof KeyVia || via instanceof AllVia)) {
+  if (typeof orderBy === 'string' && plainSpec(orderBy) && (via instanceof KeyVia || via instanceof AllVia)) {
     // Every row of a PREVIOUS/NEXT/RANK column asks for the same order: its entry is also kept
     // under the plain string, checked without parsing the spec again.
     const t = getTable(s, tableId);
@@ -253,7 +253,7 @@ function sortRowsEntry(
       pos: null,
     };
     m.set(specKey, entry);
-    if (typeof orderBy === 'string') m.set(orderBy, entry);
+    if (typeof orderBy === 'string' && plainSpec(orderBy)) m.set(orderBy, entry);
     return {rows: sorted, entry};
   }
   return {rows: sorted, entry: null};
@@ -267,6 +267,14 @@ export function groupRows(s: EngineState, rec: Record, groupBy: Value, orderBy: 
   if (cols.length) return lookup(s, rec.tableId, kw, orderBy).rows;
   const {rows, via} = allRows(s, rec.tableId);
   return orderBy === null ? rows : sortRows(s, rec.tableId, rows, orderBy, via);
+}
+
+/**
+ * An order_by string that can be a key of the sort cache as it is: never one of its spec keys
+ * ('+K', '-K,+A') with another meaning ('-K' means what its spec key means).
+ */
+function plainSpec(orderBy: string): boolean {
+  return orderBy.charCodeAt(0) !== 43 && !orderBy.includes(',');
 }
 
 /** A valid cached order: the same dependencies and waits as reading its sort columns. */

@@ -166,4 +166,35 @@ test('a real cycle through PREVIOUS is still a CircularRefError in each of its c
   }
 });
 
+test('an order_by string is not taken for a cached order of another spec ("+K", "-K,+A" name no column)', () => {
+  const e = new FormulaEngine();
+  e.loadTable(
+    {
+      tableId: 'T',
+      columns: [
+        data('A', 'Int'),
+        data('K', 'Int'),
+        formula('R1', 'Any', 'RANK(rec, order_by="K")'),
+        formula('R2', 'Any', 'RANK(rec, order_by=("-K", "A"))'),
+        formula('X1', 'Any', 'RANK(rec, order_by="+K")'),
+        formula('X2', 'Any', 'RANK(rec, order_by="-K,+A")'),
+      ],
+    },
+    [1, 2, 3],
+    {A: [1, 2, 3], K: [3, 1, 2]},
+  );
+  e.recomputeAll();
+  e.recalc();
+  assert.equal(cellsOf(e, 'R1', [1, 2, 3]), [3, 1, 2]);
+  assert.equal(cellsOf(e, 'R2', [1, 2, 3]), [1, 3, 2]);
+  for (const col of ['X1', 'X2'])
+    for (const r of [1, 2, 3]) {
+      const cell = e.getCell('T', col, r);
+      assert.ok(
+        Array.isArray(cell) && cell[0] === 'E' && cell[1] === 'AttributeError',
+        `${col} ${r}: ${JSON.stringify(cell)}`,
+      );
+    }
+});
+
 test.run();
