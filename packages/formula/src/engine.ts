@@ -17,7 +17,7 @@ import {type Kwargs, type Value, truthy} from './values.js';
 import {Budget} from './budget.js';
 import {builtinTable} from './builtins.js';
 import type {DateHooks} from './convert.js';
-import type {RecordHost, RecordSet, Via} from './records.js';
+import type {AheadRows, RecordHost, RecordSet, Via} from './records.js';
 import {defaultLibrary} from './library.js';
 import type {ColValues, ColumnSpec, EngineOptions, RecalcResult, TableSpec} from './engine-types.js';
 import type {ColumnSource, LazyRows} from './tables.js';
@@ -264,8 +264,8 @@ export class FormulaEngine implements RecordHost {
     return this.s.tables.get(tableId)?.cols.get(colId)?.errorMessages.get(rowId);
   }
 
-  readCell(tableId: string, colId: string, rowId: number, via?: Via, group?: number[]): Value {
-    return readCell(this.s, tableId, colId, rowId, via, group);
+  readCell(tableId: string, colId: string, rowId: number, via?: Via, group?: number[], ahead?: AheadRows): Value {
+    return readCell(this.s, tableId, colId, rowId, via, group, ahead);
   }
 
   /** A column of several rows (a RecordSet's attribute): dirty cells among them are computed together first. */

@@ -8,7 +8,7 @@ import {Record, UserTable, recordToDict} from './records.js';
 import {getattr} from './methods.js';
 import {findModule} from './library.js';
 import {Contains} from './indexes.js';
-import {groupRows} from './reads.js';
+import {groupPosition} from './reads.js';
 import type {EngineState} from './state.js';
 
 export function resolveGlobal(s: EngineState, name: string): Value | undefined {
@@ -69,10 +69,11 @@ export function gristFunctions(s: EngineState): {[name: string]: PyCallable} {
       const r = rec as Record;
       const groupBy = kw?.group_by ?? null;
       const orderBy = kw?.order_by ?? null;
-      const rows = groupRows(s, r, groupBy, orderBy);
-      const i = rows.indexOf(r.rowId);
+      const {rows, index: i} = groupPosition(s, r, groupBy, orderBy);
       const j = i + delta;
-      return new Record(s.host, r.tableId, i >= 0 && j >= 0 && j < rows.length ? rows[j] : 0);
+      if (i < 0 || j < 0 || j >= rows.length) return new Record(s.host, r.tableId, 0);
+      // PREVIOUS: the rows before it are likely read too (a running total), computed first in order.
+      return new Record(s.host, r.tableId, rows[j], undefined, undefined, delta < 0 ? {rows, end: j} : undefined);
     });
   fns.PREVIOUS = neighbor('PREVIOUS', -1);
   fns.NEXT = neighbor('NEXT', 1);
@@ -80,8 +81,7 @@ export function gristFunctions(s: EngineState): {[name: string]: PyCallable} {
     const rec = args[0];
     if (!(rec instanceof Record)) raise('TypeError', 'RANK() requires a record');
     const order = kw?.order ?? 'asc';
-    const rows = groupRows(s, rec as Record, kw?.group_by ?? null, kw?.order_by ?? null);
-    const i = rows.indexOf((rec as Record).rowId);
+    const {rows, index: i} = groupPosition(s, rec as Record, kw?.group_by ?? null, kw?.order_by ?? null);
     if (i < 0) return null;
     return BigInt(String(order).toLowerCase() === 'desc' ? rows.length - i : i + 1);
   });

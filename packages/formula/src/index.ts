@@ -12,6 +12,7 @@
 export {FormulaEngine, RecalcWhen, Contains} from './engine.js';
 export type {ColumnChanges, ColumnSpec, ColValues, EngineOptions, RecalcResult, TableSpec} from './engine.js';
 export type {ColumnSource, LazyRows} from './tables.js';
+export type {AheadRows} from './records.js';
 export {type BudgetSettings, DEFAULT_BUDGET} from './budget.js';
 export {formulaRenames, type FormulaEdit, type Rename, type SchemaColumn, type SchemaTable} from './rename.js';
 export {defaultCell} from './convert.js';

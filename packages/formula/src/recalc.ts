@@ -27,6 +27,8 @@ export class NeedCompute {
     readonly col: ColData,
     readonly row: number,
     readonly rows?: number[],
+    /** The cells of `rows` other than `row` are computed ahead, not known to be needed (PREVIOUS). */
+    readonly ahead = false,
   ) {}
 }
 
@@ -110,29 +112,49 @@ export function computeFrom(s: EngineState, col: ColData, row: number): void {
     col.dirty.delete(row);
     return;
   }
-  // Cells waiting for another are in `computing`; reading one of those is a cycle.
+  // Cells waiting for another are in `computing`; reading one of those is a cycle. `roots[i]`: for
+  // a cell computed ahead (NeedCompute.ahead) or for one it waits for, the stack index of the cell
+  // computed ahead; -1 for a needed cell. A cycle met from a cell computed ahead is not stored (the
+  // cell may not be needed at all): the cells from that root up are left dirty, to be computed when
+  // needed, where a real cycle is found again.
   const stack: Array<[ColData, number]> = [[col, row]];
+  const roots: number[] = [-1];
   col.computing.add(row);
   let need: NeedCompute | null = first;
   while (stack.length) {
     if (need) {
-      const [c, r] = stack[stack.length - 1];
+      const top = stack.length - 1;
+      const [c, r] = stack[top];
+      const root = roots[top];
       if (need.col.computing.has(need.row) || (need.col === c && need.row === r)) {
-        c.errorMessages.set(r, CIRCULAR.message);
-        store(s, c, r, errorCell(CIRCULAR));
-        c.dirty.delete(r);
-        c.computing.delete(r);
-        stack.pop();
+        if (root >= 0) {
+          while (stack.length > root) {
+            const [dc, dr] = stack.pop()!;
+            roots.pop();
+            dc.computing.delete(dr);
+          }
+        } else {
+          c.errorMessages.set(r, CIRCULAR.message);
+          store(s, c, r, errorCell(CIRCULAR));
+          c.dirty.delete(r);
+          c.computing.delete(r);
+          stack.pop();
+          roots.pop();
+        }
       } else if (need.rows) {
         c.computing.add(r);
         const nc = need.col,
           rows = need.rows;
         for (let i = rows.length - 1; i >= 0; i--) {
           const x = rows[i];
-          if (nc.dirty.has(x) && !nc.computing.has(x) && !(nc === c && x === r)) stack.push([nc, x]);
+          if (nc.dirty.has(x) && !nc.computing.has(x) && !(nc === c && x === r)) {
+            roots.push(root >= 0 ? root : need.ahead && x !== need.row ? stack.length : -1);
+            stack.push([nc, x]);
+          }
         }
       } else {
         c.computing.add(r);
+        roots.push(root);
         stack.push([need.col, need.row]);
       }
       need = null;
@@ -142,6 +164,7 @@ export function computeFrom(s: EngineState, col: ColData, row: number): void {
     if (!c.dirty.has(r)) {
       c.computing.delete(r);
       stack.pop();
+      roots.pop();
       continue;
     }
     need = evaluate(s, c, r);
@@ -149,6 +172,7 @@ export function computeFrom(s: EngineState, col: ColData, row: number): void {
       c.dirty.delete(r);
       c.computing.delete(r);
       stack.pop();
+      roots.pop();
     }
   }
 }

@@ -30,7 +30,7 @@ export type Via = object | undefined;
 /** What records need from the engine. */
 export interface RecordHost {
   /** Reads a cell (tracking the dependency, through `via` when given); missing rows give the column default. */
-  readCell(tableId: string, colId: string, rowId: number, via?: Via, group?: number[]): Value;
+  readCell(tableId: string, colId: string, rowId: number, via?: Via, group?: number[], ahead?: AheadRows): Value;
   hasColumn(tableId: string, colId: string): boolean;
   /** Row ids of a lookup (tracking the dependency on the looked-up keys), and the route to read them through. */
   lookup(tableId: string, kwargs: Kwargs, orderBy: Value): {rows: number[]; via?: Via};
@@ -44,6 +44,16 @@ export interface RecordHost {
   readColumn?(tableId: string, colId: string, rowIds: number[], via?: Via): Value[];
 }
 
+/**
+ * The rows a read of a record's dirty cell may compute first: `rows[0..end]` in order, `rows[end]`
+ * the record's own row (PREVIOUS: its group's order up to it). Only a hint: rows that turn out to
+ * be in a cycle are left for when they are really needed.
+ */
+export interface AheadRows {
+  rows: number[];
+  end: number;
+}
+
 export class Record implements PyObject {
   readonly pyType: string;
   constructor(
@@ -52,6 +62,7 @@ export class Record implements PyObject {
     readonly rowId: number,
     readonly source?: RecordSet,
     readonly via?: Via,
+    readonly ahead?: AheadRows,
   ) {
     this.pyType = tableId;
   }
@@ -64,7 +75,14 @@ export class Record implements PyObject {
     if (name === '_table') return new UserTable(this.host, this.tableId);
     // readCell raises AttributeError for a missing column.
     // `group`: the rows of the RecordSet this record came from (their dirty cells are computed together).
-    return this.host.readCell(this.tableId, name, this.rowId, this.via ?? this.source?.via, this.source?.rowIds);
+    return this.host.readCell(
+      this.tableId,
+      name,
+      this.rowId,
+      this.via ?? this.source?.via,
+      this.source?.rowIds,
+      this.ahead,
+    );
   }
   truthy(): boolean {
     return this.rowId !== 0;

@@ -224,7 +224,7 @@ export class TableData {
   /** rowsVersion when lazy columns were given their sources (their cells are in that row order). */
   sourceRowsVersion = -1;
   /** Sorted rows of a lookup key or Table.all by an order_by spec: route -> spec -> entry. */
-  sortCache = new Map<Via, Map<string, {rows: number[]; cols: ColData[]; vers: number[]; rowsVersion: number}>>();
+  sortCache = new Map<Via, Map<string, SortEntry>>();
   /** See FormulaEngine.depTriggers (reset on schema changes). */
   depTriggers: Map<string, ColData[]> | null = null;
   constructor(
@@ -244,6 +244,17 @@ export class TableData {
     }
     return this.sortedCache;
   }
+}
+
+/** A cached order of a route's rows; `pos` (row id -> index in `rows`) is built when a row asks for its place. */
+export interface SortEntry {
+  rows: number[];
+  cols: ColData[];
+  vers: number[];
+  rowsVersion: number;
+  /** cols[0..nSpecs] are the order's columns, the rest the lookup key's. */
+  nSpecs: number;
+  pos: Map<number, number> | null;
 }
 
 /** 1: Ref, 2: RefList/Attachments, 0: other types. */
