@@ -175,9 +175,10 @@ export function parseWithFormat(text: string, format: string, tz: string): numbe
       return null;
     }
   }
-  const now = new Date();
-  const year = f.year ?? now.getUTCFullYear();
-  const month = f.month ?? (f.year === undefined ? now.getUTCMonth() + 1 : 1);
+  // The current date only for formats without a year or month (a Date per call costs).
+  const now = f.year === undefined || f.month === undefined ? new Date() : null;
+  const year = f.year ?? now!.getUTCFullYear();
+  const month = f.month ?? (f.year === undefined ? now!.getUTCMonth() + 1 : 1);
   const day = f.day ?? 1;
   let hour = f.hour ?? 0;
   if (f.pm !== undefined) {
