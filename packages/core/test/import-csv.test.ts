@@ -178,6 +178,26 @@ test('records are read in batches of at most CSV_READ_AHEAD_CELLS cells, the sam
   const smallBatches = await batchesOf(small, 1 << 20);
   assert.ok(smallBatches.length <= 2, `${smallBatches.length} batches`);
   assert.equal(smallBatches.flat(), parseCsvSync(small, opts));
+  // UTF-8 reaches the parser as bytes: characters split between chunks, a BOM and bytes that are
+  // not UTF-8 past the part the encoding is told from read as the decoder reads them.
+  const utf8Data = Buffer.concat([
+    Buffer.from(`\ufeffName,City\n${'Zoë,"Kraków, 😀"\n'.repeat(7000)}end,x`, 'utf8'),
+    Buffer.from([0xc3, 0x28, 0xe2, 0x82, 0xff]),
+    Buffer.from('y\n'),
+  ]);
+  // The first SNIFF_BYTES are UTF-8: the file is read as UTF-8 (the rest's bad bytes replaced).
+  const decodedRecords = parseCsvSync(new TextDecoder('utf-8').decode(utf8Data), opts);
+  assert.ok(decodedRecords[decodedRecords.length - 1][1].includes('\ufffd'));
+  assert.is(decodedRecords[0][0], 'Name', 'no BOM');
+  // (In one chunk the whole file would be what the encoding is told from: not UTF-8.)
+  for (const chunk of [4093, 1]) {
+    const read: string[][] = [];
+    const chunks = Array.from({length: Math.ceil(utf8Data.length / chunk)}, (_, i) =>
+      utf8Data.subarray(i * chunk, (i + 1) * chunk),
+    );
+    for await (const b of readCsvBatches(Readable.from(chunks))) read.push(...b);
+    assert.equal(read, decodedRecords, `UTF-8 in ${chunk}-byte chunks`);
+  }
   const rows = ['a,b,c'];
   for (let i = 0; i < CSV_READ_AHEAD_CELLS; i++) rows.push(`${i},"q${i % 5 ? '' : ',\n'}",${i * 2}`);
   const big = rows.join('\r\n');
