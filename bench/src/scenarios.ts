@@ -725,6 +725,13 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
     // Add-or-update of 2000 records keyed on Text (1000 matching, 1000 new) under 100 ms. The
     // first upsert keyed on a column builds the document's index of it (doc/keyindex.ts): reported
     // apart from the later ones (each 1000 matching the previous batch's new rows, 1000 new).
+    // The path is first compiled on another table (Tick, one row), as a running server's is: what
+    // the first call on the Items column then adds is its key index, not the JIT's first pass.
+    for (let i = 0; i < 3; i++) {
+      await call(pool, server.key, 'PUT', `${base}/Tick/records`, {
+        records: [{require: {N: ticks}, fields: {N: ++ticks}}],
+      });
+    }
     const upsertMs: number[] = [];
     for (let run = 0; run < 6; run++) {
       const up = makeRows(HTTP_UPSERTS, ROWS - HTTP_UPSERTS / 2 + run * (HTTP_UPSERTS / 2)).map((r) => ({
@@ -755,7 +762,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
         p50Ms: upsertMs[0],
         target: '< 100 ms',
         maxMs: 100,
-        note: 'builds the key index (one scan of the column)',
+        note: 'builds the key index (one scan of the column); the path compiled on another table first',
       }),
       result({
         scenario: '  same, first vs raw CREATE INDEX + a later one',

@@ -3,7 +3,7 @@
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {guessDateFormat, guessNumberFull, numberGuesser} from '../src/cells/parse.js';
-import {parseWithFormat} from '../src/cells/coltypes/date.js';
+import {parseWithFormat, parseWithFormatGeneral} from '../src/cells/coltypes/date.js';
 import {validYmd} from '../src/cells/datetime.js';
 
 /** A deterministic generator (tests repeat). */
@@ -100,6 +100,33 @@ test('a date format past the failures a guess allows is dropped: the guess is th
     const failures = full === null ? 0 : values.filter((v) => parseWithFormat(v, full, 'UTC') === null).length;
     // The guess takes the full count's format only when it fails no more than allowed.
     assert.is(fast, full !== null && failures <= maxUnparsed ? full : null, JSON.stringify(values));
+  }
+});
+
+test("'YYYY-MM-DD' dates parse as the general format parser parses them", () => {
+  const rand = rng(11);
+  const texts = ['2020-02-29', '2021-02-29', '1900-02-29', '2000-02-29', '0000-01-01', '0099-12-31', '9999-12-31'];
+  texts.push(
+    '2020-1-01',
+    '2020-01-1',
+    ' 2020-01-01',
+    '2020-01-01 ',
+    '2020/01/01',
+    '2020-00-10',
+    '2020-13-01',
+    '2020-01-32',
+  );
+  texts.push('2020-04-31', '２０２０-01-01', '2020-0a-01', '202a-01-01', '2020-01-01T00:00', '', '2020-01-0\u0661');
+  for (let i = 0; i < 3000; i++) {
+    const y = String(Math.floor(rand() * 10000)).padStart(4, '0');
+    const m = String(Math.floor(rand() * 14)).padStart(2, '0');
+    const d = String(Math.floor(rand() * 33)).padStart(2, '0');
+    texts.push(`${y}-${m}-${d}`);
+  }
+  for (const tz of ['UTC', 'America/New_York', 'Asia/Kolkata']) {
+    for (const t of texts) {
+      assert.is(parseWithFormat(t, 'YYYY-MM-DD', tz), parseWithFormatGeneral(t, 'YYYY-MM-DD', tz), `${t} ${tz}`);
+    }
   }
 });
 

@@ -190,12 +190,17 @@ export function numberGuesser(settings: DocSettings): (v: string) => ParsedNumbe
     if (!PLAIN_DECIMAL.test(v)) return guessNumberFull(v, settings);
     const dot = v.indexOf('.');
     const fraction = dot < 0 ? '' : v.slice(dot + 1);
-    // numberRoundTrips: the digits without trailing zeros must survive a float.
-    const digits = fraction.replace(/0+$/, '');
-    const whole =
-      v.charCodeAt(0) === 45 ? v.slice(1, dot < 0 ? undefined : dot) : v.slice(0, dot < 0 ? undefined : dot);
-    const plain = digits ? `${whole}.${digits}` : whole;
-    if (Number(plain).toFixed(digits.length) !== plain) return undefined;
+    // numberRoundTrips: the digits without trailing zeros must survive a float. Up to 15 of them
+    // always do (a double holds 15 significant decimal digits); more are checked as it checks them.
+    let kept = fraction.length;
+    while (kept > 0 && fraction.charCodeAt(kept - 1) === 48) kept--;
+    const negative = v.charCodeAt(0) === 45;
+    const wholeEnd = dot < 0 ? v.length : dot;
+    if (wholeEnd - (negative ? 1 : 0) + kept > 15) {
+      const whole = v.slice(negative ? 1 : 0, wholeEnd);
+      const plain = kept ? `${whole}.${fraction.slice(0, kept)}` : whole;
+      if (Number(plain).toFixed(kept) !== plain) return undefined;
+    }
     return {
       value: Number(v),
       isCurrency: false,
