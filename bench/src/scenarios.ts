@@ -8,7 +8,9 @@ import {mkdtempSync, rmSync} from 'node:fs';
 import {createServer} from 'node:http';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
+import {Readable} from 'node:stream';
 import Database from 'better-sqlite3';
+import {parse as csvParse} from 'csv-parse';
 import {type Engine, GristDoc, importCsvDoc} from '@gristlite/core/internal';
 import type {Pool} from 'undici';
 import {configureServer} from '@gristlite/node';
@@ -84,6 +86,43 @@ function rawInsert(db: Database.Database, rows: ReturnType<typeof makeRows>, opt
       start += n;
     }
   })();
+}
+
+/**
+ * 1c's limit (issue 43 §2): the CSV file parsed by the import's own parser (csv-parse, with the
+ * import's options, fed 1 MB chunks as the import reads them), every row's text inserted as it is
+ * (no type guessing, no conversion) with prepared multi-row INSERTs in one transaction. Returns ms.
+ */
+async function rawCsvParseInsert(dir: string, csv: Buffer): Promise<number> {
+  const db = rawDb(dir);
+  const sql = (n: number) =>
+    `INSERT INTO ${TABLE} (id, manualSort, Name, Qty, Price, Active, Day) VALUES ${new Array(n).fill('(?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
+  const many = db.prepare(sql(RAW_INSERT_ROWS));
+  const one = db.prepare(sql(1));
+  const t = now();
+  db.exec('BEGIN');
+  const params: unknown[] = [];
+  let id = 0;
+  await new Promise<void>((resolve, reject) => {
+    const parser = csvParse({delimiter: ',', relax_column_count: true, relax_quotes: true, skip_empty_lines: true});
+    parser.on('data', (r: string[]) => {
+      if (id++ === 0) return; // the header
+      params.push(id - 1, id - 1, r[0], r[1], r[2], r[3], r[4]);
+      if (params.length === 7 * RAW_INSERT_ROWS) many.run(...params.splice(0));
+    });
+    parser.once('end', resolve);
+    parser.once('error', reject);
+    const chunks = function* () {
+      for (let i = 0; i < csv.length; i += 1 << 20) yield csv.subarray(i, i + (1 << 20));
+    };
+    Readable.from(chunks()).pipe(parser);
+  });
+  for (let p = 0; p < params.length; p += 7) one.run(...params.slice(p, p + 7));
+  db.exec('COMMIT');
+  const ms = now() - t;
+  if ((db.prepare(`SELECT count(*) FROM ${TABLE}`).pluck().get() as number) !== id - 1) throw new Error('lost rows');
+  db.close();
+  return ms;
 }
 
 /** Median of a few runs: the machines are noisy, and a single run also catches a cold JIT. */
@@ -183,18 +222,27 @@ export async function inProcess(
   );
   const importer = await engine.forUser('bench-import@example.com', 'Bench');
   const importWs = (await importer.personalWorkspace()).id;
-  const importStart = now();
-  await importCsvDoc(engine, importWs, importer.principal, {fileName: 'import.csv', data: csv});
-  const importMs = now() - importStart;
+  // Three runs each, alternating with the limit; medians (the first import also compiles its path).
+  const importMsRuns: number[] = [];
+  const parseInsertMs: number[] = [];
+  for (let run = 0; run < 3; run++) {
+    parseInsertMs.push(await rawCsvParseInsert(dir, csv));
+    const importStart = now();
+    await importCsvDoc(engine, importWs, importer.principal, {fileName: 'import.csv', data: csv});
+    importMsRuns.push(now() - importStart);
+  }
+  const importMs = median(importMsRuns);
+  const importRate = ROWS / (importMs / 1000);
   results.push(
     result({
       scenario: `1c. import a ${ROWS}-row CSV (5 columns, types guessed) as a new document, in-process`,
       unit: 'rows/s',
-      rate: ROWS / (importMs / 1000),
-      limit: median(rawRates),
+      rate: importRate,
+      limit: ROWS / (median(parseInsertMs) / 1000),
       p50Ms: importMs,
-      target: 'report',
-      note: `${(csv.length / 2 ** 20).toFixed(1)} MB of CSV; limit: raw INSERTs of the parsed rows`,
+      target: '>= 0.5 of a bare parse + raw insert',
+      ratioTarget: 0.5,
+      note: `${(csv.length / 2 ** 20).toFixed(1)} MB of CSV; limit: csv-parse of the file + raw INSERTs of its text (${fmt(median(parseInsertMs), 0)} ms); ${fmt(importRate / median(rawRates), 2)} of the raw insert alone`,
     }),
   );
 
@@ -677,6 +725,13 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
     // Add-or-update of 2000 records keyed on Text (1000 matching, 1000 new) under 100 ms. The
     // first upsert keyed on a column builds the document's index of it (doc/keyindex.ts): reported
     // apart from the later ones (each 1000 matching the previous batch's new rows, 1000 new).
+    // The path is first compiled on another table (Tick, one row), as a running server's is: what
+    // the first call on the Items column then adds is its key index, not the JIT's first pass.
+    for (let i = 0; i < 3; i++) {
+      await call(pool, server.key, 'PUT', `${base}/Tick/records`, {
+        records: [{require: {N: ticks}, fields: {N: ++ticks}}],
+      });
+    }
     const upsertMs: number[] = [];
     for (let run = 0; run < 6; run++) {
       const up = makeRows(HTTP_UPSERTS, ROWS - HTTP_UPSERTS / 2 + run * (HTTP_UPSERTS / 2)).map((r) => ({
@@ -687,6 +742,17 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
       await call(pool, server.key, 'PUT', `${base}/${TABLE}/records`, {records: up});
       upsertMs.push(now() - t);
     }
+    // Its limit (issue 43 §2): SQLite's own CREATE INDEX on the same column of the same rows (the
+    // raw table of 1; dropped again), plus a later add-or-update's time (the index then kept).
+    const indexMs: number[] = [];
+    for (let run = 0; run < 3; run++) {
+      t = now();
+      raw.exec(`CREATE INDEX bench_name ON ${TABLE} (Name)`);
+      indexMs.push(now() - t);
+      raw.exec('DROP INDEX bench_name');
+    }
+    const laterMs = percentile(upsertMs.slice(1), 50);
+    const firstLimitMs = median(indexMs) + laterMs;
     results.push(
       result({
         scenario: `add-or-update ${HTTP_UPSERTS} (${HTTP_UPSERTS / 2} match) over HTTP, first on the column`,
@@ -696,7 +762,17 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
         p50Ms: upsertMs[0],
         target: '< 100 ms',
         maxMs: 100,
-        note: 'builds the key index (one scan of the column)',
+        note: 'builds the key index (one scan of the column); the path compiled on another table first',
+      }),
+      result({
+        scenario: '  same, first vs raw CREATE INDEX + a later one',
+        unit: 'calls/s',
+        rate: 1000 / upsertMs[0],
+        limit: 1000 / firstLimitMs,
+        p50Ms: upsertMs[0],
+        target: '<= 2x the limit (>= 0.5)',
+        ratioTarget: 0.5,
+        note: `limit ${fmt(firstLimitMs, 1)} ms: CREATE INDEX ${fmt(median(indexMs), 1)} ms + later ${fmt(laterMs, 1)} ms`,
       }),
       result({
         scenario: '  same, later ones (key index kept)',

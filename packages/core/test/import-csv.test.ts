@@ -7,7 +7,16 @@ import {suite} from 'uvu';
 import * as assert from 'uvu/assert';
 import {useHomeWorld} from './doc-helpers.js';
 import {guessColumn} from '@gristlite/formula';
-import {decodeText, detectEncoding, guessImportColumns, parseCsv, sniffDelimiter} from '../src/import/csv.js';
+import {
+  CSV_READ_AHEAD_CELLS,
+  decodeText,
+  detectEncoding,
+  guessImportColumns,
+  parseCsv,
+  readCsvBatches,
+  sniffDelimiter,
+} from '../src/import/csv.js';
+import {parse as parseCsvSync} from 'csv-parse/sync';
 import {
   IMPORT_GUESS_ROWS,
   MAX_IMPORT_COLUMNS,
@@ -150,6 +159,55 @@ test('headerless files get columns A, B, ...; TSV by extension; a timezone for d
   );
   assert.equal(doc.fetchColumns('Data').A, [1, 2]);
   assert.equal(doc.fetchColumns('Data').B, [1707924600, 1708012800]);
+});
+
+test('records are read in batches of at most CSV_READ_AHEAD_CELLS cells, the same records as one parse', async () => {
+  const batchesOf = async (text: string, chunk: number) => {
+    const data = Buffer.from(text);
+    const chunks = Array.from({length: Math.ceil(data.length / chunk)}, (_, i) =>
+      data.subarray(i * chunk, (i + 1) * chunk),
+    );
+    const out: string[][][] = [];
+    for await (const b of readCsvBatches(Readable.from(chunks))) out.push(b);
+    return out;
+  };
+  const opts = {relax_column_count: true, relax_quotes: true, skip_empty_lines: true};
+  // Below the bound: the records as they come. Above it (4 cells a record with the count of its
+  // end): the parser pauses, and batches stay within the bound.
+  const small = ['a,b,c', '1,"x, y",3', '', '4,"multi\nline",6', 'short'].join('\n');
+  const smallBatches = await batchesOf(small, 1 << 20);
+  assert.ok(smallBatches.length <= 2, `${smallBatches.length} batches`);
+  assert.equal(smallBatches.flat(), parseCsvSync(small, opts));
+  // UTF-8 reaches the parser as bytes: characters split between chunks, a BOM and bytes that are
+  // not UTF-8 past the part the encoding is told from read as the decoder reads them.
+  const utf8Data = Buffer.concat([
+    Buffer.from(`\ufeffName,City\n${'Zoë,"Kraków, 😀"\n'.repeat(7000)}end,x`, 'utf8'),
+    Buffer.from([0xc3, 0x28, 0xe2, 0x82, 0xff]),
+    Buffer.from('y\n'),
+  ]);
+  // The first SNIFF_BYTES are UTF-8: the file is read as UTF-8 (the rest's bad bytes replaced).
+  const decodedRecords = parseCsvSync(new TextDecoder('utf-8').decode(utf8Data), opts);
+  assert.ok(decodedRecords[decodedRecords.length - 1][1].includes('\ufffd'));
+  assert.is(decodedRecords[0][0], 'Name', 'no BOM');
+  // (In one chunk the whole file would be what the encoding is told from: not UTF-8.)
+  for (const chunk of [4093, 1]) {
+    const read: string[][] = [];
+    const chunks = Array.from({length: Math.ceil(utf8Data.length / chunk)}, (_, i) =>
+      utf8Data.subarray(i * chunk, (i + 1) * chunk),
+    );
+    for await (const b of readCsvBatches(Readable.from(chunks))) read.push(...b);
+    assert.equal(read, decodedRecords, `UTF-8 in ${chunk}-byte chunks`);
+  }
+  const rows = ['a,b,c'];
+  for (let i = 0; i < CSV_READ_AHEAD_CELLS; i++) rows.push(`${i},"q${i % 5 ? '' : ',\n'}",${i * 2}`);
+  const big = rows.join('\r\n');
+  const expected = parseCsvSync(big, opts);
+  for (const chunk of [1 << 20, 4096, 7]) {
+    const batches = await batchesOf(big, chunk);
+    assert.ok(batches.length >= 4, `${batches.length} batches of ${chunk}-byte chunks`);
+    for (const b of batches) assert.ok(b.length * 4 <= CSV_READ_AHEAD_CELLS + 4, `${b.length} records`);
+    assert.equal(batches.flat(), expected, `${chunk}-byte chunks`);
+  }
 });
 
 test('large files are written in batches, with progress', async () => {

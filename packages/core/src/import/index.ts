@@ -35,7 +35,7 @@ import {upgradeDocFile} from '../doc/migrations/index.js';
 import type {CellValue} from '../doc/types.js';
 import {backupDoc} from '../export/backup.js';
 import {carryAttachmentFiles} from '../attachments/copy.js';
-import {fitRow, guessImportColumns, readCsvRecords, splitHeaders} from './csv.js';
+import {fitRow, guessImportColumns, readCsvBatches, splitHeaders} from './csv.js';
 import {dropPrivateObjects, openGristUpload} from './grist.js';
 import {IMPORT_BATCH_CELLS, IMPORT_GUESS_CELLS, IMPORT_GUESS_ROWS, MAX_IMPORT_COLUMNS} from './limits.js';
 
@@ -44,6 +44,7 @@ export {
   detectEncoding,
   guessImportColumns,
   parseCsv,
+  readCsvBatches,
   readCsvRecords,
   sniffDelimiter,
   type CsvReadOptions,
@@ -266,7 +267,7 @@ export async function importCsvDoc(
   return createDocWith(engine, wid, p, name, async (tmp) => {
     const {source, size} = chunksOf(file);
     let read = 0;
-    const records = readCsvRecords(source, {
+    const records = readCsvBatches(source, {
       ...(extname(file.fileName).toLowerCase() === '.tsv' ? {delimiter: '\t'} : {}),
       onRead: (n) => {
         read += n;
@@ -310,29 +311,39 @@ async function writeNewDocFile(
 }
 
 /**
- * Replaces the starter table of a new document with the table of a CSV file's records, in one
- * transaction: types guessed from the first rows, then every row converted and written in
- * batches, so memory stays bounded whatever the file's length. Returns the tableId.
+ * Replaces the starter table of a new document with the table of a CSV file's records (given in
+ * batches, as readCsvBatches reads them), in one transaction: types guessed from the first rows,
+ * then every row converted and written in batches, so memory stays bounded whatever the file's
+ * length. Returns the tableId.
  */
 export async function writeCsvTable(
   doc: GristDoc,
   tableName: string,
-  records: AsyncIterable<string[]>,
+  batches: AsyncIterable<string[][]>,
   timezone: string,
   onProgress?: (rows: number) => void,
 ): Promise<string> {
-  const it = records[Symbol.asyncIterator]();
+  const it = batches[Symbol.asyncIterator]();
   const sample: string[][] = [];
+  // Records of the last batch read that come after the sample.
+  let rest: string[][] = [];
   let cells = 0;
   let more = true;
-  while (sample.length < IMPORT_GUESS_ROWS && cells < IMPORT_GUESS_CELLS) {
+  fill: while (sample.length < IMPORT_GUESS_ROWS && cells < IMPORT_GUESS_CELLS) {
     const r = await it.next();
     if (r.done) {
       more = false;
       break;
     }
-    sample.push(r.value);
-    cells += r.value.length;
+    const batch = r.value;
+    for (let i = 0; i < batch.length; i++) {
+      if (sample.length >= IMPORT_GUESS_ROWS || cells >= IMPORT_GUESS_CELLS) {
+        rest = batch.slice(i);
+        break fill;
+      }
+      sample.push(batch[i]);
+      cells += batch[i].length;
+    }
   }
   const parsed = splitHeaders(sample, ',');
   const width = parsed.headers.length;
@@ -378,7 +389,11 @@ export async function writeCsvTable(
     for (const row of parsed.rows) addRow(row);
     sample.length = 0;
     parsed.rows.length = 0;
-    for (let r = more ? await it.next() : null; r && !r.done; r = await it.next()) addRow(fitRow(r.value, width));
+    for (const row of rest) addRow(fitRow(row, width));
+    rest = [];
+    for (let r = more ? await it.next() : null; r && !r.done; r = await it.next()) {
+      for (const row of r.value) addRow(fitRow(row, width));
+    }
     flush();
     doc.db.exec('COMMIT');
     return tableId;

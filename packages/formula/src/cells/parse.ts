@@ -106,11 +106,7 @@ export function guessColumnWithParser(
   }
 
   const numInfos: ParsedNumber[] = [];
-  const parseNum = (v: string) => {
-    const p = parseNumber(v, settings);
-    // Only lossless parses count: the number must format back to the same text.
-    return p && numberRoundTrips(v, p, settings) ? p : undefined;
-  };
+  const parseNum = numberGuesser(settings);
   const numbers = tryGuess((v) => {
     const p = parseNum(v);
     if (p) {
@@ -143,7 +139,7 @@ export function guessColumnWithParser(
     };
   }
 
-  const format = guessDateFormat(nonBlank);
+  const format = guessDateFormat(nonBlank, maxUnparsed);
   if (format) {
     const cut = format.search(/[hHkaAmsSzZT]|$/);
     const dateFormat = format.slice(0, cut).trim();
@@ -171,6 +167,52 @@ export function guessColumnWithParser(
 
 const PLAIN_DECIMAL = /^-?(0|[1-9]\d{0,14})(\.\d{1,15})?$/;
 
+/** parseNumber's answer for a lossless number, or undefined: what a Numeric guess counts. */
+export function guessNumberFull(v: string, settings: DocSettings): ParsedNumber | undefined {
+  const p = parseNumber(v, settings);
+  // Only lossless parses count: the number must format back to the same text.
+  return p && numberRoundTrips(v, p, settings) ? p : undefined;
+}
+
+/**
+ * guessNumberFull for a column's values, with a path for plain decimals ("-12.50") in a locale
+ * whose decimal separator is "." (and whose currency and group symbols cannot occur in one): the
+ * same answer without the general parse's replaces and the round trip's (most of a Numeric
+ * column's guess, issue 43 §2).
+ */
+export function numberGuesser(settings: DocSettings): (v: string) => ParsedNumber | undefined {
+  const sym = numberSymbols(settings);
+  const noSymbol = (x: string) => !/[-+.\d]/.test(x);
+  if (sym.decimal !== '.' || !noSymbol(sym.currency) || !noSymbol(sym.group)) {
+    return (v) => guessNumberFull(v, settings);
+  }
+  return (v) => {
+    if (!PLAIN_DECIMAL.test(v)) return guessNumberFull(v, settings);
+    const dot = v.indexOf('.');
+    const fraction = dot < 0 ? '' : v.slice(dot + 1);
+    // numberRoundTrips: the digits without trailing zeros must survive a float. Up to 15 of them
+    // always do (a double holds 15 significant decimal digits); more are checked as it checks them.
+    let kept = fraction.length;
+    while (kept > 0 && fraction.charCodeAt(kept - 1) === 48) kept--;
+    const negative = v.charCodeAt(0) === 45;
+    const wholeEnd = dot < 0 ? v.length : dot;
+    if (wholeEnd - (negative ? 1 : 0) + kept > 15) {
+      const whole = v.slice(negative ? 1 : 0, wholeEnd);
+      const plain = kept ? `${whole}.${fraction.slice(0, kept)}` : whole;
+      if (Number(plain).toFixed(kept) !== plain) return undefined;
+    }
+    return {
+      value: Number(v),
+      isCurrency: false,
+      isPercent: false,
+      isParenthesised: false,
+      hasGroups: false,
+      decimals: fraction.length,
+      trailingZero: fraction.endsWith('0'),
+    };
+  };
+}
+
 function numberRoundTrips(text: string, p: ParsedNumber, settings: DocSettings): boolean {
   const sym = numberSymbols(settings);
   const stripped = text
@@ -194,14 +236,28 @@ function numberRoundTrips(text: string, p: ParsedNumber, settings: DocSettings):
   return decimals > 100 || Number(plain).toFixed(decimals) === plain;
 }
 
-function guessDateFormat(values: string[]): string | null {
+const SORTED_GUESS_FORMATS = [...GUESS_FORMATS].sort();
+
+/**
+ * The format that parses the most of `values` (ties to the lexicographically last, as in Grist).
+ * With `maxUnparsed`, a format is dropped as soon as more than that many values fail it: the guess
+ * that follows needs no more failures than that of the best format, so a format past it can only
+ * be the best when no format qualifies, and then none is taken either (null). The answer is the
+ * full count's whenever that one would be taken; a column of text then fails every format after
+ * a tenth of its values instead of trying each on all of them (issue 43 §2).
+ */
+export function guessDateFormat(values: string[], maxUnparsed = Infinity): string | null {
   let best: string | null = null;
   let bestCount = 0;
-  for (const format of [...GUESS_FORMATS].sort()) {
+  for (const format of SORTED_GUESS_FORMATS) {
     let count = 0;
+    let failed = 0;
     for (const v of values) {
       if (parseWithFormat(v, format, 'UTC') !== null) {
         count++;
+      } else if (++failed > maxUnparsed) {
+        count = 0;
+        break;
       }
     }
     // Ties go to the lexicographically last format, as in Grist.

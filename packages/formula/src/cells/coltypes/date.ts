@@ -163,6 +163,38 @@ function compileFormat(format: string) {
 
 /** moment.tz(text, format, strict=true, tz).unix(), or null when invalid. */
 export function parseWithFormat(text: string, format: string, tz: string): number | null {
+  return format === 'YYYY-MM-DD' ? parseIsoDay(text, tz) : parseWithFormatGeneral(text, format, tz);
+}
+
+/**
+ * parseWithFormatGeneral for 'YYYY-MM-DD' (the format of most imported dates) without a regular
+ * expression and its fields: a fifth of a 100k-row import's conversions (issue 43 §2).
+ */
+function parseIsoDay(text: string, tz: string): number | null {
+  if (text.length !== 10 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45) {
+    return null;
+  }
+  const digits = (from: number, to: number) => {
+    let n = 0;
+    for (let i = from; i < to; i++) {
+      const c = text.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) return -1;
+      n = n * 10 + c;
+    }
+    return n;
+  };
+  const year = digits(0, 4);
+  const month = digits(5, 7);
+  const day = digits(8, 10);
+  if (year < 0 || month < 0 || day < 0 || !validYmd(year, month, day)) {
+    return null;
+  }
+  const wall = Date.UTC(year, month - 1, day, 0, 0, 0) / 1000;
+  return tz === 'UTC' ? wall : localToEpoch(wall, tz);
+}
+
+/** parseWithFormat by the format's compiled expression (any format). */
+export function parseWithFormatGeneral(text: string, format: string, tz: string): number | null {
   const {re, setters} = compileFormat(format);
   const m = re.exec(text);
   if (!m) {
@@ -175,9 +207,10 @@ export function parseWithFormat(text: string, format: string, tz: string): numbe
       return null;
     }
   }
-  const now = new Date();
-  const year = f.year ?? now.getUTCFullYear();
-  const month = f.month ?? (f.year === undefined ? now.getUTCMonth() + 1 : 1);
+  // The current date only for formats without a year or month (a Date per call costs).
+  const now = f.year === undefined || f.month === undefined ? new Date() : null;
+  const year = f.year ?? now!.getUTCFullYear();
+  const month = f.month ?? (f.year === undefined ? now!.getUTCMonth() + 1 : 1);
   const day = f.day ?? 1;
   let hour = f.hour ?? 0;
   if (f.pm !== undefined) {
