@@ -263,6 +263,16 @@ export class MarshalWriter {
     this.buf.set(b, at);
   }
 
+  /** Starts again at the first byte, keeping the buffer (a writer reused for many values). */
+  reset(): void {
+    this.pos = 0;
+  }
+
+  /** Bytes the buffer holds (what a reused writer keeps between uses). */
+  get capacity(): number {
+    return this.buf.length;
+  }
+
   /** A copy of what was written. */
   result(): Buffer {
     return Buffer.from(this.buf.subarray(0, this.pos));

@@ -101,14 +101,26 @@ export function computeActionHash(
 const HASH_PLACEHOLDER = '0'.repeat(64);
 
 /**
+ * The buffer bodies are written into, reused from one write to the next: allocating (and first
+ * touching) a fresh 50 kB buffer per 500-row add, then copying it out, took about 0.35 ms of
+ * the add's 1 ms of recording on this machine, more than marshalling it. A buffer grown past
+ * SCRATCH_KEEP_BYTES by a large bundle is let go after that bundle.
+ */
+let scratch: MarshalWriter | null = null;
+const SCRATCH_KEEP_BYTES = 4 * 1024 * 1024;
+
+/**
  * Sets `bundle.actionHash` and returns the body, as `computeActionHash` then `encodeBundle` would,
  * writing the body once into one buffer: the hash is taken over the spans of the number, parent,
  * info and stored actions it holds, then written into its place (a digest has a fixed size); when
  * `userActions` is the list of stored actions itself (a record write's), their bytes are copied.
  * The bundle must have exactly the fields of `ActionBundle`, whose sorted order the body follows.
+ * The body is a view of a buffer the next call writes over: store or copy it before then.
  */
 export function hashAndEncode(bundle: ActionBundle): Buffer {
-  const w = new MarshalWriter(true, 1024);
+  const w = scratch ?? new MarshalWriter(true, 64 * 1024);
+  scratch = null; // a call that throws leaves no half-written writer behind
+  w.reset();
   w.code(0x7b); // '{'
   w.write('actionHash');
   const hashAt = w.length + 5; // after 'u' and the length
@@ -162,5 +174,6 @@ export function hashAndEncode(bundle: ActionBundle): Buffer {
     .digest('hex');
   w.patch(hashAt, Buffer.from(hash, 'latin1'));
   bundle.actionHash = hash;
-  return w.result();
+  if (w.capacity <= SCRATCH_KEEP_BYTES) scratch = w;
+  return w.span(0, w.length);
 }
