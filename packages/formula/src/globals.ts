@@ -3,7 +3,7 @@
  * usercode), builtins and the library, auto-imported modules, and the Grist functions that need
  * the engine (PEEK, CONTAINS, RECORD, VLOOKUP, PREVIOUS, NEXT, RANK).
  */
-import {PyCallable, PyException, type Value, hashKey, raise, truthy} from './values.js';
+import {type Kwargs, PyCallable, PyException, type Value, hashKey, raise, truthy} from './values.js';
 import {Record, UserTable, recordToDict} from './records.js';
 import {getattr} from './methods.js';
 import {findModule} from './library.js';
@@ -62,13 +62,20 @@ export function gristFunctions(s: EngineState): {[name: string]: PyCallable} {
       ? (getattr(table, 'lookupOne') as PyCallable).call([], kw)
       : null;
   });
+  // order_by is required (keyword-only, no default, as in Grist's prevnext.py); None is the
+  // table's manual order, an empty spec that the sort completes with manualSort.
+  const orderOf = (name: string, kw: Kwargs | null | undefined): Value => {
+    if (!kw || !('order_by' in kw))
+      raise('TypeError', `${name}() missing 1 required keyword-only argument: 'order_by'`);
+    return kw!.order_by ?? [];
+  };
   const neighbor = (name: string, delta: number) =>
     new PyCallable(name, (args, kw) => {
+      const orderBy = orderOf(name, kw);
       const rec = args[0];
       if (!(rec instanceof Record)) raise('TypeError', `${name}() requires a record`);
       const r = rec as Record;
       const groupBy = kw?.group_by ?? null;
-      const orderBy = kw?.order_by ?? null;
       const {rows, index: i} = groupPosition(s, r, groupBy, orderBy);
       const j = i + delta;
       if (i < 0 || j < 0 || j >= rows.length) return new Record(s.host, r.tableId, 0);
@@ -78,10 +85,11 @@ export function gristFunctions(s: EngineState): {[name: string]: PyCallable} {
   fns.PREVIOUS = neighbor('PREVIOUS', -1);
   fns.NEXT = neighbor('NEXT', 1);
   fns.RANK = new PyCallable('RANK', (args, kw) => {
+    const orderBy = orderOf('RANK', kw);
     const rec = args[0];
     if (!(rec instanceof Record)) raise('TypeError', 'RANK() requires a record');
     const order = kw?.order ?? 'asc';
-    const {rows, index: i} = groupPosition(s, rec as Record, kw?.group_by ?? null, kw?.order_by ?? null);
+    const {rows, index: i} = groupPosition(s, rec as Record, kw?.group_by ?? null, orderBy);
     if (i < 0) return null;
     return BigInt(String(order).toLowerCase() === 'desc' ? rows.length - i : i + 1);
   });

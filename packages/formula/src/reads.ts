@@ -2,7 +2,7 @@ import {type Kwargs, type Value, raise} from './values.js';
 import {defaultCell, raiseStoredError} from './convert.js';
 import {type AheadRows, type Record, RecordSet, type Via} from './records.js';
 import {pyCompare, toArray} from './ops.js';
-import {type ColData, type SortEntry, AllVia, RefVia, refKindOf} from './tables.js';
+import {type ColData, type SortEntry, type TableData, AllVia, RefVia, refKindOf} from './tables.js';
 import {Contains, KeyVia, buildIndex, lookupFromSource, lookupKeyOf} from './indexes.js';
 import {type Tracker, noteLookup, noteRead, noteViaRead, pushSource} from './deps.js';
 import {CIRCULAR, NeedCompute} from './recalc.js';
@@ -193,14 +193,10 @@ function sortRowsEntry(
     )
       return {rows: cacheHit(s, hit, rows, via), entry: hit};
   }
-  const specs = (typeof orderBy === 'string' ? [orderBy] : toArray(orderBy)).map((spec) => {
-    if (typeof spec !== 'string') raise('TypeError', 'order_by must be a column id or a tuple of column ids');
-    const desc = (spec as string).startsWith('-');
-    return {col: desc ? (spec as string).slice(1) : (spec as string), desc};
-  });
+  const t = getTable(s, tableId);
+  const specs = sortSpec(t, orderBy);
   // The order of a lookup key's rows (or Table.all) by a spec is cached while its columns and rows
   // are unchanged (PREVIOUS/NEXT/RANK and sorted lookups ask for it from every row).
-  const t = getTable(s, tableId);
   const cacheable = via instanceof KeyVia || via instanceof AllVia;
   const specKey = specs.map((sp) => (sp.desc ? '-' : '+') + sp.col).join(',');
   const cols: ColData[] = [];
@@ -227,7 +223,8 @@ function sortRowsEntry(
       return {rows: cacheHit(s, hit, rows, via), entry: hit};
     }
   }
-  const keys = rows.map((r) => specs.map((sp) => readCell(s, tableId, sp.col, r, via, rows)));
+  // 'id' is the row id itself (`-id`: descending; a plain 'id' ended the spec above).
+  const keys = rows.map((r) => specs.map((sp) => (sp.col === 'id' ? r : readCell(s, tableId, sp.col, r, via, rows))));
   s.sorts++;
   const idx = rows.map((_, i) => i);
   idx.sort((a, b) => {
@@ -257,6 +254,23 @@ function sortRowsEntry(
     return {rows: sorted, entry};
   }
   return {rows: sorted, entry: null};
+}
+
+/**
+ * The columns an order_by sorts by, as Grist's make_sort_spec reads it: a spec naming 'id' ends
+ * there (the row id is the last key anyway, and unique); otherwise a table with manualSort sorts
+ * by it after the named columns (unless named), so that ties keep the order rows have in views.
+ * `order_by=None` arrives as an empty spec: manualSort alone.
+ */
+function sortSpec(t: TableData, orderBy: Value): Array<{col: string; desc: boolean}> {
+  const named = (typeof orderBy === 'string' ? [orderBy] : toArray(orderBy)).map((spec) => {
+    if (typeof spec !== 'string') raise('TypeError', 'order_by must be a column id or a tuple of column ids');
+    return spec as string;
+  });
+  const idAt = named.indexOf('id');
+  const spec = idAt >= 0 ? named.slice(0, idAt) : named;
+  if (idAt < 0 && t.cols.has('manualSort') && !named.includes('manualSort')) spec.push('manualSort');
+  return spec.map((c) => (c.startsWith('-') ? {col: c.slice(1), desc: true} : {col: c, desc: false}));
 }
 
 /** Rows of rec's group (group_by columns equal to rec's) in order_by order. */

@@ -270,12 +270,26 @@ export class UserTable implements PyObject {
   }
 }
 
+/**
+ * The lookup keys and the order a lookup asks for, as Grist's lookupRecords reads them: no
+ * `order_by` is row id order (null: no sort); `order_by=None` is the table's manual order (an
+ * empty spec, which sortRows completes with manualSort); a legacy `sort_by` string wins and gets
+ * no manualSort (a spec ending at 'id', which sortRows cuts there).
+ */
 function splitOrderBy(kw: Kwargs | null): {keys: Kwargs; orderBy: Value} {
   const keys: Kwargs = Object.create(null);
   let orderBy: Value = null;
+  let sortBy: Value = null;
   for (const [k, v] of Object.entries(kw ?? {})) {
-    if (k === 'order_by' || k === 'sort_by') orderBy = v;
+    if (k === 'order_by') orderBy = v === null ? [] : v;
+    else if (k === 'sort_by') sortBy = v;
     else keys[k] = v;
+  }
+  if (truthy(sortBy)) {
+    if (typeof sortBy !== 'string') {
+      raise('TypeError', "sort_by must be a string column ID, with optional '-'; use order_by for tuples");
+    }
+    orderBy = [sortBy, 'id'];
   }
   return {keys, orderBy};
 }
