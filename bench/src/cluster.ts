@@ -36,10 +36,17 @@ export interface Worker {
   url: string;
   proc: ChildProcess;
   name: string;
+  /** The last ~8 kB the worker wrote to stderr (why it died, when it did). */
+  stderrTail(): string;
 }
+
+/** Bytes of a worker's stderr kept for when it dies. */
+const STDERR_TAIL_BYTES = 8192;
 
 export class Deployment {
   readonly workers: Worker[] = [];
+  /** Workers this deployment killed (an exit of any other is reported with its stderr). */
+  private readonly killed = new WeakSet<ChildProcess>();
   private readonly pools = new Map<string, Pool>();
   constructor(
     readonly dir: string,
@@ -66,8 +73,21 @@ export class Deployment {
       });
       proc.once('exit', (code) => reject(new Error(`worker exited (${code}): ${out}`)));
     });
-    proc.stderr!.resume();
-    const w = {url, proc, name};
+    // Kept, not dropped: a worker that died during a run (once in 11 scale-out runs) left no trace.
+    const tail: string[] = [];
+    let tailBytes = 0;
+    proc.stderr!.on('data', (d: Buffer) => {
+      tail.push(d.toString('utf8'));
+      tailBytes += d.length;
+      while (tailBytes > STDERR_TAIL_BYTES && tail.length > 1) tailBytes -= Buffer.byteLength(tail.shift()!);
+    });
+    proc.once('exit', (code, signal) => {
+      if (!this.killed.has(proc))
+        console.error(
+          `bench: worker ${name} exited by itself (${signal ?? `code ${code}`}); its stderr ends:\n${tail.join('')}`,
+        );
+    });
+    const w = {url, proc, name, stderrTail: () => tail.join('')};
     this.workers.push(w);
     return w;
   }
@@ -90,6 +110,7 @@ export class Deployment {
   }
 
   async kill(w: Worker): Promise<void> {
+    this.killed.add(w.proc);
     w.proc.kill('SIGKILL');
     await new Promise((r) => (w.proc.exitCode !== null ? r(null) : w.proc.once('exit', r)));
     this.workers.splice(this.workers.indexOf(w), 1);
