@@ -27,6 +27,9 @@ const ALLOWED: Record<string, string> = {
   'formula/modules/re.ts patternCache': 'memo of compiled patterns, capped',
   'formula/functions/text.ts phoneUtil': "libphonenumber's singleton, loaded on first use",
   'export/xlsx.ts excel': 'the exceljs module, imported at the first XLSX download',
+  // Scratch memory, no state: each use starts by resetting it and nothing read from it outlives
+  // the synchronous call that wrote it (the body is bound by SQLite before the next write).
+  'doc/history/format.ts scratch': 'the buffer action bodies are written into, reused (capped at 4 MB)',
   'formula/library.ts registered': 'the function library, built once (immutable after)',
   // The formula library's ambient evaluation context: set by the engine around each synchronous
   // recalculation and restored after it, so that library functions (TODAY, DATEADD, loops)
