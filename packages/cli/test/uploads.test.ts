@@ -211,15 +211,16 @@ for (const target of TARGETS) {
         path,
         headers: {...MULTIPART, ...AUTH},
         head,
-        fill: 60 * MB,
+        fill: 100 * MB,
         tail: FORM_END,
         chunked: true,
       });
       assert.equal([res.status, JSON.parse(res.body)], [413, {error: 'Attachments must not exceed 4.0MB'}], path);
       assert.is(res.headers.connection, 'close');
-      // The answer comes before the 60 MB body ends (the margin is wide: on a loaded machine the
-      // client keeps sending into socket buffers and the post-refusal drain before it sees it).
-      assert.ok(res.sent < 50 * MB, `${path}: reading stopped at the limit (${res.sent} bytes sent before the answer)`);
+      // The answer comes long before the 100 MB body ends (the margin is wide: on a loaded machine
+      // the client keeps sending into socket buffers and the post-refusal drain before it sees it;
+      // 53 MB were seen beside a second full test run, against 4 MB read).
+      assert.ok(res.sent < 80 * MB, `${path}: reading stopped at the limit (${res.sent} bytes sent before the answer)`);
     }
     const json = await rawRequest(srv.port, {
       path: `/api/docs/${doc}/apply`,
@@ -227,9 +228,9 @@ for (const target of TARGETS) {
       fill: 50 * MB,
     });
     assert.equal([json.status, json.headers.connection], [413, 'close']);
-    // 170 MB of refused bodies went by unread: the peak stays far below one of them.
+    // Several hundred MB of refused bodies went by unread: the peak stays far below one of them.
     const peak = peakMB(srv.proc.pid!);
-    console.log(`  ${target.name}: RSS ${rssBefore} MB before seven refused 50-60 MB bodies, peak ${peak} MB`);
+    console.log(`  ${target.name}: RSS ${rssBefore} MB before seven refused 50-100 MB bodies, peak ${peak} MB`);
     assert.ok(peak - rssBefore < 40, `peak RSS ${peak} MB, ${rssBefore} MB before: a refused body was held`);
   });
 
