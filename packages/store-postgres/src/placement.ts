@@ -139,6 +139,12 @@ export class PgPlacement implements Placement {
       `SELECT pg_backend_pid() AS pid, backend_start::text AS started FROM pg_stat_activity WHERE pid = pg_backend_pid()`,
     );
     await client.query(`LISTEN ${CHANNEL}`);
+    if (this.closing) {
+      // Closed while this connection was being made (a reconnect): it would outlive the worker
+      // and keep its process alive (seen on Node 22: a test file that passed never exited).
+      await client.end().catch(() => {});
+      return;
+    }
     this.lease = client;
     this.pid = rows[0].pid;
     this.started = rows[0].started;
@@ -509,6 +515,7 @@ export class PgPlacement implements Placement {
     this.closing = true;
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.lostFns = [];
+    await this.connecting?.catch(() => {});
     await this.lease?.end().catch(() => {});
     await this.pool.end().catch(() => {});
   }
