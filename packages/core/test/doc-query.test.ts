@@ -222,6 +222,41 @@ test('ColumnClasses: merges tracked writes, forgets on anything else', () => {
   db.close();
 });
 
+test("ColumnClasses: writes set aside (the history's rows) keep a valid cache valid and a stale one stale", () => {
+  const db = new Database(':memory:');
+  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, a); CREATE TABLE h (id INTEGER PRIMARY KEY, x)');
+  db.prepare('INSERT INTO t VALUES (1, 1)').run();
+  const c = new ColumnClasses(db);
+  const addH = () => db.prepare('INSERT INTO h (x) VALUES (1), (2)').run().changes;
+  assert.is(c.of('t', 'a'), NUM_CLASS);
+  // A row of t written behind the cache's back, then its text made a number again: the cache is
+  // stale only by the count of changes, which the aside must not absorb.
+  db.prepare(`UPDATE t SET a = 'x' WHERE id = 1`).run();
+  let n = 0;
+  c.aside(
+    () => (n = addH()),
+    () => n,
+  );
+  assert.is(c.of('t', 'a'), TEXT_CLASS, 'stale before the aside: read again');
+  // Valid before: the aside's two rows are discounted and the cache kept (no rescan: a value
+  // written behind its back after would not be seen, which is what shows it was kept).
+  c.aside(
+    () => (n = addH()),
+    () => n,
+  );
+  const w = c.track('t');
+  db.prepare('UPDATE t SET a = 2 WHERE id = 1').run();
+  w.done(new Map(), 1);
+  assert.is(c.of('t', 'a'), TEXT_CLASS, 'kept across the aside and the tracked write');
+  // The aside reporting fewer rows than it changed makes the cache stale.
+  c.aside(
+    () => addH(),
+    () => 1,
+  );
+  assert.is(c.of('t', 'a'), NUM_CLASS);
+  db.close();
+});
+
 test('ColumnClasses: commits by other connections and schema changes invalidate', () => {
   const path = tempPath('c.sqlite');
   const db = new Database(path);

@@ -2,12 +2,13 @@
 // after its parent, with the stored actions, their undo and the user; documents Grist wrote keep
 // their chain; pruning follows Grist's limits; a rolled-back write records nothing.
 import Database from 'better-sqlite3';
-import {mkdtempSync} from 'node:fs';
+import {mkdtempSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {GristDoc, marshalDumps} from '../src/doc/index.js';
+import {Engine} from '../src/engine/engine.js';
 import type {DocMeta} from '../src/doc/meta.js';
 import {checkActionHistory} from '../src/doc/history/chain.js';
 import {decodeBundle, type ActionBundle} from '../src/doc/history/format.js';
@@ -247,6 +248,66 @@ test('a write that fails records nothing', () => {
   }
 });
 
+test('a write undone after its action was recorded leaves the chain as committed; the next links to the committed tip', () => {
+  const doc = newDoc();
+  try {
+    doc.addRecords('Table1', [{A: 'x'}]);
+    const committed = bundles(doc.db).at(-1)!;
+    // The last step of a write, after its bundle was appended (the request's idempotency key).
+    doc.beforeCommit = () => {
+      throw new Error('key taken');
+    };
+    assert.throws(() => doc.updateRecords('Table1', [{id: 1, fields: {A: 'y'}}]), /key taken/);
+    doc.beforeCommit = null;
+    assert.is(bundles(doc.db).at(-1)!.id, committed.id);
+    doc.updateRecords('Table1', [{id: 1, fields: {A: 'z'}}]);
+    const mine = bundles(doc.db).at(-1)!;
+    assert.is(mine.actionNum, committed.actionNum + 1);
+    assert.is(mine.parentRef, committed.id);
+    assert.is(mine.parentActionHash, committed.actionHash);
+    assert.equal(checkActionHistory(doc.db).problems, []);
+  } finally {
+    doc.close();
+  }
+});
+
+test('actions another connection appended: the next write links to them, and pruning counts them', () => {
+  // 17.5 actions allowed (Grist's 1.25 grace over 14), checked every 10th.
+  const doc = newDoc({maxRows: 14});
+  try {
+    doc.addRecords('Table1', [{A: 'x'}]);
+    for (let n = 3; n <= 10; n++) doc.updateRecords('Table1', [{id: 1, fields: {A: `a${n}`}}]);
+    assert.is(bundles(doc.db).length, 10, 'counted at the 10th, not pruned');
+    // Another connection (a tool, or Grist on the file) continues the chain with four actions.
+    const other = new Database(doc.path);
+    let last = bundles(other).at(-1)!;
+    const body = other.prepare('SELECT body FROM _gristsys_ActionHistory WHERE id = ?').pluck().get(last.id) as Buffer;
+    let tipId = last.id;
+    for (let k = 1; k <= 4; k++) {
+      tipId = Number(
+        other
+          .prepare('INSERT INTO _gristsys_ActionHistory (actionHash, parentRef, actionNum, body) VALUES (?, ?, ?, ?)')
+          .run(String(k).repeat(64), tipId, last.actionNum + k, body).lastInsertRowid,
+      );
+    }
+    other.prepare('UPDATE _gristsys_ActionHistoryBranch SET actionRef = ?').run(tipId);
+    other.close();
+    doc.updateRecords('Table1', [{id: 1, fields: {A: 'z'}}]);
+    last = bundles(doc.db).at(-1)!;
+    assert.is(last.actionNum, 15);
+    assert.is(last.parentRef, tipId);
+    assert.is(last.parentActionHash, '4'.repeat(64));
+    // At the 20th: 20 in the chain, over 17.5 (a count of only its own appends, 16, would not prune).
+    for (let n = 16; n <= 20; n++) doc.updateRecords('Table1', [{id: 1, fields: {A: `b${n}`}}]);
+    assert.equal(
+      doc.db.prepare('SELECT actionNum FROM _gristsys_ActionHistory ORDER BY id').pluck().all(),
+      [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
+    );
+  } finally {
+    doc.close();
+  }
+});
+
 test('history can be turned off: nothing is recorded', () => {
   const doc = newDoc({enabled: false});
   try {
@@ -453,6 +514,34 @@ test('pruning follows Grist: checked every 10th action, only when 1.25 times ove
   } finally {
     kept.close();
     pruned.close();
+  }
+});
+
+test('after /states/remove, pruning counts the chain that is left', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-history-'));
+  // 12.5 actions allowed before a prune (Grist's 1.25 grace), checked every 10th action.
+  const engine = await Engine.open({dataDir: dir, history: {maxRows: 10}});
+  try {
+    const user = await engine.home.ensureUser('ada@example.com', 'Ada');
+    const p = engine.home.principalFor(user, true);
+    const [home] = await engine.store.listWorkspaces((await engine.store.getPersonalOrg(user.id))!.id);
+    const docId = await engine.createDoc(home.id, p, {name: 'D'});
+    const doc = await engine.as(p).doc(docId);
+    const nums = () => bundles(engine.openDoc(docId).db).map((b) => b.actionNum);
+    await doc.addRecords('Table1', [{A: 'x'}]);
+    const first = nums().at(-1)!;
+    // Up to a 10th action (counted then, not pruned: 10 <= 12.5).
+    for (let n = first + 1; n <= 10; n++) await doc.updateRecords('Table1', [{id: 1, fields: {A: `a${n}`}}]);
+    assert.is(nums().length, 10);
+    await doc.removeStates(2);
+    assert.equal(nums(), [9, 10]);
+    // Ten more: 12 in the chain at the 20th check, under 12.5, all kept (a count of 20 would prune to 10).
+    for (let n = 11; n <= 20; n++) await doc.updateRecords('Table1', [{id: 1, fields: {A: `b${n}`}}]);
+    assert.equal(nums(), [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+    assert.equal(checkActionHistory(engine.openDoc(docId).db).problems, []);
+  } finally {
+    await engine.close();
+    rmSync(dir, {recursive: true, force: true});
   }
 });
 
