@@ -66,7 +66,14 @@ test('WalTail returns each commit once, skips a rolled-back spill, and a restore
     const restored = join(dir, 'b.db');
     await restoreDoc(
       restored,
-      {epoch: 2, snapshot: {key: 's1', sha256: await fileSha256(snap), size: 0, seq: 0}, previous: [], log, nextGen: 1},
+      {
+        epoch: 2,
+        snapshot: {key: 's1', sha256: await fileSha256(snap), size: 0, seq: 0},
+        previous: [],
+        log,
+        logSince: async () => log,
+        nextGen: 1,
+      },
       store,
     );
     assert.equal(
@@ -94,6 +101,7 @@ test('a restore refuses a snapshot whose checksum does not match', async () => {
       snapshot: {key: 'k', sha256: '0'.repeat(64), size: 0, seq: 0},
       previous: [],
       log: [],
+      logSince: async () => [],
       nextGen: 0,
     };
     try {

@@ -274,12 +274,13 @@ export class PgPlacement implements Placement {
         [docId, this.self, next, this.pid, this.started, this.leaseMs],
       );
       const seq = Number(r.snapshot_seq);
-      // The whole log kept (since the previous snapshot), and older snapshots to fall back on.
-      const log = (
-        await c.query<LogRow>(`SELECT seq, gen, off, bytes FROM gristlite_doc_log WHERE doc_id = $1 ORDER BY seq`, [
-          docId,
-        ])
-      ).rows.map((e) => ({seq: Number(e.seq), gen: e.gen, offset: Number(e.off), bytes: e.bytes}));
+      // The log after the newest snapshot (the rest is read only if an older one must stand in),
+      // the generation after the last kept, and older snapshots to fall back on.
+      const log = await this.logSince(c, docId, r.snapshot_key ? seq : 0);
+      const {rows: gens} = await c.query<{gen: number | null}>(
+        'SELECT max(gen) AS gen FROM gristlite_doc_log WHERE doc_id = $1',
+        [docId],
+      );
       const previous = (
         await c.query<{key: string; sha256: string; size: string; seq: string}>(
           `SELECT key, sha256, size, seq FROM gristlite_snapshots
@@ -297,7 +298,8 @@ export class PgPlacement implements Placement {
             : null,
           previous,
           log,
-          nextGen: (log.at(-1)?.gen ?? -1) + 1,
+          logSince: (after) => this.logSince(this.pool, docId, after),
+          nextGen: (gens[0].gen ?? -1) + 1,
         },
       };
     });
@@ -305,6 +307,15 @@ export class PgPlacement implements Placement {
     if ('holder' in claim) this.rememberHolder(docId, claim.holder);
     else if ('mine' in claim) this.hold(docId, claim.takeover?.epoch ?? (known as number), sent);
     return claim;
+  }
+
+  /** The log entries of `docId` after `seq`, in order. */
+  private async logSince(q: pg.Pool | pg.PoolClient, docId: string, seq: number): Promise<LogEntry[]> {
+    const {rows} = await q.query<LogRow>(
+      'SELECT seq, gen, off, bytes FROM gristlite_doc_log WHERE doc_id = $1 AND seq > $2 ORDER BY seq',
+      [docId, seq],
+    );
+    return rows.map((e) => ({seq: Number(e.seq), gen: e.gen, offset: Number(e.off), bytes: e.bytes}));
   }
 
   async create(docId: string): Promise<number> {

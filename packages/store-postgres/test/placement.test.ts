@@ -83,14 +83,24 @@ if (await pgAvailable('document placement')) {
     assert.is(tk.epoch, 2);
     assert.equal(tk.snapshot, {key: 'k2', sha256: 'y', size: 2, seq: 2});
     assert.equal(tk.previous, [{key: 'k0', sha256: 'x', size: 1, seq: 0}], 'the previous snapshot, to fall back on');
+    const rows = (log: typeof tk.log) => log.map((e) => [e.seq, e.gen, e.offset, e.bytes.toString()]);
     assert.equal(
-      tk.log.map((e) => [e.seq, e.gen, e.offset, e.bytes.toString()]),
+      rows(tk.log),
+      [
+        [3, 1, 0, 'e3'],
+        [4, 1, 3, 'e4'],
+      ],
+      'the log after the newest snapshot',
+    );
+    assert.equal(
+      rows(await tk.logSince(0)),
       [
         [1, 0, 0, 'e1'],
         [2, 0, 10, 'e2'],
         [3, 1, 0, 'e3'],
         [4, 1, 3, 'e4'],
       ],
+      'the whole log kept, for the previous snapshot to stand in',
     );
     assert.is(tk.nextGen, 2);
     try {

@@ -113,13 +113,15 @@ export class MemoryPlacement implements Placement {
     this.hold(docId, r);
     this.hub.notifyMoved(docId, this.self);
     const last = r.log.at(-1);
+    const since = (seq: number) => r.log.filter((e) => e.seq > seq).map((e) => ({...e, bytes: Buffer.from(e.bytes)}));
     return {
       mine: true,
       takeover: {
         epoch: r.epoch,
         snapshot: r.snapshot,
         previous: r.history.filter((s) => s.key !== r.snapshot?.key).reverse(),
-        log: r.log.map((e) => ({...e, bytes: Buffer.from(e.bytes)})),
+        log: since(r.snapshot?.seq ?? 0),
+        logSince: async (seq) => since(seq),
         nextGen: last ? last.gen + 1 : 0,
       },
     };

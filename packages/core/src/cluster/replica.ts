@@ -34,7 +34,8 @@ const MAX_BATCH = 256;
 /** sha256 of a file, streamed (a 50 MB document takes about 0.1 s, off the event loop's back). */
 export async function fileSha256(path: string): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  // 1 MB reads: Node's 64 KB default took 1.5-2x as long over a 146 MB snapshot (loaded machine).
+  for await (const chunk of createReadStream(path, {highWaterMark: 1 << 20})) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
 
@@ -98,7 +99,7 @@ export async function restoreDoc(path: string, takeover: Takeover, store: Object
   removeSqliteCompanions(path);
   const damaged: Error[] = [];
   for (const cand of [snap, ...takeover.previous.filter((p) => p.seq <= snap.seq)]) {
-    const log = takeover.log.filter((e) => e.seq > cand.seq);
+    const log = cand === snap ? takeover.log : await takeover.logSince(cand.seq);
     // An older snapshot stands in only when the log runs from it, with no gap, to the newest.
     const bridged = log.every((e, i) => e.seq === cand.seq + 1 + i) && (log.at(-1)?.seq ?? cand.seq) >= snap.seq;
     if (cand !== snap && !bridged) break;

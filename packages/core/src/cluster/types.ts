@@ -49,12 +49,15 @@ export interface Takeover {
   snapshot: SnapshotRef | null;
   /** Older recorded snapshots, newest first: used when `snapshot` is missing or corrupt. */
   previous: SnapshotRef[];
-  /**
-   * The log kept, in order: every entry after the previous snapshot (so that it plus the log can
-   * stand in for the newest), which includes every entry after `snapshot`.
-   */
+  /** The log after `snapshot` (all of it when there is none), in order: what a restore replays. */
   log: LogEntry[];
-  /** The WAL generation the next entry starts (one past the log's last). */
+  /**
+   * Every entry kept after `seq`, in order: the log an older snapshot needs to stand in for the
+   * newest, read only then (the entries the newest snapshot covers were read at every takeover:
+   * 0.4-2 s of a 3-146 MB document's, measured).
+   */
+  logSince(seq: number): Promise<LogEntry[]>;
+  /** The WAL generation the next entry starts (one past the log's last, covered entries included). */
   nextGen: number;
 }
 
