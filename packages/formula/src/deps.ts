@@ -42,11 +42,17 @@ export function markDirty(s: EngineState, col: ColData, rows: Iterable<number>):
   while (work.length) {
     const [c, rs] = work.pop()!;
     if (!c.isFormula && !c.isTrigger) continue;
-    const fresh: number[] = [];
-    for (const r of rs) {
-      if (!c.dirty.has(r) && c.table.index.has(r)) {
-        c.dirty.add(r);
-        fresh.push(r);
+    let fresh: number[];
+    if (Array.isArray(rs)) {
+      const index = c.table.index;
+      fresh = c.dirty.addAll(rs, (r) => index.has(r));
+    } else {
+      fresh = [];
+      for (const r of rs) {
+        if (!c.dirty.has(r) && c.table.index.has(r)) {
+          c.dirty.add(r);
+          fresh.push(r);
+        }
       }
     }
     if (!fresh.length) continue;

@@ -71,8 +71,12 @@ export function takeChanges(s: EngineState): RecalcResult {
   const result: RecalcResult = {changes: {}, rowsChanged: {}, evaluations: s.evaluations, sorts: s.sorts};
   const rowsByTable = new Map<string, number[][]>();
   for (const [c, ch] of s.changes) {
-    if (!ch.rows.length || !s.tables.has(c.table.id) || c.table.cols.get(c.id) !== c) continue;
+    if (!ch.n || !s.tables.has(c.table.id) || c.table.cols.get(c.id) !== c) continue;
     let {rows: rowIds, values} = ch;
+    if (rowIds.length !== ch.n) {
+      rowIds.length = ch.n;
+      values.length = ch.n;
+    }
     let ascending = true;
     for (let i = 1; i < rowIds.length; i++)
       if (rowIds[i] <= rowIds[i - 1]) {
@@ -247,11 +251,13 @@ export function store(s: EngineState, c: ColData, r: number, cell: CellValue): v
   c.version++;
   let m = s.changes.get(c);
   if (!m) {
-    m = {rows: [], values: []};
+    const size = c.dirty.size;
+    m = {rows: new Array<number>(size), values: new Array<CellValue>(size), n: 0};
     s.changes.set(c, m);
   }
-  m.rows.push(r);
-  m.values.push(cell);
+  m.rows[m.n] = r;
+  m.values[m.n] = cell;
+  m.n++;
   // Trigger formulas (recalcWhen DEFAULT) whose recalcDeps include this formula column fire.
   if (c.isFormula) {
     const triggers = depTriggers(t).get(c.id);

@@ -64,7 +64,9 @@ const MAX_EXACT_INT = 2 ** 53;
  */
 export class StoredValues {
   classes = 0;
-  readonly reals: number[] = [];
+  private readonly realList: number[] = [];
+  /** Arrays given to `addAll` whose reals are not in `realList` yet (most writes never ask). */
+  private pending: Array<readonly unknown[]> = [];
   /** The least and greatest numbers written, and whether one had a fraction (`ColumnClasses.range`). */
   min = Number.POSITIVE_INFINITY;
   max = Number.NEGATIVE_INFINITY;
@@ -80,8 +82,36 @@ export class StoredValues {
     this.textToNumber = this.intAffinity || affinity === 'REAL';
   }
 
+  /** The numbers written that may land as REAL (in the order written), to check their JSON text. */
+  get reals(): number[] {
+    if (this.pending.length) this.listPending();
+    return this.realList;
+  }
+
+  private listPending(): void {
+    const arrays = this.pending;
+    this.pending = [];
+    for (const values of arrays) for (let i = 0; i < values.length; i++) this.addReal(values[i]);
+  }
+
   /** A value as bound to SQLite (better-sqlite3 binds every JS number as a double). */
   add(v: unknown): void {
+    if (this.pending.length) this.listPending();
+    this.addRange(v);
+    this.addReal(v);
+  }
+
+  /**
+   * Every value of `values`, as `add` each: the reals are listed only when asked for, from the
+   * array itself, which the caller must not change after. A recalc of a 100k-row column listed
+   * ~100k reals that nothing read (issue 43 §1).
+   */
+  addAll(values: readonly unknown[]): void {
+    for (let i = 0; i < values.length; i++) this.addRange(values[i]);
+    this.pending.push(values);
+  }
+
+  private addRange(v: unknown): void {
     this.classes |= classOf(v);
     if ((typeof v === 'number' && !Number.isNaN(v)) || typeof v === 'bigint') {
       const n = Number(v);
@@ -89,12 +119,15 @@ export class StoredValues {
       if (n > this.max) this.max = n;
       if (!Number.isInteger(n)) this.fractions = true;
     }
+  }
+
+  private addReal(v: unknown): void {
     if (typeof v === 'number') {
       if (!(this.intAffinity && Number.isInteger(v) && Math.abs(v) <= MAX_EXACT_INT)) {
-        this.reals.push(v);
+        this.realList.push(v);
       }
     } else if (typeof v === 'bigint' && (v > MAX_EXACT_INT || v < -MAX_EXACT_INT)) {
-      this.reals.push(Number(v)); // Checked as a REAL, which fails: JS would read it rounded.
+      this.realList.push(Number(v)); // Checked as a REAL, which fails: JS would read it rounded.
     }
   }
 }
