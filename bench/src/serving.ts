@@ -161,7 +161,9 @@ export async function httpAdd(
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const records = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as {records: {fields: ReturnType<typeof makeRows>[number]}[]}).records;
+      const records = (
+        JSON.parse(Buffer.concat(chunks).toString('utf8')) as {records: {fields: ReturnType<typeof makeRows>[number]}[]}
+      ).records;
       const ids = doc.addRecords(
         req.url === '/warm' ? 'WarmAdd' : TABLE,
         records.map((r) => r.fields),
