@@ -14,7 +14,7 @@ import {parse as csvParse} from 'csv-parse';
 import {type Engine, GristDoc, importCsvDoc} from '@gristlite/core/internal';
 import type {Pool} from 'undici';
 import {configureServer} from '@gristlite/node';
-import {httpAdd, httpAddVsBare, httpAddVsParseInsert, revalidation} from './serving.js';
+import {httpAdd, httpAddVsBare, httpAddVsParseEngine, httpAddVsParseInsert, revalidation} from './serving.js';
 import {
   COLUMNS,
   clientPool,
@@ -546,7 +546,13 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
     }
     const rawInsertRate = median(rawRates);
     const perRowNote = `raw with one row per INSERT: ${fmt(median(perRowRates))} rows/s`;
-    const {addRate, parseRate, parseInsertRate} = await httpAdd(dir, pool, server, `${base}/${TABLE}/records`, rows);
+    const {addRate, parseRate, parseInsertRate, parseEngineRate} = await httpAdd(
+      dir,
+      pool,
+      server,
+      `${base}/${TABLE}/records`,
+      rows,
+    );
     results.push(
       result({
         scenario: `add ${ROWS} records over HTTP, batches of 500`,
@@ -559,6 +565,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
       }),
       httpAddVsBare(addRate, parseRate),
       httpAddVsParseInsert(addRate, parseInsertRate),
+      httpAddVsParseEngine(addRate, parseEngineRate),
     );
 
     // 5. add in batches of 100 through the Node adapter.
@@ -720,7 +727,7 @@ export async function overHttp(dir: string, raw: Database.Database): Promise<Res
     );
 
     // Revalidation (issue 28, D66; issue 43 §2).
-    results.push(await revalidation(pool, server, page));
+    results.push(...(await revalidation(pool, server, page, dir)));
 
     // Add-or-update of 2000 records keyed on Text (1000 matching, 1000 new) under 100 ms. The
     // first upsert keyed on a column builds the document's index of it (doc/keyindex.ts): reported

@@ -4,8 +4,10 @@
  * same requests. `BENCH_ONLY=serving` runs them alone on a fresh server (quick A/B runs, profiles
  * with BENCH_SERVER_NODE_ARGS); the http group runs the same functions in its sequence.
  */
+import {createHash} from 'node:crypto';
 import {createServer} from 'node:http';
 import {join} from 'node:path';
+import {GristDoc, historySettingsFromEnv} from '@gristlite/core/internal';
 import type {Pool} from 'undici';
 import {COLUMNS, clientPool, cpuMs, fmt, makeRows, now, type Result} from './lib.js';
 import {call, loadTest, newDoc, rawDb, result, type Server, startServer} from './scenarios.js';
@@ -49,7 +51,13 @@ export async function httpAdd(
   server: Server,
   path: string,
   rows: ReturnType<typeof makeRows>,
-): Promise<{addRate: number; parseRate: number; parseInsertRate: number; cpuPerBatchMs: number}> {
+): Promise<{
+  addRate: number;
+  parseRate: number;
+  parseInsertRate: number;
+  parseEngineRate: number;
+  cpuPerBatchMs: number;
+}> {
   const body = (i: number) => ({records: rows.slice(i, i + 500).map((fields) => ({fields}))});
   const warmBodies = Array.from({length: Math.min(WARM_BATCHES, Math.ceil(rows.length / 500))}, (_, k) =>
     body(k * 500),
@@ -142,7 +150,36 @@ export async function httpAdd(
     await inserter.close();
     db.close();
   }
-  return {addRate, parseRate, parseInsertRate, cpuPerBatchMs};
+  // The engine's own write with nothing of the server around it (D155): the same parse, then
+  // GristDoc.addRecords in this process, with the action history as the server keeps it.
+  const doc = GristDoc.create(join(dir, 'serving-engine.grist'), {history: historySettingsFromEnv(process.env)});
+  doc.addTables([
+    {id: 'WarmAdd', columns: COLUMNS},
+    {id: TABLE, columns: COLUMNS},
+  ]);
+  const adder = await bare((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const records = (
+        JSON.parse(Buffer.concat(chunks).toString('utf8')) as {records: {fields: ReturnType<typeof makeRows>[number]}[]}
+      ).records;
+      const ids = doc.addRecords(
+        req.url === '/warm' ? 'WarmAdd' : TABLE,
+        records.map((r) => r.fields),
+      );
+      res.writeHead(200, {'Content-Type': 'application/json; charset=utf-8'});
+      res.end(JSON.stringify({records: ids.map((id) => ({id}))}));
+    });
+  }, 4);
+  let parseEngineRate: number;
+  try {
+    parseEngineRate = await send(adder.pool);
+  } finally {
+    await adder.close();
+    doc.close();
+  }
+  return {addRate, parseRate, parseInsertRate, parseEngineRate, cpuPerBatchMs};
 }
 
 /** The row comparing an HTTP add with the bare server parsing the same bodies (issue 43 §2). */
@@ -174,10 +211,26 @@ export function httpAddVsParseInsert(addRate: number, parseInsertRate: number): 
 }
 
 /**
+ * What the server spends beyond the engine (D155): against a bare server that parses the same
+ * bodies and adds them through the engine in its own process (the write, its checks and action
+ * history; no routing, authentication, access checks, validation, log line or answer pipeline).
+ */
+export function httpAddVsParseEngine(addRate: number, parseEngineRate: number): Result {
+  return result({
+    scenario: '  same, vs a bare server that parses and adds through the engine',
+    unit: 'rows/s',
+    rate: addRate,
+    limit: parseEngineRate,
+    target: 'report (the server pipeline share)',
+    note: 'transport + JSON + GristDoc.addRecords in the bare server (in the bench process), history on',
+  });
+}
+
+/**
  * 8 clients revalidating `page` with its ETag (304s) against a bare node:http server answering
  * 304 with no body to the same clients, in the same run (issue 28, D66; issue 43 §2).
  */
-export async function revalidation(pool: Pool, server: Server, page: string): Promise<Result> {
+export async function revalidation(pool: Pool, server: Server, page: string, dir: string): Promise<Result[]> {
   const etag = (await pool.request({method: 'GET', path: page, headers: {authorization: `Bearer ${server.key}`}}))
     .headers.etag as string;
   let answered = 0;
@@ -196,6 +249,34 @@ export async function revalidation(pool: Pool, server: Server, page: string): Pr
     res.writeHead(304, {ETag: etag, 'Cache-Control': 'private, no-cache'});
     res.end();
   }, 32);
+  // The tag's inputs (D156): the data stamp of a document (one read transaction on a file in
+  // WAL mode, as gristlite's) and the sha256 of the same parts as revalidate.ts `dataEtag`.
+  const stampDb = rawDb(dir);
+  const stamp = stampDb
+    .prepare(`SELECT total_changes(), (SELECT data_version FROM pragma_data_version),
+      (SELECT schema_version FROM pragma_schema_version)`)
+    .raw(true);
+  const tagged304 = await bare((req, res) => {
+    req.resume();
+    const parts = [
+      'run',
+      'docId',
+      'name',
+      (stamp.get() as number[]).join('.'),
+      5,
+      'chimpy@getgrist.com',
+      'owners',
+      null,
+      req.method,
+      req.url,
+      '',
+      ...['x-sort', 'x-limit', 'host', 'x-forwarded-host', 'x-forwarded-proto'].map((h) => req.headers[h] ?? null),
+    ];
+    const tag = `"${createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 32)}"`;
+    const current = req.headers['if-none-match'] === tag;
+    res.writeHead(current ? 304 : 200, {ETag: tag, 'Cache-Control': 'private, no-cache'});
+    res.end();
+  }, 32);
   try {
     const cpu0 = cpuMs(server.proc.pid!);
     const mine = await loadTest(8, revalidate);
@@ -204,7 +285,15 @@ export async function revalidation(pool: Pool, server: Server, page: string): Pr
     const lim = await loadTest(8, async () => {
       await (await bare304.pool.request({method: 'GET', path: '/'})).body.dump();
     });
-    return result({
+    const first = await tagged304.pool.request({method: 'GET', path: page});
+    await first.body.dump();
+    const tag = first.headers.etag as string;
+    const tagLim = await loadTest(8, async () => {
+      const res = await tagged304.pool.request({method: 'GET', path: page, headers: {'if-none-match': tag}});
+      await res.body.dump();
+      if (res.statusCode !== 304) throw new Error(`the tagged bare server answered ${res.statusCode}`);
+    });
+    const row = result({
       scenario: 'revalidate a 1000-row page (If-None-Match -> 304), concurrency 8',
       unit: 'req/s',
       rate: mine.rate,
@@ -215,8 +304,21 @@ export async function revalidation(pool: Pool, server: Server, page: string): Pr
       ratioTarget: 0.6,
       note: `limit: a bare node:http server answering 304 (in the bench process); server CPU ${fmt(cpuUs)} µs a 304`,
     });
+    return [
+      row,
+      result({
+        scenario: '  same, vs a bare server that also computes the tag from a data stamp',
+        unit: 'req/s',
+        rate: mine.rate,
+        limit: tagLim.rate,
+        target: 'report (the 304 row above without authentication, access or the log line)',
+        note: 'the bare 304 server plus, per request, one SQLite read of a data stamp and the sha256 of the same parts',
+      }),
+    ];
   } finally {
     await bare304.close();
+    await tagged304.close();
+    stampDb.close();
   }
 }
 
@@ -229,7 +331,7 @@ export async function servingScenarios(dir: string): Promise<Result[]> {
     const docId = await newDoc(pool, server.key, 'serving');
     const base = `/api/docs/${docId}/tables`;
     await call(pool, server.key, 'POST', base, {tables: [{id: TABLE, columns: COLUMNS}]});
-    const {addRate, parseRate, parseInsertRate, cpuPerBatchMs} = await httpAdd(
+    const {addRate, parseRate, parseInsertRate, parseEngineRate, cpuPerBatchMs} = await httpAdd(
       dir,
       pool,
       server,
@@ -247,7 +349,8 @@ export async function servingScenarios(dir: string): Promise<Result[]> {
       }),
       httpAddVsBare(addRate, parseRate),
       httpAddVsParseInsert(addRate, parseInsertRate),
-      await revalidation(pool, server, `${base}/${TABLE}/records?sort=Name&limit=1000`),
+      httpAddVsParseEngine(addRate, parseEngineRate),
+      ...(await revalidation(pool, server, `${base}/${TABLE}/records?sort=Name&limit=1000`, dir)),
     );
   } finally {
     await pool.close();

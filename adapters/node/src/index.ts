@@ -75,13 +75,13 @@ export function toNodeHandler(handler: Handler, opts: NodeAdapterOptions = {}): 
       const body = out.body;
       const whole = typeof body === 'string' || body instanceof Uint8Array;
       // A body known in full goes with its length (not chunked): a forwarding worker can then
-      // read the answer in one piece, and clients know what to expect.
+      // read the answer in one piece, and clients know what to expect. Object.assign, not a
+      // spread: V8's slow path on Node 20 (5-10 µs an answer under load, D157).
       const headers =
         whole && !Object.keys(out.headers).some((k) => k.toLowerCase() === 'content-length')
-          ? {
-              ...out.headers,
+          ? Object.assign({}, out.headers, {
               'Content-Length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength),
-            }
+            })
           : out.headers;
       res.writeHead(out.status, unreadBodyCloses(req, res, headers));
       if (body === null || whole) res.end(body ?? undefined);

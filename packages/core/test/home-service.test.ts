@@ -90,6 +90,29 @@ home('authenticate: other schemes and unknown keys are 401 with Grist wording', 
   await refused(ctx.home.authenticate('Bearer'), 401, 'Bad request: invalid API key');
 });
 
+home(
+  'authenticate: a key remembered, then replaced or deleted, is refused; past 256 keys, all still resolve',
+  async (ctx) => {
+    // The authenticator keeps the hashes of the last keys shown (at most 256, then it forgets them all).
+    const first = await ctx.home.setApiKey(ctx.owner.user.id);
+    assert.is((await ctx.home.authenticate(`Bearer ${first}`)).user.id, ctx.owner.user.id);
+    const second = await ctx.home.setApiKey(ctx.owner.user.id);
+    await refused(ctx.home.authenticate(`Bearer ${first}`), 401, 'Bad request: invalid API key');
+    assert.is((await ctx.home.authenticate(`Bearer ${second}`)).user.id, ctx.owner.user.id);
+    await ctx.home.deleteApiKey(ctx.owner);
+    await refused(ctx.home.authenticate(`Bearer ${second}`), 401, 'Bad request: invalid API key');
+    // Both sides of the bound: 300 unknown keys fill and empty the memo; known keys still resolve.
+    const third = await ctx.home.setApiKey(ctx.other.user.id);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 300; i++) {
+        await refused(ctx.home.authenticate(`Bearer unknown-${i}`), 401, 'Bad request: invalid API key');
+        if (i === 100 || i === 299)
+          assert.is((await ctx.home.authenticate(`Bearer ${third}`)).user.id, ctx.other.user.id);
+      }
+    }
+  },
+);
+
 home('ensureUser finds the existing user instead of creating a second', async (ctx) => {
   const again = await ctx.home.ensureUser('owner@example.com', 'Someone else');
   assert.is(again.id, ctx.owner.user.id);

@@ -54,7 +54,16 @@ import {RawResponse, type HttpRequest, type HttpResponse, type RequestContext, t
 const JSON_HEADERS = {'Content-Type': 'application/json; charset=utf-8'};
 
 export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): HttpResponse {
-  return {status, headers: {...JSON_HEADERS, ...headers}, body: JSON.stringify(value)};
+  return {status, headers: mergeHeaders(JSON_HEADERS, headers), body: JSON.stringify(value)};
+}
+
+/**
+ * The headers of `parts` in order, a later value replacing an earlier one in its place, as spreads
+ * would: on Node 20, spreading four small objects that share a key took V8's slow path (8-10 µs a
+ * merge under load, 3% of a 304's server CPU in the profile; `Object.assign` 0.3-0.5 µs, D157).
+ */
+function mergeHeaders(...parts: Record<string, string>[]): Record<string, string> {
+  return Object.assign({}, ...parts);
 }
 
 export function errorBody(e: ApiError): Record<string, unknown> {
@@ -436,11 +445,15 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         if (method === 'HEAD') closeUnread(result.body);
         return {
           status: result.status,
-          headers: {...baseHeaders, ...cors, ...ctx.responseHeaders, ...result.headers},
+          headers: mergeHeaders(baseHeaders, cors, ctx.responseHeaders, result.headers),
           body: method === 'HEAD' ? null : result.body,
         };
       }
-      return jsonResponse(200, result === undefined ? null : result, {...baseHeaders, ...cors, ...ctx.responseHeaders});
+      return jsonResponse(
+        200,
+        result === undefined ? null : result,
+        mergeHeaders(baseHeaders, cors, ctx.responseHeaders),
+      );
     } catch (caught) {
       if (caught instanceof Replay) {
         const {status, contentType, body} = caught.answer;

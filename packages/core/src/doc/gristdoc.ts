@@ -631,6 +631,14 @@ export class GristDoc {
     return `${this.cacheOwner}.${this.dataStamp.now().join('.')}`;
   }
 
+  /**
+   * `dataVersion()` for HTTP revalidation: this connection's writes show at once, another
+   * connection's commit at most one turn of the event loop late (colstats.ts `DataStamp.thisTurn`).
+   */
+  revalidationVersion(): string {
+    return `${this.cacheOwner}.${this.dataStamp.thisTurn().join('.')}`;
+  }
+
   /** The document's formula engine, loaded if needed (for tests and measurements). @internal */
   formulaEngine(): FormulaEngine | null {
     if (!this.recalcs.isLoaded) {

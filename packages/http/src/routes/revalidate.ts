@@ -25,7 +25,7 @@ export function dataEtag(ctx: RequestContext, found: DocForRequest): string {
     RUN,
     found.meta.id,
     found.meta.name, // download file names
-    found.grist.dataVersion(),
+    found.grist.revalidationVersion(),
     user.id,
     user.email,
     found.role,
