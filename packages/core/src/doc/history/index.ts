@@ -10,6 +10,7 @@ export {
   type DocActionTuple,
   type Envelope,
 } from './format.js';
+export {COLUMNAR_ROWS as HISTORY_COLUMNAR_ROWS} from './rows.js';
 export {checkActionHistory, type ChainProblem, type ChainReport} from './chain.js';
 export {
   HISTORY_DEFAULTS,
