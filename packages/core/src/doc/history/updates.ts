@@ -81,11 +81,12 @@ export function updatesAsColumns(
     const old = olds![j][i];
     return old !== MISSING && !sameCell(news[j][i], old);
   });
-  const pick = <T>(column: readonly T[], at: number[] | null): T[] => (at ? at.map((i) => column[i]) : column.slice());
+  // Every row: the arrays as they are (a column is in one group; `news` and `ids` are this call's own).
+  const pick = <T>(column: readonly T[], at: number[] | null): readonly T[] => (at ? at.map((i) => column[i]) : column);
   for (const [at, cols] of groups) {
     // Every row (a formula column recomputed whole): no selection to make.
     const sel = at.length === n ? null : at;
-    const rowIds = pick(ids, sel);
+    const rowIds = pick(ids, sel) as number[];
     const newCells: Record<string, CellValue[]> = {};
     const oldCells: Record<string, CellValue[]> = {};
     const undoable = !held || (sel ? sel.every((i) => held[i]) : held.every(Boolean));
@@ -135,10 +136,9 @@ export function cellsNow(
   return {ids, cells: cells.map((c) => c ?? read.cells[k++])};
 }
 
-/** Cells with `undefined` as null (as `columnsOf` gives them). */
-function nullish(cells: Array<CellValue | undefined>): CellValue[] {
-  for (let i = 0; i < cells.length; i++) if (cells[i] === undefined) cells[i] = null;
-  return cells as CellValue[];
+/** Cells with `undefined` as null (as `columnsOf` gives them): `cells` itself when none is. */
+function nullish(cells: ReadonlyArray<CellValue | undefined>): CellValue[] {
+  return (cells.includes(undefined) ? cells.map((v) => v ?? null) : cells) as CellValue[];
 }
 
 /**
