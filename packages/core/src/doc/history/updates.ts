@@ -45,10 +45,12 @@ export class HandedOver {
     else if (cols) this.byTable.delete(tableId);
   }
 
+  /** The cells kept for a table's columns, by column id. */
   of(tableId: string): ReadonlyMap<string, HandedCells> | undefined {
     return this.byTable.get(tableId);
   }
 
+  /** Forgets every table's (a write starts or ended). */
   clear(): void {
     this.byTable.clear();
   }
