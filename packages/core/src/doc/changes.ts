@@ -26,6 +26,16 @@ export interface WriteActor {
 
 /** Called before user rows are updated or removed, with their ids (webhooks read old values then). */
 /** `colIds`: the only columns the write is about to change (else any, or rows go). */
+/**
+ * Told of the cells a write of many rows stored in one column (a recalc's, a bulk update's), as
+ * bound to SQLite, when they are at least `minRows`: the action history takes them rather than
+ * reading them back (D146).
+ */
+export interface CellsHook {
+  readonly minRows: number;
+  written(tableId: string, colId: string, ids: readonly number[], cells: readonly unknown[]): void;
+}
+
 export type BeforeRowsHook = (tableId: string, rowIds: number[], colIds?: readonly string[]) => void;
 
 /**

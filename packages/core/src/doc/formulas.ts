@@ -15,7 +15,7 @@ import {
 import type {BudgetSettings} from '@gristlite/formula';
 import {setDocTimezone, setDocUrl} from '@gristlite/formula';
 import type {SchemaTable} from '@gristlite/formula';
-import type {BeforeRowsHook, ChangeSet} from './changes.js';
+import type {BeforeRowsHook, CellsHook, ChangeSet} from './changes.js';
 import {type ColumnClasses, StoredValues} from './colstats.js';
 import type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
 import {quoteIdent} from './query.js';
@@ -241,6 +241,7 @@ export function registerCellFunction(db: Database.Database): BulkCells {
 export interface RecalcTarget {
   readonly meta: DocMeta;
   readonly beforeRows: BeforeRowsHook | null;
+  readonly afterCells: CellsHook | null;
   readonly classes: ColumnClasses;
   readonly bulkCells: BulkCells;
   stmt(sql: string): Database.Statement;
@@ -335,6 +336,8 @@ export function writeRecalc(doc: RecalcTarget, changes: ChangeSet, result: Recal
         }
       }
       count += ids.length;
+      // The action history takes the cells written rather than reading them back (D146).
+      if (doc.afterCells && ids.length > doc.afterCells.minRows) doc.afterCells.written(tableId, colId, ids, encoded);
       writtenIds.push(ids);
       writtenCols.push(colId);
     }

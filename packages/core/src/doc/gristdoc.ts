@@ -51,6 +51,7 @@ import {
   WhereState,
 } from './where/index.js';
 import {
+  HISTORY_COLUMNAR_ROWS,
   HistoryRecorder,
   tableHistory,
   type HistoryEntry,
@@ -456,6 +457,13 @@ export class GristDoc {
       ? (tableId, colIds) => history.dropping(this.storage.meta, tableId, colIds)
       : null;
     this.storage.afterAddColumn = history ? (tableId, colRef) => history.columnAdded(tableId, colRef) : null;
+    this.storage.afterCells = history
+      ? {
+          minRows: HISTORY_COLUMNAR_ROWS,
+          written: (tableId, colId, ids, cells) =>
+            history.handed.set(this.storage.meta.version, tableId, colId, ids, cells),
+        }
+      : null;
     this.lastRecorded = null;
     this.storage.beforeRows =
       this.beforeListeners.size || history
@@ -568,6 +576,7 @@ export class GristDoc {
       this.storage.afterInsert = null;
       this.storage.beforeDrop = null;
       this.storage.afterAddColumn = null;
+      this.storage.afterCells = null;
       this.writer = 'owners';
       this.formulaStructureSeen = false;
       restoreZone();

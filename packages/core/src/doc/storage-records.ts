@@ -362,15 +362,20 @@ export class StorageRecords {
     const n = cols.length;
     const stored = cols.map((c) => new StoredValues(table.byId.get(c)!.declType));
     const tracked = this.s.classes.track(table.tableId);
+    // Many rows: the cells as bound, kept for the action history (D146).
+    const hook = this.s.afterCells && rowIds.length > this.s.afterCells.minRows ? this.s.afterCells : null;
+    const bound = hook ? cols.map(() => new Array<SqlValue>(rowIds.length)) : null;
     for (let i = 0; i < rowIds.length; i++) {
       for (let j = 0; j < n; j++) {
         const v = encoders[j](converted[j][i]);
         params[j] = v;
         stored[j].add(v);
+        if (bound) bound[j][i] = v;
       }
       params[n] = rowIds[i];
       stmt.run(...params);
     }
+    if (hook) cols.forEach((c, j) => hook.written(table.tableId, c, rowIds, bound![j]));
     tracked.done(new Map(cols.map((c, j) => [c, stored[j]])), rowIds.length);
     this.s.formulas?.updateRecords(table.tableId, rowIds, Object.fromEntries(cols.map((c, j) => [c, converted[j]])));
     this.s.changeSet().update(table.tableId, rowIds, cols);

@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 import type {FormulaEngine} from '@gristlite/formula';
 import type {Rename} from '@gristlite/formula';
-import type {BeforeRowsHook, ChangeSet} from './changes.js';
+import type {BeforeRowsHook, CellsHook, ChangeSet} from './changes.js';
 import type {ColumnClasses} from './colstats.js';
 import type {DocGuard} from './guard.js';
 import type {ColumnMeta, DocMeta, TableMeta} from './meta.js';
@@ -105,6 +105,7 @@ export interface StorageSource extends MetaTables {
   readonly afterInsert: InsertHook | null;
   readonly beforeDrop: DropHook | null;
   readonly afterAddColumn: AddColumnHook | null;
+  readonly afterCells: CellsHook | null;
   readonly formulas: FormulaEngine | null;
   /** The change set of the current write (throws outside of one). */
   changeSet(): ChangeSet;

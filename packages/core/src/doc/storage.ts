@@ -17,7 +17,7 @@ import {quoteIdent} from './query.js';
 import type {FormulaEngine} from '@gristlite/formula';
 import type {BulkCells} from './formulas.js';
 import type {CellValue} from './types.js';
-import type {BeforeRowsHook, ChangeSet} from './changes.js';
+import type {BeforeRowsHook, CellsHook, ChangeSet} from './changes.js';
 import type {DocGuard} from './guard.js';
 import {
   type AddTableOptions,
@@ -67,6 +67,8 @@ export class DocStorage implements MetaTables {
   beforeDrop: DropHook | null = null;
   /** Set by GristDoc for the duration of a write when the history records it. */
   afterAddColumn: AddColumnHook | null = null;
+  /** Set by GristDoc for the duration of a write when the history records it. */
+  afterCells: CellsHook | null = null;
   /** Add-or-update's kept column indexes (keyindex.ts), followed by every write. */
   readonly keyIndexes: KeyIndexes;
   /** Set by GristDoc for a write under access rules: told of every direct row change. */
@@ -114,6 +116,9 @@ export class DocStorage implements MetaTables {
     },
     get afterAddColumn() {
       return s.afterAddColumn;
+    },
+    get afterCells() {
+      return s.afterCells;
     },
     get formulas() {
       return s.formulas;

@@ -10,6 +10,8 @@ export {
   type DocActionTuple,
   type Envelope,
 } from './format.js';
+export {COLUMNAR_ROWS as HISTORY_COLUMNAR_ROWS} from './rows.js';
+export {HandedOver, type HandedCells} from './updates.js';
 export {checkActionHistory, type ChainProblem, type ChainReport} from './chain.js';
 export {
   HISTORY_DEFAULTS,

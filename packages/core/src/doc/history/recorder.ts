@@ -17,7 +17,9 @@ import type {TableChange, WriteActor} from '../changes.js';
 import type {ColumnMeta, DocMeta, TableMeta} from '../meta.js';
 import type {CellValue} from '../types.js';
 import {quoteIdent} from '../identifiers.js';
-import {columnsOf, groupChanged, readRows, sameCell} from './rows.js';
+import {COLUMNAR_ROWS, columnsOf, groupChanged, readRows, sameCell} from './rows.js';
+import {captureColumns, Snapshot} from './snapshot.js';
+import {HandedOver, insertedAsStored, updatesAsColumns} from './updates.js';
 import {type Dropped, schemaActions, simplify} from './schema-actions.js';
 import {ALL_RECIPIENTS, type ActionBundle, type ActionInfo, type DocActionTuple, hashAndEncode} from './format.js';
 
@@ -68,9 +70,6 @@ export interface RecordedAction {
   actionNum: number;
   actionHash: string;
 }
-
-/** Rows as they were before a write first touched them: per table, per row id, cells by column id. */
-type Snapshot = Map<number, Record<string, CellValue>>;
 
 interface Tip {
   ref: number | null;
@@ -139,6 +138,9 @@ export class HistoryRecorder {
   >();
   private readonly tainted = new Set<string>();
 
+  /** Cells of many rows the current write stored, handed over by the writer (updates.ts). */
+  readonly handed = new HandedOver();
+
   /** Called after an insert (storage's `afterInsert`). */
   insertedRows(
     meta: DocMeta,
@@ -148,6 +150,7 @@ export class HistoryRecorder {
     values: readonly CellValue[][],
   ): void {
     this.dropFresh(meta.tables.get(tableId));
+    this.handed.forget(tableId);
     if (this.inserted.has(tableId) || this.tainted.has(tableId)) {
       // A second insert into the table: read back (kept simple).
       this.inserted.delete(tableId);
@@ -227,6 +230,7 @@ export class HistoryRecorder {
     this.dropped.clear();
     this.inserted.clear();
     this.tainted.clear();
+    this.handed.clear();
     this.fresh.clear();
     this.userActions = null;
     this.system = false;
@@ -243,15 +247,18 @@ export class HistoryRecorder {
     if (!table || !rowIds.length) return;
     if (this.fresh.size && tableId === '_grist_Tables_column') for (const ref of rowIds) this.fresh.delete(ref);
     if (this.inserted.delete(tableId)) this.tainted.add(tableId);
+    this.handed.forget(tableId, colIds);
     const key = table.isMeta ? table.tableId : table.tableRef;
     let snap = this.before.get(key);
     if (!snap) {
-      snap = new Map();
+      snap = new Snapshot();
       this.before.set(key, snap);
     }
-    const wanted = snap.size ? rowIds.filter((id) => !snap.has(id)) : rowIds;
+    const wanted = snap.empty ? rowIds : rowIds.filter((id) => !snap.has(id));
     const fresh = !table.isMeta && colIds?.length ? this.freshColumns(table, colIds) : null;
-    if (fresh && wanted.length) {
+    if (captureColumns(snap, table, wanted, colIds, fresh, (sql) => this.stmt(sql))) {
+      // Many rows of a user table: kept as columns.
+    } else if (fresh && wanted.length) {
       // Every cell holds its default: the rows need not be read (the callers pass existing rows).
       for (const id of wanted) {
         const row: Record<string, CellValue> = {id};
@@ -264,10 +271,7 @@ export class HistoryRecorder {
     if (wanted.length === rowIds.length) return;
     // Rows kept before with fewer columns: the missing cells, in the table's column order.
     const cols = (colIds ?? table.columns.map((c) => c.colId)).filter((c) => table.byId.has(c));
-    const partial = rowIds.filter((id) => {
-      const row = snap.get(id);
-      return row !== undefined && cols.some((c) => !(c in row));
-    });
+    const partial = snap.lacking(rowIds, cols);
     if (!partial.length) return;
     for (const fresh of readRows((sql) => this.stmt(sql), table, partial, cols)) {
       const id = fresh.id as number;
@@ -483,7 +487,9 @@ export class HistoryRecorder {
           cols ? ['BulkAddRecord', table.tableId, ids, columnsOf(cols, old as Array<Record<string, CellValue>>)] : null,
         );
       }
-      const fast = change.added.length ? this.insertedAsStored(meta, table, change.added) : null;
+      const fast = change.added.length
+        ? insertedAsStored(this.inserted.get(table.tableId), meta, table, change.added)
+        : null;
       if (fast) {
         push(['BulkAddRecord', table.tableId, fast.ids, fast.cells], ['BulkRemoveRecord', table.tableId, fast.ids]);
       } else if (change.added.length) {
@@ -521,7 +527,9 @@ export class HistoryRecorder {
           push(['BulkUpdateRecord', table.tableId, [...rowIds], columnsOf(colIds, sub)], null);
         }
       }
-      if (change.updated.length) {
+      if (change.updated.length > COLUMNAR_ROWS) {
+        updatesAsColumns(table, snap, change, this.handed, meta.version, (sql) => this.stmt(sql), push);
+      } else if (change.updated.length) {
         const colIds = (change.columns ?? table.columns.map((c) => c.colId)).filter((c) => table.byId.has(c));
         if (!colIds.length) continue;
         const rows = readRows(
@@ -557,33 +565,6 @@ export class HistoryRecorder {
       }
     }
     return {stored, undo};
-  }
-
-  /**
-   * The added rows' BulkAddRecord cells from what the insert stored, when that is the whole story:
-   * one insert of exactly these rows, in ascending order, nothing else touching the table, the
-   * schema unchanged since, and no formula column (whose results come after). Else null.
-   */
-  private insertedAsStored(
-    meta: DocMeta,
-    table: TableMeta,
-    added: readonly number[],
-  ): {ids: number[]; cells: Record<string, CellValue[]>} | null {
-    const ins = this.inserted.get(table.tableId);
-    if (!ins || ins.version !== meta.version || ins.ids.length !== added.length) return null;
-    if (table.columns.some((c) => c.isFormula && c.formula !== '')) return null;
-    const ids = added.slice().sort((a, b) => a - b);
-    for (let i = 0; i < ids.length; i++) if (ins.ids[i] !== ids[i]) return null;
-    const cells: Record<string, CellValue[]> = {};
-    // As the read-back path: manualSort, and the columns given that hold anything but their default.
-    const order = table.columns.map((c) => c.colId).filter((c) => ins.cols.includes(c));
-    for (const colId of order) {
-      const col = table.byId.get(colId)!;
-      const values = ins.values[ins.cols.indexOf(colId)];
-      if (colId === 'manualSort' || values.some((v) => !sameCell(v, col.ct.defaultValue)))
-        cells[colId] = values.slice();
-    }
-    return {ids, cells};
   }
 }
 

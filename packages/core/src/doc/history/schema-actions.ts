@@ -20,7 +20,11 @@ export interface Dropped {
 export interface SchemaSource {
   meta: DocMeta;
   /** Metadata rows as they were before the write first touched them, by table id. */
-  before(tableId: string): Map<number, Record<string, CellValue>> | undefined;
+  before(
+    tableId: string,
+  ):
+    | {get(id: number): Record<string, CellValue> | undefined; values(): Iterable<Record<string, CellValue>>}
+    | undefined;
   /** Cells of removed tables (by tableRef) and columns (`tableRef:colId`); null: too many to keep. */
   dropped: ReadonlyMap<string, Dropped | null>;
   stmt(sql: string): Database.Statement;
