@@ -24,11 +24,9 @@ export interface WriteActor {
   apiKeyId?: number;
 }
 
-/** Called before user rows are updated or removed, with their ids (webhooks read old values then). */
-/** `colIds`: the only columns the write is about to change (else any, or rows go). */
 /**
  * Told of the cells a write of many rows stored in one column (a recalc's, a bulk update's), as
- * bound to SQLite, when they are at least `minRows`: the action history takes them rather than
+ * bound to SQLite, when there are more than `minRows`: the action history takes them rather than
  * reading them back (D146).
  */
 export interface CellsHook {
@@ -36,6 +34,8 @@ export interface CellsHook {
   written(tableId: string, colId: string, ids: readonly number[], cells: readonly unknown[]): void;
 }
 
+/** Called before user rows are updated or removed, with their ids (webhooks read old values then). */
+/** `colIds`: the only columns the write is about to change (else any, or rows go). */
 export type BeforeRowsHook = (tableId: string, rowIds: number[], colIds?: readonly string[]) => void;
 
 /**
