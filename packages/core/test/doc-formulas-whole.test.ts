@@ -8,22 +8,11 @@ import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {StoredValues} from '../src/doc/colstats.js';
 import {type CellValue, GristDoc} from '../src/doc/index.js';
+import {seededRandom} from '../src/testing/random.js';
 import {tempPath} from './doc-helpers.js';
 
-function rng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 2 ** 32;
-  };
-}
-
 function randomRows(n: number, seed: number): Array<Record<string, CellValue>> {
-  const rand = rng(seed);
+  const rand = seededRandom(seed);
   const anyCell = (): CellValue => {
     const k = Math.floor(rand() * 6);
     if (k === 0) return null;
@@ -110,7 +99,7 @@ test('a formula column over existing rows stores what one-row-at-a-time writes s
 });
 
 test('StoredValues.addAll: what `add` of each value records, reals listed when asked', () => {
-  const rand = rng(7);
+  const rand = seededRandom(7);
   const pick = (): unknown => {
     const k = Math.floor(rand() * 9);
     if (k === 0) return null;
