@@ -19,7 +19,7 @@ import type {CellValue} from '../types.js';
 import {quoteIdent} from '../identifiers.js';
 import {COLUMNAR_ROWS, columnsOf, groupChanged, readRows, sameCell} from './rows.js';
 import {captureColumns, Snapshot} from './snapshot.js';
-import {HandedOver, insertedAsStored, updatesAsColumns} from './updates.js';
+import {HandedOver, type InsertedRows, insertedAsStored, updatesAsColumns} from './updates.js';
 import {type Dropped, schemaActions, simplify} from './schema-actions.js';
 import {ALL_RECIPIENTS, type ActionBundle, type ActionInfo, type DocActionTuple, hashAndEncode} from './format.js';
 
@@ -132,10 +132,7 @@ export class HistoryRecorder {
    * made without reading them back (reading 500 rows back cost more than inserting them). Kept only
    * while nothing else touched the table in the write (`tainted`); else the rows are read back.
    */
-  private readonly inserted = new Map<
-    string,
-    {ids: readonly number[]; cols: readonly string[]; values: readonly CellValue[][]; version: number}
-  >();
+  private readonly inserted = new Map<string, InsertedRows>();
   private readonly tainted = new Set<string>();
 
   /** Cells of many rows the current write stored, handed over by the writer (updates.ts). */
