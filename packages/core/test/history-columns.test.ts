@@ -259,6 +259,114 @@ test('a column declared with another affinity than its type (a file from elsewhe
   }
 });
 
+test("formula cells recomputed over many rows by a one-cell write: the undo holds the cells the file held (the engine's values taken where they are the same)", () => {
+  // Formulas of several types whose every cell changes with G.N, so that each write's recalc
+  // changes all of them on the same rows (the engine then hands its previous values over): numbers
+  // in a Text column (stored as text), lists in Any, a Ref, Bools, and errors at N = 3, where the
+  // previous values are read instead.
+  const formulas: Array<[string, string, string]> = [
+    ['FT', 'Text', '$Grp.N if $X % 3 else $Grp.Label + str($Grp.N)'],
+    ['FN', 'Numeric', '$Grp.N * 1.5 + $X'],
+    ['FI', 'Int', '$Grp.N * 2'],
+    ['FA', 'Any', '[$Grp.N, $X] if $X % 2 else str($Grp.N)'],
+    ['FB', 'Bool', '$Grp.N % 2 == 0'],
+    ['FR', 'Ref:G', '$Grp if $Grp.N % 2 else None'],
+    ['FE', 'Numeric', '1 / ($Grp.N - 3) + $X'],
+  ];
+  for (const n of SIZES) {
+    const path = join(mkdtempSync(join(tmpdir(), 'gl-hcol-')), 'doc.grist');
+    let doc = GristDoc.create(path);
+    try {
+      doc.addTables([
+        {
+          id: 'G',
+          columns: [
+            {id: 'Label', fields: {type: 'Text'}},
+            {id: 'N', fields: {type: 'Int'}},
+          ],
+        },
+        {
+          id: 'T',
+          columns: [
+            {id: 'Grp', fields: {type: 'Ref:G'}},
+            {id: 'X', fields: {type: 'Int'}},
+          ],
+        },
+      ]);
+      doc.addColumnar('G', {Label: ['a', 'b'], N: [0, 100]}, {parse: false});
+      // Group 1 holds n rows (the recalc's), group 2 as many, interleaved.
+      doc.addColumnar(
+        'T',
+        {Grp: Array.from({length: 2 * n}, (_, i) => (i % 2) + 1), X: Array.from({length: 2 * n}, (_, i) => i % 11)},
+        {parse: false},
+      );
+      doc.addColumns(
+        'T',
+        formulas.map(([id, type, formula]) => ({id, fields: {type, isFormula: true, formula}})),
+      );
+      for (let step = 1; step <= 6; step++) {
+        if (step === 4) {
+          // The engine's values read from the file this time.
+          doc.close();
+          doc = GristDoc.open(path);
+        }
+        const before = fileCells(doc, 'T');
+        doc.updateRecords('G', [{id: 1, fields: {N: step}}]);
+        const after = fileCells(doc, 'T');
+        const b = lastBundle(doc.db);
+        const stored = updateCells(
+          b.stored.map(([, a]) => a),
+          'T',
+        );
+        const undo = updateCells(b.undo, 'T');
+        let changed = 0;
+        for (const [id, row] of after)
+          for (const [c] of formulas) if (JSON.stringify(row[c]) !== JSON.stringify(before.get(id)![c])) changed++;
+        assert.ok(changed >= n, `${n} step ${step}: cells changed`);
+        assert.is(stored.length, changed, `${n} step ${step}: the changed cells`);
+        assert.is(undo.length, changed, `${n} step ${step}: an undo per changed cell`);
+        for (const [id, c, v] of stored) assert.equal(v, after.get(id)![c], `${n} step ${step}: row ${id} ${c}`);
+        for (const [id, c, v] of undo) assert.equal(v, before.get(id)![c], `${n} step ${step}: undo row ${id} ${c}`);
+      }
+    } finally {
+      doc.close();
+    }
+  }
+});
+
+test("formula cells recomputed over many rows in a column declared with another affinity: the undo holds what SQLite stored, not the engine's values", () => {
+  for (const n of SIZES) {
+    const path = join(mkdtempSync(join(tmpdir(), 'gl-hcol-')), 'doc.grist');
+    let doc = GristDoc.create(path);
+    doc.addTables([
+      {id: 'G', columns: [{id: 'N', fields: {type: 'Int'}}]},
+      {id: 'T', columns: [{id: 'Grp', fields: {type: 'Ref:G'}}]},
+    ]);
+    doc.addColumnar('G', {N: [0]}, {parse: false});
+    doc.addColumnar('T', {Grp: Array.from({length: n}, () => 1)}, {parse: false});
+    doc.addColumns('T', [{id: 'F', fields: {type: 'Text', isFormula: true, formula: 'str($Grp.N)'}}]);
+    doc.close();
+    // F declared NUMERIC: the engine's texts ("1") are stored, and read back, as numbers.
+    const db = new Database(path);
+    db.exec(`CREATE TABLE T2 (id INTEGER PRIMARY KEY, manualSort NUMERIC DEFAULT 1e999, Grp INTEGER DEFAULT 0, F NUMERIC DEFAULT '');
+      INSERT INTO T2 SELECT id, manualSort, Grp, F FROM T; DROP TABLE T; ALTER TABLE T2 RENAME TO T;`);
+    db.close();
+    doc = GristDoc.open(path);
+    try {
+      for (let step = 1; step <= 3; step++) {
+        const before = fileCells(doc, 'T');
+        doc.updateRecords('G', [{id: 1, fields: {N: step}}]);
+        assert.is(fileCells(doc, 'T').get(1)!.F, step, 'SQLite stored the text as a number');
+        const undo = updateCells(lastBundle(doc.db).undo, 'T');
+        assert.is(undo.length, n, `${n} step ${step}`);
+        for (const [id, c, v] of undo) assert.equal(v, before.get(id)![c], `${n} step ${step}: undo row ${id} ${c}`);
+      }
+    } finally {
+      doc.close();
+    }
+  }
+});
+
 test('a snapshot finds rows in its blocks and its row objects, the objects taking precedence', () => {
   const snap = new Snapshot();
   assert.ok(snap.empty);

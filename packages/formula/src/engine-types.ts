@@ -44,6 +44,12 @@ export interface RecalcResult {
   changes: {[tableId: string]: {[colId: string]: ColumnChanges}};
   /** Row ids whose cells changed, per table (sorted), for webhooks and change hooks. */
   rowsChanged: {[tableId: string]: number[]};
+  /**
+   * The changed cells' values before the recalc, as the engine held them, aligned with each
+   * column's `changes` row ids: what a caller keeping previous values (an action history) can take
+   * instead of reading them.
+   */
+  previous: {[tableId: string]: {[colId: string]: CellValue[]}};
   /** Number of formula cells evaluated (for tests and measurements). */
   evaluations: number;
   /** Number of order_by sorts done, not answered from the sort cache (for tests and measurements). */

@@ -68,14 +68,21 @@ export function recalc(s: EngineState): RecalcResult {
 }
 
 export function takeChanges(s: EngineState): RecalcResult {
-  const result: RecalcResult = {changes: {}, rowsChanged: {}, evaluations: s.evaluations, sorts: s.sorts};
+  const result: RecalcResult = {
+    changes: {},
+    rowsChanged: {},
+    previous: {},
+    evaluations: s.evaluations,
+    sorts: s.sorts,
+  };
   const rowsByTable = new Map<string, number[][]>();
   for (const [c, ch] of s.changes) {
     if (!ch.n || !s.tables.has(c.table.id) || c.table.cols.get(c.id) !== c) continue;
-    let {rows: rowIds, values} = ch;
+    let {rows: rowIds, values, olds} = ch;
     if (rowIds.length !== ch.n) {
       rowIds.length = ch.n;
       values.length = ch.n;
+      olds.length = ch.n;
     }
     let ascending = true;
     for (let i = 1; i < rowIds.length; i++)
@@ -84,14 +91,21 @@ export function takeChanges(s: EngineState): RecalcResult {
         break;
       }
     if (!ascending) {
+      // A cell changed more than once: its last value, and its value before the first change.
       const last = new Map<number, CellValue>();
-      for (let i = 0; i < rowIds.length; i++) last.set(rowIds[i], values[i]);
+      const first = new Map<number, CellValue>();
+      for (let i = 0; i < rowIds.length; i++) {
+        last.set(rowIds[i], values[i]);
+        if (!first.has(rowIds[i])) first.set(rowIds[i], olds[i]);
+      }
       rowIds = [...last.keys()].filter((r) => c.table.index.has(r)).sort((a, b) => a - b);
       values = rowIds.map((r) => last.get(r)!);
+      olds = rowIds.map((r) => first.get(r)!);
     }
     if (!rowIds.length) continue;
     const tableChanges = (result.changes[c.table.id] ??= {});
     tableChanges[c.id] = {rowIds, values};
+    (result.previous[c.table.id] ??= {})[c.id] = olds;
     let lists = rowsByTable.get(c.table.id);
     if (!lists) {
       lists = [];
@@ -252,11 +266,12 @@ export function store(s: EngineState, c: ColData, r: number, cell: CellValue): v
   let m = s.changes.get(c);
   if (!m) {
     const size = c.dirty.size;
-    m = {rows: new Array<number>(size), values: new Array<CellValue>(size), n: 0};
+    m = {rows: new Array<number>(size), values: new Array<CellValue>(size), olds: new Array<CellValue>(size), n: 0};
     s.changes.set(c, m);
   }
   m.rows[m.n] = r;
   m.values[m.n] = cell;
+  m.olds[m.n] = old;
   m.n++;
   // Trigger formulas (recalcWhen DEFAULT) whose recalcDeps include this formula column fire.
   if (c.isFormula) {

@@ -50,6 +50,8 @@ export interface Tracker {
 export interface CellChanges {
   rows: number[];
   values: CellValue[];
+  /** Each changed cell's value before the change, as the engine held it. */
+  olds: CellValue[];
   n: number;
 }
 

@@ -1,4 +1,5 @@
 // What one write changed: per table, the rows added, updated and removed (GristDoc reports them to listeners).
+import type {CellValue} from './types.js';
 /** What one write changed in one table (metadata tables included). */
 export interface TableChange {
   tableId: string;
@@ -34,9 +35,18 @@ export interface CellsHook {
   written(tableId: string, colId: string, ids: readonly number[], cells: readonly unknown[]): void;
 }
 
-/** Called before user rows are updated or removed, with their ids (webhooks read old values then). */
-/** `colIds`: the only columns the write is about to change (else any, or rows go). */
-export type BeforeRowsHook = (tableId: string, rowIds: number[], colIds?: readonly string[]) => void;
+/**
+ * Called before user rows are updated or removed, with their ids (webhooks read old values then).
+ * `colIds`: the only columns the write is about to change (else any, or rows go). `cells`: when the
+ * caller knows them (a recalc: the formula engine's values), each column's cells of `rowIds` as the
+ * file holds them now, `cells[j][i]` for `colIds[j]` and `rowIds[i]`, values as the engine holds them.
+ */
+export type BeforeRowsHook = (
+  tableId: string,
+  rowIds: number[],
+  colIds?: readonly string[],
+  cells?: ReadonlyArray<readonly CellValue[]>,
+) => void;
 
 /**
  * Changes made during one write, per table. Operations are recorded as they happen (cheap on bulk

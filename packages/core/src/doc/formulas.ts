@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import {
   FormulaEngine,
+  type ColumnChanges,
   type ColumnSource,
   type ColumnSpec,
   type LazyRows,
@@ -258,7 +259,8 @@ export function writeRecalc(doc: RecalcTarget, changes: ChangeSet, result: Recal
     if (!table || table.isMeta || !rows?.length) {
       continue;
     }
-    doc.beforeRows?.(tableId, rows, Object.keys(cols));
+    const colIds = Object.keys(cols);
+    doc.beforeRows?.(tableId, rows, colIds, previousCells(cols, result.previous?.[tableId], rows));
     const tracked = doc.classes.track(tableId);
     const written = new Map<string, StoredValues>();
     let count = 0;
@@ -359,6 +361,26 @@ export function writeRecalc(doc: RecalcTarget, changes: ChangeSet, result: Recal
       changes.update(tableId, rows, writtenCols);
     }
   }
+}
+
+/**
+ * The cells of `rows` before the recalc, per column of `changes`, from the engine (`previous`):
+ * when every column changed exactly these rows (a column's changed cells, the common case); else
+ * undefined.
+ */
+function previousCells(
+  changes: {[colId: string]: ColumnChanges},
+  previous: {[colId: string]: CellValue[]} | undefined,
+  rows: readonly number[],
+): CellValue[][] | undefined {
+  const out: CellValue[][] = [];
+  for (const [colId, {rowIds}] of Object.entries(changes)) {
+    const olds = previous?.[colId];
+    if (!olds || rowIds.length !== rows.length) return undefined;
+    if (rowIds !== rows) for (let i = 0; i < rows.length; i++) if (rowIds[i] !== rows[i]) return undefined;
+    out.push(olds);
+  }
+  return out;
 }
 
 /**

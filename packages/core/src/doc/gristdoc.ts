@@ -467,8 +467,8 @@ export class GristDoc {
     this.lastRecorded = null;
     this.storage.beforeRows =
       this.beforeListeners.size || history
-        ? (tableId, rowIds, colIds) => {
-            history?.capture(this.storage.meta, tableId, rowIds, colIds);
+        ? (tableId, rowIds, colIds, cells) => {
+            history?.capture(this.storage.meta, tableId, rowIds, colIds, cells);
             // Listeners hear of user rows only (metadata rows are captured for the history alone).
             if (tableId.startsWith('_grist')) return;
             for (const l of this.beforeListeners) {

@@ -19,7 +19,7 @@ import type {CellValue} from '../types.js';
 import {quoteIdent} from '../identifiers.js';
 import {COLUMNAR_ROWS, columnsOf, groupChanged, readRows, sameCell} from './rows.js';
 import {captureColumns, Snapshot} from './snapshot.js';
-import {HandedOver, type InsertedRows, insertedAsStored, updatesAsColumns} from './updates.js';
+import {HandedOver, type InsertedRows, engineCells, insertedAsStored, updatesAsColumns} from './updates.js';
 import {type Dropped, schemaActions, simplify} from './schema-actions.js';
 import {ALL_RECIPIENTS, type ActionBundle, type ActionInfo, type DocActionTuple, hashAndEncode} from './format.js';
 
@@ -238,8 +238,16 @@ export class HistoryRecorder {
    * `colIds`: the write changes only these, so only they are kept (a formula column's recalc of
    * 100k rows read every column of every row: most of adding a formula column); a row's other
    * cells are read when a later change of the same write needs them, still unchanged then.
+   * `cells`: the cells of `colIds` as the formula engine holds them (a recalc's), taken for many
+   * rows instead of a read where they are what a read gives (`engineCells`).
    */
-  capture(meta: DocMeta, tableId: string, rowIds: readonly number[], colIds?: readonly string[]): void {
+  capture(
+    meta: DocMeta,
+    tableId: string,
+    rowIds: readonly number[],
+    colIds?: readonly string[],
+    cells?: ReadonlyArray<readonly CellValue[]>,
+  ): void {
     const table = meta.tables.get(tableId);
     if (!table || !rowIds.length) return;
     if (this.fresh.size && tableId === '_grist_Tables_column') for (const ref of rowIds) this.fresh.delete(ref);
@@ -253,7 +261,11 @@ export class HistoryRecorder {
     }
     const wanted = snap.empty ? rowIds : rowIds.filter((id) => !snap.has(id));
     const fresh = !table.isMeta && colIds?.length ? this.freshColumns(table, colIds) : null;
-    if (captureColumns(snap, table, wanted, colIds, fresh, (sql) => this.stmt(sql))) {
+    const known =
+      cells && colIds && !fresh && !table.isMeta && wanted.length === rowIds.length
+        ? engineCells(table, colIds, wanted, cells)
+        : null;
+    if (captureColumns(snap, table, wanted, colIds, fresh, (sql) => this.stmt(sql), known)) {
       // Many rows of a user table: kept as columns.
     } else if (fresh && wanted.length) {
       // Every cell holds its default: the rows need not be read (the callers pass existing rows).
@@ -261,6 +273,13 @@ export class HistoryRecorder {
         const row: Record<string, CellValue> = {id};
         for (const c of fresh) row[c.colId] = c.ct.defaultValue;
         snap.set(id, row);
+      }
+    } else if (known && colIds) {
+      // The cells given, as the file holds them (a recalc's few rows).
+      for (let i = 0; i < wanted.length; i++) {
+        const row: Record<string, CellValue> = {id: wanted[i]};
+        for (let j = 0; j < colIds.length; j++) row[colIds[j]] = known[j][i];
+        snap.set(wanted[i], row);
       }
     } else if (wanted.length) {
       for (const row of readRows((sql) => this.stmt(sql), table, wanted, colIds)) snap.set(row.id as number, row);

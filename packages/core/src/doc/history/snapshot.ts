@@ -158,9 +158,10 @@ export class Snapshot {
 }
 
 /**
- * Keeps rows `wanted` (none held yet) as columns when they are many rows of a user table: with the
- * default of every cell when all columns are `fresh` (added by the write, never written), else read
- * (`colIds`, or every column). Returns false, keeping nothing, otherwise.
+ * Keeps rows `wanted` (none held yet, ascending) as columns when they are many rows of a user table:
+ * with the default of every cell when all columns are `fresh` (added by the write, never written),
+ * else the cells `known` of `colIds` when given, else read (`colIds`, or every column). Returns
+ * false, keeping nothing, otherwise.
  */
 export function captureColumns(
   snap: Snapshot,
@@ -169,8 +170,14 @@ export function captureColumns(
   colIds: readonly string[] | undefined,
   fresh: readonly ColumnMeta[] | null,
   prepare: (sql: string) => Database.Statement,
+  known: CellValue[][] | null = null,
 ): boolean {
   if (table.isMeta || wanted.length <= COLUMNAR_ROWS) return false;
+  if (known && colIds) {
+    // The cells as the file holds them, given by the caller (`engineCells`): nothing to read.
+    snap.setColumns(wanted, colIds, known);
+    return true;
+  }
   if (fresh) {
     const cells = fresh.map((c) => new Array<CellValue>(wanted.length).fill(c.ct.defaultValue));
     snap.setColumns(

@@ -180,6 +180,40 @@ export function asRead(col: ColumnMeta, bound: readonly unknown[]): CellValue[] 
   return out;
 }
 
+/**
+ * The cells of formula columns `colIds` for rows `ids` (ascending), given as the formula engine
+ * holds them (`cells[j][i]`), as a read of the file would give them: the engine's values are what
+ * it read from the file or what the recalc wrote there (its encoding of them), so each is encoded
+ * and decoded as `asRead` does. Null, to read instead, for a column that is not a formula's (data
+ * columns are written by others too), for an error cell (the file keeps a recomputed error as it
+ * was, `writeRecalc`), and where `asRead` refuses.
+ */
+export function engineCells(
+  table: TableMeta,
+  colIds: readonly string[],
+  ids: readonly number[],
+  cells: ReadonlyArray<readonly CellValue[]>,
+): CellValue[][] | null {
+  if (cells.length !== colIds.length) return null;
+  for (let i = 1; i < ids.length; i++) if (ids[i] <= ids[i - 1]) return null;
+  const out: CellValue[][] = [];
+  for (let j = 0; j < colIds.length; j++) {
+    const col = table.byId.get(colIds[j]);
+    const given = cells[j];
+    if (!col || !col.isFormula || col.formula === '' || given.length !== ids.length) return null;
+    const bound = new Array<unknown>(given.length);
+    for (let i = 0; i < given.length; i++) {
+      const v = given[i];
+      if (Array.isArray(v) && v[0] === 'E') return null;
+      bound[i] = col.encode(v);
+    }
+    const read = asRead(col, bound);
+    if (!read) return null;
+    out.push(read);
+  }
+  return out;
+}
+
 /** What an insert of many rows stored (recorder.ts `insertedRows`). */
 export interface InsertedRows {
   ids: readonly number[];
