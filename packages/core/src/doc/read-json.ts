@@ -110,6 +110,62 @@ export function batchJson<T, U>(it: IterableIterator<T>, fn: (v: T) => U | typeo
   };
 }
 
+/**
+ * The JSON of a key column (ids, or positions in an order) read a batch at a time: `read(lo)` gives
+ * the batch after key `lo` (from `start`) as its last key and its values, or null at the end. Each
+ * batch's key range is appended to `ranges`, for the other columns to read the same rows (`rangeJson`).
+ */
+export function rangeBatches(
+  ranges: Array<[number, number]>,
+  start: number,
+  read: (lo: number) => [number, unknown[]] | null,
+): Iterator<string | null> {
+  let lo = start;
+  let done = false;
+  return {
+    next: () => {
+      const batch = done ? null : read(lo);
+      if (!batch) {
+        done = true;
+        return {value: undefined, done: true};
+      }
+      ranges.push([lo, batch[0]]);
+      lo = batch[0];
+      return {value: JSON.stringify(batch[1]).slice(1, -1), done: false};
+    },
+    return: () => {
+      done = true;
+      return {value: undefined, done: true};
+    },
+  };
+}
+
+/**
+ * The JSON of a column read by the key ranges `rangeBatches` found (`read(lo, hi)`: the column's
+ * values of the rows with keys in (lo, hi], in order), mapped by `fn`; a batch of none is null.
+ */
+export function rangeJson(
+  ranges: ReadonlyArray<[number, number]>,
+  read: (lo: number, hi: number) => unknown[],
+  fn: (v: unknown) => unknown,
+): Iterator<string | null> {
+  let k = 0;
+  return {
+    next: () => {
+      if (k >= ranges.length) return {value: undefined, done: true};
+      const [lo, hi] = ranges[k++];
+      const values = read(lo, hi);
+      if (!values.length) return {value: null, done: false};
+      for (let i = 0; i < values.length; i++) values[i] = fn(values[i]);
+      return {value: JSON.stringify(values).slice(1, -1), done: false};
+    },
+    return: () => {
+      k = ranges.length;
+      return {value: undefined, done: true};
+    },
+  };
+}
+
 /** The page size of a read asked to tell where it stopped, or null (no limit, or Grist's negative one). */
 export function pageLimit(q: RecordQuery, page: PageEnd | undefined): number | null {
   return page && q.limit && q.limit > 0 && q.limit < Number.MAX_SAFE_INTEGER ? q.limit : null;
