@@ -200,7 +200,7 @@ export function engineCells(
   for (let j = 0; j < colIds.length; j++) {
     const col = table.byId.get(colIds[j]);
     const given = cells[j];
-    if (!col || !col.isFormula || col.formula === '' || given.length !== ids.length) return null;
+    if (!col?.isFormula || col.formula === '' || given.length !== ids.length) return null;
     const bound = new Array<unknown>(given.length);
     for (let i = 0; i < given.length; i++) {
       const v = given[i];
