@@ -210,6 +210,12 @@ export class StorageRecords {
 
   private existingIds(tableId: string, ids: number[]): Set<number> {
     const found = new Set<number>();
+    if (ids.length === 1) {
+      // A one-row write (the most common): a lookup by rowid, a few µs cheaper than a json_each list.
+      const hit = this.s.stmt(`SELECT id FROM ${quoteIdent(tableId)} WHERE id = ?`).pluck().get(ids[0]);
+      if (hit !== undefined) found.add(hit as number);
+      return found;
+    }
     // One cached statement whatever the count (SQLite looks each id up by rowid): a statement
     // written for each count was prepared on every write, half the cost of a one-cell PATCH here.
     const stmt = this.s
