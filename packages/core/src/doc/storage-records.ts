@@ -212,7 +212,10 @@ export class StorageRecords {
     const found = new Set<number>();
     if (ids.length === 1) {
       // A one-row write (the most common): a lookup by rowid, a few µs cheaper than a json_each list.
-      const hit = this.s.stmt(`SELECT id FROM ${quoteIdent(tableId)} WHERE id = ?`).pluck().get(ids[0]);
+      const hit = this.s
+        .stmt(`SELECT id FROM ${quoteIdent(tableId)} WHERE id = ?`)
+        .pluck()
+        .get(ids[0]);
       if (hit !== undefined) found.add(hit as number);
       return found;
     }
