@@ -17,6 +17,7 @@ import {
   updateIndexes,
 } from './deps.js';
 import type {EngineState} from './state.js';
+import {computeColumn} from './column-loop.js';
 
 export class NeedCompute {
   /**
@@ -54,7 +55,10 @@ export function recalc(s: EngineState): RecalcResult {
       // The dirty list grows while computing (visited too); emptied, it restarts (picked up above).
       const dirty = col.dirty,
         list = dirty.list;
-      for (let i = 0; i < list.length; i++) {
+      // Many cells of a formula with static reads: one loop (column-loop.ts), then this one.
+      let i = computeColumn(s, col, list, 0);
+      if (dirty.list !== list) continue;
+      for (; i < list.length; i++) {
         const r = list[i];
         if (dirty.has(r)) computeFrom(s, col, r);
         if (dirty.list !== list) break;
