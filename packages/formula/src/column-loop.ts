@@ -11,13 +11,13 @@
  */
 import type {Value} from './values.js';
 import type {CellValue} from './cells/types.js';
-import {convertResult, raiseStoredError, sameCell} from './convert.js';
-import {NO_SOURCES, type Tracker, clearCellSources, depTriggers, edge} from './deps.js';
+import {convertResult, raiseStoredError} from './convert.js';
+import {NO_SOURCES, type Tracker, clearCellSources, edge} from './deps.js';
 import {NeedCompute, errorFor, store} from './recalc.js';
 import {Record, type RecordHost, UserTable} from './records.js';
 import {staticPlan} from './static-deps.js';
 import {type ColData, RefVia, refKindOf} from './tables.js';
-import type {CellChanges, EngineState} from './state.js';
+import type {EngineState} from './state.js';
 
 /**
  * Fewest dirty cells for the loop: below, the per-cell path (the loop's set-up, the formula's
@@ -119,8 +119,6 @@ export function computeColumn(s: EngineState, c: ColData, list: number[], from: 
   const run = c.compiled.run;
   const userTable = (t.userTable ??= new UserTable(s.host, t.id));
   const rec = new LoopRecord(s.host, t.id, loop);
-  const triggers = depTriggers(t).get(c.id);
-  let m: CellChanges | undefined;
   const prev = s.cur;
   for (let i = from; i < list.length; i++) {
     const r = list[i];
@@ -156,27 +154,7 @@ export function computeColumn(s: EngineState, c: ColData, list: number[], from: 
       s.cur = prev;
     }
     if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
-    if (t.indexes.size || triggers) store(s, c, r, cell);
-    else {
-      // store() for a formula column of a table without lookup indexes, read by no trigger formula.
-      if (c.errorMessages.size && !(Array.isArray(cell) && cell[0] === 'E')) c.errorMessages.delete(r);
-      const old = c.get(slot);
-      if (!sameCell(old, cell) || typeof old !== typeof cell) {
-        c.set(slot, cell);
-        c.version++;
-        if (!m) {
-          m = s.changes.get(c);
-          if (!m) {
-            const size = dirty.size;
-            m = {rows: new Array<number>(size), values: new Array<CellValue>(size), n: 0};
-            s.changes.set(c, m);
-          }
-        }
-        m.rows[m.n] = r;
-        m.values[m.n] = cell;
-        m.n++;
-      }
-    }
+    store(s, c, r, cell);
     dirty.delete(r);
     if (dirty.list !== list) return i + 1;
   }
