@@ -8,41 +8,43 @@
  * Only formulas whose reads follow from their text (static-deps.ts: `rec` never escapes into a
  * function or a value) take it, so a record of the loop is only ever read while its own cell is
  * computed. A cell that needs a dirty cell stops the loop: the per-cell path takes over there.
+ * The loop itself is recalc.ts's `computeColumn` (it stores through `store`, evaluate's errors).
  */
 import type {Value} from './values.js';
-import type {CellValue} from './cells/types.js';
-import {convertResult, raiseStoredError} from './convert.js';
-import {NO_SOURCES, type Tracker, clearCellSources, edge} from './deps.js';
-import {NeedCompute, errorFor, store} from './recalc.js';
-import {Record, type RecordHost, UserTable} from './records.js';
+import {raiseStoredError} from './convert.js';
+import {type Tracker, edge} from './deps.js';
+import {Record, type RecordHost} from './records.js';
 import {staticPlan} from './static-deps.js';
 import {type ColData, RefVia, refKindOf} from './tables.js';
 import type {EngineState} from './state.js';
 
 /**
- * Fewest dirty cells for the loop: below, the per-cell path (the loop's set-up, the formula's
- * static analysis once per formula text, is not worth it for a handful of cells).
+ * Fewest dirty cells for the loop: below, the per-cell path (the loop's set-up is not worth it
+ * for a handful of cells).
  */
 export const COLUMN_LOOP_MIN = 64;
 
-/** Whether a column's formula text is static (static-deps.ts), by column, for the text it had. */
-const staticByCol = new WeakMap<ColData, {formula: string; ok: boolean}>();
-
-function isStatic(s: EngineState, c: ColData): boolean {
+/**
+ * Whether a column's formula is static (static-deps.ts), kept by column for the text it had: one
+ * analysis took 50-200 us, more than 64 evaluations of a short formula. The answer may go stale
+ * when another column's type changes (a record reached through a Ref may then escape), but the
+ * loop needs only that `rec` itself never escapes, which the text alone decides.
+ */
+export function isStatic(s: EngineState, c: ColData): boolean {
   const formula = c.spec.formula ?? '';
-  const known = staticByCol.get(c);
+  const known = c.loopStatic;
   if (known && known.formula === formula) return known.ok;
   const schema = {
     colType: (tableId: string, colId: string) => s.tables.get(tableId)?.cols.get(colId)?.type,
     isTable: (name: string) => s.tables.has(name),
   };
   const ok = staticPlan(formula, c.table.id, c.id, schema) !== null;
-  staticByCol.set(c, {formula, ok});
+  c.loopStatic = {formula, ok};
   return ok;
 }
 
 /** What the records of one loop share: the columns of their table they read directly. */
-interface Loop {
+export interface Loop {
   s: EngineState;
   /** The tracker of the cell being computed (`s.cur` while the formula runs). */
   tracker: Tracker;
@@ -56,7 +58,7 @@ interface Loop {
  * The record of the cell the loop computes, moved from row to row (the formula's text lets `rec`
  * escape nowhere, so no cell keeps it); reads of its own row's columns skip readCell's lookups.
  */
-class LoopRecord extends Record {
+export class LoopRecord extends Record {
   slot = 0;
   constructor(
     host: RecordHost,
@@ -93,70 +95,4 @@ class LoopRecord extends Record {
     if (kind) return src.decode(v, (src.refVia ??= new RefVia(src)));
     return src.decode(v);
   }
-}
-
-/**
- * Computes the dirty cells of `c` listed in `list` (the column's dirty list) from index `from`, in
- * order, while they need no dirty cell; returns the index where the per-cell path takes over
- * (`list.length` when done). Returns `from` at once when the column does not qualify.
- */
-export function computeColumn(s: EngineState, c: ColData, list: number[], from: number): number {
-  const t = c.table;
-  if (
-    list.length - from < COLUMN_LOOP_MIN ||
-    !c.isFormula ||
-    !c.compiled ||
-    c.volatile ||
-    t.summarySource ||
-    !isStatic(s, c)
-  )
-    return from;
-  const cols = new Map<string, ColData>();
-  for (const [id, col] of t.cols) if (col !== c) cols.set(id, col);
-  const tracker: Tracker = {col: c, row: 0, sources: NO_SOURCES, track: true, lastVia: undefined, lastViaCol: null};
-  const loop: Loop = {s, tracker, self: c, cols, noted: new Set()};
-  const dirty = c.dirty;
-  const run = c.compiled.run;
-  const userTable = (t.userTable ??= new UserTable(s.host, t.id));
-  const rec = new LoopRecord(s.host, t.id, loop);
-  const prev = s.cur;
-  for (let i = from; i < list.length; i++) {
-    const r = list[i];
-    if (!dirty.has(r)) continue;
-    const slot = t.index.get(r);
-    if (slot === undefined) {
-      dirty.delete(r);
-      continue;
-    }
-    if (c.cellSources.size) clearCellSources(c, r);
-    tracker.row = r;
-    tracker.track = true;
-    tracker.sources = NO_SOURCES;
-    tracker.lastVia = undefined;
-    tracker.lastViaCol = null;
-    s.cur = tracker;
-    s.evaluations++;
-    let cell: CellValue;
-    try {
-      s.budget.startCell();
-      rec.moveTo(r, slot);
-      cell = convertResult(run(rec, userTable), c.type);
-    } catch (e) {
-      if (e instanceof NeedCompute) {
-        // As evaluate() leaves it; the per-cell path evaluates the cell again from the start,
-        // counted once as there.
-        if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
-        s.evaluations--;
-        return i;
-      }
-      cell = errorFor(e, c, slot);
-    } finally {
-      s.cur = prev;
-    }
-    if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
-    store(s, c, r, cell);
-    dirty.delete(r);
-    if (dirty.list !== list) return i + 1;
-  }
-  return list.length;
 }
