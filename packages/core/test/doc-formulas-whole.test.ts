@@ -3,7 +3,8 @@
 // encoded values are handed to SQLite as they are (issue 43 §1). What each path stores is checked
 // against the same column computed one row at a time (one cell per write: a statement per row),
 // on random data with None, wrong types in an Any column and error cells, on both sides of the
-// bulk threshold (200 cells) and of the density rule (half the id range).
+// bulk threshold (200 cells) and of the density rule (half the id range). The whole column is
+// computed in one loop from 64 dirty cells (formula/column-loop.ts), each row alone per cell.
 import {test} from 'uvu';
 import * as assert from 'uvu/assert';
 import {StoredValues} from '../src/doc/colstats.js';
@@ -33,6 +34,9 @@ const FORMULAS: Array<[string, string]> = [
   ['$N / $D', 'Numeric'],
   ['$A', 'Text'],
   ['$N * $D', 'Numeric'],
+  ['$A + $N', 'Any'],
+  ['$N ** 40', 'Numeric'],
+  ['PEEK($A) if $D else $N', 'Any'],
 ];
 
 function table(doc: GristDoc, withFormulas: boolean): void {
@@ -62,7 +66,10 @@ function stored(doc: GristDoc): unknown[] {
 test('a formula column over existing rows stores what one-row-at-a-time writes store', () => {
   // [rows, keep every k-th row]: contiguous ids below and above 200 cells; ids with gaps, dense
   // (2 of 3 kept: the bulk UPDATE with its per-row check) and sparse (1 of 3: a statement a row).
+  // 63 and 64 rows: either side of the column loop's threshold (formula/column-loop.ts, D180).
   const cases: Array<[number, number]> = [
+    [63, 0],
+    [64, 0],
     [150, 0],
     [450, 0],
     [600, 3],

@@ -11,6 +11,7 @@ export {
   type RowCondition,
 } from './conditions.js';
 export {MarshalWriter} from './cells/marshal.js';
+export {COLUMN_LOOP_MIN} from './column-loop.js';
 export {parseFormulaBody} from './grist.js';
 export {type RecordHost, Record, RecordSet, UserTable} from './records.js';
 export type {Stmt} from './syntax/index.js';

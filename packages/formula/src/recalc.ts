@@ -17,6 +17,7 @@ import {
   updateIndexes,
 } from './deps.js';
 import type {EngineState} from './state.js';
+import {COLUMN_LOOP_MIN, type Loop, LoopRecord, isStatic} from './column-loop.js';
 
 export class NeedCompute {
   /**
@@ -54,7 +55,10 @@ export function recalc(s: EngineState): RecalcResult {
       // The dirty list grows while computing (visited too); emptied, it restarts (picked up above).
       const dirty = col.dirty,
         list = dirty.list;
-      for (let i = 0; i < list.length; i++) {
+      // Many cells of a formula with static reads: one loop (column-loop.ts), then this one.
+      let i = computeColumn(s, col, list, 0);
+      if (dirty.list !== list) continue;
+      for (; i < list.length; i++) {
         const r = list[i];
         if (dirty.has(r)) computeFrom(s, col, r);
         if (dirty.list !== list) break;
@@ -283,4 +287,71 @@ export function store(s: EngineState, c: ColData, r: number, cell: CellValue): v
     invalidateReaders(s, c, [r]);
   }
   if (t.indexes.size) updateIndexes(s, c, [r], false);
+}
+
+/**
+ * Computes many dirty cells of a static formula column in one loop (column-loop.ts, D180): the
+ * dirty cells of `c` listed in `list` (the column's dirty list) from index `from`, in
+ * order, while they need no dirty cell; returns the index where the per-cell path takes over
+ * (`list.length` when done). Returns `from` at once when the column does not qualify.
+ */
+export function computeColumn(s: EngineState, c: ColData, list: number[], from: number): number {
+  const t = c.table;
+  if (
+    list.length - from < COLUMN_LOOP_MIN ||
+    !c.isFormula ||
+    !c.compiled ||
+    c.volatile ||
+    t.summarySource ||
+    !isStatic(s, c)
+  )
+    return from;
+  const cols = new Map<string, ColData>();
+  for (const [id, col] of t.cols) if (col !== c) cols.set(id, col);
+  const tracker: Tracker = {col: c, row: 0, sources: NO_SOURCES, track: true, lastVia: undefined, lastViaCol: null};
+  const loop: Loop = {s, tracker, self: c, cols, noted: new Set()};
+  const dirty = c.dirty;
+  const run = c.compiled.run;
+  const userTable = (t.userTable ??= new UserTable(s.host, t.id));
+  const rec = new LoopRecord(s.host, t.id, loop);
+  const prev = s.cur;
+  for (let i = from; i < list.length; i++) {
+    const r = list[i];
+    if (!dirty.has(r)) continue;
+    const slot = t.index.get(r);
+    if (slot === undefined) {
+      dirty.delete(r);
+      continue;
+    }
+    if (c.cellSources.size) clearCellSources(c, r);
+    tracker.row = r;
+    tracker.track = true;
+    tracker.sources = NO_SOURCES;
+    tracker.lastVia = undefined;
+    tracker.lastViaCol = null;
+    s.cur = tracker;
+    s.evaluations++;
+    let cell: CellValue;
+    try {
+      s.budget.startCell();
+      rec.moveTo(r, slot);
+      cell = convertResult(run(rec, userTable), c.type);
+    } catch (e) {
+      if (e instanceof NeedCompute) {
+        // As evaluate() leaves it; the per-cell path evaluates the cell again from the start,
+        // counted once as there.
+        if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
+        s.evaluations--;
+        return i;
+      }
+      cell = errorFor(e, c, slot);
+    } finally {
+      s.cur = prev;
+    }
+    if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
+    store(s, c, r, cell);
+    dirty.delete(r);
+    if (dirty.list !== list) return i + 1;
+  }
+  return list.length;
 }

@@ -77,6 +77,8 @@ export class ColData {
   refEdges: Array<{target: ColData; via: RefVia}> = [];
   /** How lookup keys are made from this column's stored cells (see rawKeyKind), once known. */
   rawKeyKind: number | undefined = undefined;
+  /** Whether the formula's text is static, for the text it had (column-loop.ts `isStatic`). */
+  loopStatic: {formula: string; ok: boolean} | null = null;
   /** Trigger formulas that read their own column apply to explicitly set values too. */
   readsSelf = false;
   volatile = false;
