@@ -15,6 +15,7 @@ export {openApiDocument} from './openapi.js';
 export {
   statusResponse,
   createLogger,
+  TurnBatch,
   createMetrics,
   metricsEnabled,
   requestId,
