@@ -41,6 +41,8 @@ export function dataEtag(ctx: RequestContext, found: DocForRequest): string {
 /** Whether an `If-None-Match` header names `etag` (weak comparison, as RFC 9110 §13.1.2 has it; `*` matches). */
 export function noneMatch(header: string | undefined, etag: string): boolean {
   if (!header) return false;
+  // A client revalidating sends back the one tag it was given: no list to split.
+  if (header === etag) return true;
   if (header.trim() === '*') return true;
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
