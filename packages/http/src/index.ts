@@ -15,7 +15,6 @@ export {openApiDocument} from './openapi.js';
 export {
   statusResponse,
   createLogger,
-  TurnBatch,
   createMetrics,
   metricsEnabled,
   requestId,
