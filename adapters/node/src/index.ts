@@ -19,7 +19,12 @@ export interface NodeAdapterOptions {
 
 function toRequest(req: IncomingMessage): HttpRequest {
   const headers: Record<string, string | undefined> = {};
-  for (const [k, val] of Object.entries(req.headers)) headers[k] = Array.isArray(val) ? val.join(', ') : val;
+  const from = req.headers;
+  // for-in over Node's own header object: no array of entries made per request.
+  for (const k in from) {
+    const val = from[k];
+    headers[k] = Array.isArray(val) ? val.join(', ') : val;
+  }
   return {method: req.method ?? 'GET', url: req.url ?? '/', headers, body: req};
 }
 

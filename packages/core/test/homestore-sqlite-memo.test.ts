@@ -33,4 +33,29 @@ test("another connection's change is seen from the next turn; the store's own at
   }
 });
 
+test('remembered reads are kept apart by their arguments: one value, several, an array', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gl-home-memo-'));
+  const a = new SqliteHomeStore(join(dir, 'home.sqlite3'));
+  try {
+    const ada = await a.createUser({email: 'ada@example.com', name: 'Ada', personalOrg: false});
+    const bob = await a.createUser({email: 'bob@example.com', name: 'Bob', personalOrg: false});
+    await nextTurn();
+    for (let round = 0; round < 2; round++) {
+      // One plain argument (a number, a string), then a JSON array of ids (several, as text).
+      assert.is((await a.getUser(ada.id))!.name, 'Ada');
+      assert.is((await a.getUser(bob.id))!.name, 'Bob');
+      assert.is((await a.getUserByEmail('bob@example.com'))!.name, 'Bob');
+      assert.is(await a.getUserByEmail('nobody@example.com'), null);
+      assert.equal(
+        (await a.getUsers([bob.id])).map((u) => u.name),
+        ['Bob'],
+      );
+      assert.equal((await a.getUsers([ada.id, bob.id])).map((u) => u.name).sort(), ['Ada', 'Bob']);
+    }
+  } finally {
+    await a.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+});
+
 test.run();

@@ -54,7 +54,9 @@ export async function readBody(body: RequestBody, limit: number, setting?: strin
     if (next.done) break;
     size += next.value.byteLength;
     if (size > limit) throw bodyTooLarge(limit, setting);
-    chunks.push(Buffer.from(next.value));
+    // A view, not a copy: Buffer.concat below makes the one copy (as a bare server's read does).
+    const v = next.value;
+    chunks.push(Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength));
   }
   return Buffer.concat(chunks);
 }

@@ -108,6 +108,8 @@ export function oneOf<T extends string>(name: string, value: string | null, allo
 
 /** A path segment, percent-decoded; a malformed escape is the client's error, not a 500. */
 export function decodePathSegment(segment: string): string {
+  // Most segments (ids) have no escape: nothing to decode, no try block entered.
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {
