@@ -165,6 +165,22 @@ test('a document is served by its holder; after the holder dies another worker h
     assert.is(hub.rows.get(docId)!.epoch, 2, 'the takeover made a new epoch');
   }));
 
+test("routing that finds a document's holder dead starts the takeover at once, before any access check", () =>
+  twoWorkers(async ({a, b, hub}) => {
+    const sa = await a.forUser('ada@example.com', 'Ada');
+    const ws = await sa.personalWorkspace();
+    const docId = await sa.createDoc(ws.id, {name: 'orphan'});
+    await (await sa.doc(docId)).addRecords('Table1', [{A: 'kept'}]);
+    assert.is(await b.cluster!.liveHolder(docId), 'http://a', 'routed to its live holder');
+    hub.kill('http://a');
+    // The adoption sweep runs once a lease time (a minute here): only routing can start it now.
+    assert.is(await b.cluster!.liveHolder(docId), null, 'served where the request came');
+    await waitFor(() => hub.rows.get(docId)!.worker === 'http://b' && b.openDocCount > 0, 'the takeover by b', 5000);
+    assert.is(hub.rows.get(docId)!.epoch, 2, 'taken over under a new epoch');
+    assert.equal(await values(b, docId), ['kept']);
+    assert.is(hub.rows.get(docId)!.epoch, 2, "the request joined routing's takeover (no second one)");
+  }, 60_000));
+
 test('a holder cut off from the placement cannot acknowledge a write after a takeover (fencing)', () =>
   twoWorkers(async ({a, b, hub}) => {
     const sa = await a.forUser('ada@example.com', 'Ada');
