@@ -888,6 +888,9 @@ export class Engine {
           this.resumeQueue.delete(docId);
           if (this.openDocs.has(docId)) continue;
           try {
+            // Takeovers that requests wait for go first (adoption has nobody waiting).
+            if (this.cluster && !this.cluster.holds(docId)) await this.cluster.quiet();
+            if (this.closed) break;
             // Another process holding the lease delivers them itself.
             if ((await this.claimDoc(docId)) !== null) continue;
             this.openDoc(docId);
