@@ -16,6 +16,7 @@ import {
   WalTail,
   restoreDoc,
   type LogEntry,
+  type ObjectStore,
 } from '../src/internal.js';
 import {fileSha256} from '../src/cluster/replica.js';
 import {waitFor} from '../src/testing/index.js';
@@ -119,12 +120,18 @@ test('a restore refuses a snapshot whose checksum does not match', async () => {
 async function twoWorkers(
   fn: (w: {a: Engine; b: Engine; hub: MemoryPlacementHub; store: string}) => Promise<void>,
   leaseMs = 3000,
+  /** The object store as worker b sees it (to watch or slow its downloads). */
+  storeOfB: (objects: DirObjectStore) => ObjectStore = (o) => o,
 ) {
   const dir = tmp();
   const hub = new MemoryPlacementHub(leaseMs, 2);
   const home = new SqliteHomeStore(join(dir, 'home.sqlite3'));
   const objects = new DirObjectStore(join(dir, 'objects'));
-  const cluster = (self: string) => ({placement: hub.worker(self), store: objects, snapshotDelayMs: 30});
+  const cluster = (self: string) => ({
+    placement: hub.worker(self),
+    store: self === 'http://b' ? storeOfB(objects) : objects,
+    snapshotDelayMs: 30,
+  });
   const keep = {close: async () => {}} as unknown as SqliteHomeStore; // each engine closes its own view
   const a = await Engine.open({dataDir: join(dir, 'a'), home, cluster: cluster('http://a')});
   const b = await Engine.open({
@@ -164,6 +171,55 @@ test('a document is served by its holder; after the holder dies another worker h
     assert.equal(got, [...Array.from({length: 20}, (_, i) => `a${i}`), 'b0']);
     assert.is(hub.rows.get(docId)!.epoch, 2, 'the takeover made a new epoch');
   }));
+
+test("routing that finds a document's holder dead starts the takeover at once, before any access check", () =>
+  twoWorkers(async ({a, b, hub}) => {
+    const sa = await a.forUser('ada@example.com', 'Ada');
+    const ws = await sa.personalWorkspace();
+    const docId = await sa.createDoc(ws.id, {name: 'orphan'});
+    await (await sa.doc(docId)).addRecords('Table1', [{A: 'kept'}]);
+    assert.is(await b.cluster!.liveHolder(docId), 'http://a', 'routed to its live holder');
+    hub.kill('http://a');
+    // The adoption sweep runs once a lease time (a minute here): only routing can start it now.
+    assert.is(await b.cluster!.liveHolder(docId), null, 'served where the request came');
+    await waitFor(() => hub.rows.get(docId)!.worker === 'http://b' && b.openDocCount > 0, 'the takeover by b', 5000);
+    assert.is(hub.rows.get(docId)!.epoch, 2, 'taken over under a new epoch');
+    assert.equal(await values(b, docId), ['kept']);
+    assert.is(hub.rows.get(docId)!.epoch, 2, "the request joined routing's takeover (no second one)");
+  }, 60_000));
+
+test("adoption of a dead worker's other documents waits behind the takeover a request waits for", () => {
+  // b's downloads, in order, each slowed so that they would overlap.
+  const events: string[] = [];
+  let requested = '';
+  const watched = (objects: DirObjectStore): ObjectStore =>
+    Object.assign(Object.create(objects), {
+      getFile: async (key: string, path: string) => {
+        const which = key.includes(requested) ? 'requested' : 'other';
+        events.push(`${which} start`);
+        await new Promise((r) => setTimeout(r, 300));
+        await objects.getFile(key, path);
+        events.push(`${which} end`);
+      },
+    });
+  return twoWorkers(
+    async ({a, b, hub}) => {
+      const sa = await a.forUser('ada@example.com', 'Ada');
+      const ws = await sa.personalWorkspace();
+      const other = await sa.createDoc(ws.id, {name: 'other'});
+      requested = await sa.createDoc(ws.id, {name: 'requested'});
+      for (const id of [other, requested]) await (await sa.doc(id)).addRecords('Table1', [{A: id}]);
+      hub.kill('http://a');
+      // Adoption looks every lease time (100 ms): it finds both while the request's takeover runs.
+      assert.equal(await values(b, requested), [requested]);
+      await waitFor(() => events.length === 4, 'the other adopted', 5000);
+      assert.is(hub.rows.get(other)!.worker, 'http://b', 'adopted');
+      assert.equal(events, ['requested start', 'requested end', 'other start', 'other end']);
+    },
+    100,
+    watched,
+  );
+});
 
 test('a holder cut off from the placement cannot acknowledge a write after a takeover (fencing)', () =>
   twoWorkers(async ({a, b, hub}) => {

@@ -241,6 +241,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       return {res, req};
     } catch (e) {
       cluster.placement.forgetHolder(docId);
+      if (e instanceof NotDelivered) cluster.orphanSeen(docId); // it crashed: take over now
       if (!(e instanceof NotDelivered) || streamed) throw e;
       return {req: bytes ? {...req, body: bytes} : req};
     }

@@ -488,19 +488,20 @@ export class PgPlacement implements Placement {
     return rows.map((r) => r.doc_id);
   }
 
-  async liveHolder(docId: string): Promise<string | null> {
+  async liveHolder(docId: string): Promise<{worker: string; live: boolean} | null> {
     const cached = this.holders.get(docId);
-    if (cached && Date.now() - cached.at < this.leaseMs) return cached.worker === this.self ? null : cached.worker;
+    if (cached && Date.now() - cached.at < this.leaseMs)
+      return cached.worker === this.self ? null : {worker: cached.worker, live: true};
     if (this.mine.has(docId)) return null;
-    const {rows} = await this.pool.query(
-      `SELECT worker FROM gristlite_placement p WHERE doc_id = $1 AND worker IS NOT NULL AND worker <> $2
-         AND lease_until > clock_timestamp()
-         AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p.session_pid AND a.backend_start = p.session_start)`,
+    const {rows} = await this.pool.query<{worker: string; live: boolean}>(
+      `SELECT worker, lease_until > clock_timestamp()
+           AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p.session_pid AND a.backend_start = p.session_start) AS live
+         FROM gristlite_placement p WHERE doc_id = $1 AND worker IS NOT NULL AND worker <> $2`,
       [docId, this.self],
     );
     if (!rows.length) return null;
-    this.rememberHolder(docId, rows[0].worker);
-    return rows[0].worker;
+    if (rows[0].live) this.rememberHolder(docId, rows[0].worker);
+    return {worker: rows[0].worker, live: rows[0].live};
   }
 
   async holderAlive(docId: string, worker: string): Promise<boolean> {

@@ -91,14 +91,20 @@ export class S3ObjectStore implements ObjectStore {
     );
   }
 
-  async getFile(key: string, path: string): Promise<void> {
+  async getFile(key: string, path: string): Promise<string> {
     const res = await this.client.send(new GetObjectCommand({Bucket: this.bucket, Key: key}));
+    // Hashed as it arrives (a second listener beside the pipe): reading the file again after
+    // took 6 ms of a 1 MB document's 120 ms takeover and 45 of a 10 MB one's 290 (C5, C6).
+    const body = res.Body as Readable;
+    const hash = createHash('sha256');
+    body.on('data', (chunk: Buffer) => hash.update(chunk));
     try {
-      await pipeline(res.Body as Readable, createWriteStream(path));
+      await pipeline(body, createWriteStream(path));
     } catch (e) {
       await rm(path, {force: true});
       throw e;
     }
+    return hash.digest('hex');
   }
 
   /** The object's body as a stream, or null when there is none. */

@@ -238,9 +238,9 @@ export class MemoryPlacement implements Placement {
     return out.slice(0, limit);
   }
 
-  async liveHolder(docId: string): Promise<string | null> {
+  async liveHolder(docId: string): Promise<{worker: string; live: boolean} | null> {
     const r = this.row(docId);
-    return r && r.worker !== this.self && this.live(r) ? r.worker : null;
+    return r && r.worker !== null && r.worker !== this.self ? {worker: r.worker, live: this.live(r)} : null;
   }
 
   async holderAlive(docId: string, worker: string): Promise<boolean> {
@@ -270,8 +270,9 @@ export class DirObjectStore implements ObjectStore {
     copyFileSync(path, dest);
   }
 
-  async getFile(key: string, path: string): Promise<void> {
-    copyFileSync(this.path(key), path);
+  async getFile(key: string, path: string): Promise<undefined> {
+    copyFileSync(this.path(key), path); // not hashed here: the caller reads the copy
+    return undefined;
   }
 
   async digest(key: string): Promise<{size: number; sha256: string} | null> {

@@ -70,8 +70,8 @@ async function fetchSnapshot(path: string, snap: SnapshotRef, store: ObjectStore
   if (existsSync(path) && (await fileSha256(path)) === snap.sha256) return;
   const tmp = `${path}.download`;
   try {
-    await store.getFile(snap.key, tmp);
-    const got = await fileSha256(tmp);
+    const streamed = await store.getFile(snap.key, tmp);
+    const got = streamed || (await fileSha256(tmp));
     if (got !== snap.sha256) throw new Error(`snapshot ${snap.key} has checksum ${got}, expected ${snap.sha256}`);
     renameSync(tmp, path);
   } finally {

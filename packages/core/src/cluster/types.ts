@@ -8,8 +8,11 @@
 export interface ObjectStore {
   /** Uploads a local file under `key`. */
   putFile(key: string, path: string): Promise<void>;
-  /** Downloads `key` into a local file (replacing it). */
-  getFile(key: string, path: string): Promise<void>;
+  /**
+   * Downloads `key` into a local file (replacing it). May answer the sha256 (hex) of the bytes
+   * it wrote, hashed as they arrived: a takeover then does not read the file again to check it.
+   */
+  getFile(key: string, path: string): Promise<string | undefined>;
   /**
    * Reads `key` back: its size and sha256 as stored, or null when it is missing. An upload is
    * checked this way before it is recorded.
@@ -117,10 +120,11 @@ export interface Placement {
   /** Called when a document this worker holds was taken by another (or the lease connection was lost: docId null). */
   onLost(fn: (docId: string | null) => void): void;
   /**
-   * Another worker that holds the document live (lease and session), or null: a look, never a
-   * takeover (routing's first step, before any access check).
+   * The other worker the document's placement names, and whether it holds the document live
+   * (lease and session); null when none does (this worker, nobody, no such document). A look,
+   * never a takeover (routing's first step, before any access check).
    */
-  liveHolder(docId: string): Promise<string | null>;
+  liveHolder(docId: string): Promise<{worker: string; live: boolean} | null>;
   /**
    * Documents whose holder is gone (crashed, stalled past its lease, cut off), oldest first, at
    * most `limit`: a worker adopts them with no request waiting (their webhook events, above all).

@@ -370,6 +370,14 @@ export class Engine {
     // With a cluster, the local files are a cache: events of documents held elsewhere are theirs;
     // documents whose holder is gone are adopted instead (opened as webhook resumes are).
     if ((opts.resumeWebhooks ?? true) && !opts.cluster) engine.resumeWebhooksAtStart();
+    if (engine.cluster) {
+      // A request routed to a crashed holder starts the takeover before its access check (as
+      // adoption would, opening it as adoption does: its webhook events resume).
+      const cluster = engine.cluster;
+      cluster.takeOver = async (id) => {
+        if ((await engine.claimDoc(id)) === null && !engine.closed && cluster.usesFile(id)) engine.openDoc(id);
+      };
+    }
     if ((opts.resumeWebhooks ?? true) && engine.cluster) {
       engine.cluster.startAdoption((id) => {
         engine.resumeQueue.add(id);
@@ -880,6 +888,9 @@ export class Engine {
           this.resumeQueue.delete(docId);
           if (this.openDocs.has(docId)) continue;
           try {
+            // Takeovers that requests wait for go first (adoption has nobody waiting).
+            if (this.cluster && !this.cluster.holds(docId)) await this.cluster.quiet();
+            if (this.closed) break;
             // Another process holding the lease delivers them itself.
             if ((await this.claimDoc(docId)) !== null) continue;
             this.openDoc(docId);
