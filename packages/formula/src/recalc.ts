@@ -216,18 +216,33 @@ export function evaluate(s: EngineState, c: ColData, r: number): NeedCompute | n
     lastVia: undefined,
     lastViaCol: null,
   };
+  return runCell(s, c, r, slot, tracker, new Record(s.host, t.id, r));
+}
+
+/**
+ * Runs `c`'s formula on `rec` (row `r`, at `slot`) with `tracker` as the cell being computed, and
+ * stores the result or the error; returns the dirty cell it must wait for instead, if any (its
+ * reads so far kept). Shared by `evaluate` and the column loop (`computeColumn`).
+ */
+function runCell(
+  s: EngineState,
+  c: ColData,
+  r: number,
+  slot: number,
+  tracker: Tracker,
+  rec: Record,
+): NeedCompute | null {
+  const t = c.table;
   const prev = s.cur;
   s.cur = tracker;
   s.evaluations++;
   let cell: CellValue;
   try {
     s.budget.startCell();
-    const value = c.compiled!.run(new Record(s.host, t.id, r), (t.userTable ??= new UserTable(s.host, t.id)));
-    cell = convertResult(value, c.type);
+    cell = convertResult(c.compiled!.run(rec, (t.userTable ??= new UserTable(s.host, t.id))), c.type);
   } catch (e) {
     if (e instanceof NeedCompute) {
       if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
-      s.cur = prev;
       return e;
     }
     cell = errorFor(e, c, slot);
@@ -311,10 +326,7 @@ export function computeColumn(s: EngineState, c: ColData, list: number[], from: 
   const tracker: Tracker = {col: c, row: 0, sources: NO_SOURCES, track: true, lastVia: undefined, lastViaCol: null};
   const loop: Loop = {s, tracker, self: c, cols, noted: new Set()};
   const dirty = c.dirty;
-  const run = c.compiled.run;
-  const userTable = (t.userTable ??= new UserTable(s.host, t.id));
   const rec = new LoopRecord(s.host, t.id, loop);
-  const prev = s.cur;
   for (let i = from; i < list.length; i++) {
     const r = list[i];
     if (!dirty.has(r)) continue;
@@ -329,27 +341,13 @@ export function computeColumn(s: EngineState, c: ColData, list: number[], from: 
     tracker.sources = NO_SOURCES;
     tracker.lastVia = undefined;
     tracker.lastViaCol = null;
-    s.cur = tracker;
-    s.evaluations++;
-    let cell: CellValue;
-    try {
-      s.budget.startCell();
-      rec.moveTo(r, slot);
-      cell = convertResult(run(rec, userTable), c.type);
-    } catch (e) {
-      if (e instanceof NeedCompute) {
-        // As evaluate() leaves it; the per-cell path evaluates the cell again from the start,
-        // counted once as there.
-        if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
-        s.evaluations--;
-        return i;
-      }
-      cell = errorFor(e, c, slot);
-    } finally {
-      s.cur = prev;
+    rec.moveTo(r, slot);
+    if (runCell(s, c, r, slot, tracker, rec)) {
+      // As evaluate() leaves it; the per-cell path evaluates the cell again from the start,
+      // counted once as there.
+      s.evaluations--;
+      return i;
     }
-    if (tracker.sources.length) c.cellSources.set(r, tracker.sources);
-    store(s, c, r, cell);
     dirty.delete(r);
     if (dirty.list !== list) return i + 1;
   }

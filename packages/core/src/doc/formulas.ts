@@ -260,7 +260,7 @@ export function writeRecalc(doc: RecalcTarget, changes: ChangeSet, result: Recal
       continue;
     }
     const colIds = Object.keys(cols);
-    doc.beforeRows?.(tableId, rows, colIds, previousCells(cols, result.previous?.[tableId], rows));
+    doc.beforeRows?.(tableId, rows, colIds, previousCells(cols, result.previous[tableId], rows));
     const tracked = doc.classes.track(tableId);
     const written = new Map<string, StoredValues>();
     let count = 0;
