@@ -367,6 +367,46 @@ test("formula cells recomputed over many rows in a column declared with another 
   }
 });
 
+test("a formula column added in the same write that recomputes an existing one over the same rows: the new column undone to its type's default, as the file held it", () => {
+  // The recalc changes B, B2 (added: the file holds each type's default, 0 for Numeric, NULL for
+  // Any) and C (existing) on every row, so the engine's previous values are offered for all three.
+  for (const n of SIZES) {
+    const doc = newDoc();
+    try {
+      doc.addTables([
+        {id: 'G', columns: [{id: 'N', fields: {type: 'Int'}}]},
+        {id: 'T', columns: [{id: 'Grp', fields: {type: 'Ref:G'}}]},
+      ]);
+      doc.addColumnar('G', {N: [1]}, {parse: false});
+      doc.addColumnar('T', {Grp: Array.from({length: n}, () => 1)}, {parse: false});
+      doc.addColumns('T', [{id: 'C', fields: {type: 'Int', isFormula: true, formula: '$Grp.N'}}]);
+      const before = fileCells(doc, 'T');
+      doc.applyUserActions([
+        ['UpdateRecord', 'G', 1, {N: 5}],
+        ['AddColumn', 'T', 'B', {type: 'Numeric', isFormula: true, formula: '$Grp.N * 2 + 0.5'}],
+        ['AddColumn', 'T', 'B2', {type: 'Any', isFormula: true, formula: '$Grp.N * 3'}],
+      ]);
+      const after = fileCells(doc, 'T');
+      const b = lastBundle(doc.db);
+      const stored = updateCells(
+        b.stored.map(([, a]) => a),
+        'T',
+      );
+      for (const [id, c, v] of stored) assert.equal(v, after.get(id)![c], `${n}: row ${id} ${c}`);
+      const undo = updateCells(b.undo, 'T');
+      const byCol = (c: string) => undo.filter(([, col]) => col === c);
+      assert.is(byCol('C').length, n, `${n}: C undone in every row`);
+      for (const [id, , v] of byCol('C')) assert.is(v, before.get(id)!.C, `${n}: C of row ${id}`);
+      assert.is(byCol('B').length, n, `${n}: B undone in every row`);
+      for (const [id, , v] of byCol('B')) assert.is(v, 0, `${n}: B of row ${id} undone to Numeric's 0`);
+      assert.is(byCol('B2').length, n, `${n}: B2 undone in every row`);
+      for (const [id, , v] of byCol('B2')) assert.is(v, null, `${n}: B2 of row ${id} undone to an Any column's NULL`);
+    } finally {
+      doc.close();
+    }
+  }
+});
+
 test('a snapshot finds rows in its blocks and its row objects, the objects taking precedence', () => {
   const snap = new Snapshot();
   assert.ok(snap.empty);
