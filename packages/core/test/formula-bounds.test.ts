@@ -151,15 +151,26 @@ const data = (colId: string, type: string): ColumnSpec => ({colId, type, isFormu
 const formula = (colId: string, text: string): ColumnSpec => ({colId, type: 'Any', isFormula: true, formula: text});
 
 test('a result is bounded when it is stored, shared parts counted each time they are stored', () => {
-  const e = new FormulaEngine();
-  e.loadTable({tableId: 'T', columns: [data('N', 'Numeric')]}, [1], {N: [1]});
-  // 10^4 references to one list of 10^4 items: small to build, 10^8 items as a cell.
-  e.addColumn('T', formula('Grid', '[[0] * 10**4] * 10**4'));
-  // Each level doubles what encoding it would write: 2^40 items from 40 small lists.
-  e.addColumn('T', formula('Doubling', 'x = [0]\nfor i in range(40): x = [x, x]\nreturn x'));
-  e.addColumn('T', formula('Self', 'x = []\nx.append(x)\nreturn x'));
-  e.addColumn('T', formula('Fine', '[[0] * 3] * 2'));
-  const ms = cpuMs(() => e.recalc());
+  let e = new FormulaEngine();
+  let ms = Infinity;
+  // The faster of two engines' runs (as the cases above): process CPU time counts the garbage
+  // collector's threads, and a collection of earlier tests' heap landed in one run (0.17-0.2 s
+  // alone, 1.1-1.3 s measured inside the whole core suite).
+  for (let run = 0; run < 2; run++) {
+    e = new FormulaEngine();
+    e.loadTable({tableId: 'T', columns: [data('N', 'Numeric')]}, [1], {N: [1]});
+    // 10^4 references to one list of 10^4 items: small to build, 10^8 items as a cell.
+    e.addColumn('T', formula('Grid', '[[0] * 10**4] * 10**4'));
+    // Each level doubles what encoding it would write: 2^40 items from 40 small lists.
+    e.addColumn('T', formula('Doubling', 'x = [0]\nfor i in range(40): x = [x, x]\nreturn x'));
+    e.addColumn('T', formula('Self', 'x = []\nx.append(x)\nreturn x'));
+    e.addColumn('T', formula('Fine', '[[0] * 3] * 2'));
+    const engine = e;
+    ms = Math.min(
+      ms,
+      cpuMs(() => engine.recalc()),
+    );
+  }
   assert.ok(ms < 1000, `took ${ms} ms of CPU`);
   for (const col of ['Grid', 'Doubling']) {
     const cell = e.getCell('T', col, 1) as unknown[];
